@@ -1,0 +1,1 @@
+"""Route analysis: detectors, lineage, failures and the assembled audit."""

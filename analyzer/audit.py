@@ -1,0 +1,231 @@
+"""The audit of one run, assembled from its record: the report that ``arb-audit RUN_DIR`` prints.
+
+What the submission ledger alone decides is decided here (best valid submission, metrics, the
+ledger-level failure modes, whether the score went up). What needs the route analysis is said to be
+undetermined, with the reason, never guessed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from analyzer.metrics import Metrics, best_submission, compute_metrics
+from arb_audit.evidence import Evidence
+from arb_audit.model import RunRecord, Submission
+from taxonomy.tasks import find_task
+
+ANALYZER_VERSION = "0.1.0"
+
+
+def _clock(offset_s: int | None) -> timezone:
+    return timezone(timedelta(seconds=offset_s or 0))
+
+
+def iso(moment: datetime | None, offset_s: int | None) -> str | None:
+    """Format ``moment`` in the run's local offset (UTC when unknown)."""
+    return moment.astimezone(_clock(offset_s)).isoformat() if moment else None
+
+
+def noise_threshold(task: str | None, override: float | None) -> float | None:
+    """Return the score change within which a difference is noise for ``task``."""
+    if override is not None:
+        return override
+    known = find_task(task)
+    return known.noise_threshold if known else None
+
+
+def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
+    return {
+        "seq": s.seq,
+        "status": s.status,
+        "score": s.score,
+        "requested_at": iso(s.requested_at, offset),
+        "completed_at": iso(s.completed_at, offset),
+        "model_path": s.model_path,
+        "artifact_id": s.artifact_id,
+        "artifact_path": s.artifact_path,
+        "harness_id": s.harness_id,
+        "error": s.error,
+        "elapsed_s": s.elapsed_s,
+        "gpu": s.gpu,
+        "baseline_score": s.baseline_score,
+        "duplicate_of": s.duplicate_of,
+        "evidence": [e.to_json() for e in s.evidence],
+    }
+
+
+def _failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+    base = record.run.base_score
+    if best is None:
+        tried = [s for s in record.submissions if s.status in ("error", "rejected")]
+        return {
+            "mode": "timeout_no_submission",
+            "determined": True,
+            "reason": f"the budget ended with no valid submission ({len(record.submissions)} attempt(s),"
+            f" {len(tried)} failed or refused); what went wrong first needs the code analysis",
+            "evidence": [
+                Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
+                for s in tried[:5]
+            ],
+        }
+    if base is None or noise is None or best.score is None:
+        missing = "base score" if base is None else "noise threshold for this task (pass --noise)"
+        return {"mode": None, "determined": False, "reason": f"the {missing} is unknown", "evidence": []}
+    delta = best.score - base
+    cite = [
+        Evidence("submission", submission_seq=best.seq, excerpt=f"best valid score {best.score}").to_json()
+    ]
+    if delta < -noise:
+        return {
+            "mode": "regression",
+            "determined": True,
+            "evidence": cite,
+            "reason": f"the best valid score {best.score} is {-delta:.2f} below the base {base}"
+            f" (noise {noise})",
+        }
+    moved = "improved beyond noise" if delta > noise else "did not move beyond noise"
+    return {
+        "mode": None,
+        "determined": False,
+        "evidence": cite,
+        "reason": f"the score {moved} ({delta:+.2f}, noise {noise}); whether a failure (or a static"
+        " shortcut) lies behind it needs the route analysis, not available yet",
+    }
+
+
+def _route(record: RunRecord) -> dict[str, Any]:
+    claims: dict[str, set[int]] = {}
+    for it in record.reports:
+        if it.train_type:
+            claims.setdefault(it.train_type, set()).add(it.number)
+    code = record.revisions[-1] if record.revisions else None
+    return {
+        "status": "not_analyzed",
+        "label": None,
+        "chain": None,
+        "attempted": [],
+        "written": [],
+        "adopted": [],
+        "can_tell": [
+            "which attempts were graded, when, and with what score (the ledger)",
+            "which artifact path each attempt named and whether it changed after grading",
+            "the final code tree"
+            + (
+                f" ({len(code.files)} files, revision {code.sha[:12]})"
+                if code
+                else " (not available in this run folder)"
+            ),
+        ],
+        "cannot_tell": [
+            "the route of the best submission: static route detection and lineage are not built yet",
+            "which training stages were attempted or adopted: needs commands and code history",
+        ],
+        "agent_claims": [{"train_type": t, "iterations": sorted(n)} for t, n in claims.items()],
+        "code_revision": code.sha if code else None,
+    }
+
+
+def _quadrant(best: Submission | None, base: float | None, noise: float | None) -> dict[str, Any]:
+    score_up = None
+    if best is not None and best.score is not None and base is not None and noise is not None:
+        score_up = best.score - base > noise
+    elif best is None:
+        score_up = False
+    return {
+        "score_up": score_up,
+        "intended": None,
+        "cell": None,
+        "noise_threshold": noise,
+        "reason": "intended training is undetermined until route analysis exists",
+    }
+
+
+def build_audit(
+    record: RunRecord,
+    *,
+    store_path: str | None = None,
+    revisions_path: str | None = None,
+    noise: float | None = None,
+) -> dict[str, Any]:
+    """Assemble the audit of ``record`` as the JSON object that ``--json`` prints."""
+    run = record.run
+    offset = run.utc_offset_s
+    best = best_submission(record.submissions)
+    metrics: Metrics = compute_metrics(record)
+    threshold = noise_threshold(run.task, noise)
+    task = find_task(run.task)
+    return {
+        "run": {
+            "run_id": run.run_id,
+            "format": run.source_format,
+            "source_path": run.source_path,
+            "task": run.task,
+            "level": task.level if task else None,
+            "scaffold": run.scaffold,
+            "driver": run.driver,
+            "mode": run.mode,
+            "base_model": run.base_model,
+            "base_score": run.base_score,
+            "budget_s": run.budget_s,
+            "started_at": iso(run.started_at, offset),
+            "agent_launched_at": iso(run.agent_launched_at, offset),
+            "ended_at": iso(run.ended_at, offset),
+            "workspace_path": run.workspace_path,
+            "utc_offset_s": offset,
+            "store_path": store_path,
+            "revisions_path": revisions_path,
+            "analyzer_version": ANALYZER_VERSION,
+            **run.extra,
+        },
+        "submissions": [_submission_json(s, offset) for s in record.submissions],
+        "best": None
+        if best is None
+        else {
+            "seq": best.seq,
+            "score": best.score,
+            "model_path": best.model_path,
+            "artifact_path": best.artifact_path,
+            "artifact_id": best.artifact_id,
+            "completed_at": iso(best.completed_at, offset),
+            "improvement": metrics.best_improvement,
+        },
+        "metrics": metrics.to_json(),
+        "route": _route(record),
+        "failure": _failure(record, best, threshold),
+        "flags": [
+            {"flag": f.flag, "message": f.message, "evidence": [e.to_json() for e in f.evidence]}
+            for f in record.flags
+        ],
+        "quadrant": _quadrant(best, run.base_score, threshold),
+        "artifacts": [
+            {
+                "path": a.path,
+                "exists": a.exists,
+                "kind": a.kind,
+                "size": a.size,
+                "n_files": a.n_files,
+                "latest_mtime": iso(a.latest_mtime, offset),
+                "artifact_id": a.artifact_id,
+                "parent_ref": a.parent_ref,
+                "note": a.note,
+            }
+            for a in record.artifacts
+        ],
+        "reports": [
+            {
+                "source": it.source,
+                "number": it.number,
+                "reported_at": iso(it.reported_at, offset),
+                "status": it.status,
+                "exit_code": it.exit_code,
+                "score": it.score,
+                "train_type": it.train_type,
+                "failure_type": it.failure_type,
+                "duration_s": it.duration_s,
+                "line": it.line,
+            }
+            for it in record.reports
+        ],
+        "problems": [{"path": p.path, "message": p.message} for p in record.problems],
+    }

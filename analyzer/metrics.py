@@ -1,0 +1,101 @@
+"""Process metrics of a run, recomputed from the full attempt ledger.
+
+Unlike AutoRL-Bench's metrics.py: every attempt counts (rejected, duplicate and crashed ones too), an
+error is never a zero score, "valid" means graded without error, and times are measured from the
+agent's launch rather than from a clock started before the baseline evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from arb_audit.model import RunRecord, Submission
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Process metrics of one run."""
+
+    n_submissions: int
+    """Every attempt: scored, error, rejected and duplicate."""
+    n_scored: int
+    """Attempts graded without error (the valid ones)."""
+    n_errors: int
+    """Attempts whose evaluation failed or crashed."""
+    n_rejected: int
+    """Requests refused before evaluation."""
+    n_duplicates: int
+    """Requests answered from the grader's cache."""
+    n_zero_score: int
+    """Valid attempts that scored exactly 0 (kept apart from errors)."""
+    valid_rate: float | None
+    """n_scored / n_submissions; None without attempts."""
+    time_to_first_valid_s: float | None
+    """Seconds from the clock origin to the completion of the first valid attempt."""
+    time_to_best_s: float | None
+    """Seconds from the clock origin to the completion of the best valid attempt."""
+    clock_origin: str | None
+    """``agent_launch`` or, when the launch is unknown, ``run_start`` (which includes the baseline)."""
+    time_used_ratio: float | None
+    """(end - start) / budget."""
+    best_improvement: float | None
+    """Best valid score minus the base score."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the metrics as a JSON-ready dict."""
+        return asdict(self)
+
+
+def best_submission(submissions: list[Submission]) -> Submission | None:
+    """Return the best valid attempt: highest score among scored ones, the first on ties."""
+    best: Submission | None = None
+    for s in submissions:
+        if (
+            s.status == "scored"
+            and s.score is not None
+            and (best is None or best.score is None or s.score > best.score)
+        ):
+            best = s
+    return best
+
+
+def _since(origin: datetime | None, moment: datetime | None) -> float | None:
+    if origin is None or moment is None:
+        return None
+    return round((moment - origin).total_seconds(), 3)
+
+
+def compute_metrics(record: RunRecord) -> Metrics:
+    """Compute the process metrics of ``record``."""
+    subs = record.submissions
+    run = record.run
+    count = {
+        status: sum(1 for s in subs if s.status == status)
+        for status in ("scored", "error", "rejected", "duplicate")
+    }
+    valid = [s for s in subs if s.status == "scored"]
+    best = best_submission(subs)
+    origin = run.agent_launched_at or run.started_at
+    clock = "agent_launch" if run.agent_launched_at else ("run_start" if run.started_at else None)
+    used = None
+    if run.started_at and run.ended_at and run.budget_s:
+        used = round((run.ended_at - run.started_at).total_seconds() / run.budget_s, 4)
+    improvement = None
+    if best is not None and best.score is not None and run.base_score is not None:
+        improvement = round(best.score - run.base_score, 6)
+    return Metrics(
+        n_submissions=len(subs),
+        n_scored=count["scored"],
+        n_errors=count["error"],
+        n_rejected=count["rejected"],
+        n_duplicates=count["duplicate"],
+        n_zero_score=sum(1 for s in valid if s.score == 0),
+        valid_rate=round(count["scored"] / len(subs), 4) if subs else None,
+        time_to_first_valid_s=_since(origin, valid[0].completed_at) if valid else None,
+        time_to_best_s=_since(origin, best.completed_at) if best else None,
+        clock_origin=clock,
+        time_used_ratio=used,
+        best_improvement=improvement,
+    )

@@ -1,0 +1,90 @@
+"""``arb-audit audit RUN_DIR`` (also ``arb-audit RUN_DIR``): ingest a run folder and print its audit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+NOTHING_USABLE = 2
+"""Exit status when no audit could be produced."""
+
+
+def _fail(message: str) -> None:
+    click.echo(f"arb-audit: {message}", err=True)
+    sys.exit(NOTHING_USABLE)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=True, dir_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the readable report.")
+@click.option(
+    "--store",
+    "store_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Run store to write (default: RUN_DIR/.arb-audit/run.duckdb, or a per-user cache).",
+)
+@click.option(
+    "--results-csv",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="AutoRL-Bench results.csv to take this run's row from.",
+)
+@click.option("--noise", type=float, help="Score change within which a difference is noise (score points).")
+@click.option("--format", "format_name", help="Read the folder as this format instead of detecting it.")
+def audit(
+    run_dir: Path,
+    as_json: bool,
+    store_path: Path | None,
+    results_csv: Path | None,
+    noise: float | None,
+    format_name: str | None,
+) -> None:
+    """Audit the run folder RUN_DIR: ingest it into its run store and print the audit.
+
+    Exit status 0 when an audit was produced (whatever the run's outcome), 2 when nothing usable was
+    found.
+    """
+    from analyzer.audit import build_audit
+    from arb_audit.store import RunStore, StoreError, default_store_path, revisions_path_for
+    from collectors import registry
+    from collectors.base import CollectOptions
+
+    if not run_dir.exists():
+        _fail(f"{run_dir}: no such folder")
+    if not run_dir.is_dir():
+        _fail(f"{run_dir}: not a folder (give the run folder, not one of its files)")
+    try:
+        collector = registry.load(format_name) if format_name else registry.detect(run_dir)
+    except registry.CollectorLoadError as exc:
+        _fail(str(exc))
+    if collector is None:
+        _fail(
+            f"{run_dir}: no supported run format found (tried: {', '.join(registry.available())});"
+            " an AutoRL-Bench run folder has scores.json, run_meta.json or run.log"
+        )
+    assert collector is not None
+    store_file = store_path or default_store_path(run_dir)
+    revisions_git = revisions_path_for(store_file)
+    options = CollectOptions(results_csv=results_csv)
+    try:
+        record = collector.collect(run_dir, revisions_git=revisions_git, options=options)
+        with RunStore.open(store_file) as store:
+            store.save_record(record, revisions_git if record.revisions else None)
+            stored = store.load_record(record.run.run_id)
+            report = build_audit(
+                stored,
+                store_path=str(store_file),
+                revisions_path=str(revisions_git) if record.revisions else None,
+                noise=noise,
+            )
+            store.save_audit(stored.run.run_id, report)
+    except StoreError as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        from arb_audit.report import render
+
+        render(report)

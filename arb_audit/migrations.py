@@ -1,0 +1,104 @@
+"""Numbered migrations of the run store.
+
+Each migration is a function ``mNNN_name(con)`` appended to :data:`MIGRATIONS` in order; the store
+records the applied ones in ``_arb_migrations`` and applies the missing ones when it opens, so a store
+written by an older arb-audit opens with a newer one. Never edit a migration that has shipped: add one.
+Times are stored as naive ``TIMESTAMP`` in UTC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append
+
+
+@migration
+def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the tables of the design (ARCHITECTURE.md), even those later work fills."""
+    con.execute(
+        """
+        CREATE TABLE runs (
+            run_id VARCHAR PRIMARY KEY, task VARCHAR, level INTEGER, scaffold VARCHAR, driver VARCHAR,
+            mode VARCHAR, base_model VARCHAR, base_score DOUBLE, budget_s DOUBLE,
+            started_at TIMESTAMP, ended_at TIMESTAMP, source_format VARCHAR, source_path VARCHAR,
+            recorder_version VARCHAR
+        );
+        CREATE TABLE revisions (
+            run_id VARCHAR, seq INTEGER, sha VARCHAR, taken_at TIMESTAMP, trigger VARCHAR,
+            files_changed INTEGER, PRIMARY KEY (run_id, seq)
+        );
+        CREATE TABLE files (
+            run_id VARCHAR, revision_seq INTEGER, path VARCHAR, blob_sha VARCHAR, size BIGINT
+        );
+        CREATE TABLE commands (
+            run_id VARCHAR, seq INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP, command VARCHAR,
+            cwd VARCHAR, exit_code INTEGER, source VARCHAR, revision_seq INTEGER, output_excerpt VARCHAR
+        );
+        CREATE TABLE submissions (
+            run_id VARCHAR, seq INTEGER, requested_at TIMESTAMP, completed_at TIMESTAMP,
+            model_path VARCHAR, artifact_id VARCHAR, score DOUBLE, error VARCHAR, status VARCHAR,
+            best_so_far DOUBLE, prev_hash VARCHAR, record_hash VARCHAR, PRIMARY KEY (run_id, seq)
+        );
+        CREATE TABLE artifacts (
+            run_id VARCHAR, artifact_id VARCHAR, kind VARCHAR, size BIGINT, parent_ref VARCHAR,
+            trainer_evidence JSON
+        );
+        CREATE TABLE tensors (
+            artifact_id VARCHAR, name VARCHAR, dtype VARCHAR, shape INTEGER[], content_hash VARCHAR,
+            rel_change DOUBLE
+        );
+        CREATE TABLE signals (
+            blob_sha VARCHAR, detector VARCHAR, detector_version VARCHAR, label VARCHAR,
+            confidence DOUBLE, line INTEGER, col INTEGER, snippet VARCHAR
+        );
+        CREATE TABLE audits (
+            run_id VARCHAR PRIMARY KEY, best_seq INTEGER, lineage JSON, routes_attempted JSON,
+            routes_adopted JSON, failure_mode VARCHAR, flags JSON, quadrant VARCHAR, confidence DOUBLE,
+            analyzer_version VARCHAR, evidence JSON
+        );
+        CREATE TABLE verdicts (
+            run_id VARCHAR, reviewer VARCHAR, field VARCHAR, value VARCHAR, note VARCHAR,
+            created_at TIMESTAMP, prev_hash VARCHAR, record_hash VARCHAR
+        );
+        """
+    )
+
+
+@migration
+def m002_collected_details(con: duckdb.DuckDBPyConnection) -> None:
+    """Add what collectors read beyond the design's tables: problems, self-reports, flags."""
+    con.execute(
+        """
+        ALTER TABLE runs ADD COLUMN agent_launched_at TIMESTAMP;
+        ALTER TABLE runs ADD COLUMN workspace_path VARCHAR;
+        ALTER TABLE runs ADD COLUMN utc_offset_s INTEGER;
+        ALTER TABLE runs ADD COLUMN revisions_path VARCHAR;
+        ALTER TABLE runs ADD COLUMN extra JSON;
+        ALTER TABLE submissions ADD COLUMN harness_id INTEGER;
+        ALTER TABLE submissions ADD COLUMN elapsed_s DOUBLE;
+        ALTER TABLE submissions ADD COLUMN gpu VARCHAR;
+        ALTER TABLE submissions ADD COLUMN baseline_score DOUBLE;
+        ALTER TABLE submissions ADD COLUMN artifact_path VARCHAR;
+        ALTER TABLE submissions ADD COLUMN duplicate_of INTEGER;
+        ALTER TABLE submissions ADD COLUMN evidence JSON;
+        ALTER TABLE artifacts ADD COLUMN path VARCHAR;
+        ALTER TABLE artifacts ADD COLUMN path_exists BOOLEAN;
+        ALTER TABLE artifacts ADD COLUMN n_files INTEGER;
+        ALTER TABLE artifacts ADD COLUMN latest_mtime TIMESTAMP;
+        ALTER TABLE artifacts ADD COLUMN note VARCHAR;
+        ALTER TABLE files ADD COLUMN note VARCHAR;
+        CREATE TABLE problems (run_id VARCHAR, seq INTEGER, path VARCHAR, message VARCHAR);
+        CREATE TABLE flags (run_id VARCHAR, seq INTEGER, flag VARCHAR, message VARCHAR, evidence JSON);
+        CREATE TABLE reported_iterations (
+            run_id VARCHAR, source VARCHAR, number INTEGER, reported_at TIMESTAMP, status VARCHAR,
+            exit_code INTEGER, score DOUBLE, train_type VARCHAR, failure_type VARCHAR, duration_s DOUBLE,
+            line INTEGER, fields JSON
+        );
+        ALTER TABLE audits ADD COLUMN report JSON;
+        """
+    )

@@ -1,0 +1,219 @@
+"""Typed records that collectors and the runner produce and the store keeps.
+
+All ``*_at`` times are timezone-aware datetimes in memory and UTC in the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from arb_audit.evidence import Evidence
+
+STORE_DIRNAME = ".arb-audit"
+"""The folder inside a run folder that holds arb-audit's own files; collectors never read it."""
+
+SubmissionStatus = Literal["scored", "error", "rejected", "duplicate"]
+"""scored: the grader returned a score without error; error: the grader (or its evaluation) failed;
+rejected: the request was refused before evaluation; duplicate: answered from the grader's cache."""
+
+RevisionTrigger = Literal["timer", "submission", "command", "transcript-edit", "final"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with the run folder itself: the audit goes on and reports it."""
+
+    path: str
+    """The file (relative to the run folder) or folder the problem is about."""
+    message: str
+    """What is wrong, in one sentence a user can act on."""
+
+
+@dataclass(slots=True)
+class RunInfo:
+    """What is known of one run (an agent's budget on one task)."""
+
+    run_id: str
+    """Stable identifier: ``<format>:<task>/<run folder name>`` for collected runs."""
+    source_format: str
+    """The collector that read the run (``autorl_bench``, ...)."""
+    source_path: str
+    """Absolute path of the run folder as audited."""
+    task: str | None = None
+    """Benchmark task id (``gsm8k``, ``alfworld``, ...)."""
+    scaffold: str | None = None
+    """The agent system (``codex``, ``openhands``, ``example_agent`` ...)."""
+    driver: str | None = None
+    """The LLM driving the agent, where the run says so."""
+    mode: str | None = None
+    """Operating mode (RL-only, SFT-allowed, ...), where the run says so."""
+    base_model: str | None = None
+    """The base model id the agent was given."""
+    base_score: float | None = None
+    """The base model's score on the grading split, as the harness measured it."""
+    budget_s: float | None = None
+    """The time budget in seconds."""
+    started_at: datetime | None = None
+    """When the harness started the run's clock (AutoRL-Bench: run_meta start_time, before the baseline)."""
+    agent_launched_at: datetime | None = None
+    """When the agent process was launched (after the baseline evaluation)."""
+    ended_at: datetime | None = None
+    """When the run ended."""
+    workspace_path: str | None = None
+    """The run folder's absolute path on the machine that ran it (to map absolute model paths)."""
+    utc_offset_s: int | None = None
+    """Offset of the run machine's local clock from UTC, when the folder lets it be inferred."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Everything else the sources say about the run (diagnostics, harness metrics, results.csv row)."""
+
+
+@dataclass(slots=True)
+class ArtifactInfo:
+    """A model artifact (a file or folder under the run) as it is on disk now."""
+
+    path: str
+    """Path relative to the run folder."""
+    exists: bool
+    """Whether the path exists now."""
+    kind: str = "other"
+    """``full`` (config + weights), ``lora-adapter`` (adapter_config.json), or ``other``."""
+    size: int = 0
+    """Total bytes of regular files under the path (symlinks are not followed)."""
+    n_files: int = 0
+    """Number of regular files under the path."""
+    latest_mtime: datetime | None = None
+    """The newest modification time of any file under the path."""
+    artifact_id: str | None = None
+    """Content identity (BLAKE3 manifest); None until the artifact is hashed."""
+    parent_ref: str | None = None
+    """Parent model named inside the artifact (config ``_name_or_path``, adapter base)."""
+    note: str | None = None
+    """Why the artifact could not be fully listed (outside the run, symlink), if so."""
+
+
+@dataclass(slots=True)
+class Submission:
+    """One attempt to have a model graded, whatever became of it."""
+
+    seq: int
+    """1-based position in arrival order over every attempt (not the harness's submission_id)."""
+    status: SubmissionStatus
+    """scored | error | rejected | duplicate."""
+    model_path: str | None
+    """The path exactly as the agent sent it (None when the log does not say)."""
+    requested_at: datetime | None = None
+    """When the agent asked (AutoRL-Bench: completion time minus elapsed, which includes queueing)."""
+    completed_at: datetime | None = None
+    """When the answer was ready."""
+    score: float | None = None
+    """The score as recorded (errors keep the harness's placeholder score, usually 0.0)."""
+    error: str | None = None
+    """Why the attempt failed or was refused."""
+    harness_id: int | None = None
+    """The harness's own submission id, when it recorded one."""
+    elapsed_s: float | None = None
+    """Seconds between request and answer, as the harness measured them."""
+    gpu: str | None = None
+    """GPU(s) the evaluation used."""
+    baseline_score: float | None = None
+    """The grader's baseline at the time of this attempt."""
+    artifact_path: str | None = None
+    """The submitted path resolved relative to the run folder, if it lies inside it."""
+    artifact_id: str | None = None
+    """Content identity of what was graded, when it was hashed at submission time."""
+    duplicate_of: int | None = None
+    """For a duplicate: the seq of the attempt whose cached answer was returned."""
+    evidence: list[Evidence] = field(default_factory=list)
+    """Where this attempt is seen (scores.json entry, run.log lines)."""
+
+
+@dataclass(slots=True)
+class FileEntry:
+    """One file of a code revision."""
+
+    path: str
+    """Path inside the revision."""
+    size: int
+    """Size in bytes."""
+    blob_sha: str | None
+    """Git blob sha in revisions.git; None when the file was not committed (too large or binary)."""
+    note: str | None = None
+    """Why the file was not committed, or that it is a symlink (never followed)."""
+
+
+@dataclass(slots=True)
+class Revision:
+    """One snapshot of the agent's code."""
+
+    seq: int
+    """1-based order of snapshots in the run."""
+    sha: str
+    """Commit sha in the run's revisions.git."""
+    taken_at: datetime | None
+    """When the snapshot was taken (for a final tree collected afterwards: the newest file mtime)."""
+    trigger: RevisionTrigger
+    """What caused the snapshot."""
+    files: list[FileEntry] = field(default_factory=list)
+    """The files of the revision."""
+
+
+@dataclass(slots=True)
+class ReportedIteration:
+    """One iteration as the agent (or its pipeline) reported it: a claim, not a finding."""
+
+    source: str
+    """The file it comes from, relative to the run folder."""
+    number: int
+    """Iteration or attempt number as written."""
+    reported_at: datetime | None = None
+    """The time written in the report, if any."""
+    status: str | None = None
+    """``success`` or ``failed`` as reported."""
+    exit_code: int | None = None
+    """Exit code of the training step as reported."""
+    score: float | None = None
+    """Score as reported."""
+    train_type: str | None = None
+    """The training type the agent says it used (SFT, GRPO, ...)."""
+    failure_type: str | None = None
+    """The failure type the agent reported, if any."""
+    duration_s: float | None = None
+    """Duration of the iteration as reported."""
+    line: int | None = None
+    """Line of the source where the iteration starts (Markdown sources)."""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Every other labelled field, keyed by its English label."""
+
+
+@dataclass(slots=True)
+class Flag:
+    """An integrity flag (names in taxonomy.failures.INTEGRITY_FLAGS) with its evidence."""
+
+    flag: str
+    """The flag's name."""
+    message: str
+    """What was seen."""
+    evidence: list[Evidence] = field(default_factory=list)
+    """Where it was seen."""
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """Everything a collector read from one run folder."""
+
+    run: RunInfo
+    """The run header."""
+    submissions: list[Submission] = field(default_factory=list)
+    """Every attempt, in arrival order."""
+    artifacts: list[ArtifactInfo] = field(default_factory=list)
+    """Every model artifact found or submitted."""
+    revisions: list[Revision] = field(default_factory=list)
+    """Code revisions stored in revisions.git."""
+    reports: list[ReportedIteration] = field(default_factory=list)
+    """The agent's own per-iteration reports."""
+    flags: list[Flag] = field(default_factory=list)
+    """Integrity flags seen while collecting."""
+    problems: list[Problem] = field(default_factory=list)
+    """Problems of the folder itself."""

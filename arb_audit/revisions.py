@@ -1,0 +1,184 @@
+"""Code revisions in a git directory of arb-audit's own (``revisions.git``).
+
+Snapshots are written through GitPython's object interface into a bare repository with a private
+index: the snapshotted folder is only read, never written, and an agent's own ``.git`` inside it is
+skipped (its files are still taken one by one, so a nested repository is not reduced to a gitlink).
+Symlinks are stored as links (their target text) and never followed. Large or binary files are not
+committed; they are listed with their size and the reason.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import git
+from git.index import IndexFile
+from git.index.typ import BaseIndexEntry
+from git.objects import Commit
+from git.refs import Reference
+from gitdb import IStream
+
+from arb_audit.model import FileEntry, Revision, RevisionTrigger
+
+MAX_COMMIT_BYTES = 1024 * 1024
+"""Files larger than this are listed, not committed (checkpoints, datasets)."""
+MAX_FILES = 20_000
+"""Most files taken into one snapshot."""
+BINARY_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".gguf",
+    ".npy",
+    ".npz",
+    ".pkl",
+    ".pickle",
+    ".parquet",
+    ".arrow",
+    ".zip",
+    ".tar",
+    ".gz",
+    ".so",
+    ".pyc",
+)
+SKIPPED_DIRS = frozenset({".git", "__pycache__"})
+ACTOR = git.Actor("arb-audit", "arb-audit@localhost")
+
+OnProblem = Callable[[str, str], None]
+
+
+def open_repo(git_dir: Path) -> git.Repo:
+    """Open the bare revisions repository at ``git_dir``, creating it when missing."""
+    if (git_dir / "HEAD").exists():
+        return git.Repo(git_dir)
+    repo = git.Repo.init(git_dir, bare=True, mkdir=True)
+    with repo.config_writer() as cfg:
+        cfg.set_value("gc", "auto", "0")
+    return repo
+
+
+def _store_blob(repo: git.Repo, data: bytes) -> bytes:
+    stream = repo.odb.store(IStream("blob", len(data), io.BytesIO(data)))
+    return bytes(stream.binsha)
+
+
+def _walk(root: Path, on_problem: OnProblem) -> list[tuple[str, os.stat_result]]:
+    found: list[tuple[str, os.stat_result]] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            on_problem(str(folder), f"cannot be listed: {exc.strerror or exc}")
+            continue
+        for entry in entries:
+            rel = Path(entry.path).relative_to(root).as_posix()
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                on_problem(rel, f"cannot be read: {exc.strerror or exc}")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name not in SKIPPED_DIRS:
+                    pending.append(Path(entry.path))
+            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                found.append((rel, st))
+    found.sort()
+    return found
+
+
+def _entry(
+    repo: git.Repo, root: Path, rel: str, st: os.stat_result, on_problem: OnProblem
+) -> tuple[FileEntry, BaseIndexEntry | None]:
+    path = root / rel
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(path)
+        sha = _store_blob(repo, os.fsencode(target))
+        note = f"symlink to {target!r} (not followed)"
+        return FileEntry(rel, len(target), sha.hex(), note), BaseIndexEntry((0o120000, sha, 0, rel))
+    if st.st_size > MAX_COMMIT_BYTES:
+        return FileEntry(rel, st.st_size, None, f"over {MAX_COMMIT_BYTES:,} bytes; not committed"), None
+    if rel.endswith(BINARY_SUFFIXES):
+        return FileEntry(rel, st.st_size, None, "binary type; not committed"), None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        on_problem(rel, f"cannot be read: {exc.strerror or exc}")
+        return FileEntry(rel, st.st_size, None, "unreadable"), None
+    if b"\x00" in data[:8192]:
+        return FileEntry(rel, len(data), None, "binary content; not committed"), None
+    sha = _store_blob(repo, data)
+    mode = 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
+    return FileEntry(rel, len(data), sha.hex()), BaseIndexEntry((mode, sha, 0, rel))
+
+
+def snapshot(
+    git_dir: Path,
+    root: Path,
+    *,
+    ref: str,
+    seq: int,
+    trigger: RevisionTrigger,
+    message: str,
+    on_problem: OnProblem,
+    taken_at: datetime | None = None,
+) -> Revision:
+    """Commit the tree under ``root`` to ``ref`` of ``git_dir`` and return the revision.
+
+    ``taken_at`` defaults to the newest mtime in the tree, so snapshotting an unchanged folder again
+    gives the same commit. Problems (unreadable files, too many files) go to ``on_problem(path, msg)``.
+    """
+    repo = open_repo(git_dir)
+    listed = _walk(root, on_problem)
+    if len(listed) > MAX_FILES:
+        on_problem(str(root), f"has {len(listed):,} files; only the first {MAX_FILES:,} were taken")
+        listed = listed[:MAX_FILES]
+    files: list[FileEntry] = []
+    index_entries: list[BaseIndexEntry] = []
+    for rel, st in listed:
+        info, entry = _entry(repo, root, rel, st, on_problem)
+        files.append(info)
+        if entry is not None:
+            index_entries.append(entry)
+    if taken_at is None:
+        newest = max((st.st_mtime for _, st in listed), default=0.0)
+        taken_at = datetime.fromtimestamp(newest, tz=UTC)
+    index = IndexFile(repo, str(git_dir / "arb-index"))
+    index.entries.clear()
+    if index_entries:
+        index.add(index_entries, write=False)
+    tree = index.write_tree()
+    parents = []
+    reference = Reference(repo, ref)
+    if reference.is_valid():
+        parents = [reference.commit]
+        if parents[0].tree.hexsha == tree.hexsha and parents[0].message == message:
+            return Revision(seq=seq, sha=parents[0].hexsha, taken_at=taken_at, trigger=trigger, files=files)
+    when = f"{int(taken_at.timestamp())} +0000"
+    commit = Commit.create_from_tree(
+        repo,
+        tree,
+        message,
+        parent_commits=parents,
+        head=False,
+        author=ACTOR,
+        committer=ACTOR,
+        author_date=when,
+        commit_date=when,
+    )
+    reference.set_commit(commit)
+    return Revision(seq=seq, sha=commit.hexsha, taken_at=taken_at, trigger=trigger, files=files)
+
+
+def read_blob(git_dir: Path, sha: str) -> bytes:
+    """Return the content of blob ``sha`` from ``git_dir``."""
+    repo = git.Repo(git_dir)
+    return bytes(repo.odb.stream(bytes.fromhex(sha)).read())

@@ -1,0 +1,568 @@
+"""The run store: one DuckDB file per run, written in bulk through polars frames.
+
+Opening a store applies the migrations it lacks (``arb_audit.migrations``). A collector's record replaces
+the derived rows of its run in one transaction, so a failed ingest leaves the previous one intact;
+``verdicts`` are never touched by an ingest. The store never lives among the run folder's own files:
+by default it is ``<run_dir>/.arb-audit/run.duckdb`` when the folder is writable, else a per-user cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from arb_audit import __version__
+from arb_audit.evidence import Evidence
+from arb_audit.migrations import MIGRATIONS
+from arb_audit.model import (
+    STORE_DIRNAME,
+    ArtifactInfo,
+    FileEntry,
+    Flag,
+    Problem,
+    ReportedIteration,
+    Revision,
+    RunInfo,
+    RunRecord,
+    Submission,
+)
+
+GENESIS_HASH = "0" * 64
+"""prev_hash of the first row of a hash chain."""
+
+_TS = pl.Datetime("us")
+_SCHEMAS: dict[str, dict[str, Any]] = {
+    "runs": {
+        "run_id": pl.String,
+        "task": pl.String,
+        "scaffold": pl.String,
+        "driver": pl.String,
+        "mode": pl.String,
+        "base_model": pl.String,
+        "base_score": pl.Float64,
+        "budget_s": pl.Float64,
+        "started_at": _TS,
+        "ended_at": _TS,
+        "source_format": pl.String,
+        "source_path": pl.String,
+        "recorder_version": pl.String,
+        "agent_launched_at": _TS,
+        "workspace_path": pl.String,
+        "utc_offset_s": pl.Int32,
+        "revisions_path": pl.String,
+        "extra": pl.String,
+    },
+    "submissions": {
+        "run_id": pl.String,
+        "seq": pl.Int32,
+        "requested_at": _TS,
+        "completed_at": _TS,
+        "model_path": pl.String,
+        "artifact_id": pl.String,
+        "score": pl.Float64,
+        "error": pl.String,
+        "status": pl.String,
+        "best_so_far": pl.Float64,
+        "prev_hash": pl.String,
+        "record_hash": pl.String,
+        "harness_id": pl.Int32,
+        "elapsed_s": pl.Float64,
+        "gpu": pl.String,
+        "baseline_score": pl.Float64,
+        "artifact_path": pl.String,
+        "duplicate_of": pl.Int32,
+        "evidence": pl.String,
+    },
+    "artifacts": {
+        "run_id": pl.String,
+        "artifact_id": pl.String,
+        "kind": pl.String,
+        "size": pl.Int64,
+        "parent_ref": pl.String,
+        "path": pl.String,
+        "path_exists": pl.Boolean,
+        "n_files": pl.Int32,
+        "latest_mtime": _TS,
+        "note": pl.String,
+    },
+    "revisions": {
+        "run_id": pl.String,
+        "seq": pl.Int32,
+        "sha": pl.String,
+        "taken_at": _TS,
+        "trigger": pl.String,
+        "files_changed": pl.Int32,
+    },
+    "files": {
+        "run_id": pl.String,
+        "revision_seq": pl.Int32,
+        "path": pl.String,
+        "blob_sha": pl.String,
+        "size": pl.Int64,
+        "note": pl.String,
+    },
+    "reported_iterations": {
+        "run_id": pl.String,
+        "source": pl.String,
+        "number": pl.Int32,
+        "reported_at": _TS,
+        "status": pl.String,
+        "exit_code": pl.Int32,
+        "score": pl.Float64,
+        "train_type": pl.String,
+        "failure_type": pl.String,
+        "duration_s": pl.Float64,
+        "line": pl.Int32,
+        "fields": pl.String,
+    },
+    "flags": {
+        "run_id": pl.String,
+        "seq": pl.Int32,
+        "flag": pl.String,
+        "message": pl.String,
+        "evidence": pl.String,
+    },
+    "problems": {"run_id": pl.String, "seq": pl.Int32, "path": pl.String, "message": pl.String},
+}
+_DERIVED_TABLES = (
+    "runs",
+    "submissions",
+    "artifacts",
+    "revisions",
+    "files",
+    "reported_iterations",
+    "flags",
+    "problems",
+    "audits",
+)
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written; the message names the file."""
+
+
+def default_store_path(run_dir: Path) -> Path:
+    """Return where a run folder's store lives by default.
+
+    ``<run_dir>/.arb-audit/run.duckdb`` when that folder can be created and written, else a per-user
+    cache path keyed by the run folder's absolute path (``$XDG_CACHE_HOME`` or ``~/.cache``).
+    """
+    inside = run_dir / STORE_DIRNAME
+    try:
+        inside.mkdir(exist_ok=True)
+        probe = inside / ".write-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+        return inside / "run.duckdb"
+    except OSError:
+        key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        folder = cache / "arb-audit" / f"{run_dir.name}-{key}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / "run.duckdb"
+
+
+def revisions_path_for(store_path: Path) -> Path:
+    """Return the git directory that holds the code revisions of the runs in ``store_path``."""
+    return store_path.with_name(store_path.stem + ".revisions.git")
+
+
+def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
+    """Return the hash that chains ``row`` to the row before it (SHA-256 over canonical JSON)."""
+    body = json.dumps(row, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def _utc_naive(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    return None if moment is None else moment.replace(tzinfo=UTC)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _evidence_json(items: Sequence[Evidence]) -> str:
+    return _json([e.to_json() for e in items])
+
+
+def _evidence_list(text: str | None) -> list[Evidence]:
+    return [Evidence.from_json(e) for e in json.loads(text or "[]")]
+
+
+class RunStore:
+    """An open run store. Use :meth:`open` (a context manager) rather than the constructor."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path) -> None:
+        self.con = con
+        self.path = path
+
+    @classmethod
+    @contextmanager
+    def open(cls, path: Path, *, read_only: bool = False) -> Iterator[RunStore]:
+        """Open (creating and migrating when writable) the store at ``path``."""
+        try:
+            if not read_only:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect(str(path), read_only=read_only)
+        except (duckdb.Error, OSError) as exc:
+            raise StoreError(f"{path}: cannot open the run store: {exc}") from exc
+        try:
+            store = cls(con, path)
+            if not read_only:
+                store.migrate()
+            yield store
+        finally:
+            con.close()
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations this store lacks, each in its own transaction; return their names."""
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS _arb_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+        )
+        done = {r[0] for r in self.con.execute("SELECT name FROM _arb_migrations").fetchall()}
+        applied = []
+        for step in MIGRATIONS:
+            if step.__name__ in done:
+                continue
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                step(self.con)
+                self.con.execute(
+                    "INSERT INTO _arb_migrations VALUES (?, ?)",
+                    [step.__name__, _utc_naive(datetime.now(UTC))],
+                )
+                self.con.execute("COMMIT")
+            except duckdb.Error as exc:
+                self.con.execute("ROLLBACK")
+                raise StoreError(f"{self.path}: migration {step.__name__} failed: {exc}") from exc
+            applied.append(step.__name__)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        """Return the names of the migrations applied to this store, in order."""
+        rows = self.con.execute("SELECT name FROM _arb_migrations ORDER BY name").fetchall()
+        return [r[0] for r in rows]
+
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        frame = pl.DataFrame(rows, schema=_SCHEMAS[table], orient="row")
+        columns = ", ".join(frame.columns)
+        self.con.register("_arb_frame", frame)
+        try:
+            self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _arb_frame")
+        finally:
+            self.con.unregister("_arb_frame")
+
+    def save_record(self, record: RunRecord, revisions_path: Path | None) -> None:
+        """Replace everything derived for ``record.run.run_id`` with ``record``, in one transaction."""
+        run_id = record.run.run_id
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for table in _DERIVED_TABLES:
+                self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            self._insert("runs", [self._run_row(record.run, revisions_path)])
+            self._insert("submissions", self._submission_rows(run_id, record.submissions))
+            self._insert("artifacts", [self._artifact_row(run_id, a) for a in record.artifacts])
+            self._insert(
+                "revisions",
+                [
+                    {
+                        "run_id": run_id,
+                        "seq": r.seq,
+                        "sha": r.sha,
+                        "taken_at": _utc_naive(r.taken_at),
+                        "trigger": r.trigger,
+                        "files_changed": len(r.files),
+                    }
+                    for r in record.revisions
+                ],
+            )
+            self._insert(
+                "files",
+                [
+                    {
+                        "run_id": run_id,
+                        "revision_seq": r.seq,
+                        "path": f.path,
+                        "blob_sha": f.blob_sha,
+                        "size": f.size,
+                        "note": f.note,
+                    }
+                    for r in record.revisions
+                    for f in r.files
+                ],
+            )
+            self._insert(
+                "reported_iterations",
+                [
+                    {
+                        **{k: v for k, v in asdict(it).items() if k != "fields"},
+                        "run_id": run_id,
+                        "reported_at": _utc_naive(it.reported_at),
+                        "fields": _json(it.fields),
+                    }
+                    for it in record.reports
+                ],
+            )
+            self._insert(
+                "flags",
+                [
+                    {
+                        "run_id": run_id,
+                        "seq": i,
+                        "flag": f.flag,
+                        "message": f.message,
+                        "evidence": _evidence_json(f.evidence),
+                    }
+                    for i, f in enumerate(record.flags, 1)
+                ],
+            )
+            self._insert(
+                "problems",
+                [
+                    {"run_id": run_id, "seq": i, "path": p.path, "message": p.message}
+                    for i, p in enumerate(record.problems, 1)
+                ],
+            )
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _run_row(run: RunInfo, revisions_path: Path | None) -> dict[str, Any]:
+        return {
+            "run_id": run.run_id,
+            "task": run.task,
+            "scaffold": run.scaffold,
+            "driver": run.driver,
+            "mode": run.mode,
+            "base_model": run.base_model,
+            "base_score": run.base_score,
+            "budget_s": run.budget_s,
+            "started_at": _utc_naive(run.started_at),
+            "ended_at": _utc_naive(run.ended_at),
+            "source_format": run.source_format,
+            "source_path": run.source_path,
+            "recorder_version": __version__,
+            "agent_launched_at": _utc_naive(run.agent_launched_at),
+            "workspace_path": run.workspace_path,
+            "utc_offset_s": run.utc_offset_s,
+            "revisions_path": str(revisions_path) if revisions_path else None,
+            "extra": _json(run.extra),
+        }
+
+    @staticmethod
+    def _submission_rows(run_id: str, submissions: Sequence[Submission]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        prev = GENESIS_HASH
+        best: float | None = None
+        for s in submissions:
+            if s.status == "scored" and s.score is not None and (best is None or s.score > best):
+                best = s.score
+            row = {
+                "run_id": run_id,
+                "seq": s.seq,
+                "requested_at": _utc_naive(s.requested_at),
+                "completed_at": _utc_naive(s.completed_at),
+                "model_path": s.model_path,
+                "artifact_id": s.artifact_id,
+                "score": s.score,
+                "error": s.error,
+                "status": s.status,
+                "best_so_far": best,
+                "harness_id": s.harness_id,
+                "elapsed_s": s.elapsed_s,
+                "gpu": s.gpu,
+                "baseline_score": s.baseline_score,
+                "artifact_path": s.artifact_path,
+                "duplicate_of": s.duplicate_of,
+                "evidence": _evidence_json(s.evidence),
+            }
+            row["prev_hash"] = prev
+            row["record_hash"] = prev = chain_hash(prev, row)
+            rows.append(row)
+        return rows
+
+    @staticmethod
+    def _artifact_row(run_id: str, a: ArtifactInfo) -> dict[str, Any]:
+        return {
+            "run_id": run_id,
+            "artifact_id": a.artifact_id,
+            "kind": a.kind,
+            "size": a.size,
+            "parent_ref": a.parent_ref,
+            "path": a.path,
+            "path_exists": a.exists,
+            "n_files": a.n_files,
+            "latest_mtime": _utc_naive(a.latest_mtime),
+            "note": a.note,
+        }
+
+    def run_ids(self) -> list[str]:
+        """Return the ids of the runs in this store."""
+        return [r[0] for r in self.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+
+    def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cursor = self.con.execute(sql, list(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def load_record(self, run_id: str) -> RunRecord:
+        """Read back the record of ``run_id`` (times as aware UTC datetimes)."""
+        runs = self._dicts("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        if not runs:
+            raise StoreError(f"{self.path}: no run {run_id!r} in the store")
+        r = runs[0]
+        run = RunInfo(
+            run_id=r["run_id"],
+            source_format=r["source_format"],
+            source_path=r["source_path"],
+            task=r["task"],
+            scaffold=r["scaffold"],
+            driver=r["driver"],
+            mode=r["mode"],
+            base_model=r["base_model"],
+            base_score=r["base_score"],
+            budget_s=r["budget_s"],
+            started_at=_aware(r["started_at"]),
+            agent_launched_at=_aware(r["agent_launched_at"]),
+            ended_at=_aware(r["ended_at"]),
+            workspace_path=r["workspace_path"],
+            utc_offset_s=r["utc_offset_s"],
+            extra=json.loads(r["extra"] or "{}"),
+        )
+        record = RunRecord(run=run)
+        for s in self._dicts("SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id]):
+            record.submissions.append(
+                Submission(
+                    seq=s["seq"],
+                    status=s["status"],
+                    model_path=s["model_path"],
+                    requested_at=_aware(s["requested_at"]),
+                    completed_at=_aware(s["completed_at"]),
+                    score=s["score"],
+                    error=s["error"],
+                    harness_id=s["harness_id"],
+                    elapsed_s=s["elapsed_s"],
+                    gpu=s["gpu"],
+                    baseline_score=s["baseline_score"],
+                    artifact_path=s["artifact_path"],
+                    artifact_id=s["artifact_id"],
+                    duplicate_of=s["duplicate_of"],
+                    evidence=_evidence_list(s["evidence"]),
+                )
+            )
+        for a in self._dicts("SELECT * FROM artifacts WHERE run_id = ? ORDER BY path", [run_id]):
+            record.artifacts.append(
+                ArtifactInfo(
+                    path=a["path"],
+                    exists=a["path_exists"],
+                    kind=a["kind"],
+                    size=a["size"],
+                    n_files=a["n_files"],
+                    latest_mtime=_aware(a["latest_mtime"]),
+                    artifact_id=a["artifact_id"],
+                    parent_ref=a["parent_ref"],
+                    note=a["note"],
+                )
+            )
+        files = self._dicts("SELECT * FROM files WHERE run_id = ? ORDER BY revision_seq, path", [run_id])
+        for v in self._dicts("SELECT * FROM revisions WHERE run_id = ? ORDER BY seq", [run_id]):
+            record.revisions.append(
+                Revision(
+                    seq=v["seq"],
+                    sha=v["sha"],
+                    taken_at=_aware(v["taken_at"]),
+                    trigger=v["trigger"],
+                    files=[
+                        FileEntry(path=f["path"], size=f["size"], blob_sha=f["blob_sha"], note=f["note"])
+                        for f in files
+                        if f["revision_seq"] == v["seq"]
+                    ],
+                )
+            )
+        for it in self._dicts(
+            "SELECT * FROM reported_iterations WHERE run_id = ? ORDER BY source, line, number", [run_id]
+        ):
+            record.reports.append(
+                ReportedIteration(
+                    source=it["source"],
+                    number=it["number"],
+                    reported_at=_aware(it["reported_at"]),
+                    status=it["status"],
+                    exit_code=it["exit_code"],
+                    score=it["score"],
+                    train_type=it["train_type"],
+                    failure_type=it["failure_type"],
+                    duration_s=it["duration_s"],
+                    line=it["line"],
+                    fields=json.loads(it["fields"] or "{}"),
+                )
+            )
+        for f in self._dicts("SELECT * FROM flags WHERE run_id = ? ORDER BY seq", [run_id]):
+            record.flags.append(
+                Flag(flag=f["flag"], message=f["message"], evidence=_evidence_list(f["evidence"]))
+            )
+        for p in self._dicts("SELECT * FROM problems WHERE run_id = ? ORDER BY seq", [run_id]):
+            record.problems.append(Problem(path=p["path"], message=p["message"]))
+        return record
+
+    def revisions_path(self, run_id: str) -> Path | None:
+        """Return the revisions.git of ``run_id``, if it has one."""
+        row = self.con.execute("SELECT revisions_path FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        return Path(row[0]) if row and row[0] else None
+
+    def save_audit(self, run_id: str, report: dict[str, Any]) -> None:
+        """Store the assembled audit of ``run_id`` (replacing an earlier one)."""
+        best = report.get("best") or {}
+        failure = report.get("failure") or {}
+        quadrant = report.get("quadrant") or {}
+        route = report.get("route") or {}
+        self.con.execute("DELETE FROM audits WHERE run_id = ?", [run_id])
+        self.con.execute(
+            "INSERT INTO audits (run_id, best_seq, lineage, routes_attempted, routes_adopted, failure_mode,"
+            " flags, quadrant, analyzer_version, evidence, report) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                run_id,
+                best.get("seq"),
+                _json(route.get("chain")),
+                _json(route.get("attempted", [])),
+                _json(route.get("adopted", [])),
+                failure.get("mode"),
+                _json(report.get("flags", [])),
+                quadrant.get("cell"),
+                __version__,
+                _json(failure.get("evidence", [])),
+                _json(report),
+            ],
+        )
+
+    def verify_submission_chain(self, run_id: str) -> int | None:
+        """Return the seq of the first submission whose hash chain no longer holds, or None if all hold."""
+        rows = self._dicts("SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id])
+        prev = GENESIS_HASH
+        for row in rows:
+            stored, row_prev = row.pop("record_hash"), row.pop("prev_hash")
+            row["prev_hash"] = row_prev
+            if row_prev != prev or chain_hash(prev, row) != stored:
+                return int(row["seq"])
+            prev = stored
+        return None

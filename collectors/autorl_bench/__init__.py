@@ -1,0 +1,365 @@
+"""AutoRL-Bench (Agent² RL-Bench, in RD-Agent) run folders: ``workspace/<task>/<run_id>_<agent>/``.
+
+Reads every file the harness writes (``../shared/reference/autorl_bench.md``): scores.json, run_meta.json,
+run.log, agent.log, reports/metrics.json, the agent's summaries, pipeline_results.json, a results.csv row
+when given, the final ``code/`` tree (stored as one revision) and the ``output/`` artifacts.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from arb_audit.evidence import Evidence
+from arb_audit.model import ArtifactInfo, Flag, Revision, RunInfo, RunRecord, Submission
+from arb_audit.revisions import snapshot
+from collectors.artifacts import describe, find_output_artifacts, resolve_submitted
+from collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
+from collectors.autorl_bench.ledger import build_ledger
+from collectors.autorl_bench.metafiles import (
+    METRICS,
+    RUN_META,
+    RunMeta,
+    find_results_row,
+    read_harness_metrics,
+    read_run_meta,
+)
+from collectors.autorl_bench.runlog import RunLog, read_run_log
+from collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
+from collectors.autorl_bench.summaries import read_reports
+from collectors.base import CollectOptions, Collector
+from collectors.clock import from_epoch, infer_utc_offset, localize
+from collectors.reading import RunFolder
+
+OVERWRITE_TOLERANCE = timedelta(seconds=2)
+"""mtimes this close after a submission's completion are the same moment, not an overwrite."""
+COPY_TOLERANCE = timedelta(minutes=10)
+"""How far a harness file's mtime may be from the moment it was last written and still be original."""
+SIGNATURE_FILES = (SCORES, RUN_META, METRICS)
+
+
+class AutoRLBenchCollector(Collector):
+    """Collector for AutoRL-Bench run folders."""
+
+    name = "autorl_bench"
+    description = "AutoRL-Bench / Agent² RL-Bench run folder (scores.json, run.log, run_meta.json)"
+
+    def detect(self, run_dir: Path) -> float:
+        """Score how surely ``run_dir`` is an AutoRL-Bench run folder (0 = not at all)."""
+        log = run_dir / "run.log"
+        if log.is_file() and not log.is_symlink():
+            try:
+                with log.open("rb") as handle:
+                    head = handle.read(4096)
+            except OSError:
+                head = b""
+            if b"=== AutoRL-Bench ===" in head or b"[SUBMIT #" in head:
+                return 1.0
+        if any((run_dir / name).is_file() for name in SIGNATURE_FILES):
+            return 0.9
+        if log.is_file() and (run_dir / "code").is_dir():
+            return 0.5
+        return 0.0
+
+    def collect(self, run_dir: Path, *, revisions_git: Path, options: CollectOptions) -> RunRecord:
+        """Read ``run_dir`` into a record; every unreadable part becomes a problem."""
+        folder = RunFolder(run_dir.resolve())
+        runlog = read_run_log(folder)
+        entries = read_scores(folder)
+        meta = read_run_meta(folder)
+        agentlog = read_agent_log(folder)
+        harness_metrics = read_harness_metrics(folder)
+        reports, pipeline_totals = read_reports(folder)
+        results_row = find_results_row(options.results_csv, run_dir, folder) if options.results_csv else None
+        _report_missing(folder, runlog, entries, meta)
+
+        offset = _utc_offset(runlog, entries or [], meta)
+        if offset is None and (runlog is not None or entries):
+            folder.problem(
+                RUN_META,
+                "cannot place the run's local clock against UTC (no run_meta.json"
+                " time matches a logged moment); local times are taken as UTC",
+            )
+
+        def here(moment: datetime | None) -> datetime | None:
+            return localize(moment, offset)
+
+        submissions = build_ledger(runlog.events if runlog else [], entries or [], here, folder)
+        for it in reports:
+            it.reported_at = here(it.reported_at)
+        run = _run_info(run_dir, folder.root, runlog, meta, agentlog, results_row, entries or [], here)
+        run.utc_offset_s = offset
+        run.extra = _extra(runlog, agentlog, harness_metrics, pipeline_totals, results_row)
+        artifacts = _artifacts(folder, submissions, run.workspace_path)
+        flags = _baseline_changes(runlog, entries or [])
+        if _file_times_kept(folder, entries or [], meta, here):
+            flags = _overwritten(submissions, artifacts, offset is None) + flags
+        revisions = _code_revision(folder, revisions_git, run.run_id)
+        return RunRecord(
+            run=run,
+            submissions=submissions,
+            artifacts=artifacts,
+            revisions=revisions,
+            reports=reports,
+            flags=flags,
+            problems=folder.problems,
+        )
+
+
+def _report_missing(
+    folder: RunFolder, runlog: RunLog | None, entries: list[ScoreEntry] | None, meta: RunMeta | None
+) -> None:
+    if entries is None and not (folder.root / SCORES).exists():
+        folder.problem(
+            SCORES,
+            "is missing: recorded scores come from run.log alone"
+            if runlog
+            else "is missing, and so is run.log: no submission can be seen",
+        )
+    if runlog is None and not (folder.root / "run.log").exists():
+        folder.problem(
+            "run.log",
+            "is missing: rejected, duplicate and crashed attempts cannot be seen,"
+            " nor when the agent was launched",
+        )
+    if meta is None and not (folder.root / RUN_META).exists():
+        folder.problem(RUN_META, "is missing: the budget and the harness's clock are unknown")
+
+
+def _utc_offset(runlog: RunLog | None, entries: list[ScoreEntry], meta: RunMeta | None) -> int | None:
+    if meta is None:
+        return None
+    pairs = []
+    last_done = entries[-1].completed_at if entries else None
+    for epoch, local in (
+        (meta.last_submit_time, last_done),
+        (meta.start_time, runlog.server_started.at if runlog and runlog.server_started else None),
+        (meta.end_time, runlog.last_at if runlog else None),
+    ):
+        moment = from_epoch(epoch)
+        if moment is not None and local is not None:
+            pairs.append((moment, local))
+    return infer_utc_offset(pairs)
+
+
+def _run_info(
+    run_dir: Path,
+    root: Path,
+    runlog: RunLog | None,
+    meta: RunMeta | None,
+    agentlog: AgentLog | None,
+    results: dict[str, str] | None,
+    entries: list[ScoreEntry],
+    here: Any,
+) -> RunInfo:
+    results = results or {}
+    header = agentlog.header if agentlog else {}
+    task = (
+        (runlog.task if runlog else None) or results.get("task") or header.get("Task") or run_dir.parent.name
+    )
+    folder_agent = run_dir.name.split("_")[-1] if "_" in run_dir.name else None
+    scaffold = (runlog.agent if runlog else None) or results.get("agent") or folder_agent
+    base_score = runlog.baseline_score if runlog else None
+    if base_score is None and runlog and runlog.baseline_sets:
+        base_score = runlog.baseline_sets[0][1]
+    if base_score is None:
+        base_score = next((e.baseline_score for e in entries if e.baseline_score is not None), None)
+    ended = from_epoch(meta.end_time) if meta else None
+    if ended is None and runlog:
+        end = runlog.agent_finished or runlog.agent_timed_out or runlog.interrupted
+        ended = here(end.at if end else None)
+    return RunInfo(
+        run_id=f"autorl_bench:{task}/{run_dir.name}",
+        source_format="autorl_bench",
+        source_path=str(root),
+        task=task,
+        scaffold=scaffold,
+        driver=header.get("Model") or results.get("driver_model") or None,
+        base_model=(runlog.base_model if runlog else None) or results.get("base_model") or None,
+        base_score=base_score,
+        budget_s=float(meta.timeout_s) if meta and meta.timeout_s is not None else None,
+        started_at=from_epoch(meta.start_time) if meta else None,
+        agent_launched_at=here(runlog.agent_launched.at) if runlog and runlog.agent_launched else None,
+        ended_at=ended,
+        workspace_path=(runlog.workspace if runlog else None) or results.get("workspace") or None,
+    )
+
+
+def _extra(
+    runlog: RunLog | None,
+    agentlog: AgentLog | None,
+    harness_metrics: dict[str, Any] | None,
+    pipeline_totals: dict[str, Any],
+    results: dict[str, str] | None,
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if runlog:
+        end = runlog.agent_finished
+        extra["agent_exit_code"] = int(end.value) if end and end.value else None
+        extra["agent_timed_out"] = runlog.agent_timed_out is not None
+        extra["interrupted_by"] = runlog.interrupted.value if runlog.interrupted else None
+        extra["harness_summary"] = runlog.summary
+        extra["baseline_cache"] = runlog.baseline_cache
+        extra["run_log_lines"] = runlog.n_lines
+    if agentlog:
+        extra["agent_log"] = {
+            "title": agentlog.title,
+            "header": agentlog.header,
+            "diagnostics": agentlog.diagnostics,
+            "cli_exit": agentlog.cli_exit,
+            "json_event_lines": agentlog.json_lines,
+            "lines": agentlog.lines,
+        }
+    if harness_metrics is not None:
+        extra["harness_metrics"] = harness_metrics
+    if pipeline_totals:
+        extra["pipeline_results"] = pipeline_totals
+    if results:
+        extra["results_csv"] = results
+    return extra
+
+
+def _artifacts(folder: RunFolder, submissions: list[Submission], workspace: str | None) -> list[ArtifactInfo]:
+    paths: dict[str, None] = {}
+    for s in submissions:
+        if s.model_path is None:
+            continue
+        rel, why = resolve_submitted(s.model_path, folder.root, workspace)
+        s.artifact_path = rel
+        if rel is not None:
+            paths[rel] = None
+        elif s.status in ("scored", "error"):
+            folder.problem(SCORES, f"submission {s.seq}: {why}; its artifact cannot be examined")
+    for rel in find_output_artifacts(folder):
+        paths[rel] = None
+    return [describe(folder, rel) for rel in sorted(paths)]
+
+
+def _file_times_kept(folder: RunFolder, entries: list[ScoreEntry], meta: RunMeta | None, here: Any) -> bool:
+    """Tell whether file mtimes still date from the run (a copy without preserved times resets them).
+
+    scores.json is last written when the last submission is recorded, run_meta.json when the run ends;
+    if neither agrees within :data:`COPY_TOLERANCE`, mtimes say nothing about overwrites.
+    """
+    checks = []
+    if entries and entries[-1].completed_at is not None:
+        checks.append((SCORES, here(entries[-1].completed_at)))
+    if meta is not None and meta.end_time is not None:
+        checks.append((RUN_META, from_epoch(meta.end_time)))
+    for rel, expected in checks:
+        try:
+            written = datetime.fromtimestamp((folder.root / rel).stat().st_mtime, tz=UTC)
+        except OSError:
+            continue
+        if abs(written - expected) <= COPY_TOLERANCE:
+            return True
+    if checks:
+        folder.problem(
+            ".",
+            "file times postdate the run (the folder was copied without keeping them?);"
+            " whether submitted artifacts were overwritten after grading cannot be checked",
+        )
+    return False
+
+
+def _overwritten(
+    submissions: list[Submission], artifacts: list[ArtifactInfo], clock_unknown: bool
+) -> list[Flag]:
+    by_path = {a.path: a for a in artifacts}
+    flags = []
+    for s in submissions:
+        art = by_path.get(s.artifact_path or "")
+        if s.status != "scored" or art is None or s.completed_at is None:
+            continue
+        if art.latest_mtime is not None and art.latest_mtime > s.completed_at + OVERWRITE_TOLERANCE:
+            caveat = (
+                " (the run's UTC offset is unknown; local times were taken as UTC)" if clock_unknown else ""
+            )
+            modified = art.latest_mtime.astimezone(s.completed_at.tzinfo)
+            flags.append(
+                Flag(
+                    "artifact_overwritten",
+                    f"{art.path} was modified at {modified.isoformat()}, after submission {s.seq}"
+                    f" was scored at {s.completed_at.isoformat()}: the files now are not what was"
+                    f" graded{caveat}",
+                    [
+                        Evidence("submission", submission_seq=s.seq, excerpt=f"model_path={s.model_path}"),
+                        Evidence("artifact", path=art.path, excerpt=f"newest mtime {modified.isoformat()}"),
+                    ],
+                )
+            )
+    return flags
+
+
+def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[Flag]:
+    flags = []
+    previous: ScoreEntry | None = None
+    for entry in entries:
+        if previous is not None and entry.baseline_score != previous.baseline_score:
+            flags.append(
+                Flag(
+                    "grader_probing",
+                    f"the grader's baseline changed from {previous.baseline_score} to {entry.baseline_score}"
+                    f" between scores.json entries {previous.index + 1} and {entry.index + 1}"
+                    " (a /set_baseline"
+                    " call during the run)",
+                    [
+                        Evidence(
+                            "file",
+                            path=SCORES,
+                            excerpt=f"entry {entry.index + 1}: baseline_score={entry.baseline_score}",
+                        )
+                    ],
+                )
+            )
+        previous = entry
+    if runlog and runlog.agent_launched:
+        launched = runlog.agent_launched.line
+        for moment, score in runlog.baseline_sets:
+            if moment.line > launched:
+                flags.append(
+                    Flag(
+                        "grader_probing",
+                        f"the baseline was set to {score} after the agent was launched"
+                        f" (run.log line {moment.line})",
+                        [
+                            Evidence(
+                                "log",
+                                path="run.log",
+                                line=moment.line,
+                                end_line=moment.line,
+                                excerpt=moment.text,
+                            )
+                        ],
+                    )
+                )
+    return flags
+
+
+def _code_revision(folder: RunFolder, revisions_git: Path, run_id: str) -> list[Revision]:
+    code = folder.root / "code"
+    if code.is_symlink():
+        folder.problem("code", "is a symlink; the code tree was not read")
+        return []
+    if not code.is_dir():
+        folder.problem("code", "is missing: no code revision can be stored")
+        return []
+
+    def on_problem(path: str, message: str) -> None:
+        folder.problem(f"code/{path}" if not path.startswith("/") else path, message)
+
+    ref = "refs/heads/" + "".join(c if c.isalnum() or c in "-_." else "-" for c in run_id)
+    revision = snapshot(
+        revisions_git,
+        code,
+        ref=ref,
+        seq=1,
+        trigger="final",
+        message=f"final code/ tree of {run_id}",
+        on_problem=on_problem,
+    )
+    return [revision]
+
+
+__all__ = ["AGENT_LOG", "AutoRLBenchCollector"]

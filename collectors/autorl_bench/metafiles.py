@@ -1,0 +1,125 @@
+"""AutoRL-Bench's small run files: ``run_meta.json``, ``reports/metrics.json`` and a ``results.csv`` row."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from collectors.reading import RunFolder
+
+RUN_META = "run_meta.json"
+METRICS = "reports/metrics.json"
+RESULTS_COLUMNS = (
+    "run_id",
+    "timestamp",
+    "task",
+    "agent",
+    "driver_model",
+    "base_model",
+    "baseline",
+    "best_score",
+    "improvement",
+    "submissions",
+    "duration_s",
+    "success",
+    "workspace",
+)
+"""results.csv columns at the harness's HEAD; the Feb 2026 schema lacks ``driver_model``."""
+OLD_RESULTS_COLUMNS = tuple(c for c in RESULTS_COLUMNS if c != "driver_model")
+MAX_RESULTS_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class RunMeta:
+    """run_meta.json: the harness's clock (epoch seconds)."""
+
+    start_time: int | None = None
+    """Set after setup, before the baseline evaluation and the agent's launch."""
+    timeout_s: int | None = None
+    """The budget."""
+    last_submit_time: int | None = None
+    """After the last recorded submission."""
+    end_time: int | None = None
+    """After the grading server shut down."""
+
+
+def _epoch(data: dict[str, Any], key: str, folder: RunFolder) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        folder.problem(RUN_META, f"`{key}` is {value!r}, not epoch seconds; ignored")
+        return None
+    return int(value)
+
+
+def read_run_meta(folder: RunFolder) -> RunMeta | None:
+    """Read run_meta.json; None when absent or unreadable."""
+    data = folder.read_json(RUN_META)
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        folder.problem(RUN_META, f"holds a JSON {type(data).__name__}, not an object")
+        return None
+    return RunMeta(
+        *(_epoch(data, k, folder) for k in ("start_time", "timeout_s", "last_submit_time", "end_time"))
+    )
+
+
+def read_harness_metrics(folder: RunFolder) -> dict[str, Any] | None:
+    """Read reports/metrics.json as the harness computed it (kept for comparison, not trusted)."""
+    data = folder.read_json(METRICS)
+    if data is not None and not isinstance(data, dict):
+        folder.problem(METRICS, f"holds a JSON {type(data).__name__}, not an object")
+        return None
+    return data
+
+
+def find_results_row(csv_path: Path, run_dir: Path, folder: RunFolder) -> dict[str, str] | None:
+    """Return the results.csv row of this run (matched on the workspace folder name or run id).
+
+    Both headers are accepted; a 13-value row under the old 12-column header (rows appended after the
+    schema changed) is read with the new columns, and said so.
+    """
+    label = str(csv_path)
+    try:
+        if csv_path.stat().st_size > MAX_RESULTS_BYTES:
+            folder.problem(label, "is over 256 MiB; not read")
+            return None
+        text = csv_path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        folder.problem(label, f"cannot be read: {exc.strerror or exc}")
+        return None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        folder.problem(label, "is empty")
+        return None
+    header = tuple(c.strip() for c in rows[0])
+    if header not in (RESULTS_COLUMNS, OLD_RESULTS_COLUMNS):
+        folder.problem(label, f"has an unknown header {list(header)!r}; not read")
+        return None
+    for number, values in enumerate(rows[1:], 2):
+        if len(values) == len(RESULTS_COLUMNS):
+            row = dict(zip(RESULTS_COLUMNS, values, strict=True))
+        elif len(values) == len(OLD_RESULTS_COLUMNS):
+            row = dict(zip(OLD_RESULTS_COLUMNS, values, strict=True))
+        else:
+            continue
+        workspace = row["workspace"].rstrip("/")
+        if (
+            workspace.rsplit("/", 1)[-1] == run_dir.name
+            or run_dir.name.startswith(row["run_id"] + "_")
+            or run_dir.name == row["run_id"]
+        ):
+            if len(values) != len(header):
+                folder.problem(
+                    label,
+                    f"row {number} has {len(values)} values under a {len(header)}-column"
+                    " header (schema changed between runs); read by value count",
+                )
+            return row
+    folder.problem(label, f"has no row for the run folder {run_dir.name!r}")
+    return None

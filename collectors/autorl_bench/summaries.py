@@ -1,0 +1,294 @@
+"""The agent's own per-iteration reports: claims to check, never findings.
+
+Three Markdown forms, each with Chinese or English field labels, and two JSON forms:
+
+- ``reports/summary.md`` (the cumulative-summary skill): ``## Iteration N (YYYY-MM-DD HH:MM, 耗时 Xs)``;
+- root ``summary.md`` from openhands-rl's fallback: ``## Iteration N | YYYY-MM-DD HH:MM | 耗时 Ts``;
+- root ``summary.md`` of the CLI agents (AGENTS.md): ``## Attempt N (YYYY-MM-DD HH:MM)``;
+- ``reports/summary.jsonl``, one JSON object per iteration;
+- ``pipeline_results.json`` of openhands-rl / opencode-rl.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from arb_audit.model import ReportedIteration
+from collectors.clock import parse_naive
+from collectors.reading import RunFolder
+
+MARKDOWN_SOURCES = ("reports/summary.md", "summary.md")
+JSONL_SOURCE = "reports/summary.jsonl"
+PIPELINE_SOURCE = "pipeline_results.json"
+MAX_FIELD_CHARS = 2000
+"""Longest field value kept; the agent writes these files and may write anything."""
+MAX_ITERATIONS = 10_000
+"""Most iterations read from one report."""
+
+FAILURE_TYPES = (
+    "code_error_runtime",
+    "rollout_logic_wrong",
+    "timeout_no_submission",
+    "copy_model_fallback",
+    "training_diverged",
+)
+"""The failure_type values of the cumulative-summary skill (besides ``unknown``)."""
+
+LABELS: dict[str, str] = {
+    "状态": "status",
+    "status": "status",
+    "训练类型": "train_type",
+    "training type": "train_type",
+    "train type": "train_type",
+    "关键配置": "config",
+    "key configuration": "config",
+    "key config": "config",
+    "超参数": "config",
+    "hyperparameters": "config",
+    "做了什么": "what_was_done",
+    "what was done": "what_was_done",
+    "为什么": "why",
+    "why": "why",
+    "问题/进步": "issues_progress",
+    "issues/progress": "issues_progress",
+    "problems/progress": "issues_progress",
+    "关键代码": "key_code",
+    "key code": "key_code",
+    "代码片段（上下文）": "code_snippet",
+    "代码片段(上下文)": "code_snippet",
+    "code snippet (context)": "code_snippet",
+    "code snippet": "code_snippet",
+    "下一步建议": "next_step",
+    "next step": "next_step",
+    "next steps": "next_step",
+    "train.py": "train_py",
+    "模型路径": "model_path",
+    "model path": "model_path",
+    "错误摘要": "error_summary",
+    "error summary": "error_summary",
+    "agent 分析": "agent_analysis",
+    "agent analysis": "agent_analysis",
+    "失败类型": "failure_type",
+    "failure type": "failure_type",
+    "failure_type": "failure_type",
+    "score": "score",
+}
+"""Field labels as the skills write them, Chinese and English, mapped to one English key."""
+
+HEADING = re.compile(
+    r"^##\s+(?:Iteration|Attempt|迭代|尝试|第)\s*#?\s*(?P<n>\d+)\s*(?:轮|次)?(?P<rest>.*)$", re.IGNORECASE
+)
+WHEN = re.compile(r"(?P<d>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)")
+DURATION = re.compile(
+    r"(?:耗时|took|takes|duration|elapsed)\s*[:：]?\s*(?P<s>\d+(?:\.\d+)?)\s*s", re.IGNORECASE
+)
+FIELD = re.compile(r"^\s*[-*]\s*\*\*(?P<label>[^*]+?)\*\*\s*[:：]?\s*(?P<value>.*)$")
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+EXIT_CODE = re.compile(r"exit_code\s*=\s*(?P<c>-?\d+)")
+
+
+def _first_number(text: str) -> float | None:
+    m = NUMBER.search(text)
+    return float(m.group()) if m else None
+
+
+def _status(text: str) -> str | None:
+    low = text.lower()
+    if "✅" in text or "成功" in text or "success" in low:
+        return "success"
+    if "❌" in text or "失败" in text or "fail" in low:
+        return "failed"
+    return None
+
+
+def _finish(it: ReportedIteration) -> ReportedIteration:
+    """Derive the typed fields of a Markdown iteration from its labelled fields."""
+    f = it.fields
+    for key, value in f.items():
+        f[key] = value.strip() if isinstance(value, str) else value
+    status = str(f.get("status", ""))
+    it.status = _status(status)
+    if m := EXIT_CODE.search(status):
+        it.exit_code = int(m["c"])
+    score_line = str(f.get("score", ""))
+    if score_line:
+        parts = dict.fromkeys(("score", "improvement", "best"), None)
+        for chunk in ("score: " + score_line).split("|"):
+            key, _, value = chunk.partition(":")
+            if key.strip().lower() in parts:
+                parts[key.strip().lower()] = _first_number(value)
+        it.score = parts["score"]
+        f["improvement"], f["best"] = parts["improvement"], parts["best"]
+    train = str(f.get("train_type") or "")
+    if not train and "train_py" in f:
+        train = str(f["train_py"]).split(",")[-1]
+    it.train_type = train.strip().strip("`") or None
+    text = " ".join(str(v) for v in f.values())
+    it.failure_type = (
+        str(f["failure_type"]).strip()
+        if f.get("failure_type")
+        else next((t for t in FAILURE_TYPES if t in text), None)
+    )
+    return it
+
+
+def read_markdown(folder: RunFolder, rel: str) -> list[ReportedIteration]:
+    """Parse one summary.md in any of the three forms (streamed; fields capped in length)."""
+    iterations: list[ReportedIteration] = []
+    current: ReportedIteration | None = None
+    key: str | None = None
+    for number, line in folder.lines(rel):
+        if m := HEADING.match(line):
+            if current is not None:
+                iterations.append(_finish(current))
+            if len(iterations) >= MAX_ITERATIONS:
+                folder.problem(rel, f"has more than {MAX_ITERATIONS:,} iterations; the rest were skipped")
+                current = None
+                break
+            rest = m["rest"]
+            when = WHEN.search(rest)
+            took = DURATION.search(rest)
+            current = ReportedIteration(
+                source=rel,
+                number=int(m["n"]),
+                line=number,
+                reported_at=parse_naive(when["d"]) if when else None,
+                duration_s=float(took["s"]) if took else None,
+            )
+            key = None
+            continue
+        if current is None:
+            continue
+        if line.startswith("#"):
+            key = None
+            continue
+        if (m := FIELD.match(line)) and (label := LABELS.get(m["label"].strip().lower())):
+            key = label
+            current.fields[key] = m["value"].strip()[:MAX_FIELD_CHARS]
+        elif key is not None:
+            joined = f"{current.fields[key]}\n{line}" if current.fields[key] else line
+            current.fields[key] = joined[:MAX_FIELD_CHARS]
+    if current is not None:
+        iterations.append(_finish(current))
+    return iterations
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) or math.isinf(value) else float(value)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return str(value)[:MAX_FIELD_CHARS] if value not in (None, "") else None
+
+
+def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedIteration]:
+    """Parse summary.jsonl; bad lines are counted and reported, good ones kept."""
+    iterations: list[ReportedIteration] = []
+    bad: list[int] = []
+    for number, line in folder.lines(rel):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            bad.append(number)
+            continue
+        if not isinstance(row, dict) or _int(row.get("iteration")) is None:
+            bad.append(number)
+            continue
+        iterations.append(
+            ReportedIteration(
+                source=rel,
+                number=row["iteration"],
+                line=number,
+                reported_at=parse_naive(row.get("timestamp")),
+                status=_str(row.get("status")),
+                exit_code=_int(row.get("exit_code")),
+                score=_num(row.get("score")),
+                train_type=_str(row.get("train_type")),
+                failure_type=_str(row.get("failure_type")),
+                duration_s=_num(row.get("duration_s")),
+                fields={"improvement": _num(row.get("improvement"))},
+            )
+        )
+        if len(iterations) >= MAX_ITERATIONS:
+            folder.problem(rel, f"has more than {MAX_ITERATIONS:,} iterations; the rest were skipped")
+            break
+    if bad:
+        folder.problem(rel, f"{len(bad):,} line(s) are not iteration objects (first: line {bad[0]}); skipped")
+    return iterations
+
+
+def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], dict[str, Any]]:
+    """Parse pipeline_results.json into iterations and its run-level totals."""
+    data = folder.read_json(PIPELINE_SOURCE)
+    if data is None:
+        return [], {}
+    if not isinstance(data, dict):
+        folder.problem(PIPELINE_SOURCE, f"holds a JSON {type(data).__name__}, not an object")
+        return [], {}
+    totals = {
+        k: data[k]
+        for k in (
+            "task",
+            "base_model",
+            "best_score",
+            "best_iteration",
+            "total_time",
+            "total_agent_cost",
+            "total_agent_tokens",
+        )
+        if k in data
+    }
+    raw = data.get("iterations")
+    if raw is None:
+        return [], totals
+    if not isinstance(raw, list):
+        folder.problem(PIPELINE_SOURCE, "`iterations` is not a list")
+        return [], totals
+    iterations = []
+    for index, item in enumerate(raw[:MAX_ITERATIONS]):
+        if not isinstance(item, dict) or _int(item.get("iteration")) is None:
+            folder.problem(
+                PIPELINE_SOURCE, f"iteration entry {index + 1} has no integer `iteration`; skipped"
+            )
+            continue
+        exit_code = _int(item.get("exit_code"))
+        iterations.append(
+            ReportedIteration(
+                source=PIPELINE_SOURCE,
+                number=item["iteration"],
+                exit_code=exit_code,
+                status=None if exit_code is None else ("success" if exit_code == 0 else "failed"),
+                score=_num(item.get("score")),
+                duration_s=_num(item.get("training_time")),
+                fields={
+                    k: item[k]
+                    for k in ("improvement", "analysis", "agent_cost", "agent_tokens")
+                    if k in item and item[k] is not None
+                },
+            )
+        )
+    if isinstance(totals.get("best_score"), str):
+        totals["best_score"] = _first_number(totals["best_score"])
+    return iterations, totals
+
+
+def read_reports(folder: RunFolder) -> tuple[list[ReportedIteration], dict[str, Any]]:
+    """Read every self-report the run folder has; return the iterations and pipeline totals."""
+    iterations: list[ReportedIteration] = []
+    for rel in MARKDOWN_SOURCES:
+        iterations.extend(read_markdown(folder, rel))
+    iterations.extend(read_jsonl(folder))
+    pipeline, totals = read_pipeline_results(folder)
+    iterations.extend(pipeline)
+    return iterations, totals

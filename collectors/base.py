@@ -1,0 +1,39 @@
+"""The collector interface: one class per foreign run format."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from arb_audit.model import RunRecord
+
+
+@dataclass(frozen=True, slots=True)
+class CollectOptions:
+    """Inputs that live outside the run folder."""
+
+    results_csv: Path | None = None
+    """AutoRL-Bench's global results.csv, to take this run's row from."""
+
+
+class Collector(ABC):
+    """Reads one format of run folder into a :class:`RunRecord`.
+
+    A collector never executes, imports or unpickles anything from the folder, never writes into it,
+    and reports every bad input as a Problem naming the file.
+    """
+
+    name: ClassVar[str]
+    """The registry name (the entry point's name)."""
+    description: ClassVar[str]
+    """One line saying which folders this collector reads."""
+
+    @abstractmethod
+    def detect(self, run_dir: Path) -> float:
+        """Return how surely ``run_dir`` is of this format, from 0 (not at all) to 1 (certain)."""
+
+    @abstractmethod
+    def collect(self, run_dir: Path, *, revisions_git: Path, options: CollectOptions) -> RunRecord:
+        """Read ``run_dir``; code revisions go into ``revisions_git``."""

@@ -1,0 +1,1 @@
+"""Live recording of runs: workspace snapshots, grading proxy, artifact hashing (the runner issue)."""

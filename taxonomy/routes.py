@@ -1,0 +1,51 @@
+"""Stage kinds and route labels.
+
+A *stage* turns one model into another; a *route* is the chain of stages from the base model to an
+artifact. Tables count route labels; a chain of two or more training stages is ``COMPOSITE``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A named category with the sentence that defines it."""
+
+    name: str
+    """The identifier used in stores, JSON and tables."""
+    definition: str
+    """What it means, as the reviewers and the paper tables read it."""
+
+
+STAGE_KINDS: tuple[Definition, ...] = (
+    Definition("sft", "supervised loss on fixed targets (full, LoRA, QLoRA)"),
+    Definition("dpo", "offline preference optimisation (dpo, ipo, kto, orpo, simpo, cpo)"),
+    Definition("grpo", "group-relative policy gradient (grpo, dapo, dr_grpo, gspo)"),
+    Definition("ppo", "other policy gradient (ppo, rloo, reinforce, reinforce_pp, online_dpo)"),
+    Definition("reward_model", "trains a scorer, not the policy"),
+    Definition("merge", "combines the weights of several models"),
+    Definition("copy", "the artifact is the base model or another given checkpoint, unchanged"),
+    Definition("config_only", "only non-weight files differ (chat template, generation config, tokenizer)"),
+    Definition("unknown", "weights changed but nothing says how"),
+)
+"""Every kind of stage, in the order of TAXONOMY.md."""
+
+ROUTE_LABELS: tuple[Definition, ...] = (
+    Definition("SFT", "a single supervised fine-tuning stage"),
+    Definition("DPO", "a single preference-optimisation stage"),
+    Definition("GRPO", "a single group-relative policy-gradient stage"),
+    Definition("PPO", "a single other policy-gradient stage"),
+    Definition("ONLINE_RL", "a single policy-gradient stage, on-policy and interactive (multi-turn)"),
+    Definition("COMPOSITE", "two or more training stages, shown as a chain such as SFT→GRPO(online)"),
+    Definition("MERGE", "a merge of model weights"),
+    Definition("NO_TRAINING", "a copy of the base model or a change of non-weight files only"),
+    Definition("UNKNOWN", "the weights changed but no evidence says how"),
+)
+"""Every route label a table may show."""
+
+
+def names(definitions: tuple[Definition, ...]) -> tuple[str, ...]:
+    """Return the names of ``definitions`` in order."""
+    return tuple(d.name for d in definitions)

@@ -1,0 +1,73 @@
+"""The assembled audit: what the ledger decides, and what it honestly leaves undetermined."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from analyzer.audit import build_audit
+from arb_audit.model import ReportedIteration, RunInfo, RunRecord, Submission
+
+T = datetime(2026, 3, 10, 2, 30, tzinfo=UTC)
+
+
+def record(task: str, base: float | None, *scores: float) -> RunRecord:
+    run = RunInfo("r", "autorl_bench", "/r", task=task, base_score=base, utc_offset_s=8 * 3600)
+    subs = [Submission(i, "scored", f"output/v{i}", score=s, completed_at=T) for i, s in enumerate(scores, 1)]
+    return RunRecord(run=run, submissions=subs)
+
+
+@pytest.mark.parametrize(
+    ("task", "base", "scores", "mode", "score_up"),
+    [
+        ("gsm8k", 62.7, (60.0, 68.9), None, True),  # +6.2 > 2.75
+        ("gsm8k", 62.7, (64.0,), None, False),  # +1.3 within 2.75
+        ("gsm8k", 62.7, (50.0, 55.0), "regression", False),  # -7.7 below -2.75
+        ("alfworld", 5.97, (12.69,), None, False),  # +6.72 within 8.64
+        ("smith-x", 1.0, (90.0,), None, None),  # unknown task: no noise threshold
+        ("gsm8k", None, (50.0,), None, None),  # unknown base
+    ],
+)
+def test_failure_and_quadrant_from_the_ledger(
+    task: str, base: float | None, scores: tuple[float, ...], mode: str | None, score_up: bool | None
+) -> None:
+    report = build_audit(record(task, base, *scores))
+    assert report["failure"]["mode"] == mode
+    assert report["failure"]["determined"] is (mode is not None)
+    assert report["quadrant"]["score_up"] is score_up
+    assert report["quadrant"]["intended"] is None and report["quadrant"]["cell"] is None
+
+
+def test_no_valid_submission_is_timeout_no_submission() -> None:
+    rec = record("gsm8k", 62.7)
+    rec.submissions = [
+        Submission(1, "error", "output/v1", error="Model not found"),
+        Submission(2, "rejected", None, error="ValueError: Invalid model_path"),
+    ]
+    report = build_audit(rec)
+    assert report["failure"]["mode"] == "timeout_no_submission"
+    assert [e["submission_seq"] for e in report["failure"]["evidence"]] == [1, 2]
+    assert report["best"] is None and report["quadrant"]["score_up"] is False
+
+
+def test_noise_override_and_times_in_the_run_clock() -> None:
+    report = build_audit(record("gsm8k", 62.7, 64.0), noise=1.0)
+    assert report["quadrant"]["score_up"] is True and report["quadrant"]["noise_threshold"] == 1.0
+    assert report["submissions"][0]["completed_at"] == "2026-03-10T10:30:00+08:00"
+
+
+def test_route_section_says_what_it_cannot_tell_and_lists_claims() -> None:
+    rec = record("gsm8k", 62.7, 64.0)
+    rec.reports = [
+        ReportedIteration("summary.md", 1, train_type="SFT"),
+        ReportedIteration("summary.jsonl", 1, train_type="SFT"),
+        ReportedIteration("summary.md", 2, train_type="GRPO"),
+    ]
+    route = build_audit(rec)["route"]
+    assert route["status"] == "not_analyzed" and route["label"] is None and route["adopted"] == []
+    assert route["agent_claims"] == [
+        {"train_type": "SFT", "iterations": [1]},
+        {"train_type": "GRPO", "iterations": [2]},
+    ]
+    assert any("route of the best submission" in line for line in route["cannot_tell"])

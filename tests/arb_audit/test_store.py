@@ -1,0 +1,177 @@
+"""The run store: migrations give the exact schema, old stores open, records round-trip, chains hold."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from arb_audit.evidence import Evidence
+from arb_audit.migrations import MIGRATIONS
+from arb_audit.model import Flag, Problem, RunInfo, RunRecord, Submission
+from arb_audit.store import RunStore, StoreError, default_store_path, revisions_path_for
+
+EXPECTED_TABLES = {
+    "_arb_migrations",
+    "runs",
+    "revisions",
+    "files",
+    "commands",
+    "submissions",
+    "artifacts",
+    "tensors",
+    "signals",
+    "audits",
+    "verdicts",
+    "problems",
+    "flags",
+    "reported_iterations",
+}
+
+
+def _record(run_id: str = "autorl_bench:gsm8k/r1", scores: tuple[float, ...] = (1.0, 3.0)) -> RunRecord:
+    at = datetime(2026, 3, 10, 2, 0, tzinfo=UTC)
+    run = RunInfo(
+        run_id=run_id,
+        source_format="autorl_bench",
+        source_path="/runs/r1",
+        task="gsm8k",
+        base_score=2.0,
+        started_at=at,
+        utc_offset_s=28800,
+        extra={"agent_exit_code": 0},
+    )
+    subs = [
+        Submission(
+            seq=i,
+            status="scored",
+            model_path=f"output/v{i}",
+            score=s,
+            completed_at=at,
+            evidence=[Evidence("log", path="run.log", line=i)],
+        )
+        for i, s in enumerate(scores, 1)
+    ]
+    return RunRecord(
+        run=run,
+        submissions=subs,
+        problems=[Problem("run.log", "odd")],
+        flags=[Flag("grader_probing", "reset", [Evidence("file", path="scores.json")])],
+    )
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+            " ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+    ]
+
+
+def test_blank_store_gets_every_table_and_migration(tmp_path: Path) -> None:
+    with RunStore.open(tmp_path / "s.duckdb") as store:
+        tables = {
+            r[0] for r in store.con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
+        assert tables == EXPECTED_TABLES
+        assert store.applied_migrations() == [m.__name__ for m in MIGRATIONS]
+        assert _columns(store.con, "submissions")[:12] == [
+            "run_id",
+            "seq",
+            "requested_at",
+            "completed_at",
+            "model_path",
+            "artifact_id",
+            "score",
+            "error",
+            "status",
+            "best_so_far",
+            "prev_hash",
+            "record_hash",
+        ]
+        assert "evidence" in _columns(store.con, "submissions")
+
+
+def test_store_written_by_an_older_version_opens_and_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE _arb_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    MIGRATIONS[0](con)
+    con.execute("INSERT INTO _arb_migrations VALUES ('m001_initial', now())")
+    con.execute("INSERT INTO runs (run_id, task) VALUES ('old-run', 'gsm8k')")
+    con.close()
+    with RunStore.open(path) as store:
+        assert store.applied_migrations() == ["m001_initial", "m002_collected_details"]
+        assert store.con.execute("SELECT task, extra FROM runs").fetchall() == [("gsm8k", None)]
+        assert store.load_record("old-run").run.task == "gsm8k"
+
+
+def test_record_round_trips(tmp_path: Path) -> None:
+    record = _record()
+    with RunStore.open(tmp_path / "s.duckdb") as store:
+        store.save_record(record, tmp_path / "s.revisions.git")
+        back = store.load_record(record.run.run_id)
+    assert back.run.extra == {"agent_exit_code": 0}
+    assert back.run.started_at == record.run.started_at
+    assert [s.score for s in back.submissions] == [1.0, 3.0]
+    assert back.submissions[1].evidence == [Evidence("log", path="run.log", line=2)]
+    assert back.problems == record.problems
+    assert back.flags == record.flags
+
+
+def test_reingest_replaces_derived_rows_but_keeps_verdicts(tmp_path: Path) -> None:
+    with RunStore.open(tmp_path / "s.duckdb") as store:
+        store.save_record(_record(), None)
+        store.con.execute(
+            "INSERT INTO verdicts (run_id, reviewer, field, value) VALUES "
+            "('autorl_bench:gsm8k/r1', 'ana', 'route', 'SFT')"
+        )
+        store.save_record(_record(scores=(5.0,)), None)
+        assert store.con.execute("SELECT count(*) FROM submissions").fetchone() == (1,)
+        assert store.con.execute("SELECT count(*) FROM verdicts").fetchone() == (1,)
+        assert store.con.execute("SELECT best_so_far FROM submissions").fetchone() == (5.0,)
+
+
+def test_failed_ingest_leaves_the_previous_one(tmp_path: Path) -> None:
+    with RunStore.open(tmp_path / "s.duckdb") as store:
+        store.save_record(_record(), None)
+        broken = _record(scores=(1.0,))
+        broken.submissions.append(broken.submissions[0])  # duplicate primary key
+        with pytest.raises(duckdb.Error):
+            store.save_record(broken, None)
+        assert len(store.load_record("autorl_bench:gsm8k/r1").submissions) == 2
+
+
+def test_hash_chain_detects_an_edited_row(tmp_path: Path) -> None:
+    with RunStore.open(tmp_path / "s.duckdb") as store:
+        store.save_record(_record(scores=(1.0, 2.0, 3.0)), None)
+        assert store.verify_submission_chain("autorl_bench:gsm8k/r1") is None
+        store.con.execute("UPDATE submissions SET score = 99 WHERE seq = 2")
+        assert store.verify_submission_chain("autorl_bench:gsm8k/r1") == 2
+
+
+def test_default_store_lives_in_the_run_folder_when_writable(tmp_path: Path) -> None:
+    assert default_store_path(tmp_path) == tmp_path / ".arb-audit" / "run.duckdb"
+    assert revisions_path_for(tmp_path / "run.duckdb") == tmp_path / "run.revisions.git"
+
+
+def test_default_store_falls_back_to_the_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".arb-audit").write_text("an agent put a file here")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = default_store_path(run)
+    assert path.parent.parent == tmp_path / "cache" / "arb-audit"
+    assert path.name == "run.duckdb"
+
+
+def test_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
+    bad = tmp_path / "not-a-db.duckdb"
+    bad.write_text("this is not a duckdb file")
+    with pytest.raises(StoreError, match=r"not-a-db\.duckdb"), RunStore.open(bad):
+        pass

@@ -1,0 +1,21 @@
+"""Shared fixtures: run folders written fresh by tests.fixture_runs (file times included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixture_runs import SCENARIOS, write_run
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "autorl_bench"
+
+
+@pytest.fixture
+def make_run(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Return a function that writes the named scenario under tmp_path and returns its folder."""
+
+    def make(name: str) -> Path:
+        return write_run(SCENARIOS[name](), tmp_path / name)
+
+    return make

@@ -1,0 +1,112 @@
+"""The front door: ``arb-audit RUN_DIR`` in text and JSON, its exit codes, and its light start."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+from click.testing import CliRunner
+
+from arb_audit.cli import main
+
+MakeRun = Callable[[str], Path]
+SUBMISSION_KEYS = {"seq", "status", "score", "requested_at", "completed_at", "model_path", "artifact_id"}
+METRIC_KEYS = {"n_submissions", "n_scored", "valid_rate", "time_to_first_valid_s", "time_to_best_s"}
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_matches_the_contract(make_run: MakeRun) -> None:
+    code, out, _ = run_cli(str(make_run("messy")), "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert {
+        "run",
+        "submissions",
+        "best",
+        "metrics",
+        "route",
+        "failure",
+        "flags",
+        "quadrant",
+        "problems",
+    } <= set(report)
+    assert all(set(s) >= SUBMISSION_KEYS for s in report["submissions"])
+    assert {s["status"] for s in report["submissions"]} == {"scored", "error", "rejected", "duplicate"}
+    assert set(report["metrics"]) >= METRIC_KEYS
+    assert report["metrics"]["n_submissions"] == 6
+    assert report["best"]["seq"] == 1
+    assert all({"path", "message"} == set(p) for p in report["problems"])
+    assert {f["flag"] for f in report["flags"]} == {"artifact_overwritten", "grader_probing"}
+
+
+def test_text_report_shows_the_timeline_best_and_flags(make_run: MakeRun) -> None:
+    code, out, _ = run_cli("audit", str(make_run("messy")))
+    assert code == 0
+    for needle in (
+        "alfworld",
+        "Submissions (6 attempts)",
+        "duplicate",
+        "rejected",
+        "★ best",
+        "Best valid submission: #1",
+        "artifact_overwritten",
+        "grader_probing",
+        "Route: not analysed",
+        "UTC+8h",
+    ):
+        assert needle in out, needle
+
+
+def test_store_is_written_outside_the_runs_own_files_and_reingest_works(
+    make_run: MakeRun, tmp_path: Path
+) -> None:
+    run = make_run("improves")
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
+    assert run_cli(str(run), "--json")[0] == 0
+    assert run_cli(str(run), "--json")[0] == 0
+    after = sorted(p.relative_to(run) for p in run.rglob("*") if ".arb-audit" not in p.parts)
+    assert before == after
+    con = duckdb.connect(str(run / ".arb-audit" / "run.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM submissions").fetchone() == (3,)
+    assert con.execute("SELECT failure_mode, quadrant FROM audits").fetchone() == (None, None)
+    con.close()
+    chosen = tmp_path / "elsewhere" / "s.duckdb"
+    code, out, _ = run_cli(str(run), "--json", "--store", str(chosen))
+    assert code == 0 and chosen.exists() and (tmp_path / "elsewhere" / "s.revisions.git" / "HEAD").exists()
+    assert json.loads(out)["run"]["store_path"] == str(chosen)
+
+
+def test_nothing_usable_exits_2_with_one_line(tmp_path: Path) -> None:
+    code, _, err = run_cli(str(tmp_path))
+    assert code == 2 and "no supported run format found" in err and err.count("\n") == 1
+    code, _, err = run_cli(str(tmp_path / "nope"))
+    assert code == 2 and "no such folder" in err
+    (tmp_path / "f.txt").write_text("x")
+    code, _, err = run_cli(str(tmp_path / "f.txt"))
+    assert code == 2 and "not a folder" in err
+    code, _, err = run_cli(str(tmp_path), "--format", "posttrainbench")
+    assert code == 2 and "no collector named 'posttrainbench'" in err
+
+
+def test_a_run_that_failed_still_exits_0(make_run: MakeRun) -> None:
+    code, out, _ = run_cli(str(make_run("no_valid")), "--json")
+    assert code == 0 and json.loads(out)["failure"]["mode"] == "timeout_no_submission"
+
+
+def test_help_imports_nothing_heavy() -> None:
+    probe = (
+        "import sys; from click.testing import CliRunner; from arb_audit.cli import main; "
+        "r = CliRunner().invoke(main, ['--help']); assert r.exit_code == 0, r.output; "
+        "heavy = [m for m in ('torch', 'textual', 'sklearn', 'matplotlib', 'duckdb', 'polars', 'libcst')"
+        " if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,1 @@
+"""The reviewer's desk (Textual), laid out like harlequin (the TUI issue)."""
