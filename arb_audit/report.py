@@ -69,7 +69,7 @@ def _timeline(console: Console, report: dict[str, Any]) -> None:
     for column in ("#", "requested", "completed", "status", "score"):
         table.add_column(column, no_wrap=True)
     table.add_column("model path", overflow="fold")
-    table.add_column("note", overflow="fold", ratio=1)
+    table.add_column("note", ratio=1)
     for s in subs:
         status = s["status"]
         note = s["error"] or ""

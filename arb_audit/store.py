@@ -13,10 +13,10 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import polars as pl
@@ -36,6 +36,8 @@ from arb_audit.model import (
     RunRecord,
     Submission,
 )
+
+T = TypeVar("T")
 
 GENESIS_HASH = "0" * 64
 """prev_hash of the first row of a hash chain."""
@@ -177,9 +179,34 @@ def revisions_path_for(store_path: Path) -> Path:
     return store_path.with_name(store_path.stem + ".revisions.git")
 
 
+CHAINED_COLUMNS = (
+    "run_id",
+    "seq",
+    "requested_at",
+    "completed_at",
+    "model_path",
+    "artifact_id",
+    "score",
+    "error",
+    "status",
+    "best_so_far",
+    "prev_hash",
+    "harness_id",
+    "elapsed_s",
+    "gpu",
+    "baseline_score",
+    "artifact_path",
+    "duplicate_of",
+    "evidence",
+)
+"""The submission columns the hash chain covers; a later migration's new columns are not in it."""
+
+
 def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
     """Return the hash that chains ``row`` to the row before it (SHA-256 over canonical JSON)."""
-    body = json.dumps(row, sort_keys=True, default=str, separators=(",", ":"))
+    body = json.dumps(
+        {k: row.get(k) for k in CHAINED_COLUMNS}, sort_keys=True, default=str, separators=(",", ":")
+    )
     return hashlib.sha256((prev_hash + body).encode()).hexdigest()
 
 
@@ -203,6 +230,43 @@ def _evidence_json(items: Sequence[Evidence]) -> str:
 
 def _evidence_list(text: str | None) -> list[Evidence]:
     return [Evidence.from_json(e) for e in json.loads(text or "[]")]
+
+
+def _row(record: Any, **columns: Any) -> dict[str, Any]:
+    """Turn a record dataclass into a table row: times to naive UTC, ``columns`` added or overriding."""
+    row = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        row[f.name] = _utc_naive(value) if isinstance(value, datetime) else value
+    row.update(columns)
+    return row
+
+
+def _build(cls: type[T], row: dict[str, Any], **values: Any) -> T:
+    """Build a record dataclass from a table row: times to aware UTC, ``values`` taking precedence."""
+    kwargs = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in values:
+            kwargs[f.name] = values[f.name]
+        elif f.name in row:
+            value = row[f.name]
+            kwargs[f.name] = _aware(value) if isinstance(value, datetime) else value
+    return cls(**kwargs)
+
+
+def _chained(run_id: str, submissions: Sequence[Submission]) -> list[dict[str, Any]]:
+    """Rows of the submission ledger with best-so-far and the hash chain filled in."""
+    rows: list[dict[str, Any]] = []
+    prev = GENESIS_HASH
+    best: float | None = None
+    for s in submissions:
+        if s.status == "scored" and s.score is not None and (best is None or s.score > best):
+            best = s.score
+        row = _row(s, run_id=run_id, best_so_far=best, evidence=_evidence_json(s.evidence))
+        row["prev_hash"] = prev
+        row["record_hash"] = prev = chain_hash(prev, row)
+        rows.append(row)
+    return rows
 
 
 class RunStore:
@@ -262,7 +326,8 @@ class RunStore:
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
-        frame = pl.DataFrame(rows, schema=_SCHEMAS[table], orient="row")
+        schema = _SCHEMAS[table]
+        frame = pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
         columns = ", ".join(frame.columns)
         self.con.register("_arb_frame", frame)
         try:
@@ -277,144 +342,46 @@ class RunStore:
         try:
             for table in _DERIVED_TABLES:
                 self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-            self._insert("runs", [self._run_row(record.run, revisions_path)])
-            self._insert("submissions", self._submission_rows(run_id, record.submissions))
-            self._insert("artifacts", [self._artifact_row(run_id, a) for a in record.artifacts])
             self._insert(
-                "revisions",
+                "runs",
                 [
-                    {
-                        "run_id": run_id,
-                        "seq": r.seq,
-                        "sha": r.sha,
-                        "taken_at": _utc_naive(r.taken_at),
-                        "trigger": r.trigger,
-                        "files_changed": len(r.files),
-                    }
-                    for r in record.revisions
+                    _row(
+                        record.run,
+                        extra=_json(record.run.extra),
+                        recorder_version=__version__,
+                        revisions_path=str(revisions_path) if revisions_path else None,
+                    )
                 ],
+            )
+            self._insert("submissions", _chained(run_id, record.submissions))
+            self._insert(
+                "artifacts", [_row(a, run_id=run_id, path_exists=a.exists) for a in record.artifacts]
+            )
+            self._insert(
+                "revisions", [_row(r, run_id=run_id, files_changed=len(r.files)) for r in record.revisions]
             )
             self._insert(
                 "files",
-                [
-                    {
-                        "run_id": run_id,
-                        "revision_seq": r.seq,
-                        "path": f.path,
-                        "blob_sha": f.blob_sha,
-                        "size": f.size,
-                        "note": f.note,
-                    }
-                    for r in record.revisions
-                    for f in r.files
-                ],
+                [_row(f, run_id=run_id, revision_seq=r.seq) for r in record.revisions for f in r.files],
             )
             self._insert(
                 "reported_iterations",
-                [
-                    {
-                        **{k: v for k, v in asdict(it).items() if k != "fields"},
-                        "run_id": run_id,
-                        "reported_at": _utc_naive(it.reported_at),
-                        "fields": _json(it.fields),
-                    }
-                    for it in record.reports
-                ],
+                [_row(it, run_id=run_id, fields=_json(it.fields)) for it in record.reports],
             )
             self._insert(
                 "flags",
                 [
-                    {
-                        "run_id": run_id,
-                        "seq": i,
-                        "flag": f.flag,
-                        "message": f.message,
-                        "evidence": _evidence_json(f.evidence),
-                    }
+                    _row(f, run_id=run_id, seq=i, evidence=_evidence_json(f.evidence))
                     for i, f in enumerate(record.flags, 1)
                 ],
             )
             self._insert(
-                "problems",
-                [
-                    {"run_id": run_id, "seq": i, "path": p.path, "message": p.message}
-                    for i, p in enumerate(record.problems, 1)
-                ],
+                "problems", [_row(p, run_id=run_id, seq=i) for i, p in enumerate(record.problems, 1)]
             )
             self.con.execute("COMMIT")
         except Exception:
             self.con.execute("ROLLBACK")
             raise
-
-    @staticmethod
-    def _run_row(run: RunInfo, revisions_path: Path | None) -> dict[str, Any]:
-        return {
-            "run_id": run.run_id,
-            "task": run.task,
-            "scaffold": run.scaffold,
-            "driver": run.driver,
-            "mode": run.mode,
-            "base_model": run.base_model,
-            "base_score": run.base_score,
-            "budget_s": run.budget_s,
-            "started_at": _utc_naive(run.started_at),
-            "ended_at": _utc_naive(run.ended_at),
-            "source_format": run.source_format,
-            "source_path": run.source_path,
-            "recorder_version": __version__,
-            "agent_launched_at": _utc_naive(run.agent_launched_at),
-            "workspace_path": run.workspace_path,
-            "utc_offset_s": run.utc_offset_s,
-            "revisions_path": str(revisions_path) if revisions_path else None,
-            "extra": _json(run.extra),
-        }
-
-    @staticmethod
-    def _submission_rows(run_id: str, submissions: Sequence[Submission]) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        prev = GENESIS_HASH
-        best: float | None = None
-        for s in submissions:
-            if s.status == "scored" and s.score is not None and (best is None or s.score > best):
-                best = s.score
-            row = {
-                "run_id": run_id,
-                "seq": s.seq,
-                "requested_at": _utc_naive(s.requested_at),
-                "completed_at": _utc_naive(s.completed_at),
-                "model_path": s.model_path,
-                "artifact_id": s.artifact_id,
-                "score": s.score,
-                "error": s.error,
-                "status": s.status,
-                "best_so_far": best,
-                "harness_id": s.harness_id,
-                "elapsed_s": s.elapsed_s,
-                "gpu": s.gpu,
-                "baseline_score": s.baseline_score,
-                "artifact_path": s.artifact_path,
-                "duplicate_of": s.duplicate_of,
-                "evidence": _evidence_json(s.evidence),
-            }
-            row["prev_hash"] = prev
-            row["record_hash"] = prev = chain_hash(prev, row)
-            rows.append(row)
-        return rows
-
-    @staticmethod
-    def _artifact_row(run_id: str, a: ArtifactInfo) -> dict[str, Any]:
-        return {
-            "run_id": run_id,
-            "artifact_id": a.artifact_id,
-            "kind": a.kind,
-            "size": a.size,
-            "parent_ref": a.parent_ref,
-            "path": a.path,
-            "path_exists": a.exists,
-            "n_files": a.n_files,
-            "latest_mtime": _utc_naive(a.latest_mtime),
-            "note": a.note,
-        }
 
     def run_ids(self) -> list[str]:
         """Return the ids of the runs in this store."""
@@ -430,99 +397,28 @@ class RunStore:
         runs = self._dicts("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if not runs:
             raise StoreError(f"{self.path}: no run {run_id!r} in the store")
-        r = runs[0]
-        run = RunInfo(
-            run_id=r["run_id"],
-            source_format=r["source_format"],
-            source_path=r["source_path"],
-            task=r["task"],
-            scaffold=r["scaffold"],
-            driver=r["driver"],
-            mode=r["mode"],
-            base_model=r["base_model"],
-            base_score=r["base_score"],
-            budget_s=r["budget_s"],
-            started_at=_aware(r["started_at"]),
-            agent_launched_at=_aware(r["agent_launched_at"]),
-            ended_at=_aware(r["ended_at"]),
-            workspace_path=r["workspace_path"],
-            utc_offset_s=r["utc_offset_s"],
-            extra=json.loads(r["extra"] or "{}"),
-        )
-        record = RunRecord(run=run)
-        for s in self._dicts("SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id]):
-            record.submissions.append(
-                Submission(
-                    seq=s["seq"],
-                    status=s["status"],
-                    model_path=s["model_path"],
-                    requested_at=_aware(s["requested_at"]),
-                    completed_at=_aware(s["completed_at"]),
-                    score=s["score"],
-                    error=s["error"],
-                    harness_id=s["harness_id"],
-                    elapsed_s=s["elapsed_s"],
-                    gpu=s["gpu"],
-                    baseline_score=s["baseline_score"],
-                    artifact_path=s["artifact_path"],
-                    artifact_id=s["artifact_id"],
-                    duplicate_of=s["duplicate_of"],
-                    evidence=_evidence_list(s["evidence"]),
-                )
-            )
-        for a in self._dicts("SELECT * FROM artifacts WHERE run_id = ? ORDER BY path", [run_id]):
-            record.artifacts.append(
-                ArtifactInfo(
-                    path=a["path"],
-                    exists=a["path_exists"],
-                    kind=a["kind"],
-                    size=a["size"],
-                    n_files=a["n_files"],
-                    latest_mtime=_aware(a["latest_mtime"]),
-                    artifact_id=a["artifact_id"],
-                    parent_ref=a["parent_ref"],
-                    note=a["note"],
-                )
-            )
-        files = self._dicts("SELECT * FROM files WHERE run_id = ? ORDER BY revision_seq, path", [run_id])
-        for v in self._dicts("SELECT * FROM revisions WHERE run_id = ? ORDER BY seq", [run_id]):
-            record.revisions.append(
-                Revision(
-                    seq=v["seq"],
-                    sha=v["sha"],
-                    taken_at=_aware(v["taken_at"]),
-                    trigger=v["trigger"],
-                    files=[
-                        FileEntry(path=f["path"], size=f["size"], blob_sha=f["blob_sha"], note=f["note"])
-                        for f in files
-                        if f["revision_seq"] == v["seq"]
-                    ],
-                )
-            )
-        for it in self._dicts(
-            "SELECT * FROM reported_iterations WHERE run_id = ? ORDER BY source, line, number", [run_id]
-        ):
-            record.reports.append(
-                ReportedIteration(
-                    source=it["source"],
-                    number=it["number"],
-                    reported_at=_aware(it["reported_at"]),
-                    status=it["status"],
-                    exit_code=it["exit_code"],
-                    score=it["score"],
-                    train_type=it["train_type"],
-                    failure_type=it["failure_type"],
-                    duration_s=it["duration_s"],
-                    line=it["line"],
-                    fields=json.loads(it["fields"] or "{}"),
-                )
-            )
-        for f in self._dicts("SELECT * FROM flags WHERE run_id = ? ORDER BY seq", [run_id]):
-            record.flags.append(
-                Flag(flag=f["flag"], message=f["message"], evidence=_evidence_list(f["evidence"]))
-            )
-        for p in self._dicts("SELECT * FROM problems WHERE run_id = ? ORDER BY seq", [run_id]):
-            record.problems.append(Problem(path=p["path"], message=p["message"]))
+        record = RunRecord(run=_build(RunInfo, runs[0], extra=json.loads(runs[0]["extra"] or "{}")))
+
+        def rows(table: str, order: str) -> list[dict[str, Any]]:
+            return self._dicts(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}", [run_id])
+
+        record.submissions = [
+            _build(Submission, s, evidence=_evidence_list(s["evidence"])) for s in rows("submissions", "seq")
+        ]
+        record.artifacts = [
+            _build(ArtifactInfo, a, exists=a["path_exists"]) for a in rows("artifacts", "path")
+        ]
+        files = rows("files", "revision_seq, path")
+        record.revisions = [
+            _build(Revision, v, files=[_build(FileEntry, f) for f in files if f["revision_seq"] == v["seq"]])
+            for v in rows("revisions", "seq")
+        ]
+        record.reports = [
+            _build(ReportedIteration, it, fields=json.loads(it["fields"] or "{}"))
+            for it in rows("reported_iterations", "source, line, number")
+        ]
+        record.flags = [_build(Flag, f, evidence=_evidence_list(f["evidence"])) for f in rows("flags", "seq")]
+        record.problems = [_build(Problem, p) for p in rows("problems", "seq")]
         return record
 
     def revisions_path(self, run_id: str) -> Path | None:
@@ -560,9 +456,7 @@ class RunStore:
         rows = self._dicts("SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id])
         prev = GENESIS_HASH
         for row in rows:
-            stored, row_prev = row.pop("record_hash"), row.pop("prev_hash")
-            row["prev_hash"] = row_prev
-            if row_prev != prev or chain_hash(prev, row) != stored:
+            if row["prev_hash"] != prev or chain_hash(prev, row) != row["record_hash"]:
                 return int(row["seq"])
-            prev = stored
+            prev = row["record_hash"]
         return None

@@ -8,6 +8,7 @@ Line readers stream, so a log of any size costs bounded memory.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,6 +21,23 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 """Largest JSON document read whole; anything larger is refused with a problem."""
 MAX_LINE_BYTES = 64 * 1024
 """Longest line kept from a streamed log; longer lines are cut and counted."""
+
+
+def json_number(value: Any) -> float | None:
+    """Return a JSON number as a finite float; None for anything else (bools, strings, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) or math.isinf(value) else float(value)
+
+
+def json_int(value: Any) -> int | None:
+    """Return a JSON integer; None for anything else (bools included)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 @dataclass
@@ -60,8 +78,17 @@ class RunFolder:
             return None
         return path
 
-    def read_json(self, rel: str, *, max_bytes: int = MAX_JSON_BYTES) -> Any | None:
-        """Return the parsed JSON document ``rel``, or None with a problem if it cannot be read."""
+    def read_json(
+        self,
+        rel: str,
+        *,
+        expect: type[dict[str, Any]] | type[list[Any]] | None = None,
+        max_bytes: int = MAX_JSON_BYTES,
+    ) -> Any | None:
+        """Return the parsed JSON document ``rel``, or None with a problem if it cannot be read.
+
+        With ``expect`` (``dict`` or ``list``), a document of another JSON type is a problem too.
+        """
         path = self.file(rel)
         if path is None:
             return None
@@ -83,12 +110,17 @@ class RunFolder:
             self.problem(rel, f"is not UTF-8 (byte {exc.start}); not read")
             return None
         try:
-            return json.loads(text)
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             truncated = exc.pos >= len(text.rstrip()) - 1
             what = "is truncated" if truncated else "is not valid JSON"
             self.problem(rel, f"{what}: {exc.msg} at line {exc.lineno}, column {exc.colno}")
             return None
+        if expect is not None and not isinstance(data, expect):
+            wanted = "an object" if expect is dict else "a list"
+            self.problem(rel, f"holds a JSON {_json_type(data)}, not {wanted}")
+            return None
+        return data
 
     def lines(self, rel: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
         """Stream ``(line number, text)`` of a text file in bounded memory.

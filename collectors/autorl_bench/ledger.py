@@ -42,6 +42,14 @@ class _Attempt:
         return moment.replace(microsecond=0), line
 
 
+def _instant(status: SubmissionStatus, ev: SubmitEvent, default_error: str | None) -> _Attempt:
+    """Make an attempt that was answered at once (cached, refused, or failed outside an evaluation)."""
+    error = (ev.reason or default_error) if default_error else None
+    return _Attempt(
+        status, [ev], model_path=ev.model_path, score=ev.score, error=error, requested=ev.at, completed=ev.at
+    )
+
+
 def _attempts_from_log(events: list[SubmitEvent]) -> list[_Attempt]:
     attempts: list[_Attempt] = []
     open_eval: _Attempt | None = None
@@ -77,34 +85,13 @@ def _attempts_from_log(events: list[SubmitEvent]) -> list[_Attempt]:
                     ev.score,
                     ev.at,
                 )
-                attempts.append(
-                    _Attempt(
-                        "error",
-                        [error_event],
-                        error=error_event.reason or "internal server error",
-                        requested=error_event.at,
-                        completed=error_event.at,
-                    )
-                )
+                attempts.append(_instant("error", error_event, "internal server error"))
             else:
                 attempts.append(_Attempt("scored", [ev], score=ev.score, number=ev.number, completed=ev.at))
         elif ev.kind == "cache_hit":
-            attempts.append(
-                _Attempt(
-                    "duplicate",
-                    [ev],
-                    model_path=ev.model_path,
-                    score=ev.score,
-                    requested=ev.at,
-                    completed=ev.at,
-                )
-            )
+            attempts.append(_instant("duplicate", ev, None))
         elif ev.kind == "invalid":
-            attempts.append(
-                _Attempt(
-                    "rejected", [ev], error=ev.reason or "invalid request", requested=ev.at, completed=ev.at
-                )
-            )
+            attempts.append(_instant("rejected", ev, "invalid request"))
         elif open_eval is not None:
             crashed = open_eval
             crashed.events.append(ev)
@@ -113,15 +100,7 @@ def _attempts_from_log(events: list[SubmitEvent]) -> list[_Attempt]:
                 crashed_by[crashed.number] = crashed
             crashed.completed = ev.at
         else:
-            attempts.append(
-                _Attempt(
-                    "error",
-                    [ev],
-                    error=ev.reason or "internal server error",
-                    requested=ev.at,
-                    completed=ev.at,
-                )
-            )
+            attempts.append(_instant("error", ev, "internal server error"))
     if open_eval is not None:
         open_eval.status = "error"
         open_eval.error = f"evaluation #{open_eval.number} was still running when run.log ended"

@@ -58,11 +58,8 @@ def _epoch(data: dict[str, Any], key: str, folder: RunFolder) -> int | None:
 
 def read_run_meta(folder: RunFolder) -> RunMeta | None:
     """Read run_meta.json; None when absent or unreadable."""
-    data = folder.read_json(RUN_META)
+    data = folder.read_json(RUN_META, expect=dict)
     if data is None:
-        return None
-    if not isinstance(data, dict):
-        folder.problem(RUN_META, f"holds a JSON {type(data).__name__}, not an object")
         return None
     return RunMeta(
         *(_epoch(data, k, folder) for k in ("start_time", "timeout_s", "last_submit_time", "end_time"))
@@ -71,10 +68,7 @@ def read_run_meta(folder: RunFolder) -> RunMeta | None:
 
 def read_harness_metrics(folder: RunFolder) -> dict[str, Any] | None:
     """Read reports/metrics.json as the harness computed it (kept for comparison, not trusted)."""
-    data = folder.read_json(METRICS)
-    if data is not None and not isinstance(data, dict):
-        folder.problem(METRICS, f"holds a JSON {type(data).__name__}, not an object")
-        return None
+    data: dict[str, Any] | None = folder.read_json(METRICS, expect=dict)
     return data
 
 

@@ -6,13 +6,11 @@ Each entry is validated on its own: a malformed entry is reported and skipped, t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from collectors.clock import parse_naive
-from collectors.reading import RunFolder
+from collectors.reading import RunFolder, json_int, json_number
 
 SCORES = "scores.json"
 
@@ -41,19 +39,10 @@ class ScoreEntry:
     """The evaluator's error, when it returned one."""
 
 
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return None if math.isnan(value) or math.isinf(value) else float(value)
-
-
 def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
     """Return the valid entries of scores.json; None when the file is missing or unreadable."""
-    data = folder.read_json(SCORES)
+    data = folder.read_json(SCORES, expect=list)
     if data is None:
-        return None
-    if not isinstance(data, list):
-        folder.problem(SCORES, f"holds a JSON {type(data).__name__}, not the expected list of submissions")
         return None
     entries: list[ScoreEntry] = []
     for index, item in enumerate(data):
@@ -61,11 +50,11 @@ def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
         if not isinstance(item, dict):
             folder.problem(SCORES, f"{where} is not an object (found {type(item).__name__}); skipped")
             continue
-        score = _float(item.get("score"))
+        score = json_number(item.get("score"))
         if score is None:
             folder.problem(SCORES, f"{where} has no numeric score ({item.get('score')!r}); kept without one")
         raw_id = item.get("submission_id")
-        sid = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
+        sid = json_int(raw_id)
         if sid is None:
             folder.problem(SCORES, f"{where} has no integer submission_id ({raw_id!r})")
         completed = parse_naive(item.get("timestamp"))
@@ -80,9 +69,9 @@ def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
                 completed_at=completed,
                 model_path=path if isinstance(path, str) else None,
                 score=score,
-                baseline_score=_float(item.get("baseline_score")),
-                improvement=_float(item.get("improvement")),
-                elapsed_s=_float(item.get("elapsed_seconds")),
+                baseline_score=json_number(item.get("baseline_score")),
+                improvement=json_number(item.get("improvement")),
+                elapsed_s=json_number(item.get("elapsed_seconds")),
                 error=str(error) if error not in (None, "") else None,
             )
         )

@@ -12,13 +12,12 @@ Three Markdown forms, each with Chinese or English field labels, and two JSON fo
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
 from arb_audit.model import ReportedIteration
 from collectors.clock import parse_naive
-from collectors.reading import RunFolder
+from collectors.reading import RunFolder, json_int, json_number
 
 MARKDOWN_SOURCES = ("reports/summary.md", "summary.md")
 JSONL_SOURCE = "reports/summary.jsonl"
@@ -176,16 +175,6 @@ def read_markdown(folder: RunFolder, rel: str) -> list[ReportedIteration]:
     return iterations
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return None if math.isnan(value) or math.isinf(value) else float(value)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _str(value: Any) -> str | None:
     return str(value)[:MAX_FIELD_CHARS] if value not in (None, "") else None
 
@@ -202,7 +191,7 @@ def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedItera
         except json.JSONDecodeError:
             bad.append(number)
             continue
-        if not isinstance(row, dict) or _int(row.get("iteration")) is None:
+        if not isinstance(row, dict) or json_int(row.get("iteration")) is None:
             bad.append(number)
             continue
         iterations.append(
@@ -212,12 +201,12 @@ def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedItera
                 line=number,
                 reported_at=parse_naive(row.get("timestamp")),
                 status=_str(row.get("status")),
-                exit_code=_int(row.get("exit_code")),
-                score=_num(row.get("score")),
+                exit_code=json_int(row.get("exit_code")),
+                score=json_number(row.get("score")),
                 train_type=_str(row.get("train_type")),
                 failure_type=_str(row.get("failure_type")),
-                duration_s=_num(row.get("duration_s")),
-                fields={"improvement": _num(row.get("improvement"))},
+                duration_s=json_number(row.get("duration_s")),
+                fields={"improvement": json_number(row.get("improvement"))},
             )
         )
         if len(iterations) >= MAX_ITERATIONS:
@@ -230,11 +219,8 @@ def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedItera
 
 def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], dict[str, Any]]:
     """Parse pipeline_results.json into iterations and its run-level totals."""
-    data = folder.read_json(PIPELINE_SOURCE)
+    data = folder.read_json(PIPELINE_SOURCE, expect=dict)
     if data is None:
-        return [], {}
-    if not isinstance(data, dict):
-        folder.problem(PIPELINE_SOURCE, f"holds a JSON {type(data).__name__}, not an object")
         return [], {}
     totals = {
         k: data[k]
@@ -257,20 +243,20 @@ def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], d
         return [], totals
     iterations = []
     for index, item in enumerate(raw[:MAX_ITERATIONS]):
-        if not isinstance(item, dict) or _int(item.get("iteration")) is None:
+        if not isinstance(item, dict) or json_int(item.get("iteration")) is None:
             folder.problem(
                 PIPELINE_SOURCE, f"iteration entry {index + 1} has no integer `iteration`; skipped"
             )
             continue
-        exit_code = _int(item.get("exit_code"))
+        exit_code = json_int(item.get("exit_code"))
         iterations.append(
             ReportedIteration(
                 source=PIPELINE_SOURCE,
                 number=item["iteration"],
                 exit_code=exit_code,
                 status=None if exit_code is None else ("success" if exit_code == 0 else "failed"),
-                score=_num(item.get("score")),
-                duration_s=_num(item.get("training_time")),
+                score=json_number(item.get("score")),
+                duration_s=json_number(item.get("training_time")),
                 fields={
                     k: item[k]
                     for k in ("improvement", "analysis", "agent_cost", "agent_tokens")

@@ -125,7 +125,7 @@ def test_results_csv_row_in_either_schema(make_run: MakeRun, tmp_path: Path) -> 
         (b"", "scores.json: is empty"),
         (b'[{"submission_id": 1, "score": 60.1', "scores.json: is truncated"),
         (b"<html>not json</html>", "scores.json: is not valid JSON"),
-        (b'{"submission_id": 1}', "scores.json: holds a JSON dict"),
+        (b'{"submission_id": 1}', "scores.json: holds a JSON object, not a list"),
         (
             b'[1, {"submission_id": "x", "score": "high", "timestamp": 3}]',
             "scores.json: entry 1 is not an object (found int)",
