@@ -15,14 +15,23 @@ import time
 from pathlib import Path
 
 RECORD = "2026-03-10 10:{m:02d}:00 | INFO | [SUBMIT #{n}] Started | model_path=output/v{n} | gpu=None\n"
-NOISE = b"\x00\xff\xfe junk " * 20 + b"\n" + b"[trainer] step 10 loss=1.234 reward=0.5\n" * 50
+NOISE = (
+    b"\x00\xff\xfe junk " * 20
+    + b"\n"
+    + b"[trainer] step 10 loss=1.234 reward=0.5\n" * 25
+    + b"2026-03-10 10:15:00 | DEBUG | [17/200] Predicted: Paris | Gold: Paris | Judge 1/3 | Correct=True\n"
+    * 25
+)
 
 
 def write_log(path: Path, size_mb: int) -> None:
     """Write SIZE_MB of noise with a record every ~10 MB and one 50 MB line."""
     target = size_mb * 1024 * 1024
     with path.open("wb") as handle:
-        handle.write(b"x" * min(50 * 1024 * 1024, target // 4) + b"\n")
+        # Written in 1 MiB pieces: a child's peak RSS starts from this process's at fork time.
+        for _ in range(min(50, target // (4 * 1024 * 1024))):
+            handle.write(b"x" * 1024 * 1024)
+        handle.write(b"\n")
         n = 0
         while handle.tell() < target:
             for _ in range(4000):

@@ -41,6 +41,18 @@ def _json_type(value: Any) -> str:
 
 
 @dataclass
+class _Tally:
+    """How many lines had a defect, and the first of them (constant memory on hostile files)."""
+
+    count: int = 0
+    first: int | None = None
+
+    def add(self, line: int) -> None:
+        self.count += 1
+        self.first = self.first or line
+
+
+@dataclass
 class RunFolder:
     """An untrusted run folder and the problems found while reading it."""
 
@@ -131,37 +143,34 @@ class RunFolder:
         path = self.file(rel)
         if path is None:
             return
-        bad_utf8: list[int] = []
-        overlong: list[int] = []
+        bad_utf8 = _Tally()
+        overlong = _Tally()
         number = 0
         try:
             with path.open("rb") as handle:
-                while True:
-                    chunk = handle.readline(max_line)
-                    if not chunk:
-                        break
+                while chunk := handle.readline(max_line):
                     number += 1
-                    if not chunk.endswith(b"\n") and len(chunk) == max_line:
-                        overlong.append(number)
+                    if len(chunk) == max_line and not chunk.endswith(b"\n"):
+                        overlong.add(number)
                         while (rest := handle.readline(max_line)) and not rest.endswith(b"\n"):
                             pass
                     try:
                         text = chunk.decode("utf-8")
                     except UnicodeDecodeError:
-                        bad_utf8.append(number)
+                        bad_utf8.add(number)
                         text = chunk.decode("utf-8", errors="replace")
                     yield number, text.rstrip("\r\n")
         except OSError as exc:
             self.problem(rel, f"reading stopped at line {number}: {exc.strerror or exc}")
-        if bad_utf8:
+        if bad_utf8.count:
             self.problem(
                 rel,
-                f"{len(bad_utf8):,} line(s) are not valid UTF-8 (first: line {bad_utf8[0]});"
+                f"{bad_utf8.count:,} line(s) are not valid UTF-8 (first: line {bad_utf8.first});"
                 " undecodable bytes were replaced",
             )
-        if overlong:
+        if overlong.count:
             self.problem(
                 rel,
-                f"{len(overlong):,} line(s) exceed {max_line:,} bytes (first: line"
-                f" {overlong[0]}); they were cut",
+                f"{overlong.count:,} line(s) exceed {max_line:,} bytes (first: line"
+                f" {overlong.first}); they were cut",
             )

@@ -138,6 +138,20 @@ _SIMPLE: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"Received (?P<v>SIG\w+), terminating"), "interrupted"),
     (re.compile(r"^(?P<k>Baseline|Best Score|Improvement|Total Submissions): (?P<v>.*)$"), "summary"),
 ]
+# Every _SIMPLE pattern contains one of these; most records (evaluator chatter) contain none, and
+# plain substring tests reject them about twice as fast as one alternation regex.
+_KEYWORDS = (
+    "gent",
+    "Workspace",
+    "Start",
+    "Local Mode",
+    "aseline",
+    "BASELINE",
+    "Received SIG",
+    "Best Score",
+    "Improvement",
+    "Total Submissions",
+)
 _STARTED = re.compile(r"\[SUBMIT #(?P<n>\d+)\] Started \| model_path=(?P<rest>.*)$")
 _DONE = re.compile(rf"\[SUBMIT #(?P<n>\d+)\] Done \| score=(?P<s>{NUMBER}), best=(?P<b>{NUMBER})")
 _CACHE = re.compile(r"\[SUBMIT\] Cache hit (?P<after>\(after lock\) )?for (?P<rest>.*)$")
@@ -250,6 +264,8 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
             if event is not None:
                 log.events.append(event)
                 last_event = event
+            continue
+        if not any(k in msg for k in _KEYWORDS):
             continue
         moment = Moment(at, number, msg)
         for pattern, kind in _SIMPLE:
