@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 EvidenceKind = Literal["code", "command", "log", "artifact", "submission", "transcript", "file"]
@@ -32,12 +32,17 @@ class Evidence:
 
     def to_json(self) -> dict[str, Any]:
         """Return the pointer as a JSON-ready dict without empty fields."""
-        return {k: v for k, v in asdict(self).items() if v not in (None, "")}
+        # Not dataclasses.asdict: it deep-copies, and a run can cite 100,000s of log lines.
+        pairs = ((name, getattr(self, name)) for name in _FIELDS)
+        return {k: v for k, v in pairs if v is not None and v != ""}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Evidence:
         """Rebuild a pointer written by :meth:`to_json`."""
         return cls(**data)
+
+
+_FIELDS = tuple(f.name for f in fields(Evidence))
 
 
 def excerpt(text: str, limit: int = 240) -> str:

@@ -1,22 +1,37 @@
-"""The readable audit: the JSON report of ``analyzer.audit`` rendered with rich."""
+"""The readable audit: the JSON report of ``analyzer.audit`` rendered with rich.
+
+Everything that comes from a run folder is untrusted text: it is put on screen as plain ``Text``
+(never parsed as rich markup) with control characters shown as escapes, so a model path cannot style,
+clear or retitle the terminal.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 STATUS_STYLE = {"scored": "green", "error": "red", "rejected": "magenta", "duplicate": "yellow"}
+MAX_TIMELINE_ROWS = 200
+"""Attempts shown in the readable timeline; the JSON report has them all."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def _fmt(value: Any, digits: int = 2) -> str:
+def clean(value: Any, digits: int = 2) -> str:
+    """Format a value from a run folder for the terminal: ``—`` for None, control characters escaped."""
     if value is None:
         return "—"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return escape(str(value))
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+
+
+def _line(*parts: str | tuple[str, str]) -> Text:
+    """Assemble a line from plain strings (already cleaned) and (text, style) pairs."""
+    return Text.assemble(*parts)
 
 
 def _seconds(value: float | None) -> str:
@@ -32,60 +47,58 @@ def _short(stamp: str | None) -> str:
 
 
 def _header(console: Console, run: dict[str, Any]) -> None:
-    console.rule(f"[bold]arb-audit[/] · {escape(run['run_id'])}")
+    console.rule(Text.assemble(("arb-audit", "bold"), " · ", clean(run["run_id"])))
+    offset = run["utc_offset_s"]
     rows = [
-        ("task", f"{_fmt(run['task'])} (level {_fmt(run['level'])})"),
-        ("agent", f"{_fmt(run['scaffold'])} driven by {_fmt(run['driver'])}"),
-        ("base model", f"{_fmt(run['base_model'])}, base score {_fmt(run['base_score'])}"),
+        ("task", f"{clean(run['task'])} (level {clean(run['level'])})"),
+        ("agent", f"{clean(run['scaffold'])} driven by {clean(run['driver'])}"),
+        ("base model", f"{clean(run['base_model'])}, base score {clean(run['base_score'])}"),
         ("budget", _seconds(run["budget_s"])),
         (
             "clock",
-            f"started {_fmt(run['started_at'])}, agent launched {_fmt(run['agent_launched_at'])},"
-            f" ended {_fmt(run['ended_at'])}",
+            f"started {clean(run['started_at'])}, agent launched {clean(run['agent_launched_at'])},"
+            f" ended {clean(run['ended_at'])}",
         ),
-        (
-            "local clock",
-            "unknown (times shown as UTC)"
-            if run["utc_offset_s"] is None
-            else f"UTC{run['utc_offset_s'] / 3600:+g}h",
-        ),
-        ("folder", _fmt(run["source_path"])),
-        ("store", _fmt(run["store_path"])),
+        ("local clock", "unknown (times shown as UTC)" if offset is None else f"UTC{offset / 3600:+g}h"),
+        ("folder", clean(run["source_path"])),
+        ("store", clean(run["store_path"])),
     ]
     if run.get("agent_timed_out"):
         rows.append(("agent end", "timed out and was killed"))
     elif run.get("agent_exit_code") is not None:
-        rows.append(("agent end", f"exit code {run['agent_exit_code']}"))
+        rows.append(("agent end", f"exit code {clean(run['agent_exit_code'])}"))
     grid = Table.grid(padding=(0, 2))
     for key, value in rows:
-        grid.add_row(f"[dim]{key}[/]", value)
+        grid.add_row(Text(key, style="dim"), Text(value))
     console.print(grid)
 
 
 def _timeline(console: Console, report: dict[str, Any]) -> None:
     subs = report["submissions"]
     best = (report["best"] or {}).get("seq")
+    shown = subs[:MAX_TIMELINE_ROWS]
+    if best is not None and all(s["seq"] != best for s in shown):
+        shown = [*shown, next(s for s in subs if s["seq"] == best)]
     table = Table(title=f"Submissions ({len(subs)} attempts)", title_justify="left", expand=False)
     for column in ("#", "requested", "completed", "status", "score"):
         table.add_column(column, no_wrap=True)
     table.add_column("model path", overflow="fold")
     table.add_column("note", ratio=1)
-    for s in subs:
+    for s in shown:
         status = s["status"]
-        note = s["error"] or ""
-        if s["duplicate_of"]:
-            note = f"cached answer of #{s['duplicate_of']}"
-        mark = " ★ best" if s["seq"] == best else ""
+        note = f"cached answer of #{s['duplicate_of']}" if s["duplicate_of"] else clean(s["error"] or "")
         table.add_row(
             str(s["seq"]),
             _short(s["requested_at"]),
             _short(s["completed_at"]),
-            f"[{STATUS_STYLE[status]}]{status}[/]{mark}",
-            _fmt(s["score"]),
-            _fmt(s["artifact_path"] or s["model_path"]),
-            escape(note),
+            _line((status, STATUS_STYLE[status]), " ★ best" if s["seq"] == best else ""),
+            clean(s["score"]),
+            Text(clean(s["artifact_path"] or s["model_path"])),
+            Text(note),
         )
     console.print(table)
+    if len(shown) < len(subs):
+        console.print(f"… {len(subs) - len(shown):,} more attempts are in the JSON report (--json).")
 
 
 def _metrics(console: Console, report: dict[str, Any]) -> None:
@@ -93,55 +106,67 @@ def _metrics(console: Console, report: dict[str, Any]) -> None:
     best = report["best"]
     if best:
         console.print(
-            f"[bold]Best valid submission[/]: #{best['seq']} score {_fmt(best['score'])}"
-            f" ({_fmt(best['model_path'])}), improvement over base {_fmt(best['improvement'])}"
+            _line(
+                ("Best valid submission", "bold"),
+                f": #{best['seq']} score {clean(best['score'])} ({clean(best['model_path'])}),"
+                f" improvement over base {clean(best['improvement'])}",
+            )
         )
     else:
-        console.print("[bold red]No valid submission.[/]")
+        console.print(Text("No valid submission.", style="bold red"))
     origin = {"agent_launch": "the agent's launch", "run_start": "the run's start (agent launch unknown)"}
     console.print(
-        f"[bold]Metrics[/]: {m['n_submissions']} attempts = {m['n_scored']} scored"
-        f" ({m['n_zero_score']} of them zero) + {m['n_errors']} errors + {m['n_rejected']} rejected"
-        f" + {m['n_duplicates']} duplicates; valid rate {_fmt(m['valid_rate'])};"
-        f" first valid after {_seconds(m['time_to_first_valid_s'])}, best after"
-        f" {_seconds(m['time_to_best_s'])} (from {origin.get(m['clock_origin'] or '', 'an unknown origin')});"
-        f" budget used {_fmt(m['time_used_ratio'])}"
+        _line(
+            ("Metrics", "bold"),
+            f": {m['n_submissions']} attempts = {m['n_scored']} scored ({m['n_zero_score']} of them zero)"
+            f" + {m['n_errors']} errors + {m['n_rejected']} rejected + {m['n_duplicates']} duplicates;"
+            f" valid rate {clean(m['valid_rate'])}; first valid after {_seconds(m['time_to_first_valid_s'])},"
+            f" best after {_seconds(m['time_to_best_s'])}"
+            f" (from {origin.get(m['clock_origin'] or '', 'an unknown origin')});"
+            f" budget used {clean(m['time_used_ratio'])}",
+        )
     )
 
 
 def _verdicts(console: Console, report: dict[str, Any]) -> None:
     route, failure, quadrant = report["route"], report["failure"], report["quadrant"]
-    console.print("[bold]Route[/]: not analysed yet.")
+    console.print(_line(("Route", "bold"), ": not analysed yet."))
     for line in route["can_tell"]:
-        console.print(f"  [green]can tell[/]   {escape(line)}")
+        console.print(_line("  ", ("can tell  ", "green"), " ", clean(line)))
     for line in route["cannot_tell"]:
-        console.print(f"  [yellow]cannot yet[/] {escape(line)}")
+        console.print(_line("  ", ("cannot yet", "yellow"), " ", clean(line)))
     if route["agent_claims"]:
         claims = "; ".join(
-            f"{escape(c['train_type'])} in iteration(s) {', '.join(map(str, c['iterations']))}"
+            f"{clean(c['train_type'])} in iteration(s) {', '.join(map(str, c['iterations']))}"
             for c in route["agent_claims"]
         )
-        console.print(f"  the agent's own reports claim (unverified): {claims}")
-    mode = failure["mode"] or "undetermined"
-    console.print(f"[bold]Failure[/]: {escape(mode)} — {escape(failure['reason'])}")
+        console.print(_line("  the agent's own reports claim (unverified): ", claims))
+    console.print(
+        _line(
+            ("Failure", "bold"), f": {clean(failure['mode'] or 'undetermined')} — {clean(failure['reason'])}"
+        )
+    )
     up = {True: "yes", False: "no", None: "unknown"}[quadrant["score_up"]]
     console.print(
-        f"[bold]Quadrant[/]: score up beyond noise ({_fmt(quadrant['noise_threshold'])}): {up};"
-        f" intended training: unknown ({escape(quadrant['reason'])})"
+        _line(
+            ("Quadrant", "bold"),
+            f": score up beyond noise ({clean(quadrant['noise_threshold'])}): {up};"
+            f" intended training: unknown ({clean(quadrant['reason'])})",
+        )
     )
 
 
 def _flags_and_problems(console: Console, report: dict[str, Any]) -> None:
     if report["flags"]:
-        console.print(f"[bold red]Flags ({len(report['flags'])})[/]")
+        console.print(Text(f"Flags ({len(report['flags'])})", style="bold red"))
         for f in report["flags"]:
-            console.print(f"  [red]{escape(f['flag'])}[/] {escape(f['message'])}")
+            console.print(_line("  ", (clean(f["flag"]), "red"), " ", clean(f["message"])))
     else:
-        console.print("[bold]Flags[/]: none raised by what could be checked")
+        console.print(_line(("Flags", "bold"), ": none raised by what could be checked"))
     if report["problems"]:
-        console.print(f"[bold yellow]Problems with the run folder ({len(report['problems'])})[/]")
+        console.print(Text(f"Problems with the run folder ({len(report['problems'])})", style="bold yellow"))
         for p in report["problems"]:
-            console.print(f"  [yellow]{escape(p['path'])}[/]: {escape(p['message'])}")
+            console.print(_line("  ", (clean(p["path"]), "yellow"), ": ", clean(p["message"])))
 
 
 def render(report: dict[str, Any], console: Console | None = None) -> None:

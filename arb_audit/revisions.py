@@ -9,6 +9,7 @@ committed; they are listed with their size and the reason.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
@@ -22,12 +23,13 @@ from git.index.typ import BaseIndexEntry
 from git.objects import Commit
 from git.refs import Reference
 from gitdb import IStream
+from gitdb.exc import ODBError
 
 from arb_audit.model import FileEntry, Revision, RevisionTrigger
 
 MAX_COMMIT_BYTES = 1024 * 1024
 """Files larger than this are listed, not committed (checkpoints, datasets)."""
-MAX_FILES = 20_000
+MAX_FILES = 10_000
 """Most files taken into one snapshot."""
 BINARY_SUFFIXES = (
     ".safetensors",
@@ -48,10 +50,18 @@ BINARY_SUFFIXES = (
     ".so",
     ".pyc",
 )
-SKIPPED_DIRS = frozenset({".git", "__pycache__"})
 ACTOR = git.Actor("arb-audit", "arb-audit@localhost")
 
 OnProblem = Callable[[str, str], None]
+
+
+class RevisionError(Exception):
+    """The revisions repository could not be created, read or written; the message says why."""
+
+
+def run_ref(run_id: str) -> str:
+    """Return the git ref that holds the revisions of ``run_id`` (any run id gives a valid ref name)."""
+    return "refs/runs/" + hashlib.sha256(run_id.encode()).hexdigest()[:24]
 
 
 def open_repo(git_dir: Path) -> git.Repo:
@@ -70,29 +80,45 @@ def _store_blob(repo: git.Repo, data: bytes) -> bytes:
 
 
 def _walk(root: Path, on_problem: OnProblem) -> list[tuple[str, os.stat_result]]:
+    """List regular files and symlinks under ``root`` (sorted; at most MAX_FILES + 1)."""
     found: list[tuple[str, os.stat_result]] = []
+    unnamed = 0
     pending = [root]
-    while pending:
+    while pending and len(found) <= MAX_FILES:
         folder = pending.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:
-            on_problem(str(folder), f"cannot be listed: {exc.strerror or exc}")
+            on_problem(folder.relative_to(root).as_posix(), f"cannot be listed: {exc.strerror or exc}")
             continue
         for entry in entries:
             rel = Path(entry.path).relative_to(root).as_posix()
+            if entry.name.lower() == ".git" or entry.name == "__pycache__":
+                continue  # git metadata of the agent's own (never read) and bytecode caches
+            if not rel.isprintable() and _undecodable(rel):
+                unnamed += 1
+                continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 on_problem(rel, f"cannot be read: {exc.strerror or exc}")
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if entry.name not in SKIPPED_DIRS:
-                    pending.append(Path(entry.path))
+                pending.append(Path(entry.path))
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 found.append((rel, st))
+    if unnamed:
+        on_problem(".", f"{unnamed:,} file(s) have names that are not UTF-8; they were not taken")
     found.sort()
     return found
+
+
+def _undecodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _entry(
@@ -134,12 +160,40 @@ def snapshot(
     """Commit the tree under ``root`` to ``ref`` of ``git_dir`` and return the revision.
 
     ``taken_at`` defaults to the newest mtime in the tree, so snapshotting an unchanged folder again
-    gives the same commit. Problems (unreadable files, too many files) go to ``on_problem(path, msg)``.
+    gives the same commit. Problems with single files (unreadable, too many) go to
+    ``on_problem(path relative to root, message)``; a repository that cannot be used raises
+    :class:`RevisionError`.
     """
+    try:
+        return _snapshot(
+            git_dir,
+            root,
+            ref=ref,
+            seq=seq,
+            trigger=trigger,
+            message=message,
+            on_problem=on_problem,
+            taken_at=taken_at,
+        )
+    except (git.GitError, ODBError, ValueError, OSError, UnicodeError) as exc:
+        raise RevisionError(f"{git_dir}: {type(exc).__name__}: {exc}") from exc
+
+
+def _snapshot(
+    git_dir: Path,
+    root: Path,
+    *,
+    ref: str,
+    seq: int,
+    trigger: RevisionTrigger,
+    message: str,
+    on_problem: OnProblem,
+    taken_at: datetime | None = None,
+) -> Revision:
     repo = open_repo(git_dir)
     listed = _walk(root, on_problem)
     if len(listed) > MAX_FILES:
-        on_problem(str(root), f"has {len(listed):,} files; only the first {MAX_FILES:,} were taken")
+        on_problem(".", f"has more than {MAX_FILES:,} files; only {MAX_FILES:,} of them were taken")
         listed = listed[:MAX_FILES]
     files: list[FileEntry] = []
     index_entries: list[BaseIndexEntry] = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
@@ -38,6 +40,8 @@ from arb_audit.model import (
 )
 
 T = TypeVar("T")
+LOCK_WAIT_S = 60.0
+"""How long to wait for another process that holds a store."""
 
 GENESIS_HASH = "0" * 64
 """prev_hash of the first row of a hash chain."""
@@ -153,25 +157,54 @@ class StoreError(Exception):
     """The store cannot be opened or written; the message names the file."""
 
 
-def default_store_path(run_dir: Path) -> Path:
-    """Return where a run folder's store lives by default.
+def cache_store_path(run_dir: Path) -> Path:
+    """Return the per-user cache store of a run folder (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "arb-audit" / f"{run_dir.resolve().name}-{key}" / "run.duckdb"
 
-    ``<run_dir>/.arb-audit/run.duckdb`` when that folder can be created and written, else a per-user
-    cache path keyed by the run folder's absolute path (``$XDG_CACHE_HOME`` or ``~/.cache``).
+
+def _own_folder_usable(run_dir: Path) -> str | None:
+    """Say why ``run_dir/.arb-audit`` cannot hold the store, or None when it can.
+
+    The agent could write into its run folder, so arb-audit's folder there must be a real folder with
+    no symlink where the store or its revisions will go, and the store, if present, must open.
     """
     inside = run_dir / STORE_DIRNAME
+    store = inside / "run.duckdb"
+    for path in (inside, store, revisions_path_for(store)):
+        if path.is_symlink():
+            return f"{path.relative_to(run_dir)} is a symlink"
+    if inside.exists() and not inside.is_dir():
+        return f"{STORE_DIRNAME} is not a folder"
     try:
         inside.mkdir(exist_ok=True)
         probe = inside / ".write-probe"
         probe.write_bytes(b"")
         probe.unlink()
-        return inside / "run.duckdb"
-    except OSError:
-        key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        folder = cache / "arb-audit" / f"{run_dir.name}-{key}"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / "run.duckdb"
+    except OSError as exc:
+        return f"{STORE_DIRNAME} is not writable ({exc.strerror or exc})"
+    if store.exists():
+        try:
+            duckdb.connect(str(store)).close()
+        except duckdb.Error as exc:
+            if "lock" not in str(exc).lower():
+                return f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
+    return None
+
+
+def locate_store(run_dir: Path, explicit: Path | None = None) -> tuple[Path, str | None]:
+    """Return the store to use for ``run_dir`` and, when the default could not be used, why not.
+
+    ``explicit`` (``--store``) wins. Else ``<run_dir>/.arb-audit/run.duckdb`` when usable, else the
+    per-user cache store.
+    """
+    if explicit is not None:
+        return explicit, None
+    why_not = _own_folder_usable(run_dir)
+    if why_not is None:
+        return run_dir / STORE_DIRNAME / "run.duckdb", None
+    return cache_store_path(run_dir), why_not
 
 
 def revisions_path_for(store_path: Path) -> Path:
@@ -278,14 +311,26 @@ class RunStore:
 
     @classmethod
     @contextmanager
-    def open(cls, path: Path, *, read_only: bool = False) -> Iterator[RunStore]:
-        """Open (creating and migrating when writable) the store at ``path``."""
-        try:
-            if not read_only:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(path), read_only=read_only)
-        except (duckdb.Error, OSError) as exc:
-            raise StoreError(f"{path}: cannot open the run store: {exc}") from exc
+    def open(cls, path: Path, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S) -> Iterator[RunStore]:
+        """Open (creating and migrating when writable) the store at ``path``.
+
+        Another process holding the store (DuckDB allows one writer per file) is waited for, up to
+        ``wait_s`` seconds.
+        """
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                if not read_only:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                con = duckdb.connect(str(path), read_only=read_only)
+                break
+            except duckdb.Error as exc:
+                if "lock" in str(exc).lower() and time.monotonic() < deadline:
+                    time.sleep(0.2 + random.random() * 0.3)
+                    continue
+                raise StoreError(f"{path}: cannot open the run store: {exc}") from exc
+            except OSError as exc:
+                raise StoreError(f"{path}: cannot open the run store: {exc.strerror or exc}") from exc
         try:
             store = cls(con, path)
             if not read_only:

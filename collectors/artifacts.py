@@ -13,7 +13,7 @@ import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
-from arb_audit.model import ArtifactInfo
+from arb_audit.model import STORE_DIRNAME, ArtifactInfo
 from collectors.reading import RunFolder
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
@@ -27,24 +27,27 @@ def resolve_submitted(model_path: str, run_dir: Path, workspace: str | None) -> 
 
     Returns ``(path relative to the run folder, None)`` or ``(None, why not)``. Relative paths resolve
     against the run folder (as the grading server does), absolute ones through the workspace path the
-    run recorded, or through the run folder's name inside them.
+    run recorded, or through the run folder's name inside them. Nothing outside the folder is ever
+    returned.
     """
     if "\x00" in model_path or not model_path.strip():
         return None, "the path is empty or holds a NUL byte"
     normalized = posixpath.normpath(model_path.replace("\\", "/"))
-    if posixpath.isabs(normalized):
-        prefixes = [workspace.rstrip("/")] if workspace else []
-        prefixes.append(str(run_dir.resolve()))
+    if normalized.startswith("/"):
+        prefixes = [
+            p.rstrip("/") for p in (workspace, str(run_dir.resolve())) if p and len(p.rstrip("/")) > 1
+        ]
         for prefix in prefixes:
             if normalized == prefix or normalized.startswith(prefix + "/"):
                 normalized = normalized[len(prefix) + 1 :] or "."
                 break
         else:
             marker = f"/{run_dir.name}/"
-            if marker not in normalized:
+            if not run_dir.name or marker not in normalized:
                 return None, f"{model_path!r} lies outside the run folder"
             normalized = normalized.split(marker, 1)[1]
-    if normalized == ".." or normalized.startswith("../"):
+    normalized = posixpath.normpath(normalized)
+    if normalized.startswith("/") or normalized == ".." or normalized.startswith("../"):
         return None, f"{model_path!r} escapes the run folder"
     return normalized, None
 
@@ -65,6 +68,8 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
     if link is not None:
         target = os.readlink(folder.root / link)
         return ArtifactInfo(path=rel, exists=True, note=f"{link} is a symlink to {target!r}; not followed")
+    if not folder.contains(root):
+        return ArtifactInfo(path=rel, exists=False, note="lies outside the run folder; not examined")
     try:
         top = root.lstat()
     except OSError:
@@ -82,7 +87,8 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
                 with os.scandir(pending.pop()) as entries:
                     for entry in entries:
                         if entry.is_dir(follow_symlinks=False):
-                            pending.append(Path(entry.path))
+                            if entry.name != STORE_DIRNAME:  # arb-audit's own files are not the model
+                                pending.append(Path(entry.path))
                         elif entry.is_file(follow_symlinks=False):
                             st = entry.stat(follow_symlinks=False)
                             info.size += st.st_size

@@ -17,25 +17,36 @@ PAIR_TOLERANCE_S = 120
 """How far apart two records of 'the same moment' may be and still count as a pair."""
 
 
-def parse_naive(text: object) -> datetime | None:
-    """Parse an ISO-like naive timestamp (``T`` or space separated); None if it is not one."""
+EARLIEST = datetime(1990, 1, 1)
+LATEST = datetime(2200, 1, 1)
+"""Times outside this window are not believed (and would overflow arithmetic at the extremes)."""
+
+
+def parse_time(text: object) -> datetime | None:
+    """Parse an ISO-like timestamp (``T`` or space separated) written by a harness.
+
+    Returns a naive local time, or an aware one when the text carries an offset; None when the text is
+    not a time or lies outside 1990-2200.
+    """
     if not isinstance(text, str):
         return None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         return None
-    return moment.replace(tzinfo=None)
+    naive = moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    return moment if EARLIEST <= naive < LATEST else None
 
 
 def from_epoch(value: object) -> datetime | None:
-    """Turn epoch seconds (int or float, not bool) into an aware UTC datetime; None otherwise."""
+    """Turn epoch seconds (int or float, not bool) into an aware UTC datetime; None unless 1990-2200."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:
-        return datetime.fromtimestamp(value, tz=UTC)
+        moment = datetime.fromtimestamp(value, tz=UTC)
     except (OverflowError, OSError, ValueError):
         return None
+    return moment if EARLIEST <= moment.replace(tzinfo=None) < LATEST else None
 
 
 def infer_utc_offset(pairs: Iterable[tuple[datetime, datetime]]) -> int | None:
@@ -46,6 +57,8 @@ def infer_utc_offset(pairs: Iterable[tuple[datetime, datetime]]) -> int | None:
     """
     votes: Counter[int] = Counter()
     for moment, local in pairs:
+        if local.tzinfo is not None:
+            continue
         diff = (local.replace(tzinfo=UTC) - moment).total_seconds()
         rounded = round(diff / QUARTER_HOUR) * QUARTER_HOUR
         if abs(diff - rounded) <= PAIR_TOLERANCE_S and abs(rounded) <= 14 * 3600:
@@ -54,7 +67,7 @@ def infer_utc_offset(pairs: Iterable[tuple[datetime, datetime]]) -> int | None:
 
 
 def localize(local: datetime | None, offset_s: int | None) -> datetime | None:
-    """Attach the run's UTC offset to a naive local time (UTC when the offset is unknown)."""
-    if local is None:
-        return None
+    """Attach the run's UTC offset to a naive local time (UTC when unknown); aware times pass as they are."""
+    if local is None or local.tzinfo is not None:
+        return local
     return local.replace(tzinfo=timezone(timedelta(seconds=offset_s or 0)))

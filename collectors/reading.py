@@ -1,19 +1,20 @@
 """Safe, bounded reading of an untrusted run folder.
 
 Every reader returns what it could read and records a :class:`Problem` naming the file for what it
-could not: missing, too large, not UTF-8, not JSON, truncated, or a symlink that leaves the folder.
-Line readers stream, so a log of any size costs bounded memory.
+could not: missing, too large, not UTF-8, not JSON, truncated, or reached through a symlink that
+leaves the folder. Line readers stream in blocks, so a log of any size, with lines of any length and
+any line ending (LF, CRLF, CR), costs bounded memory.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from arb_audit.model import Problem
 
@@ -21,18 +22,47 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 """Largest JSON document read whole; anything larger is refused with a problem."""
 MAX_LINE_BYTES = 64 * 1024
 """Longest line kept from a streamed log; longer lines are cut and counted."""
+BLOCK_BYTES = 1024 * 1024
+"""Bytes read at a time by the line reader."""
+INT32_MAX = 2**31 - 1
+"""Counters, ids and exit codes beyond this are not believed (and would not fit the store)."""
+_DIGITS = re.compile(r"[-+]?\d{1,10}")
+_EOL = re.compile(rb"\r\n|\r|\n")
 
 
 def json_number(value: Any) -> float | None:
     """Return a JSON number as a finite float; None for anything else (bools, strings, NaN)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return None if math.isnan(value) or math.isinf(value) else float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def json_int(value: Any) -> int | None:
-    """Return a JSON integer; None for anything else (bools included)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """Return a JSON integer within the 32-bit range; None for anything else (bools included)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -INT32_MAX <= value <= INT32_MAX:
+        return value
+    return None
+
+
+def text_int(text: str) -> int | None:
+    """Parse a decimal integer written in a log, within the 32-bit range; None otherwise."""
+    if not _DIGITS.fullmatch(text.strip()):
+        return None
+    value = int(text)
+    return value if -INT32_MAX <= value <= INT32_MAX else None
+
+
+def text_number(text: str) -> float | None:
+    """Parse a number written in a log; None unless it is finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _json_type(value: Any) -> str:
@@ -52,12 +82,44 @@ class _Tally:
         self.first = self.first or line
 
 
+def split_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
+    """Yield ``(line without its ending, was cut)`` from a binary stream, in bounded memory.
+
+    LF, CRLF and lone CR all end a line; a line longer than ``max_line`` is cut to that length and the
+    rest of it is skipped without being held.
+    """
+    pending = b""
+    skipping = False
+    while block := handle.read(BLOCK_BYTES):
+        if skipping:
+            end = _EOL.search(block)
+            if end is None:
+                continue
+            yield pending, True
+            pending, skipping = b"", False
+            block = block[end.end() :]
+        data = pending + block
+        start = 0
+        for end in _EOL.finditer(data):
+            if end.group() == b"\r" and end.end() == len(data):
+                break  # a CR at the end of the block may be the first half of CRLF
+            line = data[start : end.start()]
+            yield (line[:max_line], True) if len(line) > max_line else (line, False)
+            start = end.end()
+        pending = data[start:]
+        if len(pending) > max_line:
+            pending, skipping = pending[:max_line], True
+    if pending or skipping:
+        pending = pending.rstrip(b"\r")
+        yield (pending[:max_line], True) if len(pending) > max_line or skipping else (pending, False)
+
+
 @dataclass
 class RunFolder:
     """An untrusted run folder and the problems found while reading it."""
 
     root: Path
-    """The run folder (absolute)."""
+    """The run folder (absolute, symlinks resolved)."""
     problems: list[Problem] = field(default_factory=list)
     """Problems found so far, in the order they were found."""
 
@@ -66,7 +128,7 @@ class RunFolder:
         self.problems.append(Problem(path=rel, message=message))
 
     def contains(self, path: Path) -> bool:
-        """Tell whether ``path``, with every symlink resolved, stays inside the folder."""
+        """Tell whether ``path``, with every symlink on it resolved, stays inside the folder."""
         try:
             path.resolve(strict=False).relative_to(self.root.resolve())
         except (ValueError, OSError, RuntimeError):
@@ -76,14 +138,19 @@ class RunFolder:
     def file(self, rel: str) -> Path | None:
         """Return the path of a regular file ``rel`` that is safe to read, or None.
 
-        A missing file returns None silently (the caller knows which files are optional); a symlink
-        that leaves the folder, or something that is not a regular file, is recorded as a problem.
+        A missing file returns None silently (the caller knows which files are optional); a path that
+        leads out of the folder through any symlink on it, or something that is not a regular file
+        (a folder, a FIFO, a device), is recorded as a problem.
         """
         path = self.root / rel
         if not path.exists() and not path.is_symlink():
             return None
-        if path.is_symlink() and not self.contains(path):
-            self.problem(rel, f"is a symlink to {os.readlink(path)!r}, outside the run folder; not read")
+        if not self.contains(path):
+            try:
+                target = str(path.resolve(strict=False))
+            except (OSError, RuntimeError):
+                target = "an unresolvable place"
+            self.problem(rel, f"leads out of the run folder through a symlink (to {target!r}); not read")
             return None
         if not path.is_file():
             self.problem(rel, "is not a regular file; not read")
@@ -100,6 +167,7 @@ class RunFolder:
         """Return the parsed JSON document ``rel``, or None with a problem if it cannot be read.
 
         With ``expect`` (``dict`` or ``list``), a document of another JSON type is a problem too.
+        ``NaN`` and ``Infinity`` (which Python's json writes) are read as null and reported.
         """
         path = self.file(rel)
         if path is None:
@@ -121,13 +189,12 @@ class RunFolder:
         except UnicodeDecodeError as exc:
             self.problem(rel, f"is not UTF-8 (byte {exc.start}); not read")
             return None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            truncated = exc.pos >= len(text.rstrip()) - 1
-            what = "is truncated" if truncated else "is not valid JSON"
-            self.problem(rel, f"{what}: {exc.msg} at line {exc.lineno}, column {exc.colno}")
+        data, error, non_finite = parse_json(text)
+        if error is not None:
+            self.problem(rel, error)
             return None
+        if non_finite:
+            self.problem(rel, "holds NaN, Infinity or out-of-range numbers; read as null")
         if expect is not None and not isinstance(data, expect):
             wanted = "an object" if expect is dict else "a list"
             self.problem(rel, f"holds a JSON {_json_type(data)}, not {wanted}")
@@ -148,18 +215,16 @@ class RunFolder:
         number = 0
         try:
             with path.open("rb") as handle:
-                while chunk := handle.readline(max_line):
+                for chunk, cut in split_lines(handle, max_line):
                     number += 1
-                    if len(chunk) == max_line and not chunk.endswith(b"\n"):
+                    if cut:
                         overlong.add(number)
-                        while (rest := handle.readline(max_line)) and not rest.endswith(b"\n"):
-                            pass
                     try:
                         text = chunk.decode("utf-8")
                     except UnicodeDecodeError:
                         bad_utf8.add(number)
                         text = chunk.decode("utf-8", errors="replace")
-                    yield number, text.rstrip("\r\n")
+                    yield number, text
         except OSError as exc:
             self.problem(rel, f"reading stopped at line {number}: {exc.strerror or exc}")
         if bad_utf8.count:
@@ -171,6 +236,39 @@ class RunFolder:
         if overlong.count:
             self.problem(
                 rel,
-                f"{overlong.count:,} line(s) exceed {max_line:,} bytes (first: line"
-                f" {overlong.first}); they were cut",
+                f"{overlong.count:,} line(s) exceed {max_line:,} bytes (first: line {overlong.first});"
+                " they were cut",
             )
+
+
+def parse_json(text: str) -> tuple[Any, str | None, bool]:
+    """Parse ``text`` as JSON; return ``(data, why it could not be read, whether NaN/Infinity were seen)``.
+
+    Deep nesting and giant integers are refused with a reason instead of raising; ``NaN``,
+    ``Infinity`` and numbers too large for a float are read as null.
+    """
+    seen = False
+
+    def constant(_: str) -> None:
+        nonlocal seen
+        seen = True
+
+    def number(literal: str) -> float | None:
+        nonlocal seen
+        value = float(literal)
+        if math.isfinite(value):
+            return value
+        seen = True
+        return None
+
+    try:
+        data = json.loads(text, parse_constant=constant, parse_float=number)
+    except json.JSONDecodeError as exc:
+        truncated = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        what = "is truncated" if truncated else "is not valid JSON"
+        return None, f"{what}: {exc.msg} at line {exc.lineno}, column {exc.colno}", seen
+    except RecursionError:
+        return None, "is nested too deeply to read", seen
+    except ValueError as exc:
+        return None, f"is not readable JSON: {exc}", seen
+    return data, None, seen

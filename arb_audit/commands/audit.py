@@ -47,7 +47,8 @@ def audit(
     found.
     """
     from analyzer.audit import build_audit
-    from arb_audit.store import RunStore, StoreError, default_store_path, revisions_path_for
+    from arb_audit.model import STORE_DIRNAME, Problem
+    from arb_audit.store import RunStore, StoreError, locate_store, revisions_path_for
     from collectors import registry
     from collectors.base import CollectOptions
 
@@ -55,6 +56,7 @@ def audit(
         _fail(f"{run_dir}: no such folder")
     if not run_dir.is_dir():
         _fail(f"{run_dir}: not a folder (give the run folder, not one of its files)")
+    run_dir = run_dir.resolve()
     try:
         collector = registry.load(format_name) if format_name else registry.detect(run_dir)
     except registry.CollectorLoadError as exc:
@@ -65,12 +67,18 @@ def audit(
             " an AutoRL-Bench run folder has scores.json, run_meta.json or run.log"
         )
     assert collector is not None
-    store_file = store_path or default_store_path(run_dir)
+    store_file, why_not_default = locate_store(run_dir, store_path)
     revisions_git = revisions_path_for(store_file)
-    options = CollectOptions(results_csv=results_csv)
     try:
-        record = collector.collect(run_dir, revisions_git=revisions_git, options=options)
+        # The store is opened (and so locked) first: a second audit of the same run waits for this one.
         with RunStore.open(store_file) as store:
+            record = collector.collect(
+                run_dir, revisions_git=revisions_git, options=CollectOptions(results_csv)
+            )
+            if why_not_default:
+                record.problems.insert(
+                    0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}")
+                )
             store.save_record(record, revisions_git if record.revisions else None)
             stored = store.load_record(record.run.run_id)
             report = build_audit(
@@ -81,9 +89,9 @@ def audit(
             )
             store.save_audit(stored.run.run_id, report)
     except StoreError as exc:
-        _fail(str(exc))
+        _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:
-        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(report, ensure_ascii=False, allow_nan=False))
     else:
         from arb_audit.report import render
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from arb_audit.evidence import Evidence
 from arb_audit.model import ArtifactInfo, Flag, Revision, RunInfo, RunRecord, Submission
-from arb_audit.revisions import snapshot
+from arb_audit.revisions import RevisionError, run_ref, snapshot
 from collectors.artifacts import describe, find_output_artifacts, resolve_submitted
 from collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
 from collectors.autorl_bench.ledger import build_ledger
@@ -30,7 +30,7 @@ from collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
 from collectors.autorl_bench.summaries import read_reports
 from collectors.base import CollectOptions, Collector
 from collectors.clock import from_epoch, infer_utc_offset, localize
-from collectors.reading import RunFolder
+from collectors.reading import RunFolder, text_int
 
 OVERWRITE_TOLERANCE = timedelta(seconds=2)
 """mtimes this close after a submission's completion are the same moment, not an overwrite."""
@@ -196,7 +196,7 @@ def _extra(
     extra: dict[str, Any] = {}
     if runlog:
         end = runlog.agent_finished
-        extra["agent_exit_code"] = int(end.value) if end and end.value else None
+        extra["agent_exit_code"] = text_int(end.value) if end and end.value else None
         extra["agent_timed_out"] = runlog.agent_timed_out is not None
         extra["interrupted_by"] = runlog.interrupted.value if runlog.interrupted else None
         extra["harness_summary"] = runlog.summary
@@ -347,18 +347,21 @@ def _code_revision(folder: RunFolder, revisions_git: Path, run_id: str) -> list[
         return []
 
     def on_problem(path: str, message: str) -> None:
-        folder.problem(f"code/{path}" if not path.startswith("/") else path, message)
+        folder.problem("code" if path == "." else f"code/{path}", message)
 
-    ref = "refs/heads/" + "".join(c if c.isalnum() or c in "-_." else "-" for c in run_id)
-    revision = snapshot(
-        revisions_git,
-        code,
-        ref=ref,
-        seq=1,
-        trigger="final",
-        message=f"final code/ tree of {run_id}",
-        on_problem=on_problem,
-    )
+    try:
+        revision = snapshot(
+            revisions_git,
+            code,
+            ref=run_ref(run_id),
+            seq=1,
+            trigger="final",
+            message=f"final code/ tree of {run_id}",
+            on_problem=on_problem,
+        )
+    except RevisionError as exc:
+        folder.problem("code", f"could not be stored as a revision: {exc}")
+        return []
     return [revision]
 
 

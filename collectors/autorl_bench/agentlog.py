@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.reading import RunFolder
+from collectors.reading import RunFolder, text_int
 
 AGENT_LOG = "agent.log"
 TITLE = re.compile(r"^=== (?P<title>.+?) ===\s*$")
@@ -19,6 +19,10 @@ HEADER_FIELD = re.compile(
     r"^(?P<key>Task|Model|Workspace|Grading Server|Prompt length|Timeout|Agent)\s*:\s*(?P<v>.*)$"
 )
 CLI_EXIT = re.compile(r"^(?P<cli>.+?) exited with code:\s*(?P<code>-?\d+)")
+MAX_DIAGNOSTICS = 64
+"""Most DIAGNOSTICS keys kept (an unterminated block would otherwise take the rest of the log)."""
+MAX_VALUE_CHARS = 4000
+"""Longest header or DIAGNOSTICS value kept."""
 HEADER_LINES = 60
 """Lines at the top of agent.log searched for the header."""
 
@@ -63,16 +67,18 @@ def read_agent_log(folder: RunFolder) -> AgentLog | None:
         if in_diag:
             name, sep, value = stripped.partition(":")
             if sep and name and " " not in name.strip() and not line.startswith((" ", "\t")):
-                key = name.strip()
-                log.diagnostics[key] = value.strip()
-            elif key is not None and stripped:
-                log.diagnostics[key] = (log.diagnostics[key] + "\n" + stripped).strip()
+                key = name.strip()[:MAX_VALUE_CHARS]
+                if key in log.diagnostics or len(log.diagnostics) < MAX_DIAGNOSTICS:
+                    log.diagnostics[key] = value.strip()[:MAX_VALUE_CHARS]
+            elif key in log.diagnostics and stripped and len(log.diagnostics[key]) < MAX_VALUE_CHARS:
+                joined = f"{log.diagnostics[key]}\n{stripped}" if log.diagnostics[key] else stripped
+                log.diagnostics[key] = joined[:MAX_VALUE_CHARS]
             continue
         if m := CLI_EXIT.match(stripped):
-            log.cli_exit = int(m["code"])
+            log.cli_exit = text_int(m["code"])
         elif number <= HEADER_LINES:
             if (m := TITLE.match(stripped)) and log.title is None:
-                log.title = m["title"]
+                log.title = m["title"][:MAX_VALUE_CHARS]
             elif m := HEADER_FIELD.match(stripped):
-                log.header.setdefault(m["key"], m["v"].strip())
+                log.header.setdefault(m["key"], m["v"].strip()[:MAX_VALUE_CHARS])
     return log

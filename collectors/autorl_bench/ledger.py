@@ -8,9 +8,10 @@ with no ``Done``: the next attempt reuses its ``#n``). Evaluations run one at a 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Submission, SubmissionStatus
@@ -19,6 +20,7 @@ from collectors.autorl_bench.scores import SCORES, ScoreEntry
 from collectors.reading import RunFolder
 
 Localize = Callable[[datetime | None], datetime | None]
+_NEVER = datetime.max.replace(tzinfo=UTC)
 
 
 @dataclass(slots=True)
@@ -38,7 +40,7 @@ class _Attempt:
 
     def sort_key(self) -> tuple[datetime, int]:
         line = self.events[0].line if self.events else 1 << 62
-        moment = self.requested or self.completed or datetime.max
+        moment = self.requested or self.completed or _NEVER
         return moment.replace(microsecond=0), line
 
 
@@ -69,7 +71,7 @@ def _attempts_from_log(events: list[SubmitEvent]) -> list[_Attempt]:
                 "scored", [ev], model_path=ev.model_path, gpu=ev.gpu, number=ev.number, requested=ev.at
             )
         elif ev.kind == "done":
-            if open_eval is not None and open_eval.number == ev.number:
+            if open_eval is not None and open_eval.number in (ev.number, None):
                 open_eval.events.append(ev)
                 open_eval.score, open_eval.completed = ev.score, ev.at
                 attempts.append(open_eval)
@@ -109,9 +111,21 @@ def _attempts_from_log(events: list[SubmitEvent]) -> list[_Attempt]:
 
 
 def _attach_entries(attempts: list[_Attempt], entries: list[ScoreEntry], folder: RunFolder) -> None:
-    # The harness numbers entries len(scores)+1, so position stands in for a missing id.
-    by_id = {e.index + 1 if e.submission_id is None else e.submission_id: e for e in entries}
+    # The harness numbers entries len(scores)+1, so position stands in for a missing or repeated id.
+    ids = Counter(e.submission_id for e in entries if e.submission_id is not None)
+    repeated = sorted(i for i, n in ids.items() if n > 1)
+    if repeated:
+        folder.problem(
+            SCORES,
+            f"submission_id {repeated[0]} (and {len(repeated) - 1} other id(s)) appear in more"
+            " than one entry; entries are matched to run.log by position instead",
+        )
+        by_id = {e.index + 1: e for e in entries}
+    else:
+        by_id = {e.index + 1 if e.submission_id is None else e.submission_id: e for e in entries}
     used: set[int] = set()
+    mismatches = Counter[str]()
+    first_mismatch: dict[str, str] = {}
     for attempt in attempts:
         done = next((e for e in attempt.events if e.kind == "done"), None)
         if done is None or done.number not in by_id:
@@ -120,17 +134,23 @@ def _attach_entries(attempts: list[_Attempt], entries: list[ScoreEntry], folder:
         used.add(entry.index)
         attempt.entry = entry
         if entry.score is not None and done.score is not None and abs(entry.score - done.score) > 1e-9:
-            folder.problem(
-                SCORES,
-                f"entry {entry.index + 1} (#{done.number}) says score {entry.score}"
-                f" but run.log line {done.line} says {done.score}",
+            mismatches["score"] += 1
+            first_mismatch.setdefault(
+                "score",
+                f"entry {entry.index + 1} (#{done.number}) says score"
+                f" {entry.score} but run.log line {done.line} says {done.score}",
             )
         if entry.model_path and attempt.model_path and entry.model_path != attempt.model_path:
-            folder.problem(
-                SCORES,
-                f"entry {entry.index + 1} (#{done.number}) names {entry.model_path!r}"
-                f" but run.log line {attempt.events[0].line} names {attempt.model_path!r}",
+            mismatches["model_path"] += 1
+            first_mismatch.setdefault(
+                "model_path",
+                f"entry {entry.index + 1} (#{done.number}) names"
+                f" {entry.model_path!r} but run.log line {attempt.events[0].line} names"
+                f" {attempt.model_path!r}",
             )
+    for what, count in mismatches.items():
+        more = f" ({count - 1:,} more like it)" if count > 1 else ""
+        folder.problem(SCORES, first_mismatch[what] + more)
     for entry in entries:
         if entry.index not in used:
             attempts.append(_Attempt("scored", entry=entry))
@@ -155,7 +175,13 @@ def _take_entry(attempt: _Attempt, entry: ScoreEntry) -> None:
 def build_ledger(
     events: list[SubmitEvent], entries: list[ScoreEntry], localize: Localize, folder: RunFolder
 ) -> list[Submission]:
-    """Merge run.log submission records and scores.json entries into the ordered attempt ledger."""
+    """Merge run.log submission records and scores.json entries into the ordered attempt ledger.
+
+    Every time is placed on the run's clock with ``localize`` first, so that log lines (naive local)
+    and entries (naive local, or carrying their own offset) compare.
+    """
+    events = [replace(e, at=localize(e.at) or e.at) for e in events]
+    entries = [replace(e, completed_at=localize(e.completed_at)) for e in entries]
     attempts = _attempts_from_log(events)
     _attach_entries(attempts, entries, folder)
     attempts.sort(key=_Attempt.sort_key)
@@ -186,8 +212,8 @@ def build_ledger(
                 seq=seq,
                 status=a.status,
                 model_path=a.model_path,
-                requested_at=localize(a.requested),
-                completed_at=localize(a.completed),
+                requested_at=a.requested,
+                completed_at=a.completed,
                 score=a.score,
                 error=a.error,
                 harness_id=a.number,

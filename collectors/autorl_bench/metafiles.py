@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
-import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from collectors.reading import RunFolder
+from collectors.clock import from_epoch
+from collectors.reading import RunFolder, json_number
 
 RUN_META = "run_meta.json"
 METRICS = "reports/metrics.json"
@@ -30,6 +31,8 @@ RESULTS_COLUMNS = (
 """results.csv columns at the harness's HEAD; the Feb 2026 schema lacks ``driver_model``."""
 OLD_RESULTS_COLUMNS = tuple(c for c in RESULTS_COLUMNS if c != "driver_model")
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
+MAX_BUDGET_S = 10 * 365 * 24 * 3600
+"""A budget longer than ten years is not believed."""
 
 
 @dataclass(slots=True)
@@ -46,14 +49,17 @@ class RunMeta:
     """After the grading server shut down."""
 
 
-def _epoch(data: dict[str, Any], key: str, folder: RunFolder) -> int | None:
+def _seconds(data: dict[str, Any], key: str, folder: RunFolder, *, duration: bool) -> int | None:
     value = data.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        folder.problem(RUN_META, f"`{key}` is {value!r}, not epoch seconds; ignored")
+    number = json_number(value)
+    ok = number is not None and (0 < number <= MAX_BUDGET_S if duration else from_epoch(number) is not None)
+    if number is None or not ok:
+        what = "a duration in seconds" if duration else "epoch seconds between 1990 and 2200"
+        folder.problem(RUN_META, f"`{key}` is {str(value)[:40]!r}, not {what}; ignored")
         return None
-    return int(value)
+    return int(number)
 
 
 def read_run_meta(folder: RunFolder) -> RunMeta | None:
@@ -62,7 +68,10 @@ def read_run_meta(folder: RunFolder) -> RunMeta | None:
     if data is None:
         return None
     return RunMeta(
-        *(_epoch(data, k, folder) for k in ("start_time", "timeout_s", "last_submit_time", "end_time"))
+        start_time=_seconds(data, "start_time", folder, duration=False),
+        timeout_s=_seconds(data, "timeout_s", folder, duration=True),
+        last_submit_time=_seconds(data, "last_submit_time", folder, duration=False),
+        end_time=_seconds(data, "end_time", folder, duration=False),
     )
 
 
@@ -79,23 +88,33 @@ def find_results_row(csv_path: Path, run_dir: Path, folder: RunFolder) -> dict[s
     schema changed) is read with the new columns, and said so.
     """
     label = str(csv_path)
+    if not csv_path.is_file():
+        folder.problem(label, "is not a regular file; not read")
+        return None
     try:
         if csv_path.stat().st_size > MAX_RESULTS_BYTES:
             folder.problem(label, "is over 256 MiB; not read")
             return None
-        text = csv_path.read_text(encoding="utf-8", errors="replace")
+        with csv_path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            return _match_row(csv.reader(handle), run_dir, folder, label)
     except OSError as exc:
         folder.problem(label, f"cannot be read: {exc.strerror or exc}")
-        return None
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
+    except csv.Error as exc:
+        folder.problem(label, f"is not readable CSV: {exc}")
+    return None
+
+
+def _match_row(
+    reader: Iterator[list[str]], run_dir: Path, folder: RunFolder, label: str
+) -> dict[str, str] | None:
+    header = tuple(c.strip() for c in next(reader, []))
+    if not header:
         folder.problem(label, "is empty")
         return None
-    header = tuple(c.strip() for c in rows[0])
     if header not in (RESULTS_COLUMNS, OLD_RESULTS_COLUMNS):
-        folder.problem(label, f"has an unknown header {list(header)!r}; not read")
+        folder.problem(label, f"has an unknown header {list(header)[:20]!r}; not read")
         return None
-    for number, values in enumerate(rows[1:], 2):
+    for number, values in enumerate(reader, 2):
         if len(values) == len(RESULTS_COLUMNS):
             row = dict(zip(RESULTS_COLUMNS, values, strict=True))
         elif len(values) == len(OLD_RESULTS_COLUMNS):

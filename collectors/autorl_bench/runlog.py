@@ -8,13 +8,13 @@ crashed before they were recorded.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from collectors.reading import RunFolder
+from collectors.clock import parse_time
+from collectors.reading import RunFolder, text_int, text_number
 
 RECORD = re.compile(
     r"^(?P<at>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:[.,]\d+)?"
@@ -114,14 +114,10 @@ class RunLog:
     """Lines that are neither records nor continuations of a warning or error."""
     first_foreign_line: int | None = None
     """Where the first foreign line is."""
-
-
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return None if math.isnan(value) else value
+    unknown_submits: int = 0
+    """``[SUBMIT`` records in no known form (a submission may be missing from the ledger)."""
+    first_unknown_submit: int | None = None
+    """Where the first of them is."""
 
 
 _SIMPLE: list[tuple[re.Pattern[str], str]] = [
@@ -169,18 +165,29 @@ def _submit_event(number: int, at: datetime, msg: str) -> SubmitEvent | None:
             number,
             at,
             msg,
-            number=int(m["n"]),
+            number=text_int(m["n"]),
             model_path=path,
             gpu=None if gpu == "None" else gpu,
         )
     if m := _DONE.search(msg):
         return SubmitEvent(
-            "done", number, at, msg, number=int(m["n"]), score=_number(m["s"]), best=_number(m["b"])
+            "done",
+            number,
+            at,
+            msg,
+            number=text_int(m["n"]),
+            score=text_number(m["s"]),
+            best=text_number(m["b"]),
         )
     if m := _CACHE.search(msg):
         path, _, score = m["rest"].rpartition(", score=")
         return SubmitEvent(
-            "cache_hit", number, at, msg, model_path=path or m["rest"], score=_number(score) if _ else None
+            "cache_hit",
+            number,
+            at,
+            msg,
+            model_path=path or m["rest"],
+            score=text_number(score) if _ else None,
         )
     if _INVALID.search(msg):
         return SubmitEvent("invalid", number, at, msg)
@@ -195,14 +202,14 @@ def _apply(log: RunLog, kind: str, m: re.Match[str], moment: Moment) -> None:
     elif kind == "workspace" and log.workspace is None:
         log.workspace = m["v"].strip()
     elif kind == "start":
-        log.header_start = datetime.fromisoformat(m["v"])
+        log.header_start = parse_time(m["v"])
     elif kind == "server":
         log.server_started = moment
     elif kind == "baseline_cache":
         log.baseline_cache = m["v"]
     elif kind == "baseline_final":
-        log.baseline_score = _number(m["s"])
-    elif kind == "baseline_set" and (score := _number(m["s"])) is not None:
+        log.baseline_score = text_number(m["s"])
+    elif kind == "baseline_set" and (score := text_number(m["s"])) is not None:
         log.baseline_sets.append((moment, score))
     elif kind == "launched":
         log.agent_launched = Moment(moment.at, moment.line, moment.text, m["v"])
@@ -248,9 +255,8 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
                 log.first_foreign_line = log.first_foreign_line or number
                 after_record = False
             continue
-        try:
-            at = datetime.fromisoformat(record["at"].replace("T", " "))
-        except ValueError:
+        at = parse_time(record["at"])
+        if at is None:
             log.foreign_lines += 1
             log.first_foreign_line = log.first_foreign_line or number
             continue
@@ -264,6 +270,9 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
             if event is not None:
                 log.events.append(event)
                 last_event = event
+            else:
+                log.unknown_submits += 1
+                log.first_unknown_submit = log.first_unknown_submit or number
             continue
         if not any(k in msg for k in _KEYWORDS):
             continue
@@ -272,6 +281,12 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
             if m := pattern.search(msg):
                 _apply(log, kind, m, moment)
                 break
+    if log.unknown_submits:
+        folder.problem(
+            rel,
+            f"{log.unknown_submits:,} `[SUBMIT` record(s) are in no known form (first: line"
+            f" {log.first_unknown_submit}); the attempts they stand for may be missing from the ledger",
+        )
     if log.n_lines and not log.n_records:
         folder.problem(rel, "has no line in the AutoRL-Bench `time | level | message` format")
     elif log.foreign_lines:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from collectors.clock import parse_naive
+from collectors.clock import parse_time
 from collectors.reading import RunFolder, json_int, json_number
 
 SCORES = "scores.json"
@@ -39,27 +40,56 @@ class ScoreEntry:
     """The evaluator's error, when it returned one."""
 
 
+MAX_TEXT = 4000
+"""Longest path or error text kept from an entry."""
+MAX_ELAPSED_S = 30 * 24 * 3600
+"""An evaluation said to take longer than thirty days is not believed."""
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+class _Defects:
+    """Defects of the same kind across entries, reported once each with a count and the first."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[int, int, str]] = {}
+
+    def add(self, what: str, index: int, value: Any) -> None:
+        count, first, shown = self.seen.get(what, (0, index, _show(value)))
+        self.seen[what] = (count + 1, first, shown)
+
+    def report(self, folder: RunFolder) -> None:
+        for what, (count, first, shown) in self.seen.items():
+            folder.problem(SCORES, f"{what}: {count:,} (first: entry {first + 1}, found {shown})")
+
+
 def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
     """Return the valid entries of scores.json; None when the file is missing or unreadable."""
     data = folder.read_json(SCORES, expect=list)
     if data is None:
         return None
+    defects = _Defects()
     entries: list[ScoreEntry] = []
     for index, item in enumerate(data):
-        where = f"entry {index + 1}"
         if not isinstance(item, dict):
-            folder.problem(SCORES, f"{where} is not an object (found {type(item).__name__}); skipped")
+            defects.add("entries that are not objects (skipped)", index, item)
             continue
         score = json_number(item.get("score"))
         if score is None:
-            folder.problem(SCORES, f"{where} has no numeric score ({item.get('score')!r}); kept without one")
-        raw_id = item.get("submission_id")
-        sid = json_int(raw_id)
+            defects.add("entries with no numeric score", index, item.get("score"))
+        sid = json_int(item.get("submission_id"))
         if sid is None:
-            folder.problem(SCORES, f"{where} has no integer submission_id ({raw_id!r})")
-        completed = parse_naive(item.get("timestamp"))
+            defects.add("entries with no integer submission_id", index, item.get("submission_id"))
+        completed = parse_time(item.get("timestamp"))
         if completed is None:
-            folder.problem(SCORES, f"{where} has no readable timestamp ({item.get('timestamp')!r})")
+            defects.add("entries with no readable timestamp", index, item.get("timestamp"))
+        elapsed = json_number(item.get("elapsed_seconds"))
+        if elapsed is not None and not 0 <= elapsed <= MAX_ELAPSED_S:
+            defects.add("entries with an impossible elapsed_seconds (ignored)", index, elapsed)
+            elapsed = None
         path = item.get("model_path")
         error = item.get("error")
         entries.append(
@@ -67,12 +97,13 @@ def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
                 index=index,
                 submission_id=sid,
                 completed_at=completed,
-                model_path=path if isinstance(path, str) else None,
+                model_path=path[:MAX_TEXT] if isinstance(path, str) else None,
                 score=score,
                 baseline_score=json_number(item.get("baseline_score")),
                 improvement=json_number(item.get("improvement")),
-                elapsed_s=json_number(item.get("elapsed_seconds")),
-                error=str(error) if error not in (None, "") else None,
+                elapsed_s=elapsed,
+                error=str(error)[:MAX_TEXT] if error not in (None, "") else None,
             )
         )
+    defects.report(folder)
     return entries

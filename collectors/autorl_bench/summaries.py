@@ -11,13 +11,12 @@ Three Markdown forms, each with Chinese or English field labels, and two JSON fo
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from arb_audit.model import ReportedIteration
-from collectors.clock import parse_naive
-from collectors.reading import RunFolder, json_int, json_number
+from collectors.clock import parse_time
+from collectors.reading import RunFolder, json_int, json_number, parse_json, text_int, text_number
 
 MARKDOWN_SOURCES = ("reports/summary.md", "summary.md")
 JSONL_SOURCE = "reports/summary.jsonl"
@@ -91,7 +90,7 @@ EXIT_CODE = re.compile(r"exit_code\s*=\s*(?P<c>-?\d+)")
 
 def _first_number(text: str) -> float | None:
     m = NUMBER.search(text)
-    return float(m.group()) if m else None
+    return text_number(m.group()) if m else None
 
 
 def _status(text: str) -> str | None:
@@ -111,7 +110,7 @@ def _finish(it: ReportedIteration) -> ReportedIteration:
     status = str(f.get("status", ""))
     it.status = _status(status)
     if m := EXIT_CODE.search(status):
-        it.exit_code = int(m["c"])
+        it.exit_code = text_int(m["c"])
     score_line = str(f.get("score", ""))
     if score_line:
         parts = dict.fromkeys(("score", "improvement", "best"), None)
@@ -150,12 +149,19 @@ def read_markdown(folder: RunFolder, rel: str) -> list[ReportedIteration]:
             rest = m["rest"]
             when = WHEN.search(rest)
             took = DURATION.search(rest)
+            iteration = text_int(m["n"])
+            if iteration is None:
+                folder.problem(
+                    rel, f"line {number}: iteration number {m['n'][:20]!r} is out of range; skipped"
+                )
+                current = None
+                continue
             current = ReportedIteration(
                 source=rel,
-                number=int(m["n"]),
+                number=iteration,
                 line=number,
-                reported_at=parse_naive(when["d"]) if when else None,
-                duration_s=float(took["s"]) if took else None,
+                reported_at=parse_time(when["d"]) if when else None,
+                duration_s=text_number(took["s"]) if took else None,
             )
             key = None
             continue
@@ -182,24 +188,20 @@ def _str(value: Any) -> str | None:
 def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedIteration]:
     """Parse summary.jsonl; bad lines are counted and reported, good ones kept."""
     iterations: list[ReportedIteration] = []
-    bad: list[int] = []
+    bad, first_bad = 0, 0
     for number, line in folder.lines(rel):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            bad.append(number)
-            continue
-        if not isinstance(row, dict) or json_int(row.get("iteration")) is None:
-            bad.append(number)
+        row, error, _ = parse_json(line)
+        if error is not None or not isinstance(row, dict) or json_int(row.get("iteration")) is None:
+            bad, first_bad = bad + 1, first_bad or number
             continue
         iterations.append(
             ReportedIteration(
                 source=rel,
                 number=row["iteration"],
                 line=number,
-                reported_at=parse_naive(row.get("timestamp")),
+                reported_at=parse_time(row.get("timestamp")),
                 status=_str(row.get("status")),
                 exit_code=json_int(row.get("exit_code")),
                 score=json_number(row.get("score")),
@@ -213,7 +215,7 @@ def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedItera
             folder.problem(rel, f"has more than {MAX_ITERATIONS:,} iterations; the rest were skipped")
             break
     if bad:
-        folder.problem(rel, f"{len(bad):,} line(s) are not iteration objects (first: line {bad[0]}); skipped")
+        folder.problem(rel, f"{bad:,} line(s) are not iteration objects (first: line {first_bad}); skipped")
     return iterations
 
 
@@ -222,18 +224,15 @@ def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], d
     data = folder.read_json(PIPELINE_SOURCE, expect=dict)
     if data is None:
         return [], {}
+    best = data.get("best_score")
     totals = {
-        k: data[k]
-        for k in (
-            "task",
-            "base_model",
-            "best_score",
-            "best_iteration",
-            "total_time",
-            "total_agent_cost",
-            "total_agent_tokens",
-        )
-        if k in data
+        "task": _str(data.get("task")),
+        "base_model": _str(data.get("base_model")),
+        "best_score": _first_number(best) if isinstance(best, str) else json_number(best),
+        "best_iteration": json_int(data.get("best_iteration")),
+        "total_time": json_number(data.get("total_time")),
+        "total_agent_cost": json_number(data.get("total_agent_cost")),
+        "total_agent_tokens": json_int(data.get("total_agent_tokens")),
     }
     raw = data.get("iterations")
     if raw is None:
@@ -258,14 +257,13 @@ def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], d
                 score=json_number(item.get("score")),
                 duration_s=json_number(item.get("training_time")),
                 fields={
-                    k: item[k]
-                    for k in ("improvement", "analysis", "agent_cost", "agent_tokens")
-                    if k in item and item[k] is not None
+                    "improvement": json_number(item.get("improvement")),
+                    "analysis": _str(item.get("analysis")),
+                    "agent_cost": json_number(item.get("agent_cost")),
+                    "agent_tokens": json_int(item.get("agent_tokens")),
                 },
             )
         )
-    if isinstance(totals.get("best_score"), str):
-        totals["best_score"] = _first_number(totals["best_score"])
     return iterations, totals
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 from arb_audit.evidence import Evidence
 from arb_audit.migrations import MIGRATIONS
 from arb_audit.model import Flag, Problem, RunInfo, RunRecord, Submission
-from arb_audit.store import RunStore, StoreError, default_store_path, revisions_path_for
+from arb_audit.store import RunStore, StoreError, locate_store, revisions_path_for
 
 EXPECTED_TABLES = {
     "_arb_migrations",
@@ -156,18 +158,57 @@ def test_hash_chain_detects_an_edited_row(tmp_path: Path) -> None:
 
 
 def test_default_store_lives_in_the_run_folder_when_writable(tmp_path: Path) -> None:
-    assert default_store_path(tmp_path) == tmp_path / ".arb-audit" / "run.duckdb"
+    assert locate_store(tmp_path) == (tmp_path / ".arb-audit" / "run.duckdb", None)
+    assert locate_store(tmp_path, tmp_path / "x.duckdb") == (tmp_path / "x.duckdb", None)
     assert revisions_path_for(tmp_path / "run.duckdb") == tmp_path / "run.revisions.git"
 
 
-def test_default_store_falls_back_to_the_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run = tmp_path / "run"
+@pytest.mark.parametrize("plant", ["file", "symlinked folder", "symlinked revisions", "junk store"])
+def test_a_planted_store_folder_sends_the_store_to_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
     run.mkdir()
-    (run / ".arb-audit").write_text("an agent put a file here")
+    elsewhere.mkdir()
+    own = run / ".arb-audit"
+    if plant == "file":
+        own.write_text("an agent put a file here")
+    elif plant == "symlinked folder":
+        own.symlink_to(elsewhere)
+    elif plant == "symlinked revisions":
+        own.mkdir()
+        (own / "run.revisions.git").symlink_to(elsewhere)
+    else:
+        own.mkdir()
+        (own / "run.duckdb").write_text("not a database")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = default_store_path(run)
+    path, why = locate_store(run)
     assert path.parent.parent == tmp_path / "cache" / "arb-audit"
-    assert path.name == "run.duckdb"
+    assert (why is not None and ".arb-audit" in why) or "run.duckdb" in (why or "")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_held_store_is_waited_for_then_reported(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(path)!r});"
+            " print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreError, match="lock"), RunStore.open(path, wait_s=0.5):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunStore.open(path, wait_s=5) as store:
+        assert store.applied_migrations()
 
 
 def test_unopenable_store_is_a_store_error(tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_results_csv_row_in_either_schema(make_run: MakeRun, tmp_path: Path) -> 
         (b'{"submission_id": 1}', "scores.json: holds a JSON object, not a list"),
         (
             b'[1, {"submission_id": "x", "score": "high", "timestamp": 3}]',
-            "scores.json: entry 1 is not an object (found int)",
+            "scores.json: entries that are not objects (skipped): 1 (first: entry 1, found 1)",
         ),
         (b"\xff\xfe[]", "scores.json: is not UTF-8"),
     ],
@@ -160,7 +160,9 @@ def test_symlinks_out_of_the_folder_are_never_followed(make_run: MakeRun, tmp_pa
     record = collect(run)
     leak = next(f for f in record.revisions[0].files if f.path == "leak.py")
     assert leak.note == f"symlink to {str(secret)!r} (not followed)"
-    assert any(m.startswith("scores.json: is a symlink to") for m in messages(record))
+    assert any(
+        m.startswith("scores.json: leads out of the run folder through a symlink") for m in messages(record)
+    )
     v3 = next(a for a in record.artifacts if a.path == "output/v3")
     assert v3.n_files == 0 and "not followed" in (v3.note or "")
 
@@ -215,6 +217,6 @@ def test_missing_everything_but_run_meta_still_collects(tmp_path: Path) -> None:
     assert record.run.budget_s is None
     assert record.run.task == "gsm8k" and record.run.scaffold == "codex"
     problems = messages(record)
-    assert "run_meta.json: `timeout_s` is '3600', not epoch seconds; ignored" in problems
+    assert "run_meta.json: `timeout_s` is '3600', not a duration in seconds; ignored" in problems
     assert any(m.startswith("scores.json: is missing, and so is run.log") for m in problems)
     assert any(m.startswith("code: is missing") for m in problems)
