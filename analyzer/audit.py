@@ -13,6 +13,8 @@ from typing import Any
 from analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.evidence import Evidence
 from arb_audit.model import RunRecord, Submission
+from taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
+from taxonomy.routes import lookup
 from taxonomy.tasks import find_task
 
 ANALYZER_VERSION = "0.1.0"
@@ -92,6 +94,11 @@ def _failure(record: RunRecord, best: Submission | None, noise: float | None) ->
         "reason": f"the score {moved} ({delta:+.2f}, noise {noise}); whether a failure (or a static"
         " shortcut) lies behind it needs the route analysis, not available yet",
     }
+
+
+def _with_definition(failure: dict[str, Any]) -> dict[str, Any]:
+    mode = failure["mode"]
+    return {**failure, "definition": lookup(FAILURE_MODES, mode).definition if mode else None}
 
 
 def _route(record: RunRecord) -> dict[str, Any]:
@@ -192,9 +199,14 @@ def build_audit(
         },
         "metrics": metrics.to_json(),
         "route": _route(record),
-        "failure": _failure(record, best, threshold),
+        "failure": _with_definition(_failure(record, best, threshold)),
         "flags": [
-            {"flag": f.flag, "message": f.message, "evidence": [e.to_json() for e in f.evidence]}
+            {
+                "flag": f.flag,
+                "definition": lookup(INTEGRITY_FLAGS, f.flag).definition,
+                "message": f.message,
+                "evidence": [e.to_json() for e in f.evidence],
+            }
             for f in record.flags
         ],
         "quadrant": _quadrant(best, run.base_score, threshold),

@@ -428,10 +428,6 @@ class RunStore:
             self.con.execute("ROLLBACK")
             raise
 
-    def run_ids(self) -> list[str]:
-        """Return the ids of the runs in this store."""
-        return [r[0] for r in self.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
-
     def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         cursor = self.con.execute(sql, list(params))
         names = [d[0] for d in cursor.description]
@@ -465,11 +461,6 @@ class RunStore:
         record.flags = [_build(Flag, f, evidence=_evidence_list(f["evidence"])) for f in rows("flags", "seq")]
         record.problems = [_build(Problem, p) for p in rows("problems", "seq")]
         return record
-
-    def revisions_path(self, run_id: str) -> Path | None:
-        """Return the revisions.git of ``run_id``, if it has one."""
-        row = self.con.execute("SELECT revisions_path FROM runs WHERE run_id = ?", [run_id]).fetchone()
-        return Path(row[0]) if row and row[0] else None
 
     def save_audit(self, run_id: str, report: dict[str, Any]) -> None:
         """Store the assembled audit of ``run_id`` (replacing an earlier one)."""

@@ -46,6 +46,9 @@ ROUTE_LABELS: tuple[Definition, ...] = (
 """Every route label a table may show."""
 
 
-def names(definitions: tuple[Definition, ...]) -> tuple[str, ...]:
-    """Return the names of ``definitions`` in order."""
-    return tuple(d.name for d in definitions)
+def lookup(definitions: tuple[Definition, ...], name: str) -> Definition:
+    """Return the definition called ``name``; a name outside the taxonomy is a KeyError naming it."""
+    for d in definitions:
+        if d.name == name:
+            return d
+    raise KeyError(f"{name!r} is not in the taxonomy ({', '.join(d.name for d in definitions)})")

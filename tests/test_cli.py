@@ -110,3 +110,17 @@ def test_help_imports_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_an_edited_store_is_flagged_at_the_next_audit(make_run: MakeRun) -> None:
+    run = make_run("improves")
+    assert run_cli(str(run), "--json")[0] == 0
+    con = duckdb.connect(str(run / ".arb-audit" / "run.duckdb"))
+    con.execute("UPDATE submissions SET score = 99 WHERE seq = 2")
+    con.close()
+    code, out, _ = run_cli(str(run), "--json")
+    flags = json.loads(out)["flags"]
+    assert code == 0 and [f["flag"] for f in flags] == ["ledger_broken"]
+    assert flags[0]["evidence"] == [{"kind": "submission", "submission_seq": 2}]
+    assert flags[0]["definition"] == "the submission hash chain fails"
+    assert run_cli(str(run), "--json")[0] == 0 and json.loads(run_cli(str(run), "--json")[1])["flags"] == []

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from collectors.base import Collector
 
 NOTHING_USABLE = 2
 """Exit status when no audit could be produced."""
@@ -15,6 +19,44 @@ NOTHING_USABLE = 2
 def _fail(message: str) -> None:
     click.echo(f"arb-audit: {message}", err=True)
     sys.exit(NOTHING_USABLE)
+
+
+def _ingest_and_audit(
+    collector: Collector,
+    run_dir: Path,
+    store_file: Path,
+    why_not_default: str | None,
+    results_csv: Path | None,
+    noise: float | None,
+) -> dict[str, Any]:
+    """Collect ``run_dir`` into ``store_file``, then build, store and return its audit."""
+    from analyzer.audit import build_audit
+    from arb_audit.evidence import Evidence
+    from arb_audit.model import STORE_DIRNAME, Flag, Problem
+    from arb_audit.store import RunStore, revisions_path_for
+    from collectors.base import CollectOptions
+
+    revisions_git = revisions_path_for(store_file)
+    # The store is opened (and so locked) first: a second audit of the same run waits for this one.
+    with RunStore.open(store_file) as store:
+        record = collector.collect(run_dir, revisions_git=revisions_git, options=CollectOptions(results_csv))
+        broken = store.verify_submission_chain(record.run.run_id)
+        if broken is not None:
+            message = (
+                f"submission {broken} of the ledger an earlier audit stored no longer matches its"
+                f" hash chain: {store_file} was edited after it was written"
+            )
+            record.flags.append(
+                Flag("ledger_broken", message, [Evidence("submission", submission_seq=broken)])
+            )
+        if why_not_default:
+            record.problems.insert(0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}"))
+        store.save_record(record, revisions_git if record.revisions else None)
+        stored = store.load_record(record.run.run_id)
+        revisions = str(revisions_git) if record.revisions else None
+        report = build_audit(stored, store_path=str(store_file), revisions_path=revisions, noise=noise)
+        store.save_audit(stored.run.run_id, report)
+    return report
 
 
 @click.command()
@@ -46,11 +88,8 @@ def audit(
     Exit status 0 when an audit was produced (whatever the run's outcome), 2 when nothing usable was
     found.
     """
-    from analyzer.audit import build_audit
-    from arb_audit.model import STORE_DIRNAME, Problem
-    from arb_audit.store import RunStore, StoreError, locate_store, revisions_path_for
+    from arb_audit.store import StoreError, locate_store
     from collectors import registry
-    from collectors.base import CollectOptions
 
     if not run_dir.exists():
         _fail(f"{run_dir}: no such folder")
@@ -68,26 +107,8 @@ def audit(
         )
     assert collector is not None
     store_file, why_not_default = locate_store(run_dir, store_path)
-    revisions_git = revisions_path_for(store_file)
     try:
-        # The store is opened (and so locked) first: a second audit of the same run waits for this one.
-        with RunStore.open(store_file) as store:
-            record = collector.collect(
-                run_dir, revisions_git=revisions_git, options=CollectOptions(results_csv)
-            )
-            if why_not_default:
-                record.problems.insert(
-                    0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}")
-                )
-            store.save_record(record, revisions_git if record.revisions else None)
-            stored = store.load_record(record.run.run_id)
-            report = build_audit(
-                stored,
-                store_path=str(store_file),
-                revisions_path=str(revisions_git) if record.revisions else None,
-                noise=noise,
-            )
-            store.save_audit(stored.run.run_id, report)
+        report = _ingest_and_audit(collector, run_dir, store_file, why_not_default, results_csv, noise)
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:
