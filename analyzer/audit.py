@@ -14,7 +14,7 @@ from analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.evidence import Evidence
 from arb_audit.model import RunRecord, Submission
 from taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
-from taxonomy.routes import lookup
+from taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
 from taxonomy.tasks import find_task
 
 ANALYZER_VERSION = "0.1.0"
@@ -60,6 +60,8 @@ def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
 def _failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
     base = record.run.base_score
     if best is None:
+        if (why := _unseen_ending(record)) is not None:
+            return {"mode": None, "determined": False, "reason": why, "evidence": []}
         tried = [s for s in record.submissions if s.status in ("error", "rejected")]
         return {
             "mode": "timeout_no_submission",
@@ -125,19 +127,32 @@ def _route(record: RunRecord) -> dict[str, Any]:
             ),
         ],
         "cannot_tell": [
-            "the route of the best submission: static route detection and lineage are not built yet",
-            "which training stages were attempted or adopted: needs commands and code history",
+            f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
+            " static route detection and lineage are not built yet",
+            f"which training stages ({', '.join(d.name for d in STAGE_KINDS)}) were attempted or adopted:"
+            " needs the commands and the code history",
         ],
         "agent_claims": [{"train_type": t, "iterations": sorted(n)} for t, n in claims.items()],
         "code_revision": code.sha if code else None,
     }
 
 
-def _quadrant(best: Submission | None, base: float | None, noise: float | None) -> dict[str, Any]:
+def _unseen_ending(record: RunRecord) -> str | None:
+    """Say why "no valid submission" cannot be read as "the budget ended without one", or None."""
+    extra = record.run.extra
+    if not extra.get("ledger_sources", ["?"]):
+        return "no submission record (run.log, scores.json) could be read"
+    if extra.get("interrupted_by"):
+        return f"the run was interrupted ({extra['interrupted_by']}) before any valid submission"
+    return None
+
+
+def _quadrant(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+    base = record.run.base_score
     score_up = None
     if best is not None and best.score is not None and base is not None and noise is not None:
         score_up = best.score - base > noise
-    elif best is None:
+    elif best is None and _unseen_ending(record) is None:
         score_up = False
     return {
         "score_up": score_up,
@@ -209,7 +224,7 @@ def build_audit(
             }
             for f in record.flags
         ],
-        "quadrant": _quadrant(best, run.base_score, threshold),
+        "quadrant": _quadrant(record, best, threshold),
         "artifacts": [
             {
                 "path": a.path,

@@ -8,7 +8,7 @@ agent's launch rather than from a clock started before the baseline evaluation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from arb_audit.model import RunRecord, Submission
@@ -48,15 +48,23 @@ class Metrics:
         return asdict(self)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _completion_order(submissions: list[Submission]) -> list[Submission]:
+    """Return the valid attempts in the order they were graded (the harness's order).
+
+    That is not arrival order: the grading server's lock is not first-come-first-served.
+    """
+    valid = [s for s in submissions if s.status == "scored" and s.score is not None]
+    return sorted(valid, key=lambda s: (s.completed_at is None, s.completed_at or _EPOCH, s.seq))
+
+
 def best_submission(submissions: list[Submission]) -> Submission | None:
-    """Return the best valid attempt: highest score among scored ones, the first on ties."""
+    """Return the best valid attempt: the highest score, the first graded on ties (as the harness picks)."""
     best: Submission | None = None
-    for s in submissions:
-        if (
-            s.status == "scored"
-            and s.score is not None
-            and (best is None or best.score is None or s.score > best.score)
-        ):
+    for s in _completion_order(submissions):
+        if best is None or (s.score is not None and best.score is not None and s.score > best.score):
             best = s
     return best
 
@@ -75,7 +83,7 @@ def compute_metrics(record: RunRecord) -> Metrics:
         status: sum(1 for s in subs if s.status == status)
         for status in ("scored", "error", "rejected", "duplicate")
     }
-    valid = [s for s in subs if s.status == "scored"]
+    valid = _completion_order(subs)
     best = best_submission(subs)
     origin = run.agent_launched_at or run.started_at
     clock = "agent_launch" if run.agent_launched_at else ("run_start" if run.started_at else None)

@@ -51,9 +51,9 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="arb-audit")
 def main() -> None:
-    r"""Audit agentic post-training runs: what was submitted, how it was made, and whether it holds.
+    """Audit agentic post-training runs: what was submitted, how it was made, and whether it holds.
 
     \b
     arb-audit RUN_DIR            print the audit of a run folder
     arb-audit RUN_DIR --json     the same as one JSON object
-    """
+    """  # noqa: D301 -- the backspace is click's "do not rewrap" marker, so the string cannot be raw

@@ -17,21 +17,22 @@ from rich.text import Text
 STATUS_STYLE = {"scored": "green", "error": "red", "rejected": "magenta", "duplicate": "yellow"}
 MAX_TIMELINE_ROWS = 200
 """Attempts shown in the readable timeline; the JSON report has them all."""
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Control characters, line breaks and bidirectional overrides: each could forge or hide report lines."""
 
 
 def clean(value: Any, digits: int = 2) -> str:
-    """Format a value from a run folder for the terminal: ``—`` for None, control characters escaped."""
+    """Format a value from a run folder for one terminal line: ``—`` for None, unsafe characters escaped."""
     if value is None:
         return "—"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    return _UNSAFE.sub(_escape, str(value))
 
 
-def _line(*parts: str | tuple[str, str]) -> Text:
-    """Assemble a line from plain strings (already cleaned) and (text, style) pairs."""
-    return Text.assemble(*parts)
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def _seconds(value: float | None) -> str:
@@ -91,7 +92,7 @@ def _timeline(console: Console, report: dict[str, Any]) -> None:
             str(s["seq"]),
             _short(s["requested_at"]),
             _short(s["completed_at"]),
-            _line((status, STATUS_STYLE[status]), " ★ best" if s["seq"] == best else ""),
+            Text.assemble((status, STATUS_STYLE[status]), " ★ best" if s["seq"] == best else ""),
             clean(s["score"]),
             Text(clean(s["artifact_path"] or s["model_path"])),
             Text(note),
@@ -106,7 +107,7 @@ def _metrics(console: Console, report: dict[str, Any]) -> None:
     best = report["best"]
     if best:
         console.print(
-            _line(
+            Text.assemble(
                 ("Best valid submission", "bold"),
                 f": #{best['seq']} score {clean(best['score'])} ({clean(best['model_path'])}),"
                 f" improvement over base {clean(best['improvement'])}",
@@ -116,7 +117,7 @@ def _metrics(console: Console, report: dict[str, Any]) -> None:
         console.print(Text("No valid submission.", style="bold red"))
     origin = {"agent_launch": "the agent's launch", "run_start": "the run's start (agent launch unknown)"}
     console.print(
-        _line(
+        Text.assemble(
             ("Metrics", "bold"),
             f": {m['n_submissions']} attempts = {m['n_scored']} scored ({m['n_zero_score']} of them zero)"
             f" + {m['n_errors']} errors + {m['n_rejected']} rejected + {m['n_duplicates']} duplicates;"
@@ -130,25 +131,25 @@ def _metrics(console: Console, report: dict[str, Any]) -> None:
 
 def _verdicts(console: Console, report: dict[str, Any]) -> None:
     route, failure, quadrant = report["route"], report["failure"], report["quadrant"]
-    console.print(_line(("Route", "bold"), ": not analysed yet."))
+    console.print(Text.assemble(("Route", "bold"), ": not analysed yet."))
     for line in route["can_tell"]:
-        console.print(_line("  ", ("can tell  ", "green"), " ", clean(line)))
+        console.print(Text.assemble("  ", ("can tell  ", "green"), " ", clean(line)))
     for line in route["cannot_tell"]:
-        console.print(_line("  ", ("cannot yet", "yellow"), " ", clean(line)))
+        console.print(Text.assemble("  ", ("cannot yet", "yellow"), " ", clean(line)))
     if route["agent_claims"]:
         claims = "; ".join(
             f"{clean(c['train_type'])} in iteration(s) {', '.join(map(str, c['iterations']))}"
             for c in route["agent_claims"]
         )
-        console.print(_line("  the agent's own reports claim (unverified): ", claims))
+        console.print(Text.assemble("  the agent's own reports claim (unverified): ", claims))
     console.print(
-        _line(
+        Text.assemble(
             ("Failure", "bold"), f": {clean(failure['mode'] or 'undetermined')} — {clean(failure['reason'])}"
         )
     )
     up = {True: "yes", False: "no", None: "unknown"}[quadrant["score_up"]]
     console.print(
-        _line(
+        Text.assemble(
             ("Quadrant", "bold"),
             f": score up beyond noise ({clean(quadrant['noise_threshold'])}): {up};"
             f" intended training: unknown ({clean(quadrant['reason'])})",
@@ -160,13 +161,13 @@ def _flags_and_problems(console: Console, report: dict[str, Any]) -> None:
     if report["flags"]:
         console.print(Text(f"Flags ({len(report['flags'])})", style="bold red"))
         for f in report["flags"]:
-            console.print(_line("  ", (clean(f["flag"]), "red"), " ", clean(f["message"])))
+            console.print(Text.assemble("  ", (clean(f["flag"]), "red"), " ", clean(f["message"])))
     else:
-        console.print(_line(("Flags", "bold"), ": none raised by what could be checked"))
+        console.print(Text.assemble(("Flags", "bold"), ": none raised by what could be checked"))
     if report["problems"]:
         console.print(Text(f"Problems with the run folder ({len(report['problems'])})", style="bold yellow"))
         for p in report["problems"]:
-            console.print(_line("  ", (clean(p["path"]), "yellow"), ": ", clean(p["message"])))
+            console.print(Text.assemble("  ", (clean(p["path"]), "yellow"), ": ", clean(p["message"])))
 
 
 def render(report: dict[str, Any], console: Console | None = None) -> None:

@@ -23,7 +23,6 @@ from git.index.typ import BaseIndexEntry
 from git.objects import Commit
 from git.refs import Reference
 from gitdb import IStream
-from gitdb.exc import ODBError
 
 from arb_audit.model import FileEntry, Revision, RevisionTrigger
 
@@ -165,32 +164,21 @@ def snapshot(
     :class:`RevisionError`.
     """
     try:
-        return _snapshot(
-            git_dir,
-            root,
-            ref=ref,
-            seq=seq,
-            trigger=trigger,
-            message=message,
-            on_problem=on_problem,
-            taken_at=taken_at,
-        )
-    except (git.GitError, ODBError, ValueError, OSError, UnicodeError) as exc:
+        repo = open_repo(git_dir)
+        files, index_entries, newest = _stage(repo, root, on_problem)
+        taken_at = taken_at or newest
+        sha = _commit(repo, git_dir, index_entries, ref=ref, message=message, when=taken_at)
+    except Exception as exc:
+        # A damaged or planted repository can fail anywhere inside GitPython (config parsing, refs
+        # that point at blobs, ...); whatever it is, the audit goes on without the revision.
         raise RevisionError(f"{git_dir}: {type(exc).__name__}: {exc}") from exc
+    return Revision(seq=seq, sha=sha, taken_at=taken_at, trigger=trigger, files=files)
 
 
-def _snapshot(
-    git_dir: Path,
-    root: Path,
-    *,
-    ref: str,
-    seq: int,
-    trigger: RevisionTrigger,
-    message: str,
-    on_problem: OnProblem,
-    taken_at: datetime | None = None,
-) -> Revision:
-    repo = open_repo(git_dir)
+def _stage(
+    repo: git.Repo, root: Path, on_problem: OnProblem
+) -> tuple[list[FileEntry], list[BaseIndexEntry], datetime]:
+    """Store the blobs of ``root``; return its file list, the index entries and the newest mtime."""
     listed = _walk(root, on_problem)
     if len(listed) > MAX_FILES:
         on_problem(".", f"has more than {MAX_FILES:,} files; only {MAX_FILES:,} of them were taken")
@@ -202,9 +190,20 @@ def _snapshot(
         files.append(info)
         if entry is not None:
             index_entries.append(entry)
-    if taken_at is None:
-        newest = max((st.st_mtime for _, st in listed), default=0.0)
-        taken_at = datetime.fromtimestamp(newest, tz=UTC)
+    newest = max((st.st_mtime for _, st in listed), default=0.0)
+    return files, index_entries, datetime.fromtimestamp(newest, tz=UTC)
+
+
+def _commit(
+    repo: git.Repo,
+    git_dir: Path,
+    index_entries: list[BaseIndexEntry],
+    *,
+    ref: str,
+    message: str,
+    when: datetime,
+) -> str:
+    """Write the tree and, unless ``ref`` already holds it with the same message, a commit on ``ref``."""
     index = IndexFile(repo, str(git_dir / "arb-index"))
     index.entries.clear()
     if index_entries:
@@ -215,8 +214,8 @@ def _snapshot(
     if reference.is_valid():
         parents = [reference.commit]
         if parents[0].tree.hexsha == tree.hexsha and parents[0].message == message:
-            return Revision(seq=seq, sha=parents[0].hexsha, taken_at=taken_at, trigger=trigger, files=files)
-    when = f"{int(taken_at.timestamp())} +0000"
+            return str(parents[0].hexsha)
+    stamp = f"{int(when.timestamp())} +0000"
     commit = Commit.create_from_tree(
         repo,
         tree,
@@ -225,14 +224,8 @@ def _snapshot(
         head=False,
         author=ACTOR,
         committer=ACTOR,
-        author_date=when,
-        commit_date=when,
+        author_date=stamp,
+        commit_date=stamp,
     )
     reference.set_commit(commit)
-    return Revision(seq=seq, sha=commit.hexsha, taken_at=taken_at, trigger=trigger, files=files)
-
-
-def read_blob(git_dir: Path, sha: str) -> bytes:
-    """Return the content of blob ``sha`` from ``git_dir``."""
-    repo = git.Repo(git_dir)
-    return bytes(repo.odb.stream(bytes.fromhex(sha)).read())
+    return str(commit.hexsha)

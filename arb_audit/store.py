@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import random
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -172,25 +173,47 @@ def _own_folder_usable(run_dir: Path) -> str | None:
     """
     inside = run_dir / STORE_DIRNAME
     store = inside / "run.duckdb"
-    for path in (inside, store, revisions_path_for(store)):
-        if path.is_symlink():
-            return f"{path.relative_to(run_dir)} is a symlink"
+    if inside.is_symlink():
+        return f"{STORE_DIRNAME} is a symlink"
     if inside.exists() and not inside.is_dir():
         return f"{STORE_DIRNAME} is not a folder"
+    if (link := _first_symlink(inside)) is not None:
+        return f"{link.relative_to(run_dir)} is a symlink"
     try:
         inside.mkdir(exist_ok=True)
-        probe = inside / ".write-probe"
-        probe.write_bytes(b"")
-        probe.unlink()
+        # mkstemp creates with O_EXCL, so a planted symlink is never written through.
+        handle, probe = tempfile.mkstemp(dir=inside, prefix=".write-probe-")
+        os.close(handle)
+        os.unlink(probe)
     except OSError as exc:
         return f"{STORE_DIRNAME} is not writable ({exc.strerror or exc})"
     if store.exists():
         try:
             duckdb.connect(str(store)).close()
         except duckdb.Error as exc:
-            if "lock" not in str(exc).lower():
+            if not _is_lock_error(exc):
                 return f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
     return None
+
+
+def _first_symlink(folder: Path, limit: int = 200_000) -> Path | None:
+    """Return a symlink anywhere under ``folder`` (a store or git directory never has one), or None."""
+    seen = 0
+    for parent, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = Path(parent) / name
+            if path.is_symlink():
+                return path
+            seen += 1
+            if seen > limit:
+                return None
+    return None
+
+
+def _is_lock_error(exc: duckdb.Error) -> bool:
+    """Tell DuckDB's "another process holds this file" from every other failure to open it."""
+    text = str(exc)
+    return "Could not set lock on file" in text or "Conflicting lock is held" in text
 
 
 def locate_store(run_dir: Path, explicit: Path | None = None) -> tuple[Path, str | None]:
@@ -325,7 +348,7 @@ class RunStore:
                 con = duckdb.connect(str(path), read_only=read_only)
                 break
             except duckdb.Error as exc:
-                if "lock" in str(exc).lower() and time.monotonic() < deadline:
+                if _is_lock_error(exc) and time.monotonic() < deadline:
                     time.sleep(0.2 + random.random() * 0.3)
                     continue
                 raise StoreError(f"{path}: cannot open the run store: {exc}") from exc

@@ -71,47 +71,52 @@ def _json_type(value: Any) -> str:
 
 
 @dataclass
-class _Tally:
-    """How many lines had a defect, and the first of them (constant memory on hostile files)."""
+class Tally:
+    """How often a defect occurred and where first, in constant memory however hostile the input."""
 
     count: int = 0
+    """Occurrences so far."""
     first: int | None = None
+    """Line, entry or position of the first occurrence."""
+    example: str = ""
+    """What the first occurrence looked like, shortened."""
 
-    def add(self, line: int) -> None:
+    def add(self, where: int, example: str = "") -> None:
+        """Count one occurrence at ``where``."""
         self.count += 1
-        self.first = self.first or line
+        if self.first is None:
+            self.first, self.example = where, example
 
 
 def split_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
     """Yield ``(line without its ending, was cut)`` from a binary stream, in bounded memory.
 
-    LF, CRLF and lone CR all end a line; a line longer than ``max_line`` is cut to that length and the
-    rest of it is skipped without being held.
+    LF, CRLF and lone CR all end a line, wherever the blocks happen to split them; a line longer than
+    ``max_line`` is cut to that length and the rest of it is skipped without being held.
     """
-    pending = b""
-    skipping = False
+    kept = bytearray()  # the start of the current line, at most max_line bytes
+    cut = False  # the current line is longer than what is kept
+    after_cr = False  # the previous block ended with CR: an LF opening this block belongs to it
     while block := handle.read(BLOCK_BYTES):
-        if skipping:
-            end = _EOL.search(block)
-            if end is None:
-                continue
-            yield pending, True
-            pending, skipping = b"", False
-            block = block[end.end() :]
-        data = pending + block
-        start = 0
-        for end in _EOL.finditer(data):
-            if end.group() == b"\r" and end.end() == len(data):
-                break  # a CR at the end of the block may be the first half of CRLF
-            line = data[start : end.start()]
-            yield (line[:max_line], True) if len(line) > max_line else (line, False)
+        start = 1 if after_cr and block[:1] == b"\n" else 0
+        after_cr = False
+        for end in _EOL.finditer(block, start):
+            yield _close_line(kept, block[start : end.start()], cut, max_line)
+            kept.clear()
+            cut = False
             start = end.end()
-        pending = data[start:]
-        if len(pending) > max_line:
-            pending, skipping = pending[:max_line], True
-    if pending or skipping:
-        pending = pending.rstrip(b"\r")
-        yield (pending[:max_line], True) if len(pending) > max_line or skipping else (pending, False)
+            after_cr = end.group() == b"\r" and start == len(block)
+        room = max_line - len(kept)
+        rest = block[start:]
+        cut = cut or len(rest) > room
+        kept += rest[: max(room, 0)]
+    if kept or cut:
+        yield bytes(kept), cut
+
+
+def _close_line(kept: bytearray, tail: bytes, cut: bool, max_line: int) -> tuple[bytes, bool]:
+    room = max_line - len(kept)
+    return bytes(kept) + tail[: max(room, 0)], cut or len(tail) > room
 
 
 @dataclass
@@ -210,8 +215,8 @@ class RunFolder:
         path = self.file(rel)
         if path is None:
             return
-        bad_utf8 = _Tally()
-        overlong = _Tally()
+        bad_utf8 = Tally()
+        overlong = Tally()
         number = 0
         try:
             with path.open("rb") as handle:

@@ -7,6 +7,7 @@ when given, the final ``code/`` tree (stored as one revision) and the ``output/`
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from arb_audit.model import ArtifactInfo, Flag, Revision, RunInfo, RunRecord, Su
 from arb_audit.revisions import RevisionError, run_ref, snapshot
 from collectors.artifacts import describe, find_output_artifacts, resolve_submitted
 from collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
-from collectors.autorl_bench.ledger import build_ledger
+from collectors.autorl_bench.ledger import Localize, build_ledger
 from collectors.autorl_bench.metafiles import (
     METRICS,
     RUN_META,
@@ -30,7 +31,7 @@ from collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
 from collectors.autorl_bench.summaries import read_reports
 from collectors.base import CollectOptions, Collector
 from collectors.clock import from_epoch, infer_utc_offset, localize
-from collectors.reading import RunFolder, text_int
+from collectors.reading import RunFolder, Tally, text_int, text_number
 
 OVERWRITE_TOLERANCE = timedelta(seconds=2)
 """mtimes this close after a submission's completion are the same moment, not an overwrite."""
@@ -88,9 +89,12 @@ class AutoRLBenchCollector(Collector):
         submissions = build_ledger(runlog.events if runlog else [], entries or [], here, folder)
         for it in reports:
             it.reported_at = here(it.reported_at)
-        run = _run_info(run_dir, folder.root, runlog, meta, agentlog, results_row, entries or [], here)
+        run = _run_info(run_dir, folder, runlog, meta, agentlog, results_row, entries or [], here)
         run.utc_offset_s = offset
         run.extra = _extra(runlog, agentlog, harness_metrics, pipeline_totals, results_row)
+        run.extra["ledger_sources"] = [
+            name for name, read in (("run.log", runlog), (SCORES, entries)) if read is not None
+        ]
         artifacts = _artifacts(folder, submissions, run.workspace_path)
         flags = _baseline_changes(runlog, entries or [])
         if _file_times_kept(folder, entries or [], meta, here):
@@ -143,15 +147,39 @@ def _utc_offset(runlog: RunLog | None, entries: list[ScoreEntry], meta: RunMeta 
     return infer_utc_offset(pairs)
 
 
+def _base_score(
+    runlog: RunLog | None, results: dict[str, str], entries: list[ScoreEntry], folder: RunFolder
+) -> float | None:
+    """Return the base model's score as the harness measured it before the agent ran.
+
+    run.log's ``Baseline Score`` and results.csv's ``baseline`` are run.py's own value, which
+    ``/set_baseline`` cannot change; scores.json's ``baseline_score`` is the grader's, which it can.
+    """
+    if runlog is not None and runlog.baseline_score is not None:
+        return runlog.baseline_score
+    if (from_results := text_number(results.get("baseline", ""))) is not None:
+        return from_results
+    if runlog is not None and runlog.baseline_sets:
+        return runlog.baseline_sets[0][1]
+    recorded = next((e.baseline_score for e in entries if e.baseline_score is not None), None)
+    if recorded is not None:
+        folder.problem(
+            SCORES,
+            f"the base score {recorded} is taken from baseline_score, which the agent can change"
+            " (/set_baseline); give --results-csv or keep run.log to use the harness's own value",
+        )
+    return recorded
+
+
 def _run_info(
     run_dir: Path,
-    root: Path,
+    folder: RunFolder,
     runlog: RunLog | None,
     meta: RunMeta | None,
     agentlog: AgentLog | None,
     results: dict[str, str] | None,
     entries: list[ScoreEntry],
-    here: Any,
+    here: Localize,
 ) -> RunInfo:
     results = results or {}
     header = agentlog.header if agentlog else {}
@@ -160,11 +188,7 @@ def _run_info(
     )
     folder_agent = run_dir.name.split("_")[-1] if "_" in run_dir.name else None
     scaffold = (runlog.agent if runlog else None) or results.get("agent") or folder_agent
-    base_score = runlog.baseline_score if runlog else None
-    if base_score is None and runlog and runlog.baseline_sets:
-        base_score = runlog.baseline_sets[0][1]
-    if base_score is None:
-        base_score = next((e.baseline_score for e in entries if e.baseline_score is not None), None)
+    base_score = _base_score(runlog, results, entries, folder)
     ended = from_epoch(meta.end_time) if meta else None
     if ended is None and runlog:
         end = runlog.agent_finished or runlog.agent_timed_out or runlog.interrupted
@@ -172,7 +196,7 @@ def _run_info(
     return RunInfo(
         run_id=f"autorl_bench:{task}/{run_dir.name}",
         source_format="autorl_bench",
-        source_path=str(root),
+        source_path=str(folder.root),
         task=task,
         scaffold=scaffold,
         driver=header.get("Model") or results.get("driver_model") or None,
@@ -221,7 +245,9 @@ def _extra(
 
 
 def _artifacts(folder: RunFolder, submissions: list[Submission], workspace: str | None) -> list[ArtifactInfo]:
+    """Resolve every submitted path, link duplicates to what they repeat, and list the artifacts."""
     paths: dict[str, None] = {}
+    outside = Tally()
     for s in submissions:
         if s.model_path is None:
             continue
@@ -230,23 +256,48 @@ def _artifacts(folder: RunFolder, submissions: list[Submission], workspace: str 
         if rel is not None:
             paths[rel] = None
         elif s.status in ("scored", "error"):
-            folder.problem(SCORES, f"submission {s.seq}: {why}; its artifact cannot be examined")
+            outside.add(s.seq, why or "")
+    if outside.count:
+        more = f" ({outside.count - 1:,} more like it)" if outside.count > 1 else ""
+        folder.problem(
+            SCORES, f"submission {outside.first}: {outside.example}; its artifact cannot be examined{more}"
+        )
+    _link_duplicates(submissions)
     for rel in find_output_artifacts(folder):
         paths[rel] = None
     return [describe(folder, rel) for rel in sorted(paths)]
 
 
-def _file_times_kept(folder: RunFolder, entries: list[ScoreEntry], meta: RunMeta | None, here: Any) -> bool:
+def _link_duplicates(submissions: list[Submission]) -> None:
+    """Point each cached answer at the latest earlier graded attempt of the same artifact.
+
+    The grading server keys its cache on the resolved path, so ``./output/v1`` and an absolute path
+    to the same folder are the same artifact.
+    """
+    last_graded: dict[str, int] = {}
+    for s in submissions:
+        key = s.artifact_path or s.model_path
+        if key is None:
+            continue
+        if s.status == "duplicate":
+            s.duplicate_of = last_graded.get(key)
+        elif s.status == "scored":
+            last_graded[key] = s.seq
+
+
+def _file_times_kept(
+    folder: RunFolder, entries: list[ScoreEntry], meta: RunMeta | None, here: Localize
+) -> bool:
     """Tell whether file mtimes still date from the run (a copy without preserved times resets them).
 
     scores.json is last written when the last submission is recorded, run_meta.json when the run ends;
     if neither agrees within :data:`COPY_TOLERANCE`, mtimes say nothing about overwrites.
     """
-    checks = []
-    if entries and entries[-1].completed_at is not None:
-        checks.append((SCORES, here(entries[-1].completed_at)))
-    if meta is not None and meta.end_time is not None:
-        checks.append((RUN_META, from_epoch(meta.end_time)))
+    candidates = [
+        (SCORES, here(entries[-1].completed_at) if entries else None),
+        (RUN_META, from_epoch(meta.end_time) if meta is not None else None),
+    ]
+    checks = [(rel, expected) for rel, expected in candidates if expected is not None]
     for rel, expected in checks:
         try:
             written = datetime.fromtimestamp((folder.root / rel).stat().st_mtime, tz=UTC)
@@ -293,48 +344,41 @@ def _overwritten(
 
 
 def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[Flag]:
-    flags = []
-    previous: ScoreEntry | None = None
-    for entry in entries:
-        if previous is not None and entry.baseline_score != previous.baseline_score:
-            flags.append(
-                Flag(
+    """One grader_probing flag per baseline reset, citing run.log and scores.json where each shows it."""
+    resets: dict[float | None, Flag] = {}
+    if runlog and runlog.agent_launched:
+        for moment, score in runlog.baseline_sets:
+            if moment.line > runlog.agent_launched.line and score not in resets:
+                resets[score] = Flag(
                     "grader_probing",
-                    f"the grader's baseline changed from {previous.baseline_score} to {entry.baseline_score}"
-                    f" between scores.json entries {previous.index + 1} and {entry.index + 1}"
-                    " (a /set_baseline"
-                    " call during the run)",
+                    f"the grader's baseline was set to {score} after the agent was launched (a /set_baseline"
+                    " call): later improvements are measured against it",
                     [
                         Evidence(
-                            "file",
-                            path=SCORES,
-                            excerpt=f"entry {entry.index + 1}: baseline_score={entry.baseline_score}",
+                            "log", path="run.log", line=moment.line, end_line=moment.line, excerpt=moment.text
                         )
                     ],
                 )
+    for previous, entry in itertools.pairwise(entries):
+        if entry.baseline_score == previous.baseline_score:
+            continue
+        cite = Evidence(
+            "file",
+            path=SCORES,
+            excerpt=f"entries {previous.index + 1}→{entry.index + 1}: baseline_score"
+            f" {previous.baseline_score}→{entry.baseline_score}",
+        )
+        if entry.baseline_score in resets:
+            resets[entry.baseline_score].evidence.append(cite)
+        else:
+            resets[entry.baseline_score] = Flag(
+                "grader_probing",
+                f"the grader's baseline changed from {previous.baseline_score} to {entry.baseline_score}"
+                f" between scores.json entries {previous.index + 1} and {entry.index + 1}"
+                " (a /set_baseline call)",
+                [cite],
             )
-        previous = entry
-    if runlog and runlog.agent_launched:
-        launched = runlog.agent_launched.line
-        for moment, score in runlog.baseline_sets:
-            if moment.line > launched:
-                flags.append(
-                    Flag(
-                        "grader_probing",
-                        f"the baseline was set to {score} after the agent was launched"
-                        f" (run.log line {moment.line})",
-                        [
-                            Evidence(
-                                "log",
-                                path="run.log",
-                                line=moment.line,
-                                end_line=moment.line,
-                                excerpt=moment.text,
-                            )
-                        ],
-                    )
-                )
-    return flags
+    return list(resets.values())
 
 
 def _code_revision(folder: RunFolder, revisions_git: Path, run_id: str) -> list[Revision]:

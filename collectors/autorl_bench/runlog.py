@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Literal
 
 from collectors.clock import parse_time
-from collectors.reading import RunFolder, text_int, text_number
+from collectors.reading import RunFolder, Tally, text_int, text_number
 
 RECORD = re.compile(
     r"^(?P<at>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:[.,]\d+)?"
@@ -25,7 +25,9 @@ EXCEPTION_LINE = re.compile(
     r"^(?:[\w.]+\.)?(?P<name>\w*(?:Error|Exception|Exit|Interrupt))(?::\s*(?P<text>.*))?$"
 )
 
-SubmitKind = Literal["started", "done", "cache_hit", "invalid", "internal_error"]
+SubmitKind = Literal["started", "done", "cache_hit", "invalid", "internal_error", "evaluator_note"]
+EVALUATOR_TROUBLE = re.compile(r"fail|error|not found|timeout|timed out|exit code", re.IGNORECASE)
+"""Words of an evaluator's message that may explain a failed evaluation (its Done line says only 0.0)."""
 
 
 @dataclass(slots=True)
@@ -33,7 +35,8 @@ class SubmitEvent:
     """One ``[SUBMIT...]`` record."""
 
     kind: SubmitKind
-    """started | done | cache_hit | invalid | internal_error."""
+    """started | done | cache_hit | invalid | internal_error | evaluator_note (a warning or error logged
+    while an evaluation ran; only the latest one per evaluation is kept)."""
     line: int
     """Line number in run.log."""
     at: datetime
@@ -80,8 +83,6 @@ class RunLog:
     """Base model from the header."""
     workspace: str | None = None
     """The run folder's path on the run machine."""
-    header_start: datetime | None = None
-    """The ``Start:`` time of the header."""
     server_started: Moment | None = None
     """``[Local Mode] Starting evaluation server`` (right after run_meta's start_time is written)."""
     baseline_sets: list[tuple[Moment, float]] = field(default_factory=list)
@@ -110,20 +111,15 @@ class RunLog:
     """Record lines read."""
     n_lines: int = 0
     """Lines read."""
-    foreign_lines: int = 0
-    """Lines that are neither records nor continuations of a warning or error."""
-    first_foreign_line: int | None = None
-    """Where the first foreign line is."""
-    unknown_submits: int = 0
+    foreign: Tally = field(default_factory=Tally)
+    """Lines that are neither records nor part of a traceback or multi-line record."""
+    unknown_submits: Tally = field(default_factory=Tally)
     """``[SUBMIT`` records in no known form (a submission may be missing from the ledger)."""
-    first_unknown_submit: int | None = None
-    """Where the first of them is."""
 
 
 _SIMPLE: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"Agent: (?P<agent>.+?), Task: (?P<task>.+?), Model: (?P<model>.+)$"), "header"),
     (re.compile(r"^Workspace: (?P<v>.+)$"), "workspace"),
-    (re.compile(r"^Start: (?P<v>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})"), "start"),
     (re.compile(r"\[Local Mode\] Starting evaluation server"), "server"),
     (re.compile(rf"Baseline cache hit: (?P<v>.+), score=(?P<s>{NUMBER})$"), "baseline_cache"),
     (re.compile(rf"^Baseline Score: (?P<s>{NUMBER})$"), "baseline_final"),
@@ -139,7 +135,6 @@ _SIMPLE: list[tuple[re.Pattern[str], str]] = [
 _KEYWORDS = (
     "gent",
     "Workspace",
-    "Start",
     "Local Mode",
     "aseline",
     "BASELINE",
@@ -201,8 +196,6 @@ def _apply(log: RunLog, kind: str, m: re.Match[str], moment: Moment) -> None:
         log.agent, log.task, log.base_model = m["agent"].strip(), m["task"].strip(), m["model"].strip()
     elif kind == "workspace" and log.workspace is None:
         log.workspace = m["v"].strip()
-    elif kind == "start":
-        log.header_start = parse_time(m["v"])
     elif kind == "server":
         log.server_started = moment
     elif kind == "baseline_cache":
@@ -212,13 +205,13 @@ def _apply(log: RunLog, kind: str, m: re.Match[str], moment: Moment) -> None:
     elif kind == "baseline_set" and (score := text_number(m["s"])) is not None:
         log.baseline_sets.append((moment, score))
     elif kind == "launched":
-        log.agent_launched = Moment(moment.at, moment.line, moment.text, m["v"])
+        log.agent_launched = moment
     elif kind == "finished":
-        log.agent_finished = Moment(moment.at, moment.line, moment.text, m["v"])
+        log.agent_finished = moment
     elif kind == "timed_out":
-        log.agent_timed_out = Moment(moment.at, moment.line, moment.text, m["v"])
+        log.agent_timed_out = moment
     elif kind == "interrupted":
-        log.interrupted = Moment(moment.at, moment.line, moment.text, m["v"])
+        log.interrupted = moment
     elif kind == "summary" and log.agent_launched is not None:
         log.summary[m["k"]] = m["v"].strip()
 
@@ -237,6 +230,7 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
         return None
     log = RunLog()
     last_event: SubmitEvent | None = None
+    running = 0
     after_record = False
     in_traceback = False
     for number, text in folder.lines(rel):
@@ -251,14 +245,12 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
                 if last_event is not None and last_event.kind in ("invalid", "internal_error"):
                     last_event.reason = stripped
             elif not (in_traceback or (after_record and _continues(text))):
-                log.foreign_lines += 1
-                log.first_foreign_line = log.first_foreign_line or number
+                log.foreign.add(number)
                 after_record = False
             continue
         at = parse_time(record["at"])
         if at is None:
-            log.foreign_lines += 1
-            log.first_foreign_line = log.first_foreign_line or number
+            log.foreign.add(number)
             continue
         log.n_records += 1
         log.first_at = log.first_at or at
@@ -270,29 +262,36 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
             if event is not None:
                 log.events.append(event)
                 last_event = event
+                running += {"started": 1, "done": -1, "internal_error": -1}.get(event.kind, 0)
+                running = max(running, 0)
             else:
-                log.unknown_submits += 1
-                log.first_unknown_submit = log.first_unknown_submit or number
+                log.unknown_submits.add(number)
+            continue
+        if running and (record["level"] in ("WARNING", "ERROR", "CRITICAL") or EVALUATOR_TROUBLE.search(msg)):
+            note = SubmitEvent("evaluator_note", number, at, msg[:500])
+            if log.events and log.events[-1].kind == "evaluator_note":
+                log.events[-1] = note
+            else:
+                log.events.append(note)
             continue
         if not any(k in msg for k in _KEYWORDS):
             continue
-        moment = Moment(at, number, msg)
         for pattern, kind in _SIMPLE:
             if m := pattern.search(msg):
-                _apply(log, kind, m, moment)
+                _apply(log, kind, m, Moment(at, number, msg, m.groupdict().get("v")))
                 break
-    if log.unknown_submits:
+    if log.unknown_submits.count:
         folder.problem(
             rel,
-            f"{log.unknown_submits:,} `[SUBMIT` record(s) are in no known form (first: line"
-            f" {log.first_unknown_submit}); the attempts they stand for may be missing from the ledger",
+            f"{log.unknown_submits.count:,} `[SUBMIT` record(s) are in no known form (first: line"
+            f" {log.unknown_submits.first}); the attempts they stand for may be missing from the ledger",
         )
     if log.n_lines and not log.n_records:
         folder.problem(rel, "has no line in the AutoRL-Bench `time | level | message` format")
-    elif log.foreign_lines:
+    elif log.foreign.count:
         folder.problem(
             rel,
-            f"{log.foreign_lines:,} line(s) are neither `time | level | message` records nor tracebacks"
-            f" (first: line {log.first_foreign_line}); they were skipped",
+            f"{log.foreign.count:,} line(s) are neither `time | level | message` records nor tracebacks"
+            f" (first: line {log.foreign.first}); they were skipped",
         )
     return log

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from arb_audit.evidence import excerpt
 from collectors.clock import parse_time
-from collectors.reading import RunFolder, json_int, json_number
+from collectors.reading import RunFolder, Tally, json_int, json_number
 
 SCORES = "scores.json"
 
@@ -46,49 +47,33 @@ MAX_ELAPSED_S = 30 * 24 * 3600
 """An evaluation said to take longer than thirty days is not believed."""
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-class _Defects:
-    """Defects of the same kind across entries, reported once each with a count and the first."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, tuple[int, int, str]] = {}
-
-    def add(self, what: str, index: int, value: Any) -> None:
-        count, first, shown = self.seen.get(what, (0, index, _show(value)))
-        self.seen[what] = (count + 1, first, shown)
-
-    def report(self, folder: RunFolder) -> None:
-        for what, (count, first, shown) in self.seen.items():
-            folder.problem(SCORES, f"{what}: {count:,} (first: entry {first + 1}, found {shown})")
-
-
 def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
     """Return the valid entries of scores.json; None when the file is missing or unreadable."""
     data = folder.read_json(SCORES, expect=list)
     if data is None:
         return None
-    defects = _Defects()
+    defects: dict[str, Tally] = {}
+
+    def defect(what: str, index: int, value: Any) -> None:
+        defects.setdefault(what, Tally()).add(index + 1, excerpt(repr(value), 60))
+
     entries: list[ScoreEntry] = []
     for index, item in enumerate(data):
         if not isinstance(item, dict):
-            defects.add("entries that are not objects (skipped)", index, item)
+            defect("entries that are not objects (skipped)", index, item)
             continue
         score = json_number(item.get("score"))
         if score is None:
-            defects.add("entries with no numeric score", index, item.get("score"))
+            defect("entries with no numeric score", index, item.get("score"))
         sid = json_int(item.get("submission_id"))
         if sid is None:
-            defects.add("entries with no integer submission_id", index, item.get("submission_id"))
+            defect("entries with no integer submission_id", index, item.get("submission_id"))
         completed = parse_time(item.get("timestamp"))
         if completed is None:
-            defects.add("entries with no readable timestamp", index, item.get("timestamp"))
+            defect("entries with no readable timestamp", index, item.get("timestamp"))
         elapsed = json_number(item.get("elapsed_seconds"))
         if elapsed is not None and not 0 <= elapsed <= MAX_ELAPSED_S:
-            defects.add("entries with an impossible elapsed_seconds (ignored)", index, elapsed)
+            defect("entries with an impossible elapsed_seconds (ignored)", index, elapsed)
             elapsed = None
         path = item.get("model_path")
         error = item.get("error")
@@ -105,5 +90,6 @@ def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
                 error=str(error)[:MAX_TEXT] if error not in (None, "") else None,
             )
         )
-    defects.report(folder)
+    for what, tally in defects.items():
+        folder.problem(SCORES, f"{what}: {tally.count:,} (first: entry {tally.first}, found {tally.example})")
     return entries

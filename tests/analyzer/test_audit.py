@@ -71,3 +71,18 @@ def test_route_section_says_what_it_cannot_tell_and_lists_claims() -> None:
         {"train_type": "GRPO", "iterations": [2]},
     ]
     assert any("route of the best submission" in line for line in route["cannot_tell"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ({"ledger_sources": []}, "no submission record"),
+        ({"ledger_sources": ["run.log"], "interrupted_by": "SIGTERM"}, "interrupted (SIGTERM)"),
+    ],
+)
+def test_no_valid_submission_is_not_a_timeout_when_the_end_was_not_seen(extra: dict, reason: str) -> None:  # type: ignore[type-arg]
+    rec = record("gsm8k", 62.7)
+    rec.run.extra = extra
+    report = build_audit(rec)
+    assert report["failure"]["mode"] is None and reason in report["failure"]["reason"]
+    assert report["quadrant"]["score_up"] is None

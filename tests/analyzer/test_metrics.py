@@ -65,3 +65,21 @@ def test_errors_are_not_zero_scores_and_ties_go_to_the_first() -> None:
 def test_no_attempt_at_all() -> None:
     m = compute_metrics(RunRecord(run=RunInfo("r", "x", "/r")))
     assert (m.n_submissions, m.valid_rate, m.time_to_first_valid_s, m.clock_origin) == (0, None, None, None)
+
+
+def test_graded_order_decides_first_valid_and_ties() -> None:
+    # B asked first but C was graded first (the evaluation lock is not first-come-first-served).
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    b = Submission(1, "scored", "b", score=5.0, requested_at=t, completed_at=t + timedelta(minutes=30))
+    c = Submission(
+        2,
+        "scored",
+        "c",
+        score=5.0,
+        requested_at=t + timedelta(minutes=1),
+        completed_at=t + timedelta(minutes=25),
+    )
+    record = RunRecord(run=RunInfo("r", "x", "/r", agent_launched_at=t), submissions=[b, c])
+    assert best_submission([b, c]) is c
+    m = compute_metrics(record)
+    assert m.time_to_first_valid_s == 1500.0 and m.time_to_best_s == 1500.0

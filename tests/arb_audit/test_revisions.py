@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 
 import git
+import pytest
 
-from arb_audit.revisions import MAX_COMMIT_BYTES, read_blob, snapshot
+from arb_audit.revisions import MAX_COMMIT_BYTES, RevisionError, snapshot
+
+
+def read_blob(git_dir: Path, sha: str) -> bytes:
+    return bytes(git.Repo(git_dir).odb.stream(bytes.fromhex(sha)).read())
 
 
 def _snap(git_dir: Path, root: Path, problems: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
@@ -78,3 +83,12 @@ def test_empty_tree_still_makes_a_revision(tmp_path: Path) -> None:
     rev = _snap(tmp_path / "r.git", tmp_path / "code", [])
     assert rev.files == []
     assert len(rev.sha) == 40
+
+
+def test_a_damaged_repository_is_a_revision_error(tmp_path: Path) -> None:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "a.py").write_text("a = 1\n")
+    _snap(tmp_path / "r.git", tmp_path / "code", [])
+    (tmp_path / "r.git" / "config").write_text("this is not [ a git config")
+    with pytest.raises(RevisionError, match=r"r\.git"):
+        _snap(tmp_path / "r.git", tmp_path / "code", [])

@@ -61,7 +61,6 @@ def test_every_kind_of_attempt_in_arrival_order(tmp_path: Path) -> None:
         (5, "error", "output/v3", 2),
         (6, "error", "output/v4", 3),
     ]
-    assert ledger[1].duplicate_of == 1
     assert ledger[2].error == "ValueError: Invalid model_path"
     assert ledger[3].error == "OSError: disk full"
     assert ledger[4].error == "vLLM inference failed" and ledger[4].score == 0.0
@@ -100,3 +99,46 @@ def test_without_scores_json_the_log_makes_the_ledger_and_disagreements_are_repo
     messages = [p.message for p in folder.problems]
     assert any("says score 4.0 but run.log line 2 says 3.0" in m for m in messages)
     assert any("names 'b' but run.log line 1 names 'a'" in m for m in messages)
+
+
+def test_a_queued_evaluation_starts_before_the_previous_done_is_logged(tmp_path: Path) -> None:
+    # The lock is released before scores.json is saved and Done logged: B's Started can come first.
+    events = [
+        SubmitEvent("started", 1, at(1), "", number=1, model_path="a"),
+        SubmitEvent("started", 2, at(3), "", number=2, model_path="b"),
+        SubmitEvent("done", 3, at(3), "", number=1, score=5.0, best=5.0),
+        SubmitEvent("done", 4, at(6), "", number=2, score=7.0, best=7.0),
+    ]
+    entries = [entry(0, 1, 3, 120, 5.0, "a"), entry(1, 2, 6, 240, 7.0, "b")]
+    ledger = build_ledger(events, entries, here, RunFolder(tmp_path))
+    assert [(s.status, s.model_path, s.score) for s in ledger] == [("scored", "a", 5.0), ("scored", "b", 7.0)]
+
+
+def test_two_evaluations_that_raced_for_one_id_keep_both_results(tmp_path: Path) -> None:
+    # B read scores.json before A saved: both are #1 and B's save overwrote A's entry.
+    events = [
+        SubmitEvent("started", 1, at(1), "", number=1, model_path="a"),
+        SubmitEvent("started", 2, at(3), "", number=1, model_path="b"),
+        SubmitEvent("done", 3, at(3), "", number=1, score=5.0, best=5.0),
+        SubmitEvent("done", 4, at(6), "", number=1, score=7.0, best=7.0),
+    ]
+    folder = RunFolder(tmp_path)
+    ledger = build_ledger(events, [entry(0, 1, 6, 180, 7.0, "b")], here, folder)
+    assert [(s.status, s.model_path, s.score, bool(s.evidence[0].path == "scores.json")) for s in ledger] == [
+        ("scored", "a", 5.0, False),
+        ("scored", "b", 7.0, True),
+    ]
+    assert "the later save overwrote the earlier result" in folder.problems[0].message
+
+
+def test_without_scores_json_an_evaluator_error_turns_a_zero_into_an_error(tmp_path: Path) -> None:
+    events = [
+        SubmitEvent("started", 1, at(1), "", number=1, model_path="a"),
+        SubmitEvent("evaluator_note", 2, at(2), "OpenCompass failed: exit code 1"),
+        SubmitEvent("done", 3, at(3), "", number=1, score=0.0, best=0.0),
+        SubmitEvent("started", 4, at(4), "", number=1, model_path="b"),
+        SubmitEvent("done", 5, at(5), "", number=1, score=0.0, best=0.0),
+    ]
+    ledger = build_ledger(events, [], here, RunFolder(tmp_path))
+    assert [(s.status, s.score) for s in ledger] == [("error", 0.0), ("scored", 0.0)]
+    assert ledger[0].error == "OpenCompass failed: exit code 1 (run.log; not in scores.json)"

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import tracemalloc
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors import reading
 from collectors.autorl_bench.runlog import read_run_log
-from collectors.reading import RunFolder
+from collectors.reading import RunFolder, split_lines
 
 RECORD = b"2026-03-10 10:15:04 | INFO | [SUBMIT #1] Started | model_path=output/v1 | gpu=None\n"
 
@@ -37,3 +43,24 @@ def test_a_folder_where_a_file_should_be(tmp_path: Path) -> None:
     folder = RunFolder(tmp_path)
     assert folder.read_json("scores.json") is None
     assert folder.problems[0].message == "is not a regular file; not read"
+
+
+def _reference_lines(data: bytes, max_line: int) -> list[tuple[bytes, bool]]:
+    parts = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return [(p[:max_line], len(p) > max_line) for p in parts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=60).map(lambda b: bytes(b"ab\r\n"[x % 4] for x in b)),
+    st.integers(1, 7),
+    st.integers(1, 9),
+)
+def test_split_lines_agrees_with_a_plain_split_whatever_the_block_size(
+    data: bytes, max_line: int, block: int
+) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reading, "BLOCK_BYTES", block)
+        assert list(split_lines(io.BytesIO(data), max_line)) == _reference_lines(data, max_line)

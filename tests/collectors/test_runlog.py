@@ -54,7 +54,7 @@ def test_records_and_submissions_are_read(tmp_path: Path) -> None:
         ("invalid", None, None, None, None),
     ]
     assert log.events[-1].reason.startswith("ValueError: GPU {'7'}")  # type: ignore[attr-defined]
-    assert log.foreign_lines == 1 and log.first_foreign_line == 15  # type: ignore[attr-defined]
+    assert (log.foreign.count, log.foreign.first) == (1, 15)  # type: ignore[attr-defined]
     assert folder.problems[0].path == "run.log" and "line 15" in folder.problems[0].message
 
 
@@ -98,4 +98,4 @@ def test_any_text_parses_without_crashing(tmp_path_factory, lines: list[str]) ->
     (folder / "run.log").write_text("\n".join(lines), encoding="utf-8", errors="replace")
     log = read_run_log(RunFolder(folder))
     assert log is not None
-    assert log.n_records + log.foreign_lines <= max(log.n_lines, 0)
+    assert log.n_records + log.foreign.count <= max(log.n_lines, 0)
