@@ -27,7 +27,6 @@ BLOCK_BYTES = 1024 * 1024
 INT32_MAX = 2**31 - 1
 """Counters, ids and exit codes beyond this are not believed (and would not fit the store)."""
 _DIGITS = re.compile(r"[-+]?\d{1,10}")
-_EOL = re.compile(rb"\r\n|\r|\n")
 
 
 def json_number(value: Any) -> float | None:
@@ -91,32 +90,37 @@ class Tally:
 def split_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
     """Yield ``(line without its ending, was cut)`` from a binary stream, in bounded memory.
 
-    LF, CRLF and lone CR all end a line, wherever the blocks happen to split them; a line longer than
-    ``max_line`` is cut to that length and the rest of it is skipped without being held.
+    LF, CRLF and lone CR all end a line (``bytes.splitlines``), wherever the blocks happen to split
+    them; a line longer than ``max_line`` is cut to that length and the rest is skipped unheld.
     """
-    kept = bytearray()  # the start of the current line, at most max_line bytes
-    cut = False  # the current line is longer than what is kept
+    kept = bytearray()  # the start of a line that began in an earlier block, at most max_line bytes
+    cut = False  # that line is longer than what is kept
     after_cr = False  # the previous block ended with CR: an LF opening this block belongs to it
     while block := handle.read(BLOCK_BYTES):
-        start = 1 if after_cr and block[:1] == b"\n" else 0
+        if after_cr and block[:1] == b"\n":
+            block = block[1:]
         after_cr = False
-        for end in _EOL.finditer(block, start):
-            yield _close_line(kept, block[start : end.start()], cut, max_line)
-            kept.clear()
-            cut = False
-            start = end.end()
-            after_cr = end.group() == b"\r" and start == len(block)
+        pieces = block.splitlines(keepends=True)
+        if not pieces:
+            continue
+        tail = b""
+        if not pieces[-1].endswith((b"\n", b"\r")):
+            tail = pieces.pop()
+        after_cr = not tail and pieces[-1].endswith(b"\r")
+        for piece in pieces:
+            line = piece.rstrip(b"\r\n")
+            if kept or cut:
+                room = max_line - len(kept)
+                yield bytes(kept) + line[: max(room, 0)], cut or len(line) > room
+                kept.clear()
+                cut = False
+            else:
+                yield (line[:max_line], True) if len(line) > max_line else (line, False)
         room = max_line - len(kept)
-        rest = block[start:]
-        cut = cut or len(rest) > room
-        kept += rest[: max(room, 0)]
+        cut = cut or len(tail) > room
+        kept += tail[: max(room, 0)]
     if kept or cut:
         yield bytes(kept), cut
-
-
-def _close_line(kept: bytearray, tail: bytes, cut: bool, max_line: int) -> tuple[bytes, bool]:
-    room = max_line - len(kept)
-    return bytes(kept) + tail[: max(room, 0)], cut or len(tail) > room
 
 
 @dataclass

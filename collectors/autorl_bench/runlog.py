@@ -27,7 +27,8 @@ EXCEPTION_LINE = re.compile(
 
 SubmitKind = Literal["started", "done", "cache_hit", "invalid", "internal_error", "evaluator_note"]
 EVALUATOR_TROUBLE = re.compile(r"fail|error|not found|timeout|timed out|exit code", re.IGNORECASE)
-"""Words of an evaluator's message that may explain a failed evaluation (its Done line says only 0.0)."""
+"""Words of an evaluator's warning that may explain a failed evaluation (its Done line says only 0.0);
+evaluators log their failures as warnings (``OpenCompass failed: ...``)."""
 
 
 @dataclass(slots=True)
@@ -231,6 +232,8 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
     log = RunLog()
     last_event: SubmitEvent | None = None
     running = 0
+    last_stamp: str | None = None
+    at: datetime | None = None
     after_record = False
     in_traceback = False
     for number, text in folder.lines(rel):
@@ -248,7 +251,9 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
                 log.foreign.add(number)
                 after_record = False
             continue
-        at = parse_time(record["at"])
+        stamp = record["at"]
+        if stamp != last_stamp:  # records come many to a second; parse each second once
+            last_stamp, at = stamp, parse_time(stamp)
         if at is None:
             log.foreign.add(number)
             continue
@@ -267,7 +272,7 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
             else:
                 log.unknown_submits.add(number)
             continue
-        if running and (record["level"] in ("WARNING", "ERROR", "CRITICAL") or EVALUATOR_TROUBLE.search(msg)):
+        if running and record["level"] in ("WARNING", "ERROR", "CRITICAL") and EVALUATOR_TROUBLE.search(msg):
             note = SubmitEvent("evaluator_note", number, at, msg[:500])
             if log.events and log.events[-1].kind == "evaluator_note":
                 log.events[-1] = note

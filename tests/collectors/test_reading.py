@@ -17,18 +17,25 @@ from collectors.reading import RunFolder, split_lines
 RECORD = b"2026-03-10 10:15:04 | INFO | [SUBMIT #1] Started | model_path=output/v1 | gpu=None\n"
 
 
-def test_big_log_with_a_giant_line_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
-    with (tmp_path / "run.log").open("wb") as handle:
-        handle.write(b"y" * 20_000_000 + b"\n")  # one 20 MB line
+def _peak_reading(folder: Path, giant: int) -> int:
+    with (folder / "run.log").open("wb") as handle:
+        handle.write(b"y" * giant + b"\n")
         for _ in range(20):
-            handle.write(b"2026-03-10 10:15:00 | DEBUG | noise " + b"z" * 400 + b"\n" * 1 + b"stray\n" * 5000)
+            handle.write(b"2026-03-10 10:15:00 | DEBUG | noise " + b"z" * 400 + b"\n" + b"stray\n" * 5000)
         handle.write(RECORD)
     tracemalloc.start()
-    log = read_run_log(RunFolder(tmp_path))
+    log = read_run_log(RunFolder(folder))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert log is not None and [e.kind for e in log.events] == ["started"]
-    assert peak < 4_000_000, f"peak {peak:,} bytes"
+    return peak
+
+
+def test_big_log_with_a_giant_line_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
+    small = _peak_reading(tmp_path, 5_000_000)
+    large = _peak_reading(tmp_path, 40_000_000)
+    assert small < 10 * reading.BLOCK_BYTES, f"peak {small:,} bytes"
+    assert large < small + reading.BLOCK_BYTES, f"peak grew from {small:,} to {large:,} bytes"
 
 
 def test_json_over_the_limit_is_refused(tmp_path: Path) -> None:
