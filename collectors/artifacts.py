@@ -15,6 +15,7 @@ from pathlib import Path
 
 from arb_audit.model import STORE_DIRNAME, ArtifactInfo
 from collectors.reading import RunFolder
+from runner.artifact_hash import hash_artifact
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
 MAX_WALK_FILES = 200_000
@@ -146,3 +147,25 @@ def find_output_artifacts(folder: RunFolder, top: str = "output", depth: int = 3
 
     visit(base, 0)
     return found
+
+
+MAX_HASHED_FILES = 100_000
+"""An artifact with more files than this is not hashed (it is not a model)."""
+
+
+def identify(folder: RunFolder, artifacts: list[ArtifactInfo]) -> None:
+    """Give each artifact that exists inside the folder its content id.
+
+    The id is of what is there now, not necessarily of what was graded: only a recording made at
+    submission time knows that.
+    """
+    for info in artifacts:
+        if not info.exists or info.note is not None:
+            continue
+        if info.n_files > MAX_HASHED_FILES:
+            info.note = f"{info.n_files:,} files; not hashed"
+            continue
+        try:
+            info.artifact_id = hash_artifact(folder.root / info.path).artifact_id
+        except OSError as exc:
+            folder.problem(info.path, f"could not be hashed: {exc.strerror or exc}")

@@ -16,6 +16,8 @@ class CollectOptions:
 
     results_csv: Path | None = None
     """AutoRL-Bench's global results.csv, to take this run's row from."""
+    hash_artifacts: bool = False
+    """Hash every model artifact found (BLAKE3; per tensor for safetensors) to give it its content id."""
 
 
 class Collector(ABC):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -124,3 +125,14 @@ def test_an_edited_store_is_flagged_at_the_next_audit(make_run: MakeRun) -> None
     assert flags[0]["evidence"] == [{"kind": "submission", "submission_seq": 2}]
     assert flags[0]["definition"] == "the submission hash chain fails"
     assert run_cli(str(run), "--json")[0] == 0 and json.loads(run_cli(str(run), "--json")[1])["flags"] == []
+
+
+def test_hash_artifacts_gives_each_model_its_content_id(make_run: MakeRun) -> None:
+    run = make_run("improves")
+    plain = json.loads(run_cli(str(run), "--json")[1])
+    assert all(a["artifact_id"] is None for a in plain["artifacts"])
+    shutil.copytree(run / "output" / "v1", run / "output" / "v1-copy")
+    hashed = json.loads(run_cli(str(run), "--json", "--hash-artifacts")[1])
+    ids = {a["path"]: a["artifact_id"] for a in hashed["artifacts"]}
+    assert ids["output/v1"] == ids["output/v1-copy"] and len(set(ids.values())) == 3
+    assert all(len(i) == 64 for i in ids.values())

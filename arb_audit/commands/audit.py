@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from collectors.base import Collector
+    from collectors.base import CollectOptions, Collector
 
 NOTHING_USABLE = 2
 """Exit status when no audit could be produced."""
@@ -26,7 +26,7 @@ def _ingest_and_audit(
     run_dir: Path,
     store_file: Path,
     why_not_default: str | None,
-    results_csv: Path | None,
+    options: CollectOptions,
     noise: float | None,
 ) -> dict[str, Any]:
     """Collect ``run_dir`` into ``store_file``, then build, store and return its audit."""
@@ -34,12 +34,11 @@ def _ingest_and_audit(
     from arb_audit.evidence import Evidence
     from arb_audit.model import STORE_DIRNAME, Flag, Problem
     from arb_audit.store import RunStore, revisions_path_for
-    from collectors.base import CollectOptions
 
     revisions_git = revisions_path_for(store_file)
     # The store is opened (and so locked) first: a second audit of the same run waits for this one.
     with RunStore.open(store_file) as store:
-        record = collector.collect(run_dir, revisions_git=revisions_git, options=CollectOptions(results_csv))
+        record = collector.collect(run_dir, revisions_git=revisions_git, options=options)
         broken = store.verify_submission_chain(record.run.run_id)
         if broken is not None:
             message = (
@@ -75,6 +74,11 @@ def _ingest_and_audit(
 )
 @click.option("--noise", type=float, help="Score change within which a difference is noise (score points).")
 @click.option("--format", "format_name", help="Read the folder as this format instead of detecting it.")
+@click.option(
+    "--hash-artifacts",
+    is_flag=True,
+    help="Hash every model artifact found (BLAKE3, per tensor for safetensors) for its content id.",
+)
 def audit(
     run_dir: Path,
     as_json: bool,
@@ -82,6 +86,7 @@ def audit(
     results_csv: Path | None,
     noise: float | None,
     format_name: str | None,
+    hash_artifacts: bool,
 ) -> None:
     """Audit the run folder RUN_DIR: ingest it into its run store and print the audit.
 
@@ -90,6 +95,7 @@ def audit(
     """
     from arb_audit.store import StoreError, locate_store
     from collectors import registry
+    from collectors.base import CollectOptions
 
     if not run_dir.exists():
         _fail(f"{run_dir}: no such folder")
@@ -108,7 +114,8 @@ def audit(
     assert collector is not None
     store_file, why_not_default = locate_store(run_dir, store_path)
     try:
-        report = _ingest_and_audit(collector, run_dir, store_file, why_not_default, results_csv, noise)
+        options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
+        report = _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise)
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:

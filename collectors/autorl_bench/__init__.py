@@ -15,7 +15,7 @@ from typing import Any
 from arb_audit.evidence import Evidence
 from arb_audit.model import ArtifactInfo, Flag, Revision, RunInfo, RunRecord, Submission
 from arb_audit.revisions import RevisionError, run_ref, snapshot
-from collectors.artifacts import describe, find_output_artifacts, resolve_submitted
+from collectors.artifacts import describe, find_output_artifacts, identify, resolve_submitted
 from collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
 from collectors.autorl_bench.ledger import Localize, build_ledger
 from collectors.autorl_bench.metafiles import (
@@ -96,6 +96,8 @@ class AutoRLBenchCollector(Collector):
             name for name, read in (("run.log", runlog), (SCORES, entries)) if read is not None
         ]
         artifacts = _artifacts(folder, submissions, run.workspace_path)
+        if options.hash_artifacts:
+            identify(folder, artifacts)
         flags = _baseline_changes(runlog, entries or [])
         if _file_times_kept(folder, entries or [], meta, here):
             flags = _overwritten(submissions, artifacts, offset is None) + flags
