@@ -1,8 +1,11 @@
 """Code revisions in a git directory of arb-audit's own (``revisions.git``).
 
-Snapshots are written through GitPython's object interface into a bare repository with a private
-index: the snapshotted folder is only read, never written, and an agent's own ``.git`` inside it is
-skipped (its files are still taken one by one, so a nested repository is not reduced to a gitlink).
+Snapshots are written in-process as loose git objects (blobs, trees, commits) into a bare repository,
+with no index and no git process: GitPython's default object database starts a git process per object,
+which made a 100-file snapshot take 300 ms; written here it takes about 10 ms, and a folder whose
+files' stat signatures have not changed is neither read nor stored again. The snapshotted folder is
+only read, never written, and an agent's own ``.git`` inside it is skipped (its files are still taken
+one by one, so a nested repository is not reduced to a gitlink).
 Symlinks are stored as links (their target text) and never followed. Large or binary files are not
 committed; they are listed with their size and the reason.
 """
@@ -11,18 +14,20 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import git
-from git.index import IndexFile
+from git.index.fun import write_tree_from_cache
 from git.index.typ import BaseIndexEntry
-from git.objects import Commit
-from git.refs import Reference
 from gitdb import IStream
+from gitdb.db.loose import LooseObjectDB
 
 from arb_audit.model import FileEntry, Revision, RevisionTrigger
 
@@ -63,19 +68,66 @@ def run_ref(run_id: str) -> str:
     return "refs/runs/" + hashlib.sha256(run_id.encode()).hexdigest()[:24]
 
 
-def open_repo(git_dir: Path) -> git.Repo:
-    """Open the bare revisions repository at ``git_dir``, creating it when missing."""
+def ensure_repo(git_dir: Path) -> None:
+    """Create the bare revisions repository at ``git_dir`` unless it is there."""
     if (git_dir / "HEAD").exists():
-        return git.Repo(git_dir)
+        return
     repo = git.Repo.init(git_dir, bare=True, mkdir=True)
     with repo.config_writer() as cfg:
         cfg.set_value("gc", "auto", "0")
-    return repo
 
 
-def _store_blob(repo: git.Repo, data: bytes) -> bytes:
-    stream = repo.odb.store(IStream("blob", len(data), io.BytesIO(data)))
-    return bytes(stream.binsha)
+class _Objects:
+    """Writes loose git objects in-process (GitPython's default database starts a git process per blob)."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.db = LooseObjectDB(str(git_dir / "objects"))
+
+    def store(self, kind: bytes, data: bytes) -> bytes:
+        """Store an object unless it is there already; return its binary sha."""
+        binsha = hashlib.sha1(kind + b" " + str(len(data)).encode() + b"\0" + data).digest()
+        if not self.db.has_object(binsha):
+            self.db.store(IStream(kind.decode(), len(data), io.BytesIO(data)))
+        return binsha
+
+
+class _StatCache:
+    """What each file was at the last snapshot (size, mtime, inode, mode) and the blob it gave.
+
+    Kept in the git directory, never in the snapshotted folder: an unchanged file is neither read nor
+    stored again, and a snapshot of an unchanged folder touches no git object at all.
+    """
+
+    def __init__(self, git_dir: Path, root: Path) -> None:
+        # One cache per snapshotted folder: a store may hold the revisions of several runs.
+        key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+        self.path = git_dir / f"arb-stat-cache-{key}.json"
+        self.entries: dict[str, list[Any]] = {}
+        self.tree: str | None = None
+        try:
+            data = json.loads(self.path.read_text())
+            self.entries, self.tree = dict(data["entries"]), data["tree"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+
+    @staticmethod
+    def key(st: os.stat_result) -> list[int]:
+        return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode]
+
+    def get(self, rel: str, st: os.stat_result) -> FileEntry | None:
+        cached = self.entries.get(rel)
+        if not cached or cached[:4] != self.key(st):
+            return None
+        return FileEntry(rel, cached[4], cached[5], cached[6])
+
+    def save(self, listed: list[tuple[str, os.stat_result]], files: list[FileEntry], tree: str) -> None:
+        entries = {
+            rel: [*self.key(st), f.size, f.blob_sha, f.note]
+            for (rel, st), f in zip(listed, files, strict=True)
+        }
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps({"tree": tree, "entries": entries}))
+        temporary.replace(self.path)
 
 
 def _walk(root: Path, on_problem: OnProblem) -> list[tuple[str, os.stat_result]]:
@@ -120,29 +172,30 @@ def _undecodable(name: str) -> bool:
     return False
 
 
-def _entry(
-    repo: git.Repo, root: Path, rel: str, st: os.stat_result, on_problem: OnProblem
-) -> tuple[FileEntry, BaseIndexEntry | None]:
+def _entry(objects: _Objects, root: Path, rel: str, st: os.stat_result, on_problem: OnProblem) -> FileEntry:
     path = root / rel
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(path)
-        sha = _store_blob(repo, os.fsencode(target))
-        note = f"symlink to {target!r} (not followed)"
-        return FileEntry(rel, len(target), sha.hex(), note), BaseIndexEntry((0o120000, sha, 0, rel))
+        sha = objects.store(b"blob", os.fsencode(target))
+        return FileEntry(rel, len(target), sha.hex(), f"symlink to {target!r} (not followed)")
     if st.st_size > MAX_COMMIT_BYTES:
-        return FileEntry(rel, st.st_size, None, f"over {MAX_COMMIT_BYTES:,} bytes; not committed"), None
+        return FileEntry(rel, st.st_size, None, f"over {MAX_COMMIT_BYTES:,} bytes; not committed")
     if rel.endswith(BINARY_SUFFIXES):
-        return FileEntry(rel, st.st_size, None, "binary type; not committed"), None
+        return FileEntry(rel, st.st_size, None, "binary type; not committed")
     try:
         data = path.read_bytes()
     except OSError as exc:
         on_problem(rel, f"cannot be read: {exc.strerror or exc}")
-        return FileEntry(rel, st.st_size, None, "unreadable"), None
+        return FileEntry(rel, st.st_size, None, "unreadable")
     if b"\x00" in data[:8192]:
-        return FileEntry(rel, len(data), None, "binary content; not committed"), None
-    sha = _store_blob(repo, data)
-    mode = 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
-    return FileEntry(rel, len(data), sha.hex()), BaseIndexEntry((mode, sha, 0, rel))
+        return FileEntry(rel, len(data), None, "binary content; not committed")
+    return FileEntry(rel, len(data), objects.store(b"blob", data).hex())
+
+
+def _mode(st: os.stat_result) -> int:
+    if stat.S_ISLNK(st.st_mode):
+        return 0o120000
+    return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 
 
 def snapshot(
@@ -164,10 +217,10 @@ def snapshot(
     :class:`RevisionError`.
     """
     try:
-        repo = open_repo(git_dir)
-        files, index_entries, newest = _stage(repo, root, on_problem)
+        ensure_repo(git_dir)
+        files, tree, newest = _stage(git_dir, root, on_problem)
         taken_at = taken_at or newest
-        sha = _commit(repo, git_dir, index_entries, ref=ref, message=message, when=taken_at)
+        sha = _commit(git_dir, tree, ref=ref, message=message, when=taken_at)
     except Exception as exc:
         # A damaged or planted repository can fail anywhere inside GitPython (config parsing, refs
         # that point at blobs, ...); whatever it is, the audit goes on without the revision.
@@ -175,57 +228,57 @@ def snapshot(
     return Revision(seq=seq, sha=sha, taken_at=taken_at, trigger=trigger, files=files)
 
 
-def _stage(
-    repo: git.Repo, root: Path, on_problem: OnProblem
-) -> tuple[list[FileEntry], list[BaseIndexEntry], datetime]:
-    """Store the blobs of ``root``; return its file list, the index entries and the newest mtime."""
+def _stage(git_dir: Path, root: Path, on_problem: OnProblem) -> tuple[list[FileEntry], str, datetime]:
+    """Store what changed under ``root``; return its file list, its tree sha and its newest mtime."""
     listed = _walk(root, on_problem)
     if len(listed) > MAX_FILES:
         on_problem(".", f"has more than {MAX_FILES:,} files; only {MAX_FILES:,} of them were taken")
         listed = listed[:MAX_FILES]
-    files: list[FileEntry] = []
-    index_entries: list[BaseIndexEntry] = []
-    for rel, st in listed:
-        info, entry = _entry(repo, root, rel, st, on_problem)
-        files.append(info)
-        if entry is not None:
-            index_entries.append(entry)
-    newest = max((st.st_mtime for _, st in listed), default=0.0)
-    return files, index_entries, datetime.fromtimestamp(newest, tz=UTC)
+    cache = _StatCache(git_dir, root)
+    newest = datetime.fromtimestamp(max((st.st_mtime for _, st in listed), default=0.0), tz=UTC)
+    cached = [cache.get(rel, st) for rel, st in listed]
+    if cache.tree is not None and len(cache.entries) == len(listed) and all(cached):
+        return [f for f in cached if f is not None], cache.tree, newest
+    objects = _Objects(git_dir)
+    files = [
+        c or _entry(objects, root, rel, st, on_problem) for (rel, st), c in zip(listed, cached, strict=True)
+    ]
+    # listed is sorted by path, which is git's index order (UTF-8 byte order).
+    index_entries = [
+        BaseIndexEntry((_mode(st), bytes.fromhex(f.blob_sha), 0, rel))
+        for (rel, st), f in zip(listed, files, strict=True)
+        if f.blob_sha is not None
+    ]
+    tree, _ = write_tree_from_cache(index_entries, objects.db, slice(0, len(index_entries)))  # type: ignore[arg-type]
+    cache.save(listed, files, tree.hex())
+    return files, tree.hex(), newest
 
 
-def _commit(
-    repo: git.Repo,
-    git_dir: Path,
-    index_entries: list[BaseIndexEntry],
-    *,
-    ref: str,
-    message: str,
-    when: datetime,
-) -> str:
-    """Write the tree and, unless ``ref`` already holds it with the same message, a commit on ``ref``."""
-    index = IndexFile(repo, str(git_dir / "arb-index"))
-    index.entries.clear()
-    if index_entries:
-        index.add(index_entries, write=False)
-    tree = index.write_tree()
-    parents = []
-    reference = Reference(repo, ref)
-    if reference.is_valid():
-        parents = [reference.commit]
-        if parents[0].tree.hexsha == tree.hexsha and parents[0].message == message:
-            return str(parents[0].hexsha)
+def _commit(git_dir: Path, tree: str, *, ref: str, message: str, when: datetime) -> str:
+    """Commit ``tree`` on ``ref`` unless ``ref`` already holds it with the same message.
+
+    Written in-process (a commit object and a loose ref, atomically replaced): GitPython would start
+    git processes to read the parent and to store the commit.
+    """
+    objects = _Objects(git_dir)
+    ref_path = git_dir / ref
+    parent = ref_path.read_text().strip() if ref_path.is_file() else None
+    if parent is not None and not re.fullmatch(r"[0-9a-f]{40}", parent):
+        raise RevisionError(f"{ref_path} does not hold a commit sha")
+    if parent is not None and objects.db.has_object(bytes.fromhex(parent)):
+        head, _, body = bytes(objects.db.stream(bytes.fromhex(parent)).read()).partition(b"\n\n")
+        if head.startswith(b"tree " + tree.encode()) and body.decode(errors="replace") == message:
+            return parent
     stamp = f"{int(when.timestamp())} +0000"
-    commit = Commit.create_from_tree(
-        repo,
-        tree,
-        message,
-        parent_commits=parents,
-        head=False,
-        author=ACTOR,
-        committer=ACTOR,
-        author_date=stamp,
-        commit_date=stamp,
-    )
-    reference.set_commit(commit)
-    return str(commit.hexsha)
+    lines = [
+        f"tree {tree}",
+        *([f"parent {parent}"] if parent else []),
+        f"author {ACTOR.name} <{ACTOR.email}> {stamp}",
+        f"committer {ACTOR.name} <{ACTOR.email}> {stamp}",
+    ]
+    sha = objects.store(b"commit", ("\n".join(lines) + "\n\n" + message).encode()).hex()
+    ref_path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = ref_path.with_name(ref_path.name + ".arb-lock")
+    temporary.write_text(sha + "\n")
+    temporary.replace(ref_path)
+    return sha

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import git
@@ -85,10 +87,79 @@ def test_empty_tree_still_makes_a_revision(tmp_path: Path) -> None:
     assert len(rev.sha) == 40
 
 
-def test_a_damaged_repository_is_a_revision_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", ["ref holds garbage", "objects is a file"])
+def test_a_damaged_repository_is_a_revision_error(tmp_path: Path, damage: str) -> None:
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "a.py").write_text("a = 1\n")
     _snap(tmp_path / "r.git", tmp_path / "code", [])
-    (tmp_path / "r.git" / "config").write_text("this is not [ a git config")
+    (tmp_path / "code" / "a.py").write_text("a = 2\n")
+    if damage == "ref holds garbage":
+        (tmp_path / "r.git" / "refs" / "heads" / "run").write_text("not a sha\n")
+    else:
+        shutil.rmtree(tmp_path / "r.git" / "objects")
+        (tmp_path / "r.git" / "objects").write_text("")
     with pytest.raises(RevisionError, match=r"r\.git"):
         _snap(tmp_path / "r.git", tmp_path / "code", [])
+
+
+def test_snapshots_are_real_git_history(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    (code / "pkg").mkdir(parents=True)
+    (code / "pkg" / "a.py").write_text("a = 1\n")
+    (code / "b-c.py").write_text("b = 1\n")
+    first = _snap(tmp_path / "r.git", code, [])
+    (code / "pkg" / "a.py").write_text("a = 2\n")
+    second = snapshot(
+        tmp_path / "r.git",
+        code,
+        ref="refs/heads/run",
+        seq=2,
+        trigger="timer",
+        message="second",
+        on_problem=lambda p, m: None,
+    )
+    fsck = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "r.git"), "fsck", "--strict"], capture_output=True, text=True
+    )
+    assert fsck.returncode == 0, fsck.stderr
+    log = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "r.git"), "log", "--format=%H %s", "refs/heads/run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    assert log[:2] == [f"{second.sha} second", f"{first.sha} final"]
+    repo = git.Repo(tmp_path / "r.git")
+    assert (repo.commit(second.sha).tree / "pkg" / "a.py").data_stream.read() == b"a = 2\n"
+
+
+def _objects(git_dir: Path) -> set[str]:
+    return {p.parent.name + p.name for p in (git_dir / "objects").glob("??/*")}
+
+
+def test_an_unchanged_folder_is_not_read_again_and_two_folders_share_a_store(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for root, text in ((one, "a = 1\n"), (two, "b = 2\n")):
+        root.mkdir()
+        (root / "m.py").write_text(text)
+    git_dir = tmp_path / "r.git"
+    first_one = _snap(git_dir, one, [])
+    first_two = snapshot(
+        git_dir,
+        two,
+        ref="refs/heads/two",
+        seq=1,
+        trigger="final",
+        message="final",
+        on_problem=lambda p, m: None,
+    )
+    before = _objects(git_dir)
+    # Same size, same mtime, same inode: like git, the stat signature says unchanged, so it is not read
+    # (the new bytes would otherwise become a new blob).
+    stamp = (one / "m.py").stat()
+    with (one / "m.py").open("r+") as handle:
+        handle.write("a = 9\n")
+    os.utime(one / "m.py", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    again = _snap(git_dir, one, [])
+    assert again.sha == first_one.sha and _objects(git_dir) == before
+    assert first_two.files[0].blob_sha != first_one.files[0].blob_sha
