@@ -13,12 +13,16 @@ committed; they are listed with their size and the reason.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import json
 import os
 import re
 import stat
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,10 @@ BINARY_SUFFIXES = (
 ACTOR = git.Actor("arb-audit", "arb-audit@localhost")
 
 OnProblem = Callable[[str, str], None]
+# GitPython's own tree-path check (private, so looked up rather than imported; absent before 3.1.46).
+_VALIDATE_REPO_PATH: Callable[[str, int], None] | None = getattr(
+    importlib.import_module("git.util"), "_validate_repo_path", None
+)
 
 
 class RevisionError(Exception):
@@ -83,6 +91,10 @@ class _Objects:
     def __init__(self, git_dir: Path) -> None:
         self.db = LooseObjectDB(str(git_dir / "objects"))
 
+    def has(self, hexsha: str) -> bool:
+        """Tell whether the object is here as a loose object."""
+        return bool(self.db.has_object(bytes.fromhex(hexsha)))
+
     def store(self, kind: bytes, data: bytes) -> bytes:
         """Store an object unless it is there already; return its binary sha."""
         binsha = hashlib.sha1(kind + b" " + str(len(data)).encode() + b"\0" + data).digest()
@@ -92,42 +104,77 @@ class _Objects:
 
 
 class _StatCache:
-    """What each file was at the last snapshot (size, mtime, inode, mode) and the blob it gave.
+    """What each file was at the last snapshot (size, mtime, ctime, inode, mode) and the blob it gave.
 
     Kept in the git directory, never in the snapshotted folder: an unchanged file is neither read nor
-    stored again, and a snapshot of an unchanged folder touches no git object at all.
+    stored again, and a snapshot of an unchanged folder touches no git object at all. ctime is in the
+    signature because an edit can put the mtime back (``touch -r``, ``cp -p``) but cannot set ctime.
+    A cache that does not have exactly the expected shape is ignored, and a cached blob or tree that is
+    no longer a loose object (pruned, packed, or never written) is not trusted.
     """
 
-    def __init__(self, git_dir: Path, root: Path) -> None:
+    def __init__(self, git_dir: Path, root: Path, objects: _Objects) -> None:
         # One cache per snapshotted folder: a store may hold the revisions of several runs.
         key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
         self.path = git_dir / f"arb-stat-cache-{key}.json"
+        self.objects = objects
         self.entries: dict[str, list[Any]] = {}
         self.tree: str | None = None
         try:
             data = json.loads(self.path.read_text())
-            self.entries, self.tree = dict(data["entries"]), data["tree"]
+            entries, tree = data["entries"], data["tree"]
+            if (
+                isinstance(entries, dict)
+                and isinstance(tree, str)
+                and all(map(_well_formed, entries.values()))
+            ):
+                self.entries, self.tree = entries, tree
         except (OSError, ValueError, KeyError, TypeError):
             pass
 
     @staticmethod
     def key(st: os.stat_result) -> list[int]:
-        return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode]
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
 
     def get(self, rel: str, st: os.stat_result) -> FileEntry | None:
         cached = self.entries.get(rel)
-        if not cached or cached[:4] != self.key(st):
+        if cached is None or cached[:5] != self.key(st):
             return None
-        return FileEntry(rel, cached[4], cached[5], cached[6])
+        blob = cached[6]
+        if blob is not None and not self.objects.has(blob):
+            return None
+        return FileEntry(rel, cached[5], blob, cached[7])
+
+    def unchanged_tree(
+        self, listed: list[tuple[str, os.stat_result]], files: list[FileEntry | None]
+    ) -> str | None:
+        """Return the cached tree when every listed file came from the cache and none went away."""
+        if self.tree is None or len(self.entries) != len(listed) or not all(files):
+            return None
+        return self.tree if self.objects.has(self.tree) else None
 
     def save(self, listed: list[tuple[str, os.stat_result]], files: list[FileEntry], tree: str) -> None:
         entries = {
             rel: [*self.key(st), f.size, f.blob_sha, f.note]
             for (rel, st), f in zip(listed, files, strict=True)
         }
-        temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"tree": tree, "entries": entries}))
-        temporary.replace(self.path)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".arb-stat-cache-")
+        with os.fdopen(handle, "w") as out:
+            json.dump({"tree": tree, "entries": entries}, out)
+        os.replace(temporary, self.path)
+
+
+def _well_formed(entry: Any) -> bool:
+    return (
+        isinstance(entry, list)
+        and len(entry) == 8
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in entry[:6])
+        and (
+            entry[6] is None
+            or (isinstance(entry[6], str) and re.fullmatch(r"[0-9a-f]{40}", entry[6]) is not None)
+        )
+        and (entry[7] is None or isinstance(entry[7], str))
+    )
 
 
 def _walk(root: Path, on_problem: OnProblem) -> list[tuple[str, os.stat_result]]:
@@ -234,51 +281,116 @@ def _stage(git_dir: Path, root: Path, on_problem: OnProblem) -> tuple[list[FileE
     if len(listed) > MAX_FILES:
         on_problem(".", f"has more than {MAX_FILES:,} files; only {MAX_FILES:,} of them were taken")
         listed = listed[:MAX_FILES]
-    cache = _StatCache(git_dir, root)
+    objects = _Objects(git_dir)
+    cache = _StatCache(git_dir, root, objects)
     newest = datetime.fromtimestamp(max((st.st_mtime for _, st in listed), default=0.0), tz=UTC)
     cached = [cache.get(rel, st) for rel, st in listed]
-    if cache.tree is not None and len(cache.entries) == len(listed) and all(cached):
-        return [f for f in cached if f is not None], cache.tree, newest
-    objects = _Objects(git_dir)
+    if (tree := cache.unchanged_tree(listed, cached)) is not None:
+        return [f for f in cached if f is not None], tree, newest
     files = [
         c or _entry(objects, root, rel, st, on_problem) for (rel, st), c in zip(listed, cached, strict=True)
     ]
     # listed is sorted by path, which is git's index order (UTF-8 byte order).
-    index_entries = [
-        BaseIndexEntry((_mode(st), bytes.fromhex(f.blob_sha), 0, rel))
-        for (rel, st), f in zip(listed, files, strict=True)
-        if f.blob_sha is not None
-    ]
-    tree, _ = write_tree_from_cache(index_entries, objects.db, slice(0, len(index_entries)))  # type: ignore[arg-type]
-    cache.save(listed, files, tree.hex())
-    return files, tree.hex(), newest
+    index_entries = []
+    for (rel, st), f in zip(listed, files, strict=True):
+        if f.blob_sha is None:
+            continue
+        if (why := _refused_by_git(rel, _mode(st))) is not None:
+            on_problem(rel, f"{why}; not committed")
+            f.blob_sha, f.note = None, "a name git refuses; not committed"
+            continue
+        index_entries.append(BaseIndexEntry((_mode(st), bytes.fromhex(f.blob_sha), 0, rel)))
+    binsha, _ = write_tree_from_cache(index_entries, objects.db, slice(0, len(index_entries)))  # type: ignore[arg-type]
+    cache.save(listed, files, binsha.hex())
+    return files, binsha.hex(), newest
+
+
+def _refused_by_git(rel: str, mode: int) -> str | None:
+    """Say why git would refuse ``rel`` in a tree (names that alias .git on NTFS or HFS), or None.
+
+    GitPython validates every path when it writes a tree and fails the whole tree for one bad name,
+    so such a file is left out instead. Older GitPython releases have no validator and refuse nothing.
+    """
+    if _VALIDATE_REPO_PATH is None:
+        return None
+    try:
+        _VALIDATE_REPO_PATH(rel, mode)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _read_ref(git_dir: Path, ref: str) -> str | None:
+    """Return the commit sha ``ref`` holds, from its loose file or from packed-refs (after a gc)."""
+    loose = git_dir / ref
+    if loose.is_file():
+        sha = loose.read_text().strip()
+    else:
+        packed = git_dir / "packed-refs"
+        lines = packed.read_text().splitlines() if packed.is_file() else []
+        sha = next((line.split(" ", 1)[0] for line in lines if line.endswith(" " + ref)), "")
+        if not sha:
+            return None
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise RevisionError(f"{loose} does not hold a commit sha")
+    return sha
+
+
+def _parent_holds(git_dir: Path, parent: str, tree: str, message: str) -> bool:
+    """Tell whether commit ``parent`` already records ``tree`` with ``message`` (loose or packed)."""
+    objects = _Objects(git_dir)
+    if objects.has(parent):
+        raw = bytes(objects.db.stream(bytes.fromhex(parent)).read())
+    else:
+        repo = git.Repo(git_dir)  # packed (after a gc): read through git, keeping the repo alive meanwhile
+        try:
+            raw = bytes(repo.odb.stream(bytes.fromhex(parent)).read())
+        finally:
+            repo.close()
+    head, _, body = raw.partition(b"\n\n")
+    return head.startswith(b"tree " + tree.encode()) and body.decode(errors="replace") == message
+
+
+@contextmanager
+def _ref_lock(git_dir: Path, ref: str, wait_s: float = 30.0) -> Iterator[None]:
+    """Hold ``<ref>.lock`` (created exclusively, as git does) so that two writers never lose a commit."""
+    lock = git_dir / f"{ref}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            if time.monotonic() > deadline:
+                raise RevisionError(f"{lock} is held by another writer") from None
+            time.sleep(0.01)
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
 
 
 def _commit(git_dir: Path, tree: str, *, ref: str, message: str, when: datetime) -> str:
     """Commit ``tree`` on ``ref`` unless ``ref`` already holds it with the same message.
 
-    Written in-process (a commit object and a loose ref, atomically replaced): GitPython would start
-    git processes to read the parent and to store the commit.
+    Written in-process (a commit object, then the loose ref replaced under git's lock-file protocol):
+    GitPython would start git processes to read the parent and to store the commit.
     """
-    objects = _Objects(git_dir)
-    ref_path = git_dir / ref
-    parent = ref_path.read_text().strip() if ref_path.is_file() else None
-    if parent is not None and not re.fullmatch(r"[0-9a-f]{40}", parent):
-        raise RevisionError(f"{ref_path} does not hold a commit sha")
-    if parent is not None and objects.db.has_object(bytes.fromhex(parent)):
-        head, _, body = bytes(objects.db.stream(bytes.fromhex(parent)).read()).partition(b"\n\n")
-        if head.startswith(b"tree " + tree.encode()) and body.decode(errors="replace") == message:
+    with _ref_lock(git_dir, ref):
+        parent = _read_ref(git_dir, ref)
+        if parent is not None and _parent_holds(git_dir, parent, tree, message):
             return parent
-    stamp = f"{int(when.timestamp())} +0000"
-    lines = [
-        f"tree {tree}",
-        *([f"parent {parent}"] if parent else []),
-        f"author {ACTOR.name} <{ACTOR.email}> {stamp}",
-        f"committer {ACTOR.name} <{ACTOR.email}> {stamp}",
-    ]
-    sha = objects.store(b"commit", ("\n".join(lines) + "\n\n" + message).encode()).hex()
-    ref_path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = ref_path.with_name(ref_path.name + ".arb-lock")
-    temporary.write_text(sha + "\n")
-    temporary.replace(ref_path)
-    return sha
+        stamp = f"{max(int(when.timestamp()), 0)} +0000"  # git refuses dates before 1970
+        lines = [
+            f"tree {tree}",
+            *([f"parent {parent}"] if parent else []),
+            f"author {ACTOR.name} <{ACTOR.email}> {stamp}",
+            f"committer {ACTOR.name} <{ACTOR.email}> {stamp}",
+        ]
+        sha = _Objects(git_dir).store(b"commit", ("\n".join(lines) + "\n\n" + message).encode()).hex()
+        handle, temporary = tempfile.mkstemp(dir=(git_dir / ref).parent, prefix=".arb-ref-")
+        with os.fdopen(handle, "w") as out:
+            out.write(sha + "\n")
+        os.replace(temporary, git_dir / ref)
+        return sha

@@ -64,6 +64,22 @@ def text_number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+BOM = b"\xef\xbb\xbf"
+"""A UTF-8 byte-order mark, dropped from the start of a file as ``utf-8-sig`` does for JSON."""
+
+
+def _whole_characters(cut: bytes) -> bytes:
+    """Drop a multi-byte character that a cut split in two, so the cut is not mistaken for bad UTF-8."""
+    for back in range(1, min(4, len(cut)) + 1):
+        byte = cut[-back]
+        if byte < 0x80:
+            return cut
+        if byte >= 0xC0:  # a lead byte: keep it only if its whole sequence is there
+            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return cut if back >= needed else cut[:-back]
+    return cut
+
+
 def _json_type(value: Any) -> str:
     names = {dict: "object", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
@@ -226,8 +242,11 @@ class RunFolder:
             with path.open("rb") as handle:
                 for chunk, cut in split_lines(handle, max_line):
                     number += 1
+                    if number == 1 and chunk.startswith(BOM):
+                        chunk = chunk[len(BOM) :]
                     if cut:
                         overlong.add(number)
+                        chunk = _whole_characters(chunk)
                     try:
                         text = chunk.decode("utf-8")
                     except UnicodeDecodeError:

@@ -1,7 +1,8 @@
 """Content identity of model artifacts: BLAKE3, and a per-tensor Merkle root for safetensors files.
 
 A safetensors file's digest covers its metadata, and each tensor's name, dtype, shape and bytes, but not
-where in the file the tensor lies: the same weights written in another order have the same identity,
+where in the file the tensor lies nor how its header is formatted (whitespace, key order): the same
+weights written in another order have the same identity,
 and one pass gives both the identity and which tensors differ from another artifact. Bytes that no
 tensor claims are hashed too, so nothing in the file escapes. A file whose header does not hold up is
 hashed whole and says why. A folder's identity is the digest of its manifest (every file's path, size
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import mmap
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import blake3
 
@@ -24,6 +27,27 @@ MAX_HEADER_BYTES = 100 * 1024 * 1024
 """A safetensors header larger than this is not believed (the format's own reference limit)."""
 MAX_DIM = 2**31 - 1
 """A tensor dimension beyond this is not believed."""
+MERKLE_CONTEXT = "arb-audit 2026-11 safetensors tensor manifest v1"
+"""BLAKE3 key-derivation context of the per-tensor root: a separate hash function from the plain BLAKE3
+of whole files, so a file whose bytes happen to be some root's input cannot share that root."""
+DTYPE_BYTES = {
+    "BOOL": 1,
+    "U8": 1,
+    "I8": 1,
+    "F8_E5M2": 1,
+    "F8_E4M3": 1,
+    "I16": 2,
+    "U16": 2,
+    "F16": 2,
+    "BF16": 2,
+    "I32": 4,
+    "U32": 4,
+    "F32": 4,
+    "I64": 8,
+    "U64": 8,
+    "F64": 8,
+}
+"""Bytes per element of the dtypes the safetensors format defines; others are not size-checked."""
 SKIPPED_NAMES = frozenset({".arb-audit", ".git", "__pycache__"})
 
 
@@ -71,6 +95,12 @@ class HeaderError(ValueError):
     """A safetensors header that does not describe its file."""
 
 
+def _field(hasher: Any, data: bytes) -> None:
+    """Feed one length-prefixed field, so that no two field sequences give the same byte stream."""
+    hasher.update(len(data).to_bytes(8, "little"))
+    hasher.update(data)
+
+
 def _digest_range(view: memoryview, start: int, end: int) -> str:
     hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
     hasher.update(view[start:end])
@@ -97,6 +127,12 @@ def _tensor_ranges(
         start, end = offsets
         if not 0 <= start <= end <= data_size:
             raise HeaderError(f"tensor {name!r} lies outside the file ({start}..{end} of {data_size} bytes)")
+        if dtype in DTYPE_BYTES and math.prod(shape) * DTYPE_BYTES[dtype] != end - start:
+            raise HeaderError(f"tensor {name!r}: shape {shape} of {dtype} does not fill {end - start} bytes")
+        try:
+            name.encode(), dtype.encode()
+        except UnicodeEncodeError as exc:
+            raise HeaderError(f"tensor name or dtype is not text ({exc.reason})") from exc
         ranges.append((start, end, name, dtype, tuple(shape)))
     ranges.sort()
     for (_, end, name, _, _), (start, _, other, _, _) in itertools.pairwise(ranges):
@@ -116,15 +152,15 @@ def _hash_safetensors(path: Path, rel: str, size: int) -> FileDigest:
             raise HeaderError(f"header length {length:,} does not fit the file")
         try:
             header = json.loads(handle.read(length))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError covers bad UTF-8, bad JSON, giant ints
             raise HeaderError(f"header is not JSON ({exc})") from exc
         if not isinstance(header, dict):
             raise HeaderError("header is not a JSON object")
         data_start = 8 + length
         ranges = _tensor_ranges(header, size - data_start)
-        outer = blake3.blake3()
+        outer = blake3.blake3(derive_key_context=MERKLE_CONTEXT)
         metadata = header.get("__metadata__")
-        outer.update(json.dumps(metadata, sort_keys=True, separators=(",", ":")).encode())
+        _field(outer, json.dumps(metadata, sort_keys=True, separators=(",", ":")).encode())
         tensors: list[TensorDigest] = []
         gaps: list[str] = []
         # size > 8 + header length here, so there is something to map.
@@ -146,9 +182,17 @@ def _hash_safetensors(path: Path, rel: str, size: int) -> FileDigest:
             finally:
                 view.release()
     for t in sorted(tensors, key=lambda t: t.name):
-        outer.update(f"\0{t.name}\0{t.dtype}\0{list(t.shape)}\0{t.digest}".encode())
+        for part in (
+            b"tensor",
+            t.name.encode(),
+            t.dtype.encode(),
+            json.dumps(list(t.shape)).encode(),
+            t.digest.encode(),
+        ):
+            _field(outer, part)
     for gap in gaps:
-        outer.update(f"\0gap\0{gap}".encode())
+        _field(outer, b"gap")
+        _field(outer, gap.encode())
     note = f"{len(gaps)} stretch(es) of bytes outside any tensor, hashed too" if gaps else None
     return FileDigest(rel, size, outer.hexdigest(), sorted(tensors, key=lambda t: t.name), note)
 
@@ -168,7 +212,7 @@ def hash_file(path: Path, rel: str | None = None) -> FileDigest:
         target = os.readlink(path)
         return FileDigest(
             rel,
-            len(target),
+            len(os.fsencode(target)),
             blake3.blake3(b"symlink\0" + os.fsencode(target)).hexdigest(),
             note=f"symlink to {target!r} (not followed)",
         )

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
 
+from arb_audit import revisions
+from arb_audit.model import FileEntry
 from arb_audit.revisions import MAX_COMMIT_BYTES, RevisionError, snapshot
 
 
@@ -137,7 +141,9 @@ def _objects(git_dir: Path) -> set[str]:
     return {p.parent.name + p.name for p in (git_dir / "objects").glob("??/*")}
 
 
-def test_an_unchanged_folder_is_not_read_again_and_two_folders_share_a_store(tmp_path: Path) -> None:
+def test_an_unchanged_folder_is_not_read_again_and_two_folders_share_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     for root, text in ((one, "a = 1\n"), (two, "b = 2\n")):
         root.mkdir()
@@ -153,13 +159,67 @@ def test_an_unchanged_folder_is_not_read_again_and_two_folders_share_a_store(tmp
         message="final",
         on_problem=lambda p, m: None,
     )
-    before = _objects(git_dir)
-    # Same size, same mtime, same inode: like git, the stat signature says unchanged, so it is not read
-    # (the new bytes would otherwise become a new blob).
-    stamp = (one / "m.py").stat()
-    with (one / "m.py").open("r+") as handle:
-        handle.write("a = 9\n")
-    os.utime(one / "m.py", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    again = _snap(git_dir, one, [])
-    assert again.sha == first_one.sha and _objects(git_dir) == before
     assert first_two.files[0].blob_sha != first_one.files[0].blob_sha
+    reads: list[str] = []
+    original = revisions._entry
+
+    def counting(*args: Any) -> FileEntry:
+        reads.append(args[2])
+        return original(*args)
+
+    monkeypatch.setattr(revisions, "_entry", counting)
+    before = _objects(git_dir)
+    assert _snap(git_dir, one, []).sha == first_one.sha
+    assert reads == [] and _objects(git_dir) == before
+
+
+def test_an_edit_that_puts_the_mtime_back_is_still_seen(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "train.py").write_text("lr = 0.001\n")
+    first = _snap(tmp_path / "r.git", code, [])
+    stamp = (code / "train.py").stat()
+    (code / "train.py").write_text("lr = 9.999\n")  # same size
+    os.utime(code / "train.py", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    second = _snap(tmp_path / "r.git", code, [])
+    assert second.sha != first.sha
+    assert read_blob(tmp_path / "r.git", second.files[0].blob_sha or "") == b"lr = 9.999\n"
+
+
+@pytest.mark.parametrize("name", ["c:notes.txt", "GIT~1", ".git.", ".g\u200cit"])
+def test_a_name_git_refuses_is_left_out_not_fatal(tmp_path: Path, name: str) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "ok.py").write_text("x = 1\n")
+    (code / name).write_text("hidden\n")
+    problems: list[tuple[str, str]] = []
+    rev = _snap(tmp_path / "r.git", code, problems)
+    assert [f.path for f in rev.files if f.blob_sha] == ["ok.py"]
+    assert problems and problems[0][0] == name
+
+
+def test_history_survives_gc_and_concurrent_writers(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "a.py").write_text("a = 0\n")
+    first = _snap(tmp_path / "r.git", code, [])
+    subprocess.run(["git", "--git-dir", str(tmp_path / "r.git"), "gc", "-q", "--prune=now"], check=True)
+    assert _snap(tmp_path / "r.git", code, []).sha == first.sha  # packed parent, same tree: no new commit
+    script = (
+        "import sys; from pathlib import Path; from arb_audit.revisions import snapshot\n"
+        "for i in range(15):\n"
+        "    snapshot(Path(sys.argv[1]), Path(sys.argv[2]), ref='refs/heads/run', seq=1, trigger='timer',"
+        " message=f'{sys.argv[3]} {i}', on_problem=lambda p, m: None)\n"
+    )
+    writers = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "r.git"), str(code), w])
+        for w in ("x", "y")
+    ]
+    assert [w.wait() for w in writers] == [0, 0]
+    log = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "r.git"), "log", "--format=%s", "refs/heads/run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert sorted(log) == sorted(["final"] + [f"{w} {i}" for w in "xy" for i in range(15)])  # none lost

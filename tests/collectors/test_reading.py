@@ -71,3 +71,14 @@ def test_split_lines_agrees_with_a_plain_split_whatever_the_block_size(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(reading, "BLOCK_BYTES", block)
         assert list(split_lines(io.BytesIO(data), max_line)) == _reference_lines(data, max_line)
+
+
+def test_a_cut_never_splits_a_character_and_a_bom_is_dropped(tmp_path: Path) -> None:
+    (tmp_path / "log.txt").write_bytes(reading.BOM + b"first\n" + "€".encode() * 30 + b"\n")
+    folder = RunFolder(tmp_path)
+    lines = list(folder.lines("log.txt", max_line=50))
+    assert lines[0] == (1, "first")
+    assert lines[1] == (2, "€" * 16)  # 48 of the 50 bytes: the 17th euro sign would be split
+    assert [p.message for p in folder.problems] == [
+        "1 line(s) exceed 50 bytes (first: line 2); they were cut"
+    ]

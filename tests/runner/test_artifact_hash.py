@@ -137,3 +137,27 @@ def test_folder_manifest_never_follows_links_and_skips_our_own_files(tmp_path: P
     assert hash_artifact(model).artifact_id != before
     os.utime(model / "model.safetensors", (1, 1))
     assert hash_artifact(model).artifact_id == hash_artifact(model).artifact_id
+
+
+def test_fields_cannot_be_shifted_into_each_other(tmp_path: Path) -> None:
+    # A NUL inside a dtype once let one tensor stand for two: fields are length-prefixed now.
+    a_bytes, b_bytes = b"\x01" * 4, b"\x02" * 4
+    write_safetensors(tmp_path / "two.safetensors", {"a": ("X", [1], a_bytes), "b": ("X", [1], b_bytes)})
+    forged = f"X\x00[1]\x00{blake3.blake3(a_bytes).hexdigest()}\x00b\x00X"
+    write_safetensors(tmp_path / "one.safetensors", {"a": (forged, [1], b_bytes)})
+    assert hash_file(tmp_path / "two.safetensors").digest != hash_file(tmp_path / "one.safetensors").digest
+
+
+@pytest.mark.parametrize(
+    ("header", "why"),
+    [
+        ('{"__metadata__": {"n": ' + "9" * 5000 + "}}", "header is not JSON"),
+        ('{"\\ud800": {"dtype": "X", "shape": [1], "data_offsets": [0, 4]}}', "not text"),
+        ('{"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 4]}}', "does not fill"),
+    ],
+)
+def test_hostile_headers_are_hashed_whole(tmp_path: Path, header: str, why: str) -> None:
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(framed(header.encode(), b"\x00" * 4))
+    digest = hash_file(path)
+    assert why in (digest.note or "") and digest.digest == blake3.blake3(path.read_bytes()).hexdigest()
