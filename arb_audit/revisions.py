@@ -19,6 +19,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -342,11 +343,13 @@ def _parent_holds(git_dir: Path, parent: str, tree: str, message: str) -> bool:
     if objects.has(parent):
         raw = bytes(objects.db.stream(bytes.fromhex(parent)).read())
     else:
-        repo = git.Repo(git_dir)  # packed (after a gc): read through git, keeping the repo alive meanwhile
-        try:
-            raw = bytes(repo.odb.stream(bytes.fromhex(parent)).read())
-        finally:
-            repo.close()
+        # Packed (after a gc): the one case read through git itself.
+        shown = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "cat-file", "commit", parent], capture_output=True, check=False
+        )
+        if shown.returncode != 0:
+            raise RevisionError(f"{git_dir}: commit {parent} of the ref cannot be read")
+        raw = shown.stdout
     head, _, body = raw.partition(b"\n\n")
     return head.startswith(b"tree " + tree.encode()) and body.decode(errors="replace") == message
 

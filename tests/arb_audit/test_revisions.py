@@ -18,7 +18,10 @@ from arb_audit.revisions import MAX_COMMIT_BYTES, RevisionError, snapshot
 
 
 def read_blob(git_dir: Path, sha: str) -> bytes:
-    return bytes(git.Repo(git_dir).odb.stream(bytes.fromhex(sha)).read())
+    shown = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "blob", sha], capture_output=True, check=True
+    )
+    return shown.stdout
 
 
 def _snap(git_dir: Path, root: Path, problems: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
