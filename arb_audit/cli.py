@@ -14,6 +14,7 @@ from arb_audit import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("arb_audit.commands.audit", "Audit one run folder (the default command)."),
+    "record": ("arb_audit.commands.record", "Run an agent under recording: revisions, submissions, hashes."),
 }
 """Command name -> (module holding a click command of that name, one-line help)."""
 DEFAULT_COMMAND = "audit"

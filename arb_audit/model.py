@@ -217,3 +217,5 @@ class RunRecord:
     """Integrity flags seen while collecting."""
     problems: list[Problem] = field(default_factory=list)
     """Problems of the folder itself."""
+    revisions_path: str | None = None
+    """The git directory that holds ``revisions`` (None when there are none)."""

@@ -310,18 +310,23 @@ def _build(cls: type[T], row: dict[str, Any], **values: Any) -> T:
     return cls(**kwargs)
 
 
+def _ledger_row(run_id: str, s: Submission, prev_hash: str, best: float | None) -> dict[str, Any]:
+    """Return the ledger row of ``s``: best-so-far updated, chained to the row hashed ``prev_hash``."""
+    if s.status == "scored" and s.score is not None and (best is None or s.score > best):
+        best = s.score
+    row = _row(s, run_id=run_id, best_so_far=best, evidence=_evidence_json(s.evidence))
+    row["prev_hash"] = prev_hash
+    row["record_hash"] = chain_hash(prev_hash, row)
+    return row
+
+
 def _chained(run_id: str, submissions: Sequence[Submission]) -> list[dict[str, Any]]:
     """Rows of the submission ledger with best-so-far and the hash chain filled in."""
     rows: list[dict[str, Any]] = []
-    prev = GENESIS_HASH
-    best: float | None = None
     for s in submissions:
-        if s.status == "scored" and s.score is not None and (best is None or s.score > best):
-            best = s.score
-        row = _row(s, run_id=run_id, best_so_far=best, evidence=_evidence_json(s.evidence))
-        row["prev_hash"] = prev
-        row["record_hash"] = prev = chain_hash(prev, row)
-        rows.append(row)
+        previous = rows[-1] if rows else None
+        prev_hash = previous["record_hash"] if previous else GENESIS_HASH
+        rows.append(_ledger_row(run_id, s, prev_hash, previous["best_so_far"] if previous else None))
     return rows
 
 
@@ -455,6 +460,70 @@ class RunStore:
         cursor = self.con.execute(sql, list(params))
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def ensure_run(self, run: RunInfo, revisions_path: Path | None) -> None:
+        """Write the run's header row unless the run is already there (a recording resumes)."""
+        if self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchone() is None:
+            self._insert(
+                "runs",
+                [
+                    _row(
+                        run,
+                        extra=_json(run.extra),
+                        recorder_version=__version__,
+                        revisions_path=str(revisions_path) if revisions_path else None,
+                    )
+                ],
+            )
+
+    def end_run(self, run_id: str, ended_at: datetime, extra: dict[str, Any]) -> None:
+        """Record when a recorded run ended and what is known of its end (agent exit, budget)."""
+        self.con.execute(
+            "UPDATE runs SET ended_at = ?, extra = ? WHERE run_id = ?",
+            [_utc_naive(ended_at), _json(extra), run_id],
+        )
+
+    def append_submission(self, run_id: str, submission: Submission) -> Submission:
+        """Append one attempt to the ledger in one transaction, chained to the row before it.
+
+        The seq is assigned here (one more than the last); the stored submission is returned.
+        """
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            last = self._dicts(
+                "SELECT * FROM submissions WHERE run_id = ? ORDER BY seq DESC LIMIT 1", [run_id]
+            )
+            submission.seq = int(last[0]["seq"]) + 1 if last else 1
+            row = _ledger_row(
+                run_id,
+                submission,
+                last[0]["record_hash"] if last else GENESIS_HASH,
+                last[0]["best_so_far"] if last else None,
+            )
+            self._insert("submissions", [row])
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+        return submission
+
+    def append_revision(self, run_id: str, revision: Revision) -> Revision | None:
+        """Append a revision (seq assigned here) unless its commit is the last one recorded; return it."""
+        last = self.con.execute(
+            "SELECT seq, sha FROM revisions WHERE run_id = ? ORDER BY seq DESC LIMIT 1", [run_id]
+        ).fetchone()
+        if last is not None and last[1] == revision.sha:
+            return None
+        revision.seq = int(last[0]) + 1 if last else 1
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self._insert("revisions", [_row(revision, run_id=run_id, files_changed=len(revision.files))])
+            self._insert("files", [_row(f, run_id=run_id, revision_seq=revision.seq) for f in revision.files])
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+        return revision
 
     def load_record(self, run_id: str) -> RunRecord:
         """Read back the record of ``run_id`` (times as aware UTC datetimes)."""

@@ -50,9 +50,9 @@ def _ingest_and_audit(
             )
         if why_not_default:
             record.problems.insert(0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}"))
-        store.save_record(record, revisions_git if record.revisions else None)
+        revisions = record.revisions_path
+        store.save_record(record, Path(revisions) if revisions else None)
         stored = store.load_record(record.run.run_id)
-        revisions = str(revisions_git) if record.revisions else None
         report = build_audit(stored, store_path=str(store_file), revisions_path=revisions, noise=noise)
         store.save_audit(stored.run.run_id, report)
     return report

@@ -110,6 +110,7 @@ class AutoRLBenchCollector(Collector):
             reports=reports,
             flags=flags,
             problems=folder.problems,
+            revisions_path=str(revisions_git) if revisions else None,
         )
 
 

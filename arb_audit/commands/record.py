@@ -1,0 +1,82 @@
+"""``arb-audit record``: run an agent under recording (code revisions, every submission, artifact hashes)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--workspace",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The agent's workspace (snapshotted; submitted paths must lie inside it).",
+)
+@click.option(
+    "--run-dir",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where the recording goes; must lie outside the workspace.",
+)
+@click.option(
+    "--evaluator",
+    required=True,
+    help="Evaluator command; the model path is appended and its last stdout line must be"
+    ' {"score": ...} (or {"error": ...}).',
+)
+@click.option("--port", default=0, show_default=True, help="Port of the grading API (0: any free port).")
+@click.option(
+    "--snapshot-every",
+    "snapshot_every",
+    default=60.0,
+    show_default=True,
+    help="Seconds between timer snapshots of the workspace.",
+)
+@click.option(
+    "--budget-s", type=float, help="Time budget; the agent's process group is ended when it runs out."
+)
+@click.option("--task", help="Task id.")
+@click.option("--base-model", help="Base model id.")
+@click.option("--baseline-score", type=float, help="The base model's score (for improvement).")
+@click.argument("agent", nargs=-1, required=True, type=click.UNPROCESSED)
+def record(
+    workspace: Path,
+    run_dir: Path,
+    evaluator: str,
+    port: int,
+    snapshot_every: float,
+    budget_s: float | None,
+    task: str | None,
+    base_model: str | None,
+    baseline_score: float | None,
+    agent: tuple[str, ...],
+) -> None:
+    """Record AGENT (given after --) working in the workspace, into RUN_DIR.
+
+    The agent talks to the grading API at $GRADING_SERVER_URL (POST /submit, GET /health, GET /time);
+    `arb-audit RUN_DIR` audits the recording afterwards. Exit status: the agent's.
+    """
+    from runner.record import RecordError, RecordOptions
+    from runner.record import record as run_recording
+
+    options = RecordOptions(
+        workspace=workspace,
+        run_dir=run_dir,
+        agent=list(agent),
+        evaluator=shlex.split(evaluator),
+        port=port,
+        snapshot_every_s=snapshot_every,
+        budget_s=budget_s,
+        task=task,
+        base_model=base_model,
+        baseline_score=baseline_score,
+    )
+    try:
+        sys.exit(run_recording(options))
+    except RecordError as exc:
+        click.echo(f"arb-audit record: {exc}", err=True)
+        sys.exit(2)

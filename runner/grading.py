@@ -1,0 +1,244 @@
+"""A grading API compatible with AutoRL-Bench's, recording every request before it answers.
+
+``POST /submit {model_path, gpu?}``, ``GET /health`` and ``GET /time`` behave as the benchmark's own
+server does (reference/autorl_bench.md §2), so existing agents work unchanged. Before evaluating, the
+submitted path is checked (inside the workspace, no NUL, no escape through ``..`` or symlinks), the
+code is snapshotted and the artifact hashed; evaluations run one at a time; the attempt — scored,
+error or rejected — is appended to the hash-chained ledger before the answer is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from arb_audit.evidence import Evidence, excerpt
+from arb_audit.model import Submission, SubmissionStatus
+from runner.artifact_hash import hash_artifact
+
+MAX_BODY_BYTES = 1024 * 1024
+"""Largest request body read."""
+MAX_OUTPUT_BYTES = 1024 * 1024
+"""Evaluator output kept (its last line must hold the result)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """What an evaluator said about one artifact."""
+
+    score: float | None
+    """The score, when the evaluator gave one."""
+    error: str | None
+    """Why the evaluation failed, when it did."""
+
+
+def run_evaluator(command: list[str], model_path: Path, timeout_s: float) -> Evaluation:
+    """Run ``command <model_path>`` and read ``{"score": ..., "error"?: ...}`` from its last stdout line.
+
+    A crash, a timeout or output that is not such an object is an error with the reason, never lost.
+    """
+    try:
+        done = subprocess.run(
+            [*command, str(model_path)], capture_output=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return Evaluation(None, f"evaluator timed out after {timeout_s:g}s")
+    except OSError as exc:
+        return Evaluation(None, f"evaluator could not be started: {exc.strerror or exc}")
+    lines = done.stdout[-MAX_OUTPUT_BYTES:].decode("utf-8", errors="replace").strip().splitlines()
+    if done.returncode != 0:
+        tail = done.stderr[-2000:].decode("utf-8", errors="replace").strip().splitlines()
+        return Evaluation(
+            None, f"evaluator exited with {done.returncode}: {excerpt(tail[-1] if tail else '')}"
+        )
+    try:
+        result = json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        result = None
+    if not isinstance(result, dict):
+        return Evaluation(
+            None, f"evaluator's last line is not a JSON object: {excerpt(lines[-1] if lines else '')}"
+        )
+    score = result.get("score")
+    error = result.get("error")
+    if error not in (None, ""):
+        return Evaluation(float(score) if isinstance(score, int | float) else 0.0, str(error)[:2000])
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return Evaluation(None, f"evaluator gave no numeric score: {excerpt(repr(score))}")
+    return Evaluation(float(score), None)
+
+
+def resolve_inside(workspace: Path, model_path: str) -> Path:
+    """Resolve a submitted path as the benchmark's server does; ValueError when it leaves the workspace."""
+    if "\x00" in model_path or not model_path.strip():
+        raise ValueError("Invalid model_path")
+    root = workspace.resolve()
+    candidate = Path(model_path) if Path(model_path).is_absolute() else root / model_path
+    resolved = candidate.resolve(strict=False)
+    if not resolved.is_relative_to(root):
+        raise ValueError("Invalid model_path")
+    return resolved
+
+
+@dataclass
+class Grader:
+    """The grading logic, separate from HTTP so that it can be driven directly."""
+
+    workspace: Path
+    """The agent's workspace; submitted paths must resolve inside it."""
+    evaluator: list[str]
+    """The evaluator command; the resolved model path is appended."""
+    record: Callable[[Submission], Submission]
+    """Appends an attempt to the ledger (assigning its seq) and returns it."""
+    snapshot: Callable[[], None]
+    """Snapshots the workspace's code (trigger: submission)."""
+    meta: dict[str, Any]
+    """run_meta: start_time, timeout_s (epoch seconds), as AutoRL-Bench's /time reports them."""
+    task: str | None = None
+    """Task id for /health."""
+    baseline_score: float | None = None
+    """The base model's score, for ``improvement``."""
+    eval_timeout_s: float = 7200.0
+    """How long one evaluation may take."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Serialises evaluations (and ledger appends)."""
+    recorded: list[Submission] = field(default_factory=list)
+    """Scored and errored attempts, as the benchmark's scores.json would hold them."""
+
+    def submit(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Handle one submission; return the HTTP status and the JSON answer."""
+        requested = datetime.now(UTC)
+        model_path = body.get("model_path")
+        if not isinstance(model_path, str) or not model_path:
+            return self._reject(requested, None, "Missing model_path")
+        try:
+            resolved = resolve_inside(self.workspace, model_path)
+        except ValueError:
+            return self._reject(requested, model_path, "Invalid request")
+        gpu = body.get("gpu")
+        with self.lock:
+            self.snapshot()
+            artifact_id = hash_artifact(resolved).artifact_id if resolved.exists() else None
+            evaluation = run_evaluator(self.evaluator, resolved, self.eval_timeout_s)
+            completed = datetime.now(UTC)
+            status: SubmissionStatus = "error" if evaluation.error else "scored"
+            score = evaluation.score if evaluation.score is not None else 0.0
+            attempt = self.record(
+                Submission(
+                    seq=0,
+                    status=status,
+                    model_path=model_path,
+                    requested_at=requested,
+                    completed_at=completed,
+                    score=score,
+                    error=evaluation.error,
+                    harness_id=len(self.recorded) + 1,
+                    elapsed_s=round((completed - requested).total_seconds(), 2),
+                    gpu=None if gpu is None else str(gpu),
+                    baseline_score=self.baseline_score,
+                    artifact_path=str(resolved.relative_to(self.workspace.resolve())),
+                    artifact_id=artifact_id,
+                    evidence=[Evidence("artifact", path=model_path, excerpt=artifact_id or "")],
+                )
+            )
+            self.recorded.append(attempt)
+            return 200, self._answer(attempt)
+
+    def _reject(self, requested: datetime, model_path: str | None, reason: str) -> tuple[int, dict[str, Any]]:
+        with self.lock:
+            self.record(
+                Submission(
+                    seq=0,
+                    status="rejected",
+                    model_path=model_path,
+                    requested_at=requested,
+                    completed_at=datetime.now(UTC),
+                    error=reason,
+                )
+            )
+        return 400, {"error": reason}
+
+    def _answer(self, attempt: Submission) -> dict[str, Any]:
+        entry = self._entry(attempt)
+        best = max(self.recorded, key=lambda s: s.score or 0.0)
+        return {**entry, "best": self._entry(best), "total_submissions": len(self.recorded)}
+
+    def _entry(self, s: Submission) -> dict[str, Any]:
+        improvement = (
+            None if self.baseline_score is None else round((s.score or 0.0) - self.baseline_score, 6)
+        )
+        entry = {
+            "submission_id": s.harness_id,
+            "timestamp": s.completed_at.isoformat() if s.completed_at else None,
+            "model_path": s.model_path,
+            "score": s.score,
+            "baseline_score": self.baseline_score,
+            "improvement": improvement,
+            "elapsed_seconds": s.elapsed_s,
+        }
+        if s.error:
+            entry["error"] = s.error
+        return entry
+
+    def health(self) -> dict[str, Any]:
+        """Answer GET /health."""
+        return {"status": "ok", "task": self.task, "workspace": str(self.workspace), "available_gpus": []}
+
+    def time(self) -> dict[str, Any]:
+        """Answer GET /time: run_meta plus ``now`` and ``remaining``."""
+        now = int(time.time())
+        start, budget = self.meta.get("start_time"), self.meta.get("timeout_s")
+        remaining = (
+            max(budget - (now - start), 0) if isinstance(start, int) and isinstance(budget, int) else None
+        )
+        return {**self.meta, "now": now, "remaining": remaining}
+
+
+def serve(grader: Grader, host: str, port: int) -> ThreadingHTTPServer:
+    """Start serving ``grader`` on ``host:port`` in a daemon thread; return the server (port 0 picks one)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, status: int, body: dict[str, Any]) -> None:
+            raw = json.dumps(body, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self) -> None:
+            routes = {"/health": grader.health, "/time": grader.time}
+            if self.path in routes:
+                self._send(200, routes[self.path]())
+            else:
+                self._send(404, {"error": "Not found"})
+
+        def do_POST(self) -> None:
+            if self.path != "/submit":
+                self._send(404, {"error": "Not found"})
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._send(413, {"error": "Request too large"})
+                return
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except (ValueError, UnicodeDecodeError):
+                body = {}
+            status, answer = grader.submit(body if isinstance(body, dict) else {})
+            self._send(status, answer)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 -- the base class names it
+            return  # the ledger is the log
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

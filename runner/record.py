@@ -1,0 +1,212 @@
+"""Record a live run: the agent's code revisions and every submission, into a run folder of our own.
+
+The recording (``RUN_DIR/run.duckdb`` and ``RUN_DIR/run.revisions.git``) lives outside the workspace;
+the runner owns its store while it runs. The agent is started in its own process group with the
+variables AutoRL-Bench gives (``GRADING_SERVER_URL``, ``WORKSPACE``, ``OUTPUT_DIR``, ...); the code is
+snapshotted when the run starts, on a timer, before every evaluation and at the end; when the agent
+exits or the budget ends, its whole process group is ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from arb_audit.model import RevisionTrigger, RunInfo, Submission
+from arb_audit.revisions import RevisionError, run_ref, snapshot
+from arb_audit.store import RunStore, revisions_path_for
+from runner.grading import Grader, serve
+
+RECORDING_MARKER = "recording.json"
+"""The file that marks a folder as an arb-audit recording (and says what was recorded)."""
+STORE_NAME = "run.duckdb"
+
+
+class RecordError(Exception):
+    """The recording cannot be made as asked; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOptions:
+    """What to record and how."""
+
+    workspace: Path
+    """The agent's workspace."""
+    run_dir: Path
+    """Where the recording goes (outside the workspace)."""
+    agent: list[str]
+    """The agent command."""
+    evaluator: list[str]
+    """The evaluator command (the model path is appended)."""
+    port: int = 0
+    """Port of the grading API (0: any free port)."""
+    snapshot_every_s: float = 60.0
+    """Seconds between timer snapshots."""
+    budget_s: float | None = None
+    """Time budget; the agent is ended when it runs out."""
+    task: str | None = None
+    """Task id."""
+    base_model: str | None = None
+    """Base model id."""
+    baseline_score: float | None = None
+    """The base model's score, for ``improvement``."""
+
+
+def _check_places(options: RecordOptions) -> None:
+    workspace, run_dir = options.workspace.resolve(), options.run_dir.resolve()
+    if not workspace.is_dir():
+        raise RecordError(f"{options.workspace}: the workspace is not a folder")
+    if run_dir.is_relative_to(workspace) or workspace.is_relative_to(run_dir):
+        raise RecordError(f"{options.run_dir}: the recording must lie outside the workspace {workspace}")
+
+
+class Recorder:
+    """One recording: the store, the revisions and the grading API, shared by the agent's lifetime."""
+
+    def __init__(self, options: RecordOptions, store: RunStore) -> None:
+        self.options = options
+        self.store = store
+        self.lock = threading.Lock()
+        self.git_dir = revisions_path_for(store.path)
+        self.run = RunInfo(
+            run_id=f"recorded:{options.task or 'task'}/{options.run_dir.resolve().name}",
+            source_format="recorded",
+            source_path=str(options.run_dir.resolve()),
+            task=options.task,
+            base_model=options.base_model,
+            base_score=options.baseline_score,
+            budget_s=options.budget_s,
+            started_at=datetime.now(UTC),
+            workspace_path=str(options.workspace.resolve()),
+            utc_offset_s=0,
+        )
+        store.ensure_run(self.run, self.git_dir)
+
+    def take_snapshot(self, trigger: RevisionTrigger) -> None:
+        """Snapshot the workspace; an unchanged tree adds no revision."""
+
+        def note(path: str, message: str) -> None:
+            print(f"arb-audit record: workspace {path}: {message}")
+
+        try:
+            revision = snapshot(
+                self.git_dir,
+                self.options.workspace,
+                ref=run_ref(self.run.run_id),
+                seq=0,
+                trigger=trigger,
+                message="arb-audit snapshot",
+                on_problem=note,
+                taken_at=datetime.now(UTC),
+            )
+        except RevisionError as exc:
+            print(f"arb-audit record: snapshot failed: {exc}")
+            return
+        with self.lock:
+            self.store.append_revision(self.run.run_id, revision)
+
+    def append(self, submission: Submission) -> Submission:
+        """Append an attempt to the ledger (one transaction, before the agent gets its answer)."""
+        with self.lock:
+            return self.store.append_submission(self.run.run_id, submission)
+
+    def finish(self, extra: dict[str, object]) -> None:
+        """Record the end of the run."""
+        with self.lock:
+            self.store.end_run(self.run.run_id, datetime.now(UTC), extra)
+
+
+def record(options: RecordOptions) -> int:
+    """Run the agent under recording; return the agent's exit status (or -9 when the budget ended it)."""
+    _check_places(options)
+    options.run_dir.mkdir(parents=True, exist_ok=True)
+    (options.run_dir / RECORDING_MARKER).write_text(
+        json.dumps(
+            {
+                "workspace": str(options.workspace.resolve()),
+                "agent": options.agent,
+                "evaluator": options.evaluator,
+                "task": options.task,
+                "base_model": options.base_model,
+            },
+            indent=2,
+        )
+    )
+    with RunStore.open(options.run_dir / STORE_NAME) as store:
+        recorder = Recorder(options, store)
+        start = int(time.time())
+        grader = Grader(
+            workspace=options.workspace,
+            evaluator=options.evaluator,
+            record=recorder.append,
+            snapshot=lambda: recorder.take_snapshot("submission"),
+            meta={"start_time": start, "timeout_s": int(options.budget_s) if options.budget_s else None},
+            task=options.task,
+            baseline_score=options.baseline_score,
+        )
+        server = serve(grader, "127.0.0.1", options.port)
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        print(f"arb-audit record: grading API at {url}; recording into {options.run_dir}")
+        recorder.take_snapshot("timer")
+        env = {
+            **os.environ,
+            "GRADING_SERVER_URL": url,
+            "WORKSPACE": str(options.workspace.resolve()),
+            "OUTPUT_DIR": str(options.workspace.resolve() / "output"),
+            "TASK": options.task or "",
+            "BASE_MODEL": options.base_model or "",
+        }
+        with (options.run_dir / "agent.log").open("wb") as log:
+            agent = subprocess.Popen(
+                options.agent,
+                cwd=options.workspace,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            status, timed_out = _supervise(agent, recorder, options)
+        recorder.take_snapshot("final")
+        server.shutdown()
+        recorder.finish({"agent_exit_code": status, "agent_timed_out": timed_out, "agent": options.agent})
+    return status
+
+
+def _supervise(
+    agent: subprocess.Popen[bytes], recorder: Recorder, options: RecordOptions
+) -> tuple[int, bool]:
+    """Wait for the agent, snapshotting on the timer; end its process group when the budget runs out."""
+    deadline = time.monotonic() + options.budget_s if options.budget_s else None
+    while True:
+        wait = options.snapshot_every_s
+        if deadline is not None:
+            wait = min(wait, max(deadline - time.monotonic(), 0))
+        try:
+            return agent.wait(timeout=wait), False
+        except subprocess.TimeoutExpired:
+            pass
+        if deadline is not None and time.monotonic() >= deadline:
+            _end_group(agent)
+            return agent.wait(), True
+        recorder.take_snapshot("timer")
+
+
+def _end_group(agent: subprocess.Popen[bytes]) -> None:
+    """End the agent's whole process group: SIGTERM, then SIGKILL after a grace period."""
+    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(agent.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            agent.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue

@@ -1,0 +1,99 @@
+"""arb-audit record end to end: a real agent process, a real evaluator command, then audit and check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arb_audit.cli import main
+from runner.artifact_hash import hash_artifact
+from tests.runner.scripted_agent import checkpoint
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_a_recorded_run_holds_every_attempt_revision_and_hash(tmp_path: Path) -> None:
+    workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
+    workspace.mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arb_audit",
+            "record",
+            "--workspace",
+            str(workspace),
+            "--run-dir",
+            str(run_dir),
+            "--evaluator",
+            f"{sys.executable} {HERE / 'size_evaluator.py'}",
+            "--snapshot-every",
+            "0.2",
+            "--task",
+            "tiny",
+            "--baseline-score",
+            "5",
+            "--",
+            sys.executable,
+            str(HERE / "scripted_agent.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    answers = json.loads((run_dir / "agent.log").read_text().strip().splitlines()[-1])
+    assert answers["first"]["score"] == 10.0 and answers["first"]["improvement"] == 5.0
+    assert answers["second"]["score"] == 20.0 and answers["second"]["best"]["score"] == 20.0
+    assert answers["refused"] == {"error": "Invalid request"}
+    assert sorted(a["score"] for a in answers["racing"]) == [10.0, 20.0]
+
+    result = CliRunner().invoke(main, [str(run_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["run"]["format"] == "recorded"
+    subs = report["submissions"]
+    assert [s["status"] for s in subs].count("rejected") == 1
+    graded = [s for s in subs if s["status"] == "scored"]
+    assert [s["score"] for s in graded][:2] == [10.0, 20.0] and len(graded) == 4
+    first_v1 = graded[0]
+    # What v1 held when it was graded, rebuilt from the agent's own recipe: the id must match it, not
+    # the overwritten folder that is there now.
+    checkpoint(tmp_path / "v1-as-graded", 1)
+    assert first_v1["artifact_id"] == hash_artifact(tmp_path / "v1-as-graded").artifact_id
+    assert first_v1["artifact_id"] != hash_artifact(workspace / "output" / "v1").artifact_id
+    assert first_v1["artifact_path"] == "output/v1"
+    assert report["best"]["score"] == 20.0
+    revisions = report["route"]["code_revision"]
+    assert revisions is not None
+    log = subprocess.run(
+        ["git", "--git-dir", str(run_dir / "run.revisions.git"), "log", "--all", "--format=%H"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert len(log) >= 2  # train.py changed between the first and the second submission
+    assert not (workspace / ".arb-audit").exists() and not (workspace / "run.duckdb").exists()
+
+
+def test_the_recording_must_lie_outside_the_workspace(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "record",
+            "--workspace",
+            str(tmp_path),
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--evaluator",
+            "true",
+            "--",
+            "true",
+        ],
+    )
+    assert result.exit_code == 2 and "outside the workspace" in result.output
