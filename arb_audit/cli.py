@@ -15,6 +15,7 @@ from arb_audit import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("arb_audit.commands.audit", "Audit one run folder (the default command)."),
     "record": ("arb_audit.commands.record", "Run an agent under recording: revisions, submissions, hashes."),
+    "verify": ("arb_audit.commands.verify", "Check a recording's ledger and graded artifacts still hold."),
 }
 """Command name -> (module holding a click command of that name, one-line help)."""
 DEFAULT_COMMAND = "audit"

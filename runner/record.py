@@ -151,6 +151,10 @@ def record(options: RecordOptions) -> int:
             task=options.task,
             baseline_score=options.baseline_score,
         )
+        # A restart with the same run dir resumes: ids, best and totals continue from the ledger.
+        grader.recorded = [
+            s for s in store.load_record(recorder.run.run_id).submissions if s.status in ("scored", "error")
+        ]
         server = serve(grader, "127.0.0.1", options.port)
         url = f"http://127.0.0.1:{server.server_address[1]}"
         print(f"arb-audit record: grading API at {url}; recording into {options.run_dir}")

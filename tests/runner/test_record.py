@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import duckdb
 from click.testing import CliRunner
 
 from arb_audit.cli import main
+from arb_audit.store import RunStore
 from runner.artifact_hash import hash_artifact
 from tests.runner.scripted_agent import checkpoint
 
@@ -97,3 +102,88 @@ def test_the_recording_must_lie_outside_the_workspace(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2 and "outside the workspace" in result.output
+
+
+def test_verify_finds_an_edited_row_and_an_overwritten_artifact(tmp_path: Path) -> None:
+    workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
+    workspace.mkdir()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arb_audit",
+            "record",
+            "--workspace",
+            str(workspace),
+            "--run-dir",
+            str(run_dir),
+            "--evaluator",
+            f"{sys.executable} {HERE / 'size_evaluator.py'}",
+            "--",
+            sys.executable,
+            str(HERE / "scripted_agent.py"),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    result = CliRunner().invoke(main, ["verify", str(run_dir)])
+    assert result.exit_code == 1
+    lines = result.stdout.strip().splitlines()
+    assert lines and all(line.startswith("artifact: output/v1 (submission") for line in lines)  # overwritten
+    checkpoint(workspace / "output" / "v1", 1)  # put back what was graded
+    assert CliRunner().invoke(main, ["verify", str(run_dir)]).exit_code == 0
+    con = duckdb.connect(str(run_dir / "run.duckdb"))
+    con.execute("UPDATE submissions SET score = 99 WHERE seq = 2")
+    con.close()
+    result = CliRunner().invoke(main, ["verify", str(run_dir)])
+    assert result.exit_code == 1 and result.stdout.startswith("ledger: submission 2:")
+    assert CliRunner().invoke(main, ["verify", str(tmp_path)]).exit_code == 2
+
+
+def _record(workspace: Path, run_dir: Path, *agent: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arb_audit",
+            "record",
+            "--workspace",
+            str(workspace),
+            "--run-dir",
+            str(run_dir),
+            "--evaluator",
+            f"{sys.executable} {HERE / 'size_evaluator.py'}",
+            "--",
+            sys.executable,
+            *agent,
+        ],
+        cwd=HERE.parent.parent,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)},
+    )
+
+
+def test_sigkill_loses_no_acknowledged_submission_and_a_restart_resumes(tmp_path: Path) -> None:
+    workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
+    workspace.mkdir()
+    runner = _record(workspace, run_dir, str(HERE / "sleepy_agent.py"), "60")
+    deadline = time.monotonic() + 60
+    while b"ANSWER" not in (
+        (run_dir / "agent.log").read_bytes() if (run_dir / "agent.log").exists() else b""
+    ):
+        assert time.monotonic() < deadline and runner.poll() is None
+        time.sleep(0.1)
+    runner.kill()  # SIGKILL, mid-run, right after the agent got its answer
+    runner.wait()
+    os.killpg(int((workspace / "agent.pid").read_text()), signal.SIGKILL)
+    with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        (run_id,) = [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()]
+        assert [s.score for s in store.load_record(run_id).submissions] == [30.0]
+    again = _record(workspace, run_dir, str(HERE / "sleepy_agent.py"), "0")
+    assert again.wait(timeout=60) == 0
+    assert b"ANSWER 2" in (run_dir / "agent.log").read_bytes()  # the harness id continues
+    with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        record = store.load_record(run_id)
+        assert [s.seq for s in record.submissions] == [1, 2]
+        assert store.verify_submission_chain(run_id) is None
+        assert [r.seq for r in record.revisions] == list(range(1, len(record.revisions) + 1))
