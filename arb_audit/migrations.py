@@ -102,3 +102,9 @@ def m002_collected_details(con: duckdb.DuckDBPyConnection) -> None:
         ALTER TABLE audits ADD COLUMN report JSON;
         """
     )
+
+
+@migration
+def m003_uncommitted_file_hashes(con: duckdb.DuckDBPyConnection) -> None:
+    """Add the content hash of files a revision lists without committing them (checkpoints, data)."""
+    con.execute("ALTER TABLE files ADD COLUMN content_hash VARCHAR")

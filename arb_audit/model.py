@@ -141,6 +141,8 @@ class FileEntry:
     """Git blob sha in revisions.git; None when the file was not committed (too large or binary)."""
     note: str | None = None
     """Why the file was not committed, or that it is a symlink (never followed)."""
+    content_hash: str | None = None
+    """BLAKE3 (hex) of a file that was not committed (checkpoints, datasets), so it can still be compared."""
 
 
 @dataclass(slots=True)

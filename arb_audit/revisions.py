@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import blake3
 import git
 from git.index.fun import write_tree_from_cache
 from git.index.typ import BaseIndexEntry
@@ -144,7 +145,7 @@ class _StatCache:
         blob = cached[6]
         if blob is not None and not self.objects.has(blob):
             return None
-        return FileEntry(rel, cached[5], blob, cached[7])
+        return FileEntry(rel, cached[5], blob, cached[7], cached[8])
 
     def unchanged_tree(
         self, listed: list[tuple[str, os.stat_result]], files: list[FileEntry | None]
@@ -156,7 +157,7 @@ class _StatCache:
 
     def save(self, listed: list[tuple[str, os.stat_result]], files: list[FileEntry], tree: str) -> None:
         entries = {
-            rel: [*self.key(st), f.size, f.blob_sha, f.note]
+            rel: [*self.key(st), f.size, f.blob_sha, f.note, f.content_hash]
             for (rel, st), f in zip(listed, files, strict=True)
         }
         handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".arb-stat-cache-")
@@ -168,13 +169,13 @@ class _StatCache:
 def _well_formed(entry: Any) -> bool:
     return (
         isinstance(entry, list)
-        and len(entry) == 8
+        and len(entry) == 9
         and all(isinstance(v, int) and not isinstance(v, bool) for v in entry[:6])
         and (
             entry[6] is None
             or (isinstance(entry[6], str) and re.fullmatch(r"[0-9a-f]{40}", entry[6]) is not None)
         )
-        and (entry[7] is None or isinstance(entry[7], str))
+        and all(v is None or isinstance(v, str) for v in entry[7:])
     )
 
 
@@ -226,18 +227,31 @@ def _entry(objects: _Objects, root: Path, rel: str, st: os.stat_result, on_probl
         target = os.readlink(path)
         sha = objects.store(b"blob", os.fsencode(target))
         return FileEntry(rel, len(target), sha.hex(), f"symlink to {target!r} (not followed)")
-    if st.st_size > MAX_COMMIT_BYTES:
-        return FileEntry(rel, st.st_size, None, f"over {MAX_COMMIT_BYTES:,} bytes; not committed")
-    if rel.endswith(BINARY_SUFFIXES):
-        return FileEntry(rel, st.st_size, None, "binary type; not committed")
+    if st.st_size > MAX_COMMIT_BYTES or rel.endswith(BINARY_SUFFIXES):
+        why = f"over {MAX_COMMIT_BYTES:,} bytes" if st.st_size > MAX_COMMIT_BYTES else "binary type"
+        return FileEntry(rel, st.st_size, None, f"{why}; not committed", _hash_file(path, rel, on_problem))
     try:
         data = path.read_bytes()
     except OSError as exc:
         on_problem(rel, f"cannot be read: {exc.strerror or exc}")
         return FileEntry(rel, st.st_size, None, "unreadable")
     if b"\x00" in data[:8192]:
-        return FileEntry(rel, len(data), None, "binary content; not committed")
+        return FileEntry(
+            rel, len(data), None, "binary content; not committed", blake3.blake3(data).hexdigest()
+        )
     return FileEntry(rel, len(data), objects.store(b"blob", data).hex())
+
+
+def _hash_file(path: Path, rel: str, on_problem: OnProblem) -> str | None:
+    """BLAKE3 of a file too large or too binary to commit (computed only when its stat changed)."""
+    hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
+    try:
+        if path.stat().st_size:
+            hasher.update_mmap(str(path))
+    except OSError as exc:
+        on_problem(rel, f"cannot be hashed: {exc.strerror or exc}")
+        return None
+    return str(hasher.hexdigest())
 
 
 def _mode(st: os.stat_result) -> int:

@@ -117,6 +117,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "blob_sha": pl.String,
         "size": pl.Int64,
         "note": pl.String,
+        "content_hash": pl.String,
     },
     "reported_iterations": {
         "run_id": pl.String,

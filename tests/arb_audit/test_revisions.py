@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import blake3
 import git
 import pytest
 
@@ -65,6 +66,10 @@ def test_snapshot_commits_text_lists_the_rest_and_never_follows_links(tmp_path: 
     }
     assert by_path["pkg/big.txt"].blob_sha is None and "not committed" in (by_path["pkg/big.txt"].note or "")
     assert by_path["model.safetensors"].blob_sha is None
+    assert by_path["model.safetensors"].content_hash == blake3.blake3(b"\x00" * 10).hexdigest()
+    assert by_path["pkg/big.txt"].content_hash == blake3.blake3(b"x" * (MAX_COMMIT_BYTES + 1)).hexdigest()
+    assert by_path["blob.dat"].content_hash == blake3.blake3(b"abc\x00def").hexdigest()
+    assert by_path["train.py"].content_hash is None
     assert by_path["blob.dat"].note == "binary content; not committed"
     assert read_blob(tmp_path / "r.git", by_path["link.txt"].blob_sha or "") == str(secret).encode()
     assert read_blob(tmp_path / "r.git", by_path["train.py"].blob_sha or "") == b"print('train')\n"
