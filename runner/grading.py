@@ -13,6 +13,8 @@ import json
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,6 +40,57 @@ class Evaluation:
     """The score, when the evaluator gave one."""
     error: str | None
     """Why the evaluation failed, when it did."""
+    refused: bool = False
+    """The grader refused the request (an upstream server's 400): nothing was evaluated."""
+
+
+Evaluate = Callable[[str, Path, str | None], Evaluation]
+"""(model path as sent, resolved path, gpu) -> what the grader said."""
+
+
+def command_evaluator(command: list[str], timeout_s: float = 7200.0) -> Evaluate:
+    """Evaluate by running ``command <resolved model path>`` (see :func:`run_evaluator`)."""
+    return lambda _sent, resolved, _gpu: run_evaluator(command, resolved, timeout_s)
+
+
+def upstream_evaluator(url: str, timeout_s: float = 7200.0) -> Evaluate:
+    """Evaluate by forwarding the request, as the agent sent it, to a real grading server at ``url``.
+
+    Its ``score`` and ``error`` are taken as they come; a 400 answer is a refusal, and a server that
+    cannot be reached or answers what is not JSON is an error with the reason.
+    """
+
+    def evaluate(sent: str, _resolved: Path, gpu: str | None) -> Evaluation:
+        body = {"model_path": sent, **({"gpu": gpu} if gpu is not None else {})}
+        request = urllib.request.Request(
+            url.rstrip("/") + "/submit",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as answer:
+                status, raw = answer.status, answer.read(MAX_OUTPUT_BYTES)
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read(MAX_OUTPUT_BYTES)
+        except (urllib.error.URLError, OSError) as exc:
+            return Evaluation(None, f"upstream grader unreachable: {getattr(exc, 'reason', exc)}")
+        try:
+            result = json.loads(raw)
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            return Evaluation(None, f"upstream grader answered {status} with no JSON object")
+        error = result.get("error")
+        if status == 400:
+            return Evaluation(None, str(error or "refused by the upstream grader"), refused=True)
+        score = result.get("score")
+        number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+        if status != 200 or error not in (None, ""):
+            return Evaluation(number, str(error or f"upstream grader answered {status}")[:2000])
+        return Evaluation(number, None) if number is not None else Evaluation(None, "upstream gave no score")
+
+    return evaluate
 
 
 def run_evaluator(command: list[str], model_path: Path, timeout_s: float) -> Evaluation:
@@ -94,8 +147,8 @@ class Grader:
 
     workspace: Path
     """The agent's workspace; submitted paths must resolve inside it."""
-    evaluator: list[str]
-    """The evaluator command; the resolved model path is appended."""
+    evaluate: Evaluate
+    """The evaluator: a command (:func:`command_evaluator`) or a real server (:func:`upstream_evaluator`)."""
     record: Callable[[Submission], Submission]
     """Appends an attempt to the ledger (assigning its seq) and returns it."""
     snapshot: Callable[[], None]
@@ -106,8 +159,6 @@ class Grader:
     """Task id for /health."""
     baseline_score: float | None = None
     """The base model's score, for ``improvement``."""
-    eval_timeout_s: float = 7200.0
-    """How long one evaluation may take."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Serialises evaluations (and ledger appends)."""
     recorded: list[Submission] = field(default_factory=list)
@@ -127,7 +178,19 @@ class Grader:
         with self.lock:
             self.snapshot()
             artifact_id = hash_artifact(resolved).artifact_id if resolved.exists() else None
-            evaluation = run_evaluator(self.evaluator, resolved, self.eval_timeout_s)
+            evaluation = self.evaluate(model_path, resolved, None if gpu is None else str(gpu))
+            if evaluation.refused:
+                self.record(
+                    Submission(
+                        seq=0,
+                        status="rejected",
+                        model_path=model_path,
+                        requested_at=requested,
+                        completed_at=datetime.now(UTC),
+                        error=evaluation.error,
+                    )
+                )
+                return 400, {"error": evaluation.error}
             completed = datetime.now(UTC)
             status: SubmissionStatus = "error" if evaluation.error else "scored"
             score = evaluation.score if evaluation.score is not None else 0.0

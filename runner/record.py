@@ -22,7 +22,7 @@ from pathlib import Path
 from arb_audit.model import RevisionTrigger, RunInfo, Submission
 from arb_audit.revisions import RevisionError, run_ref, snapshot
 from arb_audit.store import RunStore, revisions_path_for
-from runner.grading import Grader, serve
+from runner.grading import Grader, command_evaluator, serve, upstream_evaluator
 
 RECORDING_MARKER = "recording.json"
 """The file that marks a folder as an arb-audit recording (and says what was recorded)."""
@@ -43,8 +43,8 @@ class RecordOptions:
     """Where the recording goes (outside the workspace)."""
     agent: list[str]
     """The agent command."""
-    evaluator: list[str]
-    """The evaluator command (the model path is appended)."""
+    evaluator: list[str] | None
+    """The evaluator command (the model path is appended), or None with ``upstream``."""
     port: int = 0
     """Port of the grading API (0: any free port)."""
     snapshot_every_s: float = 60.0
@@ -57,10 +57,14 @@ class RecordOptions:
     """Base model id."""
     baseline_score: float | None = None
     """The base model's score, for ``improvement``."""
+    upstream: str | None = None
+    """A real grading server to forward submissions to, instead of an evaluator command."""
 
 
 def _check_places(options: RecordOptions) -> None:
     workspace, run_dir = options.workspace.resolve(), options.run_dir.resolve()
+    if (options.evaluator is None) == (options.upstream is None):
+        raise RecordError("give either --evaluator or --upstream (one of them)")
     if not workspace.is_dir():
         raise RecordError(f"{options.workspace}: the workspace is not a folder")
     if run_dir.is_relative_to(workspace) or workspace.is_relative_to(run_dir):
@@ -142,9 +146,14 @@ def record(options: RecordOptions) -> int:
     with RunStore.open(options.run_dir / STORE_NAME) as store:
         recorder = Recorder(options, store)
         start = int(time.time())
+        evaluate = (
+            upstream_evaluator(options.upstream)
+            if options.upstream
+            else command_evaluator(options.evaluator or [])
+        )
         grader = Grader(
             workspace=options.workspace,
-            evaluator=options.evaluator,
+            evaluate=evaluate,
             record=recorder.append,
             snapshot=lambda: recorder.take_snapshot("submission"),
             meta={"start_time": start, "timeout_s": int(options.budget_s) if options.budget_s else None},

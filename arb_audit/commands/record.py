@@ -22,9 +22,9 @@ import click
     type=click.Path(path_type=Path, file_okay=False),
     help="Where the recording goes; must lie outside the workspace.",
 )
+@click.option("--upstream", help="A real AutoRL-Bench grading server to forward submissions to instead.")
 @click.option(
     "--evaluator",
-    required=True,
     help="Evaluator command; the model path is appended and its last stdout line must be"
     ' {"score": ...} (or {"error": ...}).',
 )
@@ -46,7 +46,8 @@ import click
 def record(
     workspace: Path,
     run_dir: Path,
-    evaluator: str,
+    upstream: str | None,
+    evaluator: str | None,
     port: int,
     snapshot_every: float,
     budget_s: float | None,
@@ -67,7 +68,8 @@ def record(
         workspace=workspace,
         run_dir=run_dir,
         agent=list(agent),
-        evaluator=shlex.split(evaluator),
+        evaluator=shlex.split(evaluator) if evaluator else None,
+        upstream=upstream,
         port=port,
         snapshot_every_s=snapshot_every,
         budget_s=budget_s,
