@@ -41,6 +41,8 @@ from arb_audit.model import (
 )
 
 T = TypeVar("T")
+FRAME_THRESHOLD = 8
+"""Up to this many rows are inserted with parameters; more go through a polars frame (Arrow scan)."""
 LOCK_WAIT_S = 60.0
 """How long to wait for another process that holds a store."""
 
@@ -401,8 +403,16 @@ class RunStore:
         if not rows:
             return
         schema = _SCHEMAS[table]
+        columns = ", ".join(schema)
+        if len(rows) <= FRAME_THRESHOLD:
+            # A few rows (the runner's appends): plain parameters beat building an Arrow frame.
+            marks = ", ".join("?" * len(schema))
+            self.con.executemany(
+                f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                [[r.get(k) for k in schema] for r in rows],
+            )
+            return
         frame = pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
-        columns = ", ".join(frame.columns)
         self.con.register("_arb_frame", frame)
         try:
             self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _arb_frame")
