@@ -187,3 +187,42 @@ def test_sigkill_loses_no_acknowledged_submission_and_a_restart_resumes(tmp_path
         assert [s.seq for s in record.submissions] == [1, 2]
         assert store.verify_submission_chain(run_id) is None
         assert [r.seq for r in record.revisions] == list(range(1, len(record.revisions) + 1))
+
+
+def test_the_budget_ends_the_agents_whole_process_group(tmp_path: Path) -> None:
+    workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
+    workspace.mkdir()
+    runner = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arb_audit",
+            "record",
+            "--workspace",
+            str(workspace),
+            "--run-dir",
+            str(run_dir),
+            "--evaluator",
+            f"{sys.executable} {HERE / 'size_evaluator.py'}",
+            "--budget-s",
+            "3",
+            "--",
+            "sh",
+            "-c",
+            f"{sys.executable} {HERE / 'sleepy_agent.py'} 120 & wait",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)},
+    )
+    assert runner.returncode != 0  # ended by the budget, not by its own exit
+    child = int((workspace / "agent.pid").read_text())
+    stat = Path(f"/proc/{child}/stat")
+    state = stat.read_text().rsplit(")", 1)[1].split()[0] if stat.exists() else "gone"
+    assert state in ("gone", "Z"), (
+        state
+    )  # the grandchild was ended with its group (a zombie awaits its reaper)
+    with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        (extra,) = store.con.execute("SELECT extra FROM runs").fetchone() or ("{}",)
+    assert json.loads(extra)["agent_timed_out"] is True
