@@ -411,3 +411,75 @@ def _commit(git_dir: Path, tree: str, *, ref: str, message: str, when: datetime)
             out.write(sha + "\n")
         os.replace(temporary, git_dir / ref)
         return sha
+
+
+Signature = tuple[tuple[str, int, int, int, int, int], ...]
+
+
+def signature(root: Path) -> Signature:
+    """Return the stat signature of every entry a snapshot would look at under ``root``.
+
+    Kept lean (strings, no Path objects) because a live run calls it on every timer tick; unreadable
+    entries are left to the snapshot itself to report.
+    """
+    found = []
+    pending = [(str(root), "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.lower() == ".git" or entry.name == "__pycache__":
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    pending.append((entry.path, f"{prefix}{entry.name}/"))
+                else:
+                    found.append(
+                        (
+                            prefix + entry.name,
+                            st.st_size,
+                            st.st_mtime_ns,
+                            st.st_ctime_ns,
+                            st.st_ino,
+                            st.st_mode,
+                        )
+                    )
+    found.sort()
+    return tuple(found)
+
+
+class Snapshotter:
+    """Snapshots one folder again and again (a live run), checking for no change in memory first.
+
+    A check that finds nothing changed costs one stat walk (well under a millisecond for a hundred
+    files) and touches neither git nor the stat cache on disk.
+    """
+
+    def __init__(self, git_dir: Path, root: Path, ref: str, on_problem: OnProblem) -> None:
+        self.git_dir, self.root, self.ref, self.on_problem = git_dir, root, ref, on_problem
+        self.last: Signature | None = None
+
+    def take(self, trigger: RevisionTrigger) -> Revision | None:
+        """Snapshot the folder, or return None when nothing changed since the last snapshot."""
+        current = signature(self.root)
+        if current == self.last:
+            return None
+        revision = snapshot(
+            self.git_dir,
+            self.root,
+            ref=self.ref,
+            seq=0,
+            trigger=trigger,
+            message="arb-audit snapshot",
+            on_problem=self.on_problem,
+            taken_at=datetime.now(UTC),
+        )
+        self.last = current
+        return revision

@@ -339,6 +339,8 @@ class RunStore:
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path) -> None:
         self.con = con
         self.path = path
+        self._tails: dict[str, tuple[int, str, float | None]] = {}
+        """Last (seq, record_hash, best_so_far) of each run's ledger appended through this store."""
 
     @classmethod
     @contextmanager
@@ -407,10 +409,10 @@ class RunStore:
         if len(rows) <= FRAME_THRESHOLD:
             # A few rows (the runner's appends): plain parameters beat building an Arrow frame.
             marks = ", ".join("?" * len(schema))
-            self.con.executemany(
-                f"INSERT INTO {table} ({columns}) VALUES ({marks})",
-                [[r.get(k) for k in schema] for r in rows],
-            )
+            for r in rows:
+                self.con.execute(
+                    f"INSERT INTO {table} ({columns}) VALUES ({marks})", [r.get(k) for k in schema]
+                )
             return
         frame = pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
         self.con.register("_arb_frame", frame)
@@ -495,27 +497,23 @@ class RunStore:
         )
 
     def append_submission(self, run_id: str, submission: Submission) -> Submission:
-        """Append one attempt to the ledger in one transaction, chained to the row before it.
+        """Append one attempt to the ledger in one transaction (one INSERT), chained to the row before it.
 
         The seq is assigned here (one more than the last); the stored submission is returned.
         """
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            last = self._dicts(
-                "SELECT * FROM submissions WHERE run_id = ? ORDER BY seq DESC LIMIT 1", [run_id]
-            )
-            submission.seq = int(last[0]["seq"]) + 1 if last else 1
-            row = _ledger_row(
-                run_id,
-                submission,
-                last[0]["record_hash"] if last else GENESIS_HASH,
-                last[0]["best_so_far"] if last else None,
-            )
-            self._insert("submissions", [row])
-            self.con.execute("COMMIT")
-        except Exception:
-            self.con.execute("ROLLBACK")
-            raise
+        # This process holds the store's only write lock, so the ledger's tail is read once and then
+        # kept; each append is then one INSERT, one transaction.
+        if run_id not in self._tails:
+            self._tails[run_id] = self.con.execute(
+                "SELECT seq, record_hash, best_so_far FROM submissions WHERE run_id = ?"
+                " ORDER BY seq DESC LIMIT 1",
+                [run_id],
+            ).fetchone() or (0, GENESIS_HASH, None)
+        seq, prev_hash, best = self._tails[run_id]
+        submission.seq = int(seq) + 1
+        row = _ledger_row(run_id, submission, prev_hash, best)
+        self._insert("submissions", [row])
+        self._tails[run_id] = (submission.seq, row["record_hash"], row["best_so_far"])
         return submission
 
     def append_revision(self, run_id: str, revision: Revision) -> Revision | None:

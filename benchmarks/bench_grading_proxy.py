@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from arb_audit.model import RunInfo, Submission
-from arb_audit.revisions import run_ref, snapshot
+from arb_audit.revisions import Snapshotter, run_ref
 from arb_audit.store import RunStore, revisions_path_for
 from runner.grading import Grader, command_evaluator, run_evaluator, serve
 
@@ -43,17 +43,11 @@ def main() -> None:
             store.ensure_run(run, None)
             git_dir = revisions_path_for(store.path)
 
+            snapshotter = Snapshotter(git_dir, workspace, run_ref(run.run_id), lambda p, m: None)
+
             def take() -> None:
-                rev = snapshot(
-                    git_dir,
-                    workspace,
-                    ref=run_ref(run.run_id),
-                    seq=0,
-                    trigger="submission",
-                    message="arb-audit snapshot",
-                    on_problem=lambda p, m: None,
-                )
-                store.append_revision(run.run_id, rev)
+                if (rev := snapshotter.take("submission")) is not None:
+                    store.append_revision(run.run_id, rev)
 
             def append(s: Submission) -> Submission:
                 return store.append_submission(run.run_id, s)

@@ -3,7 +3,8 @@
 Run on demand: ``python benchmarks/bench_snapshot.py [ROUNDS] [CHECKPOINT_MB]`` (default 20 rounds, 1024 MB).
 A workspace of 100 Python files beside a checkpoint (a sparse file, listed but never committed) is
 snapshotted after one file changes and again after nothing changed, by (a) ``arb_audit.revisions.snapshot``
-and (b) git's CLI with its own git dir and private index (``add -A``, ``write-tree``, ``commit-tree``,
+(one call, state from disk), (b) the recorder's ``Snapshotter`` (state kept in memory) and (c) git's CLI
+with its own git dir and private index (``add -A``, ``write-tree``, ``commit-tree``,
 ``update-ref``; the checkpoint excluded through ``info/exclude``). Order alternates each round; medians
 and ratios are printed (goal for the runner issue: changed no slower than the CLI, no change under 1 ms).
 """
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from arb_audit.revisions import snapshot
+from arb_audit.revisions import Snapshotter, snapshot
 
 
 def git_cli_snapshot(git_dir: Path, work: Path, message: str) -> None:
@@ -76,7 +77,16 @@ def main() -> None:
         def cli_snap(message: str) -> None:
             git_cli_snapshot(theirs, work, message)
 
-        methods: dict[str, Callable[[str], None]] = {"arb-audit": ours_snap, "git CLI": cli_snap}
+        live = Snapshotter(Path(tmp) / "live.git", work, "refs/heads/live", lambda path, problem: None)
+
+        def live_snap(message: str) -> None:
+            live.take("timer")
+
+        methods: dict[str, Callable[[str], None]] = {
+            "arb-audit": ours_snap,
+            "arb-audit live": live_snap,
+            "git CLI": cli_snap,
+        }
         for method in methods.values():
             method("snapshot")
         times: dict[tuple[str, str], list[float]] = {}
@@ -92,7 +102,7 @@ def main() -> None:
             base = statistics.median(times[("git CLI", case)])
             for name in methods:
                 median = statistics.median(times[(name, case)])
-                print(f"{case:9} {name:9}: {median * 1000:7.2f} ms  ratio to git CLI {base / median:5.2f}x")
+                print(f"{case:9} {name:14}: {median * 1000:7.2f} ms  ratio to git CLI {base / median:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -165,8 +165,32 @@ class Grader:
     """Scored and errored attempts, as the benchmark's scores.json would hold them."""
 
     def submit(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """Handle one submission; return the HTTP status and the JSON answer."""
+        """Handle one submission; return the HTTP status and the JSON answer.
+
+        Whatever fails on the way (an unreadable artifact, a full disk) is answered with a 500 and
+        recorded as an error attempt when the ledger can still take it: the agent always gets an answer.
+        """
         requested = datetime.now(UTC)
+        try:
+            return self._submit(body, requested)
+        except Exception as exc:
+            reason = f"internal error: {type(exc).__name__}: {exc}"
+            try:
+                self.record(
+                    Submission(
+                        seq=0,
+                        status="error",
+                        model_path=str(body.get("model_path"))[:4000],
+                        requested_at=requested,
+                        completed_at=datetime.now(UTC),
+                        error=reason,
+                    )
+                )
+            except Exception as again:
+                reason += f" (and it could not be recorded: {type(again).__name__}: {again})"
+            return 500, {"error": reason}
+
+    def _submit(self, body: dict[str, Any], requested: datetime) -> tuple[int, dict[str, Any]]:
         model_path = body.get("model_path")
         if not isinstance(model_path, str) or not model_path:
             return self._reject(requested, None, "Missing model_path")

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from arb_audit.model import RevisionTrigger, RunInfo, Submission
-from arb_audit.revisions import RevisionError, run_ref, snapshot
+from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.store import RunStore, revisions_path_for
 from runner.grading import Grader, command_evaluator, serve, upstream_evaluator
 
@@ -92,29 +92,23 @@ class Recorder:
             utc_offset_s=0,
         )
         store.ensure_run(self.run, self.git_dir)
+        self.snapshotter = Snapshotter(
+            self.git_dir,
+            options.workspace,
+            run_ref(self.run.run_id),
+            lambda path, message: print(f"arb-audit record: workspace {path}: {message}"),
+        )
 
     def take_snapshot(self, trigger: RevisionTrigger) -> None:
-        """Snapshot the workspace; an unchanged tree adds no revision."""
-
-        def note(path: str, message: str) -> None:
-            print(f"arb-audit record: workspace {path}: {message}")
-
+        """Snapshot the workspace; an unchanged one costs a stat walk and adds no revision."""
         try:
-            revision = snapshot(
-                self.git_dir,
-                self.options.workspace,
-                ref=run_ref(self.run.run_id),
-                seq=0,
-                trigger=trigger,
-                message="arb-audit snapshot",
-                on_problem=note,
-                taken_at=datetime.now(UTC),
-            )
+            revision = self.snapshotter.take(trigger)
         except RevisionError as exc:
             print(f"arb-audit record: snapshot failed: {exc}")
             return
-        with self.lock:
-            self.store.append_revision(self.run.run_id, revision)
+        if revision is not None:
+            with self.lock:
+                self.store.append_revision(self.run.run_id, revision)
 
     def append(self, submission: Submission) -> Submission:
         """Append an attempt to the ledger (one transaction, before the agent gets its answer)."""

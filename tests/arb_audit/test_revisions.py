@@ -231,3 +231,15 @@ def test_history_survives_gc_and_concurrent_writers(tmp_path: Path) -> None:
         check=True,
     ).stdout.splitlines()
     assert sorted(log) == sorted(["final"] + [f"{w} {i}" for w in "xy" for i in range(15)])  # none lost
+
+
+def test_a_live_snapshotter_checks_for_no_change_in_memory(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "a.py").write_text("a = 1\n")
+    live = revisions.Snapshotter(tmp_path / "r.git", code, "refs/heads/live", lambda p, m: None)
+    first = live.take("timer")
+    assert first is not None and live.take("timer") is None
+    (code / "b.py").write_text("b = 1\n")
+    second = live.take("submission")
+    assert second is not None and second.sha != first.sha and second.trigger == "submission"

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from arb_audit.model import Submission
-from runner.grading import Evaluate, Grader, command_evaluator, run_evaluator, serve, upstream_evaluator
+from runner.grading import (
+    Evaluate,
+    Evaluation,
+    Grader,
+    command_evaluator,
+    run_evaluator,
+    serve,
+    upstream_evaluator,
+)
 from tests.runner.scripted_agent import checkpoint
 
 HERE = Path(__file__).resolve().parent
@@ -93,3 +101,14 @@ def test_requests_the_api_refuses_are_recorded(tmp_path: Path) -> None:
         ("rejected", "Invalid request"),
     ]
     assert front.time()["remaining"] == 0 and front.health()["status"] == "ok"
+
+
+def test_a_failure_inside_the_grader_is_answered_and_recorded(tmp_path: Path) -> None:
+    def broken(_sent: str, _resolved: Path, _gpu: str | None) -> Evaluation:
+        raise OSError(28, "No space left on device")
+
+    checkpoint(tmp_path / "v1", 1)
+    front, ledger = grader(tmp_path, broken)
+    status, answer = front.submit({"model_path": "v1"})
+    assert status == 500 and "No space left on device" in str(answer["error"])
+    assert [(s.status, s.model_path) for s in ledger] == [("error", "v1")]
