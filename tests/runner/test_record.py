@@ -226,3 +226,17 @@ def test_the_budget_ends_the_agents_whole_process_group(tmp_path: Path) -> None:
     with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
         (extra,) = store.con.execute("SELECT extra FROM runs").fetchone() or ("{}",)
     assert json.loads(extra)["agent_timed_out"] is True
+
+
+def test_an_agent_that_floods_and_deletes_its_workspace_is_still_recorded(tmp_path: Path) -> None:
+    workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
+    workspace.mkdir()
+    runner = _record(workspace, run_dir, str(HERE / "unruly_agent.py"))
+    assert runner.wait(timeout=60) == 0
+    log = (run_dir / "agent.log").read_bytes()
+    assert b"ANSWER 20.0" in log and b"deleted my workspace" in log and len(log) > 4_000_000
+    with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        (run_id,) = [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()]
+        record = store.load_record(run_id)
+    assert [s.score for s in record.submissions] == [20.0]
+    assert record.revisions[-1].files == [] and any(r.files for r in record.revisions)
