@@ -204,17 +204,7 @@ class Grader:
             artifact_id = hash_artifact(resolved).artifact_id if resolved.exists() else None
             evaluation = self.evaluate(model_path, resolved, None if gpu is None else str(gpu))
             if evaluation.refused:
-                self.record(
-                    Submission(
-                        seq=0,
-                        status="rejected",
-                        model_path=model_path,
-                        requested_at=requested,
-                        completed_at=datetime.now(UTC),
-                        error=evaluation.error,
-                    )
-                )
-                return 400, {"error": evaluation.error}
+                return self._record_rejection(requested, model_path, evaluation.error or "refused")
             completed = datetime.now(UTC)
             status: SubmissionStatus = "error" if evaluation.error else "scored"
             score = evaluation.score if evaluation.score is not None else 0.0
@@ -241,16 +231,22 @@ class Grader:
 
     def _reject(self, requested: datetime, model_path: str | None, reason: str) -> tuple[int, dict[str, Any]]:
         with self.lock:
-            self.record(
-                Submission(
-                    seq=0,
-                    status="rejected",
-                    model_path=model_path,
-                    requested_at=requested,
-                    completed_at=datetime.now(UTC),
-                    error=reason,
-                )
+            return self._record_rejection(requested, model_path, reason)
+
+    def _record_rejection(
+        self, requested: datetime, model_path: str | None, reason: str
+    ) -> tuple[int, dict[str, Any]]:
+        """Record a refused request (the caller holds the lock) and answer it as the benchmark does."""
+        self.record(
+            Submission(
+                seq=0,
+                status="rejected",
+                model_path=model_path,
+                requested_at=requested,
+                completed_at=datetime.now(UTC),
+                error=reason,
             )
+        )
         return 400, {"error": reason}
 
     def _answer(self, attempt: Submission) -> dict[str, Any]:

@@ -25,31 +25,22 @@ def test_a_recorded_run_holds_every_attempt_revision_and_hash(tmp_path: Path) ->
     workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
     workspace.mkdir()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arb_audit",
-            "record",
-            "--workspace",
-            str(workspace),
-            "--run-dir",
-            str(run_dir),
-            "--evaluator",
-            f"{sys.executable} {HERE / 'size_evaluator.py'}",
+        record_argv(
+            workspace,
+            run_dir,
             "--snapshot-every",
             "0.2",
             "--task",
             "tiny",
             "--baseline-score",
             "5",
-            "--",
-            sys.executable,
-            str(HERE / "scripted_agent.py"),
-        ],
+            agent=[sys.executable, str(HERE / "scripted_agent.py")],
+        ),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=RUN_ENV,
     )
     assert done.returncode == 0, done.stderr + done.stdout
     answers = json.loads((run_dir / "agent.log").read_text().strip().splitlines()[-1])
@@ -108,24 +99,11 @@ def test_verify_finds_an_edited_row_and_an_overwritten_artifact(tmp_path: Path) 
     workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
     workspace.mkdir()
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arb_audit",
-            "record",
-            "--workspace",
-            str(workspace),
-            "--run-dir",
-            str(run_dir),
-            "--evaluator",
-            f"{sys.executable} {HERE / 'size_evaluator.py'}",
-            "--",
-            sys.executable,
-            str(HERE / "scripted_agent.py"),
-        ],
+        record_argv(workspace, run_dir, agent=[sys.executable, str(HERE / "scripted_agent.py")]),
         capture_output=True,
         timeout=120,
         check=True,
+        env=RUN_ENV,
     )
     result = CliRunner().invoke(main, ["verify", str(run_dir)])
     assert result.exit_code == 1
@@ -141,26 +119,31 @@ def test_verify_finds_an_edited_row_and_an_overwritten_artifact(tmp_path: Path) 
     assert CliRunner().invoke(main, ["verify", str(tmp_path)]).exit_code == 2
 
 
+def record_argv(workspace: Path, run_dir: Path, *options: str, agent: list[str]) -> list[str]:
+    """The `arb-audit record` command line the tests run, with the size evaluator."""
+    return [
+        sys.executable,
+        "-m",
+        "arb_audit",
+        "record",
+        "--workspace",
+        str(workspace),
+        "--run-dir",
+        str(run_dir),
+        "--evaluator",
+        f"{sys.executable} {HERE / 'size_evaluator.py'}",
+        *options,
+        "--",
+        *agent,
+    ]
+
+
+RUN_ENV = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
+"""Agents import tests.runner helpers, from the workspace they run in."""
+
+
 def _record(workspace: Path, run_dir: Path, *agent: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "arb_audit",
-            "record",
-            "--workspace",
-            str(workspace),
-            "--run-dir",
-            str(run_dir),
-            "--evaluator",
-            f"{sys.executable} {HERE / 'size_evaluator.py'}",
-            "--",
-            sys.executable,
-            *agent,
-        ],
-        cwd=HERE.parent.parent,
-        env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)},
-    )
+    return subprocess.Popen(record_argv(workspace, run_dir, agent=[sys.executable, *agent]), env=RUN_ENV)
 
 
 def test_sigkill_loses_no_acknowledged_submission_and_a_restart_resumes(tmp_path: Path) -> None:
@@ -193,28 +176,17 @@ def test_the_budget_ends_the_agents_whole_process_group(tmp_path: Path) -> None:
     workspace, run_dir = tmp_path / "ws", tmp_path / "recording"
     workspace.mkdir()
     runner = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arb_audit",
-            "record",
-            "--workspace",
-            str(workspace),
-            "--run-dir",
-            str(run_dir),
-            "--evaluator",
-            f"{sys.executable} {HERE / 'size_evaluator.py'}",
+        record_argv(
+            workspace,
+            run_dir,
             "--budget-s",
             "3",
-            "--",
-            "sh",
-            "-c",
-            f"{sys.executable} {HERE / 'sleepy_agent.py'} 120 & wait",
-        ],
+            agent=["sh", "-c", f"{sys.executable} {HERE / 'sleepy_agent.py'} 120 & wait"],
+        ),
         capture_output=True,
         timeout=60,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)},
+        env=RUN_ENV,
     )
     assert runner.returncode != 0  # ended by the budget, not by its own exit
     child = int((workspace / "agent.pid").read_text())
