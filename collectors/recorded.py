@@ -12,7 +12,7 @@ from arb_audit.model import RunRecord
 from arb_audit.store import RunStore, StoreError, revisions_path_for
 from collectors.base import CollectOptions, Collector
 from collectors.reading import RunFolder
-from runner.record import RECORDING_MARKER, STORE_NAME
+from runner.layout import STORE_NAME, is_recording
 
 
 class RecordedCollector(Collector):
@@ -23,7 +23,7 @@ class RecordedCollector(Collector):
 
     def detect(self, run_dir: Path) -> float:
         """Score 1 for a recording folder, 0 otherwise."""
-        return 1.0 if (run_dir / RECORDING_MARKER).is_file() and (run_dir / STORE_NAME).is_file() else 0.0
+        return 1.0 if is_recording(run_dir) else 0.0
 
     def collect(self, run_dir: Path, *, revisions_git: Path, options: CollectOptions) -> RunRecord:
         """Read the recording's run (its only one) from its store, read-only."""

@@ -23,10 +23,7 @@ from arb_audit.model import RevisionTrigger, RunInfo, Submission
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.store import RunStore, revisions_path_for
 from runner.grading import Grader, command_evaluator, serve, upstream_evaluator
-
-RECORDING_MARKER = "recording.json"
-"""The file that marks a folder as an arb-audit recording (and says what was recorded)."""
-STORE_NAME = "run.duckdb"
+from runner.layout import RECORDING_MARKER, STORE_NAME
 
 
 class RecordError(Exception):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from arb_audit.store import RunStore
 from runner.artifact_hash import hash_artifact
-from runner.record import STORE_NAME
+from runner.layout import STORE_NAME
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,13 @@ def verify(run_dir: Path) -> None:
     2 when RUN_DIR is not a recording.
     """
     from arb_audit.store import StoreError
-    from runner.record import RECORDING_MARKER
+    from runner.layout import RECORDING_MARKER, STORE_NAME, is_recording
     from runner.verify import verify as check
 
-    if not (run_dir / RECORDING_MARKER).is_file():
-        click.echo(f"arb-audit verify: {run_dir}: not a recording (no {RECORDING_MARKER})", err=True)
+    if not is_recording(run_dir):
+        click.echo(
+            f"arb-audit verify: {run_dir}: not a recording (no {RECORDING_MARKER} and {STORE_NAME})", err=True
+        )
         sys.exit(2)
     try:
         mismatches = check(run_dir)
