@@ -58,10 +58,17 @@ class RecordOptions:
     """A real grading server to forward submissions to, instead of an evaluator command."""
 
 
-def _check_places(options: RecordOptions) -> None:
+def _check(options: RecordOptions) -> None:
+    """Refuse, before anything is started or written, what cannot be recorded as asked."""
     workspace, run_dir = options.workspace.resolve(), options.run_dir.resolve()
     if (options.evaluator is None) == (options.upstream is None):
         raise RecordError("give either --evaluator or --upstream (one of them)")
+    if options.evaluator == []:
+        raise RecordError("the evaluator command is empty")
+    if options.upstream is not None and not options.upstream.startswith(("http://", "https://")):
+        raise RecordError(f"{options.upstream}: the upstream grading server must be an http(s) URL")
+    if not options.agent:
+        raise RecordError("no agent command was given (put it after --)")
     if not workspace.is_dir():
         raise RecordError(f"{options.workspace}: the workspace is not a folder")
     if run_dir.is_relative_to(workspace) or workspace.is_relative_to(run_dir):
@@ -120,8 +127,13 @@ class Recorder:
 
 def record(options: RecordOptions) -> int:
     """Run the agent under recording; return the agent's exit status (or -9 when the budget ended it)."""
-    _check_places(options)
-    options.run_dir.mkdir(parents=True, exist_ok=True)
+    _check(options)
+    try:
+        options.run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordError(
+            f"{options.run_dir}: the recording folder cannot be made: {exc.strerror or exc}"
+        ) from exc
     (options.run_dir / RECORDING_MARKER).write_text(
         json.dumps(
             {
@@ -155,7 +167,12 @@ def record(options: RecordOptions) -> int:
         grader.recorded = [
             s for s in store.load_record(recorder.run.run_id).submissions if s.status in ("scored", "error")
         ]
-        server = serve(grader, "127.0.0.1", options.port)
+        try:
+            server = serve(grader, "127.0.0.1", options.port)
+        except OSError as exc:
+            raise RecordError(
+                f"port {options.port}: the grading API cannot listen: {exc.strerror or exc}"
+            ) from exc
         url = f"http://127.0.0.1:{server.server_address[1]}"
         print(f"arb-audit record: grading API at {url}; recording into {options.run_dir}")
         recorder.take_snapshot("timer")
@@ -168,14 +185,20 @@ def record(options: RecordOptions) -> int:
             "BASE_MODEL": options.base_model or "",
         }
         with (options.run_dir / "agent.log").open("wb") as log:
-            agent = subprocess.Popen(
-                options.agent,
-                cwd=options.workspace,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            try:
+                agent = subprocess.Popen(
+                    options.agent,
+                    cwd=options.workspace,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                server.shutdown()
+                why = f"{options.agent[0]}: the agent cannot be started: {exc.strerror or exc}"
+                recorder.finish({"agent_error": why, "agent": options.agent})
+                raise RecordError(why) from exc
             status, timed_out = _supervise(agent, recorder, options)
         recorder.take_snapshot("final")
         server.shutdown()

@@ -61,14 +61,20 @@ def record(
     The agent talks to the grading API at $GRADING_SERVER_URL (POST /submit, GET /health, GET /time);
     `arb-audit RUN_DIR` audits the recording afterwards. Exit status: the agent's.
     """
+    from arb_audit.store import StoreError
     from runner.record import RecordError, RecordOptions
     from runner.record import record as run_recording
 
+    try:
+        command = shlex.split(evaluator) if evaluator else None
+    except ValueError as exc:
+        click.echo(f"arb-audit record: --evaluator {evaluator!r}: {exc}", err=True)
+        sys.exit(2)
     options = RecordOptions(
         workspace=workspace,
         run_dir=run_dir,
         agent=list(agent),
-        evaluator=shlex.split(evaluator) if evaluator else None,
+        evaluator=command,
         upstream=upstream,
         port=port,
         snapshot_every_s=snapshot_every,
@@ -79,6 +85,6 @@ def record(
     )
     try:
         sys.exit(run_recording(options))
-    except RecordError as exc:
+    except (RecordError, StoreError) as exc:
         click.echo(f"arb-audit record: {exc}", err=True)
         sys.exit(2)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from arb_audit.cli import main
@@ -212,3 +213,55 @@ def test_an_agent_that_floods_and_deletes_its_workspace_is_still_recorded(tmp_pa
         record = store.load_record(run_id)
     assert [s.score for s in record.submissions] == [20.0]
     assert record.revisions[-1].files == [] and any(r.files for r in record.revisions)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--evaluator", "python 'unbalanced"], "No closing quotation"),
+        (["--upstream", "ftp://grader"], "must be an http(s) URL"),
+        (
+            ["--evaluator", "true", "--upstream", "http://127.0.0.1:1"],
+            "give either --evaluator or --upstream",
+        ),
+    ],
+)
+def test_a_recording_that_cannot_be_made_says_why(tmp_path: Path, options: list[str], message: str) -> None:
+    (tmp_path / "ws").mkdir()
+    result = CliRunner().invoke(
+        main,
+        [
+            "record",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--run-dir",
+            str(tmp_path / "r"),
+            *options,
+            "--",
+            "true",
+        ],
+    )
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_agent_that_cannot_start_is_reported_and_recorded(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    result = CliRunner().invoke(
+        main,
+        [
+            "record",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--evaluator",
+            "true",
+            "--",
+            "/no/such/agent",
+        ],
+    )
+    assert result.exit_code == 2 and "/no/such/agent: the agent cannot be started" in result.output
+    with RunStore.open(tmp_path / "r" / "run.duckdb", read_only=True) as store:
+        (extra,) = store.con.execute("SELECT extra FROM runs").fetchone() or ("{}",)
+    assert "cannot be started" in json.loads(extra)["agent_error"]
