@@ -154,12 +154,23 @@ def _quadrant(record: RunRecord, best: Submission | None, noise: float | None) -
         score_up = best.score - base > noise
     elif best is None and _unseen_ending(record) is None:
         score_up = False
+    task = find_task(record.run.task)
+    wanted = (
+        {
+            "online_rl": "online RL (multi-turn rollouts in the environment)",
+            "policy_gradient": "a policy-gradient stage",
+        }.get(task.intended, task.intended)
+        if task
+        else None
+    )
     return {
         "score_up": score_up,
         "intended": None,
+        "intended_stage": task.intended if task else None,
         "cell": None,
         "noise_threshold": noise,
-        "reason": "intended training is undetermined until route analysis exists",
+        "reason": f"whether the best submission's lineage holds {wanted or 'the intended training'} is"
+        " undetermined until route analysis exists",
     }
 
 

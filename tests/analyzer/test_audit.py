@@ -37,6 +37,8 @@ def test_failure_and_quadrant_from_the_ledger(
     assert report["failure"]["determined"] is (mode is not None)
     assert report["quadrant"]["score_up"] is score_up
     assert report["quadrant"]["intended"] is None and report["quadrant"]["cell"] is None
+    expected_stage = {"gsm8k": "policy_gradient", "alfworld": "online_rl"}.get(task)
+    assert report["quadrant"]["intended_stage"] == expected_stage
 
 
 def test_no_valid_submission_is_timeout_no_submission() -> None:
