@@ -161,6 +161,19 @@ class StoreError(Exception):
     """The store cannot be opened or written; the message names the file."""
 
 
+class StoreLocked(StoreError):
+    """Another process held the store for longer than we waited."""
+
+
+class StoreUnusable(StoreError):
+    """The file at the store's path is not a store that can be opened (corrupt, planted, a folder)."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        """The store that could not be opened."""
+
+
 def cache_store_path(run_dir: Path) -> Path:
     """Return the per-user cache store of a run folder (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
     key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
@@ -172,10 +185,10 @@ def _own_folder_usable(run_dir: Path) -> str | None:
     """Say why ``run_dir/.arb-audit`` cannot hold the store, or None when it can.
 
     The agent could write into its run folder, so arb-audit's folder there must be a real folder with
-    no symlink where the store or its revisions will go, and the store, if present, must open.
+    no symlink where the store or its revisions will go. (A planted store file that does not open is
+    found when it is opened: :class:`StoreUnusable`.)
     """
     inside = run_dir / STORE_DIRNAME
-    store = inside / "run.duckdb"
     if inside.is_symlink():
         return f"{STORE_DIRNAME} is a symlink"
     if inside.exists() and not inside.is_dir():
@@ -190,12 +203,6 @@ def _own_folder_usable(run_dir: Path) -> str | None:
         os.unlink(probe)
     except OSError as exc:
         return f"{STORE_DIRNAME} is not writable ({exc.strerror or exc})"
-    if store.exists():
-        try:
-            duckdb.connect(str(store)).close()
-        except duckdb.Error as exc:
-            if not _is_lock_error(exc):
-                return f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
     return None
 
 
@@ -358,12 +365,15 @@ class RunStore:
                 con = duckdb.connect(str(path), read_only=read_only)
                 break
             except duckdb.Error as exc:
-                if _is_lock_error(exc) and time.monotonic() < deadline:
-                    time.sleep(0.2 + random.random() * 0.3)
-                    continue
-                raise StoreError(f"{path}: cannot open the run store: {exc}") from exc
+                if not _is_lock_error(exc):
+                    raise StoreUnusable(path, f"{path}: cannot open the run store: {exc}") from exc
+                if time.monotonic() >= deadline:
+                    raise StoreLocked(f"{path}: another process holds the run store: {exc}") from exc
+                time.sleep(0.2 + random.random() * 0.3)
             except OSError as exc:
-                raise StoreError(f"{path}: cannot open the run store: {exc.strerror or exc}") from exc
+                raise StoreUnusable(
+                    path, f"{path}: cannot open the run store: {exc.strerror or exc}"
+                ) from exc
         try:
             store = cls(con, path)
             if not read_only:

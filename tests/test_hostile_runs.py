@@ -229,3 +229,16 @@ def test_a_flood_of_duplicates_keeps_the_readable_report_short(make_run: MakeRun
     assert result.exit_code == 0
     assert "Submissions (5,003 attempts)" in result.stdout or "Submissions (5003 attempts)" in result.stdout
     assert "more attempts are in the JSON report" in result.stdout
+
+
+def test_a_planted_store_that_does_not_open_sends_the_audit_to_the_cache(
+    make_run: MakeRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = make_run("improves")
+    (run / ".arb-audit").mkdir()
+    (run / ".arb-audit" / "run.duckdb").write_text("not a database, planted by the agent")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    report = audit(run)
+    assert report["run"]["store_path"].startswith(str(tmp_path / "cache"))
+    assert any(".arb-audit/run.duckdb is not a usable store" in p for p in problems(report))
+    assert (run / ".arb-audit" / "run.duckdb").read_text() == "not a database, planted by the agent"

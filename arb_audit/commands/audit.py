@@ -93,7 +93,8 @@ def audit(
     Exit status 0 when an audit was produced (whatever the run's outcome), 2 when nothing usable was
     found.
     """
-    from arb_audit.store import StoreError, locate_store
+    from arb_audit.model import STORE_DIRNAME
+    from arb_audit.store import StoreError, StoreUnusable, cache_store_path, locate_store
     from collectors import registry
     from collectors.base import CollectOptions
 
@@ -113,9 +114,16 @@ def audit(
         )
     assert collector is not None
     store_file, why_not_default = locate_store(run_dir, store_path)
+    options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
     try:
-        options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
-        report = _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise)
+        try:
+            report = _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise)
+        except StoreUnusable as exc:
+            if exc.path != store_file or store_path is not None or why_not_default is not None:
+                raise
+            # The store in the run folder does not open (an agent could have planted it): use the cache.
+            why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
+            report = _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, options, noise)
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:
