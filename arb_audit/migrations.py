@@ -108,3 +108,17 @@ def m002_collected_details(con: duckdb.DuckDBPyConnection) -> None:
 def m003_uncommitted_file_hashes(con: duckdb.DuckDBPyConnection) -> None:
     """Add the content hash of files a revision lists without committing them (checkpoints, data)."""
     con.execute("ALTER TABLE files ADD COLUMN content_hash VARCHAR")
+
+
+@migration
+def m004_artifact_manifests(con: duckdb.DuckDBPyConnection) -> None:
+    """Keep what was graded, file by file and tensor by tensor, keyed by content (shared across runs)."""
+    con.execute(
+        """
+        CREATE TABLE artifact_files (
+            artifact_id VARCHAR, path VARCHAR, size BIGINT, digest VARCHAR, note VARCHAR,
+            PRIMARY KEY (artifact_id, path)
+        );
+        ALTER TABLE tensors ADD COLUMN file_path VARCHAR;
+        """
+    )

@@ -221,3 +221,43 @@ class RunRecord:
     """Problems of the folder itself."""
     revisions_path: str | None = None
     """The git directory that holds ``revisions`` (None when there are none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TensorDigest:
+    """One tensor of a safetensors file."""
+
+    name: str
+    """The tensor's name in the header."""
+    dtype: str
+    """Its dtype as the header writes it (``F32``, ``BF16``, ...)."""
+    shape: tuple[int, ...]
+    """Its shape."""
+    digest: str
+    """BLAKE3 (hex) of its bytes."""
+
+
+@dataclass(slots=True)
+class FileDigest:
+    """One file of an artifact."""
+
+    path: str
+    """Path relative to the artifact root (the file's name when the artifact is one file)."""
+    size: int
+    """Size in bytes (for a symlink: the length of its target)."""
+    digest: str
+    """BLAKE3 (hex): a Merkle root for safetensors files, the plain hash otherwise."""
+    tensors: list[TensorDigest] = field(default_factory=list)
+    """The tensors, for a safetensors file that parsed."""
+    note: str | None = None
+    """Why the file was hashed as it was (a symlink, a safetensors header that did not hold up)."""
+
+
+@dataclass(slots=True)
+class ArtifactManifest:
+    """The identity of a file or folder artifact and what it is made of."""
+
+    artifact_id: str
+    """BLAKE3 (hex) of the canonical manifest."""
+    files: list[FileDigest]
+    """Every file, sorted by path."""

@@ -30,6 +30,8 @@ from arb_audit.migrations import MIGRATIONS
 from arb_audit.model import (
     STORE_DIRNAME,
     ArtifactInfo,
+    ArtifactManifest,
+    FileDigest,
     FileEntry,
     Flag,
     Problem,
@@ -38,6 +40,7 @@ from arb_audit.model import (
     RunInfo,
     RunRecord,
     Submission,
+    TensorDigest,
 )
 
 T = TypeVar("T")
@@ -143,6 +146,21 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "evidence": pl.String,
     },
     "problems": {"run_id": pl.String, "seq": pl.Int32, "path": pl.String, "message": pl.String},
+    "artifact_files": {
+        "artifact_id": pl.String,
+        "path": pl.String,
+        "size": pl.Int64,
+        "digest": pl.String,
+        "note": pl.String,
+    },
+    "tensors": {
+        "artifact_id": pl.String,
+        "file_path": pl.String,
+        "name": pl.String,
+        "dtype": pl.String,
+        "shape": pl.List(pl.Int32),
+        "content_hash": pl.String,
+    },
 }
 _DERIVED_TABLES = (
     "runs",
@@ -347,6 +365,7 @@ class RunStore:
         self.con = con
         self.path = path
         self._tails: dict[str, tuple[int, str, float | None]] = {}
+        self._manifests_kept: set[str] = set()
         """Last (seq, record_hash, best_so_far) of each run's ledger appended through this store."""
 
     @classmethod
@@ -506,13 +525,16 @@ class RunStore:
             [_utc_naive(ended_at), _json(extra), run_id],
         )
 
-    def append_submission(self, run_id: str, submission: Submission) -> Submission:
-        """Append one attempt to the ledger in one transaction (one INSERT), chained to the row before it.
+    def append_submission(
+        self, run_id: str, submission: Submission, manifest: ArtifactManifest | None = None
+    ) -> Submission:
+        """Append one attempt to the ledger in one transaction, chained to the row before it.
 
-        The seq is assigned here (one more than the last); the stored submission is returned.
+        The seq is assigned here (one more than the last); the stored submission is returned. The
+        graded artifact's ``manifest``, when given and not kept yet, goes into the same transaction.
         """
         # This process holds the store's only write lock, so the ledger's tail is read once and then
-        # kept; each append is then one INSERT, one transaction.
+        # kept; an append of a known artifact is then one INSERT, one transaction.
         if run_id not in self._tails:
             self._tails[run_id] = self.con.execute(
                 "SELECT seq, record_hash, best_so_far FROM submissions WHERE run_id = ?"
@@ -522,9 +544,80 @@ class RunStore:
         seq, prev_hash, best = self._tails[run_id]
         submission.seq = int(seq) + 1
         row = _ledger_row(run_id, submission, prev_hash, best)
-        self._insert("submissions", [row])
+        if manifest is None or self._manifest_kept(manifest.artifact_id):
+            self._insert("submissions", [row])
+        else:
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                self._insert_manifest(manifest)
+                self._insert("submissions", [row])
+                self.con.execute("COMMIT")
+            except Exception:
+                self.con.execute("ROLLBACK")
+                raise
+            self._manifests_kept.add(manifest.artifact_id)
         self._tails[run_id] = (submission.seq, row["record_hash"], row["best_so_far"])
         return submission
+
+    def _manifest_kept(self, artifact_id: str) -> bool:
+        if artifact_id not in self._manifests_kept and (
+            self.con.execute(
+                "SELECT 1 FROM artifact_files WHERE artifact_id = ? LIMIT 1", [artifact_id]
+            ).fetchone()
+            is not None
+        ):
+            self._manifests_kept.add(artifact_id)
+        return artifact_id in self._manifests_kept
+
+    def _insert_manifest(self, manifest: ArtifactManifest) -> None:
+        key = manifest.artifact_id
+        self._insert(
+            "artifact_files",
+            [
+                {"artifact_id": key, "path": f.path, "size": f.size, "digest": f.digest, "note": f.note}
+                for f in manifest.files
+            ],
+        )
+        self._insert(
+            "tensors",
+            [
+                {
+                    "artifact_id": key,
+                    "file_path": f.path,
+                    "name": t.name,
+                    "dtype": t.dtype,
+                    "shape": list(t.shape),
+                    "content_hash": t.digest,
+                }
+                for f in manifest.files
+                for t in f.tensors
+            ],
+        )
+
+    def load_manifest(self, artifact_id: str) -> ArtifactManifest | None:
+        """Return the kept manifest of ``artifact_id`` (files by path, tensors by name), or None."""
+        files = self._dicts(
+            "SELECT path, size, digest, note FROM artifact_files WHERE artifact_id = ? ORDER BY path",
+            [artifact_id],
+        )
+        if not files:
+            return None
+        tensors: dict[str, list[TensorDigest]] = {}
+        for t in self._dicts(
+            "SELECT file_path, name, dtype, shape, content_hash FROM tensors WHERE artifact_id = ?"
+            " ORDER BY file_path, name",
+            [artifact_id],
+        ):
+            tensors.setdefault(t["file_path"], []).append(
+                TensorDigest(t["name"], t["dtype"], tuple(t["shape"]), t["content_hash"])
+            )
+        return ArtifactManifest(
+            artifact_id,
+            [
+                FileDigest(f["path"], f["size"], f["digest"], tensors.get(f["path"], []), f["note"])
+                for f in files
+            ],
+        )
 
     def append_revision(self, run_id: str, revision: Revision) -> Revision | None:
         """Append a revision (seq assigned here) unless its commit is the last one recorded; return it."""

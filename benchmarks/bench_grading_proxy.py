@@ -1,6 +1,6 @@
 """Grading-proxy overhead per submission, beyond the evaluator's own time, measured in the same run.
 
-Run on demand: ``python benchmarks/bench_grading_proxy.py [ROUNDS]`` (default 20). A 100-file workspace
+Run on demand: ``python benchmarks/bench_grading_proxy.py [ROUNDS]`` (default 50). A 100-file workspace
 and a small safetensors model are recorded into a real store; each round times (a) the evaluator
 command alone and (b) a full ``POST /submit`` over HTTP (path check, code snapshot, artifact hash,
 the same evaluator, the hash-chained ledger append), alternating the order. Prints medians and the
@@ -18,17 +18,18 @@ import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
-from arb_audit.model import RunInfo, Submission
+from arb_audit.model import ArtifactManifest, RunInfo, Submission
 from arb_audit.revisions import Snapshotter, run_ref
 from arb_audit.store import RunStore, revisions_path_for
 from runner.grading import Grader, command_evaluator, run_evaluator, serve
 
-EVALUATOR = [sys.executable, "-c", "print('{\"score\": 1.0}')"]
+# A shell evaluator: its start-up is small and steady, so the overhead is not lost in its noise.
+EVALUATOR = ["/bin/sh", "-c", "echo '{\"score\": 1.0}'", "sh"]
 
 
 def main() -> None:
     """Set up a recording, time both paths, print medians and the overhead."""
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp) / "ws"
         (workspace / "output" / "v1").mkdir(parents=True)
@@ -49,8 +50,8 @@ def main() -> None:
                 if (rev := snapshotter.take("submission")) is not None:
                     store.append_revision(run.run_id, rev)
 
-            def append(s: Submission) -> Submission:
-                return store.append_submission(run.run_id, s)
+            def append(s: Submission, manifest: ArtifactManifest | None) -> Submission:
+                return store.append_submission(run.run_id, s, manifest)
 
             grader = Grader(
                 workspace=workspace,

@@ -17,11 +17,12 @@ import math
 import mmap
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import blake3
+
+from arb_audit.model import ArtifactManifest, FileDigest, TensorDigest
 
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 """A safetensors header larger than this is not believed (the format's own reference limit)."""
@@ -49,46 +50,6 @@ DTYPE_BYTES = {
 }
 """Bytes per element of the dtypes the safetensors format defines; others are not size-checked."""
 SKIPPED_NAMES = frozenset({".arb-audit", ".git", "__pycache__"})
-
-
-@dataclass(frozen=True, slots=True)
-class TensorDigest:
-    """One tensor of a safetensors file."""
-
-    name: str
-    """The tensor's name in the header."""
-    dtype: str
-    """Its dtype as the header writes it (``F32``, ``BF16``, ...)."""
-    shape: tuple[int, ...]
-    """Its shape."""
-    digest: str
-    """BLAKE3 (hex) of its bytes."""
-
-
-@dataclass(slots=True)
-class FileDigest:
-    """One file of an artifact."""
-
-    path: str
-    """Path relative to the artifact root (the file's name when the artifact is one file)."""
-    size: int
-    """Size in bytes (for a symlink: the length of its target)."""
-    digest: str
-    """BLAKE3 (hex): a Merkle root for safetensors files, the plain hash otherwise."""
-    tensors: list[TensorDigest] = field(default_factory=list)
-    """The tensors, for a safetensors file that parsed."""
-    note: str | None = None
-    """Why the file was hashed as it was (a symlink, a safetensors header that did not hold up)."""
-
-
-@dataclass(slots=True)
-class ArtifactManifest:
-    """The identity of a file or folder artifact and what it is made of."""
-
-    artifact_id: str
-    """BLAKE3 (hex) of the canonical manifest."""
-    files: list[FileDigest]
-    """Every file, sorted by path."""
 
 
 class HeaderError(ValueError):
@@ -248,5 +209,10 @@ def hash_artifact(root: Path) -> ArtifactManifest:
         files = [hash_file(p, p.relative_to(root).as_posix()) for p in _walk(root)]
     else:
         files = [hash_file(root)]
+    return ArtifactManifest(manifest_id(files), files)
+
+
+def manifest_id(files: list[FileDigest]) -> str:
+    """Return the identity of an artifact made of ``files`` (sorted by path): BLAKE3 of its manifest."""
     canonical = json.dumps([[f.path, f.size, f.digest] for f in files], separators=(",", ":"))
-    return ArtifactManifest(blake3.blake3(canonical.encode()).hexdigest(), files)
+    return blake3.blake3(canonical.encode()).hexdigest()

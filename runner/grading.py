@@ -9,6 +9,7 @@ error or rejected — is appended to the hash-chained ledger before the answer i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import threading
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arb_audit.evidence import Evidence, excerpt
-from arb_audit.model import Submission, SubmissionStatus
+from arb_audit.model import ArtifactManifest, Submission, SubmissionStatus
 from runner.artifact_hash import hash_artifact
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -149,8 +150,8 @@ class Grader:
     """The agent's workspace; submitted paths must resolve inside it."""
     evaluate: Evaluate
     """The evaluator: a command (:func:`command_evaluator`) or a real server (:func:`upstream_evaluator`)."""
-    record: Callable[[Submission], Submission]
-    """Appends an attempt to the ledger (assigning its seq) and returns it."""
+    record: Callable[[Submission, ArtifactManifest | None], Submission]
+    """Appends an attempt, with the manifest of what was graded, to the ledger (assigning its seq)."""
     snapshot: Callable[[], None]
     """Snapshots the workspace's code (trigger: submission)."""
     meta: dict[str, Any]
@@ -163,20 +164,23 @@ class Grader:
     """Serialises evaluations (and ledger appends)."""
     recorded: list[Submission] = field(default_factory=list)
     """Scored and errored attempts, as the benchmark's scores.json would hold them."""
+    unrecorded: list[Submission] = field(default_factory=list)
+    """Attempts answered while the ledger could not take them (a full disk), oldest first."""
 
     def submit(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Handle one submission; return the HTTP status and the JSON answer.
 
         Whatever fails on the way (an unreadable artifact, a full disk) is answered with a 500 and
-        recorded as an error attempt when the ledger can still take it: the agent always gets an answer.
+        becomes an error attempt; one the ledger cannot take yet is kept and appended, in arrival
+        order, as soon as it can: the agent always gets an answer and no attempt is dropped.
         """
         requested = datetime.now(UTC)
         try:
             return self._submit(body, requested)
         except Exception as exc:
             reason = f"internal error: {type(exc).__name__}: {exc}"
-            try:
-                self.record(
+            with self.lock:
+                self.unrecorded.append(
                     Submission(
                         seq=0,
                         status="error",
@@ -186,9 +190,23 @@ class Grader:
                         error=reason,
                     )
                 )
-            except Exception as again:
-                reason += f" (and it could not be recorded: {type(again).__name__}: {again})"
+                try:
+                    self._catch_up()
+                except Exception as again:
+                    reason += f" (not recorded yet, kept until the ledger can take it: {again})"
             return 500, {"error": reason}
+
+    def _catch_up(self) -> None:
+        """Append the attempts the ledger could not take when they came (the caller holds the lock)."""
+        while self.unrecorded:
+            self.record(self.unrecorded[0], None)
+            self.unrecorded.pop(0)
+
+    def catch_up(self) -> list[Submission]:
+        """Try once more to append the attempts not recorded yet; return those that still are not."""
+        with self.lock, contextlib.suppress(Exception):  # the caller reports what is left
+            self._catch_up()
+        return list(self.unrecorded)
 
     def _submit(self, body: dict[str, Any], requested: datetime) -> tuple[int, dict[str, Any]]:
         model_path = body.get("model_path")
@@ -200,8 +218,10 @@ class Grader:
             return self._reject(requested, model_path, "Invalid request")
         gpu = body.get("gpu")
         with self.lock:
+            self._catch_up()
             self.snapshot()
-            artifact_id = hash_artifact(resolved).artifact_id if resolved.exists() else None
+            manifest = hash_artifact(resolved) if resolved.exists() else None
+            artifact_id = manifest.artifact_id if manifest else None
             evaluation = self.evaluate(model_path, resolved, None if gpu is None else str(gpu))
             if evaluation.refused:
                 return self._record_rejection(requested, model_path, evaluation.error or "refused")
@@ -224,13 +244,15 @@ class Grader:
                     artifact_path=str(resolved.relative_to(self.workspace.resolve())),
                     artifact_id=artifact_id,
                     evidence=[Evidence("artifact", path=model_path, excerpt=artifact_id or "")],
-                )
+                ),
+                manifest,
             )
             self.recorded.append(attempt)
             return 200, self._answer(attempt)
 
     def _reject(self, requested: datetime, model_path: str | None, reason: str) -> tuple[int, dict[str, Any]]:
         with self.lock:
+            self._catch_up()
             return self._record_rejection(requested, model_path, reason)
 
     def _record_rejection(
@@ -245,7 +267,8 @@ class Grader:
                 requested_at=requested,
                 completed_at=datetime.now(UTC),
                 error=reason,
-            )
+            ),
+            None,
         )
         return 400, {"error": reason}
 

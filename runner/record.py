@@ -13,13 +13,16 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from arb_audit.model import RevisionTrigger, RunInfo, Submission
+import duckdb
+
+from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.store import RunStore, revisions_path_for
 from runner.grading import Grader, command_evaluator, serve, upstream_evaluator
@@ -107,22 +110,33 @@ class Recorder:
         """Snapshot the workspace; an unchanged one costs a stat walk and adds no revision."""
         try:
             revision = self.snapshotter.take(trigger)
-        except RevisionError as exc:
-            print(f"arb-audit record: snapshot failed: {exc}")
-            return
-        if revision is not None:
+            if revision is not None:
+                with self.lock:
+                    self.store.append_revision(self.run.run_id, revision)
+        except (RevisionError, duckdb.Error) as exc:  # a full disk: the next snapshot tries again
+            print(f"arb-audit record: {trigger} snapshot failed: {exc}", file=sys.stderr)
+
+    def append(self, submission: Submission, manifest: ArtifactManifest | None) -> Submission:
+        """Append an attempt and what it graded to the ledger (one transaction, before the answer)."""
+        with self.lock:
+            return self.store.append_submission(self.run.run_id, submission, manifest)
+
+    def finish(self, extra: dict[str, object], grader: Grader | None = None) -> None:
+        """Record the end of the run, after the attempts the ledger could not take until now.
+
+        What still cannot be written is said on stderr; what was recorded stays as it is.
+        """
+        for attempt in grader.catch_up() if grader else []:
+            print(
+                f"arb-audit record: an attempt answered at {attempt.completed_at} could not be recorded:"
+                f" {attempt.error}",
+                file=sys.stderr,
+            )
+        try:
             with self.lock:
-                self.store.append_revision(self.run.run_id, revision)
-
-    def append(self, submission: Submission) -> Submission:
-        """Append an attempt to the ledger (one transaction, before the agent gets its answer)."""
-        with self.lock:
-            return self.store.append_submission(self.run.run_id, submission)
-
-    def finish(self, extra: dict[str, object]) -> None:
-        """Record the end of the run."""
-        with self.lock:
-            self.store.end_run(self.run.run_id, datetime.now(UTC), extra)
+                self.store.end_run(self.run.run_id, datetime.now(UTC), extra)
+        except duckdb.Error as exc:
+            print(f"arb-audit record: the end of the run could not be recorded: {exc}", file=sys.stderr)
 
 
 def record(options: RecordOptions) -> int:
@@ -202,7 +216,9 @@ def record(options: RecordOptions) -> int:
             status, timed_out = _supervise(agent, recorder, options)
         recorder.take_snapshot("final")
         server.shutdown()
-        recorder.finish({"agent_exit_code": status, "agent_timed_out": timed_out, "agent": options.agent})
+        recorder.finish(
+            {"agent_exit_code": status, "agent_timed_out": timed_out, "agent": options.agent}, grader
+        )
     return status
 
 

@@ -12,7 +12,16 @@ import pytest
 
 from arb_audit.evidence import Evidence
 from arb_audit.migrations import MIGRATIONS
-from arb_audit.model import Flag, Problem, RunInfo, RunRecord, Submission
+from arb_audit.model import (
+    ArtifactManifest,
+    FileDigest,
+    Flag,
+    Problem,
+    RunInfo,
+    RunRecord,
+    Submission,
+    TensorDigest,
+)
 from arb_audit.store import RunStore, StoreError, locate_store, revisions_path_for
 
 EXPECTED_TABLES = {
@@ -30,6 +39,7 @@ EXPECTED_TABLES = {
     "problems",
     "flags",
     "reported_iterations",
+    "artifact_files",
 }
 
 
@@ -155,6 +165,39 @@ def test_hash_chain_detects_an_edited_row(tmp_path: Path) -> None:
         assert store.verify_submission_chain("autorl_bench:gsm8k/r1") is None
         store.con.execute("UPDATE submissions SET score = 99 WHERE seq = 2")
         assert store.verify_submission_chain("autorl_bench:gsm8k/r1") == 2
+
+
+def test_a_graded_manifest_is_kept_once_with_its_submission(tmp_path: Path) -> None:
+    tensors = sorted(  # by name, as the hasher lists them
+        (TensorDigest(f"layer.{i}.weight", "BF16", (4, 2**31 - 1), f"{i:064x}") for i in range(12)),
+        key=lambda t: t.name,
+    )
+    manifest = ArtifactManifest(
+        "a" * 64,
+        [
+            FileDigest("config.json", 30, "c" * 64),
+            FileDigest("model.safetensors", 9000, "d" * 64, tensors, note="1 stretch(es) of bytes"),
+        ],
+    )
+    run = RunInfo("recorded:t/r", "recorded", str(tmp_path), started_at=datetime.now(UTC))
+    with RunStore.open(tmp_path / "s.duckdb") as store:
+        store.ensure_run(run, None)
+        for _ in range(2):
+            store.append_submission(
+                run.run_id,
+                Submission(seq=0, status="scored", model_path="v1", artifact_id="a" * 64),
+                manifest,
+            )
+        assert store.load_manifest("a" * 64) == manifest
+        assert store.load_manifest("b" * 64) is None
+        assert store.con.execute("SELECT count(*) FROM tensors").fetchone() == (12,)
+        assert store.verify_submission_chain(run.run_id) is None
+    with RunStore.open(tmp_path / "s.duckdb") as store:  # a resumed recording knows it is kept
+        store.append_submission(
+            run.run_id, Submission(seq=0, status="scored", model_path="v1", artifact_id="a" * 64), manifest
+        )
+        assert store.con.execute("SELECT count(*), max(seq) FROM submissions").fetchone() == (3, 3)
+        assert store.con.execute("SELECT count(*) FROM artifact_files").fetchone() == (2,)
 
 
 def test_default_store_lives_in_the_run_folder_when_writable(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arb_audit.model import Submission
+from arb_audit.model import ArtifactManifest, Submission
 from runner.grading import (
     Evaluate,
     Evaluation,
@@ -27,7 +27,7 @@ SIZE_EVALUATOR = [sys.executable, str(HERE / "size_evaluator.py")]
 def grader(workspace: Path, evaluate: Evaluate) -> tuple[Grader, list[Submission]]:
     ledger: list[Submission] = []
 
-    def record(s: Submission) -> Submission:
+    def record(s: Submission, _manifest: ArtifactManifest | None) -> Submission:
         s.seq = len(ledger) + 1
         ledger.append(s)
         return s

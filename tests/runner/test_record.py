@@ -110,9 +110,25 @@ def test_verify_finds_an_edited_row_and_an_overwritten_artifact(tmp_path: Path) 
     assert result.exit_code == 1
     lines = result.stdout.strip().splitlines()
     assert lines and all(line.startswith("artifact: output/v1 (submission") for line in lines)  # overwritten
+    assert all(line.endswith("model.safetensors: tensors changed: w") for line in lines)
     checkpoint(workspace / "output" / "v1", 1)  # put back what was graded
     assert CliRunner().invoke(main, ["verify", str(run_dir)]).exit_code == 0
+    (workspace / "output" / "v2" / "config.json").unlink()
+    result = CliRunner().invoke(main, ["verify", str(run_dir)])
+    assert result.exit_code == 1 and result.stdout.strip().splitlines()[0].endswith("config.json: gone")
+    checkpoint(workspace / "output" / "v2", 2)
     con = duckdb.connect(str(run_dir / "run.duckdb"))
+    assert con.execute("SELECT count(DISTINCT artifact_id) FROM artifact_files").fetchone() == (2,)
+    con.execute("UPDATE artifact_files SET size = size + 1 WHERE path = 'config.json'")
+    con.close()
+    result = CliRunner().invoke(main, ["verify", str(run_dir)])
+    assert result.exit_code == 1
+    assert {line.split(" (")[0] for line in result.stdout.splitlines()} == {
+        "manifest: output/v1",
+        "manifest: output/v2",
+    }
+    con = duckdb.connect(str(run_dir / "run.duckdb"))
+    con.execute("UPDATE artifact_files SET size = size - 1 WHERE path = 'config.json'")
     con.execute("UPDATE submissions SET score = 99 WHERE seq = 2")
     con.close()
     result = CliRunner().invoke(main, ["verify", str(run_dir)])
@@ -265,3 +281,43 @@ def test_an_agent_that_cannot_start_is_reported_and_recorded(tmp_path: Path) -> 
     with RunStore.open(tmp_path / "r" / "run.duckdb", read_only=True) as store:
         (extra,) = store.con.execute("SELECT extra FROM runs").fetchone() or ("{}",)
     assert "cannot be started" in json.loads(extra)["agent_error"]
+
+
+def _private_tmpfs_works() -> bool:
+    probe = ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _private_tmpfs_works(), reason="needs `unshare -rm` and tmpfs mounts")
+def test_a_full_disk_is_answered_and_every_attempt_recorded_once_space_returns(tmp_path: Path) -> None:
+    disk, copy = tmp_path / "disk", tmp_path / "copy"
+    disk.mkdir()
+    # Workspace and recording share one real 8 MB disk (tmpfs in a private mount namespace), which the
+    # agent fills; the recording is copied out before the namespace, and its disk, go away.
+    script = (
+        'mount -t tmpfs -o size=8m tmpfs "$0" && mkdir "$0/ws" && "$@"; rc=$?;'
+        ' cp -r "$DISK/rec" "$COPY"; exit $rc'
+    )
+    argv = record_argv(disk / "ws", disk / "rec", agent=[sys.executable, str(HERE / "greedy_agent.py")])
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, str(disk), *argv],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**RUN_ENV, "DISK": str(disk), "COPY": str(copy)},
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    answers = json.loads((copy / "agent.log").read_text().split("ANSWERS ", 1)[1])
+    assert [a.get("score") for a in answers] == [20.0, None, 20.0]
+    assert "No space left on device" in answers[1]["error"]
+    with RunStore.open(copy / "run.duckdb", read_only=True) as store:
+        (run_id,) = [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()]
+        record = store.load_record(run_id)
+        assert store.verify_submission_chain(run_id) is None
+    assert [(s.seq, s.status) for s in record.submissions] == [(1, "scored"), (2, "error"), (3, "scored")]
+    assert "No space left on device" in (record.submissions[1].error or "")
+    assert record.run.ended_at is not None
