@@ -14,6 +14,10 @@ from arb_audit import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("arb_audit.commands.audit", "Audit one run folder (the default command)."),
+    "classify": (
+        "arb_audit.commands.classify",
+        "What each training file does (route labels, with evidence).",
+    ),
     "record": ("arb_audit.commands.record", "Run an agent under recording: revisions, submissions, hashes."),
     "verify": ("arb_audit.commands.verify", "Check a recording's ledger and graded artifacts still hold."),
 }

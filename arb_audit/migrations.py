@@ -122,3 +122,16 @@ def m004_artifact_manifests(con: duckdb.DuckDBPyConnection) -> None:
         ALTER TABLE tensors ADD COLUMN file_path VARCHAR;
         """
     )
+
+
+@migration
+def m005_classifications(con: duckdb.DuckDBPyConnection) -> None:
+    """Cache the static analyzer's verdict per file content, so an unchanged file is analysed once."""
+    con.execute(
+        """
+        CREATE TABLE classifications (
+            blob_sha VARCHAR, file_kind VARCHAR, analyzer_version VARCHAR, result JSON,
+            PRIMARY KEY (blob_sha, file_kind, analyzer_version)
+        )
+        """
+    )

@@ -192,11 +192,15 @@ class StoreUnusable(StoreError):
         """The store that could not be opened."""
 
 
+def cache_root() -> Path:
+    """Return arb-audit's per-user cache folder (``$XDG_CACHE_HOME/arb-audit`` or ``~/.cache/arb-audit``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "arb-audit"
+
+
 def cache_store_path(run_dir: Path) -> Path:
-    """Return the per-user cache store of a run folder (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    """Return the per-user cache store of a run folder."""
     key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "arb-audit" / f"{run_dir.resolve().name}-{key}" / "run.duckdb"
+    return cache_root() / f"{run_dir.resolve().name}-{key}" / "run.duckdb"
 
 
 def _own_folder_usable(run_dir: Path) -> str | None:
@@ -593,6 +597,45 @@ class RunStore:
                 for t in f.tensors
             ],
         )
+
+    def load_classifications(
+        self, keys: Sequence[tuple[str, str]], version: str
+    ) -> dict[tuple[str, str], str]:
+        """Return the cached analyzer results (JSON text) of ``(blob_sha, file_kind)`` keys at ``version``."""
+        if not keys:
+            return {}
+        frame = pl.DataFrame(
+            {"blob_sha": [k[0] for k in keys], "file_kind": [k[1] for k in keys]},
+            schema={"blob_sha": pl.String, "file_kind": pl.String},
+        )
+        self.con.register("_arb_keys", frame)
+        try:
+            rows = self.con.execute(
+                "SELECT c.blob_sha, c.file_kind, c.result FROM classifications c"
+                " JOIN _arb_keys k USING (blob_sha, file_kind) WHERE c.analyzer_version = ?",
+                [version],
+            ).fetchall()
+        finally:
+            self.con.unregister("_arb_keys")
+        return {(sha, kind): result for sha, kind, result in rows}
+
+    def save_classifications(self, results: dict[tuple[str, str], str], version: str) -> None:
+        """Cache analyzer results (JSON text) by ``(blob_sha, file_kind)`` at ``version``, in one go."""
+        rows = [
+            {"blob_sha": sha, "file_kind": kind, "analyzer_version": version, "result": result}
+            for (sha, kind), result in results.items()
+        ]
+        if not rows:
+            return
+        frame = pl.DataFrame(rows, schema={k: pl.String for k in rows[0]})
+        self.con.register("_arb_frame", frame)
+        try:
+            self.con.execute(
+                "INSERT OR IGNORE INTO classifications SELECT blob_sha, file_kind, analyzer_version, result"
+                " FROM _arb_frame"
+            )
+        finally:
+            self.con.unregister("_arb_frame")
 
     def load_manifest(self, artifact_id: str) -> ArtifactManifest | None:
         """Return the kept manifest of ``artifact_id`` (files by path, tensors by name), or None."""

@@ -19,3 +19,9 @@ def make_run(tmp_path: Path):  # type: ignore[no-untyped-def]
         return write_run(SCENARIOS[name](), tmp_path / name)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _private_user_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the per-user cache at a fresh folder: no test reads or writes the real ~/.cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))

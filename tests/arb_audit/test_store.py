@@ -40,6 +40,7 @@ EXPECTED_TABLES = {
     "flags",
     "reported_iterations",
     "artifact_files",
+    "classifications",
 }
 
 

@@ -20,7 +20,9 @@ try:
             handle.flush()
 except OSError as exc:
     assert exc.errno == errno.ENOSPC, exc
-answers.append(submit("output/v1"))  # nothing fits now: not our stdout, not the runner's store
+# Nothing fits now. The path is long (40 KB of "/.") so that its ledger row cannot fit in the slack
+# of pages the store's files already hold.
+answers.append(submit("output/v1" + "/." * 20_000))
 filler.unlink()
 Path("code/train.py").write_text("lr = 0.5\n")
 answers.append(submit("output/v1"))

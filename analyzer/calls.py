@@ -1,0 +1,57 @@
+"""Predicates on calls shared by detectors: generating with a model, stepping an environment.
+
+Method calls on local objects (``llm.generate``, ``env.step``) have no qualified name — the object's
+type is not known statically — so these look at the method's name and arguments; module-level
+functions are matched on their qualified names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from analyzer.names import dotted
+
+GENERATION_METHODS = frozenset({"generate", "fast_generate", "generate_rollout_completions", "sample"})
+"""Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers)."""
+API_COMPLETIONS = (".chat.completions.create", ".completions.create", ".responses.create", ".messages.create")
+"""Hosted-LLM client calls (OpenAI, Anthropic and compatible servers)."""
+GENERATION_FUNCTIONS = frozenset(
+    {"litellm.completion", "litellm.acompletion", "openai.ChatCompletion.create"}
+)
+"""Module-level generation functions."""
+DATA_GENERATORS = (
+    "distilabel.",
+    "synthetic_data_kit.",
+    "llama_index.packs.",
+    "bespokelabs.curator",
+    "datadreamer.",
+)
+"""Synthetic-data libraries, by qualified-name prefix: they generate with a model and write a dataset."""
+NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model")
+"""Receivers whose ``step`` is an optimiser's or scheduler's, not an environment's."""
+
+
+def method(node: cst.Call) -> str | None:
+    """Return the method name of ``x.method(...)``, else None."""
+    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+
+
+def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> bool:
+    """Say whether ``node`` samples text from a model or a hosted LLM."""
+    if method(node) in GENERATION_METHODS:
+        return True
+    chain = dotted(node.func)
+    if chain and chain.endswith(API_COMPLETIONS):
+        return True
+    return bool(names(node.func) & GENERATION_FUNCTIONS)
+
+
+def is_env_step(node: cst.Call) -> bool:
+    """Say whether ``node`` is ``env.step(action)``: a ``step`` that takes an action."""
+    if method(node) != "step" or not node.args:
+        return False
+    assert isinstance(node.func, cst.Attribute)
+    receiver = dotted(node.func.value).lower()
+    return not any(word in receiver for word in NOT_ENVIRONMENTS)

@@ -1,0 +1,285 @@
+"""What one file does: run every detector over it in one pass and combine their findings.
+
+The combination follows TAXONOMY.md: every training stage found is listed in the order it appears;
+a policy-gradient stage with multi-turn environment or tool rollouts is online RL; the primary label is
+the last stage; a file whose route is chosen by a flag or table is a launcher (``CONFIG_DEPENDENT``);
+a file with no training stage is data generation, evaluation, a component or nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.detector import FileContext, Finding, RouteDetector, discover
+from analyzer.names import NameResolver
+from analyzer.positions import locate
+from analyzer.source import SourceFile, parse_python
+from analyzer.walk import run
+from taxonomy.files import STAGE_LABELS
+
+POLICY_GRADIENT = frozenset({"grpo", "ppo"})
+LORA_FOLD = "lora_fold"
+
+
+@dataclass(slots=True)
+class Stage:
+    """One training stage a file implements."""
+
+    kind: str
+    """Stage kind (TAXONOMY.md)."""
+    variant: str | None = None
+    """Algorithm variant, where known."""
+    on_policy: bool | None = None
+    """Samples drawn from the current policy while training."""
+    interactive: bool | None = None
+    """Samples are multi-turn trajectories in an environment or with tools."""
+    data_source: str | None = None
+    """``given``, ``self_generated``, ``distilled`` or ``benchmark_derived``, where known."""
+    evidence: list[Finding] = field(default_factory=list)
+    """The findings behind it."""
+
+
+@dataclass(slots=True)
+class Classification:
+    """The static analyzer's verdict on one file."""
+
+    path: str
+    """The file, as given."""
+    labels: list[str] = field(default_factory=list)
+    """Every file label that applies (taxonomy.files.FILE_LABELS), primary first."""
+    primary: str = "NONE_TRAINING"
+    """The label of the last stage the file runs (or of what it is, when it trains nothing)."""
+    role: str = "none"
+    """taxonomy.files.FILE_ROLES."""
+    stages: list[Stage] = field(default_factory=list)
+    """Training stages, in the order they appear."""
+    possible_routes: list[str] = field(default_factory=list)
+    """For launchers: every label the choice can select."""
+    default_route: str | None = None
+    """For launchers: the label selected when nothing is set."""
+    findings: list[Finding] = field(default_factory=list)
+    """Everything the detectors saw, located."""
+    error: str | None = None
+    """Why the file could not be (fully) read or parsed; None when it was."""
+
+    def detach(self) -> None:
+        """Drop the syntax-tree nodes the findings point at (they are large and cannot be pickled)."""
+        for f in self.findings:
+            f.node = f.statement = None
+        for stage in self.stages:
+            for f in stage.evidence:
+                f.node = f.statement = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON object ``arb-audit classify --json`` prints for this file."""
+        return {
+            "path": self.path,
+            "labels": self.labels,
+            "primary": self.primary,
+            "role": self.role,
+            "stages": [
+                {
+                    "kind": s.kind,
+                    "variant": s.variant,
+                    "on_policy": s.on_policy,
+                    "interactive": s.interactive,
+                    "data_source": s.data_source,
+                    "evidence": [_evidence(f) for f in s.evidence],
+                }
+                for s in self.stages
+            ],
+            "possible_routes": self.possible_routes,
+            "default_route": self.default_route,
+            "evidence": [_evidence(f) for f in self.findings if f.signal != "stage"],
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: str) -> Classification:
+        """Rebuild a classification from :meth:`to_json`'s object (a cached result) for ``path``."""
+        stages = [
+            Stage(
+                s["kind"],
+                s["variant"],
+                s["on_policy"],
+                s["interactive"],
+                s["data_source"],
+                [_finding(e) for e in s["evidence"]],
+            )
+            for s in data["stages"]
+        ]
+        findings = sorted(
+            [f for s in stages for f in s.evidence] + [_finding(e) for e in data["evidence"]],
+            key=lambda f: (f.line, f.col),
+        )
+        return cls(
+            path,
+            list(data["labels"]),
+            data["primary"],
+            data["role"],
+            stages,
+            list(data["possible_routes"]),
+            data["default_route"],
+            findings,
+            data["error"],
+        )
+
+
+def _evidence(f: Finding) -> dict[str, Any]:
+    return {
+        "line": f.line,
+        "col": f.col,
+        "detector": f.detector,
+        "signal": f.signal,
+        "kind": f.kind,
+        "routes": list(f.routes),
+        "message": f.message,
+        "excerpt": f.excerpt,
+    }
+
+
+def _finding(data: dict[str, Any]) -> Finding:
+    return Finding(
+        data["detector"],
+        data["signal"],
+        kind=data.get("kind"),
+        routes=tuple(data.get("routes", ())),
+        message=data.get("message", ""),
+        line=data["line"],
+        col=data["col"],
+        excerpt=data["excerpt"],
+    )
+
+
+_DETECTORS: list[type[RouteDetector]] | None = None
+
+
+def detectors() -> list[type[RouteDetector]]:
+    """Return the detector classes (discovered once per process)."""
+    global _DETECTORS
+    if _DETECTORS is None:
+        _DETECTORS = discover()
+    return _DETECTORS
+
+
+def triggered(text: str, candidates: Sequence[type[RouteDetector]]) -> list[type[RouteDetector]]:
+    """Return the detectors that could report something in ``text`` (the cheap pre-scan)."""
+    return [d for d in candidates if any(t in text for t in d.TRIGGERS)]
+
+
+def find(text: str, chosen: Sequence[type[RouteDetector]] | None = None) -> tuple[list[Finding], str | None]:
+    """Run detectors over Python ``text``; return the located findings and the parse error, if any."""
+    running = triggered(text, chosen or detectors())
+    if not running:
+        try:
+            ast.parse(text)
+            return [], None  # nothing to look for: no need for libcst's tree
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # let the full parse say what is wrong
+    parsed = parse_python(text)
+    if parsed.module is None:
+        return [], parsed.error
+    try:
+        context = FileContext(NameResolver(parsed.module))
+        run(parsed.module, [d(context) for d in running], context)
+    except RecursionError:
+        return [], "nesting too deep to analyse"
+    findings = context.findings
+    locate(findings, parsed.module, text, parsed.partial)
+    findings.sort(key=lambda f: (f.line, f.col))
+    return findings, parsed.error
+
+
+def classify_source(source: SourceFile) -> Classification:
+    """Classify one read file (Python, notebook or marimo)."""
+    result = Classification(source.path, error=source.error)
+    if source.text is None:
+        return result
+    findings, error = find(source.text)
+    result.error = result.error or error
+    if source.line_map is not None:
+        for f in findings:
+            if 0 < f.line <= len(source.line_map):
+                cell, line = source.line_map[f.line - 1]
+                f.message += f" (cell {cell}, line {line})"
+    combine(result, findings)
+    return result
+
+
+def combine(result: Classification, findings: list[Finding]) -> None:
+    """Turn findings into stages, labels, primary label and role (TAXONOMY.md's rules)."""
+    result.findings = findings
+    signals = {f.signal for f in findings}
+    stages = _stages([f for f in findings if f.signal == "stage"])
+    if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):
+        stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
+    interactive = "interactive" in signals
+    for stage in stages:
+        if stage.kind in POLICY_GRADIENT:
+            stage.interactive = interactive
+            stage.on_policy = True if interactive else stage.on_policy
+    result.stages = stages
+    routes = sorted({r for f in findings if f.signal == "dispatch" for r in f.routes})
+    labels: list[str] = []
+    if len(routes) >= 2:
+        result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
+        result.possible_routes = routes
+        result.default_route = next(
+            (f.default for f in findings if f.signal == "dispatch" and f.default), None
+        )
+        labels = ["CONFIG_DEPENDENT", *routes]
+    elif stages:
+        result.role = "training"
+        for stage in stages:
+            label = STAGE_LABELS.get(stage.kind, "NONE_TRAINING")
+            if stage.interactive:
+                labels += ["ONLINE_RL", label]
+            else:
+                labels.append(label)
+            if stage.data_source == "distilled":
+                labels.append("DISTILLATION")
+        last = stages[-1]
+        result.primary = "ONLINE_RL" if last.interactive else STAGE_LABELS.get(last.kind, "NONE_TRAINING")
+        if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
+            labels.append("DISTILLATION")
+        if "scoring" in signals:
+            labels.append("EVAL_ONLY")
+    elif "environment" in signals or "interactive" in signals:
+        result.role, result.primary = "component", "ONLINE_RL"
+    elif "reward_function" in signals:
+        result.role, result.primary = "component", "GRPO"
+    elif "generation" in signals and "data_output" in signals and "scoring" not in signals:
+        result.role, result.primary = "data_generation", "DISTILLATION"
+    elif signals & {"generation", "scoring", "inference"}:
+        result.role, result.primary = "eval", "EVAL_ONLY"
+    result.labels = list(dict.fromkeys([result.primary, *labels]))
+
+
+def _stages(found: list[Finding]) -> list[Stage]:
+    """One stage per kind and variant, in order of first appearance, with all its evidence."""
+    stages: dict[tuple[str, str | None], Stage] = {}
+    for f in found:
+        key = (f.kind or "unknown", f.variant)
+        if key not in stages:
+            stages[key] = Stage(f.kind or "unknown", f.variant, f.on_policy, None, f.data_source)
+        stage = stages[key]
+        stage.evidence.append(f)
+        stage.on_policy = stage.on_policy or f.on_policy
+        stage.data_source = stage.data_source or f.data_source
+    merged: dict[str, Stage] = {}
+    for stage in stages.values():
+        # A kind seen with a variant and without one (a subclass and its construction) is one stage.
+        same = merged.get(stage.kind)
+        if same is not None and (
+            same.variant is None or stage.variant is None or same.variant == stage.variant
+        ):
+            same.variant = same.variant or stage.variant
+            same.evidence += stage.evidence
+            same.on_policy = same.on_policy or stage.on_policy
+            same.data_source = same.data_source or stage.data_source
+        else:
+            merged[stage.kind if same is None else f"{stage.kind}:{stage.variant}"] = stage
+    return sorted(merged.values(), key=lambda s: min((f.line, f.col) for f in s.evidence))

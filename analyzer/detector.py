@@ -1,0 +1,218 @@
+"""The route detector: one class per file under ``analyzer/detectors/``, written like a Fixit rule.
+
+A detector subclasses :class:`RouteDetector` (a libcst ``BatchableCSTVisitor``): its docstring is its
+documentation, its ``visit_<Node>`` methods call :meth:`RouteDetector.report`, and its ``VALID`` and
+``INVALID`` examples — code it must stay silent on, and code it must report — are turned into tests.
+Names are resolved with :meth:`RouteDetector.names` (qualified-name sets, see :mod:`analyzer.names`),
+never by reading ``Name.value`` of an imported thing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+import libcst as cst
+
+from analyzer.names import NameResolver, Scope
+from analyzer.trainers import Trainer, resolve_trainer
+
+Signal = Literal[
+    "stage",
+    "interactive",
+    "on_policy",
+    "generation",
+    "scoring",
+    "data_output",
+    "environment",
+    "reward_function",
+    "dispatch",
+    "weight_edit",
+    "inference",
+]
+"""What a finding says about the file:
+
+- ``stage``: a training stage runs here (``kind``, ``variant``, ``on_policy``, ``data_source``);
+- ``interactive``: policy-gradient samples are multi-turn trajectories in an environment or with tools;
+- ``on_policy``: samples are generated from the policy inside the training loop;
+- ``generation``: text is generated with a model or an API (evaluation or data generation);
+- ``scoring``: generated output is scored against references or a benchmark;
+- ``data_output``: generated examples are written out as a dataset;
+- ``environment``: an environment is defined or driven (reset/step) — a component of online RL;
+- ``reward_function``: a reward function is defined — a component of GRPO/PPO;
+- ``dispatch``: the route is picked by a flag, config key or table (``routes``, ``default``);
+- ``weight_edit``: weights are edited without training (surgery, extraction);
+- ``inference``: the model runs without gradients (scoring, serving).
+"""
+
+
+@dataclass(slots=True)
+class Finding:
+    """One thing a detector saw, with where it saw it."""
+
+    detector: str
+    """The detector's class name."""
+    signal: Signal
+    """What it says about the file."""
+    kind: str | None = None
+    """Stage kind (``sft``, ``dpo``, ``grpo``, ``ppo``, ``reward_model``, ``merge``) of a ``stage``."""
+    variant: str | None = None
+    """The algorithm variant (``kto``, ``rloo``, ``online_dpo``...), where known."""
+    on_policy: bool | None = None
+    """Whether samples come from the current policy, where known."""
+    interactive: bool | None = None
+    """Whether samples are multi-turn trajectories, where known."""
+    data_source: str | None = None
+    """``given``, ``self_generated``, ``distilled`` or ``benchmark_derived``, where known."""
+    routes: tuple[str, ...] = ()
+    """For ``dispatch``: the file labels the choice can select."""
+    default: str | None = None
+    """For ``dispatch``: the label selected when nothing is set."""
+    message: str = ""
+    """Why this is evidence, in a few words."""
+    line: int = 0
+    """1-based line in the file (0 until located)."""
+    col: int = 0
+    """0-based column."""
+    excerpt: str = ""
+    """The source line, trimmed."""
+    scope: str = ""
+    """Qualified prefix of the scope it was seen in (``""`` for the module, ``main.<locals>.``)."""
+    node: cst.CSTNode | None = field(default=None, repr=False, compare=False)
+    """The node reported (not serialised)."""
+    statement: cst.CSTNode | None = field(default=None, repr=False, compare=False)
+    """The innermost statement around it, for locating it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Valid:
+    """Code a detector must stay silent on."""
+
+    code: str
+    """The example."""
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Code a detector must report, and what the report must say."""
+
+    code: str
+    """The example."""
+    signal: Signal
+    """The signal expected."""
+    kind: str | None = None
+    """The stage kind expected, if any."""
+    variant: str | None = None
+    """The variant expected, if any."""
+    routes: tuple[str, ...] = ()
+    """For ``dispatch``: labels that must all be among the reported routes."""
+
+
+class FileContext:
+    """What detectors share while one file is walked: names, the current scope, findings."""
+
+    def __init__(self, resolver: NameResolver) -> None:
+        self.resolver = resolver
+        """Bindings of the file's scopes."""
+        self.scope: Scope = resolver.module_scope
+        """The scope being walked."""
+        self.statements: list[cst.CSTNode] = []
+        """Statements around the node being walked, outermost first."""
+        self.findings: list[Finding] = []
+        """Everything reported so far."""
+
+
+class RouteDetector(cst.BatchableCSTVisitor):
+    """Base of every detector; subclasses document themselves in their docstring."""
+
+    VALID: ClassVar[tuple[Valid, ...]] = ()
+    """Examples it must not report."""
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+    """Examples it must report."""
+    TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    """Substrings one of which any code it reports must contain: a file with none of them is not
+    walked for this detector, and a file that triggers no detector is not even parsed by libcst."""
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+
+    def names(self, node: cst.CSTNode) -> set[str]:
+        """Return the qualified names of a Name or Attribute chain where it is used."""
+        return self.context.resolver.qualified_names(node, self.context.scope)
+
+    def trainer(self, node: cst.Call) -> tuple[str, Trainer] | None:
+        """Return the trainer class a call constructs (and the name that shows it), if it constructs one."""
+        resolver = self.context.resolver
+        return resolve_trainer(self.names(node.func), resolver.class_bases, resolver.ancestry)
+
+    def report_trainer(self, node: cst.CSTNode, message: str, trainer: Trainer) -> None:
+        """Record the training stage a trainer class runs."""
+        self.report(
+            node,
+            "stage",
+            message,
+            kind=trainer.kind,
+            variant=trainer.variant,
+            on_policy=trainer.on_policy,
+            data_source=trainer.data_source,
+        )
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        signal: Signal,
+        message: str,
+        statement: cst.CSTNode | None = None,
+        **details: object,
+    ) -> None:
+        """Record a finding at ``node``; ``details`` are :class:`Finding` fields (kind, variant...).
+
+        ``statement``: the statement around ``node`` when reporting after the walk has left it.
+        """
+        if statement is None and self.context.statements:
+            statement = self.context.statements[-1]
+        self.context.findings.append(
+            Finding(
+                type(self).__name__,
+                signal,
+                message=message,
+                scope=self.context.scope.prefix,
+                node=node,
+                statement=statement,
+                **details,  # type: ignore[arg-type]
+            )
+        )
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    """Return the argument passed to ``call`` as ``name=``, if any."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def last_part(qualified: str) -> str:
+    """Return the last component of a qualified name (``trl.GRPOTrainer`` -> ``GRPOTrainer``)."""
+    return qualified.rsplit(".", 1)[-1]
+
+
+def discover() -> list[type[RouteDetector]]:
+    """Return every detector class under ``analyzer.detectors``, found by walking the package."""
+    import analyzer.detectors as package
+
+    found: list[type[RouteDetector]] = []
+    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        for _, member in inspect.getmembers(module, inspect.isclass):
+            if (
+                issubclass(member, RouteDetector)
+                and member is not RouteDetector
+                and member.__module__ == module.__name__
+            ):
+                found.append(member)
+    return sorted(found, key=lambda d: d.__name__)

@@ -1,0 +1,67 @@
+"""Writing generated examples out as a dataset."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.calls import DATA_GENERATORS, method
+from analyzer.detector import Invalid, RouteDetector, Valid
+
+DATASET_WRITERS = frozenset({"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv"})
+"""Methods that write a dataset (Hugging Face datasets, pandas)."""
+JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
+"""Encoders whose output, written line by line, is a JSON-lines dataset."""
+
+
+class DataOutput(RouteDetector):
+    """Saving or pushing a dataset, or writing JSON lines, is how generated data leaves a script.
+
+    Together with generation and no training, it makes a file data generation (``DISTILLATION``).
+    ``model.push_to_hub`` is a model, not a dataset: only calls on something that is not a model or
+    tokenizer count.
+    """
+
+    TRIGGERS = (
+        "push_to_hub",
+        "to_json",
+        "to_parquet",
+        "save_to_disk",
+        "to_csv",
+        "dumps",
+        "distilabel",
+        "synthetic_data_kit",
+        "llama_index",
+        "curator",
+        "datadreamer",
+    )
+
+    VALID = (Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),)
+    INVALID = (
+        Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
+        Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
+        Invalid(
+            "import json\nwith open('o.jsonl', 'a') as f:\n    f.write(json.dumps(row) + '\\n')\n",
+            "data_output",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(q.startswith(DATA_GENERATORS) for q in self.names(node.func)):
+            self.report(node, "data_output", "builds a synthetic dataset")
+            return
+        name = method(node)
+        if name == "write" and node.args and self._encodes_json(node.args[0].value):
+            self.report(node, "data_output", "writes JSON lines")
+            return
+        if name in DATASET_WRITERS:
+            assert isinstance(node.func, cst.Attribute)
+            receiver = node.func.value
+            text = receiver.value.lower() if isinstance(receiver, cst.Name) else ""
+            if not any(word in text for word in ("model", "tokenizer", "trainer", "processor")):
+                self.report(node, "data_output", f"writes a dataset with {name}()")
+
+    def _encodes_json(self, value: cst.BaseExpression) -> bool:
+        """Say whether ``value`` is ``json.dumps(...)``, possibly with a newline added."""
+        if isinstance(value, cst.BinaryOperation):
+            return self._encodes_json(value.left)
+        return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)

@@ -1,0 +1,100 @@
+"""Generation with a model or a hosted LLM, outside any trainer."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.calls import DATA_GENERATORS, is_generation, method
+from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+
+GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
+"""Constructors of inference engines."""
+CLIENTS = ("openai.", "anthropic.", "aiohttp.ClientSession", "litellm.", "httpx.AsyncClient")
+"""Hosted-LLM clients (and the HTTP clients that call OpenAI-compatible servers), by name prefix."""
+CLIENT_PACKAGES = frozenset({"openai", "anthropic"})
+"""A qualified name with one of these as a component (``llama_index.llms.openai.OpenAI``) is a client."""
+ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate")
+"""Paths of OpenAI-compatible and inference servers (vLLM, SGLang, TGI)."""
+HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen", "requests.Session.post"})
+"""Module-level HTTP calls that send a request body."""
+
+
+class Generation(RouteDetector):
+    """Sampling text: ``model.generate``, vLLM, a pipeline, or a hosted LLM client.
+
+    An HTTP POST in a file that names an inference endpoint (``/v1/chat/completions``, ``/generate``)
+    is generation by a server. In a file that trains nothing, generation is evaluation or data
+    generation (which one depends on whether the outputs are scored or written out as a dataset).
+    """
+
+    TRIGGERS = (
+        "generate",
+        "sample",
+        "create",
+        "LLM",
+        "pipeline",
+        "sglang",
+        "openai",
+        "anthropic",
+        "aiohttp",
+        "litellm",
+        "httpx",
+        "distilabel",
+        "synthetic_data_kit",
+        "llama_index",
+        "curator",
+        "datadreamer",
+        "/v1/",
+        "/generate",
+    )
+
+    VALID = (
+        Valid("import vllm\n"),
+        Valid("text = 'model.generate(x)'\n"),
+    )
+    INVALID = (
+        Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
+        Invalid("from vllm import LLM\nllm = LLM(model='m')\n", "generation"),
+        Invalid(
+            "from openai import OpenAI\nclient = OpenAI()\n"
+            "client.chat.completions.create(model='x', messages=m)\n",
+            "generation",
+        ),
+        Invalid(
+            "import requests\nurl = f'http://localhost:{port}/v1/chat/completions'\n"
+            "reply = requests.post(url, json={'messages': m})\n",
+            "generation",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.endpoint = False
+        self.posts: list[tuple[cst.Call, cst.CSTNode | None]] = []
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.endpoint = self.endpoint or any(e in node.value for e in ENDPOINTS)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self.endpoint = self.endpoint or any(e in node.value for e in ENDPOINTS)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.endpoint and self.posts:
+            node, statement = self.posts[0]
+            self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.names(node.func)
+        if names & HTTP_POSTS or method(node) == "post":
+            self.posts.append((node, self.context.statements[-1] if self.context.statements else None))
+        if is_generation(node, self.names):
+            self.report(node, "generation", "samples text")
+            return
+        for name in names:
+            if (
+                name in GENERATION_ENGINES
+                or name.startswith(CLIENTS + DATA_GENERATORS)
+                or CLIENT_PACKAGES & set(name.split(".")[1:-1])
+            ):
+                self.report(node, "generation", f"uses {name}")
+                return

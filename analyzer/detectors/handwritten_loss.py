@@ -1,0 +1,216 @@
+"""A hand-written training loop: the loss's shape names the stage."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.calls import is_generation, method
+from analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from analyzer.walk import descendants
+
+CROSS_ENTROPY = frozenset(
+    {"torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss"}
+)
+LOG_SIGMOID = frozenset({"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid"})
+CLAMPS = frozenset({"torch.clamp", "torch.clip"})
+GROUPING = frozenset({"view", "reshape", "unflatten"})
+PRECEDENCE = (
+    ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
+    ("clipped_ratio", "ppo", "ppo", "a probability ratio clipped to [1 - eps, 1 + eps]"),
+    ("leave_one_out", "ppo", "rloo", "a leave-one-out baseline over the other samples of a prompt"),
+    ("preference", "dpo", "dpo", "log-sigmoid of beta times a policy/reference log-ratio margin"),
+    ("pairwise", "reward_model", "bradley_terry", "log-sigmoid of chosen minus rejected rewards"),
+    ("supervised", "sft", None, "cross-entropy against fixed labels"),
+)
+"""Loss forms, strongest first: policy-gradient code also computes token cross-entropies, so a
+supervised term only names the stage when nothing more specific is there."""
+
+
+def _is_one(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Integer) and node.value == "1") or (
+        isinstance(node, cst.Float) and node.value in ("1.0", "1.")
+    )
+
+
+def _one_minus_plus(args: list[cst.BaseExpression]) -> bool:
+    """Say whether the arguments hold both ``1 - x`` and ``1 + y`` (a clip range around 1)."""
+    ops = {
+        type(a.operator)
+        for a in args
+        if isinstance(a, cst.BinaryOperation)
+        and _is_one(a.left)
+        and isinstance(a.operator, cst.Subtract | cst.Add)
+    }
+    return ops == {cst.Subtract, cst.Add}
+
+
+class HandwrittenLoss(RouteDetector):
+    """Gradient updates (``loss.backward()``) on a loss whose shape is a known stage's.
+
+    Agents often write the loop themselves. The loss names the stage: advantages normalised within a
+    group of samples per prompt (``rewards.view(-1, G).mean(...)``, ``(r - mean) / (std + eps)``) is
+    GRPO; a ratio clipped to ``[1 - eps, 1 + eps]`` is PPO; ``(sum - r) / (k - 1)`` is RLOO's
+    leave-one-out baseline; ``logsigmoid`` of a difference of log-ratios is DPO; cross-entropy against
+    labels (or ``model(..., labels=...)``) is SFT; ``logsigmoid(r_chosen - r_rejected)`` without a
+    ``beta`` is a Bradley-Terry reward model. Without a backward pass nothing is trained, so
+    nothing is reported. Sampling with ``generate`` inside the update loop makes the stage on-policy.
+    """
+
+    TRIGGERS = ("backward",)
+
+    VALID = (
+        Valid("import torch.nn.functional as F\nloss = F.cross_entropy(logits, labels)\nprint(loss)\n"),
+        Valid("loss = model(input_ids, labels=labels).loss\nlosses.append(loss.item())\n"),
+        Valid("import torch\nx = torch.clamp(y, 0, 1)\nx.backward()\n"),
+    )
+    INVALID = (
+        Invalid(
+            "for batch in loader:\n    out = model(**batch, labels=batch['input_ids'])\n"
+            "    out.loss.backward()\n    optimizer.step()\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "loss = -F.logsigmoid(beta * ((pi_c - pi_r) - (ref_c - ref_r))).mean()\nloss.backward()\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "loss = -F.logsigmoid(rm(chosen) - rm(rejected)).mean()\nloss.backward()\n",
+            "stage",
+            "reward_model",
+        ),
+        Invalid(
+            "import torch\nfor step in range(n):\n    completions = policy.generate(prompts)\n"
+            "    grouped = rewards.view(-1, group_size)\n"
+            "    mean = grouped.mean(dim=1).repeat_interleave(group_size)\n"
+            "    adv = (rewards - mean) / (grouped.std(dim=1).repeat_interleave(group_size) + 1e-4)\n"
+            "    loss = -(torch.exp(logp - old_logp) * adv).mean()\n    loss.backward()\n",
+            "stage",
+            "grpo",
+        ),
+        Invalid(
+            "import torch\nratio = torch.exp(logp - old_logp)\n"
+            "loss = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv).mean()\n"
+            "accelerator.backward(loss)\n",
+            "stage",
+            "ppo",
+            "ppo",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.seen: dict[str, tuple[cst.CSTNode, cst.CSTNode | None]] = {}
+        self.backward: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        self.loops: list[list[bool]] = []
+        self.on_policy = False
+        self.grouped_names: set[str] = set()
+        """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
+
+    def _saw(self, form: str, node: cst.CSTNode) -> None:
+        statement = self.context.statements[-1] if self.context.statements else None
+        self.seen.setdefault(form, (node, statement))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append([False, False])
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops.append([False, False])
+
+    def _leave_loop(self) -> None:
+        generates, updates = self.loops.pop()
+        self.on_policy = self.on_policy or (generates and updates)
+        if self.loops:
+            self.loops[-1][0] = self.loops[-1][0] or generates
+            self.loops[-1][1] = self.loops[-1][1] or updates
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop()
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = method(node)
+        callee = self.names(node.func)
+        if name == "backward":
+            self.backward = self.backward or (
+                node,
+                self.context.statements[-1] if self.context.statements else None,
+            )
+            if self.loops:
+                self.loops[-1][1] = True
+        elif self.loops and is_generation(node, self.names):
+            self.loops[-1][0] = True
+        args = [a.value for a in node.args]
+        if callee & CROSS_ENTROPY or (keyword(node, "labels") is not None and not callee):
+            self._saw("supervised", node)
+        if callee & LOG_SIGMOID:
+            operators = {
+                type(n.operator)
+                for a in args
+                for n in (a, *descendants(a))
+                if isinstance(n, cst.BinaryOperation)
+            }
+            if cst.Multiply in operators:  # beta * (log-ratio margin): DPO's implicit reward
+                self._saw("preference", node)
+            elif cst.Subtract in operators:  # r_chosen - r_rejected on a scalar head: Bradley-Terry
+                self._saw("pairwise", node)
+        if (callee & CLAMPS and _one_minus_plus(args[1:])) or (
+            name in ("clamp", "clip") and _one_minus_plus(args)
+        ):
+            self._saw("clipped_ratio", node)
+        if name in ("mean", "std") and isinstance(node.func, cst.Attribute):
+            receiver = node.func.value
+            if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and receiver.args:
+                first = receiver.args[0].value
+                if isinstance(first, cst.UnaryOperation) and _is_one(first.expression):
+                    self._saw("group_advantage", node)
+            elif isinstance(receiver, cst.Name | cst.Attribute) and self._grouped(receiver):
+                self._saw("group_advantage", node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Divide):
+            return
+        left, right = node.left, node.right
+        if (
+            isinstance(left, cst.BinaryOperation)
+            and isinstance(left.operator, cst.Subtract)
+            and isinstance(right, cst.BinaryOperation)
+            and isinstance(right.operator, cst.Subtract)
+            and _is_one(right.right)
+        ):
+            self._saw("leave_one_out", node)
+
+    def _grouped(self, receiver: cst.BaseExpression) -> bool:
+        """Say whether a name was assigned from ``x.view(-1, G)`` (tracked by its code, per file)."""
+        return cst.Module([]).code_for_node(receiver) in self.grouped_names
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and method(value) in GROUPING and value.args:
+            first = value.args[0].value
+            if isinstance(first, cst.UnaryOperation) and _is_one(first.expression):
+                for target in node.targets:
+                    self.grouped_names.add(cst.Module([]).code_for_node(target.target))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.backward is None:
+            return
+        for form, kind, variant, message in PRECEDENCE:
+            if form in self.seen:
+                node, statement = self.seen[form]
+                on_policy = True if kind in ("grpo", "ppo") or self.on_policy else None
+                self.report(
+                    node,
+                    "stage",
+                    message,
+                    statement=statement,
+                    kind=kind,
+                    variant=variant,
+                    on_policy=on_policy,
+                )
+                return

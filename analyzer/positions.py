@@ -1,0 +1,104 @@
+"""Line and column of reported nodes, without libcst's PositionProvider.
+
+PositionProvider regenerates the whole module's code to count positions (about twice the parse here),
+for every file, although only a few nodes per file are ever reported. Instead, the file is parsed once
+more with ``ast`` (an eighth of libcst's parse) only when something was reported; the statements of
+both trees are paired in order, which gives each reported node's statement its line; the node itself
+is then found by its first line of code within that statement's lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from analyzer.detector import Finding
+
+MAX_EXCERPT = 160
+"""Longest excerpt kept, in characters."""
+
+
+def _suite(block: cst.BaseSuite | None) -> Sequence[cst.CSTNode]:
+    return block.body if block is not None else ()
+
+
+def _pairs(
+    body: Sequence[cst.CSTNode], statements: Sequence[ast.stmt]
+) -> Iterator[tuple[cst.CSTNode, ast.stmt]]:
+    """Pair libcst statements with ``ast`` statements of the same block, recursively."""
+    index = 0
+    for node in body:
+        if index >= len(statements):
+            return
+        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            for small in node.body:
+                if index < len(statements):
+                    yield small, statements[index]
+                    index += 1
+            continue
+        target = statements[index]
+        index += 1
+        yield node, target
+        yield from _compound(node, target)
+
+
+def _compound(node: cst.CSTNode, target: ast.stmt) -> Iterator[tuple[cst.CSTNode, ast.stmt]]:
+    if isinstance(node, cst.FunctionDef | cst.ClassDef | cst.With) and isinstance(
+        target, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.With | ast.AsyncWith
+    ):
+        yield from _pairs(_suite(node.body), target.body)
+    elif isinstance(node, cst.If) and isinstance(target, ast.If):
+        yield from _pairs(_suite(node.body), target.body)
+        if isinstance(node.orelse, cst.If) and target.orelse:
+            yield node.orelse, target.orelse[0]
+            yield from _compound(node.orelse, target.orelse[0])
+        elif isinstance(node.orelse, cst.Else):
+            yield from _pairs(_suite(node.orelse.body), target.orelse)
+    elif isinstance(node, cst.For | cst.While) and isinstance(target, ast.For | ast.AsyncFor | ast.While):
+        yield from _pairs(_suite(node.body), target.body)
+        if node.orelse is not None:
+            yield from _pairs(_suite(node.orelse.body), target.orelse)
+    elif isinstance(node, cst.Try | cst.TryStar) and isinstance(target, ast.Try | ast.TryStar):
+        yield from _pairs(_suite(node.body), target.body)
+        for handler, ast_handler in zip(node.handlers, target.handlers, strict=False):
+            yield from _pairs(_suite(handler.body), ast_handler.body)  # type: ignore[attr-defined]
+        if node.orelse is not None:
+            yield from _pairs(_suite(node.orelse.body), target.orelse)
+        if node.finalbody is not None:
+            yield from _pairs(_suite(node.finalbody.body), target.finalbody)
+    elif isinstance(node, cst.Match) and isinstance(target, ast.Match):
+        for case, ast_case in zip(node.cases, target.cases, strict=False):
+            yield from _pairs(_suite(case.body), ast_case.body)
+
+
+def locate(findings: list[Finding], module: cst.Module, text: str, partial: bool = False) -> None:
+    """Fill ``line``, ``col`` and ``excerpt`` of every finding (statement precision at worst).
+
+    ``partial``: the module holds only the parts of ``text`` that parsed (same line numbers).
+    """
+    if not findings:
+        return
+    try:
+        tree = ast.parse(module.code if partial else text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    lines = text.splitlines()
+    where = {id(node): statement for node, statement in _pairs(module.body, tree.body)}
+    for finding in findings:
+        statement = where.get(id(finding.statement)) if finding.statement is not None else None
+        if statement is None:
+            continue
+        finding.line, finding.col = statement.lineno, statement.col_offset
+        if finding.node is not None:
+            code = module.code_for_node(finding.node).strip()
+            first = code.splitlines()[0].strip() if code else ""
+            end = statement.end_lineno or statement.lineno
+            for number in range(statement.lineno, min(end, len(lines)) + 1):
+                col = lines[number - 1].find(first) if first else -1
+                if col >= 0:
+                    finding.line, finding.col = number, col
+                    break
+        if 0 < finding.line <= len(lines):
+            finding.excerpt = lines[finding.line - 1].strip()[:MAX_EXCERPT]

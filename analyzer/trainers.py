@@ -1,0 +1,159 @@
+"""Trainer classes of the libraries people train with, by the stage they run.
+
+A class is known by the last component of its qualified name, provided the name comes from one of
+:data:`TRAINING_LIBRARIES` or from a relative import (a framework's own package, such as
+LLaMA-Factory's ``from .trainer import CustomDPOTrainer``). Framework subclasses that only add a
+prefix (``Custom``, ``Unsloth``, ``Ray``) are the same trainer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Trainer:
+    """The stage a trainer class runs."""
+
+    kind: str
+    """Stage kind (TAXONOMY.md)."""
+    variant: str | None = None
+    """Algorithm variant."""
+    on_policy: bool | None = None
+    """Whether it samples from the policy while training."""
+    data_source: str | None = None
+    """Where its training targets come from, when the class fixes it."""
+
+
+TRAINERS: dict[str, Trainer] = {
+    "SFTTrainer": Trainer("sft"),
+    "IterativeSFTTrainer": Trainer("sft", "iterative_sft"),
+    "Seq2SeqTrainer": Trainer("sft", "seq2seq"),
+    "SentenceTransformerTrainer": Trainer("sft", "embedding"),
+    "Trainer": Trainer("sft", "hf_trainer"),
+    "GKDTrainer": Trainer("sft", "gkd", True, "distilled"),
+    "DistillationTrainer": Trainer("sft", "distillation", None, "distilled"),
+    "SSDTrainer": Trainer("sft", "self_distillation", True, "self_generated"),
+    "SDFTTrainer": Trainer("sft", "self_distillation", True, "self_generated"),
+    "GOLDTrainer": Trainer("sft", "gold", True, "distilled"),
+    "ServerDistillationTrainer": Trainer("sft", "distillation", None, "distilled"),
+    "DPOTrainer": Trainer("dpo", "dpo", False),
+    "KTOTrainer": Trainer("dpo", "kto", False),
+    "ORPOTrainer": Trainer("dpo", "orpo", False),
+    "CPOTrainer": Trainer("dpo", "cpo", False),
+    "SimPOTrainer": Trainer("dpo", "simpo", False),
+    "BCOTrainer": Trainer("dpo", "bco", False),
+    "TPOTrainer": Trainer("dpo", "tpo", False),
+    "OnlineDPOTrainer": Trainer("dpo", "online_dpo", True),
+    "XPOTrainer": Trainer("dpo", "xpo", True),
+    "NashMDTrainer": Trainer("dpo", "nash_md", True),
+    "GRPOTrainer": Trainer("grpo", "grpo", True),
+    "AsyncGRPOTrainer": Trainer("grpo", "grpo", True),
+    "GMPOTrainer": Trainer("grpo", "gmpo", True),
+    "GRPOWithReplayBufferTrainer": Trainer("grpo", "grpo_replay", True),
+    "MiniLLMTrainer": Trainer("grpo", "minillm", True, "distilled"),
+    "PPOTrainer": Trainer("ppo", "ppo", True),
+    "PPOv2Trainer": Trainer("ppo", "ppo", True),
+    "RLOOTrainer": Trainer("ppo", "rloo", True),
+    "SDPOTrainer": Trainer("ppo", "sdpo", True),
+    "A2POTrainer": Trainer("ppo", "a_star_po", True),
+    "IWOPDTrainer": Trainer("ppo", "iw_opd", True, "distilled"),
+    "RewardTrainer": Trainer("reward_model"),
+    "PRMTrainer": Trainer("reward_model", "prm"),
+    "RewardModelTrainer": Trainer("reward_model"),
+    "ProcessRewardModelTrainer": Trainer("reward_model", "prm"),
+    "PairwiseTrainer": Trainer("reward_model", "pairwise"),
+}
+"""Trainer class name -> the stage it runs."""
+
+TRAINING_LIBRARIES = frozenset(
+    {"trl", "openrlhf", "unsloth", "transformers", "llamafactory", "verl", "axolotl", "sentence_transformers"}
+)
+"""Top-level packages whose trainer classes are recognised."""
+
+PREFIXES = ("Custom", "Unsloth", "Ray", "Fast")
+"""Prefixes frameworks put before a library trainer's name."""
+
+
+def trainer_named(name: str) -> Trainer | None:
+    """Return the stage of the trainer class called ``name`` (framework prefixes allowed), if known."""
+    for prefix in PREFIXES:
+        if name.startswith(prefix) and name[len(prefix) :] in TRAINERS:
+            return TRAINERS[name[len(prefix) :]]
+    return TRAINERS.get(name) if name != "Trainer" else None
+
+
+def trainer_of(qualified: str) -> Trainer | None:
+    """Return the stage the class ``qualified`` runs, or None when it is no known trainer."""
+    root, _, rest = qualified.partition(".")
+    if not rest or (root not in TRAINING_LIBRARIES and not qualified.startswith(".")):
+        return None
+    name = qualified.rsplit(".", 1)[-1]
+    if name == "Trainer":
+        return TRAINERS["Trainer"] if root == "transformers" else None  # not any framework's generic one
+    return trainer_named(name)
+
+
+ROUTE_WORDS: dict[str, str] = {
+    "pt": "SFT",
+    "sft": "SFT",
+    "dpo": "DPO",
+    "ipo": "DPO",
+    "kto": "DPO",
+    "orpo": "DPO",
+    "simpo": "DPO",
+    "cpo": "DPO",
+    "rm": "REWARD_MODEL",
+    "reward": "REWARD_MODEL",
+    "ppo": "PPO",
+    "gae": "PPO",
+    "rloo": "PPO",
+    "reinforce": "PPO",
+    "reinforce_baseline": "PPO",
+    "reinforce++": "PPO",
+    "reinforce_pp": "PPO",
+    "remax": "PPO",
+    "grpo": "GRPO",
+    "group_norm": "GRPO",
+    "dr_grpo": "GRPO",
+    "dapo": "GRPO",
+    "gspo": "GRPO",
+}
+"""Values of a stage/algorithm flag, config key or table key, by the file label they select."""
+
+
+_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def route_of_name(qualified: str) -> str | None:
+    """Return the label a function or class names as its route (``run_sft``, ``train_dpo``), if any.
+
+    Frameworks name their per-route entry points after the route; this reads the last component of
+    the resolved qualified name, word by word.
+    """
+    if (trainer := trainer_of(qualified)) is not None:
+        return {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "reward_model": "REWARD_MODEL"}.get(
+            trainer.kind
+        )
+    words = [w.lower() for w in _TOKENS.findall(qualified.rsplit(".", 1)[-1])]
+    return next((ROUTE_WORDS[w] for w in words if w in ROUTE_WORDS), None)
+
+
+def resolve_trainer(
+    names: set[str], class_bases: dict[str, set[str]], ancestry: Callable[[str], set[str]]
+) -> tuple[str, Trainer] | None:
+    """Return the trainer a class expression denotes, given its qualified names, and which name says so.
+
+    A library trainer is known by its name; a class of the file that derives from one is known by its
+    own name when that names a trainer (``PairwiseTrainer(Trainer)``), else by the trainer it derives from.
+    """
+    for name in sorted(names):
+        known = sorted((a, t) for a in ancestry(name) if (t := trainer_of(a)) is not None)
+        if not known:
+            continue
+        if name in class_bases and (own := trainer_named(name.rsplit(".", 1)[-1])) is not None:
+            return name, own
+        return known[0]
+    return None

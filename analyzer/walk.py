@@ -1,0 +1,177 @@
+"""One batched pass of every detector over a libcst module, without libcst's generic visitor machinery.
+
+libcst's own traversal rebuilds children lists at every node and visits every whitespace token; on
+real training scripts it costs more than parsing. This walker reads each node type's child fields once
+(cached), skips whitespace and punctuation, dispatches ``visit_<Node>``/``leave_<Node>`` to all
+detectors like ``MetadataWrapper.visit_batched`` does, keeps the current scope for name lookups, and
+never enters dead code (``if False:`` bodies, ``while False:``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import libcst as cst
+
+from analyzer.detector import FileContext, RouteDetector
+from analyzer.names import is_dead
+
+_SKIPPED_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "trailing_whitespace",
+        "newline",
+        "semicolon",
+        "comma",
+        "equal",
+        "dot",
+        "indent",
+        "whitespace",
+        "default_indicator",
+        "colon",
+        "arrow",
+        "star",
+    }
+)
+_LEAF_TYPES: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Newline,
+    cst.Comment,
+    cst.MaybeSentinel,
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_STATEMENT_BASES = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+_STATEMENT: dict[type, bool] = {}
+
+
+def _is_statement(node_type: type) -> bool:
+    is_statement = _STATEMENT.get(node_type)
+    if is_statement is None:
+        is_statement = _STATEMENT[node_type] = issubclass(node_type, _STATEMENT_BASES)
+    return is_statement
+
+
+Hook = Callable[[Any], object]
+
+
+def _fields(node_type: type) -> tuple[str, ...]:
+    names = _FIELDS.get(node_type)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[node_type] = names
+    return names
+
+
+_WALKED: dict[type, bool] = {}
+
+
+def _walked(node_type: type) -> bool:
+    """Say whether nodes of this type are walked (whitespace, comments and sentinels are not)."""
+    walked = _WALKED.get(node_type)
+    if walked is None:
+        walked = _WALKED[node_type] = issubclass(node_type, cst.CSTNode) and not issubclass(
+            node_type, _LEAF_TYPES
+        )
+    return walked
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Children in field order; a dead ``if``/``while`` keeps only its test and ``else``."""
+    # Type-keyed caches instead of isinstance: libcst's node bases are ABCs, slow to check.
+    node_type = type(node)
+    if (node_type is cst.If or node_type is cst.While) and is_dead(node.test):  # type: ignore[attr-defined]
+        orelse = node.orelse  # type: ignore[attr-defined]
+        return [node.test] + ([orelse] if orelse is not None else [])  # type: ignore[attr-defined]
+    found: list[cst.CSTNode] = []
+    for name in _fields(node_type):
+        value = getattr(node, name)
+        value_type = type(value)
+        if value_type is tuple or value_type is list:
+            found.extend(v for v in value if _walked(type(v)))
+        elif _walked(value_type):
+            found.append(value)
+    return found
+
+
+_HOOKS: dict[type, tuple[tuple[str, str, str], ...]] = {}
+
+
+def _hooks(detector_type: type) -> tuple[tuple[str, str, str], ...]:
+    """``(visit|leave, node type, method name)`` of a detector class, found once per class.
+
+    libcst's ``get_visitors`` inspects the instance on every call, which cost more than the walk.
+    """
+    hooks = _HOOKS.get(detector_type)
+    if hooks is None:
+        # Only what the detector itself defines: libcst's base visitor has a no-op for every node type.
+        own = {
+            name
+            for klass in detector_type.__mro__
+            if issubclass(klass, RouteDetector) and klass is not RouteDetector
+            for name in vars(klass)
+        }
+        hooks = tuple(
+            (kind, node_type, name)
+            for name in sorted(own)
+            for kind, _, node_type in [name.partition("_")]
+            if kind in ("visit", "leave") and node_type[:1].isupper() and "_" not in node_type
+        )
+        _HOOKS[detector_type] = hooks
+    return hooks
+
+
+def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileContext) -> None:
+    """Walk ``module`` once, dispatching every detector's visit and leave hooks."""
+    visits: dict[str, list[Hook]] = {}
+    leaves: dict[str, list[Hook]] = {}
+    for detector in detectors:
+        for kind, hooked, name in _hooks(type(detector)):
+            (visits if kind == "visit" else leaves).setdefault(hooked, []).append(getattr(detector, name))
+    pending: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    outer: list[Any] = []
+    while pending:
+        node, leaving = pending.pop()
+        type_name = node.__class__.__name__
+        if leaving:
+            for hook in leaves.get(type_name, ()):
+                hook(node)
+            node_type = type(node)
+            if node_type is cst.FunctionDef or node_type is cst.ClassDef:
+                context.scope = outer.pop()
+            if _is_statement(node_type):
+                context.statements.pop()
+            continue
+        node_type = type(node)
+        if _is_statement(node_type):
+            context.statements.append(node)
+        if node_type is cst.FunctionDef or node_type is cst.ClassDef:
+            outer.append(context.scope)
+            context.scope = context.resolver.scopes.get(id(node), context.scope)
+        for hook in visits.get(type_name, ()):
+            hook(node)
+        pending.append((node, True))
+        pending.extend((child, False) for child in reversed(_children(node)))
+
+
+def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Return every node under ``node`` (dead code excluded), without visiting hooks."""
+    found: list[cst.CSTNode] = []
+    pending = _children(node)
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending.extend(_children(current))
+    return found

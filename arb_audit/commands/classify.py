@@ -1,0 +1,89 @@
+"""``arb-audit classify PATH...``: what each training file does, with the lines that show it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from analyzer.classify import Classification
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file per line.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the evidence lines under each file.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: the CPU count).",
+)
+@click.option(
+    "--cache/--no-cache",
+    default=True,
+    help="Reuse results for files whose content was classified before (in the user cache store).",
+)
+def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | None, cache: bool) -> None:
+    """Classify Python files, notebooks, YAML configs and shell launchers (folders: recursively).
+
+    Each file gets its labels (SFT, DPO, GRPO, PPO, ONLINE_RL, REWARD_MODEL, DISTILLATION, MERGE,
+    EVAL_ONLY, NONE_TRAINING, CONFIG_DEPENDENT), its primary label, its role, its training stages and
+    the evidence for each. Nothing is imported or executed. Exit status 0, or 2 when no file was found.
+    """
+    from analyzer.batch import classify_many
+    from arb_audit.report import clean
+    from arb_audit.store import RunStore, StoreError, cache_root
+
+    with contextlib.ExitStack() as stack:
+        store = None
+        if cache:
+            try:
+                store = stack.enter_context(RunStore.open(cache_root() / "classify.duckdb", wait_s=5.0))
+            except StoreError as exc:
+                click.echo(f"arb-audit classify: working without the cache: {exc}", err=True)
+        count = _print(
+            classify_many(list(paths), jobs or os.cpu_count() or 1, store), as_json, verbose, clean
+        )
+    if count == 0:
+        click.echo("arb-audit classify: no Python, notebook, YAML or shell file found", err=True)
+        sys.exit(2)
+
+
+def _print(
+    results: Iterable[Classification], as_json: bool, verbose: bool, clean: Callable[[object], str]
+) -> int:
+    """Print each result as a JSON line or a readable line (with evidence when verbose); return the count."""
+    count = 0
+    for result in results:
+        count += 1
+        if as_json:
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+            continue
+        stages = ", ".join(
+            s.kind + (f"/{s.variant}" if s.variant else "") + (" (interactive)" if s.interactive else "")
+            for s in result.stages
+        )
+        parts = [result.path, result.primary, ",".join(result.labels), result.role, stages]
+        if result.default_route:
+            parts.append(f"default {result.default_route}")
+        if result.error:
+            parts.append(f"error: {result.error}")
+        click.echo("  ".join(clean(p) for p in parts if p))
+        if verbose:
+            for f in result.findings:
+                what = (
+                    f.signal
+                    + (f" {f.kind}" if f.kind else "")
+                    + (f" {'/'.join(f.routes)}" if f.routes else "")
+                )
+                click.echo(f"    {f.line}:{f.col}  {f.detector}  {clean(what)}  {clean(f.excerpt)}")
+    return count

@@ -1,0 +1,70 @@
+"""Hostile and broken files never stop a batch: each gets a clear error, the rest are classified."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from analyzer.batch import classify_many
+from arb_audit.cli import main
+
+GOOD = "from trl import SFTTrainer\nSFTTrainer(model='m').train()\n"
+
+
+def make_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "a_good.py").write_text(GOOD)
+    (root / "binary.py").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+    (root / "latin1.py").write_bytes(b"# caf\xe9\nfrom trl import DPOTrainer\nDPOTrainer(model='m')\n")
+    (root / "python2.py").write_text(
+        'print "starting"\nfrom trl import GRPOTrainer\nGRPOTrainer(model="m")\n'
+    )
+    (root / "broken.py").write_text(
+        "from trl import SFTTrainer\n\ndef oops(:\n    pass\n\nSFTTrainer(model='m').train()\n"
+    )
+    (root / "deep.py").write_text("x = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n")
+    with (root / "huge.py").open("wb") as handle:
+        handle.truncate(20 * 1024 * 1024)
+    (root / "notebook.ipynb").write_text("{ not json")
+    (root / "link.py").symlink_to("/etc/passwd")
+    return root
+
+
+def test_every_bad_file_gets_an_error_and_the_good_ones_a_verdict(tmp_path: Path) -> None:
+    root = make_folder(tmp_path)
+    start = time.monotonic()
+    results = {Path(r.path).name: r for r in classify_many([root], jobs=1)}
+    assert time.monotonic() - start < 30
+    assert "link.py" not in results  # symlinks inside a folder are not followed
+    assert results["a_good.py"].primary == "SFT" and results["a_good.py"].error is None
+    assert "binary" in (results["binary.py"].error or "")
+    assert "UTF-8" in (results["latin1.py"].error or "")
+    assert "Python 2" in (results["python2.py"].error or "")
+    assert results["python2.py"].primary == "GRPO"  # the statements that parse are still read
+    broken = results["broken.py"]
+    assert "line 3" in (broken.error or "") and broken.primary == "SFT"
+    assert broken.stages[0].evidence[0].line == 6
+    assert "nest" in (results["deep.py"].error or "")
+    assert "20,971,520" in (results["huge.py"].error or "") or "20971520" in (results["huge.py"].error or "")
+    assert results["notebook.ipynb"].error
+
+
+def test_a_symlink_named_on_the_command_line_is_refused_not_followed(tmp_path: Path) -> None:
+    root = make_folder(tmp_path)
+    result = CliRunner().invoke(main, ["classify", "--json", "-j", "1", str(root / "link.py")])
+    assert result.exit_code == 0
+    assert "symlink" in json.loads(result.output)["error"]
+
+
+def test_the_batch_goes_on_in_parallel_too(tmp_path: Path) -> None:
+    root = make_folder(tmp_path)
+    for i in range(40):
+        (root / f"copy_{i:02d}.py").write_text(GOOD)
+    result = CliRunner().invoke(main, ["classify", "--json", "-j", "2", "--no-cache", str(root)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert len(rows) == 48 and sum(r["primary"] == "SFT" for r in rows) == 42  # good ones, broken.py, copies

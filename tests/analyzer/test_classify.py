@@ -1,0 +1,225 @@
+"""Whole files through the classifier: stages in order, roles, launchers, and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from analyzer.batch import classify_path
+from arb_audit.cli import main
+from arb_audit.store import RunStore
+
+SFT_THEN_GRPO = '''
+"""Prime the format with SFT, then GRPO with reward functions (as unsloth's notebooks do)."""
+from unsloth import FastLanguageModel
+from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+
+model, tokenizer = FastLanguageModel.from_pretrained("base")
+model = FastLanguageModel.get_peft_model(model, r=16)
+
+
+def format_reward(completions, **kwargs):
+    return [1.0 if "<answer>" in c else 0.0 for c in completions]
+
+
+SFTTrainer(model=model, args=SFTConfig(output_dir="sft"), train_dataset=primer).train()
+trainer = GRPOTrainer(model=model, reward_funcs=[format_reward], args=GRPOConfig(num_generations=8))
+trainer.train()
+if False:
+    model.save_pretrained_merged("merged", tokenizer)
+'''
+
+MULTI_TURN_ROLLOUT = """
+import torch
+from trl import GRPOConfig, GRPOTrainer
+from my_envs import KeyRoomEnv
+
+
+def rollout_func(prompts, trainer):
+    env = KeyRoomEnv()
+    episodes = []
+    for prompt in prompts:
+        observation = env.reset()
+        for turn in range(8):
+            action = trainer.model.generate(observation)
+            observation, reward, done = env.step(action)
+            if done:
+                break
+        episodes.append(reward)
+    return episodes
+
+
+GRPOTrainer(model="base", reward_funcs=[lambda completions, **kw: [0.0]], rollout_func=rollout_func).train()
+"""
+
+HAND_WRITTEN_DPO = """
+import torch
+import torch.nn.functional as F
+
+for batch in loader:
+    policy_chosen, policy_rejected = logps(policy, batch)
+    with torch.no_grad():
+        ref_chosen, ref_rejected = logps(reference, batch)
+    margin = (policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)
+    loss = -F.logsigmoid(0.1 * margin).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+EVAL_SCRIPT = """
+from vllm import LLM, SamplingParams
+from math_verify import parse, verify
+
+llm = LLM(model="output/v3")
+outputs = llm.generate(prompts, SamplingParams(temperature=0))
+accuracy = sum(verify(parse(o.outputs[0].text), gold) for o, gold in zip(outputs, answers)) / len(answers)
+print(accuracy)
+"""
+
+DATA_GENERATION = """
+import json
+from openai import OpenAI
+
+client = OpenAI()
+with open("traces.jsonl", "w") as out:
+    for question in questions:
+        messages = [{"role": "user", "content": question}]
+        answer = client.chat.completions.create(model="teacher", messages=messages)
+        out.write(json.dumps({"prompt": question, "completion": answer.choices[0].message.content}) + "\\n")
+"""
+
+DISPATCH = """
+import argparse
+from trl import DPOTrainer, GRPOTrainer, SFTTrainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--method", choices=["sft", "dpo", "grpo"], default="sft")
+args = parser.parse_args()
+if args.method == "sft":
+    SFTTrainer(model=m).train()
+elif args.method == "dpo":
+    DPOTrainer(model=m).train()
+else:
+    GRPOTrainer(model=m, reward_funcs=[r]).train()
+"""
+
+
+def write(tmp_path: Path, name: str, code: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(code))
+    return path
+
+
+def test_a_composite_notebook_script_lists_both_stages_in_order(tmp_path: Path) -> None:
+    result = classify_path(write(tmp_path, "train.py", SFT_THEN_GRPO))
+    assert (result.primary, result.labels, result.role) == ("GRPO", ["GRPO", "SFT"], "training")
+    assert [s.kind for s in result.stages] == ["sft", "grpo"]
+    grpo = result.stages[1]
+    assert grpo.on_policy is True and grpo.interactive is False
+    line = next(f.line for f in grpo.evidence if f.detector == "TrainerConstruction")
+    assert SFT_THEN_GRPO.splitlines()[line - 1].startswith("trainer = GRPOTrainer(")
+    assert not any(s.kind == "merge" for s in result.stages)  # the fold sits under `if False:`
+
+
+def test_a_rollout_function_that_steps_an_environment_is_online_rl(tmp_path: Path) -> None:
+    result = classify_path(write(tmp_path, "train.py", MULTI_TURN_ROLLOUT))
+    assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]
+    assert result.stages[0].interactive is True
+    assert any(
+        f.detector == "MultiTurnLoop" and f.excerpt.startswith("for turn in range(8)")
+        for f in result.findings
+    )
+
+
+def test_hand_written_losses_name_their_stage(tmp_path: Path) -> None:
+    result = classify_path(write(tmp_path, "dpo.py", HAND_WRITTEN_DPO))
+    assert (result.primary, result.stages[0].kind) == ("DPO", "dpo")
+    assert result.stages[0].evidence[0].excerpt.startswith("loss = -F.logsigmoid")
+
+
+def test_files_that_train_nothing_get_a_role(tmp_path: Path) -> None:
+    evaluation = classify_path(write(tmp_path, "eval.py", EVAL_SCRIPT))
+    generation = classify_path(write(tmp_path, "gen.py", DATA_GENERATION))
+    nothing = classify_path(write(tmp_path, "util.py", "def add(a, b):\n    return a + b\n"))
+    assert (evaluation.primary, evaluation.role) == ("EVAL_ONLY", "eval")
+    assert (generation.primary, generation.role) == ("DISTILLATION", "data_generation")
+    assert (nothing.primary, nothing.role, nothing.findings) == ("NONE_TRAINING", "none", [])
+
+
+def test_a_route_chosen_by_a_flag_is_config_dependent(tmp_path: Path) -> None:
+    result = classify_path(write(tmp_path, "run.py", DISPATCH))
+    assert (result.primary, result.role) == ("CONFIG_DEPENDENT", "launcher")
+    assert result.possible_routes == ["DPO", "GRPO", "SFT"] and result.default_route == "SFT"
+
+
+def test_launchers_in_yaml_and_shell(tmp_path: Path) -> None:
+    llamafactory = write(
+        tmp_path, "qwen_dpo.yaml", "model_name_or_path: Qwen/Qwen3-0.6B\nstage: dpo\ndo_train: true\n"
+    )
+    axolotl = write(tmp_path, "axolotl.yml", "base_model: m\ndatasets:\n  - path: d\n")
+    shell = write(
+        tmp_path,
+        "run.sh",
+        "#!/bin/bash\ntrl sft --model_name_or_path m --output_dir sft\n"
+        "python -m verl.trainer.main_ppo \\\n  algorithm.adv_estimator=grpo \\\n"
+        "  actor_rollout_ref.rollout.multi_turn.enable=true\n",
+    )
+    assert classify_path(llamafactory).labels == ["DPO"]
+    assert classify_path(axolotl).primary == "SFT"
+    result = classify_path(shell)
+    assert (result.primary, result.role) == ("ONLINE_RL", "launcher")
+    assert result.possible_routes == ["SFT", "PPO", "GRPO", "ONLINE_RL"]
+    bad = classify_path(write(tmp_path, "bad.yaml", "stage: [unclosed\n"))
+    assert (bad.error or "").startswith("not valid YAML")
+
+
+def test_classify_command_prints_json_lines_and_a_table(tmp_path: Path) -> None:
+    write(tmp_path, "train.py", SFT_THEN_GRPO)
+    write(tmp_path, "eval.py", EVAL_SCRIPT)
+    (tmp_path / "notes.txt").write_text("not code")
+    result = CliRunner().invoke(main, ["classify", "--json", "-j", "1", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert [(Path(r["path"]).name, r["primary"]) for r in lines] == [
+        ("eval.py", "EVAL_ONLY"),
+        ("train.py", "GRPO"),
+    ]
+    stage = lines[1]["stages"][1]
+    assert stage["kind"] == "grpo" and stage["evidence"][0]["detector"] == "TrainerConstruction"
+    assert set(lines[1]) >= {
+        "path",
+        "labels",
+        "primary",
+        "role",
+        "stages",
+        "possible_routes",
+        "default_route",
+        "error",
+    }
+    table = CliRunner().invoke(main, ["classify", "-v", "-j", "1", str(tmp_path / "train.py")])
+    assert table.exit_code == 0 and "GRPO" in table.output and "TrainerConstruction" in table.output
+    missing = CliRunner().invoke(main, ["classify", str(tmp_path / "absent.py")])
+    assert missing.exit_code == 0 and "absent.py" in missing.output
+    assert CliRunner().invoke(main, ["classify", str(tmp_path / "notes.txt")]).exit_code == 0
+
+
+def test_results_are_cached_by_content_and_analyzer_version(tmp_path: Path) -> None:
+    train = write(tmp_path, "train.py", SFT_THEN_GRPO)
+    copy = write(tmp_path, "copy.py", SFT_THEN_GRPO)
+    first = CliRunner().invoke(main, ["classify", "--json", "-j", "1", str(train)])
+    store = Path(os.environ["XDG_CACHE_HOME"]) / "arb-audit" / "classify.duckdb"
+    with RunStore.open(store, read_only=True) as cache:
+        assert cache.con.execute("SELECT count(*) FROM classifications").fetchone() == (1,)
+    again = CliRunner().invoke(main, ["classify", "--json", "-j", "1", str(copy)])
+    assert json.loads(again.output) == {**json.loads(first.output), "path": str(copy)}  # from the cache
+    uncached = CliRunner().invoke(main, ["classify", "--json", "--no-cache", str(copy)])
+    assert json.loads(uncached.output) == json.loads(again.output)
+    copy.write_text(SFT_THEN_GRPO.replace("GRPOTrainer", "DPOTrainer"))
+    changed = CliRunner().invoke(main, ["classify", "--json", "-j", "1", str(copy)])
+    assert json.loads(changed.output)["primary"] == "DPO"
+    with RunStore.open(store, read_only=True) as cache:
+        assert cache.con.execute("SELECT count(*) FROM classifications").fetchone() == (2,)
