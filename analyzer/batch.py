@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
+import signal
 import stat
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from analyzer.cache import analyzer_version, blob_sha
@@ -21,6 +25,10 @@ SKIPPED_FOLDERS = frozenset({".git", "__pycache__", ".arb-audit", "node_modules"
 """Folders never entered."""
 CHUNK = 16
 """Files per task sent to a worker process."""
+FILE_TIMEOUT_S = 60
+"""Longest the analysis of one file may take in a worker process before the worker is stopped."""
+WORKER_MEMORY_BYTES = 4 * 1024**3
+"""Address space a worker process may use."""
 
 Job = tuple[Path, bytes | None]
 """A file to classify, with its bytes when they were read safely here (else it is read in the worker)."""
@@ -87,16 +95,59 @@ def classify_path(path: Path) -> Classification:
     return classify_loaded(read_source(path, str(path)))
 
 
-def _classify_chunk(jobs: list[Job]) -> list[Classification]:
+def _limit_worker() -> None:
+    """Bound a worker's memory, so that a hostile file fails its worker, not the machine."""
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+
+
+def _classify_chunk(jobs: list[Job], timeout_s: int = 0) -> list[Classification]:
+    """Classify files one by one; with ``timeout_s`` (in a worker only) a file that takes longer kills it.
+
+    libcst's parser holds the GIL, so no thread can interrupt it; SIGALRM's default action ends the
+    worker process instead, and :func:`_isolated` reports the file.
+    """
     results = []
     for path, raw in jobs:
+        signal.alarm(timeout_s)
         try:
             source = source_from_bytes(raw, str(path)) if raw is not None else read_source(path, str(path))
             results.append(classify_loaded(source))
         except Exception as exc:  # one file never stops the batch; the error names it
             results.append(Classification(str(path), error=f"internal error: {type(exc).__name__}: {exc}"))
+        finally:
+            signal.alarm(0)
     for result in results:
         result.detach()
+    return results
+
+
+def _isolated(todo: list[Job], jobs: int, timeout_s: int) -> dict[Path, Classification]:
+    """Classify in worker processes; a file that kills its worker (time, memory, a crash) gets an error.
+
+    When a worker dies every unfinished task of its pool fails with it, so those files are tried again
+    one per task in a fresh pool; a file that breaks a pool on its own is the culprit.
+    """
+    results: dict[Path, Classification] = {}
+    pending = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
+    while pending:
+        retry: list[list[Job]] = []
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_limit_worker) as pool:
+            futures = [(pool.submit(_classify_chunk, chunk, timeout_s), chunk) for chunk in pending]
+            for future, chunk in futures:
+                try:
+                    results.update((path, r) for (path, _), r in zip(chunk, future.result(), strict=True))
+                except BrokenProcessPool:
+                    if len(chunk) > 1:
+                        retry.extend([job] for job in chunk)
+                    else:
+                        path = chunk[0][0]
+                        results[path] = Classification(
+                            str(path),
+                            error=f"analysis stopped: it took longer than {timeout_s} s, needed more than "
+                            f"{WORKER_MEMORY_BYTES // 1024**3} GiB or crashed its worker",
+                        )
+        pending = retry
     return results
 
 
@@ -105,12 +156,16 @@ def _key(path: Path, raw: bytes | None) -> tuple[str, str] | None:
 
 
 def classify_many(
-    paths: Sequence[Path], jobs: int = 1, cache: RunStore | None = None
+    paths: Sequence[Path],
+    jobs: int = 0,
+    cache: RunStore | None = None,
+    timeout_s: int = FILE_TIMEOUT_S,
 ) -> Iterator[Classification]:
-    """Classify every file under ``paths``, in order, with ``jobs`` worker processes.
+    """Classify every file under ``paths``, in order, in ``jobs`` worker processes (0: in this one).
 
-    With a ``cache`` store, files whose content was classified by this analyzer version before are
-    not analysed again, and new results are added to it.
+    Workers bound each file's time (``timeout_s``) and memory. With a ``cache`` store, files whose
+    content was classified by this analyzer version before are not analysed again, and new results
+    are added to it.
     """
     files = list(iter_files(paths))
     loaded: list[Job] = [(p, read_bytes(p)) for p in files]
@@ -118,13 +173,10 @@ def classify_many(
     keys = {p: _key(p, raw) for p, raw in loaded}
     cached = cache.load_classifications([k for k in keys.values() if k], version) if cache else {}
     todo = [(p, raw) for p, raw in loaded if keys[p] not in cached]
-    chunks = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
-    if jobs <= 1 or len(chunks) <= 1:
-        fresh = [r for chunk in chunks for r in _classify_chunk(chunk)]
+    if jobs <= 0:
+        by_path = {path: result for (path, _), result in zip(todo, _classify_chunk(todo), strict=True)}
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            fresh = [r for results in pool.map(_classify_chunk, chunks) for r in results]
-    by_path = {path: result for (path, _), result in zip(todo, fresh, strict=True)}
+        by_path = _isolated(todo, jobs, timeout_s) if todo else {}
     if cache is not None:
         new = {}
         for path, result in by_path.items():

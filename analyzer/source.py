@@ -299,7 +299,9 @@ def parse_python(text: str) -> Parsed:
 
     Text nested deeper than ``MAX_NESTING`` (brackets, indentation) or ``MAX_CHAIN`` (operator or
     ``elif`` chains) is refused unparsed. On a syntax error the top-level chunks that parse on their
-    own are kept, at their original line numbers, and ``partial`` is True.
+    own are kept, at their original line numbers, and ``partial`` is True. (libcst's time grows with
+    size times bracket depth, which limits alone cannot bound, and it holds the GIL while it parses:
+    :mod:`analyzer.batch` bounds each file's time in a worker process it can stop.)
 
     Args:
         text: Python source.

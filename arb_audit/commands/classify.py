@@ -51,7 +51,10 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
             except StoreError as exc:
                 click.echo(f"arb-audit classify: working without the cache: {exc}", err=True)
         count = _print(
-            classify_many(list(paths), jobs or os.cpu_count() or 1, store), as_json, verbose, clean
+            classify_many(list(paths), (os.cpu_count() or 1) if jobs is None else jobs, store),
+            as_json,
+            verbose,
+            clean,
         )
     if count == 0:
         click.echo("arb-audit classify: no Python, notebook, YAML or shell file found", err=True)

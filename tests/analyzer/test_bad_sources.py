@@ -68,3 +68,18 @@ def test_the_batch_goes_on_in_parallel_too(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert len(rows) == 48 and sum(r["primary"] == "SFT" for r in rows) == 42  # good ones, broken.py, copies
+
+
+def test_a_file_that_takes_too_long_is_stopped_and_named(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a_good.py").write_text(GOOD)
+    # libcst's time grows with size times bracket depth: seconds here, inside every size limit.
+    slow = "x = " + "(" * 150 + "[" + "1," * 5000 + "]" + ")" * 150 + "\n"
+    (root / "slow.py").write_text(GOOD + slow)  # a trainer, so that the pre-scan sends it to libcst
+    (root / "z_good.py").write_text(GOOD)
+    start = time.monotonic()
+    results = {Path(r.path).name: r for r in classify_many([root], jobs=2, timeout_s=1)}
+    assert time.monotonic() - start < 20
+    assert "took longer than 1 s" in (results["slow.py"].error or "")
+    assert results["a_good.py"].primary == results["z_good.py"].primary == "SFT"
