@@ -38,6 +38,8 @@ class Stage:
     """Samples are multi-turn trajectories in an environment or with tools."""
     data_source: str | None = None
     """``given``, ``self_generated``, ``distilled`` or ``benchmark_derived``, where known."""
+    adapter: str | None = None
+    """``lora`` or ``qlora`` when the stage trains an adapter, else None (full weights or unknown)."""
     evidence: list[Finding] = field(default_factory=list)
     """The findings behind it."""
 
@@ -87,6 +89,7 @@ class Classification:
                     "on_policy": s.on_policy,
                     "interactive": s.interactive,
                     "data_source": s.data_source,
+                    "adapter": s.adapter,
                     "evidence": [_evidence(f) for f in s.evidence],
                 }
                 for s in self.stages
@@ -107,6 +110,7 @@ class Classification:
                 s["on_policy"],
                 s["interactive"],
                 s["data_source"],
+                s.get("adapter"),
                 [_finding(e) for e in s["evidence"]],
             )
             for s in data["stages"]
@@ -217,7 +221,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):
         stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
     interactive = "interactive" in signals
+    adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     for stage in stages:
+        if stage.kind not in ("merge",):
+            stage.adapter = adapter
         if stage.kind in POLICY_GRADIENT:
             stage.interactive = interactive
             stage.on_policy = True if interactive else stage.on_policy

@@ -32,6 +32,7 @@ Signal = Literal[
     "dispatch",
     "weight_edit",
     "inference",
+    "adapter",
 ]
 """What a finding says about the file:
 
@@ -45,7 +46,8 @@ Signal = Literal[
 - ``reward_function``: a reward function is defined — a component of GRPO/PPO;
 - ``dispatch``: the route is picked by a flag, config key or table (``routes``, ``default``);
 - ``weight_edit``: weights are edited without training (surgery, extraction);
-- ``inference``: the model runs without gradients (scoring, serving).
+- ``inference``: the model runs without gradients (scoring, serving);
+- ``adapter``: the training updates a LoRA adapter (``variant`` ``lora`` or ``qlora``).
 """
 
 

@@ -1,7 +1,7 @@
 """Classification throughput against ``ast.parse`` and ``libcst.parse_module`` on the same real files.
 
 Run on demand: ``python benchmarks/bench_classify_speed.py [FOLDER ...] [--limit N]`` (default: this
-interpreter's site-packages, the first 3000 Python files in sorted order). Each file is read once;
+interpreter's site-packages, the first 2000 Python files in sorted order). Each file is read once;
 then, in the same run and in alternating order, every file is parsed with ``ast``, parsed with libcst,
 and classified (pre-scan, libcst parse, name bindings, one batched detector pass, locating evidence).
 Files that fail to parse in any of them are left out of all three. Prints totals, per-file medians and
@@ -90,7 +90,7 @@ def report(label: str, texts: list[str], rounds: int = 2) -> None:
 def main() -> None:
     """Collect files, time, print."""
     args = sys.argv[1:]
-    limit = 3000
+    limit = 2000
     if "--limit" in args:
         at = args.index("--limit")
         limit = int(args[at + 1])

@@ -18,6 +18,7 @@ PRECEDENCE = (
     ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
     ("clipped_ratio", "ppo", "ppo", "a probability ratio clipped to [1 - eps, 1 + eps]"),
     ("leave_one_out", "ppo", "rloo", "a leave-one-out baseline over the other samples of a prompt"),
+    ("reinforce", "ppo", "reinforce", "a loop samples from the policy, scores it with a reward and updates"),
     ("preference", "dpo", "dpo", "log-sigmoid of beta times a policy/reference log-ratio margin"),
     ("pairwise", "reward_model", "bradley_terry", "log-sigmoid of chosen minus rejected rewards"),
     ("supervised", "sft", None, "cross-entropy against fixed labels"),
@@ -50,7 +51,8 @@ class HandwrittenLoss(RouteDetector):
     Agents often write the loop themselves. The loss names the stage: advantages normalised within a
     group of samples per prompt (``rewards.view(-1, G).mean(...)``, ``(r - mean) / (std + eps)``) is
     GRPO; a ratio clipped to ``[1 - eps, 1 + eps]`` is PPO; ``(sum - r) / (k - 1)`` is RLOO's
-    leave-one-out baseline; ``logsigmoid`` of a difference of log-ratios is DPO; cross-entropy against
+    leave-one-out baseline; a loop that samples from the policy, calls a reward and updates, with
+    none of those, is REINFORCE; ``logsigmoid`` of a difference of log-ratios is DPO; cross-entropy against
     labels (or ``model(..., labels=...)``) is SFT; ``logsigmoid(r_chosen - r_rejected)`` without a
     ``beta`` is a Bradley-Terry reward model. Without a backward pass nothing is trained, so
     nothing is reported. Sampling with ``generate`` inside the update loop makes the stage on-policy.
@@ -65,7 +67,7 @@ class HandwrittenLoss(RouteDetector):
     )
     INVALID = (
         Invalid(
-            "for batch in loader:\n    out = model(**batch, labels=batch['input_ids'])\n"
+            "model = load()\nfor batch in loader:\n    out = model(**batch, labels=batch['input_ids'])\n"
             "    out.loss.backward()\n    optimizer.step()\n",
             "stage",
             "sft",
@@ -99,6 +101,15 @@ class HandwrittenLoss(RouteDetector):
             "ppo",
             "ppo",
         ),
+        Invalid(
+            "def compute_reward(texts, answers):\n    return score(texts, answers)\n"
+            "for step in range(steps):\n    texts = policy.generate(prompts, do_sample=True)\n"
+            "    rewards = compute_reward(texts, answers)\n"
+            "    loss = -(rewards * sequence_logprobs(policy, texts)).mean()\n    loss.backward()\n",
+            "stage",
+            "ppo",
+            "reinforce",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -106,6 +117,7 @@ class HandwrittenLoss(RouteDetector):
         self.seen: dict[str, tuple[cst.CSTNode, cst.CSTNode | None]] = {}
         self.backward: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         self.loops: list[list[bool]] = []
+        """Per open loop: it generates, it updates (backward), it computes rewards."""
         self.on_policy = False
         self.grouped_names: set[str] = set()
         """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
@@ -115,23 +127,25 @@ class HandwrittenLoss(RouteDetector):
         self.seen.setdefault(form, (node, statement))
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops.append([False, False])
+        self.loops.append([False, False, False])
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops.append([False, False])
+        self.loops.append([False, False, False])
 
-    def _leave_loop(self) -> None:
-        generates, updates = self.loops.pop()
+    def _leave_loop(self, node: cst.For | cst.While) -> None:
+        seen = self.loops.pop()
+        generates, updates, rewards = seen
         self.on_policy = self.on_policy or (generates and updates)
+        if generates and updates and rewards:
+            self._saw("reinforce", node)
         if self.loops:
-            self.loops[-1][0] = self.loops[-1][0] or generates
-            self.loops[-1][1] = self.loops[-1][1] or updates
+            self.loops[-1] = [a or b for a, b in zip(self.loops[-1], seen, strict=True)]
 
     def leave_For(self, original_node: cst.For) -> None:
-        self._leave_loop()
+        self._leave_loop(original_node)
 
     def leave_While(self, original_node: cst.While) -> None:
-        self._leave_loop()
+        self._leave_loop(original_node)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = method(node)
@@ -145,8 +159,14 @@ class HandwrittenLoss(RouteDetector):
                 self.loops[-1][1] = True
         elif self.loops and is_generation(node, self.names):
             self.loops[-1][0] = True
+        elif self.loops and any("reward" in part.lower() for q in callee for part in q.split(".")[-1:]):
+            self.loops[-1][2] = True  # the code names its scorer so (compute_reward, reward_fn)
         args = [a.value for a in node.args]
-        if callee & CROSS_ENTROPY or (keyword(node, "labels") is not None and not callee):
+        # model(..., labels=...) on the file's own model object (not a library function)
+        labelled = keyword(node, "labels") is not None and not any(
+            map(self.context.resolver.is_imported, callee)
+        )
+        if callee & CROSS_ENTROPY or labelled:
             self._saw("supervised", node)
         if callee & LOG_SIGMOID:
             operators = {
