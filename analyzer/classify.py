@@ -254,6 +254,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             labels.append("DISTILLATION")
         if "scoring" in signals:
             labels.append("EVAL_ONLY")
+    elif "loss" in signals:
+        result.role = "component"
+        kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
+        labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]
+        result.primary = labels[0] if labels else "NONE_TRAINING"
     elif "environment" in signals or "interactive" in signals:
         result.role, result.primary = "component", "ONLINE_RL"
     elif "reward_function" in signals:

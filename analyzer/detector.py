@@ -33,6 +33,7 @@ Signal = Literal[
     "weight_edit",
     "inference",
     "adapter",
+    "loss",
 ]
 """What a finding says about the file:
 
@@ -47,7 +48,8 @@ Signal = Literal[
 - ``dispatch``: the route is picked by a flag, config key or table (``routes``, ``default``);
 - ``weight_edit``: weights are edited without training (surgery, extraction);
 - ``inference``: the model runs without gradients (scoring, serving);
-- ``adapter``: the training updates a LoRA adapter (``variant`` ``lora`` or ``qlora``).
+- ``adapter``: the training updates a LoRA adapter (``variant`` ``lora`` or ``qlora``);
+- ``loss``: a stage's loss is implemented here (``kind``) for another file to train with.
 """
 
 

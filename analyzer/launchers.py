@@ -44,7 +44,11 @@ ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator"
 """Flags and keys that choose the policy-gradient estimator (gae = PPO, grpo/group_norm = GRPO)."""
 MAX_LINES = 20_000
 """Lines of a shell script read."""
-_ASSIGNED = re.compile(r"(?:^|\s)(?:--)?([\w.]+)[= ]([\w+.-]+)")
+MAX_VALUE = 4096
+"""Characters kept of a shell variable's value."""
+_ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(\S*)")
+_VARIABLE = re.compile(r"\$\{(\w+)(?:\[[@*]\])?(?::-([^}]*))?\}|\$(\w+)")
+_ARRAY_START = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=\((.*)")
 
 
 def _finding(detector: str, line: int, excerpt: str, message: str, route: str) -> Finding:
@@ -114,21 +118,61 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
     return found, None
 
 
+def _expand(command: str, variables: dict[str, str]) -> str:
+    """Substitute ``$NAME``, ``${NAME}`` and ``${NAME:-default}`` with the script's own assignments."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(3)
+        return variables.get(name, match.group(2) or "")
+
+    return _VARIABLE.sub(value, command)
+
+
 def _shell_routes(text: str) -> list[Finding]:
     found: list[Finding] = []
+    variables: dict[str, str] = {}
+    array: tuple[str, list[str]] | None = None
     logical = ""
     start = 1
     for number, line in enumerate(text.splitlines()[:MAX_LINES], 1):
         if not logical:
             start = number
         stripped = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+        # Bash arrays (ARGS=( ... ) over several lines) hold the settings that "${ARGS[@]}" passes on.
+        if array is not None:
+            body, closed, _ = stripped.partition(")")
+            array[1].append(body)
+            if closed:
+                variables[array[0]] = _expand(" ".join(array[1]), variables)[:MAX_VALUE]
+                array = None
+            continue
+        if (opened := _ARRAY_START.fullmatch(stripped.strip())) is not None and ")" not in opened.group(2):
+            array = (opened.group(1), [opened.group(2)])
+            continue
         if stripped.rstrip().endswith("\\"):
             logical += stripped.rstrip()[:-1] + " "
             continue
         logical += stripped
-        found.extend(_command_routes(logical, start))
+        if (assignment := _ASSIGNMENT.fullmatch(logical.strip())) is not None:
+            # Capped: `A=$A$A` repeated would double a value on every line.
+            variables[assignment.group(1)] = _expand(assignment.group(2).strip("'\""), variables)[:MAX_VALUE]
+        else:
+            found.extend(_command_routes(_expand(logical, variables), start))
         logical = ""
     return found
+
+
+def _settings(words: list[str]) -> list[tuple[str, str]]:
+    """``key=value``, ``--key=value`` and ``--key value`` settings of one command line."""
+    pairs = []
+    words = [w for word in words for w in word.split()]  # a quoted "${ARRAY[@]}" holds several
+    for i, word in enumerate(words):
+        if "=" in word:
+            key, _, value = word.partition("=")
+            pairs.append((key.lstrip("-+"), value))
+        elif word.startswith("--") and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            pairs.append((word[2:], words[i + 1]))
+    return pairs
 
 
 def _command_routes(command: str, line: int) -> list[Finding]:
@@ -148,11 +192,15 @@ def _command_routes(command: str, line: int) -> list[Finding]:
                     "ShellLauncher", line, command, f"python -m {words[i + 1]}", ENTRY_MODULES[words[i + 1]]
                 )
             )
-    for key, value in _ASSIGNED.findall(command):
+    estimators = []
+    for key, value in _settings(words):
         if key.endswith(ESTIMATOR_FLAGS) and (label := _estimator_label(value)) is not None:
-            found.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
+            estimators.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
         if key.endswith("multi_turn.enable") and value.lower() == "true":
             found.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
+    if estimators:
+        # The estimator decides what a policy-gradient entry point runs; its default no longer applies.
+        found = [f for f in found if not f.message.startswith("python -m")] + estimators
     return found
 
 

@@ -14,6 +14,8 @@ CROSS_ENTROPY = frozenset(
 LOG_SIGMOID = frozenset({"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid"})
 CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
+LIBRARY_FORMS = frozenset({"group_advantage", "clipped_ratio", "preference", "pairwise"})
+"""Forms that, without a backward pass here, still make the file a library of that stage's loss."""
 PRECEDENCE = (
     ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
     ("clipped_ratio", "ppo", "ppo", "a probability ratio clipped to [1 - eps, 1 + eps]"),
@@ -55,15 +57,21 @@ class HandwrittenLoss(RouteDetector):
     none of those, is REINFORCE; ``logsigmoid`` of a difference of log-ratios is DPO; cross-entropy against
     labels (or ``model(..., labels=...)``) is SFT; ``logsigmoid(r_chosen - r_rejected)`` without a
     ``beta`` is a Bradley-Terry reward model. Without a backward pass nothing is trained, so
-    nothing is reported. Sampling with ``generate`` inside the update loop makes the stage on-policy.
+    the loss is reported as a component's (a library of losses another file trains with), except a
+    cross-entropy, as likely an evaluation's perplexity. Sampling with ``generate`` inside the update
+    loop makes the stage on-policy.
     """
 
-    TRIGGERS = ("backward",)
+    TRIGGERS = ("backward", "view", "reshape", "unflatten", "clamp", "clip", "logsigmoid", "LogSigmoid")
 
     VALID = (
         Valid("import torch.nn.functional as F\nloss = F.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("loss = model(input_ids, labels=labels).loss\nlosses.append(loss.item())\n"),
         Valid("import torch\nx = torch.clamp(y, 0, 1)\nx.backward()\n"),
+        Valid(
+            "import torch.nn.functional as F\n"
+            "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -100,6 +108,13 @@ class HandwrittenLoss(RouteDetector):
             "stage",
             "ppo",
             "ppo",
+        ),
+        Invalid(
+            "def compute_grpo_advantage(scores, n):\n    scores = scores.view(-1, n)\n"
+            "    mean, std = scores.mean(dim=1, keepdim=True), scores.std(dim=1, keepdim=True)\n"
+            "    return (scores - mean) / (std + 1e-6)\n",
+            "loss",
+            "grpo",
         ),
         Invalid(
             "def compute_reward(texts, answers):\n    return score(texts, answers)\n"
@@ -218,11 +233,11 @@ class HandwrittenLoss(RouteDetector):
                     self.grouped_names.add(cst.Module([]).code_for_node(target.target))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.backward is None:
-            return
         for form, kind, variant, message in PRECEDENCE:
-            if form in self.seen:
-                node, statement = self.seen[form]
+            if form not in self.seen:
+                continue
+            node, statement = self.seen[form]
+            if self.backward is not None:
                 on_policy = True if kind in ("grpo", "ppo") or self.on_policy else None
                 self.report(
                     node,
@@ -233,4 +248,9 @@ class HandwrittenLoss(RouteDetector):
                     variant=variant,
                     on_policy=on_policy,
                 )
+                return
+            if form in LIBRARY_FORMS:
+                # A library of losses that another file trains with (a cross-entropy alone is as
+                # likely an evaluation's perplexity).
+                self.report(node, "loss", message, statement=statement, kind=kind, variant=variant)
                 return

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=0),
     default=None,
-    help="Worker processes (default: the CPU count).",
+    help="Worker processes, each file's time and memory bounded (default: the CPU count; 0: none).",
 )
 @click.option(
     "--cache/--no-cache",

@@ -168,11 +168,28 @@ def test_launchers_in_yaml_and_shell(tmp_path: Path) -> None:
         "python -m verl.trainer.main_ppo \\\n  algorithm.adv_estimator=grpo \\\n"
         "  actor_rollout_ref.rollout.multi_turn.enable=true\n",
     )
+    verl = write(
+        tmp_path,
+        "verl.sh",
+        "adv_estimator=grpo\nexport LOSS=gspo\n"
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=${adv_estimator} \\\n"
+        "  actor_rollout_ref.actor.policy_loss.loss_mode=$LOSS\n",
+    )
+    assert classify_path(verl).labels == ["GRPO"]
+    arrays = write(
+        tmp_path,
+        "arrays.sh",
+        "est=rloo\nALGO=(\n  algorithm.adv_estimator=$est\n  algorithm.use_kl_in_reward=False\n)\n"
+        'python3 -m verl.trainer.main_ppo "${ALGO[@]}" trainer.total_epochs=1\n',
+    )
+    assert classify_path(arrays).labels == ["PPO"] and "rloo" in classify_path(arrays).findings[0].message
+    doubling = write(tmp_path, "bomb.sh", "A=x\n" + "A=$A$A\n" * 64 + "echo $A\n")
+    assert classify_path(doubling).primary == "NONE_TRAINING"
     assert classify_path(llamafactory).labels == ["DPO"]
     assert classify_path(axolotl).primary == "SFT"
     result = classify_path(shell)
     assert (result.primary, result.role) == ("ONLINE_RL", "launcher")
-    assert result.possible_routes == ["SFT", "PPO", "GRPO", "ONLINE_RL"]
+    assert result.possible_routes == ["SFT", "ONLINE_RL", "GRPO"]  # the estimator overrides main_ppo's PPO
     bad = classify_path(write(tmp_path, "bad.yaml", "stage: [unclosed\n"))
     assert (bad.error or "").startswith("not valid YAML")
 
