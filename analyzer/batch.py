@@ -81,13 +81,13 @@ def read_bytes(path: Path) -> bytes | None:
     return raw if len(raw) <= MAX_SOURCE_BYTES else None
 
 
-def classify_loaded(source: SourceFile) -> Classification:
+def classify_loaded(source: SourceFile, guarded: bool = True) -> Classification:
     """Classify a read file by its kind: launchers (YAML, shell) or Python (scripts, notebooks)."""
     if source.kind in ("yaml", "shell"):
         return classify_launcher(source)
     if source.kind == "other" and source.error is None:
         return Classification(source.path, error="not a Python, notebook, YAML or shell file")
-    return classify_source(source)
+    return classify_source(source, guarded)
 
 
 def classify_path(path: Path) -> Classification:
@@ -96,23 +96,32 @@ def classify_path(path: Path) -> Classification:
 
 
 def _limit_worker() -> None:
-    """Bound a worker's memory, so that a hostile file fails its worker, not the machine."""
+    """Bound a worker's memory and silence its stderr.
+
+    A worker killed by a hostile file is reported as that file's error, not as a crash dump on the
+    user's terminal.
+    """
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
 
 
-def _classify_chunk(jobs: list[Job], timeout_s: int = 0) -> list[Classification]:
+def _classify_chunk(jobs: list[Job], timeout_s: int = 0, guarded: bool = True) -> list[Classification]:
     """Classify files one by one; with ``timeout_s`` (in a worker only) a file that takes longer kills it.
 
     libcst's parser holds the GIL, so no thread can interrupt it; SIGALRM's default action ends the
-    worker process instead, and :func:`_isolated` reports the file.
+    worker process instead, and :func:`_isolated` reports the file. ``guarded``: see
+    :func:`analyzer.source.parse_python`.
     """
     results = []
     for path, raw in jobs:
         signal.alarm(timeout_s)
         try:
             source = source_from_bytes(raw, str(path)) if raw is not None else read_source(path, str(path))
-            results.append(classify_loaded(source))
+            results.append(classify_loaded(source, guarded))
         except Exception as exc:  # one file never stops the batch; the error names it
             results.append(Classification(str(path), error=f"internal error: {type(exc).__name__}: {exc}"))
         finally:
@@ -125,29 +134,38 @@ def _classify_chunk(jobs: list[Job], timeout_s: int = 0) -> list[Classification]
 def _isolated(todo: list[Job], jobs: int, timeout_s: int) -> dict[Path, Classification]:
     """Classify in worker processes; a file that kills its worker (time, memory, a crash) gets an error.
 
-    When a worker dies every unfinished task of its pool fails with it, so those files are tried again
-    one per task in a fresh pool; a file that breaks a pool on its own is the culprit.
+    Workers parse without the stack guards (a worker may die; the guards cost half a parse). When one
+    dies, every unfinished task of its pool fails with it: those files are then classified one at a
+    time, guarded, in a worker of their own, so that the file that kills it is known and the others,
+    and the guards' clear messages (too deeply nested), come back.
     """
     results: dict[Path, Classification] = {}
-    pending = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
-    while pending:
-        retry: list[list[Job]] = []
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_limit_worker) as pool:
-            futures = [(pool.submit(_classify_chunk, chunk, timeout_s), chunk) for chunk in pending]
-            for future, chunk in futures:
-                try:
-                    results.update((path, r) for (path, _), r in zip(chunk, future.result(), strict=True))
-                except BrokenProcessPool:
-                    if len(chunk) > 1:
-                        retry.extend([job] for job in chunk)
-                    else:
-                        path = chunk[0][0]
-                        results[path] = Classification(
-                            str(path),
-                            error=f"analysis stopped: it took longer than {timeout_s} s, needed more than "
-                            f"{WORKER_MEMORY_BYTES // 1024**3} GiB or crashed its worker",
-                        )
-        pending = retry
+    suspects: list[Job] = []
+    chunks = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_limit_worker) as pool:
+        futures = [(pool.submit(_classify_chunk, chunk, timeout_s, False), chunk) for chunk in chunks]
+        for future, chunk in futures:
+            try:
+                results.update((path, r) for (path, _), r in zip(chunk, future.result(), strict=True))
+            except BrokenProcessPool:
+                suspects.extend(chunk)
+    alone: ProcessPoolExecutor | None = None
+    try:
+        for path, raw in suspects:
+            alone = alone or ProcessPoolExecutor(max_workers=1, initializer=_limit_worker)
+            try:
+                results[path] = alone.submit(_classify_chunk, [(path, raw)], timeout_s, True).result()[0]
+            except BrokenProcessPool:
+                results[path] = Classification(
+                    str(path),
+                    error=f"analysis stopped: it took longer than {timeout_s} s, needed more than "
+                    f"{WORKER_MEMORY_BYTES // 1024**3} GiB or crashed its worker",
+                )
+                alone.shutdown()
+                alone = None
+    finally:
+        if alone is not None:
+            alone.shutdown()
     return results
 
 

@@ -13,7 +13,7 @@ import libcst as cst
 
 from analyzer.names import dotted
 
-GENERATION_METHODS = frozenset({"generate", "fast_generate", "generate_rollout_completions", "sample"})
+GENERATION_METHODS = frozenset({"generate", "fast_generate", "generate_rollout_completions"})
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers)."""
 API_COMPLETIONS = (".chat.completions.create", ".completions.create", ".responses.create", ".messages.create")
 """Hosted-LLM client calls (OpenAI, Anthropic and compatible servers)."""

@@ -174,8 +174,13 @@ def triggered(text: str, candidates: Sequence[type[RouteDetector]]) -> list[type
     return [d for d in candidates if any(t in text for t in d.TRIGGERS)]
 
 
-def find(text: str, chosen: Sequence[type[RouteDetector]] | None = None) -> tuple[list[Finding], str | None]:
-    """Run detectors over Python ``text``; return the located findings and the parse error, if any."""
+def find(
+    text: str, chosen: Sequence[type[RouteDetector]] | None = None, guarded: bool = True
+) -> tuple[list[Finding], str | None]:
+    """Run detectors over Python ``text``; return the located findings and the parse error, if any.
+
+    ``guarded``: see :func:`analyzer.source.parse_python` (False only in a worker that may die).
+    """
     running = triggered(text, chosen or detectors())
     if not running:
         try:
@@ -183,7 +188,7 @@ def find(text: str, chosen: Sequence[type[RouteDetector]] | None = None) -> tupl
             return [], None  # nothing to look for: no need for libcst's tree
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass  # let the full parse say what is wrong
-    parsed = parse_python(text)
+    parsed = parse_python(text, guarded)
     if parsed.module is None:
         return [], parsed.error
     try:
@@ -197,12 +202,12 @@ def find(text: str, chosen: Sequence[type[RouteDetector]] | None = None) -> tupl
     return findings, parsed.error
 
 
-def classify_source(source: SourceFile) -> Classification:
-    """Classify one read file (Python, notebook or marimo)."""
+def classify_source(source: SourceFile, guarded: bool = True) -> Classification:
+    """Classify one read file (Python, notebook or marimo); ``guarded`` as for :func:`find`."""
     result = Classification(source.path, error=source.error)
     if source.text is None:
         return result
-    findings, error = find(source.text)
+    findings, error = find(source.text, guarded=guarded)
     result.error = result.error or error
     if source.line_map is not None:
         for f in findings:

@@ -294,7 +294,7 @@ def _commented(line: str, keep: str = "") -> str:
 # ----------------------------------------------------------------------------------------- parsing
 
 
-def parse_python(text: str) -> Parsed:
+def parse_python(text: str, guarded: bool = True) -> Parsed:
     """Parse Python text with libcst, tolerating what can be tolerated; never raises.
 
     Text nested deeper than ``MAX_NESTING`` (brackets, indentation) or ``MAX_CHAIN`` (operator or
@@ -305,10 +305,18 @@ def parse_python(text: str) -> Parsed:
 
     Args:
         text: Python source.
+        guarded: Check the nesting first and parse on a thread with a large stack, so that hostile
+            text cannot overflow this process's stack. A worker process that may die (its death is
+            reported as the file's error) passes False: the guards cost about half a parse; text
+            with a syntax error is still handled by the guarded path.
 
     Returns:
         The module (whole or partial) and the first error, if any.
     """
+    if not guarded:
+        module, syntax, _ = _try_parse(text)
+        if module is not None or syntax is None:
+            return Parsed(module, None, False) if module is not None else _on_parser_stack(_parse, text)
     return _on_parser_stack(_parse, text)
 
 

@@ -96,13 +96,22 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
         orelse = node.orelse  # type: ignore[attr-defined]
         return [node.test] + ([orelse] if orelse is not None else [])  # type: ignore[attr-defined]
     found: list[cst.CSTNode] = []
-    for name in _fields(node_type):
-        value = getattr(node, name)
+    walked = _WALKED
+    for value in map(node.__getattribute__, _fields(node_type)):
         value_type = type(value)
         if value_type is tuple or value_type is list:
-            found.extend(v for v in value if _walked(type(v)))
-        elif _walked(value_type):
-            found.append(value)
+            for v in value:
+                w = walked.get(type(v))
+                if w is None:
+                    w = _walked(type(v))
+                if w:
+                    found.append(v)
+        else:
+            w = walked.get(value_type)
+            if w is None:
+                w = _walked(value_type)
+            if w:
+                found.append(value)
     return found
 
 
@@ -140,30 +149,49 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
     for detector in detectors:
         for kind, hooked, name in _hooks(type(detector)):
             (visits if kind == "visit" else leaves).setdefault(hooked, []).append(getattr(detector, name))
-    pending: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    # Per node type, once per file: its visit hooks, its leave hooks, whether it is a statement, and
+    # whether it opens a scope. A node with nothing to do on leaving gets no leave marker.
+    plans: dict[type, tuple[tuple[Hook, ...], tuple[Hook, ...], bool, bool]] = {}
+    pending: list[Any] = [module]
     outer: list[Any] = []
+    statements = context.statements
     while pending:
-        node, leaving = pending.pop()
-        type_name = node.__class__.__name__
-        if leaving:
-            for hook in leaves.get(type_name, ()):
+        item = pending.pop()
+        if type(item) is tuple:  # leaving (node,)
+            node = item[0]
+            visit_hooks, leave_hooks, is_statement, is_scope = plans[type(node)]
+            for hook in leave_hooks:
                 hook(node)
-            node_type = type(node)
-            if node_type is cst.FunctionDef or node_type is cst.ClassDef:
+            if is_scope:
                 context.scope = outer.pop()
-            if _is_statement(node_type):
-                context.statements.pop()
+            if is_statement:
+                statements.pop()
             continue
+        node = item
         node_type = type(node)
-        if _is_statement(node_type):
-            context.statements.append(node)
-        if node_type is cst.FunctionDef or node_type is cst.ClassDef:
+        plan = plans.get(node_type)
+        if plan is None:
+            name = node_type.__name__
+            scope = node_type is cst.FunctionDef or node_type is cst.ClassDef
+            plan = plans[node_type] = (
+                tuple(visits.get(name, ())),
+                tuple(leaves.get(name, ())),
+                _is_statement(node_type),
+                scope,
+            )
+        visit_hooks, leave_hooks, is_statement, is_scope = plan
+        if is_statement:
+            statements.append(node)
+        if is_scope:
             outer.append(context.scope)
             context.scope = context.resolver.scopes.get(id(node), context.scope)
-        for hook in visits.get(type_name, ()):
+        for hook in visit_hooks:
             hook(node)
-        pending.append((node, True))
-        pending.extend((child, False) for child in reversed(_children(node)))
+        if leave_hooks or is_statement or is_scope:
+            pending.append((node,))
+        children = _children(node)
+        children.reverse()
+        pending.extend(children)
 
 
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -3,7 +3,9 @@
 Run on demand: ``python benchmarks/bench_classify_speed.py [FOLDER ...] [--limit N]`` (default: this
 interpreter's site-packages, the first 2000 Python files in sorted order). Each file is read once;
 then, in the same run and in alternating order, every file is parsed with ``ast``, parsed with libcst,
-and classified (pre-scan, libcst parse, name bindings, one batched detector pass, locating evidence).
+and classified (pre-scan, libcst parse, name bindings, one batched detector pass, locating evidence)
+twice: as a worker process of ``arb-audit classify`` does (unguarded: a hostile file may kill the
+worker, which is then reported) and in-process with the stack guards (nesting scan, big-stack thread).
 Files that fail to parse in any of them are left out of all three. Prints totals, per-file medians and
 worst cases, and the ratios (goal for the analyzer issue: classifying costs at most 1.5x parsing with
 libcst), for all files and for the files that import an ML library.
@@ -18,6 +20,7 @@ import sys
 import sysconfig
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import libcst
@@ -67,7 +70,8 @@ def report(label: str, texts: list[str], rounds: int = 2) -> None:
     methods: dict[str, Callable[[str], object]] = {
         "ast.parse": ast.parse,
         "libcst.parse_module": libcst.parse_module,
-        "classify": find,
+        "classify (worker)": partial(find, guarded=False),
+        "classify (guarded)": find,
     }
     best: dict[str, list[float]] = {}
     for round_ in range(rounds):
@@ -81,7 +85,7 @@ def report(label: str, texts: list[str], rounds: int = 2) -> None:
     for name, times in best.items():
         total = sum(times)
         print(
-            f"  {name:20} total {total:7.2f} s  median {statistics.median(times) * 1000:7.2f} ms"
+            f"  {name:19} total {total:7.2f} s  median {statistics.median(times) * 1000:7.2f} ms"
             f"  worst {max(times) * 1000:8.1f} ms  ratio to ast {total / base_ast:5.2f}x"
             f"  to libcst {total / base_cst:4.2f}x"
         )

@@ -29,7 +29,6 @@ class Generation(RouteDetector):
 
     TRIGGERS = (
         "generate",
-        "sample",
         "create",
         "LLM",
         "pipeline",
@@ -49,6 +48,7 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("text = 'model.generate(x)'\n"),
     )

@@ -32,12 +32,28 @@ METRIC_FUNCTIONS = frozenset(
 """Single metric functions outside those packages."""
 
 
+EVALUATION_PARTS = frozenset(
+    {
+        "eval",
+        "evals",
+        "evaluation",
+        "evaluations",
+        "evaluate",
+        "evaluator",
+        "evaluators",
+        "benchmark",
+        "benchmarks",
+    }
+)
+"""Package or module names of evaluation code, alone or as a ``_``-joined word (``eval_bleu_rouge``)."""
+
+
 def _evaluation_module(qualified: str) -> bool:
     """Say whether a function comes from a module of evaluation code (``open_r1.utils.evaluation``)."""
     parts = qualified.split(".")[:-1]
     if not parts or parts[0] in ("transformers", "trl", "torch", "builtins"):
         return False
-    return any(p.startswith("eval") or "benchmark" in p for p in parts)
+    return any(EVALUATION_PARTS & set(part.split("_")) for part in parts)
 
 
 class Scoring(RouteDetector):
@@ -62,6 +78,7 @@ class Scoring(RouteDetector):
         Valid("import evaluate\n"),
         Valid("score = 0.0\n"),
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
+        Valid("from mypy.evalexpr import evaluate_expression\nevaluate_expression(node)\n"),
     )
     INVALID = (
         Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
