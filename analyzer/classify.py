@@ -227,7 +227,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
     interactive = "interactive" in signals
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
+    variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
     for stage in stages:
+        if stage.kind in variants and stage.variant in (None, stage.kind):
+            stage.variant = variants[stage.kind]  # the config's variant refines the trainer's default
         if stage.kind not in ("merge",):
             stage.adapter = adapter
         if stage.kind in POLICY_GRADIENT:

@@ -34,6 +34,7 @@ Signal = Literal[
     "inference",
     "adapter",
     "loss",
+    "variant",
 ]
 """What a finding says about the file:
 
@@ -49,7 +50,8 @@ Signal = Literal[
 - ``weight_edit``: weights are edited without training (surgery, extraction);
 - ``inference``: the model runs without gradients (scoring, serving);
 - ``adapter``: the training updates a LoRA adapter (``variant`` ``lora`` or ``qlora``);
-- ``loss``: a stage's loss is implemented here (``kind``) for another file to train with.
+- ``loss``: a stage's loss is implemented here (``kind``) for another file to train with;
+- ``variant``: a config names the algorithm variant of the stage of its ``kind``.
 """
 
 

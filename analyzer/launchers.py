@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from analyzer.classify import Classification
+from analyzer.classify import Classification, classify_source
 from analyzer.detector import Finding
-from analyzer.source import SourceFile
+from analyzer.source import SourceFile, read_source
 from analyzer.trainers import ROUTE_WORDS
 
 TRL_COMMANDS = {
@@ -44,6 +45,10 @@ ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator"
 """Flags and keys that choose the policy-gradient estimator (gae = PPO, grpo/group_norm = GRPO)."""
 MAX_LINES = 20_000
 """Lines of a shell script read."""
+LAUNCHERS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed"})
+"""Commands whose ``.py`` argument is the script they run."""
+NOT_ROUTES = frozenset({"NONE_TRAINING", "EVAL_ONLY", "DISTILLATION"})
+"""Labels of a launched script that are not a training route."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
 _ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(\S*)")
@@ -83,6 +88,29 @@ def _line_of(text: str, key: str) -> tuple[int, str]:
     return 1, ""
 
 
+TRL_CONFIG_KEYS = (
+    (("num_generations",), "GRPO"),
+    (("beta", "max_prompt_length"), "DPO"),
+    (("beta", "loss_type"), "DPO"),
+    (("packing",), "SFT"),
+    (("max_seq_length",), "SFT"),
+    (("completion_only_loss",), "SFT"),
+    (("assistant_only_loss",), "SFT"),
+    (("dataset_text_field",), "SFT"),
+)
+"""Fields of TRL's config classes (GRPOConfig, DPOConfig, SFTConfig) that only one of them has,
+as a training recipe YAML (open-r1's, TRL's ``--config``) sets them."""
+
+
+def _trl_config(text: str, data: dict[Any, Any]) -> list[Finding]:
+    """Return the route of a TRL training recipe, from the config fields it sets."""
+    for keys, label in TRL_CONFIG_KEYS:
+        if all(k in data for k in keys):
+            line, excerpt = _line_of(text, keys[0])
+            return [_finding("YamlLauncher", line, excerpt, f"TRL config field {keys[0]}", label)]
+    return []
+
+
 def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
     try:
         data = yaml.safe_load(text)
@@ -108,9 +136,11 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
         if label is not None:
             line, excerpt = _line_of(text, key)
             found.append(_finding("YamlLauncher", line, excerpt, f"{key}: {value}", label))
-    if "base_model" in data and "datasets" in data and "rl" not in data:
+    if "base_model" in data and ("datasets" in data or "pretraining_dataset" in data) and "rl" not in data:
         line, excerpt = _line_of(text, "base_model")
         found.append(_finding("YamlLauncher", line, excerpt, "axolotl config without rl: supervised", "SFT"))
+    if not found and ("learning_rate" in data or "output_dir" in data):
+        found.extend(_trl_config(text, data))
     multi_turn = pairs.get("actor_rollout_ref.rollout.multi_turn.enable")
     if multi_turn is True:
         line, excerpt = _line_of(text, "multi_turn")
@@ -128,7 +158,7 @@ def _expand(command: str, variables: dict[str, str]) -> str:
     return _VARIABLE.sub(value, command)
 
 
-def _shell_routes(text: str) -> list[Finding]:
+def _shell_routes(text: str, folder: Path | None = None) -> list[Finding]:
     found: list[Finding] = []
     variables: dict[str, str] = {}
     array: tuple[str, list[str]] | None = None
@@ -157,7 +187,7 @@ def _shell_routes(text: str) -> list[Finding]:
             # Capped: `A=$A$A` repeated would double a value on every line.
             variables[assignment.group(1)] = _expand(assignment.group(2).strip("'\""), variables)[:MAX_VALUE]
         else:
-            found.extend(_command_routes(_expand(logical, variables), start))
+            found.extend(_command_routes(_expand(logical, variables), start, folder))
         logical = ""
     return found
 
@@ -175,12 +205,44 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _command_routes(command: str, line: int) -> list[Finding]:
+def _launched_script(words: list[str], folder: Path | None) -> Path | None:
+    """Return the ``.py`` file a ``python``/``accelerate launch``/``torchrun``/``deepspeed`` command runs.
+
+    Launchers are run from their own folder or the one above it (``bash scripts/train.sh``); the
+    script is looked for there and only there, so nothing outside those folders is ever read.
+    """
+    if folder is None or not words or Path(words[0]).name.split(".")[0] not in LAUNCHERS:
+        return None
+    script = next((w for w in words[1:] if w.endswith(".py")), None)
+    if script is None:
+        return None
+    roots = [folder.resolve(), folder.resolve().parent]
+    for root in roots:
+        candidate = (root / script).resolve()
+        if candidate.is_relative_to(roots[-1]) and candidate.is_file():
+            return candidate
+    return None
+
+
+def _command_routes(command: str, line: int, folder: Path | None = None) -> list[Finding]:
     try:
         words = shlex.split(command, comments=True)
     except ValueError:
         words = command.split()
     found: list[Finding] = []
+    script = _launched_script(words, folder)
+    if script is not None:
+        launched = classify_source(read_source(script, str(script)))
+        if launched.primary not in NOT_ROUTES:
+            found.append(
+                _finding(
+                    "ShellLauncher",
+                    line,
+                    command,
+                    f"runs {script.name} ({launched.primary})",
+                    launched.primary,
+                )
+            )
     for i, word in enumerate(words):
         if word.rsplit("/", 1)[-1] == "trl" and i + 1 < len(words) and words[i + 1] in TRL_COMMANDS:
             found.append(
@@ -213,7 +275,7 @@ def classify_launcher(source: SourceFile) -> Classification:
         findings, error = _yaml_routes(source.text)
         result.error = result.error or error
     else:
-        findings = _shell_routes(source.text)
+        findings = _shell_routes(source.text, Path(source.path).parent)
     result.findings = findings
     routes = list(dict.fromkeys(r for f in findings for r in f.routes))
     if not routes:

@@ -183,10 +183,21 @@ def test_launchers_in_yaml_and_shell(tmp_path: Path) -> None:
         'python3 -m verl.trainer.main_ppo "${ALGO[@]}" trainer.total_epochs=1\n',
     )
     assert classify_path(arrays).labels == ["PPO"] and "rloo" in classify_path(arrays).findings[0].message
+    (tmp_path / "scripts").mkdir()
+    write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
+    launch = write(
+        tmp_path,
+        "scripts/launch.sh",
+        "accelerate launch --num_processes 8 train_loop.py --lr 1e-6\npython ../../outside.py\n",
+    )
+    assert classify_path(launch).labels == ["ONLINE_RL"]
+    assert classify_path(launch).findings[0].message == "runs train_loop.py (ONLINE_RL)"
     doubling = write(tmp_path, "bomb.sh", "A=x\n" + "A=$A$A\n" * 64 + "echo $A\n")
     assert classify_path(doubling).primary == "NONE_TRAINING"
     assert classify_path(llamafactory).labels == ["DPO"]
     assert classify_path(axolotl).primary == "SFT"
+    recipe = write(tmp_path, "sft.yaml", "model_name_or_path: m\nlearning_rate: 4.0e-05\npacking: false\n")
+    assert classify_path(recipe).labels == ["SFT"]
     result = classify_path(shell)
     assert (result.primary, result.role) == ("ONLINE_RL", "launcher")
     assert result.possible_routes == ["SFT", "ONLINE_RL", "GRPO"]  # the estimator overrides main_ppo's PPO
