@@ -29,8 +29,9 @@ DATA_GENERATORS = (
     "datadreamer.",
 )
 """Synthetic-data libraries, by qualified-name prefix: they generate with a model and write a dataset."""
-NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model")
-"""Receivers whose ``step`` is an optimiser's or scheduler's, not an environment's."""
+NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model", "trainer")
+"""Receivers whose ``step`` is an optimiser's, a scheduler's or a trainer's (TRL's classic
+``ppo_trainer.step(queries, responses, rewards)``), not an environment's."""
 
 
 def method(node: cst.Call) -> str | None:

@@ -228,7 +228,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     interactive = "interactive" in signals
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
+    reward_head = "reward_head" in signals
     for stage in stages:
+        if reward_head and stage.kind == "sft" and stage.variant in ("hf_trainer", "seq2seq"):
+            stage.kind, stage.variant = "reward_model", "scalar_head"
         if stage.kind in variants and stage.variant in (None, stage.kind):
             stage.variant = variants[stage.kind]  # the config's variant refines the trainer's default
         if stage.kind not in ("merge",):

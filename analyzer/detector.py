@@ -35,6 +35,7 @@ Signal = Literal[
     "adapter",
     "loss",
     "variant",
+    "reward_head",
 ]
 """What a finding says about the file:
 
@@ -51,7 +52,8 @@ Signal = Literal[
 - ``inference``: the model runs without gradients (scoring, serving);
 - ``adapter``: the training updates a LoRA adapter (``variant`` ``lora`` or ``qlora``);
 - ``loss``: a stage's loss is implemented here (``kind``) for another file to train with;
-- ``variant``: a config names the algorithm variant of the stage of its ``kind``.
+- ``variant``: a config names the algorithm variant of the stage of its ``kind``;
+- ``reward_head``: the model trained is a scalar scorer (a generic trainer's stage is a reward model).
 """
 
 

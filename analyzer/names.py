@@ -201,6 +201,31 @@ class NameResolver:
 
     # -- looking up -------------------------------------------------------------------------------
 
+    def inner_scope(self, node: cst.CSTNode, scope: Scope) -> Scope | None:
+        """Return the scope a comprehension or lambda opens inside ``scope`` (None for other nodes).
+
+        They bind their loop targets or parameters, named as the stock provider names them
+        (``<comprehension>.x``; a lambda's parameter ``<locals>.x``).
+        """
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
+            inner = Scope("function", f"{scope.prefix}<comprehension>.", scope)
+            comp_for: cst.CompFor | None = node.for_in
+            while comp_for is not None:
+                for name in _targets(comp_for.target):
+                    inner.bind(name, inner.prefix + name)
+                comp_for = comp_for.inner_for_in
+            return inner
+        if isinstance(node, cst.Lambda):
+            inner = Scope("function", f"{scope.prefix}<locals>.", scope)
+            params = node.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                inner.bind(param.name.value, inner.prefix + param.name.value)
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    inner.bind(star.name.value, inner.prefix + star.name.value)
+            return inner
+        return None
+
     def lookup(self, name: str, scope: Scope) -> set[str]:
         """Return every qualified name ``name`` denotes when used in ``scope`` (empty if unbound)."""
         current: Scope | None = scope

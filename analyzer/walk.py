@@ -61,6 +61,10 @@ def _is_statement(node_type: type) -> bool:
 
 
 Hook = Callable[[Any], object]
+_SCOPE_TYPES = frozenset(
+    {cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp}
+)
+"""Nodes that open a scope of names (the resolver's, or one made as they are entered)."""
 
 
 def _fields(node_type: type) -> tuple[str, ...]:
@@ -172,7 +176,7 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
         plan = plans.get(node_type)
         if plan is None:
             name = node_type.__name__
-            scope = node_type is cst.FunctionDef or node_type is cst.ClassDef
+            scope = node_type in _SCOPE_TYPES
             plan = plans[node_type] = (
                 tuple(visits.get(name, ())),
                 tuple(leaves.get(name, ())),
@@ -184,7 +188,10 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
             statements.append(node)
         if is_scope:
             outer.append(context.scope)
-            context.scope = context.resolver.scopes.get(id(node), context.scope)
+            opened = context.resolver.scopes.get(id(node)) or context.resolver.inner_scope(
+                node, context.scope
+            )
+            context.scope = opened or context.scope
         for hook in visit_hooks:
             hook(node)
         if leave_hooks or is_statement or is_scope:

@@ -21,6 +21,10 @@ class MultiTurnLoop(RouteDetector):
 
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
+        Valid(
+            "for batch in ppo_trainer.dataloader:\n    responses = ppo_trainer.generate(batch['query'])\n"
+            "    stats = ppo_trainer.step(batch['query'], responses, rewards)\n"
+        ),
         Valid("for prompt in prompts:\n    outputs.append(llm.generate(prompt))\n"),
         Valid("obs = env.reset()\nobs, r, done, info = env.step(0)\n"),
     )

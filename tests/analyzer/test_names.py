@@ -22,6 +22,9 @@ EXTRA = [
     "x = 1\ndef f(x):\n    return x()\nclass C:\n    x = 2\n    def m(self):\n        return x()\n",
     "def outer():\n    import vllm\n    def inner():\n        return vllm.LLM()\n    return inner\n",
     "import a.b.c\na.b.c.d(); a.x()\nfor i in range(3):\n    i()\nwith open('f') as h:\n    h.read()\n",
+    "import torch\nfs = [f for f in funcs]\n[g() for g in fs]\n{k: v.item() for k, v in d.items()}\n"
+    "def f(xs):\n"
+    "    return [torch.tensor(x).sum() for x in xs], (lambda y: y())(f), list(h(1) for h in xs)\n",
 ]
 
 

@@ -1,0 +1,103 @@
+"""A hand-written merge: tensors of several checkpoints combined key by key."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.calls import method
+from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from analyzer.walk import descendants
+
+WEIGHT_LOADERS = frozenset({"torch.load", "safetensors.torch.load_file", "safetensors.safe_open"})
+"""Functions that read a checkpoint's tensors."""
+
+
+def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
+    """Code of the containers that ``value`` indexes with the loop variable ``key`` (``a[k]``)."""
+    return {
+        cst.Module([]).code_for_node(n.value)
+        for n in (value, *descendants(value))
+        if isinstance(n, cst.Subscript)
+        and len(n.slice) == 1
+        and isinstance(n.slice[0].slice, cst.Index)
+        and isinstance(n.slice[0].slice.value, cst.Name)
+        and n.slice[0].slice.value.value == key
+    }
+
+
+class WeightAverage(RouteDetector):
+    """Checkpoints merged by hand: for each tensor name, a value computed from two or more state dicts.
+
+    ``{k: (a[k] + b[k]) / 2 for k in a}``, ``merged[k] = w * a[k] + (1 - w) * b[k]`` in a loop over
+    keys, in a file that reads weights (``state_dict()``, ``torch.load``, safetensors). Counters or
+    metrics summed key by key, in a file that reads no weights, are not reported.
+    """
+
+    TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open")
+
+    VALID = (
+        Valid("totals = {k: a[k] + b[k] for k in a}\n"),
+        Valid(
+            "import torch\nsd = torch.load('x.pt', weights_only=True)\n"
+            "sd2 = {k: v.half() for k, v in sd.items()}\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import torch\na = torch.load(p, weights_only=True)\nb = torch.load(q, weights_only=True)\n"
+            "merged = {k: (a[k] + b[k]) / 2 for k in a}\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "sd_a, sd_b = model_a.state_dict(), model_b.state_dict()\nmerged = {}\n"
+            "for name in sd_a:\n    merged[name] = alpha * sd_a[name] + (1 - alpha) * sd_b[name]\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.reads_weights = False
+        self.combined: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+
+    def _combined(self, node: cst.CSTNode) -> None:
+        if self.combined is None:
+            self.combined = (node, self.context.statements[-1] if self.context.statements else None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if method(node) in ("state_dict", "load_state_dict") or self.names(node.func) & WEIGHT_LOADERS:
+            self.reads_weights = True
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        target = node.for_in.target
+        if isinstance(target, cst.Name) and len(_keyed_sources(node.value, target.value)) >= 2:
+            self._combined(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        if not isinstance(node.target, cst.Name):
+            return
+        key = node.target.value
+        for statement in descendants(node.body):
+            if (
+                isinstance(statement, cst.Assign)
+                and any(_keyed_sources(t.target, key) for t in statement.targets)
+                and len(_keyed_sources(statement.value, key)) >= 2
+            ):
+                self._combined(statement)
+                return
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.reads_weights and self.combined is not None:
+            node, statement = self.combined
+            self.report(
+                node,
+                "stage",
+                "combines checkpoints' tensors key by key",
+                statement=statement,
+                kind="merge",
+                variant="weight_average",
+            )
