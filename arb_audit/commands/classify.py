@@ -61,26 +61,49 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
         sys.exit(2)
 
 
+HEADER = ("file", "primary", "labels", "role", "stages", "note")
+"""Columns of the readable table."""
+
+
+def _row(result: Classification, clean: Callable[[object], str]) -> list[str]:
+    """One result as the table's cells (untrusted text escaped)."""
+    stages = ", ".join(
+        s.kind
+        + (f"/{s.variant}" if s.variant and s.variant != s.kind else "")
+        + (f"+{s.adapter}" if s.adapter else "")
+        + (" (interactive)" if s.interactive else "")
+        for s in result.stages
+    )
+    note = (
+        f"error: {result.error}"
+        if result.error
+        else (f"default {result.default_route}" if result.default_route else "")
+    )
+    return [
+        clean(c) for c in (result.path, result.primary, ",".join(result.labels), result.role, stages, note)
+    ]
+
+
 def _print(
     results: Iterable[Classification], as_json: bool, verbose: bool, clean: Callable[[object], str]
 ) -> int:
-    """Print each result as a JSON line or a readable line (with evidence when verbose); return the count."""
-    count = 0
-    for result in results:
-        count += 1
-        if as_json:
+    """Print JSON lines as results come, or a table of them (evidence under each row when verbose).
+
+    Return how many files were classified.
+    """
+    if as_json:
+        count = 0
+        for result in results:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
-            continue
-        stages = ", ".join(
-            s.kind + (f"/{s.variant}" if s.variant else "") + (" (interactive)" if s.interactive else "")
-            for s in result.stages
-        )
-        parts = [result.path, result.primary, ",".join(result.labels), result.role, stages]
-        if result.default_route:
-            parts.append(f"default {result.default_route}")
-        if result.error:
-            parts.append(f"error: {result.error}")
-        click.echo("  ".join(clean(p) for p in parts if p))
+            count += 1
+        return count
+    done = list(results)
+    rows = [_row(r, clean) for r in done]
+    widths = [max(len(c) for c in column) for column in zip(HEADER, *rows, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths[:-1]) + "  {}"
+    click.echo(line.format(*HEADER).rstrip())
+    for result, row in zip(done, rows, strict=True):
+        click.echo(line.format(*row).rstrip())
         if verbose:
             for f in result.findings:
                 what = (
@@ -89,4 +112,4 @@ def _print(
                     + (f" {'/'.join(f.routes)}" if f.routes else "")
                 )
                 click.echo(f"    {f.line}:{f.col}  {f.detector}  {clean(what)}  {clean(f.excerpt)}")
-    return count
+    return len(done)

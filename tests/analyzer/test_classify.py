@@ -7,6 +7,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from analyzer.batch import classify_path
@@ -251,3 +252,55 @@ def test_results_are_cached_by_content_and_analyzer_version(tmp_path: Path) -> N
     assert json.loads(changed.output)["primary"] == "DPO"
     with RunStore.open(store, read_only=True) as cache:
         assert cache.con.execute("SELECT count(*) FROM classifications").fetchone() == (2,)
+
+
+AGENT_SCRIPTS = {
+    "hf_trainer_sft": (
+        "from transformers import AutoModelForCausalLM, DataCollatorForLanguageModeling, Trainer\n"
+        "model = AutoModelForCausalLM.from_pretrained(base)\n"
+        "collator = DataCollatorForLanguageModeling(tok, mlm=False)\n"
+        "Trainer(model=model, train_dataset=ds, data_collator=collator).train()\n",
+        ["SFT"],
+    ),
+    "custom_grpo_loop": (
+        "import torch\n\ndef reward_fn(text, answer):\n    return float(answer in text)\n\n"
+        "for step in range(100):\n"
+        "    outs = policy.generate(prompts, do_sample=True, num_return_sequences=8)\n"
+        "    rewards = torch.tensor([reward_fn(o, a) for o, a in zip(outs, answers)])\n"
+        "    rewards = rewards.view(-1, 8)\n"
+        "    mean, std = rewards.mean(dim=1, keepdim=True), rewards.std(dim=1, keepdim=True)\n"
+        "    adv = (rewards - mean) / (std + 1e-6)\n"
+        "    loss = -(adv.flatten() * logprobs(policy, outs)).mean()\n"
+        "    loss.backward()\n    optimizer.step()\n",
+        ["GRPO"],
+    ),
+    "classic_trl_ppo": (
+        "from trl import PPOConfig, PPOTrainer\n"
+        "ppo_trainer = PPOTrainer(PPOConfig(), model, ref_model, tok)\n"
+        "for batch in ppo_trainer.dataloader:\n"
+        "    responses = ppo_trainer.generate(batch['query'])\n"
+        "    stats = ppo_trainer.step(batch['query'], responses, scores)\n",
+        ["PPO"],
+    ),
+    "reward_model_with_trainer": (
+        "from transformers import AutoModelForSequenceClassification, Trainer\n"
+        "rm = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)\n"
+        "Trainer(model=rm, train_dataset=pairs).train()\n",
+        ["REWARD_MODEL"],
+    ),
+    "env_rl_loop": (
+        "import textworld\n\ndef compute_reward(done, won):\n    return 1.0 if won else 0.0\n\n"
+        "for episode in range(1000):\n    obs = env.reset()\n    for turn in range(20):\n"
+        "        action = agent.generate(obs)\n"
+        "        obs, score, done, info = env.step(action)\n"
+        "    reward = compute_reward(done, info['won'])\n"
+        "    loss = reinforce_loss(reward)\n    loss.backward()\n",
+        ["ONLINE_RL", "PPO"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGENT_SCRIPTS))
+def test_pipelines_as_agents_write_them(tmp_path: Path, name: str) -> None:
+    code, labels = AGENT_SCRIPTS[name]
+    assert classify_path(write(tmp_path, f"{name}.py", code)).labels == labels
