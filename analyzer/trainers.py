@@ -35,6 +35,7 @@ TRAINERS: dict[str, Trainer] = {
     "Trainer": Trainer("sft", "hf_trainer"),
     "GKDTrainer": Trainer("sft", "gkd", True, "distilled"),
     "DistillationTrainer": Trainer("sft", "distillation", None, "distilled"),
+    "KDTrainer": Trainer("sft", "distillation", None, "distilled"),
     "SSDTrainer": Trainer("sft", "self_distillation", True, "self_generated"),
     "SDFTTrainer": Trainer("sft", "self_distillation", True, "self_generated"),
     "GOLDTrainer": Trainer("sft", "gold", True, "distilled"),
@@ -73,7 +74,7 @@ TRAINING_LIBRARIES = frozenset(
 )
 """Top-level packages whose trainer classes are recognised."""
 
-PREFIXES = ("Custom", "Unsloth", "Ray", "Fast")
+PREFIXES = ("Custom", "Unsloth", "Ray", "Fast", "Actor", "Critic", "Base")
 """Prefixes frameworks put before a library trainer's name."""
 
 

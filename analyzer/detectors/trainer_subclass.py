@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import libcst as cst
 
+from analyzer.calls import method
 from analyzer.detector import Invalid, RouteDetector, Valid
 from analyzer.trainers import trainer_named, trainer_of
+from analyzer.walk import descendants
 
 
 class TrainerSubclass(RouteDetector):
     """A library module that defines a trainer (``class CustomDPOTrainer(DPOTrainer)``) implements its stage.
+
+    So does a framework's own trainer class, named for its stage (``DPOTrainer``, ``ActorPPOTrainer``)
+    with no library base, when its body runs backward passes.
 
     Such modules are where benchmarks' agents and frameworks put their losses (LLaMA-Factory's
     ``CustomDPOTrainer`` with hand-written ORPO and SimPO losses); the stage is the base trainer's.
@@ -19,6 +24,7 @@ class TrainerSubclass(RouteDetector):
 
     VALID = (
         Valid("class Trainer:\n    pass\n"),
+        Valid("class DPOTrainer:\n    def fit(self):\n        return self.loss\n"),
         Valid("from trl import DPOConfig\nclass MyConfig(DPOConfig):\n    pass\n"),
     )
     INVALID = (
@@ -34,6 +40,13 @@ class TrainerSubclass(RouteDetector):
     )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        own = trainer_named(node.name.value)
+        if own is not None and any(
+            isinstance(n, cst.Call) and method(n) == "backward" for n in descendants(node.body)
+        ):
+            # A framework's own trainer (OpenRLHF's DPOTrainer(ABC)): named for its stage, and it updates.
+            self.report_trainer(node, f"defines {node.name.value}, which runs backward passes", own)
+            return
         for base in node.bases:
             for name in sorted(self.names(base.value)):
                 for ancestor in sorted(self.context.resolver.ancestry(name)):
