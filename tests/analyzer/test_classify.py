@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyzer.batch import classify_path
+from analyzer.launchers import classify_launcher
+from analyzer.source import SourceFile
 from arb_audit.cli import main
 from arb_audit.store import RunStore
+from taxonomy.files import FILE_LABELS
 
 SFT_THEN_GRPO = '''
 """Prime the format with SFT, then GRPO with reward functions (as unsloth's notebooks do)."""
@@ -304,3 +309,34 @@ AGENT_SCRIPTS = {
 def test_pipelines_as_agents_write_them(tmp_path: Path, name: str) -> None:
     code, labels = AGENT_SCRIPTS[name]
     assert classify_path(write(tmp_path, f"{name}.py", code)).labels == labels
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=400), yaml=st.booleans())
+def test_launcher_parsing_never_raises(text: str, yaml: bool) -> None:
+    source = SourceFile("x.yaml", "yaml", text, None) if yaml else SourceFile("x.sh", "shell", text, None)
+    result = classify_launcher(source)
+    assert result.primary in {d.name for d in FILE_LABELS}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from(
+            [
+                "A=$A$A",
+                "ARGS=(",
+                ")",
+                "x=${A:-grpo}",
+                "python -m verl.trainer.main_ppo algorithm.adv_estimator=$x",
+                'trl sft "${ARGS[@]}"',
+                "--advantage_estimator group_norm \\",
+                "  echo 'unclosed",
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_shell_launchers_of_any_shape_are_read_in_bounded_time(lines: list[str]) -> None:
+    result = classify_launcher(SourceFile("run.sh", "shell", "\n".join(lines), None))
+    assert set(result.possible_routes) <= {"SFT", "PPO", "GRPO"}
