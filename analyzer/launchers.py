@@ -224,6 +224,11 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
     return None
 
 
+def command_routes(command: str) -> list[str]:
+    """Return the route labels one command line runs (a ``trl`` subcommand, an entry module, flags)."""
+    return [f.routes[0] for f in _command_routes(command, 0)]
+
+
 def _command_routes(command: str, line: int, folder: Path | None = None) -> list[Finding]:
     try:
         words = shlex.split(command, comments=True)

@@ -33,7 +33,8 @@ class RouteDispatch(RouteDetector):
 
     Seen as: comparisons of one expression with route names (``if args.stage == "sft": ... elif
     args.stage == "dpo":``), ``match`` cases, an argparse option whose ``choices`` name routes (its
-    ``default`` is the default route), a ``Literal[...]`` config field, or a dict from route names to
+    ``default`` is the default route), a conditional expression between two trainers, a
+    ``Literal[...]`` config field, or a dict from route names to
     functions or trainers. Variants of one route (``loss_type`` in ``sigmoid``/``ipo``) are not a choice
     between routes.
     """
@@ -41,6 +42,7 @@ class RouteDispatch(RouteDetector):
     TRIGGERS = (
         *(f"{q}{word}{q}" for word in ROUTE_WORDS for q in "'\""),
         *MULTI_TURN_FLAGS,
+        "Trainer",  # a conditional between trainer classes names no route in quotes
     )
 
     VALID = (
@@ -69,6 +71,12 @@ class RouteDispatch(RouteDetector):
             "RUNNERS = {'sft': run_sft, 'grpo': run_grpo}\nRUNNERS[args.algo]()\n",
             "dispatch",
             routes=("SFT", "GRPO"),
+        ),
+        Invalid(
+            "from trl import DPOTrainer, SFTTrainer\n"
+            "cls = DPOTrainer if args.pref else SFTTrainer\ncls(model=m)\n",
+            "dispatch",
+            routes=("DPO", "SFT"),
         ),
         Invalid(
             "from typing import Literal\nstage: Literal['pt', 'sft', 'rm', 'ppo', 'dpo'] = 'sft'\n",
@@ -130,6 +138,15 @@ class RouteDispatch(RouteDetector):
                 routes=tuple(sorted(routes)),
                 default=chosen[0] if chosen else None,
             )
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        # Only trainers, and functions named for a route in a file that also quotes one, are seen
+        # here: the detector runs on files with "Trainer" or a quoted route name (TRIGGERS).
+        routes: set[str] = set()
+        for branch in (node.body, node.orelse):
+            routes.update(r for q in self.names(branch) if (r := route_of_name(q)) is not None)
+        if len(routes) >= 2:
+            self.report(node, "dispatch", "a condition picks the trainer", routes=tuple(sorted(routes)))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = node.annotation.annotation

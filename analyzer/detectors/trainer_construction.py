@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.detector import Invalid, RouteDetector, Valid
+from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from analyzer.trainers import Trainer, resolve_trainer
 
 
 class TrainerConstruction(RouteDetector):
@@ -12,7 +13,8 @@ class TrainerConstruction(RouteDetector):
 
     The class is recognised by its qualified name — the public re-export (``trl.GRPOTrainer``), the
     internal module path (``trl.trainer.grpo_trainer.GRPOTrainer``), an alias, an import inside a
-    function, or a class of this file that derives from one. A trainer that is only imported, named in
+    function, a class of this file that derives from one, or a local name the class was assigned to
+    (``trainer_cls = GRPOTrainer; trainer_cls(...)``). A trainer that is only imported, named in
     a string or a comment, or constructed under ``if False:`` is not evidence.
     """
 
@@ -47,9 +49,32 @@ class TrainerConstruction(RouteDetector):
             "reward_model",
         ),
         Invalid("from transformers import Trainer\nTrainer(model=m, train_dataset=d)\n", "stage", "sft"),
+        Invalid(
+            "def main():\n    from trl import GRPOTrainer\n"
+            "    trainer_cls = GRPOTrainer\n    trainer_cls(model=m)\n",
+            "stage",
+            "grpo",
+        ),
     )
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.aliases: dict[str, tuple[str, Trainer]] = {}
+        """Local names assigned a trainer class (``trainer_cls = GRPOTrainer``)."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not isinstance(node.value, cst.Name | cst.Attribute):
+            return
+        resolver = self.context.resolver
+        found = resolve_trainer(self.names(node.value), resolver.class_bases, resolver.ancestry)
+        if found is not None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.aliases[self.context.scope.prefix + target.target.value] = found
+
     def visit_Call(self, node: cst.Call) -> None:
-        found = self.trainer(node)
+        found = self.trainer(node) or next(
+            (self.aliases[q] for q in sorted(self.names(node.func)) if q in self.aliases), None
+        )
         if found is not None:
             self.report_trainer(node, f"constructs {found[0]}", found[1])

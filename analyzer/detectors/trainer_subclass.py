@@ -14,7 +14,8 @@ class TrainerSubclass(RouteDetector):
     """A library module that defines a trainer (``class CustomDPOTrainer(DPOTrainer)``) implements its stage.
 
     So does a framework's own trainer class, named for its stage (``DPOTrainer``, ``ActorPPOTrainer``)
-    with no library base, when its body runs backward passes.
+    with no library base, when it derives from the framework's base trainer or its body runs backward
+    passes.
 
     Such modules are where benchmarks' agents and frameworks put their losses (LLaMA-Factory's
     ``CustomDPOTrainer`` with hand-written ORPO and SimPO losses); the stage is the base trainer's.
@@ -25,6 +26,7 @@ class TrainerSubclass(RouteDetector):
     VALID = (
         Valid("class Trainer:\n    pass\n"),
         Valid("class DPOTrainer:\n    def fit(self):\n        return self.loss\n"),
+        Valid("from .base import Base\nclass GRPOTrainer(Base):\n    pass\n"),
         Valid("from trl import DPOConfig\nclass MyConfig(DPOConfig):\n    pass\n"),
     )
     INVALID = (
@@ -41,11 +43,16 @@ class TrainerSubclass(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         own = trainer_named(node.name.value)
-        if own is not None and any(
-            isinstance(n, cst.Call) and method(n) == "backward" for n in descendants(node.body)
+        trainer_base = any(
+            q.rsplit(".", 1)[-1].endswith("Trainer") for base in node.bases for q in self.names(base.value)
+        )
+        if own is not None and (
+            trainer_base
+            or any(isinstance(n, cst.Call) and method(n) == "backward" for n in descendants(node.body))
         ):
-            # A framework's own trainer (OpenRLHF's DPOTrainer(ABC)): named for its stage, and it updates.
-            self.report_trainer(node, f"defines {node.name.value}, which runs backward passes", own)
+            # A framework's own trainer, named for its stage: it derives from the framework's base
+            # trainer (TRL's GRPOTrainer(_BaseTrainer)) or updates weights itself (OpenRLHF's).
+            self.report_trainer(node, f"defines {node.name.value}, a trainer of this framework", own)
             return
         for base in node.bases:
             for name in sorted(self.names(base.value)):
