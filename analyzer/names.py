@@ -78,6 +78,15 @@ def _targets(node: cst.BaseExpression) -> Iterator[str]:
         yield from _targets(node.value)
 
 
+def _bind_parameters(params: cst.Parameters, scope: Scope) -> None:
+    """Bind a function's or lambda's parameters in its own scope."""
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        scope.bind(param.name.value, scope.prefix + param.name.value)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            scope.bind(star.name.value, scope.prefix + star.name.value)
+
+
 class NameResolver:
     """Bindings of every scope of one module, and lookups against them."""
 
@@ -116,12 +125,7 @@ class NameResolver:
             scope.bind(node.name.value, scope.prefix + node.name.value)
             inner = Scope("function", f"{scope.prefix}{node.name.value}.<locals>.", scope)
             self.scopes[id(node)] = inner
-            params = node.params
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                inner.bind(param.name.value, inner.prefix + param.name.value)
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    inner.bind(star.name.value, inner.prefix + star.name.value)
+            _bind_parameters(node.params, inner)
             self._block(node.body, inner)
         elif isinstance(node, cst.ClassDef):
             scope.bind(node.name.value, scope.prefix + node.name.value)
@@ -217,12 +221,7 @@ class NameResolver:
             return inner
         if isinstance(node, cst.Lambda):
             inner = Scope("function", f"{scope.prefix}<locals>.", scope)
-            params = node.params
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                inner.bind(param.name.value, inner.prefix + param.name.value)
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    inner.bind(star.name.value, inner.prefix + star.name.value)
+            _bind_parameters(node.params, inner)
             return inner
         return None
 

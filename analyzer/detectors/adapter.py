@@ -7,10 +7,10 @@ import libcst as cst
 from analyzer.calls import method
 from analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 
-LORA = frozenset(
-    {"peft.LoraConfig", "peft.get_peft_model", "peft.prepare_model_for_kbit_training", "trl.get_peft_config"}
-)
-"""peft's and TRL's constructors of LoRA adapters."""
+LORA = frozenset({"peft.LoraConfig", "peft.get_peft_model", "peft.prepare_model_for_kbit_training"})
+"""peft's constructors of LoRA adapters."""
+OPTIONAL_LORA = frozenset({"trl.get_peft_config", "trl.trainer.utils.get_peft_config"})
+"""Helpers that build an adapter only when a flag asks for one (TRL's ``--use_peft``)."""
 
 
 def _true(arg: cst.Arg | None) -> bool:
@@ -22,8 +22,9 @@ class Adapter(RouteDetector):
 
     Seen as peft's ``LoraConfig``/``get_peft_model``, unsloth's ``get_peft_model``, or a
     ``peft_config=`` given to a trainer; ``load_in_4bit=True`` (or a 4-bit ``BitsAndBytesConfig``)
-    makes it QLoRA. The artifact is then an adapter to merge into its base, which weight forensics
-    must know.
+    makes it QLoRA. TRL's ``get_peft_config(model_args)`` builds one only when ``--use_peft`` is
+    given: ``lora_optional``. The artifact is then an adapter to merge into its base, which weight
+    forensics must know.
     """
 
     TRIGGERS = ("peft", "lora", "Lora")
@@ -39,23 +40,40 @@ class Adapter(RouteDetector):
             variant="qlora",
         ),
         Invalid("SFTTrainer(model=m, peft_config=lora)\n", "adapter", variant="lora"),
+        Invalid(
+            "from trl import get_peft_config\nSFTTrainer(model=m, peft_config=get_peft_config(model_args))\n",
+            "adapter",
+            variant="lora_optional",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.four_bit = False
         self.lora: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        self.optional = True
+        """Every adapter seen so far is one that only a flag turns on."""
 
     def visit_Call(self, node: cst.Call) -> None:
         if _true(keyword(node, "load_in_4bit")):
             self.four_bit = True
-        if self.lora is None and (
-            self.names(node.func) & LORA or method(node) == "get_peft_model" or keyword(node, "peft_config")
-        ):
-            self.lora = (node, self.context.statements[-1] if self.context.statements else None)
+        names = self.names(node.func)
+        given = keyword(node, "peft_config")
+        if (
+            given is not None
+            and isinstance(given.value, cst.Call)
+            and self.names(given.value.func) & OPTIONAL_LORA
+        ) or names & OPTIONAL_LORA:
+            evidence, optional = True, True
+        else:
+            evidence, optional = bool(names & LORA or method(node) == "get_peft_model" or given), False
+        if evidence:
+            self.optional = self.optional and optional
+            if self.lora is None or not optional:
+                self.lora = (node, self.context.statements[-1] if self.context.statements else None)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.lora is not None:
             node, statement = self.lora
-            variant = "qlora" if self.four_bit else "lora"
+            variant = "qlora" if self.four_bit else "lora_optional" if self.optional else "lora"
             self.report(node, "adapter", f"trains a {variant} adapter", statement=statement, variant=variant)
