@@ -148,18 +148,22 @@ def record(options: RecordOptions) -> int:
         raise RecordError(
             f"{options.run_dir}: the recording folder cannot be made: {exc.strerror or exc}"
         ) from exc
-    (options.run_dir / RECORDING_MARKER).write_text(
-        json.dumps(
-            {
-                "workspace": str(options.workspace.resolve()),
-                "agent": options.agent,
-                "evaluator": options.evaluator,
-                "task": options.task,
-                "base_model": options.base_model,
-            },
-            indent=2,
+    marker = options.run_dir / RECORDING_MARKER
+    try:
+        marker.write_text(
+            json.dumps(
+                {
+                    "workspace": str(options.workspace.resolve()),
+                    "agent": options.agent,
+                    "evaluator": options.evaluator,
+                    "task": options.task,
+                    "base_model": options.base_model,
+                },
+                indent=2,
+            )
         )
-    )
+    except OSError as exc:
+        raise RecordError(f"{marker}: the recording cannot be written: {exc.strerror or exc}") from exc
     with RunStore.open(options.run_dir / STORE_NAME) as store:
         recorder = Recorder(options, store)
         start = int(time.time())

@@ -86,6 +86,7 @@ def verify(run_dir: Path) -> list[Mismatch]:
                 )
             record = store.load_record(run_id)
             workspace = Path(record.run.workspace_path or ".")
+            hashed: dict[Path, ArtifactManifest | str] = {}  # a path submitted many times is read once
             for s in record.submissions:
                 if s.artifact_id is None or s.artifact_path is None:
                     continue
@@ -100,7 +101,15 @@ def verify(run_dir: Path) -> list[Mismatch]:
                 if not path.exists() and not path.is_symlink():
                     found.append(Mismatch("artifact", where, f"{path} is gone"))
                     continue
-                now = hash_artifact(path)
+                if path not in hashed:
+                    try:
+                        hashed[path] = hash_artifact(path)
+                    except OSError as exc:
+                        hashed[path] = f"{exc.filename or path} cannot be read: {exc.strerror or exc}"
+                now = hashed[path]
+                if isinstance(now, str):
+                    found.append(Mismatch("artifact", where, now))
+                    continue
                 if now.artifact_id == s.artifact_id:
                     continue
                 changes = compare(kept, now) if kept is not None else []

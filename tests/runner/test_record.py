@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from arb_audit.cli import main
 from arb_audit.store import RunStore
@@ -243,40 +243,21 @@ def test_an_agent_that_floods_and_deletes_its_workspace_is_still_recorded(tmp_pa
     ],
 )
 def test_a_recording_that_cannot_be_made_says_why(tmp_path: Path, options: list[str], message: str) -> None:
-    (tmp_path / "ws").mkdir()
-    result = CliRunner().invoke(
-        main,
-        [
-            "record",
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--run-dir",
-            str(tmp_path / "r"),
-            *options,
-            "--",
-            "true",
-        ],
-    )
+    result = _invoke_record(tmp_path, *options, "--", "true")
     assert result.exit_code == 2 and message in result.output
     assert not (tmp_path / "r").exists()
 
 
-def test_an_agent_that_cannot_start_is_reported_and_recorded(tmp_path: Path) -> None:
+def _invoke_record(tmp_path: Path, *args: str) -> Result:
+    """`arb-audit record` in-process, with workspace tmp_path/ws (made here) and run dir tmp_path/r."""
     (tmp_path / "ws").mkdir()
-    result = CliRunner().invoke(
-        main,
-        [
-            "record",
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--run-dir",
-            str(tmp_path / "r"),
-            "--evaluator",
-            "true",
-            "--",
-            "/no/such/agent",
-        ],
+    return CliRunner().invoke(
+        main, ["record", "--workspace", str(tmp_path / "ws"), "--run-dir", str(tmp_path / "r"), *args]
     )
+
+
+def test_an_agent_that_cannot_start_is_reported_and_recorded(tmp_path: Path) -> None:
+    result = _invoke_record(tmp_path, "--evaluator", "true", "--", "/no/such/agent")
     assert result.exit_code == 2 and "/no/such/agent: the agent cannot be started" in result.output
     with RunStore.open(tmp_path / "r" / "run.duckdb", read_only=True) as store:
         (extra,) = store.con.execute("SELECT extra FROM runs").fetchone() or ("{}",)
@@ -321,3 +302,10 @@ def test_a_full_disk_is_answered_and_every_attempt_recorded_once_space_returns(t
     assert [(s.seq, s.status) for s in record.submissions] == [(1, "scored"), (2, "error"), (3, "scored")]
     assert "No space left on device" in (record.submissions[1].error or "")
     assert record.run.ended_at is not None
+
+
+def test_a_recording_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    (tmp_path / "r" / "recording.json").mkdir(parents=True)  # where the runner writes its marker
+    result = _invoke_record(tmp_path, "--evaluator", "true", "--", "true")
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'r' / 'recording.json'}: the recording cannot be written" in result.output
