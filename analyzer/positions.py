@@ -1,10 +1,11 @@
 """Line and column of reported nodes, without libcst's PositionProvider.
 
 PositionProvider regenerates the whole module's code to count positions (about twice the parse here),
-for every file, although only a few nodes per file are ever reported. Instead, the file is parsed once
-more with ``ast`` (an eighth of libcst's parse) only when something was reported; the statements of
-both trees are paired in order, which gives each reported node's statement its line; the node itself
-is then found by its first line of code within that statement's lines.
+for every file, although only a few nodes per file are ever reported. Instead, a reported node's
+first line of code is searched in the text: where it occurs once, that is the node. Only when some
+reported code recurs is the file parsed once more, with ``ast`` (an eighth of libcst's parse): the
+statements of both trees are paired in order, which gives the node's statement its line, and the
+node is found by its first line within that statement's lines.
 """
 
 from __future__ import annotations
@@ -73,32 +74,59 @@ def _compound(node: cst.CSTNode, target: ast.stmt) -> Iterator[tuple[cst.CSTNode
             yield from _pairs(_suite(case.body), ast_case.body)
 
 
+def _first_line(module: cst.Module, node: cst.CSTNode | None) -> str:
+    """Return the first line of a node's own code (comments and blank lines before a statement left out)."""
+    if node is None:
+        return ""
+    if isinstance(getattr(node, "leading_lines", None), Sequence) and node.leading_lines:  # type: ignore[attr-defined]
+        node = node.with_changes(leading_lines=())
+    code = module.code_for_node(node).strip()
+    return code.splitlines()[0].strip() if code else ""
+
+
 def locate(findings: list[Finding], module: cst.Module, text: str, partial: bool = False) -> None:
     """Fill ``line``, ``col`` and ``excerpt`` of every finding (statement precision at worst).
 
+    A node's code is in the text at its place, so code that occurs once in the whole text is found
+    by a search; only the findings whose code recurs need the second parse that pairs statements.
     ``partial``: the module holds only the parts of ``text`` that parsed (same line numbers).
     """
     if not findings:
         return
+    lines = text.splitlines()
+    ambiguous = []
+    for finding in findings:
+        first = _first_line(module, finding.node)
+        at = text.find(first) if first else -1
+        if at >= 0 and text.find(first, at + 1) < 0:
+            finding.line = text.count("\n", 0, at) + 1
+            finding.col = at - (text.rfind("\n", 0, at) + 1)
+        else:
+            ambiguous.append((finding, first))
+    if ambiguous:
+        _locate_by_statement(ambiguous, module, text if not partial else module.code, lines)
+    for finding in findings:
+        if 0 < finding.line <= len(lines):
+            finding.excerpt = lines[finding.line - 1].strip()[:MAX_EXCERPT]
+
+
+def _locate_by_statement(
+    findings: list[tuple[Finding, str]], module: cst.Module, parsed: str, lines: list[str]
+) -> None:
+    """Locate findings through their statement's line (``ast``), then their code within it."""
     try:
-        tree = ast.parse(module.code if partial else text)
+        tree = ast.parse(parsed)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
-    lines = text.splitlines()
     where = {id(node): statement for node, statement in _pairs(module.body, tree.body)}
-    for finding in findings:
+    for finding, first in findings:
         statement = where.get(id(finding.statement)) if finding.statement is not None else None
         if statement is None:
             continue
         finding.line, finding.col = statement.lineno, statement.col_offset
-        if finding.node is not None:
-            code = module.code_for_node(finding.node).strip()
-            first = code.splitlines()[0].strip() if code else ""
-            end = statement.end_lineno or statement.lineno
-            for number in range(statement.lineno, min(end, len(lines)) + 1):
-                col = lines[number - 1].find(first) if first else -1
-                if col >= 0:
-                    finding.line, finding.col = number, col
-                    break
-        if 0 < finding.line <= len(lines):
-            finding.excerpt = lines[finding.line - 1].strip()[:MAX_EXCERPT]
+        end = statement.end_lineno or statement.lineno
+        for number in range(statement.lineno, min(end, len(lines)) + 1):
+            col = lines[number - 1].find(first) if first else -1
+            if col >= 0:
+                finding.line, finding.col = number, col
+                break

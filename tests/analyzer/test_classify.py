@@ -340,3 +340,13 @@ def test_launcher_parsing_never_raises(text: str, yaml: bool) -> None:
 def test_shell_launchers_of_any_shape_are_read_in_bounded_time(lines: list[str]) -> None:
     result = classify_launcher(SourceFile("run.sh", "shell", "\n".join(lines), None))
     assert set(result.possible_routes) <= {"SFT", "PPO", "GRPO"}
+
+
+def test_evidence_lines_hold_when_the_same_code_recurs(tmp_path: Path) -> None:
+    code = (
+        "from trl import SFTTrainer\n# SFTTrainer(model=m).train() in a comment\n"
+        "def a():\n    SFTTrainer(model=m).train()\n\ndef b():\n    SFTTrainer(model=m).train()\n"
+        "x = SFTTrainer(model=unique)\n"
+    )
+    result = classify_path(write(tmp_path, "twice.py", code))
+    assert [(f.line, f.col) for f in result.stages[0].evidence] == [(4, 4), (7, 4), (8, 4)]
