@@ -7,7 +7,6 @@ import json
 import os
 import resource
 import signal
-import stat
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -16,7 +15,7 @@ from pathlib import Path
 from analyzer.cache import analyzer_version, blob_sha
 from analyzer.classify import Classification, classify_source
 from analyzer.launchers import classify_launcher
-from analyzer.source import MAX_SOURCE_BYTES, SourceFile, read_source, source_from_bytes
+from analyzer.source import SourceFile, kind_for, read_bytes, read_source, source_from_bytes
 from arb_audit.store import RunStore
 
 SUFFIXES = frozenset({".py", ".pyw", ".ipynb", ".yaml", ".yml", ".sh", ".bash"})
@@ -30,8 +29,8 @@ FILE_TIMEOUT_S = 60
 WORKER_MEMORY_BYTES = 4 * 1024**3
 """Address space a worker process may use."""
 
-Job = tuple[Path, bytes | None]
-"""A file to classify, with its bytes when they were read safely here (else it is read in the worker)."""
+Job = tuple[Path, bytes | None, str | None]
+"""A file to classify: its path, its bytes as read once here, or why they could not be read."""
 
 
 def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
@@ -62,23 +61,6 @@ def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
             yield from sorted(found)
         else:
             yield path
-
-
-def read_bytes(path: Path) -> bytes | None:
-    """Read a regular file of at most MAX_SOURCE_BYTES without following a symlink; None otherwise."""
-    try:
-        # O_NONBLOCK: a FIFO planted under a source name must not hang the batch.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            raw = handle.read(MAX_SOURCE_BYTES + 1)
-        except OSError:
-            return None
-    return raw if len(raw) <= MAX_SOURCE_BYTES else None
 
 
 def classify_loaded(source: SourceFile, guarded: bool = True) -> Classification:
@@ -117,10 +99,13 @@ def _classify_chunk(jobs: list[Job], timeout_s: int = 0, guarded: bool = True) -
     :func:`analyzer.source.parse_python`.
     """
     results = []
-    for path, raw in jobs:
+    for path, raw, unreadable in jobs:
         signal.alarm(timeout_s)
         try:
-            source = source_from_bytes(raw, str(path)) if raw is not None else read_source(path, str(path))
+            if raw is not None:
+                source = source_from_bytes(raw, str(path))
+            else:
+                source = SourceFile(str(path), kind_for(str(path)), None, unreadable)
             results.append(classify_loaded(source, guarded))
         except Exception as exc:  # one file never stops the batch; the error names it
             results.append(Classification(str(path), error=f"internal error: {type(exc).__name__}: {exc}"))
@@ -146,15 +131,16 @@ def _isolated(todo: list[Job], jobs: int, timeout_s: int) -> dict[Path, Classifi
         futures = [(pool.submit(_classify_chunk, chunk, timeout_s, False), chunk) for chunk in chunks]
         for future, chunk in futures:
             try:
-                results.update((path, r) for (path, _), r in zip(chunk, future.result(), strict=True))
+                results.update((job[0], r) for job, r in zip(chunk, future.result(), strict=True))
             except BrokenProcessPool:
                 suspects.extend(chunk)
     alone: ProcessPoolExecutor | None = None
     try:
-        for path, raw in suspects:
+        for job in suspects:
+            path = job[0]
             alone = alone or ProcessPoolExecutor(max_workers=1, initializer=_limit_worker)
             try:
-                results[path] = alone.submit(_classify_chunk, [(path, raw)], timeout_s, True).result()[0]
+                results[path] = alone.submit(_classify_chunk, [job], timeout_s, True).result()[0]
             except BrokenProcessPool:
                 results[path] = Classification(
                     str(path),
@@ -186,13 +172,13 @@ def classify_many(
     are added to it.
     """
     files = list(iter_files(paths))
-    loaded: list[Job] = [(p, read_bytes(p)) for p in files]
+    loaded: list[Job] = [(p, *read_bytes(p)) for p in files]
     version = analyzer_version()
-    keys = {p: _key(p, raw) for p, raw in loaded}
+    keys = {p: _key(p, raw) for p, raw, _ in loaded}
     cached = cache.load_classifications([k for k in keys.values() if k], version) if cache else {}
-    todo = [(p, raw) for p, raw in loaded if keys[p] not in cached]
+    todo = [job for job in loaded if keys[job[0]] not in cached]
     if jobs <= 0:
-        by_path = {path: result for (path, _), result in zip(todo, _classify_chunk(todo), strict=True)}
+        by_path = {job[0]: result for job, result in zip(todo, _classify_chunk(todo), strict=True)}
     else:
         by_path = _isolated(todo, jobs, timeout_s) if todo else {}
     if cache is not None:

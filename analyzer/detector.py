@@ -87,8 +87,6 @@ class Finding:
     """0-based column."""
     excerpt: str = ""
     """The source line, trimmed."""
-    scope: str = ""
-    """Qualified prefix of the scope it was seen in (``""`` for the module, ``main.<locals>.``)."""
     node: cst.CSTNode | None = field(default=None, repr=False, compare=False)
     """The node reported (not serialised)."""
     statement: cst.CSTNode | None = field(default=None, repr=False, compare=False)
@@ -188,7 +186,6 @@ class RouteDetector(cst.BatchableCSTVisitor):
                 type(self).__name__,
                 signal,
                 message=message,
-                scope=self.context.scope.prefix,
                 node=node,
                 statement=statement,
                 **details,  # type: ignore[arg-type]
@@ -202,11 +199,6 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg
     return None
-
-
-def last_part(qualified: str) -> str:
-    """Return the last component of a qualified name (``trl.GRPOTrainer`` -> ``GRPOTrainer``)."""
-    return qualified.rsplit(".", 1)[-1]
 
 
 def discover() -> list[type[RouteDetector]]:

@@ -113,31 +113,44 @@ def read_source(path: Path, display: str | None = None) -> SourceFile:
         The decoded file, or one whose ``error`` says why it could not be read.
     """
     shown = str(path) if display is None else display
-    kind = _kind_for(str(path))
+    raw, refused = read_bytes(path)
+    if raw is None:
+        return SourceFile(shown, kind_for(str(path)), None, refused)
+    return _from_bytes(raw, shown, kind_for(str(path)))
+
+
+def read_bytes(path: Path) -> tuple[bytes | None, str | None]:
+    """Read a regular file of at most MAX_SOURCE_BYTES without following a symlink; never raises.
+
+    Returns:
+        The bytes, or None and why they could not be read.
+    """
     try:
         info = os.lstat(path)
     except (OSError, ValueError) as exc:
-        return SourceFile(shown, kind, None, f"cannot read: {_reason(exc)}")
+        return None, f"cannot read: {_reason(exc)}"
     refused = _refuse_stat(info.st_mode, info.st_size)
     if refused:
-        return SourceFile(shown, kind, None, refused)
+        return None, refused
     try:
         # O_NOFOLLOW and the fstat below close the gap between lstat and open: a symlink or FIFO
         # swapped in meanwhile is refused rather than followed or waited on.
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        return SourceFile(shown, kind, None, f"cannot read: {_reason(exc)}")
+        return None, f"cannot read: {_reason(exc)}"
     try:
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             refused = _refuse_stat(info.st_mode, info.st_size)
             if refused:
-                return SourceFile(shown, kind, None, refused)
+                return None, refused
             raw = handle.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
-        return SourceFile(shown, kind, None, f"cannot read: {_reason(exc)}")
-    return _from_bytes(raw, shown, kind)
+        return None, f"cannot read: {_reason(exc)}"
+    if len(raw) > MAX_SOURCE_BYTES:  # grew after the fstat
+        return None, _too_large(len(raw))
+    return raw, None
 
 
 def source_from_bytes(raw: bytes, path: str) -> SourceFile:
@@ -150,10 +163,11 @@ def source_from_bytes(raw: bytes, path: str) -> SourceFile:
     Returns:
         The decoded file, or one whose ``error`` says why it could not be decoded.
     """
-    return _from_bytes(raw, path, _kind_for(path))
+    return _from_bytes(raw, path, kind_for(path))
 
 
-def _kind_for(path: str) -> SourceKind:
+def kind_for(path: str) -> SourceKind:
+    """Return the kind of file a path names, by its suffix."""
     return _SUFFIX_KINDS.get(os.path.splitext(path)[1].lower(), "other")
 
 

@@ -17,7 +17,7 @@ from analyzer.launchers import classify_launcher
 from analyzer.source import SourceFile
 from arb_audit.cli import main
 from arb_audit.store import RunStore
-from taxonomy.files import FILE_LABELS
+from taxonomy.files import FILE_LABELS, FILE_ROLES
 
 SFT_THEN_GRPO = '''
 """Prime the format with SFT, then GRPO with reward functions (as unsloth's notebooks do)."""
@@ -316,7 +316,7 @@ def test_pipelines_as_agents_write_them(tmp_path: Path, name: str) -> None:
 def test_launcher_parsing_never_raises(text: str, yaml: bool) -> None:
     source = SourceFile("x.yaml", "yaml", text, None) if yaml else SourceFile("x.sh", "shell", text, None)
     result = classify_launcher(source)
-    assert result.primary in {d.name for d in FILE_LABELS}
+    assert result.primary in {d.name for d in FILE_LABELS} and result.role in {d.name for d in FILE_ROLES}
 
 
 @settings(max_examples=200, deadline=None)
