@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import blake3
 import git
@@ -25,14 +25,22 @@ def read_blob(git_dir: Path, sha: str) -> bytes:
     return shown.stdout
 
 
-def _snap(git_dir: Path, root: Path, problems: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+def _snap(  # type: ignore[no-untyped-def]
+    git_dir: Path,
+    root: Path,
+    problems: list[tuple[str, str]],
+    ref: str = "refs/heads/run",
+    seq: int = 1,
+    trigger: Literal["timer", "final"] = "final",
+    message: str = "final",
+):
     return snapshot(
         git_dir,
         root,
-        ref="refs/heads/run",
-        seq=1,
-        trigger="final",
-        message="final",
+        ref=ref,
+        seq=seq,
+        trigger=trigger,
+        message=message,
         on_problem=lambda p, m: problems.append((p, m)),
     )
 
@@ -121,15 +129,7 @@ def test_snapshots_are_real_git_history(tmp_path: Path) -> None:
     (code / "b-c.py").write_text("b = 1\n")
     first = _snap(tmp_path / "r.git", code, [])
     (code / "pkg" / "a.py").write_text("a = 2\n")
-    second = snapshot(
-        tmp_path / "r.git",
-        code,
-        ref="refs/heads/run",
-        seq=2,
-        trigger="timer",
-        message="second",
-        on_problem=lambda p, m: None,
-    )
+    second = _snap(tmp_path / "r.git", code, [], seq=2, trigger="timer", message="second")
     fsck = subprocess.run(
         ["git", "--git-dir", str(tmp_path / "r.git"), "fsck", "--strict"], capture_output=True, text=True
     )
@@ -158,15 +158,7 @@ def test_an_unchanged_folder_is_not_read_again_and_two_folders_share_a_store(
         (root / "m.py").write_text(text)
     git_dir = tmp_path / "r.git"
     first_one = _snap(git_dir, one, [])
-    first_two = snapshot(
-        git_dir,
-        two,
-        ref="refs/heads/two",
-        seq=1,
-        trigger="final",
-        message="final",
-        on_problem=lambda p, m: None,
-    )
+    first_two = _snap(git_dir, two, [], ref="refs/heads/two")
     assert first_two.files[0].blob_sha != first_one.files[0].blob_sha
     reads: list[str] = []
     original = revisions._entry
