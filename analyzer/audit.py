@@ -12,7 +12,7 @@ from typing import Any
 
 from analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.evidence import Evidence
-from arb_audit.model import RunRecord, Submission
+from arb_audit.model import Command, RunRecord, Submission
 from taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
 from taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
 from taxonomy.tasks import find_task
@@ -109,6 +109,9 @@ def _route(record: RunRecord) -> dict[str, Any]:
         if it.train_type:
             claims.setdefault(it.train_type, set()).add(it.number)
     code = record.revisions[-1] if record.revisions else None
+    edits = sum(1 for r in record.revisions if r.trigger == "transcript-edit")
+    counts = f"{edits} revisions, {len(record.commands)} commands"
+    history = [f"the code history rebuilt from the transcript ({counts})"] if edits or record.commands else []
     return {
         "status": "not_analyzed",
         "label": None,
@@ -125,6 +128,7 @@ def _route(record: RunRecord) -> dict[str, Any]:
                 if code
                 else " (not available in this run folder)"
             ),
+            *history,
         ],
         "cannot_tell": [
             f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
@@ -265,5 +269,45 @@ def build_audit(
             }
             for it in record.reports
         ],
+        "revisions": _revisions_json(record, offset),
+        "commands": [_command_json(c, offset) for c in record.commands],
         "problems": [{"path": p.path, "message": p.message} for p in record.problems],
+    }
+
+
+def _revisions_json(record: RunRecord, offset: int | None) -> list[dict[str, Any]]:
+    """Each revision with the files it changed against the one before (all files for the first)."""
+    out = []
+    before: dict[str, str | None] = {}
+    for r in record.revisions:
+        now = {f.path: f.blob_sha or f.content_hash for f in r.files}
+        changed = sorted(p for p in now.keys() | before.keys() if now.get(p, "gone") != before.get(p, "gone"))
+        out.append(
+            {
+                "seq": r.seq,
+                "sha": r.sha,
+                "trigger": r.trigger,
+                "taken_at": iso(r.taken_at, offset),
+                "files": changed,
+                "n_files": len(r.files),
+            }
+        )
+        before = now
+    return out
+
+
+def _command_json(c: Command, offset: int | None) -> dict[str, Any]:
+    return {
+        "seq": c.seq,
+        "command": c.command,
+        "started_at": iso(c.started_at, offset),
+        "ended_at": iso(c.ended_at, offset),
+        "exit_code": c.exit_code,
+        "error": c.error,
+        "finished": c.finished,
+        "tool": c.tool,
+        "cwd": c.cwd,
+        "revision_seq": c.revision_seq,
+        "output_excerpt": c.output_excerpt,
+        "evidence": Evidence("transcript", path=c.source_path, line=c.line, command_seq=c.seq).to_json(),
     }

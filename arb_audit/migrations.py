@@ -135,3 +135,18 @@ def m005_classifications(con: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
+
+
+@migration
+def m006_command_sources(con: duckdb.DuckDBPyConnection) -> None:
+    """Say which tool ran each command, where in which transcript it is, and how it ended."""
+    con.execute(
+        """
+        ALTER TABLE commands ADD COLUMN tool VARCHAR;
+        ALTER TABLE commands ADD COLUMN source_path VARCHAR;
+        ALTER TABLE commands ADD COLUMN line INTEGER;
+        ALTER TABLE commands ADD COLUMN session INTEGER;
+        ALTER TABLE commands ADD COLUMN error VARCHAR;
+        ALTER TABLE commands ADD COLUMN finished BOOLEAN;
+        """
+    )

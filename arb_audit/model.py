@@ -162,6 +162,42 @@ class Revision:
 
 
 @dataclass(slots=True)
+class Command:
+    """One command the agent ran, as a transcript or a wrapper recorded it."""
+
+    seq: int
+    """1-based order of the command in the run."""
+    command: str
+    """The command line (for ``bash -lc '<script>'`` wrappers: the script)."""
+    tool: str
+    """The tool that ran it (``Bash``, ``command_execution``, ``run_shell_command``, ...)."""
+    source: str = "transcript"
+    """Where it was seen: ``transcript`` or ``wrapper``."""
+    source_path: str | None = None
+    """The transcript (relative to the run folder) it comes from."""
+    line: int | None = None
+    """The transcript line of the call."""
+    session: int | None = None
+    """The transcript session it ran in."""
+    started_at: datetime | None = None
+    """When it started, if known."""
+    ended_at: datetime | None = None
+    """When its result came, if known."""
+    exit_code: int | None = None
+    """Its exit code, when the source says it."""
+    error: str | None = None
+    """The error reported (a failed call, a refusal), if any."""
+    cwd: str | None = None
+    """Its working directory, when the source says it."""
+    revision_seq: int | None = None
+    """The code revision in force when it started."""
+    output_excerpt: str | None = None
+    """The head and tail of its output."""
+    finished: bool = True
+    """False when no result was seen (the run was cut off while it ran)."""
+
+
+@dataclass(slots=True)
 class ReportedIteration:
     """One iteration as the agent (or its pipeline) reported it: a claim, not a finding."""
 
@@ -213,6 +249,8 @@ class RunRecord:
     """Every model artifact found or submitted."""
     revisions: list[Revision] = field(default_factory=list)
     """Code revisions stored in revisions.git."""
+    commands: list[Command] = field(default_factory=list)
+    """Commands the agent ran, in order."""
     reports: list[ReportedIteration] = field(default_factory=list)
     """The agent's own per-iteration reports."""
     flags: list[Flag] = field(default_factory=list)

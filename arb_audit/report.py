@@ -17,6 +17,8 @@ from rich.text import Text
 STATUS_STYLE = {"scored": "green", "error": "red", "rejected": "magenta", "duplicate": "yellow"}
 MAX_TIMELINE_ROWS = 200
 """Attempts shown in the readable timeline; the JSON report has them all."""
+MAX_HISTORY_ROWS = 60
+"""Revisions and commands shown each (the first and the last ones); the JSON report has them all."""
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """Control characters, line breaks and bidirectional overrides: each could forge or hide report lines."""
 
@@ -102,6 +104,52 @@ def _timeline(console: Console, report: dict[str, Any]) -> None:
         console.print(f"… {len(subs) - len(shown):,} more attempts are in the JSON report (--json).")
 
 
+def _ends(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Return the first and last rows of a long list, and how many were left out between them."""
+    if len(rows) <= MAX_HISTORY_ROWS:
+        return rows, 0
+    half = MAX_HISTORY_ROWS // 2
+    return [*rows[:half], *rows[-half:]], len(rows) - 2 * half
+
+
+def _code_history(console: Console, report: dict[str, Any]) -> None:
+    revisions, commands = report["revisions"], report["commands"]
+    if any(r["trigger"] != "final" for r in revisions):
+        table = Table(title=f"Code history ({len(revisions)} revisions)", title_justify="left")
+        for column, width in (("#", 3), ("taken", 14), ("trigger", 15)):
+            table.add_column(column, no_wrap=True, min_width=width)
+        table.add_column("files changed", ratio=1)
+        shown, left_out = _ends(revisions)
+        for r in shown:
+            files = ", ".join(r["files"][:6]) + (f" (+{len(r['files']) - 6})" if len(r["files"]) > 6 else "")
+            table.add_row(str(r["seq"]), _short(r["taken_at"]), r["trigger"], Text(clean(files)))
+        console.print(table)
+        if left_out:
+            console.print(f"… {left_out:,} revisions between these are in the JSON report (--json).")
+    if commands:
+        table = Table(title=f"Commands ({len(commands)})", title_justify="left")
+        for column, width in (("#", 3), ("started", 14), ("exit", 9), ("rev", 3)):
+            table.add_column(column, no_wrap=True, min_width=width)
+        table.add_column("command", no_wrap=True)
+        room = max(console.width - 40, 20)
+        shown, left_out = _ends(commands)
+        for c in shown:
+            if not c["finished"]:
+                ended = Text("no result", style="yellow")
+            elif c["exit_code"] is None:
+                ended = Text("error" if c["error"] else "—", style="red" if c["error"] else "")
+            else:
+                ended = Text(str(c["exit_code"]), style="green" if c["exit_code"] == 0 else "red")
+            line = c["command"].strip().split("\n")[0]
+            line = line if len(line) <= room else line[: room - 1] + "…"
+            table.add_row(
+                str(c["seq"]), _short(c["started_at"]), ended, clean(c["revision_seq"]), Text(clean(line))
+            )
+        console.print(table)
+        if left_out:
+            console.print(f"… {left_out:,} commands between these are in the JSON report (--json).")
+
+
 def _metrics(console: Console, report: dict[str, Any]) -> None:
     m = report["metrics"]
     best = report["best"]
@@ -157,6 +205,27 @@ def _verdicts(console: Console, report: dict[str, Any]) -> None:
     )
 
 
+def _external_verdicts(console: Console, report: dict[str, Any]) -> None:
+    """Show the benchmark's own judges' verdicts (PostTrainBench) beside ours, never merged into them."""
+    verdicts = (report["run"].get("posttrainbench") or {}).get("external_verdicts") or []
+    if not verdicts:
+        return
+    console.print(
+        Text(f"The benchmark's own judges ({len(verdicts)} verdicts, not arb-audit's)", style="bold")
+    )
+    for v in verdicts:
+        answer = {True: "yes", False: "no", None: "unreadable"}[v.get("value")]
+        judge = v.get("judge") or "unsuffixed"
+        rerun = ", rerun" if v.get("rerun") else ""
+        console.print(
+            Text.assemble(
+                "  ",
+                (clean(v.get("question")), "cyan"),
+                f": {answer} ({clean(judge)}{rerun}; {clean(v.get('source'))})",
+            )
+        )
+
+
 def _flags_and_problems(console: Console, report: dict[str, Any]) -> None:
     if report["flags"]:
         console.print(Text(f"Flags ({len(report['flags'])})", style="bold red"))
@@ -175,6 +244,42 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
     _header(console, report["run"])
     _timeline(console, report)
+    _code_history(console, report)
     _metrics(console, report)
     _verdicts(console, report)
+    _external_verdicts(console, report)
     _flags_and_problems(console, report)
+
+
+def render_tree(tree: dict[str, Any], console: Console | None = None) -> None:
+    """Print the audits of a tree of runs (``arb-audit RESULTS_DIR``) as one table, then what was left out."""
+    console = console or Console()
+    runs = tree["runs"]
+    console.rule(Text.assemble(("arb-audit", "bold"), " · ", clean(tree["tree"])))
+    table = Table(
+        title=f"{len(runs)} runs that count ({clean(tree['format'])})", title_justify="left", expand=True
+    )
+    table.add_column("run", overflow="fold", ratio=3)
+    table.add_column("task", overflow="fold", ratio=1)
+    table.add_column("base model", overflow="fold", ratio=2)
+    for column in ("best", "revs", "cmds", "probs"):
+        table.add_column(column, no_wrap=True)
+    root = tree["tree"].rstrip("/") + "/"
+    for r in runs:
+        best = r["best"]
+        where = r["run"]["source_path"]
+        table.add_row(
+            Text(clean(where[len(root) :] if where.startswith(root) else where)),
+            clean(r["run"]["task"]),
+            clean(r["run"]["base_model"]),
+            clean(best["score"]) if best else Text("none valid", style="red"),
+            str(len(r["revisions"])),
+            str(len(r["commands"])),
+            str(len(r["problems"])),
+        )
+    console.print(table)
+    for d in tree["dropped"]:
+        console.print(Text.assemble(("  not counted ", "yellow"), clean(d["path"]), ": ", clean(d["reason"])))
+    for p in [*tree["failed"], *tree["problems"]]:
+        console.print(Text.assemble(("  problem ", "red"), clean(p["path"]), ": ", clean(p["message"])))
+    console.print("Audit one run for its full report: arb-audit RUN_DIR")

@@ -82,6 +82,9 @@ def ensure_repo(git_dir: Path) -> None:
     """Create the bare revisions repository at ``git_dir`` unless it is there."""
     if (git_dir / "HEAD").exists():
         return
+    if git_dir.is_symlink() or (git_dir.exists() and not git_dir.is_dir()):
+        # GitPython would run ``git init`` in the process's own folder instead.
+        raise RevisionError(f"{git_dir} is in the way: it is not a folder")
     repo = git.Repo.init(git_dir, bare=True, mkdir=True)
     with repo.config_writer() as cfg:
         cfg.set_value("gc", "auto", "0")
@@ -388,6 +391,26 @@ def _ref_lock(git_dir: Path, ref: str, wait_s: float = 30.0) -> Iterator[None]:
         lock.unlink(missing_ok=True)
 
 
+def _commit_object(objects: _Objects, tree: str, parent: str | None, message: str, when: datetime) -> str:
+    """Store a commit object (author and committer arb-audit, at ``when``); return its sha."""
+    stamp = f"{max(int(when.timestamp()), 0)} +0000"  # git refuses dates before 1970
+    lines = [
+        f"tree {tree}",
+        *([f"parent {parent}"] if parent else []),
+        f"author {ACTOR.name} <{ACTOR.email}> {stamp}",
+        f"committer {ACTOR.name} <{ACTOR.email}> {stamp}",
+    ]
+    return objects.store(b"commit", ("\n".join(lines) + "\n\n" + message).encode()).hex()
+
+
+def _write_ref(git_dir: Path, ref: str, sha: str) -> None:
+    """Replace the loose ref atomically (the caller holds its lock)."""
+    handle, temporary = tempfile.mkstemp(dir=(git_dir / ref).parent, prefix=".arb-ref-")
+    with os.fdopen(handle, "w") as out:
+        out.write(sha + "\n")
+    os.replace(temporary, git_dir / ref)
+
+
 def _commit(git_dir: Path, tree: str, *, ref: str, message: str, when: datetime) -> str:
     """Commit ``tree`` on ``ref`` unless ``ref`` already holds it with the same message.
 
@@ -398,18 +421,8 @@ def _commit(git_dir: Path, tree: str, *, ref: str, message: str, when: datetime)
         parent = _read_ref(git_dir, ref)
         if parent is not None and _parent_holds(git_dir, parent, tree, message):
             return parent
-        stamp = f"{max(int(when.timestamp()), 0)} +0000"  # git refuses dates before 1970
-        lines = [
-            f"tree {tree}",
-            *([f"parent {parent}"] if parent else []),
-            f"author {ACTOR.name} <{ACTOR.email}> {stamp}",
-            f"committer {ACTOR.name} <{ACTOR.email}> {stamp}",
-        ]
-        sha = _Objects(git_dir).store(b"commit", ("\n".join(lines) + "\n\n" + message).encode()).hex()
-        handle, temporary = tempfile.mkstemp(dir=(git_dir / ref).parent, prefix=".arb-ref-")
-        with os.fdopen(handle, "w") as out:
-            out.write(sha + "\n")
-        os.replace(temporary, git_dir / ref)
+        sha = _commit_object(_Objects(git_dir), tree, parent, message, when)
+        _write_ref(git_dir, ref, sha)
         return sha
 
 
@@ -483,3 +496,68 @@ class Snapshotter:
         )
         self.last = current
         return revision
+
+
+class TreeCommitter:
+    """Commits trees held in memory (a code history rebuilt from a transcript) as revisions on one ref.
+
+    The commits form a chain of their own from a root commit, so the same history gives the same shas
+    however often a run is collected again; the ref is set to the chain's last commit once, by
+    :meth:`finish` (a lock and a ref write per commit would cost more than the commit). Only the files
+    that changed since the previous commit are hashed and stored again.
+    """
+
+    def __init__(self, git_dir: Path, ref: str, on_problem: OnProblem) -> None:
+        self.git_dir, self.ref, self.on_problem = git_dir, ref, on_problem
+        self.entries: dict[str, FileEntry] = {}
+        """The tree as of the last commit, by path."""
+        self.head: str | None = None
+        """The last commit made."""
+        try:
+            ensure_repo(git_dir)
+            self.objects = _Objects(git_dir)
+        except RevisionError:
+            raise
+        except Exception as exc:
+            raise RevisionError(f"{git_dir}: {type(exc).__name__}: {exc}") from exc
+
+    def commit(
+        self,
+        changed: dict[str, bytes | None],
+        *,
+        seq: int,
+        trigger: RevisionTrigger,
+        message: str,
+        taken_at: datetime | None,
+    ) -> Revision:
+        """Apply ``changed`` (path → new bytes, or None for a removed file) and commit the whole tree."""
+        try:
+            for path, data in changed.items():
+                if data is None:
+                    self.entries.pop(path, None)
+                elif (why := _refused_by_git(path, 0o100644)) is not None:
+                    self.on_problem(path, f"{why}; not committed")
+                else:
+                    blob = self.objects.store(b"blob", data).hex()
+                    self.entries[path] = FileEntry(path=path, size=len(data), blob_sha=blob)
+            ordered = sorted(self.entries.values(), key=lambda f: f.path.encode())
+            index = [BaseIndexEntry((0o100644, bytes.fromhex(f.blob_sha or ""), 0, f.path)) for f in ordered]
+            binsha, _ = write_tree_from_cache(index, self.objects.db, slice(0, len(index)))  # type: ignore[arg-type]
+            when = taken_at or datetime.fromtimestamp(0, tz=UTC)
+            self.head = _commit_object(self.objects, binsha.hex(), self.head, message, when)
+        except Exception as exc:
+            raise RevisionError(f"{self.git_dir}: {type(exc).__name__}: {exc}") from exc
+        files = [FileEntry(f.path, f.size, f.blob_sha) for f in ordered]
+        return Revision(seq=seq, sha=self.head, taken_at=taken_at, trigger=trigger, files=files)
+
+    def finish(self) -> None:
+        """Point the ref at the last commit (later revisions, such as the final tree, chain on it)."""
+        if self.head is None:
+            return
+        try:
+            with _ref_lock(self.git_dir, self.ref):
+                _write_ref(self.git_dir, self.ref, self.head)
+        except RevisionError:
+            raise
+        except Exception as exc:
+            raise RevisionError(f"{self.git_dir}: {type(exc).__name__}: {exc}") from exc

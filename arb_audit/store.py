@@ -31,6 +31,7 @@ from arb_audit.model import (
     STORE_DIRNAME,
     ArtifactInfo,
     ArtifactManifest,
+    Command,
     FileDigest,
     FileEntry,
     Flag,
@@ -124,6 +125,24 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "note": pl.String,
         "content_hash": pl.String,
     },
+    "commands": {
+        "run_id": pl.String,
+        "seq": pl.Int32,
+        "started_at": _TS,
+        "ended_at": _TS,
+        "command": pl.String,
+        "cwd": pl.String,
+        "exit_code": pl.Int32,
+        "source": pl.String,
+        "revision_seq": pl.Int32,
+        "output_excerpt": pl.String,
+        "tool": pl.String,
+        "source_path": pl.String,
+        "line": pl.Int32,
+        "session": pl.Int32,
+        "error": pl.String,
+        "finished": pl.Boolean,
+    },
     "reported_iterations": {
         "run_id": pl.String,
         "source": pl.String,
@@ -168,6 +187,7 @@ _DERIVED_TABLES = (
     "artifacts",
     "revisions",
     "files",
+    "commands",
     "reported_iterations",
     "flags",
     "problems",
@@ -483,6 +503,7 @@ class RunStore:
                 "files",
                 [_row(f, run_id=run_id, revision_seq=r.seq) for r in record.revisions for f in r.files],
             )
+            self._insert("commands", [_row(c, run_id=run_id) for c in record.commands])
             self._insert(
                 "reported_iterations",
                 [_row(it, run_id=run_id, fields=_json(it.fields)) for it in record.reports],
@@ -701,6 +722,7 @@ class RunStore:
             _build(Revision, v, files=[_build(FileEntry, f) for f in files if f["revision_seq"] == v["seq"]])
             for v in rows("revisions", "seq")
         ]
+        record.commands = [_build(Command, c) for c in rows("commands", "seq")]
         record.reports = [
             _build(ReportedIteration, it, fields=json.loads(it["fields"] or "{}"))
             for it in rows("reported_iterations", "source, line, number")

@@ -19,6 +19,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from tests.transcript_lines import (
+    claude_call,
+    claude_end,
+    claude_init,
+    claude_result,
+    codex_command,
+    codex_thread,
+    jsonl,
+)
+
 START = datetime(2026, 3, 10, 10, 15, 0)
 """Local time at which every scenario's harness starts."""
 UTC_OFFSET = timedelta(hours=8)
@@ -249,6 +259,55 @@ disk_workspace: 9.1G
 Codex CLI exited with code: 0
 """
 
+
+def codex_agent_jsonl(workspace: str) -> str:
+    """The Codex CLI's event stream of the ``improves`` run: three versions of train.py, run each time."""
+    v1 = TRAIN_SFT.replace("output/v3", "output/v1").replace("num_train_epochs=2", "num_train_epochs=1")
+    bump = "*** Begin Patch\n*** Update File: code/train.py\n@@\n-{0}\n+{1}\n*** End Patch"
+    version = 'args=SFTConfig(output_dir="output/{0}", learning_rate=2e-5, num_train_epochs={1}))'
+    to_v2 = bump.format(version.format("v1", 1), version.format("v2", 1))
+    return jsonl(
+        [
+            codex_thread("t-1"),
+            {"type": "turn.started"},
+            codex_command("c1", "ls", "code\ndata\nmodels\noutput\n"),
+            codex_command("c2", f"mkdir -p code && cat > {workspace}/code/train.py <<'EOF'\n{v1}EOF", ""),
+            codex_command("c3", "python code/train.py", "KeyError: 'messages'", exit_code=1),
+            codex_command("c4", "python code/train.py", "{'train_loss': 0.52}\n"),
+            codex_command(
+                "c5", 'curl -s -X POST localhost:5000/submit -d \'{"model_path": "output/v1"}\'', ""
+            ),
+            codex_command("c6", f"apply_patch <<'EOF'\n{to_v2}\nEOF", "Done!"),
+            codex_command("c7", "python code/train.py", "{'train_loss': 0.44}\n"),
+            codex_command("c8", f"cat > code/train.py <<'EOF'\n{TRAIN_SFT}EOF\npython code/train.py", "ok\n"),
+            {"type": "turn.completed", "usage": {"input_tokens": 1200, "output_tokens": 300}},
+        ]
+    )
+
+
+def claude_agent_jsonl(workspace: str) -> str:
+    """The Claude Code event stream of the ``attempts_en`` run: train.py written, fixed, and run."""
+    final = TRAIN_SFT.replace("SFT", "GRPO")
+    return jsonl(
+        [
+            claude_init(cwd=workspace),
+            claude_call(
+                "w1", "Write", file_path=f"{workspace}/code/train.py", content=final.replace("2e-5", "2e-3")
+            ),
+            claude_result("w1", "File created successfully"),
+            claude_call("b1", "Bash", command="python code/train.py"),
+            claude_result("b1", "Exit code 1\nloss is nan", is_error=True),
+            claude_call(
+                "e1", "Edit", file_path=f"{workspace}/code/train.py", old_string="2e-3", new_string="2e-5"
+            ),
+            claude_result("e1", "The file has been updated."),
+            claude_call("b2", "Bash", command="python code/train.py"),
+            claude_result("b2", "{'train_loss': 0.61}"),
+            claude_end(),
+        ]
+    )
+
+
 SKILL_SUMMARY_ZH = """\
 # 运行总结
 
@@ -375,6 +434,7 @@ def improves() -> Scenario:
         outputs={"output/v1": 9, "output/v2": 24, "output/v3": 44},
         summaries={"reports/summary.md": SKILL_SUMMARY_ZH, "reports/summary.jsonl": SKILL_JSONL},
         agent_log=CODEX_LOG.format(ws=f"{REMOTE_ROOT}/gsm8k/20260310T101500_codex"),
+        extra_files={"agent.jsonl": codex_agent_jsonl(f"{REMOTE_ROOT}/gsm8k/20260310T101500_codex")},
     )
 
 
@@ -443,6 +503,7 @@ def attempts_en() -> Scenario:
         outputs={"output/v1": 13, "output/v2": 44},
         summaries={"summary.md": ATTEMPTS_EN},
         agent_log="=== Claude Code Agent ===\nTask: webshop\nModel: claude-sonnet-4-6\n",
+        extra_files={"agent.jsonl": claude_agent_jsonl(f"{REMOTE_ROOT}/webshop/20260310T101500_claude")},
     )
 
 

@@ -93,8 +93,8 @@ def test_nothing_usable_exits_2_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x")
     code, _, err = run_cli(str(tmp_path / "f.txt"))
     assert code == 2 and "not a folder" in err
-    code, _, err = run_cli(str(tmp_path), "--format", "posttrainbench")
-    assert code == 2 and "no collector named 'posttrainbench'" in err
+    code, _, err = run_cli(str(tmp_path), "--format", "inspect_ai")
+    assert code == 2 and "no collector named 'inspect_ai'" in err
 
 
 def test_a_run_that_failed_still_exits_0(make_run: MakeRun) -> None:
@@ -136,3 +136,32 @@ def test_hash_artifacts_gives_each_model_its_content_id(make_run: MakeRun) -> No
     ids = {a["path"]: a["artifact_id"] for a in hashed["artifacts"]}
     assert ids["output/v1"] == ids["output/v1-copy"] and len(set(ids.values())) == 3
     assert all(len(i) == 64 for i in ids.values())
+
+
+def test_an_autorl_run_with_a_transcript_shows_its_code_history_and_commands(make_run: MakeRun) -> None:
+    code, out, _ = run_cli(str(make_run("attempts_en")), "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert [(r["seq"], r["trigger"], r["files"]) for r in report["revisions"]] == [
+        (1, "transcript-edit", ["train.py"]),
+        (2, "transcript-edit", ["train.py"]),
+        (3, "final", []),
+    ]
+    assert [
+        (c["seq"], c["command"], c["exit_code"], c["tool"], c["revision_seq"]) for c in report["commands"]
+    ] == [
+        (1, "python code/train.py", 1, "Bash", 1),
+        (2, "python code/train.py", 0, "Bash", 2),
+    ]
+    assert all({"seq", "command", "started_at", "exit_code", "tool"} <= set(c) for c in report["commands"])
+    assert report["commands"][0]["evidence"] == {
+        "kind": "transcript",
+        "path": "agent.jsonl",
+        "line": 4,
+        "command_seq": 1,
+    }
+    transcript = report["run"]["transcript"]
+    assert (transcript["format"], transcript["final_check"]["same"]) == ("claude_code", ["train.py"])
+    assert report["problems"] == []
+    code, text, _ = run_cli(str(make_run("attempts_en")))
+    assert "Code history (3 revisions)" in text and "Commands (2)" in text

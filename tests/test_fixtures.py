@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests import fixture_posttrainbench
 from tests.conftest import FIXTURES
 from tests.fixture_runs import write_all
 
@@ -22,3 +23,10 @@ def _tree(root: Path) -> dict[str, bytes | str]:
 def test_bundled_fixtures_match_the_generator(tmp_path: Path) -> None:
     write_all(tmp_path)
     assert _tree(tmp_path) == _tree(FIXTURES)
+
+
+def test_bundled_posttrainbench_tree_matches_its_generator(tmp_path: Path) -> None:
+    bundled = FIXTURES.parent / "posttrainbench"
+    fixture_posttrainbench.write_all(tmp_path)
+    assert _tree(tmp_path) == _tree(bundled)
+    assert sum(len(b) for b in _tree(bundled).values()) < 300_000

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from collectors.base import CollectOptions, Collector
+    from collectors.base import CollectOptions, Collector, RunListing
 
 NOTHING_USABLE = 2
 """Exit status when no audit could be produced."""
@@ -58,6 +58,73 @@ def _ingest_and_audit(
     return report
 
 
+def _audit_one(
+    collector: Collector, run_dir: Path, store_path: Path | None, options: CollectOptions, noise: float | None
+) -> dict[str, Any]:
+    """Audit one run folder into its store (the run folder's own, else the cache, or ``store_path``)."""
+    from arb_audit.model import STORE_DIRNAME
+    from arb_audit.store import StoreUnusable, cache_store_path, locate_store
+
+    store_file, why_not_default = locate_store(run_dir, store_path)
+    try:
+        return _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise)
+    except StoreUnusable as exc:
+        if exc.path != store_file or store_path is not None or why_not_default is not None:
+            raise
+        # The store in the run folder does not open (an agent could have planted it): use the cache.
+        why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
+        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, options, noise)
+
+
+def _tree(folder: Path) -> tuple[Collector, RunListing] | None:
+    """Find the collector for which ``folder`` is a tree of runs (a PostTrainBench results folder)."""
+    from collectors import registry
+
+    for name in registry.available():
+        collector = registry.load(name)
+        listing = collector.runs_in(folder)
+        if listing is not None and (listing.runs or listing.dropped):
+            return collector, listing
+    return None
+
+
+def _audit_tree(
+    root: Path,
+    collector: Collector,
+    listing: RunListing,
+    *,
+    as_json: bool,
+    noise: float | None,
+    hash_artifacts: bool,
+) -> None:
+    """Audit every run of a tree that counts (each into its own store) and report them together."""
+    from arb_audit.store import StoreError
+    from collectors.base import CollectOptions
+
+    options = CollectOptions(hash_artifacts=hash_artifacts)
+    reports: list[dict[str, Any]] = []
+    failed: list[dict[str, str]] = []
+    for run in listing.runs:
+        try:
+            reports.append(_audit_one(collector, run, None, options, noise))
+        except StoreError as exc:
+            failed.append({"path": str(run), "message": str(exc)})
+    tree = {
+        "tree": str(root),
+        "format": collector.name,
+        "runs": reports,
+        "failed": failed,
+        "dropped": [{"path": str(path), "reason": reason} for path, reason in listing.dropped],
+        "problems": [{"path": p.path, "message": p.message} for p in listing.problems],
+    }
+    if as_json:
+        click.echo(json.dumps(tree, ensure_ascii=False, allow_nan=False))
+    else:
+        from arb_audit.report import render_tree
+
+        render_tree(tree)
+
+
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the readable report.")
@@ -90,11 +157,11 @@ def audit(
 ) -> None:
     """Audit the run folder RUN_DIR: ingest it into its run store and print the audit.
 
-    Exit status 0 when an audit was produced (whatever the run's outcome), 2 when nothing usable was
-    found.
+    RUN_DIR may also be a tree of runs (a PostTrainBench results folder): every run that counts is
+    audited and the runs are reported together. Exit status 0 when an audit was produced (whatever the
+    run's outcome), 2 when nothing usable was found.
     """
-    from arb_audit.model import STORE_DIRNAME
-    from arb_audit.store import StoreError, StoreUnusable, cache_store_path, locate_store
+    from arb_audit.store import StoreError
     from collectors import registry
     from collectors.base import CollectOptions
 
@@ -107,23 +174,19 @@ def audit(
         collector = registry.load(format_name) if format_name else registry.detect(run_dir)
     except registry.CollectorLoadError as exc:
         _fail(str(exc))
+    if collector is None and (tree := _tree(run_dir)) is not None:
+        _audit_tree(run_dir, *tree, as_json=as_json, noise=noise, hash_artifacts=hash_artifacts)
+        return
     if collector is None:
         _fail(
             f"{run_dir}: no supported run format found (tried: {', '.join(registry.available())});"
-            " an AutoRL-Bench run folder has scores.json, run_meta.json or run.log"
+            " an AutoRL-Bench run folder has scores.json, run_meta.json or run.log, a PostTrainBench one"
+            " is named {task}_{org}_{model}_{cluster} and holds solve_out.txt or output.log"
         )
     assert collector is not None
-    store_file, why_not_default = locate_store(run_dir, store_path)
     options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
     try:
-        try:
-            report = _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise)
-        except StoreUnusable as exc:
-            if exc.path != store_file or store_path is not None or why_not_default is not None:
-                raise
-            # The store in the run folder does not open (an agent could have planted it): use the cache.
-            why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
-            report = _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, options, noise)
+        report = _audit_one(collector, run_dir, store_path, options, noise)
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, Flag, Revision, RunInfo, RunRecord, Submission
-from arb_audit.revisions import RevisionError, run_ref, snapshot
+from arb_audit.model import ArtifactInfo, Flag, RunInfo, RunRecord, Submission
+from arb_audit.revisions import run_ref
 from collectors.artifacts import describe, find_output_artifacts, identify, resolve_submitted
 from collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
 from collectors.autorl_bench.ledger import Localize, build_ledger
@@ -31,8 +31,12 @@ from collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
 from collectors.autorl_bench.summaries import read_reports
 from collectors.base import CollectOptions, Collector
 from collectors.clock import from_epoch, infer_utc_offset, localize
+from collectors.final_tree import final_tree
 from collectors.reading import RunFolder, Tally, text_int, text_number
+from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
 
+AGENT_JSONL = "agent.jsonl"
+"""The CLI agents' raw event stream (the wrappers ``tee`` it there)."""
 OVERWRITE_TOLERANCE = timedelta(seconds=2)
 """mtimes this close after a submission's completion are the same moment, not an overwrite."""
 COPY_TOLERANCE = timedelta(minutes=10)
@@ -101,13 +105,19 @@ class AutoRLBenchCollector(Collector):
         flags = _baseline_changes(runlog, entries or [])
         if _file_times_kept(folder, entries or [], meta, here):
             flags = _overwritten(submissions, artifacts, offset is None) + flags
-        revisions = _code_revision(folder, revisions_git, run.run_id)
+        facts = _transcript(folder, revisions_git, run, agentlog)
+        history = facts.revisions if facts else []
+        revisions = history + final_tree(folder, "code", revisions_git, run.run_id, len(history) + 1)
+        if facts is not None:
+            run.extra["transcript"] = facts.summary
+            folder.problems.extend(facts.problems)
         return RunRecord(
             run=run,
             submissions=submissions,
             artifacts=artifacts,
             revisions=revisions,
             reports=reports,
+            commands=facts.commands if facts else [],
             flags=flags,
             problems=folder.problems,
             revisions_path=str(revisions_git) if revisions else None,
@@ -384,32 +394,27 @@ def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[
     return list(resets.values())
 
 
-def _code_revision(folder: RunFolder, revisions_git: Path, run_id: str) -> list[Revision]:
-    code = folder.root / "code"
-    if code.is_symlink():
-        folder.problem("code", "is a symlink; the code tree was not read")
-        return []
-    if not code.is_dir():
-        folder.problem("code", "is missing: no code revision can be stored")
-        return []
-
-    def on_problem(path: str, message: str) -> None:
-        folder.problem("code" if path == "." else f"code/{path}", message)
-
-    try:
-        revision = snapshot(
-            revisions_git,
-            code,
-            ref=run_ref(run_id),
-            seq=1,
-            trigger="final",
-            message=f"final code/ tree of {run_id}",
-            on_problem=on_problem,
-        )
-    except RevisionError as exc:
-        folder.problem("code", f"could not be stored as a revision: {exc}")
-        return []
-    return [revision]
+def _transcript(
+    folder: RunFolder, revisions_git: Path, run: RunInfo, agentlog: AgentLog | None
+) -> TranscriptFacts | None:
+    """Read the CLI agent's event stream: ``agent.jsonl``, else the JSON lines inside ``agent.log``."""
+    if (folder.root / AGENT_JSONL).exists() or (folder.root / AGENT_JSONL).is_symlink():
+        rel = AGENT_JSONL
+    elif agentlog is not None and agentlog.json_lines:
+        rel = AGENT_LOG
+    else:
+        return None
+    workspace = run.workspace_path or (agentlog.header.get("Workspace") if agentlog else None)
+    return ingest_transcript(
+        folder,
+        rel,
+        roots=[f"{workspace.rstrip('/')}/code" if workspace else None],
+        git_dir=revisions_git,
+        ref=run_ref(run.run_id),
+        snapshot=Snapshot(folder.root / "code", "code"),
+        session_root_suffix="/code",
+        default_cwd=workspace,
+    )
 
 
 __all__ = ["AGENT_LOG", "AutoRLBenchCollector"]

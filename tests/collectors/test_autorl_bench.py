@@ -56,7 +56,14 @@ def test_improving_run_is_read_whole(make_run: MakeRun) -> None:
         ("output/v2", "full", "Qwen/Qwen2.5-1.5B", 2),
         ("output/v3", "full", "Qwen/Qwen2.5-1.5B", 2),
     ]
-    assert [f.path for f in record.revisions[0].files] == ["README.md", "train.py"]
+    assert [f.path for f in record.revisions[-1].files] == ["README.md", "train.py"]
+    # agent.jsonl: train.py written by a here-document, patched, rewritten; then the final code/ tree.
+    assert [r.trigger for r in record.revisions] == ["transcript-edit"] * 3 + ["final"]
+    assert [(c.command.split("\n")[0][:20], c.exit_code) for c in record.commands][2:4] == [
+        ("python code/train.py", 1),
+        ("python code/train.py", 0),
+    ]
+    assert record.run.extra["transcript"]["final_check"]["same"] == ["train.py"]
     assert {(r.source, r.number) for r in record.reports} == {
         ("reports/summary.md", 1),
         ("reports/summary.md", 2),
@@ -160,7 +167,7 @@ def test_symlinks_out_of_the_folder_are_never_followed(make_run: MakeRun, tmp_pa
     shutil.rmtree(run / "output" / "v3")
     (run / "output" / "v3").symlink_to(tmp_path)
     record = collect(run)
-    leak = next(f for f in record.revisions[0].files if f.path == "leak.py")
+    leak = next(f for f in record.revisions[-1].files if f.path == "leak.py")
     assert leak.note == f"symlink to {str(secret)!r} (not followed)"
     assert any(
         m.startswith("scores.json: leads out of the run folder through a symlink") for m in messages(record)

@@ -1,0 +1,233 @@
+"""PostTrainBench result folders: ``{agent}_{config}_{H}h{exp}/{task}_{org}_{model}_{cluster}/``.
+
+Reads the pipeline's files (``../shared/reference/posttrainbench.md``): the agent's transcript
+(``solve_out.txt``, else the readable ``solve_parsed.txt`` / published ``trace.txt``), ``output.log``'s
+SOLVE DIAGNOSTICS, ``time_taken.txt``, ``metrics.json`` (or its placeholder), ``final_eval_*.txt``,
+``prompt.txt``, the stderr log, every generation of judge verdicts (kept as external verdicts beside
+ours), the ``task/`` snapshot (the final revision, and the check of the rebuilt history) and
+``final_model/``. PostTrainBench grades one model per run, the final one: the ledger holds exactly one
+attempt.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from arb_audit.evidence import Evidence
+from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, Submission
+from arb_audit.revisions import run_ref
+from collectors.artifacts import describe, identify
+from collectors.base import CollectOptions, Collector, RunListing
+from collectors.final_tree import final_tree
+from collectors.posttrainbench.judges import read_verdicts
+from collectors.posttrainbench.naming import parse_method_name, parse_run_name
+from collectors.posttrainbench.outputs import (
+    METRICS,
+    OUTPUT_LOG,
+    Metrics,
+    OutputLog,
+    TimeTaken,
+    read_final_evals,
+    read_metrics,
+    read_output_log,
+    read_prompt,
+    read_stderr_logs,
+    read_time_taken,
+)
+from collectors.posttrainbench.tree import is_run_folder, scan_tree, superseded_by
+from collectors.reading import RunFolder
+from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
+from collectors.transcripts.secrets import redact
+
+WORKSPACE = "/home/ben/task"
+"""The agent's workspace inside PostTrainBench's container (every job's, whatever its machine)."""
+TRANSCRIPTS = ("solve_out.txt", "solve_parsed.txt", "trace.txt")
+"""The agent's transcript, most complete first: the raw stream, then the readable renderings."""
+FINAL_MODEL = "final_model"
+TASK = "task"
+
+
+class PostTrainBenchCollector(Collector):
+    """Collector for one PostTrainBench run folder."""
+
+    name = "posttrainbench"
+    description = "PostTrainBench run folder ({task}_{org}_{model}_{cluster}/ with solve_out.txt, output.log)"
+
+    def detect(self, run_dir: Path) -> float:
+        """Score 0.95 for a folder named and filled like a run folder, 0.6 for one only holding its files."""
+        if is_run_folder(run_dir):
+            return 0.95
+        markers = (*TRANSCRIPTS, OUTPUT_LOG)
+        if any((run_dir / m).is_file() for m in markers) and (run_dir / TASK).is_dir():
+            return 0.6
+        return 0.0
+
+    def runs_in(self, folder: Path) -> RunListing | None:
+        """List the run folders of a results tree or method folder; only the highest cluster id counts."""
+        scan = scan_tree(folder)
+        if scan.kind not in ("results", "method"):
+            return None
+        return RunListing(
+            runs=[r.path for r in scan.kept],
+            dropped=[(d.run.path, d.reason) for d in scan.dropped],
+            problems=scan.problems,
+        )
+
+    def collect(self, run_dir: Path, *, revisions_git: Path, options: CollectOptions) -> RunRecord:
+        """Read ``run_dir`` into a record; every unreadable part becomes a problem."""
+        folder = RunFolder(run_dir.resolve())
+        run = _run_info(folder)
+        output = read_output_log(folder)
+        taken = read_time_taken(folder)
+        metrics = read_metrics(folder)
+        facts = _transcript(folder, revisions_git, run.run_id)
+        if facts is not None:
+            run.agent_launched_at = run.started_at = facts.transcript.first_at
+            run.extra["transcript"] = facts.summary
+        if run.agent_launched_at is not None and taken is not None:
+            run.ended_at = run.agent_launched_at + timedelta(seconds=taken.seconds)
+        elif facts is not None:
+            run.ended_at = facts.transcript.last_at
+        run.extra["posttrainbench"] = _facts(folder, output, taken, metrics)
+        diagnostics = output.diagnostics if output else None
+        status = diagnostics.status if diagnostics else None
+        run.extra["agent_exit_code"] = diagnostics.exit_code if diagnostics else None
+        run.extra["agent_timed_out"] = bool(status and status.outcome == "timeout")
+        if (later := superseded_by(folder.root)) is not None:
+            folder.problem(
+                ".",
+                f"a later run of the same task and model exists ({later}): PostTrainBench counts only"
+                " the highest cluster id, so this run does not count",
+            )
+            run.extra["posttrainbench"]["superseded_by"] = later
+        artifact = describe(folder, FINAL_MODEL)
+        if options.hash_artifacts:
+            identify(folder, [artifact])
+        history = facts.revisions if facts else []
+        revisions = history + final_tree(folder, TASK, revisions_git, run.run_id, len(history) + 1)
+        problems = [*folder.problems, *(facts.problems if facts else [])]
+        return RunRecord(
+            run=run,
+            submissions=[_submission(artifact, metrics, run.ended_at)],
+            artifacts=[artifact],
+            revisions=revisions,
+            commands=facts.commands if facts else [],
+            problems=problems,
+            revisions_path=str(revisions_git) if revisions else None,
+        )
+
+
+def _run_info(folder: RunFolder) -> RunInfo:
+    name = parse_run_name(folder.root.name)
+    method = parse_method_name(folder.root.parent.name)
+    if not name.complete:
+        folder.problem(
+            ".", "the folder name is not {task}_{org}_{model}_{cluster}: task and base model unknown"
+        )
+    prompt = read_prompt(folder)
+    return RunInfo(
+        run_id=f"posttrainbench:{folder.root.parent.name}/{folder.root.name}",
+        source_format="posttrainbench",
+        source_path=str(folder.root),
+        task=name.task,
+        scaffold=method.scaffold,
+        driver=method.agent_config,
+        base_model=name.base_model or (prompt.model if prompt else None),
+        budget_s=method.budget_s or (prompt.hours * 3600 if prompt and prompt.hours else None),
+        workspace_path=WORKSPACE,
+        extra={
+            "method": method.name,
+            "agent": method.agent,
+            "experiment": method.experiment,
+            "gpus": method.gpus,
+            "cluster_id": name.cluster_id,
+            "prompt": None
+            if prompt is None
+            else {
+                "size": prompt.size,
+                "first_line": redact(prompt.first_line),
+                "excerpt": redact(prompt.excerpt),
+            },
+        },
+    )
+
+
+def _transcript(folder: RunFolder, revisions_git: Path, run_id: str) -> TranscriptFacts | None:
+    task = folder.root / TASK
+    check = Snapshot(task, TASK) if task.is_dir() and not task.is_symlink() else None
+    for rel in TRANSCRIPTS:
+        facts = ingest_transcript(
+            folder,
+            rel,
+            roots=[WORKSPACE],
+            git_dir=revisions_git,
+            ref=run_ref(run_id),
+            snapshot=check,
+            default_cwd=WORKSPACE,
+        )
+        if facts is not None:
+            return facts
+    folder.problem(
+        TRANSCRIPTS[0],
+        f"no transcript ({', '.join(TRANSCRIPTS)}) could be read: no commands, no code history",
+    )
+    return None
+
+
+def _facts(
+    folder: RunFolder, output: OutputLog | None, taken: TimeTaken | None, metrics: Metrics | None
+) -> dict[str, Any]:
+    diagnostics = output.diagnostics if output else None
+    status = diagnostics.status if diagnostics else None
+    return {
+        "job_args": redact(output.job_args) if output and output.job_args else None,
+        "diagnostics": dict(diagnostics.fields) if diagnostics else None,
+        "agent_status": status.text if status else None,
+        "time_taken_s": taken.seconds if taken else None,
+        "metrics": dict(metrics.values) if metrics else None,
+        "metrics_placeholder": metrics.placeholder if metrics else None,
+        "final_evals": [{"path": e.path, "last_line": redact(e.last_line)} for e in read_final_evals(folder)],
+        "stderr": [
+            {"path": s.path, "terminated": s.terminated, "killed": s.killed_line is not None}
+            for s in read_stderr_logs(folder)
+        ],
+        "external_verdicts": [
+            {k: redact(v) if isinstance(v, str) else v for k, v in verdict.to_json().items()}
+            for verdict in read_verdicts(folder)
+        ],
+    }
+
+
+def _submission(artifact: ArtifactInfo, metrics: Metrics | None, at: datetime | None) -> Submission:
+    """Return the one graded attempt: the final model, scored by the pipeline after the agent ended.
+
+    The score is the accuracy in percent, as PostTrainBench's tables show it (and as task noise
+    thresholds are written).
+    """
+    score = None if metrics is None or metrics.score is None else round(metrics.score * 100, 6)
+    evidence = []
+    if metrics is not None and metrics.values:
+        excerpt = f"{json.dumps(metrics.values)[:200]} (score = accuracy × 100)"
+        evidence.append(Evidence("file", path=METRICS, excerpt=excerpt))
+    if not artifact.exists:
+        error = f"{FINAL_MODEL}/ is missing: nothing was stored to grade"
+    elif metrics is None:
+        error = f"{METRICS} is missing: the evaluation produced no score"
+    elif score is None:
+        error = metrics.placeholder or f"{METRICS} holds no accuracy"
+    else:
+        error = None
+    return Submission(
+        seq=1,
+        status="scored" if error is None else "error",
+        model_path=FINAL_MODEL,
+        requested_at=at,
+        score=score,
+        error=error,
+        artifact_path=FINAL_MODEL if artifact.exists else None,
+        artifact_id=artifact.artifact_id,
+        evidence=evidence,
+    )

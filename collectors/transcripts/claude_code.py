@@ -1,0 +1,192 @@
+"""Claude Code ``--output-format stream-json``: ``system`` / ``assistant`` / ``user`` / ``result`` events.
+
+Tool calls are ``tool_use`` blocks of assistant messages; their outcomes are ``tool_result`` blocks of
+the next user messages, paired by id. A ``system`` ``init`` opens a session (``claude --continue``
+appends sessions to the same file), ``compact_boundary`` marks a context compaction, ``result`` ends
+a session.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from collectors.reading import json_number
+from collectors.transcripts.events import (
+    CallKind,
+    Compaction,
+    FileEdit,
+    ToolCall,
+    Transcript,
+)
+from collectors.transcripts.formats import EventFormat, dict_of, edit_body, int_of, list_of, text_of, when
+from collectors.transcripts.stream import Event, dumps_short
+
+TYPES = frozenset({"system", "assistant", "user", "result"})
+IGNORED = frozenset({"stream_event", "rate_limit_event"})
+"""Event types Claude Code writes that hold nothing the audit uses (partial deltas, rate limits)."""
+EXIT_CODE = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d{1,9})\b")
+
+
+class ClaudeCodeFormat(EventFormat):
+    """Reads Claude Code stream-json."""
+
+    name = "claude_code"
+
+    @classmethod
+    def sniff(cls, data: dict[str, Any]) -> bool:
+        """Claude's events: ``system`` with a subtype, messages with a ``message`` object, or ``result``."""
+        kind = data.get("type")
+        if kind == "system":
+            return isinstance(data.get("subtype"), str)
+        if kind in ("assistant", "user"):
+            return isinstance(data.get("message"), dict)
+        return kind == "result" and "subtype" in data
+
+    def feed(self, event: Event, transcript: Transcript) -> None:
+        """Read one event."""
+        data = event.data
+        kind = data.get("type")
+        if kind == "system":
+            self._system(event, transcript)
+        elif kind == "assistant":
+            for block in list_of(dict_of(data.get("message")).get("content")):
+                block = dict_of(block)
+                if block.get("type") == "tool_use":
+                    transcript.add_call(_call(block, event, transcript.session))
+        elif kind == "user":
+            for block in list_of(dict_of(data.get("message")).get("content")):
+                block = dict_of(block)
+                if block.get("type") == "tool_result":
+                    _result(block, event, transcript)
+        elif kind == "result":
+            self._result(event, transcript)
+        elif kind not in IGNORED:
+            transcript.unknown_events[str(kind)[:80]] += 1
+
+    def _system(self, event: Event, transcript: Transcript) -> None:
+        data = event.data
+        subtype = data.get("subtype")
+        if subtype == "init":
+            transcript.start_session(
+                event.line,
+                session_id=text_of(data.get("session_id")),
+                model=text_of(data.get("model")) or text_of(dict_of(data.get("settings")).get("model")),
+                cwd=text_of(data.get("cwd")) or text_of(data.get("working_directory")),
+                started_at=event.stamp,
+            )
+        elif subtype == "compact_boundary":
+            meta = dict_of(data.get("compact_metadata"))
+            detail = ", ".join(f"{k} {v}" for k, v in meta.items() if isinstance(v, str | int | float))
+            transcript.compactions.append(
+                Compaction(event.line, transcript.session, event.stamp, detail or "context compacted")
+            )
+
+    def _result(self, event: Event, transcript: Transcript) -> None:
+        data = event.data
+        if not transcript.sessions:
+            transcript.start_session(event.line)
+        session = transcript.sessions[-1]
+        session.ended_at = event.stamp
+        session.outcome = text_of(data.get("subtype"))
+        session.cost_usd = json_number(data.get("total_cost_usd"))
+
+
+def _call(block: dict[str, Any], event: Event, session: int) -> ToolCall:
+    name = text_of(block.get("name")) or "?"
+    args = dict_of(block.get("input"))
+    call = ToolCall(
+        line=event.line,
+        session=session,
+        tool=name[:80],
+        kind=_kind(name),
+        call_id=text_of(block.get("id")),
+        started_at=when(event),
+    )
+    if name == "Bash":
+        call.command = text_of(args.get("command"))
+        call.background = args.get("run_in_background") is True
+        if call.command is None:
+            call.kind = "other"
+    elif name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+        call.edits = _edits(name, args)
+        if not call.edits:
+            call.kind = "other"
+    elif name == "Read":
+        call.read_path = text_of(args.get("file_path"))
+        call.read_whole = "offset" not in args and "limit" not in args
+    return call
+
+
+def _kind(name: str) -> CallKind:
+    if name == "Bash":
+        return "command"
+    if name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+        return "edit"
+    return "read" if name == "Read" else "other"
+
+
+def _edits(name: str, args: dict[str, Any]) -> list[FileEdit]:
+    path = text_of(args.get("file_path")) or text_of(args.get("notebook_path"))
+    if path is None:
+        return []
+    if name == "Write":
+        content, cut = edit_body(args.get("content"))
+        return [FileEdit(path, "write", content=content, cut=cut or content is None)]
+    if name == "NotebookEdit":
+        source, cut = edit_body(args.get("new_source"))
+        mode = text_of(args.get("edit_mode")) or "replace"
+        cell = text_of(args.get("cell_id")) or (str(args["cell_number"]) if "cell_number" in args else None)
+        return [FileEdit(path, "notebook", new=source, cell=cell, cell_mode=mode, cut=cut)]
+    pieces = list_of(args.get("edits")) if name == "MultiEdit" else [args]
+    edits = []
+    for piece in pieces:
+        piece = dict_of(piece)
+        old, cut_old = edit_body(piece.get("old_string"))
+        new, cut_new = edit_body(piece.get("new_string"))
+        edits.append(
+            FileEdit(
+                path,
+                "replace",
+                old=old,
+                new=new,
+                replace_all=piece.get("replace_all") is True,
+                cut=cut_old or cut_new or old is None or new is None,
+            )
+        )
+    return edits
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for item in list_of(content):
+        item = dict_of(item)
+        if isinstance(item.get("text"), str):
+            parts.append(item["text"])
+        elif "json" in item:
+            parts.append(dumps_short(item["json"], 4000))
+    return "\n".join(parts)
+
+
+def _result(block: dict[str, Any], event: Event, transcript: Transcript) -> None:
+    call_id = text_of(block.get("tool_use_id"))
+    text = _result_text(block.get("content"))
+    is_error = block.get("is_error") is True
+    call = transcript.pending(call_id)
+    exit_code = None
+    if call is not None and call.kind == "command":
+        match = EXIT_CODE.match(text)
+        # Claude Code reports a non-zero exit as an error result that starts "Exit code N"; a
+        # successful result means exit 0, unless the command was sent to the background.
+        exit_code = int_of(int(match[1])) if match else (None if is_error or call.background else 0)
+    transcript.finish(
+        call_id,
+        line=event.line,
+        at=when(event),
+        output=text,
+        exit_code=exit_code,
+        is_error=is_error,
+        error=text[:2000] if is_error else None,
+    )

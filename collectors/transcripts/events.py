@@ -1,0 +1,290 @@
+"""What every transcript format is read into: sessions, tool calls (commands, file edits) and counts.
+
+A format parser (``claude_code``, ``codex``, ``gemini``, ``opencode``, ``rendered``) turns its events
+into these records through :class:`Transcript`'s methods; everything downstream (the command timeline,
+the rebuilt code history) reads only these records, never a format's own events.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from arb_audit.model import Problem
+
+EditOp = Literal["write", "replace", "delete", "patch", "notebook", "touch"]
+"""write: the whole new body; replace: old → new string; delete: the file is removed; patch: an
+apply_patch or unified-diff text for this file; notebook: one cell of a .ipynb changed; touch: the file
+changed but the transcript does not hold how (Codex ``file_change``)."""
+
+CallKind = Literal["command", "edit", "read", "other"]
+"""command: a shell command ran; edit: one or more files were written; read: a file was read whole or
+in part; other: any other tool (search, todo list, web, sub-agent)."""
+
+MAX_OUTPUT_CHARS = 2000
+"""Longest command output kept per call (the head and the tail, which hold the command's verdict)."""
+MAX_OTHER_OUTPUT_CHARS = 300
+"""Longest output kept for a call that is not a command (searches, file listings, web pages)."""
+MAX_BODY_CHARS = 4 * 1024 * 1024
+"""Longest file body, old or new string kept per edit; longer ones are cut and the edit is a gap."""
+MAX_RETAINED_CHARS = 256 * 1024 * 1024
+"""File bodies, edit strings and read outputs kept for one transcript in all; past this, edits are gaps.
+With the per-call clipping of outputs, this bounds the memory a transcript of any size costs."""
+
+
+def clip_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Keep the head and the tail of a long output, marking what was dropped between them."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters not kept] …\n{text[-half:]}"
+
+
+@dataclass(slots=True)
+class FileEdit:
+    """One change to one file, as the agent asked for it."""
+
+    path: str
+    """The path exactly as the transcript writes it (absolute on the agent's machine, or relative)."""
+    op: EditOp
+    """What kind of change (see :data:`EditOp`)."""
+    content: str | None = None
+    """write: the whole new body."""
+    old: str | None = None
+    """replace: the text to find."""
+    new: str | None = None
+    """replace: the text put in its place; notebook: the cell's new source."""
+    replace_all: bool = False
+    """replace: every occurrence instead of exactly one."""
+    patch: str | None = None
+    """patch: the hunks for this file (``*** Begin Patch`` body or a unified diff)."""
+    move_to: str | None = None
+    """patch: the file's new path when the patch moves it."""
+    cell: str | None = None
+    """notebook: the cell id (or its 0-based index, as text) the edit targets."""
+    cell_mode: str | None = None
+    """notebook: ``replace`` (default), ``insert`` or ``delete``."""
+    cut: bool = False
+    """A body or string was longer than :data:`MAX_BODY_CHARS` (or its line was cut): it cannot apply."""
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call of the agent and, once seen, its outcome."""
+
+    line: int
+    """Line of the transcript where the call is."""
+    session: int
+    """1-based session (a file can hold several ``claude --continue`` / ``codex exec resume`` runs)."""
+    tool: str
+    """The tool's name as the transcript writes it (``Bash``, ``command_execution``, ``write_file``)."""
+    kind: CallKind
+    """What the call does (see :data:`CallKind`)."""
+    call_id: str | None = None
+    """The id that pairs the call with its result, when the format has one."""
+    started_at: datetime | None = None
+    """When the call was made (event time, or the line's ``[...Z]`` prefix), if known."""
+    command: str | None = None
+    """command: the shell command line."""
+    cwd: str | None = None
+    """command: the working directory, when the format gives it."""
+    background: bool = False
+    """command: sent to the background, so its result is not its exit."""
+    edits: list[FileEdit] = field(default_factory=list)
+    """edit: the changes, in the order they apply."""
+    read_path: str | None = None
+    """read: the file read."""
+    read_whole: bool = False
+    """read: no offset or limit was asked, so the output is the file's start (maybe all of it)."""
+    finished: bool = False
+    """Whether the outcome was seen."""
+    ended_at: datetime | None = None
+    """When the outcome was seen, if known."""
+    exit_code: int | None = None
+    """The command's exit code, when the format says it."""
+    is_error: bool | None = None
+    """Whether the tool reported failure (an edit that did not apply, a command that failed)."""
+    error: str | None = None
+    """The error message, when the call failed."""
+    output: str | None = None
+    """The output, clipped to :data:`MAX_OUTPUT_CHARS`."""
+    full_output: str | None = None
+    """read: the whole output (what the file held), kept only for reads so the history can seed
+    a file it never saw written."""
+    result_line: int | None = None
+    """Line of the transcript where the outcome is."""
+
+
+@dataclass(slots=True)
+class Session:
+    """One agent session inside the transcript."""
+
+    number: int
+    """1-based order in the file."""
+    line: int
+    """Line where the session starts."""
+    session_id: str | None = None
+    """The agent's own session or thread id."""
+    model: str | None = None
+    """The model driving the agent, when the transcript says."""
+    cwd: str | None = None
+    """The working directory the agent started in (the workspace root on its machine)."""
+    started_at: datetime | None = None
+    """When the session started, if known."""
+    ended_at: datetime | None = None
+    """When the session's final result was written, if known."""
+    outcome: str | None = None
+    """The session's end as reported (``success``, ``error_max_turns``, ...)."""
+    cost_usd: float | None = None
+    """The cost the agent reported for the session."""
+
+
+@dataclass(slots=True)
+class Compaction:
+    """A context compaction (the agent's history was summarised; constraints may be lost after it)."""
+
+    line: int
+    """Line of the event."""
+    session: int
+    """The session it happened in."""
+    at: datetime | None = None
+    """When, if known."""
+    detail: str = ""
+    """What the event says (trigger, tokens before)."""
+
+
+@dataclass(slots=True)
+class Transcript:
+    """Everything read from one transcript file."""
+
+    path: str
+    """The transcript's path relative to the run folder."""
+    format: str = "unknown"
+    """The format it was read as (``claude_code``, ``codex``, ``codex_legacy``, ``gemini``, ...)."""
+    lossy: bool = False
+    """Read from a readable rendering, which drops parts of the events (see ``missing``)."""
+    missing: list[str] = field(default_factory=list)
+    """For a lossy form: what it cannot show (so what the audit cannot know)."""
+    sessions: list[Session] = field(default_factory=list)
+    """Sessions in file order."""
+    calls: list[ToolCall] = field(default_factory=list)
+    """Tool calls in file order."""
+    compactions: list[Compaction] = field(default_factory=list)
+    """Context compactions."""
+    unknown_events: Counter[str] = field(default_factory=Counter)
+    """Event types the parser does not know, with how often each occurred."""
+    non_json_lines: int = 0
+    """Lines that are not JSON events (stderr interleaved into the stream)."""
+    lines: int = 0
+    """Lines read."""
+    first_at: datetime | None = None
+    """The earliest time seen in the transcript."""
+    last_at: datetime | None = None
+    """The latest time seen in the transcript."""
+    problems: list[Problem] = field(default_factory=list)
+    """What could not be read, each naming this file."""
+    _pending: dict[str, ToolCall] = field(default_factory=dict, repr=False)
+    _retained: int = field(default=0, repr=False)
+
+    def problem(self, message: str) -> None:
+        """Record a problem about this transcript."""
+        self.problems.append(Problem(self.path, message))
+
+    def seen(self, at: datetime | None) -> None:
+        """Widen the transcript's time span to include ``at``."""
+        if at is None:
+            return
+        if self.first_at is None or at < self.first_at:
+            self.first_at = at
+        if self.last_at is None or at > self.last_at:
+            self.last_at = at
+
+    @property
+    def session(self) -> int:
+        """The number of the current session (1 before any session start was seen)."""
+        return self.sessions[-1].number if self.sessions else 1
+
+    def start_session(self, line: int, **fields: object) -> Session:
+        """Open a new session at ``line`` (fields as in :class:`Session`)."""
+        session = Session(number=len(self.sessions) + 1, line=line, **fields)  # type: ignore[arg-type]
+        self.sessions.append(session)
+        return session
+
+    def _retain(self, chars: int) -> bool:
+        """Count ``chars`` more kept characters; False (nothing counted) when the budget is spent."""
+        if self._retained + chars > MAX_RETAINED_CHARS:
+            return False
+        self._retained += chars
+        return True
+
+    def add_call(self, call: ToolCall) -> ToolCall:
+        """Append a call; a call with an id waits for its outcome under that id."""
+        for edit in call.edits:
+            size = sum(len(t) for t in (edit.content, edit.old, edit.new, edit.patch) if t)
+            if not self._retain(size):
+                edit.content = edit.old = edit.new = edit.patch = None
+                edit.cut = True
+        self.calls.append(call)
+        if call.call_id is not None and not call.finished:
+            self._pending[call.call_id] = call
+        return call
+
+    def pending(self, call_id: str | None) -> ToolCall | None:
+        """Return the unfinished call with ``call_id`` (None when there is none)."""
+        return self._pending.get(call_id) if call_id is not None else None
+
+    def finish(self, call_id: str | None, *, line: int, **outcome: Any) -> ToolCall | None:
+        """Attach an outcome to the pending call ``call_id``; return it (None when no call waits).
+
+        ``outcome`` is as for :meth:`complete`.
+        """
+        call = self._pending.get(call_id) if call_id is not None else None
+        if call is None:
+            return None
+        self.complete(call, line=line, **outcome)
+        return call
+
+    def complete(
+        self,
+        call: ToolCall,
+        *,
+        line: int,
+        at: datetime | None = None,
+        output: str | None = None,
+        exit_code: int | None = None,
+        is_error: bool | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record the outcome of ``call`` (seen at ``line``), paired or not."""
+        if call.call_id is not None and self._pending.get(call.call_id) is call:
+            del self._pending[call.call_id]
+        call.finished = True
+        call.result_line = line
+        call.ended_at = at
+        if output is not None:
+            # A whole read may seed a file the history never saw written; kept within the budget.
+            whole = call.kind == "read" and call.read_whole and len(output) <= MAX_BODY_CHARS
+            if whole and self._retain(len(output)):
+                call.full_output = output
+            call.output = clip_output(
+                output, MAX_OUTPUT_CHARS if call.kind == "command" else MAX_OTHER_OUTPUT_CHARS
+            )
+        call.exit_code = exit_code if exit_code is not None else call.exit_code
+        call.is_error = is_error
+        call.error = error
+
+    def close(self) -> None:
+        """End of file: report calls whose outcome never came (the agent was killed mid-call)."""
+        waiting = [c for c in self.calls if not c.finished]
+        if waiting:
+            first = waiting[0]
+            self.problem(
+                f"{len(waiting):,} tool call(s) have no result (first: {first.tool} at line {first.line});"
+                " the run may have been cut off while they ran"
+            )
+        self._pending.clear()
+        if self.unknown_events:
+            listed = ", ".join(f"{name} ×{n:,}" for name, n in self.unknown_events.most_common(8))
+            self.problem(f"event types not understood, counted and skipped: {listed}")

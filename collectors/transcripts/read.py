@@ -1,0 +1,71 @@
+"""Read a transcript file of any supported format, detected from its content."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from collectors.reading import RunFolder, Tally
+from collectors.transcripts.claude_code import ClaudeCodeFormat
+from collectors.transcripts.codex import CodexFormat, CodexLegacyFormat
+from collectors.transcripts.events import Transcript
+from collectors.transcripts.formats import EventFormat
+from collectors.transcripts.gemini import GeminiFormat
+from collectors.transcripts.opencode import OpenCodeFormat
+from collectors.transcripts.rendered import read_rendered
+from collectors.transcripts.stream import Event, events, first_json_objects
+
+FORMATS: tuple[type[EventFormat], ...] = (
+    ClaudeCodeFormat,
+    CodexFormat,
+    CodexLegacyFormat,
+    GeminiFormat,
+    OpenCodeFormat,
+)
+"""The JSON-lines formats, tried in this order on each of the first events."""
+
+
+def detect(folder: RunFolder, rel: str) -> type[EventFormat] | None:
+    """Return the JSON-lines format most of the first events of ``rel`` belong to, or None."""
+    votes: Counter[type[EventFormat]] = Counter()
+    for data in first_json_objects(folder, rel):
+        for fmt in FORMATS:
+            if fmt.sniff(data):
+                votes[fmt] += 1
+                break
+    return votes.most_common(1)[0][0] if votes else None
+
+
+def read_transcript(folder: RunFolder, rel: str) -> Transcript | None:
+    """Read transcript ``rel`` of ``folder``; None when it is absent or holds no transcript at all.
+
+    Problems (unreadable lines, unknown events, calls without results) are in the transcript's
+    ``problems``, each naming ``rel``.
+    """
+    if folder.file(rel) is None:
+        return None
+    fmt = detect(folder, rel)
+    if fmt is None:
+        return read_rendered(folder, rel)
+    own = RunFolder(folder.root)  # this file's read problems go to the transcript, not the folder
+    transcript = Transcript(rel, format=fmt.name)
+    reader = fmt()
+    non_json, bad_json = Tally(), Tally()
+    for item in events(own, rel, non_json=non_json, bad_json=bad_json):
+        if isinstance(item, Event):
+            transcript.lines = item.line
+            transcript.seen(item.stamp)
+            reader.feed(item, transcript)
+        else:
+            transcript.lines = item.number
+    reader.finish(transcript)
+    transcript.non_json_lines = non_json.count
+    if bad_json.count == 1 and bad_json.first == transcript.lines:
+        transcript.problem(f"the last line is cut short ({bad_json.example}); its event is lost")
+    elif bad_json.count:
+        transcript.problem(
+            f"{bad_json.count:,} line(s) look like JSON events but do not parse"
+            f" (first: line {bad_json.first}: {bad_json.example}); their events are lost"
+        )
+    transcript.problems[:0] = own.problems
+    transcript.close()
+    return transcript
