@@ -1,7 +1,8 @@
 """Builders of transcript lines in each agent's JSON-lines format, for tests and fixtures.
 
 Each function returns one event as a dict; :func:`jsonl` joins events into file text, with the
-PostTrainBench ``[YYYY-MM-DDTHH:MM:SSZ] `` prefix when a time is given.
+PostTrainBench ``[YYYY-MM-DDTHH:MM:SSZ] `` prefix when a time is given. :func:`read_lines` reads
+lines back as a transcript of an expected format.
 """
 
 from __future__ import annotations
@@ -9,7 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+from collectors.reading import RunFolder
+from collectors.transcripts.events import ToolCall, Transcript
+from collectors.transcripts.read import read_transcript
 
 
 def jsonl(events: Sequence[dict[str, Any] | str], *, start: datetime | None = None, step_s: int = 5) -> str:
@@ -22,6 +28,19 @@ def jsonl(events: Sequence[dict[str, Any] | str], *, start: datetime | None = No
             text = f"[{moment.strftime('%Y-%m-%dT%H:%M:%SZ')}] {text}"
         out.append(text)
     return "\n".join(out) + "\n"
+
+
+def read_lines(folder: Path, lines: Sequence[str], expected_format: str) -> Transcript:
+    """Write ``lines`` as ``t.jsonl`` in ``folder`` and read it back, checking the detected format."""
+    (folder / "t.jsonl").write_text("\n".join(lines) + "\n")
+    transcript = read_transcript(RunFolder(folder), "t.jsonl")
+    assert transcript is not None and transcript.format == expected_format
+    return transcript
+
+
+def calls_by_id(transcript: Transcript) -> dict[str | None, ToolCall]:
+    """Return the transcript's calls by their id."""
+    return {c.call_id: c for c in transcript.calls}
 
 
 # Claude Code stream-json

@@ -10,11 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.reading import RunFolder
 from collectors.transcripts.events import Transcript
 from collectors.transcripts.gemini import GeminiFormat
-from collectors.transcripts.read import read_transcript
 from collectors.transcripts.stream import Event
+from tests.transcript_lines import calls_by_id, read_lines
 
 TASK = "/home/ben/task"
 TRAIN = f"{TASK}/train_sft.py"
@@ -130,14 +129,7 @@ TRANSCRIPT = [
 
 
 def read(tmp_path: Path, lines: list[str]) -> Transcript:
-    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
-    t = read_transcript(RunFolder(tmp_path), "t.jsonl")
-    assert t is not None and t.format == "gemini"
-    return t
-
-
-def by_id(t: Transcript) -> dict[str | None, Any]:
-    return {c.call_id: c for c in t.calls}
+    return read_lines(tmp_path, lines, "gemini")
 
 
 def test_every_tool_call_is_read_in_order(tmp_path: Path) -> None:
@@ -159,7 +151,7 @@ def test_every_tool_call_is_read_in_order(tmp_path: Path) -> None:
 
 
 def test_edits_hold_the_body_and_the_replacement(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     (write,) = calls["write-1"].edits
     assert (write.op, write.path, write.content, write.cut) == ("write", TRAIN, TRAIN_BODY, False)
     (replace,) = calls["replace-1"].edits
@@ -175,7 +167,7 @@ def test_edits_hold_the_body_and_the_replacement(tmp_path: Path) -> None:
 
 
 def test_shell_commands_get_their_exit_codes(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     train = calls["shell-1"]
     assert (train.command, train.cwd, train.exit_code, train.is_error) == (
         "python train_sft.py",
@@ -191,7 +183,7 @@ def test_shell_commands_get_their_exit_codes(tmp_path: Path) -> None:
 
 
 def test_reads_and_failed_tools(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     whole = calls["read-1"]
     assert (whole.read_path, whole.read_whole, whole.full_output) == (
         f"{TASK}/evaluate.py",
@@ -206,13 +198,13 @@ def test_reads_and_failed_tools(tmp_path: Path) -> None:
 
 
 def test_a_field_of_the_wrong_type_is_taken_as_absent(tmp_path: Path) -> None:
-    denied = by_id(read(tmp_path, TRANSCRIPT))["shell-3"]
+    denied = calls_by_id(read(tmp_path, TRANSCRIPT))["shell-3"]
     assert (denied.kind, denied.command, denied.finished) == ("command", None, True)
 
 
 def test_times_come_from_the_event_or_else_the_line_prefix(tmp_path: Path) -> None:
     t = read(tmp_path, TRANSCRIPT)
-    calls = by_id(t)
+    calls = calls_by_id(t)
     assert calls["write-1"].started_at == at(3)
     assert calls["write-1"].ended_at == at(4)
     assert calls["shell-1"].started_at == datetime(2026, 4, 10, 8, 0, 7, tzinfo=UTC)

@@ -10,11 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.reading import RunFolder
 from collectors.transcripts.events import Transcript
 from collectors.transcripts.opencode import OpenCodeFormat
-from collectors.transcripts.read import read_transcript
 from collectors.transcripts.stream import Event
+from tests.transcript_lines import calls_by_id, read_lines
 
 TASK = "/home/ben/task"
 TRAIN = f"{TASK}/train_sft.py"
@@ -164,14 +163,7 @@ TRANSCRIPT = [
 
 
 def read(tmp_path: Path, lines: list[str]) -> Transcript:
-    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
-    t = read_transcript(RunFolder(tmp_path), "t.jsonl")
-    assert t is not None and t.format == "opencode"
-    return t
-
-
-def by_id(t: Transcript) -> dict[str | None, Any]:
-    return {c.call_id: c for c in t.calls}
+    return read_lines(tmp_path, lines, "opencode")
 
 
 def test_every_tool_call_is_read_finished(tmp_path: Path) -> None:
@@ -200,7 +192,7 @@ def test_every_tool_call_is_read_finished(tmp_path: Path) -> None:
 
 
 def test_edits_hold_the_body_and_the_replacement(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     (write,) = calls["toolu_01"].edits
     assert (write.op, write.path, write.content, write.cut) == ("write", TRAIN, TRAIN_BODY, False)
     (edit,) = calls["toolu_02"].edits
@@ -215,13 +207,13 @@ def test_edits_hold_the_body_and_the_replacement(tmp_path: Path) -> None:
 
 
 def test_a_call_without_an_id_is_still_finished(tmp_path: Path) -> None:
-    unnamed = by_id(read(tmp_path, TRANSCRIPT))[None]
+    unnamed = calls_by_id(read(tmp_path, TRANSCRIPT))[None]
     assert (unnamed.finished, unnamed.is_error, unnamed.ended_at) == (True, False, at(78))
     assert unnamed.edits[0].replace_all is True
 
 
 def test_an_apply_patch_gives_one_edit_per_file_section(tmp_path: Path) -> None:
-    edits = by_id(read(tmp_path, TRANSCRIPT))["toolu_08"].edits
+    edits = calls_by_id(read(tmp_path, TRANSCRIPT))["toolu_08"].edits
     assert [(e.op, e.path) for e in edits] == [
         ("patch", TRAIN),
         ("write", f"{TASK}/data/prompt.txt"),
@@ -233,7 +225,7 @@ def test_an_apply_patch_gives_one_edit_per_file_section(tmp_path: Path) -> None:
 
 
 def test_commands_get_exit_codes_and_the_working_directory(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     train = calls["toolu_03"]
     assert (train.command, train.cwd, train.exit_code, train.is_error) == (
         "python train_sft.py",
@@ -253,7 +245,7 @@ def test_commands_get_exit_codes_and_the_working_directory(tmp_path: Path) -> No
 
 
 def test_reads_and_a_failed_edit(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     whole, part = calls["toolu_05"], calls["toolu_06"]
     assert (whole.read_path, whole.read_whole) == (f"{TASK}/evaluate.py", True)
     assert "import lm_eval" in (whole.full_output or "")
@@ -264,7 +256,7 @@ def test_reads_and_a_failed_edit(tmp_path: Path) -> None:
 
 
 def test_wrong_types_are_taken_as_absent_and_other_tools_are_other(tmp_path: Path) -> None:
-    calls = by_id(read(tmp_path, TRANSCRIPT))
+    calls = calls_by_id(read(tmp_path, TRANSCRIPT))
     assert (calls["toolu_10"].kind, calls["toolu_10"].command, calls["toolu_10"].finished) == (
         "command",
         None,
