@@ -498,6 +498,15 @@ class Snapshotter:
         return revision
 
 
+def _refusal(path: str) -> str | None:
+    """Say why ``path`` cannot be a tree entry (a name git refuses, or text that is not UTF-8), or None."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a name that is not valid UTF-8"
+    return _refused_by_git(path, 0o100644)
+
+
 class TreeCommitter:
     """Commits trees held in memory (a code history rebuilt from a transcript) as revisions on one ref.
 
@@ -513,6 +522,10 @@ class TreeCommitter:
         """The tree as of the last commit, by path."""
         self.head: str | None = None
         """The last commit made."""
+        self.tree: str | None = None
+        """The tree of the last commit made."""
+        self.refused: set[str] = set()
+        """Paths git refuses, reported once each."""
         try:
             ensure_repo(git_dir)
             self.objects = _Objects(git_dir)
@@ -529,26 +542,34 @@ class TreeCommitter:
         trigger: RevisionTrigger,
         message: str,
         taken_at: datetime | None,
-    ) -> Revision:
-        """Apply ``changed`` (path → new bytes, or None for a removed file) and commit the whole tree."""
+    ) -> Revision | None:
+        """Apply ``changed`` (path → new bytes, or None for a removed file) and commit the whole tree.
+
+        None when the tree did not change (every changed path was one git refuses).
+        """
         try:
             for path, data in changed.items():
                 if data is None:
                     self.entries.pop(path, None)
-                elif (why := _refused_by_git(path, 0o100644)) is not None:
-                    self.on_problem(path, f"{why}; not committed")
+                elif (why := _refusal(path)) is not None:
+                    if path not in self.refused:
+                        self.refused.add(path)
+                        self.on_problem(path, f"{why}; not committed")
                 else:
                     blob = self.objects.store(b"blob", data).hex()
                     self.entries[path] = FileEntry(path=path, size=len(data), blob_sha=blob)
             ordered = sorted(self.entries.values(), key=lambda f: f.path.encode())
             index = [BaseIndexEntry((0o100644, bytes.fromhex(f.blob_sha or ""), 0, f.path)) for f in ordered]
             binsha, _ = write_tree_from_cache(index, self.objects.db, slice(0, len(index)))  # type: ignore[arg-type]
+            if binsha.hex() == self.tree:
+                return None
             when = taken_at or datetime.fromtimestamp(0, tz=UTC)
             self.head = _commit_object(self.objects, binsha.hex(), self.head, message, when)
+            self.tree = binsha.hex()
         except Exception as exc:
             raise RevisionError(f"{self.git_dir}: {type(exc).__name__}: {exc}") from exc
-        files = [FileEntry(f.path, f.size, f.blob_sha) for f in ordered]
-        return Revision(seq=seq, sha=self.head, taken_at=taken_at, trigger=trigger, files=files)
+        # The entries are shared with every other revision's list: a long history costs pointers.
+        return Revision(seq=seq, sha=self.head, taken_at=taken_at, trigger=trigger, files=ordered)
 
     def finish(self) -> None:
         """Point the ref at the last commit (later revisions, such as the final tree, chain on it)."""

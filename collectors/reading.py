@@ -269,6 +269,37 @@ class RunFolder:
             )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(text: str) -> str:
+    """Replace lone surrogates (JSON escapes such as backslash-ud800 that pair with nothing) by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def _scrub(data: Any) -> Any:
+    """Return ``data`` with every string free of lone surrogates (they cannot be stored or printed)."""
+    if isinstance(data, str):
+        return _without_surrogates(data)
+    root = [data]
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in pairs:
+            if isinstance(value, str):
+                node[key] = _without_surrogates(value)
+            elif isinstance(value, dict | list):
+                stack.append(value)
+            if isinstance(node, dict) and isinstance(key, str) and (clean := _without_surrogates(key)) != key:
+                node[clean] = node.pop(key)
+    return root[0]
+
+
 def parse_json(text: str) -> tuple[Any, str | None, bool]:
     """Parse ``text`` as JSON; return ``(data, why it could not be read, whether NaN/Infinity were seen)``.
 
@@ -299,4 +330,6 @@ def parse_json(text: str) -> tuple[Any, str | None, bool]:
         return None, "is nested too deeply to read", seen
     except ValueError as exc:
         return None, f"is not readable JSON: {exc}", seen
+    if "\\ud" in text or "\\uD" in text:
+        data = _scrub(data)
     return data, None, seen

@@ -109,6 +109,9 @@ def _audit_tree(
             reports.append(_audit_one(collector, run, None, options, noise))
         except StoreError as exc:
             failed.append({"path": str(run), "message": str(exc)})
+        except Exception as exc:
+            # One run's folder is untrusted input: whatever breaks on it must not cost the other runs.
+            failed.append({"path": str(run), "message": f"could not be audited: {type(exc).__name__}: {exc}"})
     tree = {
         "tree": str(root),
         "format": collector.name,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, Submission
+from arb_audit.model import ArtifactInfo, Problem, RunInfo, RunRecord, Submission
 from arb_audit.revisions import run_ref
 from collectors.artifacts import describe, identify
 from collectors.base import CollectOptions, Collector, RunListing
@@ -40,13 +40,15 @@ from collectors.posttrainbench.outputs import (
 from collectors.posttrainbench.tree import is_run_folder, scan_tree, superseded_by
 from collectors.reading import RunFolder
 from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
-from collectors.transcripts.secrets import redact
+from collectors.transcripts.secrets import redact, redact_all
 
 WORKSPACE = "/home/ben/task"
 """The agent's workspace inside PostTrainBench's container (every job's, whatever its machine)."""
 TRANSCRIPTS = ("solve_out.txt", "solve_parsed.txt", "trace.txt")
 """The agent's transcript, most complete first: the raw stream, then the readable renderings."""
 FINAL_MODEL = "final_model"
+MAX_WALL_S = 366 * 24 * 3600
+"""A time_taken.txt longer than a year is not believed."""
 TASK = "task"
 
 
@@ -87,11 +89,12 @@ class PostTrainBenchCollector(Collector):
         if facts is not None:
             run.agent_launched_at = run.started_at = facts.transcript.first_at
             run.extra["transcript"] = facts.summary
-        if run.agent_launched_at is not None and taken is not None:
+        if run.agent_launched_at is not None and taken is not None and taken.seconds < MAX_WALL_S:
             run.ended_at = run.agent_launched_at + timedelta(seconds=taken.seconds)
         elif facts is not None:
             run.ended_at = facts.transcript.last_at
-        run.extra["posttrainbench"] = _facts(folder, output, taken, metrics)
+        # Pipeline files echo what the agent's environment held (job args, prompts, judge texts).
+        run.extra["posttrainbench"] = redact_all(_facts(folder, output, taken, metrics))
         diagnostics = output.diagnostics if output else None
         status = diagnostics.status if diagnostics else None
         run.extra["agent_exit_code"] = diagnostics.exit_code if diagnostics else None
@@ -108,7 +111,9 @@ class PostTrainBenchCollector(Collector):
             identify(folder, [artifact])
         history = facts.revisions if facts else []
         revisions = history + final_tree(folder, TASK, revisions_git, run.run_id, len(history) + 1)
-        problems = [*folder.problems, *(facts.problems if facts else [])]
+        problems = [
+            Problem(p.path, redact(p.message)) for p in [*folder.problems, *(facts.problems if facts else [])]
+        ]
         return RunRecord(
             run=run,
             submissions=[_submission(artifact, metrics, run.ended_at)],
@@ -183,21 +188,18 @@ def _facts(
     diagnostics = output.diagnostics if output else None
     status = diagnostics.status if diagnostics else None
     return {
-        "job_args": redact(output.job_args) if output and output.job_args else None,
+        "job_args": output.job_args if output else None,
         "diagnostics": dict(diagnostics.fields) if diagnostics else None,
         "agent_status": status.text if status else None,
         "time_taken_s": taken.seconds if taken else None,
         "metrics": dict(metrics.values) if metrics else None,
         "metrics_placeholder": metrics.placeholder if metrics else None,
-        "final_evals": [{"path": e.path, "last_line": redact(e.last_line)} for e in read_final_evals(folder)],
+        "final_evals": [{"path": e.path, "last_line": e.last_line} for e in read_final_evals(folder)],
         "stderr": [
             {"path": s.path, "terminated": s.terminated, "killed": s.killed_line is not None}
             for s in read_stderr_logs(folder)
         ],
-        "external_verdicts": [
-            {k: redact(v) if isinstance(v, str) else v for k, v in verdict.to_json().items()}
-            for verdict in read_verdicts(folder)
-        ],
+        "external_verdicts": [verdict.to_json() for verdict in read_verdicts(folder)],
     }
 
 

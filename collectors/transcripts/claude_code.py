@@ -14,7 +14,6 @@ from typing import Any
 from collectors.reading import json_number
 from collectors.transcripts.events import (
     CallKind,
-    Compaction,
     FileEdit,
     ToolCall,
     Transcript,
@@ -36,7 +35,7 @@ class ClaudeCodeFormat(EventFormat):
     @classmethod
     def sniff(cls, data: dict[str, Any]) -> bool:
         """Claude's events: ``system`` with a subtype, messages with a ``message`` object, or ``result``."""
-        kind = data.get("type")
+        kind = text_of(data.get("type"))
         if kind == "system":
             return isinstance(data.get("subtype"), str)
         if kind in ("assistant", "user"):
@@ -46,7 +45,7 @@ class ClaudeCodeFormat(EventFormat):
     def feed(self, event: Event, transcript: Transcript) -> None:
         """Read one event."""
         data = event.data
-        kind = data.get("type")
+        kind = text_of(data.get("type"))
         if kind == "system":
             self._system(event, transcript)
         elif kind == "assistant":
@@ -62,7 +61,7 @@ class ClaudeCodeFormat(EventFormat):
         elif kind == "result":
             self._result(event, transcript)
         elif kind not in IGNORED:
-            transcript.unknown_events[str(kind)[:80]] += 1
+            transcript.unknown(kind)
 
     def _system(self, event: Event, transcript: Transcript) -> None:
         data = event.data
@@ -78,9 +77,7 @@ class ClaudeCodeFormat(EventFormat):
         elif subtype == "compact_boundary":
             meta = dict_of(data.get("compact_metadata"))
             detail = ", ".join(f"{k} {v}" for k, v in meta.items() if isinstance(v, str | int | float))
-            transcript.compactions.append(
-                Compaction(event.line, transcript.session, event.stamp, detail or "context compacted")
-            )
+            transcript.compaction(event.line, event.stamp, detail or "context compacted")
 
     def _result(self, event: Event, transcript: Transcript) -> None:
         data = event.data
@@ -177,7 +174,7 @@ def _result(block: dict[str, Any], event: Event, transcript: Transcript) -> None
     call = transcript.pending(call_id)
     exit_code = None
     if call is not None and call.kind == "command":
-        match = EXIT_CODE.match(text)
+        match = EXIT_CODE.match(text) if is_error else None
         # Claude Code reports a non-zero exit as an error result that starts "Exit code N"; a
         # successful result means exit 0, unless the command was sent to the background.
         exit_code = int_of(int(match[1])) if match else (None if is_error or call.background else 0)

@@ -30,8 +30,21 @@ MAX_OTHER_OUTPUT_CHARS = 300
 MAX_BODY_CHARS = 4 * 1024 * 1024
 """Longest file body, old or new string kept per edit; longer ones are cut and the edit is a gap."""
 MAX_RETAINED_CHARS = 256 * 1024 * 1024
-"""File bodies, edit strings and read outputs kept for one transcript in all; past this, edits are gaps.
-With the per-call clipping of outputs, this bounds the memory a transcript of any size costs."""
+"""File bodies, edit strings, command lines and read outputs kept for one transcript in all; past this,
+edits are gaps and commands are clipped. With the caps below, this bounds the memory a transcript of any
+size costs."""
+MAX_CALLS = 200_000
+"""Tool calls kept per transcript; later ones are counted and reported."""
+MAX_OTHER_CALLS = 20_000
+"""Calls of other tools (searches, todo lists, web) kept; later ones are counted only."""
+MAX_SESSIONS = 10_000
+"""Sessions kept; later session starts continue the last one."""
+MAX_EVENT_TYPES = 1_000
+"""Distinct unknown event types counted by name; the rest are counted together."""
+MAX_DETAIL_CHARS = 500
+"""Longest free text kept from an event (compaction details, session fields)."""
+CLIPPED_COMMAND_CHARS = 4000
+"""What is kept of a command line once the budget is spent."""
 
 
 def clip_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -88,6 +101,8 @@ class ToolCall:
     """When the call was made (event time, or the line's ``[...Z]`` prefix), if known."""
     command: str | None = None
     """command: the shell command line."""
+    command_cut: bool = False
+    """command: the line was clipped (the budget was spent), so files it writes cannot be rebuilt."""
     cwd: str | None = None
     """command: the working directory, when the format gives it."""
     background: bool = False
@@ -185,8 +200,11 @@ class Transcript:
     """The latest time seen in the transcript."""
     problems: list[Problem] = field(default_factory=list)
     """What could not be read, each naming this file."""
-    _pending: dict[str, ToolCall] = field(default_factory=dict, repr=False)
+    dropped_calls: int = 0
+    """Calls not kept because of :data:`MAX_CALLS` or :data:`MAX_OTHER_CALLS`."""
+    _pending: dict[str, list[ToolCall]] = field(default_factory=dict, repr=False)
     _retained: int = field(default=0, repr=False)
+    _other_calls: int = field(default=0, repr=False)
 
     def problem(self, message: str) -> None:
         """Record a problem about this transcript."""
@@ -207,10 +225,30 @@ class Transcript:
         return self.sessions[-1].number if self.sessions else 1
 
     def start_session(self, line: int, **fields: object) -> Session:
-        """Open a new session at ``line`` (fields as in :class:`Session`)."""
-        session = Session(number=len(self.sessions) + 1, line=line, **fields)  # type: ignore[arg-type]
+        """Open a new session at ``line`` (fields as in :class:`Session`).
+
+        Results never cross sessions, so calls still waiting stay unanswered (Codex restarts its item
+        ids in a resumed session).
+        """
+        self._pending.clear()
+        if len(self.sessions) >= MAX_SESSIONS:
+            return self.sessions[-1]
+        clipped = {k: v[:MAX_DETAIL_CHARS] if isinstance(v, str) else v for k, v in fields.items()}
+        session = Session(number=len(self.sessions) + 1, line=line, **clipped)  # type: ignore[arg-type]
         self.sessions.append(session)
         return session
+
+    def compaction(self, line: int, at: datetime | None, detail: str) -> None:
+        """Record a context compaction in the current session."""
+        if len(self.compactions) < MAX_SESSIONS:
+            self.compactions.append(Compaction(line, self.session, at, detail[:MAX_DETAIL_CHARS]))
+
+    def unknown(self, kind: object) -> None:
+        """Count one event of a type the parser does not know."""
+        name = "(no type)" if kind is None else str(kind)[:80]
+        if name not in self.unknown_events and len(self.unknown_events) >= MAX_EVENT_TYPES:
+            name = "(other types)"
+        self.unknown_events[name] += 1
 
     def _retain(self, chars: int) -> bool:
         """Count ``chars`` more kept characters; False (nothing counted) when the budget is spent."""
@@ -220,27 +258,38 @@ class Transcript:
         return True
 
     def add_call(self, call: ToolCall) -> ToolCall:
-        """Append a call; a call with an id waits for its outcome under that id."""
+        """Append a call; a call with an id waits for its outcome under that id (first in, first out).
+
+        Past :data:`MAX_CALLS` (or :data:`MAX_OTHER_CALLS` for other tools) the call is counted, not kept.
+        """
+        if call.kind == "other":
+            self._other_calls += 1
+        if len(self.calls) >= MAX_CALLS or (call.kind == "other" and self._other_calls > MAX_OTHER_CALLS):
+            self.dropped_calls += 1
+            return call
         for edit in call.edits:
             size = sum(len(t) for t in (edit.content, edit.old, edit.new, edit.patch) if t)
             if not self._retain(size):
                 edit.content = edit.old = edit.new = edit.patch = None
                 edit.cut = True
+        if call.command is not None and not self._retain(len(call.command)):
+            call.command, call.command_cut = call.command[:CLIPPED_COMMAND_CHARS], True
         self.calls.append(call)
         if call.call_id is not None and not call.finished:
-            self._pending[call.call_id] = call
+            self._pending.setdefault(call.call_id, []).append(call)
         return call
 
     def pending(self, call_id: str | None) -> ToolCall | None:
-        """Return the unfinished call with ``call_id`` (None when there is none)."""
-        return self._pending.get(call_id) if call_id is not None else None
+        """Return the oldest unfinished call with ``call_id`` (None when there is none)."""
+        waiting = self._pending.get(call_id) if call_id is not None else None
+        return waiting[0] if waiting else None
 
     def finish(self, call_id: str | None, *, line: int, **outcome: Any) -> ToolCall | None:
-        """Attach an outcome to the pending call ``call_id``; return it (None when no call waits).
+        """Attach an outcome to the oldest pending call ``call_id``; return it (None when none waits).
 
         ``outcome`` is as for :meth:`complete`.
         """
-        call = self._pending.get(call_id) if call_id is not None else None
+        call = self.pending(call_id)
         if call is None:
             return None
         self.complete(call, line=line, **outcome)
@@ -258,8 +307,11 @@ class Transcript:
         error: str | None = None,
     ) -> None:
         """Record the outcome of ``call`` (seen at ``line``), paired or not."""
-        if call.call_id is not None and self._pending.get(call.call_id) is call:
-            del self._pending[call.call_id]
+        waiting = self._pending.get(call.call_id) if call.call_id is not None else None
+        if waiting and call in waiting:
+            waiting.remove(call)
+            if not waiting:
+                del self._pending[call.call_id]  # type: ignore[arg-type]
         call.finished = True
         call.result_line = line
         call.ended_at = at
@@ -285,6 +337,11 @@ class Transcript:
                 " the run may have been cut off while they ran"
             )
         self._pending.clear()
+        if self.dropped_calls:
+            self.problem(
+                f"{self.dropped_calls:,} tool calls past the first {MAX_CALLS:,} (or {MAX_OTHER_CALLS:,}"
+                " calls of other tools) were counted but not kept"
+            )
         if self.unknown_events:
             listed = ", ".join(f"{name} ×{n:,}" for name, n in self.unknown_events.most_common(8))
             self.problem(f"event types not understood, counted and skipped: {listed}")

@@ -52,7 +52,7 @@ class GeminiFormat(EventFormat):
     @classmethod
     def sniff(cls, data: dict[str, Any]) -> bool:
         """Gemini's events: a known type with Gemini's fields and an ISO time, or an API-log entry."""
-        kind = data.get("type")
+        kind = text_of(data.get("type"))
         if kind is None:
             return _is_api_log(data)
         # OpenCode's events carry ``part``/``sessionID`` and epoch-ms times; Claude's ``result`` a subtype.
@@ -69,7 +69,7 @@ class GeminiFormat(EventFormat):
         stamp = text_of(data.get("timestamp"))
         at = when(event, parse_stamp(stamp) if stamp is not None else None)
         transcript.seen(at)
-        kind = data.get("type")
+        kind = text_of(data.get("type"))
         if kind == "init":
             transcript.start_session(
                 event.line,
@@ -96,7 +96,7 @@ class GeminiFormat(EventFormat):
         elif kind is None and isinstance(data.get("method"), str):
             self._api_log(event, at, transcript)
         else:
-            transcript.unknown_events[str(kind)[:80]] += 1
+            transcript.unknown(kind)
 
     def finish(self, transcript: Transcript) -> None:
         """End of file: report results that answered no call; made-up keys of unanswered calls go."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -104,6 +105,8 @@ class _Builder:
         self.history = History()
         self.reads: dict[str, str] = {}
         self.cwd: dict[int, str | None] = {s.number: s.cwd for s in transcript.sessions}
+        self.folders: Counter[str] = Counter()
+        """How many rebuilt files lie under each folder path."""
 
     def gap(self, call: ToolCall, path: str, reason: str) -> None:
         self.history.gaps.append(Gap(call.line, path, reason))
@@ -134,17 +137,15 @@ class _Builder:
             return
         staged: dict[str, str | None] = {}
         notes: list[str] = []
+        failed: set[str] = set()
         for edit in call.edits:
             rel = self._rel(call, edit.path)
             if rel is None:
                 self.gap(call, edit.path[:200], "the path cannot be placed in the workspace")
-                continue
-            if not self._apply(call, edit, rel, staged, notes):
-                # A tool that applies several edits to a file does it all or nothing (MultiEdit).
-                for other in call.edits:
-                    if other is not edit and (r := self._rel(call, other.path)) is not None:
-                        staged.pop(r, None)
-                break
+            elif rel not in failed and not self._apply(call, edit, rel, staged, notes):
+                # Several edits of one file apply all or nothing (MultiEdit); other files still change.
+                failed.add(rel)
+                staged.pop(rel, None)
         self._commit(index, call, staged, "; ".join(notes))
 
     def _current(self, rel: str, staged: dict[str, str | None], notes: list[str]) -> str | None:
@@ -164,8 +165,9 @@ class _Builder:
         if edit.cut:
             self.gap(call, rel, f"the {edit.op} is too long or was cut off in the transcript")
             return False
-        if edit.op == "write":
-            staged[rel] = edit.content or ""
+        if edit.op == "write" or (edit.op == "replace" and not edit.old and rel not in self.history.files):
+            # An Edit with an empty old string creates the file (Claude Code, Gemini CLI).
+            staged[rel] = (edit.content if edit.op == "write" else edit.new) or ""
         elif edit.op == "delete":
             staged[rel] = None
         elif edit.op == "touch":
@@ -194,6 +196,9 @@ class _Builder:
             if count > 1 and not edit.replace_all:
                 self.gap(call, rel, f"the text to replace occurs {count} times; the edit is ambiguous")
                 return None
+            if len(before) + (count if edit.replace_all else 1) * (len(new) - len(old)) > MAX_BODY_CHARS:
+                self.gap(call, rel, "the file would grow past the size the history keeps")
+                return None
             return before.replace(old, new) if edit.replace_all else before.replace(old, new, 1)
         if edit.op == "patch":
             try:
@@ -204,16 +209,22 @@ class _Builder:
         return _notebook(before, edit, lambda why: self.gap(call, rel, why))
 
     def _shell(self, index: int, call: ToolCall) -> None:
-        if call.is_error or (call.exit_code not in (None, 0)) or not call.finished:
+        # A here-document is written before the rest of the script runs, so a later failure in the
+        # same command does not undo it; a command that never ran (declined, no result) wrote nothing.
+        ran = call.finished and (call.exit_code is not None or not call.is_error)
+        if not ran or call.command_cut:
             return
         script = call.command or ""
         staged: dict[str, str | None] = {}
         notes: list[str] = []
-        for write in shell_writes(script):
+        for write in shell_writes(script, call.cwd or self.cwd.get(call.session)):
             rel = self._rel(call, write.path)
             if rel is None:
                 continue
-            before = (self._current(rel, staged, notes) or "") if write.append else ""
+            before = self._current(rel, staged, notes) if write.append else ""
+            if before is None:
+                self.gap(call, rel, "an append to a file whose contents were never seen")
+                continue
             staged[rel] = before + write.content
             notes.append(
                 f"{rel} from a here-document"
@@ -230,9 +241,12 @@ class _Builder:
         files = self.history.files
         changed: dict[str, bytes | None] = {}
         for rel, text in staged.items():
-            if text is None:
+            if text is not None and (clash := self._clash(rel)) is not None:
+                self.gap(call, rel, clash)
+            elif text is None:
                 if rel in files:
                     del files[rel]
+                    self._file_removed(rel)
                     changed[rel] = None
             elif files.get(rel) != text:
                 if rel not in files and len(files) >= MAX_FILES:
@@ -241,25 +255,51 @@ class _Builder:
                 if len(text) > MAX_BODY_CHARS:
                     self.gap(call, rel, "the file grew past the size the history keeps")
                     continue
+                if rel not in files:
+                    self._file_added(rel)
                 files[rel] = text
-                changed[rel] = text.encode("utf-8", errors="surrogatepass")
+                changed[rel] = text.encode("utf-8", errors="replace")
         if changed:
             self.history.steps += 1
             self.on_step(Step(index, call.line, call.started_at, call.tool, changed, note))
+
+    def _clash(self, rel: str) -> str | None:
+        """Say why ``rel`` cannot be a file of the tree (a folder of that name, or a file on its path)."""
+        if self.folders[rel]:
+            return "a folder of that name holds rebuilt files"
+        for folder in _parents(rel):
+            if folder in self.history.files:
+                return f"{folder} is a rebuilt file, not a folder"
+        return None
+
+    def _file_added(self, rel: str) -> None:
+        self.folders.update(_parents(rel))
+
+    def _file_removed(self, rel: str) -> None:
+        self.folders.subtract(_parents(rel))
+
+
+def _parents(rel: str) -> list[str]:
+    """``a/b/c.py`` → ``["a", "a/b"]``."""
+    parts = rel.split("/")
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
 
 
 def _notebook(before: str, edit: FileEdit, gap: Callable[[str], None]) -> str | None:
     """Apply a NotebookEdit (replace, insert after, or delete one cell) to a notebook's JSON text."""
     try:
         notebook = json.loads(before)
-    except ValueError:
+    except (ValueError, RecursionError):
         notebook = None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(notebook, dict) or not isinstance(cells, list):
         gap("the notebook's rebuilt text is not a notebook")
         return None
-    where = next((i for i, c in enumerate(cells) if isinstance(c, dict) and c.get("id") == edit.cell), None)
-    if where is None and edit.cell is not None and edit.cell.isdigit():
+    if not all(isinstance(c, dict) for c in cells):
+        gap("the notebook's rebuilt cells are not all cells")
+        return None
+    where = next((i for i, c in enumerate(cells) if c.get("id") == edit.cell), None)
+    if where is None and edit.cell is not None and edit.cell.isdigit() and len(edit.cell) < 7:
         where = int(edit.cell) if int(edit.cell) < len(cells) else None
     mode = edit.cell_mode or "replace"
     if where is None and not (mode == "insert" and edit.cell is None):

@@ -21,6 +21,8 @@ from collectors.transcripts.secrets import redact
 
 MAX_COMPARED_BYTES = 4 * 1024 * 1024
 """Largest workspace file compared with its rebuilt contents."""
+MAX_FILE_ROWS = 1_000_000
+"""Most files all of a history's revisions may list together (each revision lists its whole tree)."""
 
 
 @dataclass(slots=True)
@@ -77,6 +79,7 @@ def ingest_transcript(
         [*roots, *(s.cwd + session_root_suffix for s in transcript.sessions if s.cwd)], default_cwd
     )
     revision_at_call: list[tuple[int, int]] = []  # (call index, revision seq) in order
+    rows = [0]  # files listed by the revisions so far
 
     def problem(path: str, message: str) -> None:
         facts.problems.append(Problem(rel, f"rebuilt file {path}: {message}"))
@@ -104,6 +107,19 @@ def ingest_transcript(
             facts.problems.append(Problem(rel, f"the code history stops at revision {seq - 1}: {exc}"))
             committer = None
             return
+        if revision is None:
+            return
+        rows[0] += len(revision.files)
+        if rows[0] > MAX_FILE_ROWS:
+            facts.problems.append(
+                Problem(
+                    rel,
+                    f"the code history stops at revision {seq - 1} at line {step.line}: its revisions would"
+                    f" list more than {MAX_FILE_ROWS:,} files in all",
+                )
+            )
+            committer = None
+            return
         facts.revisions.append(revision)
         revision_at_call.append((step.call_index, seq))
 
@@ -126,8 +142,9 @@ def _commands(transcript: Transcript, revision_at_call: list[tuple[int, int]]) -
     commands: list[Command] = []
     position, in_force = 0, None
     for index, call in enumerate(transcript.calls):
-        # The revision in force when a command starts is the last one made by an earlier call.
-        while position < len(revision_at_call) and revision_at_call[position][0] < index:
+        # The revision in force is the last one made by an earlier call, or by this command itself:
+        # a here-document it writes lands before the rest of its script runs.
+        while position < len(revision_at_call) and revision_at_call[position][0] <= index:
             in_force = revision_at_call[position][1]
             position += 1
         if call.kind != "command" or call.command is None:
@@ -225,7 +242,9 @@ def _check(history: History, snapshot: Snapshot, problems: list[Problem], rel: s
             continue
         target = snapshot.folder / path[len(snapshot.prefix) :]
         try:
-            if target.is_symlink() or not target.is_file():
+            # Every folder on the way could be a symlink the agent left: never read out of the snapshot.
+            inside = target.resolve().is_relative_to(snapshot.folder.resolve())
+            if not inside or target.is_symlink() or not target.is_file():
                 absent.append(path)
                 continue
             if target.stat().st_size > MAX_COMPARED_BYTES:

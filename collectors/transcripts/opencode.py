@@ -50,7 +50,7 @@ class OpenCodeFormat(EventFormat):
         _follow_session(
             text_of(data.get("sessionID")) or text_of(part.get("sessionID")), event, at, transcript
         )
-        kind = data.get("type")
+        kind = text_of(data.get("type"))
         if kind == "tool_use":
             _tool_use(part, event, at, transcript)
         elif kind == "step_finish":
@@ -66,7 +66,7 @@ class OpenCodeFormat(EventFormat):
             session.outcome = f"error: {name}" if name else "error"
             session.ended_at = at
         elif not (isinstance(kind, str) and kind in QUIET):
-            transcript.unknown_events[str(kind)[:80]] += 1
+            transcript.unknown(kind)
 
 
 def _follow_session(

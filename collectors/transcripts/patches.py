@@ -1,21 +1,23 @@
 """Patches as agents write them: Codex's ``*** Begin Patch`` format and unified diffs, applied in memory.
 
 A hunk is found by its old lines (context and removals), first exactly, then ignoring trailing and then
-surrounding whitespace (as Codex's own applier tolerates), searching forward from the previous hunk.
-Line numbers in ``@@`` headers are not trusted: agents write them wrong.
+surrounding whitespace (as Codex's own applier tolerates), searching forward from the previous hunk (and
+from the line a Codex ``@@ <context>`` header names). Line numbers in unified ``@@ -a,b +c,d @@``
+headers are not trusted: agents write them wrong.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from collectors.transcripts.events import MAX_BODY_CHARS, FileEdit
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
-_FILE_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
-_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$")
-_HEREDOC_PATCH = re.compile(r"\*\*\* Begin Patch\n.*?\n\*\*\* End Patch", re.S)
+_FILE_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$")
+_MOVE = re.compile(r"^\*\*\* Move to: (.+)$")
+_UNIFIED_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
 class PatchError(Exception):
@@ -24,7 +26,16 @@ class PatchError(Exception):
 
 def find_patches(text: str) -> list[str]:
     """Return every ``*** Begin Patch`` … ``*** End Patch`` block in ``text`` (a command, a tool input)."""
-    return _HEREDOC_PATCH.findall(text)
+    found: list[str] = []
+    start: int | None = None
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if line.strip() == BEGIN:
+            start = number
+        elif line.strip() == END and start is not None:
+            found.append("\n".join(lines[start : number + 1]))
+            start = None
+    return found
 
 
 def split_apply_patch(text: str) -> list[FileEdit]:
@@ -51,39 +62,50 @@ def split_apply_patch(text: str) -> list[FileEdit]:
         if header := _FILE_HEADER.match(line):
             close()
             op = {"Add": "write", "Update": "patch", "Delete": "delete"}[header[1]]
-            current, body = FileEdit(header[2], op), []  # type: ignore[arg-type]
+            current, body = FileEdit(header[2].strip(), op), []  # type: ignore[arg-type]
         elif current is not None and (move := _MOVE.match(line)):
-            current.move_to = move[1]
+            current.move_to = move[1].strip()
         elif current is not None:
             body.append(line)
     close()
     return edits
 
 
-def _hunks(patch: str) -> list[tuple[list[str], list[str]]]:
-    """Parse hunk text (``@@`` separated; `` ``/``-``/``+`` lines) into (old lines, new lines) pairs."""
-    hunks: list[tuple[list[str], list[str]]] = []
-    old: list[str] = []
-    new: list[str] = []
+@dataclass(slots=True)
+class _Hunk:
+    anchor: str
+    """The text after ``@@`` in a Codex patch (a line the hunk comes after), or empty."""
+    old: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+
+
+def _hunks(patch: str) -> list[_Hunk]:
+    """Parse hunk text (``@@`` separated; `` ``/``-``/``+`` lines) into hunks."""
+    hunks: list[_Hunk] = []
+    current: _Hunk | None = None
     for line in patch.splitlines():
         if line.startswith("@@"):
-            if old or new:
-                hunks.append((old, new))
-            old, new = [], []
-        elif line.startswith(("--- ", "+++ ", "diff --git", "index ", "*** End of File", "\\ No newline")):
+            anchor = "" if _UNIFIED_HUNK.match(line) else line[2:].strip()
+            current = _Hunk(anchor)
+            hunks.append(current)
             continue
-        elif line.startswith("-"):
-            old.append(line[1:])
+        if current is None:
+            if line.startswith(("--- ", "+++ ", "diff --git", "index ")):
+                continue  # a unified diff's file header, before its first hunk
+            current = _Hunk("")
+            hunks.append(current)
+        if line.startswith(("*** End of File", "\\ No newline")):
+            continue
+        if line.startswith("-"):
+            current.old.append(line[1:])
         elif line.startswith("+"):
-            new.append(line[1:])
+            current.new.append(line[1:])
         else:
             # A context line; an empty line inside a hunk is an empty context line.
             text = line[1:] if line.startswith(" ") else line
-            old.append(text)
-            new.append(text)
-    if old or new:
-        hunks.append((old, new))
-    return hunks
+            current.old.append(text)
+            current.new.append(text)
+    return [h for h in hunks if h.old or h.new]
 
 
 _LOOSENESS: tuple[Callable[[str], str], ...] = (lambda s: s, str.rstrip, str.strip)
@@ -94,10 +116,11 @@ def _find(lines: list[str], wanted: list[str], start: int) -> int | None:
     if not wanted:
         return start
     for norm in _LOOSENESS:
+        normed = [norm(line) for line in lines]
         target = [norm(w) for w in wanted]
         for origin in (start, 0):
             for i in range(origin, len(lines) - len(wanted) + 1):
-                if norm(lines[i]) == target[0] and [norm(x) for x in lines[i : i + len(wanted)]] == target:
+                if normed[i] == target[0] and normed[i : i + len(wanted)] == target:
                     return i
     return None
 
@@ -109,11 +132,17 @@ def apply_patch(content: str, patch: str) -> str:
     if trailing_newline:
         lines.pop()
     position = 0
-    for number, (old, new) in enumerate(_hunks(patch), 1):
-        at = _find(lines, old, position)
+    for number, hunk in enumerate(_hunks(patch), 1):
+        if hunk.anchor:
+            # ``@@ def b():`` places the hunk after that line (the same text may occur earlier).
+            anchor = _find(lines, [hunk.anchor], position)
+            if anchor is None:
+                raise PatchError(f"hunk {number}'s anchor {hunk.anchor[:80]!r} not found")
+            position = anchor + 1
+        at = _find(lines, hunk.old, position)
         if at is None:
-            shown = next((line for line in old if line.strip()), "")
+            shown = next((line for line in hunk.old if line.strip()), "")
             raise PatchError(f"hunk {number} not found (its first line: {shown[:80]!r})")
-        lines[at : at + len(old)] = new
-        position = at + len(new)
+        lines[at : at + len(hunk.old)] = hunk.new
+        position = at + len(hunk.new)
     return "\n".join(lines) + ("\n" if trailing_newline or not lines else "")

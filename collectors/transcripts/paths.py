@@ -21,7 +21,8 @@ class PathMap:
     """Maps a transcript's paths onto workspace-relative paths, given the workspace's roots."""
 
     def __init__(self, roots: Iterable[str | None], default_cwd: str | None = None) -> None:
-        cleaned = {posixpath.normpath(r) for r in roots if r and r.startswith("/")}
+        # "/" as a root would take in the whole machine: a session started there names no workspace.
+        cleaned = {posixpath.normpath(r) for r in roots if r and r.startswith("/")} - {"/"}
         self.roots = sorted(cleaned, key=len, reverse=True)
         """Absolute workspace roots as the agent's machine saw them, longest first."""
         self.default_cwd = default_cwd if default_cwd and default_cwd.startswith("/") else None

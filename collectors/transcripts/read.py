@@ -49,17 +49,27 @@ def read_transcript(folder: RunFolder, rel: str) -> Transcript | None:
     own = RunFolder(folder.root)  # this file's read problems go to the transcript, not the folder
     transcript = Transcript(rel, format=fmt.name)
     reader = fmt()
-    non_json, bad_json = Tally(), Tally()
+    non_json, bad_json, unreadable = Tally(), Tally(), Tally()
     for item in events(own, rel, non_json=non_json, bad_json=bad_json):
         if isinstance(item, Event):
             transcript.lines = item.line
             transcript.seen(item.stamp)
-            reader.feed(item, transcript)
+            try:
+                reader.feed(item, transcript)
+            except Exception as exc:
+                # A shape no parser foresaw must cost that event only, never the audit.
+                unreadable.add(item.line, f"{type(exc).__name__}: {exc}"[:200])
         else:
             transcript.lines = item.number
     reader.finish(transcript)
     transcript.non_json_lines = non_json.count
-    if bad_json.count == 1 and bad_json.first == transcript.lines:
+    if unreadable.count:
+        transcript.problem(
+            f"{unreadable.count:,} event(s) have a shape that could not be read (first: line"
+            f" {unreadable.first}: {unreadable.example}); they were skipped"
+        )
+    cut = bad_json.example.startswith("is truncated")
+    if bad_json.count == 1 and bad_json.first == transcript.lines and cut:
         transcript.problem(f"the last line is cut short ({bad_json.example}); its event is lost")
     elif bad_json.count:
         transcript.problem(

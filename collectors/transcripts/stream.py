@@ -51,20 +51,29 @@ class Event:
     """The event object."""
 
 
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+"""Times outside these bounds are not believed (and would overflow the arithmetic done on them)."""
+
+
+def _plausible(moment: datetime) -> datetime | None:
+    return moment if EARLIEST <= moment < LATEST else None
+
+
 def parse_stamp(text: str) -> datetime | None:
-    """Parse an ISO-8601 time (``Z`` or an offset; naive times are taken as UTC); None if it is not one."""
+    """Parse an ISO-8601 time (``Z`` or an offset; naive times are UTC); None if it is not a plausible one."""
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return _plausible(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def epoch_ms(value: Any) -> datetime | None:
     """Read epoch milliseconds (OpenCode's ``timestamp``); None for anything that is not a plausible one."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not 0 < value < 10**14:
+    if not EARLIEST.timestamp() * 1000 <= value < LATEST.timestamp() * 1000:
         return None
     return datetime.fromtimestamp(value / 1000, tz=UTC)
 
@@ -83,10 +92,12 @@ def lines(folder: RunFolder, rel: str) -> Iterator[Line]:
 def _decode(text: str) -> tuple[dict[str, Any] | None, str | None]:
     """Decode one event; return ``(event, why not)``; a JSON string holding an event is decoded again."""
     value: Any = text
-    for _ in range(MAX_NESTED_DECODES + 1):
+    for depth in range(MAX_NESTED_DECODES + 1):
         if not isinstance(value, str):
             break
-        value, error, _non_finite = parse_json(value)
+        # An event inside a JSON string had its quotes escaped when the line was redacted: once
+        # unwrapped, it is redacted again.
+        value, error, _non_finite = parse_json(value if depth == 0 else redact(value))
         if error is not None:
             return None, error
     if isinstance(value, dict):
@@ -116,16 +127,23 @@ def events(folder: RunFolder, rel: str, *, non_json: Tally, bad_json: Tally) -> 
         yield Event(line.number, line.stamp, data)
 
 
-def first_json_objects(folder: RunFolder, rel: str, limit: int = 200) -> Iterator[dict[str, Any]]:
-    """Yield the JSON objects among the first ``limit`` lines of ``rel``, one at a time (format detection)."""
+def first_json_objects(
+    folder: RunFolder, rel: str, limit: int = 200, max_lines: int = 20_000
+) -> Iterator[dict[str, Any]]:
+    """Yield the first ``limit`` JSON objects of ``rel`` (within ``max_lines`` lines), one at a time.
+
+    They decide the format; stderr before the first event (package-manager warnings) is skipped.
+    """
     probe = RunFolder(folder.root)  # problems of the probe are the full read's to report
+    found = 0
     for line in lines(probe, rel):
-        if line.number > limit:
+        if line.number > max_lines or found >= limit:
             break
         stripped = line.text.strip()
         if stripped.startswith(("{", '"{')):
             data, _ = _decode(stripped)
             if data is not None:
+                found += 1
                 yield data
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,20 @@ def test_a_published_run_with_only_the_readable_trace(results: Path, tmp_path: P
     assert transcript["missing"]  # what the rendering cannot show is said, not guessed
     assert [(c.command, c.exit_code) for c in record.commands] == [("python train_sft.py", None)]
     assert [r.trigger for r in record.revisions] == ["transcript-edit", "final"]
+
+
+def test_one_run_that_breaks_the_collector_does_not_stop_the_tree(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = PostTrainBenchCollector.collect
+
+    def collect(self: PostTrainBenchCollector, run_dir: Path, **kwargs: Any) -> RunRecord:
+        if "humaneval" in run_dir.name:
+            raise RecursionError("a shape nobody foresaw")
+        return real(self, run_dir, **kwargs)
+
+    monkeypatch.setattr(PostTrainBenchCollector, "collect", collect)
+    code, out, _ = run_cli(str(results), "--json")
+    tree = json.loads(out)
+    assert code == 0 and [r["run"]["task"] for r in tree["runs"]] == ["gsm8k"]
+    assert tree["failed"][0]["message"] == "could not be audited: RecursionError: a shape nobody foresaw"

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from collectors.reading import json_number
-from collectors.transcripts.events import Compaction, ToolCall, Transcript
+from collectors.transcripts.events import ToolCall, Transcript
 from collectors.transcripts.rendered.blocks import Block, dedent, first_line, indented, real_id, sections
 from collectors.transcripts.rendered.dumps import parse_dump
 from collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
@@ -94,7 +94,7 @@ class ClaudeReader:
         elif match := _RESULT.match(text):
             self._end(block, match["sub"].strip())
         elif match := _UNHANDLED.match(text):
-            self.t.unknown_events[match["type"] or "?"] += 1
+            self.t.unknown(match["type"] or "?")
 
     def _call(self, block: Block, name: str, raw_id: str) -> None:
         body = indented(block.body, 4)
@@ -131,7 +131,7 @@ class ClaudeReader:
 
     def _system(self, block: Block, subtype: str) -> None:
         if subtype != "compact_boundary":
-            self.t.unknown_events[f"system {subtype}"] += 1
+            self.t.unknown(f"system {subtype}")
             return
         dump = parse_dump(dedent(block.body, 2))
         values = dump.values if dump is not None else {}
@@ -140,7 +140,7 @@ class ClaudeReader:
         detail = ", ".join(f"{key}: {meta[key]}" for key in ("trigger", "pre_tokens") if key in meta)
         at = _dump_time(values) or block.stamp
         self.t.seen(at)
-        self.t.compactions.append(Compaction(block.line, self.t.session, at, detail))
+        self.t.compaction(block.line, at, detail)
 
     def _end(self, block: Block, subtype: str) -> None:
         if not self.t.sessions:

@@ -98,7 +98,7 @@ class CodexReader:
         elif event.type in ("patch_apply_begin", "patch_apply_end"):
             self._patch(event)
         elif event.type not in _QUIET:
-            self.t.unknown_events[event.type or "?"] += 1
+            self.t.unknown(event.type or "?")
 
     def _thread(self, event: Event) -> None:
         thread = first_line(sections(event.body, CODEX_LABELS), "Thread")
@@ -121,7 +121,7 @@ class CodexReader:
             call = self._open(event, item_id, kind, "other")
             self._close(event, call, item)
         elif kind not in _QUIET_ITEMS:
-            self.t.unknown_events[f"item {kind}"] += 1
+            self.t.unknown(f"item {kind}")
 
     def _open(self, event: Event, item_id: str | None, tool: str, kind: CallKind) -> ToolCall:
         """Return the call an ``item.started`` opened, or a new one (appended now only if it has an id)."""

@@ -52,7 +52,7 @@ class EventsReader:
         if self.family is not None:
             self.readers[self.family].feed(event)
         elif event.type != "error":
-            self.t.unknown_events[event.type or "?"] += 1
+            self.t.unknown(event.type or "?")
 
     @property
     def format(self) -> str:

@@ -39,7 +39,7 @@ class GeminiReader:
         """Read one event."""
         if "method" in event.fields:
             self.notes.api_events += 1
-            self.t.unknown_events[f"method {event.fields['method']}"] += 1
+            self.t.unknown(f"method {event.fields['method']}")
         elif event.type == "init":
             found = sections(event.body, _LABELS)
             self.t.start_session(
@@ -58,7 +58,7 @@ class GeminiReader:
             self.t.sessions[-1].outcome = first_line(sections(event.body, _LABELS), "Status")
             self.t.sessions[-1].ended_at = event.at
         elif event.type not in ("message", "error"):
-            self.t.unknown_events[event.type or "?"] += 1
+            self.t.unknown(event.type or "?")
 
     def _call(self, event: Event) -> None:
         head = next((m for text in event.body if (m := _CALL.match(text))), None)

@@ -44,7 +44,7 @@ class OpenCodeReader:
             self._call(event)
             return
         if event.type not in OPENCODE_TYPES and event.type != "error":
-            self.t.unknown_events[event.type or "?"] += 1
+            self.t.unknown(event.type or "?")
             self._session(event)
 
     def _session(self, event: Event) -> None:

@@ -7,13 +7,15 @@ import os
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arb_audit.revisions import run_ref
 from collectors.reading import RunFolder
-from collectors.transcripts.ingest import ingest_transcript
+from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
 from collectors.transcripts.read import read_transcript
 from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl
 
@@ -133,3 +135,124 @@ def test_hostile_paths_never_touch_the_disk_and_git_refusals_are_named(tmp_path:
         ".git/hooks/post-checkout" in p.message and "not committed" in p.message for p in facts.problems
     )
     assert not (tmp_path / "etc").exists() and sorted(p.name for p in run.iterdir()) == ["solve_out.txt"]
+
+
+def _facts(tmp_path: Path, events: Sequence[dict[str, Any] | str]) -> TranscriptFacts:
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True)
+    (run / "solve_out.txt").write_text(jsonl(events), encoding="utf-8")
+    facts = ingest_transcript(
+        RunFolder(run), "solve_out.txt", roots=[ROOT], git_dir=tmp_path / "rev.git", ref=run_ref("r")
+    )
+    assert facts is not None
+    return facts
+
+
+def _write(call_id: str, path: str, content: str) -> list[dict[str, Any] | str]:
+    return [
+        claude_call(call_id, "Write", file_path=f"{ROOT}/{path}", content=content),
+        claude_result(call_id, "ok"),
+    ]
+
+
+def test_events_of_unforeseen_shapes_are_counted_not_fatal(tmp_path: Path) -> None:
+    events: list[dict[str, Any] | str] = [
+        claude_init(),
+        {"type": []},
+        {
+            "type": "assistant",
+            "message": {"content": [{"type": "tool_use", "id": [], "name": {}, "input": 3}]},
+        },
+        {"type": "user", "message": {"content": "just text"}},
+        # JSON escapes of lone surrogates: valid JSON, but text no store or terminal can take.
+        json.dumps(claude_call("b", "Bash", command="echo \ud800 done")),
+        json.dumps(claude_result("b", "\ud800")),
+        {"type": "result", "subtype": {}, "total_cost_usd": 10**400},
+    ]
+    facts = _facts(tmp_path, events)
+    assert [c.command for c in facts.commands] == ["echo \ufffd done"]
+    assert facts.transcript.unknown_events == {"(no type)": 1}
+
+
+def test_edits_that_would_corrupt_the_tree_are_gaps(tmp_path: Path) -> None:
+    events = [
+        claude_init(),
+        *_write("w1", "a/b.py", "x = 1\n"),
+        *_write("w2", "a", "a file where a folder is\n"),
+        *_write("w3", "n.ipynb", "[" * 100_000),
+        claude_call("n", "NotebookEdit", notebook_path=f"{ROOT}/n.ipynb", cell_id="0", new_source="x"),
+        claude_result("n", "ok"),
+        *_write("w4", "big.py", "a" * 30_000),
+        claude_call(
+            "e", "Edit", file_path=f"{ROOT}/big.py", old_string="a", new_string="b" * 30_000, replace_all=True
+        ),
+        claude_result("e", "ok"),
+        *_write("w5", ".git/config", "[core]\n"),
+        *_write("w6", ".git/config", "[core] x\n"),
+    ]
+    facts = _facts(tmp_path, events)
+    reasons = [p.message.split(": ", 2)[-1].split(";")[0] for p in facts.problems]
+    assert "a folder of that name holds rebuilt files" in reasons
+    assert "the notebook's rebuilt text is not a notebook" in reasons
+    assert "the file would grow past the size the history keeps" in reasons
+    assert sum(".git/config" in p.message for p in facts.problems) == 1  # refused once, not per edit
+    assert [f.path for f in facts.revisions[-1].files] == ["a/b.py", "big.py", "n.ipynb"]
+
+
+def test_results_pair_first_in_first_out_and_never_across_sessions(tmp_path: Path) -> None:
+    events = [
+        claude_init(),
+        claude_call("1", "Bash", command="first"),
+        claude_call("1", "Bash", command="second"),
+        claude_result("1", "Exit code 2\nboom", is_error=True),
+        claude_result("1", "fine"),
+        claude_call("2", "Bash", command="killed by the restart"),
+        claude_init(session="resumed"),
+        claude_result("2", "a result from another session"),
+    ]
+    facts = _facts(tmp_path, events)
+    assert [(c.command, c.exit_code, c.finished) for c in facts.commands] == [
+        ("first", 2, True),
+        ("second", 0, True),
+        ("killed by the restart", None, False),
+    ]
+
+
+def test_a_successful_command_that_prints_exit_code_keeps_exit_zero(tmp_path: Path) -> None:
+    events = [
+        claude_init(),
+        claude_call("b", "Bash", command="cat > t.py <<'EOF'\nprint(1)\nEOF\ngrep -c x log"),
+        claude_result("b", "Exit code 3 was seen in the log"),
+    ]
+    facts = _facts(tmp_path, events)
+    assert facts.commands[0].exit_code == 0 and facts.commands[0].revision_seq == 1
+    assert [f.path for f in facts.revisions[0].files] == ["t.py"]
+
+
+def test_a_session_started_at_the_root_names_no_workspace(tmp_path: Path) -> None:
+    facts = _facts(tmp_path, [claude_init(cwd="/"), *_write("w", "../../../etc/x", "y\n")])
+    assert [f.path for f in facts.revisions[0].files] == ["_outside/etc/x"]
+
+
+def test_far_future_or_past_times_are_not_believed(tmp_path: Path) -> None:
+    line = json.dumps(claude_call("b", "Bash", command="ls"))
+    (tmp_path / "solve_out.txt").write_text(f"[9999-12-31T23:59:59Z] {line}\n[1970-01-01T00:00:01Z] {line}\n")
+    t = read_transcript(RunFolder(tmp_path), "solve_out.txt")
+    assert t is not None and [c.started_at for c in t.calls] == [None, None] and t.first_at is None
+
+
+def test_the_final_check_never_reads_through_a_symlinked_folder(tmp_path: Path) -> None:
+    task = tmp_path / "run" / "task"
+    task.mkdir(parents=True)
+    (task / "lnk").symlink_to("/etc")
+    run = tmp_path / "run"
+    (run / "solve_out.txt").write_text(jsonl([claude_init(), *_write("w", "lnk/hostname", "guess\n")]))
+    facts = ingest_transcript(
+        RunFolder(run),
+        "solve_out.txt",
+        roots=[ROOT],
+        git_dir=tmp_path / "rev.git",
+        ref=run_ref("r"),
+        snapshot=Snapshot(task, "task"),
+    )
+    assert facts is not None and facts.summary["final_check"]["absent"] == ["lnk/hostname"]

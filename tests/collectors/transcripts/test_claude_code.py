@@ -122,10 +122,10 @@ def test_truncated_last_line_and_fields_of_the_wrong_type(tmp_path: Path) -> Non
     assert any(p.message.startswith("the last line is cut short") for p in t.problems)
 
 
-def test_an_event_encoded_as_a_json_string_is_decoded(tmp_path: Path) -> None:
-    inner = json.dumps(claude_call("t1", "Bash", command="ls"))
+def test_an_event_encoded_as_a_json_string_is_decoded_and_redacted(tmp_path: Path) -> None:
+    inner = json.dumps(claude_call("t1", "Bash", command='export OPENAI_API_KEY="abcdef123456xyz" && ls'))
     t = _read(tmp_path, jsonl([claude_init()]) + json.dumps(inner) + "\n")
-    assert [c.command for c in t.calls] == ["ls"]
+    assert [c.command for c in t.calls] == ['export OPENAI_API_KEY="<redacted>" && ls']
 
 
 def test_keys_are_redacted_before_anything_is_kept(tmp_path: Path) -> None:

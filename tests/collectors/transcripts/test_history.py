@@ -190,11 +190,13 @@ def test_codex_here_documents_and_patches_rebuild_files(tmp_path: Path) -> None:
         codex_command("c3", f"cat > {ROOT}/broken.py <<EOF\nx = $HOME\nEOF", "", exit_code=1),
     ]
     facts = _ingest(tmp_path, events, start=None)
-    assert len(facts.revisions) == 2
+    assert len(facts.revisions) == 3
     assert facts.revisions[0].taken_at is None
     # Relative paths in a patch are taken from the workspace root when no cwd is known.
     assert _show(tmp_path, facts.revisions[1].sha, "train.py") == "import trl\nlr = 3\n"
-    assert [c.revision_seq for c in facts.commands] == [None, 1, 2]
+    # The here-document lands before the script's later failure; each command ran its own revision.
+    assert _show(tmp_path, facts.revisions[2].sha, "broken.py") == "x = $HOME\n"
+    assert [c.revision_seq for c in facts.commands] == [1, 2, 3]
 
 
 def test_the_rebuilt_final_state_is_checked_against_the_workspace(tmp_path: Path) -> None:

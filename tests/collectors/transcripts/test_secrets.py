@@ -24,6 +24,10 @@ OPENAI = "sk-proj-Fx7Qa2Lm9Rt4Vb8Nc3Kd6Wp1Zs5Hy0Je7Ug2Oi4T"
         "WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567",
         '"HF_TOKEN": "abcd1234efgh5678"',
         "AWS key AKIAIOSFODNN7EXAMPLE in env",
+        '{"headers": {"Authorization": "Bearer 9f8e7d6c5b4a39281706"}}',
+        'client = OpenAI(api_key="abcd1234efgh5678ijkl")',
+        "python gen.py --api-key abcd1234efgh5678ijkl",
+        f"\x1b[0m{OPENAI}",
     ],
 )
 def test_secrets_are_replaced(text: str) -> None:
@@ -52,6 +56,12 @@ def test_secrets_are_replaced(text: str) -> None:
         "task-specific-fine-tuning-data-v1x",
         "OPENAI_API_KEY=$OPENAI_API_KEY python gen.py",
         "git checkout 3f2a9c1d0b8e7f6a5d4c3b2a1f0e9d8c7b6a5f4e",
+        'curl -H "Authorization: Bearer $OPENAI_API_KEY" localhost:8000',
+        "headers = {'Authorization': f\"Bearer {os.environ['VLLM_API_KEY']}\"}",
+        "PAD_TOKEN=tok2.eos",
+        "MAX_TOKEN=1234567890",
+        "from hub import hf_hubdownloadwithprogressbarandretries",
+        "client = OpenAI(api_key=os.environ['OPENAI_API_KEY'])",
     ],
 )
 def test_code_and_references_to_secrets_stay(code: str) -> None:
