@@ -91,6 +91,10 @@ class ArtifactInfo:
     """Parent model named inside the artifact (config ``_name_or_path``, adapter base)."""
     note: str | None = None
     """Why the artifact could not be fully listed (outside the run, symlink), if so."""
+    trainer_evidence: dict[str, Any] = field(default_factory=dict)
+    """What the files inside say about how it was trained, as found: ``log_keys`` (the keys of
+    ``trainer_state.json`` ``log_history``, and ``trainer_state`` its path), ``card_tags`` and
+    ``card_trained_with`` (the model card's tags and its "trained with X" line)."""
 
 
 @dataclass(slots=True)

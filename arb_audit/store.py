@@ -107,6 +107,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "n_files": pl.Int32,
         "latest_mtime": _TS,
         "note": pl.String,
+        "trainer_evidence": pl.String,
     },
     "revisions": {
         "run_id": pl.String,
@@ -494,7 +495,11 @@ class RunStore:
             )
             self._insert("submissions", _chained(run_id, record.submissions))
             self._insert(
-                "artifacts", [_row(a, run_id=run_id, path_exists=a.exists) for a in record.artifacts]
+                "artifacts",
+                [
+                    _row(a, run_id=run_id, path_exists=a.exists, trainer_evidence=_json(a.trainer_evidence))
+                    for a in record.artifacts
+                ],
             )
             self._insert(
                 "revisions", [_row(r, run_id=run_id, files_changed=len(r.files)) for r in record.revisions]
@@ -715,7 +720,13 @@ class RunStore:
             _build(Submission, s, evidence=_evidence_list(s["evidence"])) for s in rows("submissions", "seq")
         ]
         record.artifacts = [
-            _build(ArtifactInfo, a, exists=a["path_exists"]) for a in rows("artifacts", "path")
+            _build(
+                ArtifactInfo,
+                a,
+                exists=a["path_exists"],
+                trainer_evidence=json.loads(a["trainer_evidence"] or "{}"),
+            )
+            for a in rows("artifacts", "path")
         ]
         files = rows("files", "revision_seq, path")
         record.revisions = [

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from arb_audit.model import STORE_DIRNAME, ArtifactInfo
 from collectors.reading import RunFolder
@@ -21,6 +23,13 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
 MAX_WALK_FILES = 200_000
 """Most files listed under one artifact."""
 MAX_CONFIG_BYTES = 1024 * 1024
+MAX_STATE_BYTES = 32 * 1024 * 1024
+"""Largest trainer_state.json read (a long run logs every step)."""
+MAX_LOG_ENTRIES = 100_000
+MAX_LOG_KEYS = 200
+MAX_CARD_LINES = 400
+_TRAINED_WITH = re.compile(r"(?:trained|fine-tuned) (?:with|using) (?:\[)?([A-Za-z][\w-]{1,30})")
+"""TRL's model card: "This model was trained with GRPO, a method introduced in ..." (or "with SFT")."""
 
 
 def resolve_submitted(model_path: str, run_dir: Path, workspace: str | None) -> tuple[str | None, str | None]:
@@ -78,6 +87,7 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
     info = ArtifactInfo(path=rel, exists=True)
     latest = top.st_mtime if stat.S_ISREG(top.st_mode) else 0.0
     names: set[str] = set()
+    folders: set[str] = set()
     if stat.S_ISREG(top.st_mode):
         info.size, info.n_files = top.st_size, 1
         names.add(root.name)
@@ -90,6 +100,8 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
                         if entry.is_dir(follow_symlinks=False):
                             if entry.name != STORE_DIRNAME:  # arb-audit's own files are not the model
                                 pending.append(Path(entry.path))
+                                if Path(entry.path).parent == root:
+                                    folders.add(entry.name)
                         elif entry.is_file(follow_symlinks=False):
                             st = entry.stat(follow_symlinks=False)
                             info.size += st.st_size
@@ -102,6 +114,8 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
         if pending:
             info.note = f"more than {MAX_WALK_FILES:,} files; listing stopped"
     info.latest_mtime = datetime.fromtimestamp(latest, tz=UTC) if latest else None
+    if stat.S_ISDIR(top.st_mode):
+        info.trainer_evidence = trainer_evidence(folder, rel, names, folders)
     if "adapter_config.json" in names:
         info.kind = "lora-adapter"
         info.parent_ref = _json_str(folder, f"{rel}/adapter_config.json", "base_model_name_or_path")
@@ -109,6 +123,75 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
         info.kind = "full"
         info.parent_ref = _json_str(folder, f"{rel}/config.json", "_name_or_path")
     return info
+
+
+def _newest_checkpoint(rel: str, names: set[str]) -> str | None:
+    """Return the ``checkpoint-N`` subfolder with the highest N (HF Trainer keeps its state there)."""
+    steps = [
+        (int(n[11:]), n) for n in names if n.startswith("checkpoint-") and n[11:].isdigit() and len(n) < 30
+    ]
+    return f"{rel}/{max(steps)[1]}" if steps else None
+
+
+def _log_keys(folder: RunFolder, rel: str) -> list[str] | None:
+    """Return the keys logged in ``trainer_state.json``'s ``log_history`` (what the trainer measured)."""
+    state = folder.read_json(rel, expect=dict, max_bytes=MAX_STATE_BYTES)
+    if state is None:
+        return None
+    keys: set[str] = set()
+    for entry in (
+        state.get("log_history", [])[:MAX_LOG_ENTRIES] if isinstance(state.get("log_history"), list) else []
+    ):
+        if isinstance(entry, dict):
+            keys.update(k[:100] for k in entry if isinstance(k, str))
+            if len(keys) > MAX_LOG_KEYS:
+                break
+    return sorted(keys)[:MAX_LOG_KEYS]
+
+
+def _model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
+    """Return a model card's front-matter tags and its "trained with X" line (TRL writes both)."""
+    found: dict[str, Any] = {}
+    tags: list[str] = []
+    in_front = in_tags = False
+    for number, line in folder.lines(rel, max_line=4096):
+        if number > MAX_CARD_LINES:
+            break
+        if number == 1 and line.strip() == "---":
+            in_front = True
+            continue
+        if in_front and line.strip() == "---":
+            in_front = in_tags = False
+            continue
+        if in_front:
+            if line.startswith("tags:"):
+                in_tags = True
+                tags.extend(t.strip(" '\"") for t in line[5:].strip(" []").split(",") if t.strip(" '\""))
+            elif in_tags and line.lstrip().startswith("- "):
+                tags.append(line.strip()[2:].strip(" '\""))
+            elif not line.startswith(" "):
+                in_tags = False
+        elif (match := _TRAINED_WITH.search(line)) and "card_trained_with" not in found:
+            found["card_trained_with"] = match[1][:40]
+    if tags:
+        found["card_tags"] = [t[:60] for t in tags[:50]]
+    return found
+
+
+def trainer_evidence(folder: RunFolder, rel: str, names: set[str], folders: set[str]) -> dict[str, Any]:
+    """Read what the files of a model folder say about how it was trained (nothing is loaded).
+
+    ``names`` and ``folders`` are the files and subfolders at its top.
+    """
+    evidence: dict[str, Any] = {}
+    checkpoint = _newest_checkpoint(rel, folders)
+    for state in (f"{rel}/trainer_state.json", f"{checkpoint}/trainer_state.json" if checkpoint else None):
+        if state and (folder.root / state).is_file() and (keys := _log_keys(folder, state)) is not None:
+            evidence.update(log_keys=keys, trainer_state=state)
+            break
+    if "README.md" in names:
+        evidence.update(_model_card(folder, f"{rel}/README.md"))
+    return evidence
 
 
 def _json_str(folder: RunFolder, rel: str, key: str) -> str | None:
