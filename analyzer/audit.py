@@ -103,7 +103,7 @@ def _with_definition(failure: dict[str, Any]) -> dict[str, Any]:
     return {**failure, "definition": lookup(FAILURE_MODES, mode).definition if mode else None}
 
 
-def _route(record: RunRecord) -> dict[str, Any]:
+def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]:
     claims: dict[str, set[int]] = {}
     for it in record.reports:
         if it.train_type:
@@ -119,6 +119,7 @@ def _route(record: RunRecord) -> dict[str, Any]:
         "attempted": [],
         "written": [],
         "adopted": [],
+        **(analysis or {}),
         "can_tell": [
             "which attempts were graded, when, and with what score (the ledger)",
             "which artifact path each attempt named and whether it changed after grading",
@@ -131,8 +132,12 @@ def _route(record: RunRecord) -> dict[str, Any]:
             *history,
         ],
         "cannot_tell": [
+            "whether the weights changed as the lineage says: weight forensics is not built yet",
+        ]
+        if analysis
+        else [
             f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
-            " static route detection and lineage are not built yet",
+            " the run has no code revisions to analyse",
             f"which training stages ({', '.join(d.name for d in STAGE_KINDS)}) were attempted or adopted:"
             " needs the commands and the code history",
         ],
@@ -184,6 +189,7 @@ def build_audit(
     store_path: str | None = None,
     revisions_path: str | None = None,
     noise: float | None = None,
+    routes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble the audit of ``record`` as the JSON object that ``--json`` prints."""
     run = record.run
@@ -228,7 +234,7 @@ def build_audit(
             "improvement": metrics.best_improvement,
         },
         "metrics": metrics.to_json(),
-        "route": _route(record),
+        "route": _route(record, routes),
         "failure": _with_definition(_failure(record, best, threshold)),
         "flags": [
             {

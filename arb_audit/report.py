@@ -177,9 +177,46 @@ def _metrics(console: Console, report: dict[str, Any]) -> None:
     )
 
 
+def _pointer(e: dict[str, Any]) -> str:
+    """One evidence pointer as a reviewer reads it: ``train.py:37 @7f9c0931``, ``command #5``."""
+    if e["kind"] == "command":
+        return f"command #{e.get('command_seq')}: {e.get('excerpt', '')}"
+    where = e.get("path") or ""
+    if e.get("line"):
+        where += f":{e['line']}"
+    if e.get("revision"):
+        where += f" @{e['revision'][:8]}"
+    return f"{where} {e.get('excerpt', '')}".strip()
+
+
+def _route(console: Console, route: dict[str, Any]) -> None:
+    best = route["best_label"] or "no valid submission"
+    chain = f" ({clean(route['chain_text'])})" if route["chain_text"] and route["chain_text"] != best else ""
+    console.print(
+        Text.assemble(("Route", "bold"), f": {clean(best)}{chain}, confidence {clean(route['confidence'])}")
+    )
+    listed = {k: ", ".join(route[k]) or "none" for k in ("attempted", "written", "adopted")}
+    console.print(
+        f"  attempted (code ran): {listed['attempted']}; written only: {listed['written']};"
+        f" adopted (in the best lineage): {listed['adopted']}"
+    )
+    for number, step in enumerate(route["chain"], 1):
+        head = f"{step['kind']} → {step['artifact']}" + (f" from {step['parent']}" if step["parent"] else "")
+        console.print(
+            Text.assemble(f"  {number}. ", (clean(head), "cyan"), f" ({clean(step['confidence'])})")
+        )
+        for e in step["evidence"][:3]:
+            console.print(Text("       " + clean(_pointer(e))[:150]))
+        for conflict in step["conflicts"]:
+            console.print(Text("       conflict: " + clean(conflict), style="yellow"))
+
+
 def _verdicts(console: Console, report: dict[str, Any]) -> None:
     route, failure, quadrant = report["route"], report["failure"], report["quadrant"]
-    console.print(Text.assemble(("Route", "bold"), ": not analysed yet."))
+    if route["status"] == "analyzed":
+        _route(console, route)
+    else:
+        console.print(Text.assemble(("Route", "bold"), ": not analysed."))
     for line in route["can_tell"]:
         console.print(Text.assemble("  ", ("can tell  ", "green"), " ", clean(line)))
     for line in route["cannot_tell"]:

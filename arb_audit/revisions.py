@@ -582,3 +582,21 @@ class TreeCommitter:
             raise
         except Exception as exc:
             raise RevisionError(f"{self.git_dir}: {type(exc).__name__}: {exc}") from exc
+
+
+def read_blob(git_dir: Path, sha: str) -> bytes | None:
+    """Return the content of blob ``sha`` of ``git_dir`` (loose or packed), or None when it is not there."""
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+        return None
+    try:
+        objects = _Objects(git_dir)
+        if objects.has(sha):
+            stream = objects.db.stream(bytes.fromhex(sha))
+            return bytes(stream.read()) if stream.type == b"blob" else None
+    except Exception:
+        return None
+    # Packed (after a gc): read through git itself.
+    shown = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "blob", sha], capture_output=True, check=False
+    )
+    return shown.stdout if shown.returncode == 0 else None

@@ -31,6 +31,7 @@ def _ingest_and_audit(
 ) -> dict[str, Any]:
     """Collect ``run_dir`` into ``store_file``, then build, store and return its audit."""
     from analyzer.audit import build_audit
+    from analyzer.run_analysis import route_analysis
     from arb_audit.evidence import Evidence
     from arb_audit.model import STORE_DIRNAME, Flag, Problem
     from arb_audit.store import RunStore, revisions_path_for
@@ -53,7 +54,10 @@ def _ingest_and_audit(
         revisions = record.revisions_path
         store.save_record(record, Path(revisions) if revisions else None)
         stored = store.load_record(record.run.run_id)
-        report = build_audit(stored, store_path=str(store_file), revisions_path=revisions, noise=noise)
+        routes = route_analysis(stored, Path(revisions) if revisions else None, store)
+        report = build_audit(
+            stored, store_path=str(store_file), revisions_path=revisions, noise=noise, routes=routes
+        )
         store.save_audit(stored.run.run_id, report)
     return report
 

@@ -1,0 +1,401 @@
+"""Routes of a run: stages written, attempted (their code ran) and adopted (in the best artifact's lineage).
+
+Static evidence is the analyzer's classification of each code file at the revision a command ran it;
+dynamic evidence is what the artifact's own files say (trainer logs, model card) and the commands that
+copied it. Each stage claim carries its evidence; where evidence is missing or conflicts, the lineage
+says so with a lower confidence instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.classify import Classification, Stage
+from analyzer.scripts_run import ScriptRun
+from arb_audit.evidence import Evidence, excerpt
+from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
+from taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
+
+ROUTE_KINDS = {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "merge": "MERGE"}
+"""Stage kinds that are routes of their own (reward models train no policy; copies change nothing)."""
+POLICY_GRADIENT = frozenset({"grpo", "ppo"})
+_COPY = re.compile(r"^(?:cp|rsync|mv)$")
+MAX_DEPTH = 8
+"""Longest lineage followed (a cycle of copies must end)."""
+
+
+def label_of(kind: str, on_policy: bool | None = None, interactive: bool | None = None) -> str | None:
+    """Return the table label of a stage (``ONLINE_RL`` for on-policy interactive policy gradient)."""
+    if kind in POLICY_GRADIENT and on_policy is not False and interactive:
+        return "ONLINE_RL"
+    return ROUTE_KINDS.get(kind)
+
+
+def chain_name(kind: str, variant: str | None, interactive: bool | None) -> str:
+    """Return a stage as a chain shows it: ``SFT``, ``GRPO(online)``, ``DPO(orpo)``."""
+    name = kind.upper() if kind in ROUTE_KINDS else kind
+    details = [
+        v for v in (variant if variant and variant != kind else None, "online" if interactive else None) if v
+    ]
+    return f"{name}({', '.join(details)})" if details else name
+
+
+@dataclass(slots=True)
+class StageStep:
+    """One stage of a lineage: what turned the parent into this model."""
+
+    kind: str
+    """Stage kind (sft, grpo, copy, unknown, ...)."""
+    artifact: str
+    """The model this stage produced (path in the run folder, or a model id)."""
+    parent: str | None
+    """The model it started from."""
+    variant: str | None = None
+    """Algorithm variant, where known."""
+    interactive: bool | None = None
+    """Multi-turn rollouts in an environment or with tools."""
+    on_policy: bool | None = None
+    """Samples from the current policy."""
+    adapter: str | None = None
+    """lora / qlora when an adapter was trained."""
+    confidence: float = 0.0
+    """How surely this stage is what the evidence says (0–1)."""
+    evidence: list[Evidence] = field(default_factory=list)
+    """Where it is seen."""
+    conflicts: list[str] = field(default_factory=list)
+    """Evidence that says otherwise, in words."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the step as the JSON report shows it."""
+        return {
+            "kind": self.kind,
+            "label": label_of(self.kind, self.on_policy, self.interactive),
+            "variant": self.variant,
+            "interactive": self.interactive,
+            "on_policy": self.on_policy,
+            "adapter": self.adapter,
+            "artifact": self.artifact,
+            "parent": self.parent,
+            "confidence": round(self.confidence, 2),
+            "conflicts": self.conflicts,
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+@dataclass(slots=True)
+class RunCode:
+    """What the analysis knows of the run's code: classifications and the scripts commands ran."""
+
+    record: RunRecord
+    """The run."""
+    labels: dict[str, Classification]
+    """Blob sha → classification."""
+    runs: list[ScriptRun]
+    """Code files that commands ran."""
+    text: Callable[[str], str | None]
+    """Blob sha → its text (for searching a script for an artifact's path)."""
+
+    def revision(self, seq: int) -> Revision | None:
+        """Return revision ``seq``."""
+        return next((r for r in self.record.revisions if r.seq == seq), None)
+
+    def command(self, seq: int) -> Command | None:
+        """Return command ``seq``."""
+        return next((c for c in self.record.commands if c.seq == seq), None)
+
+    def code_evidence(self, run: ScriptRun, stage: Stage) -> list[Evidence]:
+        """Point at the command that ran a stage and at the code line that shows it."""
+        command = self.command(run.command_seq)
+        revision = self.revision(run.revision_seq)
+        found = [
+            Evidence(
+                "command",
+                command_seq=run.command_seq,
+                excerpt=excerpt((command.command if command else "") + f"  [exit {run.exit_code}]", 200),
+            )
+        ]
+        for f in stage.evidence[:2]:
+            found.append(
+                Evidence(
+                    "code",
+                    path=run.path,
+                    line=f.line or None,
+                    end_line=f.line or None,
+                    revision=revision.sha if revision else None,
+                    excerpt=excerpt(f.excerpt or f.message, 200),
+                )
+            )
+        return found
+
+
+def _claims(code: RunCode) -> dict[str, list[Evidence]]:
+    """Table label → evidence, for every stage whose code a command ran."""
+    attempted: dict[str, list[Evidence]] = {}
+    for run in code.runs:
+        labels = code.labels.get(run.blob_sha)
+        if labels is None:
+            continue
+        for stage in labels.stages:
+            if (label := label_of(stage.kind, stage.on_policy, stage.interactive)) is not None:
+                attempted.setdefault(label, []).extend(code.code_evidence(run, stage))
+        route = labels.default_route
+        if labels.role == "launcher" and route is not None and route in ROUTE_KINDS.values():
+            attempted.setdefault(route, []).append(
+                Evidence("command", command_seq=run.command_seq, excerpt=f"launches {run.path}")
+            )
+    return attempted
+
+
+def _written(code: RunCode, attempted: dict[str, list[Evidence]]) -> dict[str, list[Evidence]]:
+    """Table label → evidence, for stages that code of some revision implements but no command ran."""
+    written: dict[str, list[Evidence]] = {}
+    for revision in code.record.revisions:
+        for f in revision.files:
+            labels = code.labels.get(f.blob_sha or "")
+            for stage in labels.stages if labels else []:
+                label = label_of(stage.kind, stage.on_policy, stage.interactive)
+                if label is None or label in attempted or len(written.get(label, [])) >= 3:
+                    continue
+                line = stage.evidence[0].line if stage.evidence else None
+                pointer = Evidence("code", path=f.path, line=line, revision=revision.sha, excerpt=label)
+                if pointer not in written.get(label, []):
+                    written.setdefault(label, []).append(pointer)
+    return written
+
+
+def _copy_source(command: str, artifact: str) -> str | None:
+    """Return the source of a ``cp -r SRC DST`` / ``mv`` / ``rsync`` whose destination is ``artifact``."""
+    for segment in re.split(r"&&|\|\||[;\n]", command):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            continue
+        if len(words) >= 3 and _COPY.match(words[0].rsplit("/", 1)[-1]):
+            paths = [w for w in words[1:] if not w.startswith("-")]
+            if len(paths) == 2 and _same(paths[1], artifact):
+                return paths[0].rstrip("/")
+    return None
+
+
+def _same(word: str, artifact: str) -> bool:
+    """Tell whether a path, as a command or script writes it, names the artifact.
+
+    Its tail matches, or the artifact lies under it (an ``output_dir`` whose trainer saved
+    ``checkpoint-N`` inside); a bare folder name such as ``outputs`` is too common to count for that.
+    """
+    word = word.rstrip("/").removeprefix("./")
+    if not word:
+        return False
+    same = word == artifact or word.endswith("/" + artifact) or artifact.endswith("/" + word)
+    return same or ("/" in word and artifact.startswith(word + "/"))
+
+
+def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, float, Evidence] | None:
+    """Return what an artifact's own files say its producing stage was, how strongly, and where."""
+    if artifact is None or not artifact.trainer_evidence:
+        return None
+    evidence = artifact.trainer_evidence
+    if keys := evidence.get("log_keys"):
+        found = kind_from_log_keys(keys)
+        if found is not None:
+            kind, strong = found
+            shown = ", ".join(keys[:8])
+            return (
+                kind,
+                0.8 if strong else 0.4,
+                Evidence("artifact", path=evidence.get("trainer_state"), excerpt=shown),
+            )
+    named = kind_from_card(evidence.get("card_tags", []), evidence.get("card_trained_with"))
+    if named is not None:
+        kind = named
+        card = f"{artifact.path}/README.md"
+        return kind, 0.6, Evidence("artifact", path=card, excerpt=f"model card: {kind}")
+    return None
+
+
+_WRITES = re.compile(
+    r"(?:output_dir|out_dir|save_dir|save_model|save_pretrained|output-dir|OUTPUT_DIR|--output)\W{0,12}$"
+)
+_READS = re.compile(r"(?:from_pretrained\(|model|model_name_or_path|--model[\w-]*)\W{0,12}$")
+
+
+def _mention(text: str, artifact: str) -> str | None:
+    """Say how ``text`` names ``artifact``: ``writes`` (an output dir or save call), ``reads``, ``names``."""
+    found = None
+    for match in re.finditer(r"[\w./-]+", text):
+        if not _same(match[0], artifact):
+            continue
+        before = text[max(0, match.start() - 40) : match.start()]
+        if _WRITES.search(before):
+            return "writes"
+        found = "reads" if _READS.search(before) else found or "names"
+    return found
+
+
+def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[ScriptRun, Stage] | None:
+    """Return the last script run (before command ``before_seq``) that writes ``artifact``.
+
+    A script that names it as its output wins; one that only names it otherwise counts when no script
+    writes it; one that loads it (``model="…"``) is its consumer, never its producer.
+    """
+    writer: tuple[ScriptRun, Stage] | None = None
+    namer: tuple[ScriptRun, Stage] | None = None
+    for run in code.runs:
+        if before_seq is not None and run.command_seq > before_seq:
+            break
+        labels = code.labels.get(run.blob_sha)
+        training = [s for s in labels.stages if s.kind in ROUTE_KINDS] if labels else []
+        if not training:
+            continue
+        command = code.command(run.command_seq)
+        how = _mention(
+            (command.command if command else "") + "\n" + (code.text(run.blob_sha) or ""), artifact
+        )
+        if how == "writes":
+            writer = (run, training[-1])
+        elif how == "names":
+            namer = (run, training[-1])
+    return writer or namer
+
+
+def lineage(code: RunCode, artifact_path: str, base: str | None, before_seq: int | None) -> list[StageStep]:
+    """Follow the artifact back, stage by stage, to the base model (or as far as evidence goes)."""
+    steps: list[StageStep] = []
+    current: str | None = artifact_path
+    artifacts = {a.path: a for a in code.record.artifacts}
+    while current is not None and len(steps) < MAX_DEPTH:
+        step = _step(code, current, artifacts.get(current), before_seq)
+        steps.append(step)
+        if step.parent is None or step.parent == base or step.parent in {s.artifact for s in steps}:
+            break
+        current = step.parent
+    return list(reversed(steps))
+
+
+def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: int | None) -> StageStep:
+    for command in reversed(code.record.commands):
+        if before_seq is not None and command.seq > before_seq:
+            continue
+        if (source := _copy_source(command.command, artifact)) is not None:
+            return StageStep(
+                "copy",
+                artifact,
+                source,
+                confidence=0.7,
+                evidence=[
+                    Evidence("command", command_seq=command.seq, excerpt=excerpt(command.command, 200))
+                ],
+            )
+    static = _producer(code, artifact, before_seq)
+    dynamic = _artifact_kind(info)
+    parent = info.parent_ref if info else None
+    if static is None and dynamic is None:
+        return StageStep("unknown", artifact, parent, confidence=0.0)
+    if static is None:
+        kind, weight, pointer = dynamic  # type: ignore[misc]
+        return StageStep(kind, artifact, parent, confidence=weight * 0.7, evidence=[pointer])
+    run, stage = static
+    step = StageStep(
+        stage.kind,
+        artifact,
+        parent or _loaded_model(code.text(run.blob_sha) or "", code.record.run.base_model),
+        variant=stage.variant,
+        interactive=stage.interactive,
+        on_policy=stage.on_policy,
+        adapter=stage.adapter,
+        confidence=0.6,
+        evidence=code.code_evidence(run, stage),
+    )
+    if dynamic is not None:
+        kind, _, pointer = dynamic
+        step.evidence.append(pointer)
+        if kind == stage.kind:
+            step.confidence = 0.9
+        else:
+            step.conflicts.append(
+                f"the artifact's own files say {kind}, the code that wrote it says {stage.kind}"
+            )
+            step.confidence = 0.3
+    return step
+
+
+_LOADS = re.compile(
+    r"(?:from_pretrained\(\s*|\b(?:model|model_name_or_path|model_id|base_model)\s*=\s*)[\"']([^\"']{1,300})[\"']"
+)
+"""``from_pretrained("...")`` and ``model="..."`` (TRL trainers take a path or id as ``model``)."""
+
+
+def _loaded_model(text: str, base: str | None) -> str | None:
+    """Return the model a training script starts from, or None when the script does not say.
+
+    That is the base model when the script names it, else the first model it loads by a literal.
+    """
+    if base and base in text:
+        return base
+    match = _LOADS.search(text)
+    return match[1] if match else None
+
+
+def route_label(chain: list[StageStep]) -> str:
+    """Return the table label of a lineage: one training stage's label, COMPOSITE, NO_TRAINING, UNKNOWN."""
+    training = [s for s in chain if s.kind in ROUTE_KINDS]
+    if len(training) >= 2:
+        return "COMPOSITE"
+    if training:
+        return label_of(training[0].kind, training[0].on_policy, training[0].interactive) or "UNKNOWN"
+    if chain and all(s.kind in ("copy", "config_only") for s in chain):
+        return "NO_TRAINING"
+    return "UNKNOWN"
+
+
+def chain_text(chain: list[StageStep]) -> str:
+    """Return the chain as the tables print it: ``SFT→GRPO(online)``."""
+    training = [s for s in chain if s.kind in ROUTE_KINDS]
+    return "→".join(chain_name(s.kind, s.variant, s.interactive) for s in training) or route_label(chain)
+
+
+def submission_command(record: RunRecord, submission: Submission) -> int | None:
+    """Return the last command before a submission (by time), or None when times do not tell."""
+    if submission.requested_at is None:
+        return None
+    before = [
+        c.seq for c in record.commands if c.started_at is not None and c.started_at <= submission.requested_at
+    ]
+    return before[-1] if before else None
+
+
+def analyze(code: RunCode, best: Submission | None) -> dict[str, Any]:
+    """Assemble the ``route`` section of the audit: written, attempted, adopted, lineage, best label."""
+    attempted = _claims(code)
+    written = _written(code, attempted)
+    record = code.record
+    lineages: dict[str, list[StageStep]] = {}
+    for submission in record.submissions:
+        path = submission.artifact_path
+        if submission.status == "scored" and path and path not in lineages:
+            lineages[path] = lineage(
+                code, path, record.run.base_model, submission_command(record, submission)
+            )
+    chain = lineages.get(best.artifact_path or "", []) if best else []
+    adopted = sorted({label for s in chain if (label := label_of(s.kind, s.on_policy, s.interactive))})
+    confidence = min((s.confidence for s in chain), default=0.0)
+    return {
+        "status": "analyzed",
+        "best_label": route_label(chain) if best else None,
+        "label": route_label(chain) if best else None,
+        "chain": [s.to_json() for s in chain],
+        "chain_text": chain_text(chain) if best else None,
+        "attempted": sorted(attempted),
+        "written": sorted(written),
+        "adopted": adopted,
+        "confidence": round(confidence, 2),
+        "evidence": {
+            "attempted": {k: [e.to_json() for e in v[:6]] for k, v in sorted(attempted.items())},
+            "written": {k: [e.to_json() for e in v] for k, v in sorted(written.items())},
+        },
+        "lineage": {path: [s.to_json() for s in steps] for path, steps in lineages.items()},
+    }

@@ -1,0 +1,38 @@
+"""The route analysis of one stored run: its code classified, the scripts its commands ran, its lineage."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from analyzer.code_labels import classify_blobs
+from analyzer.metrics import best_submission
+from analyzer.routes import RunCode, analyze
+from analyzer.scripts_run import scripts_run
+from arb_audit.model import RunRecord
+from arb_audit.revisions import read_blob
+from arb_audit.store import RunStore
+
+MAX_TEXT_BYTES = 2 * 1024 * 1024
+"""Largest script searched for an artifact's path."""
+
+
+def route_analysis(record: RunRecord, git_dir: Path | None, store: RunStore | None) -> dict[str, Any] | None:
+    """Return the ``route`` section for ``record`` (None when the run has no code revisions to read)."""
+    if git_dir is None or not record.revisions:
+        return None
+    # Files are classified in worker processes (a hostile file costs its worker, not the audit).
+    labels = classify_blobs(record, git_dir, store, jobs=min(4, os.cpu_count() or 1))
+    texts: dict[str, str | None] = {}
+
+    def text(sha: str) -> str | None:
+        if sha not in texts:
+            raw = read_blob(git_dir, sha)
+            texts[sha] = (
+                raw.decode("utf-8", "replace") if raw is not None and len(raw) <= MAX_TEXT_BYTES else None
+            )
+        return texts[sha]
+
+    code = RunCode(record, labels, scripts_run(record.commands, record.revisions), text)
+    return analyze(code, best_submission(record.submissions))

@@ -1,0 +1,130 @@
+"""Which code files each command ran (``python train.py``, ``accelerate launch x.py``, ``bash run.sh``).
+
+A command names a script as the agent's shell saw it (``train.py``, ``code/train.py``,
+``/home/ben/task/train.py``); the revision in force when it ran lists the files by workspace path. The
+script is the file of that revision whose path is the longest tail of the word (so the same rule maps
+PostTrainBench's absolute container paths and AutoRL-Bench's ``code/`` prefix).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from arb_audit.model import Command, Revision
+
+RUNNERS = frozenset(
+    {
+        "python",
+        "python3",
+        "accelerate",
+        "torchrun",
+        "deepspeed",
+        "bash",
+        "sh",
+        "zsh",
+        "llamafactory-cli",
+        "axolotl",
+        "papermill",
+        "jupyter",
+        "ipython",
+        "uv",
+        "poetry",
+        "nohup",
+        "timeout",
+        "srun",
+        "xvfb-run",
+    }
+)
+"""Programs whose file arguments are the code they run (after ``env X=1``, ``nohup``, ``timeout 60``)."""
+CODE_SUFFIXES = (".py", ".sh", ".yaml", ".yml", ".ipynb", ".bash")
+_SEGMENTS = re.compile(r"&&|\|\||[;|&\n]")
+_VERSIONED = re.compile(r"^python\d(\.\d+)?$")
+MAX_SEGMENT_CHARS = 4000
+"""Longer command segments are not parsed (a here-document body, not a command)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptRun:
+    """One code file one command ran."""
+
+    command_seq: int
+    """The command."""
+    path: str
+    """The file's path in the revision."""
+    revision_seq: int
+    """The revision the file was read at."""
+    blob_sha: str
+    """Its content (in revisions.git)."""
+    exit_code: int | None
+    """How the command ended, where known."""
+    ok: bool
+    """The command finished without a reported failure."""
+
+
+def _program(word: str) -> str:
+    name = word.rsplit("/", 1)[-1]
+    return "python" if _VERSIONED.match(name) else name
+
+
+def _words(segment: str) -> list[str]:
+    try:
+        return shlex.split(segment, comments=True)
+    except ValueError:
+        return segment.split()
+
+
+def _named_files(segment: str) -> list[str]:
+    """Return the code-file arguments of one command segment whose program runs code."""
+    words = [w for w in _words(segment) if "=" not in w or w.startswith("-")]
+    if not words:
+        return []
+    program = _program(words[0])
+    if program not in RUNNERS and not words[0].endswith(CODE_SUFFIXES):
+        return []
+    named = [w for w in words if w.endswith(CODE_SUFFIXES) and not w.startswith("-")]
+    if program == "python" and "-m" in words[:-1]:
+        module = words[words.index("-m") + 1]
+        named.append(module.replace(".", "/") + ".py")
+    return named
+
+
+def _resolve(word: str, paths: dict[str, str]) -> str | None:
+    """Return the revision path that is the longest tail of ``word``, or None."""
+    parts = [p for p in word.split("/") if p not in ("", ".")]
+    for start in range(len(parts)):
+        candidate = "/".join(parts[start:])
+        if candidate in paths:
+            return candidate
+    return None
+
+
+def _revision_for(command: Command, revisions: list[Revision]) -> Revision | None:
+    by_seq = {r.seq: r for r in revisions}
+    if command.revision_seq is not None and command.revision_seq in by_seq:
+        return by_seq[command.revision_seq]
+    # No revision recorded when it ran (no code history): the earliest tree is the best guess.
+    return revisions[0] if revisions else None
+
+
+def scripts_run(commands: list[Command], revisions: list[Revision]) -> list[ScriptRun]:
+    """Return every code file of the run's revisions that a command ran, in command order."""
+    runs: list[ScriptRun] = []
+    for command in commands:
+        revision = _revision_for(command, revisions)
+        if revision is None:
+            continue
+        paths = {f.path: f.blob_sha for f in revision.files if f.blob_sha}
+        seen: set[str] = set()
+        for segment in _SEGMENTS.split(command.command):
+            if len(segment) > MAX_SEGMENT_CHARS:
+                continue
+            for word in _named_files(segment):
+                path = _resolve(word, paths)
+                if path is None or path in seen:
+                    continue
+                seen.add(path)
+                ok = command.finished and not command.error and command.exit_code in (0, None)
+                runs.append(ScriptRun(command.seq, path, revision.seq, paths[path], command.exit_code, ok))
+    return runs

@@ -1,0 +1,208 @@
+"""Routes of a run: what was written, what ran, and the lineage of the best submission, with evidence."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from analyzer.scripts_run import scripts_run
+from arb_audit.model import Command, FileEntry, Revision
+from taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
+from tests.test_cli import run_cli
+from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl
+
+BASE = "Qwen/Qwen3-4B-Base"
+TASK = "/home/ben/task"
+
+SFT = f"""\
+from peft import LoraConfig
+from transformers import AutoModelForCausalLM
+from trl import SFTConfig, SFTTrainer
+
+model = AutoModelForCausalLM.from_pretrained("{BASE}")
+trainer = SFTTrainer(model=model, args=SFTConfig(output_dir="outputs/sft"), peft_config=LoraConfig(r=8))
+trainer.train()
+trainer.save_model("outputs/sft")
+"""
+
+GRPO = """\
+from trl import GRPOConfig, GRPOTrainer
+
+def correct(completions, answer, **kwargs):
+    return [1.0 if a in c else 0.0 for c, a in zip(completions, answer)]
+
+trainer = GRPOTrainer(model="outputs/sft", reward_funcs=correct, args=GRPOConfig(output_dir="outputs/grpo"))
+trainer.train()
+trainer.save_model("outputs/grpo")
+"""
+
+DPO = """\
+from trl import DPOConfig, DPOTrainer
+
+trainer = DPOTrainer(model="outputs/sft", args=DPOConfig(output_dir="outputs/dpo"), train_dataset=None)
+trainer.train()
+"""
+
+DIRECT = f"""\
+from trl import SFTTrainer
+
+trainer = SFTTrainer(model="{BASE}", train_dataset=None)
+trainer.train()
+trainer.save_model("final_model")
+"""
+
+
+def _write(call_id: str, name: str, text: str) -> list[dict[str, Any] | str]:
+    return [
+        claude_call(call_id, "Write", file_path=f"{TASK}/{name}", content=text),
+        claude_result(call_id, "ok"),
+    ]
+
+
+def _bash(call_id: str, command: str, output: str = "done") -> list[dict[str, Any] | str]:
+    return [claude_call(call_id, "Bash", command=command), claude_result(call_id, output)]
+
+
+def _run(
+    tmp_path: Path, events: list[dict[str, Any] | str], log_keys: list[str] | None = None
+) -> dict[str, Any]:
+    """Write a PostTrainBench run folder around ``events`` and return its audit's ``route``."""
+    run = tmp_path / "claude_claude-opus-4-6_10h" / "gsm8k_Qwen_Qwen3-4B-Base_1"
+    (run / "task").mkdir(parents=True)
+    (run / "final_model").mkdir()
+    (run / "final_model" / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"]}))
+    (run / "final_model" / "model.safetensors").write_bytes(b"\x02\x00\x00\x00\x00\x00\x00\x00{}")
+    if log_keys is not None:
+        history = [dict.fromkeys(log_keys, 1.0)]
+        (run / "final_model" / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    (run / "metrics.json").write_text('{"accuracy": 0.41}')
+    (run / "solve_out.txt").write_text(
+        jsonl([claude_init(), *events], start=datetime(2026, 4, 10, tzinfo=UTC))
+    )
+    code, out, err = run_cli(str(run), "--json")
+    assert code == 0, err
+    route: dict[str, Any] = json.loads(out)["route"]
+    return route
+
+
+def test_a_composite_run_sft_then_grpo_with_dpo_only_written(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "train_sft.py", SFT),
+        *_bash("b1", "python train_sft.py"),
+        *_write("w2", "train_grpo.py", GRPO),
+        *_bash("b2", "cd /home/ben/task && python train_grpo.py"),
+        *_write("w3", "train_dpo.py", DPO),
+        *_bash("b3", "cp -r outputs/grpo final_model"),
+    ]
+    route = _run(tmp_path, events, log_keys=["loss", "reward", "reward_std", "kl"])
+    assert (route["best_label"], route["chain_text"]) == ("COMPOSITE", "SFT→GRPO")
+    assert (route["attempted"], route["written"], route["adopted"]) == (
+        ["GRPO", "SFT"],
+        ["DPO"],
+        ["GRPO", "SFT"],
+    )
+    sft, grpo, copy = route["chain"]
+    assert (sft["kind"], sft["artifact"], sft["parent"], sft["adapter"]) == (
+        "sft",
+        "outputs/sft",
+        BASE,
+        "lora",
+    )
+    assert (grpo["kind"], grpo["artifact"], grpo["parent"]) == ("grpo", "outputs/grpo", "outputs/sft")
+    assert (copy["kind"], copy["artifact"], copy["parent"]) == ("copy", "final_model", "outputs/grpo")
+    # Every step points at what shows it: the command that ran the code, and the code line.
+    assert {e["kind"] for e in grpo["evidence"]} == {"command", "code"}
+    code = next(e for e in grpo["evidence"] if e["kind"] == "code")
+    assert code["path"] == "train_grpo.py" and code["line"] == 6 and len(code["revision"]) == 40
+    assert copy["evidence"][0]["excerpt"] == "cp -r outputs/grpo final_model"
+
+
+def test_the_artifacts_own_logs_confirm_or_contradict_the_code(tmp_path: Path) -> None:
+    events = [*_write("w1", "train.py", DIRECT), *_bash("b1", "python train.py")]
+    agree = _run(tmp_path / "a", events, log_keys=["loss", "mean_token_accuracy"])
+    assert agree["best_label"] == "SFT" and agree["chain"][0]["confidence"] == 0.9
+    assert agree["chain"][0]["parent"] == BASE
+    conflict = _run(tmp_path / "b", events, log_keys=["rewards/chosen", "rewards/margins", "loss"])
+    step = conflict["chain"][0]
+    assert step["kind"] == "sft" and step["confidence"] == 0.3
+    assert step["conflicts"] == ["the artifact's own files say dpo, the code that wrote it says sft"]
+
+
+def test_missing_evidence_is_low_confidence_not_a_wrong_claim(tmp_path: Path) -> None:
+    events = [*_write("w1", "train_grpo.py", GRPO.replace("outputs/grpo", "outputs/x")), *_bash("b1", "ls")]
+    route = _run(tmp_path, events)
+    assert (route["best_label"], route["confidence"], route["attempted"], route["written"]) == (
+        "UNKNOWN",
+        0.0,
+        [],
+        ["GRPO"],
+    )
+    assert route["chain"] == [
+        {
+            "kind": "unknown",
+            "label": None,
+            "variant": None,
+            "interactive": None,
+            "on_policy": None,
+            "adapter": None,
+            "artifact": "final_model",
+            "parent": None,
+            "confidence": 0.0,
+            "conflicts": [],
+            "evidence": [],
+        }
+    ]
+
+
+def test_only_the_artifacts_own_files_say_how_it_was_trained(tmp_path: Path) -> None:
+    route = _run(tmp_path, [*_bash("b1", "ls")], log_keys=["loss", "reward", "reward_std"])
+    step = route["chain"][0]
+    assert (route["best_label"], step["kind"], step["evidence"][0]["path"]) == (
+        "GRPO",
+        "grpo",
+        "final_model/trainer_state.json",
+    )
+    assert step["confidence"] == 0.56
+
+
+def test_scripts_a_command_ran_are_found_in_its_revision() -> None:
+    revision = Revision(
+        1,
+        "a" * 40,
+        None,
+        "transcript-edit",
+        [
+            FileEntry(p, 1, f"{i:040x}")
+            for i, p in enumerate(["train.py", "configs/sft.yaml", "run.sh", "pkg/cli.py"])
+        ],
+    )
+    commands = [
+        Command(
+            1, "CUDA_VISIBLE_DEVICES=0 nohup python -u /home/ben/task/train.py --lr 1e-5 > log 2>&1 &", "Bash"
+        ),
+        Command(2, "cd code && accelerate launch --num_processes 2 train.py", "Bash", exit_code=1),
+        Command(3, "llamafactory-cli train configs/sft.yaml; bash ./run.sh", "Bash", revision_seq=1),
+        Command(4, "python3.11 -m pkg.cli && cat train.py && echo run.sh", "Bash"),
+    ]
+    runs = [(r.command_seq, r.path, r.ok) for r in scripts_run(commands, [revision])]
+    assert runs == [
+        (1, "train.py", True),
+        (2, "train.py", False),
+        (3, "configs/sft.yaml", True),
+        (3, "run.sh", True),
+        (4, "pkg/cli.py", True),
+    ]
+
+
+def test_trainer_logs_and_cards_name_stage_kinds() -> None:
+    assert kind_from_log_keys(["loss", "rewards/chosen", "rewards/margins"]) == ("dpo", True)
+    assert kind_from_log_keys(["loss", "rewards/correct/mean", "reward_std"]) == ("grpo", True)
+    assert kind_from_log_keys(["objective/kl", "loss"]) == ("ppo", True)
+    assert kind_from_log_keys(["loss", "mean_token_accuracy"]) == ("sft", True)
+    assert kind_from_log_keys(["loss", "learning_rate"]) == ("sft", False)
+    assert kind_from_log_keys(["eval_accuracy"]) is None
+    assert kind_from_card(["trl", "grpo"], None) == "grpo"
+    assert kind_from_card(["generated_from_trainer"], "ORPO") == "dpo"
+    assert kind_from_card([], None) is None
