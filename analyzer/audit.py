@@ -156,7 +156,53 @@ def _unseen_ending(record: RunRecord) -> str | None:
     return None
 
 
-def _quadrant(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+INTENDED_WORDS = {
+    "online_rl": "online RL (multi-turn rollouts in the environment)",
+    "policy_gradient": "a policy-gradient stage",
+}
+MIN_CONFIDENCE = 0.5
+"""A lineage step less sure than this does not decide whether the intended training was adopted."""
+
+
+def _holds(step: dict[str, Any], intended: str) -> bool:
+    """Whether one lineage step is the intended stage (``online_rl``, ``policy_gradient`` or a kind)."""
+    if intended == "online_rl":
+        return bool(step["label"] == "ONLINE_RL")
+    if intended == "policy_gradient":
+        return step["kind"] in ("grpo", "ppo")
+    return bool(step["kind"] == intended)
+
+
+def _intended(routes: dict[str, Any] | None, intended: str | None) -> tuple[bool | None, str]:
+    """Return whether the best lineage holds the intended stage (None: undetermined) and why."""
+    wanted = INTENDED_WORDS.get(intended or "", intended or "the intended training")
+    if routes is None or intended is None:
+        return (
+            None,
+            f"whether the best submission's lineage holds {wanted} is undetermined (no route analysis)",
+        )
+    chain = routes.get("chain") or []
+    holding = [s for s in chain if _holds(s, intended)]
+    if holding and min(s["confidence"] for s in holding) >= MIN_CONFIDENCE:
+        return (
+            True,
+            f"the best lineage holds {wanted} ({', '.join(s['artifact'] for s in holding)}); whether it"
+            " changed the weights needs weight forensics",
+        )
+    if holding:
+        return None, f"the best lineage may hold {wanted}, but the evidence for it is weak"
+    if chain and min(s["confidence"] for s in chain) >= MIN_CONFIDENCE:
+        return False, f"the best lineage ({routes.get('chain_text')}) holds no {wanted}"
+    return None, f"the best lineage is not known well enough to say whether it holds {wanted}"
+
+
+def _quadrant(
+    record: RunRecord,
+    best: Submission | None,
+    noise: float | None,
+    routes: dict[str, Any] | None,
+    intended_stage: str | None,
+) -> dict[str, Any]:
     base = record.run.base_score
     score_up = None
     if best is not None and best.score is not None and base is not None and noise is not None:
@@ -164,22 +210,18 @@ def _quadrant(record: RunRecord, best: Submission | None, noise: float | None) -
     elif best is None and _unseen_ending(record) is None:
         score_up = False
     task = find_task(record.run.task)
-    wanted = (
-        {
-            "online_rl": "online RL (multi-turn rollouts in the environment)",
-            "policy_gradient": "a policy-gradient stage",
-        }.get(task.intended, task.intended)
-        if task
-        else None
-    )
+    stage = intended_stage or (task.intended if task else None)
+    intended, reason = _intended(routes, stage) if best is not None else (False, "no valid submission")
+    cell = None
+    if score_up is not None and intended is not None:
+        cell = f"{'score_up' if score_up else 'no_gain'}+{'intended' if intended else 'not_intended'}"
     return {
         "score_up": score_up,
-        "intended": None,
-        "intended_stage": task.intended if task else None,
-        "cell": None,
+        "intended": intended,
+        "intended_stage": stage,
+        "cell": cell,
         "noise_threshold": noise,
-        "reason": f"whether the best submission's lineage holds {wanted or 'the intended training'} is"
-        " undetermined until route analysis exists",
+        "reason": reason,
     }
 
 
@@ -190,6 +232,7 @@ def build_audit(
     revisions_path: str | None = None,
     noise: float | None = None,
     routes: dict[str, Any] | None = None,
+    intended_stage: str | None = None,
 ) -> dict[str, Any]:
     """Assemble the audit of ``record`` as the JSON object that ``--json`` prints."""
     run = record.run
@@ -245,7 +288,7 @@ def build_audit(
             }
             for f in record.flags
         ],
-        "quadrant": _quadrant(record, best, threshold),
+        "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
         "artifacts": [
             {
                 "path": a.path,

@@ -232,12 +232,15 @@ def _verdicts(console: Console, report: dict[str, Any]) -> None:
             ("Failure", "bold"), f": {clean(failure['mode'] or 'undetermined')} — {clean(failure['reason'])}"
         )
     )
-    up = {True: "yes", False: "no", None: "unknown"}[quadrant["score_up"]]
+    answer = {True: "yes", False: "no", None: "unknown"}
     console.print(
         Text.assemble(
             ("Quadrant", "bold"),
-            f": score up beyond noise ({clean(quadrant['noise_threshold'])}): {up};"
-            f" intended training: unknown ({clean(quadrant['reason'])})",
+            f": {clean(quadrant['cell'] or 'undetermined')} — score up beyond noise"
+            f" ({clean(quadrant['noise_threshold'])}): {answer[quadrant['score_up']]};"
+            f" intended training ({clean(quadrant['intended_stage'])}) adopted:"
+            f" {answer[quadrant['intended']]}"
+            f" ({clean(quadrant['reason'])})",
         )
     )
 

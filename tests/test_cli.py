@@ -77,7 +77,11 @@ def test_store_is_written_outside_the_runs_own_files_and_reingest_works(
     assert before == after
     con = duckdb.connect(str(run / ".arb-audit" / "run.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM submissions").fetchone() == (3,)
-    assert con.execute("SELECT failure_mode, quadrant FROM audits").fetchone() == (None, None)
+    # SFT only, on a task meant for policy gradient, with the score up: the quadrant is decided.
+    assert con.execute("SELECT failure_mode, quadrant FROM audits").fetchone() == (
+        None,
+        "score_up+not_intended",
+    )
     con.close()
     chosen = tmp_path / "elsewhere" / "s.duckdb"
     code, out, _ = run_cli(str(run), "--json", "--store", str(chosen))

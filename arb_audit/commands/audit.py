@@ -28,6 +28,7 @@ def _ingest_and_audit(
     why_not_default: str | None,
     options: CollectOptions,
     noise: float | None,
+    intended: str | None = None,
 ) -> dict[str, Any]:
     """Collect ``run_dir`` into ``store_file``, then build, store and return its audit."""
     from analyzer.audit import build_audit
@@ -56,14 +57,24 @@ def _ingest_and_audit(
         stored = store.load_record(record.run.run_id)
         routes = route_analysis(stored, Path(revisions) if revisions else None, store)
         report = build_audit(
-            stored, store_path=str(store_file), revisions_path=revisions, noise=noise, routes=routes
+            stored,
+            store_path=str(store_file),
+            revisions_path=revisions,
+            noise=noise,
+            routes=routes,
+            intended_stage=intended,
         )
         store.save_audit(stored.run.run_id, report)
     return report
 
 
 def _audit_one(
-    collector: Collector, run_dir: Path, store_path: Path | None, options: CollectOptions, noise: float | None
+    collector: Collector,
+    run_dir: Path,
+    store_path: Path | None,
+    options: CollectOptions,
+    noise: float | None,
+    intended: str | None = None,
 ) -> dict[str, Any]:
     """Audit one run folder into its store (the run folder's own, else the cache, or ``store_path``)."""
     from arb_audit.model import STORE_DIRNAME
@@ -71,13 +82,13 @@ def _audit_one(
 
     store_file, why_not_default = locate_store(run_dir, store_path)
     try:
-        return _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise)
+        return _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise, intended)
     except StoreUnusable as exc:
         if exc.path != store_file or store_path is not None or why_not_default is not None:
             raise
         # The store in the run folder does not open (an agent could have planted it): use the cache.
         why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
-        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, options, noise)
+        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, options, noise, intended)
 
 
 def _tree(folder: Path) -> tuple[Collector, RunListing] | None:
@@ -100,6 +111,7 @@ def _audit_tree(
     as_json: bool,
     noise: float | None,
     hash_artifacts: bool,
+    intended: str | None,
 ) -> None:
     """Audit every run of a tree that counts (each into its own store) and report them together."""
     from arb_audit.store import StoreError
@@ -110,7 +122,7 @@ def _audit_tree(
     failed: list[dict[str, str]] = []
     for run in listing.runs:
         try:
-            reports.append(_audit_one(collector, run, None, options, noise))
+            reports.append(_audit_one(collector, run, None, options, noise, intended))
         except StoreError as exc:
             failed.append({"path": str(run), "message": str(exc)})
         except Exception as exc:
@@ -149,6 +161,11 @@ def _audit_tree(
 @click.option("--noise", type=float, help="Score change within which a difference is noise (score points).")
 @click.option("--format", "format_name", help="Read the folder as this format instead of detecting it.")
 @click.option(
+    "--intended",
+    help="The training the task exists to test: online_rl, policy_gradient or a stage kind (sft, grpo, ...);"
+    " default: the task's (online_rl on level-3 tasks, policy_gradient elsewhere).",
+)
+@click.option(
     "--hash-artifacts",
     is_flag=True,
     help="Hash every model artifact found (BLAKE3, per tensor for safetensors) for its content id.",
@@ -161,6 +178,7 @@ def audit(
     noise: float | None,
     format_name: str | None,
     hash_artifacts: bool,
+    intended: str | None,
 ) -> None:
     """Audit the run folder RUN_DIR: ingest it into its run store and print the audit.
 
@@ -182,7 +200,9 @@ def audit(
     except registry.CollectorLoadError as exc:
         _fail(str(exc))
     if collector is None and (tree := _tree(run_dir)) is not None:
-        _audit_tree(run_dir, *tree, as_json=as_json, noise=noise, hash_artifacts=hash_artifacts)
+        _audit_tree(
+            run_dir, *tree, as_json=as_json, noise=noise, hash_artifacts=hash_artifacts, intended=intended
+        )
         return
     if collector is None:
         _fail(
@@ -193,7 +213,7 @@ def audit(
     assert collector is not None
     options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
     try:
-        report = _audit_one(collector, run_dir, store_path, options, noise)
+        report = _audit_one(collector, run_dir, store_path, options, noise, intended)
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:

@@ -66,7 +66,7 @@ def _bash(call_id: str, command: str, output: str = "done") -> list[dict[str, An
 
 
 def _run(
-    tmp_path: Path, events: list[dict[str, Any] | str], log_keys: list[str] | None = None
+    tmp_path: Path, events: list[dict[str, Any] | str], log_keys: list[str] | None = None, *options: str
 ) -> dict[str, Any]:
     """Write a PostTrainBench run folder around ``events`` and return its audit's ``route``."""
     run = tmp_path / "claude_claude-opus-4-6_10h" / "gsm8k_Qwen_Qwen3-4B-Base_1"
@@ -81,9 +81,11 @@ def _run(
     (run / "solve_out.txt").write_text(
         jsonl([claude_init(), *events], start=datetime(2026, 4, 10, tzinfo=UTC))
     )
-    code, out, err = run_cli(str(run), "--json")
+    code, out, err = run_cli(str(run), "--json", *options)
     assert code == 0, err
-    route: dict[str, Any] = json.loads(out)["route"]
+    report = json.loads(out)
+    route: dict[str, Any] = report["route"]
+    route["quadrant"] = report["quadrant"]
     return route
 
 
@@ -117,6 +119,16 @@ def test_a_composite_run_sft_then_grpo_with_dpo_only_written(tmp_path: Path) -> 
     code = next(e for e in grpo["evidence"] if e["kind"] == "code")
     assert code["path"] == "train_grpo.py" and code["line"] == 6 and len(code["revision"]) == 40
     assert copy["evidence"][0]["excerpt"] == "cp -r outputs/grpo final_model"
+    # gsm8k exists to test a policy-gradient stage: the lineage holds one.
+    assert (route["quadrant"]["intended_stage"], route["quadrant"]["intended"]) == ("policy_gradient", True)
+
+
+def test_the_intended_stage_is_configurable(tmp_path: Path) -> None:
+    events = [*_write("w1", "train.py", DIRECT), *_bash("b1", "python train.py")]
+    default = _run(tmp_path / "a", events, ["loss", "mean_token_accuracy"])["quadrant"]
+    assert (default["intended_stage"], default["intended"]) == ("policy_gradient", False)
+    chosen = _run(tmp_path / "b", events, ["loss", "mean_token_accuracy"], "--intended", "sft")["quadrant"]
+    assert (chosen["intended_stage"], chosen["intended"]) == ("sft", True)
 
 
 def test_the_artifacts_own_logs_confirm_or_contradict_the_code(tmp_path: Path) -> None:
