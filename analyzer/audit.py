@@ -57,7 +57,8 @@ def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
     }
 
 
-def _failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+    """Decide what the submission ledger alone shows (no submission, regression, the score's move)."""
     base = record.run.base_score
     if best is None:
         if (why := _unseen_ending(record)) is not None:
@@ -93,8 +94,76 @@ def _failure(record: RunRecord, best: Submission | None, noise: float | None) ->
         "mode": None,
         "determined": False,
         "evidence": cite,
-        "reason": f"the score {moved} ({delta:+.2f}, noise {noise}); whether a failure (or a static"
-        " shortcut) lies behind it needs the route analysis, not available yet",
+        "reason": f"the score {moved} ({delta:+.2f}, noise {noise})",
+        "improved": delta > noise,
+    }
+
+
+SIGNAL_MODES = (
+    ("nan", "training_collapse", "a training run's loss became NaN/inf"),
+    ("constant_reward", "reward_data_design_failure", "a policy-gradient run's reward never varied"),
+)
+"""Failure signals of the commands, in the order they decide the first failure."""
+
+
+def _failure(
+    record: RunRecord,
+    best: Submission | None,
+    noise: float | None,
+    routes: dict[str, Any] | None,
+    intended_stage: str | None,
+) -> dict[str, Any]:
+    """Decide the run's first failure (commands' signals, then the ledger) and its downstream effects."""
+    ledger = _ledger_failure(record, best, noise)
+    improved = ledger.pop("improved", False)
+    signals = (routes or {}).get("signals")
+    if signals is None:
+        return {**ledger, "downstream": []}
+    first: tuple[str, str, list[dict[str, Any]]] | None = None
+    for key, mode, why in SIGNAL_MODES:
+        if signals.get(key):
+            first = (mode, why, signals[key][:5])
+            break
+    ran, crashed = signals.get("training_ran", []), signals.get("crashed", [])
+    # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
+    if first is None and best is None and ledger["mode"] == "timeout_no_submission" and record.commands:
+        if not ran:
+            first = ("early_coding_failure", "no command ever ran training code", [])
+        elif len(crashed) == len(ran):
+            first = (
+                "early_coding_failure",
+                f"every run of training code failed ({len(crashed)})",
+                crashed[:5],
+            )
+    if improved:
+        recovered = [first[0]] if first else []
+        note = f"; recovered from {recovered[0]}" if recovered else ""
+        return {
+            **ledger,
+            "mode": "none",
+            "determined": True,
+            "reason": ledger["reason"] + note,
+            "downstream": [],
+        }
+    measured = noise is not None and record.run.base_score is not None
+    flat = best is not None and measured and ledger["mode"] is None
+    if first is None and flat and _intended(routes, intended_stage)[0] is False:
+        chain = (routes or {}).get("chain_text")
+        first = (
+            "static_shortcut_without_transfer",
+            f"the best lineage ({chain}) skips the intended training",
+            [],
+        )
+    if first is None:
+        return {**ledger, "downstream": []}
+    mode, why, evidence = first
+    downstream = [ledger["mode"]] if ledger["mode"] and ledger["mode"] != mode else []
+    return {
+        "mode": mode,
+        "determined": True,
+        "reason": why + (f"; then {downstream[0]}" if downstream else ""),
+        "evidence": evidence + ledger["evidence"],
+        "downstream": downstream,
     }
 
 
@@ -196,6 +265,12 @@ def _intended(routes: dict[str, Any] | None, intended: str | None) -> tuple[bool
     return None, f"the best lineage is not known well enough to say whether it holds {wanted}"
 
 
+def _stage(record: RunRecord, intended_stage: str | None) -> str | None:
+    """Return the stage the run's task exists to test (``--intended`` first)."""
+    task = find_task(record.run.task)
+    return intended_stage or (task.intended if task else None)
+
+
 def _quadrant(
     record: RunRecord,
     best: Submission | None,
@@ -209,8 +284,7 @@ def _quadrant(
         score_up = best.score - base > noise
     elif best is None and _unseen_ending(record) is None:
         score_up = False
-    task = find_task(record.run.task)
-    stage = intended_stage or (task.intended if task else None)
+    stage = _stage(record, intended_stage)
     intended, reason = _intended(routes, stage) if best is not None else (False, "no valid submission")
     cell = None
     if score_up is not None and intended is not None:
@@ -278,7 +352,9 @@ def build_audit(
         },
         "metrics": metrics.to_json(),
         "route": _route(record, routes),
-        "failure": _with_definition(_failure(record, best, threshold)),
+        "failure": _with_definition(
+            _failure(record, best, threshold, routes, _stage(record, intended_stage))
+        ),
         "flags": [
             {
                 "flag": f.flag,

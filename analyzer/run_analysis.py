@@ -9,6 +9,7 @@ from typing import Any
 from analyzer.code_labels import classify_blobs
 from analyzer.metrics import best_submission
 from analyzer.routes import RunCode, analyze
+from analyzer.run_signals import run_signals
 from analyzer.scripts_run import scripts_run
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
@@ -34,5 +35,8 @@ def route_analysis(record: RunRecord, git_dir: Path | None, store: RunStore | No
             )
         return texts[sha]
 
-    code = RunCode(record, labels, scripts_run(record.commands, record.revisions), text)
-    return analyze(code, best_submission(record.submissions))
+    runs = scripts_run(record.commands, record.revisions)
+    code = RunCode(record, labels, runs, text)
+    result = analyze(code, best_submission(record.submissions))
+    result["signals"] = run_signals(record.commands, runs, labels)
+    return result

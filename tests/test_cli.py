@@ -79,7 +79,7 @@ def test_store_is_written_outside_the_runs_own_files_and_reingest_works(
     assert con.execute("SELECT count(*) FROM submissions").fetchone() == (3,)
     # SFT only, on a task meant for policy gradient, with the score up: the quadrant is decided.
     assert con.execute("SELECT failure_mode, quadrant FROM audits").fetchone() == (
-        None,
+        "none",
         "score_up+not_intended",
     )
     con.close()

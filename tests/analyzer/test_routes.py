@@ -66,7 +66,11 @@ def _bash(call_id: str, command: str, output: str = "done") -> list[dict[str, An
 
 
 def _run(
-    tmp_path: Path, events: list[dict[str, Any] | str], log_keys: list[str] | None = None, *options: str
+    tmp_path: Path,
+    events: list[dict[str, Any] | str],
+    log_keys: list[str] | None = None,
+    *options: str,
+    metrics: str = '{"accuracy": 0.41}',
 ) -> dict[str, Any]:
     """Write a PostTrainBench run folder around ``events`` and return its audit's ``route``."""
     run = tmp_path / "claude_claude-opus-4-6_10h" / "gsm8k_Qwen_Qwen3-4B-Base_1"
@@ -77,7 +81,7 @@ def _run(
     if log_keys is not None:
         history = [dict.fromkeys(log_keys, 1.0)]
         (run / "final_model" / "trainer_state.json").write_text(json.dumps({"log_history": history}))
-    (run / "metrics.json").write_text('{"accuracy": 0.41}')
+    (run / "metrics.json").write_text(metrics)
     (run / "solve_out.txt").write_text(
         jsonl([claude_init(), *events], start=datetime(2026, 4, 10, tzinfo=UTC))
     )
@@ -85,7 +89,7 @@ def _run(
     assert code == 0, err
     report = json.loads(out)
     route: dict[str, Any] = report["route"]
-    route["quadrant"] = report["quadrant"]
+    route["quadrant"], route["failure"] = report["quadrant"], report["failure"]
     return route
 
 
@@ -218,3 +222,41 @@ def test_trainer_logs_and_cards_name_stage_kinds() -> None:
     assert kind_from_card(["trl", "grpo"], None) == "grpo"
     assert kind_from_card(["generated_from_trainer"], "ORPO") == "dpo"
     assert kind_from_card([], None) is None
+
+
+def _bash_failed(call_id: str, command: str, output: str) -> list[dict[str, Any] | str]:
+    return [claude_call(call_id, "Bash", command=command), claude_result(call_id, output, is_error=True)]
+
+
+def test_a_nan_loss_is_a_training_collapse(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "train.py", DIRECT),
+        *_bash("b1", "python train.py", "{'loss': 2.1}\n{'loss': nan}"),
+    ]
+    failure = _run(tmp_path, events)["failure"]
+    assert (failure["mode"], failure["determined"]) == ("training_collapse", True)
+    assert failure["evidence"][0]["command_seq"] == 1 and failure["evidence"][0]["line"] == 4
+
+
+def test_a_reward_that_never_varies_is_a_reward_design_failure(tmp_path: Path) -> None:
+    logs = "\n".join("{'reward': 0.0, 'reward_std': 0.0, 'kl': 0.0}" for _ in range(5))
+    events = [*_write("w1", "train_grpo.py", GRPO), *_bash("b1", "python train_grpo.py", logs)]
+    failure = _run(tmp_path, events)["failure"]
+    assert failure["mode"] == "reward_data_design_failure"
+    assert "reward_std is 0 in all 5 logged steps" in failure["evidence"][0]["excerpt"]
+
+
+def test_code_that_never_runs_is_an_early_coding_failure_then_no_submission(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "train.py", DIRECT),
+        *_bash_failed(
+            "b1", "python train.py", "Exit code 1\nTraceback (most recent call last):\nImportError: no trl"
+        ),
+        *_bash_failed("b2", "python train.py", "Exit code 1\nRuntimeError: CUDA out of memory"),
+    ]
+    failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
+    assert (failure["mode"], failure["downstream"]) == ("early_coding_failure", ["timeout_no_submission"])
+    assert [e["excerpt"].split(" → ")[1] for e in failure["evidence"][:2]] == [
+        "ImportError: no trl",
+        "RuntimeError: CUDA out of memory",
+    ]
