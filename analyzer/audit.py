@@ -188,7 +188,8 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
         "attempted": [],
         "written": [],
         "adopted": [],
-        **(analysis or {}),
+        # The failure signals and flags of the analysis have sections of their own.
+        **{k: v for k, v in (analysis or {}).items() if k not in ("signals", "flags")},
         "can_tell": [
             "which attempts were graded, when, and with what score (the ledger)",
             "which artifact path each attempt named and whether it changed after grading",
@@ -363,6 +364,10 @@ def build_audit(
                 "evidence": [e.to_json() for e in f.evidence],
             }
             for f in record.flags
+        ]
+        + [
+            {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
+            for f in (routes or {}).get("flags", [])
         ],
         "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
         "artifacts": [

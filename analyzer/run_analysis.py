@@ -11,6 +11,7 @@ from analyzer.metrics import best_submission
 from analyzer.routes import RunCode, analyze
 from analyzer.run_signals import run_signals
 from analyzer.scripts_run import scripts_run
+from analyzer.static_flags import static_flags
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
@@ -39,4 +40,5 @@ def route_analysis(record: RunRecord, git_dir: Path | None, store: RunStore | No
     code = RunCode(record, labels, runs, text)
     result = analyze(code, best_submission(record.submissions))
     result["signals"] = run_signals(record.commands, runs, labels)
+    result["flags"] = static_flags(record, runs, text)
     return result
