@@ -38,6 +38,29 @@ trainer.train()
 trainer.save_model("outputs/grpo")
 """
 
+ONLINE = """\
+from trl import GRPOConfig, GRPOTrainer
+
+
+class KeyRoom:
+    def reset(self):
+        return "A locked door. A key on the floor."
+
+    def step(self, action):
+        opened = "unlock door" in action
+        return ("The door opens." if opened else "Nothing happens."), float(opened), opened
+
+
+def reward(completions, environments, **kwargs):
+    return [env.reward for env in environments]
+
+
+trainer = GRPOTrainer(model="outputs/sft", reward_funcs=reward, environment_factory=KeyRoom,
+                      args=GRPOConfig(output_dir="outputs/online"))
+trainer.train()
+trainer.save_model("outputs/online")
+"""
+
 DPO = """\
 from trl import DPOConfig, DPOTrainer
 
@@ -296,3 +319,18 @@ def test_static_integrity_flags_point_at_the_code_that_ran(tmp_path: Path) -> No
     )
     assert flags["evaluator_tampering"]["evidence"][0]["path"] == "evaluate.py"
     assert all(f["definition"] for f in flags.values())
+
+
+def test_online_rl_after_sft_is_a_composite_with_an_online_stage(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "train_sft.py", SFT),
+        *_bash("b1", "python train_sft.py"),
+        *_write("w2", "train_online.py", ONLINE),
+        *_bash("b2", "python train_online.py"),
+        *_bash("b3", "cp -r outputs/online final_model"),
+    ]
+    route = _run(tmp_path, events, None, "--intended", "online_rl")
+    assert (route["best_label"], route["chain_text"]) == ("COMPOSITE", "SFT→GRPO(online)")
+    assert route["adopted"] == ["ONLINE_RL", "SFT"]
+    assert route["chain"][1]["label"] == "ONLINE_RL" and route["chain"][1]["interactive"] is True
+    assert route["quadrant"]["intended"] is True
