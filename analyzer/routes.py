@@ -236,6 +236,20 @@ def _mention(text: str, artifact: str) -> str | None:
     return found
 
 
+def _training_stages(labels: Classification | None) -> list[Stage]:
+    """Return the training stages of a file.
+
+    A launcher (a mergekit or LLaMA-Factory config) counts as one stage of its default route.
+    """
+    if labels is None:
+        return []
+    stages = [s for s in labels.stages if s.kind in ROUTE_KINDS]
+    if not stages and labels.role == "launcher" and labels.default_route in ROUTE_KINDS.values():
+        kind = next(k for k, v in ROUTE_KINDS.items() if v == labels.default_route)
+        stages = [Stage(kind, evidence=[f for f in labels.findings if labels.default_route in f.routes][:1])]
+    return stages
+
+
 def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[ScriptRun, Stage] | None:
     """Return the last script run (before command ``before_seq``) that writes ``artifact``.
 
@@ -247,8 +261,7 @@ def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Scr
     for run in code.runs:
         if before_seq is not None and run.command_seq > before_seq:
             break
-        labels = code.labels.get(run.blob_sha)
-        training = [s for s in labels.stages if s.kind in ROUTE_KINDS] if labels else []
+        training = _training_stages(code.labels.get(run.blob_sha))
         if not training:
             continue
         command = code.command(run.command_seq)
@@ -325,8 +338,11 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
 
 _LOADS = re.compile(
     r"(?:from_pretrained\(\s*|\b(?:model|model_name_or_path|model_id|base_model)\s*=\s*)[\"']([^\"']{1,300})[\"']"
+    r"|^\s*-?\s*(?:model|model_name_or_path|base_model):\s*[\"']?([^\s\"'#]{1,300})",
+    re.M,
 )
-"""``from_pretrained("...")`` and ``model="..."`` (TRL trainers take a path or id as ``model``)."""
+"""``from_pretrained("...")``, ``model="..."`` (TRL trainers take a path or id as ``model``), and the
+``model:`` keys of YAML configs (LLaMA-Factory, axolotl, mergekit's first model)."""
 
 
 def _loaded_model(text: str, base: str | None) -> str | None:
@@ -337,7 +353,7 @@ def _loaded_model(text: str, base: str | None) -> str | None:
     if base and base in text:
         return base
     match = _LOADS.search(text)
-    return match[1] if match else None
+    return (match[1] or match[2]) if match else None
 
 
 def route_label(chain: list[StageStep]) -> str:

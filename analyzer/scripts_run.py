@@ -26,6 +26,8 @@ RUNNERS = frozenset(
         "zsh",
         "llamafactory-cli",
         "axolotl",
+        "mergekit-yaml",
+        "mergekit-moe",
         "papermill",
         "jupyter",
         "ipython",

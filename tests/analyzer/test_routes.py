@@ -334,3 +334,33 @@ def test_online_rl_after_sft_is_a_composite_with_an_online_stage(tmp_path: Path)
     assert route["adopted"] == ["ONLINE_RL", "SFT"]
     assert route["chain"][1]["label"] == "ONLINE_RL" and route["chain"][1]["interactive"] is True
     assert route["quadrant"]["intended"] is True
+
+
+MERGE = """\
+merge_method: linear
+models:
+  - model: outputs/sft_a
+    parameters:
+      weight: 0.5
+  - model: outputs/sft_b
+    parameters:
+      weight: 0.5
+dtype: bfloat16
+"""
+
+
+def test_a_merge_of_two_fine_tunes(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "train_sft.py", SFT.replace("outputs/sft", "outputs/sft_a")),
+        *_bash("b1", "python train_sft.py"),
+        *_write("w2", "train_sft_b.py", SFT.replace("outputs/sft", "outputs/sft_b")),
+        *_bash("b2", "python train_sft_b.py"),
+        *_write("w3", "merge.yml", MERGE),
+        *_bash("b3", "mergekit-yaml merge.yml outputs/merged --cuda"),
+        *_bash("b4", "cp -r outputs/merged final_model"),
+    ]
+    route = _run(tmp_path, events)
+    assert route["attempted"] == ["MERGE", "SFT"]
+    merge = route["chain"][-2]
+    assert (merge["kind"], merge["artifact"], merge["parent"]) == ("merge", "outputs/merged", "outputs/sft_a")
+    assert (route["best_label"], route["chain_text"]) == ("COMPOSITE", "SFT→MERGE")
