@@ -262,7 +262,7 @@ def _intended(routes: dict[str, Any] | None, intended: str | None) -> tuple[bool
     if holding:
         return None, f"the best lineage may hold {wanted}, but the evidence for it is weak"
     if chain and min(s["confidence"] for s in chain) >= MIN_CONFIDENCE:
-        return False, f"the best lineage ({routes.get('chain_text')}) holds no {wanted}"
+        return False, f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}"
     return None, f"the best lineage is not known well enough to say whether it holds {wanted}"
 
 

@@ -178,9 +178,11 @@ def _metrics(console: Console, report: dict[str, Any]) -> None:
 
 
 def _pointer(e: dict[str, Any]) -> str:
-    """One evidence pointer as a reviewer reads it: ``train.py:37 @7f9c0931``, ``command #5``."""
+    """Return one evidence pointer as a reviewer reads it: ``train.py:37 @7f9c0931``, ``command #5``."""
     if e["kind"] == "command":
         return f"command #{e.get('command_seq')}: {e.get('excerpt', '')}"
+    if e["kind"] == "submission":
+        return f"submission #{e.get('submission_seq')}: {e.get('excerpt', '')}"
     where = e.get("path") or ""
     if e.get("line"):
         where += f":{e['line']}"
@@ -232,6 +234,8 @@ def _verdicts(console: Console, report: dict[str, Any]) -> None:
             ("Failure", "bold"), f": {clean(failure['mode'] or 'undetermined')} — {clean(failure['reason'])}"
         )
     )
+    for e in failure["evidence"][:3]:
+        console.print(Text("       " + clean(_pointer(e))[:150]))
     answer = {True: "yes", False: "no", None: "unknown"}
     console.print(
         Text.assemble(
