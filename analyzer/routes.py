@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.classify import Classification, Stage
-from analyzer.scripts_run import ScriptRun
+from analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
 from taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
@@ -24,6 +24,7 @@ ROUTE_KINDS = {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "merge"
 """Stage kinds that are routes of their own (reward models train no policy; copies change nothing)."""
 POLICY_GRADIENT = frozenset({"grpo", "ppo"})
 _COPY = re.compile(r"^(?:cp|rsync|mv)$")
+_COPY_WORD = re.compile(r"\b(?:cp|rsync|mv)\b")
 MAX_DEPTH = 8
 """Longest lineage followed (a cycle of copies must end)."""
 
@@ -98,6 +99,7 @@ class RunCode:
     """Code files that commands ran."""
     text: Callable[[str], str | None]
     """Blob sha → its text (for searching a script for an artifact's path)."""
+    _mentions: dict[tuple[int, str, str], str | None] = field(default_factory=dict, repr=False)
 
     def revision(self, seq: int) -> Revision | None:
         """Return revision ``seq``."""
@@ -106,6 +108,15 @@ class RunCode:
     def command(self, seq: int) -> Command | None:
         """Return command ``seq``."""
         return next((c for c in self.record.commands if c.seq == seq), None)
+
+    def mention(self, run: ScriptRun, artifact: str) -> str | None:
+        """Say how a script run names an artifact (cached: lineages ask the same question again)."""
+        key = (run.command_seq, run.blob_sha, artifact)
+        if key not in self._mentions:
+            command = self.command(run.command_seq)
+            text = (command.command if command else "") + "\n" + (self.text(run.blob_sha) or "")
+            self._mentions[key] = _mention(text, artifact)
+        return self._mentions[key]
 
     def code_evidence(self, run: ScriptRun, stage: Stage) -> list[Evidence]:
         """Point at the command that ran a stage and at the code line that shows it."""
@@ -170,6 +181,8 @@ def _written(code: RunCode, attempted: dict[str, list[Evidence]]) -> dict[str, l
 def _copy_source(command: str, artifact: str) -> str | None:
     """Return the source of a ``cp -r SRC DST`` / ``mv`` / ``rsync`` whose destination is ``artifact``."""
     for segment in re.split(r"&&|\|\||[;\n]", command):
+        if len(segment) > MAX_SEGMENT_CHARS or not _COPY_WORD.search(segment):
+            continue  # shlex is slow on long text; a copy command is short and names its program
         try:
             words = shlex.split(segment)
         except ValueError:
@@ -264,10 +277,7 @@ def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Scr
         training = _training_stages(code.labels.get(run.blob_sha))
         if not training:
             continue
-        command = code.command(run.command_seq)
-        how = _mention(
-            (command.command if command else "") + "\n" + (code.text(run.blob_sha) or ""), artifact
-        )
+        how = code.mention(run, artifact)
         if how == "writes":
             writer = (run, training[-1])
         elif how == "names":
