@@ -202,7 +202,10 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
             *history,
         ],
         "cannot_tell": [
-            "whether the weights changed as the lineage says: weight forensics is not built yet",
+            "how the weights changed: weight forensics needs torch (pip install 'arb-audit[weights]')"
+            if not analysis.get("weights_available")
+            else "how the weights of a step changed when its parent is not in the run folder"
+            " (give the base model's folder with --base-model-dir)"
         ]
         if analysis
         else [

@@ -69,6 +69,8 @@ class StageStep:
     """Where it is seen."""
     conflicts: list[str] = field(default_factory=list)
     """Evidence that says otherwise, in words."""
+    weights: dict[str, Any] | None = None
+    """How its tensors differ from its parent's (analyzer.weights), when both were at hand."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the step as the JSON report shows it."""
@@ -83,6 +85,7 @@ class StageStep:
             "parent": self.parent,
             "confidence": round(self.confidence, 2),
             "conflicts": self.conflicts,
+            "weights": self.weights,
             "evidence": [e.to_json() for e in self.evidence],
         }
 
@@ -394,8 +397,16 @@ def submission_command(record: RunRecord, submission: Submission) -> int | None:
     return before[-1] if before else None
 
 
-def analyze(code: RunCode, best: Submission | None) -> dict[str, Any]:
-    """Assemble the ``route`` section of the audit: written, attempted, adopted, lineage, best label."""
+def analyze(
+    code: RunCode,
+    best: Submission | None,
+    refine: Callable[[list[StageStep]], list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """Assemble the ``route`` section of the audit: written, attempted, adopted, lineage, best label.
+
+    ``refine`` (weight forensics) may correct each lineage's steps and return the flags it saw; they
+    come back as ``flags``.
+    """
     attempted = _claims(code)
     written = _written(code, attempted)
     record = code.record
@@ -406,6 +417,7 @@ def analyze(code: RunCode, best: Submission | None) -> dict[str, Any]:
             lineages[path] = lineage(
                 code, path, record.run.base_model, submission_command(record, submission)
             )
+    flags = [flag for steps in lineages.values() for flag in (refine(steps) if refine else [])]
     chain = lineages.get(best.artifact_path or "", []) if best else []
     adopted = sorted({label for s in chain if (label := label_of(s.kind, s.on_policy, s.interactive))})
     confidence = min((s.confidence for s in chain), default=0.0)
@@ -424,4 +436,5 @@ def analyze(code: RunCode, best: Submission | None) -> dict[str, Any]:
             "written": {k: [e.to_json() for e in v] for k, v in sorted(written.items())},
         },
         "lineage": {path: [s.to_json() for s in steps] for path, steps in lineages.items()},
+        "flags": flags,
     }

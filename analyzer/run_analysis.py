@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.code_labels import classify_blobs
+from analyzer.lineage_weights import AVAILABLE, weigh
 from analyzer.metrics import best_submission
-from analyzer.routes import RunCode, analyze
+from analyzer.routes import RunCode, StageStep, analyze
 from analyzer.run_signals import run_signals
 from analyzer.scripts_run import scripts_run
 from analyzer.static_flags import static_flags
@@ -20,8 +21,13 @@ MAX_TEXT_BYTES = 2 * 1024 * 1024
 """Largest script searched for an artifact's path."""
 
 
-def route_analysis(record: RunRecord, git_dir: Path | None, store: RunStore | None) -> dict[str, Any] | None:
-    """Return the ``route`` section for ``record`` (None when the run has no code revisions to read)."""
+def route_analysis(
+    record: RunRecord, git_dir: Path | None, store: RunStore | None, base_dir: Path | None = None
+) -> dict[str, Any] | None:
+    """Return the ``route`` section for ``record`` (None when the run has no code revisions to read).
+
+    ``base_dir`` is the base model's folder, for comparing weights with it.
+    """
     if git_dir is None or not record.revisions:
         return None
     # Files are classified in worker processes (a hostile file costs its worker, not the audit).
@@ -38,7 +44,13 @@ def route_analysis(record: RunRecord, git_dir: Path | None, store: RunStore | No
 
     runs = scripts_run(record.commands, record.revisions)
     code = RunCode(record, labels, runs, text)
-    result = analyze(code, best_submission(record.submissions))
+    run_dir = Path(record.run.source_path)
+
+    def refine(steps: list[StageStep]) -> list[dict[str, Any]]:
+        return weigh(steps, run_dir, record.run.base_model, base_dir)
+
+    result = analyze(code, best_submission(record.submissions), refine)
     result["signals"] = run_signals(record.commands, runs, labels)
-    result["flags"] = static_flags(record, runs, text)
+    result["flags"] = static_flags(record, runs, text) + result["flags"]
+    result["weights_available"] = AVAILABLE
     return result

@@ -209,6 +209,13 @@ def _route(console: Console, route: dict[str, Any]) -> None:
         )
         for e in step["evidence"][:3]:
             console.print(Text("       " + clean(_pointer(e))[:150]))
+        if weights := step.get("weights"):
+            console.print(
+                Text(
+                    f"       weights: {weights['changed']} of {weights['compared']} tensors changed"
+                    f" against the parent (largest relative change {weights['max_rel_change']:.4g})"
+                )
+            )
         for conflict in step["conflicts"]:
             console.print(Text("       conflict: " + clean(conflict), style="yellow"))
 

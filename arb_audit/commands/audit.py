@@ -29,6 +29,7 @@ def _ingest_and_audit(
     options: CollectOptions,
     noise: float | None,
     intended: str | None = None,
+    base_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Collect ``run_dir`` into ``store_file``, then build, store and return its audit."""
     from analyzer.audit import build_audit
@@ -55,7 +56,7 @@ def _ingest_and_audit(
         revisions = record.revisions_path
         store.save_record(record, Path(revisions) if revisions else None)
         stored = store.load_record(record.run.run_id)
-        routes = route_analysis(stored, Path(revisions) if revisions else None, store)
+        routes = route_analysis(stored, Path(revisions) if revisions else None, store, base_dir)
         report = build_audit(
             stored,
             store_path=str(store_file),
@@ -75,6 +76,7 @@ def _audit_one(
     options: CollectOptions,
     noise: float | None,
     intended: str | None = None,
+    base_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Audit one run folder into its store (the run folder's own, else the cache, or ``store_path``)."""
     from arb_audit.model import STORE_DIRNAME
@@ -82,13 +84,17 @@ def _audit_one(
 
     store_file, why_not_default = locate_store(run_dir, store_path)
     try:
-        return _ingest_and_audit(collector, run_dir, store_file, why_not_default, options, noise, intended)
+        return _ingest_and_audit(
+            collector, run_dir, store_file, why_not_default, options, noise, intended, base_dir
+        )
     except StoreUnusable as exc:
         if exc.path != store_file or store_path is not None or why_not_default is not None:
             raise
         # The store in the run folder does not open (an agent could have planted it): use the cache.
         why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
-        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, options, noise, intended)
+        return _ingest_and_audit(
+            collector, run_dir, cache_store_path(run_dir), why, options, noise, intended, base_dir
+        )
 
 
 def _tree(folder: Path) -> tuple[Collector, RunListing] | None:
@@ -161,6 +167,11 @@ def _audit_tree(
 @click.option("--noise", type=float, help="Score change within which a difference is noise (score points).")
 @click.option("--format", "format_name", help="Read the folder as this format instead of detecting it.")
 @click.option(
+    "--base-model-dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="The base model's folder (safetensors), to compare the weights of stages trained from it.",
+)
+@click.option(
     "--intended",
     help="The training the task exists to test: online_rl, policy_gradient or a stage kind (sft, grpo, ...);"
     " default: the task's (online_rl on level-3 tasks, policy_gradient elsewhere).",
@@ -178,6 +189,7 @@ def audit(
     noise: float | None,
     format_name: str | None,
     hash_artifacts: bool,
+    base_model_dir: Path | None,
     intended: str | None,
 ) -> None:
     """Audit the run folder RUN_DIR: ingest it into its run store and print the audit.
@@ -213,7 +225,7 @@ def audit(
     assert collector is not None
     options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
     try:
-        report = _audit_one(collector, run_dir, store_path, options, noise, intended)
+        report = _audit_one(collector, run_dir, store_path, options, noise, intended, base_model_dir)
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     if as_json:

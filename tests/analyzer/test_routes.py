@@ -194,6 +194,7 @@ def test_missing_evidence_is_low_confidence_not_a_wrong_claim(tmp_path: Path) ->
             "parent": None,
             "confidence": 0.0,
             "conflicts": [],
+            "weights": None,
             "evidence": [],
         }
     ]
