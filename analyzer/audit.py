@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from analyzer.ledger_flags import probing_flags
 from analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.evidence import Evidence
 from arb_audit.model import Command, RunRecord, Submission
@@ -370,7 +371,7 @@ def build_audit(
         ]
         + [
             {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
-            for f in (routes or {}).get("flags", [])
+            for f in [*(routes or {}).get("flags", []), *probing_flags(record)]
         ],
         "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
         "artifacts": [

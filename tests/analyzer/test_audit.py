@@ -88,3 +88,15 @@ def test_no_valid_submission_is_not_a_timeout_when_the_end_was_not_seen(extra: d
     report = build_audit(rec)
     assert report["failure"]["mode"] is None and reason in report["failure"]["reason"]
     assert report["quadrant"]["score_up"] is None
+
+
+def test_the_same_content_graded_again_and_again_is_grader_probing() -> None:
+    run = record("gsm8k", 60.0, 61.0, 60.5, 61.2, 70.0)
+    for s, content in zip(run.submissions, ["a" * 64, "a" * 64, "a" * 64, "b" * 64], strict=True):
+        s.artifact_id = content
+    flags = build_audit(run)["flags"]
+    assert [f["flag"] for f in flags] == ["grader_probing"]
+    assert flags[0]["message"] == "the same model content was submitted 3 times (submissions 1, 2, 3)"
+    assert [e["submission_seq"] for e in flags[0]["evidence"]] == [1, 2, 3]
+    run.submissions[2].artifact_id = "c" * 64
+    assert build_audit(run)["flags"] == []
