@@ -350,8 +350,9 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
 
 
 _LOADS = re.compile(
-    r"(?:from_pretrained\(\s*|\b(?:model|model_name_or_path|model_id|base_model)\s*=\s*)[\"']([^\"']{1,300})[\"']"
-    r"|^\s*-?\s*(?:model|model_name_or_path|base_model):\s*[\"']?([^\s\"'#]{1,300})",
+    r"(?:from_pretrained\([ \t]*|\b(?:model|model_name_or_path|model_id|base_model)[ \t]*=[ \t]*)"
+    r"[\"']([^\"'\n]{1,300})[\"']"
+    r"|^[ \t]*-?[ \t]*(?:model|model_name_or_path|base_model):[ \t]*[\"']?([^\s\"'#]{1,300})",
     re.M,
 )
 """``from_pretrained("...")``, ``model="..."`` (TRL trainers take a path or id as ``model``), and the

@@ -19,7 +19,7 @@ _NAN = re.compile(
     r"\b(?:loss|train_loss|grad_norm|kl)['\"]?\s*[:=]\s*['\"]?(?:nan|-?inf)\b|loss is nan|nan loss", re.I
 )
 _REWARD_STD = re.compile(r"['\"]?reward_std['\"]?\s*[:=]\s*([-+0-9.eE]+)")
-_LAST_ERROR = re.compile(r"^(\w+(?:Error|Exception|Exit)\b.*)$", re.M)
+_LAST_ERROR = re.compile(r"^([\w.]{0,80}(?:Error|Exception)\b.*)$", re.M)
 
 
 def _pointer(command: Command, note: str) -> dict[str, Any]:

@@ -17,17 +17,18 @@ from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord
 
 _EXTERNAL_API = re.compile(
-    r"^\s*(?:from openai import|import openai\b|from anthropic import|import anthropic\b|"
+    r"^[ \t]*(?:from openai import|import openai\b|from anthropic import|import anthropic\b|"
     r"import google\.generativeai|from google import genai|from google\.genai import)"
     r"|api\.openai\.com|api\.anthropic\.com|generativelanguage\.googleapis\.com|openrouter\.ai/api",
     re.M,
 )
 """Hosted LLM clients and endpoints (a local vLLM server on localhost is not one)."""
 _TEST_SPLIT = re.compile(
-    r"""load_dataset\([^)]*split\s*=\s*["'](?:test|validation)["']|["'][^"'\n]*\b(?:test|eval)(?:_data)?\.jsonl?["']"""
+    r"""load_dataset\([^)\n]{0,300}split[ \t]*=[ \t]*["'](?:test|validation)["']"""
+    r"""|["'][^"'\n]{0,300}\b(?:test|eval)(?:_data)?\.jsonl?["']"""
 )
 """Loading an evaluation split, or reading a test data file."""
-_LOADED_MODEL = re.compile(r"""from_pretrained\(\s*["']([A-Za-z0-9][\w.-]*/[\w.-]+)["']""")
+_LOADED_MODEL = re.compile(r"""from_pretrained\([ \t]*["']([A-Za-z0-9][\w.-]{0,100}/[\w.-]{1,100})["']""")
 """A hub model id loaded by name (org/name)."""
 EVAL_FILES = re.compile(r"(?:^|/)(?:evaluate\.py|eval\.py|evaluation_code/|templates/|chat_template\.jinja$)")
 """Files of the grader and the chat template that the agent must not change."""
