@@ -121,10 +121,15 @@ def _failure(
     if signals is None:
         return {**ledger, "downstream": []}
     first: tuple[str, str, list[dict[str, Any]]] | None = None
-    for key, mode, why in SIGNAL_MODES:
-        if signals.get(key):
-            first = (mode, why, signals[key][:5])
-            break
+    # The earliest signal in the run is its first failure (a NaN at command 9 follows a flat reward at 2).
+    seen = [
+        (signals[key][0].get("command_seq", 0), mode, why, key)
+        for key, mode, why in SIGNAL_MODES
+        if signals.get(key)
+    ]
+    if seen:
+        _, mode, why, key = min(seen)
+        first = (mode, why, signals[key][:5])
     ran, crashed = signals.get("training_ran", []), signals.get("crashed", [])
     # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
     if first is None and best is None and ledger["mode"] == "timeout_no_submission" and record.commands:

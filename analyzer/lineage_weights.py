@@ -42,10 +42,19 @@ def weigh(
     for step in steps:
         model = _folder(run_dir, step.artifact, base_model, base_dir)
         parent = _folder(run_dir, step.parent, base_model, base_dir)
-        if model is None or parent is None:
+        if model is None or parent is None or model == parent:
+            continue  # a model trained in place has no parent left to compare with
+        try:
+            diff = compare(model, parent, trusted_reference=parent == base_dir)
+        except Exception as exc:
+            # The folders are the agent's: whatever they hold costs this comparison, never the audit.
+            step.weights = {
+                "problems": [f"the weights could not be compared: {type(exc).__name__}: {exc}"[:300]]
+            }
             continue
-        diff = compare(model, parent)
         step.weights = diff.to_json()
+        if diff.compared == 0:
+            continue  # nothing comparable (unreadable, other formats): no conclusion either way
         pointer = Evidence(
             "artifact",
             path=step.artifact,

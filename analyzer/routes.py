@@ -8,6 +8,7 @@ says so with a lower confidence instead of guessing.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -187,13 +188,20 @@ def _copy_source(command: str, artifact: str) -> str | None:
         if len(segment) > MAX_SEGMENT_CHARS or not _COPY_WORD.search(segment):
             continue  # shlex is slow on long text; a copy command is short and names its program
         try:
-            words = shlex.split(segment)
+            words = shlex.split(segment, comments=True)
         except ValueError:
             continue
-        if len(words) >= 3 and _COPY.match(words[0].rsplit("/", 1)[-1]):
+        if len(words) >= 3 and _COPY.match(words[0].rsplit("/", 1)[-1]) and "-t" not in words:
             paths = [w for w in words[1:] if not w.startswith("-")]
-            if len(paths) == 2 and _same(paths[1], artifact):
-                return paths[0].rstrip("/")
+            if len(paths) != 2 or not _same(paths[1], artifact) or _same(paths[0], artifact):
+                continue  # not a copy onto the artifact (or a backup of the artifact itself)
+            source = paths[0].rstrip("/")
+            # A file copied into the model folder (a chat template, a config) is an edit, not its origin.
+            if paths[1].endswith("/") and posixpath.basename(source) != posixpath.basename(artifact):
+                continue
+            if posixpath.splitext(source)[1] or "*" in source:
+                continue
+            return source
     return None
 
 
@@ -252,7 +260,7 @@ def _mention(text: str, artifact: str) -> str | None:
     return found
 
 
-def _training_stages(labels: Classification | None) -> list[Stage]:
+def training_stages(labels: Classification | None) -> list[Stage]:
     """Return the training stages of a file.
 
     A launcher (a mergekit or LLaMA-Factory config) counts as one stage of its default route.
@@ -277,7 +285,7 @@ def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Scr
     for run in code.runs:
         if before_seq is not None and run.command_seq > before_seq:
             break
-        training = _training_stages(code.labels.get(run.blob_sha))
+        training = training_stages(code.labels.get(run.blob_sha))
         if not training:
             continue
         how = code.mention(run, artifact)
@@ -302,21 +310,29 @@ def lineage(code: RunCode, artifact_path: str, base: str | None, before_seq: int
     return list(reversed(steps))
 
 
-def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: int | None) -> StageStep:
+def _last_copy(code: RunCode, artifact: str, before_seq: int | None) -> Command | None:
+    """Return the last command (before ``before_seq``) that copies something onto ``artifact``."""
     for command in reversed(code.record.commands):
         if before_seq is not None and command.seq > before_seq:
             continue
-        if (source := _copy_source(command.command, artifact)) is not None:
-            return StageStep(
-                "copy",
-                artifact,
-                source,
-                confidence=0.7,
-                evidence=[
-                    Evidence("command", command_seq=command.seq, excerpt=excerpt(command.command, 200))
-                ],
-            )
+        if _copy_source(command.command, artifact) is not None:
+            return command
+    return None
+
+
+def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: int | None) -> StageStep:
+    copy = _last_copy(code, artifact, before_seq)
     static = _producer(code, artifact, before_seq)
+    # The latest writer made what was graded: a copy after training, or training after a fallback copy.
+    if copy is not None and (static is None or copy.seq > static[0].command_seq):
+        source = _copy_source(copy.command, artifact)
+        return StageStep(
+            "copy",
+            artifact,
+            source,
+            confidence=0.7,
+            evidence=[Evidence("command", command_seq=copy.seq, excerpt=excerpt(copy.command, 200))],
+        )
     dynamic = _artifact_kind(info)
     parent = info.parent_ref if info else None
     if static is None and dynamic is None:

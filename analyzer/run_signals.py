@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from analyzer.classify import Classification
+from analyzer.routes import training_stages
 from analyzer.scripts_run import ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command
@@ -50,8 +51,8 @@ def run_signals(
         "constant_reward": [],
     }
     for run in runs:
-        classification = labels.get(run.blob_sha)
-        kinds = {s.kind for s in classification.stages} if classification else set()
+        # A launcher (llamafactory-cli train sft.yaml) runs training too: its default route's stage.
+        kinds = {s.kind for s in training_stages(labels.get(run.blob_sha))}
         command = by_seq.get(run.command_seq)
         if command is None or not kinds & TRAINING_KINDS:
             continue

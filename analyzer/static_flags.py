@@ -24,12 +24,16 @@ _EXTERNAL_API = re.compile(
 )
 """Hosted LLM clients and endpoints (a local vLLM server on localhost is not one)."""
 _TEST_SPLIT = re.compile(
-    r"""load_dataset\([^)\n]{0,300}split[ \t]*=[ \t]*["'](?:test|validation)["']"""
+    r"""load_dataset\([^)]{0,300}split[ \t]*=[ \t]*["']test["']"""
     r"""|["'][^"'\n]{0,300}\b(?:test|eval)(?:_data)?\.jsonl?["']"""
 )
 """Loading an evaluation split, or reading a test data file."""
 _LOADED_MODEL = re.compile(r"""from_pretrained\([ \t]*["']([A-Za-z0-9][\w.-]{0,100}/[\w.-]{1,100})["']""")
 """A hub model id loaded by name (org/name)."""
+LOCAL_DIRS = frozenset(
+    {"outputs", "output", "checkpoints", "ckpt", "models", "runs", "saves", "final_model", "tmp"}
+)
+"""First path parts that make ``org/name`` a local folder, not a hub model."""
 EVAL_FILES = re.compile(r"(?:^|/)(?:evaluate\.py|eval\.py|evaluation_code/|templates/|chat_template\.jinja$)")
 """Files of the grader and the chat template that the agent must not change."""
 
@@ -67,7 +71,7 @@ def _code_hits(run: ScriptRun, text: str, sha: str | None, base: str | None) -> 
         )
     for match in _LOADED_MODEL.finditer(text):
         model = match[1]
-        if base and model != base:
+        if base and model != base and model.split("/")[0] not in LOCAL_DIRS:
             hits.append(
                 _Hit(
                     "disallowed_model", f"{run.path} loads {model}, not the base model {base}", pointer(match)

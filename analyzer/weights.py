@@ -10,8 +10,11 @@ alpha / r``, against the weight it adapts.
 from __future__ import annotations
 
 import json
+import math
+import stat
 import struct
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +36,12 @@ DTYPES: dict[str, torch.dtype] = {
     "BOOL": torch.bool,
 }
 MAX_HEADER_BYTES = 100 * 1024 * 1024
-MAX_TENSOR_BYTES = 8 * 1024**3
-"""Larger tensors are not read (a hostile header could name any size)."""
+MAX_TENSOR_BYTES = 512 * 1024**2
+"""Larger tensors are not compared (a hostile header could name any size; each side is held as float32)."""
+MAX_PICKLE_BYTES = 4 * 1024**3
+"""Largest ``.bin``/``.pt`` content (uncompressed) loaded."""
+MAX_SMALL_FILE_BYTES = 16 * 1024 * 1024
+"""Largest config or chat template read."""
 TOP_CHANGED = 10
 """Most changed tensors listed by name."""
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
@@ -91,14 +98,18 @@ class WeightDiff:
 
     def to_json(self) -> dict[str, Any]:
         """Return the summary the audit shows."""
-        changes = [c for _, c in self.changed]
+        # A change against an all-zero tensor (or with NaN in it) has no finite ratio: JSON gets null.
+        finite = [c for _, c in self.changed if math.isfinite(c)]
         return {
             "compared": self.compared,
             "identical": self.identical,
             "changed": len(self.changed),
-            "max_rel_change": round(max(changes), 6) if changes else 0.0,
-            "mean_rel_change": round(sum(changes) / len(changes), 6) if changes else 0.0,
-            "most_changed": [{"tensor": n, "rel_change": round(c, 6)} for n, c in self.changed[:TOP_CHANGED]],
+            "max_rel_change": round(max(finite), 6) if finite else None,
+            "mean_rel_change": round(sum(finite) / len(finite), 6) if finite else None,
+            "most_changed": [
+                {"tensor": n, "rel_change": round(c, 6) if math.isfinite(c) else None}
+                for n, c in self.changed[:TOP_CHANGED]
+            ],
             "missing": self.missing[:TOP_CHANGED],
             "added": self.added[:TOP_CHANGED],
             "retyped": self.retyped[:TOP_CHANGED],
@@ -107,6 +118,15 @@ class WeightDiff:
             "weights_identical": self.weights_identical,
             "problems": self.problems,
         }
+
+
+def _regular(path: Path, follow: bool = False) -> bool:
+    """Whether ``path`` is a regular file (a FIFO would block the read forever; symlinks only if trusted)."""
+    try:
+        mode = (path.stat() if follow else path.lstat()).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode)
 
 
 def safetensors_index(path: Path) -> dict[str, TensorRef]:
@@ -141,28 +161,43 @@ def safetensors_index(path: Path) -> dict[str, TensorRef]:
     return index
 
 
-def read_tensor(ref: TensorRef) -> torch.Tensor:
+def raw_bytes(ref: TensorRef) -> bytes:
+    """Read one tensor's bytes. Raises :class:`WeightsError`."""
+    if ref.end - ref.start > MAX_TENSOR_BYTES:
+        raise WeightsError(f"{ref.path.name}: a tensor of {ref.end - ref.start:,} bytes is not compared")
+    with ref.path.open("rb") as handle:
+        handle.seek(ref.start)
+        return handle.read(ref.end - ref.start)
+
+
+def read_tensor(ref: TensorRef, data: bytes | None = None) -> torch.Tensor:
     """Read one tensor from its file, as float32 (for comparing). Raises :class:`WeightsError`."""
     dtype = DTYPES.get(ref.dtype)
     if dtype is None:
         raise WeightsError(f"{ref.path.name}: dtype {ref.dtype} is not compared")
-    if ref.end - ref.start > MAX_TENSOR_BYTES:
-        raise WeightsError(f"{ref.path.name}: a tensor of {ref.end - ref.start:,} bytes is not read")
-    with ref.path.open("rb") as handle:
-        handle.seek(ref.start)
-        data = bytearray(handle.read(ref.end - ref.start))
-    count = 1
-    for d in ref.shape:
-        count *= d
-    if count * dtype.itemsize != len(data):
+    data = raw_bytes(ref) if data is None else data
+    count = math.prod(ref.shape)
+    if len(ref.shape) > 16 or count * dtype.itemsize != len(data):
         raise WeightsError(f"{ref.path.name}: a tensor's size does not match its shape")
     if not data:
-        return torch.zeros(ref.shape, dtype=torch.float32)
-    return torch.frombuffer(data, dtype=dtype).reshape(ref.shape).to(torch.float32)
+        return torch.zeros(0, dtype=torch.float32)
+    try:
+        return torch.frombuffer(bytearray(data), dtype=dtype).reshape(ref.shape).to(torch.float32)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise WeightsError(f"{ref.path.name}: a tensor cannot be read ({exc})") from exc
 
 
 def _pickled_tensors(path: Path) -> dict[str, torch.Tensor]:
     """Load a ``.bin``/``.pt`` state dict with ``weights_only=True``; refuse anything needing more."""
+    try:
+        size = path.stat().st_size
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                size = sum(info.file_size for info in archive.infolist())
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise WeightsError(f"{path.name}: not readable ({exc})") from exc
+    if size > MAX_PICKLE_BYTES:
+        raise WeightsError(f"{path.name}: {size:,} bytes once unpacked; not loaded")
     try:
         loaded = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
@@ -171,15 +206,22 @@ def _pickled_tensors(path: Path) -> dict[str, torch.Tensor]:
         ) from exc
     if not isinstance(loaded, dict) or not all(isinstance(v, torch.Tensor) for v in loaded.values()):
         raise WeightsError(f"{path.name}: not a plain state dict of tensors")
-    return {str(k): v.to(torch.float32) for k, v in loaded.items()}
+    try:
+        return {str(k): v.to(torch.float32) for k, v in loaded.items() if v.layout == torch.strided}
+    except RuntimeError as exc:
+        raise WeightsError(f"{path.name}: its tensors cannot be compared ({exc})") from exc
 
 
-def _tensors(folder: Path, problems: list[str]) -> dict[str, TensorRef | torch.Tensor]:
-    """Every tensor of a model folder (sharded safetensors, or pickled state dicts read safely)."""
+def _tensors(folder: Path, problems: list[str], trusted: bool = False) -> dict[str, TensorRef | torch.Tensor]:
+    """Every tensor of a model folder (sharded safetensors, or pickled state dicts read safely).
+
+    Only regular files are read; symlinks only in a ``trusted`` folder (the base model's, given by the
+    user, which may be a Hugging Face cache snapshot made of links).
+    """
     found: dict[str, TensorRef | torch.Tensor] = {}
     for path in sorted(folder.glob("*.safetensors")):
-        if path.is_symlink():
-            problems.append(f"{path.name}: a symlink; not followed")
+        if not _regular(path, follow=trusted):
+            problems.append(f"{path.name}: not a regular file; not read")
             continue
         try:
             found.update(safetensors_index(path))
@@ -187,7 +229,7 @@ def _tensors(folder: Path, problems: list[str]) -> dict[str, TensorRef | torch.T
             problems.append(str(exc))
     if not found:
         for path in sorted([*folder.glob("*.bin"), *folder.glob("*.pt")]):
-            if path.is_symlink():
+            if not _regular(path, follow=trusted):
                 continue
             try:
                 found.update(_pickled_tensors(path))
@@ -206,45 +248,73 @@ def _shape(value: TensorRef | torch.Tensor) -> tuple[str, tuple[int, ...]]:
     return str(value.dtype), tuple(value.shape)
 
 
-def _json(folder: Path, name: str) -> dict[str, Any]:
-    path = folder / name
+def _small_text(path: Path, trusted: bool) -> str | None:
+    if not _regular(path, follow=trusted):
+        return None
     try:
-        data = (
-            json.loads(path.read_text(encoding="utf-8")) if path.is_file() and not path.is_symlink() else {}
-        )
-    except (OSError, ValueError, RecursionError):
+        with path.open("rb") as handle:
+            return handle.read(MAX_SMALL_FILE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _json(folder: Path, name: str, trusted: bool = False) -> dict[str, Any]:
+    text = _small_text(folder / name, trusted)
+    try:
+        data = json.loads(text) if text is not None else {}
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _template(folder: Path) -> str | None:
+def _template(folder: Path, trusted: bool = False) -> str | None:
     for name in TEMPLATE_FILES:
-        path = folder / name
-        if path.is_file() and not path.is_symlink():
-            return path.read_text(encoding="utf-8", errors="replace")
-    value = _json(folder, "tokenizer_config.json").get("chat_template")
+        if (text := _small_text(folder / name, trusted)) is not None:
+            return text
+    value = _json(folder, "tokenizer_config.json", trusted).get("chat_template")
     return value if isinstance(value, str) else None
 
 
-def config_changes(model: Path, reference: Path) -> list[str]:
+def config_changes(model: Path, reference: Path, trusted: bool = False) -> list[str]:
     """Say what differs outside the weights: architectures, model type, the chat template."""
-    mine, theirs = _json(model, "config.json"), _json(reference, "config.json")
+    mine, theirs = _json(model, "config.json"), _json(reference, "config.json", trusted)
     changes = [
         f"{key}: {theirs.get(key)!r} → {mine.get(key)!r}"
         for key in ("architectures", "model_type")
         if key in mine and key in theirs and mine[key] != theirs[key]
     ]
-    if _template(model) != _template(reference) and _template(model) is not None:
-        changes.append("chat template changed")
+    template, reference_template = _template(model), _template(reference, trusted)
+    if template is not None and template != reference_template:
+        changes.append("chat template changed" if reference_template is not None else "chat template added")
     return changes
 
 
-def compare(model: Path, reference: Path) -> WeightDiff:
-    """Compare a model folder's tensors with a reference folder's, tensor by tensor."""
-    diff = WeightDiff(config_changes=config_changes(model, reference))
+def _pair(a: TensorRef | torch.Tensor, b: TensorRef | torch.Tensor) -> float | None:
+    """Return ‖a − b‖ / ‖b‖ (infinite when b is zero), or None when the two are the same bytes."""
+    if isinstance(a, TensorRef) and isinstance(b, TensorRef):
+        raw_a, raw_b = raw_bytes(a), raw_bytes(b)
+        if raw_a == raw_b:
+            return None  # byte-identical, NaNs included; float32 could blur wide or exotic dtypes
+        ta, tb = read_tensor(a, raw_a), read_tensor(b, raw_b)
+    else:
+        ta, tb = _as_tensor(a), _as_tensor(b)
+        if torch.equal(ta, tb):
+            return None
+    norm = float(torch.linalg.vector_norm(tb))
+    change = float(torch.linalg.vector_norm(ta - tb))
+    return change / norm if norm else math.inf
+
+
+def compare(model: Path, reference: Path, trusted_reference: bool = False) -> WeightDiff:
+    """Compare a model folder's tensors with a reference folder's, tensor by tensor.
+
+    ``trusted_reference``: the reference is the user's own folder (the base model), whose symlinks
+    (a Hugging Face cache snapshot) may be followed.
+    """
+    diff = WeightDiff(config_changes=config_changes(model, reference, trusted_reference))
     if (model / "adapter_config.json").is_file():
-        return _compare_adapter(model, reference, diff)
-    mine, theirs = _tensors(model, diff.problems), _tensors(reference, diff.problems)
+        return _compare_adapter(model, reference, diff, trusted_reference)
+    mine, theirs = _tensors(model, diff.problems), _tensors(reference, diff.problems, trusted_reference)
     diff.missing = sorted(set(theirs) - set(mine))
     diff.added = sorted(set(mine) - set(theirs))
     for name in sorted(set(mine) & set(theirs)):
@@ -252,45 +322,49 @@ def compare(model: Path, reference: Path) -> WeightDiff:
             diff.retyped.append(name)
             continue
         try:
-            a, b = _as_tensor(mine[name]), _as_tensor(theirs[name])
-        except WeightsError as exc:
-            diff.problems.append(str(exc))
+            change = _pair(mine[name], theirs[name])
+        except (WeightsError, RuntimeError, TypeError, ValueError) as exc:
+            diff.problems.append(str(exc)[:300])
             continue
         diff.compared += 1
-        if torch.equal(a, b):
+        if change is None:
             diff.identical += 1
         else:
-            norm = float(torch.linalg.vector_norm(b))
-            change = float(torch.linalg.vector_norm(a - b))
-            diff.changed.append((name, change / norm if norm else float("inf")))
-    diff.changed.sort(key=lambda pair: -pair[1])
+            diff.changed.append((name, change))
+    diff.changed.sort(key=lambda pair: -pair[1] if math.isfinite(pair[1]) else -math.inf)
     return diff
 
 
-def _compare_adapter(adapter: Path, reference: Path, diff: WeightDiff) -> WeightDiff:
+def _update_norm(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Return ‖B @ A‖ without forming B @ A: the trace of (BᵀB)(AAᵀ), two r×r products."""
+    if a.dim() != 2 or b.dim() != 2 or b.shape[1] != a.shape[0]:
+        raise WeightsError(f"lora_A {tuple(a.shape)} and lora_B {tuple(b.shape)} do not multiply")
+    return math.sqrt(max(float(((b.T @ b) * (a @ a.T)).sum()), 0.0))
+
+
+def _compare_adapter(adapter: Path, reference: Path, diff: WeightDiff, trusted: bool) -> WeightDiff:
     """Compare the update a LoRA adapter makes (B @ A · alpha / r) with the weights it adapts."""
     config = _json(adapter, "adapter_config.json")
     rank, alpha = config.get("r"), config.get("lora_alpha")
     scale = alpha / rank if isinstance(rank, int) and rank > 0 and isinstance(alpha, int | float) else 1.0
     lora = _tensors(adapter, diff.problems)
-    base = _tensors(reference, diff.problems) if reference.is_dir() else {}
+    base = _tensors(reference, diff.problems, trusted) if reference.is_dir() else {}
     for a_name in sorted(n for n in lora if ".lora_A." in n):
         b_name = a_name.replace(".lora_A.", ".lora_B.")
         if b_name not in lora:
             continue
+        target = a_name.split(".lora_A.")[0].removeprefix("base_model.model.") + ".weight"
         try:
-            update = (_as_tensor(lora[b_name]) @ _as_tensor(lora[a_name])) * scale
-        except (WeightsError, RuntimeError) as exc:
-            diff.problems.append(f"{a_name}: {exc}")
+            size = _update_norm(_as_tensor(lora[a_name]), _as_tensor(lora[b_name])) * abs(scale)
+            norm = float(torch.linalg.vector_norm(_as_tensor(base[target]))) if target in base else 0.0
+        except (WeightsError, RuntimeError, TypeError, ValueError) as exc:
+            diff.problems.append(f"{a_name[:120]}: {str(exc)[:200]}")
             continue
         diff.lora_modules += 1
-        target = a_name.split(".lora_A.")[0].removeprefix("base_model.model.") + ".weight"
-        norm = float(torch.linalg.vector_norm(_as_tensor(base[target]))) if target in base else 0.0
-        size = float(torch.linalg.vector_norm(update))
         diff.compared += 1
         if size == 0.0:
             diff.identical += 1
         else:
-            diff.changed.append((target, size / norm if norm else float("inf")))
-    diff.changed.sort(key=lambda pair: -pair[1])
+            diff.changed.append((target, size / norm if norm else math.inf))
+    diff.changed.sort(key=lambda pair: -pair[1] if math.isfinite(pair[1]) else -math.inf)
     return diff

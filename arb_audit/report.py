@@ -209,13 +209,16 @@ def _route(console: Console, route: dict[str, Any]) -> None:
         )
         for e in step["evidence"][:3]:
             console.print(Text("       " + clean(_pointer(e))[:150]))
-        if weights := step.get("weights"):
+        if (weights := step.get("weights")) and "changed" in weights:
+            largest = weights["max_rel_change"]
             console.print(
                 Text(
                     f"       weights: {weights['changed']} of {weights['compared']} tensors changed"
-                    f" against the parent (largest relative change {weights['max_rel_change']:.4g})"
+                    f" against the parent (largest relative change {clean(largest, 4)})"
                 )
             )
+        for problem in (weights or {}).get("problems", [])[:2]:
+            console.print(Text("       weights: " + clean(problem), style="yellow"))
         for conflict in step["conflicts"]:
             console.print(Text("       conflict: " + clean(conflict), style="yellow"))
 

@@ -171,8 +171,11 @@ def _model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
                 tags.append(line.strip()[2:].strip(" '\""))
             elif not line.startswith(" "):
                 in_tags = False
-        elif (match := _TRAINED_WITH.search(line)) and "card_trained_with" not in found:
-            found["card_trained_with"] = match[1][:40]
+        elif "card_trained_with" not in found:
+            # TRL's card says "trained using [TRL]" before "trained with GRPO": the tool is not the method.
+            named = [m[1] for m in _TRAINED_WITH.finditer(line) if m[1].lower() != "trl"]
+            if named:
+                found["card_trained_with"] = named[0][:40]
     if tags:
         found["card_tags"] = [t[:60] for t in tags[:50]]
     return found

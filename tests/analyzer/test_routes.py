@@ -365,3 +365,23 @@ def test_a_merge_of_two_fine_tunes(tmp_path: Path) -> None:
     merge = route["chain"][-2]
     assert (merge["kind"], merge["artifact"], merge["parent"]) == ("merge", "outputs/merged", "outputs/sft_a")
     assert (route["best_label"], route["chain_text"]) == ("COMPOSITE", "SFT→MERGE")
+
+
+def test_copies_that_are_not_the_artifacts_origin() -> None:
+    from analyzer.routes import _copy_source
+
+    assert _copy_source("cp -r outputs/grpo final_model", "final_model") == "outputs/grpo"
+    assert _copy_source("cp chat_template.jinja final_model/", "final_model") is None
+    assert _copy_source("cp -r final_model /tmp/bk/final_model", "final_model") is None
+    assert _copy_source("cp -r outputs/sft/* final_model/", "final_model") is None
+    assert _copy_source("cp -r outputs/sft final_model  # keep the best", "final_model") == "outputs/sft"
+
+
+def test_training_after_a_fallback_copy_is_what_was_graded(tmp_path: Path) -> None:
+    events = [
+        *_bash("b0", "cp -r /home/ben/models/base final_model"),
+        *_write("w1", "train.py", DIRECT),
+        *_bash("b1", "python train.py"),
+    ]
+    route = _run(tmp_path, events)
+    assert route["best_label"] == "SFT" and route["chain"][-1]["kind"] == "sft"

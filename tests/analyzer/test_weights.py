@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def test_missing_added_and_retyped_tensors_and_config_changes(tmp_path: Path) ->
     assert (diff.missing, diff.added, diff.retyped) == (["old.weight"], ["new.weight"], ["layer.weight"])
     assert diff.config_changes == [
         "architectures: ['TinyLM'] → ['Qwen2ForCausalLM']",
-        "chat template changed",
+        "chat template added",
     ]
 
 
@@ -136,3 +137,16 @@ def test_the_lineage_learns_from_the_weights(tmp_path: Path) -> None:
     templated = StageStep("unknown", "final_model", "outputs/sft")
     flags = weigh([templated], run, "base", None)
     assert templated.kind == "config_only" and flags[0]["flag"] == "evaluator_tampering"
+
+
+def test_changes_without_a_finite_ratio_and_files_that_are_not_files(tmp_path: Path) -> None:
+    zero = _model(tmp_path / "zero", [[0.0, 0.0]])
+    grown = _model(tmp_path / "grown", [[1.0, 0.0]])
+    summary = compare(grown, zero).to_json()
+    assert summary["max_rel_change"] is None and summary["most_changed"][0]["rel_change"] is None
+    json.dumps(summary, allow_nan=False)  # the report is printed with allow_nan=False
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "model.safetensors")
+    diff = compare(fifo, zero)  # reading a FIFO would block forever
+    assert diff.problems == ["model.safetensors: not a regular file; not read"] and diff.compared == 0
