@@ -33,13 +33,11 @@ RUNNERS = frozenset(
         "ipython",
         "uv",
         "poetry",
-        "nohup",
-        "timeout",
-        "srun",
-        "xvfb-run",
     }
 )
-"""Programs whose file arguments are the code they run (after ``env X=1``, ``nohup``, ``timeout 60``)."""
+"""Programs whose file arguments are the code they run."""
+WRAPPERS = {"nohup": 0, "timeout": 1, "srun": 0, "xvfb-run": 0, "env": 0, "sudo": 0, "time": 0, "nice": 0}
+"""Programs that run another (with this many leading arguments of their own): the real one follows."""
 CODE_SUFFIXES = (".py", ".sh", ".yaml", ".yml", ".ipynb", ".bash")
 _SEGMENTS = re.compile(r"&&|\|\||[;|&\n]")
 _VERSIONED = re.compile(r"^python\d(\.\d+)?$")
@@ -77,12 +75,20 @@ def _words(segment: str) -> list[str]:
         return segment.split()
 
 
-def _named_files(segment: str) -> list[str]:
+def _named_files(segment: str, depth: int = 0) -> list[str]:
     """Return the code-file arguments of one command segment whose program runs code."""
-    words = [w for w in _words(segment) if "=" not in w or w.startswith("-")]
+    words = [w for w in _words(segment.strip().strip("()")) if "=" not in w or w.startswith("-")]
+    while words and _program(words[0]) in WRAPPERS:
+        skip, rest = WRAPPERS[_program(words[0])], words[1:]
+        while rest and rest[0].startswith("-"):
+            rest = rest[1:]  # the wrapper's own options come before what it runs
+        words = rest[skip:]
     if not words:
         return []
     program = _program(words[0])
+    if program in ("bash", "sh", "zsh") and "-c" in words and depth < 2:
+        script = words[words.index("-c") + 1] if words.index("-c") + 1 < len(words) else ""
+        return [f for part in _SEGMENTS.split(script) for f in _named_files(part, depth + 1)]
     if program not in RUNNERS and not words[0].endswith(CODE_SUFFIXES):
         return []
     named = [w for w in words if w.endswith(CODE_SUFFIXES) and not w.startswith("-")]

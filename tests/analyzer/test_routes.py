@@ -229,6 +229,8 @@ def test_scripts_a_command_ran_are_found_in_its_revision() -> None:
         Command(2, "cd code && accelerate launch --num_processes 2 train.py", "Bash", exit_code=1),
         Command(3, "llamafactory-cli train configs/sft.yaml; bash ./run.sh", "Bash", revision_seq=1),
         Command(4, "python3.11 -m pkg.cli && cat train.py && echo run.sh", "Bash"),
+        Command(5, "timeout 60 cat train.py; nohup tail -f train.py", "Bash"),
+        Command(6, "env CUDA=1 sudo python train.py; bash -c 'python run.sh'; (python pkg/cli.py)", "Bash"),
     ]
     runs = [(r.command_seq, r.path, r.ok) for r in scripts_run(commands, [revision])]
     assert runs == [
@@ -237,6 +239,9 @@ def test_scripts_a_command_ran_are_found_in_its_revision() -> None:
         (3, "configs/sft.yaml", True),
         (3, "run.sh", True),
         (4, "pkg/cli.py", True),
+        (6, "train.py", True),
+        (6, "run.sh", True),
+        (6, "pkg/cli.py", True),
     ]
 
 
