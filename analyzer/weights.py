@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import math
 import stat
-import struct
 import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from arb_audit.safetensors import HeaderError, read_header
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # torch warns at import when NumPy is absent; nothing here needs it
@@ -35,7 +36,6 @@ DTYPES: dict[str, torch.dtype] = {
     "U8": torch.uint8,
     "BOOL": torch.bool,
 }
-MAX_HEADER_BYTES = 100 * 1024 * 1024
 MAX_TENSOR_BYTES = 512 * 1024**2
 """Larger tensors are not compared (a hostile header could name any size; each side is held as float32)."""
 MAX_PICKLE_BYTES = 4 * 1024**3
@@ -133,32 +133,11 @@ def safetensors_index(path: Path) -> dict[str, TensorRef]:
     """Read a safetensors header: tensor name → where it lies. Raises :class:`WeightsError`."""
     try:
         with path.open("rb") as handle:
-            raw = handle.read(8)
-            if len(raw) != 8:
-                raise WeightsError(f"{path.name}: too short to be safetensors")
-            (length,) = struct.unpack("<Q", raw)
-            if length > MAX_HEADER_BYTES:
-                raise WeightsError(f"{path.name}: header of {length:,} bytes is not believed")
-            header = json.loads(handle.read(length))
-        size = path.stat().st_size
-    except (OSError, ValueError, RecursionError) as exc:
+            header = read_header(handle, path.stat().st_size)
+    except (OSError, HeaderError) as exc:
         raise WeightsError(f"{path.name}: not readable safetensors ({exc})") from exc
-    if not isinstance(header, dict):
-        raise WeightsError(f"{path.name}: the header is not an object")
-    index: dict[str, TensorRef] = {}
-    for name, info in header.items():
-        if name == "__metadata__" or not isinstance(info, dict):
-            continue
-        offsets, shape, dtype = info.get("data_offsets"), info.get("shape"), info.get("dtype")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
-            raise WeightsError(f"{path.name}: tensor {name[:80]!r} has no usable offsets")
-        start, end = 8 + length + offsets[0], 8 + length + offsets[1]
-        if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)) or not (
-            8 + length <= start <= end <= size
-        ):
-            raise WeightsError(f"{path.name}: tensor {name[:80]!r} lies outside the file or has no shape")
-        index[name] = TensorRef(path, str(dtype), tuple(shape), start, end)
-    return index
+    start = header.data_start
+    return {t.name: TensorRef(path, t.dtype, t.shape, start + t.start, start + t.end) for t in header.tensors}
 
 
 def raw_bytes(ref: TensorRef) -> bytes:

@@ -11,9 +11,7 @@ and digest; a symlink by its target, never followed). Nothing is loaded, importe
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import mmap
 import os
 import stat
@@ -23,37 +21,12 @@ from typing import Any
 import blake3
 
 from arb_audit.model import ArtifactManifest, FileDigest, TensorDigest
+from arb_audit.safetensors import HeaderError, read_header
 
-MAX_HEADER_BYTES = 100 * 1024 * 1024
-"""A safetensors header larger than this is not believed (the format's own reference limit)."""
-MAX_DIM = 2**31 - 1
-"""A tensor dimension beyond this is not believed."""
 MERKLE_CONTEXT = "arb-audit 2026-11 safetensors tensor manifest v1"
 """BLAKE3 key-derivation context of the per-tensor root: a separate hash function from the plain BLAKE3
 of whole files, so a file whose bytes happen to be some root's input cannot share that root."""
-DTYPE_BYTES = {
-    "BOOL": 1,
-    "U8": 1,
-    "I8": 1,
-    "F8_E5M2": 1,
-    "F8_E4M3": 1,
-    "I16": 2,
-    "U16": 2,
-    "F16": 2,
-    "BF16": 2,
-    "I32": 4,
-    "U32": 4,
-    "F32": 4,
-    "I64": 8,
-    "U64": 8,
-    "F64": 8,
-}
-"""Bytes per element of the dtypes the safetensors format defines; others are not size-checked."""
 SKIPPED_NAMES = frozenset({".arb-audit", ".git", "__pycache__"})
-
-
-class HeaderError(ValueError):
-    """A safetensors header that does not describe its file."""
 
 
 def _field(hasher: Any, data: bytes) -> None:
@@ -68,59 +41,13 @@ def _digest_range(view: memoryview, start: int, end: int) -> str:
     return hasher.hexdigest()
 
 
-def _tensor_ranges(
-    header: dict[str, object], data_size: int
-) -> list[tuple[int, int, str, str, tuple[int, ...]]]:
-    """Validate the tensor entries; return ``(start, end, name, dtype, shape)`` sorted by start."""
-    ranges = []
-    for name, spec in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(spec, dict):
-            raise HeaderError(f"entry {name!r} is not an object")
-        dtype, shape, offsets = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
-        if not isinstance(dtype, str):
-            raise HeaderError(f"tensor {name!r} has no dtype")
-        if not (isinstance(shape, list) and all(isinstance(d, int) and 0 <= d <= MAX_DIM for d in shape)):
-            raise HeaderError(f"tensor {name!r} has no valid shape")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
-            raise HeaderError(f"tensor {name!r} has no valid data_offsets")
-        start, end = offsets
-        if not 0 <= start <= end <= data_size:
-            raise HeaderError(f"tensor {name!r} lies outside the file ({start}..{end} of {data_size} bytes)")
-        if dtype in DTYPE_BYTES and math.prod(shape) * DTYPE_BYTES[dtype] != end - start:
-            raise HeaderError(f"tensor {name!r}: shape {shape} of {dtype} does not fill {end - start} bytes")
-        try:
-            name.encode(), dtype.encode()
-        except UnicodeEncodeError as exc:
-            raise HeaderError(f"tensor name or dtype is not text ({exc.reason})") from exc
-        ranges.append((start, end, name, dtype, tuple(shape)))
-    ranges.sort()
-    for (_, end, name, _, _), (start, _, other, _, _) in itertools.pairwise(ranges):
-        if start < end:
-            raise HeaderError(f"tensors {name!r} and {other!r} overlap")
-    return ranges
-
-
 def _hash_safetensors(path: Path, rel: str, size: int) -> FileDigest:
     """Hash a safetensors file tensor by tensor; HeaderError when its header does not hold up."""
     with path.open("rb") as handle:
-        prefix = handle.read(8)
-        if len(prefix) < 8:
-            raise HeaderError("shorter than the 8-byte header length")
-        length = int.from_bytes(prefix, "little")
-        if length < 2 or length > min(MAX_HEADER_BYTES, size - 8):
-            raise HeaderError(f"header length {length:,} does not fit the file")
-        try:
-            header = json.loads(handle.read(length))
-        except (ValueError, RecursionError) as exc:  # ValueError covers bad UTF-8, bad JSON, giant ints
-            raise HeaderError(f"header is not JSON ({exc})") from exc
-        if not isinstance(header, dict):
-            raise HeaderError("header is not a JSON object")
-        data_start = 8 + length
-        ranges = _tensor_ranges(header, size - data_start)
+        checked = read_header(handle, size)
+        data_start = checked.data_start
         outer = blake3.blake3(derive_key_context=MERKLE_CONTEXT)
-        metadata = header.get("__metadata__")
+        metadata = checked.metadata
         _field(outer, json.dumps(metadata, sort_keys=True, separators=(",", ":")).encode())
         tensors: list[TensorDigest] = []
         gaps: list[str] = []
@@ -129,15 +56,14 @@ def _hash_safetensors(path: Path, rel: str, size: int) -> FileDigest:
             view = memoryview(mapped)
             try:
                 cursor = data_start
-                for start, end, name, dtype, shape in ranges:
-                    if data_start + start > cursor:
-                        gaps.append(f"{cursor}:{_digest_range(view, cursor, data_start + start)}")
+                for tensor in checked.tensors:
+                    start, end = data_start + tensor.start, data_start + tensor.end
+                    if start > cursor:
+                        gaps.append(f"{cursor}:{_digest_range(view, cursor, start)}")
                     tensors.append(
-                        TensorDigest(
-                            name, dtype, shape, _digest_range(view, data_start + start, data_start + end)
-                        )
+                        TensorDigest(tensor.name, tensor.dtype, tensor.shape, _digest_range(view, start, end))
                     )
-                    cursor = max(cursor, data_start + end)
+                    cursor = max(cursor, end)
                 if cursor < size:
                     gaps.append(f"{cursor}:{_digest_range(view, cursor, size)}")
             finally:
