@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from collectors.clock import from_epoch, parse_time
 from collectors.reading import RunFolder, Tally, parse_json
 from collectors.transcripts.secrets import redact
 
@@ -51,31 +52,17 @@ class Event:
     """The event object."""
 
 
-EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-LATEST = datetime(2200, 1, 1, tzinfo=UTC)
-"""Times outside these bounds are not believed (and would overflow the arithmetic done on them)."""
-
-
-def _plausible(moment: datetime) -> datetime | None:
-    return moment if EARLIEST <= moment < LATEST else None
-
-
 def parse_stamp(text: str) -> datetime | None:
     """Parse an ISO-8601 time (``Z`` or an offset; naive times are UTC); None if it is not a plausible one."""
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return _plausible(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    moment = parse_time(text.replace("Z", "+00:00"))
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def epoch_ms(value: Any) -> datetime | None:
     """Read epoch milliseconds (OpenCode's ``timestamp``); None for anything that is not a plausible one."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not EARLIEST.timestamp() * 1000 <= value < LATEST.timestamp() * 1000:
-        return None
-    return datetime.fromtimestamp(value / 1000, tz=UTC)
+    return from_epoch(value / 1000)
 
 
 def lines(folder: RunFolder, rel: str) -> Iterator[Line]:
