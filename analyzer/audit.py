@@ -189,8 +189,9 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
     history = [f"the code history rebuilt from the transcript ({counts})"] if edits or record.commands else []
     return {
         "status": "not_analyzed",
-        "label": None,
+        "best_label": None,
         "chain": None,
+        "chain_text": None,
         "attempted": [],
         "written": [],
         "adopted": [],

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.routes import StageStep
+
+if TYPE_CHECKING:
+    from analyzer.weights import WeightDiff
 from arb_audit.evidence import Evidence
 
 AVAILABLE = importlib.util.find_spec("torch") is not None
@@ -31,12 +34,21 @@ def _folder(run_dir: Path, name: str | None, base_model: str | None, base_dir: P
 
 
 def weigh(
-    steps: list[StageStep], run_dir: Path, base_model: str | None, base_dir: Path | None
+    steps: list[StageStep],
+    run_dir: Path,
+    base_model: str | None,
+    base_dir: Path | None,
+    seen: dict[tuple[Path, Path], WeightDiff] | None = None,
 ) -> list[dict[str, Any]]:
-    """Compare each step's artifact with its parent; refine the steps; return the flags seen."""
+    """Compare each step's artifact with its parent; refine the steps; return the flags seen.
+
+    ``seen`` keeps comparisons across calls: lineages of several submissions share their early steps.
+    """
     if not AVAILABLE:
         return []
     from analyzer.weights import compare
+
+    seen = {} if seen is None else seen
 
     flags: list[dict[str, Any]] = []
     for step in steps:
@@ -45,7 +57,9 @@ def weigh(
         if model is None or parent is None or model == parent:
             continue  # a model trained in place has no parent left to compare with
         try:
-            diff = compare(model, parent, trusted_reference=parent == base_dir)
+            if (model, parent) not in seen:
+                seen[(model, parent)] = compare(model, parent, trusted_reference=parent == base_dir)
+            diff = seen[(model, parent)]
         except Exception as exc:
             # The folders are the agent's: whatever they hold costs this comparison, never the audit.
             step.weights = {

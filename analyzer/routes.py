@@ -310,13 +310,13 @@ def lineage(code: RunCode, artifact_path: str, base: str | None, before_seq: int
     return list(reversed(steps))
 
 
-def _last_copy(code: RunCode, artifact: str, before_seq: int | None) -> Command | None:
-    """Return the last command (before ``before_seq``) that copies something onto ``artifact``."""
+def _last_copy(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Command, str] | None:
+    """Return the last command (before ``before_seq``) that copies something onto ``artifact``, and what."""
     for command in reversed(code.record.commands):
         if before_seq is not None and command.seq > before_seq:
             continue
-        if _copy_source(command.command, artifact) is not None:
-            return command
+        if (source := _copy_source(command.command, artifact)) is not None:
+            return command, source
     return None
 
 
@@ -324,14 +324,14 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
     copy = _last_copy(code, artifact, before_seq)
     static = _producer(code, artifact, before_seq)
     # The latest writer made what was graded: a copy after training, or training after a fallback copy.
-    if copy is not None and (static is None or copy.seq > static[0].command_seq):
-        source = _copy_source(copy.command, artifact)
+    if copy is not None and (static is None or copy[0].seq > static[0].command_seq):
+        command, source = copy
         return StageStep(
             "copy",
             artifact,
             source,
             confidence=0.7,
-            evidence=[Evidence("command", command_seq=copy.seq, excerpt=excerpt(copy.command, 200))],
+            evidence=[Evidence("command", command_seq=command.seq, excerpt=excerpt(command.command, 200))],
         )
     dynamic = _artifact_kind(info)
     parent = info.parent_ref if info else None
@@ -441,7 +441,6 @@ def analyze(
     return {
         "status": "analyzed",
         "best_label": route_label(chain) if best else None,
-        "label": route_label(chain) if best else None,
         "chain": [s.to_json() for s in chain],
         "chain_text": chain_text(chain) if best else None,
         "attempted": sorted(attempted),

@@ -46,8 +46,10 @@ def route_analysis(
     code = RunCode(record, labels, runs, text)
     run_dir = Path(record.run.source_path)
 
+    compared: dict[tuple[Path, Path], Any] = {}
+
     def refine(steps: list[StageStep]) -> list[dict[str, Any]]:
-        return weigh(steps, run_dir, record.run.base_model, base_dir)
+        return weigh(steps, run_dir, record.run.base_model, base_dir, compared)
 
     result = analyze(code, best_submission(record.submissions), refine)
     result["signals"] = run_signals(record.commands, runs, labels)

@@ -67,7 +67,7 @@ def test_route_section_says_what_it_cannot_tell_and_lists_claims() -> None:
         ReportedIteration("summary.md", 2, train_type="GRPO"),
     ]
     route = build_audit(rec)["route"]
-    assert route["status"] == "not_analyzed" and route["label"] is None and route["adopted"] == []
+    assert route["status"] == "not_analyzed" and route["best_label"] is None and route["adopted"] == []
     assert route["agent_claims"] == [
         {"train_type": "SFT", "iterations": [1]},
         {"train_type": "GRPO", "iterations": [2]},
