@@ -411,8 +411,21 @@ def build_audit(
         ],
         "revisions": _revisions_json(record, offset),
         "commands": [_command_json(c, offset) for c in record.commands],
-        "problems": [{"path": p.path, "message": p.message} for p in record.problems],
+        "problems": [{"path": p.path, "message": p.message} for p in record.problems]
+        + _weight_problems(routes),
     }
+
+
+def _weight_problems(routes: dict[str, Any] | None) -> list[dict[str, str]]:
+    """Return the model files weight forensics could not read, each naming the artifact it belongs to."""
+    found = []
+    for steps in (routes or {}).get("lineage", {}).values():
+        for step in steps:
+            for message in (step.get("weights") or {}).get("problems", []):
+                entry = {"path": step["artifact"], "message": f"compared with {step['parent']}: {message}"}
+                if entry not in found:
+                    found.append(entry)
+    return found
 
 
 def _revisions_json(record: RunRecord, offset: int | None) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,7 @@ def _run(
     log_keys: list[str] | None = None,
     *options: str,
     metrics: str = '{"accuracy": 0.41}',
+    setup: Callable[[Path], None] | None = None,
 ) -> dict[str, Any]:
     """Write a PostTrainBench run folder around ``events`` and return its audit's ``route``."""
     run = tmp_path / "claude_claude-opus-4-6_10h" / "gsm8k_Qwen_Qwen3-4B-Base_1"
@@ -108,15 +110,14 @@ def _run(
     (run / "solve_out.txt").write_text(
         jsonl([claude_init(), *events], start=datetime(2026, 4, 10, tzinfo=UTC))
     )
+    if setup is not None:
+        setup(run)
     code, out, err = run_cli(str(run), "--json", *options)
     assert code == 0, err
     report = json.loads(out)
     route: dict[str, Any] = report["route"]
-    route["quadrant"], route["failure"], route["flags"] = (
-        report["quadrant"],
-        report["failure"],
-        report["flags"],
-    )
+    for section in ("quadrant", "failure", "flags", "problems"):
+        route[section] = report[section]
     return route
 
 
@@ -390,3 +391,19 @@ def test_training_after_a_fallback_copy_is_what_was_graded(tmp_path: Path) -> No
     ]
     route = _run(tmp_path, events)
     assert route["best_label"] == "SFT" and route["chain"][-1]["kind"] == "sft"
+
+
+def test_model_files_weight_forensics_cannot_read_are_named_and_the_audit_goes_on(tmp_path: Path) -> None:
+    def setup(run: Path) -> None:
+        grpo = run / "outputs" / "grpo"
+        grpo.mkdir(parents=True)
+        (grpo / "model.safetensors").write_bytes(b"\xff" * 40)  # a header length no file can hold
+
+    events = [*_write("w2", "train_grpo.py", GRPO), *_bash("b2", "python train_grpo.py")]
+    events += _bash("b3", "cp -r outputs/grpo final_model")
+    route = _run(tmp_path, events, None, setup=setup)
+    assert route["best_label"] == "GRPO" and route["chain"][-1]["kind"] == "copy"
+    [problem] = [p for p in route["problems"] if p["path"] == "final_model"]
+    assert problem["message"].startswith(
+        "compared with outputs/grpo: model.safetensors: not readable safetensors"
+    )
