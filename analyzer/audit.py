@@ -196,7 +196,7 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
         "written": [],
         "adopted": [],
         # The failure signals and flags of the analysis have sections of their own.
-        **{k: v for k, v in (analysis or {}).items() if k not in ("signals", "flags")},
+        **{k: v for k, v in (analysis or {}).items() if k not in ("signals", "flags", "problems")},
         "can_tell": [
             "which attempts were graded, when, and with what score (the ledger)",
             "which artifact path each attempt named and whether it changed after grading",
@@ -412,7 +412,8 @@ def build_audit(
         "revisions": _revisions_json(record, offset),
         "commands": [_command_json(c, offset) for c in record.commands],
         "problems": [{"path": p.path, "message": p.message} for p in record.problems]
-        + _weight_problems(routes),
+        + _weight_problems(routes)
+        + (routes or {}).get("problems", []),
     }
 
 

@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from analyzer.classify import Classification
 from analyzer.code_labels import classify_blobs
 from analyzer.lineage_weights import AVAILABLE, weigh
 from analyzer.metrics import best_submission
 from analyzer.routes import RunCode, StageStep, analyze
 from analyzer.run_signals import run_signals
-from analyzer.scripts_run import scripts_run
+from analyzer.scripts_run import ScriptRun, scripts_run
 from analyzer.static_flags import static_flags
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
@@ -55,4 +56,21 @@ def route_analysis(
     result["signals"] = run_signals(record.commands, runs, labels)
     result["flags"] = static_flags(record, runs, text) + result["flags"]
     result["weights_available"] = AVAILABLE
+    result["problems"] = _unread_scripts(runs, labels)
     return result
+
+
+def _unread_scripts(runs: list[ScriptRun], labels: dict[str, Classification]) -> list[dict[str, str]]:
+    """Name each script a command ran that the static analyzer could not (fully) read, once."""
+    found: dict[str, dict[str, str]] = {}
+    for run in runs:
+        error = (
+            labels[run.blob_sha].error if run.blob_sha in labels else "its content is not in revisions.git"
+        )
+        if error and run.blob_sha not in found:
+            found[run.blob_sha] = {
+                "path": run.path,
+                "message": f"(revision {run.revision_seq}, run by command {run.command_seq}) could not be"
+                f" fully analysed: {error}",
+            }
+    return list(found.values())

@@ -407,3 +407,15 @@ def test_model_files_weight_forensics_cannot_read_are_named_and_the_audit_goes_o
     assert problem["message"].startswith(
         "compared with outputs/grpo: model.safetensors: not readable safetensors"
     )
+
+
+def test_a_script_that_ran_but_cannot_be_parsed_is_named(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "train.py", "from trl import SFTTrainer\ndef broken(:\n"),
+        *_bash("b1", "python train.py"),
+    ]
+    problems = _run(tmp_path, events)["problems"]
+    [problem] = [p for p in problems if p["path"] == "train.py"]
+    assert problem["message"].startswith(
+        "(revision 1, run by command 1) could not be fully analysed: syntax error"
+    )
