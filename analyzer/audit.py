@@ -130,11 +130,18 @@ def _failure(
     if seen:
         _, mode, why, key = min(seen)
         first = (mode, why, signals[key][:5])
-    ran, crashed = signals.get("training_ran", []), signals.get("crashed", [])
+    ran, crashed, cut = (signals.get(k, []) for k in ("training_ran", "crashed", "cut"))
     # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
     if first is None and best is None and ledger["mode"] == "timeout_no_submission" and record.commands:
         if not ran:
             first = ("early_coding_failure", "no command ever ran training code", [])
+        elif cut:
+            # Training was still running when the run ended: the budget, not the code, ended it.
+            first = (
+                "timeout_no_submission",
+                f"the run ended while training code was still running ({len(cut)} run(s) cut off)",
+                cut[:5],
+            )
         elif len(crashed) == len(ran):
             first = (
                 "early_coding_failure",
@@ -185,8 +192,13 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
             claims.setdefault(it.train_type, set()).add(it.number)
     code = record.revisions[-1] if record.revisions else None
     edits = sum(1 for r in record.revisions if r.trigger == "transcript-edit")
-    counts = f"{edits} revisions, {len(record.commands)} commands"
-    history = [f"the code history rebuilt from the transcript ({counts})"] if edits or record.commands else []
+    commands = len(record.commands)
+    if edits:
+        history = [f"the code history rebuilt from the transcript ({edits} revisions, {commands} commands)"]
+    elif commands:
+        history = [f"the commands the transcript shows ({commands}), each with the revision then in force"]
+    else:
+        history = []
     return {
         "status": "not_analyzed",
         "best_label": None,

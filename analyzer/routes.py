@@ -242,9 +242,13 @@ def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, float, Evidence]
 
 
 _WRITES = re.compile(
-    r"(?:output_dir|out_dir|save_dir|save_model|save_pretrained|output-dir|OUTPUT_DIR|--output)\W{0,12}$"
+    r"(?:output_dir|out_dir|save_dir|save_model|save_pretrained|output-dir|OUTPUT_DIR|--output"
+    r"|--out|--save[\w-]*)\W{0,12}$"
 )
-_READS = re.compile(r"(?:from_pretrained\(|model|model_name_or_path|--model[\w-]*)\W{0,12}$")
+_READS = re.compile(
+    r"(?:from_pretrained\(|model|model_name_or_path|--model[\w-]*|--init[\w-]*|--from|--checkpoint"
+    r"|--base[\w-]*|--policy|--ref[\w-]*|--resume[\w-]*)\W{0,12}$"
+)
 
 
 def _mention(text: str, artifact: str) -> str | None:
@@ -341,10 +345,13 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
         kind, weight, pointer = dynamic  # type: ignore[misc]
         return StageStep(kind, artifact, parent, confidence=weight * 0.7, evidence=[pointer])
     run, stage = static
+    producing = code.command(run.command_seq)
     step = StageStep(
         stage.kind,
         artifact,
-        parent or _loaded_model(code.text(run.blob_sha) or "", code.record.run.base_model),
+        parent
+        or (_command_model(code, producing, artifact) if producing else None)
+        or _loaded_model(code.text(run.blob_sha) or "", code.record.run.base_model),
         variant=stage.variant,
         interactive=stage.interactive,
         on_policy=stage.on_policy,
@@ -373,6 +380,35 @@ _LOADS = re.compile(
 )
 """``from_pretrained("...")``, ``model="..."`` (TRL trainers take a path or id as ``model``), and the
 ``model:`` keys of YAML configs (LLaMA-Factory, axolotl, mergekit's first model)."""
+
+
+def _command_model(code: RunCode, command: Command, artifact: str) -> str | None:
+    """Return the first model of the run that a training command names as an argument (``--init X``).
+
+    Only models the run knows count — its artifacts, submitted paths, the base model, or what an
+    earlier training run wrote — so a data file or the command's own output is never its parent.
+    """
+    if len(command.command) > MAX_SEGMENT_CHARS:
+        return None
+    try:
+        words = shlex.split(command.command, comments=True)
+    except ValueError:
+        return None
+    record = code.record
+    known = {a.path for a in record.artifacts} | {
+        s.artifact_path for s in record.submissions if s.artifact_path
+    }
+    known |= {record.run.base_model} if record.run.base_model else set()
+    earlier = [
+        r for r in code.runs if r.command_seq < command.seq and training_stages(code.labels.get(r.blob_sha))
+    ]
+    for word in words[1:]:
+        value = posixpath.normpath(word.split("=", 1)[-1].removeprefix("./")) if word else ""
+        if not value or value == "." or _same(value, artifact):
+            continue
+        if value in known or any(code.mention(r, value) == "writes" for r in earlier):
+            return value
+    return None
 
 
 def _loaded_model(text: str, base: str | None) -> str | None:

@@ -45,7 +45,7 @@ def route_analysis(
 
     runs = scripts_run(record.commands, record.revisions)
     code = RunCode(record, labels, runs, text)
-    run_dir = Path(record.run.source_path)
+    run_dir = artifact_root(record)
 
     compared: dict[tuple[Path, Path], Any] = {}
 
@@ -58,6 +58,18 @@ def route_analysis(
     result["weights_available"] = AVAILABLE
     result["problems"] = _unread_scripts(runs, labels)
     return result
+
+
+def artifact_root(record: RunRecord) -> Path:
+    """Return the folder submitted paths are relative to: the run folder, or a recording's workspace.
+
+    A recording keeps the workspace apart from the run folder; an imported run's workspace path is the
+    agent's machine's (and the agent's to write), so only a recording's is followed.
+    """
+    workspace = record.run.workspace_path
+    if record.run.source_format == "recorded" and workspace and Path(workspace).is_dir():
+        return Path(workspace)
+    return Path(record.run.source_path)
 
 
 def _unread_scripts(runs: list[ScriptRun], labels: dict[str, Classification]) -> list[dict[str, str]]:

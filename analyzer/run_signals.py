@@ -47,6 +47,7 @@ def run_signals(
     signals: dict[str, list[dict[str, Any]]] = {
         "training_ran": [],
         "crashed": [],
+        "cut": [],
         "nan": [],
         "constant_reward": [],
     }
@@ -58,7 +59,9 @@ def run_signals(
             continue
         stage = sorted(kinds & TRAINING_KINDS)[0]
         signals["training_ran"].append(_pointer(command, f"runs {run.path} ({stage})"))
-        if not run.ok:
+        if not command.finished:
+            signals["cut"].append(_pointer(command, "still running when the transcript ends (cut off)"))
+        elif not run.ok:
             signals["crashed"].append(_pointer(command, _error_line(command)))
         output = command.output_excerpt or ""
         if _NAN.search(output):

@@ -18,6 +18,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "arb_audit.commands.classify",
         "What each training file does (route labels, with evidence).",
     ),
+    "demo": (
+        "arb_audit.commands.demo",
+        "Record scripted agents in a tiny CPU world and audit them (the reference runs).",
+    ),
     "record": ("arb_audit.commands.record", "Run an agent under recording: revisions, submissions, hashes."),
     "verify": ("arb_audit.commands.verify", "Check a recording's ledger and graded artifacts still hold."),
 }

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arb_audit.model import RunRecord
+from arb_audit.model import ArtifactInfo, RunRecord
 from arb_audit.store import RunStore, StoreError, revisions_path_for
+from collectors.artifacts import describe, find_output_artifacts
 from collectors.base import CollectOptions, Collector
 from collectors.reading import RunFolder
-from runner.layout import STORE_NAME, is_recording
+from collectors.transcripts.ingest import transcript_commands
+from runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording
 
 
 class RecordedCollector(Collector):
@@ -41,5 +43,47 @@ class RecordedCollector(Collector):
             folder.problem(STORE_NAME, f"the ledger's hash chain breaks at submission {broken}")
         git_dir = revisions_path_for(store_file)
         record.revisions_path = str(git_dir) if record.revisions else None
+        _relocate_workspace(folder, record)
+        record.artifacts = _artifacts(record)
+        facts = transcript_commands(folder, AGENT_OUTPUT, record.revisions)
+        if facts is not None:
+            record.commands = facts.commands
+            record.run.extra["transcript"] = facts.summary
+            record.problems.extend(facts.problems)
         record.problems.extend(folder.problems)
         return record
+
+
+def _relocate_workspace(folder: RunFolder, record: RunRecord) -> None:
+    """Point the run at its workspace when the recording was moved together with it (a fixture, a copy).
+
+    The recorded absolute path wins while it exists; else the path relative to the recording that
+    ``recording.json`` keeps, when that is a folder beside the recording (moved with it, not elsewhere).
+    """
+    recorded = record.run.workspace_path
+    if recorded and Path(recorded).is_dir():
+        return
+    marker = folder.read_json(RECORDING_MARKER, expect=dict)
+    relative = marker.get("workspace_relative") if marker else None
+    if not isinstance(relative, str) or "\x00" in relative:
+        return
+    moved = (folder.root / relative).resolve()
+    if moved.is_dir() and moved.is_relative_to(folder.root.resolve().parent):
+        record.run.workspace_path = str(moved)
+
+
+def _artifacts(record: RunRecord) -> list[ArtifactInfo]:
+    """Describe the models in the workspace: every submitted path and every model folder under output/.
+
+    The workspace is the runner's to name, so it is read where the recording says it is (or was moved
+    to); what it holds now may differ from what was graded, which the content ids tell.
+    """
+    workspace = record.run.workspace_path
+    if not workspace or not Path(workspace).is_dir():
+        return []
+    folder = RunFolder(Path(workspace))
+    paths = dict.fromkeys(s.artifact_path for s in record.submissions if s.artifact_path)
+    paths.update(dict.fromkeys(find_output_artifacts(folder)))
+    found = [describe(folder, rel) for rel in sorted(p for p in paths if p is not None)]
+    record.problems.extend(folder.problems)
+    return found

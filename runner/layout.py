@@ -16,3 +16,7 @@ STORE_NAME = "run.duckdb"
 def is_recording(run_dir: Path) -> bool:
     """Tell whether ``run_dir`` is a folder written by ``arb-audit record``."""
     return (run_dir / RECORDING_MARKER).is_file() and (run_dir / STORE_NAME).is_file()
+
+
+AGENT_OUTPUT = "agent.log"
+"""The agent's stdout and stderr; a transcript when the agent prints one (Claude Code ``stream-json``)."""

@@ -26,7 +26,7 @@ from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submissi
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.store import RunStore, revisions_path_for
 from runner.grading import Grader, command_evaluator, serve, upstream_evaluator
-from runner.layout import RECORDING_MARKER, STORE_NAME
+from runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
 
 
 class RecordError(Exception):
@@ -154,6 +154,10 @@ def record(options: RecordOptions) -> int:
             json.dumps(
                 {
                     "workspace": str(options.workspace.resolve()),
+                    # lets a recording moved together with its workspace find it again
+                    "workspace_relative": os.path.relpath(
+                        options.workspace.resolve(), options.run_dir.resolve()
+                    ),
                     "agent": options.agent,
                     "evaluator": options.evaluator,
                     "task": options.task,
@@ -202,7 +206,7 @@ def record(options: RecordOptions) -> int:
             "TASK": options.task or "",
             "BASE_MODEL": options.base_model or "",
         }
-        with (options.run_dir / "agent.log").open("wb") as log:
+        with (options.run_dir / AGENT_OUTPUT).open("wb") as log:
             try:
                 agent = subprocess.Popen(
                     options.agent,

@@ -44,6 +44,12 @@ AUTORL_BENCH_TASKS: dict[str, Task] = {
 """AutoRL-Bench's built-in tasks with their grading split sizes (reference/autorl_bench.md §2)."""
 
 
+REFERENCE_TASKS: dict[str, Task] = {
+    t.name: t for t in (Task("revstr", 1, 200, "policy_gradient"), Task("keyroom", 3, 100, "online_rl"))
+}
+"""The reference world's tasks (runner/reference/tasks.py), with their held-out split sizes."""
+
+
 def find_task(name: str | None) -> Task | None:
     """Return the known task called ``name``, or None (``smith-*`` and unknown tasks)."""
-    return AUTORL_BENCH_TASKS.get(name or "")
+    return AUTORL_BENCH_TASKS.get(name or "") or REFERENCE_TASKS.get(name or "")

@@ -97,6 +97,14 @@ def _audit_one(
         )
 
 
+def audit_recording(run_dir: Path) -> dict[str, Any]:
+    """Audit a folder written by ``arb-audit record`` into its own store; return the audit."""
+    from collectors import registry
+    from collectors.base import CollectOptions
+
+    return _audit_one(registry.load("recorded"), run_dir.resolve(), None, CollectOptions(), None)
+
+
 def _tree(folder: Path) -> tuple[Collector, RunListing] | None:
     """Find the collector for which ``folder`` is a tree of runs (a PostTrainBench results folder)."""
     from collectors import registry

@@ -6,6 +6,7 @@ AutoRL-Bench's ``agent.jsonl``).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,31 @@ def ingest_transcript(
     facts.summary = _summary(transcript, history, paths)
     if snapshot is not None:
         facts.summary["final_check"] = _check(history, snapshot, facts.problems, rel)
+    return facts
+
+
+def transcript_commands(folder: RunFolder, rel: str, revisions: list[Revision]) -> TranscriptFacts | None:
+    """Read transcript ``rel`` for its command timeline only, against revisions recorded elsewhere.
+
+    A run recorded by the runner has its real code history already; each command's revision is the
+    last one taken at or before the command started. None when the file holds no transcript.
+    """
+    transcript = read_transcript(folder, rel)
+    if transcript is None:
+        return None
+    starts: list[float] = []
+    for call in transcript.calls:  # a call without a time happened no earlier than the one before it
+        starts.append(call.started_at.timestamp() if call.started_at else (starts[-1] if starts else 0.0))
+    revision_at_call = [
+        (bisect.bisect_left(starts, r.taken_at.timestamp()) if r.taken_at else 0, r.seq)
+        for r in sorted(revisions, key=lambda r: r.seq)
+    ]
+    facts = TranscriptFacts(transcript, problems=list(transcript.problems))
+    facts.commands = _commands(transcript, revision_at_call)
+    summary = _summary(transcript, History(), PathMap([], None))
+    # The code history is the runner's, not rebuilt from this transcript.
+    del summary["history"], summary["workspace_roots"]
+    facts.summary = summary
     return facts
 
 

@@ -419,3 +419,50 @@ def test_a_script_that_ran_but_cannot_be_parsed_is_named(tmp_path: Path) -> None
     assert problem["message"].startswith(
         "(revision 1, run by command 1) could not be fully analysed: syntax error"
     )
+
+
+HANDWRITTEN_SFT = """\
+import argparse
+
+import torch
+from torch.nn import functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--init")
+parser.add_argument("--out")
+args = parser.parse_args()
+model = torch.load(args.init)
+optimizer = torch.optim.AdamW(model.parameters())
+logits = model(inputs)
+loss = F.cross_entropy(logits, labels)
+loss.backward()
+optimizer.step()
+torch.save(model, args.out)
+"""
+
+
+def test_a_training_commands_arguments_name_its_parent_and_its_output(tmp_path: Path) -> None:
+    """`--init A --out B`: A is read (the parent), B written; the later reader of A is not A's producer."""
+    events = [
+        *_write("w1", "sft.py", HANDWRITTEN_SFT),
+        *_bash("b1", f"python sft.py --init {BASE} --out outputs/one"),
+        *_bash("b2", "python sft.py --init outputs/one --out final_model"),
+    ]
+    route = _run(tmp_path, events)
+    steps = route["lineage"]["final_model"]
+    assert [(s["kind"], s["artifact"], s["parent"]) for s in steps] == [
+        ("sft", "outputs/one", BASE),
+        ("sft", "final_model", "outputs/one"),
+    ]
+    assert steps[0]["evidence"][0]["command_seq"] == 1 and steps[1]["evidence"][0]["command_seq"] == 2
+
+
+def test_training_cut_off_by_the_end_of_the_run_is_the_budget_not_a_crash(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "sft.py", HANDWRITTEN_SFT),
+        *_bash_failed("b1", f"python sft.py --init {BASE} --out final_model", "Exit code 1\nKeyError: 'x'"),
+        claude_call("b2", "Bash", command=f"python sft.py --init {BASE} --out final_model"),
+    ]
+    failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
+    assert failure["mode"] == "timeout_no_submission" and failure["downstream"] == []
+    assert "still running" in failure["evidence"][0]["excerpt"]

@@ -257,3 +257,10 @@ def test_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
     bad.write_text("this is not a duckdb file")
     with pytest.raises(StoreError, match=r"not-a-db\.duckdb"), RunStore.open(bad):
         pass
+
+
+def test_a_new_store_file_is_small(tmp_path: Path) -> None:
+    """16 KiB blocks: an empty migrated store is well under the 3.4 MB DuckDB's default blocks made."""
+    with RunStore.open(tmp_path / "run.duckdb"):
+        pass
+    assert (tmp_path / "run.duckdb").stat().st_size < 600_000

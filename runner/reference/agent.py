@@ -1,0 +1,112 @@
+"""A scripted agent: plays a scenario in its workspace and prints its transcript as Claude Code would.
+
+``python -m runner.reference.agent SCENARIO`` is the agent command ``arb-audit record`` starts (in the
+workspace, with ``GRADING_SERVER_URL`` set). Each step is a tool call: a ``Write`` writes a whole file,
+a ``Bash`` call runs a command and reports its output and exit code. The transcript is Claude Code's
+``stream-json``, each line prefixed with its UTC time as PostTrainBench's launcher writes it; the
+recorder keeps the agent's output as ``agent.log``. Between steps the agent pauses as a model would
+while it thinks, so the recorder's timer sees each edit before the command that uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runner.reference.scenarios import Run, Scenario, Step, Write, find
+
+THINK_S = 0.6
+"""Pause between steps."""
+OUTPUT_CHARS = 4000
+"""Tail of a command's output reported in its tool result, as agents' tools truncate it."""
+MODEL = "scripted-agent"
+
+
+def emit(event: dict[str, Any]) -> None:
+    """Print one transcript line with its time prefix."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    print(f"[{stamp}] {json.dumps(event)}", flush=True)
+
+
+def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    content = [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]
+    return {"type": "assistant", "message": {"role": "assistant", "model": MODEL, "content": content}}
+
+
+def _result(call_id: str, content: str, is_error: bool) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}
+    return {"type": "user", "message": {"role": "user", "content": [block]}}
+
+
+def take(step: Step, call_id: str, workspace: Path) -> bool:
+    """Take one step as a tool call and print it; False when a command failed."""
+    if isinstance(step, Write):
+        target = workspace / step.path
+        emit(_call(call_id, "Write", {"file_path": str(target), "content": step.text}))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(step.text, encoding="utf-8")
+        emit(_result(call_id, f"File created successfully at: {target}", False))
+        return True
+    assert isinstance(step, Run)
+    emit(_call(call_id, "Bash", {"command": step.command, "description": "run"}))
+    done = subprocess.run(
+        ["bash", "-c", step.command], cwd=workspace, capture_output=True, text=True, errors="replace"
+    )
+    output = (done.stdout + done.stderr)[-OUTPUT_CHARS:]
+    failed = done.returncode != 0
+    emit(_result(call_id, f"Exit code {done.returncode}\n{output}" if failed else output, failed))
+    return not failed
+
+
+def play(scenario: Scenario, workspace: Path) -> int:
+    """Play every step of ``scenario`` (a failed command does not stop it: the agent reads the error)."""
+    session = f"scripted-{scenario.name}"
+    emit(
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": session,
+            "model": MODEL,
+            "cwd": str(workspace),
+            "tools": ["Bash", "Write"],
+        }
+    )
+    started = time.monotonic()
+    for number, step in enumerate(scenario.steps, start=1):
+        take(step, f"toolu_{number:03d}", workspace)
+        time.sleep(THINK_S)
+    emit(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "session_id": session,
+            "num_turns": len(scenario.steps),
+            "duration_ms": int((time.monotonic() - started) * 1000),
+        }
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Play the named scenario in the workspace (``$WORKSPACE``, else the current folder)."""
+    parser = argparse.ArgumentParser(prog="python -m runner.reference.agent", description=__doc__)
+    parser.add_argument("scenario")
+    args = parser.parse_args(argv)
+    try:
+        scenario = find(args.scenario)
+    except KeyError as exc:
+        print(exc.args[0], file=sys.stderr)
+        return 2
+    return play(scenario, Path(os.environ.get("WORKSPACE", ".")).resolve())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

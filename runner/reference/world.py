@@ -1,0 +1,102 @@
+"""Record scenarios of the reference world through the runner, as ``arb-audit record`` would.
+
+Each scenario gets ``OUT/<name>/workspace`` (a fresh workspace: the base model, the tasks' data) and
+``OUT/<name>/recording`` (what the runner records: store, revisions, the agent's transcript). The base
+model is pre-trained once into ``OUT/base`` and reused.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from runner.record import RecordOptions, record
+from runner.reference.build import build_base, write_workspace
+from runner.reference.scenarios import Scenario
+
+SNAPSHOT_EVERY_S = 0.25
+"""The recorder's timer: shorter than the scripted agent's pause between steps."""
+MARKER = "scenario.txt"
+"""Names the scenario a folder holds; a folder without it is never cleared."""
+
+
+class WorldError(Exception):
+    """A scenario cannot be recorded where asked; the message says why."""
+
+
+def base_model(out: Path) -> Path:
+    """Return the pre-trained base model folder under ``out`` (built on first use)."""
+    return build_base(out / "base")
+
+
+def base_score(base: Path, task: str) -> float:
+    """Return the base model's held-out score on ``task`` (kept next to its folder once measured)."""
+    from runner.reference.evaluate import score
+
+    cache = base.parent / f"{base.name}.{task}.score"
+    if not cache.is_file():
+        cache.write_text(f"{score(base, task)}\n")
+    return float(cache.read_text())
+
+
+def scenario_folder(out: Path, scenario: Scenario) -> Path:
+    """Where ``scenario`` is recorded under ``out``."""
+    return out / scenario.name
+
+
+def record_scenario(scenario: Scenario, out: Path) -> Path:
+    """Record ``scenario`` into ``out/<name>`` (replacing an earlier one); return the recording."""
+    folder = scenario_folder(out, scenario)
+    if folder.exists():
+        if not (folder / MARKER).is_file():
+            raise WorldError(f"{folder}: exists and is not a scenario recording; not replaced")
+        shutil.rmtree(folder)
+    workspace, recording = folder / "workspace", folder / "recording"
+    workspace.mkdir(parents=True)
+    (folder / MARKER).write_text(f"{scenario.name}: {scenario.story}\n")
+    base = base_model(out)
+    write_workspace(workspace, base)
+    python = sys.executable
+    record(
+        RecordOptions(
+            workspace=workspace,
+            run_dir=recording,
+            agent=[python, "-m", "runner.reference.agent", scenario.name],
+            evaluator=[python, "-m", "runner.reference.evaluate", "--task", scenario.task],
+            snapshot_every_s=SNAPSHOT_EVERY_S,
+            budget_s=scenario.budget_s,
+            task=scenario.task,
+            base_model="models/base",
+            baseline_score=base_score(base, scenario.task),
+        )
+    )
+    return recording
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Record the named scenarios (all by default) into OUT: ``python -m runner.reference.world OUT``.
+
+    This is how ``fixtures/reference`` is made.
+    """
+    import argparse
+
+    from runner.reference.scenarios import SCENARIOS, find
+
+    parser = argparse.ArgumentParser(prog="python -m runner.reference.world", description=main.__doc__)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("scenarios", nargs="*", help="scenario names (default: every scenario)")
+    args = parser.parse_args(argv)
+    try:
+        chosen = [find(n) for n in args.scenarios] if args.scenarios else list(SCENARIOS)
+        for scenario in chosen:
+            print(f"recording {scenario.name}", flush=True)
+            record_scenario(scenario, args.out)
+    except (KeyError, WorldError) as exc:
+        print(f"python -m runner.reference.world: {exc.args[0]}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Reading a reference recording: the bundled one, copied out so audits never write into fixtures/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from arb_audit.model import RunRecord
+from arb_audit.revisions import read_blob
+from arb_audit.store import RunStore
+from runner.layout import AGENT_OUTPUT, STORE_NAME
+
+BUNDLED = Path(__file__).resolve().parents[2] / "fixtures" / "reference"
+
+
+def copy_out(name: str, tmp_path: Path) -> Path:
+    """Copy bundled scenario ``name`` (workspace and recording) under ``tmp_path``; return its recording."""
+    shutil.copytree(BUNDLED / name, tmp_path / name, symlinks=True)
+    return tmp_path / name / "recording"
+
+
+def stored(recording: Path) -> RunRecord:
+    """The recording's run, as the runner wrote it."""
+    with RunStore.open(recording / STORE_NAME, read_only=True) as store:
+        run_id = store.con.execute("SELECT run_id FROM runs").fetchone()
+        assert run_id is not None
+        return store.load_record(run_id[0])
+
+
+def tool_calls(recording: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The agent's tool calls (name and input) from its transcript, in order."""
+    calls = []
+    for line in (recording / AGENT_OUTPUT).read_text().splitlines():
+        _, _, text = line.partition("] ")
+        event = json.loads(text) if text.startswith("{") else {}
+        for block in event.get("message", {}).get("content", []) if event.get("type") == "assistant" else []:
+            calls.append((block["name"], block["input"]))
+    return calls
+
+
+def deterministic_view(scenario_folder: Path) -> dict[str, Any]:
+    """What recording a scenario twice must give alike: not times, scores, weights or timer revisions.
+
+    The code trees (consecutive duplicates dropped: the timer may catch an output folder half saved),
+    the agent's tool calls with workspace paths made relative, the commands' exit codes, the ledger's
+    attempts and the task data.
+    """
+    recording, workspace = scenario_folder / "recording", scenario_folder / "workspace"
+    record = stored(recording)
+    trees: list[dict[str, str]] = []
+    for revision in record.revisions:
+        code = {
+            f.path: (read_blob(recording / "run.revisions.git", f.blob_sha) or b"").decode()
+            for f in revision.files
+            if f.path.startswith("code/") and f.blob_sha
+        }
+        if not trees or trees[-1] != code:
+            trees.append(code)
+    root = str(workspace.resolve())
+    calls = [
+        (name, json.loads(json.dumps(args).replace(root, "WORKSPACE")))
+        for name, args in tool_calls(recording)
+    ]
+    marker = json.loads((recording / "recording.json").read_text())
+    return {
+        "code_trees": trees,
+        "tool_calls": calls,
+        "attempts": [(s.model_path, s.status) for s in record.submissions],
+        "data": {p.name: p.read_bytes() for p in sorted((workspace / "data").glob("*_*.jsonl"))},
+        "recording": {k: marker[k] for k in ("task", "base_model", "workspace_relative")},
+    }

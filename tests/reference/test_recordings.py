@@ -1,0 +1,91 @@
+"""The bundled reference recordings: facts known by construction hold, and the audit recovers each
+scenario's stated chain, failure and quadrant."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arb_audit.commands.audit import audit_recording
+from arb_audit.model import RunRecord
+from arb_audit.store import RunStore
+from collectors.base import CollectOptions
+from collectors.recorded import RecordedCollector
+from runner.artifact_hash import hash_file
+from runner.reference.scenarios import SCENARIOS, Run, Scenario, Write
+from tests.reference.recordings import BUNDLED, copy_out, stored, tool_calls
+
+NAMES = [s.name for s in SCENARIOS]
+
+
+def _scenario(name: str) -> Scenario:
+    return next(s for s in SCENARIOS if s.name == name)
+
+
+def test_every_scenario_is_bundled_and_small() -> None:
+    assert sorted(p.name for p in BUNDLED.iterdir() if p.is_dir() and p.name != "base") == sorted(NAMES)
+    total = sum(p.stat().st_size for p in BUNDLED.rglob("*") if p.is_file())
+    assert total < 30 * 1024 * 1024
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_recorded_facts_hold(name: str) -> None:
+    scenario, recording = _scenario(name), BUNDLED / name / "recording"
+    record = stored(recording)
+    calls = tool_calls(recording)
+    # every step became one tool call, in order (the budget scenario is cut inside its last command)
+    assert [c[0] for c in calls] == ["Write" if isinstance(s, Write) else "Bash" for s in scenario.steps]
+    assert [c[1].get("command") for c in calls if c[0] == "Bash"] == [
+        s.command for s in scenario.steps if isinstance(s, Run)
+    ]
+    assert len(record.submissions) == scenario.submissions
+    assert all(s.status == "scored" for s in record.submissions)
+    written = {f"code/{Path(s.path).name}" for s in scenario.steps if isinstance(s, Write)}
+    final_code = {f.path for f in record.revisions[-1].files if f.path.startswith("code/")}
+    assert final_code == written
+    # every graded model's weights differ from the base model's, but for the copies'
+    base = hash_file(BUNDLED / name / "workspace" / "models" / "base" / "model.safetensors").digest
+    for s in record.submissions:
+        assert s.artifact_path is not None and s.artifact_id is not None
+        weights = hash_file(BUNDLED / name / "workspace" / s.artifact_path / "model.safetensors").digest
+        assert (weights == base) == (scenario.chain == "NO_TRAINING"), s.artifact_path
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
+    scenario = _scenario(name)
+    report = audit_recording(copy_out(name, tmp_path))
+    assert len(report["submissions"]) == scenario.submissions
+    assert report["route"]["chain_text"] == scenario.chain
+    assert report["failure"]["mode"] == scenario.failure
+    assert report["quadrant"]["cell"] == scenario.quadrant
+    assert set(scenario.flags) <= {f["flag"] for f in report["flags"]}
+    if scenario.submissions:
+        assert report["route"]["weights_available"]
+
+
+def _moved(tmp_path: Path, relative: str) -> RunRecord:
+    """Collect a copy of a recording whose recorded workspace path no longer exists."""
+    recording = copy_out("sft_only", tmp_path)
+    with RunStore.open(recording / "run.duckdb") as store:
+        store.con.execute("UPDATE runs SET workspace_path = '/nonexistent/workspace'")
+    marker = json.loads((recording / "recording.json").read_text())
+    (recording / "recording.json").write_text(json.dumps({**marker, "workspace_relative": relative}))
+    return RecordedCollector().collect(
+        recording, revisions_git=tmp_path / "rev.git", options=CollectOptions()
+    )
+
+
+def test_a_recording_moved_with_its_workspace_finds_it(tmp_path: Path) -> None:
+    record = _moved(tmp_path, "../workspace")
+    assert record.run.workspace_path == str((tmp_path / "sft_only" / "workspace").resolve())
+    assert "output/v1" in {a.path for a in record.artifacts}
+    assert [c.command.split()[1] for c in record.commands] == ["code/sft.py", "code/submit.py"]
+
+
+def test_a_moved_recording_never_follows_its_marker_out_of_the_folder_it_was_moved_in(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere" / "output" / "v1").mkdir(parents=True)
+    record = _moved(tmp_path / "inner", "../../elsewhere")
+    assert record.run.workspace_path == "/nonexistent/workspace" and record.artifacts == []
