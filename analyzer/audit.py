@@ -276,10 +276,17 @@ def _intended(routes: dict[str, Any] | None, intended: str | None) -> tuple[bool
     chain = routes.get("chain") or []
     holding = [s for s in chain if _holds(s, intended)]
     if holding and min(s["confidence"] for s in holding) >= MIN_CONFIDENCE:
+        where = ", ".join(s["artifact"] for s in holding)
+        weighed = [s["weights"] for s in holding if (s.get("weights") or {}).get("compared")]
+        # Adopted is not enough: a stage whose weights equal its parent's trained nothing.
+        if any(w["weights_identical"] for w in weighed):
+            return False, f"the best lineage holds {wanted} ({where}), but its weights equal its parent's"
+        if len(weighed) == len(holding):
+            return True, f"the best lineage holds {wanted} ({where}), and its weights changed"
         return (
             True,
-            f"the best lineage holds {wanted} ({', '.join(s['artifact'] for s in holding)}); whether it"
-            " changed the weights needs weight forensics",
+            f"the best lineage holds {wanted} ({where}); whether it changed the weights needs weight"
+            " forensics",
         )
     if holding:
         return None, f"the best lineage may hold {wanted}, but the evidence for it is weak"

@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "arb_audit.commands.demo",
         "Record scripted agents in a tiny CPU world and audit them (the reference runs).",
     ),
+    "export": (
+        "arb_audit.commands.export",
+        "A study table (cells, routes, failures, quadrants, flags) as LaTeX, Markdown, CSV or Parquet.",
+    ),
+    "ingest": ("arb_audit.commands.ingest", "Audit many runs in parallel into one study store."),
     "record": ("arb_audit.commands.record", "Run an agent under recording: revisions, submissions, hashes."),
     "verify": ("arb_audit.commands.verify", "Check a recording's ledger and graded artifacts still hold."),
 }

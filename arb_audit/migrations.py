@@ -150,3 +150,21 @@ def m006_command_sources(con: duckdb.DuckDBPyConnection) -> None:
         ALTER TABLE commands ADD COLUMN finished BOOLEAN;
         """
     )
+
+
+@migration
+def m007_study_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Create a study's runs table: each run's cell keys and its audit's headline facts (arb_audit.study)."""
+    con.execute(
+        """
+        CREATE TABLE study_runs (
+            run_key VARCHAR PRIMARY KEY, fingerprint VARCHAR, ingested_at TIMESTAMP, error VARCHAR,
+            run_id VARCHAR, format VARCHAR, task VARCHAR, level INTEGER, scaffold VARCHAR,
+            driver VARCHAR, mode VARCHAR, seed VARCHAR, base_score DOUBLE, best_score DOUBLE,
+            best_seq INTEGER, n_submissions INTEGER, n_valid INTEGER, valid_rate DOUBLE,
+            time_to_first_valid_s DOUBLE, time_to_best_s DOUBLE, route_label VARCHAR, chain VARCHAR,
+            written VARCHAR[], attempted VARCHAR[], adopted VARCHAR[], failure VARCHAR,
+            quadrant VARCHAR, flags VARCHAR[], report VARCHAR
+        );
+        """
+    )

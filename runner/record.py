@@ -59,6 +59,10 @@ class RecordOptions:
     """The base model's score, for ``improvement``."""
     upstream: str | None = None
     """A real grading server to forward submissions to, instead of an evaluator command."""
+    scaffold: str | None = None
+    """The agent scaffold (a study's cell key)."""
+    driver: str | None = None
+    """The model or program driving the agent (a study's cell key)."""
 
 
 def _check(options: RecordOptions) -> None:
@@ -91,6 +95,8 @@ class Recorder:
             source_format="recorded",
             source_path=str(options.run_dir.resolve()),
             task=options.task,
+            scaffold=options.scaffold,
+            driver=options.driver,
             base_model=options.base_model,
             base_score=options.baseline_score,
             budget_s=options.budget_s,

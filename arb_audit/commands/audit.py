@@ -97,12 +97,19 @@ def _audit_one(
         )
 
 
-def audit_recording(run_dir: Path) -> dict[str, Any]:
-    """Audit a folder written by ``arb-audit record`` into its own store; return the audit."""
+def audit_folder(run_dir: Path) -> dict[str, Any]:
+    """Audit one run folder (its format detected) into its own store, as ``arb-audit RUN_DIR`` does.
+
+    Raises ValueError when no format fits the folder, StoreError when its store cannot be used.
+    """
     from collectors import registry
     from collectors.base import CollectOptions
 
-    return _audit_one(registry.load("recorded"), run_dir.resolve(), None, CollectOptions(), None)
+    run_dir = run_dir.resolve()
+    collector = registry.detect(run_dir)
+    if collector is None:
+        raise ValueError(f"{run_dir}: no supported run format found")
+    return _audit_one(collector, run_dir, None, CollectOptions(), None)
 
 
 def _tree(folder: Path) -> tuple[Collector, RunListing] | None:

@@ -106,7 +106,7 @@ def _table(*columns: str) -> Table:
 
 def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, Any]:
     """Record one scenario and return its audit (printed in full when ``show``)."""
-    from arb_audit.commands.audit import audit_recording
+    from arb_audit.commands.audit import audit_folder
     from runner.record import RecordError
     from runner.reference.world import WorldError, record_scenario
 
@@ -116,7 +116,7 @@ def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, An
     except (RecordError, WorldError) as exc:
         click.echo(f"arb-audit demo: {scenario.name}: {exc}", err=True)
         sys.exit(2)
-    report = audit_recording(recording)
+    report = audit_folder(recording)
     if show:
         from arb_audit.report import render
 

@@ -40,6 +40,8 @@ import click
     "--budget-s", type=float, help="Time budget; the agent's process group is ended when it runs out."
 )
 @click.option("--task", help="Task id.")
+@click.option("--scaffold", help="The agent scaffold (for study tables).")
+@click.option("--driver", help="The model or program driving the agent (for study tables).")
 @click.option("--base-model", help="Base model id.")
 @click.option("--baseline-score", type=float, help="The base model's score (for improvement).")
 @click.argument("agent", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -52,6 +54,8 @@ def record(
     snapshot_every: float,
     budget_s: float | None,
     task: str | None,
+    scaffold: str | None,
+    driver: str | None,
     base_model: str | None,
     baseline_score: float | None,
     agent: tuple[str, ...],
@@ -80,6 +84,8 @@ def record(
         snapshot_every_s=snapshot_every,
         budget_s=budget_s,
         task=task,
+        scaffold=scaffold,
+        driver=driver,
         base_model=base_model,
         baseline_score=baseline_score,
     )

@@ -67,6 +67,8 @@ def record_scenario(scenario: Scenario, out: Path) -> Path:
             snapshot_every_s=SNAPSHOT_EVERY_S,
             budget_s=scenario.budget_s,
             task=scenario.task,
+            scaffold="scripted",
+            driver=scenario.name,
             base_model="models/base",
             baseline_score=base_score(base, scenario.task),
         )

@@ -27,6 +27,7 @@ from arb_audit.store import RunStore, StoreError, locate_store, revisions_path_f
 EXPECTED_TABLES = {
     "_arb_migrations",
     "runs",
+    "study_runs",
     "revisions",
     "files",
     "commands",

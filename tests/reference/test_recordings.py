@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arb_audit.commands.audit import audit_recording
+from arb_audit.commands.audit import audit_folder
 from arb_audit.model import RunRecord
 from arb_audit.store import RunStore
 from collectors.base import CollectOptions
@@ -56,7 +56,7 @@ def test_recorded_facts_hold(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
     scenario = _scenario(name)
-    report = audit_recording(copy_out(name, tmp_path))
+    report = audit_folder(copy_out(name, tmp_path))
     assert len(report["submissions"]) == scenario.submissions
     assert report["route"]["chain_text"] == scenario.chain
     assert report["failure"]["mode"] == scenario.failure

@@ -1,0 +1,183 @@
+"""A study: many runs' audits in one store, one row per run, for the paper tables and figures.
+
+``arb-audit ingest`` audits each run folder into its own run store as ``arb-audit RUN_DIR`` does, then
+keeps one row per run in the study store's ``study_runs`` table (a run store file with that table):
+the run's cell keys (task, level, scaffold, driver, mode, seed), the audit's headline facts and the
+whole audit as JSON. A run is keyed by its folder's path and remembered with a fingerprint of its
+files, so ingesting it again unchanged is a lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import blake3
+import duckdb
+import polars as pl
+
+from arb_audit.model import STORE_DIRNAME
+from arb_audit.store import RunStore, StoreError
+
+CELL_KEYS = ("task", "level", "scaffold", "driver", "mode", "seed")
+"""What identifies a cell of a study (a task under one stack, mode and seed)."""
+MAX_FINGERPRINT_FILES = 100_000
+"""Files listed for a run's fingerprint; a larger folder's fingerprint also says it was cut."""
+
+STUDY_SCHEMA = pl.Schema(
+    {
+        "run_key": pl.String(),  # the run folder's resolved path
+        "fingerprint": pl.String(),  # BLAKE3 of every file's path, size and modification time
+        "ingested_at": pl.Datetime("us"),
+        "error": pl.String(),  # why the run has no audit (the rest of its row is then empty)
+        "run_id": pl.String(),
+        "format": pl.String(),
+        "task": pl.String(),
+        "level": pl.Int32(),
+        "scaffold": pl.String(),
+        "driver": pl.String(),
+        "mode": pl.String(),
+        "seed": pl.String(),
+        "base_score": pl.Float64(),
+        "best_score": pl.Float64(),  # the best valid submission's score
+        "best_seq": pl.Int32(),
+        "n_submissions": pl.Int32(),
+        "n_valid": pl.Int32(),  # scored attempts
+        "valid_rate": pl.Float64(),
+        "time_to_first_valid_s": pl.Float64(),
+        "time_to_best_s": pl.Float64(),
+        "route_label": pl.String(),  # the best submission's route label (SFT, COMPOSITE, ...)
+        "chain": pl.String(),  # its chain as tables print it (SFT→GRPO(online))
+        "written": pl.List(pl.String()),  # route labels whose code was only written
+        "attempted": pl.List(pl.String()),  # route labels whose code ran
+        "adopted": pl.List(pl.String()),  # route labels in the best lineage
+        "failure": pl.String(),
+        "quadrant": pl.String(),
+        "flags": pl.List(pl.String()),
+        "report": pl.String(),  # the whole audit, JSON
+    }
+)
+"""The columns of ``study_runs`` as polars reads them (the comments say what each holds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StudyRun:
+    """One run to ingest: its folder and the cell keys a mapping file sets for it."""
+
+    folder: Path
+    """The run folder."""
+    overrides: dict[str, str | int | None]
+    """Cell keys that replace what the run's metadata says."""
+
+
+def fingerprint(folder: Path) -> str:
+    """Return a fingerprint of the files under ``folder`` (paths, sizes, modification times).
+
+    arb-audit's own store inside the folder is left out: auditing a run must not change its fingerprint.
+    """
+    hasher = blake3.blake3()
+    pending, seen = [folder], 0
+    while pending and seen <= MAX_FINGERPRINT_FILES:
+        current = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            hasher.update(f"!{current}:{exc.strerror}\n".encode())
+            continue
+        for entry in entries:
+            if entry.name == STORE_DIRNAME and Path(entry.path).parent == folder:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            seen += 1
+            hasher.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n".encode())
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+    if pending:
+        hasher.update(b"cut")
+    return hasher.hexdigest()
+
+
+def row_from_audit(
+    key: str, print_: str, report: dict[str, Any] | None, error: str | None, overrides: dict[str, Any]
+) -> dict[str, Any]:
+    """Build a run's ``study_runs`` row from its audit (or from why there is none)."""
+    row: dict[str, Any] = dict.fromkeys(STUDY_SCHEMA)
+    row.update(
+        run_key=key, fingerprint=print_, ingested_at=datetime.now(UTC).replace(tzinfo=None), error=error
+    )
+    if report is not None:
+        run, metrics = report.get("run") or {}, report.get("metrics") or {}
+        best, route = report.get("best") or {}, report.get("route") or {}
+        row.update(
+            run_id=run.get("run_id"),
+            format=run.get("format"),
+            **{k: run.get(k) for k in CELL_KEYS},
+            base_score=run.get("base_score"),
+            best_score=best.get("score"),
+            best_seq=best.get("seq"),
+            n_submissions=metrics.get("n_submissions"),
+            n_valid=metrics.get("n_scored"),
+            valid_rate=metrics.get("valid_rate"),
+            time_to_first_valid_s=metrics.get("time_to_first_valid_s"),
+            time_to_best_s=metrics.get("time_to_best_s"),
+            route_label=route.get("best_label"),
+            chain=route.get("chain_text"),
+            written=list(route.get("written") or []),
+            attempted=list(route.get("attempted") or []),
+            adopted=list(route.get("adopted") or []),
+            failure=(report.get("failure") or {}).get("mode"),
+            quadrant=(report.get("quadrant") or {}).get("cell"),
+            flags=sorted({f["flag"] for f in report.get("flags") or [] if f.get("flag")}),
+            report=json.dumps(report, ensure_ascii=False, allow_nan=False),
+        )
+    for name, value in overrides.items():
+        if name in CELL_KEYS:
+            row[name] = value
+    if row["level"] is not None:
+        row["level"] = int(row["level"])
+    if row["seed"] is not None:
+        row["seed"] = str(row["seed"])
+    return row
+
+
+def fingerprints(store: RunStore) -> dict[str, str]:
+    """Return each ingested run's fingerprint, by run key."""
+    return dict(store.con.execute("SELECT run_key, fingerprint FROM study_runs").fetchall())
+
+
+def save_rows(store: RunStore, rows: list[dict[str, Any]]) -> None:
+    """Insert or replace rows of ``study_runs`` in one transaction."""
+    if not rows:
+        return
+    store.con.register("incoming", pl.DataFrame(rows, schema=STUDY_SCHEMA))
+    store.con.execute("BEGIN TRANSACTION")
+    try:
+        store.con.execute("DELETE FROM study_runs WHERE run_key IN (SELECT run_key FROM incoming)")
+        store.con.execute(f"INSERT INTO study_runs ({', '.join(STUDY_SCHEMA)}) SELECT * FROM incoming")
+        store.con.execute("COMMIT")
+    except Exception:
+        store.con.execute("ROLLBACK")
+        raise
+    finally:
+        store.con.unregister("incoming")
+
+
+def load_study(path: Path | str) -> pl.DataFrame:
+    """Read a study store's runs as a polars DataFrame (the columns of :data:`STUDY_SCHEMA`)."""
+    with RunStore.open(Path(path), read_only=True) as store:
+        try:
+            table = store.con.sql(
+                f"SELECT {', '.join(STUDY_SCHEMA)} FROM study_runs ORDER BY run_key"
+            ).to_arrow_table()
+        except duckdb.Error as exc:
+            raise StoreError(f"{path}: not a study store (arb-audit ingest makes one): {exc}") from exc
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.cast(STUDY_SCHEMA)
