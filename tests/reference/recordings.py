@@ -58,12 +58,12 @@ def deterministic_view(scenario_folder: Path) -> dict[str, Any]:
         }
         if not trees or trees[-1] != code:
             trees.append(code)
-    root = str(workspace.resolve())
+    marker = json.loads((recording / "recording.json").read_text())
+    root = marker["workspace"]  # where the workspace was when it was recorded (a clone puts it elsewhere)
     calls = [
         (name, json.loads(json.dumps(args).replace(root, "WORKSPACE")))
         for name, args in tool_calls(recording)
     ]
-    marker = json.loads((recording / "recording.json").read_text())
     return {
         "code_trees": trees,
         "tool_calls": calls,
