@@ -68,7 +68,7 @@ def _relocate_workspace(folder: RunFolder, record: RunRecord) -> None:
     if not isinstance(relative, str) or "\x00" in relative:
         return
     moved = (folder.root / relative).resolve()
-    if moved.is_dir() and moved.is_relative_to(folder.root.resolve().parent):
+    if moved.is_dir() and moved.parent == folder.root.resolve().parent:
         record.run.workspace_path = str(moved)
 
 

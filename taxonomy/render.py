@@ -35,6 +35,9 @@ LATEX_SPECIAL = {
     "≥": r"$\geq$",
     "≤": r"$\leq$",
     "…": r"\ldots{}",
+    # a row that starts with "[" would be read as the optional argument of the "\\" before it
+    "[": "{[}",
+    "]": "{]}",
 }
 """Characters that must not reach LaTeX as they are, and what stands for them."""
 ACCENTS = {
@@ -65,15 +68,21 @@ def cell_text(value: object, kind: str) -> str:
 
 
 def best_rows(frame: pl.DataFrame, column: Column) -> set[int]:
-    """Rows holding the column's best value (every tied row); none when the column has no values."""
+    """Rows holding the column's best value as printed (every tied row); none when it has no values.
+
+    Values are compared as the table shows them, so two cells that print alike are both marked or neither.
+    """
     if column.best is None or column.name not in frame.columns:
         return set()
-    values = frame[column.name]
-    present = values.drop_nulls().drop_nans() if values.dtype.is_float() else values.drop_nulls()
-    if present.is_empty():
+    shown = {
+        i: float(cell_text(v, column.kind).rstrip("%"))
+        for i, v in enumerate(frame[column.name].to_list())
+        if cell_text(v, column.kind) != "—"
+    }
+    if not shown:
         return set()
-    target = present.max() if column.best == "max" else present.min()
-    return {i for i, v in enumerate(values.to_list()) if v is not None and v == target}
+    target = max(shown.values()) if column.best == "max" else min(shown.values())
+    return {i for i, v in shown.items() if v == target}
 
 
 def _cells(frame: pl.DataFrame, spec: TableSpec) -> list[list[tuple[str, bool]]]:
@@ -89,10 +98,10 @@ def _cells(frame: pl.DataFrame, spec: TableSpec) -> list[list[tuple[str, bool]]]
 def latex_escape(text: str) -> str:
     """Make ``text`` safe in a plain LaTeX article: specials escaped, accents as commands, others named."""
     out = []
-    for char in text:
+    for char in unicodedata.normalize("NFC", text):
         if char in LATEX_SPECIAL:
             out.append(LATEX_SPECIAL[char])
-        elif char.isascii():
+        elif char.isascii() and char.isprintable():
             out.append(char)
         else:
             parts = unicodedata.normalize("NFD", char)
@@ -128,7 +137,7 @@ def to_markdown(frame: pl.DataFrame, spec: TableSpec) -> str:
     """Render a GitHub-flavoured Markdown table, numbers right-aligned, best values in bold."""
 
     def escape(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
     lines = [
         "| " + " | ".join(escape(c.header) for c in spec.columns) + " |",

@@ -82,7 +82,9 @@ def cells(study: pl.DataFrame) -> pl.DataFrame:
             runs=pl.len(),
             base_score=pl.col("base_score").drop_nulls().first(),
             best_score=pl.col("best_score").max(),
-            submissions=pl.col("n_submissions").sum(),
+            submissions=pl.when(pl.col("n_submissions").is_not_null().any()).then(
+                pl.col("n_submissions").sum()
+            ),
             valid_rate=pl.col("valid_rate").mean(),
             time_to_first_valid_min=pl.col("time_to_first_valid_s").min() / 60,
             time_to_best_min=pl.col("time_to_best_s").first() / 60,
@@ -182,12 +184,17 @@ def quadrants(study: pl.DataFrame) -> pl.DataFrame:
 
 def flags(study: pl.DataFrame) -> pl.DataFrame:
     """Each integrity flag raised: how many runs, and which (their run ids, sorted)."""
-    frame = _audited(study).select(pl.col("run_id").fill_null(pl.col("run_key")), "flags").explode("flags")
+    frame = (
+        _audited(study)
+        .select("run_key", pl.col("run_id").fill_null(pl.col("run_key")), "flags")
+        .explode("flags")
+    )
+    # Runs are counted by their folder: recordings of several runs may share a run id.
     return (
         frame.drop_nulls("flags")
-        .unique()
+        .unique(["run_key", "flags"])
         .group_by(flag="flags")
-        .agg(runs=pl.len().cast(pl.Int64), run_ids=pl.col("run_id").sort().str.join(", "))
+        .agg(runs=pl.len().cast(pl.Int64), run_ids=pl.col("run_id").unique().sort().str.join(", "))
         .sort("flag")
     )
 

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,8 +88,21 @@ def read_mapping(path: Path | None) -> list[tuple[str, dict[str, Any]]]:
             raise click.ClickException(
                 f"{path}: {pattern}: {names} are not cell keys ({', '.join(CELL_KEYS)})"
             )
-        mapping.append((str(pattern), dict(keys)))
+        mapping.append((str(pattern), {k: _cell_value(path, pattern, k, v) for k, v in keys.items()}))
     return mapping
+
+
+def _cell_value(path: Path, pattern: object, key: str, value: object) -> str | int | None:
+    """Check one mapped cell key: ``level`` a whole number 0-99, the others a scalar kept as text."""
+    if value is None:
+        return None
+    if key == "level":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 99:
+            raise click.ClickException(f"{path}: {pattern}: level {value!r} is not a whole number 0-99")
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise click.ClickException(f"{path}: {pattern}: {key} {value!r} is not a name or a number")
+    return str(value)
 
 
 def overrides_for(folder: Path, mapping: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -181,16 +195,21 @@ def _audit_all(
     with Progress(transient=True) as progress, ProcessPoolExecutor(workers, mp_context=context) as pool:
         bar = progress.add_task("auditing", total=len(todo))
         futures = {pool.submit(audit_worker, key): key for key in todo}
-        for future in as_completed(futures):
-            key = futures[future]
-            _, print_, keys = todo[key]
-            report, error = future.result()
-            if error is not None:
-                failed.append((key, error))
-            rows.append(row_from_audit(key, print_, report, error, keys))
-            if len(rows) >= SAVE_EVERY:
-                save_rows(store, rows)
-                rows = []
-            progress.advance(bar)
-    save_rows(store, rows)
+        try:
+            for future in as_completed(futures):
+                key = futures[future]
+                _, print_, keys = todo[key]
+                try:
+                    report, error = future.result()
+                except BrokenProcessPool as exc:  # a worker was killed (out of memory, a signal)
+                    report, error = None, f"the worker auditing it died: {exc}"
+                if error is not None:
+                    failed.append((key, error))
+                rows.append(row_from_audit(key, print_, report, error, keys))
+                if len(rows) >= SAVE_EVERY:
+                    save_rows(store, rows)
+                    rows = []
+                progress.advance(bar)
+        finally:
+            save_rows(store, rows)  # what was audited before an interruption is kept
     return sorted(failed)

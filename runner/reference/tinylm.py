@@ -25,6 +25,11 @@ VOCAB = "\n abcdefghijklmnopqrstuvwxyz0123456789>:=|.,?!-+_"
 EOS = "\n"
 MAX_SIZE = 1024
 """Largest width, depth, head count or context a model folder may ask for."""
+MAX_PARAMETERS = 20_000_000
+"""Most parameters a model folder may ask for (the world's models have 156k): the grader builds the
+network before it reads the weights, so a config must not make it allocate gigabytes."""
+MAX_JSON_BYTES = 1024 * 1024
+"""Largest configuration file read."""
 DEFAULT_TEMPLATE = "{prompt}"
 """The chat template: ``{prompt}`` is replaced by the task's prompt."""
 
@@ -221,17 +226,28 @@ def load_model(folder: Path | str) -> LoadedModel:
         raise ModelFolderError(f"{folder / 'config.json'}: sizes {sizes} or vocab_size are out of range")
     if config.d_model % config.n_heads:
         raise ModelFolderError(f"{folder / 'config.json'}: d_model is not a multiple of n_heads")
+    width = config.d_model
+    parameters = 12 * width * width * config.n_layers + (config.vocab_size + config.context) * width
+    if parameters > MAX_PARAMETERS:
+        raise ModelFolderError(
+            f"{folder / 'config.json'}: asks for about {parameters:,} parameters; not built"
+        )
     model = TinyLM(config)
     try:
         model.load_state_dict(_read_safetensors(folder / "model.safetensors"))
     except RuntimeError as exc:
-        raise ModelFolderError(f"{folder / 'model.safetensors'}: does not fit config.json ({exc})") from exc
+        why = " ".join(str(exc).split())[:300]
+        raise ModelFolderError(f"{folder / 'model.safetensors'}: does not fit config.json ({why})") from exc
     template = _json_object(folder / "tokenizer_config.json").get("chat_template", DEFAULT_TEMPLATE)
     generation = _json_object(folder / "generation_config.json", required=False)
     max_new = generation.get("max_new_tokens", 8)
     if not isinstance(template, str) or "{prompt}" not in template:
         raise ModelFolderError(f"{folder / 'tokenizer_config.json'}: chat_template lacks {{prompt}}")
-    if not isinstance(max_new, int) or not 0 < max_new <= config.context:
+    if len(template) > config.context:
+        raise ModelFolderError(
+            f"{folder / 'tokenizer_config.json'}: chat_template is longer than the context"
+        )
+    if isinstance(max_new, bool) or not isinstance(max_new, int) or not 0 < max_new <= config.context:
         raise ModelFolderError(f"{folder / 'generation_config.json'}: max_new_tokens {max_new!r} is unusable")
     model.eval()
     return LoadedModel(model, template, max_new)
@@ -240,12 +256,14 @@ def load_model(folder: Path | str) -> LoadedModel:
 def _json_object(path: Path, required: bool = True) -> dict[str, object]:
     """Read a JSON object; a missing optional file is empty."""
     try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise ModelFolderError(f"{path}: over {MAX_JSON_BYTES:,} bytes; not read")
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         if not required:
             return {}
         raise ModelFolderError(f"{path}: missing") from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise ModelFolderError(f"{path}: not readable JSON ({exc})") from exc
     if not isinstance(data, dict):
         raise ModelFolderError(f"{path}: not a JSON object")
@@ -264,7 +282,10 @@ def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
                     raise ModelFolderError(f"{path}: tensor {t.name} is {t.dtype}, not F32")
                 handle.seek(header.data_start + t.start)
                 data = bytearray(handle.read(t.end - t.start))
+                if not data:  # frombuffer refuses an empty buffer; the shape says how empty
+                    tensors[t.name] = torch.zeros(t.shape, dtype=torch.float32)
+                    continue
                 tensors[t.name] = torch.frombuffer(data, dtype=torch.float32).reshape(t.shape).clone()
-    except (OSError, HeaderError) as exc:
+    except (OSError, HeaderError, RuntimeError, ValueError) as exc:
         raise ModelFolderError(f"{path}: {exc}") from exc
     return tensors

@@ -61,6 +61,18 @@ def test_generation_stops_at_the_end_of_an_answer(tmp_path: Path) -> None:
         ("config.json", "{not json", "not readable JSON"),
         ("config.json", '{"architectures": ["TinyCausalLM"], "d_model": 100000000}', "out of range"),
         ("config.json", '{"architectures": ["TinyCausalLM"], "d_model": 30, "n_heads": 4}', "multiple"),
+        (
+            "config.json",
+            '{"architectures": ["TinyCausalLM"], "d_model": 1024, "n_layers": 1024}',
+            "parameters",
+        ),
+        ("config.json", "[" * 100000 + "]" * 100000, "not readable JSON"),
+        (
+            "tokenizer_config.json",
+            '{"chat_template": "' + "a" * 5000 + '{prompt}"}',
+            "longer than the context",
+        ),
+        ("generation_config.json", '{"max_new_tokens": true}', "max_new_tokens"),
         ("model.safetensors", "\x00" * 4, "model.safetensors"),
         ("tokenizer_config.json", '{"chat_template": "no slot"}', "chat_template"),
         ("generation_config.json", '{"max_new_tokens": 100000}', "max_new_tokens"),
@@ -82,6 +94,16 @@ def test_weights_of_another_shape_are_refused(tmp_path: Path) -> None:
     (folder / "model.safetensors").write_bytes((tmp_path / "other" / "model.safetensors").read_bytes())
     with pytest.raises(ModelFolderError, match=r"does not fit config\.json"):
         load_model(folder)
+
+
+def test_a_header_of_empty_tensors_is_refused_not_a_crash(tmp_path: Path) -> None:
+    folder = _model(tmp_path)
+    header = json.dumps({"embed.weight": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}).encode()
+    header += b" " * (-len(header) % 8)
+    (folder / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header)
+    with pytest.raises(ModelFolderError, match="does not fit") as caught:
+        load_model(folder)
+    assert len(str(caught.value)) < 500
 
 
 def test_a_missing_folder_is_refused(tmp_path: Path) -> None:

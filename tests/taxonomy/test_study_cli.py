@@ -67,6 +67,14 @@ def test_a_mapping_file_sets_cell_keys(runs: Path, tmp_path: Path) -> None:
     mapping.write_text("'*':\n  colour: red\n")
     code, _, err = run_cli("ingest", str(runs), "--study", str(study), "--mapping", str(mapping))
     assert code == 1 and "colour are not cell keys" in err
+    for bad, says in (
+        ("level: hard", "level 'hard'"),
+        ("level: 1099511627776", "0-99"),
+        ("mode: {a: 1}", "mode"),
+    ):
+        mapping.write_text(f"'*':\n  {bad}\n")
+        code, _, err = run_cli("ingest", str(runs), "--study", str(study), "--mapping", str(mapping))
+        assert code == 1 and says in err, err
 
 
 def test_export_writes_each_format_and_refuses_what_it_cannot(runs: Path, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_cells_hold_the_hard_cases(study: pl.DataFrame) -> None:
     cells = table("cells", study)
     assert cells.height == 6
     unaudited = cells.filter(pl.col("task") == "webshop").row(0, named=True)
-    assert unaudited["best_score"] is None and unaudited["submissions"] == 0 and unaudited["chain"] is None
+    assert unaudited["best_score"] is None and unaudited["submissions"] is None and unaudited["chain"] is None
     gsm8k = cells.filter(pl.col("task") == "gsm8k")
     assert gsm8k["best_score"].to_list() == [71.0, 71.0] and gsm8k["delta"].to_list() == [31.0, 31.0]
     humaneval = cells.filter(pl.col("task") == "humaneval").row(0, named=True)
@@ -74,6 +74,19 @@ def test_flags_list_the_runs_behind_each(study: pl.DataFrame) -> None:
     flags = {r["flag"]: r for r in table("flags", study).iter_rows(named=True)}
     assert flags["evaluator_tampering"]["runs"] == 2
     assert flags["evaluator_tampering"]["run_ids"] == "arl:alfworld/d_1, arl:alfworld/e"
+    # two run folders that share a run id (recordings) are two runs
+    twin = study.filter(pl.col("run_key") == "/runs/e").with_columns(run_key=pl.lit("/runs/e2"))
+    twice = {r["flag"]: r for r in table("flags", pl.concat([study, twin])).iter_rows(named=True)}
+    assert twice["evaluator_tampering"]["runs"] == 3
+    assert twice["evaluator_tampering"]["run_ids"] == "arl:alfworld/d_1, arl:alfworld/e"
+
+
+def test_the_best_mark_follows_the_printed_values() -> None:
+    from taxonomy.render import best_rows
+    from taxonomy.tables import Column
+
+    frame = pl.DataFrame({"t": [0.149, 0.12, 0.3]})
+    assert best_rows(frame, Column("t", "T", "minutes", best="min")) == {0, 1}  # both print 0.1
 
 
 def test_latex_is_structurally_sound(study: pl.DataFrame) -> None:
@@ -101,6 +114,8 @@ def test_latex_is_structurally_sound(study: pl.DataFrame) -> None:
         ("Qwén", r"Qw\'{e}n"),
         ("模型", r"\texttt{[U+6A21]}\texttt{[U+578B]}"),
         ("{x}^~\\", r"\{x\}\textasciicircum{}\textasciitilde{}\textbackslash{}"),
+        ("[x]", "{[}x{]}"),
+        ("e\u0301\x01", r"\'{e}\texttt{[U+0001]}"),
     ],
 )
 def test_latex_escaping(text: str, latex: str) -> None:
