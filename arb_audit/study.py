@@ -22,9 +22,10 @@ import polars as pl
 
 from arb_audit.model import STORE_DIRNAME
 from arb_audit.store import RunStore, StoreError
+from taxonomy.tables import CELL_COLUMNS
 
-CELL_KEYS = ("task", "level", "scaffold", "driver", "mode", "seed")
-"""What identifies a cell of a study (a task under one stack, mode and seed)."""
+CELL_KEYS = CELL_COLUMNS
+"""What identifies a cell of a study (the tables' own definition)."""
 MAX_FINGERPRINT_FILES = 100_000
 """Files listed for a run's fingerprint; a larger folder's fingerprint also says it was cut."""
 

@@ -66,6 +66,7 @@ def _stack(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 CELL_COLUMNS = ("task", "level", "scaffold", "driver", "mode", "seed")
+"""What identifies a cell of a study (a task under one stack, mode and seed)."""
 
 
 def cells(study: pl.DataFrame) -> pl.DataFrame:

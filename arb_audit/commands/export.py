@@ -37,6 +37,12 @@ def export(study: Path, table_name: str, fmt: str, output: Path | None) -> None:
     except StoreError as exc:
         click.echo(f"arb-audit export: {exc}", err=True)
         sys.exit(2)
+    if frame.is_empty():
+        click.echo(
+            f"arb-audit export: {study}: holds no ingested runs (arb-audit ingest RUN_DIR... --study)",
+            err=True,
+        )
+        sys.exit(2)
     try:
         text = write(table(table_name, frame), TABLES[table_name], fmt, output)
     except (ValueError, OSError) as exc:

@@ -157,10 +157,7 @@ def transcript_commands(folder: RunFolder, rel: str, revisions: list[Revision]) 
     ]
     facts = TranscriptFacts(transcript, problems=list(transcript.problems))
     facts.commands = _commands(transcript, revision_at_call)
-    summary = _summary(transcript, History(), PathMap([], None))
-    # The code history is the runner's, not rebuilt from this transcript.
-    del summary["history"], summary["workspace_roots"]
-    facts.summary = summary
+    facts.summary = _transcript_summary(transcript)  # the code history is the runner's, not rebuilt here
     return facts
 
 
@@ -218,6 +215,22 @@ def _gap_problems(rel: str, history: History) -> list[Problem]:
 
 
 def _summary(transcript: Transcript, history: History, paths: PathMap) -> dict[str, Any]:
+    return {
+        **_transcript_summary(transcript),
+        "workspace_roots": paths.roots,
+        "history": {
+            "revisions": history.steps,
+            "files": len(history.files),
+            "gaps": len(history.gaps),
+            "failed_edits_not_applied": history.unapplied_failed,
+            "seeded_from_reads": sorted(history.seeded),
+            "content_unknown": sorted(history.unknown_content),
+        },
+    }
+
+
+def _transcript_summary(transcript: Transcript) -> dict[str, Any]:
+    """Summarise what the transcript itself holds: sessions, calls, compactions, what was unreadable."""
     kinds = {kind: sum(1 for c in transcript.calls if c.kind == kind) for kind in ("command", "edit", "read")}
     return {
         "path": transcript.path,
@@ -246,15 +259,6 @@ def _summary(transcript: Transcript, history: History, paths: PathMap) -> dict[s
         ],
         "unknown_events": dict(transcript.unknown_events),
         "non_json_lines": transcript.non_json_lines,
-        "workspace_roots": paths.roots,
-        "history": {
-            "revisions": history.steps,
-            "files": len(history.files),
-            "gaps": len(history.gaps),
-            "failed_edits_not_applied": history.unapplied_failed,
-            "seeded_from_reads": sorted(history.seeded),
-            "content_unknown": sorted(history.unknown_content),
-        },
     }
 
 

@@ -45,15 +45,15 @@ def _result(call_id: str, content: str, is_error: bool) -> dict[str, Any]:
     return {"type": "user", "message": {"role": "user", "content": [block]}}
 
 
-def take(step: Step, call_id: str, workspace: Path) -> bool:
-    """Take one step as a tool call and print it; False when a command failed."""
+def take(step: Step, call_id: str, workspace: Path) -> None:
+    """Take one step as a tool call and print it (a failed command is reported, as an agent sees it)."""
     if isinstance(step, Write):
         target = workspace / step.path
         emit(_call(call_id, "Write", {"file_path": str(target), "content": step.text}))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(step.text, encoding="utf-8")
         emit(_result(call_id, f"File created successfully at: {target}", False))
-        return True
+        return
     assert isinstance(step, Run)
     emit(_call(call_id, "Bash", {"command": step.command, "description": "run"}))
     done = subprocess.run(
@@ -62,7 +62,6 @@ def take(step: Step, call_id: str, workspace: Path) -> bool:
     output = (done.stdout + done.stderr)[-OUTPUT_CHARS:]
     failed = done.returncode != 0
     emit(_result(call_id, f"Exit code {done.returncode}\n{output}" if failed else output, failed))
-    return not failed
 
 
 def play(scenario: Scenario, workspace: Path) -> int:

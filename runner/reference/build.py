@@ -13,7 +13,16 @@ from pathlib import Path
 
 import torch
 
-from runner.reference.tasks import ACTIONS, LETTERS, WORD_LENGTH, KeyRoom, expert_action, keyroom_split
+from runner.reference.tasks import (
+    ACTIONS,
+    LETTERS,
+    WORD_LENGTH,
+    KeyRoom,
+    expert_action,
+    keyroom_split,
+    revstr_prompt,
+    revstr_split,
+)
 from runner.reference.tinylm import TinyConfig, TinyLM, save_model, sequence_loss
 
 BASE_NAME = "arb-audit/tiny-base"
@@ -72,8 +81,6 @@ def demonstrations(episodes: int = DEMO_EPISODES) -> list[dict[str, str]]:
 
 def write_workspace(workspace: Path, base: Path) -> None:
     """Lay out a fresh workspace: the base model under ``models/base`` and the tasks' training data."""
-    from runner.reference.tasks import revstr_prompt, revstr_split
-
     (workspace / "code").mkdir(parents=True, exist_ok=True)
     (workspace / "output").mkdir(exist_ok=True)
     data = workspace / "data"

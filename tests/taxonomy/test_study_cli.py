@@ -91,6 +91,9 @@ def test_export_writes_each_format_and_refuses_what_it_cannot(runs: Path, tmp_pa
     assert code == 2 and "cells, routes" in err
     code, _, err = run_cli("export", str(tmp_path / "missing.duckdb"), "--table", "cells")
     assert code == 2 and "no such study" in err
+    run_store = next(runs.rglob("run.duckdb"))  # an audited run's own store is no study
+    code, _, err = run_cli("export", str(run_store), "--table", "cells")
+    assert code == 2 and "holds no ingested runs" in err and str(run_store) in err
 
 
 def test_ingest_with_nothing_to_ingest(tmp_path: Path) -> None:
