@@ -19,6 +19,7 @@ from analyzer.classify import Classification, Stage
 from analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
+from taxonomy.routes import lineage_label
 from taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 
 ROUTE_KINDS = {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "merge": "MERGE"}
@@ -425,13 +426,9 @@ def _loaded_model(text: str, base: str | None) -> str | None:
 def route_label(chain: list[StageStep]) -> str:
     """Return the table label of a lineage: one training stage's label, COMPOSITE, NO_TRAINING, UNKNOWN."""
     training = [s for s in chain if s.kind in ROUTE_KINDS]
-    if len(training) >= 2:
-        return "COMPOSITE"
-    if training:
-        return label_of(training[0].kind, training[0].on_policy, training[0].interactive) or "UNKNOWN"
-    if chain and all(s.kind in ("copy", "config_only") for s in chain):
-        return "NO_TRAINING"
-    return "UNKNOWN"
+    return lineage_label(
+        [label_of(s.kind, s.on_policy, s.interactive) for s in training], [s.kind for s in chain]
+    )
 
 
 def chain_text(chain: list[StageStep]) -> str:

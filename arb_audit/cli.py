@@ -13,6 +13,10 @@ import click
 from arb_audit import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "agreement": (
+        "arb_audit.commands.agreement",
+        "Reviewers' agreement with the analyzer and each other (Cohen's and Fleiss' kappa, confusion).",
+    ),
     "audit": ("arb_audit.commands.audit", "Audit one run folder (the default command)."),
     "classify": (
         "arb_audit.commands.classify",
@@ -27,8 +31,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "A study table (cells, routes, failures, quadrants, flags) as LaTeX, Markdown, CSV or Parquet.",
     ),
     "ingest": ("arb_audit.commands.ingest", "Audit many runs in parallel into one study store."),
+    "plot": (
+        "arb_audit.commands.plot",
+        "A study figure (scores, routes, failures, quadrants) as PDF, PNG or SVG.",
+    ),
     "record": ("arb_audit.commands.record", "Run an agent under recording: revisions, submissions, hashes."),
-    "verify": ("arb_audit.commands.verify", "Check a recording's ledger and graded artifacts still hold."),
+    "review": (
+        "arb_audit.commands.review",
+        "The reviewer's desk: walk the evidence of runs and record verdicts (Textual).",
+    ),
+    "verify": (
+        "arb_audit.commands.verify",
+        "Check that a recording's ledger and graded artifacts, and reviewers' verdicts, still hold.",
+    ),
 }
 """Command name -> (module holding a click command of that name, one-line help)."""
 DEFAULT_COMMAND = "audit"

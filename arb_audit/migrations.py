@@ -168,3 +168,21 @@ def m007_study_runs(con: duckdb.DuckDBPyConnection) -> None:
         );
         """
     )
+
+
+@migration
+def m008_verdict_ledger(con: duckdb.DuckDBPyConnection) -> None:
+    """Give the reviewers' verdicts what their hash chain covers.
+
+    The run's key, the order, the value a verdict supersedes, the analyzer's value at the time, and
+    whether it was made blind.
+    """
+    con.execute(
+        """
+        ALTER TABLE verdicts ADD COLUMN seq INTEGER;
+        ALTER TABLE verdicts ADD COLUMN run_key VARCHAR;
+        ALTER TABLE verdicts ADD COLUMN previous VARCHAR;
+        ALTER TABLE verdicts ADD COLUMN analyzer VARCHAR;
+        ALTER TABLE verdicts ADD COLUMN blind BOOLEAN;
+        """
+    )

@@ -311,11 +311,12 @@ CHAINED_COLUMNS = (
 """The submission columns the hash chain covers; a later migration's new columns are not in it."""
 
 
-def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
-    """Return the hash that chains ``row`` to the row before it (SHA-256 over canonical JSON)."""
-    body = json.dumps(
-        {k: row.get(k) for k in CHAINED_COLUMNS}, sort_keys=True, default=str, separators=(",", ":")
-    )
+def chain_hash(prev_hash: str, row: dict[str, Any], columns: Sequence[str] = CHAINED_COLUMNS) -> str:
+    """Return the hash that chains ``row`` to the row before it (SHA-256 over canonical JSON).
+
+    The JSON holds ``columns``: the submission ledger's, unless another ledger names its own.
+    """
+    body = json.dumps({k: row.get(k) for k in columns}, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256((prev_hash + body).encode()).hexdigest()
 
 

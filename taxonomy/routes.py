@@ -6,6 +6,7 @@ artifact. Tables count route labels; a chain of two or more training stages is `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -44,6 +45,22 @@ ROUTE_LABELS: tuple[Definition, ...] = (
     Definition("UNKNOWN", "the weights changed but no evidence says how"),
 )
 """Every route label a table may show."""
+
+
+def lineage_label(training_labels: Sequence[str | None], stage_kinds: Sequence[str]) -> str:
+    """Return the table label of a lineage from its training stages' labels and all its stages' kinds.
+
+    Two training stages or more are ``COMPOSITE``, one is its own label (``UNKNOWN`` when it has
+    none); a lineage of copies and non-weight changes only is ``NO_TRAINING``; anything else, an
+    empty lineage included, is ``UNKNOWN``.
+    """
+    if len(training_labels) >= 2:
+        return "COMPOSITE"
+    if training_labels:
+        return training_labels[0] or "UNKNOWN"
+    if stage_kinds and all(kind in ("copy", "config_only") for kind in stage_kinds):
+        return "NO_TRAINING"
+    return "UNKNOWN"
 
 
 def lookup(definitions: tuple[Definition, ...], name: str) -> Definition:

@@ -1,1 +1,1 @@
-"""The reviewer's desk (Textual), laid out like harlequin (the TUI issue)."""
+"""The reviewer's desk (Textual): ``arb-audit review``. Nothing else imports it."""

@@ -1,4 +1,4 @@
-"""``arb-audit verify RUN_DIR``: whether a recording still holds, its ledger and the artifacts it graded."""
+"""``arb-audit verify PATH``: whether the recorded facts and the reviewers' verdicts still hold."""
 
 from __future__ import annotations
 
@@ -7,31 +7,85 @@ from pathlib import Path
 
 import click
 
+NOT_VERIFIABLE = 2
+"""Exit status when PATH holds nothing to verify."""
+
+
+def _audit_store(run_dir: Path) -> Path | None:
+    """Return the store an audit of ``run_dir`` wrote (its own folder's, else the cache), if any."""
+    from arb_audit.model import STORE_DIRNAME
+    from arb_audit.store import cache_store_path
+
+    for candidate in (run_dir / STORE_DIRNAME / "run.duckdb", cache_store_path(run_dir)):
+        if candidate.is_file() and not candidate.is_symlink():
+            return candidate
+    return None
+
+
+def _check_store(path: Path) -> list[str]:
+    """Return what no longer holds in the store at ``path``: each run's submission chain, the verdicts'."""
+    import duckdb
+
+    from arb_audit.store import RunStore, StoreError
+    from arb_audit.verdicts import verify_verdict_chain
+
+    found = []
+    with RunStore.open(path, read_only=True) as store:
+        try:
+            migrations = store.applied_migrations()
+        except duckdb.Error as exc:
+            raise StoreError(f"{path}: not an arb-audit store ({exc})") from exc
+        for (run_id,) in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall():
+            broken = store.verify_submission_chain(run_id)
+            if broken is not None:
+                found.append(
+                    f"ledger: {path}: submission {broken} of {run_id} no longer matches the hash chain"
+                )
+        if "m008_verdict_ledger" in migrations:
+            broken = verify_verdict_chain(store)
+            if broken is not None:
+                found.append(f"verdicts: {path}: verdict {broken} no longer matches the hash chain")
+    return found
+
 
 @click.command()
-@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
-def verify(run_dir: Path) -> None:
-    """Re-compute the ledger's hash chain and the graded artifacts' content ids of the recording RUN_DIR.
+@click.argument("path", type=click.Path(path_type=Path, exists=True))
+def verify(path: Path) -> None:
+    """Re-compute the hash chains and graded artifacts' content ids under PATH.
+
+    PATH is a recording (its ledger and the artifacts it graded are checked), a run folder that was
+    audited or reviewed, or a store file (a study store or a run store): the submission ledgers and
+    the reviewers' verdict ledger in the store are checked.
 
     Exit status 0 when everything holds, 1 with one line per record or file that no longer matches,
-    2 when RUN_DIR is not a recording.
+    2 when PATH holds nothing to verify.
     """
     from arb_audit.store import StoreError
-    from runner.layout import RECORDING_MARKER, STORE_NAME, is_recording
-    from runner.verify import verify as check
+    from runner.layout import is_recording
+    from runner.verify import verify as check_recording
 
-    if not is_recording(run_dir):
-        click.echo(
-            f"arb-audit verify: {run_dir}: not a recording (no {RECORDING_MARKER} and {STORE_NAME})", err=True
-        )
-        sys.exit(2)
+    lines: list[str] = []
     try:
-        mismatches = check(run_dir)
+        if path.is_file():
+            lines += _check_store(path)
+        else:
+            audited = _audit_store(path)
+            if not is_recording(path) and audited is None:
+                click.echo(
+                    f"arb-audit verify: {path}: neither a recording nor an audited run folder "
+                    "(audit or review it first)",
+                    err=True,
+                )
+                sys.exit(NOT_VERIFIABLE)
+            if is_recording(path):
+                lines += [f"{m.what}: {m.where}: {m.message}" for m in check_recording(path)]
+            if audited is not None:
+                lines += _check_store(audited)
     except StoreError as exc:
         click.echo(f"arb-audit verify: {exc}", err=True)
-        sys.exit(2)
-    for m in mismatches:
-        click.echo(f"{m.what}: {m.where}: {m.message}")
-    if mismatches:
+        sys.exit(NOT_VERIFIABLE)
+    for line in lines:
+        click.echo(line)
+    if lines:
         sys.exit(1)
-    click.echo("all records and graded artifacts hold")
+    click.echo("all records, graded artifacts and verdicts hold")

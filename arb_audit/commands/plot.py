@@ -1,0 +1,63 @@
+"""``arb-audit plot S --figure F -o FILE``: a study figure for a paper, as PDF, PNG or SVG."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+
+def _fail(message: str) -> NoReturn:
+    """Say what went wrong on one line of stderr and exit 2."""
+    click.echo(f"arb-audit plot: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command()
+@click.argument("study", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--figure", "figure_name", required=True, help="scores, routes, failures or quadrants.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write to this file; its suffix (.pdf, .png, .svg) sets the format.",
+)
+def plot(study: Path, figure_name: str, output: Path) -> None:
+    """Draw figure FIGURE of the study store STUDY (made by `arb-audit ingest`) into a file.
+
+    The same study gives the same bytes, so a figure can be committed next to the paper. Exit status 2
+    when the study cannot be read, has nothing to draw, or the figure or format is unknown.
+    """
+    try:
+        from taxonomy.figures import FIGURES, figure, format_of, save
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise
+        click.echo("arb-audit plot needs matplotlib: pip install 'arb-audit[plot]'", err=True)
+        sys.exit(2)
+    from arb_audit.store import StoreError
+    from arb_audit.study import load_study
+
+    if figure_name not in FIGURES:
+        _fail(f"no figure {figure_name!r} (there are: {', '.join(FIGURES)})")
+    try:
+        format_of(output)
+    except ValueError as exc:
+        _fail(str(exc))
+    if not study.is_file():
+        _fail(f"{study}: no such study (make one with arb-audit ingest)")
+    try:
+        frame = load_study(study)
+    except StoreError as exc:
+        _fail(str(exc))
+    if frame.is_empty():
+        _fail(f"{study}: holds no ingested runs (arb-audit ingest RUN_DIR... --study)")
+    try:
+        save(figure(figure_name, frame), output)
+    except ValueError as exc:
+        _fail(f"{study}: {exc}")
+    except OSError as exc:
+        _fail(f"{output}: {exc.strerror or exc}")

@@ -1,0 +1,546 @@
+"""The study figures of a paper, declared as data like the tables and drawn with matplotlib.
+
+Each figure is a :class:`FigureSpec` whose ``draw`` turns the study frame (``arb_audit.study.load_study``)
+into a matplotlib :class:`~matplotlib.figure.Figure`; :func:`save` writes it as PDF, PNG or SVG with the
+same bytes every time. The bars and grids count what :mod:`taxonomy.tables` counts, from its own
+functions. Use them directly::
+
+    from arb_audit.study import load_study
+    from taxonomy import figures
+
+    figures.save(figures.figure("scores", load_study("study.duckdb")), Path("scores.pdf"))
+
+No pyplot: each figure is a plain ``Figure`` on an Agg canvas, so nothing global changes and no window
+opens. Every route label and failure mode has one colour (Okabe–Ito, safe for colour-blind readers), the
+same in every study; a route's is :mod:`taxonomy.palette`'s, as on the reviewer's desk.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+from matplotlib import rc_context
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from taxonomy import tables
+from taxonomy.failures import FAILURE_MODES
+from taxonomy.palette import ROUTE_COLOURS
+from taxonomy.routes import ROUTE_LABELS, lineage_label
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+FORMATS = ("pdf", "png", "svg")
+"""What :func:`save` writes, chosen by the file's suffix."""
+DPI = 300
+"""Pixels per inch of a PNG (PDF and SVG are vector)."""
+METADATA: dict[str, dict[str, str | None]] = {
+    "pdf": {"CreationDate": None, "ModDate": None},
+    "png": {"Software": None},
+    "svg": {"Date": None},
+}
+"""Per format, the metadata left out because it would change the bytes from one render to the next."""
+
+STYLE: dict[RcKeyType, Any] = {
+    # DejaVu ships with matplotlib, so a figure looks the same on every machine
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "figure.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "legend.frameon": False,
+    "legend.handletextpad": 0.4,
+    "legend.columnspacing": 1.2,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+    "axes.titlepad": 4,
+    "axes.axisbelow": True,
+    "grid.color": "#e6e6e6",
+    "grid.linewidth": 0.5,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "xtick.major.size": 2.5,
+    "ytick.major.size": 2.5,
+    # names are data: a task called "$x$" is shown as typed, never parsed as mathtext
+    "text.parse_math": False,
+    # TrueType fonts in PDF (publishers refuse Type 3); SVG text as paths, so no font is needed to view it
+    "pdf.fonttype": 42,
+    "svg.fonttype": "path",
+    # SVG ids are hashes salted with this; fixed, two renders give the same file
+    "svg.hashsalt": "arb-audit",
+}
+"""Publication styling, applied with ``matplotlib.rc_context`` while a figure is drawn and saved."""
+
+GREY = "#888888"
+"""Neutral ink: run lines, unscored attempts, base scores."""
+FAILURE_ORDER = (*(d.name for d in FAILURE_MODES), "undetermined", "not_audited")
+"""Every failure a figure may show: the taxonomy's modes, then the two the tables add."""
+FAILURE_COLOURS: dict[str, str] = dict(
+    zip(
+        FAILURE_ORDER,
+        (
+            "#D55E00",
+            "#E69F00",
+            "#F0E442",
+            "#CC79A7",
+            "#0072B2",
+            "#56B4E9",
+            "#000000",
+            "#009E73",
+            "#999999",
+            "#DDDDDD",
+        ),
+        strict=True,
+    )
+)
+"""Each failure's colour (Okabe–Ito; no failure green, the two the tables add in greys)."""
+STAGE_SHADES = {"written": 0.2, "attempted": 0.55, "adopted": 1.0}
+"""How much of a route's colour each stage's bar takes (the rest is white): the deeper, the further."""
+MARKER = 4.5
+"""Diameter of a submission's marker, in points."""
+RING = 2.2 * MARKER
+"""Diameter of the ring around a run's best submission, in points."""
+UNSCORED: dict[str, Any] = {"ls": "none", "marker": "x", "ms": 3.5, "mew": 0.8, "color": GREY, "zorder": 2}
+"""How a submission that was not scored is drawn."""
+UNSCORED_HEIGHT = 0.04
+"""Where those are drawn, as a fraction of the panel's height (off the time axis's own ticks)."""
+MAX_COLUMNS = 3
+"""Panels side by side before a figure wraps to the next row."""
+PAGE_WIDTH = 7.0
+"""Inches across a two-column paper's text, the widest a figure gets."""
+COLUMN_WIDTH = 3.3
+"""Inches across one column of a two-column paper, the narrowest a figure gets."""
+LEGEND_ENTRY_WIDTH = 1.15
+"""Inches a legend entry takes (marker and the longest route label), to know how many fit in a row."""
+
+
+@dataclass(frozen=True, slots=True)
+class FigureSpec:
+    """A figure: its name (``--figure``), caption and how it is drawn."""
+
+    name: str
+    """The name ``arb-audit plot --figure`` takes."""
+    caption: str
+    """What it shows, one sentence."""
+    draw: Callable[[pl.DataFrame], Figure]
+    """Study frame → the figure; a ValueError says why there is nothing to draw."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One submission as the scores figure places it."""
+
+    minutes: float
+    """When it was requested, in minutes since the run started."""
+    score: float | None
+    """Its score; None when it was not scored (an error, a rejection, a duplicate)."""
+    route: str
+    """The route label of the artifact it named."""
+    best: bool
+    """Whether it is the run's best submission."""
+
+
+def artifact_route(steps: Iterable[Mapping[str, Any]] | None) -> str:
+    """Return the route label of a lineage as the audit JSON holds it (``route.lineage[path]``).
+
+    The same rule the analyzer uses for the best submission's label: two training stages or more are
+    ``COMPOSITE``, one is its own label, copies and non-weight changes only are ``NO_TRAINING``; anything
+    else, a missing lineage included, is ``UNKNOWN``.
+    """
+    chain = list(steps or ())
+    return lineage_label(
+        [str(s["label"]) for s in chain if s.get("label")], [str(s.get("kind")) for s in chain]
+    )
+
+
+def _instant(text: object) -> datetime | None:
+    """Parse an ISO time from the audit JSON (UTC when it has no offset); None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def attempts(report: Mapping[str, Any]) -> list[Attempt]:
+    """Place a run's submissions in time (by request, else completion), scored or not, in time order.
+
+    The clock starts when the agent was launched, else when the run started, else at the first
+    submission; a submission with no time is left out.
+    """
+    run, route = report.get("run") or {}, report.get("route") or {}
+    lineage, best_seq = route.get("lineage") or {}, (report.get("best") or {}).get("seq")
+    submissions = report.get("submissions") or []
+    times = [_instant(s.get("requested_at") or s.get("completed_at")) for s in submissions]
+    origin = _instant(run.get("agent_launched_at")) or _instant(run.get("started_at"))
+    origin = origin or min((t for t in times if t is not None), default=None)
+    placed = []
+    for submission, at in zip(submissions, times, strict=True):
+        if at is None or origin is None:
+            continue
+        score = submission.get("score")
+        scored = submission.get("status") == "scored" and isinstance(score, int | float)
+        placed.append(
+            Attempt(
+                minutes=(at - origin).total_seconds() / 60,
+                score=float(score) if scored else None,
+                route=artifact_route(lineage.get(submission.get("artifact_path") or "")),
+                best=scored and submission.get("seq") == best_seq,
+            )
+        )
+    return sorted(placed, key=lambda a: (a.minutes, a.score is None))
+
+
+def _label(name: str) -> str:
+    """Show an identifier as words (``no_gain`` → ``no gain``)."""
+    return name.replace("_", " ")
+
+
+def _tint(colour: str, share: float) -> tuple[float, float, float]:
+    """Mix ``share`` of ``colour`` with white (opaque, unlike alpha, so PDF needs no transparency)."""
+    red, green, blue = to_rgb(colour)
+    return (1 - share * (1 - red), 1 - share * (1 - green), 1 - share * (1 - blue))
+
+
+def _new_figure(
+    panels: int, panel_width: float, panel_height: float, *, sharey: bool = False, columns: int = MAX_COLUMNS
+) -> tuple[Figure, list[Axes]]:
+    """Make a figure on an Agg canvas holding ``panels`` axes in rows of up to ``columns``."""
+    cols = min(panels, columns)
+    rows = math.ceil(panels / cols)
+    width = min(PAGE_WIDTH, max(COLUMN_WIDTH, cols * panel_width))
+    fig = Figure(figsize=(width, rows * panel_height), layout="constrained")
+    FigureCanvasAgg(fig)
+    grid = fig.subplots(rows, cols, squeeze=False, sharey=sharey)
+    axes: list[Axes] = list(grid.flat)
+    for spare in axes[panels:]:
+        spare.remove()
+    return fig, axes[:panels]
+
+
+def _legend(fig: Figure, handles: Sequence[Artist]) -> None:
+    """Put the legend above the panels, outside them (it never covers data), in rows that fit the width."""
+    columns = max(1, int(fig.get_figwidth() / LEGEND_ENTRY_WIDTH))
+    fig.legend(handles=handles, loc="outside upper center", ncols=min(columns, len(handles)))
+
+
+def _route_handles(routes: Iterable[str]) -> list[Artist]:
+    """Make legend markers for the route labels given, in the taxonomy's order."""
+    present = set(routes)
+    return [
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker="o",
+            ms=MARKER,
+            mfc=ROUTE_COLOURS[d.name],
+            mec="black",
+            mew=0.3,
+            label=d.name,
+        )
+        for d in ROUTE_LABELS
+        if d.name in present
+    ]
+
+
+def _runs_by_task(study: pl.DataFrame) -> dict[str, list[tuple[float | None, list[Attempt]]]]:
+    """Return the audited runs that submitted, by task (sorted): base score and placed submissions."""
+    rows = (
+        study.filter(pl.col("error").is_null() & pl.col("report").is_not_null())
+        .with_columns(pl.col("task").fill_null("—"))
+        .sort("task", "run_key")
+        .select("task", "base_score", "report")
+        .iter_rows()
+    )
+    runs: dict[str, list[tuple[float | None, list[Attempt]]]] = {}
+    for task, base, report in rows:
+        placed = attempts(json.loads(report))
+        if placed:
+            runs.setdefault(task, []).append((base, placed))
+    return runs
+
+
+def _xy(placed: Iterable[Attempt]) -> tuple[list[float], list[float]]:
+    """Return the minutes and scores of the scored attempts among ``placed``."""
+    points = [(a.minutes, a.score) for a in placed if a.score is not None]
+    return [m for m, _ in points], [s for _, s in points]
+
+
+def _draw_run(ax: Axes, placed: list[Attempt]) -> None:
+    """Draw one run: a line through its scored submissions, each a marker in its route's colour."""
+    ax.plot(*_xy(placed), color=GREY, lw=0.7, zorder=1)
+    for d in ROUTE_LABELS:
+        mine = [a for a in placed if a.route == d.name and a.score is not None]
+        if mine:
+            ax.scatter(
+                *_xy(mine),
+                s=MARKER**2,
+                color=ROUTE_COLOURS[d.name],
+                edgecolors="black",
+                linewidths=0.3,
+                clip_on=False,
+                zorder=3,
+                label=d.name,
+            )
+    ax.scatter(
+        *_xy(a for a in placed if a.best),
+        s=RING**2,
+        facecolors="none",
+        edgecolors="black",
+        linewidths=0.8,
+        clip_on=False,
+        zorder=4,
+    )
+    unscored = [a.minutes for a in placed if a.score is None]
+    # a failed attempt has no score to place it by: a row at the panel's foot, in axes units
+    ax.plot(unscored, [UNSCORED_HEIGHT] * len(unscored), transform=ax.get_xaxis_transform(), **UNSCORED)
+
+
+def draw_scores(study: pl.DataFrame) -> Figure:
+    """Draw score against wall-clock minutes, one panel per task, one line per run.
+
+    Each scored submission is a marker in the colour of its artifact's route label; the run's best is
+    ringed. Submissions that were not scored (errors, rejections, duplicates) are grey crosses along
+    the foot of the panel, not points at zero, which would read as scores. Dotted lines are the base scores.
+    Runs that could not be audited, or that never submitted, are left out.
+    """
+    runs = _runs_by_task(study)
+    if not runs:
+        raise ValueError("no audited runs with submissions to plot")
+    fig, axes = _new_figure(len(runs), 2.35, 1.9)
+    for ax, (task, task_runs) in zip(axes, runs.items(), strict=True):
+        for base in sorted({b for b, _ in task_runs if b is not None}):
+            ax.axhline(base, color=GREY, ls=":", lw=0.8, zorder=0)
+        for _, placed in task_runs:
+            _draw_run(ax, placed)
+        ax.set_xlim(left=0)
+        ax.margins(y=0.12)  # room for the best submission's ring
+        ax.set_title(task)
+        ax.grid(axis="y")
+    placed_all = [a for task_runs in runs.values() for _, placed in task_runs for a in placed]
+    handles = _route_handles(a.route for a in placed_all if a.score is not None)
+    if any(a.best for a in placed_all):
+        handles.append(
+            Line2D([], [], ls="none", marker="o", ms=RING, mfc="none", mec="black", mew=0.8, label="best")
+        )
+    if any(a.score is None for a in placed_all):
+        handles.append(Line2D([], [], label="not scored", **UNSCORED))
+    if any(b is not None for task_runs in runs.values() for b, _ in task_runs):
+        handles.append(Line2D([], [], color=GREY, ls=":", lw=0.8, label="base score"))
+    fig.supxlabel("minutes since the run started")
+    fig.supylabel("score")
+    _legend(fig, handles)
+    return fig
+
+
+def _route_counts(study: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Return per task (sorted) ``tables.routes`` summed over levels and scaffolds: cells per route, stage."""
+    audited = study.filter(pl.col("error").is_null()).with_columns(pl.col("task").fill_null("—"))
+    counts = {}
+    for task in sorted(audited["task"].unique()):
+        per_task = tables.routes(audited.filter(pl.col("task") == task))
+        if not per_task.is_empty():
+            counts[task] = per_task.group_by("route").agg(pl.col(s).sum() for s in tables.STAGES)
+    return counts
+
+
+def draw_routes(study: pl.DataFrame) -> Figure:
+    """Draw route adoption per task: in how many cells each route label was written, attempted, adopted.
+
+    The counts are ``taxonomy.tables.routes`` (one task at a time, levels and scaffolds added up). Each
+    bar is in its route's colour, paler for the earlier stages; tasks where no route was written are
+    left out.
+    """
+    counts = _route_counts(study)
+    if not counts:
+        raise ValueError("no route was written, attempted or adopted in any audited run")
+    present = set(pl.concat(counts.values())["route"])
+    routes = [d.name for d in ROUTE_LABELS if d.name in present]
+    fig, axes = _new_figure(len(counts), 2.35, 0.6 + 0.42 * len(routes), sharey=True)
+    height, middle = 0.8 / len(tables.STAGES), (len(tables.STAGES) - 1) / 2
+    for ax, (task, frame) in zip(axes, counts.items(), strict=True):
+        rows = {r["route"]: r for r in frame.iter_rows(named=True)}
+        for i, stage in enumerate(tables.STAGES):
+            values = [rows[r][stage] if r in rows else 0 for r in routes]
+            bars = ax.barh(
+                [y + (i - middle) * height for y in range(len(routes))],
+                values,
+                height=height,
+                color=[_tint(ROUTE_COLOURS[r], STAGE_SHADES[stage]) for r in routes],
+                edgecolor=[ROUTE_COLOURS[r] for r in routes],
+                linewidth=0.5,
+            )
+            ax.bar_label(bars, labels=[str(v) if v else "" for v in values], padding=1.5, fontsize=6)
+        ax.set_title(task)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.margins(x=0.15)
+    axes[0].set_yticks(range(len(routes)), routes)
+    axes[0].invert_yaxis()
+    for ax in axes:
+        ax.tick_params(axis="y", length=0)
+    fig.supxlabel("cells")
+    stage_handles: list[Artist] = [
+        Patch(facecolor=_tint("#444444", STAGE_SHADES[s]), edgecolor="#444444", linewidth=0.5, label=s)
+        for s in tables.STAGES
+    ]
+    _legend(fig, stage_handles)
+    return fig
+
+
+def draw_failures(study: pl.DataFrame) -> Figure:
+    """Draw failure modes per stack (scaffold × driver): runs stacked by their first failure.
+
+    The counts are ``taxonomy.tables.failures`` by stack, runs that could not be audited included.
+    """
+    frame = tables.failures(study).filter(pl.col("by") == "stack")
+    if frame.is_empty():
+        raise ValueError("no runs to plot")
+    stacks = sorted(frame["group"].unique())
+    runs = {(r["group"], r["failure"]): r["runs"] for r in frame.iter_rows(named=True)}
+    present = set(frame["failure"])
+    fig, (ax,) = _new_figure(1, 5.0, 0.9 + 0.3 * len(stacks))
+    left = [0] * len(stacks)
+    handles: list[Artist] = []
+    for failure in (f for f in FAILURE_ORDER if f in present):
+        widths = [runs.get((s, failure), 0) for s in stacks]
+        ax.barh(
+            range(len(stacks)),
+            widths,
+            left=left,
+            height=0.6,
+            color=FAILURE_COLOURS[failure],
+            edgecolor="white",
+            linewidth=0.6,
+        )
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+        handles.append(Patch(facecolor=FAILURE_COLOURS[failure], label=_label(failure)))
+    ax.set_yticks(range(len(stacks)), stacks)
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", length=0)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("runs")
+    ax.grid(axis="x")
+    fig.legend(handles=handles, loc="outside right upper")
+    return fig
+
+
+def _quadrant_grids(study: pl.DataFrame) -> list[tuple[str, list[list[int]], int]]:
+    """Return per task (sorted; all tasks first when there are several) the 2×2 counts and undetermined."""
+    frame = tables.quadrants(study).with_columns(pl.col("task").fill_null("—"))
+    if frame.is_empty():
+        raise ValueError("no audited runs to plot")
+    groups = [("all tasks", frame)] if frame["task"].n_unique() > 1 else []
+    groups += [(task, frame.filter(pl.col("task") == task)) for task in sorted(frame["task"].unique())]
+    grids = []
+    for name, group in groups:
+        cells = [int(group[c].sum()) for c in tables.QUADRANT_CELLS]
+        grids.append((name, [cells[:2], cells[2:]], int(group["undetermined"].sum())))
+    return grids
+
+
+def draw_quadrants(study: pl.DataFrame) -> Figure:
+    """Draw the quadrant grid: runs by score up (beyond noise) × intended training adopted, per task.
+
+    The counts are ``taxonomy.tables.quadrants`` added up over stacks; the shading is shared by every
+    panel, and runs whose quadrant could not be decided are counted under their panel.
+    """
+    grids = _quadrant_grids(study)
+    top = max(1, *(count for _, grid, _ in grids for row in grid for count in row))
+    rows = [_label(c.split("+")[0]) for c in tables.QUADRANT_CELLS[::2]]
+    cols = [_label(c.split("+")[1]) for c in tables.QUADRANT_CELLS[:2]]
+    fig, axes = _new_figure(len(grids), 1.75, 1.75, columns=4)
+    for ax, (name, grid, undetermined) in zip(axes, grids, strict=True):
+        # the darkest blue is kept for a count above any there is: black text stays readable on most cells
+        ax.pcolormesh(grid, cmap="Blues", vmin=0, vmax=1.25 * top, edgecolors="white", linewidth=1.5)
+        for r, row in enumerate(grid):
+            for c, count in enumerate(row):
+                dark = count > 0.6 * top
+                ax.text(
+                    c + 0.5, r + 0.5, str(count), ha="center", va="center", color="white" if dark else "black"
+                )
+        ax.set_xticks([0.5, 1.5], cols)
+        ax.set_yticks([0.5, 1.5], rows)
+        ax.invert_yaxis()
+        ax.set_aspect("equal")
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        ax.set_title(name)
+        if undetermined:
+            ax.set_xlabel(f"{undetermined} undetermined", color=GREY)
+    return fig
+
+
+FIGURES: dict[str, FigureSpec] = {
+    f.name: f
+    for f in (
+        FigureSpec(
+            "scores",
+            "Score over wall-clock time per run, each submission coloured by its artifact's route label",
+            draw_scores,
+        ),
+        FigureSpec(
+            "routes",
+            "Route labels per task: in how many cells each was written, attempted and adopted",
+            draw_routes,
+        ),
+        FigureSpec("failures", "Failure modes by stack (scaffold × driver)", draw_failures),
+        FigureSpec("quadrants", "Score up beyond noise × intended training adopted, by task", draw_quadrants),
+    )
+}
+"""Every figure ``arb-audit plot`` makes."""
+
+
+def figure(name: str, study: pl.DataFrame) -> Figure:
+    """Draw figure ``name`` of a study frame, its caption as its label; a KeyError lists the figures.
+
+    Save it with :func:`save`, which applies the style again: matplotlib reads part of it at draw time.
+    """
+    if name not in FIGURES:
+        raise KeyError(f"no figure {name!r} (there are: {', '.join(FIGURES)})")
+    with rc_context(STYLE):
+        fig = FIGURES[name].draw(study)
+    fig.set_label(FIGURES[name].caption)
+    return fig
+
+
+def format_of(path: Path) -> str:
+    """Return the format a file's suffix names; a ValueError when it is none of :data:`FORMATS`."""
+    fmt = path.suffix.lower().removeprefix(".")
+    if fmt not in FORMATS:
+        raise ValueError(
+            f"{path}: cannot tell the format from the suffix {path.suffix!r} (use .pdf, .png or .svg)"
+        )
+    return fmt
+
+
+def save(fig: Figure, path: Path) -> None:
+    """Write ``fig`` to ``path`` in the format its suffix names, the same bytes for the same figure.
+
+    The figure's label (a caption, for a figure :func:`figure` drew) becomes the file's title.
+    """
+    fmt = format_of(path)
+    title = {"Title": fig.get_label()} if fig.get_label() else {}
+    with rc_context(STYLE):
+        fig.savefig(path, format=fmt, dpi=DPI, metadata=METADATA[fmt] | title)

@@ -1,0 +1,163 @@
+"""The review session without widgets: what it opens, refuses, filters, orders and records."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from arb_audit.store import RunStore
+from arb_audit.verdicts import VerdictRefused, load_verdicts, verify_verdict_chain
+from tests.tui.conftest import REFERENCE
+from tui.evidence import evidence_items, revision_seq
+from tui.query import SORTS, FilterError, apply_filter
+from tui.screens.evidence import version_at
+from tui.session import ReviewError, ReviewSession
+
+
+def test_a_study_opens_with_every_run_and_its_audit(study: Path) -> None:
+    session = ReviewSession.open(study, "ann")
+    assert session.study and session.runs.height == 6
+    assert session.report("/runs/d")["run"]["task"] == "alfworld"
+    assert session.report("/runs/f") == {}  # could not be audited: listed, with no audit
+
+
+def test_a_run_store_opens_keyed_by_run_id(run_store: Path) -> None:
+    session = ReviewSession.open(run_store, "ann")
+    assert not session.study
+    assert session.runs["run_key"].to_list() == ["recorded:keyroom/recording"]
+    assert session.runs["chain"].to_list() == ["SFT→GRPO(online)"]
+
+
+def test_a_run_folder_is_audited_then_opened(tmp_path: Path) -> None:
+    shutil.copytree(REFERENCE / "copy_base", tmp_path / "copy_base", symlinks=True)
+    session = ReviewSession.open(tmp_path / "copy_base" / "recording", "ann")
+    assert session.runs["route_label"].to_list() == ["NO_TRAINING"]
+
+
+def test_what_cannot_be_reviewed_is_refused_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(ReviewError, match="no such store"):
+        ReviewSession.open(tmp_path / "missing.duckdb", "ann")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReviewError, match="no supported run format"):
+        ReviewSession.open(tmp_path / "empty", "ann")
+    with RunStore.open(tmp_path / "blank.duckdb"):
+        pass
+    with pytest.raises(ReviewError, match="holds no audited runs"):
+        ReviewSession.open(tmp_path / "blank.duckdb", "ann")
+    duckdb.connect(str(tmp_path / "other.duckdb")).execute("CREATE TABLE t (x INT)").close()
+    with pytest.raises(ReviewError, match="not an arb-audit store"):
+        ReviewSession.open(tmp_path / "other.duckdb", "ann")
+
+
+def test_verdicts_are_appended_with_the_analyzer_value_and_what_they_supersede(run_store: Path) -> None:
+    session = ReviewSession.open(run_store, "ann")
+    key = "recorded:keyroom/recording"
+    session.record(key, "route", "COMPOSITE")
+    session.record(key, "failure", "regression", note="the GRPO stage should have been checked")
+    session.record(key, "failure", "none")
+    with pytest.raises(VerdictRefused, match="is not a quadrant"):
+        session.record(key, "quadrant", "up+intended")
+    rows = session.ledger.select("seq", "field", "value", "previous", "analyzer", "note").rows()
+    assert rows == [
+        (1, "route", "COMPOSITE", None, "COMPOSITE", ""),
+        (2, "failure", "regression", None, "none", "the GRPO stage should have been checked"),
+        (3, "failure", "none", "regression", "none", ""),
+    ]
+    assert session.reviewed_keys() == {key}
+    assert ReviewSession.open(run_store, "bob").reviewed_keys() == set()
+    # a restart reads the same ledger, and the chain holds
+    again = ReviewSession.open(run_store, "ann")
+    assert again.ledger.equals(session.ledger)
+    with RunStore.open(run_store, read_only=True) as store:
+        assert verify_verdict_chain(store) is None
+
+
+def test_blind_review_shows_a_field_once_the_reviewer_ruled_on_it(run_store: Path) -> None:
+    key = "recorded:keyroom/recording"
+    ReviewSession.open(run_store, "ann").record(key, "route", "COMPOSITE")
+    blind = ReviewSession.open(run_store, "bob", blind=True)
+    assert not blind.may_see(key, "route") and not blind.may_see(key, "failure")
+    blind.record(key, "route", "SFT")
+    assert blind.may_see(key, "route") and not blind.may_see(key, "failure")
+    assert blind.ledger.filter(pl.col("reviewer") == "bob")["blind"].to_list() == [True]
+    blind.record(key, "route", "COMPOSITE")  # a second look, no longer blind
+    assert blind.ledger["blind"].to_list() == [False, True, False]
+
+
+def test_the_cited_code_and_its_versions_come_from_the_run_history(run_store: Path) -> None:
+    session = ReviewSession.open(run_store, "ann")
+    report = session.report("recorded:keyroom/recording")
+    code = next(
+        i for i in evidence_items(report) if i.kind == "code" and i.pointer["path"] == "code/grpo_env.py"
+    )
+    versions = session.file_versions(report, "code/grpo_env.py")
+    assert len(versions) == 2  # the first GRPO script failed on an import and was fixed
+    cited = version_at(report, versions, code.pointer["revision"])
+    assert cited is not None and revision_seq(report, code.pointer["revision"]) is not None
+    text = session.code(report, cited.blob)
+    assert text is not None
+    assert code.pointer["excerpt"].strip() in text.splitlines()[code.pointer["line"] - 1]
+    assert session.file_versions(report, "no/such/file.py") == []
+
+
+def test_filters_match_fields_and_refuse_unknown_keys(study: Path) -> None:
+    runs = ReviewSession.open(study, "ann").runs
+
+    def keys(text: str, reviewed: frozenset[str] = frozenset()) -> list[str]:
+        return sorted(apply_filter(runs, text, set(reviewed))["run_key"])
+
+    assert keys("") == sorted(runs["run_key"])
+    assert keys("task:alfworld") == ["/runs/d", "/runs/e"]
+    assert keys("flag:evaluator failure:timeout") == ["/runs/e"]
+    assert keys("stack:qwén") == ["/runs/d", "/runs/e"]
+    assert keys("ALFWORLD level:3 seed:7") == ["/runs/e"]
+    assert keys("reviewed:yes", frozenset({"/runs/a"})) == ["/runs/a"]
+    assert len(keys("reviewed:no", frozenset({"/runs/a"}))) == runs.height - 1
+    with pytest.raises(FilterError, match="no filter key 'colour'"):
+        keys("colour:red")
+    with pytest.raises(FilterError, match="reviewed is yes or no"):
+        keys("reviewed:maybe")
+
+
+def test_needs_review_puts_unreviewed_disagreeing_weak_runs_first_and_unaudited_last() -> None:
+    runs = pl.DataFrame(
+        {
+            "run_key": ["a", "b", "c", "d", "e"],
+            "disagrees": [False, True, False, True, False],
+            "confidence": [0.9, 0.9, 0.2, None, 0.1],
+            "error": [None, None, None, None, "broken"],
+        }
+    )
+    ordered = SORTS["needs review"](runs, {"d"})["run_key"].to_list()
+    assert ordered == ["b", "c", "a", "d", "e"]
+
+
+def test_every_order_keeps_every_run(study: Path) -> None:
+    runs = ReviewSession.open(study, "ann").runs
+    for order in SORTS.values():
+        assert sorted(order(runs, set())["run_key"]) == sorted(runs["run_key"])
+
+
+def test_appending_at_a_fixed_time_is_reproducible(run_store: Path, tmp_path: Path) -> None:
+    other = Path(shutil.copy(run_store, tmp_path / "other.duckdb"))
+    moment = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    hashes = []
+    for path in (run_store, other):
+        ReviewSession.open(path, "ann").record("recorded:keyroom/recording", "route", "SFT", now=moment)
+        with RunStore.open(path, read_only=True) as store:
+            hashes.append(load_verdicts(store)["record_hash"].to_list())
+    assert hashes[0] == hashes[1]
+
+
+def test_blind_review_refuses_filters_that_would_reveal_the_analyzer(study: Path) -> None:
+    runs = ReviewSession.open(study, "ann", blind=True).runs
+    assert apply_filter(runs, "task:alfworld reviewed:no", set(), blind=True).height == 2
+    for word in ("route:sft", "failure:none", "flag:evaluator", "quadrant:score_up", "alfworld"):
+        with pytest.raises(FilterError, match="blind review filters on"):
+            apply_filter(runs, word, set(), blind=True)
+    assert not runs["disagrees"].any() and runs["confidence"].is_null().all()

@@ -1,0 +1,51 @@
+"""The reviewer's desk: ``arb-audit review PATH``.
+
+Laid out like harlequin: this app and its .tcss, ``screens/``, ``widgets/``, ``messages.py``; the
+headless parts in ``session.py``, ``query.py`` and ``evidence.py``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from tui.messages import VerdictRecorded
+from tui.screens import HelpScreen, RunsScreen
+from tui.session import ReviewSession
+
+
+class ReviewApp(App[None]):
+    """Walk the runs of a store, their evidence, and record verdicts."""
+
+    CSS_PATH = "app.tcss"
+    # The palette lists every command of every screen; the footer and the help already show them.
+    ENABLE_COMMAND_PALETTE = False
+    TITLE = "arb-audit review"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, session: ReviewSession) -> None:
+        super().__init__()
+        self.session = session
+        """The runs under review and the ledger."""
+        self.runs_screen = RunsScreen(session)
+        """The list, kept so a verdict recorded elsewhere ticks its run."""
+
+    def on_mount(self) -> None:
+        """Show the list; the store's name and the reviewer in the header."""
+        blind = " · blind" if self.session.blind else ""
+        self.sub_title = f"{self.session.store_path.name} · {self.session.reviewer}{blind}"
+        self.push_screen(self.runs_screen)
+
+    def on_verdict_recorded(self, message: VerdictRecorded) -> None:
+        """Tick the run in the list."""
+        self.runs_screen.refresh_list()
+
+    def action_help(self) -> None:
+        """Show the keys."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())

@@ -1,0 +1,188 @@
+"""One evidence pointer opened.
+
+Code at its revision with the cited lines highlighted (and the diff between any two versions of the
+file), a command and its output, a submission, a log excerpt, or an artifact's tensor changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from tui.evidence import EvidenceItem, command, revision_seq, submission, tensor_changes
+from tui.session import FileVersion, ReviewSession
+from tui.widgets import CodeView
+from tui.widgets.code_view import unified_diff
+
+
+class EvidenceScreen(Screen[None]):
+    """The pointer ``index`` of ``items``; n and p walk the list, d shows a diff of the cited file."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "step(1)", "Next evidence"),
+        Binding("p", "step(-1)", "Previous evidence"),
+        Binding("d", "diff", "Diff"),
+        Binding("left_square_bracket", "move_old(-1)", "Older from", show=False),
+        Binding("right_square_bracket", "move_old(1)", "Newer from", show=False),
+        Binding("less_than_sign", "move_new(-1)", "Older to", show=False),
+        Binding("greater_than_sign", "move_new(1)", "Newer to", show=False),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def __init__(
+        self, session: ReviewSession, report: dict[str, Any], items: list[EvidenceItem], index: int
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.report = report
+        self.items = items
+        self.index = index
+        """Which pointer is shown."""
+        self.versions: list[FileVersion] = []
+        """The cited file's versions in the run's history (code evidence)."""
+        self.diff_pair: tuple[int, int] | None = None
+        """Indexes into :attr:`versions` of the diff's two sides, or None when the code is shown."""
+
+    def compose(self) -> ComposeResult:
+        """Lay out the title line, the view, the tensor table (artifacts) and the footer."""
+        yield Header()
+        yield Static(id="evidence-title")
+        with VerticalScroll(id="evidence-body"):
+            yield CodeView(id="code")
+        yield DataTable(id="tensors", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Show the pointer."""
+        self.query_one("#tensors", DataTable).add_columns("what", "value")
+        self.show()
+
+    @property
+    def item(self) -> EvidenceItem:
+        """The pointer shown."""
+        return self.items[self.index]
+
+    def show(self) -> None:
+        """Show the current pointer by its kind."""
+        item, pointer = self.item, self.item.pointer
+        self.diff_pair = None
+        self.query_one("#evidence-title", Static).update(
+            f"[b]{item.claim}[/b] · {item.kind} · {item.where} · {self.index + 1} of {len(self.items)}"
+        )
+        table = self.query_one("#tensors", DataTable)
+        table.clear()
+        table.display = False
+        view = self.query_one(CodeView)
+        if item.kind == "code" and pointer.get("path"):
+            self.versions = self.session.file_versions(self.report, str(pointer["path"]))
+            self._show_code(view)
+        elif item.kind == "command" and pointer.get("command_seq") is not None:
+            found = command(self.report, int(pointer["command_seq"]))
+            view.show_text(_command_text(found) if found else str(pointer.get("excerpt") or ""))
+        elif item.kind == "submission" and pointer.get("submission_seq") is not None:
+            found = submission(self.report, int(pointer["submission_seq"]))
+            view.show_text("\n".join(f"{k}: {v}" for k, v in (found or pointer).items() if k != "evidence"))
+        elif item.kind == "artifact" and pointer.get("path"):
+            rows = tensor_changes(self.report, str(pointer["path"]))
+            view.show_text(
+                str(pointer.get("excerpt") or "") + ("" if rows else "\n(no weight comparison recorded)")
+            )
+            table.add_rows(rows)
+            table.display = bool(rows)
+        else:
+            view.show_text(f"{item.where}\n\n{pointer.get('excerpt') or ''}")
+        self.query_one("#evidence-body", VerticalScroll).scroll_home(animate=False)
+
+    def _show_code(self, view: CodeView) -> None:
+        pointer = self.item.pointer
+        revision = str(pointer.get("revision") or "")
+        at = version_at(self.report, self.versions, revision)
+        text = self.session.code(self.report, at.blob) if at else None
+        if text is None:
+            view.show_text(
+                f"{self.item.where}\n\n{pointer.get('excerpt') or ''}\n\n"
+                "(the code at this revision is not available)"
+            )
+            return
+        first = pointer.get("line")
+        lines = (int(first), int(pointer.get("end_line") or first)) if first is not None else None
+        view.show_code(text, str(pointer["path"]), lines)
+        if lines:
+            self.call_after_refresh(
+                self.query_one("#evidence-body", VerticalScroll).scroll_to,
+                y=max(0, lines[0] - 5),
+                animate=False,
+            )
+
+    def action_step(self, delta: int) -> None:
+        """Show the next (1) or previous (-1) pointer."""
+        self.index = (self.index + delta) % len(self.items)
+        self.show()
+
+    def action_diff(self) -> None:
+        """Toggle the diff between the cited version of the file and the version before it."""
+        if self.item.kind != "code" or len(self.versions) < 2:
+            self.notify("no other version of this file to compare with", severity="warning")
+            return
+        if self.diff_pair is not None:
+            self.show()
+            return
+        at = version_at(self.report, self.versions, str(self.item.pointer.get("revision") or ""))
+        cited = self.versions.index(at) if at is not None else len(self.versions) - 1
+        new = max(cited, 1)
+        self._show_diff((new - 1, new))
+
+    def action_move_old(self, delta: int) -> None:
+        """Move the diff's older side through the file's versions."""
+        if self.diff_pair is not None:
+            old, new = self.diff_pair
+            self._show_diff((min(max(0, old + delta), new - 1), new))
+
+    def action_move_new(self, delta: int) -> None:
+        """Move the diff's newer side through the file's versions."""
+        if self.diff_pair is not None:
+            old, new = self.diff_pair
+            self._show_diff((old, min(max(old + 1, new + delta), len(self.versions) - 1)))
+
+    def _show_diff(self, pair: tuple[int, int]) -> None:
+        self.diff_pair = pair
+        old, new = (self.versions[i] for i in pair)
+        path = str(self.item.pointer["path"])
+        diff = unified_diff(
+            self.session.code(self.report, old.blob) or "",
+            self.session.code(self.report, new.blob) or "",
+            path,
+            f"revision {old.revision_seq}",
+            f"revision {new.revision_seq}",
+        )
+        self.query_one(CodeView).show_diff(diff)
+        self.query_one("#evidence-title", Static).update(
+            f"[b]diff[/b] {path}: revision {old.revision_seq} → {new.revision_seq} "
+            f"(version {pair[0] + 1} → {pair[1] + 1} of {len(self.versions)}; [ ] and < > move the sides)"
+        )
+
+
+def _command_text(found: dict[str, Any]) -> str:
+    lines = [f"$ {found.get('command')}", f"exit code: {found.get('exit_code')}"]
+    if found.get("error"):
+        lines.append(f"error: {found['error']}")
+    lines += ["", str(found.get("output_excerpt") or "(no output recorded)")]
+    return "\n".join(lines)
+
+
+def version_at(report: dict[str, Any], versions: list[FileVersion], revision: str) -> FileVersion | None:
+    """Return the version of a file in force at commit ``revision``.
+
+    That is the last one taken at or before it: a revision that did not change the file holds an
+    earlier version.
+    """
+    seq = revision_seq(report, revision)
+    if seq is None:
+        return next((v for v in versions if v.commit == revision), None)
+    before = [v for v in versions if v.revision_seq <= seq]
+    return before[-1] if before else None

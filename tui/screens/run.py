@@ -1,0 +1,139 @@
+"""One run: its header, scores, best lineage, failure, flags and the evidence behind them."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from taxonomy.review import FIELDS, FLAG_PREFIX
+from tui.evidence import EvidenceItem, evidence_items
+from tui.screens.evidence import EvidenceScreen
+from tui.screens.verdict import VerdictScreen
+from tui.session import ReviewSession
+from tui.widgets import EvidenceTable, ScoreStrip
+
+BLIND = "(blind review: record your verdict first)"
+"""What a blind reviewer sees in place of an analyzer label they have not ruled on."""
+
+
+def _score(value: Any) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def header(report: dict[str, Any]) -> str:
+    """Return the run's first line: run, task, stack, base and best score."""
+    run = report.get("run") or {}
+    best = (report.get("best") or {}).get("score")
+    return (
+        f"{run.get('run_id') or '?'} · task {run.get('task') or '?'} (level {run.get('level') or '?'}) · "
+        f"{run.get('scaffold') or '—'} × {run.get('driver') or '—'} · "
+        f"base {_score(run.get('base_score'))} → best {_score(best)}"
+    )
+
+
+class RunScreen(Screen[None]):
+    """The audit of one run; enter on an evidence row opens it, v opens the verdicts."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "verdict", "Verdict"),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def __init__(self, session: ReviewSession, run_key: str) -> None:
+        super().__init__()
+        self.session = session
+        self.run_key = run_key
+        """The run shown."""
+        self.report = session.report(run_key)
+        """Its audit."""
+        self.items: list[EvidenceItem] = []
+        """The evidence listed, in order."""
+
+    def compose(self) -> ComposeResult:
+        """Lay out the header line, score strip, facts, evidence list and footer."""
+        yield Header()
+        yield Static(id="run-header")
+        yield ScoreStrip(id="scores")
+        yield Static(id="facts")
+        yield EvidenceTable(id="evidence")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Show the run."""
+        self.query_one("#run-header", Static).update(Text(header(self.report), style="bold"))
+        self.on_screen_resume()
+        self.query_one(EvidenceTable).focus()
+
+    def on_screen_resume(self) -> None:
+        """Show the facts and evidence again: a verdict just recorded may lift blind review."""
+        self.query_one(ScoreStrip).show(self.report, self.session.may_see(self.run_key, "route"))
+        self.query_one("#facts", Static).update(self.facts())
+        self.items = [
+            item
+            if self.session.may_see(self.run_key, item.field)
+            else EvidenceItem(BLIND, item.field, item.pointer)
+            for item in evidence_items(self.report)
+            if self.session.may_see(self.run_key, item.field) or not item.field.startswith("flag:")
+        ]
+        self.query_one(EvidenceTable).show(self.items)
+
+    def _seen(self, field: str, value: str) -> str:
+        return value if self.session.may_see(self.run_key, field) else BLIND
+
+    def facts(self) -> Text:
+        """Return the run's facts, each hidden under blind review until ruled on.
+
+        The best lineage as a chain, the route, the failure with its downstream effects, the quadrant
+        and the flags.
+        """
+        if not self.report:
+            return Text("no audit (the run could not be audited)", style="bold red")
+        route = self.report.get("route") or {}
+        failure = self.report.get("failure") or {}
+        downstream = ", ".join(
+            str(d.get("mode")) for d in failure.get("downstream") or [] if isinstance(d, dict)
+        )
+        flags = [str(f.get("flag")) for f in self.report.get("flags") or [] if isinstance(f, dict)]
+        shown_flags = [f for f in flags if self.session.may_see(self.run_key, f"flag:{f}")]
+        # Under blind review even "no flags" is the analyzer's word: hidden until every flag is ruled on.
+        flags_hidden = any(
+            not self.session.may_see(self.run_key, f) for f in FIELDS if f.startswith(FLAG_PREFIX)
+        )
+        lines = [
+            ("chain", self._seen("chain", str(route.get("chain_text") or "—"))),
+            (
+                "route",
+                self._seen(
+                    "route", f"{route.get('best_label') or '—'} (confidence {route.get('confidence')})"
+                ),
+            ),
+            (
+                "failure",
+                self._seen("failure", str(failure.get("mode")) + (f" → {downstream}" if downstream else "")),
+            ),
+            ("quadrant", self._seen("quadrant", str((self.report.get("quadrant") or {}).get("cell")))),
+            ("flags", " ".join([", ".join(shown_flags), BLIND if flags_hidden else ""]).strip() or "—"),
+        ]
+        text = Text()
+        for name, value in lines:
+            text.append(f"{name:>9}  ", style="dim")
+            text.append(f"{value}\n")
+        return text
+
+    @on(DataTable.RowSelected, "#evidence")
+    def open_evidence(self, event: DataTable.RowSelected) -> None:
+        """Open the selected pointer."""
+        if event.row_key.value is not None:
+            self.app.push_screen(
+                EvidenceScreen(self.session, self.report, self.items, int(event.row_key.value))
+            )
+
+    def action_verdict(self) -> None:
+        """Open the verdicts of this run."""
+        self.app.push_screen(VerdictScreen(self.session, self.run_key))

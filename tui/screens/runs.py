@@ -1,0 +1,111 @@
+"""The runs list: filter, sort, and the "needs review" order."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from tui.query import BLIND_SORTS, SORTS, FilterError, apply_filter
+from tui.screens.run import RunScreen
+from tui.session import ReviewSession
+from tui.widgets import RunsTable
+
+
+class RunsScreen(Screen[None]):
+    """Every run of the session; enter opens one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("s", "sort", "Sort"),
+        Binding("n", "needs_review", "Needs review"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, session: ReviewSession) -> None:
+        super().__init__()
+        self.session = session
+        self.filter_text = ""
+        """The filter in force."""
+        self.sort_names = BLIND_SORTS if session.blind else tuple(SORTS)
+        """The orders ``s`` cycles through."""
+        self.sort_name = self.sort_names[0]
+        """The order in force (a key of ``tui.query.SORTS``)."""
+        self.shown: list[str] = []
+        """The run keys listed, in order."""
+
+    def compose(self) -> ComposeResult:
+        """Lay out the summary line, the (hidden) filter box, the list and the footer."""
+        yield Header()
+        yield Static(id="summary")
+        yield Input(placeholder="task:keyroom route:sft failure:none flag:… reviewed:no", id="filter")
+        yield RunsTable(id="runs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """List the runs in the "needs review" order."""
+        self.query_one("#filter", Input).display = False
+        self.refresh_list()
+        self.query_one(RunsTable).focus()
+
+    def refresh_list(self) -> None:
+        """List the runs again under the filter and order in force."""
+        reviewed = self.session.reviewed_keys()
+        try:
+            runs = apply_filter(self.session.runs, self.filter_text, reviewed, self.session.blind)
+        except FilterError as exc:
+            self.query_one("#summary", Static).update(f"[b red]filter:[/] {exc}")
+            return
+        runs = SORTS[self.sort_name](runs, reviewed)
+        self.shown = runs["run_key"].to_list()
+        self.query_one(RunsTable).show(runs, reviewed, self.session.ruled() if self.session.blind else None)
+        total = self.session.runs.height
+        count = f"{runs.height} of {total} runs" if self.filter_text else f"{total} runs"
+        done = len(reviewed & set(self.session.runs["run_key"]))
+        shown_filter = f" · filter: {self.filter_text}" if self.filter_text else ""
+        self.query_one("#summary", Static).update(
+            f"{count} · {done} reviewed by {self.session.reviewer} · order: {self.sort_name}{shown_filter}"
+        )
+
+    def action_filter(self) -> None:
+        """Show the filter box."""
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.value = self.filter_text
+        box.focus()
+
+    @on(Input.Submitted, "#filter")
+    def apply(self, event: Input.Submitted) -> None:
+        """Apply the typed filter and go back to the list."""
+        self.filter_text = event.value.strip()
+        event.input.display = False
+        self.refresh_list()
+        self.query_one(RunsTable).focus()
+
+    def action_clear_filter(self) -> None:
+        """Drop the filter (escape)."""
+        self.query_one("#filter", Input).display = False
+        self.filter_text = ""
+        self.refresh_list()
+        self.query_one(RunsTable).focus()
+
+    def action_sort(self) -> None:
+        """Cycle through the orders."""
+        names = self.sort_names
+        self.sort_name = names[(names.index(self.sort_name) + 1) % len(names)]
+        self.refresh_list()
+
+    def action_needs_review(self) -> None:
+        """Put the runs that most need a reviewer first."""
+        self.sort_name = self.sort_names[0]
+        self.refresh_list()
+
+    @on(DataTable.RowSelected, "#runs")
+    def open_run(self, event: DataTable.RowSelected) -> None:
+        """Open the selected run."""
+        if event.row_key.value is not None:
+            self.app.push_screen(RunScreen(self.session, event.row_key.value))

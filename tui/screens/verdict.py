@@ -1,0 +1,123 @@
+"""The verdicts of one run.
+
+For each field, agree with the analyzer or override it with a value from the taxonomy, with a note;
+every verdict is appended to the store's hash-chained ledger at once.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static
+
+from arb_audit.verdicts import VerdictRefused
+from taxonomy.review import FIELDS, analyzer_values, choices
+from tui.messages import VerdictRecorded
+from tui.screens.override import OverrideModal
+from tui.session import ReviewSession
+from tui.widgets import FieldTable
+
+
+class VerdictScreen(Screen[None]):
+    """The review fields of one run; a agrees, o overrides, e writes the note the next verdict carries."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "agree", "Agree"),
+        Binding("o", "override", "Override"),
+        Binding("e", "note", "Note"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, session: ReviewSession, run_key: str) -> None:
+        super().__init__()
+        self.session = session
+        self.run_key = run_key
+        self.analyzer = analyzer_values(session.report(run_key))
+        """The analyzer's value of each field."""
+
+    def compose(self) -> ComposeResult:
+        """Lay out the title, the field table, the note box and the footer."""
+        yield Header()
+        yield Static(id="verdict-title")
+        yield FieldTable(id="fields")
+        yield Input(placeholder="note for the next verdict (enter keeps it)", id="note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the table."""
+        blind = " · blind: the analyzer's and others' values show once you rule" if self.session.blind else ""
+        self.query_one("#verdict-title", Static).update(
+            f"[b]verdicts on[/b] {self.run_key} · reviewer {self.session.reviewer}{blind}"
+        )
+        self.refresh_fields()
+        self.query_one(FieldTable).focus()
+
+    def refresh_fields(self) -> None:
+        """Show every field's values as the ledger holds them now."""
+        self.query_one(FieldTable).show(
+            FIELDS,
+            self.analyzer,
+            self.session.standing(self.run_key),
+            self.session.reviewer,
+            {f: self.session.may_see(self.run_key, f) for f in FIELDS},
+        )
+
+    @property
+    def field(self) -> str:
+        """The field under the cursor."""
+        return FIELDS[self.query_one(FieldTable).cursor_row]
+
+    def record(self, field: str, value: str) -> None:
+        """Append the verdict (with the note typed, then cleared) and show the ledger again."""
+        note_box = self.query_one("#note", Input)
+        try:
+            self.session.record(self.run_key, field, value, note_box.value.strip())
+        except VerdictRefused as exc:
+            self.notify(str(exc), severity="error")
+            return
+        note_box.value = ""
+        self.refresh_fields()
+        self.app.post_message(VerdictRecorded(self.run_key, field, value))
+        table = self.query_one(FieldTable)
+        table.move_cursor(row=min(table.cursor_row + 1, len(FIELDS) - 1))
+
+    def action_agree(self) -> None:
+        """Rule that the analyzer's value of the field is right."""
+        field = self.field
+        if not self.session.may_see(self.run_key, field):
+            self.notify("blind review: choose your own value with o", severity="warning")
+            return
+        value = self.analyzer.get(field)
+        if value is None:
+            self.notify(f"the analyzer gave no {field}: choose a value with o", severity="warning")
+            return
+        self.record(field, value)
+
+    def action_override(self) -> None:
+        """Choose another value of the field from the taxonomy."""
+        field = self.field
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.record(field, value)
+
+        current = self.analyzer.get(field) if self.session.may_see(self.run_key, field) else None
+        self.app.push_screen(OverrideModal(field, choices(field), current), chosen)
+
+    def action_note(self) -> None:
+        """Write the note the next verdict carries."""
+        self.query_one("#note", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Keep the note and go back to the fields."""
+        self.query_one(FieldTable).focus()
+
+    def action_back(self) -> None:
+        """Back to the run (from the note box: back to the fields)."""
+        if self.query_one("#note", Input).has_focus:
+            self.query_one(FieldTable).focus()
+        else:
+            self.app.pop_screen()

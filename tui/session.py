@@ -1,0 +1,255 @@
+"""What the reviewer's desk works on, without any widget.
+
+The runs to review, their audits, the code behind the evidence, and the verdict ledger.
+
+A session opens a study store (``arb-audit ingest``), a run store, or a run folder (audited first,
+as ``arb-audit RUN_DIR`` does). The store is opened only for the moment of each read or append, so two
+reviewers can work on one study from two terminals.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from arb_audit.revisions import read_blob
+from arb_audit.store import RunStore, StoreError
+from arb_audit.study import row_from_audit
+from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
+from taxonomy.review import analyzer_values
+
+DISAGREEING = ("score_up+not_intended", "no_gain+intended")
+"""Quadrants where the score and the intended training tell different stories."""
+LIST_COLUMNS = (
+    "run_key",
+    "run_id",
+    "task",
+    "level",
+    "scaffold",
+    "driver",
+    "mode",
+    "seed",
+    "base_score",
+    "best_score",
+    "route_label",
+    "chain",
+    "failure",
+    "quadrant",
+    "flags",
+    "error",
+)
+"""The study columns the runs list shows and filters on (the audits stay in the store until opened)."""
+MAX_CODE_BYTES = 2_000_000
+"""A file at a revision larger than this is shown cut: an agent may have committed anything."""
+
+
+class ReviewError(Exception):
+    """PATH cannot be reviewed (no store, no runs), with the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileVersion:
+    """One version of a file in a run's code history."""
+
+    revision_seq: int
+    """The first revision that holds it."""
+    commit: str
+    """That revision's commit in the run's revisions.git."""
+    blob: str
+    """The file's git blob."""
+
+
+@dataclass(slots=True)
+class ReviewSession:
+    """The runs of one store under review by one reviewer."""
+
+    store_path: Path
+    """The store holding the audits and the verdict ledger."""
+    runs: pl.DataFrame
+    """One row per run (:data:`LIST_COLUMNS` plus ``confidence`` and ``disagrees``)."""
+    reviewer: str
+    """Who records the verdicts."""
+    blind: bool = False
+    """Hide the analyzer's and other reviewers' values of a field until this reviewer has ruled on it."""
+    study: bool = True
+    """Whether the store is a study (audits in ``study_runs``) rather than a run store (``audits``)."""
+    ledger: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LEDGER_SCHEMA))
+    """The verdict ledger, oldest first, as last read."""
+
+    @classmethod
+    def open(cls, path: Path, reviewer: str, *, blind: bool = False) -> ReviewSession:
+        """Open ``path`` (a study store, a run store or a run folder) for review by ``reviewer``."""
+        if path.is_dir():
+            path = _audited_store(path)
+        if not path.is_file():
+            raise ReviewError(f"{path}: no such store or run folder")
+        # Read-only: a DuckDB file that is not arb-audit's is refused untouched, not migrated; an older
+        # store is migrated by the first verdict appended to it.
+        with RunStore.open(path, read_only=True) as store:
+            study, runs = _list_runs(store)
+            ledger = _ledger(store)
+        if runs.is_empty():
+            raise ReviewError(
+                f"{path}: holds no audited runs (arb-audit RUN_DIR or arb-audit ingest makes some)"
+            )
+        if blind:  # the "needs review" order must not tell a blind reviewer what the analyzer found
+            runs = runs.with_columns(disagrees=pl.lit(False), confidence=pl.lit(None, pl.Float64))
+        return cls(path, runs, reviewer, blind, study, ledger)
+
+    def report(self, run_key: str) -> dict[str, Any]:
+        """Return the audit of ``run_key`` (the JSON of ``arb-audit RUN --json``); {} when it has none."""
+        return _report(self.store_path, self.study, run_key, self._stamp())
+
+    def _stamp(self) -> int:
+        """Return the store's modification time (a changed store's audits are read again)."""
+        return self.store_path.stat().st_mtime_ns
+
+    def standing(self, run_key: str) -> pl.DataFrame:
+        """Return every reviewer's standing verdict on ``run_key``, one row per reviewer and field."""
+        return current_verdicts(self.ledger.filter(pl.col("run_key") == run_key))
+
+    def reviewed_keys(self) -> set[str]:
+        """Return the runs this reviewer has recorded at least one verdict on."""
+        return {key for key, _ in self.ruled()}
+
+    def ruled(self) -> set[tuple[str, str]]:
+        """Return the (run key, field) pairs this reviewer has recorded a verdict on."""
+        mine = self.ledger.filter(pl.col("reviewer") == self.reviewer)
+        return set(zip(mine["run_key"], mine["field"], strict=True))
+
+    def may_see(self, run_key: str, field_name: str) -> bool:
+        """Whether the analyzer's and other reviewers' values of the field are shown to this reviewer."""
+        if not self.blind:
+            return True
+        return (run_key, field_name) in self.ruled()
+
+    def record(
+        self, run_key: str, field_name: str, value: str, note: str = "", now: datetime | None = None
+    ) -> None:
+        """Append this reviewer's verdict on one field of ``run_key`` and read the ledger again.
+
+        Raises ``arb_audit.verdicts.VerdictRefused`` for a value outside the taxonomy.
+        """
+        report = self.report(run_key)
+        verdict = Verdict(
+            run_key=run_key,
+            run_id=(report.get("run") or {}).get("run_id"),
+            field=field_name,
+            value=value,
+            reviewer=self.reviewer,
+            analyzer=analyzer_values(report).get(field_name),
+            note=note,
+            blind=self.blind and not self.may_see(run_key, field_name),
+        )
+        with RunStore.open(self.store_path) as store:
+            append_verdicts(store, [verdict], now)
+            self.ledger = load_verdicts(store)
+
+    def file_versions(self, report: dict[str, Any], path: str) -> list[FileVersion]:
+        """Return the versions of ``path`` in the run's code history, oldest first (one per change)."""
+        store = (report.get("run") or {}).get("store_path")
+        run_id = (report.get("run") or {}).get("run_id")
+        if not store or not run_id:
+            return []
+        rows = _file_rows(str(store), str(run_id), path)
+        versions: list[FileVersion] = []
+        for seq, commit, blob in rows:
+            if not versions or versions[-1].blob != blob:
+                versions.append(FileVersion(seq, commit, blob))
+        return versions
+
+    def code(self, report: dict[str, Any], blob: str) -> str | None:
+        """Return a file's text by its blob in the run's revisions.git (cut at :data:`MAX_CODE_BYTES`)."""
+        git_dir = (report.get("run") or {}).get("revisions_path")
+        if not git_dir:
+            return None
+        data = read_blob(Path(git_dir), blob)
+        return None if data is None else data[:MAX_CODE_BYTES].decode("utf-8", errors="replace")
+
+
+def _audited_store(run_dir: Path) -> Path:
+    """Audit ``run_dir`` (as ``arb-audit RUN_DIR`` does) and return the store it wrote."""
+    from arb_audit.commands.audit import audit_folder
+
+    try:
+        report = audit_folder(run_dir)
+    except (ValueError, StoreError) as exc:
+        raise ReviewError(str(exc)) from exc
+    return Path(report["run"]["store_path"])
+
+
+def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
+    """Return whether the store is a study, and its runs for the list (without their whole audits)."""
+    try:
+        if "m007_study_runs" not in store.applied_migrations():
+            raise ReviewError(f"{store.path}: an arb-audit store older than this reviewer; audit it again")
+        study = store.con.execute("SELECT count(*) FROM study_runs").fetchall()[0][0] > 0
+        if study:
+            table = store.con.sql(
+                f"SELECT {', '.join(LIST_COLUMNS)}, "
+                "TRY_CAST(json_extract_string(report, '$.route.confidence') AS DOUBLE) AS confidence "
+                "FROM study_runs ORDER BY run_key"
+            ).to_arrow_table()
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+        else:
+            reports = store.con.execute("SELECT run_id, report FROM audits ORDER BY run_id").fetchall()
+            rows = []
+            for run_id, text in reports:
+                report = json.loads(text)
+                row = row_from_audit(run_id, "", report, None, {})
+                row["confidence"] = (report.get("route") or {}).get("confidence")
+                rows.append(row)
+            frame = pl.DataFrame(rows).select([*LIST_COLUMNS, "confidence"]) if rows else pl.DataFrame()
+    except duckdb.Error as exc:
+        raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
+    if frame.is_empty():
+        return study, frame
+    return study, frame.with_columns(disagrees=pl.col("quadrant").is_in(DISAGREEING).fill_null(False))
+
+
+def _ledger(store: RunStore) -> pl.DataFrame:
+    """Return the store's verdict ledger (empty for a store no verdict has been appended to yet)."""
+    if "m008_verdict_ledger" not in store.applied_migrations():
+        return pl.DataFrame(schema=LEDGER_SCHEMA)
+    return load_verdicts(store)
+
+
+@lru_cache(maxsize=64)
+def _report(store_path: Path, study: bool, run_key: str, stamp: int) -> dict[str, Any]:
+    """Read one run's audit from the store (cached while the store is unchanged: ``stamp``)."""
+    del stamp  # only part of the cache key
+    sql = (
+        "SELECT report FROM study_runs WHERE run_key = ?"
+        if study
+        else "SELECT report FROM audits WHERE run_id = ?"
+    )
+    with RunStore.open(store_path, read_only=True) as store:
+        found = store.con.execute(sql, [run_key]).fetchall()
+    if not found or found[0][0] is None:
+        return {}
+    report: dict[str, Any] = json.loads(found[0][0])
+    return report
+
+
+@lru_cache(maxsize=256)
+def _file_rows(store_path: str, run_id: str, path: str) -> list[tuple[int, str, str]]:
+    """Every revision's (seq, commit, blob) of one file of one run, oldest first."""
+    try:
+        with RunStore.open(Path(store_path), read_only=True) as store:
+            rows = store.con.execute(
+                "SELECT r.seq, r.sha, f.blob_sha FROM files f JOIN revisions r "
+                "ON r.run_id = f.run_id AND r.seq = f.revision_seq "
+                "WHERE f.run_id = ? AND f.path = ? AND f.blob_sha IS NOT NULL ORDER BY r.seq",
+                [run_id, path],
+            ).fetchall()
+    except (StoreError, duckdb.Error):
+        return []
+    return [(int(seq), str(sha), str(blob)) for seq, sha, blob in rows]

@@ -1,0 +1,63 @@
+"""The run's scores over its submissions.
+
+One bar per submission, coloured by the route of the artifact it submitted, the best marked with a
+star beneath.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from taxonomy.palette import ROUTE_COLOURS, UNLABELLED
+
+BARS = " ▁▂▃▄▅▆▇█"
+"""Bar heights from none to full."""
+MAX_SHOWN = 200
+"""Submissions drawn; a longer run shows its last ones (the count says so)."""
+
+
+def strip(report: dict[str, Any], routes_shown: bool = True) -> Text:
+    """Return the strip of ``report``'s submissions: bars, the best marked, and a legend of routes.
+
+    Without ``routes_shown`` (blind review) every bar has one colour and there is no legend.
+    """
+    submissions = [s for s in report.get("submissions") or [] if isinstance(s, dict)]
+    lineage = (report.get("route") or {}).get("lineage") or {}
+    best = (report.get("best") or {}).get("seq")
+    scored = [s["score"] for s in submissions if s.get("status") == "scored" and s.get("score") is not None]
+    top = max([*scored, 1e-9])
+    text, marks, used = Text(), Text(), dict[str, str]()
+    shown = submissions[-MAX_SHOWN:]
+    for s in shown:
+        stages = lineage.get(s.get("artifact_path") or s.get("model_path")) or []
+        label = stages[0].get("label") if routes_shown and stages and isinstance(stages[0], dict) else None
+        colour = ROUTE_COLOURS.get(label or "", UNLABELLED)
+        if label:
+            used[label] = colour
+        if s.get("status") == "scored" and s.get("score") is not None:
+            level = max(1, round(max(0.0, s["score"]) / top * (len(BARS) - 1)))
+            text.append(BARS[level], style=colour)
+        else:
+            text.append("×", style="dim red")
+        marks.append("★" if s.get("seq") == best else " ", style="bold")
+    if not shown:
+        return Text("no submissions", style="dim")
+    text.append(f"  max {max(scored):.1f}" if scored else "  nothing scored", style="dim")
+    if len(submissions) > len(shown):
+        text.append(f" (last {len(shown)} of {len(submissions)})", style="dim")
+    legend = Text()
+    for label, colour in used.items():
+        legend.append("■ ", style=colour)
+        legend.append(f"{label}  ")
+    return Text("\n").join([text, marks, legend])
+
+
+class ScoreStrip(Static):
+    """The score-over-submissions strip of one run."""
+
+    def show(self, report: dict[str, Any], routes_shown: bool = True) -> None:
+        """Draw ``report``'s submissions (coloured by route unless ``routes_shown`` is false)."""
+        self.update(strip(report, routes_shown))
