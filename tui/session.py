@@ -137,19 +137,34 @@ class ReviewSession:
 
         Raises ``arb_audit.verdicts.VerdictRefused`` for a value outside the taxonomy.
         """
+        self.record_all(run_key, {field_name: value}, note, now)
+
+    def record_all(
+        self, run_key: str, values: dict[str, str], note: str = "", now: datetime | None = None
+    ) -> None:
+        """Append this reviewer's verdicts on several fields of ``run_key`` at once (one transaction).
+
+        Raises ``arb_audit.verdicts.VerdictRefused`` for a value outside the taxonomy; then none is
+        written.
+        """
         report = self.report(run_key)
-        verdict = Verdict(
-            run_key=run_key,
-            run_id=(report.get("run") or {}).get("run_id"),
-            field=field_name,
-            value=value,
-            reviewer=self.reviewer,
-            analyzer=analyzer_values(report).get(field_name),
-            note=note,
-            blind=self.blind and not self.may_see(run_key, field_name),
-        )
+        run_id = (report.get("run") or {}).get("run_id")
+        analyzer = analyzer_values(report)
+        verdicts = [
+            Verdict(
+                run_key=run_key,
+                run_id=run_id,
+                field=name,
+                value=value,
+                reviewer=self.reviewer,
+                analyzer=analyzer.get(name),
+                note=note,
+                blind=self.blind and not self.may_see(run_key, name),
+            )
+            for name, value in values.items()
+        ]
         with RunStore.open(self.store_path) as store:
-            append_verdicts(store, [verdict], now)
+            append_verdicts(store, verdicts, now)
             self.ledger = load_verdicts(store)
 
     def file_versions(self, report: dict[str, Any], path: str) -> list[FileVersion]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -179,3 +180,20 @@ def test_plot_without_matplotlib_says_how_to_get_it(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code, _, err = run_cli("plot", str(study_path), "--figure", "scores", "-o", str(tmp_path / "f.png"))
     assert code == 2 and err == "arb-audit plot needs matplotlib: pip install 'arb-audit[plot]'\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scores", "routes"])
+def test_the_readme_figures_are_what_the_reference_runs_give(name: str, tmp_path: Path) -> None:
+    """docs/reference_*.png, shown in the README, are remade from the bundled reference recordings."""
+    root = Path(__file__).resolve().parents[2]
+    runs = tmp_path / "reference"
+    shutil.copytree(root / "fixtures" / "reference", runs, symlinks=True)
+    study = tmp_path / "study.duckdb"
+    assert run_cli("ingest", str(runs), "--study", str(study), "--jobs", "2")[0] == 0
+    actual = tmp_path / f"{name}.png"
+    assert run_cli("plot", str(study), "--figure", name, "-o", str(actual))[0] == 0
+    expected = root / "docs" / f"reference_{name}.png"
+    if os.environ.get("UPDATE_FIGURES"):
+        expected.write_bytes(actual.read_bytes())
+    assert compare_images(str(expected), str(actual), tol=TOLERANCE) is None

@@ -24,8 +24,9 @@ order (unreviewed first, then score and intended training disagreeing, then weak
 version before (again: back to the code) · `[` `]` move the diff's older side, `<` `>` its newer side ·
 `escape` back.
 
-**Verdicts** — `a` agree with the analyzer · `o` override with a value from the taxonomy · `e` write
-the note the next verdict carries · `escape` back. Every verdict is appended at once to the store's
+**Verdicts** — `a` agree with the analyzer · `o` override with a value from the taxonomy · `A` agree
+with the analyzer on every field not ruled on yet · `e` write the note the next verdict carries ·
+`escape` back. Every verdict is appended at once to the store's
 hash-chained ledger (`arb-audit verify` checks it); nothing is overwritten. Under `--blind`, the
 analyzer's and other reviewers' values of a field show once you have ruled on it.
 

@@ -27,6 +27,7 @@ class VerdictScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "agree", "Agree"),
         Binding("o", "override", "Override"),
+        Binding("A", "agree_rest", "Agree with the rest"),
         Binding("e", "note", "Note"),
         Binding("escape", "back", "Back"),
     ]
@@ -70,17 +71,18 @@ class VerdictScreen(Screen[None]):
         """The field under the cursor."""
         return FIELDS[self.query_one(FieldTable).cursor_row]
 
-    def record(self, field: str, value: str) -> None:
-        """Append the verdict (with the note typed, then cleared) and show the ledger again."""
+    def record(self, values: dict[str, str]) -> None:
+        """Append the verdicts (with the note typed, then cleared) and show the ledger again."""
         note_box = self.query_one("#note", Input)
         try:
-            self.session.record(self.run_key, field, value, note_box.value.strip())
+            self.session.record_all(self.run_key, values, note_box.value.strip())
         except VerdictRefused as exc:
             self.notify(str(exc), severity="error")
             return
         note_box.value = ""
         self.refresh_fields()
-        self.app.post_message(VerdictRecorded(self.run_key, field, value))
+        for field, value in values.items():
+            self.app.post_message(VerdictRecorded(self.run_key, field, value))
         table = self.query_one(FieldTable)
         table.move_cursor(row=min(table.cursor_row + 1, len(FIELDS) - 1))
 
@@ -94,7 +96,21 @@ class VerdictScreen(Screen[None]):
         if value is None:
             self.notify(f"the analyzer gave no {field}: choose a value with o", severity="warning")
             return
-        self.record(field, value)
+        self.record({field: value})
+
+    def action_agree_rest(self) -> None:
+        """Agree with the analyzer on every field not ruled on yet (where it gave a value)."""
+        if self.session.blind:
+            self.notify("blind review: rule on each field with o", severity="warning")
+            return
+        ruled = self.session.ruled()
+        rest = {
+            f: value
+            for f in FIELDS
+            if (self.run_key, f) not in ruled and (value := self.analyzer.get(f)) is not None
+        }
+        if rest:
+            self.record(rest)
 
     def action_override(self) -> None:
         """Choose another value of the field from the taxonomy."""
@@ -102,7 +118,7 @@ class VerdictScreen(Screen[None]):
 
         def chosen(value: str | None) -> None:
             if value:
-                self.record(field, value)
+                self.record({field: value})
 
         current = self.analyzer.get(field) if self.session.may_see(self.run_key, field) else None
         self.app.push_screen(OverrideModal(field, choices(field), current), chosen)
