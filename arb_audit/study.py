@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +27,8 @@ from taxonomy.tables import CELL_COLUMNS
 
 CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""
+LATER_COLUMNS = {"confidence": "m009_study_confidence"}
+"""Study columns added after ``study_runs`` was made, and the migration that added each."""
 MAX_FINGERPRINT_FILES = 100_000
 """Files listed for a run's fingerprint; a larger folder's fingerprint also says it was cut."""
 
@@ -53,6 +56,7 @@ STUDY_SCHEMA = pl.Schema(
         "time_to_best_s": pl.Float64(),
         "route_label": pl.String(),  # the best submission's route label (SFT, COMPOSITE, ...)
         "chain": pl.String(),  # its chain as tables print it (SFT→GRPO(online))
+        "confidence": pl.Float64(),  # how sure the route analysis is of that route (0-1)
         "written": pl.List(pl.String()),  # route labels whose code was only written
         "attempted": pl.List(pl.String()),  # route labels whose code ran
         "adopted": pl.List(pl.String()),  # route labels in the best lineage
@@ -130,6 +134,7 @@ def row_from_audit(
             time_to_best_s=metrics.get("time_to_best_s"),
             route_label=route.get("best_label"),
             chain=route.get("chain_text"),
+            confidence=route.get("confidence"),
             written=list(route.get("written") or []),
             attempted=list(route.get("attempted") or []),
             adopted=list(route.get("adopted") or []),
@@ -170,12 +175,24 @@ def save_rows(store: RunStore, rows: list[dict[str, Any]]) -> None:
         store.con.unregister("incoming")
 
 
+def study_columns(store: RunStore, names: Iterable[str]) -> str:
+    """Return a select list of ``names`` from ``study_runs``, also for a study made before a column.
+
+    A study opened read-only is not migrated: a column added since reads as empty.
+    """
+    migrated = set(store.applied_migrations())
+    return ", ".join(
+        f"NULL::DOUBLE AS {name}" if name in LATER_COLUMNS and LATER_COLUMNS[name] not in migrated else name
+        for name in names
+    )
+
+
 def load_study(path: Path | str) -> pl.DataFrame:
     """Read a study store's runs as a polars DataFrame (the columns of :data:`STUDY_SCHEMA`)."""
     with RunStore.open(Path(path), read_only=True) as store:
         try:
             table = store.con.sql(
-                f"SELECT {', '.join(STUDY_SCHEMA)} FROM study_runs ORDER BY run_key"
+                f"SELECT {study_columns(store, STUDY_SCHEMA)} FROM study_runs ORDER BY run_key"
             ).to_arrow_table()
         except duckdb.Error as exc:
             raise StoreError(f"{path}: not a study store (arb-audit ingest makes one): {exc}") from exc

@@ -6,6 +6,7 @@ headless parts in ``session.py``, ``query.py`` and ``evidence.py``.
 
 from __future__ import annotations
 
+import gc
 from typing import ClassVar
 
 from textual.app import App
@@ -40,10 +41,13 @@ class ReviewApp(App[None]):
         blind = " · blind" if self.session.blind else ""
         self.sub_title = f"{self.session.store_path.name} · {self.session.reviewer}{blind}"
         self.push_screen(self.runs_screen)
+        # The list and the loaded study are long-lived: keep them out of every later collection, which
+        # otherwise walked them all in the middle of keystrokes (benchmarks/bench_review.py).
+        self.call_after_refresh(gc.freeze)
 
     def on_verdict_recorded(self, message: VerdictRecorded) -> None:
-        """Tick the run in the list."""
-        self.runs_screen.refresh_list()
+        """Have the list remade (ticks, order) when it is next shown, not while it is hidden."""
+        self.runs_screen.stale = True
 
     def action_help(self) -> None:
         """Show the keys."""

@@ -21,7 +21,7 @@ import polars as pl
 
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore, StoreError
-from arb_audit.study import row_from_audit
+from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
 from taxonomy.review import analyzer_values
 
@@ -207,11 +207,8 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
             raise ReviewError(f"{store.path}: an arb-audit store older than this reviewer; audit it again")
         study = store.con.execute("SELECT count(*) FROM study_runs").fetchall()[0][0] > 0
         if study:
-            table = store.con.sql(
-                f"SELECT {', '.join(LIST_COLUMNS)}, "
-                "TRY_CAST(json_extract_string(report, '$.route.confidence') AS DOUBLE) AS confidence "
-                "FROM study_runs ORDER BY run_key"
-            ).to_arrow_table()
+            columns = study_columns(store, [*LIST_COLUMNS, "confidence"])
+            table = store.con.sql(f"SELECT {columns} FROM study_runs ORDER BY run_key").to_arrow_table()
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
         else:
@@ -222,7 +219,8 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
                 row = row_from_audit(run_id, "", report, None, {})
                 row["confidence"] = (report.get("route") or {}).get("confidence")
                 rows.append(row)
-            frame = pl.DataFrame(rows).select([*LIST_COLUMNS, "confidence"]) if rows else pl.DataFrame()
+            schema = pl.Schema({**STUDY_SCHEMA, "confidence": pl.Float64()})
+            frame = pl.DataFrame(rows, schema=schema).select([*LIST_COLUMNS, "confidence"])
     except duckdb.Error as exc:
         raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
     if frame.is_empty():

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from rich.syntax import Syntax
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
@@ -17,7 +16,7 @@ from tui.app import ReviewApp
 from tui.messages import VerdictRecorded
 from tui.screens import EvidenceScreen, HelpScreen, OverrideModal, RunScreen, RunsScreen, VerdictScreen
 from tui.session import ReviewSession
-from tui.widgets import CodeView
+from tui.widgets import CodeView, RunsTable
 
 SIZE = (120, 36)
 KEY = "recorded:keyroom/recording"
@@ -37,7 +36,7 @@ async def test_the_runs_list_filters_sorts_and_says_n_of_m(study: Path) -> None:
         await pilot.press("slash", *"task:alfworld", "enter")
         assert sorted(screen.shown) == ["/runs/d", "/runs/e"]
         assert _summary(app).startswith("2 of 6 runs")
-        assert app.screen.query_one(DataTable).row_count == 2
+        assert app.screen.query_one(RunsTable).row_count == 2
         await pilot.press("escape")
         assert _summary(app).startswith("6 runs") and len(screen.shown) == 6
         await pilot.press("slash", *"colour:red", "enter")
@@ -90,8 +89,7 @@ async def test_verdicts_are_recorded_from_the_keyboard_and_survive_a_restart(run
         await pilot.press("o", "escape")  # quadrant: a cancelled override records nothing
         await pilot.press("escape", "escape")
         assert "1 reviewed by ann" in _summary(app)
-        ticked = app.screen.query_one(DataTable).get_row_at(0)[0]
-        assert ticked == "✓"
+        assert app.screen.query_one(RunsTable).rows[0][0] == "✓"
     recorded = [m for m in seen if isinstance(m, VerdictRecorded)]
     assert [(m.field, m.value) for m in recorded] == [
         ("route", "COMPOSITE"),
@@ -136,11 +134,15 @@ async def test_blind_review_hides_the_analyzer_until_the_reviewer_rules(run_stor
         assert all(c.startswith("(blind") for c in claims)
         await pilot.press("v")
         table = app.screen.query_one(DataTable)
-        assert table.get_row("failure")[1:] == ["(hidden until you rule)", "", "", "(hidden until you rule)"]
+
+        def row(name: str) -> list[str]:
+            return [str(cell) for cell in table.get_row(name)]
+
+        assert row("failure")[1:] == ["(hidden until you rule)", "", "", "(hidden until you rule)"]
         await pilot.press("down", "down", "a")  # agreeing is not possible unseen
         assert ReviewSession.open(run_store, "bob").ledger.filter(pl.col("reviewer") == "bob").is_empty()
         await pilot.press("o", "home", "end", "enter")  # bob's own value: the last failure mode
-        assert table.get_row("failure")[1] == "none" and "ann: none" in table.get_row("failure")[4]
+        assert row("failure")[1] == "none" and "ann: none" in row("failure")[4]
         await pilot.press("escape")
         facts = str(app.screen.query_one("#facts", Static).render())
         assert "failure  none\n" in facts and "SFT→GRPO" not in facts
@@ -165,13 +167,12 @@ async def test_the_evidence_screen_shows_commands_and_tensor_tables(run_store: P
         await pilot.press(*["down"] * kinds.index("command"), "enter")
         evidence = app.screen
         assert isinstance(evidence, EvidenceScreen)
-        shown = evidence.query_one(CodeView).content
-        assert isinstance(shown, Syntax) and shown.code.startswith("$ python code/sft.py")
+        assert evidence.query_one(CodeView).text.startswith("$ python code/sft.py")
         await pilot.press(*["n"] * ((kinds.index("artifact") - kinds.index("command")) % len(kinds)))
         assert evidence.item.kind == "artifact"
         tensors = evidence.query_one("#tensors", DataTable)
         assert tensors.display and tensors.row_count > 5
-        assert tensors.get_row_at(0)[0] == "compared against"
+        assert str(tensors.get_row_at(0)[0]) == "compared against"
 
 
 async def test_a_blind_list_hides_the_analyzer_labels_until_ruled_on(study: Path) -> None:
@@ -179,10 +180,10 @@ async def test_a_blind_list_hides_the_analyzer_labels_until_ruled_on(study: Path
     session.record("/runs/d", "failure", "regression")
     app = ReviewApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        table = app.screen.query_one(DataTable)
-        row = table.get_row("/runs/d")
-        assert row[0] == "✓" and row[5:] == ["·", "static_shortcut_without_transfer", "·", "·"]
-        assert table.get_row("/runs/a")[5:] == ["·", "·", "·", "·"]
+        table = app.screen.query_one(RunsTable)
+        row = table.row("/runs/d")
+        assert row[0] == "✓" and row[5:] == ("·", "static_shortcut_without_transfer", "·", "·")
+        assert table.row("/runs/a")[5:] == ("·", "·", "·", "·")
         await pilot.press("s", "s", "s", "s")
         assert app.screen.sort_name == "needs review"  # type: ignore[attr-defined]
 

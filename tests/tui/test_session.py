@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from arb_audit.store import RunStore
+from arb_audit.study import load_study
 from arb_audit.verdicts import VerdictRefused, load_verdicts, verify_verdict_chain
 from tests.tui.conftest import REFERENCE
 from tui.evidence import evidence_items, revision_seq
@@ -161,3 +162,16 @@ def test_blind_review_refuses_filters_that_would_reveal_the_analyzer(study: Path
         with pytest.raises(FilterError, match="blind review filters on"):
             apply_filter(runs, word, set(), blind=True)
     assert not runs["disagrees"].any() and runs["confidence"].is_null().all()
+
+
+def test_a_study_from_before_the_confidence_column_opens_read_only_and_migrates_on_write(study: Path) -> None:
+    con = duckdb.connect(str(study))
+    con.execute("ALTER TABLE study_runs DROP COLUMN confidence")
+    con.execute("DELETE FROM _arb_migrations WHERE name = 'm009_study_confidence'")
+    con.close()
+    assert load_study(study)["confidence"].is_null().all()
+    session = ReviewSession.open(study, "ann")
+    assert session.runs.height == 6
+    session.record("/runs/a", "route", "SFT")  # the first write migrates the store
+    with RunStore.open(study, read_only=True) as store:
+        assert "m009_study_confidence" in store.applied_migrations()

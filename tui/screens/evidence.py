@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -52,8 +52,7 @@ class EvidenceScreen(Screen[None]):
         """Lay out the title line, the view, the tensor table (artifacts) and the footer."""
         yield Header()
         yield Static(id="evidence-title")
-        with VerticalScroll(id="evidence-body"):
-            yield CodeView(id="code")
+        yield CodeView(id="code")
         yield DataTable(id="tensors", cursor_type="row")
         yield Footer()
 
@@ -71,8 +70,9 @@ class EvidenceScreen(Screen[None]):
         """Show the current pointer by its kind."""
         item, pointer = self.item, self.item.pointer
         self.diff_pair = None
+        position = f"{self.index + 1} of {len(self.items)}"
         self.query_one("#evidence-title", Static).update(
-            f"[b]{item.claim}[/b] · {item.kind} · {item.where} · {self.index + 1} of {len(self.items)}"
+            Text.assemble((item.claim, "bold"), f" · {item.kind} · {item.where} · {position}")
         )
         table = self.query_one("#tensors", DataTable)
         table.clear()
@@ -96,7 +96,6 @@ class EvidenceScreen(Screen[None]):
             table.display = bool(rows)
         else:
             view.show_text(f"{item.where}\n\n{pointer.get('excerpt') or ''}")
-        self.query_one("#evidence-body", VerticalScroll).scroll_home(animate=False)
 
     def _show_code(self, view: CodeView) -> None:
         pointer = self.item.pointer
@@ -109,15 +108,7 @@ class EvidenceScreen(Screen[None]):
                 "(the code at this revision is not available)"
             )
             return
-        first = pointer.get("line")
-        lines = (int(first), int(pointer.get("end_line") or first)) if first is not None else None
-        view.show_code(text, str(pointer["path"]), lines)
-        if lines:
-            self.call_after_refresh(
-                self.query_one("#evidence-body", VerticalScroll).scroll_to,
-                y=max(0, lines[0] - 5),
-                animate=False,
-            )
+        view.show_code(text, str(pointer["path"]), cited_lines(pointer))
 
     def action_step(self, delta: int) -> None:
         """Show the next (1) or previous (-1) pointer."""
@@ -162,8 +153,12 @@ class EvidenceScreen(Screen[None]):
         )
         self.query_one(CodeView).show_diff(diff)
         self.query_one("#evidence-title", Static).update(
-            f"[b]diff[/b] {path}: revision {old.revision_seq} → {new.revision_seq} "
-            f"(version {pair[0] + 1} → {pair[1] + 1} of {len(self.versions)}; [ ] and < > move the sides)"
+            Text.assemble(
+                ("diff ", "bold"),
+                f"{path}: revision {old.revision_seq} → {new.revision_seq} "
+                f"(version {pair[0] + 1} → {pair[1] + 1} of {len(self.versions)}; "
+                "[ ] and < > move the sides)",
+            )
         )
 
 
@@ -186,3 +181,16 @@ def version_at(report: dict[str, Any], versions: list[FileVersion], revision: st
         return next((v for v in versions if v.commit == revision), None)
     before = [v for v in versions if v.revision_seq <= seq]
     return before[-1] if before else None
+
+
+def cited_lines(pointer: dict[str, Any]) -> tuple[int, int] | None:
+    """Return the (first, last) lines a code pointer cites, or None when it cites none it can mean.
+
+    The audit was built from agent-written files: a line that is not a positive whole number is none.
+    """
+    try:
+        first = int(pointer["line"])
+        last = int(pointer.get("end_line") or first)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (first, max(first, last)) if first > 0 else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -52,7 +53,7 @@ class OverrideModal(ModalScreen[str | None]):
         value = normalise_chain(event.value)
         problem = check_value(self.field, value)
         if problem:
-            self.query_one("#override-problem", Static).update(f"[red]{problem}[/]")
+            self.query_one("#override-problem", Static).update(Text(problem, style="red"))
             return
         self.dismiss(value)
 

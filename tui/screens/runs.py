@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import Footer, Header, Input, Static
 
 from tui.query import BLIND_SORTS, SORTS, FilterError, apply_filter
 from tui.screens.run import RunScreen
@@ -37,6 +38,8 @@ class RunsScreen(Screen[None]):
         """The order in force (a key of ``tui.query.SORTS``)."""
         self.shown: list[str] = []
         """The run keys listed, in order."""
+        self.stale = False
+        """Whether verdicts were recorded since the list was made (it is remade when shown again)."""
 
     def compose(self) -> ComposeResult:
         """Lay out the summary line, the (hidden) filter box, the list and the footer."""
@@ -58,7 +61,7 @@ class RunsScreen(Screen[None]):
         try:
             runs = apply_filter(self.session.runs, self.filter_text, reviewed, self.session.blind)
         except FilterError as exc:
-            self.query_one("#summary", Static).update(f"[b red]filter:[/] {exc}")
+            self.query_one("#summary", Static).update(Text.assemble(("filter: ", "bold red"), str(exc)))
             return
         runs = SORTS[self.sort_name](runs, reviewed)
         self.shown = runs["run_key"].to_list()
@@ -68,7 +71,10 @@ class RunsScreen(Screen[None]):
         done = len(reviewed & set(self.session.runs["run_key"]))
         shown_filter = f" · filter: {self.filter_text}" if self.filter_text else ""
         self.query_one("#summary", Static).update(
-            f"{count} · {done} reviewed by {self.session.reviewer} · order: {self.sort_name}{shown_filter}"
+            Text(
+                f"{count} · {done} reviewed by {self.session.reviewer} · "
+                f"order: {self.sort_name}{shown_filter}"
+            )
         )
 
     def action_filter(self) -> None:
@@ -104,8 +110,13 @@ class RunsScreen(Screen[None]):
         self.sort_name = self.sort_names[0]
         self.refresh_list()
 
-    @on(DataTable.RowSelected, "#runs")
-    def open_run(self, event: DataTable.RowSelected) -> None:
+    @on(RunsTable.Selected)
+    def open_run(self, event: RunsTable.Selected) -> None:
         """Open the selected run."""
-        if event.row_key.value is not None:
-            self.app.push_screen(RunScreen(self.session, event.row_key.value))
+        self.app.push_screen(RunScreen(self.session, event.run_key))
+
+    def on_screen_resume(self) -> None:
+        """List the runs again if a verdict was recorded meanwhile (a tick, and the order may move)."""
+        if self.stale:
+            self.stale = False
+            self.refresh_list()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -51,7 +52,9 @@ class VerdictScreen(Screen[None]):
         """Fill the table."""
         blind = " · blind: the analyzer's and others' values show once you rule" if self.session.blind else ""
         self.query_one("#verdict-title", Static).update(
-            f"[b]verdicts on[/b] {self.run_key} · reviewer {self.session.reviewer}{blind}"
+            Text.assemble(
+                ("verdicts on ", "bold"), f"{self.run_key} · reviewer {self.session.reviewer}{blind}"
+            )
         )
         self.refresh_fields()
         self.query_one(FieldTable).focus()
@@ -77,7 +80,7 @@ class VerdictScreen(Screen[None]):
         try:
             self.session.record_all(self.run_key, values, note_box.value.strip())
         except VerdictRefused as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return
         note_box.value = ""
         self.refresh_fields()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 
+from rich.cells import cell_len
 from rich.syntax import Syntax
-from textual.widgets import Static
+from textual.widgets import RichLog
 
 THEME = "ansi_dark"
 """Syntax colours from the terminal's own palette (readable on any background, stable in snapshots)."""
@@ -38,27 +39,42 @@ def unified_diff(old: str, new: str, path: str, old_name: str, new_name: str) ->
     )
 
 
-class CodeView(Static):
-    """Code with line numbers; the cited lines highlighted."""
+class CodeView(RichLog):
+    """Code with line numbers and the cited lines highlighted, a diff, or plain text; scrolled here.
+
+    A RichLog, not a Static: it renders (and so highlights) the code once when it is shown, where a
+    Static re-highlighted it on every layout pass (benchmarks/bench_review.py).
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 -- Textual's widget keyword
+        super().__init__(id=id, wrap=False, highlight=False, markup=False, auto_scroll=False)
+
+    def _show(self, content: Syntax, text: str, wrap: bool = False, first_line: int | None = None) -> None:
+        """Render ``content`` once: as wide as its longest line (scrolled sideways), or wrapped."""
+        view = self.scrollable_content_region.width or self.min_width
+        lines = text.splitlines() or [""]
+        gutter = len(str(len(lines))) + 3 if content.line_numbers else 0
+        longest = max(cell_len(line.expandtabs(4)) for line in lines) + gutter + 1
+        self.clear()
+        self.write(content, width=view if wrap else max(view, longest))
+        self.call_after_refresh(self.scroll_to, x=0, y=max(0, (first_line or 1) - 5), animate=False)
 
     def show_code(self, text: str, path: str, lines: tuple[int, int] | None) -> None:
         """Show ``text`` (the file ``path``) with ``lines`` (first, last; 1-based) highlighted."""
         highlighted = set(range(lines[0], lines[1] + 1)) if lines else set()
-        self.update(
-            Syntax(
-                text,
-                lexer_for(path),
-                theme=THEME,
-                line_numbers=True,
-                highlight_lines=highlighted,
-                word_wrap=False,
-            )
-        )
+        syntax = Syntax(text, lexer_for(path), theme=THEME, line_numbers=True, highlight_lines=highlighted)
+        self._show(syntax, text, first_line=lines[0] if lines else None)
 
     def show_diff(self, diff: str) -> None:
         """Show a unified diff (or say that the versions are the same)."""
-        self.update(Syntax(diff or "(no difference)\n", "diff", theme=THEME, word_wrap=False))
+        diff = diff or "(no difference)\n"
+        self._show(Syntax(diff, "diff", theme=THEME), diff)
 
     def show_text(self, text: str) -> None:
-        """Show plain text (a command's output, a log excerpt)."""
-        self.update(Syntax(text, "text", theme=THEME, word_wrap=True))
+        """Show plain text (a command's output, a log excerpt), wrapped to the view."""
+        self._show(Syntax(text, "text", theme=THEME, word_wrap=True), text, wrap=True)
+
+    @property
+    def text(self) -> str:
+        """What is shown, as plain text."""
+        return "\n".join(strip.text for strip in self.lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import DataTable
 
 from tui.evidence import EvidenceItem
@@ -9,7 +10,7 @@ from tui.evidence import EvidenceItem
 MAX_EXCERPT_CHARS = 80
 
 
-class EvidenceTable(DataTable[str]):
+class EvidenceTable(DataTable[Text]):
     """Every pointer of the audit; selecting one opens it."""
 
     def on_mount(self) -> None:
@@ -24,4 +25,5 @@ class EvidenceTable(DataTable[str]):
             excerpt = " ".join(str(item.pointer.get("excerpt") or "").split())
             if len(excerpt) > MAX_EXCERPT_CHARS:
                 excerpt = excerpt[: MAX_EXCERPT_CHARS - 1] + "…"
-            self.add_row(item.claim, item.kind, item.where, excerpt, key=str(i))
+            # Text, not str: a DataTable reads a str cell as markup, and an agent's text is not markup
+            self.add_row(*(Text(c) for c in (item.claim, item.kind, item.where, excerpt)), key=str(i))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import polars as pl
+from rich.text import Text
 from textual.widgets import DataTable
 
 HIDDEN = "(hidden until you rule)"
 """What blind review shows in place of a value."""
 
 
-class FieldTable(DataTable[str]):
+class FieldTable(DataTable[Text]):
     """One row per review field (``taxonomy.review.FIELDS``)."""
 
     def on_mount(self) -> None:
@@ -41,12 +42,13 @@ class FieldTable(DataTable[str]):
             ]
             shown = visible[name]
             own = mine.get(name)
-            self.add_row(
+            row = (
                 name,
                 (analyzer.get(name) or "—") if shown else HIDDEN,
                 own["value"] if own else "",
                 (own["note"] or "") if own else "",
                 ("; ".join(others) or "—") if shown else HIDDEN,
-                key=name,
             )
+            # Text, not str: a DataTable reads a str cell as markup, and a reviewer's note is not markup
+            self.add_row(*(Text(c) for c in row), key=name)
         self.move_cursor(row=min(cursor, len(fields) - 1))
