@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import duckdb
 import polars as pl
 
-from arb_audit.store import GENESIS_HASH, RunStore, chain_hash
+from arb_audit.store import GENESIS_HASH, RunStore, StoreError, chain_hash
 from taxonomy.review import ANALYZER, check_value, normalise_chain
 
 REVIEWER_ENV = "ARB_AUDIT_REVIEWER"
@@ -187,11 +188,21 @@ def _latest(store: RunStore, pending: list[dict[str, object]], v: Verdict) -> st
 
 
 def load_verdicts(store: RunStore) -> pl.DataFrame:
-    """Return the whole ledger, oldest first (the columns of :data:`LEDGER_SCHEMA`)."""
-    table = store.con.sql(f"SELECT {', '.join(LEDGER_SCHEMA)} FROM verdicts ORDER BY seq").to_arrow_table()
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    return frame.cast(LEDGER_SCHEMA)
+    """Return the whole ledger, oldest first (the columns of :data:`LEDGER_SCHEMA`).
+
+    Raises StoreError, naming the store, when its ledger is missing or damaged.
+    """
+    try:
+        table = store.con.sql(
+            f"SELECT {', '.join(LEDGER_SCHEMA)} FROM verdicts ORDER BY seq"
+        ).to_arrow_table()
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        return frame.cast(LEDGER_SCHEMA)
+    except (duckdb.Error, pl.exceptions.PolarsError) as exc:
+        raise StoreError(
+            f"{store.path}: its verdict ledger cannot be read ({str(exc).splitlines()[0]})"
+        ) from exc
 
 
 def current_verdicts(ledger: pl.DataFrame) -> pl.DataFrame:
@@ -200,9 +211,11 @@ def current_verdicts(ledger: pl.DataFrame) -> pl.DataFrame:
 
 
 def verify_verdict_chain(store: RunStore) -> int | None:
-    """Return the seq of the first verdict whose hash chain no longer holds, or None if all hold.
+    """Return the position (from 1) where the verdicts' hash chain first fails, or None if it holds.
 
-    A missing row (a gap in the sequence) breaks the chain at the row after it.
+    An edited row fails at its own position, a missing one (a gap in the sequence) at the position it
+    left empty. Verdicts cut from the end of the ledger leave a shorter chain that holds: compare
+    :func:`ledger_head` with one kept elsewhere to see that.
     """
     prev, expected = GENESIS_HASH, 1
     for row in load_verdicts(store).iter_rows(named=True):
@@ -211,6 +224,12 @@ def verify_verdict_chain(store: RunStore) -> int | None:
             or row["prev_hash"] != prev
             or chain_hash(prev, row, CHAINED) != row["record_hash"]
         ):
-            return int(row["seq"])
+            return expected
         prev, expected = row["record_hash"], expected + 1
     return None
+
+
+def ledger_head(store: RunStore) -> tuple[int, str]:
+    """Return how many verdicts the ledger holds and the hash of the last (a value to keep elsewhere)."""
+    ledger = load_verdicts(store)
+    return ledger.height, (ledger["record_hash"][-1] if ledger.height else GENESIS_HASH)

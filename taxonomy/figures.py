@@ -39,7 +39,7 @@ from matplotlib.ticker import MaxNLocator
 from taxonomy import tables
 from taxonomy.failures import FAILURE_MODES
 from taxonomy.palette import ROUTE_COLOURS
-from taxonomy.routes import ROUTE_LABELS, lineage_label
+from taxonomy.routes import ROUTE_LABELS, artifact_route
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -156,19 +156,6 @@ class Attempt:
     """The route label of the artifact it named."""
     best: bool
     """Whether it is the run's best submission."""
-
-
-def artifact_route(steps: Iterable[Mapping[str, Any]] | None) -> str:
-    """Return the route label of a lineage as the audit JSON holds it (``route.lineage[path]``).
-
-    The same rule the analyzer uses for the best submission's label: two training stages or more are
-    ``COMPOSITE``, one is its own label, copies and non-weight changes only are ``NO_TRAINING``; anything
-    else, a missing lineage included, is ``UNKNOWN``.
-    """
-    chain = list(steps or ())
-    return lineage_label(
-        [str(s["label"]) for s in chain if s.get("label")], [str(s.get("kind")) for s in chain]
-    )
 
 
 def _instant(text: object) -> datetime | None:

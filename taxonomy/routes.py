@@ -6,8 +6,9 @@ artifact. Tables count route labels; a chain of two or more training stages is `
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,18 @@ def lineage_label(training_labels: Sequence[str | None], stage_kinds: Sequence[s
     if stage_kinds and all(kind in ("copy", "config_only") for kind in stage_kinds):
         return "NO_TRAINING"
     return "UNKNOWN"
+
+
+def artifact_route(steps: Iterable[Mapping[str, Any]] | None) -> str:
+    """Return the route label of a lineage as the audit JSON holds it (``route.lineage[path]``).
+
+    The rule of :func:`lineage_label`, on the stages' ``label`` and ``kind``; a missing lineage is
+    ``UNKNOWN``.
+    """
+    chain = list(steps or ())
+    return lineage_label(
+        [str(s["label"]) for s in chain if s.get("label")], [str(s.get("kind")) for s in chain]
+    )
 
 
 def lookup(definitions: tuple[Definition, ...], name: str) -> Definition:

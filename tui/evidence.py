@@ -63,11 +63,11 @@ def evidence_items(report: dict[str, Any]) -> list[EvidenceItem]:
                 "chain",
                 stage.get("evidence"),
             )
-    for label, pointers in (route.get("evidence") or {}).items():
-        status = "adopted" if label in (route.get("adopted") or []) else "attempted"
-        if label in (route.get("written") or []):
-            status = "written"
-        found += _items(f"route {label} {status}", "route", pointers)
+    # route.evidence is {"attempted": {label: pointers}, "written": {label: pointers}}
+    for status, by_label in (route.get("evidence") or {}).items():
+        for label, pointers in (by_label or {}).items():
+            adopted = status == "attempted" and label in (route.get("adopted") or [])
+            found += _items(f"route {label} {'adopted' if adopted else status}", "route", pointers)
     failure = report.get("failure") or {}
     found += _items(f"failure {failure.get('mode')}", "failure", failure.get("evidence"))
     for effect in failure.get("downstream") or []:

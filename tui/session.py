@@ -24,6 +24,7 @@ from arb_audit.store import RunStore, StoreError
 from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
 from taxonomy.review import analyzer_values
+from tui.report_shape import audit_shaped
 
 DISAGREEING = ("score_up+not_intended", "no_gain+intended")
 """Quadrants where the score and the intended training tell different stories."""
@@ -46,6 +47,8 @@ LIST_COLUMNS = (
     "error",
 )
 """The study columns the runs list shows and filters on (the audits stay in the store until opened)."""
+STORE_WAIT_S = 5.0
+"""How long the desk waits for a store another process holds before saying so."""
 MAX_CODE_BYTES = 2_000_000
 """A file at a revision larger than this is shown cut: an agent may have committed anything."""
 
@@ -82,6 +85,7 @@ class ReviewSession:
     """Whether the store is a study (audits in ``study_runs``) rather than a run store (``audits``)."""
     ledger: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LEDGER_SCHEMA))
     """The verdict ledger, oldest first, as last read."""
+    _ruled: tuple[pl.DataFrame, set[tuple[str, str]]] | None = None
 
     @classmethod
     def open(cls, path: Path, reviewer: str, *, blind: bool = False) -> ReviewSession:
@@ -104,8 +108,15 @@ class ReviewSession:
         return cls(path, runs, reviewer, blind, study, ledger)
 
     def report(self, run_key: str) -> dict[str, Any]:
-        """Return the audit of ``run_key`` (the JSON of ``arb-audit RUN --json``); {} when it has none."""
-        return _report(self.store_path, self.study, run_key, self._stamp())
+        """Return the parts of ``run_key``'s audit the desk reads (``tui.report_shape``).
+
+        ``{}`` when it has none, ``{"problem": why}`` when the store cannot be read now (another
+        process holds it) or the audit is not JSON.
+        """
+        try:
+            return _report(self.store_path, self.study, run_key, self._stamp())
+        except (StoreError, OSError, duckdb.Error) as exc:
+            return {"problem": str(exc)}
 
     def _stamp(self) -> int:
         """Return the store's modification time (a changed store's audits are read again)."""
@@ -121,8 +132,11 @@ class ReviewSession:
 
     def ruled(self) -> set[tuple[str, str]]:
         """Return the (run key, field) pairs this reviewer has recorded a verdict on."""
-        mine = self.ledger.filter(pl.col("reviewer") == self.reviewer)
-        return set(zip(mine["run_key"], mine["field"], strict=True))
+        # Asked for every field and pointer shown: worked out once per ledger, not per question.
+        if self._ruled is None or self._ruled[0] is not self.ledger:
+            mine = self.ledger.filter(pl.col("reviewer") == self.reviewer)
+            self._ruled = (self.ledger, set(zip(mine["run_key"], mine["field"], strict=True)))
+        return self._ruled[1]
 
     def may_see(self, run_key: str, field_name: str) -> bool:
         """Whether the analyzer's and other reviewers' values of the field are shown to this reviewer."""
@@ -163,7 +177,9 @@ class ReviewSession:
             )
             for name, value in values.items()
         ]
-        with RunStore.open(self.store_path) as store:
+        # Another reviewer's append holds the store for milliseconds; a longer hold is reported, not
+        # waited out with the desk frozen.
+        with RunStore.open(self.store_path, wait_s=STORE_WAIT_S) as store:
             append_verdicts(store, verdicts, now)
             self.ledger = load_verdicts(store)
 
@@ -215,9 +231,18 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
             reports = store.con.execute("SELECT run_id, report FROM audits ORDER BY run_id").fetchall()
             rows = []
             for run_id, text in reports:
-                report = json.loads(text)
-                row = row_from_audit(run_id, "", report, None, {})
-                row["confidence"] = (report.get("route") or {}).get("confidence")
+                try:
+                    report = json.loads(text)
+                except (TypeError, json.JSONDecodeError, RecursionError) as exc:
+                    report = f"not JSON ({exc})"
+                if not isinstance(report, dict):
+                    rows.append(row_from_audit(run_id, "", None, f"its stored audit is {report!s:.80}", {}))
+                    continue
+                try:
+                    row = row_from_audit(run_id, "", report, None, {})
+                except (AttributeError, TypeError, ValueError) as exc:
+                    row = row_from_audit(run_id, "", None, f"its stored audit is malformed ({exc})", {})
+                row["confidence"] = (audit_shaped(report)["route"] or {}).get("confidence")
                 rows.append(row)
             schema = pl.Schema({**STUDY_SCHEMA, "confidence": pl.Float64()})
             frame = pl.DataFrame(rows, schema=schema).select([*LIST_COLUMNS, "confidence"])
@@ -244,12 +269,14 @@ def _report(store_path: Path, study: bool, run_key: str, stamp: int) -> dict[str
         if study
         else "SELECT report FROM audits WHERE run_id = ?"
     )
-    with RunStore.open(store_path, read_only=True) as store:
+    with RunStore.open(store_path, read_only=True, wait_s=STORE_WAIT_S) as store:
         found = store.con.execute(sql, [run_key]).fetchall()
     if not found or found[0][0] is None:
         return {}
-    report: dict[str, Any] = json.loads(found[0][0])
-    return report
+    try:
+        return audit_shaped(json.loads(found[0][0]))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return {"problem": f"{store_path}: the audit of {run_key} cannot be read ({exc})"}
 
 
 @lru_cache(maxsize=256)

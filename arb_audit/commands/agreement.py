@@ -54,8 +54,6 @@ def agreement(store: Path, table_name: str, fmt: str, output: Path | None, blind
             raise
         click.echo("arb-audit agreement needs scikit-learn: pip install 'arb-audit[review]'", err=True)
         sys.exit(2)
-    import duckdb
-
     from arb_audit.store import RunStore, StoreError
     from arb_audit.verdicts import current_verdicts, load_verdicts
     from taxonomy.render import write
@@ -63,12 +61,8 @@ def agreement(store: Path, table_name: str, fmt: str, output: Path | None, blind
     try:
         with RunStore.open(store, read_only=True) as opened:
             ledger = load_verdicts(opened)
-    except StoreError as exc:
+    except StoreError as exc:  # an arbitrary DuckDB file, or a store from before the verdict ledger
         _fail(str(exc))
-    except duckdb.Error as exc:
-        # an arbitrary DuckDB file, or a store from before the verdict ledger (opened read-only, it is
-        # not migrated): either way there is no ledger to read
-        _fail(f"{store}: not a store with a verdict ledger ({str(exc).splitlines()[0]})")
     if blind_only:
         ledger = ledger.filter(ledger["blind"])
     if ledger.is_empty():

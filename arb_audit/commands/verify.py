@@ -22,30 +22,37 @@ def _audit_store(run_dir: Path) -> Path | None:
     return None
 
 
-def _check_store(path: Path) -> list[str]:
-    """Return what no longer holds in the store at ``path``: each run's submission chain, the verdicts'."""
+def _check_store(path: Path) -> tuple[list[str], str]:
+    """Check the store at ``path``: each run's submission chain and the verdicts' chain.
+
+    Returns what no longer holds, and a line on the verdict ledger (its length and head hash, to keep
+    elsewhere: verdicts cut from the end leave a chain that holds, but a different head).
+    """
     import duckdb
 
     from arb_audit.store import RunStore, StoreError
-    from arb_audit.verdicts import verify_verdict_chain
+    from arb_audit.verdicts import ledger_head, verify_verdict_chain
 
     found = []
     with RunStore.open(path, read_only=True) as store:
         try:
             migrations = store.applied_migrations()
+            run_ids = [r[0] for r in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
         except duckdb.Error as exc:
-            raise StoreError(f"{path}: not an arb-audit store ({exc})") from exc
-        for (run_id,) in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall():
+            raise StoreError(f"{path}: not an arb-audit store ({str(exc).splitlines()[0]})") from exc
+        for run_id in run_ids:
             broken = store.verify_submission_chain(run_id)
             if broken is not None:
                 found.append(
                     f"ledger: {path}: submission {broken} of {run_id} no longer matches the hash chain"
                 )
-        if "m008_verdict_ledger" in migrations:
-            broken = verify_verdict_chain(store)
-            if broken is not None:
-                found.append(f"verdicts: {path}: verdict {broken} no longer matches the hash chain")
-    return found
+        if "m008_verdict_ledger" not in migrations:
+            return found, f"verdicts: {path}: no verdict ledger (nothing was reviewed here)"
+        broken = verify_verdict_chain(store)
+        if broken is not None:
+            found.append(f"verdicts: {path}: verdict {broken} no longer matches the hash chain")
+        count, head = ledger_head(store)
+    return found, f"verdicts: {path}: {count} verdicts, head {head}"
 
 
 @click.command()
@@ -65,9 +72,11 @@ def verify(path: Path) -> None:
     from runner.verify import verify as check_recording
 
     lines: list[str] = []
+    ledgers: list[str] = []
     try:
         if path.is_file():
-            lines += _check_store(path)
+            problems, ledger = _check_store(path)
+            lines, ledgers = lines + problems, [ledger]
         else:
             audited = _audit_store(path)
             if not is_recording(path) and audited is None:
@@ -79,8 +88,13 @@ def verify(path: Path) -> None:
                 sys.exit(NOT_VERIFIABLE)
             if is_recording(path):
                 lines += [f"{m.what}: {m.where}: {m.message}" for m in check_recording(path)]
-            if audited is not None:
-                lines += _check_store(audited)
+            if audited is None:
+                ledgers.append(
+                    f"verdicts: {path}: no verdict ledger (the run was not audited or reviewed here)"
+                )
+            else:
+                problems, ledger = _check_store(audited)
+                lines, ledgers = lines + problems, [ledger]
     except StoreError as exc:
         click.echo(f"arb-audit verify: {exc}", err=True)
         sys.exit(NOT_VERIFIABLE)
@@ -88,4 +102,6 @@ def verify(path: Path) -> None:
         click.echo(line)
     if lines:
         sys.exit(1)
+    for line in ledgers:
+        click.echo(line)
     click.echo("all records, graded artifacts and verdicts hold")

@@ -17,6 +17,7 @@ from arb_audit.verdicts import (
     VerdictRefused,
     append_verdicts,
     current_verdicts,
+    ledger_head,
     load_verdicts,
     reviewer_name,
     verify_verdict_chain,
@@ -61,7 +62,9 @@ def test_the_ledger_keeps_every_verdict_in_order_with_what_it_supersedes(tmp_pat
     [
         ("UPDATE verdicts SET value = 'PPO' WHERE seq = 2", 2),
         ("UPDATE verdicts SET reviewer = 'eve' WHERE seq = 3", 3),
-        ("DELETE FROM verdicts WHERE seq = 2", 3),
+        ("DELETE FROM verdicts WHERE seq = 2", 2),
+        ("UPDATE verdicts SET seq = NULL WHERE seq = 4", 4),
+        ("UPDATE verdicts SET seq = 9 WHERE seq = 3", 3),
         ("UPDATE verdicts SET created_at = created_at + INTERVAL 1 DAY WHERE seq = 1", 1),
     ],
 )
@@ -98,6 +101,19 @@ def test_verify_checks_a_study_store_a_run_folder_and_refuses_what_it_cannot(tmp
     path = _ledger(tmp_path / "s.duckdb")
     code, out, _ = run_cli("verify", str(path))
     assert code == 0 and "verdicts hold" in out
+    with RunStore.open(path, read_only=True) as store:
+        count, head = ledger_head(store)
+    assert count == 4 and f"4 verdicts, head {head}" in out  # a head to keep: cutting the tail changes it
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM verdicts WHERE seq = 4")
+    con.close()
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 0 and "3 verdicts, head" in out and head not in out
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE verdicts ALTER created_at TYPE VARCHAR")
+    con.close()
+    code, _, err = run_cli("verify", str(path))
+    assert code == 2 and "its verdict ledger cannot be read" in err and "s.duckdb" in err
     (tmp_path / "plain").mkdir()
     code, _, err = run_cli("verify", str(tmp_path / "plain"))
     assert code == 2 and "neither a recording nor an audited run folder" in err

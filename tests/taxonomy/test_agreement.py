@@ -423,7 +423,7 @@ def test_the_command_refuses_what_holds_no_verdicts(tmp_path: Path) -> None:
     other = tmp_path / "other.duckdb"
     duckdb.connect(str(other)).close()
     code, _, err = run_cli("agreement", str(other))
-    assert code == 2 and err.startswith(f"arb-audit agreement: {other}: not a store with a verdict ledger (")
+    assert code == 2 and err.startswith(f"arb-audit agreement: {other}: its verdict ledger cannot be read (")
     assert err.count("\n") == 1
     empty = write_store(tmp_path / "empty.duckdb")
     code, _, err = run_cli("agreement", str(empty))

@@ -19,8 +19,9 @@ from matplotlib.testing.compare import compare_images
 
 from arb_audit.store import RunStore
 from arb_audit.study import load_study
-from taxonomy.figures import FIGURES, artifact_route, attempts, figure
+from taxonomy.figures import FIGURES, attempts, figure
 from taxonomy.palette import ROUTE_COLOURS
+from taxonomy.routes import artifact_route
 from tests.taxonomy.figure_cases import ODD_TASK, write_figure_study
 from tests.test_cli import run_cli
 

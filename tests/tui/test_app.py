@@ -184,6 +184,12 @@ async def test_a_blind_list_hides_the_analyzer_labels_until_ruled_on(study: Path
         row = table.row("/runs/d")
         assert row[0] == "✓" and row[5:] == ("·", "static_shortcut_without_transfer", "·", "·")
         assert table.row("/runs/a")[5:] == ("·", "·", "·", "·")
+        session.record("/runs/b", "chain", "SFT→GRPO")  # a chain tells its route: still hidden
+        app.screen.refresh_list()  # type: ignore[attr-defined]
+        assert table.row("/runs/b")[5] == "·"
+        session.record("/runs/b", "route", "COMPOSITE")
+        app.screen.refresh_list()  # type: ignore[attr-defined]
+        assert table.row("/runs/b")[5] == "SFT→GRPO"
         await pilot.press("s", "s", "s", "s")
         assert app.screen.sort_name == "needs review"  # type: ignore[attr-defined]
 
@@ -196,3 +202,14 @@ def test_review_says_why_it_cannot_open(tmp_path: Path, study: Path, monkeypatch
     monkeypatch.setattr("getpass.getuser", lambda: "")
     code, _, err = run_cli("review", str(study))
     assert code == 2 and "who is reviewing?" in err
+
+
+async def test_a_cited_range_past_the_end_of_the_file_highlights_only_its_lines(run_store: Path) -> None:
+    app = ReviewApp(ReviewSession.open(run_store, "ann"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        view = CodeView()
+        await app.screen.mount(view)
+        view.show_code("a = 1\nb = 2\n", "x.py", (2, 10**9))  # an agent's audit may say anything
+        await pilot.pause()
+        assert "❱ 2 b = 2" in view.text and len(view.lines) <= 3

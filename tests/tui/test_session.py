@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from arb_audit.store import RunStore
+from arb_audit.store import RunStore, StoreError
 from arb_audit.study import load_study
 from arb_audit.verdicts import VerdictRefused, load_verdicts, verify_verdict_chain
+from taxonomy.review import FIELDS, analyzer_values
 from tests.tui.conftest import REFERENCE
 from tui.evidence import evidence_items, revision_seq
 from tui.query import SORTS, FilterError, apply_filter
+from tui.report_shape import audit_shaped
 from tui.screens.evidence import version_at
+from tui.screens.run import header
 from tui.session import ReviewError, ReviewSession
+from tui.widgets.score_strip import strip
 
 
 def test_a_study_opens_with_every_run_and_its_audit(study: Path) -> None:
@@ -175,3 +183,76 @@ def test_a_study_from_before_the_confidence_column_opens_read_only_and_migrates_
     session.record("/runs/a", "route", "SFT")  # the first write migrates the store
     with RunStore.open(study, read_only=True) as store:
         assert "m009_study_confidence" in store.applied_migrations()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=30,
+)
+KEYS = st.sampled_from(["run", "best", "route", "failure", "quadrant", "flags", "submissions", "commands"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(JSON, st.dictionaries(KEYS, JSON)))
+def test_any_json_in_a_study_row_reads_as_an_audit_the_screens_can_show(value: object) -> None:
+    report = audit_shaped(value)
+    for item in evidence_items(report):
+        assert isinstance(item.claim, str) and isinstance(item.where, str)
+    assert isinstance(header(report), str)
+    assert strip(report).plain
+    assert set(analyzer_values(report)) == set(FIELDS)
+
+
+def test_wrong_types_in_an_audit_are_emptied_not_trusted() -> None:
+    report = audit_shaped(
+        {
+            "run": {"base_score": "high", "task": ["x"], "level": True},
+            "best": {"score": "9"},
+            "route": {"lineage": [1, 2], "evidence": {"attempted": [1]}, "chain": [{"evidence": "x"}, 3]},
+            "submissions": [{"seq": "1", "score": 1.5, "artifact_path": ["a"]}, "junk"],
+            "commands": ["rm -rf /"],
+            "revisions": [{"seq": "x", "sha": 7}],
+        }
+    )
+    assert report["run"] == {k: None for k in report["run"]}
+    assert report["route"]["lineage"] is None and report["route"]["evidence"] == {"attempted": None}
+    assert report["route"]["chain"][0]["evidence"] == [] and len(report["route"]["chain"]) == 1
+    assert report["submissions"] == [dict.fromkeys(report["submissions"][0], None) | {"score": 1.5}]
+    assert report["commands"] == [] and report["revisions"] == [{"seq": None, "sha": None}]
+    assert header(report).endswith("base — → best —")
+
+
+def test_the_route_evidence_of_a_real_audit_is_listed(run_store: Path) -> None:
+    report = ReviewSession.open(run_store, "ann").report("recorded:keyroom/recording")
+    claims = {item.claim for item in evidence_items(report)}
+    assert {"route SFT adopted", "route ONLINE_RL adopted"} <= claims
+    # the GRPO script that failed on its import is evidence of the attempt too
+    failed = [
+        i for i in evidence_items(report) if i.claim == "route ONLINE_RL adopted" and i.kind == "command"
+    ]
+    assert any("[exit 1]" in str(i.pointer.get("excerpt")) for i in failed)
+
+
+HOLD = (
+    "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('holding', flush=True); time.sleep(60)"
+)
+
+
+def test_a_store_another_process_holds_is_reported_not_waited_on(
+    run_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tui.session.STORE_WAIT_S", 0.3)
+    session = ReviewSession.open(run_store, "ann")
+    holder = subprocess.Popen(  # another process's writer holds DuckDB's lock on the file
+        [sys.executable, "-c", HOLD, str(run_store)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        assert "another process holds" in session.report("recorded:keyroom/recording").get("problem", "")
+        with pytest.raises(StoreError, match="another process holds"):
+            session.record("recorded:keyroom/recording", "route", "SFT")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert session.ledger.is_empty()

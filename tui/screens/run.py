@@ -92,8 +92,10 @@ class RunScreen(Screen[None]):
         The best lineage as a chain, the route, the failure with its downstream effects, the quadrant
         and the flags.
         """
-        if not self.report:
-            return Text("no audit (the run could not be audited)", style="bold red")
+        if not self.report or "problem" in self.report:
+            return Text(
+                self.report.get("problem") or "no audit (the run could not be audited)", style="bold red"
+            )
         route = self.report.get("route") or {}
         failure = self.report.get("failure") or {}
         downstream = ", ".join(

@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
+from arb_audit.store import StoreError
 from arb_audit.verdicts import VerdictRefused
 from taxonomy.review import FIELDS, analyzer_values, choices
 from tui.messages import VerdictRecorded
@@ -79,7 +80,8 @@ class VerdictScreen(Screen[None]):
         note_box = self.query_one("#note", Input)
         try:
             self.session.record_all(self.run_key, values, note_box.value.strip())
-        except VerdictRefused as exc:
+        except (VerdictRefused, StoreError) as exc:
+            # the note stays typed: the reviewer can try again
             self.notify(str(exc), severity="error", markup=False)
             return
         note_box.value = ""

@@ -61,9 +61,12 @@ class CodeView(RichLog):
 
     def show_code(self, text: str, path: str, lines: tuple[int, int] | None) -> None:
         """Show ``text`` (the file ``path``) with ``lines`` (first, last; 1-based) highlighted."""
-        highlighted = set(range(lines[0], lines[1] + 1)) if lines else set()
+        count = len(text.splitlines())
+        # the range comes from agent-written data: only lines the file has are highlighted
+        first, last = (min(lines[0], count + 1), min(lines[1], count)) if lines else (count + 1, count)
+        highlighted = set(range(first, last + 1))
         syntax = Syntax(text, lexer_for(path), theme=THEME, line_numbers=True, highlight_lines=highlighted)
-        self._show(syntax, text, first_line=lines[0] if lines else None)
+        self._show(syntax, text, first_line=first if lines else None)
 
     def show_diff(self, diff: str) -> None:
         """Show a unified diff (or say that the versions are the same)."""

@@ -32,12 +32,21 @@ GAP = 2
 
 
 def _blinded(runs: pl.DataFrame, ruled: set[tuple[str, str]]) -> pl.DataFrame:
-    """Hide the analyzer's chain, failure, quadrant and flags of each run where not ruled on."""
+    """Hide the analyzer's route, chain, failure, quadrant and flags of each run where not ruled on.
+
+    The route column shows the chain, and a chain tells its route label: it shows once both are ruled.
+    """
     key = pl.col("run_key")
-    hidden = []
-    for name in ("chain", "failure", "quadrant"):
-        seen = sorted(k for k, f in ruled if f == name)
-        hidden.append(pl.when(key.is_in(seen)).then(pl.col(name)).otherwise(pl.lit(HIDDEN)).alias(name))
+    seen = {
+        name: sorted(k for k, f in ruled if f == name) for name in ("route", "chain", "failure", "quadrant")
+    }
+    hidden = [
+        pl.when(key.is_in(seen[name])).then(pl.col(name)).otherwise(pl.lit(HIDDEN)).alias(name)
+        for name in ("failure", "quadrant")
+    ]
+    both = key.is_in(seen["chain"]) & key.is_in(seen["route"])
+    hidden.append(pl.when(both).then(pl.col("chain")).otherwise(pl.lit(HIDDEN)).alias("chain"))
+    hidden.append(pl.when(both).then(pl.col("route_label")).otherwise(pl.lit(HIDDEN)).alias("route_label"))
     flags_seen = {(k, f.removeprefix("flag:")) for k, f in ruled if f.startswith("flag:")}
     flags = pl.struct("run_key", "flags").map_elements(
         lambda r: [f for f in r["flags"] or [] if (r["run_key"], f) in flags_seen] or [HIDDEN],

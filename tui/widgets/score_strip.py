@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from taxonomy.palette import ROUTE_COLOURS, UNLABELLED
+from taxonomy.routes import artifact_route
 
 BARS = " ▁▂▃▄▅▆▇█"
 """Bar heights from none to full."""
@@ -32,8 +33,8 @@ def strip(report: dict[str, Any], routes_shown: bool = True) -> Text:
     text, marks, used = Text(), Text(), dict[str, str]()
     shown = submissions[-MAX_SHOWN:]
     for s in shown:
-        stages = lineage.get(s.get("artifact_path") or s.get("model_path")) or []
-        label = stages[0].get("label") if routes_shown and stages and isinstance(stages[0], dict) else None
+        stages = lineage.get(s.get("artifact_path") or s.get("model_path") or "")
+        label = artifact_route(stages) if routes_shown and stages else None
         colour = ROUTE_COLOURS.get(label or "", UNLABELLED)
         if label:
             used[label] = colour
