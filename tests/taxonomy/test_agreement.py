@@ -438,3 +438,14 @@ def test_the_command_without_scikit_learn(store: Path, monkeypatch: pytest.Monke
     code, out, err = run_cli("agreement", str(store))
     assert (code, out) == (2, "")
     assert err == "arb-audit agreement needs scikit-learn: pip install 'arb-audit[review]'\n"
+
+
+def test_the_command_warns_when_the_ledger_was_edited(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with RunStore.open(path) as store:
+        append_verdicts(store, [Verdict("r1", None, "route", "SFT", "ann", "SFT")])
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE verdicts SET value = 'DPO'")
+    con.close()
+    code, out, err = run_cli("agreement", str(path), "--format", "csv")
+    assert code == 0 and out.startswith("field,") and "hash chain fails at verdict 1" in err
