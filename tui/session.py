@@ -49,6 +49,8 @@ LIST_COLUMNS = (
 """The study columns the runs list shows and filters on (the audits stay in the store until opened)."""
 STORE_WAIT_S = 5.0
 """How long the desk waits for a store another process holds before saying so."""
+MAX_CACHED_REPORTS = 64
+"""Audits kept read (a reviewer goes back and forth between a few runs)."""
 MAX_CODE_BYTES = 2_000_000
 """A file at a revision larger than this is shown cut: an agent may have committed anything."""
 
@@ -86,6 +88,8 @@ class ReviewSession:
     ledger: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LEDGER_SCHEMA))
     """The verdict ledger, oldest first, as last read."""
     _ruled: tuple[pl.DataFrame, set[tuple[str, str]]] | None = None
+    _reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _own_stamp: int | None = None
 
     @classmethod
     def open(cls, path: Path, reviewer: str, *, blind: bool = False) -> ReviewSession:
@@ -114,7 +118,15 @@ class ReviewSession:
         process holds it) or the audit is not JSON.
         """
         try:
-            return _report(self.store_path, self.study, run_key, self._stamp())
+            stamp = self._stamp()
+            if stamp != self._own_stamp:  # another process changed the store: read its audits again
+                self._own_stamp = stamp
+                self._reports.clear()
+            if run_key not in self._reports:
+                if len(self._reports) >= MAX_CACHED_REPORTS:
+                    self._reports.pop(next(iter(self._reports)))
+                self._reports[run_key] = _report(self.store_path, self.study, run_key)
+            return self._reports[run_key]
         except (StoreError, OSError, duckdb.Error) as exc:
             return {"problem": str(exc)}
 
@@ -182,6 +194,9 @@ class ReviewSession:
         with RunStore.open(self.store_path, wait_s=STORE_WAIT_S) as store:
             append_verdicts(store, verdicts, now)
             self.ledger = load_verdicts(store)
+        # This append changed the store, not its audits: the audits read stay (a re-ingest by another
+        # process in the same moment would go unseen until the next change)
+        self._own_stamp = self._stamp()
 
     def file_versions(self, report: dict[str, Any], path: str) -> list[FileVersion]:
         """Return the versions of ``path`` in the run's code history, oldest first (one per change)."""
@@ -260,10 +275,8 @@ def _ledger(store: RunStore) -> pl.DataFrame:
     return load_verdicts(store)
 
 
-@lru_cache(maxsize=64)
-def _report(store_path: Path, study: bool, run_key: str, stamp: int) -> dict[str, Any]:
-    """Read one run's audit from the store (cached while the store is unchanged: ``stamp``)."""
-    del stamp  # only part of the cache key
+def _report(store_path: Path, study: bool, run_key: str) -> dict[str, Any]:
+    """Read one run's audit from the store, in the shapes the desk reads."""
     sql = (
         "SELECT report FROM study_runs WHERE run_key = ?"
         if study

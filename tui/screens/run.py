@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import polars as pl
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -54,6 +55,8 @@ class RunScreen(Screen[None]):
         """Its audit."""
         self.items: list[EvidenceItem] = []
         """The evidence listed, in order."""
+        self.shown_with: pl.DataFrame | None = None
+        """The ledger the facts were last shown under (blind review shows more as verdicts come)."""
 
     def compose(self) -> ComposeResult:
         """Lay out the header line, score strip, facts, evidence list and footer."""
@@ -71,7 +74,10 @@ class RunScreen(Screen[None]):
         self.query_one(EvidenceTable).focus()
 
     def on_screen_resume(self) -> None:
-        """Show the facts and evidence again: a verdict just recorded may lift blind review."""
+        """Show the facts and evidence again if a verdict recorded since may lift blind review."""
+        if self.shown_with is self.session.ledger or (self.shown_with is not None and not self.session.blind):
+            return
+        self.shown_with = self.session.ledger
         self.query_one(ScoreStrip).show(self.report, self.session.may_see(self.run_key, "route"))
         self.query_one("#facts", Static).update(self.facts())
         self.items = [
