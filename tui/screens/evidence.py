@@ -34,15 +34,15 @@ class EvidenceScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(
-        self, session: ReviewSession, report: dict[str, Any], items: list[EvidenceItem], index: int
-    ) -> None:
+    def __init__(self, session: ReviewSession) -> None:
         super().__init__()
         self.session = session
-        self.report = report
-        self.items = items
-        self.index = index
+        self.report: dict[str, Any] = {}
+        self.items: list[EvidenceItem] = []
+        self.index = 0
         """Which pointer is shown."""
+        self.fresh = False
+        """Whether another pointer was chosen since the screen was last shown."""
         self.versions: list[FileVersion] = []
         """The cited file's versions in the run's history (code evidence)."""
         self.diff_pair: tuple[int, int] | None = None
@@ -56,10 +56,22 @@ class EvidenceScreen(Screen[None]):
         yield DataTable(id="tensors", cursor_type="row")
         yield Footer()
 
+    def show_pointer(self, report: dict[str, Any], items: list[EvidenceItem], index: int) -> None:
+        """Point the screen at ``items[index]`` of ``report`` (one EvidenceScreen serves every pointer)."""
+        self.report, self.items, self.index = report, items, index
+        self.fresh = True
+        # a notice about the last pointer (no other version...) is not about this one
+        self.app.clear_notifications()
+
     def on_mount(self) -> None:
-        """Show the pointer."""
+        """Lay out the tensor table's columns."""
         self.query_one("#tensors", DataTable).add_columns("what", "value")
-        self.show()
+
+    def on_screen_resume(self) -> None:
+        """Show the pointer chosen."""
+        if self.fresh:
+            self.fresh = False
+            self.show()
 
     @property
     def item(self) -> EvidenceItem:

@@ -46,17 +46,21 @@ class RunScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, session: ReviewSession, run_key: str) -> None:
+    def __init__(self, session: ReviewSession) -> None:
         super().__init__()
         self.session = session
-        self.run_key = run_key
+        self.run_key = ""
         """The run shown."""
-        self.report = session.report(run_key)
+        self.report: dict[str, Any] = {}
         """Its audit."""
         self.items: list[EvidenceItem] = []
         """The evidence listed, in order."""
         self.shown_with: pl.DataFrame | None = None
         """The ledger the facts were last shown under (blind review shows more as verdicts come)."""
+        self.evidence_screen = EvidenceScreen(session)
+        """The one screen that shows whichever pointer is opened."""
+        self.verdict_screen = VerdictScreen(session)
+        """The one screen that records verdicts on whichever run is shown."""
 
     def compose(self) -> ComposeResult:
         """Lay out the header line, score strip, facts, evidence list and footer."""
@@ -67,17 +71,24 @@ class RunScreen(Screen[None]):
         yield EvidenceTable(id="evidence")
         yield Footer()
 
-    def on_mount(self) -> None:
-        """Show the run."""
-        self.query_one("#run-header", Static).update(Text(header(self.report), style="bold"))
-        self.on_screen_resume()
-        self.query_one(EvidenceTable).focus()
+    def show_run(self, run_key: str) -> None:
+        """Point the screen at ``run_key`` (drawn when it is shown).
+
+        One RunScreen serves every run: composing and styling a new screen for each cost more than
+        100 ms a keystroke (benchmarks/bench_review.py).
+        """
+        self.run_key = run_key
+        self.report = self.session.report(run_key)
+        self.shown_with = None
+        self.app.clear_notifications()  # notices about the last run shown are not about this one
 
     def on_screen_resume(self) -> None:
-        """Show the facts and evidence again if a verdict recorded since may lift blind review."""
+        """Draw the run if it is new, or again if a verdict recorded since may lift blind review."""
         if self.shown_with is self.session.ledger or (self.shown_with is not None and not self.session.blind):
             return
+        fresh = self.shown_with is None
         self.shown_with = self.session.ledger
+        self.query_one("#run-header", Static).update(Text(header(self.report), style="bold"))
         self.query_one(ScoreStrip).show(self.report, self.session.may_see(self.run_key, "route"))
         self.query_one("#facts", Static).update(self.facts())
         self.items = [
@@ -87,7 +98,11 @@ class RunScreen(Screen[None]):
             for item in evidence_items(self.report)
             if self.session.may_see(self.run_key, item.field) or not item.field.startswith("flag:")
         ]
-        self.query_one(EvidenceTable).show(self.items)
+        table = self.query_one(EvidenceTable)
+        table.show(self.items)
+        if fresh:
+            table.move_cursor(row=0)
+            table.focus()
 
     def _seen(self, field: str, value: str) -> str:
         return value if self.session.may_see(self.run_key, field) else BLIND
@@ -138,10 +153,10 @@ class RunScreen(Screen[None]):
     def open_evidence(self, event: DataTable.RowSelected) -> None:
         """Open the selected pointer."""
         if event.row_key.value is not None:
-            self.app.push_screen(
-                EvidenceScreen(self.session, self.report, self.items, int(event.row_key.value))
-            )
+            self.evidence_screen.show_pointer(self.report, self.items, int(event.row_key.value))
+            self.app.push_screen(self.evidence_screen)
 
     def action_verdict(self) -> None:
         """Open the verdicts of this run."""
-        self.app.push_screen(VerdictScreen(self.session, self.run_key))
+        self.verdict_screen.show_run(self.run_key)
+        self.app.push_screen(self.verdict_screen)

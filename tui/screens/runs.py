@@ -40,6 +40,8 @@ class RunsScreen(Screen[None]):
         """The run keys listed, in order."""
         self.stale = False
         """Whether verdicts were recorded since the list was made (it is remade when shown again)."""
+        self.run_screen = RunScreen(session)
+        """The one screen that shows whichever run is opened."""
 
     def compose(self) -> ComposeResult:
         """Lay out the summary line, the (hidden) filter box, the list and the footer."""
@@ -113,7 +115,8 @@ class RunsScreen(Screen[None]):
     @on(RunsTable.Selected)
     def open_run(self, event: RunsTable.Selected) -> None:
         """Open the selected run."""
-        self.app.push_screen(RunScreen(self.session, event.run_key))
+        self.run_screen.show_run(event.run_key)
+        self.app.push_screen(self.run_screen)
 
     def on_screen_resume(self) -> None:
         """List the runs again if a verdict was recorded meanwhile (a tick, and the order may move)."""

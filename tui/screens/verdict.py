@@ -34,12 +34,21 @@ class VerdictScreen(Screen[None]):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, session: ReviewSession, run_key: str) -> None:
+    def __init__(self, session: ReviewSession) -> None:
         super().__init__()
         self.session = session
-        self.run_key = run_key
-        self.analyzer = analyzer_values(session.report(run_key))
+        self.run_key = ""
+        """The run ruled on."""
+        self.analyzer: dict[str, str | None] = {}
         """The analyzer's value of each field."""
+        self.fresh = False
+        """Whether the run changed since the screen was last shown."""
+
+    def show_run(self, run_key: str) -> None:
+        """Point the screen at ``run_key`` (one VerdictScreen serves every run, as one RunScreen does)."""
+        self.run_key = run_key
+        self.analyzer = analyzer_values(self.session.report(run_key))
+        self.fresh = True
 
     def compose(self) -> ComposeResult:
         """Lay out the title, the field table, the note box and the footer."""
@@ -49,8 +58,12 @@ class VerdictScreen(Screen[None]):
         yield Input(placeholder="note for the next verdict (enter keeps it)", id="note")
         yield Footer()
 
-    def on_mount(self) -> None:
-        """Fill the table."""
+    def on_screen_resume(self) -> None:
+        """Fill the table (back from the override modal too: a verdict may have been recorded)."""
+        if not self.fresh:
+            self.refresh_fields()
+            return
+        self.fresh = False
         blind = " · blind: the analyzer's and others' values show once you rule" if self.session.blind else ""
         self.query_one("#verdict-title", Static).update(
             Text.assemble(
@@ -58,6 +71,8 @@ class VerdictScreen(Screen[None]):
             )
         )
         self.refresh_fields()
+        self.query_one(FieldTable).move_cursor(row=0)
+        self.query_one("#note", Input).value = ""
         self.query_one(FieldTable).focus()
 
     def refresh_fields(self) -> None:
