@@ -23,6 +23,7 @@ import polars as pl
 
 from arb_audit.model import STORE_DIRNAME
 from arb_audit.store import RunStore, StoreError
+from taxonomy.review import analyzer_values
 from taxonomy.tables import CELL_COLUMNS
 
 CELL_KEYS = CELL_COLUMNS
@@ -120,6 +121,7 @@ def row_from_audit(
     if report is not None:
         run, metrics = report.get("run") or {}, report.get("metrics") or {}
         best, route = report.get("best") or {}, report.get("route") or {}
+        facts = analyzer_values(report)  # the route, chain, failure and quadrant as reviewers see them
         row.update(
             run_id=run.get("run_id"),
             format=run.get("format"),
@@ -132,14 +134,14 @@ def row_from_audit(
             valid_rate=metrics.get("valid_rate"),
             time_to_first_valid_s=metrics.get("time_to_first_valid_s"),
             time_to_best_s=metrics.get("time_to_best_s"),
-            route_label=route.get("best_label"),
-            chain=route.get("chain_text"),
+            route_label=facts["route"],
+            chain=facts["chain"],
             confidence=route.get("confidence"),
             written=list(route.get("written") or []),
             attempted=list(route.get("attempted") or []),
             adopted=list(route.get("adopted") or []),
-            failure=(report.get("failure") or {}).get("mode"),
-            quadrant=(report.get("quadrant") or {}).get("cell"),
+            failure=facts["failure"],
+            quadrant=facts["quadrant"],
             flags=sorted({f["flag"] for f in report.get("flags") or [] if f.get("flag")}),
             report=json.dumps(report, ensure_ascii=False, allow_nan=False),
         )

@@ -210,15 +210,15 @@ def current_verdicts(ledger: pl.DataFrame) -> pl.DataFrame:
     return ledger.sort("seq").unique(["run_key", "reviewer", "field"], keep="last", maintain_order=True)
 
 
-def verify_verdict_chain(store: RunStore) -> int | None:
-    """Return the position (from 1) where the verdicts' hash chain first fails, or None if it holds.
+def chain_break(ledger: pl.DataFrame) -> int | None:
+    """Return the position (from 1) where the hash chain of ``ledger`` first fails, or None.
 
-    An edited row fails at its own position, a missing one (a gap in the sequence) at the position it
-    left empty. Verdicts cut from the end of the ledger leave a shorter chain that holds: compare
-    :func:`ledger_head` with one kept elsewhere to see that.
+    ``ledger`` is what :func:`load_verdicts` returns. An edited row fails at its own position, a
+    missing one (a gap in the sequence) at the position it left empty. Verdicts cut from the end of
+    the ledger leave a shorter chain that holds: compare :func:`ledger_head` with one kept elsewhere.
     """
     prev, expected = GENESIS_HASH, 1
-    for row in load_verdicts(store).iter_rows(named=True):
+    for row in ledger.iter_rows(named=True):
         if (
             row["seq"] != expected
             or row["prev_hash"] != prev
@@ -229,7 +229,6 @@ def verify_verdict_chain(store: RunStore) -> int | None:
     return None
 
 
-def ledger_head(store: RunStore) -> tuple[int, str]:
-    """Return how many verdicts the ledger holds and the hash of the last (a value to keep elsewhere)."""
-    ledger = load_verdicts(store)
+def ledger_head(ledger: pl.DataFrame) -> tuple[int, str]:
+    """Return how many verdicts ``ledger`` holds and the hash of the last (a value to keep elsewhere)."""
     return ledger.height, (ledger["record_hash"][-1] if ledger.height else GENESIS_HASH)

@@ -55,15 +55,15 @@ def agreement(store: Path, table_name: str, fmt: str, output: Path | None, blind
         click.echo("arb-audit agreement needs scikit-learn: pip install 'arb-audit[review]'", err=True)
         sys.exit(2)
     from arb_audit.store import RunStore, StoreError
-    from arb_audit.verdicts import current_verdicts, load_verdicts, verify_verdict_chain
+    from arb_audit.verdicts import chain_break, current_verdicts, load_verdicts
     from taxonomy.render import write
 
     try:
         with RunStore.open(store, read_only=True) as opened:
             ledger = load_verdicts(opened)
-            broken = verify_verdict_chain(opened)
     except StoreError as exc:  # an arbitrary DuckDB file, or a store from before the verdict ledger
         _fail(str(exc))
+    broken = chain_break(ledger)
     if broken is not None:  # the table is still computed: a reviewer may want to see what was edited
         click.echo(
             f"arb-audit agreement: warning: {store}: the verdict ledger was edited (its hash chain fails at "

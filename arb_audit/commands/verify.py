@@ -31,7 +31,7 @@ def _check_store(path: Path) -> tuple[list[str], str]:
     import duckdb
 
     from arb_audit.store import RunStore, StoreError
-    from arb_audit.verdicts import ledger_head, verify_verdict_chain
+    from arb_audit.verdicts import chain_break, ledger_head, load_verdicts
 
     found = []
     with RunStore.open(path, read_only=True) as store:
@@ -48,10 +48,11 @@ def _check_store(path: Path) -> tuple[list[str], str]:
                 )
         if "m008_verdict_ledger" not in migrations:
             return found, f"verdicts: {path}: no verdict ledger (nothing was reviewed here)"
-        broken = verify_verdict_chain(store)
+        ledger = load_verdicts(store)
+        broken = chain_break(ledger)
         if broken is not None:
             found.append(f"verdicts: {path}: verdict {broken} no longer matches the hash chain")
-        count, head = ledger_head(store)
+        count, head = ledger_head(ledger)
     return found, f"verdicts: {path}: {count} verdicts, head {head}"
 
 

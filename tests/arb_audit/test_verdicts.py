@@ -16,11 +16,11 @@ from arb_audit.verdicts import (
     Verdict,
     VerdictRefused,
     append_verdicts,
+    chain_break,
     current_verdicts,
     ledger_head,
     load_verdicts,
     reviewer_name,
-    verify_verdict_chain,
 )
 from taxonomy.review import FIELDS, analyzer_values, check_value, choices, normalise_chain
 from tests.test_cli import run_cli
@@ -42,7 +42,7 @@ def _ledger(path: Path) -> Path:
 def test_the_ledger_keeps_every_verdict_in_order_with_what_it_supersedes(tmp_path: Path) -> None:
     with RunStore.open(_ledger(tmp_path / "s.duckdb"), read_only=True) as store:
         ledger = load_verdicts(store)
-        assert verify_verdict_chain(store) is None
+        assert chain_break(load_verdicts(store)) is None
     assert ledger.select("seq", "reviewer", "field", "value", "previous").rows() == [
         (1, "ann", "route", "SFT", None),
         (2, "ann", "failure", "none", None),
@@ -74,7 +74,7 @@ def test_an_edited_or_deleted_verdict_breaks_the_chain(tmp_path: Path, edit: str
     con.execute(edit)
     con.close()
     with RunStore.open(path, read_only=True) as store:
-        assert verify_verdict_chain(store) == broken_at
+        assert chain_break(load_verdicts(store)) == broken_at
     code, out, _ = run_cli("verify", str(path))
     assert code == 1 and f"verdict {broken_at} no longer matches the hash chain" in out
 
@@ -102,7 +102,7 @@ def test_verify_checks_a_study_store_a_run_folder_and_refuses_what_it_cannot(tmp
     code, out, _ = run_cli("verify", str(path))
     assert code == 0 and "verdicts hold" in out
     with RunStore.open(path, read_only=True) as store:
-        count, head = ledger_head(store)
+        count, head = ledger_head(load_verdicts(store))
     assert count == 4 and f"4 verdicts, head {head}" in out  # a head to keep: cutting the tail changes it
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM verdicts WHERE seq = 4")

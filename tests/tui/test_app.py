@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from arb_audit.store import RunStore
-from arb_audit.verdicts import verify_verdict_chain
+from arb_audit.verdicts import chain_break, load_verdicts
 from tests.test_cli import run_cli
 from tui.app import ReviewApp
 from tui.messages import VerdictRecorded
@@ -147,7 +147,7 @@ async def test_blind_review_hides_the_analyzer_until_the_reviewer_rules(run_stor
         facts = str(app.screen.query_one("#facts", Static).render())
         assert "failure  none\n" in facts and "SFT→GRPO" not in facts
     with RunStore.open(run_store, read_only=True) as store:
-        assert verify_verdict_chain(store) is None
+        assert chain_break(load_verdicts(store)) is None
 
 
 async def test_help_lists_the_keys_and_closes(study: Path) -> None:

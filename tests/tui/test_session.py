@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from arb_audit.store import RunStore, StoreError
 from arb_audit.study import load_study
-from arb_audit.verdicts import VerdictRefused, load_verdicts, verify_verdict_chain
+from arb_audit.verdicts import VerdictRefused, chain_break, load_verdicts
 from taxonomy.review import FIELDS, analyzer_values
 from tests.tui.conftest import REFERENCE
 from tui.evidence import evidence_items, revision_seq
@@ -83,7 +83,7 @@ def test_verdicts_are_appended_with_the_analyzer_value_and_what_they_supersede(r
     again = ReviewSession.open(run_store, "ann")
     assert again.ledger.equals(session.ledger)
     with RunStore.open(run_store, read_only=True) as store:
-        assert verify_verdict_chain(store) is None
+        assert chain_break(load_verdicts(store)) is None
 
 
 def test_blind_review_shows_a_field_once_the_reviewer_ruled_on_it(run_store: Path) -> None:

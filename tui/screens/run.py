@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from taxonomy.render import cell_text
 from taxonomy.review import FIELDS, FLAG_PREFIX
 from tui.evidence import EvidenceItem, evidence_items
 from tui.screens.evidence import EvidenceScreen
@@ -23,10 +24,6 @@ BLIND = "(blind review: record your verdict first)"
 """What a blind reviewer sees in place of an analyzer label they have not ruled on."""
 
 
-def _score(value: Any) -> str:
-    return "—" if value is None else f"{value:.1f}"
-
-
 def header(report: dict[str, Any]) -> str:
     """Return the run's first line: run, task, stack, base and best score."""
     run = report.get("run") or {}
@@ -34,7 +31,7 @@ def header(report: dict[str, Any]) -> str:
     return (
         f"{run.get('run_id') or '?'} · task {run.get('task') or '?'} (level {run.get('level') or '?'}) · "
         f"{run.get('scaffold') or '—'} × {run.get('driver') or '—'} · "
-        f"base {_score(run.get('base_score'))} → best {_score(best)}"
+        f"base {cell_text(run.get('base_score'), 'score')} → best {cell_text(best, 'score')}"
     )
 
 
