@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 
 from arb_audit.revisions import read_blob
-from arb_audit.store import RunStore, StoreError
+from arb_audit.store import RunStore, StoreError, StoreHost
 from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
 from taxonomy.review import analyzer_values
@@ -87,6 +87,8 @@ class ReviewSession:
     """Whether the store is a study (audits in ``study_runs``) rather than a run store (``audits``)."""
     ledger: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LEDGER_SCHEMA))
     """The verdict ledger, oldest first, as last read."""
+    host: StoreHost = field(default_factory=StoreHost)
+    """The DuckDB instance each read and append attaches the store to (not one started per key)."""
     _ruled: tuple[pl.DataFrame, set[tuple[str, str]]] | None = None
     _reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     _own_stamp: int | None = None
@@ -100,7 +102,8 @@ class ReviewSession:
             raise ReviewError(f"{path}: no such store or run folder")
         # Read-only: a DuckDB file that is not arb-audit's is refused untouched, not migrated; an older
         # store is migrated by the first verdict appended to it.
-        with RunStore.open(path, read_only=True) as store:
+        host = StoreHost()
+        with host.open(path, read_only=True) as store:
             study, runs = _list_runs(store)
             ledger = _ledger(store)
         if runs.is_empty():
@@ -109,7 +112,7 @@ class ReviewSession:
             )
         if blind:  # the "needs review" order must not tell a blind reviewer what the analyzer found
             runs = runs.with_columns(disagrees=pl.lit(False), confidence=pl.lit(None, pl.Float64))
-        return cls(path, runs, reviewer, blind, study, ledger)
+        return cls(path, runs, reviewer, blind, study, ledger, host)
 
     def report(self, run_key: str) -> dict[str, Any]:
         """Return the parts of ``run_key``'s audit the desk reads (``tui.report_shape``).
@@ -125,7 +128,7 @@ class ReviewSession:
             if run_key not in self._reports:
                 if len(self._reports) >= MAX_CACHED_REPORTS:
                     self._reports.pop(next(iter(self._reports)))
-                self._reports[run_key] = _report(self.store_path, self.study, run_key)
+                self._reports[run_key] = _report(self.host, self.store_path, self.study, run_key)
             return self._reports[run_key]
         except (StoreError, OSError, duckdb.Error) as exc:
             return {"problem": str(exc)}
@@ -191,7 +194,7 @@ class ReviewSession:
         ]
         # Another reviewer's append holds the store for milliseconds; a longer hold is reported, not
         # waited out with the desk frozen.
-        with RunStore.open(self.store_path, wait_s=STORE_WAIT_S) as store:
+        with self.host.open(self.store_path, wait_s=STORE_WAIT_S) as store:
             append_verdicts(store, verdicts, now)
             self.ledger = load_verdicts(store)
         # This append changed the store, not its audits: the audits read stay (a re-ingest by another
@@ -204,7 +207,7 @@ class ReviewSession:
         run_id = (report.get("run") or {}).get("run_id")
         if not store or not run_id:
             return []
-        rows = _file_rows(str(store), str(run_id), path)
+        rows = _file_rows(self.host, str(store), str(run_id), path)
         versions: list[FileVersion] = []
         for seq, commit, blob in rows:
             if not versions or versions[-1].blob != blob:
@@ -275,14 +278,14 @@ def _ledger(store: RunStore) -> pl.DataFrame:
     return load_verdicts(store)
 
 
-def _report(store_path: Path, study: bool, run_key: str) -> dict[str, Any]:
+def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> dict[str, Any]:
     """Read one run's audit from the store, in the shapes the desk reads."""
     sql = (
         "SELECT report FROM study_runs WHERE run_key = ?"
         if study
         else "SELECT report FROM audits WHERE run_id = ?"
     )
-    with RunStore.open(store_path, read_only=True, wait_s=STORE_WAIT_S) as store:
+    with host.open(store_path, read_only=True, wait_s=STORE_WAIT_S) as store:
         found = store.con.execute(sql, [run_key]).fetchall()
     if not found or found[0][0] is None:
         return {}
@@ -293,10 +296,10 @@ def _report(store_path: Path, study: bool, run_key: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=256)
-def _file_rows(store_path: str, run_id: str, path: str) -> list[tuple[int, str, str]]:
+def _file_rows(host: StoreHost, store_path: str, run_id: str, path: str) -> list[tuple[int, str, str]]:
     """Every revision's (seq, commit, blob) of one file of one run, oldest first."""
     try:
-        with RunStore.open(Path(store_path), read_only=True) as store:
+        with host.open(Path(store_path), read_only=True) as store:
             rows = store.con.execute(
                 "SELECT r.seq, r.sha, f.blob_sha FROM files f JOIN revisions r "
                 "ON r.run_id = f.run_id AND r.seq = f.revision_seq "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from arb_audit.model import (
     Submission,
     TensorDigest,
 )
-from arb_audit.store import RunStore, StoreError, locate_store, revisions_path_for
+from arb_audit.store import RunStore, StoreError, StoreHost, locate_store, revisions_path_for
 
 EXPECTED_TABLES = {
     "_arb_migrations",
@@ -87,8 +89,17 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     ]
 
 
-def test_blank_store_gets_every_table_and_migration(tmp_path: Path) -> None:
-    with RunStore.open(tmp_path / "s.duckdb") as store:
+Opener = Callable[..., AbstractContextManager[RunStore]]
+
+
+@pytest.fixture(params=["connected", "attached"])
+def open_store(request: pytest.FixtureRequest) -> Iterator[Opener]:
+    """Open a store as ``RunStore.open`` does, or by attaching it to a long-lived ``StoreHost``."""
+    yield RunStore.open if request.param == "connected" else StoreHost().open
+
+
+def test_blank_store_gets_every_table_and_migration(tmp_path: Path, open_store: Opener) -> None:
+    with open_store(tmp_path / "s.duckdb") as store:
         tables = {
             r[0] for r in store.con.execute("SELECT table_name FROM information_schema.tables").fetchall()
         }
@@ -230,7 +241,7 @@ def test_a_planted_store_folder_sends_the_store_to_the_user_cache(
     assert list(elsewhere.iterdir()) == []
 
 
-def test_a_held_store_is_waited_for_then_reported(tmp_path: Path) -> None:
+def test_a_held_store_is_waited_for_then_reported(tmp_path: Path, open_store: Opener) -> None:
     path = tmp_path / "s.duckdb"
     holder = subprocess.Popen(
         [
@@ -244,24 +255,65 @@ def test_a_held_store_is_waited_for_then_reported(tmp_path: Path) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(StoreError, match="lock"), RunStore.open(path, wait_s=0.5):
+        with pytest.raises(StoreError, match="lock"), open_store(path, wait_s=0.5):
             pass
     finally:
         holder.kill()
         holder.wait()
-    with RunStore.open(path, wait_s=5) as store:
+    with open_store(path, wait_s=5) as store:
         assert store.applied_migrations()
 
 
-def test_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
+def test_unopenable_store_is_a_store_error(tmp_path: Path, open_store: Opener) -> None:
     bad = tmp_path / "not-a-db.duckdb"
     bad.write_text("this is not a duckdb file")
-    with pytest.raises(StoreError, match=r"not-a-db\.duckdb"), RunStore.open(bad):
+    with pytest.raises(StoreError, match=r"not-a-db\.duckdb"), open_store(bad):
         pass
+    assert bad.read_text() == "this is not a duckdb file"
 
 
-def test_a_new_store_file_is_small(tmp_path: Path) -> None:
+def test_a_new_store_file_is_small(tmp_path: Path, open_store: Opener) -> None:
     """16 KiB blocks: an empty migrated store is well under the 3.4 MB DuckDB's default blocks made."""
-    with RunStore.open(tmp_path / "run.duckdb"):
+    with open_store(tmp_path / "run.duckdb"):
         pass
     assert (tmp_path / "run.duckdb").stat().st_size < 600_000
+
+
+def _other_process(path: Path, sql: str) -> None:
+    subprocess.run(
+        [sys.executable, "-c", f"import duckdb; duckdb.connect({str(path)!r}).execute({sql!r})"], check=True
+    )
+
+
+def test_a_host_releases_the_store_between_uses_and_reads_what_others_wrote(tmp_path: Path) -> None:
+    path, host = tmp_path / "s.duckdb", StoreHost()
+    with host.open(path) as store:
+        store.con.execute("CREATE TABLE notes (n INTEGER)")
+        store.con.execute("INSERT INTO notes VALUES (1)")
+    _other_process(path, "INSERT INTO notes VALUES (2)")  # would fail on the lock if still attached
+    with host.open(path, read_only=True) as store:
+        assert store.con.execute("SELECT n FROM notes ORDER BY n").fetchall() == [(1,), (2,)]
+    _other_process(path, "INSERT INTO notes VALUES (3)")
+    with host.open(path, read_only=True) as store:
+        assert store.con.execute("SELECT count(*) FROM notes").fetchall() == [(3,)]
+
+
+def test_a_host_drops_the_transaction_a_failed_use_left_open(tmp_path: Path) -> None:
+    path, host = tmp_path / "s.duckdb", StoreHost()
+    with host.open(path) as store:
+        store.con.execute("CREATE TABLE notes (n INTEGER)")
+    with pytest.raises(RuntimeError), host.open(path) as store:
+        store.con.execute("BEGIN TRANSACTION")
+        store.con.execute("INSERT INTO notes VALUES (1)")
+        raise RuntimeError("the caller failed mid-transaction")
+    with host.open(path) as store:
+        assert store.con.execute("SELECT count(*) FROM notes").fetchall() == [(0,)]
+    with RunStore.open(path, read_only=True) as store:  # and nothing holds the file
+        assert store.con.execute("SELECT count(*) FROM notes").fetchall() == [(0,)]
+
+
+def test_a_host_attaches_a_path_with_a_quote(tmp_path: Path) -> None:
+    path = tmp_path / "reviewer's study.duckdb"
+    with StoreHost().open(path) as store:
+        assert store.applied_migrations() == [m.__name__ for m in MIGRATIONS]
+    assert path.is_file()
