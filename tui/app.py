@@ -37,9 +37,7 @@ class ReviewApp(App[None]):
         """The list, kept so a verdict recorded elsewhere ticks its run."""
 
     def on_mount(self) -> None:
-        """Show the list; the store's name and the reviewer in the header."""
-        blind = " · blind" if self.session.blind else ""
-        self.sub_title = f"{self.session.store_path.name} · {self.session.reviewer}{blind}"
+        """Show the list."""
         self.push_screen(self.runs_screen)
         # The list and the loaded study are long-lived: keep them out of every later collection, which
         # otherwise walked them all in the middle of keystrokes (benchmarks/bench_review.py).

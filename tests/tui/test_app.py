@@ -11,12 +11,13 @@ from textual.widgets import DataTable, Input, Static
 
 from arb_audit.store import RunStore
 from arb_audit.verdicts import chain_break, load_verdicts
+from taxonomy.review import FIELDS
 from tests.test_cli import run_cli
 from tui.app import ReviewApp
 from tui.messages import VerdictRecorded
 from tui.screens import EvidenceScreen, HelpScreen, OverrideModal, RunScreen, RunsScreen, VerdictScreen
 from tui.session import ReviewSession
-from tui.widgets import CodeView, RunsTable
+from tui.widgets import CodeView, FieldTable, RunsTable
 
 SIZE = (120, 36)
 KEY = "recorded:keyroom/recording"
@@ -89,7 +90,7 @@ async def test_verdicts_are_recorded_from_the_keyboard_and_survive_a_restart(run
         await pilot.press("o", "escape")  # quadrant: a cancelled override records nothing
         await pilot.press("escape", "escape")
         assert "1 reviewed by ann" in _summary(app)
-        assert app.screen.query_one(RunsTable).rows[0][0] == "✓"
+        assert app.screen.query_one(RunsTable).row_at(0)[0] == "✓"
     recorded = [m for m in seen if isinstance(m, VerdictRecorded)]
     assert [(m.field, m.value) for m in recorded] == [
         ("route", "COMPOSITE"),
@@ -133,10 +134,10 @@ async def test_blind_review_hides_the_analyzer_until_the_reviewer_rules(run_stor
         claims = {item.claim for item in app.screen.items}  # type: ignore[attr-defined]
         assert all(c.startswith("(blind") for c in claims)
         await pilot.press("v")
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one(FieldTable)
 
         def row(name: str) -> list[str]:
-            return [str(cell) for cell in table.get_row(name)]
+            return list(table.row_at(FIELDS.index(name)))
 
         assert row("failure")[1:] == ["(hidden until you rule)", "", "", "(hidden until you rule)"]
         await pilot.press("down", "down", "a")  # agreeing is not possible unseen

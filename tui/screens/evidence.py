@@ -12,11 +12,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Static
 
 from tui.evidence import EvidenceItem, command, revision_seq, submission, tensor_changes
 from tui.session import FileVersion, ReviewSession
-from tui.widgets import CodeView
+from tui.widgets import CodeView, KeyBar
 from tui.widgets.code_view import unified_diff
 
 
@@ -50,11 +50,10 @@ class EvidenceScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Lay out the title line, the view, the tensor table (artifacts) and the footer."""
-        yield Header()
         yield Static(id="evidence-title")
         yield CodeView(id="code")
         yield DataTable(id="tensors", cursor_type="row")
-        yield Footer()
+        yield KeyBar()
 
     def show_pointer(self, report: dict[str, Any], items: list[EvidenceItem], index: int) -> None:
         """Point the screen at ``items[index]`` of ``report`` (one EvidenceScreen serves every pointer)."""

@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import Static
 
 from taxonomy.render import cell_text
 from taxonomy.review import FIELDS, FLAG_PREFIX
@@ -18,7 +18,7 @@ from tui.evidence import EvidenceItem, evidence_items
 from tui.screens.evidence import EvidenceScreen
 from tui.screens.verdict import VerdictScreen
 from tui.session import ReviewSession
-from tui.widgets import EvidenceTable, ScoreStrip
+from tui.widgets import EvidenceTable, KeyBar, ScoreStrip
 
 BLIND = "(blind review: record your verdict first)"
 """What a blind reviewer sees in place of an analyzer label they have not ruled on."""
@@ -61,12 +61,11 @@ class RunScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Lay out the header line, score strip, facts, evidence list and footer."""
-        yield Header()
         yield Static(id="run-header")
         yield ScoreStrip(id="scores")
         yield Static(id="facts")
         yield EvidenceTable(id="evidence")
-        yield Footer()
+        yield KeyBar()
 
     def show_run(self, run_key: str) -> None:
         """Point the screen at ``run_key`` (drawn when it is shown).
@@ -146,12 +145,11 @@ class RunScreen(Screen[None]):
             text.append(f"{value}\n")
         return text
 
-    @on(DataTable.RowSelected, "#evidence")
-    def open_evidence(self, event: DataTable.RowSelected) -> None:
+    @on(EvidenceTable.Selected, "#evidence")
+    def open_evidence(self, event: EvidenceTable.Selected) -> None:
         """Open the selected pointer."""
-        if event.row_key.value is not None:
-            self.evidence_screen.show_pointer(self.report, self.items, int(event.row_key.value))
-            self.app.push_screen(self.evidence_screen)
+        self.evidence_screen.show_pointer(self.report, self.items, event.row)
+        self.app.push_screen(self.evidence_screen)
 
     def action_verdict(self) -> None:
         """Open the verdicts of this run."""

@@ -9,12 +9,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Input, Static
 
 from tui.query import BLIND_SORTS, SORTS, FilterError, apply_filter
 from tui.screens.run import RunScreen
 from tui.session import ReviewSession
-from tui.widgets import RunsTable
+from tui.widgets import KeyBar, RunsTable
 
 
 class RunsScreen(Screen[None]):
@@ -44,16 +44,20 @@ class RunsScreen(Screen[None]):
         """The one screen that shows whichever run is opened."""
 
     def compose(self) -> ComposeResult:
-        """Lay out the summary line, the (hidden) filter box, the list and the footer."""
-        yield Header()
+        """Lay out the summary line, the filter box, the list and the keys."""
         yield Static(id="summary")
-        yield Input(placeholder="task:keyroom route:sft failure:none flag:… reviewed:no", id="filter")
+        # Always shown (one line): showing and hiding it made every filter relayout the whole list.
+        yield Input(
+            placeholder="/ to filter: task:keyroom route:sft failure:none flag:… reviewed:no",
+            id="filter",
+            compact=True,
+        )
         yield RunsTable(id="runs")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         """List the runs in the "needs review" order."""
-        self.query_one("#filter", Input).display = False
+        self.query_one(RunsTable).load(self.session.runs)
         self.refresh_list()
         self.query_one(RunsTable).focus()
 
@@ -67,22 +71,24 @@ class RunsScreen(Screen[None]):
             return
         runs = SORTS[self.sort_name](runs, reviewed)
         self.shown = runs["run_key"].to_list()
-        self.query_one(RunsTable).show(runs, reviewed, self.session.ruled() if self.session.blind else None)
+        self.query_one(RunsTable).show(
+            self.shown, reviewed, self.session.ruled() if self.session.blind else None
+        )
         total = self.session.runs.height
         count = f"{runs.height} of {total} runs" if self.filter_text else f"{total} runs"
         done = len(reviewed & set(self.session.runs["run_key"]))
         shown_filter = f" · filter: {self.filter_text}" if self.filter_text else ""
+        blind = " (blind)" if self.session.blind else ""
         self.query_one("#summary", Static).update(
             Text(
-                f"{count} · {done} reviewed by {self.session.reviewer} · "
-                f"order: {self.sort_name}{shown_filter}"
+                f"{count} · {done} reviewed by {self.session.reviewer}{blind} · "
+                f"order: {self.sort_name}{shown_filter} · {self.session.store_path.name}"
             )
         )
 
     def action_filter(self) -> None:
-        """Show the filter box."""
+        """Type in the filter box (it starts from the filter in force)."""
         box = self.query_one("#filter", Input)
-        box.display = True
         box.value = self.filter_text
         box.focus()
 
@@ -90,13 +96,12 @@ class RunsScreen(Screen[None]):
     def apply(self, event: Input.Submitted) -> None:
         """Apply the typed filter and go back to the list."""
         self.filter_text = event.value.strip()
-        event.input.display = False
         self.refresh_list()
         self.query_one(RunsTable).focus()
 
     def action_clear_filter(self) -> None:
         """Drop the filter (escape)."""
-        self.query_one("#filter", Input).display = False
+        self.query_one("#filter", Input).value = ""
         self.filter_text = ""
         self.refresh_list()
         self.query_one(RunsTable).focus()
@@ -115,7 +120,7 @@ class RunsScreen(Screen[None]):
     @on(RunsTable.Selected)
     def open_run(self, event: RunsTable.Selected) -> None:
         """Open the selected run."""
-        self.run_screen.show_run(event.run_key)
+        self.run_screen.show_run(self.query_one(RunsTable).key_at(event.row))
         self.app.push_screen(self.run_screen)
 
     def on_screen_resume(self) -> None:

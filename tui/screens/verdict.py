@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Input, Static
 
 from arb_audit.store import StoreError
 from arb_audit.verdicts import VerdictRefused
@@ -20,7 +20,7 @@ from taxonomy.review import FIELDS, analyzer_values, choices
 from tui.messages import VerdictRecorded
 from tui.screens.override import OverrideModal
 from tui.session import ReviewSession
-from tui.widgets import FieldTable
+from tui.widgets import FieldTable, KeyBar
 
 
 class VerdictScreen(Screen[None]):
@@ -52,11 +52,10 @@ class VerdictScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Lay out the title, the field table, the note box and the footer."""
-        yield Header()
         yield Static(id="verdict-title")
         yield FieldTable(id="fields")
         yield Input(placeholder="note for the next verdict (enter keeps it)", id="note")
-        yield Footer()
+        yield KeyBar()
 
     def on_screen_resume(self) -> None:
         """Fill the table (back from the override modal too: a verdict may have been recorded)."""

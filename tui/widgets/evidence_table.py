@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.widgets import DataTable
+from typing import ClassVar
 
 from tui.evidence import EvidenceItem
+from tui.widgets.line_table import LineTable
 
 MAX_EXCERPT_CHARS = 80
 
 
-class EvidenceTable(DataTable[Text]):
+class EvidenceTable(LineTable):
     """Every pointer of the audit; selecting one opens it."""
 
-    def on_mount(self) -> None:
-        """Lay out the columns."""
-        self.cursor_type = "row"
-        self.add_columns("claim", "kind", "where", "excerpt")
+    HEADERS: ClassVar[tuple[str, ...]] = ("claim", "kind", "where", "excerpt")
 
     def show(self, items: list[EvidenceItem]) -> None:
         """Replace the rows with ``items``."""
-        self.clear()
-        for i, item in enumerate(items):
+        rows = []
+        for item in items:
             excerpt = " ".join(str(item.pointer.get("excerpt") or "").split())
             if len(excerpt) > MAX_EXCERPT_CHARS:
                 excerpt = excerpt[: MAX_EXCERPT_CHARS - 1] + "…"
-            # Text, not str: a DataTable reads a str cell as markup, and an agent's text is not markup
-            self.add_row(*(Text(c) for c in (item.claim, item.kind, item.where, excerpt)), key=str(i))
+            rows.append((item.claim, item.kind, item.where, excerpt))
+        self.set_rows(rows)

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import polars as pl
-from rich.text import Text
-from textual.widgets import DataTable
+
+from tui.widgets.line_table import LineTable
 
 HIDDEN = "(hidden until you rule)"
 """What blind review shows in place of a value."""
 
 
-class FieldTable(DataTable[Text]):
+class FieldTable(LineTable):
     """One row per review field (``taxonomy.review.FIELDS``)."""
 
-    def on_mount(self) -> None:
-        """Lay out the columns."""
-        self.cursor_type = "row"
-        self.add_columns("field", "analyzer", "yours", "note", "other reviewers")
+    HEADERS: ClassVar[tuple[str, ...]] = ("field", "analyzer", "yours", "note", "other reviewers")
 
     def show(
         self,
@@ -31,8 +30,7 @@ class FieldTable(DataTable[Text]):
         ``standing`` holds every reviewer's standing verdicts on the run, ``visible`` whether each
         field's analyzer and other values may be shown (blind review).
         """
-        cursor = self.cursor_row
-        self.clear()
+        rows = []
         mine = {r["field"]: r for r in standing.iter_rows(named=True) if r["reviewer"] == reviewer}
         for name in fields:
             others = [
@@ -49,6 +47,5 @@ class FieldTable(DataTable[Text]):
                 (own["note"] or "") if own else "",
                 ("; ".join(others) or "—") if shown else HIDDEN,
             )
-            # Text, not str: a DataTable reads a str cell as markup, and a reviewer's note is not markup
-            self.add_row(*(Text(c) for c in row), key=name)
-        self.move_cursor(row=min(cursor, len(fields) - 1))
+            rows.append(row)
+        self.set_rows(rows)

@@ -1,8 +1,9 @@
 """The runs list: one line per run, drawn only where it is visible.
 
 A study holds thousands of runs; a ``DataTable`` of 5,000 rows took seconds to fill and to size its
-columns on every re-sort (benchmarks/bench_review.py). Here the cells are computed with polars, the
-column widths once per fill, and only the lines on screen are drawn.
+columns on every re-sort (benchmarks/bench_review.py). Here every run's cells and the column widths
+are computed once, with polars; a re-sort, a filter or a verdict only reorders the keys listed, and
+only the lines on screen are drawn (with their tick, and under blind review their hidden labels).
 """
 
 from __future__ import annotations
@@ -11,15 +12,8 @@ from typing import ClassVar
 
 import polars as pl
 from rich.cells import cell_len
-from rich.segment import Segment
-from rich.style import Style
-from textual import events
-from textual.binding import Binding, BindingType
-from textual.geometry import Size
-from textual.message import Message
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
+
+from tui.widgets.line_table import CONTROL_CHARS, LineTable
 
 HEADERS = ("✓", "run", "task", "stack", "best", "route", "failure", "quadrant", "flags")
 """The list's columns (✓: this reviewer has recorded a verdict on the run)."""
@@ -27,46 +21,13 @@ HIDDEN = "·"
 """An analyzer label a blind reviewer has not ruled on yet."""
 MAX_KEY_CHARS = 48
 """A run key (a folder path) is shown by its end, where the runs differ."""
-GAP = 2
-"""Spaces between columns."""
 
 
-def _blinded(runs: pl.DataFrame, ruled: set[tuple[str, str]]) -> pl.DataFrame:
-    """Hide the analyzer's route, chain, failure, quadrant and flags of each run where not ruled on.
-
-    The route column shows the chain, and a chain tells its route label: it shows once both are ruled.
-    """
-    key = pl.col("run_key")
-    seen = {
-        name: sorted(k for k, f in ruled if f == name) for name in ("route", "chain", "failure", "quadrant")
-    }
-    hidden = [
-        pl.when(key.is_in(seen[name])).then(pl.col(name)).otherwise(pl.lit(HIDDEN)).alias(name)
-        for name in ("failure", "quadrant")
-    ]
-    both = key.is_in(seen["chain"]) & key.is_in(seen["route"])
-    hidden.append(pl.when(both).then(pl.col("chain")).otherwise(pl.lit(HIDDEN)).alias("chain"))
-    hidden.append(pl.when(both).then(pl.col("route_label")).otherwise(pl.lit(HIDDEN)).alias("route_label"))
-    flags_seen = {(k, f.removeprefix("flag:")) for k, f in ruled if f.startswith("flag:")}
-    flags = pl.struct("run_key", "flags").map_elements(
-        lambda r: [f for f in r["flags"] or [] if (r["run_key"], f) in flags_seen] or [HIDDEN],
-        return_dtype=pl.List(pl.String()),
-    )
-    return runs.with_columns(*hidden, flags=flags)
-
-
-def cells(runs: pl.DataFrame, reviewed: set[str], ruled: set[tuple[str, str]] | None = None) -> pl.DataFrame:
-    """Return the list's cells as text, one column per header, computed column-wise.
-
-    Under blind review ``ruled`` holds the (run, field) pairs the reviewer has ruled on: the analyzer's
-    labels of the others are shown as :data:`HIDDEN`.
-    """
-    if ruled is not None:
-        runs = _blinded(runs, ruled)
+def cells(runs: pl.DataFrame) -> pl.DataFrame:
+    """Return the list's cells as text, one column per header but ✓, computed column-wise."""
     key = pl.col("run_key")
     dash = pl.lit("—")
-    return runs.select(
-        pl.when(key.is_in(sorted(reviewed))).then(pl.lit("✓")).otherwise(pl.lit(" ")).alias("✓"),
+    laid_out = runs.select(
         pl.when(key.str.len_chars() <= MAX_KEY_CHARS)
         .then(key)
         .otherwise(pl.lit("…") + key.str.slice(-(MAX_KEY_CHARS - 1)))
@@ -85,123 +46,97 @@ def cells(runs: pl.DataFrame, reviewed: set[str], ruled: set[tuple[str, str]] | 
         pl.col("quadrant").fill_null("—"),
         pl.col("flags").list.join(", ").fill_null("").alias("flags"),
     )
+    return laid_out.with_columns(
+        pl.all().str.replace_all(r"[\t\n\r]", " ").str.replace_all(CONTROL_CHARS, "\N{REPLACEMENT CHARACTER}")
+    )
 
 
-class RunsTable(ScrollView, can_focus=True):
+def blinded(
+    run_key: str, row: tuple[str, ...], flags: list[str], ruled: set[tuple[str, str]]
+) -> tuple[str, ...]:
+    """Return ``row`` (✓ first) with the analyzer's labels the reviewer has not ruled on as :data:`HIDDEN`.
+
+    The route column shows the chain, and a chain tells its route label: it shows once both are ruled.
+    A flag shows once ruled on; with none shown the column is hidden.
+    """
+    tick, run, task, stack, best, route, failure, quadrant, _ = row
+    seen = {f for k, f in ruled if k == run_key}
+    shown_flags = [f for f in flags if f"flag:{f}" in seen]
+    return (
+        tick,
+        run,
+        task,
+        stack,
+        best,
+        route if {"route", "chain"} <= seen else HIDDEN,
+        failure if "failure" in seen else HIDDEN,
+        quadrant if "quadrant" in seen else HIDDEN,
+        ", ".join(shown_flags) or HIDDEN,
+    )
+
+
+class RunsTable(LineTable):
     """The runs of the session, in the order and under the filter the runs screen chose."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"runs-table--header", "runs-table--cursor", "runs-table--odd"}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", show=False),
-        Binding("down", "move(1)", show=False),
-        Binding("pageup", "page(-1)", show=False),
-        Binding("pagedown", "page(1)", show=False),
-        Binding("home", "jump(0)", show=False),
-        Binding("end", "jump(-1)", show=False),
-        Binding("enter", "select", show=False),
-    ]
-    cursor_row: reactive[int] = reactive(0)
-    """The row under the cursor."""
-
-    class Selected(Message):
-        """The reviewer chose a run (enter)."""
-
-        def __init__(self, run_key: str) -> None:
-            super().__init__()
-            self.run_key = run_key
-            """The run chosen."""
+    HEADERS: ClassVar[tuple[str, ...]] = HEADERS
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 -- Textual's widget keyword
         super().__init__(id=id)
         self.keys: list[str] = []
-        """The run key of each row."""
-        self.rows: list[tuple[str, ...]] = []
-        """Each row's cells."""
-        self.widths = [cell_len(h) for h in HEADERS]
+        """The run key of each row, in the order listed."""
+        self._cells: dict[str, tuple[str, ...]] = {}
+        self._flags: dict[str, list[str]] = {}
+        self._reviewed: set[str] = set()
+        self._ruled: set[tuple[str, str]] | None = None
 
     @property
     def row_count(self) -> int:
         """How many runs are listed."""
-        return len(self.rows)
+        return len(self.keys)
+
+    def load(self, runs: pl.DataFrame) -> None:
+        """Work out every run's cells and the columns' widths, once for the session's runs.
+
+        Re-sorting, filtering and ticking a run then only reorder keys; the widths fit every run, so
+        the columns stay put whatever is listed (under blind review they also fit the hidden labels).
+        """
+        table = cells(runs)
+        keys = runs["run_key"].to_list()
+        self._cells = dict(zip(keys, table.rows(), strict=True))
+        self._flags = dict(zip(keys, [f or [] for f in runs["flags"].to_list()], strict=True))
+        self.widths = [cell_len(HEADERS[0])] + [
+            max([cell_len(h), cell_len(HIDDEN), *(cell_len(v) for v in table[name].unique().to_list())])
+            for h, name in zip(HEADERS[1:], table.columns, strict=True)
+        ]
 
     def row(self, run_key: str) -> tuple[str, ...]:
-        """Return the cells of the run ``run_key`` (KeyError when it is not listed)."""
-        try:
-            return self.rows[self.keys.index(run_key)]
-        except ValueError:
-            raise KeyError(run_key) from None
+        """Return the cells of the run ``run_key`` as shown (KeyError when it is not listed)."""
+        if run_key not in self.keys:
+            raise KeyError(run_key)
+        return self._shown(run_key)
 
-    def show(self, runs: pl.DataFrame, reviewed: set[str], ruled: set[tuple[str, str]] | None = None) -> None:
-        """Replace the rows with ``runs`` (see :func:`cells`); the cursor goes back to the top."""
-        table = cells(runs, reviewed, ruled)
-        self.keys = runs["run_key"].to_list()
-        self.rows = table.rows()
-        self.widths = [
-            max([cell_len(h), *(cell_len(v) for v in table[name].unique().to_list())])
-            for h, name in zip(HEADERS, table.columns, strict=True)
-        ]
-        self.virtual_size = Size(sum(self.widths) + GAP * len(self.widths), len(self.rows) + 1)
+    def row_at(self, index: int) -> tuple[str, ...]:
+        """Return the cells shown on row ``index``: its tick, and under blind review its hidden labels."""
+        return self._shown(self.keys[index])
+
+    def _shown(self, run_key: str) -> tuple[str, ...]:
+        row = ("✓" if run_key in self._reviewed else " ", *self._cells[run_key])
+        if self._ruled is not None:
+            return blinded(run_key, row, self._flags[run_key], self._ruled)
+        return row
+
+    def show(self, keys: list[str], reviewed: set[str], ruled: set[tuple[str, str]] | None = None) -> None:
+        """List the runs ``keys`` (of those loaded), in that order; the cursor goes back to the top.
+
+        ``reviewed`` are ticked. Under blind review ``ruled`` holds the (run, field) pairs the reviewer
+        has ruled on: the analyzer's labels of the others are shown as :data:`HIDDEN`.
+        """
+        self.keys = keys
+        self._reviewed, self._ruled = reviewed, ruled
+        self.rows_changed()
         self.cursor_row = 0
         self.scroll_to(y=0, animate=False)
-        self.refresh()
 
-    def _line(self, row: tuple[str, ...]) -> str:
-        return "".join(c + " " * (w - cell_len(c) + GAP) for c, w in zip(row, self.widths, strict=True))
-
-    def render_line(self, y: int) -> Strip:
-        """Draw line ``y`` of the widget: the header, then the rows scrolled into view."""
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        if y == 0:
-            text, style = self._line(HEADERS), self.get_component_rich_style("runs-table--header")
-        else:
-            row = scroll_y + y - 1
-            if row >= len(self.rows):
-                return Strip.blank(width, self.rich_style)
-            text = self._line(self.rows[row])
-            if row == self.cursor_row:
-                style = self.get_component_rich_style("runs-table--cursor")
-            else:
-                style = self.get_component_rich_style("runs-table--odd") if row % 2 else Style()
-        return Strip([Segment(text, self.rich_style + style)]).crop_extend(
-            scroll_x, scroll_x + width, self.rich_style
-        )
-
-    def watch_cursor_row(self, row: int) -> None:
-        """Keep the cursor's row in view."""
-        _, top = self.scroll_offset
-        visible = max(1, self.scrollable_content_region.height - 1)
-        if row < top:
-            self.scroll_to(y=row, animate=False)
-        elif row >= top + visible:
-            self.scroll_to(y=row - visible + 1, animate=False)
-        self.refresh()
-
-    def move_cursor(self, row: int) -> None:
-        """Put the cursor on ``row`` (clamped to the list)."""
-        self.cursor_row = max(0, min(row, len(self.rows) - 1))
-
-    def action_move(self, delta: int) -> None:
-        """Move the cursor by ``delta`` rows."""
-        self.move_cursor(self.cursor_row + delta)
-
-    def action_page(self, delta: int) -> None:
-        """Move the cursor by ``delta`` screens."""
-        self.move_cursor(self.cursor_row + delta * max(1, self.scrollable_content_region.height - 1))
-
-    def action_jump(self, row: int) -> None:
-        """Move the cursor to the first (0) or last (-1) row."""
-        self.move_cursor(row if row >= 0 else len(self.rows) - 1)
-
-    def action_select(self) -> None:
-        """Open the run under the cursor."""
-        if self.rows:
-            self.post_message(self.Selected(self.keys[self.cursor_row]))
-
-    def on_click(self, event: events.Click) -> None:
-        """Put the cursor on the clicked run (a second click opens it)."""
-        row = self.scroll_offset.y + event.y - 1
-        if 0 <= row < len(self.rows):
-            if row == self.cursor_row and event.chain > 1:
-                self.action_select()
-            self.move_cursor(row)
+    def key_at(self, row: int) -> str:
+        """Return the run key listed on ``row``."""
+        return self.keys[row]
