@@ -143,6 +143,7 @@ def append_verdicts(
         # fetchall, not fetchone: DuckDB refuses other work on a connection with rows left unread
         last = store.con.execute("SELECT seq, record_hash FROM verdicts ORDER BY seq DESC LIMIT 1").fetchall()
         seq, prev_hash = last[0] if last else (0, GENESIS_HASH)
+        latest = _latest_values(store, {(v.run_key, v.reviewer, v.field) for v in checked})
         for v in checked:
             row: dict[str, object] = {
                 "seq": seq + 1,
@@ -151,7 +152,7 @@ def append_verdicts(
                 "reviewer": v.reviewer,
                 "field": v.field,
                 "value": v.value,
-                "previous": _latest(store, rows, v),
+                "previous": latest.get((v.run_key, v.reviewer, v.field)),
                 "analyzer": v.analyzer,
                 "note": v.note,
                 "created_at": created,
@@ -159,6 +160,7 @@ def append_verdicts(
                 "prev_hash": prev_hash,
             }
             row["record_hash"] = prev_hash = chain_hash(prev_hash, row, CHAINED)
+            latest[(v.run_key, v.reviewer, v.field)] = v.value
             seq += 1
             rows.append(row)
         frame = pl.DataFrame(rows, schema=LEDGER_SCHEMA)
@@ -174,17 +176,20 @@ def append_verdicts(
     return frame
 
 
-def _latest(store: RunStore, pending: list[dict[str, object]], v: Verdict) -> str | None:
-    """Return this reviewer's last value for the field of the run, counting rows not yet written."""
-    for row in reversed(pending):
-        if (row["run_key"], row["reviewer"], row["field"]) == (v.run_key, v.reviewer, v.field):
-            return str(row["value"])
-    found = store.con.execute(
-        "SELECT value FROM verdicts WHERE run_key = ? AND reviewer = ? AND field = ?"
-        " ORDER BY seq DESC LIMIT 1",
-        [v.run_key, v.reviewer, v.field],
-    ).fetchall()
-    return str(found[0][0]) if found else None
+def _latest_values(store: RunStore, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
+    """Return each (run key, reviewer, field)'s last value in the ledger, read in one query."""
+    if not keys:
+        return {}
+    wanted = pl.DataFrame(sorted(keys), schema=["run_key", "reviewer", "field"], orient="row")
+    store.con.register("wanted_verdicts", wanted)
+    try:
+        found = store.con.execute(
+            "SELECT v.run_key, v.reviewer, v.field, arg_max(v.value, v.seq) FROM verdicts v"
+            " JOIN wanted_verdicts USING (run_key, reviewer, field) GROUP BY ALL"
+        ).fetchall()
+    finally:
+        store.con.unregister("wanted_verdicts")
+    return {(run_key, reviewer, field): str(value) for run_key, reviewer, field, value in found}
 
 
 def load_verdicts(store: RunStore) -> pl.DataFrame:

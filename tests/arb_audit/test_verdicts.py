@@ -57,6 +57,26 @@ def test_the_ledger_keeps_every_verdict_in_order_with_what_it_supersedes(tmp_pat
     ]
 
 
+def test_a_batch_supersedes_its_own_verdicts_and_the_ledger_s_in_order(tmp_path: Path) -> None:
+    with RunStore.open(_ledger(tmp_path / "s.duckdb")) as store:
+        written = append_verdicts(
+            store,
+            [
+                _verdict("route", "GRPO"),
+                _verdict("route", "PPO"),
+                _verdict("route", "SFT", run_key="r2"),
+                _verdict("failure", "regression", "bob"),
+            ],
+            MOMENT,
+        )
+    assert written.select("run_key", "reviewer", "field", "value", "previous").rows() == [
+        ("r1", "ann", "route", "GRPO", "DPO"),
+        ("r1", "ann", "route", "PPO", "GRPO"),
+        ("r2", "ann", "route", "SFT", None),
+        ("r1", "bob", "failure", "regression", None),
+    ]
+
+
 @pytest.mark.parametrize(
     ("edit", "broken_at"),
     [
