@@ -3,14 +3,21 @@
 The key is the content's git blob id (the id ``revisions.git`` already gives every committed file), the
 kind of file (the same bytes mean other things as ``.py`` and ``.yaml``) and the analyzer's version: a
 digest of the analyzer's own code and the file taxonomy, so that any change to a detector invalidates
-what it decided before.
+what it decided before. Results too large to recompute that live outside a run store (weight
+comparisons) are kept as JSON files in the per-user cache (:func:`load_result`, :func:`save_result`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import os
+import re
+import tempfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import analyzer
 import taxonomy
@@ -34,3 +41,42 @@ def analyzer_version() -> str:
     for path in files:
         digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+_KEY = re.compile(r"[0-9a-f]{16,128}")
+
+
+def _result_path(kind: str, key: str) -> Path | None:
+    from arb_audit.store import cache_root  # the store's module is heavy; only a cache user needs it
+
+    return cache_root() / kind / f"{key}.json" if _KEY.fullmatch(key) and kind.isidentifier() else None
+
+
+def load_result(kind: str, key: str) -> Any:
+    """Return the JSON value :func:`save_result` kept for ``kind`` and hex ``key``; None when none is."""
+    path = _result_path(kind, key)
+    if path is None:
+        return None
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None  # absent, or cut short by a crash: computed again
+
+
+def save_result(kind: str, key: str, value: Any) -> None:
+    """Keep ``value`` (JSON) for ``kind`` and hex ``key``; a cache that cannot be written is skipped."""
+    path = _result_path(kind, key)
+    if path is None:
+        return
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # written aside and renamed, so that a reader never sees half a result
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w") as out:
+                json.dump(value, out)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
