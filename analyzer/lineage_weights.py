@@ -9,14 +9,20 @@ torch is optional: without it the lineage keeps its static and log evidence and 
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from analyzer.routes import StageStep
+from arb_audit.evidence import Evidence
+from arb_audit.model import RunRecord
+from arb_audit.safetensors import HeaderError, read_header
 
 if TYPE_CHECKING:
     from analyzer.weights import WeightDiff
-from arb_audit.evidence import Evidence
+    from arb_audit.store import RunStore
 
 AVAILABLE = importlib.util.find_spec("torch") is not None
 """Whether weight forensics can run here (``pip install 'arb-audit[weights]'``)."""
@@ -97,3 +103,147 @@ def weigh(
                 }
             )
     return flags
+
+
+def tensor_changes(diff: WeightDiff, names: list[str]) -> dict[str, float | None]:
+    """Return each of ``names`` (a model's tensors) that ``diff`` tells about, with its relative change.
+
+    A changed tensor gets ‖a − b‖ / ‖b‖ (None where that has no finite value, as in the audit's JSON);
+    the others get 0.0 only when the counts show each was compared and found equal, since the diff
+    names only the tensors that differ.
+    """
+    changed = {n: (c if math.isfinite(c) else None) for n, c in diff.changed}
+    found = {n: changed[n] for n in names if n in changed}
+    unmatched = set(diff.added) | set(diff.retyped)
+    rest = {n for n in names if n not in changed and n not in unmatched}
+    if not diff.problems and len(rest) == diff.identical:
+        found.update(dict.fromkeys(sorted(rest), 0.0))
+    return found
+
+
+def _graded_now(record: RunRecord) -> dict[str, str]:
+    """Return artifact id → path for graded content that is still what its path holds.
+
+    Of a path graded several times only the last content can still be there; a path flagged as
+    overwritten after grading, or whose content now hashes otherwise, holds none of it.
+    """
+    overwritten = {
+        e.submission_seq for f in record.flags if f.flag == "artifact_overwritten" for e in f.evidence
+    }
+    now = {a.path: a.artifact_id for a in record.artifacts if a.artifact_id}
+    last: dict[str, tuple[str, int]] = {}
+    for s in record.submissions:
+        if s.status == "scored" and s.artifact_path and s.artifact_id:
+            last[s.artifact_path] = (s.artifact_id, s.seq)
+    return {
+        artifact_id: path
+        for path, (artifact_id, seq) in last.items()
+        if seq not in overwritten and now.get(path, artifact_id) == artifact_id
+    }
+
+
+Layout = dict[str, tuple[str, str, list[int]]]
+"""Tensor name → (file, dtype, shape), as a model folder's safetensors headers list them."""
+
+
+def _layout(folder: Path) -> Layout:
+    """Return tensor name → (file, dtype, shape) from the safetensors headers of a model folder."""
+    found: Layout = {}
+    for path in sorted(folder.glob("*.safetensors")):
+        if path.is_symlink() or not path.is_file():
+            continue  # the folder is the agent's: only its own regular files are read
+        try:
+            with path.open("rb") as handle:
+                header = read_header(handle, path.stat().st_size)
+        except (OSError, HeaderError):
+            continue
+        for t in header.tensors:
+            found.setdefault(t.name, (path.name, t.dtype, list(t.shape)))
+    return found
+
+
+_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "artifact_id": pl.String,
+    "file_path": pl.String,
+    "name": pl.String,
+    "dtype": pl.String,
+    "shape": pl.List(pl.Int32),
+    "rel_change": pl.Float64,
+}
+
+
+def _save_changes(
+    store: RunStore, artifact_id: str, changes: dict[str, float | None], layout: Layout
+) -> None:
+    """Write the changes: into the rows a kept manifest holds, else into rows of the audit's own.
+
+    The audit's own rows have no content hash (it does not hash tensors); an audit run again
+    replaces them.
+    """
+    con = store.con
+    con.execute("DELETE FROM tensors WHERE artifact_id = ? AND content_hash IS NULL", [artifact_id])
+    kept = {
+        row[0]
+        for row in con.execute("SELECT name FROM tensors WHERE artifact_id = ?", [artifact_id]).fetchall()
+    }
+    rows = []
+    for name, change in changes.items():
+        file, dtype, shape = layout.get(name) or (None, None, None)
+        rows.append((artifact_id, file, name, dtype, shape, change))
+    con.register("_arb_rel_change", pl.DataFrame(rows, schema=_SCHEMA, orient="row"))
+    try:
+        con.execute(
+            "UPDATE tensors SET rel_change = c.rel_change FROM _arb_rel_change c"
+            " WHERE tensors.artifact_id = ? AND tensors.name = c.name",
+            [artifact_id],
+        )
+        new = [name for name in changes if name not in kept]
+        if new:
+            con.execute(
+                "INSERT INTO tensors (artifact_id, file_path, name, dtype, shape, rel_change)"
+                " SELECT artifact_id, file_path, name, dtype, shape, rel_change FROM _arb_rel_change"
+                " WHERE name IN (SELECT unnest(?::VARCHAR[]))",
+                [new],
+            )
+    finally:
+        con.unregister("_arb_rel_change")
+
+
+def record_tensor_changes(
+    store: RunStore,
+    record: RunRecord,
+    run_dir: Path,
+    base_dir: Path | None,
+    seen: dict[tuple[Path, Path], WeightDiff] | None = None,
+) -> int:
+    """Store ``tensors.rel_change`` of each graded artifact: each tensor's change against the base model.
+
+    Needs the base model's folder (given, or in the run folder) and torch; ``seen`` shares the
+    comparisons the lineages made. The tensors are those of the manifest the store keeps of the
+    artifact, else those its safetensors headers list. Returns how many tensors were stored.
+    """
+    base_model = record.run.base_model
+    base = _folder(run_dir, base_model, base_model, base_dir)
+    if not AVAILABLE or base is None:
+        return 0
+    from analyzer.weights import compare
+
+    seen = {} if seen is None else seen
+    stored = 0
+    for artifact_id, path in _graded_now(record).items():
+        model = _folder(run_dir, path, base_model, base_dir)
+        if model is None:
+            continue
+        manifest = store.load_manifest(artifact_id)
+        layout = _layout(model)
+        names = [t.name for f in manifest.files for t in f.tensors] if manifest else list(layout)
+        try:
+            if (model, base) not in seen:
+                seen[(model, base)] = compare(model, base, trusted_reference=base == base_dir)
+            changes = tensor_changes(seen[(model, base)], names)
+        except Exception:
+            continue  # the folder is the agent's: the lineage's own comparison names what went wrong
+        if changes:
+            _save_changes(store, artifact_id, changes, layout)
+            stored += len(changes)
+    return stored

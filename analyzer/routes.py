@@ -28,7 +28,9 @@ POLICY_GRADIENT = frozenset({"grpo", "ppo"})
 _COPY = re.compile(r"^(?:cp|rsync|mv)$")
 _COPY_WORD = re.compile(r"\b(?:cp|rsync|mv)\b")
 MAX_DEPTH = 8
-"""Longest lineage followed (a cycle of copies must end)."""
+"""Longest line of ancestors followed (a cycle of copies must end)."""
+MAX_STEPS = 32
+"""Most steps in one lineage (merges of merges branch out)."""
 
 
 def label_of(kind: str, on_policy: bool | None = None, interactive: bool | None = None) -> str | None:
@@ -73,6 +75,15 @@ class StageStep:
     """Evidence that says otherwise, in words."""
     weights: dict[str, Any] | None = None
     """How its tensors differ from its parent's (analyzer.weights), when both were at hand."""
+    parents: list[str] = field(default_factory=list)
+    """Every model it started from: ``parent`` first, then the other models a merge combined."""
+    producer_seq: int | None = None
+    """The command that produced it (its training run or its copy), where known."""
+
+    def all_parents(self) -> list[str]:
+        """Return every model this step started from, ``parent`` first (none when it is unknown)."""
+        first = [self.parent] if self.parent else []
+        return first + [p for p in self.parents if p not in first]
 
     def to_json(self) -> dict[str, Any]:
         """Return the step as the JSON report shows it."""
@@ -85,6 +96,7 @@ class StageStep:
             "adapter": self.adapter,
             "artifact": self.artifact,
             "parent": self.parent,
+            "parents": self.all_parents(),
             "confidence": round(self.confidence, 2),
             "conflicts": self.conflicts,
             "weights": self.weights,
@@ -302,17 +314,42 @@ def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Scr
 
 
 def lineage(code: RunCode, artifact_path: str, base: str | None, before_seq: int | None) -> list[StageStep]:
-    """Follow the artifact back, stage by stage, to the base model (or as far as evidence goes)."""
-    steps: list[StageStep] = []
-    current: str | None = artifact_path
+    """Follow the artifact back, stage by stage, to the base model (or as far as evidence goes).
+
+    Every parent of a merge is followed, so the steps form a tree: each model once, parents before
+    the models made from them, the artifact last. A parent is searched for among the commands up to
+    the one that produced its child (a later script that names it did not make it).
+    """
     artifacts = {a.path: a for a in code.record.artifacts}
-    while current is not None and len(steps) < MAX_DEPTH:
-        step = _step(code, current, artifacts.get(current), before_seq)
+    steps: list[StageStep] = []
+    open_: set[str] = set()
+    done: set[str] = set()
+
+    def visit(artifact: str, bound: int | None, depth: int) -> None:
+        if artifact in done or artifact in open_ or len(steps) >= MAX_STEPS:
+            return  # seen already, or a cycle of copies
+        open_.add(artifact)
+        step = _step(code, artifact, artifacts.get(artifact), bound)
+        if depth < MAX_DEPTH:
+            parent_bound = step.producer_seq if step.producer_seq is not None else bound
+            for parent in step.all_parents():
+                if parent != base:
+                    visit(parent, parent_bound, depth + 1)
+        open_.discard(artifact)
+        done.add(artifact)
         steps.append(step)
-        if step.parent is None or step.parent == base or step.parent in {s.artifact for s in steps}:
-            break
-        current = step.parent
-    return list(reversed(steps))
+
+    visit(artifact_path, before_seq, 1)
+    return steps
+
+
+def producing_seq(code: RunCode, artifact: str, before_seq: int | None) -> int | None:
+    """Return the command (up to ``before_seq``) that produced ``artifact``: its last copy or training."""
+    copy = _last_copy(code, artifact, before_seq)
+    static = _producer(code, artifact, before_seq)
+    seqs = [copy[0].seq] if copy else []
+    seqs += [static[0].command_seq] if static else []
+    return max(seqs, default=None)
 
 
 def _last_copy(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Command, str] | None:
@@ -335,6 +372,7 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
             "copy",
             artifact,
             source,
+            producer_seq=command.seq,
             confidence=0.7,
             evidence=[Evidence("command", command_seq=command.seq, excerpt=excerpt(command.command, 200))],
         )
@@ -347,12 +385,13 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
         return StageStep(kind, artifact, parent, confidence=weight * 0.7, evidence=[pointer])
     run, stage = static
     producing = code.command(run.command_seq)
+    named = _command_models(code, producing, artifact) if producing else []
+    script = code.text(run.blob_sha) or ""
     step = StageStep(
         stage.kind,
         artifact,
-        parent
-        or (_command_model(code, producing, artifact) if producing else None)
-        or _loaded_model(code.text(run.blob_sha) or "", code.record.run.base_model),
+        parent or (named[0] if named else None) or _loaded_model(script, code.record.run.base_model),
+        producer_seq=run.command_seq,
         variant=stage.variant,
         interactive=stage.interactive,
         on_policy=stage.on_policy,
@@ -360,6 +399,10 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
         confidence=0.6,
         evidence=code.code_evidence(run, stage),
     )
+    if stage.kind == "merge":
+        # A merge starts from every model it combines, not only the first one named.
+        merged = [*named, *_merged_models(script)]
+        step.parents = [m for m in dict.fromkeys(merged) if not _same(m, artifact)]
     if dynamic is not None:
         kind, _, pointer = dynamic
         step.evidence.append(pointer)
@@ -381,20 +424,35 @@ _LOADS = re.compile(
 )
 """``from_pretrained("...")``, ``model="..."`` (TRL trainers take a path or id as ``model``), and the
 ``model:`` keys of YAML configs (LLaMA-Factory, axolotl, mergekit's first model)."""
+_MODEL_LOADS = re.compile(
+    r"\b(?:(?P<cls>[A-Za-z_][\w.]*)\.from_pretrained|(?P<kw>model|model_name_or_path|pretrained_model_name_or_path))"
+    r"[ \t]*(?(cls)\([ \t]*|=[ \t]*)"
+    r"(?:[\"'](?P<literal>[^\"'\n]{1,300})[\"']|(?P<name>[A-Za-z_]\w*)\b(?![.(\[]))"
+)
+"""What a model is loaded from: ``SomeModel.from_pretrained(X)`` or a trainer's ``model=X``, where X is
+a literal or a name a literal was assigned to."""
+_NOT_MODELS = re.compile(r"(?:Tokenizer|Processor|FeatureExtractor|Config|Extractor)\w*$")
+"""``from_pretrained`` of these reads a model's tokenizer or settings, not the weights it starts from."""
+_ASSIGNED = re.compile(
+    r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*[\"']([^\"'\n]{1,300})[\"'][ \t]*(?:#.*)?$", re.M
+)
+"""``NAME = "literal"`` on a line of its own (a script's constants: ``MODEL = "outputs/sft"``)."""
+_WEIGHT_FILES = re.compile(r"\b(?:torch\.load|load_file|safe_open)\([ \t]*[\"']([^\"'\n]{1,300})[\"']")
+"""State dicts read from files (a merge written by hand averages several)."""
 
 
-def _command_model(code: RunCode, command: Command, artifact: str) -> str | None:
-    """Return the first model of the run that a training command names as an argument (``--init X``).
+def _command_models(code: RunCode, command: Command, artifact: str) -> list[str]:
+    """Return the models of the run that a training command names as arguments (``--init X``), in order.
 
     Only models the run knows count — its artifacts, submitted paths, the base model, or what an
     earlier training run wrote — so a data file or the command's own output is never its parent.
     """
     if len(command.command) > MAX_SEGMENT_CHARS:
-        return None
+        return []
     try:
         words = shlex.split(command.command, comments=True)
     except ValueError:
-        return None
+        return []
     record = code.record
     known = {a.path for a in record.artifacts} | {
         s.artifact_path for s in record.submissions if s.artifact_path
@@ -403,24 +461,67 @@ def _command_model(code: RunCode, command: Command, artifact: str) -> str | None
     earlier = [
         r for r in code.runs if r.command_seq < command.seq and training_stages(code.labels.get(r.blob_sha))
     ]
+    found: list[str] = []
     for word in words[1:]:
         value = posixpath.normpath(word.split("=", 1)[-1].removeprefix("./")) if word else ""
-        if not value or value == "." or _same(value, artifact):
+        if not value or value == "." or value in found or _same(value, artifact):
             continue
         if value in known or any(code.mention(r, value) == "writes" for r in earlier):
-            return value
-    return None
+            found.append(value)
+    return found
+
+
+def _model_loads(text: str) -> list[str]:
+    """Return what a script loads *models* from, in order: literals, or names bound to literals.
+
+    Tokenizers, processors and configs are left out: a script that fine-tunes ``outputs/sft`` often
+    takes its tokenizer from the base model.
+    """
+    assigned = [(m.start(), m[1], m[2]) for m in _ASSIGNED.finditer(text)]
+    found: list[str] = []
+    for match in _MODEL_LOADS.finditer(text):
+        if (cls := match["cls"]) is not None and _NOT_MODELS.search(cls.rsplit(".", 1)[-1]):
+            continue
+        value = match["literal"]
+        if value is None:
+            # The value the name last took before this line (a constant at the top of the script).
+            bound = [v for at, name, v in assigned if name == match["name"] and at < match.start()]
+            value = bound[-1] if bound else None
+        if value and value not in found:
+            found.append(value)
+    return found
 
 
 def _loaded_model(text: str, base: str | None) -> str | None:
     """Return the model a training script starts from, or None when the script does not say.
 
-    That is the base model when the script names it, else the first model it loads by a literal.
+    That is the first model it loads (``from_pretrained`` of a model class, a trainer's ``model=``),
+    else the first model a YAML config names, else the base model when the script names it at all.
     """
-    if base and base in text:
-        return base
-    match = _LOADS.search(text)
-    return (match[1] or match[2]) if match else None
+    if loads := _model_loads(text):
+        return loads[0]
+    for match in _LOADS.finditer(text):
+        # Every model-class ``from_pretrained`` was seen above; what is left of those loads a tokenizer.
+        if match[2] or not match.group(0).startswith("from_pretrained"):
+            return match[1] or match[2]
+    return base if base and base in text else None
+
+
+def _merged_models(text: str) -> list[str]:
+    """Return every model a merge combines: models a script loads or reads weights of, a YAML's models.
+
+    A state dict read from a file counts as its folder's model.
+    """
+    found = _model_loads(text)
+    for match in _WEIGHT_FILES.finditer(text):
+        path = match[1]
+        folder = posixpath.dirname(path) if posixpath.splitext(path)[1] else path
+        if folder and folder not in found:
+            found.append(folder)
+    for match in _LOADS.finditer(text):
+        if match[2] and match[2] not in found:
+            found.append(match[2])
+    return found
 
 
 def route_label(chain: list[StageStep]) -> str:
@@ -432,9 +533,22 @@ def route_label(chain: list[StageStep]) -> str:
 
 
 def chain_text(chain: list[StageStep]) -> str:
-    """Return the chain as the tables print it: ``SFT→GRPO(online)``."""
-    training = [s for s in chain if s.kind in ROUTE_KINDS]
-    return "→".join(chain_name(s.kind, s.variant, s.interactive) for s in training) or route_label(chain)
+    """Return the chain as the tables print it: ``SFT→GRPO(online)``.
+
+    A merge of branches that differ shows each: ``(SFT + SFT→GRPO)→MERGE``; alike branches show once.
+    """
+    if not chain:
+        return route_label(chain)
+    steps = {s.artifact: s for s in chain}
+
+    def branch(step: StageStep, seen: frozenset[str]) -> str:
+        before = [branch(steps[p], seen | {p}) for p in step.all_parents() if p in steps and p not in seen]
+        unique = list(dict.fromkeys(b for b in before if b))
+        head = unique[0] if len(unique) == 1 else f"({' + '.join(unique)})" if unique else ""
+        own = chain_name(step.kind, step.variant, step.interactive) if step.kind in ROUTE_KINDS else ""
+        return "→".join(part for part in (head, own) if part)
+
+    return branch(chain[-1], frozenset({chain[-1].artifact})) or route_label(chain)
 
 
 def submission_command(record: RunRecord, submission: Submission) -> int | None:
@@ -460,15 +574,24 @@ def analyze(
     attempted = _claims(code)
     written = _written(code, attempted)
     record = code.record
+    # A path retrained and submitted again has a new lineage: one per (path, producing command).
+    computed: dict[tuple[str, int | None], list[StageStep]] = {}
     lineages: dict[str, list[StageStep]] = {}
+    of_submission: dict[int, list[StageStep]] = {}
     for submission in record.submissions:
         path = submission.artifact_path
-        if submission.status == "scored" and path and path not in lineages:
-            lineages[path] = lineage(
-                code, path, record.run.base_model, submission_command(record, submission)
-            )
-    flags = [flag for steps in lineages.values() for flag in (refine(steps) if refine else [])]
-    chain = lineages.get(best.artifact_path or "", []) if best else []
+        if submission.status != "scored" or not path:
+            continue
+        bound = submission_command(record, submission)
+        key = (path, producing_seq(code, path, bound))
+        if key not in computed:
+            computed[key] = lineage(code, path, record.run.base_model, bound)
+        of_submission[submission.seq] = lineages[path] = computed[key]
+    # A superseded lineage's artifact now holds what retrained it: its weights tell nothing of it.
+    current = [steps for steps in computed.values() if any(steps is now for now in lineages.values())]
+    flags = [flag for steps in current for flag in (refine(steps) if refine else [])]
+    chain = of_submission.get(best.seq, []) if best else []
+    path_of = {s.seq: s.artifact_path or "" for s in record.submissions}
     adopted = sorted({label for s in chain if (label := label_of(s.kind, s.on_policy, s.interactive))})
     confidence = min((s.confidence for s in chain), default=0.0)
     return {
@@ -485,5 +608,11 @@ def analyze(
             "written": {k: [e.to_json() for e in v] for k, v in sorted(written.items())},
         },
         "lineage": {path: [s.to_json() for s in steps] for path, steps in lineages.items()},
+        # Submissions of a path since retrained: the lineage each had when it was graded.
+        "submission_lineages": {
+            str(seq): [s.to_json() for s in steps]
+            for seq, steps in of_submission.items()
+            if steps is not lineages[path_of[seq]]
+        },
         "flags": flags,
     }

@@ -8,9 +8,10 @@ PostTrainBench's absolute container paths and AutoRL-Bench's ``code/`` prefix).
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arb_audit.model import Command, Revision
 
@@ -75,6 +76,68 @@ def _words(segment: str) -> list[str]:
         return segment.split()
 
 
+@dataclass(slots=True)
+class ShellDir:
+    """Where a command line stands as its ``cd``/``pushd``/``popd`` move it.
+
+    ``path`` is relative to wherever the command started (``""``), absolute, or None once it is
+    unknown (``cd ~``, ``cd $VAR``): a script is then found by its own words alone.
+    """
+
+    path: str | None = ""
+    """The directory now."""
+    previous: str | None = None
+    """Where ``cd -`` goes."""
+    stack: list[str | None] = field(default_factory=list)
+    """``pushd``'s stack."""
+    subshells: list[tuple[str | None, str | None, int]] = field(default_factory=list)
+    """What to go back to when a ``( ... )`` ends: the directory, ``cd -``'s, the stack's depth."""
+
+    def enter(self) -> None:
+        """Start a subshell: its moves end with it."""
+        self.subshells.append((self.path, self.previous, len(self.stack)))
+
+    def leave(self) -> None:
+        """End a subshell: stand where its parent stood."""
+        if self.subshells:
+            self.path, self.previous, depth = self.subshells.pop()
+            del self.stack[depth:]
+
+    def move(self, words: list[str]) -> bool:
+        """Follow one ``cd``/``pushd``/``popd`` (``words`` is the whole segment); False if it is none."""
+        if not words or words[0] not in ("cd", "pushd", "popd"):
+            return False
+        args = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+        if words[0] == "popd":
+            self.previous, self.path = self.path, (self.stack.pop() if self.stack else None)
+            return True
+        if words[0] == "pushd":
+            self.stack.append(self.path)
+        target = args[0] if args else "~"
+        if target == "-":
+            self.previous, self.path = self.path, self.previous
+            return True
+        self.previous, self.path = self.path, self._join(target)
+        return True
+
+    def _join(self, target: str) -> str | None:
+        if target.startswith(("~", "$")) or "`" in target or "$(" in target:
+            return None  # a home or variable this record cannot know
+        if target.startswith("/"):
+            return posixpath.normpath(target)
+        if self.path is None:
+            return None
+        return (
+            posixpath.normpath(posixpath.join(self.path, target)) if self.path else posixpath.normpath(target)
+        )
+
+    def resolve(self, word: str) -> str:
+        """Return a path a command names as seen from where it stands (unchanged if absolute or unknown)."""
+        if word.startswith("/") or not self.path or self.path == ".":
+            return word
+        return posixpath.join(self.path, word)
+
+
 def _named_files(segment: str, depth: int = 0) -> list[str]:
     """Return the code-file arguments of one command segment whose program runs code."""
     words = [w for w in _words(segment.strip().strip("()")) if "=" not in w or w.startswith("-")]
@@ -117,7 +180,11 @@ def _revision_for(command: Command, revisions: list[Revision]) -> Revision | Non
 
 
 def scripts_run(commands: list[Command], revisions: list[Revision]) -> list[ScriptRun]:
-    """Return every code file of the run's revisions that a command ran, in command order."""
+    """Return every code file of the run's revisions that a command ran, in command order.
+
+    A command's ``cd``/``pushd``/``popd`` move where its later scripts are looked for
+    (``cd sub && python train.py`` runs ``sub/train.py``).
+    """
     runs: list[ScriptRun] = []
     for command in commands:
         revision = _revision_for(command, revisions)
@@ -125,14 +192,24 @@ def scripts_run(commands: list[Command], revisions: list[Revision]) -> list[Scri
             continue
         paths = {f.path: f.blob_sha for f in revision.files if f.blob_sha}
         seen: set[str] = set()
+        where = ShellDir()
         for segment in _SEGMENTS.split(command.command):
             if len(segment) > MAX_SEGMENT_CHARS:
                 continue
-            for word in _named_files(segment):
-                path = _resolve(word, paths)
-                if path is None or path in seen:
-                    continue
-                seen.add(path)
-                ok = command.finished and not command.error and command.exit_code in (0, None)
-                runs.append(ScriptRun(command.seq, path, revision.seq, paths[path], command.exit_code, ok))
+            text = segment.strip()
+            for _ in range(len(text) - len(text.lstrip("("))):
+                where.enter()
+            if not where.move(_words(text.strip("()"))):
+                for word in _named_files(segment):
+                    # The file at the path the shell saw, else (tail match) the one its words name.
+                    path = _resolve(where.resolve(word), paths)
+                    if path is None or path in seen:
+                        continue
+                    seen.add(path)
+                    ok = command.finished and not command.error and command.exit_code in (0, None)
+                    runs.append(
+                        ScriptRun(command.seq, path, revision.seq, paths[path], command.exit_code, ok)
+                    )
+            for _ in range(len(text) - len(text.rstrip(")"))):
+                where.leave()
     return runs

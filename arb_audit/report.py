@@ -203,7 +203,9 @@ def _route(console: Console, route: dict[str, Any]) -> None:
         f" adopted (in the best lineage): {listed['adopted']}"
     )
     for number, step in enumerate(route["chain"], 1):
-        head = f"{step['kind']} → {step['artifact']}" + (f" from {step['parent']}" if step["parent"] else "")
+        # A merge has a branch per parent (audits older than ``parents`` name one).
+        parents = step.get("parents") or ([step["parent"]] if step["parent"] else [])
+        head = f"{step['kind']} → {step['artifact']}" + (f" from {' + '.join(parents)}" if parents else "")
         console.print(
             Text.assemble(f"  {number}. ", (clean(head), "cyan"), f" ({clean(step['confidence'])})")
         )
@@ -257,6 +259,8 @@ def _verdicts(console: Console, report: dict[str, Any]) -> None:
             f" ({clean(quadrant['reason'])})",
         )
     )
+    for e in (quadrant.get("evidence") or [])[:3]:
+        console.print(Text("       " + clean(_pointer(e))[:150]))
 
 
 def _external_verdicts(console: Console, report: dict[str, Any]) -> None:

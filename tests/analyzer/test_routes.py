@@ -193,6 +193,7 @@ def test_missing_evidence_is_low_confidence_not_a_wrong_claim(tmp_path: Path) ->
             "adapter": None,
             "artifact": "final_model",
             "parent": None,
+            "parents": [],
             "confidence": 0.0,
             "conflicts": [],
             "weights": None,
