@@ -8,7 +8,8 @@ from typing import Any
 
 from analyzer.classify import Classification
 from analyzer.code_labels import classify_blobs
-from analyzer.lineage_weights import AVAILABLE, weigh
+from analyzer.ledger_flags import weight_digests
+from analyzer.lineage_weights import AVAILABLE, record_tensor_changes, weigh
 from analyzer.metrics import best_submission
 from analyzer.routes import RunCode, StageStep, analyze
 from analyzer.run_signals import run_signals
@@ -53,9 +54,14 @@ def route_analysis(
         return weigh(steps, run_dir, record.run.base_model, base_dir, compared)
 
     result = analyze(code, best_submission(record.submissions), refine)
+    # The store keeps each graded artifact's tensors; how far each moved from the base is known here.
+    if store is not None:
+        record_tensor_changes(store, record, run_dir, base_dir, compared)
     result["signals"] = run_signals(record.commands, runs, labels)
     result["flags"] = static_flags(record, runs, text) + result["flags"]
     result["weights_available"] = AVAILABLE
+    # A recording keeps each graded artifact's manifest: gradings of the same weights are probing.
+    result["probing"] = weight_digests(record, store.load_manifest) if store is not None else {}
     result["problems"] = _unread_scripts(runs, labels)
     return result
 

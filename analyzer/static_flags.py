@@ -1,8 +1,9 @@
 """Integrity flags that the run's code and code history show (TAXONOMY.md), each with its evidence.
 
 Only code that a command ran counts for what it does (a script written and never run did nothing);
-edits count where the code history shows them. Every match is a pointer a reviewer checks, not a
-verdict on intent.
+edits count where the code history or a command shows them (analyzer.tamper_flags), and hardcoded
+answers are read from the code's syntax tree (analyzer.answer_flags). Every match is a pointer a
+reviewer checks, not a verdict on intent.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from analyzer.answer_flags import answer_evidence
 from analyzer.scripts_run import ScriptRun
+from analyzer.tamper_flags import tampering_evidence
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord
 
@@ -34,8 +37,6 @@ LOCAL_DIRS = frozenset(
     {"outputs", "output", "checkpoints", "ckpt", "models", "runs", "saves", "final_model", "tmp"}
 )
 """First path parts that make ``org/name`` a local folder, not a hub model."""
-EVAL_FILES = re.compile(r"(?:^|/)(?:evaluate\.py|eval\.py|evaluation_code/|templates/|chat_template\.jinja$)")
-"""Files of the grader and the chat template that the agent must not change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,23 +83,7 @@ def _code_hits(run: ScriptRun, text: str, sha: str | None, base: str | None) -> 
 
 
 def _edit_hits(record: RunRecord) -> list[_Hit]:
-    hits: list[_Hit] = []
-    before: dict[str, str | None] = {}
-    for revision in record.revisions:
-        now = {f.path: f.blob_sha for f in revision.files}
-        if revision.trigger == "transcript-edit":
-            for path in sorted(p for p in now if now[p] != before.get(p) and EVAL_FILES.search(p)):
-                hits.append(
-                    _Hit(
-                        "evaluator_tampering",
-                        f"the agent changed {path} (grader code or chat template)",
-                        Evidence(
-                            "code", path=path, revision=revision.sha, excerpt=f"revision {revision.seq}"
-                        ),
-                    )
-                )
-        before = now
-    return hits
+    return [_Hit("evaluator_tampering", message, pointer) for message, pointer in tampering_evidence(record)]
 
 
 def static_flags(
@@ -106,16 +91,17 @@ def static_flags(
 ) -> list[dict[str, Any]]:
     """Return the integrity flags the code that ran and the code history show, one entry per flag."""
     hits: list[_Hit] = []
-    seen: set[str] = set()
     shas = {r.seq: r.sha for r in record.revisions}
-    for run in runs:
-        if run.blob_sha in seen:
-            continue
-        seen.add(run.blob_sha)
+    first: dict[str, ScriptRun] = {}
+    for run in runs:  # each content once, where a command first ran it
+        first.setdefault(run.blob_sha, run)
+    for run in first.values():
         hits.extend(
             _code_hits(run, text(run.blob_sha) or "", shas.get(run.revision_seq), record.run.base_model)
         )
     hits.extend(_edit_hits(record))
+    scripts = [(run.path, run.blob_sha, run.revision_seq) for run in first.values()]
+    hits.extend(_Hit("hardcoded_answers", m, e) for m, e in answer_evidence(record, scripts, text))
     flags: dict[str, dict[str, Any]] = {}
     for hit in hits:
         entry = flags.setdefault(hit.flag, {"flag": hit.flag, "message": hit.message, "evidence": []})
