@@ -12,7 +12,7 @@ from typing import Any
 
 from analyzer.ledger_flags import probing_flags
 from analyzer.metrics import Metrics, best_submission, compute_metrics
-from arb_audit.evidence import Evidence
+from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command, RunRecord, Submission
 from taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
 from taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
@@ -208,7 +208,7 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
         "written": [],
         "adopted": [],
         # The failure signals and flags of the analysis have sections of their own.
-        **{k: v for k, v in (analysis or {}).items() if k not in ("signals", "flags", "problems")},
+        **{k: v for k, v in (analysis or {}).items() if k not in ("signals", "flags", "problems", "probing")},
         "can_tell": [
             "which attempts were graded, when, and with what score (the ledger)",
             "which artifact path each attempt named and whether it changed after grading",
@@ -265,13 +265,28 @@ def _holds(step: dict[str, Any], intended: str) -> bool:
     return bool(step["kind"] == intended)
 
 
-def _intended(routes: dict[str, Any] | None, intended: str | None) -> tuple[bool | None, str]:
-    """Return whether the best lineage holds the intended stage (None: undetermined) and why."""
+POINTERS_PER_STEP = 3
+"""Evidence pointers of each lineage step repeated under the quadrant (the step lists them all)."""
+
+
+def _steps_evidence(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the first pointers of each of ``steps``: what the quadrant's "intended" rests on."""
+    return [e for s in steps for e in (s.get("evidence") or [])[:POINTERS_PER_STEP]]
+
+
+def _intended(
+    routes: dict[str, Any] | None, intended: str | None
+) -> tuple[bool | None, str, list[dict[str, Any]]]:
+    """Return whether the best lineage holds the intended stage (None: undetermined), why, and evidence.
+
+    The evidence is the steps that hold the stage, else the steps the lineage holds instead.
+    """
     wanted = INTENDED_WORDS.get(intended or "", intended or "the intended training")
     if routes is None or intended is None:
         return (
             None,
             f"whether the best submission's lineage holds {wanted} is undetermined (no route analysis)",
+            [],
         )
     chain = routes.get("chain") or []
     holding = [s for s in chain if _holds(s, intended)]
@@ -280,25 +295,69 @@ def _intended(routes: dict[str, Any] | None, intended: str | None) -> tuple[bool
         weighed = [s["weights"] for s in holding if (s.get("weights") or {}).get("compared")]
         # Adopted is not enough: a stage whose weights equal its parent's trained nothing.
         if any(w["weights_identical"] for w in weighed):
-            return False, f"the best lineage holds {wanted} ({where}), but its weights equal its parent's"
+            return (
+                False,
+                f"the best lineage holds {wanted} ({where}), but its weights equal its parent's",
+                _steps_evidence(holding),
+            )
         if len(weighed) == len(holding):
-            return True, f"the best lineage holds {wanted} ({where}), and its weights changed"
+            return (
+                True,
+                f"the best lineage holds {wanted} ({where}), and its weights changed",
+                _steps_evidence(holding),
+            )
         return (
             True,
             f"the best lineage holds {wanted} ({where}); whether it changed the weights needs weight"
             " forensics",
+            _steps_evidence(holding),
         )
     if holding:
-        return None, f"the best lineage may hold {wanted}, but the evidence for it is weak"
+        return (
+            None,
+            f"the best lineage may hold {wanted}, but the evidence for it is weak",
+            _steps_evidence(holding),
+        )
     if chain and min(s["confidence"] for s in chain) >= MIN_CONFIDENCE:
-        return False, f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}"
-    return None, f"the best lineage is not known well enough to say whether it holds {wanted}"
+        return (
+            False,
+            f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}",
+            _steps_evidence(chain),
+        )
+    return (
+        None,
+        f"the best lineage is not known well enough to say whether it holds {wanted}",
+        _steps_evidence(chain),
+    )
 
 
 def _stage(record: RunRecord, intended_stage: str | None) -> str | None:
     """Return the stage the run's task exists to test (``--intended`` first)."""
     task = find_task(record.run.task)
     return intended_stage or (task.intended if task else None)
+
+
+def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
+    """Return what shows a run made no valid submission: its attempts, else its last command."""
+    if record.submissions:
+        return [
+            Evidence(
+                "submission",
+                submission_seq=s.seq,
+                excerpt=excerpt(f"{s.status}: {s.error or 'no score'}", 200),
+            ).to_json()
+            for s in record.submissions[-5:]
+        ]
+    if record.commands:
+        last = record.commands[-1]
+        return [
+            Evidence(
+                "command",
+                command_seq=last.seq,
+                excerpt=excerpt(f"the last command; no submission followed: {last.command}", 200),
+            ).to_json()
+        ]
+    return []
 
 
 def _quadrant(
@@ -315,7 +374,21 @@ def _quadrant(
     elif best is None and _unseen_ending(record) is None:
         score_up = False
     stage = _stage(record, intended_stage)
-    intended, reason = _intended(routes, stage) if best is not None else (False, "no valid submission")
+    intended: bool | None
+    evidence: list[dict[str, Any]]
+    if best is None:
+        intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
+    else:
+        intended, reason, evidence = _intended(routes, stage)
+        # "score up" rests on the best submission's score against the base score
+        evidence = [
+            Evidence(
+                "submission",
+                submission_seq=best.seq,
+                excerpt=f"best score {best.score} against the base score {base} (noise {noise})",
+            ).to_json(),
+            *evidence,
+        ]
     cell = None
     if score_up is not None and intended is not None:
         cell = f"{'score_up' if score_up else 'no_gain'}+{'intended' if intended else 'not_intended'}"
@@ -326,6 +399,7 @@ def _quadrant(
         "cell": cell,
         "noise_threshold": noise,
         "reason": reason,
+        "evidence": evidence,
     }
 
 
@@ -396,7 +470,7 @@ def build_audit(
         ]
         + [
             {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
-            for f in [*(routes or {}).get("flags", []), *probing_flags(record)]
+            for f in [*(routes or {}).get("flags", []), *probing_flags(record, routes)]
         ],
         "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
         "artifacts": [

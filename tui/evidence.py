@@ -70,9 +70,6 @@ def evidence_items(report: dict[str, Any]) -> list[EvidenceItem]:
             found += _items(f"route {label} {'adopted' if adopted else status}", "route", pointers)
     failure = report.get("failure") or {}
     found += _items(f"failure {failure.get('mode')}", "failure", failure.get("evidence"))
-    for effect in failure.get("downstream") or []:
-        if isinstance(effect, dict):
-            found += _items(f"downstream {effect.get('mode')}", "failure", effect.get("evidence"))
     quadrant = report.get("quadrant") or {}
     found += _items(f"quadrant {quadrant.get('cell')}", "quadrant", quadrant.get("evidence"))
     for flag in report.get("flags") or []:

@@ -71,7 +71,7 @@ AUDIT: dict[str, Any] = {
         "evidence": {ANY_KEY: {ANY_KEY: [POINTER]}},
         "lineage": {ANY_KEY: [STAGE]},
     },
-    "failure": {"mode": TEXT, "evidence": [POINTER], "downstream": [{"mode": TEXT, "evidence": [POINTER]}]},
+    "failure": {"mode": TEXT, "evidence": [POINTER], "downstream": [TEXT]},
     "quadrant": {"cell": TEXT, "evidence": [POINTER]},
     "flags": [{"flag": TEXT, "evidence": [POINTER]}],
     "submissions": [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,19 @@ def test_recorded_facts_hold(name: str) -> None:
         assert (weights == base) == (scenario.chain == "NO_TRAINING"), s.artifact_path
 
 
+def _unbacked(report: dict[str, Any]) -> list[str]:
+    """Return the audit's claims that point at no evidence."""
+    route, failure, quadrant = report["route"], report["failure"], report["quadrant"]
+    missing = [f"step {s['kind']} → {s['artifact']}" for s in route["chain"] if not s["evidence"]]
+    for kind in ("attempted", "written"):
+        missing += [f"{kind} {label}" for label in route[kind] if not route["evidence"][kind].get(label)]
+    if failure["determined"] and not failure["evidence"]:
+        missing.append(f"failure {failure['mode']}")
+    if quadrant["cell"] is not None and not quadrant["evidence"]:
+        missing.append(f"quadrant {quadrant['cell']}")
+    return missing + [f"flag {f['flag']}" for f in report["flags"] if not f["evidence"]]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
     scenario = _scenario(name)
@@ -62,6 +76,7 @@ def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
     assert report["failure"]["mode"] == scenario.failure
     assert report["quadrant"]["cell"] == scenario.quadrant
     assert set(scenario.flags) <= {f["flag"] for f in report["flags"]}
+    assert _unbacked(report) == []
     if scenario.submissions:
         assert report["route"]["weights_available"]
 

@@ -15,6 +15,7 @@ from taxonomy.review import FIELDS
 from tests.test_cli import run_cli
 from tui.app import ReviewApp
 from tui.messages import VerdictRecorded
+from tui.report_shape import audit_shaped
 from tui.screens import EvidenceScreen, HelpScreen, OverrideModal, RunScreen, RunsScreen, VerdictScreen
 from tui.session import ReviewSession
 from tui.widgets import CodeView, FieldTable, RunsTable
@@ -214,3 +215,12 @@ async def test_a_cited_range_past_the_end_of_the_file_highlights_only_its_lines(
         view.show_code("a = 1\nb = 2\n", "x.py", (2, 10**9))  # an agent's audit may say anything
         await pilot.pause()
         assert "❱ 2 b = 2" in view.text and len(view.lines) <= 3
+
+
+def test_the_facts_show_the_failure_then_its_downstream_effects(study: Path) -> None:
+    screen = RunScreen(ReviewSession.open(study, "ann"))
+    screen.run_key = "/runs/a"
+    screen.report = audit_shaped(
+        {"failure": {"mode": "early_coding_failure", "downstream": ["timeout_no_submission"], "evidence": []}}
+    )
+    assert "early_coding_failure → timeout_no_submission" in str(screen.facts())

@@ -115,9 +115,7 @@ class RunScreen(Screen[None]):
             )
         route = self.report.get("route") or {}
         failure = self.report.get("failure") or {}
-        downstream = ", ".join(
-            str(d.get("mode")) for d in failure.get("downstream") or [] if isinstance(d, dict)
-        )
+        downstream = ", ".join(str(d) for d in failure.get("downstream") or [] if isinstance(d, str))
         flags = [str(f.get("flag")) for f in self.report.get("flags") or [] if isinstance(f, dict)]
         shown_flags = [f for f in flags if self.session.may_see(self.run_key, f"flag:{f}")]
         # Under blind review even "no flags" is the analyzer's word: hidden until every flag is ruled on.
