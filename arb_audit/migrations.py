@@ -196,3 +196,19 @@ def m009_study_confidence(con: duckdb.DuckDBPyConnection) -> None:
     opening.
     """
     con.execute("ALTER TABLE study_runs ADD COLUMN confidence DOUBLE")
+
+
+@migration
+def m010_audit_inputs(con: duckdb.DuckDBPyConnection) -> None:
+    """Keep what each audit was made from, so an unchanged run's audit is read back, not redone.
+
+    ``input_key`` digests the code, the run folder's listing and the options; ``depends`` lists the
+    folders and files outside the run folder the audit read (a recording's workspace, the base model's
+    folder) with their listings' digests (arb_audit.audit_cache).
+    """
+    con.execute(
+        """
+        ALTER TABLE audits ADD COLUMN input_key VARCHAR;
+        ALTER TABLE audits ADD COLUMN depends JSON;
+        """
+    )

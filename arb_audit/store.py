@@ -373,15 +373,25 @@ def _row(record: Any, **columns: Any) -> dict[str, Any]:
     return row
 
 
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    """Return the field names of a record dataclass (asked once per row read: worked out once)."""
+    if cls not in _FIELD_NAMES:
+        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return _FIELD_NAMES[cls]
+
+
 def _build(cls: type[T], row: dict[str, Any], **values: Any) -> T:
     """Build a record dataclass from a table row: times to aware UTC, ``values`` taking precedence."""
     kwargs = {}
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.name in values:
-            kwargs[f.name] = values[f.name]
-        elif f.name in row:
-            value = row[f.name]
-            kwargs[f.name] = _aware(value) if isinstance(value, datetime) else value
+    for name in _field_names(cls):
+        if name in values:
+            kwargs[name] = values[name]
+        elif name in row:
+            value = row[name]
+            kwargs[name] = _aware(value) if isinstance(value, datetime) else value
     return cls(**kwargs)
 
 
@@ -744,10 +754,11 @@ class RunStore:
             )
             for a in rows("artifacts", "path")
         ]
-        files = rows("files", "revision_seq, path")
+        files: dict[int, list[FileEntry]] = {}
+        for f in rows("files", "revision_seq, path"):
+            files.setdefault(f["revision_seq"], []).append(_build(FileEntry, f))
         record.revisions = [
-            _build(Revision, v, files=[_build(FileEntry, f) for f in files if f["revision_seq"] == v["seq"]])
-            for v in rows("revisions", "seq")
+            _build(Revision, v, files=files.get(v["seq"], [])) for v in rows("revisions", "seq")
         ]
         record.commands = [_build(Command, c) for c in rows("commands", "seq")]
         record.reports = [
@@ -758,8 +769,17 @@ class RunStore:
         record.problems = [_build(Problem, p) for p in rows("problems", "seq")]
         return record
 
-    def save_audit(self, run_id: str, report: dict[str, Any]) -> None:
-        """Store the assembled audit of ``run_id`` (replacing an earlier one)."""
+    def save_audit(
+        self,
+        run_id: str,
+        report: dict[str, Any],
+        input_key: str | None = None,
+        depends: dict[str, str] | None = None,
+    ) -> None:
+        """Store the assembled audit of ``run_id`` (replacing an earlier one).
+
+        ``input_key`` and ``depends`` say what it was made from (:mod:`arb_audit.audit_cache`).
+        """
         best = report.get("best") or {}
         failure = report.get("failure") or {}
         quadrant = report.get("quadrant") or {}
@@ -767,7 +787,8 @@ class RunStore:
         self.con.execute("DELETE FROM audits WHERE run_id = ?", [run_id])
         self.con.execute(
             "INSERT INTO audits (run_id, best_seq, lineage, routes_attempted, routes_adopted, failure_mode,"
-            " flags, quadrant, analyzer_version, evidence, report) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " flags, quadrant, analyzer_version, evidence, report, input_key, depends)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 run_id,
                 best.get("seq"),
@@ -780,8 +801,29 @@ class RunStore:
                 __version__,
                 _json(failure.get("evidence", [])),
                 _json(report),
+                input_key,
+                None if depends is None else _json(depends),
             ],
         )
+
+    def kept_audit(self, input_key: str) -> tuple[str, dict[str, Any], dict[str, str]] | None:
+        """Return (run id, audit, what it depends on) of the audit stored for ``input_key``, if any.
+
+        None as well when the stored JSON does not read back as an audit (an edited store).
+        """
+        found = self.con.execute(
+            "SELECT run_id, report, depends FROM audits WHERE input_key = ? LIMIT 1", [input_key]
+        ).fetchall()
+        if not found:
+            return None
+        run_id, report, depends = found[0]
+        try:
+            audit, outside = json.loads(report), json.loads(depends or "{}")
+        except (TypeError, ValueError, RecursionError):
+            return None
+        if not isinstance(audit, dict) or not isinstance(outside, dict):
+            return None
+        return str(run_id), audit, {str(k): str(v) for k, v in outside.items()}
 
     def verify_submission_chain(self, run_id: str) -> int | None:
         """Return the seq of the first submission whose hash chain no longer holds, or None if all hold."""

@@ -92,7 +92,7 @@ def fingerprint(folder: Path) -> str:
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError as exc:
-            hasher.update(f"!{current}:{exc.strerror}\n".encode())
+            hasher.update(f"!{current}:{exc.strerror}\n".encode("utf-8", "surrogateescape"))
             continue
         for entry in entries:
             if entry.name == STORE_DIRNAME and Path(entry.path).parent == folder:
@@ -102,7 +102,9 @@ def fingerprint(folder: Path) -> str:
             except OSError:
                 continue
             seen += 1
-            hasher.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n".encode())
+            # surrogateescape: a name that is not UTF-8 (an agent can write any bytes) is hashed as is
+            line = f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n"
+            hasher.update(line.encode("utf-8", "surrogateescape"))
             if entry.is_dir(follow_symlinks=False):
                 pending.append(Path(entry.path))
     if pending:

@@ -57,12 +57,10 @@ class RecordedCollector(Collector):
 def _relocate_workspace(folder: RunFolder, record: RunRecord) -> None:
     """Point the run at its workspace when the recording was moved together with it (a fixture, a copy).
 
-    The recorded absolute path wins while it exists; else the path relative to the recording that
-    ``recording.json`` keeps, when that is a folder beside the recording (moved with it, not elsewhere).
+    The path relative to the recording that ``recording.json`` keeps wins when it is a folder beside
+    the recording (moved with it, not elsewhere): a copy of a run reads its own workspace, not the one
+    it was copied from. Else the recorded absolute path stays (a recording moved without it).
     """
-    recorded = record.run.workspace_path
-    if recorded and Path(recorded).is_dir():
-        return
     marker = folder.read_json(RECORDING_MARKER, expect=dict)
     relative = marker.get("workspace_relative") if marker else None
     if not isinstance(relative, str) or "\x00" in relative:

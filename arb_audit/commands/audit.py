@@ -31,17 +31,36 @@ def _ingest_and_audit(
     intended: str | None = None,
     base_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Collect ``run_dir`` into ``store_file``, then build, store and return its audit."""
-    from analyzer.audit import build_audit
-    from analyzer.run_analysis import route_analysis
-    from arb_audit.evidence import Evidence
-    from arb_audit.model import STORE_DIRNAME, Flag, Problem
+    """Collect ``run_dir`` into ``store_file``, then build, store and return its audit.
+
+    An audit the store kept for the same inputs (:mod:`arb_audit.audit_cache`) is returned as it is.
+    """
+    from arb_audit.audit_cache import depends_on, input_key, unchanged
     from arb_audit.store import RunStore, revisions_path_for
 
-    revisions_git = revisions_path_for(store_file)
+    asked = {
+        "format": collector.name,
+        "results_csv": str(options.results_csv) if options.results_csv else None,
+        "hash_artifacts": options.hash_artifacts,
+        "noise": noise,
+        "intended": intended,
+        "base_dir": str(base_dir) if base_dir else None,
+        "store": str(store_file),
+        "why_not_default": why_not_default,
+    }
+    key = input_key(run_dir, asked)
     # The store is opened (and so locked) first: a second audit of the same run waits for this one.
     with RunStore.open(store_file) as store:
-        record = collector.collect(run_dir, revisions_git=revisions_git, options=options)
+        kept = store.kept_audit(key)
+        if kept is not None and unchanged(kept[2]) and store.verify_submission_chain(kept[0]) is None:
+            return kept[1]
+        # Only an audit made anew needs the analyzer (libcst, and torch for weights: seconds to import).
+        from analyzer.audit import build_audit
+        from analyzer.run_analysis import route_analysis
+        from arb_audit.evidence import Evidence
+        from arb_audit.model import STORE_DIRNAME, Flag, Problem
+
+        record = collector.collect(run_dir, revisions_git=revisions_path_for(store_file), options=options)
         broken = store.verify_submission_chain(record.run.run_id)
         if broken is not None:
             message = (
@@ -65,7 +84,10 @@ def _ingest_and_audit(
             routes=routes,
             intended_stage=intended,
         )
-        store.save_audit(stored.run.run_id, report)
+        outside = [stored.run.workspace_path, base_dir, options.results_csv]
+        # An audit that found the store edited tells of that moment: the next audit is made anew.
+        kept_for = None if broken is not None else key
+        store.save_audit(stored.run.run_id, report, kept_for, depends_on(run_dir, outside))
     return report
 
 

@@ -1,0 +1,94 @@
+"""An unchanged run's audit is read back; any changed input (code aside) has it made anew."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+import analyzer.run_analysis
+from arb_audit.audit_cache import depends_on, input_key, listing, unchanged
+from tests.reference.recordings import copy_out
+from tests.test_cli import MakeRun, run_cli
+
+
+@pytest.fixture
+def anew(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Count the audits made anew (route analyses run), by the run folder each was made of."""
+    made: list[Path] = []
+    analyse = analyzer.run_analysis.route_analysis
+
+    def counted(record: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(Path(record.run.source_path))
+        return analyse(record, *args, **kwargs)
+
+    monkeypatch.setattr(analyzer.run_analysis, "route_analysis", counted)
+    return made
+
+
+def _audit(run: Path, *options: str) -> dict[str, Any]:
+    code, out, err = run_cli(str(run), "--json", *options)
+    assert code == 0, err
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+def test_an_unchanged_run_is_read_back_and_a_changed_one_audited_anew(
+    make_run: MakeRun, anew: list[Path]
+) -> None:
+    run = make_run("improves")
+    first = _audit(run)
+    assert _audit(run) == first and len(anew) == 1
+    assert _audit(run, "--noise", "0.5") != first and len(anew) == 2  # another option
+    (run / "code" / "train.py").write_text("print('edited after the audit')\n")
+    _audit(run)
+    assert len(anew) == 3
+
+
+def test_a_recordings_workspace_is_an_input_too(tmp_path: Path, anew: list[Path]) -> None:
+    recording = copy_out("sft_only", tmp_path)
+    first = _audit(recording)
+    assert _audit(recording) == first and len(anew) == 1
+    (tmp_path / "sft_only" / "workspace" / "output" / "v1" / "config.json").write_text("{}")
+    second = _audit(recording)
+    assert len(anew) == 2 and second != first
+
+
+def test_a_kept_audit_that_does_not_read_back_is_made_anew(make_run: MakeRun, anew: list[Path]) -> None:
+    run = make_run("improves")
+    first = _audit(run)
+    con = duckdb.connect(str(run / ".arb-audit" / "run.duckdb"))
+    con.execute("UPDATE audits SET report = '[1, 2]'")
+    con.close()
+    assert _audit(run) == first and len(anew) == 2
+
+
+def test_the_key_follows_the_listing_and_the_options(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "a.txt").write_text("a")
+    key = input_key(tmp_path / "run", {"noise": None})
+    assert key == input_key(tmp_path / "run", {"noise": None})
+    assert key != input_key(tmp_path / "run", {"noise": 1.0})
+    os.utime(tmp_path / "run" / "a.txt", ns=(1, 1))
+    assert key != input_key(tmp_path / "run", {"noise": None})
+    # arb-audit's own store beside the run is not part of it
+    moved = input_key(tmp_path / "run", {"noise": None})
+    (tmp_path / "run" / ".arb-audit").mkdir()
+    (tmp_path / "run" / ".arb-audit" / "run.duckdb").write_text("store")
+    assert input_key(tmp_path / "run", {"noise": None}) == moved
+
+
+def test_what_lies_outside_the_run_folder_is_watched(tmp_path: Path) -> None:
+    run, workspace = tmp_path / "run", tmp_path / "workspace"
+    run.mkdir()
+    workspace.mkdir()
+    (workspace / "model.safetensors").write_bytes(b"x")
+    depends = depends_on(run, [workspace, run / "inside", None, ""])
+    assert list(depends) == [str(workspace.resolve())] and unchanged(depends)
+    (workspace / "model.safetensors").write_bytes(b"xy")
+    assert not unchanged(depends)
+    assert listing(tmp_path / "gone").startswith("unreadable")
