@@ -47,7 +47,7 @@ _KEY = re.compile(r"[0-9a-f]{16,128}")
 
 
 def _result_path(kind: str, key: str) -> Path | None:
-    from arb_audit.store import cache_root  # the store's module is heavy; only a cache user needs it
+    from arb_audit.cache_dirs import cache_root
 
     return cache_root() / kind / f"{key}.json" if _KEY.fullmatch(key) and kind.isidentifier() else None
 

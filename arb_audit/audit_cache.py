@@ -12,25 +12,75 @@
 Anything else, and a store whose submission ledger no longer holds its hash chain, is audited again.
 A run audited again whole takes seconds to minutes (classifying its code, comparing its weights);
 read back, well under one (benchmarks/bench_audit.py).
+
+The key is an HMAC under a secret kept in the per-user cache, never in the run folder: the agent
+that wrote the folder, and could plant a store in it, cannot make a row that passes for our audit.
+Where that secret cannot be kept, nothing is read back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import importlib.metadata
 import importlib.util
 import json
+import os
+import secrets
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from arb_audit.study import fingerprint
+import blake3
+import duckdb
+
+from arb_audit.cache_dirs import cache_root
+from arb_audit.chain import submission_chain_break
+from arb_audit.model import STORE_DIRNAME
 
 CODE_PACKAGES = ("arb_audit", "collectors", "analyzer", "taxonomy")
 """The packages whose code makes an audit (the TUI and the runner only read or write runs)."""
 LIBRARIES = ("libcst", "torch", "safetensors", "duckdb", "polars", "pyyaml")
 """Installed libraries whose version can change what an audit finds (absent ones count as absent)."""
+MAX_FINGERPRINT_FILES = 100_000
+"""Files listed for a run's fingerprint; a larger folder's fingerprint also says it was cut."""
+SECRET_NAME = "audit-key"
+"""The secret's file in the per-user cache folder."""
+SECRET_BYTES = 32
+
+
+def secret() -> bytes | None:
+    """Return this user's secret for audit keys, made on first use; None where it cannot be kept."""
+    return _secret_in(cache_root())
+
+
+@cache
+def _secret_in(folder: Path) -> bytes | None:
+    path = folder / SECRET_NAME
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            with path.open("rb") as kept:
+                found = kept.read(SECRET_BYTES + 1)
+            if len(found) == SECRET_BYTES:
+                return found
+            # cut short (a process stopped while writing it): a new one; what the old one keyed is lost
+            made = secrets.token_bytes(SECRET_BYTES)
+            spare = path.with_name(f"{SECRET_NAME}.{os.getpid()}")
+            spare.write_bytes(made)
+            spare.chmod(0o600)
+            spare.replace(path)
+            return made
+        made = secrets.token_bytes(SECRET_BYTES)
+        with os.fdopen(handle, "wb") as out:
+            out.write(made)
+        return made
+    except OSError:
+        return None
 
 
 @cache
@@ -52,6 +102,38 @@ def code_version() -> str:
     return digest.hexdigest()[:32]
 
 
+def fingerprint(folder: Path) -> str:
+    """Return a fingerprint of the files under ``folder`` (paths, sizes, modification times).
+
+    arb-audit's own store inside the folder is left out: auditing a run must not change its fingerprint.
+    """
+    hasher = blake3.blake3()
+    pending, seen = [folder], 0
+    while pending and seen <= MAX_FINGERPRINT_FILES:
+        current = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            hasher.update(f"!{current}:{exc.strerror}\n".encode("utf-8", "surrogateescape"))
+            continue
+        for entry in entries:
+            if entry.name == STORE_DIRNAME and Path(entry.path).parent == folder:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            seen += 1
+            # surrogateescape: a name that is not UTF-8 (an agent can write any bytes) is hashed as is
+            line = f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n"
+            hasher.update(line.encode("utf-8", "surrogateescape"))
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+    if pending:
+        hasher.update(b"cut")
+    return hasher.hexdigest()
+
+
 def listing(path: Path) -> str:
     """Return a digest of what ``path`` holds by its listing: a folder's files, a file's size and time."""
     try:
@@ -63,9 +145,15 @@ def listing(path: Path) -> str:
     return hashlib.sha256(f"{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}".encode()).hexdigest()
 
 
-def input_key(run_dir: Path, options: dict[str, Any]) -> str:
-    """Return the key of an audit of ``run_dir`` asked with ``options`` (JSON values), by this code."""
-    digest = hashlib.sha256()
+def input_key(run_dir: Path, options: dict[str, Any]) -> str | None:
+    """Return the key of an audit of ``run_dir`` asked with ``options`` (JSON values), by this code.
+
+    None when there is no secret to key it with (then nothing is kept or read back).
+    """
+    key = secret()
+    if key is None:
+        return None
+    digest = hmac.new(key, digestmod=hashlib.sha256)
     digest.update(code_version().encode() + b"\0")
     digest.update(str(run_dir).encode("utf-8", "surrogateescape") + b"\0" + listing(run_dir).encode() + b"\0")
     digest.update(json.dumps(options, sort_keys=True, default=str).encode("utf-8", "surrogateescape"))
@@ -87,3 +175,45 @@ def depends_on(run_dir: Path, paths: Iterable[str | Path | None]) -> dict[str, s
 def unchanged(depends: dict[str, str]) -> bool:
     """Whether every path an audit read outside its run folder still lists as it did."""
     return all(listing(Path(path)) == listed for path, listed in depends.items())
+
+
+def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> dict[str, Any] | None:
+    """Return the audit the store on ``con`` kept for ``key``, if nothing it was made from changed since.
+
+    None when there is none, when it does not read back as an audit (an edited store), when a path
+    it read outside the run folder changed, when the run's submission ledger no longer holds its hash
+    chain, or when the store predates kept audits.
+    """
+    if key is None:
+        return None
+    try:
+        found = con.execute(
+            "SELECT run_id, report, depends FROM audits WHERE input_key = ? LIMIT 1", [key]
+        ).fetchall()
+        if not found:
+            return None
+        run_id, report, depends = found[0]
+        audit, outside = json.loads(report), json.loads(depends or "{}")
+        if not isinstance(audit, dict) or not isinstance(outside, dict):
+            return None
+        if not unchanged({str(k): str(v) for k, v in outside.items()}):
+            return None
+        return audit if submission_chain_break(con, str(run_id)) is None else None
+    except (duckdb.Error, TypeError, ValueError, RecursionError):
+        return None
+
+
+def read_back(store_file: Path, key: str | None) -> dict[str, Any] | None:
+    """Return the audit the store at ``store_file`` kept for ``key`` (see :func:`kept_in`), if any.
+
+    The store is opened read-only and only for this: one another process holds, or that is not a
+    DuckDB file, reads back nothing (the audit made anew says why).
+    """
+    if key is None or not store_file.is_file():
+        return None
+    try:
+        con = duckdb.connect(str(store_file), read_only=True)
+    except duckdb.Error:
+        return None
+    with contextlib.closing(con):
+        return kept_in(con, key)

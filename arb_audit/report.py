@@ -15,10 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 STATUS_STYLE = {"scored": "green", "error": "red", "rejected": "magenta", "duplicate": "yellow"}
-MAX_TIMELINE_ROWS = 200
-"""Attempts shown in the readable timeline; the JSON report has them all."""
-MAX_HISTORY_ROWS = 60
-"""Revisions and commands shown each (the first and the last ones); the JSON report has them all."""
+MAX_HISTORY_ROWS = 24
+"""Attempts, revisions and commands shown each (the first and the last ones, and the best attempt);
+the JSON report and the reviewer's desk have them all. Rich lays a table out by measuring every
+cell, so a long run's report would spend most of its time drawing rows nobody scrolls back to."""
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """Control characters, line breaks and bidirectional overrides: each could forge or hide report lines."""
 
@@ -79,9 +79,10 @@ def _header(console: Console, run: dict[str, Any]) -> None:
 def _timeline(console: Console, report: dict[str, Any]) -> None:
     subs = report["submissions"]
     best = (report["best"] or {}).get("seq")
-    shown = subs[:MAX_TIMELINE_ROWS]
+    shown, left_out = _ends(subs)
     if best is not None and all(s["seq"] != best for s in shown):
-        shown = [*shown, next(s for s in subs if s["seq"] == best)]
+        shown = sorted([*shown, next(s for s in subs if s["seq"] == best)], key=lambda s: s["seq"])
+        left_out -= 1
     table = Table(title=f"Submissions ({len(subs)} attempts)", title_justify="left", expand=False)
     for column in ("#", "requested", "completed", "status", "score"):
         table.add_column(column, no_wrap=True)
@@ -100,8 +101,8 @@ def _timeline(console: Console, report: dict[str, Any]) -> None:
             Text(note),
         )
     console.print(table)
-    if len(shown) < len(subs):
-        console.print(f"… {len(subs) - len(shown):,} more attempts are in the JSON report (--json).")
+    if left_out:
+        console.print(f"… {left_out:,} more attempts are in the JSON report (--json).")
 
 
 def _ends(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:

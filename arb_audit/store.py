@@ -8,7 +8,6 @@ by default it is ``<run_dir>/.arb-audit/run.duckdb`` when the folder is writable
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -25,6 +24,8 @@ import duckdb
 import polars as pl
 
 from arb_audit import __version__
+from arb_audit.cache_dirs import cache_store_path
+from arb_audit.chain import GENESIS_HASH, chain_hash, submission_chain_break
 from arb_audit.evidence import Evidence
 from arb_audit.migrations import MIGRATIONS
 from arb_audit.model import (
@@ -50,8 +51,6 @@ FRAME_THRESHOLD = 8
 LOCK_WAIT_S = 60.0
 """How long to wait for another process that holds a store."""
 
-GENESIS_HASH = "0" * 64
-"""prev_hash of the first row of a hash chain."""
 
 _TS = pl.Datetime("us")
 _SCHEMAS: dict[str, dict[str, Any]] = {
@@ -213,17 +212,6 @@ class StoreUnusable(StoreError):
         """The store that could not be opened."""
 
 
-def cache_root() -> Path:
-    """Return arb-audit's per-user cache folder (``$XDG_CACHE_HOME/arb-audit`` or ``~/.cache/arb-audit``)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "arb-audit"
-
-
-def cache_store_path(run_dir: Path) -> Path:
-    """Return the per-user cache store of a run folder."""
-    key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
-    return cache_root() / f"{run_dir.resolve().name}-{key}" / "run.duckdb"
-
-
 def _own_folder_usable(run_dir: Path) -> str | None:
     """Say why ``run_dir/.arb-audit`` cannot hold the store, or None when it can.
 
@@ -307,38 +295,6 @@ def locate_store(run_dir: Path, explicit: Path | None = None) -> tuple[Path, str
 def revisions_path_for(store_path: Path) -> Path:
     """Return the git directory that holds the code revisions of the runs in ``store_path``."""
     return store_path.with_name(store_path.stem + ".revisions.git")
-
-
-CHAINED_COLUMNS = (
-    "run_id",
-    "seq",
-    "requested_at",
-    "completed_at",
-    "model_path",
-    "artifact_id",
-    "score",
-    "error",
-    "status",
-    "best_so_far",
-    "prev_hash",
-    "harness_id",
-    "elapsed_s",
-    "gpu",
-    "baseline_score",
-    "artifact_path",
-    "duplicate_of",
-    "evidence",
-)
-"""The submission columns the hash chain covers; a later migration's new columns are not in it."""
-
-
-def chain_hash(prev_hash: str, row: dict[str, Any], columns: Sequence[str] = CHAINED_COLUMNS) -> str:
-    """Return the hash that chains ``row`` to the row before it (SHA-256 over canonical JSON).
-
-    The JSON holds ``columns``: the submission ledger's, unless another ledger names its own.
-    """
-    body = json.dumps({k: row.get(k) for k in columns}, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
 
 
 def _utc_naive(moment: datetime | None) -> datetime | None:
@@ -806,34 +762,9 @@ class RunStore:
             ],
         )
 
-    def kept_audit(self, input_key: str) -> tuple[str, dict[str, Any], dict[str, str]] | None:
-        """Return (run id, audit, what it depends on) of the audit stored for ``input_key``, if any.
-
-        None as well when the stored JSON does not read back as an audit (an edited store).
-        """
-        found = self.con.execute(
-            "SELECT run_id, report, depends FROM audits WHERE input_key = ? LIMIT 1", [input_key]
-        ).fetchall()
-        if not found:
-            return None
-        run_id, report, depends = found[0]
-        try:
-            audit, outside = json.loads(report), json.loads(depends or "{}")
-        except (TypeError, ValueError, RecursionError):
-            return None
-        if not isinstance(audit, dict) or not isinstance(outside, dict):
-            return None
-        return str(run_id), audit, {str(k): str(v) for k, v in outside.items()}
-
     def verify_submission_chain(self, run_id: str) -> int | None:
         """Return the seq of the first submission whose hash chain no longer holds, or None if all hold."""
-        rows = self._dicts("SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id])
-        prev = GENESIS_HASH
-        for row in rows:
-            if row["prev_hash"] != prev or chain_hash(prev, row) != row["record_hash"]:
-                return int(row["seq"])
-            prev = row["record_hash"]
-        return None
+        return submission_chain_break(self.con, run_id)
 
 
 class StoreHost:

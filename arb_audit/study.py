@@ -10,18 +10,15 @@ files, so ingesting it again unchanged is a lookup.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import blake3
 import duckdb
 import polars as pl
 
-from arb_audit.model import STORE_DIRNAME
 from arb_audit.store import RunStore, StoreError
 from taxonomy.review import analyzer_values
 from taxonomy.tables import CELL_COLUMNS
@@ -30,8 +27,6 @@ CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""
 LATER_COLUMNS = {"confidence": "m009_study_confidence"}
 """Study columns added after ``study_runs`` was made, and the migration that added each."""
-MAX_FINGERPRINT_FILES = 100_000
-"""Files listed for a run's fingerprint; a larger folder's fingerprint also says it was cut."""
 
 STUDY_SCHEMA = pl.Schema(
     {
@@ -78,38 +73,6 @@ class StudyRun:
     """The run folder."""
     overrides: dict[str, str | int | None]
     """Cell keys that replace what the run's metadata says."""
-
-
-def fingerprint(folder: Path) -> str:
-    """Return a fingerprint of the files under ``folder`` (paths, sizes, modification times).
-
-    arb-audit's own store inside the folder is left out: auditing a run must not change its fingerprint.
-    """
-    hasher = blake3.blake3()
-    pending, seen = [folder], 0
-    while pending and seen <= MAX_FINGERPRINT_FILES:
-        current = pending.pop()
-        try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError as exc:
-            hasher.update(f"!{current}:{exc.strerror}\n".encode("utf-8", "surrogateescape"))
-            continue
-        for entry in entries:
-            if entry.name == STORE_DIRNAME and Path(entry.path).parent == folder:
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            seen += 1
-            # surrogateescape: a name that is not UTF-8 (an agent can write any bytes) is hashed as is
-            line = f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n"
-            hasher.update(line.encode("utf-8", "surrogateescape"))
-            if entry.is_dir(follow_symlinks=False):
-                pending.append(Path(entry.path))
-    if pending:
-        hasher.update(b"cut")
-    return hasher.hexdigest()
 
 
 def row_from_audit(

@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 import duckdb
 import polars as pl
 
-from arb_audit.store import GENESIS_HASH, RunStore, StoreError, chain_hash
+from arb_audit.chain import GENESIS_HASH, chain_hash
+from arb_audit.store import RunStore, StoreError
 from taxonomy.review import ANALYZER, check_value, normalise_chain
 
 REVIEWER_ENV = "ARB_AUDIT_REVIEWER"

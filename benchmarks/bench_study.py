@@ -21,9 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from arb_audit.audit_cache import fingerprint
 from arb_audit.commands.audit import audit_folder
 from arb_audit.store import RunStore
-from arb_audit.study import fingerprint, load_study, row_from_audit, save_rows
+from arb_audit.study import load_study, row_from_audit, save_rows
 from taxonomy.tables import TABLES, table
 
 ROOT = Path(__file__).resolve().parent.parent

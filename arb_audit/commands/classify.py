@@ -40,8 +40,9 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
     the evidence for each. Nothing is imported or executed. Exit status 0, or 2 when no file was found.
     """
     from analyzer.batch import classify_many
+    from arb_audit.cache_dirs import cache_root
     from arb_audit.report import clean
-    from arb_audit.store import RunStore, StoreError, cache_root
+    from arb_audit.store import RunStore, StoreError
 
     with contextlib.ExitStack() as stack:
         store = None

@@ -144,8 +144,9 @@ def ingest(paths: tuple[Path, ...], study: Path, mapping: Path | None, jobs: int
     """
     import blake3
 
+    from arb_audit.audit_cache import fingerprint
     from arb_audit.store import RunStore, StoreError
-    from arb_audit.study import fingerprint, fingerprints
+    from arb_audit.study import fingerprints
 
     runs, problems = discover(list(paths))
     for problem in problems:

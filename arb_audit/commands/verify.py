@@ -13,8 +13,8 @@ NOT_VERIFIABLE = 2
 
 def _audit_store(run_dir: Path) -> Path | None:
     """Return the store an audit of ``run_dir`` wrote (its own folder's, else the cache), if any."""
+    from arb_audit.cache_dirs import cache_store_path
     from arb_audit.model import STORE_DIRNAME
-    from arb_audit.store import cache_store_path
 
     for candidate in (run_dir / STORE_DIRNAME / "run.duckdb", cache_store_path(run_dir)):
         if candidate.is_file() and not candidate.is_symlink():

@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 import analyzer.run_analysis
-from arb_audit.audit_cache import depends_on, input_key, listing, unchanged
+from arb_audit.audit_cache import SECRET_NAME, _secret_in, depends_on, input_key, listing, secret, unchanged
+from arb_audit.cache_dirs import cache_root
 from tests.reference.recordings import copy_out
 from tests.test_cli import MakeRun, run_cli
 
@@ -92,3 +93,32 @@ def test_what_lies_outside_the_run_folder_is_watched(tmp_path: Path) -> None:
     (workspace / "model.safetensors").write_bytes(b"xy")
     assert not unchanged(depends)
     assert listing(tmp_path / "gone").startswith("unreadable")
+
+
+def test_a_row_keyed_without_this_users_secret_is_not_read_back(
+    make_run: MakeRun, anew: list[Path], tmp_path: Path
+) -> None:
+    run = make_run("improves")
+    _audit(run)
+    kept = cache_root() / SECRET_NAME
+    assert kept.stat().st_mode & 0o777 == 0o600 and len(kept.read_bytes()) == 32
+    # another secret: what the agent that wrote the folder could have keyed a planted store with
+    kept.write_bytes(b"k" * 32)
+    _secret_in.cache_clear()
+    _audit(run)
+    assert len(anew) == 2
+
+
+def test_a_cut_secret_is_made_again(tmp_path: Path) -> None:
+    (cache_root() / SECRET_NAME).parent.mkdir(parents=True, exist_ok=True)
+    (cache_root() / SECRET_NAME).write_bytes(b"cut")
+    _secret_in.cache_clear()
+    made = secret()
+    assert made is not None and len(made) == 32 and (cache_root() / SECRET_NAME).read_bytes() == made
+
+
+def test_a_folder_that_is_not_a_run_is_left_untouched(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("nothing to audit")
+    assert run_cli(str(tmp_path / "notes"))[0] == 2
+    assert sorted(p.name for p in (tmp_path / "notes").iterdir()) == ["todo.txt"]
