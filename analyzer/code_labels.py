@@ -1,8 +1,10 @@
-"""The static analyzer's verdict on every code file of a run's revisions, once per distinct content.
+"""The static analyzer's verdict on the code files of a run's revisions, once per distinct content.
 
 Files are read from the run's revisions.git by blob sha, written to a private folder, and classified by
 :func:`analyzer.batch.classify_many` (worker processes bounded in time and memory, results cached per
-content and analyzer version in the run store).
+content and analyzer version in the run store). Given the files commands ran, the others are read
+cheaply first (:mod:`analyzer.route_words`): a Python version no command ran is analysed in depth only
+while it could show a route none of those analysed shows.
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ import tempfile
 from pathlib import Path
 
 from analyzer.batch import classify_many
-from analyzer.classify import Classification
+from analyzer.classify import Classification, Stage
+from analyzer.route_words import ALL_ROUTES, possible_routes
+from analyzer.routes import label_of
 from analyzer.source import kind_for
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
 
+ROUND = 8
+"""Files that could show a route not found yet, classified per route in one round."""
 MAX_BLOBS = 5000
 """Most distinct code files classified per run (a history of more is cut, the latest kept)."""
 
@@ -35,23 +41,76 @@ def code_blobs(record: RunRecord) -> dict[str, str]:
 
 
 def classify_blobs(
-    record: RunRecord, git_dir: Path | None, store: RunStore | None, jobs: int = 0
+    record: RunRecord,
+    git_dir: Path | None,
+    store: RunStore | None,
+    jobs: int = 0,
+    ran: set[str] | None = None,
 ) -> dict[str, Classification]:
-    """Classify every distinct code blob of the run's revisions; blob sha → classification."""
+    """Classify the distinct code blobs of the run's revisions; blob sha → classification.
+
+    With ``ran`` (the blobs commands ran) every blob is classified but Python versions that no command
+    ran and that are not the last version of their file: those only while their words allow a route
+    that no blob classified so far shows (in rounds, each adding what it found).
+    """
     if git_dir is None:
         return {}
     blobs = code_blobs(record)
     if not blobs:
         return {}
     with tempfile.TemporaryDirectory(prefix="arb-audit-blobs-") as tmp:
-        paths: dict[Path, str] = {}
+        local: dict[str, Path] = {}
+        texts: dict[str, str] = {}
         for sha, path in blobs.items():
             raw = read_blob(git_dir, sha)
             if raw is None:
                 continue
             # Named by content so that each file is its own, whatever the run's paths look like.
-            local = Path(tmp) / f"{sha}{posixpath.splitext(path)[1].lower()}"
-            local.write_bytes(raw)
-            paths[local] = sha
-        results = classify_many(sorted(paths), jobs=jobs, cache=store)
-        return {paths[Path(c.path)]: c for c in results}
+            local[sha] = Path(tmp) / f"{sha}{posixpath.splitext(path)[1].lower()}"
+            local[sha].write_bytes(raw)
+            texts[sha] = raw.decode("utf-8", "replace")
+        deep = set(local) if ran is None else _in_depth(record, blobs, ran) & set(local)
+        labels = _classify(deep, local, store, jobs)
+        waiting = {sha: possible_routes(texts[sha]) for sha in set(local) - deep}
+        while waiting:
+            shown = {label for c in labels.values() for s in c.stages if (label := _label(s)) is not None}
+            wanted = {sha for sha, could in waiting.items() if could - shown}
+            # a round per unfound route: the first few files that could show it (the rest may not need it)
+            chosen = set().union(
+                *(
+                    sorted(sha for sha in wanted if route in waiting[sha])[:ROUND]
+                    for route in ALL_ROUTES - shown
+                )
+            )
+            if not chosen:
+                break
+            labels.update(_classify(chosen, local, store, jobs))
+            waiting = {sha: could for sha, could in waiting.items() if sha not in chosen}
+        return labels
+
+
+def _label(stage: Stage) -> str | None:
+    return label_of(stage.kind, stage.on_policy, stage.interactive)
+
+
+def _in_depth(record: RunRecord, blobs: dict[str, str], ran: set[str]) -> set[str]:
+    """Return the blobs analysed in depth whatever they hold.
+
+    Those are the blobs commands ran, the last version of each file, and every file that is not Python
+    (configs, shell scripts and notebooks are few, and their words are not the detectors').
+    """
+    last = {f.path: f.blob_sha for revision in record.revisions for f in revision.files if f.blob_sha}
+    return {
+        sha
+        for sha, path in blobs.items()
+        if sha in ran or last.get(path) == sha or kind_for(path) != "python"
+    }
+
+
+def _classify(
+    shas: set[str], local: dict[str, Path], store: RunStore | None, jobs: int
+) -> dict[str, Classification]:
+    if not shas:
+        return {}
+    by_path = {local[sha]: sha for sha in shas}
+    return {by_path[Path(c.path)]: c for c in classify_many(sorted(by_path), jobs=jobs, cache=store)}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,23 +41,79 @@ def _folder(run_dir: Path, name: str | None, base_model: str | None, base_dir: P
     return candidate if inside and candidate.is_dir() and not (run_dir / name).is_symlink() else None
 
 
+class Weigher:
+    """The weight comparisons of one audit, each pair once, in this process or in one of their own.
+
+    In a process of their own (``separate``), torch is imported there (seconds) and the comparisons
+    run while the audit goes on classifying code and reading its store; :meth:`start` has a pair
+    compared ahead, :meth:`compare` waits for it (benchmarks/bench_audit.py).
+    """
+
+    def __init__(self, separate: bool = False) -> None:
+        self.separate = separate
+        """Whether comparisons run in a worker process."""
+        self._pool: ProcessPoolExecutor | None = None
+        self._made: dict[tuple[Path, Path], Future[WeightDiff]] = {}
+
+    def __enter__(self) -> Weigher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def warm(self) -> None:
+        """Start the worker process now, importing torch there, while the audit reads the run."""
+        if self.separate and AVAILABLE and self._pool is None:
+            from analyzer.weights import import_torch
+
+            self._pool = ProcessPoolExecutor(max_workers=1, initializer=import_torch)
+            self._pool.submit(int)  # a worker starts with a task; this one has nothing to do
+
+    def start(self, model: Path, reference: Path, trusted: bool) -> None:
+        """Have ``model`` compared with ``reference`` (its config trusted, for the base model's folder)."""
+        if (model, reference) in self._made:
+            return
+        from analyzer.weights import compare
+
+        if not self.separate:
+            done: Future[WeightDiff] = Future()
+            try:
+                done.set_result(compare(model, reference, trusted_reference=trusted))
+            except Exception as exc:  # kept for compare() to raise, as a worker's would be
+                done.set_exception(exc)
+            self._made[(model, reference)] = done
+            return
+        self.warm()
+        assert self._pool is not None
+        try:
+            made = self._pool.submit(compare, model, reference, trusted_reference=trusted)
+        except BrokenProcessPool:  # a comparison killed the worker: the next one gets a new one
+            self._pool = ProcessPoolExecutor(max_workers=1)
+            made = self._pool.submit(compare, model, reference, trusted_reference=trusted)
+        self._made[(model, reference)] = made
+
+    def compare(self, model: Path, reference: Path, trusted: bool) -> WeightDiff:
+        """Return how ``model``'s weights differ from ``reference``'s (raising what comparing raised)."""
+        self.start(model, reference, trusted)
+        return self._made[(model, reference)].result()
+
+
 def weigh(
     steps: list[StageStep],
     run_dir: Path,
     base_model: str | None,
     base_dir: Path | None,
-    seen: dict[tuple[Path, Path], WeightDiff] | None = None,
+    weigher: Weigher | None = None,
 ) -> list[dict[str, Any]]:
     """Compare each step's artifact with its parent; refine the steps; return the flags seen.
 
-    ``seen`` keeps comparisons across calls: lineages of several submissions share their early steps.
+    ``weigher`` makes the comparisons (by default in this process) and keeps them across calls:
+    lineages of several submissions share their early steps.
     """
     if not AVAILABLE:
         return []
-    from analyzer.weights import compare
-
-    seen = {} if seen is None else seen
-
+    weigher = Weigher() if weigher is None else weigher
     flags: list[dict[str, Any]] = []
     for step in steps:
         model = _folder(run_dir, step.artifact, base_model, base_dir)
@@ -63,9 +121,7 @@ def weigh(
         if model is None or parent is None or model == parent:
             continue  # a model trained in place has no parent left to compare with
         try:
-            if (model, parent) not in seen:
-                seen[(model, parent)] = compare(model, parent, trusted_reference=parent == base_dir)
-            diff = seen[(model, parent)]
+            diff = weigher.compare(model, parent, trusted=parent == base_dir)
         except Exception as exc:
             # The folders are the agent's: whatever they hold costs this comparison, never the audit.
             step.weights = {
@@ -209,38 +265,67 @@ def _save_changes(
         con.unregister("_arb_rel_change")
 
 
+def likely_pairs(record: RunRecord, run_dir: Path, base_dir: Path | None) -> list[tuple[Path, Path, bool]]:
+    """Return (model, reference, trusted) pairs an audit will likely compare, known before its lineage.
+
+    Each graded artifact against the base model (its tensors' changes are stored), and against the
+    model its own config names as where it started (most often its lineage's parent).
+    """
+    pairs = [(model, base, base == base_dir) for _, model, base in against_base(record, run_dir, base_dir)]
+    if not AVAILABLE:
+        return pairs
+    graded = {s.artifact_path for s in record.submissions if s.status == "scored"}
+    for artifact in record.artifacts:
+        if artifact.path not in graded:
+            continue
+        model = _folder(run_dir, artifact.path, record.run.base_model, base_dir)
+        parent = _folder(run_dir, artifact.parent_ref, record.run.base_model, base_dir)
+        if model is not None and parent is not None and model != parent:
+            pairs.append((model, parent, parent == base_dir))
+    return pairs
+
+
+def against_base(record: RunRecord, run_dir: Path, base_dir: Path | None) -> list[tuple[str, Path, Path]]:
+    """Return (artifact id, its folder, the base model's folder) of each graded artifact still at hand.
+
+    Empty without torch or without the base model's folder (given, or in the run folder).
+    """
+    base_model = record.run.base_model
+    base = _folder(run_dir, base_model, base_model, base_dir)
+    if not AVAILABLE or base is None:
+        return []
+    pairs = []
+    for artifact_id, path in _graded_now(record).items():
+        model = _folder(run_dir, path, base_model, base_dir)
+        if model is not None:
+            pairs.append((artifact_id, model, base))
+    return pairs
+
+
 def record_tensor_changes(
     store: RunStore,
     record: RunRecord,
     run_dir: Path,
     base_dir: Path | None,
-    seen: dict[tuple[Path, Path], WeightDiff] | None = None,
+    weigher: Weigher | None = None,
 ) -> int:
     """Store ``tensors.rel_change`` of each graded artifact: each tensor's change against the base model.
 
-    Needs the base model's folder (given, or in the run folder) and torch; ``seen`` shares the
+    Needs the base model's folder (given, or in the run folder) and torch; ``weigher`` shares the
     comparisons the lineages made. The tensors are those of the manifest the store keeps of the
     artifact, else those its safetensors headers list. Returns how many tensors were stored.
     """
-    base_model = record.run.base_model
-    base = _folder(run_dir, base_model, base_model, base_dir)
-    if not AVAILABLE or base is None:
+    pairs = against_base(record, run_dir, base_dir)
+    if not pairs:
         return 0
-    from analyzer.weights import compare
-
-    seen = {} if seen is None else seen
+    weigher = Weigher() if weigher is None else weigher
     stored = 0
-    for artifact_id, path in _graded_now(record).items():
-        model = _folder(run_dir, path, base_model, base_dir)
-        if model is None:
-            continue
+    for artifact_id, model, base in pairs:
         manifest = store.load_manifest(artifact_id)
         layout = _layout(model)
         names = [t.name for f in manifest.files for t in f.tensors] if manifest else list(layout)
         try:
-            if (model, base) not in seen:
-                seen[(model, base)] = compare(model, base, trusted_reference=base == base_dir)
-            changes = tensor_changes(seen[(model, base)], names)
+            changes = tensor_changes(weigher.compare(model, base, trusted=base == base_dir), names)
         except Exception:
             continue  # the folder is the agent's: the lineage's own comparison names what went wrong
         if changes:

@@ -9,7 +9,7 @@ from typing import Any
 from analyzer.classify import Classification
 from analyzer.code_labels import classify_blobs
 from analyzer.ledger_flags import weight_digests
-from analyzer.lineage_weights import AVAILABLE, record_tensor_changes, weigh
+from analyzer.lineage_weights import AVAILABLE, Weigher, likely_pairs, record_tensor_changes, weigh
 from analyzer.metrics import best_submission
 from analyzer.routes import RunCode, StageStep, analyze
 from analyzer.run_signals import run_signals
@@ -24,16 +24,35 @@ MAX_TEXT_BYTES = 2 * 1024 * 1024
 
 
 def route_analysis(
-    record: RunRecord, git_dir: Path | None, store: RunStore | None, base_dir: Path | None = None
+    record: RunRecord,
+    git_dir: Path | None,
+    store: RunStore | None,
+    base_dir: Path | None = None,
+    weigher: Weigher | None = None,
 ) -> dict[str, Any] | None:
     """Return the ``route`` section for ``record`` (None when the run has no code revisions to read).
 
-    ``base_dir`` is the base model's folder, for comparing weights with it.
+    ``base_dir`` is the base model's folder, for comparing weights with it. ``weigher`` compares
+    weights (by default in a process of its own, started here; a caller may start one earlier).
     """
     if git_dir is None or not record.revisions:
         return None
-    # Files are classified in worker processes (a hostile file costs its worker, not the audit).
-    labels = classify_blobs(record, git_dir, store, jobs=min(4, os.cpu_count() or 1))
+    if weigher is not None:
+        return _route_analysis(record, git_dir, store, base_dir, weigher)
+    with Weigher(separate=True) as own:
+        return _route_analysis(record, git_dir, store, base_dir, own)
+
+
+def _route_analysis(
+    record: RunRecord, git_dir: Path, store: RunStore | None, base_dir: Path | None, weigher: Weigher
+) -> dict[str, Any]:
+    run_dir = artifact_root(record)
+    # What will likely be weighed is weighed ahead, in the weigher's own process, while worker
+    # processes classify the code (a hostile file costs its worker, not the audit).
+    for model, reference, trusted in likely_pairs(record, run_dir, base_dir):
+        weigher.start(model, reference, trusted)
+    runs = scripts_run(record.commands, record.revisions)
+    labels = classify_blobs(record, git_dir, store, min(4, os.cpu_count() or 1), {r.blob_sha for r in runs})
     texts: dict[str, str | None] = {}
 
     def text(sha: str) -> str | None:
@@ -44,19 +63,15 @@ def route_analysis(
             )
         return texts[sha]
 
-    runs = scripts_run(record.commands, record.revisions)
     code = RunCode(record, labels, runs, text)
-    run_dir = artifact_root(record)
-
-    compared: dict[tuple[Path, Path], Any] = {}
 
     def refine(steps: list[StageStep]) -> list[dict[str, Any]]:
-        return weigh(steps, run_dir, record.run.base_model, base_dir, compared)
+        return weigh(steps, run_dir, record.run.base_model, base_dir, weigher)
 
     result = analyze(code, best_submission(record.submissions), refine)
     # The store keeps each graded artifact's tensors; how far each moved from the base is known here.
     if store is not None:
-        record_tensor_changes(store, record, run_dir, base_dir, compared)
+        record_tensor_changes(store, record, run_dir, base_dir, weigher)
     result["signals"] = run_signals(record.commands, runs, labels)
     result["flags"] = static_flags(record, runs, text) + result["flags"]
     result["weights_available"] = AVAILABLE

@@ -54,7 +54,7 @@ class WeightsError(Exception):
 
 
 @cache
-def _import_torch() -> None:
+def import_torch() -> None:
     """Import torch once, quietly: it warns at import when NumPy is absent, and nothing here needs it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -65,7 +65,7 @@ def torch_dtype(name: str) -> torch.dtype | None:
     """Return torch's dtype for a safetensors dtype name, or None for one that is not compared."""
     if name not in DTYPE_NAMES:
         return None
-    _import_torch()
+    import_torch()
     import torch
 
     return {
@@ -254,7 +254,7 @@ def _pickled_tensors(path: Path) -> dict[str, torch.Tensor]:
         raise WeightsError(f"{path.name}: not readable ({exc})") from exc
     if size > MAX_PICKLE_BYTES:
         raise WeightsError(f"{path.name}: {size:,} bytes once unpacked; not loaded")
-    _import_torch()
+    import_torch()
     import torch
 
     try:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from analyzer.lineage_weights import Weigher
+    from arb_audit.store import RunStore
     from collectors.base import CollectOptions, Collector, RunListing
 
 NOTHING_USABLE = 2
@@ -21,6 +23,54 @@ def _fail(message: str) -> None:
     sys.exit(NOTHING_USABLE)
 
 
+def _asked(
+    format_key: str | None,
+    options: CollectOptions,
+    noise: float | None,
+    intended: str | None,
+    base_dir: Path | None,
+    store_file: Path,
+) -> dict[str, Any]:
+    """Return the options an audit is asked with, as its key covers them (arb_audit.audit_cache)."""
+    return {
+        "format": format_key,
+        "results_csv": str(options.results_csv) if options.results_csv else None,
+        "hash_artifacts": options.hash_artifacts,
+        "noise": noise,
+        "intended": intended,
+        "base_dir": str(base_dir) if base_dir else None,
+        "store": str(store_file),
+    }
+
+
+def _kept_audit(
+    run_dir: Path,
+    store_path: Path | None,
+    format_key: str | None,
+    options: CollectOptions,
+    noise: float | None,
+    intended: str | None,
+    base_dir: Path | None,
+) -> dict[str, Any] | None:
+    """Return the audit a store beside the run (or ``store_path``) kept for these very inputs, if any.
+
+    Looked for before any collector is loaded, and without creating anything: a folder that is not a
+    run is left as it was.
+    """
+    from arb_audit.audit_cache import input_key, read_back
+    from arb_audit.cache_dirs import cache_store_path
+    from arb_audit.model import STORE_DIRNAME
+
+    stores = (
+        [store_path] if store_path else [run_dir / STORE_DIRNAME / "run.duckdb", cache_store_path(run_dir)]
+    )
+    for store_file in stores:
+        key = input_key(run_dir, _asked(format_key, options, noise, intended, base_dir, store_file))
+        if (report := read_back(store_file, key)) is not None:
+            return report
+    return None
+
+
 def _ingest_and_audit(
     collector: Collector,
     run_dir: Path,
@@ -30,65 +80,91 @@ def _ingest_and_audit(
     noise: float | None,
     intended: str | None = None,
     base_dir: Path | None = None,
+    format_key: str | None = None,
 ) -> dict[str, Any]:
     """Collect ``run_dir`` into ``store_file``, then build, store and return its audit.
 
     An audit the store kept for the same inputs (:mod:`arb_audit.audit_cache`) is returned as it is.
+    ``format_key`` is the format asked for (None: the one detected).
     """
-    from arb_audit.audit_cache import depends_on, input_key, unchanged
-    from arb_audit.store import RunStore, revisions_path_for
+    from arb_audit.audit_cache import depends_on, input_key, kept_in
+    from arb_audit.store import RunStore
 
-    asked = {
-        "format": collector.name,
-        "results_csv": str(options.results_csv) if options.results_csv else None,
-        "hash_artifacts": options.hash_artifacts,
-        "noise": noise,
-        "intended": intended,
-        "base_dir": str(base_dir) if base_dir else None,
-        "store": str(store_file),
-        "why_not_default": why_not_default,
-    }
-    key = input_key(run_dir, asked)
+    key = input_key(run_dir, _asked(format_key, options, noise, intended, base_dir, store_file))
     # The store is opened (and so locked) first: a second audit of the same run waits for this one.
     with RunStore.open(store_file) as store:
-        kept = store.kept_audit(key)
-        if kept is not None and unchanged(kept[2]) and store.verify_submission_chain(kept[0]) is None:
-            return kept[1]
+        if (report := kept_in(store.con, key)) is not None:
+            return report
         # Only an audit made anew needs the analyzer (libcst, and torch for weights: seconds to import).
-        from analyzer.audit import build_audit
-        from analyzer.run_analysis import route_analysis
-        from arb_audit.evidence import Evidence
-        from arb_audit.model import STORE_DIRNAME, Flag, Problem
+        from analyzer.lineage_weights import Weigher
 
-        record = collector.collect(run_dir, revisions_git=revisions_path_for(store_file), options=options)
-        broken = store.verify_submission_chain(record.run.run_id)
-        if broken is not None:
-            message = (
-                f"submission {broken} of the ledger an earlier audit stored no longer matches its"
-                f" hash chain: {store_file} was edited after it was written"
+        with Weigher(separate=True) as weigher:
+            report, broken = _audit_anew(
+                collector,
+                run_dir,
+                store,
+                store_file,
+                why_not_default,
+                options,
+                noise,
+                intended,
+                base_dir,
+                weigher,
             )
-            record.flags.append(
-                Flag("ledger_broken", message, [Evidence("submission", submission_seq=broken)])
-            )
-        if why_not_default:
-            record.problems.insert(0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}"))
-        revisions = record.revisions_path
-        store.save_record(record, Path(revisions) if revisions else None)
-        stored = store.load_record(record.run.run_id)
-        routes = route_analysis(stored, Path(revisions) if revisions else None, store, base_dir)
-        report = build_audit(
-            stored,
-            store_path=str(store_file),
-            revisions_path=revisions,
-            noise=noise,
-            routes=routes,
-            intended_stage=intended,
-        )
-        outside = [stored.run.workspace_path, base_dir, options.results_csv]
+        outside = [report["run"].get("workspace_path"), base_dir, options.results_csv]
         # An audit that found the store edited tells of that moment: the next audit is made anew.
         kept_for = None if broken is not None else key
-        store.save_audit(stored.run.run_id, report, kept_for, depends_on(run_dir, outside))
+        store.save_audit(report["run"]["run_id"], report, kept_for, depends_on(run_dir, outside))
     return report
+
+
+def _audit_anew(
+    collector: Collector,
+    run_dir: Path,
+    store: RunStore,
+    store_file: Path,
+    why_not_default: str | None,
+    options: CollectOptions,
+    noise: float | None,
+    intended: str | None,
+    base_dir: Path | None,
+    weigher: Weigher,
+) -> tuple[dict[str, Any], int | None]:
+    """Collect ``run_dir`` into ``store`` and build its audit.
+
+    Return it, and the submission at which the ledger an earlier audit stored no longer holds (None).
+    """
+    from analyzer.audit import build_audit
+    from analyzer.run_analysis import route_analysis
+    from arb_audit.evidence import Evidence
+    from arb_audit.model import STORE_DIRNAME, Flag, Problem
+    from arb_audit.store import revisions_path_for
+
+    record = collector.collect(run_dir, revisions_git=revisions_path_for(store_file), options=options)
+    if record.revisions and any(a.exists and a.kind != "other" for a in record.artifacts):
+        weigher.warm()  # torch is imported in the weigher's process while the run is stored and read
+    broken = store.verify_submission_chain(record.run.run_id)
+    if broken is not None:
+        message = (
+            f"submission {broken} of the ledger an earlier audit stored no longer matches its"
+            f" hash chain: {store_file} was edited after it was written"
+        )
+        record.flags.append(Flag("ledger_broken", message, [Evidence("submission", submission_seq=broken)]))
+    if why_not_default:
+        record.problems.insert(0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}"))
+    revisions = record.revisions_path
+    store.save_record(record, Path(revisions) if revisions else None)
+    stored = store.load_record(record.run.run_id)
+    routes = route_analysis(stored, Path(revisions) if revisions else None, store, base_dir, weigher)
+    report = build_audit(
+        stored,
+        store_path=str(store_file),
+        revisions_path=revisions,
+        noise=noise,
+        routes=routes,
+        intended_stage=intended,
+    )
+    return report, broken
 
 
 def _audit_one(
@@ -99,15 +175,20 @@ def _audit_one(
     noise: float | None,
     intended: str | None = None,
     base_dir: Path | None = None,
+    format_key: str | None = None,
 ) -> dict[str, Any]:
-    """Audit one run folder into its store (the run folder's own, else the cache, or ``store_path``)."""
+    """Audit one run folder into its store (the run folder's own, else the cache, or ``store_path``).
+
+    ``format_key``: the format asked for, None when ``collector`` was detected.
+    """
+    from arb_audit.cache_dirs import cache_store_path
     from arb_audit.model import STORE_DIRNAME
-    from arb_audit.store import StoreUnusable, cache_store_path, locate_store
+    from arb_audit.store import StoreUnusable, locate_store
 
     store_file, why_not_default = locate_store(run_dir, store_path)
     try:
         return _ingest_and_audit(
-            collector, run_dir, store_file, why_not_default, options, noise, intended, base_dir
+            collector, run_dir, store_file, why_not_default, options, noise, intended, base_dir, format_key
         )
     except StoreUnusable as exc:
         if exc.path != store_file or store_path is not None or why_not_default is not None:
@@ -115,7 +196,7 @@ def _audit_one(
         # The store in the run folder does not open (an agent could have planted it): use the cache.
         why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
         return _ingest_and_audit(
-            collector, run_dir, cache_store_path(run_dir), why, options, noise, intended, base_dir
+            collector, run_dir, cache_store_path(run_dir), why, options, noise, intended, base_dir, format_key
         )
 
 
@@ -165,7 +246,7 @@ def _audit_tree(
     failed: list[dict[str, str]] = []
     for run in listing.runs:
         try:
-            reports.append(_audit_one(collector, run, None, options, noise, intended))
+            reports.append(_audit_one(collector, run, None, options, noise, intended, None, collector.name))
         except StoreError as exc:
             failed.append({"path": str(run), "message": str(exc)})
         except Exception as exc:
@@ -235,8 +316,6 @@ def audit(
     audited and the runs are reported together. Exit status 0 when an audit was produced (whatever the
     run's outcome), 2 when nothing usable was found.
     """
-    from arb_audit.store import StoreError
-    from collectors import registry
     from collectors.base import CollectOptions
 
     if not run_dir.exists():
@@ -244,6 +323,15 @@ def audit(
     if not run_dir.is_dir():
         _fail(f"{run_dir}: not a folder (give the run folder, not one of its files)")
     run_dir = run_dir.resolve()
+    options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
+    # An unchanged run's kept audit is shown without loading a collector or the analyzer.
+    kept = _kept_audit(run_dir, store_path, format_name, options, noise, intended, base_model_dir)
+    if kept is not None:
+        _show(kept, as_json)
+        return
+    from arb_audit.store import StoreError
+    from collectors import registry
+
     try:
         collector = registry.load(format_name) if format_name else registry.detect(run_dir)
     except registry.CollectorLoadError as exc:
@@ -260,11 +348,17 @@ def audit(
             " is named {task}_{org}_{model}_{cluster} and holds solve_out.txt or output.log"
         )
     assert collector is not None
-    options = CollectOptions(results_csv=results_csv, hash_artifacts=hash_artifacts)
     try:
-        report = _audit_one(collector, run_dir, store_path, options, noise, intended, base_model_dir)
+        report = _audit_one(
+            collector, run_dir, store_path, options, noise, intended, base_model_dir, format_name
+        )
     except StoreError as exc:
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
+    _show(report, as_json)
+
+
+def _show(report: dict[str, Any], as_json: bool) -> None:
+    """Print the audit: one JSON object, or the readable report."""
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, allow_nan=False))
     else:

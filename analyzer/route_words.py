@@ -1,0 +1,93 @@
+"""The routes a Python file could show, read from its words alone: the cheap pass over code no command ran.
+
+A run's history holds many versions of each script (500 distinct files in 300 revisions is ordinary),
+and most were never run. The files commands ran, and the last version of each file, are analysed in
+depth; another version only matters for the routes it was *written* with, and only when it could show
+a route the analysis has not found yet.
+
+"Could show" is a superset of what the analysis finds, taken from the detectors' own triggers (a
+detector only looks at a file that holds one of its ``TRIGGERS``): a trainer class's name gives that
+trainer's route, or any route for a trainer class of the agent's own; a policy-gradient trainer beside
+an environment's words could also be online RL; mergekit and weights arithmetic give a merge, and so
+does folding a LoRA adapter, unless a library trainer is constructed beside it (then the fold ends
+that trainer's stage); and the words of a hand-written loss or of a training launched as a subprocess
+could be any route.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detectors.handwritten_loss import HandwrittenLoss
+from analyzer.detectors.merge import FOLD_METHODS
+from analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
+from analyzer.detectors.subprocess_launch import SubprocessLaunch
+from analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
+from analyzer.detectors.weight_average import WeightAverage
+from analyzer.routes import POLICY_GRADIENT, ROUTE_KINDS, label_of
+from analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_named
+
+ALL_ROUTES = frozenset([*ROUTE_KINDS.values(), "ONLINE_RL"])
+"""Every table label a file's stages can have."""
+ANY_ROUTE_TRIGGERS = (*HandwrittenLoss.TRIGGERS, *SubprocessLaunch.TRIGGERS)
+"""Words of detectors whose stage can be of any kind."""
+MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS)
+"""Words of a merge by mergekit (known by its qualified names) or by arithmetic on state dicts."""
+_TRAINER_WORD = re.compile(r"\b\w*Trainer\b")
+_TRAINER_CALL = re.compile(r"(?:\b([A-Za-z_][\w.]*)\.)?\b(\w*Trainer)\s*\(")
+"""A trainer class called, with what qualifies it (``trl.GRPOTrainer(``)."""
+_IMPORTS = re.compile(
+    rf"^[ \t]*from[ \t]+({'|'.join(sorted(TRAINING_LIBRARIES))})\b[\w.]*[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)",
+    re.M,
+)
+"""``from trl import A, B`` (or a parenthesised list): a library and the names taken from it."""
+_WORD = re.compile(r"\w+")
+_ENVIRONMENT = re.compile(
+    r"\.\s*step\s*\(\s*[^\s)]"  # env.step(action), as MultiTurnLoop counts a step
+    + "".join(rf"|\b{re.escape(k)}\s*=" for k in INTERACTIVE_KEYWORDS)
+    + "".join(f"|{re.escape(f)}" for f in MULTI_TURN_FLAGS)
+)
+"""What makes a policy-gradient stage interactive: an environment stepped with an action, a trainer
+given an environment or tools, a launcher's multi-turn option."""
+
+
+def possible_routes(text: str) -> frozenset[str]:
+    """Return every table label the stages of the Python file ``text`` could have (a superset)."""
+    if any(t in text for t in ANY_ROUTE_TRIGGERS):
+        return ALL_ROUTES
+    found: set[str] = set()
+    if any(w in text for w in MERGE_WORDS) or (
+        any(m in text for m in FOLD_METHODS) and not _constructs_a_trainer(text)
+    ):
+        found.add("MERGE")
+    if "Trainer" not in text:
+        return frozenset(found)
+    interactive = _ENVIRONMENT.search(text) is not None
+    for word in set(_TRAINER_WORD.findall(text)):
+        trainer = TRAINERS["Trainer"] if word == "Trainer" else trainer_named(word)
+        if trainer is None:
+            return ALL_ROUTES  # a trainer class of the agent's own could train any way
+        if (label := label_of(trainer.kind, trainer.on_policy)) is not None:
+            found.add(label)
+        if trainer.kind in POLICY_GRADIENT and trainer.on_policy is not False and interactive:
+            found.add("ONLINE_RL")
+    return frozenset(found)
+
+
+def _constructs_a_trainer(text: str) -> bool:
+    """Whether ``text`` calls a library's trainer class, imported from that library or called by it.
+
+    ``Trainer`` is transformers' only; the others any training library's (as the detectors resolve
+    them by qualified name).
+    """
+    imported: set[tuple[str, str]] = set()
+    for library, names in _IMPORTS.findall(text):
+        imported |= {(library, name) for name in _WORD.findall(names)}
+    for qualifier, name in _TRAINER_CALL.findall(text):
+        libraries = {"transformers"} if name == "Trainer" else TRAINING_LIBRARIES
+        if name != "Trainer" and trainer_named(name) is None:
+            continue
+        root = qualifier.split(".")[0] if qualifier else None
+        if (root in libraries) or any((library, name) in imported for library in libraries):
+            return True
+    return False
