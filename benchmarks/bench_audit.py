@@ -750,11 +750,12 @@ def child(run_dir: Path) -> None:
     )
 
 
-def audit_in_child(run_dir: Path, user_cache: Path) -> tuple[float, dict[str, Any]]:
-    """Audit in a fresh process; return its wall time (interpreter start included) and its figures."""
+def _timed_run(args: list[str], user_cache: Path) -> tuple[float, str]:
+    """Run ``args`` in a fresh interpreter with ``user_cache`` as the per-user cache; return its wall
+    time (interpreter start included) and what it printed."""
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, __file__, "--child", str(run_dir)],
+        [sys.executable, *args],
         capture_output=True,
         text=True,
         check=False,
@@ -763,24 +764,18 @@ def audit_in_child(run_dir: Path, user_cache: Path) -> tuple[float, dict[str, An
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"the audit failed:\n{done.stderr[-4000:]}")
-    return elapsed, json.loads(done.stdout.strip().splitlines()[-1])
+    return elapsed, done.stdout
+
+
+def audit_in_child(run_dir: Path, user_cache: Path) -> tuple[float, dict[str, Any]]:
+    """Audit in a fresh process, part by part; return its wall time and its figures."""
+    elapsed, printed = _timed_run([__file__, "--child", str(run_dir)], user_cache)
+    return elapsed, json.loads(printed.strip().splitlines()[-1])
 
 
 def audit_by_cli(run_dir: Path, user_cache: Path) -> float:
-    """Run ``arb-audit RUN_DIR`` as a user does (its readable report to nowhere); return its wall time."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", "from arb_audit.cli import main; main()", str(run_dir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-        env={**os.environ, "XDG_CACHE_HOME": str(user_cache)},
-    )
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"arb-audit failed:\n{done.stderr[-4000:]}")
-    return elapsed
+    """Run ``arb-audit RUN_DIR`` as a user does (its readable report is dropped); return its wall time."""
+    return _timed_run(["-c", "from arb_audit.cli import main; main()", str(run_dir)], user_cache)[0]
 
 
 def timed(action: Callable[[], object]) -> float:
