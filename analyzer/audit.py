@@ -65,11 +65,13 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
         if (why := _unseen_ending(record)) is not None:
             return {"mode": None, "determined": False, "reason": why, "evidence": []}
         tried = [s for s in record.submissions if s.status in ("error", "rejected")]
+        used = compute_metrics(record).time_used_ratio
+        spent = f", {used:.0%} of the budget used" if used is not None else ""
         return {
             "mode": "timeout_no_submission",
             "determined": True,
             "reason": f"the budget ended with no valid submission ({len(record.submissions)} attempt(s),"
-            f" {len(tried)} failed or refused); what went wrong first needs the code analysis",
+            f" {len(tried)} failed or refused{spent}); what went wrong first needs the code analysis",
             "evidence": [
                 Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
                 for s in tried[:5]
@@ -102,7 +104,9 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
 
 SIGNAL_MODES = (
     ("nan", "training_collapse", "a training run's loss became NaN/inf"),
+    ("below_parent", "training_collapse", "a stage's artifact scored below the model it was trained from"),
     ("constant_reward", "reward_data_design_failure", "a policy-gradient run's reward never varied"),
+    ("no_env_calls", "rollout_construction_failure", "the rollouts never called their environment"),
 )
 """Failure signals of the commands, in the order they decide the first failure."""
 
@@ -121,9 +125,12 @@ def _failure(
     if signals is None:
         return {**ledger, "downstream": []}
     first: tuple[str, str, list[dict[str, Any]]] | None = None
-    # The earliest signal in the run is its first failure (a NaN at command 9 follows a flat reward at 2).
+    signals = {**signals, "below_parent": _below_parent(record, routes or {}, noise)}
+    # The earliest signal in the run is its first failure (a NaN at command 9 follows a flat reward at 2);
+    # what a model's own log or its score shows has no time of its own: it comes after the commands'.
+    after = len(record.commands) + 1
     seen = [
-        (signals[key][0].get("command_seq", 0), mode, why, key)
+        (signals[key][0].get("command_seq", after), mode, why, key)
         for key, mode, why in SIGNAL_MODES
         if signals.get(key)
     ]
@@ -178,6 +185,45 @@ def _failure(
         "evidence": evidence + ledger["evidence"],
         "downstream": downstream,
     }
+
+
+def _below_parent(record: RunRecord, routes: dict[str, Any], noise: float | None) -> list[dict[str, Any]]:
+    """Point at each trained stage whose artifact scored below its parent beyond noise.
+
+    A parent's score is its own best graded score, or the base score for the base model.
+    """
+    if noise is None:
+        return []
+    best: dict[str, Submission] = {}
+    for s in record.submissions:
+        path = s.artifact_path or s.model_path
+        if not path or s.status != "scored" or s.score is None:
+            continue
+        if path not in best or s.score > (best[path].score or 0.0):
+            best[path] = s
+    found: list[dict[str, Any]] = []
+    for path, steps in (routes.get("lineage") or {}).items():
+        step = steps[-1] if steps else None
+        if step is None or step["kind"] in ("copy", "config_only", "unknown") or path not in best:
+            continue
+        child = best[path]
+        parent = best.get(step["parent"] or "")
+        if parent is not None:
+            floor, cited = parent.score, f"its parent {step['parent']} scored {parent.score}"
+        elif step["parent"] and step["parent"] == record.run.base_model and record.run.base_score is not None:
+            floor, cited = record.run.base_score, f"the base model scored {record.run.base_score}"
+        else:
+            continue
+        if floor is not None and child.score is not None and floor - child.score > noise:
+            note = f"the {step['kind']} stage's {path} scored {child.score}; {cited} (noise {noise})"
+            found.append(
+                Evidence("submission", submission_seq=child.seq, excerpt=excerpt(note, 240)).to_json()
+            )
+            if parent is not None:
+                found.append(
+                    Evidence("submission", submission_seq=parent.seq, excerpt=f"{step['parent']}").to_json()
+                )
+    return found
 
 
 def _with_definition(failure: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from analyzer.ledger_flags import weight_digests
 from analyzer.lineage_weights import AVAILABLE, Weigher, likely_pairs, record_tensor_changes, weigh
 from analyzer.metrics import best_submission
 from analyzer.routes import RunCode, StageStep, analyze
-from analyzer.run_signals import run_signals
+from analyzer.run_signals import log_signals, run_signals
 from analyzer.scripts_run import ScriptRun, scripts_run
 from analyzer.static_flags import static_flags
 from arb_audit.model import RunRecord
@@ -73,6 +73,7 @@ def _route_analysis(
     if store is not None:
         record_tensor_changes(store, record, run_dir, base_dir, weigher)
     result["signals"] = run_signals(record.commands, runs, labels)
+    log_signals(record.artifacts, result["signals"])
     result["flags"] = static_flags(record, runs, text) + result["flags"]
     result["weights_available"] = AVAILABLE
     # A recording keeps each graded artifact's manifest: gradings of the same weights are probing.

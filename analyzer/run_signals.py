@@ -1,6 +1,8 @@
-"""What the commands that ran training code show went wrong: crashes, NaN losses, rewards that never vary.
+"""What went wrong in a run's training: crashes, NaN losses, flat rewards, rollouts without environment.
 
-Each signal points at the command (and so at the transcript line and the revision it ran); the failure
+The commands that ran training code are read first: each signal points at the command (and so at the
+transcript line and the revision it ran). Then each model folder's own trainer log
+(``trainer_state.json``, as the collector read it): those signals point at that log. The failure
 decision (analyzer.audit) orders them into a first failure and its downstream effects.
 """
 
@@ -13,7 +15,7 @@ from analyzer.classify import Classification
 from analyzer.routes import training_stages
 from analyzer.scripts_run import ScriptRun
 from arb_audit.evidence import Evidence, excerpt
-from arb_audit.model import Command
+from arb_audit.model import ArtifactInfo, Command
 
 TRAINING_KINDS = frozenset({"sft", "dpo", "grpo", "ppo", "reward_model", "merge"})
 _NAN = re.compile(
@@ -50,6 +52,7 @@ def run_signals(
         "cut": [],
         "nan": [],
         "constant_reward": [],
+        "no_env_calls": [],
     }
     for run in runs:
         # A launcher (llamafactory-cli train sft.yaml) runs training too: its default route's stage.
@@ -82,3 +85,27 @@ def _number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def log_signals(artifacts: list[ArtifactInfo], signals: dict[str, list[dict[str, Any]]]) -> None:
+    """Add to ``signals`` what each model folder's trainer log shows (after the commands' own)."""
+    for artifact in artifacts:
+        facts, log = artifact.trainer_evidence, artifact.trainer_evidence.get("trainer_state")
+        if not isinstance(log, str):
+            continue
+
+        def cite(note: str, log: str = log, model: str = artifact.path) -> dict[str, Any]:
+            return Evidence("log", path=log, excerpt=excerpt(f"{model}: {note}", 240)).to_json()
+
+        if nonfinite := facts.get("log_nonfinite"):
+            signals["nan"].append(cite(f"non-finite {', '.join(map(str, nonfinite))}"))
+        std = facts.get("log_reward_std") or {}
+        if std.get("logged", 0) >= 2 and std.get("zero") == std.get("logged"):
+            signals["constant_reward"].append(
+                cite(f"reward_std is 0 in all {std['logged']} logged steps: no advantage to learn from")
+            )
+        calls = facts.get("log_env_calls") or {}
+        if calls.get("logged", 0) >= 2 and calls.get("zero") == calls.get("logged"):
+            signals["no_env_calls"].append(
+                cite(f"its rollouts called the environment 0 times in all {calls['logged']} logged steps")
+            )

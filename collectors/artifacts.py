@@ -133,20 +133,56 @@ def _newest_checkpoint(rel: str, names: set[str]) -> str | None:
     return f"{rel}/{max(steps)[1]}" if steps else None
 
 
-def _log_keys(folder: RunFolder, rel: str) -> list[str] | None:
-    """Return the keys logged in ``trainer_state.json``'s ``log_history`` (what the trainer measured)."""
+_LOSS_KEYS = re.compile(r"(?:^|/|_)(?:loss|grad_norm|kl)$")
+"""Logged values a trainer writes as NaN/Infinity when training diverges (read back as null)."""
+_REWARD_STD_KEYS = re.compile(r"(?:^|/)reward_std$")
+_ENV_CALL_KEYS = re.compile(
+    r"(?:^|/)(?:tools?/call_frequency|tool_call_frequency|env_steps|env/steps|num_env_steps|env_calls)$"
+)
+"""Logged counts of a rollout's calls into its environment or tools (TRL, verl, OpenRLHF names)."""
+MAX_CITED_STEPS = 5
+
+
+def _log_history(folder: RunFolder, rel: str) -> dict[str, Any] | None:
+    """Return what ``trainer_state.json``'s ``log_history`` shows of how training went.
+
+    That is the keys the trainer logged, the steps whose loss went non-finite, and how many logged
+    steps had a reward that never varied or rollouts that called no environment. Python's json writes
+    NaN and Infinity, which are read as null: a null loss is a non-finite one.
+    """
     state = folder.read_json(rel, expect=dict, max_bytes=MAX_STATE_BYTES)
     if state is None:
         return None
+    history = state.get("log_history")
+    entries = (
+        [e for e in history[:MAX_LOG_ENTRIES] if isinstance(e, dict)] if isinstance(history, list) else []
+    )
     keys: set[str] = set()
-    for entry in (
-        state.get("log_history", [])[:MAX_LOG_ENTRIES] if isinstance(state.get("log_history"), list) else []
-    ):
-        if isinstance(entry, dict):
+    nonfinite: list[str] = []
+    stds: list[float] = []
+    calls: list[float] = []
+    for entry in entries:
+        if len(keys) <= MAX_LOG_KEYS:
             keys.update(k[:100] for k in entry if isinstance(k, str))
-            if len(keys) > MAX_LOG_KEYS:
-                break
-    return sorted(keys)[:MAX_LOG_KEYS]
+        step = entry.get("step")
+        for key, value in entry.items():
+            if not isinstance(key, str):
+                continue
+            if value is None and _LOSS_KEYS.search(key) and len(nonfinite) < MAX_CITED_STEPS:
+                nonfinite.append(f"{key[:60]} at step {step}")
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                if _REWARD_STD_KEYS.search(key):
+                    stds.append(float(value))
+                elif _ENV_CALL_KEYS.search(key):
+                    calls.append(float(value))
+    facts: dict[str, Any] = {"log_keys": sorted(keys)[:MAX_LOG_KEYS], "log_steps": len(entries)}
+    if nonfinite:
+        facts["log_nonfinite"] = nonfinite
+    if stds:
+        facts["log_reward_std"] = {"logged": len(stds), "zero": sum(1 for v in stds if v == 0.0)}
+    if calls:
+        facts["log_env_calls"] = {"logged": len(calls), "zero": sum(1 for v in calls if v == 0.0)}
+    return facts
 
 
 def _model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
@@ -189,8 +225,8 @@ def trainer_evidence(folder: RunFolder, rel: str, names: set[str], folders: set[
     evidence: dict[str, Any] = {}
     checkpoint = _newest_checkpoint(rel, folders)
     for state in (f"{rel}/trainer_state.json", f"{checkpoint}/trainer_state.json" if checkpoint else None):
-        if state and (folder.root / state).is_file() and (keys := _log_keys(folder, state)) is not None:
-            evidence.update(log_keys=keys, trainer_state=state)
+        if state and (folder.root / state).is_file() and (facts := _log_history(folder, state)) is not None:
+            evidence.update(facts, trainer_state=state)
             break
     if "README.md" in names:
         evidence.update(_model_card(folder, f"{rel}/README.md"))

@@ -100,3 +100,46 @@ def test_the_same_content_graded_again_and_again_is_grader_probing() -> None:
     assert [e["submission_seq"] for e in flags[0]["evidence"]] == [1, 2, 3]
     run.submissions[2].artifact_id = "c" * 64
     assert build_audit(run)["flags"] == []
+
+
+def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord, dict[str, object]]:
+    run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", base_model="Qwen/Qwen3-4B", base_score=40.0)
+    subs = [
+        Submission(
+            1, "scored", "outputs/sft", score=parent_score, completed_at=T, artifact_path="outputs/sft"
+        ),
+        Submission(
+            2, "scored", "outputs/grpo", score=child_score, completed_at=T, artifact_path="outputs/grpo"
+        ),
+    ]
+    step = {"kind": "grpo", "artifact": "outputs/grpo", "parent": "outputs/sft", "confidence": 0.6}
+    sft = {"kind": "sft", "artifact": "outputs/sft", "parent": "Qwen/Qwen3-4B", "confidence": 0.6}
+    lineage = {"outputs/sft": [sft], "outputs/grpo": [sft, step]}
+    return RunRecord(run=run, submissions=subs), {"signals": {}, "lineage": lineage, "chain": [sft]}
+
+
+def test_a_stage_scoring_below_its_parent_beyond_noise_is_a_training_collapse() -> None:
+    from analyzer.audit import _failure
+
+    record, routes = _lineage_record(parent_score=55.0, child_score=45.0)
+    failure = _failure(record, record.submissions[0], 2.75, routes, "policy_gradient")
+    assert failure["mode"] == "none"  # the run still improved (55 over 40): it recovered
+    assert "recovered from training_collapse" in failure["reason"]
+    record.run.base_score = 56.0  # now it did not: the collapse is the first failure
+    failure = _failure(record, record.submissions[0], 2.75, routes, "policy_gradient")
+    assert failure["mode"] == "training_collapse"
+    assert [e["submission_seq"] for e in failure["evidence"][:2]] == [2, 1]
+    assert "outputs/grpo scored 45.0; its parent outputs/sft scored 55.0" in failure["evidence"][0]["excerpt"]
+    record, routes = _lineage_record(parent_score=55.0, child_score=53.0)  # within noise
+    assert (
+        _failure(record, record.submissions[0], 2.75, routes, "policy_gradient")["mode"]
+        != "training_collapse"
+    )
+
+
+def test_no_valid_submission_says_how_much_of_the_budget_was_used() -> None:
+    run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", budget_s=3600.0, started_at=T)
+    run.ended_at = datetime(2026, 3, 10, 3, 0, tzinfo=UTC)  # 30 of 60 minutes
+    rec = RunRecord(run=run, submissions=[Submission(1, "error", "output/v1", error="no such model")])
+    failure = build_audit(rec)["failure"]
+    assert failure["mode"] == "timeout_no_submission" and "50% of the budget used" in failure["reason"]

@@ -467,3 +467,36 @@ def test_training_cut_off_by_the_end_of_the_run_is_the_budget_not_a_crash(tmp_pa
     failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
     assert failure["mode"] == "timeout_no_submission" and failure["downstream"] == []
     assert "still running" in failure["evidence"][0]["excerpt"]
+
+
+def _trainer_log(history: list[dict[str, Any]]) -> Callable[[Path], None]:
+    """Write ``history`` as the final model's trainer_state.json (NaN as Python's json writes it)."""
+
+    def write(run: Path) -> None:
+        (run / "final_model" / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+
+    return write
+
+
+def test_a_trainer_log_that_went_nan_is_a_training_collapse_pointing_at_the_log(tmp_path: Path) -> None:
+    events = [*_write("w1", "train.py", DIRECT), *_bash("b1", "python train.py", "training done")]
+    history = [{"step": 10, "loss": 2.1}, {"step": 20, "loss": float("nan")}]
+    failure = _run(tmp_path, events, setup=_trainer_log(history))["failure"]
+    assert failure["mode"] == "training_collapse"
+    (pointer,) = [e for e in failure["evidence"] if e["kind"] == "log"]
+    assert pointer["path"] == "final_model/trainer_state.json"
+    assert pointer["excerpt"] == "final_model: non-finite loss at step 20"
+
+
+def test_rollouts_that_never_call_their_environment_are_a_rollout_construction_failure(
+    tmp_path: Path,
+) -> None:
+    events = [*_write("w1", "train_online.py", ONLINE), *_bash("b1", "python train_online.py", "done")]
+    history = [{"step": s, "loss": 0.1, "reward_std": 0.3, "tools/call_frequency": 0.0} for s in range(1, 6)]
+    failure = _run(tmp_path, events, setup=_trainer_log(history))["failure"]
+    assert failure["mode"] == "rollout_construction_failure"
+    assert "called the environment 0 times in all 5 logged steps" in failure["evidence"][0]["excerpt"]
+    # one logged step with a call: the rollouts did reach the environment
+    history[2]["tools/call_frequency"] = 0.4
+    failure = _run(tmp_path / "again", events, setup=_trainer_log(history))["failure"]
+    assert failure["mode"] != "rollout_construction_failure"

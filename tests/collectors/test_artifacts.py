@@ -48,6 +48,8 @@ def test_trainer_logs_and_the_model_card_are_read(tmp_path: Path) -> None:
     assert info.kind == "full" and info.parent_ref == "output/sft"
     assert info.trainer_evidence == {
         "log_keys": ["completions/mean_length", "kl", "loss", "reward", "reward_std", "step"],
+        "log_steps": 1,
+        "log_reward_std": {"logged": 1, "zero": 0},
         "trainer_state": "output/grpo/checkpoint-500/trainer_state.json",
         "card_tags": ["generated_from_trainer", "trl", "grpo"],
         "card_trained_with": "GRPO",
@@ -63,3 +65,28 @@ def test_broken_trainer_files_are_problems_not_evidence(tmp_path: Path) -> None:
     info = describe(folder, "output/v1")
     assert info.trainer_evidence == {"card_tags": ["sft", "\ufffd"]}
     assert [p.path for p in folder.problems] == ["output/v1/trainer_state.json", "output/v1/README.md"]
+
+
+def test_a_trainer_log_shows_divergence_a_flat_reward_and_rollouts_without_environment(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "output" / "grpo"
+    _model(out)
+    history = [
+        {"step": 1, "loss": 0.5, "reward_std": 0.0, "tools/call_frequency": 0.0},
+        {
+            "step": 2,
+            "loss": float("nan"),
+            "grad_norm": float("inf"),
+            "reward_std": 0.0,
+            "tools/call_frequency": 0,
+        },
+        {"step": 3, "loss": 0.4, "reward_std": 0.0, "tools/call_frequency": 0.0},
+    ]
+    (out / "trainer_state.json").write_text(json.dumps({"log_history": history}))  # NaN, as HF writes it
+    folder = RunFolder(tmp_path)
+    evidence = describe(folder, "output/grpo").trainer_evidence
+    assert evidence["log_nonfinite"] == ["loss at step 2", "grad_norm at step 2"]
+    assert evidence["log_reward_std"] == {"logged": 3, "zero": 3}
+    assert evidence["log_env_calls"] == {"logged": 3, "zero": 3}
+    assert any("NaN" in p.message for p in folder.problems)  # and the file says so, as read
