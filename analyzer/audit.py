@@ -266,12 +266,7 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
             ),
             *history,
         ],
-        "cannot_tell": [
-            "how the weights changed: weight forensics needs torch (pip install 'arb-audit[weights]')"
-            if not analysis.get("weights_available")
-            else "how the weights of a step changed when its parent is not in the run folder"
-            " (give the base model's folder with --base-model-dir)"
-        ]
+        "cannot_tell": _unweighed(analysis, record.run.base_model)
         if analysis
         else [
             f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
@@ -447,6 +442,27 @@ def _quadrant(
         "reason": reason,
         "evidence": evidence,
     }
+
+
+def _unweighed(analysis: dict[str, Any], base_model: str | None) -> list[str]:
+    """Say what weight forensics could not show: all of it without torch, else the steps not compared."""
+    if not analysis.get("weights_available"):
+        return ["how the weights changed: weight forensics needs torch (pip install 'arb-audit[weights]')"]
+    steps = {
+        (s["artifact"], s["parent"])
+        for lineage in (analysis.get("lineage") or {}).values()
+        for s in lineage
+        if s.get("parent") and s.get("weights") is None
+    }
+    return [
+        f"how the weights of {artifact} changed from {parent}: "
+        + (
+            "the base model is not a folder of the run (give its folder with --base-model-dir)"
+            if parent == base_model
+            else "the two are not both folders of the run now"
+        )
+        for artifact, parent in sorted(steps)[:5]
+    ]
 
 
 def build_audit(

@@ -153,6 +153,15 @@ def test_a_composite_run_sft_then_grpo_with_dpo_only_written(tmp_path: Path) -> 
     assert copy["evidence"][0]["excerpt"] == "cp -r outputs/grpo final_model"
     # gsm8k exists to test a policy-gradient stage: the lineage holds one.
     assert (route["quadrant"]["intended_stage"], route["quadrant"]["intended"]) == ("policy_gradient", True)
+    # Only final_model is a folder of this run, and the base model is a hub id: nothing was weighed.
+    assert [line for line in route["cannot_tell"] if "weights" in line] == [
+        "how the weights of final_model changed from outputs/grpo: the two are not both folders of the run"
+        " now",
+        "how the weights of outputs/grpo changed from outputs/sft: the two are not both folders of the run"
+        " now",
+        f"how the weights of outputs/sft changed from {BASE}: the base model is not a folder of the run (give"
+        " its folder with --base-model-dir)",
+    ]
 
 
 def test_the_intended_stage_is_configurable(tmp_path: Path) -> None:
