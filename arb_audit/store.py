@@ -781,6 +781,17 @@ class StoreHost:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._attached = 0
 
+    @property
+    def running(self) -> bool:
+        """Whether an instance is started (stores are attached to it)."""
+        return self._con is not None
+
+    def close(self) -> None:
+        """End the instance (it reserves hundreds of MB of address space); a later open starts another."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
     @contextmanager
     def open(self, path: Path, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S) -> Iterator[RunStore]:
         """Attach the store at ``path``, as :meth:`RunStore.open` opens it; detach it on leaving.

@@ -43,6 +43,11 @@ class ReviewApp(App[None]):
         # otherwise walked them all in the middle of keystrokes (benchmarks/bench_review.py).
         self.call_after_refresh(gc.freeze)
 
+    def on_unmount(self) -> None:
+        """Let go of what the desk held for its whole life: the frozen objects and the store's instance."""
+        gc.unfreeze()
+        self.session.host.close()
+
     def on_verdict_recorded(self, message: VerdictRecorded) -> None:
         """Have the list remade (ticks, order) when it is next shown, not while it is hidden."""
         self.runs_screen.stale = True

@@ -317,3 +317,15 @@ def test_a_host_attaches_a_path_with_a_quote(tmp_path: Path) -> None:
     with StoreHost().open(path) as store:
         assert store.applied_migrations() == [m.__name__ for m in MIGRATIONS]
     assert path.is_file()
+
+
+def test_a_closed_host_lets_its_instance_go_and_opens_again(tmp_path: Path) -> None:
+    host = StoreHost()
+    with host.open(tmp_path / "s.duckdb") as store:
+        assert store.applied_migrations()
+    host.close()
+    assert not host.running
+    with host.open(tmp_path / "s.duckdb", read_only=True) as store:  # a new instance, as needed
+        assert store.applied_migrations() == [m.__name__ for m in MIGRATIONS]
+    host.close()
+    host.close()  # closing twice is harmless

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import polars as pl
@@ -224,3 +225,12 @@ def test_the_facts_show_the_failure_then_its_downstream_effects(study: Path) -> 
         {"failure": {"mode": "early_coding_failure", "downstream": ["timeout_no_submission"], "evidence": []}}
     )
     assert "early_coding_failure → timeout_no_submission" in str(screen.facts())
+
+
+async def test_the_desk_lets_go_of_what_it_held_when_it_exits(study: Path) -> None:
+    """The frozen objects and the store's DuckDB instance (hundreds of MB of address space each)."""
+    session = ReviewSession.open(study, "ann")
+    async with ReviewApp(session).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert session.host.running and gc.get_freeze_count() > 0
+    assert not session.host.running and gc.get_freeze_count() == 0
