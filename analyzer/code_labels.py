@@ -58,9 +58,10 @@ def classify_blobs(
     blobs = code_blobs(record)
     if not blobs:
         return {}
+    in_depth = set(blobs) if ran is None else _in_depth(record, blobs, ran)
     with tempfile.TemporaryDirectory(prefix="arb-audit-blobs-") as tmp:
         local: dict[str, Path] = {}
-        texts: dict[str, str] = {}
+        texts: dict[str, str] = {}  # of the files read cheaply first
         for sha, path in blobs.items():
             raw = read_blob(git_dir, sha)
             if raw is None:
@@ -68,8 +69,9 @@ def classify_blobs(
             # Named by content so that each file is its own, whatever the run's paths look like.
             local[sha] = Path(tmp) / f"{sha}{posixpath.splitext(path)[1].lower()}"
             local[sha].write_bytes(raw)
-            texts[sha] = raw.decode("utf-8", "replace")
-        deep = set(local) if ran is None else _in_depth(record, blobs, ran) & set(local)
+            if sha not in in_depth:
+                texts[sha] = raw.decode("utf-8", "replace")
+        deep = in_depth & set(local)
         labels = _classify(deep, local, store, jobs)
         waiting = {sha: possible_routes(texts[sha]) for sha in set(local) - deep}
         while waiting:

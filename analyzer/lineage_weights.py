@@ -70,6 +70,11 @@ class Weigher:
             self._pool = ProcessPoolExecutor(max_workers=1, initializer=import_torch)
             self._pool.submit(int)  # a worker starts with a task; this one has nothing to do
 
+    def warm_for(self, record: RunRecord) -> None:
+        """Start the worker now if the run will likely have weights to compare: code and model folders."""
+        if record.revisions and any(a.exists and a.kind != "other" for a in record.artifacts):
+            self.warm()
+
     def start(self, model: Path, reference: Path, trusted: bool) -> None:
         """Have ``model`` compared with ``reference`` (its config trusted, for the base model's folder)."""
         if (model, reference) in self._made:

@@ -145,17 +145,23 @@ def listing(path: Path) -> str:
     return hashlib.sha256(f"{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}".encode()).hexdigest()
 
 
-def input_key(run_dir: Path, options: dict[str, Any]) -> str | None:
+def input_key(run_dir: Path, options: dict[str, Any], listed: str | None = None) -> str | None:
     """Return the key of an audit of ``run_dir`` asked with ``options`` (JSON values), by this code.
 
-    None when there is no secret to key it with (then nothing is kept or read back).
+    ``listed`` is the folder's :func:`listing` when already taken. None when there is no secret to key
+    it with (then nothing is kept or read back).
     """
     key = secret()
     if key is None:
         return None
     digest = hmac.new(key, digestmod=hashlib.sha256)
     digest.update(code_version().encode() + b"\0")
-    digest.update(str(run_dir).encode("utf-8", "surrogateescape") + b"\0" + listing(run_dir).encode() + b"\0")
+    digest.update(
+        str(run_dir).encode("utf-8", "surrogateescape")
+        + b"\0"
+        + (listed or listing(run_dir)).encode()
+        + b"\0"
+    )
     digest.update(json.dumps(options, sort_keys=True, default=str).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 

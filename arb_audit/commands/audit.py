@@ -57,15 +57,16 @@ def _kept_audit(
     Looked for before any collector is loaded, and without creating anything: a folder that is not a
     run is left as it was.
     """
-    from arb_audit.audit_cache import input_key, read_back
+    from arb_audit.audit_cache import input_key, listing, read_back
     from arb_audit.cache_dirs import cache_store_path
     from arb_audit.model import STORE_DIRNAME
 
     stores = (
         [store_path] if store_path else [run_dir / STORE_DIRNAME / "run.duckdb", cache_store_path(run_dir)]
     )
+    listed = listing(run_dir)
     for store_file in stores:
-        key = input_key(run_dir, _asked(format_key, options, noise, intended, base_dir, store_file))
+        key = input_key(run_dir, _asked(format_key, options, noise, intended, base_dir, store_file), listed)
         if (report := read_back(store_file, key)) is not None:
             return report
     return None
@@ -87,7 +88,7 @@ def _ingest_and_audit(
     An audit the store kept for the same inputs (:mod:`arb_audit.audit_cache`) is returned as it is.
     ``format_key`` is the format asked for (None: the one detected).
     """
-    from arb_audit.audit_cache import depends_on, input_key, kept_in
+    from arb_audit.audit_cache import input_key, kept_in
     from arb_audit.store import RunStore
 
     key = input_key(run_dir, _asked(format_key, options, noise, intended, base_dir, store_file))
@@ -99,7 +100,7 @@ def _ingest_and_audit(
         from analyzer.lineage_weights import Weigher
 
         with Weigher(separate=True) as weigher:
-            report, broken = _audit_anew(
+            report, broken, outside = _audit_anew(
                 collector,
                 run_dir,
                 store,
@@ -111,10 +112,9 @@ def _ingest_and_audit(
                 base_dir,
                 weigher,
             )
-        outside = [report["run"].get("workspace_path"), base_dir, options.results_csv]
         # An audit that found the store edited tells of that moment: the next audit is made anew.
         kept_for = None if broken is not None else key
-        store.save_audit(report["run"]["run_id"], report, kept_for, depends_on(run_dir, outside))
+        store.save_audit(report["run"]["run_id"], report, kept_for, outside)
     return report
 
 
@@ -129,20 +129,23 @@ def _audit_anew(
     intended: str | None,
     base_dir: Path | None,
     weigher: Weigher,
-) -> tuple[dict[str, Any], int | None]:
+) -> tuple[dict[str, Any], int | None, dict[str, str]]:
     """Collect ``run_dir`` into ``store`` and build its audit.
 
-    Return it, and the submission at which the ledger an earlier audit stored no longer holds (None).
+    Return it, the submission at which the ledger an earlier audit stored no longer holds (None), and
+    what it read outside the run folder with their listings as they were read.
     """
     from analyzer.audit import build_audit
     from analyzer.run_analysis import route_analysis
+    from arb_audit.audit_cache import depends_on
     from arb_audit.evidence import Evidence
     from arb_audit.model import STORE_DIRNAME, Flag, Problem
     from arb_audit.store import revisions_path_for
 
     record = collector.collect(run_dir, revisions_git=revisions_path_for(store_file), options=options)
-    if record.revisions and any(a.exists and a.kind != "other" for a in record.artifacts):
-        weigher.warm()  # torch is imported in the weigher's process while the run is stored and read
+    # listed now, before they are read: a change while the audit runs has the next audit made anew
+    outside = depends_on(run_dir, [record.run.workspace_path, base_dir, options.results_csv])
+    weigher.warm_for(record)  # torch is imported in the weigher's process while the run is stored
     broken = store.verify_submission_chain(record.run.run_id)
     if broken is not None:
         message = (
@@ -164,7 +167,7 @@ def _audit_anew(
         routes=routes,
         intended_stage=intended,
     )
-    return report, broken
+    return report, broken, outside
 
 
 def _audit_one(

@@ -25,14 +25,17 @@ from textual.strip import Strip
 
 GAP = 2
 """Spaces between columns."""
+LINE_BREAKS = r"[\t\n\r]"
+"""Control characters shown as a space: a cell is one line."""
 CONTROL_CHARS = r"[\x00-\x1f\x7f-\x9f]"
-"""Control characters (an agent's text may hold terminal escapes); each is shown as ``�``."""
+"""The other control characters (an agent's text may hold terminal escapes), each shown as ``�``."""
+_LINE_BREAKS = re.compile(LINE_BREAKS)
 _CONTROL = re.compile(CONTROL_CHARS)
 
 
 def plain(text: str) -> str:
     """Return ``text`` on one line: tabs and line breaks as spaces, other control characters as ``�``."""
-    return _CONTROL.sub(lambda m: " " if m[0] in "\t\n\r" else "\N{REPLACEMENT CHARACTER}", text)
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", _LINE_BREAKS.sub(" ", text))
 
 
 class LineTable(ScrollView, can_focus=True):

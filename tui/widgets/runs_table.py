@@ -13,7 +13,7 @@ from typing import ClassVar
 import polars as pl
 from rich.cells import cell_len
 
-from tui.widgets.line_table import CONTROL_CHARS, LineTable
+from tui.widgets.line_table import CONTROL_CHARS, LINE_BREAKS, LineTable
 
 HEADERS = ("✓", "run", "task", "stack", "best", "route", "failure", "quadrant", "flags")
 """The list's columns (✓: this reviewer has recorded a verdict on the run)."""
@@ -47,7 +47,7 @@ def cells(runs: pl.DataFrame) -> pl.DataFrame:
         pl.col("flags").list.join(", ").fill_null("").alias("flags"),
     )
     return laid_out.with_columns(
-        pl.all().str.replace_all(r"[\t\n\r]", " ").str.replace_all(CONTROL_CHARS, "\N{REPLACEMENT CHARACTER}")
+        pl.all().str.replace_all(LINE_BREAKS, " ").str.replace_all(CONTROL_CHARS, "\N{REPLACEMENT CHARACTER}")
     )
 
 
