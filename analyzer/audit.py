@@ -10,13 +10,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from analyzer.ledger_flags import probing_flags
-from analyzer.metrics import Metrics, best_submission, compute_metrics
+from arb_audit.analyzer.ledger_flags import probing_flags
+from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command, RunRecord, Submission
-from taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
-from taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
-from taxonomy.tasks import find_task
+from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
+from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
+from arb_audit.taxonomy.tasks import find_task
 
 ANALYZER_VERSION = "0.1.0"
 
@@ -447,7 +447,9 @@ def _quadrant(
 def _unweighed(analysis: dict[str, Any], base_model: str | None) -> list[str]:
     """Say what weight forensics could not show: all of it without torch, else the steps not compared."""
     if not analysis.get("weights_available"):
-        return ["how the weights changed: weight forensics needs torch (pip install 'arb-audit[weights]')"]
+        from arb_audit.install_hint import install_command
+
+        return [f"how the weights changed: weight forensics needs torch ({install_command('weights')})"]
     steps = {
         (s["artifact"], s["parent"])
         for lineage in (analysis.get("lineage") or {}).values()

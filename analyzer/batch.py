@@ -13,10 +13,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from analyzer.cache import analyzer_version, blob_sha
-from analyzer.classify import Classification, classify_source
-from analyzer.launchers import classify_launcher
-from analyzer.source import SourceFile, kind_for, read_bytes, read_source, source_from_bytes
+from arb_audit.analyzer.cache import analyzer_version, blob_sha
+from arb_audit.analyzer.classify import Classification, classify_source
+from arb_audit.analyzer.launchers import classify_launcher
+from arb_audit.analyzer.source import SourceFile, kind_for, read_bytes, read_source, source_from_bytes
 from arb_audit.store import RunStore
 
 SUFFIXES = frozenset({".py", ".pyw", ".ipynb", ".yaml", ".yml", ".sh", ".bash"})
@@ -98,7 +98,7 @@ def _classify_chunk(jobs: list[Job], timeout_s: int = 0, guarded: bool = True) -
 
     libcst's parser holds the GIL, so no thread can interrupt it; SIGALRM's default action ends the
     worker process instead, and :func:`_isolated` reports the file. ``guarded``: see
-    :func:`analyzer.source.parse_python`.
+    :func:`arb_audit.analyzer.source.parse_python`.
     """
     results = []
     for path, raw, unreadable in jobs:

@@ -19,8 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import analyzer
-import taxonomy
+from arb_audit import analyzer, taxonomy
 
 VERSIONED = ("*.py", "detectors/*.py")
 """Files of the analyzer package whose content makes its version."""

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from analyzer.names import dotted
+from arb_audit.analyzer.names import dotted
 
 GENERATION_METHODS = frozenset({"generate", "fast_generate", "generate_rollout_completions"})
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers)."""

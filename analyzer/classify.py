@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.detector import FileContext, Finding, RouteDetector, discover
-from analyzer.names import NameResolver
-from analyzer.positions import locate
-from analyzer.source import SourceFile, parse_python
-from analyzer.walk import run
-from taxonomy.files import STAGE_LABELS
+from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
+from arb_audit.analyzer.names import NameResolver
+from arb_audit.analyzer.positions import locate
+from arb_audit.analyzer.source import SourceFile, parse_python
+from arb_audit.analyzer.walk import run
+from arb_audit.taxonomy.files import STAGE_LABELS
 
 POLICY_GRADIENT = frozenset({"grpo", "ppo"})
 LORA_FOLD = "lora_fold"
@@ -51,11 +51,11 @@ class Classification:
     path: str
     """The file, as given."""
     labels: list[str] = field(default_factory=list)
-    """Every file label that applies (taxonomy.files.FILE_LABELS), primary first."""
+    """Every file label that applies (arb_audit.taxonomy.files.FILE_LABELS), primary first."""
     primary: str = "NONE_TRAINING"
     """The label of the last stage the file runs (or of what it is, when it trains nothing)."""
     role: str = "none"
-    """taxonomy.files.FILE_ROLES."""
+    """arb_audit.taxonomy.files.FILE_ROLES."""
     stages: list[Stage] = field(default_factory=list)
     """Training stages, in the order they appear."""
     possible_routes: list[str] = field(default_factory=list)
@@ -179,7 +179,7 @@ def find(
 ) -> tuple[list[Finding], str | None]:
     """Run detectors over Python ``text``; return the located findings and the parse error, if any.
 
-    ``guarded``: see :func:`analyzer.source.parse_python` (False only in a worker that may die).
+    ``guarded``: see :func:`arb_audit.analyzer.source.parse_python` (False only in a worker that may die).
     """
     running = triggered(text, chosen or detectors())
     if not running:

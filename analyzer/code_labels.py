@@ -1,10 +1,10 @@
 """The static analyzer's verdict on the code files of a run's revisions, once per distinct content.
 
 Files are read from the run's revisions.git by blob sha, written to a private folder, and classified by
-:func:`analyzer.batch.classify_many` (worker processes bounded in time and memory, results cached per
-content and analyzer version in the run store). Given the files commands ran, the others are read
-cheaply first (:mod:`analyzer.route_words`): a Python version no command ran is analysed in depth only
-while it could show a route none of those analysed shows.
+:func:`arb_audit.analyzer.batch.classify_many` (worker processes bounded in time and memory, results
+cached per content and analyzer version in the run store). Given the files commands ran, the others
+are read cheaply first (:mod:`arb_audit.analyzer.route_words`): a Python version no command ran is
+analysed in depth only while it could show a route none of those analysed shows.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import posixpath
 import tempfile
 from pathlib import Path
 
-from analyzer.batch import classify_many
-from analyzer.classify import Classification, Stage
-from analyzer.route_words import ALL_ROUTES, possible_routes
-from analyzer.routes import label_of
-from analyzer.source import kind_for
+from arb_audit.analyzer.batch import classify_many
+from arb_audit.analyzer.classify import Classification, Stage
+from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
+from arb_audit.analyzer.routes import label_of
+from arb_audit.analyzer.source import kind_for
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore

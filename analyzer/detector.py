@@ -3,8 +3,8 @@
 A detector subclasses :class:`RouteDetector` (a libcst ``BatchableCSTVisitor``): its docstring is its
 documentation, its ``visit_<Node>`` methods call :meth:`RouteDetector.report`, and its ``VALID`` and
 ``INVALID`` examples — code it must stay silent on, and code it must report — are turned into tests.
-Names are resolved with :meth:`RouteDetector.names` (qualified-name sets, see :mod:`analyzer.names`),
-never by reading ``Name.value`` of an imported thing.
+Names are resolved with :meth:`RouteDetector.names` (qualified-name sets, see
+:mod:`arb_audit.analyzer.names`), never by reading ``Name.value`` of an imported thing.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import ClassVar, Literal
 
 import libcst as cst
 
-from analyzer.names import NameResolver, Scope
-from analyzer.trainers import Trainer, resolve_trainer
+from arb_audit.analyzer.names import NameResolver, Scope
+from arb_audit.analyzer.trainers import Trainer, resolve_trainer
 
 Signal = Literal[
     "stage",
@@ -202,8 +202,8 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
 
 
 def discover() -> list[type[RouteDetector]]:
-    """Return every detector class under ``analyzer.detectors``, found by walking the package."""
-    import analyzer.detectors as package
+    """Return every detector class under ``arb_audit.analyzer.detectors``, found by walking the package."""
+    import arb_audit.analyzer.detectors as package
 
     found: list[type[RouteDetector]] = []
     for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):

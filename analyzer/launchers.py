@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from analyzer.classify import Classification, classify_source
-from analyzer.detector import Finding
-from analyzer.source import SourceFile, read_source
-from analyzer.trainers import ROUTE_WORDS
+from arb_audit.analyzer.classify import Classification, classify_source
+from arb_audit.analyzer.detector import Finding
+from arb_audit.analyzer.source import SourceFile, read_source
+from arb_audit.analyzer.trainers import ROUTE_WORDS
 
 TRL_COMMANDS = {
     "sft": "SFT",

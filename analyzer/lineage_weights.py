@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from analyzer.routes import StageStep
+from arb_audit.analyzer.routes import StageStep
 from arb_audit.evidence import Evidence
 from arb_audit.model import RunRecord
 from arb_audit.safetensors import HeaderError, read_header
 
 if TYPE_CHECKING:
-    from analyzer.weights import WeightDiff
+    from arb_audit.analyzer.weights import WeightDiff
     from arb_audit.store import RunStore
 
 AVAILABLE = importlib.util.find_spec("torch") is not None
-"""Whether weight forensics can run here (``pip install 'arb-audit[weights]'``)."""
+"""Whether weight forensics can run here (the ``weights`` extra installs torch)."""
 
 
 def _folder(run_dir: Path, name: str | None, base_model: str | None, base_dir: Path | None) -> Path | None:
@@ -65,7 +65,7 @@ class Weigher:
     def warm(self) -> None:
         """Start the worker process now, importing torch there, while the audit reads the run."""
         if self.separate and AVAILABLE and self._pool is None:
-            from analyzer.weights import import_torch
+            from arb_audit.analyzer.weights import import_torch
 
             self._pool = ProcessPoolExecutor(max_workers=1, initializer=import_torch)
             self._pool.submit(int)  # a worker starts with a task; this one has nothing to do
@@ -79,7 +79,7 @@ class Weigher:
         """Have ``model`` compared with ``reference`` (its config trusted, for the base model's folder)."""
         if (model, reference) in self._made:
             return
-        from analyzer.weights import compare
+        from arb_audit.analyzer.weights import compare
 
         if not self.separate:
             done: Future[WeightDiff] = Future()

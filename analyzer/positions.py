@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from analyzer.detector import Finding
+from arb_audit.analyzer.detector import Finding
 
 MAX_EXCERPT = 160
 """Longest excerpt kept, in characters."""

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detectors.handwritten_loss import HandwrittenLoss
-from analyzer.detectors.merge import FOLD_METHODS
-from analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
-from analyzer.detectors.subprocess_launch import SubprocessLaunch
-from analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
-from analyzer.detectors.weight_average import WeightAverage
-from analyzer.routes import POLICY_GRADIENT, ROUTE_KINDS, label_of
-from analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_named
+from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
+from arb_audit.analyzer.detectors.merge import FOLD_METHODS
+from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
+from arb_audit.analyzer.detectors.subprocess_launch import SubprocessLaunch
+from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
+from arb_audit.analyzer.detectors.weight_average import WeightAverage
+from arb_audit.analyzer.routes import POLICY_GRADIENT, ROUTE_KINDS, label_of
+from arb_audit.analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_named
 
 ALL_ROUTES = frozenset([*ROUTE_KINDS.values(), "ONLINE_RL"])
 """Every table label a file's stages can have."""

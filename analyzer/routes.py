@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.classify import Classification, Stage
-from analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
+from arb_audit.analyzer.classify import Classification, Stage
+from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
-from taxonomy.routes import lineage_label
-from taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
+from arb_audit.taxonomy.routes import lineage_label
+from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 
 ROUTE_KINDS = {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "merge": "MERGE"}
 """Stage kinds that are routes of their own (reward models train no policy; copies change nothing)."""
@@ -74,7 +74,7 @@ class StageStep:
     conflicts: list[str] = field(default_factory=list)
     """Evidence that says otherwise, in words."""
     weights: dict[str, Any] | None = None
-    """How its tensors differ from its parent's (analyzer.weights), when both were at hand."""
+    """How its tensors differ from its parent's (arb_audit.analyzer.weights), when both were at hand."""
     parents: list[str] = field(default_factory=list)
     """Every model it started from: ``parent`` first, then the other models a merge combined."""
     producer_seq: int | None = None

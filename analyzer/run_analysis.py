@@ -6,15 +6,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from analyzer.classify import Classification
-from analyzer.code_labels import classify_blobs
-from analyzer.ledger_flags import weight_digests
-from analyzer.lineage_weights import AVAILABLE, Weigher, likely_pairs, record_tensor_changes, weigh
-from analyzer.metrics import best_submission
-from analyzer.routes import RunCode, StageStep, analyze
-from analyzer.run_signals import log_signals, run_signals
-from analyzer.scripts_run import ScriptRun, scripts_run
-from analyzer.static_flags import static_flags
+from arb_audit.analyzer.classify import Classification
+from arb_audit.analyzer.code_labels import classify_blobs
+from arb_audit.analyzer.ledger_flags import weight_digests
+from arb_audit.analyzer.lineage_weights import AVAILABLE, Weigher, likely_pairs, record_tensor_changes, weigh
+from arb_audit.analyzer.metrics import best_submission
+from arb_audit.analyzer.routes import RunCode, StageStep, analyze
+from arb_audit.analyzer.run_signals import log_signals, run_signals
+from arb_audit.analyzer.scripts_run import ScriptRun, scripts_run
+from arb_audit.analyzer.static_flags import static_flags
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore

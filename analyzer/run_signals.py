@@ -3,7 +3,7 @@
 The commands that ran training code are read first: each signal points at the command (and so at the
 transcript line and the revision it ran). Then each model folder's own trainer log
 (``trainer_state.json``, as the collector read it): those signals point at that log. The failure
-decision (analyzer.audit) orders them into a first failure and its downstream effects.
+decision (arb_audit.analyzer.audit) orders them into a first failure and its downstream effects.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from analyzer.classify import Classification
-from analyzer.routes import training_stages
-from analyzer.scripts_run import ScriptRun
+from arb_audit.analyzer.classify import Classification
+from arb_audit.analyzer.routes import training_stages
+from arb_audit.analyzer.scripts_run import ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command
 

@@ -315,7 +315,7 @@ def parse_python(text: str, guarded: bool = True) -> Parsed:
     ``elif`` chains) is refused unparsed. On a syntax error the top-level chunks that parse on their
     own are kept, at their original line numbers, and ``partial`` is True. (libcst's time grows with
     size times bracket depth, which limits alone cannot bound, and it holds the GIL while it parses:
-    :mod:`analyzer.batch` bounds each file's time in a worker process it can stop.)
+    :mod:`arb_audit.analyzer.batch` bounds each file's time in a worker process it can stop.)
 
     Args:
         text: Python source.

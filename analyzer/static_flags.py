@@ -1,8 +1,8 @@
 """Integrity flags that the run's code and code history show (TAXONOMY.md), each with its evidence.
 
 Only code that a command ran counts for what it does (a script written and never run did nothing);
-edits count where the code history or a command shows them (analyzer.tamper_flags), and hardcoded
-answers are read from the code's syntax tree (analyzer.answer_flags). Every match is a pointer a
+edits count where the code history or a command shows them (arb_audit.analyzer.tamper_flags), and hardcoded
+answers are read from the code's syntax tree (arb_audit.analyzer.answer_flags). Every match is a pointer a
 reviewer checks, not a verdict on intent.
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from analyzer.answer_flags import answer_evidence
-from analyzer.scripts_run import ScriptRun
-from analyzer.tamper_flags import tampering_evidence
+from arb_audit.analyzer.answer_flags import answer_evidence
+from arb_audit.analyzer.scripts_run import ScriptRun
+from arb_audit.analyzer.tamper_flags import tampering_evidence
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord
 

@@ -19,7 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from analyzer.scripts_run import WRAPPERS, ShellDir
+from arb_audit.analyzer.scripts_run import WRAPPERS, ShellDir
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command, RunRecord
 

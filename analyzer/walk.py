@@ -15,8 +15,8 @@ from typing import Any
 
 import libcst as cst
 
-from analyzer.detector import FileContext, RouteDetector
-from analyzer.names import is_dead
+from arb_audit.analyzer.detector import FileContext, RouteDetector
+from arb_audit.analyzer.names import is_dead
 
 _SKIPPED_FIELDS = frozenset(
     {

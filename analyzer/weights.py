@@ -9,7 +9,7 @@ tensor's size): the bytes are compared first, and only a tensor that differs is 
 plain tensors is refused with a problem, never unpickled. A LoRA adapter is compared by the update it
 makes, ``B @ A · alpha / r``, against the weight it adapts. A comparison is cached by the two folders'
 file listings (names, sizes, inodes, change times) and the analyzer's version (see
-:mod:`analyzer.cache`): auditing an unchanged run again reads no tensor.
+:mod:`arb_audit.analyzer.cache`): auditing an unchanged run again reads no tensor.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analyzer.cache import analyzer_version, load_result, save_result
+from arb_audit.analyzer.cache import analyzer_version, load_result, save_result
 from arb_audit.safetensors import HeaderError, read_header
 
 if TYPE_CHECKING:

@@ -40,8 +40,10 @@ from arb_audit.cache_dirs import cache_root
 from arb_audit.chain import submission_chain_break
 from arb_audit.model import STORE_DIRNAME
 
-CODE_PACKAGES = ("arb_audit", "collectors", "analyzer", "taxonomy")
+CODE_PACKAGES = ("arb_audit", "arb_audit.collectors", "arb_audit.analyzer", "arb_audit.taxonomy")
 """The packages whose code makes an audit (the TUI and the runner only read or write runs)."""
+ROOMS = ("analyzer", "collectors", "runner", "taxonomy", "tui")
+"""The spine's sub-packages that are rooms of their own: each counts (or not) under its own name."""
 LIBRARIES = ("libcst", "torch", "safetensors", "duckdb", "polars", "pyyaml")
 """Installed libraries whose version can change what an audit finds (absent ones count as absent)."""
 MAX_FINGERPRINT_FILES = 100_000
@@ -91,6 +93,8 @@ def code_version() -> str:
         spec = importlib.util.find_spec(name)
         for root in sorted((spec.submodule_search_locations or []) if spec else []):
             for path in sorted(Path(root).rglob("*.py")):
+                if name == "arb_audit" and path.relative_to(root).parts[0] in ROOMS:
+                    continue
                 digest.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
                 digest.update(path.read_bytes() + b"\0")
     for library in LIBRARIES:

@@ -231,7 +231,7 @@ class ReportedIteration:
 
 @dataclass(slots=True)
 class Flag:
-    """An integrity flag (names in taxonomy.failures.INTEGRITY_FLAGS) with its evidence."""
+    """An integrity flag (names in arb_audit.taxonomy.failures.INTEGRITY_FLAGS) with its evidence."""
 
     flag: str
     """The flag's name."""

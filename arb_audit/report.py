@@ -1,4 +1,4 @@
-"""The readable audit: the JSON report of ``analyzer.audit`` rendered with rich.
+"""The readable audit: the JSON report of ``arb_audit.analyzer.audit`` rendered with rich.
 
 Everything that comes from a run folder is untrusted text: it is put on screen as plain ``Text``
 (never parsed as rich markup) with control characters shown as escapes, so a model path cannot style,
@@ -299,7 +299,7 @@ def _flags_and_problems(console: Console, report: dict[str, Any]) -> None:
 
 
 def render(report: dict[str, Any], console: Console | None = None) -> None:
-    """Print ``report`` (the object of ``analyzer.audit.build_audit``) as a readable audit."""
+    """Print ``report`` (the object of ``arb_audit.analyzer.audit.build_audit``) as a readable audit."""
     console = console or Console()
     _header(console, report["run"])
     _timeline(console, report)

@@ -20,8 +20,8 @@ import duckdb
 import polars as pl
 
 from arb_audit.store import RunStore, StoreError
-from taxonomy.review import analyzer_values
-from taxonomy.tables import CELL_COLUMNS
+from arb_audit.taxonomy.review import analyzer_values
+from arb_audit.taxonomy.tables import CELL_COLUMNS
 
 CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""

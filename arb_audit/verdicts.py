@@ -1,6 +1,6 @@
 """The reviewers' verdicts: an append-only, hash-chained ledger in the store that was reviewed.
 
-A verdict rules on one field of one run's audit (``taxonomy.review.FIELDS``): it agrees with the
+A verdict rules on one field of one run's audit (``arb_audit.taxonomy.review.FIELDS``): it agrees with the
 analyzer's value or overrides it with another value the taxonomy allows, with a free note. Each
 verdict keeps who made it and when, the value it supersedes (the same reviewer's last verdict on that
 field of that run) and the analyzer's value at the time. Nothing is updated or deleted: a new verdict
@@ -21,7 +21,7 @@ import polars as pl
 
 from arb_audit.chain import GENESIS_HASH, chain_hash
 from arb_audit.store import RunStore, StoreError
-from taxonomy.review import ANALYZER, check_value, normalise_chain
+from arb_audit.taxonomy.review import ANALYZER, check_value, normalise_chain
 
 REVIEWER_ENV = "ARB_AUDIT_REVIEWER"
 """The environment variable naming the reviewer when ``--reviewer`` is not given."""
@@ -48,7 +48,7 @@ LEDGER_SCHEMA = pl.Schema(
         "run_key": pl.String(),  # the study's run key, or the run id in a run store
         "run_id": pl.String(),
         "reviewer": pl.String(),
-        "field": pl.String(),  # taxonomy.review.FIELDS
+        "field": pl.String(),  # arb_audit.taxonomy.review.FIELDS
         "value": pl.String(),  # the reviewer's value
         "previous": pl.String(),  # the value this reviewer gave before (None for a first verdict)
         "analyzer": pl.String(),  # the analyzer's value when the verdict was made
@@ -75,7 +75,7 @@ class Verdict:
     run_id: str | None
     """The run's id as its audit gives it."""
     field: str
-    """What it rules on (``taxonomy.review.FIELDS``)."""
+    """What it rules on (``arb_audit.taxonomy.review.FIELDS``)."""
     value: str
     """The reviewer's value: the analyzer's when agreeing, another allowed value when overriding."""
     reviewer: str

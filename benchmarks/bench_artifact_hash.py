@@ -23,7 +23,7 @@ from pathlib import Path
 
 import blake3
 
-from runner.artifact_hash import hash_file
+from arb_audit.runner.artifact_hash import hash_file
 
 BUFFER = 8 * 1024 * 1024
 

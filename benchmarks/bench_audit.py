@@ -491,10 +491,10 @@ def build_run(root: Path, scale: float) -> tuple[Path, list[Path]]:
     """Write the workspace and its recording under ``root``; return the recording and the model files."""
     from arb_audit.evidence import Evidence
     from arb_audit.model import Submission
+    from arb_audit.runner.artifact_hash import hash_artifact
+    from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
+    from arb_audit.runner.record import Recorder, RecordOptions
     from arb_audit.store import RunStore
-    from runner.artifact_hash import hash_artifact
-    from runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
-    from runner.record import Recorder, RecordOptions
 
     rng = random.Random(5)
     revisions = max(6, round(REVISIONS * scale))
@@ -641,24 +641,28 @@ def submit(
 
 PARTS: tuple[tuple[str, str, str], ...] = (
     # (part, module, attribute): each wrapped where the caller looks it up
-    ("ingest: recording, transcript, artifacts", "collectors.recorded", "RecordedCollector.collect"),
+    (
+        "ingest: recording, transcript, artifacts",
+        "arb_audit.collectors.recorded",
+        "RecordedCollector.collect",
+    ),
     ("store writes", "arb_audit.store", "RunStore.save_record"),
     ("store writes", "arb_audit.store", "RunStore.save_audit"),
     ("store writes", "arb_audit.store", "RunStore.save_classifications"),
     ("store reads", "arb_audit.store", "RunStore.load_record"),
     ("store reads", "arb_audit.store", "RunStore.load_classifications"),
-    ("blob classification", "analyzer.run_analysis", "classify_blobs"),
+    ("blob classification", "arb_audit.analyzer.run_analysis", "classify_blobs"),
     ("reading blobs (revisions.git)", "arb_audit.revisions", "read_blob"),
-    ("reading blobs (revisions.git)", "analyzer.code_labels", "read_blob"),
-    ("reading blobs (revisions.git)", "analyzer.run_analysis", "read_blob"),
-    ("hashing (blob ids)", "analyzer.batch", "blob_sha"),
-    ("lineage, scripts, signals, flags", "analyzer.run_analysis", "analyze"),
-    ("lineage, scripts, signals, flags", "analyzer.run_analysis", "scripts_run"),
-    ("lineage, scripts, signals, flags", "analyzer.run_analysis", "run_signals"),
-    ("lineage, scripts, signals, flags", "analyzer.run_analysis", "static_flags"),
-    ("weight forensics (torch import included)", "analyzer.run_analysis", "weigh"),
-    ("weight forensics (torch import included)", "analyzer.run_analysis", "record_tensor_changes"),
-    ("assembling the audit", "analyzer.audit", "build_audit"),
+    ("reading blobs (revisions.git)", "arb_audit.analyzer.code_labels", "read_blob"),
+    ("reading blobs (revisions.git)", "arb_audit.analyzer.run_analysis", "read_blob"),
+    ("hashing (blob ids)", "arb_audit.analyzer.batch", "blob_sha"),
+    ("lineage, scripts, signals, flags", "arb_audit.analyzer.run_analysis", "analyze"),
+    ("lineage, scripts, signals, flags", "arb_audit.analyzer.run_analysis", "scripts_run"),
+    ("lineage, scripts, signals, flags", "arb_audit.analyzer.run_analysis", "run_signals"),
+    ("lineage, scripts, signals, flags", "arb_audit.analyzer.run_analysis", "static_flags"),
+    ("weight forensics (torch import included)", "arb_audit.analyzer.run_analysis", "weigh"),
+    ("weight forensics (torch import included)", "arb_audit.analyzer.run_analysis", "record_tensor_changes"),
+    ("assembling the audit", "arb_audit.analyzer.audit", "build_audit"),
     ("rendering", "arb_audit.report", "render"),
 )
 
@@ -696,7 +700,12 @@ def child(run_dir: Path) -> None:
     started = time.perf_counter()
     phases = Phases()
     # the modules the audit imports lazily are imported here, so that their names can be wrapped
-    for lazy in ("analyzer.run_analysis", "arb_audit.report", "analyzer.audit", "collectors.recorded"):
+    for lazy in (
+        "arb_audit.analyzer.run_analysis",
+        "arb_audit.report",
+        "arb_audit.analyzer.audit",
+        "arb_audit.collectors.recorded",
+    ):
         importlib.import_module(lazy)
     for part, module_name, attribute in PARTS:
         module = importlib.import_module(module_name)
@@ -707,11 +716,11 @@ def child(run_dir: Path) -> None:
         if hasattr(owner, name):
             setattr(owner, name, phases.wrap(part, getattr(owner, name)))
     imported = time.perf_counter() - started
-    from analyzer.cache import analyzer_version
+    from arb_audit.analyzer.cache import analyzer_version
+    from arb_audit.collectors import registry
+    from arb_audit.collectors.base import CollectOptions
     from arb_audit.commands.audit import _audit_one
     from arb_audit.report import render
-    from collectors import registry
-    from collectors.base import CollectOptions
 
     with open(os.devnull, "w") as sink:
         real = sys.stdout

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import libcst
 
-from analyzer.classify import find
+from arb_audit.analyzer.classify import find
 
 ML_IMPORT = re.compile(
     r"^\s*(?:from|import)\s+(?:torch|trl|transformers|peft|vllm|unsloth|openrlhf|verl)\b", re.M

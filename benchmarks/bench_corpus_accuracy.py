@@ -15,8 +15,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from analyzer.batch import classify_path
-from taxonomy.files import FILE_LABELS
+from arb_audit.analyzer.batch import classify_path
+from arb_audit.taxonomy.files import FILE_LABELS
 
 SUBSTRING_RULE = (
     ("GRPOTrainer", "GRPO"),

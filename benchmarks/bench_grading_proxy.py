@@ -20,8 +20,8 @@ from pathlib import Path
 
 from arb_audit.model import ArtifactManifest, RunInfo, Submission
 from arb_audit.revisions import Snapshotter, run_ref
+from arb_audit.runner.grading import Grader, command_evaluator, run_evaluator, serve
 from arb_audit.store import RunStore, revisions_path_for
-from runner.grading import Grader, command_evaluator, run_evaluator, serve
 
 # A shell evaluator: its start-up is small and steady, so the overhead is not lost in its noise.
 EVALUATOR = ["/bin/sh", "-c", "echo '{\"score\": 1.0}'", "sh"]

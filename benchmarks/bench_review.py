@@ -51,14 +51,14 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-import tui.app
-from taxonomy.review import FIELDS
-from tui.app import ReviewApp
-from tui.evidence import evidence_items
-from tui.query import SORTS, apply_filter
-from tui.screens import EvidenceScreen, RunScreen, RunsScreen, VerdictScreen
-from tui.session import LIST_COLUMNS, ReviewSession
-from tui.widgets import EvidenceTable, FieldTable, RunsTable
+import arb_audit.tui.app
+from arb_audit.taxonomy.review import FIELDS
+from arb_audit.tui.app import ReviewApp
+from arb_audit.tui.evidence import evidence_items
+from arb_audit.tui.query import SORTS, apply_filter
+from arb_audit.tui.screens import EvidenceScreen, RunScreen, RunsScreen, VerdictScreen
+from arb_audit.tui.session import LIST_COLUMNS, ReviewSession
+from arb_audit.tui.widgets import EvidenceTable, FieldTable, RunsTable
 
 SIZE = (140, 40)
 REPEATS = 20
@@ -96,7 +96,7 @@ class TimedReviewApp(ReviewApp):
     """The reviewer's desk, noting each frame."""
 
     # Textual looks for a subclass's CSS_PATH beside the subclass's own file.
-    CSS_PATH = str(Path(tui.app.__file__).with_name("app.tcss"))
+    CSS_PATH = str(Path(arb_audit.tui.app.__file__).with_name("app.tcss"))
 
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         if renderable is not None:

@@ -43,8 +43,8 @@ def write_log(path: Path, size_mb: int) -> None:
 PEAK = "import resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
 CHILD_BASELINE = "import sys\nfor _ in open(sys.argv[1], 'rb'): pass\n" + PEAK
 CHILD_PARSE = (
-    "import sys\nfrom pathlib import Path\nfrom collectors.reading import RunFolder\n"
-    "from collectors.autorl_bench.runlog import read_run_log\n"
+    "import sys\nfrom pathlib import Path\nfrom arb_audit.collectors.reading import RunFolder\n"
+    "from arb_audit.collectors.autorl_bench.runlog import read_run_log\n"
     "log = read_run_log(RunFolder(Path(sys.argv[1]).parent))\nprint(len(log.events), log.n_lines)\n" + PEAK
 )
 

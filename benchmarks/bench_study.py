@@ -25,7 +25,7 @@ from arb_audit.audit_cache import fingerprint
 from arb_audit.commands.audit import audit_folder
 from arb_audit.store import RunStore
 from arb_audit.study import load_study, row_from_audit, save_rows
-from taxonomy.tables import TABLES, table
+from arb_audit.taxonomy.tables import TABLES, table
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [f"task{i:02d}" for i in range(16)]

@@ -69,8 +69,8 @@ CHILD_BASELINE = (
     "    json.loads(line[23:]) if line[:1] == b'[' else None\n" + PEAK
 )
 CHILD_INGEST = (
-    "import sys, tempfile\nfrom pathlib import Path\nfrom collectors.reading import RunFolder\n"
-    "from collectors.transcripts.ingest import ingest_transcript\n"
+    "import sys, tempfile\nfrom pathlib import Path\nfrom arb_audit.collectors.reading import RunFolder\n"
+    "from arb_audit.collectors.transcripts.ingest import ingest_transcript\n"
     "p = Path(sys.argv[1])\n"
     "with tempfile.TemporaryDirectory() as git:\n"
     "    f = ingest_transcript(RunFolder(p.parent), p.name, roots=['/home/ben/task'],"

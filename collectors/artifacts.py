@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from arb_audit.collectors.reading import RunFolder
 from arb_audit.model import STORE_DIRNAME, ArtifactInfo
-from collectors.reading import RunFolder
-from runner.artifact_hash import hash_artifact
+from arb_audit.runner.artifact_hash import hash_artifact
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
 MAX_WALK_FILES = 200_000

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arb_audit.collectors.reading import RunFolder
 from arb_audit.model import Revision
 from arb_audit.revisions import RevisionError, run_ref, snapshot
-from collectors.reading import RunFolder
 
 
 def final_tree(folder: RunFolder, rel: str, revisions_git: Path, run_id: str, seq: int) -> list[Revision]:

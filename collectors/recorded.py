@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arb_audit.collectors.artifacts import describe, find_output_artifacts
+from arb_audit.collectors.base import CollectOptions, Collector
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.ingest import transcript_commands
 from arb_audit.model import ArtifactInfo, RunRecord
+from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording
 from arb_audit.store import RunStore, StoreError, revisions_path_for
-from collectors.artifacts import describe, find_output_artifacts
-from collectors.base import CollectOptions, Collector
-from collectors.reading import RunFolder
-from collectors.transcripts.ingest import transcript_commands
-from runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording
 
 
 class RecordedCollector(Collector):

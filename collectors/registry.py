@@ -6,7 +6,7 @@ import functools
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
-from collectors.base import Collector
+from arb_audit.collectors.base import Collector
 
 GROUP = "arb_audit.collectors"
 """Entry-point group where collectors register (the built-ins too, in pyproject.toml)."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactManifest, Submission, SubmissionStatus
-from runner.artifact_hash import hash_artifact
+from arb_audit.runner.artifact_hash import hash_artifact
 
 MAX_BODY_BYTES = 1024 * 1024
 """Largest request body read."""

@@ -24,9 +24,9 @@ import duckdb
 
 from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
+from arb_audit.runner.grading import Grader, command_evaluator, serve, upstream_evaluator
+from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
 from arb_audit.store import RunStore, revisions_path_for
-from runner.grading import Grader, command_evaluator, serve, upstream_evaluator
-from runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
 
 
 class RecordError(Exception):

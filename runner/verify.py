@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arb_audit.model import ArtifactManifest, FileDigest
+from arb_audit.runner.artifact_hash import hash_artifact, manifest_id
+from arb_audit.runner.layout import STORE_NAME
 from arb_audit.store import RunStore
-from runner.artifact_hash import hash_artifact, manifest_id
-from runner.layout import STORE_NAME
 
 MAX_NAMED = 5
 """Changed tensors named in one message; the rest are counted."""

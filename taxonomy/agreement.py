@@ -7,7 +7,7 @@ Every function takes the standing verdicts of a ledger as a polars frame, one ro
 field with the columns ``run_key``, ``reviewer``, ``field``, ``value`` and ``analyzer``, in ledger order
 (``arb_audit.verdicts.current_verdicts`` of ``load_verdicts`` gives exactly that)::
 
-    from taxonomy import agreement
+    from arb_audit.taxonomy import agreement
 
     table = agreement.kappa(current_verdicts(load_verdicts(store)))
 
@@ -32,8 +32,8 @@ import numpy.typing as npt
 import polars as pl
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from taxonomy.review import ANALYZER, FIELDS
-from taxonomy.tables import Column, TableSpec
+from arb_audit.taxonomy.review import ANALYZER, FIELDS
+from arb_audit.taxonomy.tables import Column, TableSpec
 
 NO_VALUE = "(none)"
 """The label standing for a field the analyzer gave no value."""
@@ -70,7 +70,7 @@ CONFUSION_SCHEMA = pl.Schema(
 def ratings(verdicts: pl.DataFrame) -> pl.DataFrame:
     """Return every rating in long form (field, run_key, rater, value), the analyzer's included.
 
-    Rows are sorted by field (in ``taxonomy.review.FIELDS`` order), run and rater. Raises ValueError
+    Rows are sorted by field (in ``arb_audit.taxonomy.review.FIELDS`` order), run and rater. Raises ValueError
     when a reviewer is called ``analyzer``: their ratings could not be told from the analyzer's.
     """
     if verdicts["reviewer"].eq(ANALYZER).any():

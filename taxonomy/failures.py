@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taxonomy.routes import Definition
+from arb_audit.taxonomy.routes import Definition
 
 FAILURE_MODES: tuple[Definition, ...] = (
     Definition("early_coding_failure", "the pipeline never produced a trained artifact that scored"),

@@ -2,17 +2,17 @@
 
 Each figure is a :class:`FigureSpec` whose ``draw`` turns the study frame (``arb_audit.study.load_study``)
 into a matplotlib :class:`~matplotlib.figure.Figure`; :func:`save` writes it as PDF, PNG or SVG with the
-same bytes every time. The bars and grids count what :mod:`taxonomy.tables` counts, from its own
+same bytes every time. The bars and grids count what :mod:`arb_audit.taxonomy.tables` counts, from its own
 functions. Use them directly::
 
     from arb_audit.study import load_study
-    from taxonomy import figures
+    from arb_audit.taxonomy import figures
 
     figures.save(figures.figure("scores", load_study("study.duckdb")), Path("scores.pdf"))
 
 No pyplot: each figure is a plain ``Figure`` on an Agg canvas, so nothing global changes and no window
 opens. Every route label and failure mode has one colour (Okabe–Ito, safe for colour-blind readers), the
-same in every study; a route's is :mod:`taxonomy.palette`'s, as on the reviewer's desk.
+same in every study; a route's is :mod:`arb_audit.taxonomy.palette`'s, as on the reviewer's desk.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from taxonomy import tables
-from taxonomy.failures import FAILURE_MODES
-from taxonomy.palette import ROUTE_COLOURS
-from taxonomy.routes import ROUTE_LABELS, artifact_route
+from arb_audit.taxonomy import tables
+from arb_audit.taxonomy.failures import FAILURE_MODES
+from arb_audit.taxonomy.palette import ROUTE_COLOURS
+from arb_audit.taxonomy.routes import ROUTE_LABELS, artifact_route
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -355,9 +355,9 @@ def _route_counts(study: pl.DataFrame) -> dict[str, pl.DataFrame]:
 def draw_routes(study: pl.DataFrame) -> Figure:
     """Draw route adoption per task: in how many cells each route label was written, attempted, adopted.
 
-    The counts are ``taxonomy.tables.routes`` (one task at a time, levels and scaffolds added up). Each
-    bar is in its route's colour, paler for the earlier stages; tasks where no route was written are
-    left out.
+    The counts are ``arb_audit.taxonomy.tables.routes`` (one task at a time, levels and scaffolds added
+    up). Each bar is in its route's colour, paler for the earlier stages; tasks where no route was
+    written are left out.
     """
     counts = _route_counts(study)
     if not counts:
@@ -398,7 +398,7 @@ def draw_routes(study: pl.DataFrame) -> Figure:
 def draw_failures(study: pl.DataFrame) -> Figure:
     """Draw failure modes per stack (scaffold × driver): runs stacked by their first failure.
 
-    The counts are ``taxonomy.tables.failures`` by stack, runs that could not be audited included.
+    The counts are ``arb_audit.taxonomy.tables.failures`` by stack, runs that could not be audited included.
     """
     frame = tables.failures(study).filter(pl.col("by") == "stack")
     if frame.is_empty():
@@ -449,8 +449,8 @@ def _quadrant_grids(study: pl.DataFrame) -> list[tuple[str, list[list[int]], int
 def draw_quadrants(study: pl.DataFrame) -> Figure:
     """Draw the quadrant grid: runs by score up (beyond noise) × intended training adopted, per task.
 
-    The counts are ``taxonomy.tables.quadrants`` added up over stacks; the shading is shared by every
-    panel, and runs whose quadrant could not be decided are counted under their panel.
+    The counts are ``arb_audit.taxonomy.tables.quadrants`` added up over stacks; the shading is shared
+    by every panel, and runs whose quadrant could not be decided are counted under their panel.
     """
     grids = _quadrant_grids(study)
     top = max(1, *(count for _, grid, _ in grids for row in grid for count in row))

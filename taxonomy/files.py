@@ -7,7 +7,7 @@ besides training.
 
 from __future__ import annotations
 
-from taxonomy.routes import Definition
+from arb_audit.taxonomy.routes import Definition
 
 FILE_LABELS: tuple[Definition, ...] = (
     Definition("SFT", "supervised loss on fixed targets (knowledge-distillation training included)"),

@@ -17,6 +17,6 @@ ROUTE_COLOURS: dict[str, str] = {
     "NO_TRAINING": "#999999",
     "UNKNOWN": "#000000",
 }
-"""The colour of each route label (every label of ``taxonomy.routes.ROUTE_LABELS``)."""
+"""The colour of each route label (every label of ``arb_audit.taxonomy.routes.ROUTE_LABELS``)."""
 UNLABELLED = "#999999"
 """A submission whose artifact has no route (an error, or nothing known of how it was made)."""

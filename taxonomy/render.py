@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from taxonomy.tables import Column, TableSpec
+from arb_audit.taxonomy.tables import Column, TableSpec
 
 FORMATS = ("latex", "markdown", "csv", "parquet")
 NUMERIC = frozenset({"int", "score", "ratio", "share", "minutes"})

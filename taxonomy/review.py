@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
-from taxonomy.routes import ROUTE_LABELS, STAGE_KINDS
-from taxonomy.tables import QUADRANT_CELLS
+from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
+from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS
+from arb_audit.taxonomy.tables import QUADRANT_CELLS
 
 FLAG_PREFIX = "flag:"
 """A flag's field is this prefix and the flag's name."""

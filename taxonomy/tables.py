@@ -5,7 +5,7 @@ function from the study frame (``arb_audit.study.load_study``) to a polars DataF
 columns. Use them directly::
 
     from arb_audit.study import load_study
-    from taxonomy import tables
+    from arb_audit.taxonomy import tables
 
     frame = tables.cells(load_study("study.duckdb"))
 """
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from taxonomy.failures import FAILURE_MODES
-from taxonomy.routes import ROUTE_LABELS
+from arb_audit.taxonomy.failures import FAILURE_MODES
+from arb_audit.taxonomy.routes import ROUTE_LABELS
 
 QUADRANT_CELLS = ("score_up+intended", "score_up+not_intended", "no_gain+intended", "no_gain+not_intended")
 """The four cells of score-up × intended training, in the order the tables show them."""

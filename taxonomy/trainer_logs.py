@@ -15,7 +15,7 @@ class LogSignature:
     """Keys (or key prefixes) whose presence in a log names a stage kind."""
 
     kind: str
-    """The stage kind (taxonomy.routes.STAGE_KINDS)."""
+    """The stage kind (arb_audit.taxonomy.routes.STAGE_KINDS)."""
     keys: tuple[str, ...]
     """Exact keys or prefixes ending in ``/``; any one of them is enough."""
     strong: bool

@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from collectors.reading import RunFolder
-from collectors.transcripts.events import ToolCall, Transcript
-from collectors.transcripts.read import read_transcript
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.events import ToolCall, Transcript
+from arb_audit.collectors.transcripts.read import read_transcript
 
 
 def jsonl(events: Sequence[dict[str, Any] | str], *, start: datetime | None = None, step_s: int = 5) -> str:

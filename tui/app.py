@@ -12,9 +12,9 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from tui.messages import VerdictRecorded
-from tui.screens import HelpScreen, RunsScreen
-from tui.session import ReviewSession
+from arb_audit.tui.messages import VerdictRecorded
+from arb_audit.tui.screens import HelpScreen, RunsScreen
+from arb_audit.tui.session import ReviewSession
 
 
 class ReviewApp(App[None]):

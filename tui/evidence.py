@@ -17,8 +17,8 @@ class EvidenceItem:
     claim: str
     """What it shows: ``route SFT→GRPO(online)``, ``failure none``, ``flag evaluator_tampering``."""
     field: str
-    """The review field the claim is about (``taxonomy.review.FIELDS``): blind review hides the claim
-    until the reviewer has ruled on it."""
+    """The review field the claim is about (``arb_audit.taxonomy.review.FIELDS``): blind review
+    hides the claim until the reviewer has ruled on it."""
     pointer: dict[str, Any]
     """The pointer as the audit's JSON holds it (``arb_audit.evidence.Evidence.to_json``)."""
 

@@ -22,9 +22,9 @@ import polars as pl
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore, StoreError, StoreHost
 from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
+from arb_audit.taxonomy.review import analyzer_values
+from arb_audit.tui.report_shape import audit_shaped
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
-from taxonomy.review import analyzer_values
-from tui.report_shape import audit_shaped
 
 DISAGREEING = ("score_up+not_intended", "no_gain+intended")
 """Quadrants where the score and the intended training tell different stories."""
@@ -115,7 +115,7 @@ class ReviewSession:
         return cls(path, runs, reviewer, blind, study, ledger, host)
 
     def report(self, run_key: str) -> dict[str, Any]:
-        """Return the parts of ``run_key``'s audit the desk reads (``tui.report_shape``).
+        """Return the parts of ``run_key``'s audit the desk reads (``arb_audit.tui.report_shape``).
 
         ``{}`` when it has none, ``{"problem": why}`` when the store cannot be read now (another
         process holds it) or the audit is not JSON.

@@ -1,1 +1,1 @@
-"""Route detectors: one class per module, found by walking this package (see :mod:`analyzer.detector`)."""
+"""Route detectors: one class per module, found by walking this package (see :mod:`..detector`)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import method
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 
 LORA = frozenset({"peft.LoraConfig", "peft.get_peft_model", "peft.prepare_model_for_kbit_training"})
 """peft's constructors of LoRA adapters."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import DATA_GENERATORS, method
-from analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.calls import DATA_GENERATORS, method
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
 
 DATASET_WRITERS = frozenset({"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv"})
 """Methods that write a dataset (Hugging Face datasets, pandas)."""

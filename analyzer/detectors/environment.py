@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import is_env_step, method
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.calls import is_env_step, method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 
 
 class Environment(RouteDetector):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import DATA_GENERATORS, is_generation, method
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.calls import DATA_GENERATORS, is_generation, method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import is_generation, method
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from analyzer.walk import descendants
+from arb_audit.analyzer.calls import is_generation, method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.walk import descendants
 
 CROSS_ENTROPY = frozenset(
     {"torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss"}

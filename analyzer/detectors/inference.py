@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
 
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 """Contexts and decorators that switch gradients off."""

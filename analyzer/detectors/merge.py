@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import method
-from analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""

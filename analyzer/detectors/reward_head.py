@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.detector import Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, keyword
 
 SCALAR_HEADS = frozenset(
     {

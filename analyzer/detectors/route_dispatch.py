@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from analyzer.trainers import ROUTE_WORDS, route_of_name
-from analyzer.walk import descendants
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.trainers import ROUTE_WORDS, route_of_name
+from arb_audit.analyzer.walk import descendants
 
 LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 MULTI_TURN_FLAGS = ("agent_func", "multi_turn", "env_path", "environment")

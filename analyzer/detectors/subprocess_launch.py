@@ -6,8 +6,8 @@ import shlex
 
 import libcst as cst
 
-from analyzer.detector import Invalid, RouteDetector, Valid
-from analyzer.launchers import command_routes
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.launchers import command_routes
 
 RUNNERS = frozenset(
     {

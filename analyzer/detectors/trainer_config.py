@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.detector import Invalid, RouteDetector, Valid, keyword
-from analyzer.trainers import TRAINING_LIBRARIES
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.trainers import TRAINING_LIBRARIES
 
 CONFIGS = {"GRPOConfig": "grpo", "DPOConfig": "dpo", "RLOOConfig": "ppo", "AsyncGRPOConfig": "grpo"}
 """Config classes whose arguments pick a variant, by the stage kind they configure."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from analyzer.trainers import Trainer, resolve_trainer
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.trainers import Trainer, resolve_trainer
 
 
 class TrainerConstruction(RouteDetector):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import method
-from analyzer.detector import Invalid, RouteDetector, Valid
-from analyzer.trainers import trainer_named, trainer_of
-from analyzer.walk import descendants
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.trainers import trainer_named, trainer_of
+from arb_audit.analyzer.walk import descendants
 
 
 class TrainerSubclass(RouteDetector):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from analyzer.calls import method
-from analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from analyzer.walk import descendants
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.walk import descendants
 
 WEIGHT_LOADERS = frozenset({"torch.load", "safetensors.torch.load_file", "safetensors.safe_open"})
 """Functions that read a checkpoint's tensors."""

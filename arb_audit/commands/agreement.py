@@ -8,6 +8,8 @@ from typing import NoReturn
 
 import click
 
+from arb_audit.install_hint import missing
+
 TABLE_CHOICES = ("kappa", "confusion")
 FORMAT_CHOICES = ("latex", "markdown", "csv", "parquet")
 SKLEARN_STACK = frozenset({"sklearn", "numpy", "scipy"})
@@ -48,15 +50,15 @@ def agreement(store: Path, table_name: str, fmt: str, output: Path | None, blind
     if not store.is_file():
         _fail(f"{store}: no such store (a study from arb-audit ingest, or a run's .arb-audit/run.duckdb)")
     try:
-        from taxonomy.agreement import AGREEMENT_TABLES
+        from arb_audit.taxonomy.agreement import AGREEMENT_TABLES
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] not in SKLEARN_STACK:
             raise
-        click.echo("arb-audit agreement needs scikit-learn: pip install 'arb-audit[review]'", err=True)
+        click.echo(missing("arb-audit agreement", exc.name or "sklearn"), err=True)
         sys.exit(2)
     from arb_audit.store import RunStore, StoreError
+    from arb_audit.taxonomy.render import write
     from arb_audit.verdicts import chain_break, current_verdicts, load_verdicts
-    from taxonomy.render import write
 
     try:
         with RunStore.open(store, read_only=True) as opened:

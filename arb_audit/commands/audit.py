@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from analyzer.lineage_weights import Weigher
+    from arb_audit.analyzer.lineage_weights import Weigher
+    from arb_audit.collectors.base import CollectOptions, Collector, RunListing
     from arb_audit.store import RunStore
-    from collectors.base import CollectOptions, Collector, RunListing
 
 NOTHING_USABLE = 2
 """Exit status when no audit could be produced."""
@@ -97,7 +97,7 @@ def _ingest_and_audit(
         if (report := kept_in(store.con, key)) is not None:
             return report
         # Only an audit made anew needs the analyzer (libcst, and torch for weights: seconds to import).
-        from analyzer.lineage_weights import Weigher
+        from arb_audit.analyzer.lineage_weights import Weigher
 
         with Weigher(separate=True) as weigher:
             report, broken, outside = _audit_anew(
@@ -135,8 +135,8 @@ def _audit_anew(
     Return it, the submission at which the ledger an earlier audit stored no longer holds (None), and
     what it read outside the run folder with their listings as they were read.
     """
-    from analyzer.audit import build_audit
-    from analyzer.run_analysis import route_analysis
+    from arb_audit.analyzer.audit import build_audit
+    from arb_audit.analyzer.run_analysis import route_analysis
     from arb_audit.audit_cache import depends_on
     from arb_audit.evidence import Evidence
     from arb_audit.model import STORE_DIRNAME, Flag, Problem
@@ -208,8 +208,8 @@ def audit_folder(run_dir: Path) -> dict[str, Any]:
 
     Raises ValueError when no format fits the folder, StoreError when its store cannot be used.
     """
-    from collectors import registry
-    from collectors.base import CollectOptions
+    from arb_audit.collectors import registry
+    from arb_audit.collectors.base import CollectOptions
 
     run_dir = run_dir.resolve()
     collector = registry.detect(run_dir)
@@ -220,7 +220,7 @@ def audit_folder(run_dir: Path) -> dict[str, Any]:
 
 def _tree(folder: Path) -> tuple[Collector, RunListing] | None:
     """Find the collector for which ``folder`` is a tree of runs (a PostTrainBench results folder)."""
-    from collectors import registry
+    from arb_audit.collectors import registry
 
     for name in registry.available():
         collector = registry.load(name)
@@ -241,8 +241,8 @@ def _audit_tree(
     intended: str | None,
 ) -> None:
     """Audit every run of a tree that counts (each into its own store) and report them together."""
+    from arb_audit.collectors.base import CollectOptions
     from arb_audit.store import StoreError
-    from collectors.base import CollectOptions
 
     options = CollectOptions(hash_artifacts=hash_artifacts)
     reports: list[dict[str, Any]] = []
@@ -319,7 +319,7 @@ def audit(
     audited and the runs are reported together. Exit status 0 when an audit was produced (whatever the
     run's outcome), 2 when nothing usable was found.
     """
-    from collectors.base import CollectOptions
+    from arb_audit.collectors.base import CollectOptions
 
     if not run_dir.exists():
         _fail(f"{run_dir}: no such folder")
@@ -332,8 +332,8 @@ def audit(
     if kept is not None:
         _show(kept, as_json)
         return
+    from arb_audit.collectors import registry
     from arb_audit.store import StoreError
-    from collectors import registry
 
     try:
         collector = registry.load(format_name) if format_name else registry.detect(run_dir)

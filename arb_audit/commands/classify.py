@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from analyzer.classify import Classification
+    from arb_audit.analyzer.classify import Classification
 
 
 @click.command()
@@ -39,7 +39,7 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
     EVAL_ONLY, NONE_TRAINING, CONFIG_DEPENDENT), its primary label, its role, its training stages and
     the evidence for each. Nothing is imported or executed. Exit status 0, or 2 when no file was found.
     """
-    from analyzer.batch import classify_many
+    from arb_audit.analyzer.batch import classify_many
     from arb_audit.cache_dirs import cache_root
     from arb_audit.report import clean
     from arb_audit.store import RunStore, StoreError

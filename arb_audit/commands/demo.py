@@ -16,7 +16,7 @@ import click
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from runner.reference.scenarios import Scenario
+    from arb_audit.runner.reference.scenarios import Scenario
 
 DEFAULT_OUT = Path("arb-audit-demo")
 
@@ -58,7 +58,7 @@ def demo(scenario: str | None, run_all: bool, out: Path, list_only: bool) -> Non
     """
     from rich.console import Console
 
-    from runner.reference.scenarios import SCENARIOS, find
+    from arb_audit.runner.reference.scenarios import SCENARIOS, find
 
     console = Console()
     if list_only:
@@ -68,9 +68,9 @@ def demo(scenario: str | None, run_all: bool, out: Path, list_only: bool) -> Non
         console.print(table)
         return
     if importlib.util.find_spec("torch") is None:
-        click.echo(
-            "arb-audit demo: the reference world needs torch: pip install 'arb-audit[reference]'", err=True
-        )
+        from arb_audit.install_hint import missing
+
+        click.echo(missing("arb-audit demo: the reference world", "torch", extra="reference"), err=True)
         sys.exit(2)
     if run_all and scenario:
         click.echo("arb-audit demo: give a scenario or --all, not both", err=True)
@@ -107,8 +107,8 @@ def _table(*columns: str) -> Table:
 def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, Any]:
     """Record one scenario and return its audit (printed in full when ``show``)."""
     from arb_audit.commands.audit import audit_folder
-    from runner.record import RecordError
-    from runner.reference.world import WorldError, record_scenario
+    from arb_audit.runner.record import RecordError
+    from arb_audit.runner.reference.world import WorldError, record_scenario
 
     click.echo(f"arb-audit demo: recording {scenario.name} — {scenario.story}", err=True)
     try:

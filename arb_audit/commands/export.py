@@ -23,8 +23,8 @@ def export(study: Path, table_name: str, fmt: str, output: Path | None) -> None:
     """
     from arb_audit.store import StoreError
     from arb_audit.study import load_study
-    from taxonomy.render import write
-    from taxonomy.tables import TABLES, table
+    from arb_audit.taxonomy.render import write
+    from arb_audit.taxonomy.tables import TABLES, table
 
     if table_name not in TABLES:
         click.echo(f"arb-audit export: no table {table_name!r} (there are: {', '.join(TABLES)})", err=True)

@@ -29,8 +29,8 @@ def discover(paths: list[Path]) -> tuple[list[Path], list[str]]:
     A folder that a collector recognises is one run and is not searched further; a results tree is
     expanded the way the collector counts its runs. The second list says what was not usable.
     """
+    from arb_audit.collectors import registry
     from arb_audit.model import STORE_DIRNAME
-    from collectors import registry
 
     found: dict[Path, None] = {}
     problems: list[str] = []

@@ -8,6 +8,8 @@ from typing import NoReturn
 
 import click
 
+from arb_audit.install_hint import missing
+
 
 def _fail(message: str) -> NoReturn:
     """Say what went wrong on one line of stderr and exit 2."""
@@ -32,11 +34,11 @@ def plot(study: Path, figure_name: str, output: Path) -> None:
     when the study cannot be read, has nothing to draw, or the figure or format is unknown.
     """
     try:
-        from taxonomy.figures import FIGURES, figure, format_of, save
+        from arb_audit.taxonomy.figures import FIGURES, figure, format_of, save
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "matplotlib":
             raise
-        click.echo("arb-audit plot needs matplotlib: pip install 'arb-audit[plot]'", err=True)
+        click.echo(missing("arb-audit plot", exc.name or "matplotlib"), err=True)
         sys.exit(2)
     from arb_audit.store import StoreError
     from arb_audit.study import load_study

@@ -65,9 +65,9 @@ def record(
     The agent talks to the grading API at $GRADING_SERVER_URL (POST /submit, GET /health, GET /time);
     `arb-audit RUN_DIR` audits the recording afterwards. Exit status: the agent's.
     """
+    from arb_audit.runner.record import RecordError, RecordOptions
+    from arb_audit.runner.record import record as run_recording
     from arb_audit.store import StoreError
-    from runner.record import RecordError, RecordOptions
-    from runner.record import record as run_recording
 
     try:
         command = shlex.split(evaluator) if evaluator else None

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from arb_audit.install_hint import missing
+
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path, exists=True))
@@ -29,11 +31,13 @@ def review(path: Path, reviewer: str | None, blind: bool) -> None:
     from arb_audit.verdicts import REVIEWER_ENV, reviewer_name
 
     try:
-        # Textual is an extra: the rest of arb-audit works without it.
-        from tui.app import ReviewApp
-        from tui.session import ReviewError, ReviewSession
-    except ImportError as exc:
-        click.echo(f"arb-audit review needs textual ({exc.name}): pip install 'arb-audit[review]'", err=True)
+        # imported here, not at the top: `arb-audit --help` and every other command start without Textual
+        from arb_audit.tui.app import ReviewApp
+        from arb_audit.tui.session import ReviewError, ReviewSession
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "textual":
+            raise
+        click.echo(missing("arb-audit review", exc.name or "textual"), err=True)
         sys.exit(2)
     name = reviewer_name(reviewer)
     if not name:
@@ -44,4 +48,9 @@ def review(path: Path, reviewer: str | None, blind: bool) -> None:
     except (ReviewError, StoreError) as exc:
         click.echo(f"arb-audit review: {exc}", err=True)
         sys.exit(2)
-    ReviewApp(session).run()
+    app = ReviewApp(session)
+    app.run()
+    # Textual reports a failure (a stylesheet it cannot read, an exception in a handler) through the
+    # app's return code after printing it; a desk that crashed must not exit 0.
+    if app.return_code:
+        sys.exit(app.return_code)

@@ -68,9 +68,9 @@ def verify(path: Path) -> None:
     Exit status 0 when everything holds, 1 with one line per record or file that no longer matches,
     2 when PATH holds nothing to verify.
     """
+    from arb_audit.runner.layout import is_recording
+    from arb_audit.runner.verify import verify as check_recording
     from arb_audit.store import StoreError
-    from runner.layout import is_recording
-    from runner.verify import verify as check_recording
 
     lines: list[str] = []
     ledgers: list[str] = []

@@ -12,13 +12,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, Flag, RunInfo, RunRecord, Submission
-from arb_audit.revisions import run_ref
-from collectors.artifacts import describe, find_output_artifacts, identify, resolve_submitted
-from collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
-from collectors.autorl_bench.ledger import Localize, build_ledger
-from collectors.autorl_bench.metafiles import (
+from arb_audit.collectors.artifacts import describe, find_output_artifacts, identify, resolve_submitted
+from arb_audit.collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
+from arb_audit.collectors.autorl_bench.ledger import Localize, build_ledger
+from arb_audit.collectors.autorl_bench.metafiles import (
     METRICS,
     RUN_META,
     RunMeta,
@@ -26,14 +23,17 @@ from collectors.autorl_bench.metafiles import (
     read_harness_metrics,
     read_run_meta,
 )
-from collectors.autorl_bench.runlog import RunLog, read_run_log
-from collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
-from collectors.autorl_bench.summaries import read_reports
-from collectors.base import CollectOptions, Collector
-from collectors.clock import from_epoch, infer_utc_offset, localize
-from collectors.final_tree import final_tree
-from collectors.reading import RunFolder, Tally, text_int, text_number
-from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
+from arb_audit.collectors.autorl_bench.runlog import RunLog, read_run_log
+from arb_audit.collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
+from arb_audit.collectors.autorl_bench.summaries import read_reports
+from arb_audit.collectors.base import CollectOptions, Collector
+from arb_audit.collectors.clock import from_epoch, infer_utc_offset, localize
+from arb_audit.collectors.final_tree import final_tree
+from arb_audit.collectors.reading import RunFolder, Tally, text_int, text_number
+from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
+from arb_audit.evidence import Evidence
+from arb_audit.model import ArtifactInfo, Flag, RunInfo, RunRecord, Submission
+from arb_audit.revisions import run_ref
 
 AGENT_JSONL = "agent.jsonl"
 """The CLI agents' raw event stream (the wrappers ``tee`` it there)."""

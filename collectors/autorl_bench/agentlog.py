@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.reading import RunFolder, text_int
+from arb_audit.collectors.reading import RunFolder, text_int
 
 AGENT_LOG = "agent.log"
 TITLE = re.compile(r"^=== (?P<title>.+?) ===\s*$")

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from arb_audit.collectors.autorl_bench.runlog import SubmitEvent
+from arb_audit.collectors.autorl_bench.scores import SCORES, ScoreEntry
+from arb_audit.collectors.reading import RunFolder, Tally
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Submission, SubmissionStatus
-from collectors.autorl_bench.runlog import SubmitEvent
-from collectors.autorl_bench.scores import SCORES, ScoreEntry
-from collectors.reading import RunFolder, Tally
 
 Localize = Callable[[datetime | None], datetime | None]
 _NEVER = datetime.max.replace(tzinfo=UTC)

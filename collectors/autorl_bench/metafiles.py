@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from collectors.clock import from_epoch
-from collectors.reading import RunFolder, json_number
+from arb_audit.collectors.clock import from_epoch
+from arb_audit.collectors.reading import RunFolder, json_number
 
 RUN_META = "run_meta.json"
 METRICS = "reports/metrics.json"

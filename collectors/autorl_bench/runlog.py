@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from collectors.clock import parse_time
-from collectors.reading import RunFolder, Tally, text_int, text_number
+from arb_audit.collectors.clock import parse_time
+from arb_audit.collectors.reading import RunFolder, Tally, text_int, text_number
 
 RECORD = re.compile(
     r"^(?P<at>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:[.,]\d+)?"

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from arb_audit.collectors.clock import parse_time
+from arb_audit.collectors.reading import RunFolder, Tally, json_int, json_number
 from arb_audit.evidence import excerpt
-from collectors.clock import parse_time
-from collectors.reading import RunFolder, Tally, json_int, json_number
 
 SCORES = "scores.json"
 

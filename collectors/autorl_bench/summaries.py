@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from arb_audit.collectors.clock import parse_time
+from arb_audit.collectors.reading import RunFolder, json_int, json_number, parse_json, text_int, text_number
 from arb_audit.model import ReportedIteration
-from collectors.clock import parse_time
-from collectors.reading import RunFolder, json_int, json_number, parse_json, text_int, text_number
 
 MARKDOWN_SOURCES = ("reports/summary.md", "summary.md")
 JSONL_SOURCE = "reports/summary.jsonl"

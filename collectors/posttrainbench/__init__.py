@@ -16,15 +16,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, Problem, RunInfo, RunRecord, Submission
-from arb_audit.revisions import run_ref
-from collectors.artifacts import describe, identify
-from collectors.base import CollectOptions, Collector, RunListing
-from collectors.final_tree import final_tree
-from collectors.posttrainbench.judges import read_verdicts
-from collectors.posttrainbench.naming import parse_method_name, parse_run_name
-from collectors.posttrainbench.outputs import (
+from arb_audit.collectors.artifacts import describe, identify
+from arb_audit.collectors.base import CollectOptions, Collector, RunListing
+from arb_audit.collectors.final_tree import final_tree
+from arb_audit.collectors.posttrainbench.judges import read_verdicts
+from arb_audit.collectors.posttrainbench.naming import parse_method_name, parse_run_name
+from arb_audit.collectors.posttrainbench.outputs import (
     METRICS,
     OUTPUT_LOG,
     Metrics,
@@ -37,10 +34,13 @@ from collectors.posttrainbench.outputs import (
     read_stderr_logs,
     read_time_taken,
 )
-from collectors.posttrainbench.tree import is_run_folder, scan_tree, superseded_by
-from collectors.reading import RunFolder
-from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
-from collectors.transcripts.secrets import redact, redact_all
+from arb_audit.collectors.posttrainbench.tree import is_run_folder, scan_tree, superseded_by
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
+from arb_audit.collectors.transcripts.secrets import redact, redact_all
+from arb_audit.evidence import Evidence
+from arb_audit.model import ArtifactInfo, Problem, RunInfo, RunRecord, Submission
+from arb_audit.revisions import run_ref
 
 WORKSPACE = "/home/ben/task"
 """The agent's workspace inside PostTrainBench's container (every job's, whatever its machine)."""

@@ -21,8 +21,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from collectors.posttrainbench.outputs import list_top, read_head, read_placeholder
-from collectors.reading import RunFolder
+from arb_audit.collectors.posttrainbench.outputs import list_top, read_head, read_placeholder
+from arb_audit.collectors.reading import RunFolder
 
 Question = Literal["contamination", "disallowed_model", "disallowed_api_usage"]
 """What a verdict answers: benchmark data used in training, a model other than the base model

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from collectors.reading import BOM, RunFolder, json_number, text_int, text_number
+from arb_audit.collectors.reading import BOM, RunFolder, json_number, text_int, text_number
 
 OUTPUT_LOG = "output.log"
 TIME_TAKEN = "time_taken.txt"

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from arb_audit.collectors.posttrainbench.naming import RunName, parse_run_name
 from arb_audit.model import Problem
-from collectors.posttrainbench.naming import RunName, parse_run_name
 
 RUN_MARKERS = (
     "solve_out.txt",

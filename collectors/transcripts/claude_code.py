@@ -11,15 +11,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collectors.reading import json_number
-from collectors.transcripts.events import (
+from arb_audit.collectors.reading import json_number
+from arb_audit.collectors.transcripts.events import (
     CallKind,
     FileEdit,
     ToolCall,
     Transcript,
 )
-from collectors.transcripts.formats import EventFormat, dict_of, edit_body, int_of, list_of, text_of, when
-from collectors.transcripts.stream import Event, dumps_short
+from arb_audit.collectors.transcripts.formats import (
+    EventFormat,
+    dict_of,
+    edit_body,
+    int_of,
+    list_of,
+    text_of,
+    when,
+)
+from arb_audit.collectors.transcripts.stream import Event, dumps_short
 
 TYPES = frozenset({"system", "assistant", "user", "result"})
 IGNORED = frozenset({"stream_event", "rate_limit_event"})

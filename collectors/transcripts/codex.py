@@ -13,10 +13,10 @@ import re
 import shlex
 from typing import Any
 
-from collectors.transcripts.events import MAX_BODY_CHARS, FileEdit, ToolCall, Transcript
-from collectors.transcripts.formats import EventFormat, dict_of, int_of, list_of, text_of, when
-from collectors.transcripts.patches import split_apply_patch
-from collectors.transcripts.stream import Event
+from arb_audit.collectors.transcripts.events import MAX_BODY_CHARS, FileEdit, ToolCall, Transcript
+from arb_audit.collectors.transcripts.formats import EventFormat, dict_of, int_of, list_of, text_of, when
+from arb_audit.collectors.transcripts.patches import split_apply_patch
+from arb_audit.collectors.transcripts.stream import Event
 
 SHELLS = frozenset({"bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "zsh", "/bin/zsh"})
 _WRAPPED = re.compile(r"^(?:/usr)?(?:/bin/)?(?:bash|sh|zsh) -l?c ")

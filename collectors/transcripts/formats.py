@@ -6,9 +6,9 @@ from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import Any, ClassVar
 
-from collectors.reading import json_int
-from collectors.transcripts.events import MAX_BODY_CHARS, Transcript
-from collectors.transcripts.stream import Event
+from arb_audit.collectors.reading import json_int
+from arb_audit.collectors.transcripts.events import MAX_BODY_CHARS, Transcript
+from arb_audit.collectors.transcripts.stream import Event
 
 
 class EventFormat(ABC):

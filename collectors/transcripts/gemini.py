@@ -15,10 +15,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from collectors.reading import Tally, text_int
-from collectors.transcripts.events import FileEdit, ToolCall, Transcript
-from collectors.transcripts.formats import EventFormat, dict_of, edit_body, int_of, list_of, text_of, when
-from collectors.transcripts.stream import Event, parse_stamp
+from arb_audit.collectors.reading import Tally, text_int
+from arb_audit.collectors.transcripts.events import FileEdit, ToolCall, Transcript
+from arb_audit.collectors.transcripts.formats import (
+    EventFormat,
+    dict_of,
+    edit_body,
+    int_of,
+    list_of,
+    text_of,
+    when,
+)
+from arb_audit.collectors.transcripts.stream import Event, parse_stamp
 
 TYPES = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
 """The event types of the stream-json form."""

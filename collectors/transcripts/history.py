@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from collectors.transcripts.events import MAX_BODY_CHARS, FileEdit, ToolCall, Transcript
-from collectors.transcripts.patches import PatchError, apply_patch, find_patches, split_apply_patch
-from collectors.transcripts.paths import PathMap
-from collectors.transcripts.shell_writes import shell_writes
+from arb_audit.collectors.transcripts.events import MAX_BODY_CHARS, FileEdit, ToolCall, Transcript
+from arb_audit.collectors.transcripts.patches import PatchError, apply_patch, find_patches, split_apply_patch
+from arb_audit.collectors.transcripts.paths import PathMap
+from arb_audit.collectors.transcripts.shell_writes import shell_writes
 
 MAX_FILES = 5000
 """Most files a rebuilt tree holds; later new files are gaps."""

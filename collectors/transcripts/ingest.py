@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.history import MAX_GAPS_LISTED, History, Step, rebuild
+from arb_audit.collectors.transcripts.paths import OUTSIDE, PathMap
+from arb_audit.collectors.transcripts.read import read_transcript
+from arb_audit.collectors.transcripts.secrets import redact
 from arb_audit.model import Command, Problem, Revision
 from arb_audit.revisions import RevisionError, TreeCommitter
-from collectors.reading import RunFolder
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.history import MAX_GAPS_LISTED, History, Step, rebuild
-from collectors.transcripts.paths import OUTSIDE, PathMap
-from collectors.transcripts.read import read_transcript
-from collectors.transcripts.secrets import redact
 
 MAX_COMPARED_BYTES = 4 * 1024 * 1024
 """Largest workspace file compared with its rebuilt contents."""

@@ -13,11 +13,19 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from collectors.reading import json_number
-from collectors.transcripts.events import FileEdit, Session, ToolCall, Transcript
-from collectors.transcripts.formats import EventFormat, dict_of, edit_body, int_of, list_of, text_of, when
-from collectors.transcripts.patches import split_apply_patch
-from collectors.transcripts.stream import Event, epoch_ms
+from arb_audit.collectors.reading import json_number
+from arb_audit.collectors.transcripts.events import FileEdit, Session, ToolCall, Transcript
+from arb_audit.collectors.transcripts.formats import (
+    EventFormat,
+    dict_of,
+    edit_body,
+    int_of,
+    list_of,
+    text_of,
+    when,
+)
+from arb_audit.collectors.transcripts.patches import split_apply_patch
+from arb_audit.collectors.transcripts.stream import Event, epoch_ms
 
 QUIET = frozenset({"step_start", "text", "reasoning"})
 """Event types that hold no call or outcome (a step begins, the agent's prose, its thinking)."""

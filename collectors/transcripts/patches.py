@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from collectors.transcripts.events import MAX_BODY_CHARS, FileEdit
+from arb_audit.collectors.transcripts.events import MAX_BODY_CHARS, FileEdit
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
 _FILE_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-from collectors.reading import RunFolder, Tally
-from collectors.transcripts.claude_code import ClaudeCodeFormat
-from collectors.transcripts.codex import CodexFormat, CodexLegacyFormat
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.formats import EventFormat
-from collectors.transcripts.gemini import GeminiFormat
-from collectors.transcripts.opencode import OpenCodeFormat
-from collectors.transcripts.rendered import read_rendered
-from collectors.transcripts.stream import Event, events, first_json_objects
+from arb_audit.collectors.reading import RunFolder, Tally
+from arb_audit.collectors.transcripts.claude_code import ClaudeCodeFormat
+from arb_audit.collectors.transcripts.codex import CodexFormat, CodexLegacyFormat
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.formats import EventFormat
+from arb_audit.collectors.transcripts.gemini import GeminiFormat
+from arb_audit.collectors.transcripts.opencode import OpenCodeFormat
+from arb_audit.collectors.transcripts.rendered import read_rendered
+from arb_audit.collectors.transcripts.stream import Event, events, first_json_objects
 
 FORMATS: tuple[type[EventFormat], ...] = (
     ClaudeCodeFormat,

@@ -1,6 +1,6 @@
 """Lines of a transcript file as JSON events: timestamp prefixes stripped, stderr lines counted, secrets gone.
 
-Every line passes through :func:`collectors.transcripts.secrets.redact` before anything looks at it.
+Every line passes through :func:`arb_audit.collectors.transcripts.secrets.redact` before anything looks at it.
 A line may carry PostTrainBench's ``[YYYY-MM-DDTHH:MM:SSZ] `` prefix (its time is the event's time when
 the event has none of its own). A line that is not a JSON object is stderr the agent's process
 interleaved: counted, not an error. A JSON event that does not parse is reported (the last line of a
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from collectors.clock import from_epoch, parse_time
-from collectors.reading import RunFolder, Tally, parse_json
-from collectors.transcripts.secrets import redact
+from arb_audit.collectors.clock import from_epoch, parse_time
+from arb_audit.collectors.reading import RunFolder, Tally, parse_json
+from arb_audit.collectors.transcripts.secrets import redact
 
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """Longest transcript line read; a Write of a large file is one line. Longer lines are cut (a gap)."""

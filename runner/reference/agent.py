@@ -1,11 +1,11 @@
 """A scripted agent: plays a scenario in its workspace and prints its transcript as Claude Code would.
 
-``python -m runner.reference.agent SCENARIO`` is the agent command ``arb-audit record`` starts (in the
-workspace, with ``GRADING_SERVER_URL`` set). Each step is a tool call: a ``Write`` writes a whole file,
-a ``Bash`` call runs a command and reports its output and exit code. The transcript is Claude Code's
-``stream-json``, each line prefixed with its UTC time as PostTrainBench's launcher writes it; the
-recorder keeps the agent's output as ``agent.log``. Between steps the agent pauses as a model would
-while it thinks, so the recorder's timer sees each edit before the command that uses it.
+``python -m arb_audit.runner.reference.agent SCENARIO`` is the agent command ``arb-audit record`` starts
+(in the workspace, with ``GRADING_SERVER_URL`` set). Each step is a tool call: a ``Write`` writes a whole
+file, a ``Bash`` call runs a command and reports its output and exit code. The transcript is Claude Code's
+``stream-json``, each line prefixed with its UTC time as PostTrainBench's launcher writes it; the recorder
+keeps the agent's output as ``agent.log``. Between steps the agent pauses as a model would while it
+thinks, so the recorder's timer sees each edit before the command that uses it.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runner.reference.scenarios import Run, Scenario, Step, Write, find
+from arb_audit.runner.reference.scenarios import Run, Scenario, Step, Write, find
 
 THINK_S = 0.6
 """Pause between steps."""
@@ -45,7 +47,30 @@ def _result(call_id: str, content: str, is_error: bool) -> dict[str, Any]:
     return {"type": "user", "message": {"role": "user", "content": [block]}}
 
 
-def take(step: Step, call_id: str, workspace: Path) -> None:
+PYTHON_NAMES = ("python", "python3")
+"""The names an agent's commands call Python by (``python code/sft.py``)."""
+
+
+def interpreter_shims(folder: Path) -> dict[str, str]:
+    """Make ``python`` and ``python3`` in ``folder`` run this interpreter; return the commands' environment.
+
+    The agent's commands say ``python code/sft.py``, as agents write them. Looked up on PATH, ``python``
+    is whatever the user's shell has first, often a system Python without torch (the venv arb-audit was
+    installed in is rarely activated: pipx and ``uv tool`` never activate one), and every training
+    command would fail with ModuleNotFoundError. A small script per name, first on PATH, runs the
+    interpreter arb-audit itself runs on. The folder is outside the workspace, so no revision holds it.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PYTHON_NAMES:
+        shim = folder / name
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n', encoding="utf-8")
+        shim.chmod(0o755)
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(folder), env.get("PATH", os.defpath)])
+    return env
+
+
+def take(step: Step, call_id: str, workspace: Path, env: dict[str, str] | None = None) -> None:
     """Take one step as a tool call and print it (a failed command is reported, as an agent sees it)."""
     if isinstance(step, Write):
         target = workspace / step.path
@@ -57,7 +82,7 @@ def take(step: Step, call_id: str, workspace: Path) -> None:
     assert isinstance(step, Run)
     emit(_call(call_id, "Bash", {"command": step.command, "description": "run"}))
     done = subprocess.run(
-        ["bash", "-c", step.command], cwd=workspace, capture_output=True, text=True, errors="replace"
+        ["bash", "-c", step.command], cwd=workspace, env=env, capture_output=True, text=True, errors="replace"
     )
     output = (done.stdout + done.stderr)[-OUTPUT_CHARS:]
     failed = done.returncode != 0
@@ -78,9 +103,11 @@ def play(scenario: Scenario, workspace: Path) -> int:
         }
     )
     started = time.monotonic()
-    for number, step in enumerate(scenario.steps, start=1):
-        take(step, f"toolu_{number:03d}", workspace)
-        time.sleep(THINK_S)
+    with tempfile.TemporaryDirectory(prefix="arb-audit-agent-") as shims:
+        env = interpreter_shims(Path(shims))
+        for number, step in enumerate(scenario.steps, start=1):
+            take(step, f"toolu_{number:03d}", workspace, env)
+            time.sleep(THINK_S)
     emit(
         {
             "type": "result",
@@ -96,7 +123,7 @@ def play(scenario: Scenario, workspace: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Play the named scenario in the workspace (``$WORKSPACE``, else the current folder)."""
-    parser = argparse.ArgumentParser(prog="python -m runner.reference.agent", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m arb_audit.runner.reference.agent", description=__doc__)
     parser.add_argument("scenario")
     args = parser.parse_args(argv)
     try:

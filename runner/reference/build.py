@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from runner.reference.tasks import (
+from arb_audit.runner.reference.tasks import (
     ACTIONS,
     LETTERS,
     WORD_LENGTH,
@@ -23,7 +23,7 @@ from runner.reference.tasks import (
     revstr_prompt,
     revstr_split,
 )
-from runner.reference.tinylm import TinyConfig, TinyLM, save_model, sequence_loss
+from arb_audit.runner.reference.tinylm import TinyConfig, TinyLM, save_model, sequence_loss
 
 BASE_NAME = "arb-audit/tiny-base"
 """The base model's id, written as its ``_name_or_path``."""

@@ -1,6 +1,6 @@
 """The reference world's grader: score a model folder on a task's held-out split.
 
-``python -m runner.reference.evaluate --task revstr|keyroom MODEL_DIR`` prints one JSON line,
+``python -m arb_audit.runner.reference.evaluate --task revstr|keyroom MODEL_DIR`` prints one JSON line,
 ``{"score": S}`` (percent of held-out problems or episodes solved, greedy decoding with the folder's own
 chat template and ``max_new_tokens``) or ``{"error": ...}`` naming the file that made the folder unusable;
 it is the evaluator command ``arb-audit record --evaluator`` runs.
@@ -14,8 +14,14 @@ from pathlib import Path
 
 import torch
 
-from runner.reference.tasks import KeyRoom, keyroom_split, revstr_prompt, revstr_reward, revstr_split
-from runner.reference.tinylm import LoadedModel, ModelFolderError, load_model
+from arb_audit.runner.reference.tasks import (
+    KeyRoom,
+    keyroom_split,
+    revstr_prompt,
+    revstr_reward,
+    revstr_split,
+)
+from arb_audit.runner.reference.tinylm import LoadedModel, ModelFolderError, load_model
 
 TASKS = ("revstr", "keyroom")
 
@@ -49,7 +55,9 @@ def score(model_dir: Path, task: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the score (or the reason there is none) as one JSON line; exit 0 either way."""
-    parser = argparse.ArgumentParser(prog="python -m runner.reference.evaluate", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m arb_audit.runner.reference.evaluate", description=__doc__
+    )
     parser.add_argument("--task", choices=TASKS, required=True)
     parser.add_argument("model_dir", type=Path)
     args = parser.parse_args(argv)

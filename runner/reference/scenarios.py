@@ -3,7 +3,7 @@
 Each scenario is a list of steps an agent takes in its workspace — write a file (a recipe from
 ``runner/reference/recipes``, sometimes with a bug spliced in), run a command — with the route chain,
 failure mode and quadrant that follow from it by construction, stated next to it. The steps are data;
-``runner.reference.agent`` plays them and writes the transcript.
+``arb_audit.runner.reference.agent`` plays them and writes the transcript.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Scenario:
 
 def recipe(name: str, *edits: tuple[str, str]) -> Write:
     """Write recipe ``name`` into ``code/``, with each ``(old, new)`` edit applied (``old`` must occur)."""
-    text = resources.files("runner.reference.recipes").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files("arb_audit.runner.reference.recipes").joinpath(name).read_text(encoding="utf-8")
     for old, new in edits:
         if old not in text:
             raise ValueError(f"recipe {name}: {old!r} does not occur, so the edit cannot be made")

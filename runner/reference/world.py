@@ -11,9 +11,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from runner.record import RecordOptions, record
-from runner.reference.build import build_base, write_workspace
-from runner.reference.scenarios import Scenario
+from arb_audit.runner.record import RecordOptions, record
+from arb_audit.runner.reference.build import build_base, write_workspace
+from arb_audit.runner.reference.scenarios import Scenario
 
 SNAPSHOT_EVERY_S = 0.25
 """The recorder's timer: shorter than the scripted agent's pause between steps."""
@@ -32,7 +32,7 @@ def base_model(out: Path) -> Path:
 
 def base_score(base: Path, task: str) -> float:
     """Return the base model's held-out score on ``task`` (kept next to its folder once measured)."""
-    from runner.reference.evaluate import score
+    from arb_audit.runner.reference.evaluate import score
 
     cache = base.parent / f"{base.name}.{task}.score"
     if not cache.is_file():
@@ -62,8 +62,8 @@ def record_scenario(scenario: Scenario, out: Path) -> Path:
         RecordOptions(
             workspace=workspace,
             run_dir=recording,
-            agent=[python, "-m", "runner.reference.agent", scenario.name],
-            evaluator=[python, "-m", "runner.reference.evaluate", "--task", scenario.task],
+            agent=[python, "-m", "arb_audit.runner.reference.agent", scenario.name],
+            evaluator=[python, "-m", "arb_audit.runner.reference.evaluate", "--task", scenario.task],
             snapshot_every_s=SNAPSHOT_EVERY_S,
             budget_s=scenario.budget_s,
             task=scenario.task,
@@ -77,15 +77,17 @@ def record_scenario(scenario: Scenario, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Record the named scenarios (all by default) into OUT: ``python -m runner.reference.world OUT``.
+    """Record the named scenarios (all by default) into OUT.
 
-    This is how ``fixtures/reference`` is made.
+    ``python -m arb_audit.runner.reference.world OUT`` is how ``fixtures/reference`` is made.
     """
     import argparse
 
-    from runner.reference.scenarios import SCENARIOS, find
+    from arb_audit.runner.reference.scenarios import SCENARIOS, find
 
-    parser = argparse.ArgumentParser(prog="python -m runner.reference.world", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m arb_audit.runner.reference.world", description=main.__doc__
+    )
     parser.add_argument("out", type=Path)
     parser.add_argument("scenarios", nargs="*", help="scenario names (default: every scenario)")
     args = parser.parse_args(argv)
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"recording {scenario.name}", flush=True)
             record_scenario(scenario, args.out)
     except (KeyError, WorldError) as exc:
-        print(f"python -m runner.reference.world: {exc.args[0]}", file=sys.stderr)
+        print(f"python -m arb_audit.runner.reference.world: {exc.args[0]}", file=sys.stderr)
         return 2
     return 0
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from analyzer.audit import build_audit
+from arb_audit.analyzer.audit import build_audit
 from arb_audit.model import ReportedIteration, RunInfo, RunRecord, Submission
 
 T = datetime(2026, 3, 10, 2, 30, tzinfo=UTC)
@@ -119,7 +119,7 @@ def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord,
 
 
 def test_a_stage_scoring_below_its_parent_beyond_noise_is_a_training_collapse() -> None:
-    from analyzer.audit import _failure
+    from arb_audit.analyzer.audit import _failure
 
     record, routes = _lineage_record(parent_score=55.0, child_score=45.0)
     failure = _failure(record, record.submissions[0], 2.75, routes, "policy_gradient")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from analyzer.batch import classify_many
+from arb_audit.analyzer.batch import classify_many
 from arb_audit.cli import main
 
 GOOD = "from trl import SFTTrainer\nSFTTrainer(model='m').train()\n"

@@ -12,12 +12,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer.batch import classify_path
-from analyzer.launchers import classify_launcher
-from analyzer.source import SourceFile
+from arb_audit.analyzer.batch import classify_path
+from arb_audit.analyzer.launchers import classify_launcher
+from arb_audit.analyzer.source import SourceFile
 from arb_audit.cli import main
 from arb_audit.store import RunStore
-from taxonomy.files import FILE_LABELS, FILE_ROLES
+from arb_audit.taxonomy.files import FILE_LABELS, FILE_ROLES
 
 SFT_THEN_GRPO = '''
 """Prime the format with SFT, then GRPO with reward functions (as unsloth's notebooks do)."""

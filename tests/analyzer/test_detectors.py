@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.classify import find
-from analyzer.detector import Invalid, RouteDetector, Valid, discover
+from arb_audit.analyzer.classify import find
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, discover
 
 DETECTORS = discover()
 VALID = [(d, i, case) for d in DETECTORS for i, case in enumerate(d.VALID)]

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer import answer_flags
-from analyzer.answer_flags import (
+from arb_audit.analyzer import answer_flags
+from arb_audit.analyzer.answer_flags import (
     MIN_ENTRIES,
     code_findings,
     eval_items,

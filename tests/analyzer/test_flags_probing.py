@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from analyzer.audit import build_audit
-from analyzer.ledger_flags import probing_flags, weight_digests
+from arb_audit.analyzer.audit import build_audit
+from arb_audit.analyzer.ledger_flags import probing_flags, weight_digests
 from arb_audit.model import (
     ArtifactManifest,
     Command,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.tamper_flags import command_writes, tampering_evidence
+from arb_audit.analyzer.tamper_flags import command_writes, tampering_evidence
 from arb_audit.model import Command, FileEntry, Revision, RunInfo, RunRecord
 from tests.test_cli import run_cli
 from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.routes import _loaded_model
+from arb_audit.analyzer.routes import _loaded_model
 from tests.analyzer.test_routes import BASE, MERGE, SFT, _bash, _run, _write
 from tests.test_cli import run_cli
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from analyzer.classify import classify_source
-from analyzer.routes import RunCode, StageStep, analyze
-from analyzer.scripts_run import scripts_run
-from analyzer.source import SourceFile
+from arb_audit.analyzer.classify import classify_source
+from arb_audit.analyzer.routes import RunCode, StageStep, analyze
+from arb_audit.analyzer.scripts_run import scripts_run
+from arb_audit.analyzer.source import SourceFile
 from arb_audit.model import Command, FileEntry, Revision, RunInfo, RunRecord, Submission
 from tests.analyzer.test_routes import BASE, HANDWRITTEN_SFT
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from analyzer.lineage_weights import record_tensor_changes, tensor_changes
-from analyzer.weights import WeightDiff
+from arb_audit.analyzer.lineage_weights import record_tensor_changes, tensor_changes
+from arb_audit.analyzer.weights import WeightDiff
 from arb_audit.commands.audit import audit_folder
 from arb_audit.model import TensorDigest
 from arb_audit.store import RunStore

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from analyzer.metrics import best_submission, compute_metrics
+from arb_audit.analyzer.metrics import best_submission, compute_metrics
+from arb_audit.collectors.autorl_bench import AutoRLBenchCollector
+from arb_audit.collectors.base import CollectOptions
 from arb_audit.model import RunInfo, RunRecord, Submission
-from collectors.autorl_bench import AutoRLBenchCollector
-from collectors.base import CollectOptions
 
 
 def collect(run: Path) -> RunRecord:

@@ -6,9 +6,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from analyzer.detector import FileContext, RouteDetector, discover
-from analyzer.names import NameResolver
-from analyzer.walk import run
+from arb_audit.analyzer.detector import FileContext, RouteDetector, discover
+from arb_audit.analyzer.names import NameResolver
+from arb_audit.analyzer.walk import run
 
 EXTRA = [
     "import trl\nfrom trl import GRPOTrainer as G\nG(); trl.SFTTrainer(); trl.trainer.DPOTrainer()\n",

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.batch import classify_many
-from analyzer.classify import classify_source, detectors
-from analyzer.detector import Invalid, Valid
-from analyzer.route_words import ALL_ROUTES, possible_routes
-from analyzer.routes import label_of
-from analyzer.source import source_from_bytes
+from arb_audit.analyzer.batch import classify_many
+from arb_audit.analyzer.classify import classify_source, detectors
+from arb_audit.analyzer.detector import Invalid, Valid
+from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
+from arb_audit.analyzer.routes import label_of
+from arb_audit.analyzer.source import source_from_bytes
 from tests.analyzer.test_routes import DPO, GRPO, ONLINE, SFT, _bash, _run, _write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +98,7 @@ def test_a_route_only_an_earlier_unrun_version_held_is_still_written(
         classified.extend(paths)
         return classify_many(paths, **kwargs)
 
-    monkeypatch.setattr("analyzer.code_labels.classify_many", counted)
+    monkeypatch.setattr("arb_audit.analyzer.code_labels.classify_many", counted)
     events = [
         *_write("w1", "train.py", DPO),  # DPO, never run, then replaced
         *_write("w2", "train.py", SFT),

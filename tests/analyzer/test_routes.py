@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analyzer.scripts_run import scripts_run
+from arb_audit.analyzer.scripts_run import scripts_run
 from arb_audit.model import Command, FileEntry, Revision
-from taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
+from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 from tests.test_cli import run_cli
 from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl
 
@@ -384,7 +384,7 @@ def test_a_merge_of_two_fine_tunes(tmp_path: Path) -> None:
 
 
 def test_copies_that_are_not_the_artifacts_origin() -> None:
-    from analyzer.routes import _copy_source
+    from arb_audit.analyzer.routes import _copy_source
 
     assert _copy_source("cp -r outputs/grpo final_model", "final_model") == "outputs/grpo"
     assert _copy_source("cp chat_template.jinja final_model/", "final_model") is None

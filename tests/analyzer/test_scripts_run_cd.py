@@ -12,7 +12,7 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.scripts_run import scripts_run
+from arb_audit.analyzer.scripts_run import scripts_run
 from arb_audit.model import Command, FileEntry, Revision
 
 NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_- .", min_size=1, max_size=12).filter(

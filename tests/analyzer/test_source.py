@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from analyzer import source
-from analyzer.source import (
+from arb_audit.analyzer import source
+from arb_audit.analyzer.source import (
     MAX_CHAIN,
     MAX_NESTING,
     MAX_SOURCE_BYTES,

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.routes import StageStep
+from arb_audit.analyzer.routes import StageStep
 
 torch = pytest.importorskip("torch")
 
-from analyzer.lineage_weights import weigh  # noqa: E402
-from analyzer.weights import compare, safetensors_index  # noqa: E402
+from arb_audit.analyzer.lineage_weights import weigh  # noqa: E402
+from arb_audit.analyzer.weights import compare, safetensors_index  # noqa: E402
 
 
 def _safetensors(path: Path, tensors: dict[str, list[list[float]]], dtype: str = "F32") -> None:

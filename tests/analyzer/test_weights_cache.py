@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from analyzer import weights
-from analyzer.cache import save_result
+from arb_audit.analyzer import weights
+from arb_audit.analyzer.cache import save_result
 
 
 def _model(folder: Path, values: list[float]) -> Path:

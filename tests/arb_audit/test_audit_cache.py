@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pytest
 
-import analyzer.run_analysis
+import arb_audit.analyzer.run_analysis
 from arb_audit.audit_cache import SECRET_NAME, _secret_in, depends_on, input_key, listing, secret, unchanged
 from arb_audit.cache_dirs import cache_root
 from tests.reference.recordings import copy_out
@@ -21,13 +21,13 @@ from tests.test_cli import MakeRun, run_cli
 def anew(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Count the audits made anew (route analyses run), by the run folder each was made of."""
     made: list[Path] = []
-    analyse = analyzer.run_analysis.route_analysis
+    analyse = arb_audit.analyzer.run_analysis.route_analysis
 
     def counted(record: Any, *args: Any, **kwargs: Any) -> Any:
         made.append(Path(record.run.source_path))
         return analyse(record, *args, **kwargs)
 
-    monkeypatch.setattr(analyzer.run_analysis, "route_analysis", counted)
+    monkeypatch.setattr(arb_audit.analyzer.run_analysis, "route_analysis", counted)
     return made
 
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arb_audit.store import RunStore
+from arb_audit.taxonomy.review import FIELDS, analyzer_values, check_value, choices, normalise_chain
 from arb_audit.verdicts import (
     REVIEWER_ENV,
     Verdict,
@@ -22,7 +23,6 @@ from arb_audit.verdicts import (
     load_verdicts,
     reviewer_name,
 )
-from taxonomy.review import FIELDS, analyzer_values, check_value, choices, normalise_chain
 from tests.test_cli import run_cli
 
 MOMENT = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)

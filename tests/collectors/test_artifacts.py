@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from collectors.artifacts import describe
-from collectors.reading import RunFolder
+from arb_audit.collectors.artifacts import describe
+from arb_audit.collectors.reading import RunFolder
 
 CARD = """\
 ---

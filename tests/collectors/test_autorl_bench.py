@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from arb_audit.collectors.autorl_bench import AutoRLBenchCollector
+from arb_audit.collectors.base import CollectOptions
 from arb_audit.model import RunRecord
-from collectors.autorl_bench import AutoRLBenchCollector
-from collectors.base import CollectOptions
 
 MakeRun = Callable[[str], Path]
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.clock import from_epoch, infer_utc_offset, localize, parse_time
+from arb_audit.collectors.clock import from_epoch, infer_utc_offset, localize, parse_time
 
 MOMENT = datetime(2026, 3, 10, 2, 15, tzinfo=UTC)
 

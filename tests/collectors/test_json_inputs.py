@@ -8,11 +8,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.autorl_bench.agentlog import read_agent_log
-from collectors.autorl_bench.metafiles import read_run_meta
-from collectors.autorl_bench.scores import read_scores
-from collectors.autorl_bench.summaries import read_pipeline_results
-from collectors.reading import RunFolder
+from arb_audit.collectors.autorl_bench.agentlog import read_agent_log
+from arb_audit.collectors.autorl_bench.metafiles import read_run_meta
+from arb_audit.collectors.autorl_bench.scores import read_scores
+from arb_audit.collectors.autorl_bench.summaries import read_pipeline_results
+from arb_audit.collectors.reading import RunFolder
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),

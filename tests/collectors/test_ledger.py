@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from collectors.autorl_bench.ledger import build_ledger
-from collectors.autorl_bench.runlog import SubmitEvent
-from collectors.autorl_bench.scores import ScoreEntry
-from collectors.clock import localize
-from collectors.reading import RunFolder
+from arb_audit.collectors.autorl_bench.ledger import build_ledger
+from arb_audit.collectors.autorl_bench.runlog import SubmitEvent
+from arb_audit.collectors.autorl_bench.scores import ScoreEntry
+from arb_audit.collectors.clock import localize
+from arb_audit.collectors.reading import RunFolder
 
 T0 = datetime(2026, 3, 10, 10, 0, 0)
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from arb_audit.collectors import registry
+from arb_audit.collectors.base import CollectOptions
+from arb_audit.collectors.posttrainbench import PostTrainBenchCollector
 from arb_audit.model import RunRecord
-from collectors import registry
-from collectors.base import CollectOptions
-from collectors.posttrainbench import PostTrainBenchCollector
 from tests.test_cli import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "posttrainbench"

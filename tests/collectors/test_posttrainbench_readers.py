@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.posttrainbench import judges, outputs, tree
-from collectors.posttrainbench.naming import parse_method_name, parse_run_name, scaffold_of
-from collectors.reading import RunFolder
+from arb_audit.collectors.posttrainbench import judges, outputs, tree
+from arb_audit.collectors.posttrainbench.naming import parse_method_name, parse_run_name, scaffold_of
+from arb_audit.collectors.reading import RunFolder
 from tests import fixture_posttrainbench as fx
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "posttrainbench"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors import reading
-from collectors.autorl_bench.runlog import read_run_log
-from collectors.reading import RunFolder, split_lines
+from arb_audit.collectors import reading
+from arb_audit.collectors.autorl_bench.runlog import read_run_log
+from arb_audit.collectors.reading import RunFolder, split_lines
 
 RECORD = b"2026-03-10 10:15:04 | INFO | [SUBMIT #1] Started | model_path=output/v1 | gpu=None\n"
 

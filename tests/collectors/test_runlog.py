@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.autorl_bench.runlog import read_run_log
-from collectors.reading import RunFolder
+from arb_audit.collectors.autorl_bench.runlog import read_run_log
+from arb_audit.collectors.reading import RunFolder
 
 LOG = """\
 2026-03-10 10:15:00 | INFO | === AutoRL-Bench ===

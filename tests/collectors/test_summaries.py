@@ -9,8 +9,13 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.autorl_bench.summaries import read_jsonl, read_markdown, read_pipeline_results, read_reports
-from collectors.reading import RunFolder
+from arb_audit.collectors.autorl_bench.summaries import (
+    read_jsonl,
+    read_markdown,
+    read_pipeline_results,
+    read_reports,
+)
+from arb_audit.collectors.reading import RunFolder
 from tests.fixture_runs import ATTEMPTS_EN, OPENHANDS_SUMMARY, PIPELINE_RESULTS, SKILL_JSONL, SKILL_SUMMARY_ZH
 
 SKILL_EN = """\

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.reference.world import base_model
+from arb_audit.runner.reference.world import base_model
 
 
 @pytest.fixture(scope="session")

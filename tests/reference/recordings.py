@@ -9,8 +9,8 @@ from typing import Any
 
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
+from arb_audit.runner.layout import AGENT_OUTPUT, STORE_NAME
 from arb_audit.store import RunStore
-from runner.layout import AGENT_OUTPUT, STORE_NAME
 
 BUNDLED = Path(__file__).resolve().parents[2] / "fixtures" / "reference"
 

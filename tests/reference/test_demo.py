@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arb_audit.cli import main
-from runner.reference.scenarios import SCENARIOS
+from arb_audit.runner.reference.agent import interpreter_shims
+from arb_audit.runner.reference.scenarios import SCENARIOS
 
 
 def test_list_names_every_scenario() -> None:
@@ -35,8 +40,25 @@ def test_a_folder_that_is_not_a_recording_is_never_replaced(tmp_path: Path) -> N
     assert (tmp_path / "copy_base" / "precious.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_demo_records_and_audits_a_scenario(world: Path) -> None:
     result = CliRunner().invoke(main, ["demo", "copy_base", "--out", str(world)])
     assert result.exit_code == 0, result.output
     assert "NO_TRAINING" in result.output and "✗" not in result.output
     assert (world / "copy_base" / "recording" / "run.duckdb").is_file()
+
+
+def test_the_agents_commands_run_this_interpreter_whatever_path_says(tmp_path: Path) -> None:
+    # the shell a user starts arb-audit from rarely has its venv activated: PATH finds a system python
+    env = interpreter_shims(tmp_path / "shims")
+    env["PATH"] = os.pathsep.join([str(tmp_path / "shims"), "/usr/bin:/bin"])
+    for name in ("python", "python3"):
+        done = subprocess.run(
+            ["bash", "-c", f"{name} -c 'import sys; print(sys.executable)'"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout.strip() == sys.executable

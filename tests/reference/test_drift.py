@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.reference.scenarios import SCENARIOS, find
-from runner.reference.world import record_scenario
-from taxonomy.tasks import REFERENCE_TASKS
+from arb_audit.runner.reference.scenarios import SCENARIOS, find
+from arb_audit.runner.reference.world import record_scenario
+from arb_audit.taxonomy.tasks import REFERENCE_TASKS
 from tests.reference.recordings import BUNDLED, deterministic_view, stored
+
+# Each re-recording trains real (tiny) models for 4-16 s: CI's full lane runs them, `make check` does not.
+pytestmark = pytest.mark.slow
 
 
 def test_the_base_model_is_rebuilt_identically(world: Path) -> None:

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from arb_audit.collectors.base import CollectOptions
+from arb_audit.collectors.recorded import RecordedCollector
 from arb_audit.commands.audit import audit_folder
 from arb_audit.model import RunRecord
+from arb_audit.runner.artifact_hash import hash_file
+from arb_audit.runner.reference.scenarios import SCENARIOS, Run, Scenario, Write
 from arb_audit.store import RunStore
-from collectors.base import CollectOptions
-from collectors.recorded import RecordedCollector
-from runner.artifact_hash import hash_file
-from runner.reference.scenarios import SCENARIOS, Run, Scenario, Write
 from tests.reference.recordings import BUNDLED, copy_out, stored, tool_calls
 
 NAMES = [s.name for s in SCENARIOS]

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.reference.evaluate import main
-from runner.reference.tasks import (
+from arb_audit.runner.reference.evaluate import main
+from arb_audit.runner.reference.tasks import (
     ACTIONS,
     MAX_STEPS,
     KeyRoom,
@@ -20,7 +20,7 @@ from runner.reference.tasks import (
     revstr_reward,
     revstr_split,
 )
-from taxonomy.tasks import REFERENCE_TASKS
+from arb_audit.taxonomy.tasks import REFERENCE_TASKS
 
 
 def test_splits_are_disjoint_and_sized_as_the_taxonomy_says() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from runner.reference.tinylm import (
+from arb_audit.runner.reference.tinylm import (
     EOS,
     VOCAB,
     ModelFolderError,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.artifact_hash import hash_artifact, hash_file
+from arb_audit.runner.artifact_hash import hash_artifact, hash_file
 
 Tensors = dict[str, tuple[str, list[int], bytes]]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arb_audit.model import ArtifactManifest, Submission
-from runner.grading import (
+from arb_audit.runner.grading import (
     Evaluate,
     Evaluation,
     Grader,

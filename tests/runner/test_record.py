@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arb_audit.cli import main
+from arb_audit.runner.artifact_hash import hash_artifact
 from arb_audit.store import RunStore
-from runner.artifact_hash import hash_artifact
 from tests.runner.scripted_agent import checkpoint
 
 HERE = Path(__file__).resolve().parent

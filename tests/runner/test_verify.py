@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import runner.verify
+import arb_audit.runner.verify
 from arb_audit.model import ArtifactManifest, RunInfo, Submission
+from arb_audit.runner.artifact_hash import hash_artifact
+from arb_audit.runner.verify import verify
 from arb_audit.store import RunStore
-from runner.artifact_hash import hash_artifact
-from runner.verify import verify
 from tests.runner.scripted_agent import checkpoint
 
 
@@ -47,7 +47,7 @@ def test_a_path_graded_many_times_is_read_once_and_an_unreadable_one_is_named(
             raise PermissionError(13, "Permission denied", str(path / "model.safetensors"))
         return hash_artifact(path)
 
-    monkeypatch.setattr(runner.verify, "hash_artifact", counting)
+    monkeypatch.setattr(arb_audit.runner.verify, "hash_artifact", counting)
     found = verify(tmp_path)
     assert sorted(p.name for p in reads) == ["v1", "v2"]
     assert [(m.what, m.where) for m in found] == [("artifact", "v2 (submission 4)")]

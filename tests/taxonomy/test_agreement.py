@@ -19,10 +19,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
+from arb_audit.install_hint import missing
 from arb_audit.store import RunStore
+from arb_audit.taxonomy.agreement import (
+    AGREEMENT_TABLES,
+    FLEISS,
+    cohen_kappa,
+    confusion,
+    fleiss_kappa,
+    kappa,
+    ratings,
+)
+from arb_audit.taxonomy.render import write
 from arb_audit.verdicts import Verdict, append_verdicts, current_verdicts, load_verdicts
-from taxonomy.agreement import AGREEMENT_TABLES, FLEISS, cohen_kappa, confusion, fleiss_kappa, kappa, ratings
-from taxonomy.render import write
 from tests.test_cli import run_cli
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -432,12 +441,13 @@ def test_the_command_refuses_what_holds_no_verdicts(tmp_path: Path) -> None:
 
 
 def test_the_command_without_scikit_learn(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "taxonomy.agreement")
+    monkeypatch.delitem(sys.modules, "arb_audit.taxonomy.agreement")
     for module in ("sklearn", "sklearn.metrics"):
         monkeypatch.setitem(sys.modules, module, None)
     code, out, err = run_cli("agreement", str(store))
     assert (code, out) == (2, "")
-    assert err == "arb-audit agreement needs scikit-learn: pip install 'arb-audit[review]'\n"
+    assert err == missing("arb-audit agreement", "sklearn") + "\n"
+    assert "arb-audit installs by default" in err and "scikit-learn>=" in err
 
 
 def test_the_command_warns_when_the_ledger_was_edited(tmp_path: Path) -> None:

@@ -17,11 +17,12 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.testing.compare import compare_images
 
+from arb_audit.install_hint import missing
 from arb_audit.store import RunStore
 from arb_audit.study import load_study
-from taxonomy.figures import FIGURES, attempts, figure
-from taxonomy.palette import ROUTE_COLOURS
-from taxonomy.routes import artifact_route
+from arb_audit.taxonomy.figures import FIGURES, attempts, figure
+from arb_audit.taxonomy.palette import ROUTE_COLOURS
+from arb_audit.taxonomy.routes import artifact_route
 from tests.taxonomy.figure_cases import ODD_TASK, write_figure_study
 from tests.test_cli import run_cli
 
@@ -177,10 +178,11 @@ def test_plot_refuses_what_it_cannot_draw(study_path: Path, tmp_path: Path) -> N
 def test_plot_without_matplotlib_says_how_to_get_it(
     study_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(sys.modules, "taxonomy.figures", raising=False)
+    monkeypatch.delitem(sys.modules, "arb_audit.taxonomy.figures", raising=False)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code, _, err = run_cli("plot", str(study_path), "--figure", "scores", "-o", str(tmp_path / "f.png"))
-    assert code == 2 and err == "arb-audit plot needs matplotlib: pip install 'arb-audit[plot]'\n"
+    assert code == 2 and err == missing("arb-audit plot", "matplotlib") + "\n"
+    assert "matplotlib>=" in err
 
 
 @pytest.mark.slow

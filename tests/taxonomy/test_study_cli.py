@@ -24,6 +24,7 @@ def runs(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_ingest_audits_every_run_then_remembers_them(runs: Path, tmp_path: Path) -> None:
     study = tmp_path / "study.duckdb"
     code, out, _ = run_cli("ingest", str(runs), "--study", str(study), "--jobs", "2")
@@ -77,6 +78,7 @@ def test_a_mapping_file_sets_cell_keys(runs: Path, tmp_path: Path) -> None:
         assert code == 1 and says in err, err
 
 
+@pytest.mark.slow
 def test_export_writes_each_format_and_refuses_what_it_cannot(runs: Path, tmp_path: Path) -> None:
     study = tmp_path / "study.duckdb"
     run_cli("ingest", str(runs), "--study", str(study))

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from arb_audit.study import load_study
-from taxonomy.render import FORMATS, latex_escape, write
-from taxonomy.tables import TABLES, table
+from arb_audit.taxonomy.render import FORMATS, latex_escape, write
+from arb_audit.taxonomy.tables import TABLES, table
 from tests.taxonomy.study_cases import write_study
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -82,8 +82,8 @@ def test_flags_list_the_runs_behind_each(study: pl.DataFrame) -> None:
 
 
 def test_the_best_mark_follows_the_printed_values() -> None:
-    from taxonomy.render import best_rows
-    from taxonomy.tables import Column
+    from arb_audit.taxonomy.render import best_rows
+    from arb_audit.taxonomy.tables import Column
 
     frame = pl.DataFrame({"t": [0.149, 0.12, 0.3]})
     assert best_rows(frame, Column("t", "T", "minutes", best="min")) == {0, 1}  # both print 0.1

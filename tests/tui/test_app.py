@@ -11,15 +11,22 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from arb_audit.store import RunStore
+from arb_audit.taxonomy.review import FIELDS
+from arb_audit.tui.app import ReviewApp
+from arb_audit.tui.messages import VerdictRecorded
+from arb_audit.tui.report_shape import audit_shaped
+from arb_audit.tui.screens import (
+    EvidenceScreen,
+    HelpScreen,
+    OverrideModal,
+    RunScreen,
+    RunsScreen,
+    VerdictScreen,
+)
+from arb_audit.tui.session import ReviewSession
+from arb_audit.tui.widgets import CodeView, FieldTable, RunsTable
 from arb_audit.verdicts import chain_break, load_verdicts
-from taxonomy.review import FIELDS
 from tests.test_cli import run_cli
-from tui.app import ReviewApp
-from tui.messages import VerdictRecorded
-from tui.report_shape import audit_shaped
-from tui.screens import EvidenceScreen, HelpScreen, OverrideModal, RunScreen, RunsScreen, VerdictScreen
-from tui.session import ReviewSession
-from tui.widgets import CodeView, FieldTable, RunsTable
 
 SIZE = (120, 36)
 KEY = "recorded:keyroom/recording"

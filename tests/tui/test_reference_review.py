@@ -6,16 +6,19 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from arb_audit.store import RunStore
+from arb_audit.taxonomy.review import FIELDS
+from arb_audit.tui.app import ReviewApp
+from arb_audit.tui.screens import RunScreen, VerdictScreen
+from arb_audit.tui.session import ReviewSession
 from arb_audit.verdicts import load_verdicts
-from taxonomy.review import FIELDS
 from tests.test_cli import run_cli
 from tests.tui.conftest import REFERENCE
-from tui.app import ReviewApp
-from tui.screens import RunScreen, VerdictScreen
-from tui.session import ReviewSession
 
 
+@pytest.mark.slow
 async def test_every_reference_run_is_reviewed_from_the_keyboard(tmp_path: Path) -> None:
     runs = tmp_path / "reference"
     shutil.copytree(REFERENCE, runs, symlinks=True)
@@ -53,7 +56,7 @@ async def test_every_reference_run_is_reviewed_from_the_keyboard(tmp_path: Path)
 
 
 def _analyzer(session: ReviewSession, key: str) -> dict[str, str | None]:
-    from taxonomy.review import analyzer_values
+    from arb_audit.taxonomy.review import analyzer_values
 
     values = analyzer_values(session.report(key))
     assert set(values) == set(FIELDS)

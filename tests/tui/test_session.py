@@ -16,16 +16,16 @@ from hypothesis import strategies as st
 
 from arb_audit.store import RunStore, StoreError
 from arb_audit.study import load_study
+from arb_audit.taxonomy.review import FIELDS, analyzer_values
+from arb_audit.tui.evidence import evidence_items, revision_seq
+from arb_audit.tui.query import SORTS, FilterError, apply_filter
+from arb_audit.tui.report_shape import audit_shaped
+from arb_audit.tui.screens.evidence import version_at
+from arb_audit.tui.screens.run import header
+from arb_audit.tui.session import ReviewError, ReviewSession
+from arb_audit.tui.widgets.score_strip import strip
 from arb_audit.verdicts import VerdictRefused, chain_break, load_verdicts
-from taxonomy.review import FIELDS, analyzer_values
 from tests.tui.conftest import REFERENCE
-from tui.evidence import evidence_items, revision_seq
-from tui.query import SORTS, FilterError, apply_filter
-from tui.report_shape import audit_shaped
-from tui.screens.evidence import version_at
-from tui.screens.run import header
-from tui.session import ReviewError, ReviewSession
-from tui.widgets.score_strip import strip
 
 
 def test_a_study_opens_with_every_run_and_its_audit(study: Path) -> None:
@@ -242,7 +242,7 @@ HOLD = (
 def test_a_store_another_process_holds_is_reported_not_waited_on(
     run_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("tui.session.STORE_WAIT_S", 0.3)
+    monkeypatch.setattr("arb_audit.tui.session.STORE_WAIT_S", 0.3)
     session = ReviewSession.open(run_store, "ann")
     holder = subprocess.Popen(  # another process's writer holds DuckDB's lock on the file
         [sys.executable, "-c", HOLD, str(run_store)], stdout=subprocess.PIPE, text=True

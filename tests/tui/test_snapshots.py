@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from tui.app import ReviewApp
-from tui.session import ReviewSession
+from arb_audit.tui.app import ReviewApp
+from arb_audit.tui.session import ReviewSession
 
 SIZE = (120, 36)
 Compare = Callable[..., bool]
@@ -24,7 +24,7 @@ def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _first_code_evidence(run_store: Path) -> int:
     app = ReviewApp(ReviewSession.open(run_store, "ann"))
-    from tui.evidence import evidence_items
+    from arb_audit.tui.evidence import evidence_items
 
     report = app.session.report("recorded:keyroom/recording")
     return next(

@@ -8,12 +8,12 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.app import ReviewApp
-from tui.screens import RunsScreen
-from tui.session import ReviewSession
-from tui.widgets import KeyBar
-from tui.widgets.line_table import plain
-from tui.widgets.runs_table import cells
+from arb_audit.tui.app import ReviewApp
+from arb_audit.tui.screens import RunsScreen
+from arb_audit.tui.session import ReviewSession
+from arb_audit.tui.widgets import KeyBar
+from arb_audit.tui.widgets.line_table import plain
+from arb_audit.tui.widgets.runs_table import cells
 
 SIZE = (120, 36)
 

@@ -1,10 +1,10 @@
 """The reviewer's desk's screens, one per file."""
 
-from tui.screens.evidence import EvidenceScreen
-from tui.screens.help import HelpScreen
-from tui.screens.override import OverrideModal
-from tui.screens.run import RunScreen
-from tui.screens.runs import RunsScreen
-from tui.screens.verdict import VerdictScreen
+from arb_audit.tui.screens.evidence import EvidenceScreen
+from arb_audit.tui.screens.help import HelpScreen
+from arb_audit.tui.screens.override import OverrideModal
+from arb_audit.tui.screens.run import RunScreen
+from arb_audit.tui.screens.runs import RunsScreen
+from arb_audit.tui.screens.verdict import VerdictScreen
 
 __all__ = ["EvidenceScreen", "HelpScreen", "OverrideModal", "RunScreen", "RunsScreen", "VerdictScreen"]

@@ -14,10 +14,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from tui.evidence import EvidenceItem, command, revision_seq, submission, tensor_changes
-from tui.session import FileVersion, ReviewSession
-from tui.widgets import CodeView, KeyBar
-from tui.widgets.code_view import unified_diff
+from arb_audit.tui.evidence import EvidenceItem, command, revision_seq, submission, tensor_changes
+from arb_audit.tui.session import FileVersion, ReviewSession
+from arb_audit.tui.widgets import CodeView, KeyBar
+from arb_audit.tui.widgets.code_view import unified_diff
 
 
 class EvidenceScreen(Screen[None]):

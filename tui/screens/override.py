@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
-from taxonomy.review import check_value, normalise_chain
+from arb_audit.taxonomy.review import check_value, normalise_chain
 
 
 class OverrideModal(ModalScreen[str | None]):

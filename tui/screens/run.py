@@ -12,13 +12,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
-from taxonomy.render import cell_text
-from taxonomy.review import FIELDS, FLAG_PREFIX
-from tui.evidence import EvidenceItem, evidence_items
-from tui.screens.evidence import EvidenceScreen
-from tui.screens.verdict import VerdictScreen
-from tui.session import ReviewSession
-from tui.widgets import EvidenceTable, KeyBar, ScoreStrip
+from arb_audit.taxonomy.render import cell_text
+from arb_audit.taxonomy.review import FIELDS, FLAG_PREFIX
+from arb_audit.tui.evidence import EvidenceItem, evidence_items
+from arb_audit.tui.screens.evidence import EvidenceScreen
+from arb_audit.tui.screens.verdict import VerdictScreen
+from arb_audit.tui.session import ReviewSession
+from arb_audit.tui.widgets import EvidenceTable, KeyBar, ScoreStrip
 
 BLIND = "(blind review: record your verdict first)"
 """What a blind reviewer sees in place of an analyzer label they have not ruled on."""

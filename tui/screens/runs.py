@@ -11,10 +11,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from tui.query import BLIND_SORTS, SORTS, FilterError, apply_filter
-from tui.screens.run import RunScreen
-from tui.session import ReviewSession
-from tui.widgets import KeyBar, RunsTable
+from arb_audit.tui.query import BLIND_SORTS, SORTS, FilterError, apply_filter
+from arb_audit.tui.screens.run import RunScreen
+from arb_audit.tui.session import ReviewSession
+from arb_audit.tui.widgets import KeyBar, RunsTable
 
 
 class RunsScreen(Screen[None]):
@@ -35,7 +35,7 @@ class RunsScreen(Screen[None]):
         self.sort_names = BLIND_SORTS if session.blind else tuple(SORTS)
         """The orders ``s`` cycles through."""
         self.sort_name = self.sort_names[0]
-        """The order in force (a key of ``tui.query.SORTS``)."""
+        """The order in force (a key of ``arb_audit.tui.query.SORTS``)."""
         self.shown: list[str] = []
         """The run keys listed, in order."""
         self.stale = False

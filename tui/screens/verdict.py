@@ -15,12 +15,12 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from arb_audit.store import StoreError
+from arb_audit.taxonomy.review import FIELDS, analyzer_values, choices
+from arb_audit.tui.messages import VerdictRecorded
+from arb_audit.tui.screens.override import OverrideModal
+from arb_audit.tui.session import ReviewSession
+from arb_audit.tui.widgets import FieldTable, KeyBar
 from arb_audit.verdicts import VerdictRefused
-from taxonomy.review import FIELDS, analyzer_values, choices
-from tui.messages import VerdictRecorded
-from tui.screens.override import OverrideModal
-from tui.session import ReviewSession
-from tui.widgets import FieldTable, KeyBar
 
 
 class VerdictScreen(Screen[None]):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from tui.evidence import EvidenceItem
-from tui.widgets.line_table import LineTable
+from arb_audit.tui.evidence import EvidenceItem
+from arb_audit.tui.widgets.line_table import LineTable
 
 MAX_EXCERPT_CHARS = 80
 

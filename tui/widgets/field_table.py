@@ -6,14 +6,14 @@ from typing import ClassVar
 
 import polars as pl
 
-from tui.widgets.line_table import LineTable
+from arb_audit.tui.widgets.line_table import LineTable
 
 HIDDEN = "(hidden until you rule)"
 """What blind review shows in place of a value."""
 
 
 class FieldTable(LineTable):
-    """One row per review field (``taxonomy.review.FIELDS``)."""
+    """One row per review field (``arb_audit.taxonomy.review.FIELDS``)."""
 
     HEADERS: ClassVar[tuple[str, ...]] = ("field", "analyzer", "yours", "note", "other reviewers")
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 import polars as pl
 from rich.cells import cell_len
 
-from tui.widgets.line_table import CONTROL_CHARS, LINE_BREAKS, LineTable
+from arb_audit.tui.widgets.line_table import CONTROL_CHARS, LINE_BREAKS, LineTable
 
 HEADERS = ("✓", "run", "task", "stack", "best", "route", "failure", "quadrant", "flags")
 """The list's columns (✓: this reviewer has recorded a verdict on the run)."""

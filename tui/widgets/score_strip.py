@@ -11,8 +11,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from taxonomy.palette import ROUTE_COLOURS, UNLABELLED
-from taxonomy.routes import artifact_route
+from arb_audit.taxonomy.palette import ROUTE_COLOURS, UNLABELLED
+from arb_audit.taxonomy.routes import artifact_route
 
 BARS = " ▁▂▃▄▅▆▇█"
 """Bar heights from none to full."""

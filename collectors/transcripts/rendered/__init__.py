@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from collectors.reading import RunFolder, Tally
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.rendered import blocks as _blocks
-from collectors.transcripts.rendered.claude import ClaudeHeaders, ClaudeReader, claude_line
-from collectors.transcripts.rendered.event_blocks import is_event_header
-from collectors.transcripts.rendered.events_reader import EventsReader
-from collectors.transcripts.stream import Line, lines
+from arb_audit.collectors.reading import RunFolder, Tally
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.rendered import blocks as _blocks
+from arb_audit.collectors.transcripts.rendered.claude import ClaudeHeaders, ClaudeReader, claude_line
+from arb_audit.collectors.transcripts.rendered.event_blocks import is_event_header
+from arb_audit.collectors.transcripts.rendered.events_reader import EventsReader
+from arb_audit.collectors.transcripts.stream import Line, lines
 
 __all__ = ["detect", "read_rendered"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from collectors.transcripts.stream import Line
+from arb_audit.collectors.transcripts.stream import Line
 
 MAX_BLOCK_CHARS = 4 * 1024 * 1024
 """Most characters kept of one block's body; the rest is skipped and the block is marked cut."""

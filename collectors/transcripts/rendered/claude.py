@@ -11,12 +11,19 @@ import re
 from datetime import datetime
 from typing import Any
 
-from collectors.reading import json_number
-from collectors.transcripts.events import ToolCall, Transcript
-from collectors.transcripts.rendered.blocks import Block, dedent, first_line, indented, real_id, sections
-from collectors.transcripts.rendered.dumps import parse_dump
-from collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
-from collectors.transcripts.stream import parse_stamp
+from arb_audit.collectors.reading import json_number
+from arb_audit.collectors.transcripts.events import ToolCall, Transcript
+from arb_audit.collectors.transcripts.rendered.blocks import (
+    Block,
+    dedent,
+    first_line,
+    indented,
+    real_id,
+    sections,
+)
+from arb_audit.collectors.transcripts.rendered.dumps import parse_dump
+from arb_audit.collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
+from arb_audit.collectors.transcripts.stream import parse_stamp
 
 _SESSION = re.compile(r"^Session start — (?P<id>.*)$")
 _SYSTEM = re.compile(r"^System event — (?P<sub>.*)$")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.reading import text_int
-from collectors.transcripts.events import CallKind, ToolCall, Transcript
-from collectors.transcripts.patches import split_apply_patch
-from collectors.transcripts.rendered.blocks import (
+from arb_audit.collectors.reading import text_int
+from arb_audit.collectors.transcripts.events import CallKind, ToolCall, Transcript
+from arb_audit.collectors.transcripts.patches import split_apply_patch
+from arb_audit.collectors.transcripts.rendered.blocks import (
     as_text,
     block_text,
     dedent,
@@ -16,10 +16,10 @@ from collectors.transcripts.rendered.blocks import (
     real_id,
     sections,
 )
-from collectors.transcripts.rendered.codex_items import CODEX_LABELS, changes, outcome, read_item
-from collectors.transcripts.rendered.dumps import parse_dump
-from collectors.transcripts.rendered.event_blocks import Event, Notes
-from collectors.transcripts.rendered.inputs import command_text
+from arb_audit.collectors.transcripts.rendered.codex_items import CODEX_LABELS, changes, outcome, read_item
+from arb_audit.collectors.transcripts.rendered.dumps import parse_dump
+from arb_audit.collectors.transcripts.rendered.event_blocks import Event, Notes
+from arb_audit.collectors.transcripts.rendered.inputs import command_text
 
 CODEX_TYPES = frozenset(
     {

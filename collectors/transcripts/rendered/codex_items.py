@@ -5,11 +5,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collectors.reading import json_int, text_int
-from collectors.transcripts.events import FileEdit
-from collectors.transcripts.rendered.blocks import as_text, block_text, dedent, first_line, joined, sections
-from collectors.transcripts.rendered.dumps import parse_dump
-from collectors.transcripts.rendered.event_blocks import Event, Notes
+from arb_audit.collectors.reading import json_int, text_int
+from arb_audit.collectors.transcripts.events import FileEdit
+from arb_audit.collectors.transcripts.rendered.blocks import (
+    as_text,
+    block_text,
+    dedent,
+    first_line,
+    joined,
+    sections,
+)
+from arb_audit.collectors.transcripts.rendered.dumps import parse_dump
+from arb_audit.collectors.transcripts.rendered.event_blocks import Event, Notes
 
 CODEX_LABELS = re.compile(
     r"^  (?P<label>Item ID|Command|Status|Exit code|Output|Thread|Call ID|Working directory|Stdout|Stderr"

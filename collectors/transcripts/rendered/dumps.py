@@ -7,8 +7,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.reading import parse_json
-from collectors.transcripts.rendered.blocks import trim
+from arb_audit.collectors.reading import parse_json
+from arb_audit.collectors.transcripts.rendered.blocks import trim
 
 MAX_DUMP_DEPTH = 32
 """Deepest nesting read in a dump; deeper values are kept as raw text."""

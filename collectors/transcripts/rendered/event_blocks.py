@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from collectors.reading import Tally
-from collectors.transcripts.rendered.blocks import Block, trim
-from collectors.transcripts.stream import parse_stamp
+from arb_audit.collectors.reading import Tally
+from arb_audit.collectors.transcripts.rendered.blocks import Block, trim
+from arb_audit.collectors.transcripts.stream import parse_stamp
 
 _EVENT = re.compile(r"^=== Event (?P<n>\d+) \| (?P<inner>.*) ===\s*$")
 _TYPE_WITH_SUB = re.compile(r"^(?P<type>\S+) \((?P<sub>[^()]*)\)$")
@@ -36,7 +36,7 @@ class Event:
     body: list[str]
     """The body lines, without trailing blank lines and without stray unindented lines."""
     cut: bool
-    """The block was longer than :data:`~collectors.transcripts.rendered.blocks.MAX_BLOCK_CHARS`."""
+    """The block was longer than :data:`~arb_audit.collectors.transcripts.rendered.blocks.MAX_BLOCK_CHARS`."""
 
 
 @dataclass(slots=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.rendered.blocks import Block
-from collectors.transcripts.rendered.codex import CODEX_TYPES, CodexReader
-from collectors.transcripts.rendered.event_blocks import Event, Notes, read_event
-from collectors.transcripts.rendered.gemini import GEMINI_TYPES, GeminiReader
-from collectors.transcripts.rendered.opencode import OPENCODE_TS, OPENCODE_TYPES, OpenCodeReader
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.rendered.blocks import Block
+from arb_audit.collectors.transcripts.rendered.codex import CODEX_TYPES, CodexReader
+from arb_audit.collectors.transcripts.rendered.event_blocks import Event, Notes, read_event
+from arb_audit.collectors.transcripts.rendered.gemini import GEMINI_TYPES, GeminiReader
+from arb_audit.collectors.transcripts.rendered.opencode import OPENCODE_TS, OPENCODE_TYPES, OpenCodeReader
 
 
 def family_of(event: Event) -> str | None:

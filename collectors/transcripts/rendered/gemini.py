@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from collectors.reading import text_int
-from collectors.transcripts.events import ToolCall, Transcript
-from collectors.transcripts.rendered.blocks import block_text, dedent, first_line, real_id, sections
-from collectors.transcripts.rendered.dumps import parse_dump
-from collectors.transcripts.rendered.event_blocks import Event, Notes
-from collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
+from arb_audit.collectors.reading import text_int
+from arb_audit.collectors.transcripts.events import ToolCall, Transcript
+from arb_audit.collectors.transcripts.rendered.blocks import block_text, dedent, first_line, real_id, sections
+from arb_audit.collectors.transcripts.rendered.dumps import parse_dump
+from arb_audit.collectors.transcripts.rendered.event_blocks import Event, Notes
+from arb_audit.collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
 
 GEMINI_TYPES = frozenset({"init", "message", "tool_result", "result"})
 """The event types only Gemini CLI's renderer writes."""

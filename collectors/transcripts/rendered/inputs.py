@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.transcripts.events import MAX_BODY_CHARS, CallKind, FileEdit, ToolCall
-from collectors.transcripts.rendered.blocks import as_text
-from collectors.transcripts.rendered.dumps import Dump
+from arb_audit.collectors.transcripts.events import MAX_BODY_CHARS, CallKind, FileEdit, ToolCall
+from arb_audit.collectors.transcripts.rendered.blocks import as_text
+from arb_audit.collectors.transcripts.rendered.dumps import Dump
 
 _ROLES = {
     "bash": "command",

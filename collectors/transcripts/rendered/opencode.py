@@ -6,12 +6,12 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from collectors.reading import text_int
-from collectors.transcripts.events import ToolCall, Transcript
-from collectors.transcripts.rendered.blocks import block_text, dedent, first_line, sections, trim
-from collectors.transcripts.rendered.dumps import Dump, parse_dump
-from collectors.transcripts.rendered.event_blocks import Event, Notes
-from collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
+from arb_audit.collectors.reading import text_int
+from arb_audit.collectors.transcripts.events import ToolCall, Transcript
+from arb_audit.collectors.transcripts.rendered.blocks import block_text, dedent, first_line, sections, trim
+from arb_audit.collectors.transcripts.rendered.dumps import Dump, parse_dump
+from arb_audit.collectors.transcripts.rendered.event_blocks import Event, Notes
+from arb_audit.collectors.transcripts.rendered.inputs import apply_input, kind_of, known_keys
 
 OPENCODE_TYPES = frozenset({"text", "step_start", "step_finish"})
 """The event types only OpenCode's renderer writes (``tool_use`` is Gemini's too)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from runner.reference.tinylm import EOS, VOCAB, encode
+from arb_audit.runner.reference.tinylm import EOS, VOCAB, encode
 
 WORKSPACE = Path(os.environ.get("WORKSPACE", "."))
 IGNORE = -100

@@ -6,8 +6,8 @@ import random
 import torch
 from common import answer_logprobs, log
 
-from runner.reference.tasks import KeyRoom, keyroom_split
-from runner.reference.tinylm import load_model, save_model
+from arb_audit.runner.reference.tasks import KeyRoom, keyroom_split
+from arb_audit.runner.reference.tinylm import load_model, save_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--init", required=True)

@@ -7,7 +7,7 @@ import random
 import torch
 from common import read_jsonl
 
-from runner.reference.tinylm import load_model
+from arb_audit.runner.reference.tinylm import load_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--data", default="data/revstr_train.jsonl")

@@ -2,7 +2,7 @@
 
 import argparse
 
-from runner.reference.tinylm import load_model, save_model
+from arb_audit.runner.reference.tinylm import load_model, save_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("first")

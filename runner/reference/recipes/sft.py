@@ -7,7 +7,7 @@ import torch
 from common import IGNORE, batch, log, read_jsonl
 from torch.nn import functional as F
 
-from runner.reference.tinylm import load_model, save_model
+from arb_audit.runner.reference.tinylm import load_model, save_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--data", required=True)

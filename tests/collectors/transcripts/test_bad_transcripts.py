@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
+from arb_audit.collectors.transcripts.read import read_transcript
 from arb_audit.revisions import run_ref
-from collectors.reading import RunFolder
-from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
-from collectors.transcripts.read import read_transcript
 from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl
 
 ROOT = "/home/ben/task"
@@ -60,8 +60,8 @@ def test_a_big_transcript_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
 CHILD = """
 import sys
 from pathlib import Path
-from collectors.reading import RunFolder
-from collectors.transcripts.read import read_transcript
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.read import read_transcript
 t = read_transcript(RunFolder(Path(sys.argv[1])), "solve_out.txt")
 peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(len(t.calls), peak)

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from collectors.reading import RunFolder
-from collectors.transcripts.claude_code import ClaudeCodeFormat
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.read import read_transcript
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.claude_code import ClaudeCodeFormat
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.read import read_transcript
 from tests.transcript_lines import (
     claude_call,
     claude_compaction,

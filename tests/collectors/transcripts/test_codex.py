@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.reading import RunFolder
-from collectors.transcripts.codex import CodexFormat, CodexLegacyFormat, unwrap_shell
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.read import read_transcript
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.codex import CodexFormat, CodexLegacyFormat, unwrap_shell
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.read import read_transcript
 from tests.transcript_lines import claude_init, codex_command, codex_file_change, codex_thread, jsonl, legacy
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.gemini import GeminiFormat
-from collectors.transcripts.stream import Event
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.gemini import GeminiFormat
+from arb_audit.collectors.transcripts.stream import Event
 from tests.transcript_lines import calls_by_id, read_lines
 
 TASK = "/home/ben/task"

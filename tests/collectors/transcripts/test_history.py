@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.history import read_output_text
+from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
+from arb_audit.collectors.transcripts.patches import PatchError, apply_patch, split_apply_patch
+from arb_audit.collectors.transcripts.paths import PathMap
+from arb_audit.collectors.transcripts.shell_writes import shell_writes
 from arb_audit.revisions import run_ref
-from collectors.reading import RunFolder
-from collectors.transcripts.history import read_output_text
-from collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
-from collectors.transcripts.patches import PatchError, apply_patch, split_apply_patch
-from collectors.transcripts.paths import PathMap
-from collectors.transcripts.shell_writes import shell_writes
 from tests.transcript_lines import (
     claude_call,
     claude_init,

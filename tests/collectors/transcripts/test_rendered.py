@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.reading import RunFolder
-from collectors.transcripts.events import Transcript
-from collectors.transcripts.rendered import blocks as rendered
-from collectors.transcripts.rendered import read_rendered
+from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.transcripts.events import Transcript
+from arb_audit.collectors.transcripts.rendered import blocks as rendered
+from arb_audit.collectors.transcripts.rendered import read_rendered
 
 
 def _read(tmp_path: Path, text: str) -> Transcript | None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.transcripts.secrets import MARK, redact
+from arb_audit.collectors.transcripts.secrets import MARK, redact
 
 OPENAI = "sk-proj-Fx7Qa2Lm9Rt4Vb8Nc3Kd6Wp1Zs5Hy0Je7Ug2Oi4T"
 
