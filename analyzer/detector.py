@@ -36,6 +36,7 @@ Signal = Literal[
     "loss",
     "variant",
     "reward_head",
+    "gradient_step",
 ]
 """What a finding says about the file:
 
@@ -53,7 +54,9 @@ Signal = Literal[
 - ``adapter``: the training updates a LoRA adapter (``variant`` ``lora`` or ``qlora``);
 - ``loss``: a stage's loss is implemented here (``kind``) for another file to train with;
 - ``variant``: a config names the algorithm variant of the stage of its ``kind``;
-- ``reward_head``: the model trained is a scalar scorer (a generic trainer's stage is a reward model).
+- ``reward_head``: the model trained is a scalar scorer (a generic trainer's stage is a reward model);
+- ``gradient_step``: weights are updated here (``backward``, an optimiser's or engine's ``step``, a trainer's
+  ``train``); ``kind`` is what its loss optimises, None when the loss could not be classified.
 """
 
 
