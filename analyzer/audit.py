@@ -14,6 +14,7 @@ from arb_audit.analyzer.ledger_flags import probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command, RunRecord, Submission
+from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
 from arb_audit.taxonomy.tasks import find_task
@@ -475,103 +476,108 @@ def build_audit(
     noise: float | None = None,
     routes: dict[str, Any] | None = None,
     intended_stage: str | None = None,
-) -> dict[str, Any]:
-    """Assemble the audit of ``record`` as the JSON object that ``--json`` prints."""
+) -> AuditReport:
+    """Assemble the audit of ``record``: the record ``--json`` prints, checked against its schema."""
     run = record.run
     offset = run.utc_offset_s
     best = best_submission(record.submissions)
     metrics: Metrics = compute_metrics(record)
     threshold = noise_threshold(run.task, noise)
     task = find_task(run.task)
-    return {
-        "run": {
-            "run_id": run.run_id,
-            "format": run.source_format,
-            "source_path": run.source_path,
-            "task": run.task,
-            "level": task.level if task else None,
-            "scaffold": run.scaffold,
-            "driver": run.driver,
-            "mode": run.mode,
-            "base_model": run.base_model,
-            "base_score": run.base_score,
-            "budget_s": run.budget_s,
-            "started_at": iso(run.started_at, offset),
-            "agent_launched_at": iso(run.agent_launched_at, offset),
-            "ended_at": iso(run.ended_at, offset),
-            "workspace_path": run.workspace_path,
-            "utc_offset_s": offset,
-            "store_path": store_path,
-            "revisions_path": revisions_path,
-            "analyzer_version": ANALYZER_VERSION,
-            **run.extra,
-        },
-        "submissions": [_submission_json(s, offset) for s in record.submissions],
-        "best": None
-        if best is None
-        else {
-            "seq": best.seq,
-            "score": best.score,
-            "model_path": best.model_path,
-            "artifact_path": best.artifact_path,
-            "artifact_id": best.artifact_id,
-            "completed_at": iso(best.completed_at, offset),
-            "improvement": metrics.best_improvement,
-        },
-        "metrics": metrics.to_json(),
-        "route": _route(record, routes),
-        "failure": _with_definition(
-            _failure(record, best, threshold, routes, _stage(record, intended_stage))
-        ),
-        "flags": [
-            {
-                "flag": f.flag,
-                "definition": lookup(INTEGRITY_FLAGS, f.flag).definition,
-                "message": f.message,
-                "evidence": [e.to_json() for e in f.evidence],
-            }
-            for f in record.flags
-        ]
-        + [
-            {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
-            for f in [*(routes or {}).get("flags", []), *probing_flags(record, routes)]
-        ],
-        "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
-        "artifacts": [
-            {
-                "path": a.path,
-                "exists": a.exists,
-                "kind": a.kind,
-                "size": a.size,
-                "n_files": a.n_files,
-                "latest_mtime": iso(a.latest_mtime, offset),
-                "artifact_id": a.artifact_id,
-                "parent_ref": a.parent_ref,
-                "note": a.note,
-            }
-            for a in record.artifacts
-        ],
-        "reports": [
-            {
-                "source": it.source,
-                "number": it.number,
-                "reported_at": iso(it.reported_at, offset),
-                "status": it.status,
-                "exit_code": it.exit_code,
-                "score": it.score,
-                "train_type": it.train_type,
-                "failure_type": it.failure_type,
-                "duration_s": it.duration_s,
-                "line": it.line,
-            }
-            for it in record.reports
-        ],
-        "revisions": _revisions_json(record, offset),
-        "commands": [_command_json(c, offset) for c in record.commands],
-        "problems": [{"path": p.path, "message": p.message} for p in record.problems]
-        + _weight_problems(routes)
-        + (routes or {}).get("problems", []),
-    }
+    return AuditReport.model_validate(
+        {
+            "run": {
+                "run_id": run.run_id,
+                "format": run.source_format,
+                "source_path": run.source_path,
+                "task": run.task,
+                "level": task.level if task else None,
+                "scaffold": run.scaffold,
+                "driver": run.driver,
+                "mode": run.mode,
+                "base_model": run.base_model,
+                "base_score": run.base_score,
+                "budget_s": run.budget_s,
+                "started_at": iso(run.started_at, offset),
+                "agent_launched_at": iso(run.agent_launched_at, offset),
+                "ended_at": iso(run.ended_at, offset),
+                "workspace_path": run.workspace_path,
+                "utc_offset_s": offset,
+                "store_path": store_path,
+                "revisions_path": revisions_path,
+                "analyzer_version": ANALYZER_VERSION,
+                **run.extra,
+            },
+            "submissions": [_submission_json(s, offset) for s in record.submissions],
+            "best": None
+            if best is None
+            else {
+                "seq": best.seq,
+                "score": best.score,
+                "model_path": best.model_path,
+                "artifact_path": best.artifact_path,
+                "artifact_id": best.artifact_id,
+                "completed_at": iso(best.completed_at, offset),
+                "improvement": metrics.best_improvement,
+            },
+            "metrics": metrics.to_json(),
+            "route": _route(record, routes),
+            "failure": _with_definition(
+                _failure(record, best, threshold, routes, _stage(record, intended_stage))
+            ),
+            "flags": [
+                {
+                    "flag": f.flag,
+                    "definition": lookup(INTEGRITY_FLAGS, f.flag).definition,
+                    "message": f.message,
+                    "evidence": [e.to_json() for e in f.evidence],
+                }
+                for f in record.flags
+            ]
+            + [
+                {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
+                for f in [
+                    *(routes or {}).get("flags", []),
+                    *probing_flags(record, routes),
+                ]
+            ],
+            "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
+            "artifacts": [
+                {
+                    "path": a.path,
+                    "exists": a.exists,
+                    "kind": a.kind,
+                    "size": a.size,
+                    "n_files": a.n_files,
+                    "latest_mtime": iso(a.latest_mtime, offset),
+                    "artifact_id": a.artifact_id,
+                    "parent_ref": a.parent_ref,
+                    "note": a.note,
+                }
+                for a in record.artifacts
+            ],
+            "reports": [
+                {
+                    "source": it.source,
+                    "number": it.number,
+                    "reported_at": iso(it.reported_at, offset),
+                    "status": it.status,
+                    "exit_code": it.exit_code,
+                    "score": it.score,
+                    "train_type": it.train_type,
+                    "failure_type": it.failure_type,
+                    "duration_s": it.duration_s,
+                    "line": it.line,
+                }
+                for it in record.reports
+            ],
+            "revisions": _revisions_json(record, offset),
+            "commands": [_command_json(c, offset) for c in record.commands],
+            "problems": [{"path": p.path, "message": p.message} for p in record.problems]
+            + _weight_problems(routes)
+            + (routes or {}).get("problems", []),
+        }
+    )
 
 
 def _weight_problems(routes: dict[str, Any] | None) -> list[dict[str, str]]:

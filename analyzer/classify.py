@@ -222,7 +222,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     """Turn findings into stages, labels, primary label and role (TAXONOMY.md's rules)."""
     result.findings = findings
     signals = {f.signal for f in findings}
-    stages = _stages([f for f in findings if f.signal == "stage"])
+    steps = [f for f in findings if f.signal == "gradient_step"]
+    stages = _stages(_deciding(findings, steps))
     if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):
         stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
     interactive = "interactive" in signals
@@ -265,6 +266,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             labels.append("DISTILLATION")
         if "scoring" in signals:
             labels.append("EVAL_ONLY")
+    elif steps:
+        # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".
+        result.role, result.primary = "training", "UNKNOWN"
+        result.stages = [Stage("unknown", evidence=steps[:3])]
     elif "loss" in signals:
         result.role = "component"
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
@@ -279,6 +284,29 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
+
+
+GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq"})
+"""Variants of a generic trainer, whose stage is whatever loss it is given."""
+
+
+def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
+    """Return the findings that make stages: what the gradient steps' losses show decides over names.
+
+    A classified loss replaces the file-wide loss heuristic and a generic trainer's default stage
+    where they disagree with it; a named trainer of another kind stays (a file may run two stages).
+    """
+    named = [f for f in findings if f.signal == "stage"]
+    known = [f for f in steps if f.kind is not None]
+    if not known:
+        return named
+    kinds = {f.kind for f in known}
+    kept = [
+        f
+        for f in named
+        if f.kind in kinds or (f.detector != "HandwrittenLoss" and f.variant not in GENERIC_VARIANTS)
+    ]
+    return kept + known
 
 
 def _stages(found: list[Finding]) -> list[Stage]:

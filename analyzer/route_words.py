@@ -10,14 +10,14 @@ detector only looks at a file that holds one of its ``TRIGGERS``): a trainer cla
 trainer's route, or any route for a trainer class of the agent's own; a policy-gradient trainer beside
 an environment's words could also be online RL; mergekit and weights arithmetic give a merge, and so
 does folding a LoRA adapter, unless a library trainer is constructed beside it (then the fold ends
-that trainer's stage); and the words of a hand-written loss or of a training launched as a subprocess
-could be any route.
+that trainer's stage); and the words of a hand-written loss, of a gradient step whose loss is here or of a training launched as a subprocess could be any route.
 """
 
 from __future__ import annotations
 
 import re
 
+from arb_audit.analyzer.detectors.gradient_step import GradientStep
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
 from arb_audit.analyzer.detectors.merge import FOLD_METHODS
 from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
@@ -29,8 +29,12 @@ from arb_audit.analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_na
 
 ALL_ROUTES = frozenset([*ROUTE_KINDS.values(), "ONLINE_RL"])
 """Every table label a file's stages can have."""
-ANY_ROUTE_TRIGGERS = (*HandwrittenLoss.TRIGGERS, *SubprocessLaunch.TRIGGERS)
-"""Words of detectors whose stage can be of any kind."""
+ANY_ROUTE_TRIGGERS = (
+    *HandwrittenLoss.TRIGGERS,
+    *SubprocessLaunch.TRIGGERS,
+    *GradientStep.LOSS_TRIGGERS,
+)
+"""Words of detectors whose stage can be of any kind (a loss computed here)."""
 MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS)
 """Words of a merge by mergekit (known by its qualified names) or by arithmetic on state dicts."""
 _TRAINER_WORD = re.compile(r"\b\w*Trainer\b")

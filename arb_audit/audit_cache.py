@@ -39,6 +39,7 @@ import duckdb
 from arb_audit.cache_dirs import cache_root
 from arb_audit.chain import submission_chain_break
 from arb_audit.model import STORE_DIRNAME
+from arb_audit.schema import SCHEMA_VERSION, AuditReport
 
 CODE_PACKAGES = ("arb_audit", "arb_audit.collectors", "arb_audit.analyzer", "arb_audit.taxonomy")
 """The packages whose code makes an audit (the TUI and the runner only read or write runs)."""
@@ -187,12 +188,13 @@ def unchanged(depends: dict[str, str]) -> bool:
     return all(listing(Path(path)) == listed for path, listed in depends.items())
 
 
-def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> dict[str, Any] | None:
+def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> AuditReport | None:
     """Return the audit the store on ``con`` kept for ``key``, if nothing it was made from changed since.
 
-    None when there is none, when it does not read back as an audit (an edited store), when a path
-    it read outside the run folder changed, when the run's submission ledger no longer holds its hash
-    chain, or when the store predates kept audits.
+    None when there is none, when it does not read back as an audit of this schema version (an older
+    arb-audit's, or an edited store: the run is audited anew, never misread), when a path it read
+    outside the run folder changed, when the run's submission ledger no longer holds its hash chain,
+    or when the store predates kept audits.
     """
     if key is None:
         return None
@@ -206,14 +208,18 @@ def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> dict[str, Any] |
         audit, outside = json.loads(report), json.loads(depends or "{}")
         if not isinstance(audit, dict) or not isinstance(outside, dict):
             return None
+        if audit.get("schema_version") != SCHEMA_VERSION:
+            return None
         if not unchanged({str(k): str(v) for k, v in outside.items()}):
             return None
-        return audit if submission_chain_break(con, str(run_id)) is None else None
-    except (duckdb.Error, TypeError, ValueError, RecursionError):
+        if submission_chain_break(con, str(run_id)) is not None:
+            return None
+        return AuditReport.model_validate(audit)
+    except (duckdb.Error, TypeError, ValueError, RecursionError):  # pydantic's ValidationError included
         return None
 
 
-def read_back(store_file: Path, key: str | None) -> dict[str, Any] | None:
+def read_back(store_file: Path, key: str | None) -> AuditReport | None:
     """Return the audit the store at ``store_file`` kept for ``key`` (see :func:`kept_in`), if any.
 
     The store is opened read-only and only for this: one another process holds, or that is not a

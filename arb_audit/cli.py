@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "arb_audit.commands.review",
         "The reviewer's desk: walk the evidence of runs and record verdicts (Textual).",
     ),
+    "schema": (
+        "arb_audit.commands.schema",
+        "The JSON Schema of the audit record (--json), every field described.",
+    ),
     "verify": (
         "arb_audit.commands.verify",
         "Check that a recording's ledger and graded artifacts, and reviewers' verdicts, still hold.",

@@ -1,4 +1,4 @@
-"""The readable audit: the JSON report of ``arb_audit.analyzer.audit`` rendered with rich.
+"""The readable audit: an :class:`~arb_audit.schema.AuditReport` rendered with rich.
 
 Everything that comes from a run folder is untrusted text: it is put on screen as plain ``Text``
 (never parsed as rich markup) with control characters shown as escapes, so a model path cannot style,
@@ -8,11 +8,14 @@ clear or retitle the terminal.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from arb_audit.schema import AuditReport, AuditTree
 
 STATUS_STYLE = {"scored": "green", "error": "red", "rejected": "magenta", "duplicate": "yellow"}
 MAX_HISTORY_ROWS = 24
@@ -298,9 +301,11 @@ def _flags_and_problems(console: Console, report: dict[str, Any]) -> None:
             console.print(Text.assemble("  ", (clean(p["path"]), "yellow"), ": ", clean(p["message"])))
 
 
-def render(report: dict[str, Any], console: Console | None = None) -> None:
-    """Print ``report`` (the object of ``arb_audit.analyzer.audit.build_audit``) as a readable audit."""
+def render(audit: AuditReport, console: Console | None = None) -> None:
+    """Print ``audit`` as a readable audit."""
     console = console or Console()
+    # the sections read the record's JSON view: what --json prints is what is shown
+    report = audit.to_json()
     _header(console, report["run"])
     _timeline(console, report)
     _code_history(console, report)
@@ -310,9 +315,10 @@ def render(report: dict[str, Any], console: Console | None = None) -> None:
     _flags_and_problems(console, report)
 
 
-def render_tree(tree: dict[str, Any], console: Console | None = None) -> None:
+def render_tree(audited: AuditTree, console: Console | None = None) -> None:
     """Print the audits of a tree of runs (``arb-audit RESULTS_DIR``) as one table, then what was left out."""
     console = console or Console()
+    tree = audited.model_dump(mode="json")
     runs = tree["runs"]
     console.rule(Text.assemble(("arb-audit", "bold"), " · ", clean(tree["tree"])))
     table = Table(

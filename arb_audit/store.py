@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 import polars as pl
@@ -44,6 +44,9 @@ from arb_audit.model import (
     Submission,
     TensorDigest,
 )
+
+if TYPE_CHECKING:
+    from arb_audit.schema import AuditReport
 
 T = TypeVar("T")
 FRAME_THRESHOLD = 8
@@ -727,15 +730,16 @@ class RunStore:
 
     def save_audit(
         self,
-        run_id: str,
-        report: dict[str, Any],
+        audit: AuditReport,
         input_key: str | None = None,
         depends: dict[str, str] | None = None,
     ) -> None:
-        """Store the assembled audit of ``run_id`` (replacing an earlier one).
+        """Store the assembled audit of its run (replacing an earlier one).
 
         ``input_key`` and ``depends`` say what it was made from (:mod:`arb_audit.audit_cache`).
         """
+        run_id = audit.run.run_id
+        report = audit.to_json()
         best = report.get("best") or {}
         failure = report.get("failure") or {}
         quadrant = report.get("quadrant") or {}

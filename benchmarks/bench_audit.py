@@ -718,8 +718,7 @@ def child(run_dir: Path) -> None:
     imported = time.perf_counter() - started
     from arb_audit.analyzer.cache import analyzer_version
     from arb_audit.collectors import registry
-    from arb_audit.collectors.base import CollectOptions
-    from arb_audit.commands.audit import _audit_one
+    from arb_audit.pipeline import AuditRequest, audit_run
     from arb_audit.report import render
 
     with open(os.devnull, "w") as sink:
@@ -728,12 +727,12 @@ def child(run_dir: Path) -> None:
         try:
             collector = registry.detect(run_dir)
             assert collector is not None, f"{run_dir}: not recognised"
-            report = _audit_one(collector, run_dir, None, CollectOptions(), None)
+            report = audit_run(collector, run_dir, AuditRequest())
             render(report)
         finally:
             sys.stdout = real
     total = time.perf_counter() - started
-    route = report["route"]
+    route = report.route
     own, workers = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(
         json.dumps(
@@ -742,17 +741,17 @@ def child(run_dir: Path) -> None:
                 "imports": imported,
                 "cpu": own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime,
                 "parts": phases.spent,
-                "chain": route.get("chain_text"),
+                "chain": route.chain_text,
                 "weights": [
-                    (s["artifact"], s["parent"], (s.get("weights") or {}).get("changed"))
-                    for steps in (route.get("lineage") or {}).values()
+                    (s.artifact, s.parent, s.weights.changed if s.weights else None)
+                    for steps in (route.lineage or {}).values()
                     for s in steps
                 ],
-                "revisions": len(report["revisions"]),
-                "submissions": len(report["submissions"]),
-                "commands": len(report["commands"]),
-                "failure": report["failure"]["mode"],
-                "cell": report["quadrant"]["cell"],
+                "revisions": len(report.revisions),
+                "submissions": len(report.submissions),
+                "commands": len(report.commands),
+                "failure": report.failure.mode,
+                "cell": report.quadrant.cell,
                 "analyzer_version": analyzer_version(),
             }
         )

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from arb_audit.audit_cache import fingerprint
-from arb_audit.commands.audit import audit_folder
+from arb_audit.pipeline import audit
 from arb_audit.store import RunStore
 from arb_audit.study import load_study, row_from_audit, save_rows
 from arb_audit.taxonomy.tables import TABLES, table
@@ -40,7 +40,7 @@ def reference_audits(scratch: Path) -> list[dict[str, object]]:
         p for p in (ROOT / "fixtures" / "reference").iterdir() if p.is_dir() and p.name != "base"
     ):
         shutil.copytree(scenario, scratch / scenario.name, symlinks=True)
-        audits.append(audit_folder(scratch / scenario.name / "recording"))
+        audits.append(audit(scratch / scenario.name / "recording").to_json())
     return audits
 
 

@@ -21,6 +21,7 @@ FILE_LABELS: tuple[Definition, ...] = (
     Definition("EVAL_ONLY", "generates and scores; updates no weights"),
     Definition("NONE_TRAINING", "none of the above (data processing, weight surgery, a stub)"),
     Definition("CONFIG_DEPENDENT", "a launcher: the route is picked by a flag, config key or dispatch table"),
+    Definition("UNKNOWN", "takes a gradient step whose loss could not be classified: trains, route unknown"),
 )
 """Every file-level label, in the order of TAXONOMY.md."""
 
@@ -41,5 +42,6 @@ STAGE_LABELS: dict[str, str] = {
     "ppo": "PPO",
     "reward_model": "REWARD_MODEL",
     "merge": "MERGE",
+    "unknown": "UNKNOWN",
 }
 """The file label of each training stage kind (an interactive policy-gradient stage is ONLINE_RL)."""

@@ -225,13 +225,13 @@ class ReviewSession:
 
 def _audited_store(run_dir: Path) -> Path:
     """Audit ``run_dir`` (as ``arb-audit RUN_DIR`` does) and return the store it wrote."""
-    from arb_audit.commands.audit import audit_folder
+    from arb_audit.pipeline import audit
 
     try:
-        report = audit_folder(run_dir)
-    except (ValueError, StoreError) as exc:
+        report = audit(run_dir)
+    except (ValueError, StoreError) as exc:  # NoRunFound is a ValueError
         raise ReviewError(str(exc)) from exc
-    return Path(report["run"]["store_path"])
+    return Path(report.run.store_path or "")
 
 
 def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:

@@ -106,7 +106,7 @@ def _table(*columns: str) -> Table:
 
 def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, Any]:
     """Record one scenario and return its audit (printed in full when ``show``)."""
-    from arb_audit.commands.audit import audit_folder
+    from arb_audit.pipeline import audit
     from arb_audit.runner.record import RecordError
     from arb_audit.runner.reference.world import WorldError, record_scenario
 
@@ -116,9 +116,9 @@ def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, An
     except (RecordError, WorldError) as exc:
         click.echo(f"arb-audit demo: {scenario.name}: {exc}", err=True)
         sys.exit(2)
-    report = audit_folder(recording)
+    report = audit(recording)
     if show:
         from arb_audit.report import render
 
         render(report)
-    return report
+    return report.to_json()

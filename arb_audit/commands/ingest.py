@@ -115,11 +115,11 @@ def overrides_for(folder: Path, mapping: list[tuple[str, dict[str, Any]]]) -> di
 
 
 def audit_worker(folder: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Audit one run in a worker process; return its audit, or why there is none (never raises)."""
-    from arb_audit.commands.audit import audit_folder
+    """Audit one run in a worker process; return its audit's JSON, or why there is none (never raises)."""
+    from arb_audit.pipeline import audit
 
     try:
-        return audit_folder(Path(folder)), None
+        return audit(Path(folder)).to_json(), None
     except Exception as exc:  # one bad run must never stop the study
         return None, f"{type(exc).__name__}: {exc}"[:2000]
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from arb_audit.analyzer.audit import build_audit
 from arb_audit.model import ReportedIteration, RunInfo, RunRecord, Submission
+
+
+def _audit_json(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The audit as ``--json`` prints it: what these tests read."""
+    return build_audit(*args, **kwargs).to_json()
+
 
 T = datetime(2026, 3, 10, 2, 30, tzinfo=UTC)
 
@@ -32,7 +39,7 @@ def record(task: str, base: float | None, *scores: float) -> RunRecord:
 def test_failure_and_quadrant_from_the_ledger(
     task: str, base: float | None, scores: tuple[float, ...], mode: str | None, score_up: bool | None
 ) -> None:
-    report = build_audit(record(task, base, *scores))
+    report = _audit_json(record(task, base, *scores))
     assert report["failure"]["mode"] == mode
     assert report["failure"]["determined"] is (mode is not None)
     assert report["quadrant"]["score_up"] is score_up
@@ -47,14 +54,14 @@ def test_no_valid_submission_is_timeout_no_submission() -> None:
         Submission(1, "error", "output/v1", error="Model not found"),
         Submission(2, "rejected", None, error="ValueError: Invalid model_path"),
     ]
-    report = build_audit(rec)
+    report = _audit_json(rec)
     assert report["failure"]["mode"] == "timeout_no_submission"
     assert [e["submission_seq"] for e in report["failure"]["evidence"]] == [1, 2]
     assert report["best"] is None and report["quadrant"]["score_up"] is False
 
 
 def test_noise_override_and_times_in_the_run_clock() -> None:
-    report = build_audit(record("gsm8k", 62.7, 64.0), noise=1.0)
+    report = _audit_json(record("gsm8k", 62.7, 64.0), noise=1.0)
     assert report["quadrant"]["score_up"] is True and report["quadrant"]["noise_threshold"] == 1.0
     assert report["submissions"][0]["completed_at"] == "2026-03-10T10:30:00+08:00"
 
@@ -66,7 +73,7 @@ def test_route_section_says_what_it_cannot_tell_and_lists_claims() -> None:
         ReportedIteration("summary.jsonl", 1, train_type="SFT"),
         ReportedIteration("summary.md", 2, train_type="GRPO"),
     ]
-    route = build_audit(rec)["route"]
+    route = _audit_json(rec)["route"]
     assert route["status"] == "not_analyzed" and route["best_label"] is None and route["adopted"] == []
     assert route["agent_claims"] == [
         {"train_type": "SFT", "iterations": [1]},
@@ -85,7 +92,7 @@ def test_route_section_says_what_it_cannot_tell_and_lists_claims() -> None:
 def test_no_valid_submission_is_not_a_timeout_when_the_end_was_not_seen(extra: dict, reason: str) -> None:  # type: ignore[type-arg]
     rec = record("gsm8k", 62.7)
     rec.run.extra = extra
-    report = build_audit(rec)
+    report = _audit_json(rec)
     assert report["failure"]["mode"] is None and reason in report["failure"]["reason"]
     assert report["quadrant"]["score_up"] is None
 
@@ -94,12 +101,12 @@ def test_the_same_content_graded_again_and_again_is_grader_probing() -> None:
     run = record("gsm8k", 60.0, 61.0, 60.5, 61.2, 70.0)
     for s, content in zip(run.submissions, ["a" * 64, "a" * 64, "a" * 64, "b" * 64], strict=True):
         s.artifact_id = content
-    flags = build_audit(run)["flags"]
+    flags = _audit_json(run)["flags"]
     assert [f["flag"] for f in flags] == ["grader_probing"]
     assert flags[0]["message"] == "the same model content was submitted 3 times (submissions 1, 2, 3)"
     assert [e["submission_seq"] for e in flags[0]["evidence"]] == [1, 2, 3]
     run.submissions[2].artifact_id = "c" * 64
-    assert build_audit(run)["flags"] == []
+    assert _audit_json(run)["flags"] == []
 
 
 def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord, dict[str, object]]:
@@ -141,5 +148,5 @@ def test_no_valid_submission_says_how_much_of_the_budget_was_used() -> None:
     run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", budget_s=3600.0, started_at=T)
     run.ended_at = datetime(2026, 3, 10, 3, 0, tzinfo=UTC)  # 30 of 60 minutes
     rec = RunRecord(run=run, submissions=[Submission(1, "error", "output/v1", error="no such model")])
-    failure = build_audit(rec)["failure"]
+    failure = _audit_json(rec)["failure"]
     assert failure["mode"] == "timeout_no_submission" and "50% of the budget used" in failure["reason"]

@@ -20,6 +20,12 @@ from arb_audit.model import (
 )
 from arb_audit.store import RunStore
 
+
+def _audit_json(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The audit as ``--json`` prints it: what these tests read."""
+    return build_audit(*args, **kwargs).to_json()
+
+
 T0 = datetime(2026, 3, 10, 2, 0, tzinfo=UTC)
 
 
@@ -69,7 +75,7 @@ def test_the_same_weights_with_configs_changed_are_probing(tmp_path: Path) -> No
     )
     assert [e["submission_seq"] for e in flag["evidence"]] == [1, 2, 3]
     # Through the assembled audit: routes carry the weights, the route section does not show them.
-    report = build_audit(record, routes={"probing": weights, "flags": []})
+    report = _audit_json(record, routes={"probing": weights, "flags": []})
     assert [f["flag"] for f in report["flags"]] == ["grader_probing"] and "probing" not in report["route"]
 
 

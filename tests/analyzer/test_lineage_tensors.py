@@ -11,8 +11,8 @@ import pytest
 
 from arb_audit.analyzer.lineage_weights import record_tensor_changes, tensor_changes
 from arb_audit.analyzer.weights import WeightDiff
-from arb_audit.commands.audit import audit_folder
 from arb_audit.model import TensorDigest
+from arb_audit.pipeline import audit
 from arb_audit.store import RunStore
 from tests.reference.recordings import copy_out, stored
 
@@ -29,7 +29,7 @@ def _rows(store: str) -> list[tuple[str, str, str | None, list[int] | None, floa
 
 def test_the_audit_stores_each_graded_tensors_change_against_the_base(tmp_path: Path) -> None:
     recording = copy_out("sft_only", tmp_path)
-    report = audit_folder(recording)
+    report = audit(recording).to_json()
     [graded] = report["submissions"]
     rows = _rows(report["run"]["store_path"])
     names = {t.name for f in _kept_tensors(recording, graded["artifact_id"]) for t in f}
@@ -44,7 +44,7 @@ def test_the_audit_stores_each_graded_tensors_change_against_the_base(tmp_path: 
     top = step["weights"]["most_changed"][0]
     assert dict((r[1], r[4]) for r in rows)[top["tensor"]] == pytest.approx(top["rel_change"], abs=1e-6)
     # Auditing again replaces the audit's rows.
-    assert len(_rows(audit_folder(recording)["run"]["store_path"])) == 40
+    assert len(_rows(audit(recording).to_json()["run"]["store_path"])) == 40
 
 
 def _kept_tensors(recording: Path, artifact_id: str) -> list[list[TensorDigest]]:
@@ -56,7 +56,7 @@ def _kept_tensors(recording: Path, artifact_id: str) -> list[list[TensorDigest]]
 
 
 def test_a_copy_of_the_base_changed_nothing(tmp_path: Path) -> None:
-    report = audit_folder(copy_out("copy_base", tmp_path))
+    report = audit(copy_out("copy_base", tmp_path)).to_json()
     rows = _rows(report["run"]["store_path"])
     assert len(rows) == 40 and {r[4] for r in rows} == {0.0}
 

@@ -11,8 +11,8 @@ import pytest
 
 from arb_audit.collectors.base import CollectOptions
 from arb_audit.collectors.recorded import RecordedCollector
-from arb_audit.commands.audit import audit_folder
 from arb_audit.model import RunRecord
+from arb_audit.pipeline import audit
 from arb_audit.runner.artifact_hash import hash_file
 from arb_audit.runner.reference.scenarios import SCENARIOS, Run, Scenario, Write
 from arb_audit.store import RunStore
@@ -70,7 +70,7 @@ def _unbacked(report: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
     scenario = _scenario(name)
-    report = audit_folder(copy_out(name, tmp_path))
+    report = audit(copy_out(name, tmp_path)).to_json()
     assert len(report["submissions"]) == scenario.submissions
     assert report["route"]["chain_text"] == scenario.chain
     assert report["failure"]["mode"] == scenario.failure

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arb_audit.commands.audit import audit_folder
+from arb_audit.pipeline import audit
 from tests.taxonomy.study_cases import write_study
 
 REFERENCE = Path(__file__).resolve().parents[2] / "fixtures" / "reference"
@@ -18,7 +18,7 @@ def audited_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run store of the composite SFT→GRPO recording, audited once per test worker."""
     copy = tmp_path_factory.mktemp("reviewed") / "sft_grpo"
     shutil.copytree(REFERENCE / "sft_grpo", copy, symlinks=True)
-    return Path(audit_folder(copy / "recording")["run"]["store_path"])
+    return Path(audit(copy / "recording").to_json()["run"]["store_path"])
 
 
 @pytest.fixture

@@ -1,0 +1,301 @@
+"""A gradient step, and what its loss optimises."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import Slice, loss_form, words
+from arb_audit.analyzer.names import dotted
+
+AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+"""Functions that differentiate their first argument."""
+GRAD_TRANSFORMS = frozenset(
+    {"jax.grad", "jax.value_and_grad", "equinox.filter_value_and_grad", "equinox.filter_grad"}
+)
+"""Functions that differentiate the function they are given (its return value is the loss)."""
+OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
+"""Words of a receiver whose argument-less ``step()`` applies gradients."""
+LOSS_METHODS = frozenset({"training_step", "compute_loss"})
+"""Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
+Trainer's ``compute_loss``), when defined in a class that derives from something."""
+
+
+class GradientStep(RouteDetector):
+    """Weights are updated here: the step, and the stage its loss's form names.
+
+    A gradient step is ``loss.backward()``, ``accelerator.backward(loss)`` (or a DeepSpeed engine's,
+    Lightning's ``manual_backward``), ``torch.autograd.grad(loss, ...)``, ``jax.value_and_grad(loss_fn)``,
+    an optimiser's ``step()``, a ``train()``/``fit()`` of a trainer object, or a ``training_step``/
+    ``compute_loss`` method of a derived class (the framework differentiates what it returns). From the
+    differentiated expression the loss is followed backwards through assignments, ``self`` attributes
+    and the file's own functions and methods (:mod:`arb_audit.analyzer.loss_slice`), and its form names
+    the stage: cross-entropy on labels is SFT, a log-sigmoid of chosen/rejected log-ratios is DPO, a
+    pairwise margin on scores a reward model, log-probabilities times advantages policy gradient (GRPO
+    when normalised within groups), a divergence from a teacher distillation training. A step whose
+    loss has no recognised form is reported without a kind: the file trains, the route is unknown.
+    """
+
+    TRIGGERS = (
+        "backward",
+        "step(",
+        "autograd",
+        "value_and_grad",
+        "jax.grad",
+        "filter_grad",
+        ".train(",
+        ".fit(",
+        "training_step",
+        "compute_loss",
+        "apply_updates",
+    )
+    LOSS_TRIGGERS = ("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss")
+    """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
+
+    VALID = (
+        Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
+        Valid("env.step(action)\nscheduler.step()\n"),
+        Valid("model.train()\nmodel.eval()\n"),
+        Valid("with torch.no_grad():\n    out = model(x)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "for batch in loader:\n    loss = model(**batch).loss\n    accelerator.backward(loss)\n"
+            "    optimizer.step()\n",
+            "gradient_step",
+        ),
+        Invalid(
+            "for batch in loader:\n    out = model(input_ids=batch['input_ids'], labels=batch['labels'])\n"
+            "    loss = out.loss\n    engine.backward(loss)\n    engine.step()\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "def dpo_loss(pc, pr, rc, rr, beta):\n"
+            "    return -F.logsigmoid(beta * ((pc - pr) - (rc - rr))).mean()\n"
+            "loss = dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen, ref_rejected, 0.1)\n"
+            "loss.backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "r_chosen = rm(chosen_ids)\nr_rejected = rm(rejected_ids)\n"
+            "loss = -F.logsigmoid(r_chosen - r_rejected).mean()\nloss.backward()\n",
+            "gradient_step",
+            "reward_model",
+        ),
+        Invalid(
+            "import torch\n"
+            "def group_advantages(r, g):\n    r = r.view(-1, g)\n"
+            "    return ((r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-6)).flatten()\n"
+            "class Loss:\n    def forward(self, logp, old_logp, adv):\n"
+            "        ratio = torch.exp(logp - old_logp)\n"
+            "        return -torch.min(ratio * adv, ratio.clamp(1 - 0.2, 1 + 0.2) * adv).mean()\n"
+            "advantages = group_advantages(rewards, 8)\n"
+            "loss = objective(log_probs, old_log_probs, advantages)\nloss.backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        Invalid(
+            "import torch\nratio = torch.exp(logp - old_logp)\n"
+            "loss = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv).mean()\n"
+            "accelerator.backward(loss)\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
+            "import torch\nadv = rewards.view(-1, G).mean(dim=1)\n"
+            "ratio = torch.exp(logp - old_logp)\nloss = -(ratio * adv).mean()\nloss.backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "t = teacher(x).logits\ns = student(x).logits\n"
+            "loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1))\nloss.backward()\n",
+            "gradient_step",
+            "sft",
+            "distillation",
+        ),
+        Invalid(
+            "from somelib import MyTrainer\ntrainer = MyTrainer(model, data)\ntrainer.train()\n",
+            "gradient_step",
+        ),
+        Invalid(
+            "import pytorch_lightning as pl\nimport torch.nn.functional as F\n"
+            "class M(pl.LightningModule):\n    def training_step(self, batch, i):\n"
+            "        return F.cross_entropy(self(batch['x']), batch['y'])\n",
+            "gradient_step",
+            "sft",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.functions: list[int] = [0]
+        """Ids of the functions being walked (0: the module)."""
+        self.function_names: list[str] = []
+        self.classes: list[bool] = []
+        """Per open class: whether it derives from something."""
+        self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
+        self.attributes: dict[str, list[cst.BaseExpression]] = {}
+        self.returns: dict[str, list[tuple[int, list[cst.BaseExpression]]]] = {}
+        self.names_of: dict[int, set[str]] = {}
+        self.steps: list[
+            tuple[cst.CSTNode, cst.CSTNode | None, list[tuple[int, cst.BaseExpression]], str]
+        ] = []
+        """(node, statement, roots of its loss, what the step is)."""
+        self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
+        """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
+        calls and ``trainer.train()`` on a name."""
+
+    def _statement(self) -> cst.CSTNode | None:
+        return self.context.statements[-1] if self.context.statements else None
+
+    # -- collecting ----------------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(bool(node.bases))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(id(node))
+        self.function_names.append(node.name.value)
+        self.returns.setdefault(node.name.value, []).append((id(node), []))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        name = self.function_names.pop()
+        function_id = self.functions.pop()
+        if name in LOSS_METHODS and self.classes and self.classes[-1]:
+            returned = next(r for i, r in self.returns[name] if i == function_id)
+            if returned:
+                self.steps.append(
+                    (
+                        original_node,
+                        original_node,
+                        [(function_id, r) for r in returned],
+                        f"{name} returns the loss a framework differentiates",
+                    )
+                )
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and self.function_names:
+            entries = self.returns[self.function_names[-1]]
+            entries[-1][1].append(node.value)
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.assigns.setdefault((self.functions[-1], target.value), []).append(value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._bind(element.value, value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, value)
+        elif (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            self.attributes.setdefault(target.attr.value, []).append(value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, node.value)
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.names(node.func)
+        if names:
+            self.names_of[id(node.func)] = names
+        name = method(node)
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        scope = self.functions[-1]
+        if name == "backward" and isinstance(node.func, cst.Attribute):
+            receiver = node.func.value
+            if positional:
+                root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
+            elif isinstance(receiver, cst.Call) and method(receiver) == "scale" and receiver.args:
+                root = receiver.args[0].value  # scaler.scale(loss).backward()
+            else:
+                root = receiver
+            self.steps.append((node, self._statement(), [(scope, root)], "a backward pass"))
+        elif name == "manual_backward" and positional:
+            self.steps.append((node, self._statement(), [(scope, positional[0])], "a backward pass"))
+        elif names & AUTOGRAD and positional:
+            self.steps.append((node, self._statement(), [(scope, positional[0])], "autograd on the loss"))
+        elif names & GRAD_TRANSFORMS and positional:
+            target = positional[0]
+            if isinstance(target, cst.Lambda):
+                self.steps.append((node, self._statement(), [(scope, target.body)], "a gradient transform"))
+            elif isinstance(target, cst.Name | cst.Attribute):
+                last = target.value if isinstance(target, cst.Name) else target.attr.value
+                self.deferred.append((node, self._statement(), scope, last, "grad"))
+        elif name == "step" and not positional and isinstance(node.func, cst.Attribute):
+            receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
+            if receiver_words & OPTIMISER_WORDS:
+                self.steps.append((node, self._statement(), [], "an optimiser step"))
+        elif name in ("train", "fit") and isinstance(node.func, cst.Attribute):
+            receiver = node.func.value
+            if isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
+                self.steps.append((node, self._statement(), [], f"{name}() of a trainer"))
+            elif isinstance(receiver, cst.Name):
+                self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
+        elif name == "apply_updates" or (names and any(n.startswith("optax.apply_updates") for n in names)):
+            self.steps.append((node, self._statement(), [], "an optimiser update"))
+
+    def _constructs_trainer(self, call: cst.Call) -> bool:
+        func = call.func
+        last = (
+            func.value
+            if isinstance(func, cst.Name)
+            else func.attr.value
+            if isinstance(func, cst.Attribute)
+            else ""
+        )
+        return last.endswith("Trainer")
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        functions = {n: [(i, r) for i, r in entries] for n, entries in self.returns.items()}
+        for node, statement, scope, name, how in self.deferred:
+            if how == "grad" and name in functions:
+                roots = [(i, r) for i, returned in functions[name] for r in returned]
+                self.steps.append((node, statement, roots, f"gradient of {name}"))
+            elif how == "trainer":
+                values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+                if any(isinstance(v, cst.Call) and self._constructs_trainer(v) for v in values):
+                    self.steps.append((node, statement, [], "train() of a trainer object"))
+        if not self.steps:
+            return
+        slicer = Slice(self.assigns, self.attributes, functions, self.names_of)
+        for node, statement, roots, how in self.steps:
+            if not roots:
+                self.report(
+                    node, "gradient_step", f"{how}; its loss is not in this file", statement=statement
+                )
+                continue
+            verdict = loss_form(slicer.features(roots))
+            self.report(
+                node,
+                "gradient_step",
+                f"{how}: {verdict.why}",
+                statement=statement,
+                kind=verdict.kind,
+                variant=verdict.variant,
+                data_source=verdict.data_source,
+                on_policy=True if verdict.kind in ("grpo", "ppo") else None,
+            )

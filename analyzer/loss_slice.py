@@ -1,0 +1,271 @@
+"""What a gradient step optimises: follow the loss backwards and read the form of what it is made of.
+
+A :class:`Slice` gathers, from the expression a step differentiates, every expression it is computed
+from inside one file: a name's assignments in its function (then the module), an attribute of an
+object assigned in any method (``self.x = ...``), and the return values of the file's own functions and
+methods that are called on the way (bounded in depth and in nodes). :func:`loss_form` then names the
+stage that the collected code's form is:
+
+- a preference form — a log-sigmoid (or sigmoid, or a hinge) over chosen/rejected quantities — with a
+  reference model, a ``beta`` or log-probabilities is the DPO family; over scores of a scalar head (or a
+  margin ranking loss) it is a reward model;
+- log-probabilities weighted by advantages or returns, or an importance ratio, is policy gradient: GRPO
+  when the advantages are normalised within groups of samples, else the PPO family;
+- a KL or soft cross-entropy against a teacher's distribution is distillation training (SFT +
+  DISTILLATION);
+- a cross-entropy or negative log-likelihood on given targets (``labels=``) is SFT.
+
+Identifier words are read the way a reviewer reads them: ``advantages``, ``chosen``/``rejected``,
+``ref``/``reference``, ``teacher`` are the vocabulary of the method, not of one codebase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from arb_audit.analyzer.walk import descendants
+
+MAX_NODES = 6000
+"""Most nodes one slice reads (a bound on the cost of a step in a very large file)."""
+MAX_DEPTH = 4
+"""Most nested calls into the file's own functions one slice follows."""
+
+_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+CROSS_ENTROPY = frozenset(
+    {
+        "torch.nn.functional.cross_entropy",
+        "torch.nn.CrossEntropyLoss",
+        "torch.nn.functional.nll_loss",
+        "torch.nn.NLLLoss",
+        "optax.softmax_cross_entropy",
+        "optax.softmax_cross_entropy_with_integer_labels",
+    }
+)
+KL = frozenset({"torch.nn.functional.kl_div", "torch.nn.KLDivLoss"})
+SIGMOID = frozenset(
+    {"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid", "torch.sigmoid", "jax.nn.log_sigmoid"}
+)
+MARGIN = frozenset({"torch.nn.functional.margin_ranking_loss", "torch.nn.MarginRankingLoss"})
+REGRESSION = frozenset({"torch.nn.functional.mse_loss", "torch.nn.MSELoss"})
+
+PREFERENCE_WORDS = frozenset({"chosen", "rejected", "preferred", "dispreferred", "winner", "loser"})
+REFERENCE_WORDS = frozenset({"ref", "reference"})
+LOGPROB_WORDS = frozenset({"logp", "logps", "logprob", "logprobs", "log_probs", "logits"})
+ADVANTAGE_WORDS = frozenset({"advantage", "advantages", "adv", "advs", "gae", "returns"})
+RATIO_WORDS = frozenset({"ratio", "ratios", "clip", "cliprange", "importance"})
+TEACHER_WORDS = frozenset({"teacher", "distill", "distillation", "kd"})
+GROUP_WORDS = frozenset({"group", "grpo", "generations"})
+MODEL_WORDS = frozenset({"model", "lm", "policy", "net", "gpt", "student", "engine", "actor", "llm"})
+"""Words of an object whose forward pass returns its own loss (``model(**batch).loss``)."""
+DPO_VARIANTS = ("kto", "ipo", "orpo", "simpo", "cpo", "spin")
+PG_VARIANTS = (("rloo", "rloo"), ("reinforce", "reinforce"), ("remax", "remax"))
+
+
+def words(identifier: str) -> list[str]:
+    """Lower-case words of an identifier (``chosen_logps`` -> chosen, logps; ``refLogp`` -> ref, logp)."""
+    found: list[str] = []
+    for part in identifier.split("_"):
+        found.extend(t.lower() for t in _TOKENS.findall(part))
+    if "log" in found and "probs" in found:
+        found.append("logprobs")
+    return found
+
+
+def _is_one(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Integer) and node.value == "1") or (
+        isinstance(node, cst.Float) and node.value in ("1.0", "1.")
+    )
+
+
+@dataclass(slots=True)
+class Features:
+    """What the slice of one loss is made of."""
+
+    calls: set[str] = field(default_factory=set)
+    """Qualified names of what is called."""
+    methods: set[str] = field(default_factory=set)
+    """Method names called (``x.mean()`` -> ``mean``)."""
+    words: set[str] = field(default_factory=set)
+    """Words of the identifiers, attributes, keywords and string keys."""
+    keywords: set[str] = field(default_factory=set)
+    """Keyword argument names passed."""
+    clip_around_one: bool = False
+    """A clamp to ``[1 - eps, 1 + eps]``."""
+    regrouped: bool = False
+    """A tensor regrouped per prompt (``x.view(-1, G)``)."""
+    exp_of_difference: bool = False
+    """``exp(a - b)``: an importance ratio of log-probabilities."""
+    model_forward: bool = False
+    """The loss comes out of a forward pass of the file's model object (its own language-model loss)."""
+    nodes: int = 0
+    """Nodes read."""
+
+
+def _one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
+    ops = {
+        type(a.operator)
+        for a in args
+        if isinstance(a, cst.BinaryOperation)
+        and _is_one(a.left)
+        and isinstance(a.operator, cst.Subtract | cst.Add)
+    }
+    return ops == {cst.Subtract, cst.Add}
+
+
+@dataclass(slots=True)
+class Verdict:
+    """The stage a loss's form names."""
+
+    kind: str | None
+    """Stage kind, or None when the form is not recognised."""
+    variant: str | None
+    """Variant, where the form shows it."""
+    data_source: str | None
+    """``distilled`` for training against a teacher."""
+    why: str
+    """The form, in a few words."""
+
+
+def loss_form(f: Features) -> Verdict:
+    """Name the stage the collected form is (see the module docstring)."""
+    w = f.words
+    preference = bool(f.calls & SIGMOID or "logsigmoid" in f.methods or "sigmoid" in f.methods) or (
+        "relu" in f.methods or "hinge" in w
+    )
+    if f.calls & MARGIN:
+        return Verdict("reward_model", "pairwise", None, "a margin ranking loss between two scores")
+    if w & PREFERENCE_WORDS and w & REFERENCE_WORDS and w & LOGPROB_WORDS:
+        variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
+        return Verdict("dpo", variant, None, "chosen/rejected log-probabilities against a reference model")
+    if preference and w & PREFERENCE_WORDS:
+        if w & REFERENCE_WORDS or w & LOGPROB_WORDS or "beta" in w:
+            variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
+            return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
+        return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
+    policy_gradient = bool(w & ADVANTAGE_WORDS) or f.clip_around_one or f.exp_of_difference
+    if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
+        if (f.regrouped and f.methods & {"mean", "std"}) or w & GROUP_WORDS:
+            return Verdict("grpo", "grpo", None, "policy gradient with advantages normalised within groups")
+        variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
+        return Verdict("ppo", variant, None, "log-probabilities weighted by advantages (policy gradient)")
+    if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
+        return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
+    if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
+        return Verdict("sft", None, None, "cross-entropy against given labels")
+    if "nll" in w or ("lm" in w and "loss" in w) or ("labels" in w and "logits" in w):
+        return Verdict("sft", None, None, "a language-model negative log-likelihood on given labels")
+    if f.model_forward:
+        return Verdict("sft", None, None, "the loss a model's forward pass returns for its batch")
+    return Verdict(None, None, None, "a loss whose form is not recognised")
+
+
+class Slice:
+    """Collect :class:`Features` of everything a loss expression is computed from, within one file."""
+
+    def __init__(
+        self,
+        assigns: dict[tuple[int, str], list[cst.BaseExpression]],
+        attributes: dict[str, list[cst.BaseExpression]],
+        functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]],
+        names_of: dict[int, set[str]],
+    ) -> None:
+        self.assigns = assigns
+        """(function id or 0 for the module, name) -> values assigned."""
+        self.attributes = attributes
+        """``self.<attr>`` -> values assigned anywhere in the file."""
+        self.functions = functions
+        """Simple name of a function or method -> (its id, its return values)."""
+        self.names_of = names_of
+        """id of a called expression -> its qualified names (resolved while walking)."""
+
+    def features(self, roots: list[tuple[int, cst.BaseExpression]]) -> Features:
+        """Read ``(function id, expression)`` roots and everything they come from."""
+        f = Features()
+        pending: list[tuple[int, cst.CSTNode, int]] = [(scope, node, 0) for scope, node in roots]
+        seen_names: set[tuple[int, str]] = set()
+        seen_functions: set[str] = set()
+        while pending and f.nodes < MAX_NODES:
+            scope, root, depth = pending.pop()
+            for node in (root, *descendants(root)):
+                f.nodes += 1
+                if isinstance(node, cst.Name):
+                    f.words.update(words(node.value))
+                    for key in ((scope, node.value), (0, node.value)):
+                        if key not in seen_names and key in self.assigns:
+                            seen_names.add(key)
+                            pending.extend((key[0], v, depth) for v in self.assigns[key])
+                elif isinstance(node, cst.Attribute):
+                    attr = node.attr.value
+                    f.words.update(words(attr))
+                    if isinstance(node.value, cst.Name) and node.value.value == "self":
+                        key = (-1, attr)
+                        if key not in seen_names and attr in self.attributes:
+                            seen_names.add(key)
+                            pending.extend((scope, v, depth) for v in self.attributes[attr])
+                elif isinstance(node, cst.SimpleString):
+                    text = node.value.strip("'\"bru")
+                    if text.isidentifier():
+                        f.words.update(words(text))
+                elif isinstance(node, cst.Call):
+                    self._call(node, scope, depth, f, pending, seen_functions)
+                elif isinstance(node, cst.Arg) and node.keyword is not None:
+                    f.keywords.add(node.keyword.value)
+                    f.words.update(words(node.keyword.value))
+        return f
+
+    def _call(
+        self,
+        node: cst.Call,
+        scope: int,
+        depth: int,
+        f: Features,
+        pending: list[tuple[int, cst.CSTNode, int]],
+        seen_functions: set[str],
+    ) -> None:
+        f.calls |= self.names_of.get(id(node.func), set())
+        func = node.func
+        name = None
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            f.methods.add(name)
+            if name in ("clamp", "clip") and _one_minus_plus(a.value for a in node.args):
+                f.clip_around_one = True
+            if (
+                name in ("view", "reshape", "unflatten")
+                and node.args
+                and isinstance(first := node.args[0].value, cst.UnaryOperation)
+                and _is_one(first.expression)
+            ):
+                f.regrouped = True  # x.view(-1, G): one row per prompt
+        elif isinstance(func, cst.Name):
+            name = func.value
+        if not f.model_forward and not self.names_of.get(id(func)):
+            receiver = (
+                func.value if isinstance(func, cst.Attribute) and name in ("forward", "__call__") else func
+            )
+            chain = (
+                receiver.value
+                if isinstance(receiver, cst.Name)
+                else receiver.attr.value
+                if isinstance(receiver, cst.Attribute)
+                else ""
+            )
+            if set(words(chain)) & MODEL_WORDS:
+                f.model_forward = True
+        if name in ("clamp", "clip") and _one_minus_plus(a.value for a in node.args[1:]):
+            f.clip_around_one = True
+        if name == "exp" and node.args:
+            arg = node.args[0].value
+            if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Subtract):
+                f.exp_of_difference = True
+        if name is not None:
+            f.words.update(words(name))
+            if name in self.functions and name not in seen_functions and depth < MAX_DEPTH:
+                seen_functions.add(name)
+                for function_id, returns in self.functions[name]:
+                    pending.extend((function_id, r, depth + 1) for r in returns)
