@@ -10,7 +10,8 @@ detector only looks at a file that holds one of its ``TRIGGERS``): a trainer cla
 trainer's route, or any route for a trainer class of the agent's own; a policy-gradient trainer beside
 an environment's words could also be online RL; mergekit and weights arithmetic give a merge, and so
 does folding a LoRA adapter, unless a library trainer is constructed beside it (then the fold ends
-that trainer's stage); and the words of a hand-written loss, of a gradient step whose loss is here or of a training launched as a subprocess could be any route.
+that trainer's stage); and the words of a hand-written loss, of a gradient step whose loss is here, of a
+framework in the table or of a training launched as a subprocess could be any route.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
 from arb_audit.analyzer.detectors.subprocess_launch import SubprocessLaunch
 from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
 from arb_audit.analyzer.detectors.weight_average import WeightAverage
+from arb_audit.analyzer.frameworks import IMPORT_WORDS
 from arb_audit.analyzer.routes import POLICY_GRADIENT, ROUTE_KINDS, label_of
 from arb_audit.analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_named
 
@@ -33,8 +35,9 @@ ANY_ROUTE_TRIGGERS = (
     *HandwrittenLoss.TRIGGERS,
     *SubprocessLaunch.TRIGGERS,
     *GradientStep.LOSS_TRIGGERS,
+    *IMPORT_WORDS,
 )
-"""Words of detectors whose stage can be of any kind (a loss computed here)."""
+"""Words of detectors whose stage can be of any kind (a loss computed here, a framework of the table)."""
 MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS)
 """Words of a merge by mergekit (known by its qualified names) or by arithmetic on state dicts."""
 _TRAINER_WORD = re.compile(r"\b\w*Trainer\b")
