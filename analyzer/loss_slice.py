@@ -22,7 +22,7 @@ Identifier words are read the way a reviewer reads them: ``advantages``, ``chose
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -172,7 +172,7 @@ class Slice:
         assigns: dict[tuple[int, str], list[cst.BaseExpression]],
         attributes: dict[str, list[cst.BaseExpression]],
         functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]],
-        names_of: dict[int, set[str]],
+        names_of: Callable[[cst.BaseExpression], set[str]],
     ) -> None:
         self.assigns = assigns
         """(function id or 0 for the module, name) -> values assigned."""
@@ -181,7 +181,7 @@ class Slice:
         self.functions = functions
         """Simple name of a function or method -> (its id, its return values)."""
         self.names_of = names_of
-        """id of a called expression -> its qualified names (resolved while walking)."""
+        """A called expression -> its qualified names, in the scope it is called in."""
 
     def features(self, roots: list[tuple[int, cst.BaseExpression]]) -> Features:
         """Read ``(function id, expression)`` roots and everything they come from."""
@@ -227,7 +227,8 @@ class Slice:
         pending: list[tuple[int, cst.CSTNode, int]],
         seen_functions: set[str],
     ) -> None:
-        f.calls |= self.names_of.get(id(node.func), set())
+        resolved = self.names_of(node.func)
+        f.calls |= resolved
         func = node.func
         name = None
         if isinstance(func, cst.Attribute):
@@ -244,7 +245,7 @@ class Slice:
                 f.regrouped = True  # x.view(-1, G): one row per prompt
         elif isinstance(func, cst.Name):
             name = func.value
-        if not f.model_forward and not self.names_of.get(id(func)):
+        if not f.model_forward and not resolved:
             receiver = (
                 func.value if isinstance(func, cst.Attribute) and name in ("forward", "__call__") else func
             )

@@ -7,7 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import Slice, loss_form, words
-from arb_audit.analyzer.names import dotted
+from arb_audit.analyzer.names import Scope, dotted
 
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 """Functions that differentiate their first argument."""
@@ -15,6 +15,8 @@ GRAD_TRANSFORMS = frozenset(
     {"jax.grad", "jax.value_and_grad", "equinox.filter_value_and_grad", "equinox.filter_grad"}
 )
 """Functions that differentiate the function they are given (its return value is the loss)."""
+RESOLVED_LAST = frozenset(q.rsplit(".", 1)[-1] for q in (*AUTOGRAD, *GRAD_TRANSFORMS, "optax.apply_updates"))
+"""Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
@@ -143,7 +145,8 @@ class GradientStep(RouteDetector):
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.attributes: dict[str, list[cst.BaseExpression]] = {}
         self.returns: dict[str, list[tuple[int, list[cst.BaseExpression]]]] = {}
-        self.names_of: dict[int, set[str]] = {}
+        self.scopes_of: dict[int, Scope] = {}
+        """id of a called expression -> the scope it is called in."""
         self.steps: list[
             tuple[cst.CSTNode, cst.CSTNode | None, list[tuple[int, cst.BaseExpression]], str]
         ] = []
@@ -217,10 +220,11 @@ class GradientStep(RouteDetector):
     # -- steps ---------------------------------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
-        names = self.names(node.func)
-        if names:
-            self.names_of[id(node.func)] = names
+        self.scopes_of[id(node.func)] = self.context.scope  # resolved only if a loss slice reads it
         name = method(node)
+        func = node.func
+        last = name if name is not None else func.value if isinstance(func, cst.Name) else None
+        names = self.names(func) if last in RESOLVED_LAST else set()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
         if name == "backward" and isinstance(node.func, cst.Attribute):
@@ -253,7 +257,7 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, self._statement(), [], f"{name}() of a trainer"))
             elif isinstance(receiver, cst.Name):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
-        elif name == "apply_updates" or (names and any(n.startswith("optax.apply_updates") for n in names)):
+        elif name == "apply_updates" or "optax.apply_updates" in names:
             self.steps.append((node, self._statement(), [], "an optimiser update"))
 
     def _constructs_trainer(self, call: cst.Call) -> bool:
@@ -281,7 +285,13 @@ class GradientStep(RouteDetector):
                     self.steps.append((node, statement, [], "train() of a trainer object"))
         if not self.steps:
             return
-        slicer = Slice(self.assigns, self.attributes, functions, self.names_of)
+        resolver = self.context.resolver
+
+        def names_of(func: cst.BaseExpression) -> set[str]:
+            scope = self.scopes_of.get(id(func))
+            return resolver.qualified_names(func, scope) if scope is not None else set()
+
+        slicer = Slice(self.assigns, self.attributes, functions, names_of)
         for node, statement, roots, how in self.steps:
             if not roots:
                 self.report(
