@@ -17,6 +17,7 @@ from arb_audit.model import Command, RunRecord, Submission
 from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
+from arb_audit.taxonomy.strength import DECIDING
 from arb_audit.taxonomy.tasks import find_task
 
 ANALYZER_VERSION = "0.1.0"
@@ -294,8 +295,6 @@ INTENDED_WORDS = {
     "online_rl": "online RL (multi-turn rollouts in the environment)",
     "policy_gradient": "a policy-gradient stage",
 }
-MIN_CONFIDENCE = 0.5
-"""A lineage step less sure than this does not decide whether the intended training was adopted."""
 
 
 def _holds(step: dict[str, Any], intended: str) -> bool:
@@ -332,7 +331,7 @@ def _intended(
         )
     chain = routes.get("chain") or []
     holding = [s for s in chain if _holds(s, intended)]
-    if holding and min(s["confidence"] for s in holding) >= MIN_CONFIDENCE:
+    if holding and all(s["strength"] in DECIDING for s in holding):
         where = ", ".join(s["artifact"] for s in holding)
         weighed = [s["weights"] for s in holding if (s.get("weights") or {}).get("compared")]
         # Adopted is not enough: a stage whose weights equal its parent's trained nothing.
@@ -357,10 +356,11 @@ def _intended(
     if holding:
         return (
             None,
-            f"the best lineage may hold {wanted}, but the evidence for it is weak",
+            f"the best lineage may hold {wanted}, but the evidence for it is not enough"
+            f" ({', '.join(sorted({s['strength'] for s in holding}))}: verified or supported decides)",
             _steps_evidence(holding),
         )
-    if chain and min(s["confidence"] for s in chain) >= MIN_CONFIDENCE:
+    if chain and all(s["strength"] in DECIDING for s in chain):
         return (
             False,
             f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}",

@@ -145,15 +145,19 @@ def weigh(
         if diff.weights_identical:
             if step.kind == "unknown":
                 step.kind = "config_only" if diff.config_changes else "copy"
-                step.confidence = 0.9
+                step.strength = "verified"
             elif step.kind not in ("copy", "config_only"):
                 step.conflicts.append(
                     f"its weights equal those of {step.parent}: the {step.kind} changed nothing"
                 )
-                step.confidence = min(step.confidence, 0.3)
+                step.strength = "conflicting"
+            elif step.strength == "supported":
+                step.strength = "verified"  # a copy whose weights equal its source's
         elif step.kind == "copy":
             step.conflicts.append(f"called a copy, but {len(diff.changed)} tensors differ from {step.parent}")
-            step.kind, step.confidence = "unknown", 0.3
+            step.kind, step.strength = "unknown", "conflicting"
+        elif step.kind != "unknown" and step.strength == "supported":
+            step.strength = "verified"  # the stage's code ran and its weights moved
         if diff.config_changes:
             flags.append(
                 {

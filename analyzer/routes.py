@@ -3,7 +3,7 @@
 Static evidence is the analyzer's classification of each code file at the revision a command ran it;
 dynamic evidence is what the artifact's own files say (trainer logs, model card) and the commands that
 copied it. Each stage claim carries its evidence; where evidence is missing or conflicts, the lineage
-says so with a lower confidence instead of guessing.
+says so with a weaker evidence level instead of guessing.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
 from arb_audit.taxonomy.routes import lineage_label
+from arb_audit.taxonomy.strength import Strength, weakest
 from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 
 ROUTE_KINDS = {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "merge": "MERGE"}
@@ -67,8 +68,8 @@ class StageStep:
     """Samples from the current policy."""
     adapter: str | None = None
     """lora / qlora when an adapter was trained."""
-    confidence: float = 0.0
-    """How surely this stage is what the evidence says (0–1)."""
+    strength: Strength = "none"
+    """How strongly the evidence shows this stage (:mod:`arb_audit.taxonomy.strength`)."""
     evidence: list[Evidence] = field(default_factory=list)
     """Where it is seen."""
     conflicts: list[str] = field(default_factory=list)
@@ -97,7 +98,7 @@ class StageStep:
             "artifact": self.artifact,
             "parent": self.parent,
             "parents": self.all_parents(),
-            "confidence": round(self.confidence, 2),
+            "strength": self.strength,
             "conflicts": self.conflicts,
             "weights": self.weights,
             "evidence": [e.to_json() for e in self.evidence],
@@ -231,8 +232,12 @@ def _same(word: str, artifact: str) -> bool:
     return same or ("/" in word and artifact.startswith(word + "/"))
 
 
-def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, float, Evidence] | None:
-    """Return what an artifact's own files say its producing stage was, how strongly, and where."""
+def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, Strength, Evidence] | None:
+    """Return what an artifact's own files say its producing stage was, how strongly, and where.
+
+    Log keys only one kind of trainer writes support the stage; keys several share, or a model card's
+    tag, are weak signs.
+    """
     if artifact is None or not artifact.trainer_evidence:
         return None
     evidence = artifact.trainer_evidence
@@ -243,14 +248,14 @@ def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, float, Evidence]
             shown = ", ".join(keys[:8])
             return (
                 kind,
-                0.8 if strong else 0.4,
+                "supported" if strong else "weak",
                 Evidence("artifact", path=evidence.get("trainer_state"), excerpt=shown),
             )
     named = kind_from_card(evidence.get("card_tags", []), evidence.get("card_trained_with"))
     if named is not None:
         kind = named
         card = f"{artifact.path}/README.md"
-        return kind, 0.6, Evidence("artifact", path=card, excerpt=f"model card: {kind}")
+        return kind, "weak", Evidence("artifact", path=card, excerpt=f"model card: {kind}")
     return None
 
 
@@ -373,16 +378,16 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
             artifact,
             source,
             producer_seq=command.seq,
-            confidence=0.7,
+            strength="supported",
             evidence=[Evidence("command", command_seq=command.seq, excerpt=excerpt(command.command, 200))],
         )
     dynamic = _artifact_kind(info)
     parent = info.parent_ref if info else None
     if static is None and dynamic is None:
-        return StageStep("unknown", artifact, parent, confidence=0.0)
+        return StageStep("unknown", artifact, parent, strength="none")
     if static is None:
-        kind, weight, pointer = dynamic  # type: ignore[misc]
-        return StageStep(kind, artifact, parent, confidence=weight * 0.7, evidence=[pointer])
+        kind, level, pointer = dynamic  # type: ignore[misc]
+        return StageStep(kind, artifact, parent, strength=level, evidence=[pointer])
     run, stage = static
     producing = code.command(run.command_seq)
     named = _command_models(code, producing, artifact) if producing else []
@@ -396,7 +401,7 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
         interactive=stage.interactive,
         on_policy=stage.on_policy,
         adapter=stage.adapter,
-        confidence=0.6,
+        strength="supported",
         evidence=code.code_evidence(run, stage),
     )
     if stage.kind == "merge":
@@ -407,12 +412,12 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
         kind, _, pointer = dynamic
         step.evidence.append(pointer)
         if kind == stage.kind:
-            step.confidence = 0.9
+            step.strength = "verified"
         else:
             step.conflicts.append(
                 f"the artifact's own files say {kind}, the code that wrote it says {stage.kind}"
             )
-            step.confidence = 0.3
+            step.strength = "conflicting"
     return step
 
 
@@ -593,7 +598,7 @@ def analyze(
     chain = of_submission.get(best.seq, []) if best else []
     path_of = {s.seq: s.artifact_path or "" for s in record.submissions}
     adopted = sorted({label for s in chain if (label := label_of(s.kind, s.on_policy, s.interactive))})
-    confidence = min((s.confidence for s in chain), default=0.0)
+    strength = weakest(s.strength for s in chain)
     return {
         "status": "analyzed",
         "best_label": route_label(chain) if best else None,
@@ -602,7 +607,7 @@ def analyze(
         "attempted": sorted(attempted),
         "written": sorted(written),
         "adopted": adopted,
-        "confidence": round(confidence, 2),
+        "strength": strength,
         "evidence": {
             "attempted": {k: [e.to_json() for e in v[:6]] for k, v in sorted(attempted.items())},
             "written": {k: [e.to_json() for e in v] for k, v in sorted(written.items())},

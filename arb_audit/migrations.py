@@ -212,3 +212,20 @@ def m010_audit_inputs(con: duckdb.DuckDBPyConnection) -> None:
         ALTER TABLE audits ADD COLUMN depends JSON;
         """
     )
+
+
+@migration
+def m011_study_strength(con: duckdb.DuckDBPyConnection) -> None:
+    """Keep each study run's route evidence level (``strength``) in place of m009's confidence number.
+
+    A row audited before holds a number, not a level, and its audit JSON an older schema: its
+    fingerprint is cleared, so the next ``arb-audit ingest`` audits it anew instead of reading it as
+    this version's.
+    """
+    con.execute(
+        """
+        ALTER TABLE study_runs ADD COLUMN strength VARCHAR;
+        ALTER TABLE study_runs DROP COLUMN confidence;
+        UPDATE study_runs SET fingerprint = NULL;
+        """
+    )

@@ -199,7 +199,7 @@ def _route(console: Console, route: dict[str, Any]) -> None:
     best = route["best_label"] or "no valid submission"
     chain = f" ({clean(route['chain_text'])})" if route["chain_text"] and route["chain_text"] != best else ""
     console.print(
-        Text.assemble(("Route", "bold"), f": {clean(best)}{chain}, confidence {clean(route['confidence'])}")
+        Text.assemble(("Route", "bold"), f": {clean(best)}{chain}, evidence {clean(route.get('strength'))}")
     )
     listed = {k: ", ".join(route[k]) or "none" for k in ("attempted", "written", "adopted")}
     console.print(
@@ -210,9 +210,7 @@ def _route(console: Console, route: dict[str, Any]) -> None:
         # A merge has a branch per parent (audits older than ``parents`` name one).
         parents = step.get("parents") or ([step["parent"]] if step["parent"] else [])
         head = f"{step['kind']} → {step['artifact']}" + (f" from {' + '.join(parents)}" if parents else "")
-        console.print(
-            Text.assemble(f"  {number}. ", (clean(head), "cyan"), f" ({clean(step['confidence'])})")
-        )
+        console.print(Text.assemble(f"  {number}. ", (clean(head), "cyan"), f" ({clean(step['strength'])})"))
         for e in step["evidence"][:3]:
             console.print(Text("       " + clean(_pointer(e))[:150]))
         if (weights := step.get("weights")) and "changed" in weights:

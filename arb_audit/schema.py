@@ -20,7 +20,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
-SCHEMA_VERSION = 1
+from arb_audit.taxonomy.strength import Strength
+
+SCHEMA_VERSION = 2
 """The version of the audit's schema; bumped on any change to a field's presence or meaning."""
 
 EvidenceKind = Literal["code", "command", "log", "artifact", "submission", "transcript", "file"]
@@ -265,8 +267,10 @@ class Stage(Part):
     """The model it started from."""
     parents: list[str]
     """Every model it started from: ``parent`` first, then the other models a merge combined."""
-    confidence: float
-    """How surely this stage is what the evidence says (0–1, a judgement, not a calibrated probability)."""
+    strength: Strength
+    """How strongly the evidence shows the stage: ``verified`` (the artifact's weights or trainer log
+    agree with its code), ``supported`` (its code was run by the command that produced the artifact),
+    ``weak`` (one indirect sign), ``conflicting``, ``none`` (arb_audit.taxonomy.strength)."""
     conflicts: list[str]
     """Evidence that says otherwise, in words."""
     weights: WeightChange | None
@@ -310,8 +314,8 @@ class Route(Part):
     """Labels whose code was only written."""
     adopted: list[str]
     """Labels in the best submission's lineage."""
-    confidence: float | None = None
-    """The least confident step of the chain (0–1, a judgement)."""
+    strength: Strength | None = None
+    """The weakest evidence level of the chain's steps: what the route as a whole rests on."""
     evidence: RouteEvidence | None = None
     """The evidence per attempted and written label."""
     lineage: dict[str, list[Stage]] | None = None
@@ -366,7 +370,8 @@ class Quadrant(Part):
     score_up: bool | None
     """best − base > noise threshold; null when either is unknown."""
     intended: bool | None
-    """The best lineage holds the intended stage with enough evidence; null when undetermined."""
+    """The best lineage holds the intended stage, each such step ``verified`` or ``supported``; null when
+    the evidence is weaker or missing."""
     intended_stage: str | None
     """The stage the task exists to test (``online_rl``, ``policy_gradient`` or a kind)."""
     cell: str | None

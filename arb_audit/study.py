@@ -25,8 +25,8 @@ from arb_audit.taxonomy.tables import CELL_COLUMNS
 
 CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""
-LATER_COLUMNS = {"confidence": "m009_study_confidence"}
-"""Study columns added after ``study_runs`` was made, and the migration that added each."""
+LATER_COLUMNS = {"strength": ("m011_study_strength", "VARCHAR")}
+"""Study columns added after ``study_runs`` was made: the migration that added each, and its type."""
 
 STUDY_SCHEMA = pl.Schema(
     {
@@ -52,7 +52,7 @@ STUDY_SCHEMA = pl.Schema(
         "time_to_best_s": pl.Float64(),
         "route_label": pl.String(),  # the best submission's route label (SFT, COMPOSITE, ...)
         "chain": pl.String(),  # its chain as tables print it (SFT→GRPO(online))
-        "confidence": pl.Float64(),  # how sure the route analysis is of that route (0-1)
+        "strength": pl.String(),  # the route's evidence level (verified, supported, weak, ...)
         "written": pl.List(pl.String()),  # route labels whose code was only written
         "attempted": pl.List(pl.String()),  # route labels whose code ran
         "adopted": pl.List(pl.String()),  # route labels in the best lineage
@@ -101,7 +101,7 @@ def row_from_audit(
             time_to_best_s=metrics.get("time_to_best_s"),
             route_label=facts["route"],
             chain=facts["chain"],
-            confidence=route.get("confidence"),
+            strength=route.get("strength"),
             written=list(route.get("written") or []),
             attempted=list(route.get("attempted") or []),
             adopted=list(route.get("adopted") or []),
@@ -149,7 +149,9 @@ def study_columns(store: RunStore, names: Iterable[str]) -> str:
     """
     migrated = set(store.applied_migrations())
     return ", ".join(
-        f"NULL::DOUBLE AS {name}" if name in LATER_COLUMNS and LATER_COLUMNS[name] not in migrated else name
+        f"NULL::{LATER_COLUMNS[name][1]} AS {name}"
+        if name in LATER_COLUMNS and LATER_COLUMNS[name][0] not in migrated
+        else name
         for name in names
     )
 

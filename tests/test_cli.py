@@ -60,7 +60,7 @@ def test_text_report_shows_the_timeline_best_and_flags(make_run: MakeRun) -> Non
         "Best valid submission: #1",
         "artifact_overwritten",
         "grader_probing",
-        "Route: UNKNOWN, confidence 0.00",
+        "Route: UNKNOWN, evidence none",
         "UTC+8h",
     ):
         assert needle in out, needle

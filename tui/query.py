@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import polars as pl
 
+from arb_audit.taxonomy.strength import STRENGTHS, rank
+
 FIELD_COLUMNS = {
     "task": "task",
     "level": "level",
@@ -32,6 +34,10 @@ _BARE = ("run_key", "task", "route_label", "chain")
 
 class FilterError(ValueError):
     """A filter that cannot be read, with the word that is wrong."""
+
+
+STRENGTH_RANKS = {d.name: rank(d.name) for d in STRENGTHS}
+"""Evidence levels as sort keys: the weakest first among runs that need review."""
 
 
 def _contains(column: str, value: str) -> pl.Expr:
@@ -87,7 +93,7 @@ def _needs_review(runs: pl.DataFrame, reviewed: set[str]) -> pl.DataFrame:
     """Order the runs that most need a reviewer first.
 
     Unreviewed runs first; among them, where score and intended training disagree, then the weakest
-    evidence (lowest route confidence, none counting as weakest); runs that were not audited last.
+    evidence (the route's evidence level, none counting as weakest); runs that were not audited last.
     """
     return (
         runs.with_columns(_done=pl.col("run_key").is_in(sorted(reviewed)))
@@ -96,7 +102,9 @@ def _needs_review(runs: pl.DataFrame, reviewed: set[str]) -> pl.DataFrame:
                 pl.col("error").is_not_null(),
                 "_done",
                 "disagrees",
-                pl.col("confidence").fill_null(-1.0),
+                pl.col("strength")
+                .replace_strict(STRENGTH_RANKS, default=0, return_dtype=pl.Int8)
+                .fill_null(-1),
                 "run_key",
             ],
             descending=[False, False, True, False, False],

@@ -63,7 +63,7 @@ AUDIT: dict[str, Any] = {
     "route": {
         "best_label": TEXT,
         "chain_text": TEXT,
-        "confidence": NUMBER,
+        "strength": TEXT,
         "chain": [STAGE],
         "attempted": [TEXT],
         "written": [TEXT],

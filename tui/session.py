@@ -78,7 +78,7 @@ class ReviewSession:
     store_path: Path
     """The store holding the audits and the verdict ledger."""
     runs: pl.DataFrame
-    """One row per run (:data:`LIST_COLUMNS` plus ``confidence`` and ``disagrees``)."""
+    """One row per run (:data:`LIST_COLUMNS` plus ``strength`` and ``disagrees``)."""
     reviewer: str
     """Who records the verdicts."""
     blind: bool = False
@@ -111,7 +111,7 @@ class ReviewSession:
                 f"{path}: holds no audited runs (arb-audit RUN_DIR or arb-audit ingest makes some)"
             )
         if blind:  # the "needs review" order must not tell a blind reviewer what the analyzer found
-            runs = runs.with_columns(disagrees=pl.lit(False), confidence=pl.lit(None, pl.Float64))
+            runs = runs.with_columns(disagrees=pl.lit(False), strength=pl.lit(None, pl.String))
         return cls(path, runs, reviewer, blind, study, ledger, host)
 
     def report(self, run_key: str) -> dict[str, Any]:
@@ -241,7 +241,7 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
             raise ReviewError(f"{store.path}: an arb-audit store older than this reviewer; audit it again")
         study = store.con.execute("SELECT count(*) FROM study_runs").fetchall()[0][0] > 0
         if study:
-            columns = study_columns(store, [*LIST_COLUMNS, "confidence"])
+            columns = study_columns(store, [*LIST_COLUMNS, "strength"])
             table = store.con.sql(f"SELECT {columns} FROM study_runs ORDER BY run_key").to_arrow_table()
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
@@ -260,10 +260,9 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
                     row = row_from_audit(run_id, "", report, None, {})
                 except (AttributeError, TypeError, ValueError) as exc:
                     row = row_from_audit(run_id, "", None, f"its stored audit is malformed ({exc})", {})
-                row["confidence"] = (audit_shaped(report)["route"] or {}).get("confidence")
+                row["strength"] = (audit_shaped(report)["route"] or {}).get("strength")
                 rows.append(row)
-            schema = pl.Schema({**STUDY_SCHEMA, "confidence": pl.Float64()})
-            frame = pl.DataFrame(rows, schema=schema).select([*LIST_COLUMNS, "confidence"])
+            frame = pl.DataFrame(rows, schema=STUDY_SCHEMA).select([*LIST_COLUMNS, "strength"])
     except duckdb.Error as exc:
         raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
     if frame.is_empty():

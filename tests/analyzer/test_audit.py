@@ -119,8 +119,8 @@ def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord,
             2, "scored", "outputs/grpo", score=child_score, completed_at=T, artifact_path="outputs/grpo"
         ),
     ]
-    step = {"kind": "grpo", "artifact": "outputs/grpo", "parent": "outputs/sft", "confidence": 0.6}
-    sft = {"kind": "sft", "artifact": "outputs/sft", "parent": "Qwen/Qwen3-4B", "confidence": 0.6}
+    step = {"kind": "grpo", "artifact": "outputs/grpo", "parent": "outputs/sft", "strength": "supported"}
+    sft = {"kind": "sft", "artifact": "outputs/sft", "parent": "Qwen/Qwen3-4B", "strength": "supported"}
     lineage = {"outputs/sft": [sft], "outputs/grpo": [sft, step]}
     return RunRecord(run=run, submissions=subs), {"signals": {}, "lineage": lineage, "chain": [sft]}
 

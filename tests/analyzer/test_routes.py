@@ -175,20 +175,20 @@ def test_the_intended_stage_is_configurable(tmp_path: Path) -> None:
 def test_the_artifacts_own_logs_confirm_or_contradict_the_code(tmp_path: Path) -> None:
     events = [*_write("w1", "train.py", DIRECT), *_bash("b1", "python train.py")]
     agree = _run(tmp_path / "a", events, log_keys=["loss", "mean_token_accuracy"])
-    assert agree["best_label"] == "SFT" and agree["chain"][0]["confidence"] == 0.9
+    assert agree["best_label"] == "SFT" and agree["chain"][0]["strength"] == "verified"
     assert agree["chain"][0]["parent"] == BASE
     conflict = _run(tmp_path / "b", events, log_keys=["rewards/chosen", "rewards/margins", "loss"])
     step = conflict["chain"][0]
-    assert step["kind"] == "sft" and step["confidence"] == 0.3
+    assert step["kind"] == "sft" and step["strength"] == "conflicting"
     assert step["conflicts"] == ["the artifact's own files say dpo, the code that wrote it says sft"]
 
 
-def test_missing_evidence_is_low_confidence_not_a_wrong_claim(tmp_path: Path) -> None:
+def test_missing_evidence_is_no_evidence_not_a_wrong_claim(tmp_path: Path) -> None:
     events = [*_write("w1", "train_grpo.py", GRPO.replace("outputs/grpo", "outputs/x")), *_bash("b1", "ls")]
     route = _run(tmp_path, events)
-    assert (route["best_label"], route["confidence"], route["attempted"], route["written"]) == (
+    assert (route["best_label"], route["strength"], route["attempted"], route["written"]) == (
         "UNKNOWN",
-        0.0,
+        "none",
         [],
         ["GRPO"],
     )
@@ -203,7 +203,7 @@ def test_missing_evidence_is_low_confidence_not_a_wrong_claim(tmp_path: Path) ->
             "artifact": "final_model",
             "parent": None,
             "parents": [],
-            "confidence": 0.0,
+            "strength": "none",
             "conflicts": [],
             "weights": None,
             "evidence": [],
@@ -219,7 +219,7 @@ def test_only_the_artifacts_own_files_say_how_it_was_trained(tmp_path: Path) -> 
         "grpo",
         "final_model/trainer_state.json",
     )
-    assert step["confidence"] == 0.56
+    assert step["strength"] == "supported"  # keys only a GRPO trainer writes
 
 
 def test_scripts_a_command_ran_are_found_in_its_revision() -> None:

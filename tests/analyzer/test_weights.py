@@ -123,10 +123,10 @@ def test_the_lineage_learns_from_the_weights(tmp_path: Path) -> None:
     _model(run / "final_model", [[3.0, 4.0]])
     _model(run / "outputs" / "grpo", [[3.0, 4.0]])
     unknown = StageStep("unknown", "final_model", "outputs/sft")
-    trained = StageStep("grpo", "outputs/grpo", "outputs/sft", confidence=0.6)
+    trained = StageStep("grpo", "outputs/grpo", "outputs/sft", strength="supported")
     flags = weigh([unknown, trained], run, "base", None)
-    assert (unknown.kind, unknown.confidence) == ("copy", 0.9)
-    assert trained.confidence == 0.3 and trained.conflicts == [
+    assert (unknown.kind, unknown.strength) == ("copy", "verified")
+    assert trained.strength == "conflicting" and trained.conflicts == [
         "its weights equal those of outputs/sft: the grpo changed nothing"
     ]
     assert trained.weights is not None and trained.weights["weights_identical"] is True

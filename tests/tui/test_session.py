@@ -138,7 +138,7 @@ def test_needs_review_puts_unreviewed_disagreeing_weak_runs_first_and_unaudited_
         {
             "run_key": ["a", "b", "c", "d", "e"],
             "disagrees": [False, True, False, True, False],
-            "confidence": [0.9, 0.9, 0.2, None, 0.1],
+            "strength": ["verified", "verified", "weak", None, "conflicting"],
             "error": [None, None, None, None, "broken"],
         }
     )
@@ -169,20 +169,25 @@ def test_blind_review_refuses_filters_that_would_reveal_the_analyzer(study: Path
     for word in ("route:sft", "failure:none", "flag:evaluator", "quadrant:score_up", "alfworld"):
         with pytest.raises(FilterError, match="blind review filters on"):
             apply_filter(runs, word, set(), blind=True)
-    assert not runs["disagrees"].any() and runs["confidence"].is_null().all()
+    assert not runs["disagrees"].any() and runs["strength"].is_null().all()
 
 
-def test_a_study_from_before_the_confidence_column_opens_read_only_and_migrates_on_write(study: Path) -> None:
+def test_a_study_from_before_the_strength_column_opens_read_only_and_migrates_on_write(study: Path) -> None:
     con = duckdb.connect(str(study))
-    con.execute("ALTER TABLE study_runs DROP COLUMN confidence")
-    con.execute("DELETE FROM _arb_migrations WHERE name = 'm009_study_confidence'")
+    con.execute("ALTER TABLE study_runs DROP COLUMN strength")
+    con.execute("ALTER TABLE study_runs ADD COLUMN confidence DOUBLE")
+    con.execute("DELETE FROM _arb_migrations WHERE name = 'm011_study_strength'")
     con.close()
-    assert load_study(study)["confidence"].is_null().all()
+    assert load_study(study)["strength"].is_null().all()
     session = ReviewSession.open(study, "ann")
     assert session.runs.height == 6
     session.record("/runs/a", "route", "SFT")  # the first write migrates the store
     with RunStore.open(study, read_only=True) as store:
-        assert "m009_study_confidence" in store.applied_migrations()
+        assert "m011_study_strength" in store.applied_migrations()
+        # rows audited under the old schema are audited anew by the next ingest, never read as levels
+        assert store.con.execute(
+            "SELECT count(*) FROM study_runs WHERE fingerprint IS NOT NULL"
+        ).fetchone() == (0,)
 
 
 JSON = st.recursive(

@@ -127,7 +127,7 @@ class RunScreen(Screen[None]):
             (
                 "route",
                 self._seen(
-                    "route", f"{route.get('best_label') or '—'} (confidence {route.get('confidence')})"
+                    "route", f"{route.get('best_label') or '—'} (evidence {route.get('strength') or 'none'})"
                 ),
             ),
             (
