@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from arb_audit.taxonomy.strength import Strength
 
@@ -492,6 +499,17 @@ class AuditReport(Part):
 
     schema_version: int = SCHEMA_VERSION
     """The version of this schema the record follows."""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _this_version(cls, version: int) -> int:
+        # a record of another version is never read as this one: its fields may mean other things
+        if version != SCHEMA_VERSION:
+            raise ValueError(
+                f"an audit of schema version {version}, not {SCHEMA_VERSION}: audit the run again"
+            )
+        return version
+
     run: Run
     """The run."""
     submissions: list[Submission]

@@ -4,30 +4,51 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    import polars as pl
 
 FORMAT_CHOICES = ("latex", "markdown", "csv", "parquet")
 
 
 @click.command()
 @click.argument("study", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--table", "table_name", required=True, help="cells, routes, failures, quadrants or flags.")
+@click.option(
+    "--table",
+    "table_name",
+    required=True,
+    help="A paper table (cells, routes, failures, quadrants, flags) or a data table with one row per"
+    " fact (runs, submissions, stages, commands).",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="markdown", show_default=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write to this file.")
 def export(study: Path, table_name: str, fmt: str, output: Path | None) -> None:
     """Compute table TABLE of the study store STUDY (made by `arb-audit ingest`) and write it.
 
-    LaTeX uses booktabs, escapes names and marks each column's best value in bold; CSV and Parquet
-    keep the raw values. Exit status 2 when the study or the table cannot be read.
+    Paper tables aggregate: LaTeX uses booktabs, escapes names and marks each column's best value in
+    bold; CSV and Parquet keep the raw values. Data tables (runs, submissions, stages, commands) keep one
+    row per fact, typed by the audit's schema, for an analysis of one's own (CSV, Parquet, Markdown).
+    Exit status 2 when the study or the table cannot be read.
     """
     from arb_audit.store import StoreError
     from arb_audit.study import load_study
+    from arb_audit.study_data import DATA_TABLES
     from arb_audit.taxonomy.render import write
     from arb_audit.taxonomy.tables import TABLES, table
 
-    if table_name not in TABLES:
-        click.echo(f"arb-audit export: no table {table_name!r} (there are: {', '.join(TABLES)})", err=True)
+    if table_name not in TABLES and table_name not in DATA_TABLES:
+        names = ", ".join([*TABLES, *DATA_TABLES])
+        click.echo(f"arb-audit export: no table {table_name!r} (there are: {names})", err=True)
+        sys.exit(2)
+    if table_name in DATA_TABLES and fmt == "latex":
+        click.echo(
+            f"arb-audit export: {table_name} is a data table (one row per fact): write it as csv, parquet"
+            " or markdown",
+            err=True,
+        )
         sys.exit(2)
     if not study.is_file():
         click.echo(f"arb-audit export: {study}: no such study (make one with arb-audit ingest)", err=True)
@@ -44,9 +65,34 @@ def export(study: Path, table_name: str, fmt: str, output: Path | None) -> None:
         )
         sys.exit(2)
     try:
-        text = write(table(table_name, frame), TABLES[table_name], fmt, output)
+        if table_name in DATA_TABLES:
+            text = _write_data(table_name, frame, fmt, output)
+        else:
+            text = write(table(table_name, frame), TABLES[table_name], fmt, output)
     except (ValueError, OSError) as exc:
         click.echo(f"arb-audit export: {exc}", err=True)
         sys.exit(2)
     if text is not None:
         click.echo(text, nl=False)
+
+
+def _write_data(name: str, frame: pl.DataFrame, fmt: str, output: Path | None) -> str | None:
+    """Write data table ``name`` of the study ``frame``; say which runs could not be read back."""
+    from arb_audit.study_data import DATA_TABLES, data_table
+    from arb_audit.taxonomy.render import write
+    from arb_audit.taxonomy.tables import Column, TableSpec
+
+    found = data_table(name, frame)
+    if found.unreadable:
+        click.echo(
+            f"arb-audit export: warning: {len(found.unreadable)} run(s) left out: their stored audit is not"
+            f" of this arb-audit's schema (ingest them again), e.g. {found.unreadable[0]}",
+            err=True,
+        )
+    spec = TableSpec(
+        name,
+        DATA_TABLES[name].row,
+        tuple(Column(c, c) for c in found.frame.columns),
+        lambda study: study,
+    )
+    return write(found.frame, spec, fmt, output)
