@@ -16,7 +16,7 @@ from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command, RunRecord, Submission
 from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
-from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
+from arb_audit.taxonomy.routes import POLICY_GRADIENT, ROUTE_LABELS, STAGE_KINDS, lookup
 from arb_audit.taxonomy.strength import DECIDING
 from arb_audit.taxonomy.tasks import find_task
 
@@ -302,7 +302,7 @@ def _holds(step: dict[str, Any], intended: str) -> bool:
     if intended == "online_rl":
         return bool(step["label"] == "ONLINE_RL")
     if intended == "policy_gradient":
-        return step["kind"] in ("grpo", "ppo")
+        return step["kind"] in POLICY_GRADIENT
     return bool(step["kind"] == intended)
 
 

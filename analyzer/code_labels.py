@@ -16,11 +16,11 @@ from pathlib import Path
 from arb_audit.analyzer.batch import classify_many
 from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
-from arb_audit.analyzer.routes import label_of
 from arb_audit.analyzer.source import kind_for
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
+from arb_audit.taxonomy.routes import label_of
 
 ROUND = 8
 """Files that could show a route not found yet, classified per route in one round."""

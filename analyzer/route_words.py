@@ -26,8 +26,9 @@ from arb_audit.analyzer.detectors.subprocess_launch import SubprocessLaunch
 from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
 from arb_audit.analyzer.detectors.weight_average import WeightAverage
 from arb_audit.analyzer.frameworks import IMPORT_WORDS
-from arb_audit.analyzer.routes import POLICY_GRADIENT, ROUTE_KINDS, label_of
+from arb_audit.analyzer.routes import ROUTE_KINDS
 from arb_audit.analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_named
+from arb_audit.taxonomy.routes import POLICY_GRADIENT, label_of
 
 ALL_ROUTES = frozenset([*ROUTE_KINDS.values(), "ONLINE_RL"])
 """Every table label a file's stages can have."""

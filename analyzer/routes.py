@@ -19,26 +19,18 @@ from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
-from arb_audit.taxonomy.routes import lineage_label
+from arb_audit.taxonomy.routes import KIND_LABELS, label_of, lineage_label
 from arb_audit.taxonomy.strength import Strength, weakest
 from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 
-ROUTE_KINDS = {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "merge": "MERGE"}
-"""Stage kinds that are routes of their own (reward models train no policy; copies change nothing)."""
-POLICY_GRADIENT = frozenset({"grpo", "ppo"})
+ROUTE_KINDS = KIND_LABELS
+"""Stage kinds that are routes of their own (the taxonomy's definition, under the name callers use)."""
 _COPY = re.compile(r"^(?:cp|rsync|mv)$")
 _COPY_WORD = re.compile(r"\b(?:cp|rsync|mv)\b")
 MAX_DEPTH = 8
 """Longest line of ancestors followed (a cycle of copies must end)."""
 MAX_STEPS = 32
 """Most steps in one lineage (merges of merges branch out)."""
-
-
-def label_of(kind: str, on_policy: bool | None = None, interactive: bool | None = None) -> str | None:
-    """Return the table label of a stage (``ONLINE_RL`` for on-policy interactive policy gradient)."""
-    if kind in POLICY_GRADIENT and on_policy is not False and interactive:
-        return "ONLINE_RL"
-    return ROUTE_KINDS.get(kind)
 
 
 def chain_name(kind: str, variant: str | None, interactive: bool | None) -> str:

@@ -16,8 +16,8 @@ from arb_audit.analyzer.routes import training_stages
 from arb_audit.analyzer.scripts_run import ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command
+from arb_audit.taxonomy.routes import TRAINING_KINDS
 
-TRAINING_KINDS = frozenset({"sft", "dpo", "grpo", "ppo", "reward_model", "merge"})
 _NAN = re.compile(
     r"\b(?:loss|train_loss|grad_norm|kl)['\"]?\s*[:=]\s*['\"]?(?:nan|-?inf)\b|loss is nan|nan loss", re.I
 )

@@ -27,6 +27,8 @@ from pydantic import (
     model_serializer,
 )
 
+from arb_audit.taxonomy.failures import FailureMode, IntegrityFlag, QuadrantCell
+from arb_audit.taxonomy.routes import RouteLabel, StageKind
 from arb_audit.taxonomy.strength import Strength
 
 SCHEMA_VERSION = 2
@@ -256,9 +258,9 @@ class WeightChange(Part):
 class Stage(Part):
     """One step of a lineage: a stage that turned its parent model into ``artifact``."""
 
-    kind: str
+    kind: StageKind
     """Stage kind (TAXONOMY.md: sft, dpo, grpo, ppo, reward_model, merge, copy, config_only, unknown)."""
-    label: str | None
+    label: RouteLabel | None
     """Its route label (SFT, GRPO, ONLINE_RL, …); null for copies and non-weight changes."""
     variant: str | None
     """Algorithm variant, where known (dpo, kto, rloo, dapo, …)."""
@@ -309,17 +311,17 @@ class Route(Part):
 
     status: Literal["analyzed", "not_analyzed"]
     """``analyzed`` when the run has code revisions to read."""
-    best_label: str | None
+    best_label: RouteLabel | None
     """The route label of the best submission's lineage (SFT, COMPOSITE, NO_TRAINING, …)."""
     chain: list[Stage] | None
     """The best submission's lineage, base first."""
     chain_text: str | None
     """The chain in words: ``SFT→GRPO(online)``."""
-    attempted: list[str]
+    attempted: list[RouteLabel]
     """Labels whose code a command ran."""
-    written: list[str]
+    written: list[RouteLabel]
     """Labels whose code was only written."""
-    adopted: list[str]
+    adopted: list[RouteLabel]
     """Labels in the best submission's lineage."""
     strength: Strength | None = None
     """The weakest evidence level of the chain's steps: what the route as a whole rests on."""
@@ -344,7 +346,7 @@ class Route(Part):
 class Failure(Part):
     """The run's first failure and what followed, decided only from the run's own files."""
 
-    mode: str | None
+    mode: FailureMode | None
     """A TAXONOMY.md failure mode (``none`` when the score rose with no failure); null when undetermined."""
     determined: bool
     """Whether the run's files show the mode; false means the reason says what is missing."""
@@ -352,7 +354,7 @@ class Failure(Part):
     """Why, in words."""
     evidence: list[Evidence]
     """The commands, logs or submissions that show it."""
-    downstream: list[str]
+    downstream: list[FailureMode]
     """Effects after the first failure (e.g. ``timeout_no_submission``)."""
     definition: str | None
     """The mode's definition."""
@@ -361,7 +363,7 @@ class Failure(Part):
 class Flag(Part):
     """An integrity flag (TAXONOMY.md), independent of route and failure."""
 
-    flag: str
+    flag: IntegrityFlag
     """Its name (``artifact_overwritten``, ``grader_probing``, ``evaluator_tampering``, …)."""
     definition: str
     """What the flag means."""
@@ -381,7 +383,7 @@ class Quadrant(Part):
     the evidence is weaker or missing."""
     intended_stage: str | None
     """The stage the task exists to test (``online_rl``, ``policy_gradient`` or a kind)."""
-    cell: str | None
+    cell: QuadrantCell | None
     """``score_up+intended``, ``score_up+not_intended``, ``no_gain+intended``, ``no_gain+not_intended``."""
     noise_threshold: float | None
     """The score change within which a difference is noise."""

@@ -102,6 +102,7 @@ FAILURE_COLOURS: dict[str, str] = dict(
             "#F0E442",
             "#CC79A7",
             "#0072B2",
+            "#882255",  # harness_failure: outside Okabe-Ito's eight, Tol's wine, apart from the agent's own
             "#56B4E9",
             "#000000",
             "#009E73",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,35 @@ ROUTE_LABELS: tuple[Definition, ...] = (
 )
 """Every route label a table may show."""
 
+StageKind = Literal["sft", "dpo", "grpo", "ppo", "reward_model", "merge", "copy", "config_only", "unknown"]
+"""A stage kind (:data:`STAGE_KINDS`): the type of ``kind`` fields in the audit's schema."""
+RouteLabel = Literal["SFT", "DPO", "GRPO", "PPO", "ONLINE_RL", "COMPOSITE", "MERGE", "NO_TRAINING", "UNKNOWN"]
+"""A route label (:data:`ROUTE_LABELS`)."""
+
+KIND_LABELS: dict[str, RouteLabel] = {
+    "sft": "SFT",
+    "dpo": "DPO",
+    "grpo": "GRPO",
+    "ppo": "PPO",
+    "merge": "MERGE",
+}
+"""The route label of a stage kind that is a route of its own (reward models train no policy; copies
+and non-weight changes train nothing)."""
+POLICY_GRADIENT: frozenset[str] = frozenset({"grpo", "ppo"})
+"""The policy-gradient kinds: the ones on-policy and interactive qualify (TAXONOMY.md)."""
+TRAINING_KINDS: frozenset[str] = frozenset({"sft", "dpo", "grpo", "ppo", "reward_model", "merge"})
+"""Kinds whose stage changes weights by training or combining them."""
+
+
+def label_of(kind: str, on_policy: bool | None = None, interactive: bool | None = None) -> RouteLabel | None:
+    """Return the route label of a stage (None for a kind that is no route of its own).
+
+    Policy gradient that is on-policy (or not known to be off-policy) and interactive is ``ONLINE_RL``.
+    """
+    if kind in POLICY_GRADIENT and on_policy is not False and interactive:
+        return "ONLINE_RL"
+    return KIND_LABELS.get(kind)
+
 
 def lineage_label(training_labels: Sequence[str | None], stage_kinds: Sequence[str]) -> str:
     """Return the table label of a lineage from its training stages' labels and all its stages' kinds.
@@ -74,6 +103,16 @@ def artifact_route(steps: Iterable[Mapping[str, Any]] | None) -> str:
     return lineage_label(
         [str(s["label"]) for s in chain if s.get("label")], [str(s.get("kind")) for s in chain]
     )
+
+
+def names(definitions: tuple[Definition, ...]) -> tuple[str, ...]:
+    """Return the names of ``definitions``, in order."""
+    return tuple(d.name for d in definitions)
+
+
+def literal_names(literal: object) -> tuple[str, ...]:
+    """Return the values of a ``Literal`` type, in order (to check one against its definitions)."""
+    return tuple(str(v) for v in get_args(literal))
 
 
 def lookup(definitions: tuple[Definition, ...], name: str) -> Definition:

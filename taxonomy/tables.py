@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from arb_audit.taxonomy.failures import FAILURE_MODES
-from arb_audit.taxonomy.routes import ROUTE_LABELS
+from arb_audit.taxonomy.failures import FAILURE_MODES, QuadrantCell
+from arb_audit.taxonomy.routes import ROUTE_LABELS, literal_names
 
-QUADRANT_CELLS = ("score_up+intended", "score_up+not_intended", "no_gain+intended", "no_gain+not_intended")
+QUADRANT_CELLS = literal_names(QuadrantCell)
 """The four cells of score-up × intended training, in the order the tables show them."""
 
 

@@ -13,8 +13,8 @@ from arb_audit.analyzer.batch import classify_many
 from arb_audit.analyzer.classify import classify_source, detectors
 from arb_audit.analyzer.detector import Invalid, Valid
 from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
-from arb_audit.analyzer.routes import label_of
 from arb_audit.analyzer.source import source_from_bytes
+from arb_audit.taxonomy.routes import label_of
 from tests.analyzer.test_routes import DPO, GRPO, ONLINE, SFT, _bash, _run, _write
 
 ROOT = Path(__file__).resolve().parents[2]
