@@ -241,3 +241,11 @@ async def test_the_desk_lets_go_of_what_it_held_when_it_exits(study: Path) -> No
         await pilot.pause()
         assert session.host.running and gc.get_freeze_count() > 0
     assert not session.host.running and gc.get_freeze_count() == 0
+
+
+def test_review_exits_non_zero_when_the_desk_fails(study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the wheel once lacked app.tcss: Textual printed the error and the command still exited 0
+    monkeypatch.setattr(ReviewApp, "CSS_PATH", "no-such-stylesheet.tcss")
+    code, out, err = run_cli("review", str(study), "--reviewer", "ann")
+    assert code != 0, (out, err)
+    assert "no-such-stylesheet.tcss" in out + err
