@@ -231,7 +231,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
     reward_head = "reward_head" in signals
     for stage in stages:
-        if reward_head and stage.kind == "sft" and stage.variant in ("hf_trainer", "seq2seq"):
+        if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
+            # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model)
             stage.kind, stage.variant = "reward_model", "scalar_head"
         if stage.kind in variants and stage.variant in (None, stage.kind):
             stage.variant = variants[stage.kind]  # the config's variant refines the trainer's default

@@ -48,14 +48,28 @@ CROSS_ENTROPY = frozenset(
 )
 KL = frozenset({"torch.nn.functional.kl_div", "torch.nn.KLDivLoss"})
 SIGMOID = frozenset(
-    {"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid", "torch.sigmoid", "jax.nn.log_sigmoid"}
+    {
+        "torch.nn.functional.logsigmoid",
+        "torch.nn.LogSigmoid",
+        "torch.sigmoid",
+        "jax.nn.log_sigmoid",
+        "torch.nn.BCEWithLogitsLoss",
+        "torch.nn.functional.binary_cross_entropy_with_logits",
+    }
 )
+"""The logistic link: over a difference of two scores (or log-ratios) it is a Bradley-Terry loss."""
 MARGIN = frozenset({"torch.nn.functional.margin_ranking_loss", "torch.nn.MarginRankingLoss"})
 REGRESSION = frozenset({"torch.nn.functional.mse_loss", "torch.nn.MSELoss"})
 
 PREFERENCE_WORDS = frozenset({"chosen", "rejected", "preferred", "dispreferred", "winner", "loser"})
 REFERENCE_WORDS = frozenset({"ref", "reference"})
 LOGPROB_WORDS = frozenset({"logp", "logps", "logprob", "logprobs", "log_probs", "logits"})
+SEQUENCE_LOGPROB_WORDS = frozenset({"logp", "logps", "logprob", "logprobs", "logratios"})
+"""Log-probabilities of sequences under a policy (a classifier's ``logits`` are not): what a preference
+loss over a policy/reference log-ratio is made of, unlike one over a scorer's outputs."""
+VALUE_WORDS = frozenset({"value", "values"})
+"""A learned value baseline: with a discount (``gamma``) or returns it is a critic's advantage estimate
+(PPO's GAE); a ``critic`` or a value-function (``vf``) loss term says the same."""
 ADVANTAGE_WORDS = frozenset({"advantage", "advantages", "adv", "advs", "gae", "returns"})
 RATIO_WORDS = frozenset({"ratio", "ratios", "clip", "cliprange", "importance"})
 TEACHER_WORDS = frozenset({"teacher", "distill", "distillation", "kd"})
@@ -82,6 +96,62 @@ def _is_one(node: cst.BaseExpression) -> bool:
     )
 
 
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _same_tensor(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
+    """Say whether two expressions are the two members of a pair.
+
+    Different slices of one name (``x[:, 0]`` and ``x[:, 1]``) or names that differ in their last word
+    only (``r_j`` and ``r_k``), each possibly reduced (``r_j.sum() - r_k.sum()``).
+    """
+    left, right = _reduced(left), _reduced(right)
+    if isinstance(left, cst.Name) and isinstance(right, cst.Name):
+        a, b = words(left.value), words(right.value)
+        return len(a) == len(b) >= 2 and a[:-1] == b[:-1] and a[-1] != b[-1]
+    return (
+        isinstance(left, cst.Subscript)
+        and isinstance(right, cst.Subscript)
+        and isinstance(left.value, cst.Name)
+        and isinstance(right.value, cst.Name)
+        and left.value.value == right.value.value
+        and not left.deep_equals(right)
+    )
+
+
+def _reduced(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.sum()`` / ``x.mean()`` -> ``x``."""
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("sum", "mean", "squeeze", "float")
+    ):
+        node = node.func.value
+    return node
+
+
+def _local(resolved: set[str], func: cst.BaseExpression) -> bool:
+    """Say whether a called expression is a variable of the file itself, not an imported name.
+
+    ``model(x, y)`` on a local ``model`` resolves to ``model`` (or ``f.<locals>.model``): a forward
+    pass of the file's model object, not a library function.
+    """
+    text = _dotted(func)
+    if text is None:
+        return not resolved
+    return all(n == text or n.endswith(f".<locals>.{text}") for n in resolved)
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr.value}"
+    return None
+
+
 @dataclass(slots=True)
 class Features:
     """What the slice of one loss is made of."""
@@ -100,10 +170,18 @@ class Features:
     """A tensor regrouped per prompt (``x.view(-1, G)``)."""
     exp_of_difference: bool = False
     """``exp(a - b)``: an importance ratio of log-probabilities."""
+    row_normalised: bool = False
+    """A mean and a std taken along a dimension and kept for broadcasting (``r.mean(1, keepdim=True)``):
+    each row (a prompt's group of samples) normalised on its own."""
+    pairwise_difference: bool = False
+    """Two slices of one tensor subtracted (``scores[:, 0] - scores[:, 1]``, ``r[:bs] - r[bs:]``): the
+    two members of a pair compared."""
     model_forward: bool = False
     """The loss comes out of a forward pass of the file's model object (its own language-model loss)."""
     nodes: int = 0
     """Nodes read."""
+    kept: set[str] = field(default_factory=set)
+    """Reductions (``mean``, ``std``) taken with ``keepdim=True``."""
 
 
 def _one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
@@ -137,27 +215,36 @@ def loss_form(f: Features) -> Verdict:
     preference = bool(f.calls & SIGMOID or "logsigmoid" in f.methods or "sigmoid" in f.methods) or (
         "relu" in f.methods or "hinge" in w
     )
+    paired = bool(w & PREFERENCE_WORDS) or f.pairwise_difference
+    policy_logps = bool(w & SEQUENCE_LOGPROB_WORDS)
+    advantages = bool(w & ADVANTAGE_WORDS)
     if f.calls & MARGIN:
         return Verdict("reward_model", "pairwise", None, "a margin ranking loss between two scores")
-    if w & PREFERENCE_WORDS and w & REFERENCE_WORDS and w & LOGPROB_WORDS:
+    if w & PREFERENCE_WORDS and w & REFERENCE_WORDS and policy_logps:
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen/rejected log-probabilities against a reference model")
-    if preference and w & PREFERENCE_WORDS:
-        if w & REFERENCE_WORDS or w & LOGPROB_WORDS or "beta" in w:
+    if preference and w & REFERENCE_WORDS and policy_logps and not advantages:
+        variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
+        return Verdict("dpo", variant, None, "log-sigmoid of a difference of policy/reference log-ratios")
+    if preference and paired:
+        if policy_logps and (w & REFERENCE_WORDS or "beta" in w or w & PREFERENCE_WORDS):
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
-    policy_gradient = bool(w & ADVANTAGE_WORDS) or f.clip_around_one or f.exp_of_difference
+    policy_gradient = advantages or f.clip_around_one or f.exp_of_difference
     if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
-        if (f.regrouped and f.methods & {"mean", "std"}) or w & GROUP_WORDS:
+        critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
+        grouped = f.regrouped and bool(f.methods & {"mean", "std"})
+        if grouped or f.row_normalised or (w & GROUP_WORDS and not critic):
             return Verdict("grpo", "grpo", None, "policy gradient with advantages normalised within groups")
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
-        return Verdict("ppo", variant, None, "log-probabilities weighted by advantages (policy gradient)")
+        why = "advantages from a value baseline" if critic else "log-probabilities weighted by advantages"
+        return Verdict("ppo", variant, None, f"{why} (policy gradient)")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
         return Verdict("sft", None, None, "cross-entropy against given labels")
-    if "nll" in w or ("lm" in w and "loss" in w) or ("labels" in w and "logits" in w):
+    if "nll" in w or ("lm" in w and "loss" in w) or ("labels" in w and w & {"logits", "outputs"}):
         return Verdict("sft", None, None, "a language-model negative log-likelihood on given labels")
     if f.model_forward:
         return Verdict("sft", None, None, "the loss a model's forward pass returns for its batch")
@@ -207,6 +294,14 @@ class Slice:
                         if key not in seen_names and attr in self.attributes:
                             seen_names.add(key)
                             pending.extend((scope, v, depth) for v in self.attributes[attr])
+                    elif attr in ADVANTAGE_WORDS and (-2, attr) not in seen_names:
+                        # ``batch.advantages``: a record's field, filled where a name of that name is
+                        # computed in the file (how the advantages are estimated decides the stage).
+                        seen_names.add((-2, attr))
+                        pending.extend((s, v, depth) for s, v in self._named(attr))
+                elif isinstance(node, cst.BinaryOperation):
+                    if isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
+                        f.pairwise_difference = True
                 elif isinstance(node, cst.SimpleString):
                     text = node.value.strip("'\"bru")
                     if text.isidentifier():
@@ -216,7 +311,12 @@ class Slice:
                 elif isinstance(node, cst.Arg) and node.keyword is not None:
                     f.keywords.add(node.keyword.value)
                     f.words.update(words(node.keyword.value))
+        f.row_normalised = f.kept >= {"mean", "std"}
         return f
+
+    def _named(self, name: str) -> list[tuple[int, cst.BaseExpression]]:
+        """Every value assigned to a local or module name ``name``, in any function of the file."""
+        return [(scope, v) for (scope, n), values in self.assigns.items() if n == name for v in values]
 
     def _call(
         self,
@@ -236,6 +336,11 @@ class Slice:
             f.methods.add(name)
             if name in ("clamp", "clip") and _one_minus_plus(a.value for a in node.args):
                 f.clip_around_one = True
+            if name in ("mean", "std") and any(
+                a.keyword is not None and a.keyword.value == "keepdim" and _is_true(a.value)
+                for a in node.args
+            ):
+                f.kept.add(name)
             if (
                 name in ("view", "reshape", "unflatten")
                 and node.args
@@ -245,7 +350,7 @@ class Slice:
                 f.regrouped = True  # x.view(-1, G): one row per prompt
         elif isinstance(func, cst.Name):
             name = func.value
-        if not f.model_forward and not resolved:
+        if not f.model_forward and _local(resolved, func):
             receiver = (
                 func.value if isinstance(func, cst.Attribute) and name in ("forward", "__call__") else func
             )

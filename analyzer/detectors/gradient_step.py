@@ -123,6 +123,44 @@ class GradientStep(RouteDetector):
             "distillation",
         ),
         Invalid(
+            "import torch\nloss_fn = torch.nn.BCEWithLogitsLoss()\npred = head(x)\n"
+            "loss = loss_fn(pred[:, 0] - pred[:, 1], torch.ones_like(pred[:, 0]))\nloss.backward()\n",
+            "gradient_step",
+            "reward_model",
+        ),
+        Invalid(
+            "import torch\nadvs = []\nfor t in reversed(range(n)):\n"
+            "    last = r[:, t] + gamma * values[:, t + 1] - values[:, t] + gamma * lam * last\n"
+            "    advs.append(last)\nadvantages = torch.stack(advs[::-1], 1)\n"
+            "ratio = torch.exp(logp - old_logp)\n"
+            "loss = -(ratio * advantages).mean()\nloss.backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
+            "def rollout(rewards):\n"
+            "    advantages = (rewards - rewards.mean(1, keepdim=True))"
+            " / (rewards.std(1, keepdim=True) + 1e-4)\n"
+            "    return Batch(advantages=advantages)\n"
+            "def update(batch):\n    loss = loss_fn(logprobs, batch.advantages)\n    loss.backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "def loss(pi_real, pi_gen, ref_real, ref_gen, beta):\n"
+            "    pi_logratios = pi_real - pi_gen\n    ref_logratios = ref_real - ref_gen\n"
+            "    return -F.logsigmoid(beta * (pi_logratios - ref_logratios)).mean()\n"
+            "loss(a, b, c, d, 0.1).backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
+            "model = GPT(conf)\nfor it in range(n):\n    logits, loss = model(X, Y)\n    loss.backward()\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "from somelib import MyTrainer\ntrainer = MyTrainer(model, data)\ntrainer.train()\n",
             "gradient_step",
         ),
@@ -227,6 +265,8 @@ class GradientStep(RouteDetector):
         names = self.names(func) if last in RESOLVED_LAST else set()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
+        if name in ("append", "extend") and positional and isinstance(node.func, cst.Attribute):
+            self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
         if name == "backward" and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
             if positional:
