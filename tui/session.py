@@ -20,10 +20,10 @@ import duckdb
 import polars as pl
 
 from arb_audit.revisions import read_blob
+from arb_audit.schema import SCHEMA_VERSION, AuditReport
 from arb_audit.store import RunStore, StoreError, StoreHost
 from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
 from arb_audit.taxonomy.review import analyzer_values
-from arb_audit.tui.report_shape import audit_shaped
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
 
 DISAGREEING = ("score_up+not_intended", "no_gain+intended")
@@ -115,10 +115,10 @@ class ReviewSession:
         return cls(path, runs, reviewer, blind, study, ledger, host)
 
     def report(self, run_key: str) -> dict[str, Any]:
-        """Return the parts of ``run_key``'s audit the desk reads (``arb_audit.tui.report_shape``).
+        """Return ``run_key``'s audit as its JSON view, read back through the schema (:func:`audit_view`).
 
         ``{}`` when it has none, ``{"problem": why}`` when the store cannot be read now (another
-        process holds it) or the audit is not JSON.
+        process holds it) or the audit does not read as an audit of this schema version.
         """
         try:
             stamp = self._stamp()
@@ -252,16 +252,13 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
                 try:
                     report = json.loads(text)
                 except (TypeError, json.JSONDecodeError, RecursionError) as exc:
-                    report = f"not JSON ({exc})"
-                if not isinstance(report, dict):
-                    rows.append(row_from_audit(run_id, "", None, f"its stored audit is {report!s:.80}", {}))
+                    rows.append(row_from_audit(run_id, "", None, f"its stored audit is not JSON ({exc})", {}))
                     continue
-                try:
-                    row = row_from_audit(run_id, "", report, None, {})
-                except (AttributeError, TypeError, ValueError) as exc:
-                    row = row_from_audit(run_id, "", None, f"its stored audit is malformed ({exc})", {})
-                row["strength"] = (audit_shaped(report)["route"] or {}).get("strength")
-                rows.append(row)
+                view = audit_view(report, f"the audit of {run_id}")
+                if "problem" in view:
+                    rows.append(row_from_audit(run_id, "", None, view["problem"], {}))
+                else:
+                    rows.append(row_from_audit(run_id, "", view, None, {}))
             frame = pl.DataFrame(rows, schema=STUDY_SCHEMA).select([*LIST_COLUMNS, "strength"])
     except duckdb.Error as exc:
         raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
@@ -277,8 +274,29 @@ def _ledger(store: RunStore) -> pl.DataFrame:
     return load_verdicts(store)
 
 
+def audit_view(data: object, what: str) -> dict[str, Any]:
+    """Return a stored audit's JSON view once it validates as an :class:`AuditReport`, else its problem.
+
+    A study store is a file anyone can edit, and an older arb-audit's audit has other fields: either
+    would be misread field by field, so a value that does not validate is shown as what it is, with
+    the first thing wrong, and never half-trusted.
+    """
+    if not isinstance(data, dict):
+        return {"problem": f"{what} is not an audit (a JSON {type(data).__name__})"}
+    if data.get("schema_version") != SCHEMA_VERSION:
+        return {
+            "problem": f"{what} was made by another arb-audit (schema version {data.get('schema_version')!r},"
+            f" this one reads {SCHEMA_VERSION}): audit or ingest the run again"
+        }
+    try:
+        return AuditReport.model_validate(data).to_json()
+    except ValueError as exc:  # pydantic's ValidationError
+        first = str(exc).splitlines()[1:3]
+        return {"problem": f"{what} does not read as an audit ({' '.join(s.strip() for s in first)})"}
+
+
 def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> dict[str, Any]:
-    """Read one run's audit from the store, in the shapes the desk reads."""
+    """Read one run's audit from the store through the schema (:func:`audit_view`)."""
     sql = (
         "SELECT report FROM study_runs WHERE run_key = ?"
         if study
@@ -289,9 +307,10 @@ def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> dic
     if not found or found[0][0] is None:
         return {}
     try:
-        return audit_shaped(json.loads(found[0][0]))
+        data = json.loads(found[0][0])
     except (json.JSONDecodeError, RecursionError) as exc:
         return {"problem": f"{store_path}: the audit of {run_key} cannot be read ({exc})"}
+    return audit_view(data, f"{store_path}: the audit of {run_key}")
 
 
 @lru_cache(maxsize=256)

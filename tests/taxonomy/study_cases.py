@@ -8,6 +8,7 @@ from typing import Any
 
 from arb_audit.store import RunStore
 from arb_audit.study import row_from_audit, save_rows
+from tests.audit_records import complete_audit
 
 
 def _report(
@@ -31,37 +32,39 @@ def _report(
     best_s: float | None = 1800.0,
 ) -> dict[str, Any]:
     scored = submissions if best is not None else 0
-    return {
-        "run": {
-            "run_id": run_id,
-            "format": "autorl_bench",
-            "task": task,
-            "level": level,
-            "scaffold": scaffold,
-            "driver": driver,
-            "mode": None,
-            "seed": None,
-            "base_score": base,
-        },
-        "metrics": {
-            "n_submissions": submissions,
-            "n_scored": scored,
-            "valid_rate": scored / submissions if submissions else None,
-            "time_to_first_valid_s": first_s if best is not None else None,
-            "time_to_best_s": best_s if best is not None else None,
-        },
-        "best": {"seq": 2, "score": best} if best is not None else None,
-        "route": {
-            "best_label": chain and ("COMPOSITE" if "→" in chain else chain.split("(")[0]),
-            "chain_text": chain,
-            "attempted": list(attempted),
-            "written": list(written),
-            "adopted": list(adopted),
-        },
-        "failure": {"mode": failure},
-        "quadrant": {"cell": quadrant},
-        "flags": [{"flag": f} for f in flags],
-    }
+    return complete_audit(
+        {
+            "run": {
+                "run_id": run_id,
+                "format": "autorl_bench",
+                "task": task,
+                "level": level,
+                "scaffold": scaffold,
+                "driver": driver,
+                "mode": None,
+                "seed": None,
+                "base_score": base,
+            },
+            "metrics": {
+                "n_submissions": submissions,
+                "n_scored": scored,
+                "valid_rate": scored / submissions if submissions else None,
+                "time_to_first_valid_s": first_s if best is not None else None,
+                "time_to_best_s": best_s if best is not None else None,
+            },
+            "best": {"seq": 2, "score": best} if best is not None else None,
+            "route": {
+                "best_label": chain and ("COMPOSITE" if "→" in chain else chain.split("(")[0]),
+                "chain_text": chain,
+                "attempted": list(attempted),
+                "written": list(written),
+                "adopted": list(adopted),
+            },
+            "failure": {"mode": failure},
+            "quadrant": {"cell": quadrant},
+            "flags": [{"flag": f} for f in flags],
+        }
+    )
 
 
 CASES: list[tuple[str, dict[str, Any] | None, str | None, dict[str, Any]]] = [

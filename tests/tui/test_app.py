@@ -14,7 +14,6 @@ from arb_audit.store import RunStore
 from arb_audit.taxonomy.review import FIELDS
 from arb_audit.tui.app import ReviewApp
 from arb_audit.tui.messages import VerdictRecorded
-from arb_audit.tui.report_shape import audit_shaped
 from arb_audit.tui.screens import (
     EvidenceScreen,
     HelpScreen,
@@ -26,6 +25,7 @@ from arb_audit.tui.screens import (
 from arb_audit.tui.session import ReviewSession
 from arb_audit.tui.widgets import CodeView, FieldTable, RunsTable
 from arb_audit.verdicts import chain_break, load_verdicts
+from tests.audit_records import complete_audit
 from tests.test_cli import run_cli
 
 SIZE = (120, 36)
@@ -228,7 +228,7 @@ async def test_a_cited_range_past_the_end_of_the_file_highlights_only_its_lines(
 def test_the_facts_show_the_failure_then_its_downstream_effects(study: Path) -> None:
     screen = RunScreen(ReviewSession.open(study, "ann"))
     screen.run_key = "/runs/a"
-    screen.report = audit_shaped(
+    screen.report = complete_audit(
         {"failure": {"mode": "early_coding_failure", "downstream": ["timeout_no_submission"], "evidence": []}}
     )
     assert "early_coding_failure → timeout_no_submission" in str(screen.facts())

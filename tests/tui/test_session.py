@@ -14,17 +14,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arb_audit.schema import SCHEMA_VERSION
 from arb_audit.store import RunStore, StoreError
 from arb_audit.study import load_study
 from arb_audit.taxonomy.review import FIELDS, analyzer_values
 from arb_audit.tui.evidence import evidence_items, revision_seq
 from arb_audit.tui.query import SORTS, FilterError, apply_filter
-from arb_audit.tui.report_shape import audit_shaped
 from arb_audit.tui.screens.evidence import version_at
 from arb_audit.tui.screens.run import header
-from arb_audit.tui.session import ReviewError, ReviewSession
+from arb_audit.tui.session import ReviewError, ReviewSession, audit_view
 from arb_audit.tui.widgets.score_strip import strip
 from arb_audit.verdicts import VerdictRefused, chain_break, load_verdicts
+from tests.audit_records import complete_audit
 from tests.tui.conftest import REFERENCE
 
 
@@ -200,8 +201,12 @@ KEYS = st.sampled_from(["run", "best", "route", "failure", "quadrant", "flags", 
 
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(JSON, st.dictionaries(KEYS, JSON)))
-def test_any_json_in_a_study_row_reads_as_an_audit_the_screens_can_show(value: object) -> None:
-    report = audit_shaped(value)
+def test_any_json_in_a_study_row_reads_as_an_audit_or_its_problem_and_the_screens_show_either(
+    value: object,
+) -> None:
+    report = audit_view(value, "the audit of /runs/x")
+    assert "problem" in report or report["schema_version"] == SCHEMA_VERSION
+    assert "problem" not in report or isinstance(report["problem"], str)
     for item in evidence_items(report):
         assert isinstance(item.claim, str) and isinstance(item.where, str)
     assert isinstance(header(report), str)
@@ -209,23 +214,17 @@ def test_any_json_in_a_study_row_reads_as_an_audit_the_screens_can_show(value: o
     assert set(analyzer_values(report)) == set(FIELDS)
 
 
-def test_wrong_types_in_an_audit_are_emptied_not_trusted() -> None:
-    report = audit_shaped(
-        {
-            "run": {"base_score": "high", "task": ["x"], "level": True},
-            "best": {"score": "9"},
-            "route": {"lineage": [1, 2], "evidence": {"attempted": [1]}, "chain": [{"evidence": "x"}, 3]},
-            "submissions": [{"seq": "1", "score": 1.5, "artifact_path": ["a"]}, "junk"],
-            "commands": ["rm -rf /"],
-            "revisions": [{"seq": "x", "sha": 7}],
-        }
+def test_an_audit_with_wrong_types_or_of_another_version_is_refused_not_half_trusted() -> None:
+    good = complete_audit({"run": {"run_id": "r", "base_score": 1.0}, "best": {"seq": 1, "score": 9.0}})
+    assert audit_view(good, "it") == good
+    wrong = {**good, "run": {**good["run"], "base_score": "high"}}
+    assert audit_view(wrong, "the audit of r")["problem"].startswith(
+        "the audit of r does not read as an audit (run."
     )
-    assert report["run"] == {k: None for k in report["run"]}
-    assert report["route"]["lineage"] is None and report["route"]["evidence"] == {"attempted": None}
-    assert report["route"]["chain"][0]["evidence"] == [] and len(report["route"]["chain"]) == 1
-    assert report["submissions"] == [dict.fromkeys(report["submissions"][0], None) | {"score": 1.5}]
-    assert report["commands"] == [] and report["revisions"] == [{"seq": None, "sha": None}]
-    assert header(report).endswith("base — → best —")
+    older = {key: value for key, value in good.items() if key != "schema_version"}
+    assert "made by another arb-audit (schema version None" in audit_view(older, "it")["problem"]
+    assert audit_view(["rm -rf /"], "it") == {"problem": "it is not an audit (a JSON list)"}
+    assert header(audit_view(wrong, "it")).endswith("base — → best —")
 
 
 def test_the_route_evidence_of_a_real_audit_is_listed(run_store: Path) -> None:
