@@ -64,6 +64,8 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
     """Decide what the submission ledger alone shows (no submission, regression, the score's move)."""
     base = record.run.base_score
     if best is None:
+        if harness := _harness_errors(record):
+            return _harness_failure(harness)
         if (why := _unseen_ending(record)) is not None:
             return {"mode": None, "determined": False, "reason": why, "evidence": []}
         tried = [s for s in record.submissions if s.status in ("error", "rejected")]
@@ -72,6 +74,7 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
         return {
             "mode": "timeout_no_submission",
             "determined": True,
+            "no_submission": True,
             "reason": f"the budget ended with no valid submission ({len(record.submissions)} attempt(s),"
             f" {len(tried)} failed or refused{spent}); what went wrong first needs the code analysis",
             "evidence": [
@@ -123,6 +126,7 @@ def _failure(
     """Decide the run's first failure (commands' signals, then the ledger) and its downstream effects."""
     ledger = _ledger_failure(record, best, noise)
     improved = ledger.pop("improved", False)
+    no_submission = ledger.pop("no_submission", False)
     signals = (routes or {}).get("signals")
     if signals is None:
         return {**ledger, "downstream": []}
@@ -141,7 +145,26 @@ def _failure(
         first = (mode, why, signals[key][:5])
     ran, crashed, cut = (signals.get(k, []) for k in ("training_ran", "crashed", "cut"))
     # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
-    if first is None and best is None and ledger["mode"] == "timeout_no_submission" and record.commands:
+    if first is None and no_submission and record.commands:
+        # A transcript that stops early, or a folder showing training the transcript does not, cannot
+        # show that the code never worked.
+        traces, cut_short = _training_traces(record), _cut_off(record)
+        unseen = (
+            f"the transcript stops early ({cut_short})"
+            if cut_short
+            else "the run folder shows training the transcript's commands do not"
+            if traces and (not ran or len(crashed) == len(ran))
+            else None
+        )
+        if unseen and not cut:
+            shown = f"; the folder shows training: {len(traces)} trace(s)" if traces else ""
+            return {
+                "mode": None,
+                "determined": False,
+                "reason": f"no valid submission, and what went wrong first cannot be told: {unseen}{shown}",
+                "evidence": traces + ledger["evidence"],
+                "downstream": [],
+            }
         if not ran:
             first = ("early_coding_failure", "no command ever ran training code", [])
         elif cut:
@@ -288,7 +311,65 @@ def _unseen_ending(record: RunRecord) -> str | None:
         return "no submission record (run.log, scores.json) could be read"
     if extra.get("interrupted_by"):
         return f"the run was interrupted ({extra['interrupted_by']}) before any valid submission"
+    if extra.get("artifacts_in_layout") is False:
+        return (
+            "this folder's layout (a published copy of the run) never holds the submitted model or its"
+            " score's inputs: whether a model was stored and graded cannot be seen"
+        )
     return None
+
+
+def _harness_errors(record: RunRecord) -> list[dict[str, Any]]:
+    """Return the harness's own errors the collector found (provider refusals, grader failures)."""
+    found = record.run.extra.get("harness_errors")
+    return [e for e in found if isinstance(e, dict) and e.get("message")] if isinstance(found, list) else []
+
+
+def _harness_failure(errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the failure of a run whose harness failed, quoting the harness's own message."""
+    stages = {e.get("stage") for e in errors}
+    what = (
+        "the agent's provider refused or stopped it"
+        if stages == {"agent"}
+        else "every evaluation failed on the grader's own infrastructure"
+        if stages == {"evaluation"}
+        else "the agent's provider and the grader's infrastructure failed"
+    )
+    return {
+        "mode": "harness_failure",
+        "determined": True,
+        "reason": f"{what}: {errors[0]['message']!r} ({errors[0].get('path')})",
+        "evidence": [
+            Evidence(
+                "log", path=e.get("path"), line=e.get("line"), excerpt=excerpt(str(e["message"]), 240)
+            ).to_json()
+            for e in errors[:5]
+        ],
+    }
+
+
+def _grader_failed(record: RunRecord) -> bool:
+    """Whether the grader's own infrastructure failed (so the model's score is unknown, not low)."""
+    return any(e.get("stage") == "evaluation" for e in _harness_errors(record))
+
+
+def _training_traces(record: RunRecord) -> list[dict[str, Any]]:
+    """Return what the run folder itself shows of training (trainer files, model cards), as evidence."""
+    found = record.run.extra.get("training_traces")
+    if not isinstance(found, list):
+        return []
+    return [
+        Evidence("file", path=str(t.get("path")), excerpt=excerpt(str(t.get("excerpt")), 200)).to_json()
+        for t in found[:5]
+        if isinstance(t, dict)
+    ]
+
+
+def _cut_off(record: RunRecord) -> str | None:
+    """Say why the run's transcript looks cut off (it cannot show what came after), or None."""
+    summary = record.run.extra.get("transcript")
+    why = summary.get("cut_off") if isinstance(summary, dict) else None
+    return why if isinstance(why, str) and why else None
 
 
 INTENDED_WORDS = {
@@ -413,7 +494,7 @@ def _quadrant(
     score_up = None
     if best is not None and best.score is not None and base is not None and noise is not None:
         score_up = best.score - base > noise
-    elif best is None and _unseen_ending(record) is None:
+    elif best is None and _unseen_ending(record) is None and not _grader_failed(record):
         score_up = False
     stage = _stage(record, intended_stage)
     intended: bool | None

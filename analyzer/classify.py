@@ -280,7 +280,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.role, result.primary = "component", "ONLINE_RL"
     elif "reward_function" in signals:
         result.role, result.primary = "component", "GRPO"
-    elif "generation" in signals and "data_output" in signals and "scoring" not in signals:
+    elif signals & {"generation", "inference"} and "data_output" in signals and "scoring" not in signals:
+        # a model's outputs (text, or labels, scores and logits from a forward pass) written out as a
+        # dataset: data generation
         result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"

@@ -185,7 +185,7 @@ def _log_history(folder: RunFolder, rel: str) -> dict[str, Any] | None:
     return facts
 
 
-def _model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
+def model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
     """Return a model card's front-matter tags and its "trained with X" line (TRL writes both)."""
     found: dict[str, Any] = {}
     tags: list[str] = []
@@ -229,7 +229,7 @@ def trainer_evidence(folder: RunFolder, rel: str, names: set[str], folders: set[
             evidence.update(facts, trainer_state=state)
             break
     if "README.md" in names:
-        evidence.update(_model_card(folder, f"{rel}/README.md"))
+        evidence.update(model_card(folder, f"{rel}/README.md"))
     return evidence
 
 

@@ -881,6 +881,204 @@ def _codex_run(tree: Tree, run: str) -> None:
     tree.json(f"{run}/metrics.json", {"accuracy": 0.31, "stderr": 0.03}, end + timedelta(minutes=38))
 
 
+# --- Real shapes (issue 20) -------------------------------------------------------------------------
+# Small runs of the shapes held-out real PostTrainBench runs take (Claude Code post-training
+# Qwen3-1.7B-Base on GSM8K for 10 h): run ids that are timestamps with an underscore, Claude Code >= 2.1
+# events with their own "timestamp", an agent that dies on its provider, a grader whose server never
+# starts, a transcript that stops early, a published trace-only copy. Every line is written here.
+
+REAL_METHOD = "claude_claude-opus-4-6_10h"
+REAL_MODEL = "Qwen/Qwen3-1.7B-Base"
+REAL_ID = "20260316_205609"
+REAL_RUN = f"gsm8k_Qwen_Qwen3-1.7B-Base_{REAL_ID}"
+REAL_START = datetime(2026, 3, 16, 21, 0, 0, tzinfo=UTC)
+AUTH_MESSAGE = "Invalid API key · Please run /login"
+VLLM_FAILURE = "RuntimeError: Failed to start vLLM server (exit code 1) after 600 s"
+TRL_CARD = """---
+base_model: Qwen/Qwen3-1.7B-Base
+library_name: transformers
+model_name: sft
+tags:
+- generated_from_trainer
+- trl
+- sft
+licence: license
+---
+
+# Model Card for sft
+
+This model is a fine-tuned version of [Qwen/Qwen3-1.7B-Base](https://huggingface.co/Qwen/Qwen3-1.7B-Base).
+It has been trained using [TRL](https://github.com/huggingface/trl).
+"""
+
+
+def real_output_log(
+    exit_code: int, status: str, *, model: str = REAL_MODEL, run_id: str = REAL_ID, files: int = 3
+) -> str:
+    """output.log as run_task.sh writes it: the args line, then its banners and diagnostics."""
+    return (
+        f"gsm8k claude {model} {run_id} 10 claude-opus-4-6 1\n"
+        "Judge backend: openai (eval script: evaluate.py, final eval script: evaluate.py)\n"
+        "Preparing job directory...\n"
+        "API keys provisioned for agent=claude task=gsm8k: ANTHROPIC_API_KEY\n"
+        + _banner("========= RUNNING TASK =========")
+        + _diagnostics(exit_code, status, files)
+    )
+
+
+def real_run(
+    root: Path,
+    events: list[dict[str, Any] | str],
+    *,
+    name: str = REAL_RUN,
+    method: str = REAL_METHOD,
+    start: datetime = REAL_START,
+    step_s: int = 60,
+    output_log: str | None = None,
+    time_taken: str | None = "09:58:12",
+    metrics: dict[str, Any] | str | None = None,
+    final_evals: tuple[str, ...] = (),
+    task: dict[str, str] | None = None,
+    final_model: bool = True,
+    transcript: str = "solve_out.txt",
+    prompt_model: str = REAL_MODEL,
+) -> Path:
+    """Write one PostTrainBench run folder of a real shape under ``root`` and return it.
+
+    ``events`` are Claude Code stream-json events (see ``tests.transcript_lines``); each gets its own
+    ``timestamp`` field, ``step_s`` apart from ``start``, as Claude Code >= 2.1 writes them (no line
+    prefix). Everything else is as run_task.sh leaves it.
+    """
+    tree = Tree()
+    end = start + timedelta(seconds=step_s * len(events))
+    lines = []
+    for i, event in enumerate(events):
+        if isinstance(event, dict):
+            stamp = start + timedelta(seconds=step_s * i)
+            event = {**event, "timestamp": stamp.strftime("%Y-%m-%dT%H:%M:%S.") + "068Z"}
+            lines.append(_compact(event))
+        else:
+            lines.append(event)
+    tree.text(f"{name}/{transcript}", "\n".join(lines) + "\n", end)
+    tree.text(f"{name}/prompt.txt", _prompt(prompt_model, "GSM8K (Grade School Math 8K)"), start)
+    if output_log is not None:
+        tree.text(f"{name}/output.log", output_log, end)
+    if time_taken is not None:
+        tree.text(f"{name}/time_taken.txt", time_taken + "\n", end)
+    if metrics is not None:
+        body = metrics if isinstance(metrics, str) else json.dumps(metrics)
+        tree.text(f"{name}/metrics.json", body, end)
+    for i, text in enumerate(final_evals, 1):
+        tree.text(f"{name}/final_eval_{i}.txt", text, end)
+    for rel, text in (task or {}).items():
+        tree.text(f"{name}/task/{rel}", text, end)
+    if final_model:
+        config = {"_name_or_path": REAL_MODEL, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}
+        _final_model(tree, f"{name}/final_model", config, {"tokenizer_class": "Qwen2Tokenizer"}, 3, end)
+    tree.write(root / method)
+    return root / method / name
+
+
+def _call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": args}
+    return {"type": "assistant", "message": {"role": "assistant", "content": [block]}}
+
+
+def _result(call_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}
+    return {"type": "user", "message": {"role": "user", "content": [block]}}
+
+
+def _init() -> dict[str, Any]:
+    return {"type": "system", "subtype": "init", "session_id": "s-real", "model": "claude-opus-4-6",
+            "cwd": TASK_DIR, "tools": ["Bash", "Write", "Edit", "Read"]}  # fmt: skip
+
+
+def auth_failure_run(root: Path) -> Path:
+    """The agent dies in seconds on its provider's refusal: an API error, then an error result."""
+    events: list[dict[str, Any] | str] = [
+        _init(),
+        {
+            "type": "assistant",
+            "error": "authentication_failed",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": AUTH_MESSAGE}]},
+        },
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "duration_ms": 1480,
+            "num_turns": 1,
+            "result": AUTH_MESSAGE,
+            "total_cost_usd": 0,
+        },
+    ]
+    return real_run(
+        root,
+        events,
+        step_s=2,
+        output_log=real_output_log(1, "exited with error code 1", files=0),
+        time_taken="00:00:06",
+        task={"evaluate.py": EVALUATE, "timer.sh": "#!/bin/bash\necho 9:59\n"},
+        final_model=False,
+    )
+
+
+def _trained_events() -> list[dict[str, Any] | str]:
+    return [
+        _init(),
+        _call("w1", "Write", file_path=f"{TASK_DIR}/train_sft.py", content=TRAIN_SFT),
+        _result("w1", f"File created successfully at: {TASK_DIR}/train_sft.py"),
+        _call("b1", "Bash", command="python train_sft.py"),
+        _result("b1", "{'train_loss': 0.41}\nsaved outputs/sft/checkpoint-final"),
+        _call("b2", "Bash", command="cp -r outputs/sft/checkpoint-final final_model"),
+        _result("b2", ""),
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 7, "result": "done"},
+    ]
+
+
+def grader_failure_run(root: Path) -> Path:
+    """The agent trained and stored a model; every final evaluation failed to start the grader's vLLM."""
+    attempt = "gsm8k (1319 samples): final_model\nmax_tokens: {}\nINFO starting vLLM\n" + VLLM_FAILURE + "\n"
+    return real_run(
+        root,
+        _trained_events(),
+        output_log=real_output_log(0, "exited normally"),
+        final_evals=tuple(attempt.format(t) for t in (3000, 3000, 2000, 2000)),
+        task={"train_sft.py": TRAIN_SFT, "evaluate.py": EVALUATE},
+    )
+
+
+def cut_off_run(root: Path) -> Path:
+    """Write a run whose transcript stops early, before any command ran training code.
+
+    The folder shows training all the same (a TRL model card in task/); no score was recorded.
+    """
+    events = [*_trained_events()[:3], _call("b1", "Bash", command="ls outputs")]
+    return real_run(
+        root,
+        events,
+        output_log=real_output_log(0, "exited normally"),
+        task={"train_sft.py": TRAIN_SFT, "outputs/sft/README.md": TRL_CARD},
+    )
+
+
+def published_run(root: Path) -> Path:
+    """A published copy (extract_traces.py): the trace, placeholders and verdicts; never final_model/."""
+    trace = (
+        "Session start — s-pub\n  Model: claude-opus-4-6\n  Working dir: /home/ben/task\n\n"
+        "Assistant — turn 1 | 2026-03-16T21:00:10Z\n  Tool call — Bash (toolu_b1)\n    $ nvidia-smi\n\n"
+        "User — turn 1 | 2026-03-16T21:00:11Z\n  Tool result — Bash (toolu_b1)\n    NVIDIA H100\n\n"
+        "Result — success\n"
+    )
+    run = real_run(root, [], final_model=False, time_taken=None, metrics="No metrics.json produced.\n")
+    (run / "solve_out.txt").unlink()
+    (run / "prompt.txt").unlink()
+    (run / "trace.txt").write_text(trace, encoding="utf-8")
+    (run / "judgement.log").write_text("no contamination detected\n", encoding="utf-8")
+    return run
+
+
 def build() -> Tree:
     """Return every file of the bundled tree, relative to its root."""
     tree = Tree()

@@ -13,8 +13,9 @@ CLIENTS = ("openai.", "anthropic.", "aiohttp.ClientSession", "litellm.", "httpx.
 """Hosted-LLM clients (and the HTTP clients that call OpenAI-compatible servers), by name prefix."""
 CLIENT_PACKAGES = frozenset({"openai", "anthropic"})
 """A qualified name with one of these as a component (``llama_index.llms.openai.OpenAI``) is a client."""
-ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate")
-"""Paths of OpenAI-compatible and inference servers (vLLM, SGLang, TGI)."""
+ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate", "/api/chat")
+"""Paths of OpenAI-compatible and inference servers (vLLM, SGLang, TGI, Ollama's ``/api/chat`` and
+``/api/generate``)."""
 HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen", "requests.Session.post"})
 """Module-level HTTP calls that send a request body."""
 
@@ -45,6 +46,7 @@ class Generation(RouteDetector):
         "datadreamer",
         "/v1/",
         "/generate",
+        "/api/chat",
     )
 
     VALID = (
@@ -58,6 +60,16 @@ class Generation(RouteDetector):
         Invalid(
             "from openai import OpenAI\nclient = OpenAI()\n"
             "client.chat.completions.create(model='x', messages=m)\n",
+            "generation",
+        ),
+        Invalid(
+            "from transformers import pipeline\nBUILDERS = {'default': pipeline}\n"
+            "pipe = BUILDERS[name]('text-classification', model=m)\n",
+            "generation",
+        ),
+        Invalid(
+            "import requests\ndef ask(p, url='http://localhost:11434/api/chat'):\n"
+            "    return requests.post(url, json={'messages': p})\n",
             "generation",
         ),
         Invalid(
@@ -82,6 +94,19 @@ class Generation(RouteDetector):
         if self.endpoint and self.posts:
             node, statement = self.posts[0]
             self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._engine_value(node.value)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._engine_value(node.value)
+
+    def _engine_value(self, value: cst.BaseExpression) -> None:
+        """Report an engine handed on as a value (``{"builder": pipeline}``, ``run(pipeline)``)."""
+        if isinstance(value, cst.Name | cst.Attribute):
+            for name in self.names(value) & GENERATION_ENGINES:
+                self.report(value, "generation", f"hands on {name} to build a model")
+                return
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.names(node.func)

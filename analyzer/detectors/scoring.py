@@ -43,9 +43,12 @@ EVALUATION_PARTS = frozenset(
         "evaluators",
         "benchmark",
         "benchmarks",
+        "judge",
+        "judges",
     }
 )
-"""Package or module names of evaluation code, alone or as a ``_``-joined word (``eval_bleu_rouge``)."""
+"""Package or module names of evaluation code (an LLM judge's too; a name ending in ``bench``, such as
+``rewardbench``, is a benchmark's package), alone or as a ``_``-joined word (``eval_bleu_rouge``)."""
 
 
 def _evaluation_module(qualified: str) -> bool:
@@ -53,7 +56,9 @@ def _evaluation_module(qualified: str) -> bool:
     parts = qualified.split(".")[:-1]
     if not parts or parts[0] in ("transformers", "trl", "torch", "builtins"):
         return False
-    return any(EVALUATION_PARTS & set(part.split("_")) for part in parts)
+    return any(
+        EVALUATION_PARTS & set(part.split("_")) or part.endswith(("bench", "benchmark")) for part in parts
+    )
 
 
 class Scoring(RouteDetector):
@@ -65,7 +70,7 @@ class Scoring(RouteDetector):
 
     TRIGGERS = (
         "eval",
-        "benchmark",
+        "bench",
         "math_verify",
         "sacrebleu",
         "bleu",
@@ -89,6 +94,7 @@ class Scoring(RouteDetector):
             "from myproj.utils.evaluation import run_benchmark_jobs\nrun_benchmark_jobs(args)\n", "scoring"
         ),
         Invalid("from eval_bleu import compute_metrics\nds.map(compute_metrics, num_proc=8)\n", "scoring"),
+        Invalid("from rewardbench.utils import calculate_scores\ncalculate_scores(results)\n", "scoring"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -12,18 +12,21 @@ attempt.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from arb_audit.collectors.artifacts import describe, identify
+from arb_audit.collectors.artifacts import describe, identify, model_card
 from arb_audit.collectors.base import CollectOptions, Collector, RunListing
 from arb_audit.collectors.final_tree import final_tree
+from arb_audit.collectors.harness_errors import MAX_LISTED, entry, transcript_errors
 from arb_audit.collectors.posttrainbench.judges import read_verdicts
 from arb_audit.collectors.posttrainbench.naming import parse_method_name, parse_run_name
 from arb_audit.collectors.posttrainbench.outputs import (
     METRICS,
     OUTPUT_LOG,
+    FinalEval,
     Metrics,
     OutputLog,
     TimeTaken,
@@ -109,6 +112,14 @@ class PostTrainBenchCollector(Collector):
         artifact = describe(folder, FINAL_MODEL)
         if options.hash_artifacts:
             identify(folder, [artifact])
+        published = _published(folder, output)
+        run.extra["posttrainbench"]["layout"] = "published" if published else "pipeline"
+        if published:
+            # extract_traces.py keeps the trace and the verdicts, never final_model/ or task/.
+            run.extra["artifacts_in_layout"] = False
+        evals = read_final_evals(folder)
+        run.extra["harness_errors"] = _harness_errors(run.extra.get("transcript"), evals, metrics)
+        run.extra["training_traces"] = _training_traces(folder, artifact)
         history = facts.revisions if facts else []
         revisions = history + final_tree(folder, TASK, revisions_git, run.run_id, len(history) + 1)
         problems = [
@@ -116,7 +127,7 @@ class PostTrainBenchCollector(Collector):
         ]
         return RunRecord(
             run=run,
-            submissions=[_submission(artifact, metrics, run.ended_at)],
+            submissions=[_submission(artifact, metrics, run.ended_at, published=published)],
             artifacts=[artifact],
             revisions=revisions,
             commands=facts.commands if facts else [],
@@ -194,7 +205,10 @@ def _facts(
         "time_taken_s": taken.seconds if taken else None,
         "metrics": dict(metrics.values) if metrics else None,
         "metrics_placeholder": metrics.placeholder if metrics else None,
-        "final_evals": [{"path": e.path, "last_line": e.last_line} for e in read_final_evals(folder)],
+        "final_evals": [
+            {"path": e.path, "last_line": e.last_line, "infra_error": e.infra_error}
+            for e in read_final_evals(folder)
+        ],
         "stderr": [
             {"path": s.path, "terminated": s.terminated, "killed": s.killed_line is not None}
             for s in read_stderr_logs(folder)
@@ -203,19 +217,96 @@ def _facts(
     }
 
 
-def _submission(artifact: ArtifactInfo, metrics: Metrics | None, at: datetime | None) -> Submission:
+def _published(folder: RunFolder, output: OutputLog | None) -> bool:
+    """Whether the folder is a published copy (``extract_traces.py``): the trace, no pipeline files."""
+    pipeline = (TASK, FINAL_MODEL, "solve_out.txt")
+    return output is None and not any((folder.root / name).exists() for name in pipeline)
+
+
+def _harness_errors(
+    transcript: dict[str, Any] | None, evals: list[FinalEval], metrics: Metrics | None
+) -> list[dict[str, Any]]:
+    """List what shows the harness failed.
+
+    That is the agent's provider refusing it, or every evaluation failing on the grader's own
+    infrastructure (and no score).
+    """
+    found = transcript_errors(transcript)
+    scored = metrics is not None and metrics.score is not None
+    if evals and not scored and all(e.infra_error for e in evals):
+        found += [entry("evaluation", e.path, e.infra_error or "") for e in evals[:MAX_LISTED]]
+    return found
+
+
+TRACE_FILES = ("trainer_state.json", "training_args.bin", "adapter_config.json")
+"""Files a trainer writes beside what it trains: their presence shows a training ran."""
+TRAINING_CARD_TAGS = frozenset({"trl", "sft", "grpo", "dpo", "orpo", "kto", "ppo", "reward-trainer"})
+"""Model-card tags TRL writes on the models it trains."""
+MAX_WALKED = 20_000
+"""Most entries of task/ looked at when listing the traces of training."""
+MAX_TRACES = 10
+"""Most traces of training listed."""
+
+
+def _training_traces(folder: RunFolder, artifact: ArtifactInfo) -> list[dict[str, Any]]:
+    """List what the folder itself shows of training.
+
+    Trainer files and TRL model cards in ``task/`` (whose model weights the pipeline deletes), and the
+    final model's own trainer evidence.
+    """
+    found: list[dict[str, Any]] = []
+    if artifact.trainer_evidence:
+        shown = {k: v for k, v in artifact.trainer_evidence.items() if k != "log_history"}
+        found.append({"path": FINAL_MODEL, "excerpt": json.dumps(shown, default=str)[:200]})
+    task = folder.root / TASK
+    if not task.is_dir() or task.is_symlink():
+        return found
+    seen = 0
+    for where, dirs, files in os.walk(task):
+        dirs[:] = sorted(d for d in dirs if not (Path(where) / d).is_symlink())
+        seen += len(dirs) + len(files)
+        if seen > MAX_WALKED or len(found) >= MAX_TRACES:
+            break
+        rel_dir = Path(where).relative_to(folder.root).as_posix()
+        for name in sorted(files):
+            rel = f"{rel_dir}/{name}"
+            if name in TRACE_FILES and not (Path(where) / name).is_symlink():
+                found.append({"path": rel, "excerpt": f"{name}: written by a trainer"})
+            elif name == "README.md" and (folder.root / rel).is_file():
+                card = model_card(folder, rel)
+                tags = sorted(TRAINING_CARD_TAGS & {t.lower() for t in card.get("card_tags", [])})
+                if tags or card.get("card_trained_with"):
+                    with_ = card.get("card_trained_with")
+                    found.append(
+                        {
+                            "path": rel,
+                            "excerpt": "a model card"
+                            + (f" tagged {', '.join(tags)}" if tags else "")
+                            + (f", trained with {with_}" if with_ else ""),
+                        }
+                    )
+    return found[:MAX_TRACES]
+
+
+def _submission(
+    artifact: ArtifactInfo, metrics: Metrics | None, at: datetime | None, *, published: bool = False
+) -> Submission:
     """Return the one graded attempt: the final model, scored by the pipeline after the agent ended.
 
     The score is the accuracy in percent, as PostTrainBench's tables show it (and as task noise
-    thresholds are written).
+    thresholds are written). A published copy never holds the model, so its score alone counts.
     """
     score = None if metrics is None or metrics.score is None else round(metrics.score * 100, 6)
     evidence = []
     if metrics is not None and metrics.values:
         excerpt = f"{json.dumps(metrics.values)[:200]} (score = accuracy × 100)"
         evidence.append(Evidence("file", path=METRICS, excerpt=excerpt))
-    if not artifact.exists:
-        error = f"{FINAL_MODEL}/ is missing: nothing was stored to grade"
+    if not artifact.exists and not (published and score is not None):
+        error = (
+            f"{FINAL_MODEL}/ is not in this published copy, and no score was published"
+            if published
+            else f"{FINAL_MODEL}/ is missing: nothing was stored to grade"
+        )
     elif metrics is None:
         error = f"{METRICS} is missing: the evaluation produced no score"
     elif score is None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from arb_audit.collectors.harness_errors import grader_infra_error
 from arb_audit.collectors.reading import BOM, RunFolder, json_number, text_int, text_number
 
 OUTPUT_LOG = "output.log"
@@ -402,9 +403,12 @@ class FinalEval:
     """Size in bytes."""
     last_line: str
     """The last non-empty line, shortened (usually the score or the error that ended the attempt)."""
+    infra_error: str | None = None
+    """The grader's own infrastructure error the attempt ended on (``Failed to start vLLM server``), quoted;
+    None when its tail holds none."""
 
 
-def _last_line(folder: RunFolder, rel: str) -> tuple[int, str] | None:
+def _last_line(folder: RunFolder, rel: str) -> tuple[int, str, str] | None:
     path = folder.file(rel)
     if path is None:
         return None
@@ -416,8 +420,9 @@ def _last_line(folder: RunFolder, rel: str) -> tuple[int, str] | None:
     except OSError as exc:
         folder.problem(rel, f"cannot be read: {exc.strerror or exc}")
         return None
-    lines = [line.strip() for line in tail.decode("utf-8", errors="replace").splitlines()]
-    return size, _cut(next((line for line in reversed(lines) if line), ""))
+    text = tail.decode("utf-8", errors="replace")
+    lines = [line.strip() for line in text.splitlines()]
+    return size, _cut(next((line for line in reversed(lines) if line), "")), text
 
 
 def read_final_evals(folder: RunFolder, names: Iterable[str] | None = None) -> list[FinalEval]:
@@ -426,7 +431,7 @@ def read_final_evals(folder: RunFolder, names: Iterable[str] | None = None) -> l
     for name in list_top(folder) if names is None else names:
         m = _FINAL_EVAL.fullmatch(name)
         if m and (tail := _last_line(folder, name)) is not None:
-            found.append(FinalEval(name, int(m["n"]), tail[0], tail[1]))
+            found.append(FinalEval(name, int(m["n"]), tail[0], tail[1], grader_infra_error(tail[2])))
     return sorted(found, key=lambda e: (e.number, e.path))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from arb_audit.collectors.reading import json_number
 from arb_audit.collectors.transcripts.events import (
+    MAX_DETAIL_CHARS,
     CallKind,
     FileEdit,
     ToolCall,
@@ -57,6 +58,8 @@ class ClaudeCodeFormat(EventFormat):
         if kind == "system":
             self._system(event, transcript)
         elif kind == "assistant":
+            if (error := text_of(data.get("error"))) is not None:
+                self._error(error, event, transcript)
             for block in list_of(dict_of(data.get("message")).get("content")):
                 block = dict_of(block)
                 if block.get("type") == "tool_use":
@@ -93,8 +96,34 @@ class ClaudeCodeFormat(EventFormat):
             transcript.start_session(event.line)
         session = transcript.sessions[-1]
         session.ended_at = event.stamp
-        session.outcome = text_of(data.get("subtype"))
+        subtype = text_of(data.get("subtype"))
+        session.outcome = subtype
+        if data.get("is_error") is True:
+            # An auth failure ends with subtype "success" and is_error: the session did not succeed.
+            session.outcome = subtype if subtype and subtype.startswith("error") else "error"
+            said = text_of(data.get("result")) or ", ".join(
+                text for e in list_of(data.get("errors")) if (text := text_of(e))
+            )
+            if said and session.error is None:
+                session.error = said[:MAX_DETAIL_CHARS]
+            elif said:
+                session.error = f"{session.error}; {said}"[:MAX_DETAIL_CHARS]
         session.cost_usd = json_number(data.get("total_cost_usd"))
+
+    def _error(self, error: str, event: Event, transcript: Transcript) -> None:
+        """Read an assistant message the CLI wrote for an API error (``"error": "authentication_failed"``)."""
+        data = event.data
+        if not transcript.sessions:
+            transcript.start_session(event.line)
+        words = [
+            text
+            for block in list_of(dict_of(data.get("message")).get("content"))
+            if (text := text_of(dict_of(block).get("text")))
+        ]
+        said = f"{error}: {' '.join(words)}" if words else error
+        session = transcript.sessions[-1]
+        if session.error is None:
+            session.error = said[:MAX_DETAIL_CHARS]
 
 
 def _call(block: dict[str, Any], event: Event, session: int) -> ToolCall:

@@ -151,7 +151,11 @@ class Session:
     ended_at: datetime | None = None
     """When the session's final result was written, if known."""
     outcome: str | None = None
-    """The session's end as reported (``success``, ``error_max_turns``, ...)."""
+    """The session's end as reported (``success``, ``error_max_turns``, ...; ``error`` when the final
+    result says ``is_error`` under another subtype)."""
+    error: str | None = None
+    """The error the agent's CLI itself reported for the session (an API or authentication error, the
+    final result's text when it is an error), quoted and shortened; None when none."""
     cost_usd: float | None = None
     """The cost the agent reported for the session."""
 
@@ -202,6 +206,9 @@ class Transcript:
     """What could not be read, each naming this file."""
     dropped_calls: int = 0
     """Calls not kept because of :data:`MAX_CALLS` or :data:`MAX_OTHER_CALLS`."""
+    cut_off: str | None = None
+    """Why the transcript looks cut off (calls with no result, a session with no end), or None: what a
+    cut-off transcript does not show, the audit may not conclude from its absence."""
     _pending: dict[str, list[ToolCall]] = field(default_factory=dict, repr=False)
     _retained: int = field(default=0, repr=False)
     _other_calls: int = field(default=0, repr=False)
@@ -329,13 +336,13 @@ class Transcript:
 
     def close(self) -> None:
         """End of file: report calls whose outcome never came (the agent was killed mid-call)."""
-        waiting = [c for c in self.calls if not c.finished]
+        waiting = [c for c in self.calls if not c.finished and not c.background]
         if waiting:
             first = waiting[0]
-            self.problem(
-                f"{len(waiting):,} tool call(s) have no result (first: {first.tool} at line {first.line});"
-                " the run may have been cut off while they ran"
+            self.cut_off = (
+                f"{len(waiting):,} tool call(s) have no result (first: {first.tool} at line {first.line})"
             )
+            self.problem(f"{self.cut_off}; the run may have been cut off while they ran")
         self._pending.clear()
         if self.dropped_calls:
             self.problem(

@@ -245,6 +245,7 @@ def _transcript_summary(transcript: Transcript) -> dict[str, Any]:
                 "cwd": s.cwd,
                 "line": s.line,
                 "outcome": s.outcome,
+                "error": s.error,
                 "cost_usd": s.cost_usd,
             }
             for s in transcript.sessions
@@ -259,7 +260,22 @@ def _transcript_summary(transcript: Transcript) -> dict[str, Any]:
         ],
         "unknown_events": dict(transcript.unknown_events),
         "non_json_lines": transcript.non_json_lines,
+        "cut_off": _cut_off(transcript),
     }
+
+
+ENDED_BY_RESULT = frozenset({"claude_code", "gemini"})
+"""Formats whose sessions end with a result event: a last session without one was cut off."""
+
+
+def _cut_off(transcript: Transcript) -> str | None:
+    """Say why the transcript looks cut off (it cannot show what happened after), or None."""
+    if transcript.cut_off:
+        return transcript.cut_off
+    last = transcript.sessions[-1] if transcript.sessions else None
+    if transcript.format in ENDED_BY_RESULT and last is not None and last.outcome is None:
+        return f"its last session (line {last.line}) has no result event"
+    return None
 
 
 def _check(history: History, snapshot: Snapshot, problems: list[Problem], rel: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from arb_audit.analyzer.scripts_run import scripts_run
 from arb_audit.model import Command, FileEntry, Revision
 from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 from tests.test_cli import run_cli
-from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl
+from tests.transcript_lines import claude_call, claude_end, claude_init, claude_result, jsonl
 
 BASE = "Qwen/Qwen3-4B-Base"
 TASK = "/home/ben/task"
@@ -297,6 +297,7 @@ def test_code_that_never_runs_is_an_early_coding_failure_then_no_submission(tmp_
             "b1", "python train.py", "Exit code 1\nTraceback (most recent call last):\nImportError: no trl"
         ),
         *_bash_failed("b2", "python train.py", "Exit code 1\nRuntimeError: CUDA out of memory"),
+        claude_end(),  # the session ended: the transcript shows all it ran
     ]
     failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
     assert (failure["mode"], failure["downstream"]) == ("early_coding_failure", ["timeout_no_submission"])
