@@ -22,6 +22,7 @@ from arb_audit.taxonomy.files import STAGE_LABELS
 
 POLICY_GRADIENT = frozenset({"grpo", "ppo"})
 LORA_FOLD = "lora_fold"
+MERGE_FUNCTION = "merge_function"
 
 
 @dataclass(slots=True)
@@ -226,6 +227,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     stages = _stages(_deciding(findings, steps))
     if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):
         stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
+    if any(s.kind != "merge" for s in stages):
+        # a merge function called by training code (shards, an adapter) is part of that training
+        stages = [s for s in stages if s.variant != MERGE_FUNCTION]
     interactive = "interactive" in signals
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}

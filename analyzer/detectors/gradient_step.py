@@ -60,6 +60,10 @@ class GradientStep(RouteDetector):
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("model.train()\nmodel.eval()\n"),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
+        Valid(
+            "for batch in loader:\n    model.zero_grad()\n    model(**batch).loss.backward()\n"
+            "    for n, p in model.named_parameters():\n        fisher[n] += p.grad ** 2\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -189,6 +193,10 @@ class GradientStep(RouteDetector):
             tuple[cst.CSTNode, cst.CSTNode | None, list[tuple[int, cst.BaseExpression]], str]
         ] = []
         """(node, statement, roots of its loss, what the step is)."""
+        self.updates = False
+        """Something applies gradients: an optimiser's or engine's step, an update, a trainer's train()."""
+        self.reads_grad = False
+        """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
@@ -257,9 +265,15 @@ class GradientStep(RouteDetector):
 
     # -- steps ---------------------------------------------------------------------------------
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "grad":
+            self.reads_grad = True
+
     def visit_Call(self, node: cst.Call) -> None:
         self.scopes_of[id(node.func)] = self.context.scope  # resolved only if a loss slice reads it
         name = method(node)
+        if name is not None and (name == "step" or name.endswith(("_step", "_update", "apply_updates"))):
+            self.updates = True  # optimizer.step(), scaler.step(opt), engine.step(), optimizer_step()
         func = node.func
         last = name if name is not None else func.value if isinstance(func, cst.Name) else None
         names = self.names(func) if last in RESOLVED_LAST else set()
@@ -325,6 +339,8 @@ class GradientStep(RouteDetector):
                     self.steps.append((node, statement, [], "train() of a trainer object"))
         if not self.steps:
             return
+        if self.reads_grad and not self.updates and all(how == "a backward pass" for *_, how in self.steps):
+            return  # gradients computed only to be read (Fisher weights, saliency): nothing is trained
         resolver = self.context.resolver
 
         def names_of(func: cst.BaseExpression) -> set[str]:

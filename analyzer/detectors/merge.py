@@ -1,14 +1,21 @@
-"""A merge: mergekit, or a LoRA adapter folded into its base model."""
+"""A merge: mergekit, a LoRA adapter folded into its base model, or a library's merge function."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
+MERGE_WORDS = frozenset({"merge", "merging"})
+"""Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
+WEIGHT_WORDS = frozenset({"model", "models", "weights", "checkpoint", "checkpoints", "lora", "adapter"})
+"""What a call must name (in its own name or its keywords) besides merging, to combine weights."""
+SHARD_WORDS = frozenset({"fsdp", "shard", "shards", "sharded", "distributed", "dcp", "zero"})
+"""Shards of one model put back together: a format conversion, not a merge of models."""
 
 
 class Merge(RouteDetector):
@@ -17,14 +24,25 @@ class Merge(RouteDetector):
     mergekit is recognised by qualified name (``mergekit.merge.run_merge``, merge methods, MoE
     builders). ``merge_and_unload()`` (peft) and unsloth's ``save_pretrained_merged`` fold an adapter:
     a merge on its own, but only the end of a stage when the file also trains (variant ``lora_fold``).
+    A call whose name says it merges and that names models or weights (``merge_lora_weights(model)``,
+    ``method.get_merged_model(models_to_merge=ms)``) is a merge by a library of merge methods; in a file
+    that trains it is the end of that stage too (a LoRA fold) or a step of the training code, so it only
+    makes a ``MERGE`` file when nothing is trained. Consolidating the shards of one model (FSDP, DCP,
+    ZeRO) is not a merge, and a call inside a function that a script never calls is dead code.
     """
 
-    TRIGGERS = ("merge",)
+    TRIGGERS = ("merg",)
 
     VALID = (
         Valid("import mergekit\n"),
         Valid("if False:\n    model.save_pretrained_merged('out', tok)\n"),
         Valid("merged = {**a, **b}\n"),
+        Valid("rows = merge_datasets(a, b)\n"),
+        Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
+        Valid(
+            "def unused(model):\n    merge_lora_weights(model)\n"
+            "def convert(p):\n    return p\nif __name__ == '__main__':\n    convert(x)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -36,7 +54,51 @@ class Merge(RouteDetector):
             "merge",
             "lora_fold",
         ),
+        Invalid(
+            "from lib.lora import merge_lora_weights\nmerge_lora_weights(model)\n"
+            "torch.save(model.state_dict(), p)\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
+        Invalid(
+            "merged = method.get_merged_model(merged_model=base, models_to_merge=models)\n"
+            "merged.save_pretrained(out)\n",
+            "stage",
+            "merge",
+            "merge_function",
+        ),
     )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.named: list[tuple[cst.Call, cst.CSTNode | None, str | None, str, set[str]]] = []
+        """Calls of merge functions: (call, statement, enclosing top-level function, callee, words)."""
+        self.depth = 0
+        self.function: str | None = None
+        """The top-level function being walked."""
+        self.used: dict[str, int] = {}
+        """How often each name occurs (a function's own definition counts once)."""
+        self.main_guard = False
+        """The file runs as a script (``if __name__ == "__main__":``)."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.depth == 0:
+            self.function = node.name.value
+        self.depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.function = None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.used[node.value] = self.used.get(node.value, 0) + 1
+
+    def visit_If(self, node: cst.If) -> None:
+        test = node.test
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name):
+            self.main_guard = self.main_guard or test.left.value == "__name__"
 
     def visit_Call(self, node: cst.Call) -> None:
         if method(node) in FOLD_METHODS:
@@ -49,3 +111,25 @@ class Merge(RouteDetector):
             if root == "mergekit" and any(word in rest for word in ("merge", "moe", "evo")):
                 self.report(node, "stage", f"calls {name}", kind="merge", variant="mergekit")
                 return
+        func = node.func
+        callee = (
+            func.attr.value
+            if isinstance(func, cst.Attribute)
+            else func.value
+            if isinstance(func, cst.Name)
+            else ""
+        )
+        said = set(words(callee))
+        if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
+            named = said | {w for a in node.args if a.keyword for w in words(a.keyword.value)}
+            if named & WEIGHT_WORDS and not named & SHARD_WORDS:
+                statement = self.context.statements[-1] if self.context.statements else None
+                self.named.append((node, statement, self.function, callee, named))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, statement, function, callee, named in self.named:
+            if self.main_guard and function is not None and self.used.get(function, 0) <= 1:
+                continue  # inside a function the script never calls
+            variant = "lora_fold" if named & {"lora", "adapter"} else "merge_function"
+            message = f"calls {callee}, which merges weights"
+            self.report(node, "stage", message, statement=statement, kind="merge", variant=variant)

@@ -57,6 +57,13 @@ class WeightAverage(RouteDetector):
             "merge",
             "weight_average",
         ),
+        Invalid(
+            "import torch\nsd = torch.load(base)\ndelta = torch.load(d)\n"
+            "for name, p in sd.items():\n    sd[name] += delta[name]\ntorch.save(sd, out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -78,14 +85,22 @@ class WeightAverage(RouteDetector):
             self._combined(node)
 
     def visit_For(self, node: cst.For) -> None:
-        if not isinstance(node.target, cst.Name):
+        target: cst.BaseExpression = node.target
+        if isinstance(target, cst.Tuple) and target.elements:
+            target = target.elements[0].value  # for name, tensor in sd.items()
+        if not isinstance(target, cst.Name):
             return
-        key = node.target.value
+        key = target.value
         for statement in descendants(node.body):
             if (
                 isinstance(statement, cst.Assign)
                 and any(_keyed_sources(t.target, key) for t in statement.targets)
                 and len(_keyed_sources(statement.value, key)) >= 2
+            ) or (
+                # base[k] += delta[k]: one checkpoint's tensors added to another's
+                isinstance(statement, cst.AugAssign)
+                and isinstance(statement.operator, cst.AddAssign | cst.SubtractAssign)
+                and len(_keyed_sources(statement.target, key) | _keyed_sources(statement.value, key)) >= 2
             ):
                 self._combined(statement)
                 return
