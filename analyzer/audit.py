@@ -454,10 +454,16 @@ def _intended(
     )
 
 
+METHOD_FREE = frozenset({"posttrainbench"})
+"""Benchmarks (by collector) that prescribe no training method: their tasks have no intended stage."""
+
+
 def _stage(record: RunRecord, intended_stage: str | None) -> str | None:
     """Return the stage the run's task exists to test (``--intended`` first)."""
+    if intended_stage or record.run.source_format in METHOD_FREE:
+        return intended_stage
     task = find_task(record.run.task)
-    return intended_stage or (task.intended if task else None)
+    return task.intended if task else None
 
 
 def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
@@ -499,10 +505,17 @@ def _quadrant(
     stage = _stage(record, intended_stage)
     intended: bool | None
     evidence: list[dict[str, Any]]
-    if best is None:
+    if stage is None and record.run.source_format in METHOD_FREE:
+        intended, evidence = None, [] if best is not None else _nothing_valid(record)
+        reason = (
+            f"{record.run.source_format} prescribes no training method: no intended stage (name one with"
+            " --intended); the quadrant reads score_up only"
+        )
+    elif best is None:
         intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
     else:
         intended, reason, evidence = _intended(routes, stage)
+    if best is not None:
         # "score up" rests on the best submission's score against the base score
         evidence = [
             Evidence(

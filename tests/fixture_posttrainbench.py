@@ -1024,7 +1024,8 @@ def auth_failure_run(root: Path) -> Path:
     )
 
 
-def _trained_events() -> list[dict[str, Any] | str]:
+def trained_events() -> list[dict[str, Any] | str]:
+    """Claude Code events of a short complete session: write train_sft.py, run it, copy its model."""
     return [
         _init(),
         _call("w1", "Write", file_path=f"{TASK_DIR}/train_sft.py", content=TRAIN_SFT),
@@ -1042,7 +1043,7 @@ def grader_failure_run(root: Path) -> Path:
     attempt = "gsm8k (1319 samples): final_model\nmax_tokens: {}\nINFO starting vLLM\n" + VLLM_FAILURE + "\n"
     return real_run(
         root,
-        _trained_events(),
+        trained_events(),
         output_log=real_output_log(0, "exited normally"),
         final_evals=tuple(attempt.format(t) for t in (3000, 3000, 2000, 2000)),
         task={"train_sft.py": TRAIN_SFT, "evaluate.py": EVALUATE},
@@ -1054,7 +1055,7 @@ def cut_off_run(root: Path) -> Path:
 
     The folder shows training all the same (a TRL model card in task/); no score was recorded.
     """
-    events = [*_trained_events()[:3], _call("b1", "Bash", command="ls outputs")]
+    events = [*trained_events()[:3], _call("b1", "Bash", command="ls outputs")]
     return real_run(
         root,
         events,

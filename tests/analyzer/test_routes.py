@@ -151,8 +151,8 @@ def test_a_composite_run_sft_then_grpo_with_dpo_only_written(tmp_path: Path) -> 
     code = next(e for e in grpo["evidence"] if e["kind"] == "code")
     assert code["path"] == "train_grpo.py" and code["line"] == 6 and len(code["revision"]) == 40
     assert copy["evidence"][0]["excerpt"] == "cp -r outputs/grpo final_model"
-    # gsm8k exists to test a policy-gradient stage: the lineage holds one.
-    assert (route["quadrant"]["intended_stage"], route["quadrant"]["intended"]) == ("policy_gradient", True)
+    # PostTrainBench prescribes no method: no intended stage, the quadrant reads the score only.
+    assert (route["quadrant"]["intended_stage"], route["quadrant"]["intended"]) == (None, None)
     # Only final_model is a folder of this run, and the base model is a hub id: nothing was weighed.
     assert [line for line in route["cannot_tell"] if "weights" in line] == [
         "how the weights of final_model changed from outputs/grpo: the two are not both folders of the run"
@@ -167,9 +167,12 @@ def test_a_composite_run_sft_then_grpo_with_dpo_only_written(tmp_path: Path) -> 
 def test_the_intended_stage_is_configurable(tmp_path: Path) -> None:
     events = [*_write("w1", "train.py", DIRECT), *_bash("b1", "python train.py")]
     default = _run(tmp_path / "a", events, ["loss", "mean_token_accuracy"])["quadrant"]
-    assert (default["intended_stage"], default["intended"]) == ("policy_gradient", False)
+    assert (default["intended_stage"], default["intended"]) == (None, None)  # PostTrainBench names none
     chosen = _run(tmp_path / "b", events, ["loss", "mean_token_accuracy"], "--intended", "sft")["quadrant"]
     assert (chosen["intended_stage"], chosen["intended"]) == ("sft", True)
+    named = ["--intended", "policy_gradient"]
+    other = _run(tmp_path / "c", events, ["loss", "mean_token_accuracy"], *named)["quadrant"]
+    assert (other["intended_stage"], other["intended"]) == ("policy_gradient", False)
 
 
 def test_the_artifacts_own_logs_confirm_or_contradict_the_code(tmp_path: Path) -> None:

@@ -12,11 +12,15 @@ from typing import Any
 
 from tests.fixture_posttrainbench import (
     AUTH_MESSAGE,
+    TRAIN_SFT,
     VLLM_FAILURE,
     auth_failure_run,
     cut_off_run,
     grader_failure_run,
     published_run,
+    real_output_log,
+    real_run,
+    trained_events,
 )
 from tests.test_cli import run_cli
 
@@ -64,3 +68,19 @@ def test_a_published_copy_without_artifacts_cannot_establish_a_timeout(tmp_path:
     assert "published copy" in failure["reason"]
     assert report["run"]["posttrainbench"]["layout"] == "published"
     assert report["quadrant"]["score_up"] is None
+
+
+def test_posttrainbench_prescribes_no_method_unless_the_user_names_one(tmp_path: Path) -> None:
+    run = real_run(
+        tmp_path,
+        trained_events(),
+        output_log=real_output_log(0, "exited normally"),
+        metrics={"accuracy": 0.52, "stderr": 0.01},
+        task={"train_sft.py": TRAIN_SFT},
+    )
+    quadrant = _audit(run)["quadrant"]
+    assert (quadrant["intended_stage"], quadrant["intended"], quadrant["cell"]) == (None, None, None)
+    assert "prescribes no training method" in quadrant["reason"]
+    assert _audit(run)["failure"]["mode"] != "static_shortcut_without_transfer"
+    named = _audit(run, "--intended", "sft")["quadrant"]
+    assert (named["intended_stage"], named["intended"]) == ("sft", True)
