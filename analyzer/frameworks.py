@@ -226,6 +226,19 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "FastChat",
+        "fastchat",
+        (
+            # fastchat.train.train.train / train_lora.train / train_mem: supervised fine-tuning on
+            # conversations with the assistant turns as targets.
+            Entry("train", "sft"),
+            Entry("play_a_match_single", role="eval"),
+            Entry("play_a_match_pair", role="eval"),
+        ),
+        invalid=(("from fastchat.train.train import train\ntrain()\n", "SFT"),),
+        valid=("from fastchat.conversation import get_conv_template\nget_conv_template('vicuna_v1.1')\n",),
+    ),
+    Framework(
         "lm-evaluation-harness",
         "lm_eval",
         (
