@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -107,10 +108,33 @@ def code_version() -> str:
     return digest.hexdigest()[:32]
 
 
-def fingerprint(folder: Path) -> str:
-    """Return a fingerprint of the files under ``folder`` (paths, sizes, modification times).
+CONTENT_BYTES = 64 * 1024
+"""Files up to this size are fingerprinted by their content too: the JSON, logs and scripts that decide
+an audit. Larger ones (models, datasets) by size, times and inode: their content ids are checked when
+the audit hashes them."""
 
-    arb-audit's own store inside the folder is left out: auditing a run must not change its fingerprint.
+
+def _content(entry: os.DirEntry[str], st: os.stat_result) -> str:
+    """Return the BLAKE3 of a small regular file's bytes ('' for anything else, or what cannot be read)."""
+    if not stat.S_ISREG(st.st_mode) or st.st_size > CONTENT_BYTES:
+        return ""
+    try:
+        # O_NONBLOCK: a file swapped for a FIFO between stat and open must not block the audit
+        handle = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return "unreadable"
+    with os.fdopen(handle, "rb") as file:
+        return blake3.blake3(file.read(CONTENT_BYTES + 1)).hexdigest()
+
+
+def fingerprint(folder: Path) -> str:
+    """Return a fingerprint of the files under ``folder``.
+
+    Every file counts by path, size, modification and status-change times and mode; a small one by its
+    content too (:data:`CONTENT_BYTES`). The status-change time cannot be set back by the folder's
+    writer, so an edit to the same size with the modification time restored still changes the
+    fingerprint. arb-audit's own store inside the folder is left out: auditing a run must not change
+    its fingerprint.
     """
     hasher = blake3.blake3()
     pending, seen = [folder], 0
@@ -130,7 +154,10 @@ def fingerprint(folder: Path) -> str:
                 continue
             seen += 1
             # surrogateescape: a name that is not UTF-8 (an agent can write any bytes) is hashed as is
-            line = f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n"
+            line = (
+                f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_mode}"
+                f"\0{_content(entry, st)}\n"
+            )
             hasher.update(line.encode("utf-8", "surrogateescape"))
             if entry.is_dir(follow_symlinks=False):
                 pending.append(Path(entry.path))
@@ -147,7 +174,9 @@ def listing(path: Path) -> str:
         st = path.stat()
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
-    return hashlib.sha256(f"{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}".encode()).hexdigest()
+    return hashlib.sha256(
+        f"{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}".encode()
+    ).hexdigest()
 
 
 def input_key(run_dir: Path, options: dict[str, Any], listed: str | None = None) -> str | None:

@@ -11,7 +11,16 @@ import duckdb
 import pytest
 
 import arb_audit.analyzer.run_analysis
-from arb_audit.audit_cache import SECRET_NAME, _secret_in, depends_on, input_key, listing, secret, unchanged
+from arb_audit.audit_cache import (
+    SECRET_NAME,
+    _secret_in,
+    depends_on,
+    fingerprint,
+    input_key,
+    listing,
+    secret,
+    unchanged,
+)
 from arb_audit.cache_dirs import cache_root
 from tests.reference.recordings import copy_out
 from tests.test_cli import MakeRun, run_cli
@@ -122,3 +131,24 @@ def test_a_folder_that_is_not_a_run_is_left_untouched(tmp_path: Path) -> None:
     (tmp_path / "notes" / "todo.txt").write_text("nothing to audit")
     assert run_cli(str(tmp_path / "notes"))[0] == 2
     assert sorted(p.name for p in (tmp_path / "notes").iterdir()) == ["todo.txt"]
+
+
+def test_an_edit_to_the_same_size_with_its_time_restored_is_seen(tmp_path: Path) -> None:
+    # a red-team case: scores.json edited in place, same length, modification time set back
+    run = tmp_path / "run"
+    run.mkdir()
+    scores = run / "scores.json"
+    scores.write_text('{"best": 68.9}')
+    before = fingerprint(run)
+    kept = scores.stat()
+    scores.write_text('{"best": 98.9}')
+    os.utime(scores, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    assert scores.stat().st_size == kept.st_size and scores.stat().st_mtime_ns == kept.st_mtime_ns
+    assert fingerprint(run) != before
+
+
+def test_a_fifo_in_the_folder_is_listed_not_read(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    os.mkfifo(run / "model.safetensors")
+    assert fingerprint(run) == fingerprint(run)  # returns at all: nothing blocked on the FIFO
