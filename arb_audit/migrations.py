@@ -229,3 +229,19 @@ def m011_study_strength(con: duckdb.DuckDBPyConnection) -> None:
         UPDATE study_runs SET fingerprint = NULL;
         """
     )
+
+
+@migration
+def m012_classification_macs(con: duckdb.DuckDBPyConnection) -> None:
+    """Key each cached classification with this user's secret (an HMAC), so a planted one is not read.
+
+    A run store can lie in the run folder, which the agent writes: a classification rewritten there
+    (an honest SFT script cached as on-policy GRPO) turned the audit's route. Rows cached before carry
+    no key and could have been written by anyone: they are dropped, and the files classified again.
+    """
+    con.execute(
+        """
+        ALTER TABLE classifications ADD COLUMN mac VARCHAR;
+        DELETE FROM classifications;
+        """
+    )

@@ -8,6 +8,8 @@ by default it is ``<run_dir>/.arb-audit/run.duckdb`` when the folder is writable
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import random
@@ -196,6 +198,12 @@ _DERIVED_TABLES = (
     "problems",
     "audits",
 )
+
+
+def classification_mac(key: bytes, blob_sha: str, file_kind: str, version: str, result: str) -> str:
+    """Return the HMAC that keys one cached classification to this user's secret."""
+    message = "\0".join((blob_sha, file_kind, version, result)).encode("utf-8", "surrogateescape")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
 class StoreError(Exception):
@@ -612,8 +620,15 @@ class RunStore:
     def load_classifications(
         self, keys: Sequence[tuple[str, str]], version: str
     ) -> dict[tuple[str, str], str]:
-        """Return the cached analyzer results (JSON text) of ``(blob_sha, file_kind)`` keys at ``version``."""
-        if not keys:
+        """Return the cached analyzer results (JSON text) of ``(blob_sha, file_kind)`` keys at ``version``.
+
+        Only rows this user's secret keyed (:func:`classification_mac`) are returned: a store found in
+        a run folder is the agent's to write, and a result it holds is input, never a verdict.
+        """
+        from arb_audit.audit_cache import secret
+
+        key = secret()
+        if not keys or key is None:
             return {}
         frame = pl.DataFrame(
             {"blob_sha": [k[0] for k in keys], "file_kind": [k[1] for k in keys]},
@@ -622,18 +637,39 @@ class RunStore:
         self.con.register("_arb_keys", frame)
         try:
             rows = self.con.execute(
-                "SELECT c.blob_sha, c.file_kind, c.result FROM classifications c"
+                "SELECT c.blob_sha, c.file_kind, c.result, c.mac FROM classifications c"
                 " JOIN _arb_keys k USING (blob_sha, file_kind) WHERE c.analyzer_version = ?",
                 [version],
             ).fetchall()
         finally:
             self.con.unregister("_arb_keys")
-        return {(sha, kind): result for sha, kind, result in rows}
+        return {
+            (sha, kind): result
+            for sha, kind, result, mac in rows
+            if isinstance(mac, str)
+            and isinstance(result, str)
+            and hmac.compare_digest(mac, classification_mac(key, sha, kind, version, result))
+        }
 
     def save_classifications(self, results: dict[tuple[str, str], str], version: str) -> None:
-        """Cache analyzer results (JSON text) by ``(blob_sha, file_kind)`` at ``version``, in one go."""
+        """Cache analyzer results (JSON text) by ``(blob_sha, file_kind)`` at ``version``, in one go.
+
+        Each row is keyed with this user's secret; without one nothing is cached (nothing could be
+        trusted when read back).
+        """
+        from arb_audit.audit_cache import secret
+
+        key = secret()
+        if key is None:
+            return
         rows = [
-            {"blob_sha": sha, "file_kind": kind, "analyzer_version": version, "result": result}
+            {
+                "blob_sha": sha,
+                "file_kind": kind,
+                "analyzer_version": version,
+                "result": result,
+                "mac": classification_mac(key, sha, kind, version, result),
+            }
             for (sha, kind), result in results.items()
         ]
         if not rows:
@@ -642,8 +678,8 @@ class RunStore:
         self.con.register("_arb_frame", frame)
         try:
             self.con.execute(
-                "INSERT OR IGNORE INTO classifications SELECT blob_sha, file_kind, analyzer_version, result"
-                " FROM _arb_frame"
+                "INSERT OR REPLACE INTO classifications"
+                " SELECT blob_sha, file_kind, analyzer_version, result, mac FROM _arb_frame"
             )
         finally:
             self.con.unregister("_arb_frame")
