@@ -892,6 +892,7 @@ REAL_MODEL = "Qwen/Qwen3-1.7B-Base"
 REAL_ID = "20260316_205609"
 REAL_RUN = f"gsm8k_Qwen_Qwen3-1.7B-Base_{REAL_ID}"
 REAL_START = datetime(2026, 3, 16, 21, 0, 0, tzinfo=UTC)
+REAL_TRAIN_SFT = TRAIN_SFT.replace("Qwen3-4B-Base", "Qwen3-1.7B-Base")
 AUTH_MESSAGE = "Invalid API key · Please run /login"
 VLLM_FAILURE = "RuntimeError: Failed to start vLLM server (exit code 1) after 600 s"
 TRL_CARD = """---
@@ -913,11 +914,21 @@ It has been trained using [TRL](https://github.com/huggingface/trl).
 
 
 def real_output_log(
-    exit_code: int, status: str, *, model: str = REAL_MODEL, run_id: str = REAL_ID, files: int = 3
+    exit_code: int,
+    status: str,
+    *,
+    model: str = REAL_MODEL,
+    run_id: str = REAL_ID,
+    files: int = 3,
+    banner: bool = False,
 ) -> str:
-    """output.log as run_task.sh writes it: the args line, then its banners and diagnostics."""
+    """output.log as run_task.sh writes it: the args line, then its banners and diagnostics.
+
+    With ``banner``, a launcher's banner comes before the args line (it is not the args).
+    """
     return (
-        f"gsm8k claude {model} {run_id} 10 claude-opus-4-6 1\n"
+        (_banner("===== PostTrainBench job =====") if banner else "")
+        + f"gsm8k claude {model} {run_id} 10 claude-opus-4-6 1\n"
         "Judge backend: openai (eval script: evaluate.py, final eval script: evaluate.py)\n"
         "Preparing job directory...\n"
         "API keys provisioned for agent=claude task=gsm8k: ANTHROPIC_API_KEY\n"
@@ -1028,7 +1039,7 @@ def trained_events() -> list[dict[str, Any] | str]:
     """Claude Code events of a short complete session: write train_sft.py, run it, copy its model."""
     return [
         _init(),
-        _call("w1", "Write", file_path=f"{TASK_DIR}/train_sft.py", content=TRAIN_SFT),
+        _call("w1", "Write", file_path=f"{TASK_DIR}/train_sft.py", content=REAL_TRAIN_SFT),
         _result("w1", f"File created successfully at: {TASK_DIR}/train_sft.py"),
         _call("b1", "Bash", command="python train_sft.py"),
         _result("b1", "{'train_loss': 0.41}\nsaved outputs/sft/checkpoint-final"),
@@ -1046,7 +1057,7 @@ def grader_failure_run(root: Path) -> Path:
         trained_events(),
         output_log=real_output_log(0, "exited normally"),
         final_evals=tuple(attempt.format(t) for t in (3000, 3000, 2000, 2000)),
-        task={"train_sft.py": TRAIN_SFT, "evaluate.py": EVALUATE},
+        task={"train_sft.py": REAL_TRAIN_SFT, "evaluate.py": EVALUATE},
     )
 
 
@@ -1060,7 +1071,7 @@ def cut_off_run(root: Path) -> Path:
         root,
         events,
         output_log=real_output_log(0, "exited normally"),
-        task={"train_sft.py": TRAIN_SFT, "outputs/sft/README.md": TRL_CARD},
+        task={"train_sft.py": REAL_TRAIN_SFT, "outputs/sft/README.md": TRL_CARD},
     )
 
 

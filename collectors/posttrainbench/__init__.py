@@ -22,13 +22,15 @@ from arb_audit.collectors.base import CollectOptions, Collector, RunListing
 from arb_audit.collectors.final_tree import final_tree
 from arb_audit.collectors.harness_errors import MAX_LISTED, entry, transcript_errors
 from arb_audit.collectors.posttrainbench.judges import read_verdicts
-from arb_audit.collectors.posttrainbench.naming import parse_method_name, parse_run_name
+from arb_audit.collectors.posttrainbench.naming import RunName, parse_method_name, parse_run_name
 from arb_audit.collectors.posttrainbench.outputs import (
     METRICS,
     OUTPUT_LOG,
     FinalEval,
+    JobArgs,
     Metrics,
     OutputLog,
+    Prompt,
     TimeTaken,
     read_final_evals,
     read_metrics,
@@ -36,6 +38,9 @@ from arb_audit.collectors.posttrainbench.outputs import (
     read_prompt,
     read_stderr_logs,
     read_time_taken,
+)
+from arb_audit.collectors.posttrainbench.outputs import (
+    PROMPT as PROMPT_FILE,
 )
 from arb_audit.collectors.posttrainbench.tree import is_run_folder, scan_tree, superseded_by
 from arb_audit.collectors.reading import RunFolder
@@ -84,8 +89,8 @@ class PostTrainBenchCollector(Collector):
     def collect(self, run_dir: Path, *, revisions_git: Path, options: CollectOptions) -> RunRecord:
         """Read ``run_dir`` into a record; every unreadable part becomes a problem."""
         folder = RunFolder(run_dir.resolve())
-        run = _run_info(folder)
         output = read_output_log(folder)
+        run = _run_info(folder, output)
         taken = read_time_taken(folder)
         metrics = read_metrics(folder)
         facts = _transcript(folder, revisions_git, run.run_id)
@@ -136,30 +141,47 @@ class PostTrainBenchCollector(Collector):
         )
 
 
-def _run_info(folder: RunFolder) -> RunInfo:
-    name = parse_run_name(folder.root.name)
+def _run_info(folder: RunFolder, output: OutputLog | None) -> RunInfo:
+    args = output.args if output else None
+    prompt = read_prompt(folder)
+    said = args.model if args else (prompt.model if prompt else None)
+    name = parse_run_name(folder.root.name, said)
     method = parse_method_name(folder.root.parent.name)
-    if not name.complete:
+    if not name.complete and args is None:
         folder.problem(
             ".", "the folder name is not {task}_{org}_{model}_{cluster}: task and base model unknown"
         )
-    prompt = read_prompt(folder)
+    base_model = _identity(folder, name, args, prompt)
+    gpus = args.gpus if args and args.gpus is not None else method.gpus
+    if args and args.gpus is not None and method.gpus is not None and args.gpus != method.gpus:
+        folder.problem(
+            OUTPUT_LOG,
+            f"its args line gives {args.gpus} GPU(s), the method folder's name {method.gpus}; output.log's"
+            " count is used",
+        )
+    if args and args.hours is not None and method.hours is not None and args.hours != method.hours:
+        folder.problem(
+            OUTPUT_LOG,
+            f"its args line gives a {args.hours:g} h budget, the method folder's name {method.hours:g} h;"
+            " the folder's is used",
+        )
     return RunInfo(
         run_id=f"posttrainbench:{folder.root.parent.name}/{folder.root.name}",
         source_format="posttrainbench",
         source_path=str(folder.root),
-        task=name.task,
+        task=args.task if args else name.task,
         scaffold=method.scaffold,
         driver=method.agent_config,
-        base_model=name.base_model or (prompt.model if prompt else None),
+        base_model=base_model,
         budget_s=method.budget_s or (prompt.hours * 3600 if prompt and prompt.hours else None),
         workspace_path=WORKSPACE,
         extra={
             "method": method.name,
             "agent": method.agent,
             "experiment": method.experiment,
-            "gpus": method.gpus,
+            "gpus": gpus,
             "cluster_id": name.cluster_id,
+            "posttrainbench_run_id": args.run_id if args else name.run_id,
             "prompt": None
             if prompt is None
             else {
@@ -169,6 +191,38 @@ def _run_info(folder: RunFolder) -> RunInfo:
             },
         },
     )
+
+
+def _identity(folder: RunFolder, name: RunName, args: JobArgs | None, prompt: Prompt | None) -> str | None:
+    """Return the base model the run's own files name, reporting every disagreement among them.
+
+    output.log's args line is the pipeline's own record; then the prompt the agent was given; the folder
+    name last (it does not split unambiguously). A name none of the files confirms is not trusted to
+    flag a model as disallowed, so it is only used when the files say nothing.
+    """
+    sources = [
+        (f"{OUTPUT_LOG} (args line {args.line if args else '?'})", args.model if args else None),
+        (PROMPT_FILE, prompt.model if prompt else None),
+        ("the folder name", name.base_model),
+    ]
+    named = [(where, model) for where, model in sources if model]
+    if not named:
+        return None
+    chosen_where, chosen = named[0]
+    for where, model in named[1:]:
+        if model != chosen:
+            folder.problem(
+                "." if where == "the folder name" else where.split(" ")[0],
+                f"{where} names the base model {model}, but {chosen_where} names {chosen}; {chosen} is used",
+            )
+    if args is not None and name.task is not None and args.task != name.task:
+        folder.problem(
+            OUTPUT_LOG,
+            f"its args line names task {args.task}, the folder name {name.task}; {args.task} is used",
+        )
+    if args is not None and name.run_id is not None and args.run_id != name.run_id:
+        folder.problem(OUTPUT_LOG, f"its args line names run id {args.run_id}, the folder name {name.run_id}")
+    return chosen
 
 
 def _transcript(folder: RunFolder, revisions_git: Path, run_id: str) -> TranscriptFacts | None:

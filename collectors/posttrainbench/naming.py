@@ -56,6 +56,11 @@ _OUTER = re.compile(
     re.DOTALL,
 )
 _INNER = re.compile(r"(?P<task>[^_]+)_(?P<middle>.+)_(?P<cluster>\d+)", re.DOTALL)
+_STAMPED = re.compile(
+    r"(?P<task>[^_]+)_(?P<middle>.+)_(?P<cluster>20\d\d(?:0[1-9]|1[0-2])(?:[0-2]\d|3[01])_[0-2]\d[0-5]\d[0-5]\d)",
+    re.DOTALL,
+)
+"""A run id that is a timestamp, ``YYYYMMDD_HHMMSS`` (real runs outside HTCondor are named so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +101,10 @@ class RunName:
     model: str | None = None
     """The base model's name in its folder-safe form (``Qwen3-4B-Base``)."""
     cluster_id: int | None = None
-    """The HTCondor cluster id; the highest one per (method, task, model) is the run that counts."""
+    """The run id as a number (an HTCondor cluster id, or a ``YYYYMMDD_HHMMSS`` timestamp's digits); the
+    highest one per (method, task, model) is the run that counts."""
+    run_id: str | None = None
+    """The run id as the name writes it (``16852431``, ``20260316_205609``)."""
 
     @property
     def base_model(self) -> str | None:
@@ -110,21 +118,50 @@ class RunName:
 
 
 def _cluster(digits: str) -> int | None:
-    return int(digits) if len(digits) <= MAX_CLUSTER_DIGITS else None
+    digits = digits.replace("_", "")
+    return int(digits) if digits.isdigit() and len(digits) <= MAX_CLUSTER_DIGITS else None
 
 
-def parse_run_name(name: str) -> RunName:
-    """Parse a run folder name; parts that cannot be found are None."""
+def safe_name(model: str) -> str:
+    """Return a model id in its folder-safe form, as run_task.sh writes it (each of ``/ : [ ]`` → ``_``)."""
+    return re.sub(r"[/:\[\]]", "_", model)
+
+
+def parse_run_name(name: str, model: str | None = None) -> RunName:
+    """Parse a run folder name; parts that cannot be found are None.
+
+    ``model``, the base model the run's own files name (output.log's args line), splits the name
+    exactly when it fits; without it, a run id is the trailing number, or a ``YYYYMMDD_HHMMSS``
+    timestamp.
+    """
     if len(name) > MAX_NAME_CHARS or "/" in name:
         return RunName(name)
-    match = _INNER.fullmatch(name)
+    if model and "/" in model and (known := _with_model(name, model)) is not None:
+        return known
+    match = _STAMPED.fullmatch(name) or _INNER.fullmatch(name)
     if match is None:
         return RunName(name)
-    org, sep, model = match["middle"].partition("_")
-    if not (sep and org and model):
+    run_id = match["cluster"]
+    org, sep, model_part = match["middle"].partition("_")
+    if not (sep and org and model_part):
         # Only three parts: the aggregators refuse these, so the model is not guessed either.
-        return RunName(name, task=match["task"], cluster_id=_cluster(match["cluster"]))
-    return RunName(name, task=match["task"], org=org, model=model, cluster_id=_cluster(match["cluster"]))
+        return RunName(name, task=match["task"], cluster_id=_cluster(run_id), run_id=run_id)
+    return RunName(
+        name, task=match["task"], org=org, model=model_part, cluster_id=_cluster(run_id), run_id=run_id
+    )
+
+
+def _with_model(name: str, model: str) -> RunName | None:
+    """Split ``name`` as ``{task}_{safe(model)}_{id}`` when it fits, else None."""
+    task, sep, rest = name.partition("_")
+    prefix = safe_name(model) + "_"
+    if not (sep and task and rest.startswith(prefix)) or len(rest) == len(prefix):
+        return None
+    run_id = rest[len(prefix) :]
+    if not re.fullmatch(r"[\w.\-]{1,64}", run_id):
+        return None
+    org, _, model_part = model.partition("/")
+    return RunName(name, task=task, org=org, model=model_part, cluster_id=_cluster(run_id), run_id=run_id)
 
 
 def scaffold_of(agent: str) -> str | None:

@@ -43,6 +43,14 @@ PROMPT_EXCERPT_CHARS = 2000
 PLACEHOLDER_BYTES = 512
 """Files larger than this are not taken for a placeholder."""
 
+_ARGS = re.compile(
+    r"(?P<task>[A-Za-z0-9][\w.\-]{0,63}) (?P<agent>[\w.\-]{1,80}) (?P<model>[\w.\-]{1,96}/[\w.\-]{1,96})"
+    r" (?P<run_id>[\w.\-]{1,64}) (?P<hours>\d{1,4}(?:\.\d{1,4})?) (?P<config>\S{1,200})"
+    r"(?: (?P<gpus>\d{1,3}))?"
+)
+"""run_task.sh's ``echo "$@"``: task, agent, model, run id, hours, agent config and (since 2026) GPUs."""
+ARGS_LINES = 20
+"""The args line is looked for among output.log's first lines (a banner may come before it)."""
 _DIAG_START = "--- SOLVE DIAGNOSTICS ---"
 _DIAG_END = "--- END SOLVE DIAGNOSTICS ---"
 _CLI_START = "--- AGENT CLI VERSION ---"
@@ -201,12 +209,54 @@ class SolveDiagnostics:
         return text_int(self.fields.get("final_model_files", ""))
 
 
+@dataclass(frozen=True, slots=True)
+class JobArgs:
+    """run_task.sh's arguments, as its first ``echo "$@"`` wrote them."""
+
+    line: int
+    """Line of output.log."""
+    task: str
+    """The task id."""
+    agent: str
+    """The agent (``claude``, ``codex`` ...)."""
+    model: str
+    """The base model id (``Qwen/Qwen3-1.7B-Base``)."""
+    run_id: str
+    """The run id (the HTCondor cluster id, or whatever id the launcher gave)."""
+    hours: float | None
+    """The time budget in hours."""
+    agent_config: str
+    """The agent configuration (the driving model)."""
+    gpus: int | None
+    """The GPUs the job was given; None when the line has no such field (older pipelines)."""
+
+
+def parse_args_line(text: str, line: int = 1) -> JobArgs | None:
+    """Parse run_task.sh's args line; None when ``text`` is not one."""
+    m = _ARGS.fullmatch(text.strip())
+    if m is None:
+        return None
+    return JobArgs(
+        line=line,
+        task=m["task"],
+        agent=m["agent"],
+        model=m["model"],
+        run_id=m["run_id"],
+        hours=text_number(m["hours"]),
+        agent_config=m["config"],
+        gpus=text_int(m["gpus"]) if m["gpus"] else None,
+    )
+
+
 @dataclass(slots=True)
 class OutputLog:
     """What output.log (run_task.sh's stdout) says about the run."""
 
     job_args: str | None = None
-    """The first line: the job's arguments (task, agent, model, cluster id, hours, agent config, gpus)."""
+    """The args line: the job's arguments (task, agent, model, run id, hours, agent config, gpus); None
+    when none of the first lines is one (a banner is not the args)."""
+    args: JobArgs | None = None
+    """The args line, parsed."""
     diagnostics: SolveDiagnostics | None = None
     """The last SOLVE DIAGNOSTICS block."""
     diagnostics_blocks: int = 0
@@ -253,8 +303,8 @@ def parse_output_log(lines: Iterable[tuple[int, str]]) -> OutputLog:
     for number, line in lines:
         log.lines = number
         stripped = line.strip()
-        if number == 1:
-            log.job_args = stripped[:MAX_VALUE_CHARS]
+        if log.args is None and number <= ARGS_LINES and (args := parse_args_line(stripped, number)):
+            log.job_args, log.args = stripped[:MAX_VALUE_CHARS], args
         if in_block and _diagnostic_line(log, stripped):
             continue
         in_block = False

@@ -10,9 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from arb_audit.collectors.posttrainbench.naming import parse_run_name
 from tests.fixture_posttrainbench import (
     AUTH_MESSAGE,
-    TRAIN_SFT,
+    REAL_ID,
+    REAL_MODEL,
+    REAL_RUN,
+    REAL_TRAIN_SFT,
     VLLM_FAILURE,
     auth_failure_run,
     cut_off_run,
@@ -76,7 +80,7 @@ def test_posttrainbench_prescribes_no_method_unless_the_user_names_one(tmp_path:
         trained_events(),
         output_log=real_output_log(0, "exited normally"),
         metrics={"accuracy": 0.52, "stderr": 0.01},
-        task={"train_sft.py": TRAIN_SFT},
+        task={"train_sft.py": REAL_TRAIN_SFT},
     )
     quadrant = _audit(run)["quadrant"]
     assert (quadrant["intended_stage"], quadrant["intended"], quadrant["cell"]) == (None, None, None)
@@ -84,3 +88,59 @@ def test_posttrainbench_prescribes_no_method_unless_the_user_names_one(tmp_path:
     assert _audit(run)["failure"]["mode"] != "static_shortcut_without_transfer"
     named = _audit(run, "--intended", "sft")["quadrant"]
     assert (named["intended_stage"], named["intended"]) == ("sft", True)
+
+
+def test_a_timestamp_run_id_with_an_underscore_keeps_the_base_model_whole() -> None:
+    name = parse_run_name(REAL_RUN)
+    assert (name.task, name.base_model, name.run_id) == ("gsm8k", REAL_MODEL, REAL_ID)
+    odd = parse_run_name("gsm8k_Qwen_Qwen3-1.7B-Base_run-a7", REAL_MODEL)  # an id only the files explain
+    assert (odd.base_model, odd.run_id) == (REAL_MODEL, "run-a7")
+
+
+def test_identity_is_read_against_the_folders_own_files(tmp_path: Path) -> None:
+    run = real_run(
+        tmp_path,
+        trained_events(),
+        output_log=real_output_log(0, "exited normally", banner=True),
+        metrics={"accuracy": 0.52, "stderr": 0.01},
+        task={"train_sft.py": REAL_TRAIN_SFT},
+    )
+    report = _audit(run)
+    assert report["run"]["base_model"] == REAL_MODEL and report["run"]["posttrainbench_run_id"] == REAL_ID
+    args = report["run"]["posttrainbench"]["job_args"]
+    assert args == f"gsm8k claude {REAL_MODEL} {REAL_ID} 10 claude-opus-4-6 1"  # not the banner
+    assert report["run"]["gpus"] == 1
+    # train_sft.py loads the base model: no disallowed_model flag, no identity problem.
+    assert [f["flag"] for f in report["flags"] if f["flag"] == "disallowed_model"] == []
+    assert not [p for p in report["problems"] if "base model" in p["message"]]
+
+
+def test_a_prompt_that_names_another_model_is_a_problem_not_a_new_base(tmp_path: Path) -> None:
+    run = real_run(
+        tmp_path,
+        trained_events(),
+        output_log=real_output_log(0, "exited normally"),
+        metrics={"accuracy": 0.52, "stderr": 0.01},
+        prompt_model="Qwen/Qwen3-4B-Base",
+    )
+    report = _audit(run)
+    assert report["run"]["base_model"] == REAL_MODEL
+    [problem] = [p for p in report["problems"] if "names the base model" in p["message"]]
+    assert problem["path"] == "prompt.txt" and "Qwen/Qwen3-4B-Base" in problem["message"]
+
+
+def test_timestamped_runs_of_one_task_and_model_count_once(tmp_path: Path) -> None:
+    ids = ("20260316_205609", "20260317_091500", "20260318_120000")
+    for run_id in ids:
+        real_run(
+            tmp_path,
+            trained_events(),
+            name=f"gsm8k_Qwen_Qwen3-1.7B-Base_{run_id}",
+            output_log=real_output_log(0, "exited normally", run_id=run_id),
+            metrics={"accuracy": 0.5},
+        )
+    code, out, err = run_cli(str(tmp_path / "claude_claude-opus-4-6_10h"), "--json")
+    assert code == 0, err
+    tree = json.loads(out)
+    assert [r["run"]["posttrainbench_run_id"] for r in tree["runs"]] == [ids[-1]]
+    assert len(tree["dropped"]) == 2
