@@ -36,9 +36,12 @@ def _folder(run_dir: Path, name: str | None, base_model: str | None, base_dir: P
         return None
     if base_dir is not None and name == base_model:
         return base_dir
-    candidate = (run_dir / name).resolve()
-    inside = candidate.is_relative_to(run_dir.resolve())
-    return candidate if inside and candidate.is_dir() and not (run_dir / name).is_symlink() else None
+    try:
+        candidate = (run_dir / name).resolve()
+        inside = candidate.is_relative_to(run_dir.resolve())
+        return candidate if inside and candidate.is_dir() and not (run_dir / name).is_symlink() else None
+    except (OSError, ValueError):  # a name the agent wrote: too long for the file system, a NUL byte
+        return None
 
 
 class Weigher:

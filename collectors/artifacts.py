@@ -74,9 +74,13 @@ def _symlink_on_path(run_dir: Path, rel: str) -> str | None:
 def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
     """List the artifact at ``rel`` (relative to the run folder) without following symlinks."""
     root = folder.root / rel
-    link = _symlink_on_path(folder.root, rel)
+    try:
+        link = _symlink_on_path(folder.root, rel)
+        target = os.readlink(folder.root / link) if link is not None else ""
+    except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return ArtifactInfo(path=rel, exists=False, note=f"its path cannot be examined: {reason}")
     if link is not None:
-        target = os.readlink(folder.root / link)
         return ArtifactInfo(path=rel, exists=True, note=f"{link} is a symlink to {target!r}; not followed")
     if not folder.contains(root):
         return ArtifactInfo(path=rel, exists=False, note="lies outside the run folder; not examined")

@@ -245,3 +245,31 @@ def test_a_planted_store_that_does_not_open_sends_the_audit_to_the_cache(
     assert report["run"]["store_path"].startswith(str(tmp_path / "cache"))
     assert any(".arb-audit/run.duckdb is not a usable store" in p for p in problems(report))
     assert (run / ".arb-audit" / "run.duckdb").read_text() == "not a database, planted by the agent"
+
+
+def test_a_model_path_too_long_for_the_file_system_is_a_note_not_a_traceback(make_run: MakeRun) -> None:
+    run = make_run("improves")
+    edit_scores(run, lambda scores: scores[1].update(model_path="output/" + "x" * 300 + "/y"))
+    report = audit(run)
+    notes = [a["note"] for a in report["artifacts"] if a["path"].startswith("output/xxx")]
+    assert notes == ["its path cannot be examined: File name too long"]
+
+
+def test_whatever_a_reader_still_fails_on_is_one_line_naming_the_file(
+    make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arb_audit.collectors.autorl_bench import AutoRLBenchCollector
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", "reports/\x1b[2Jmetrics.json")
+
+    monkeypatch.setattr(AutoRLBenchCollector, "collect", broken)
+    monkeypatch.delenv("ARB_AUDIT_DEBUG", raising=False)
+    run = make_run("improves")
+    result = CliRunner().invoke(main, [str(run), "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        f"arb-audit: {run}: could not be audited: PermissionError: Permission denied (reports/"
+    )
+    assert "\x1b" not in line and "Traceback" not in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -10,6 +11,16 @@ import click
 
 NOTHING_USABLE = 2
 """Exit status when no audit could be produced."""
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Say what failed in one line: the exception's kind, its message, and the file it names."""
+    message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    where = getattr(exc, "filename", None)
+    shown = f"{type(exc).__name__}: {message}" + (f" ({where!s:.300})" if where else "")
+    from arb_audit.report import clean  # agent-written names: no control character reaches the terminal
+
+    return clean(shown[:1000])
 
 
 def _fail(message: str) -> NoReturn:
@@ -103,6 +114,12 @@ def audit(
         _fail(str(exc) if store_path else f"{exc} (choose where the store goes with --store PATH)")
     except CollectorLoadError as exc:  # a --format that cannot be loaded
         _fail(str(exc))
+    except Exception as exc:
+        # The run folder is untrusted input: whatever a reader still fails on is said in one line
+        # naming the file, never a traceback (ARB_AUDIT_DEBUG=1 shows it, for a bug report).
+        if os.environ.get("ARB_AUDIT_DEBUG"):
+            raise
+        _fail(f"{run_dir}: could not be audited: {describe_failure(exc)}")
     if as_json:
         click.echo(report.to_json_text())
     else:
