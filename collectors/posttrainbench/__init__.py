@@ -107,6 +107,11 @@ class PostTrainBenchCollector(Collector):
         status = diagnostics.status if diagnostics else None
         run.extra["agent_exit_code"] = diagnostics.exit_code if diagnostics else None
         run.extra["agent_timed_out"] = bool(status and status.outcome == "timeout")
+        if taken is not None and run.budget_s:
+            # time_taken.txt against the budget in the method folder's name: the pipeline's own clock.
+            run.extra["budget_used"] = round(taken.seconds / run.budget_s, 4)
+            if status is None or status.outcome is None:
+                run.extra["agent_timed_out"] = taken.seconds >= run.budget_s
         if (later := superseded_by(folder.root)) is not None:
             folder.problem(
                 ".",

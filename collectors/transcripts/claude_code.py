@@ -28,7 +28,7 @@ from arb_audit.collectors.transcripts.formats import (
     text_of,
     when,
 )
-from arb_audit.collectors.transcripts.stream import Event, dumps_short
+from arb_audit.collectors.transcripts.stream import Event, dumps_short, parse_stamp
 
 TYPES = frozenset({"system", "assistant", "user", "result"})
 IGNORED = frozenset({"stream_event", "rate_limit_event"})
@@ -52,8 +52,12 @@ class ClaudeCodeFormat(EventFormat):
         return kind == "result" and "subtype" in data
 
     def feed(self, event: Event, transcript: Transcript) -> None:
-        """Read one event."""
+        """Read one event; Claude Code >= 2.1 gives each its own ISO ``timestamp``, used before the line's."""
         data = event.data
+        stamp = text_of(data.get("timestamp"))
+        if stamp is not None and (own := parse_stamp(stamp)) is not None:
+            event = Event(event.line, own, data)
+            transcript.seen(own)
         kind = text_of(data.get("type"))
         if kind == "system":
             self._system(event, transcript)

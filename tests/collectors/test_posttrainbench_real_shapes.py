@@ -144,3 +144,15 @@ def test_timestamped_runs_of_one_task_and_model_count_once(tmp_path: Path) -> No
     tree = json.loads(out)
     assert [r["run"]["posttrainbench_run_id"] for r in tree["runs"]] == [ids[-1]]
     assert len(tree["dropped"]) == 2
+
+
+def test_real_clocks_from_event_timestamps_and_time_taken(tmp_path: Path) -> None:
+    run = real_run(tmp_path, trained_events(), time_taken="10:05:00", metrics={"accuracy": 0.5})
+    report = _audit(run)
+    assert report["run"]["started_at"] == "2026-03-16T21:00:00.068000+00:00"
+    # Each command's start is its own event's time (events are a minute apart from REAL_START).
+    starts = [(c["command"], c["started_at"]) for c in report["commands"]]
+    assert starts[0] == ("python train_sft.py", "2026-03-16T21:03:00.068000+00:00")
+    # No output.log diagnostics: time_taken.txt against the 10 h in the method folder's name decides.
+    assert report["run"]["budget_used"] == round((10 * 3600 + 300) / 36000, 4)
+    assert report["run"]["agent_timed_out"] is True
