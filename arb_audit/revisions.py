@@ -600,3 +600,16 @@ def read_blob(git_dir: Path, sha: str) -> bytes | None:
         ["git", "--git-dir", str(git_dir), "cat-file", "blob", sha], capture_output=True, check=False
     )
     return shown.stdout if shown.returncode == 0 else None
+
+
+def read_file_at(git_dir: Path, commit: str, path: str, limit: int = 2 * 1024 * 1024) -> bytes | None:
+    """Return the content of ``path`` at ``commit`` of ``git_dir`` (None when absent or over ``limit``)."""
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not path or "\0" in path:
+        return None
+    try:
+        blob = git.Repo(git_dir).commit(commit).tree / path
+    except Exception:  # a revision or path the store does not hold: nothing to show
+        return None
+    if blob.type != "blob" or blob.size > limit:
+        return None
+    return read_blob(git_dir, blob.hexsha)

@@ -56,6 +56,12 @@ def _fail(message: str) -> NoReturn:
     " which prescribes no method.",
 )
 @click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the audit as one self-contained HTML page (no server, no network) to this file.",
+)
+@click.option(
     "--hash-artifacts",
     is_flag=True,
     help="Hash every model artifact found (BLAKE3, per tensor for safetensors) for its content id.",
@@ -70,6 +76,7 @@ def audit(
     hash_artifacts: bool,
     base_model_dir: Path | None,
     intended: str | None,
+    html_path: Path | None,
 ) -> None:
     """Audit the run folder RUN_DIR: ingest it into its run store and print the audit.
 
@@ -120,6 +127,14 @@ def audit(
         if os.environ.get("ARB_AUDIT_DEBUG"):
             raise
         _fail(f"{run_dir}: could not be audited: {describe_failure(exc)}")
+    if html_path is not None:
+        from arb_audit.html_report import write_html
+
+        try:
+            write_html(report, html_path)
+        except OSError as exc:
+            _fail(f"{html_path}: cannot be written ({exc.strerror or exc})")
+        click.echo(f"arb-audit: wrote {html_path}", err=True)
     if as_json:
         click.echo(report.to_json_text())
     else:
