@@ -7,46 +7,10 @@ agent's launch rather than from a clock started before the baseline evaluation.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from arb_audit.model import RunRecord, Submission
-
-
-@dataclass(frozen=True, slots=True)
-class Metrics:
-    """Process metrics of one run."""
-
-    n_submissions: int
-    """Every attempt: scored, error, rejected and duplicate."""
-    n_scored: int
-    """Attempts graded without error (the valid ones)."""
-    n_errors: int
-    """Attempts whose evaluation failed or crashed."""
-    n_rejected: int
-    """Requests refused before evaluation."""
-    n_duplicates: int
-    """Requests answered from the grader's cache."""
-    n_zero_score: int
-    """Valid attempts that scored exactly 0 (kept apart from errors)."""
-    valid_rate: float | None
-    """n_scored / n_submissions; None without attempts."""
-    time_to_first_valid_s: float | None
-    """Seconds from the clock origin to the completion of the first valid attempt."""
-    time_to_best_s: float | None
-    """Seconds from the clock origin to the completion of the best valid attempt."""
-    clock_origin: str | None
-    """``agent_launch`` or, when the launch is unknown, ``run_start`` (which includes the baseline)."""
-    time_used_ratio: float | None
-    """(end - start) / budget."""
-    best_improvement: float | None
-    """Best valid score minus the base score."""
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the metrics as a JSON-ready dict."""
-        return asdict(self)
-
+from arb_audit.schema import Metrics as Metrics  # the schema part, named here for the analyzer's callers
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

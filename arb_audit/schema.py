@@ -42,6 +42,11 @@ class Part(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+    def to_json(self) -> dict[str, Any]:
+        """Return the part as JSON-ready Python values (as ``--json`` prints it)."""
+        data: dict[str, Any] = self.model_dump(mode="json")
+        return data
+
 
 class Evidence(Part):
     """A pointer at the place that shows a claim, with a short excerpt a reviewer can read at once."""
@@ -177,7 +182,7 @@ class Best(Part):
 
 
 class Metrics(Part):
-    """Process metrics, recomputed from the full attempt ledger."""
+    """Process metrics, recomputed from the full attempt ledger (``arb_audit.analyzer.metrics``)."""
 
     n_submissions: int
     """Every attempt: scored, error, rejected and duplicate."""
@@ -538,11 +543,6 @@ class AuditReport(Part):
     """Every command the agent ran."""
     problems: list[Problem]
     """What could not be read."""
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the record as JSON-ready Python values (what ``--json`` prints, parsed)."""
-        data: dict[str, Any] = self.model_dump(mode="json")
-        return data
 
     def to_json_text(self) -> str:
         """Return the record's JSON text (one line, UTF-8 kept), as ``arb-audit RUN_DIR --json`` prints it."""
