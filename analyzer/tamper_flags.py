@@ -290,19 +290,40 @@ def _one(words: list[str], where: ShellDir, writes: list[Write]) -> None:
         add(path, how)
 
 
-def _relative(path: str, cwd: str | None, workspace: str | None) -> str | None:
-    """Return ``path`` relative to the workspace root, or None when it lies outside it."""
+def _relative(path: str, cwd: str | None, roots: list[str]) -> str | None:
+    """Return ``path`` relative to the workspace root, or None when it lies outside it.
+
+    ``roots`` are the workspace's absolute paths, the agent's own first (see :func:`_roots`).
+    """
     if not path.startswith("/"):
-        base = cwd if cwd and cwd.startswith("/") else workspace
+        base = cwd if cwd and cwd.startswith("/") else (roots[0] if roots else None)
         if base is None:
             return posixpath.normpath(path)
         path = posixpath.join(base, path)
     path = posixpath.normpath(path)
-    if workspace:
-        root = posixpath.normpath(workspace)
-        if path.startswith(root + "/"):
+    for root in sorted(roots, key=len, reverse=True):
+        root = posixpath.normpath(root)
+        if root != "/" and path.startswith(root + "/"):
             return path[len(root) + 1 :]
     return None
+
+
+def _roots(record: RunRecord) -> list[str]:
+    """Return the workspace's absolute paths: as the transcript's sessions started in it, then the run's.
+
+    An agent in a container names its workspace as it sees it (``/workspace``), not as the machine
+    that holds it now does; the transcript's own working directory maps its paths.
+    """
+    summary = record.run.extra.get("transcript")
+    sessions = summary.get("sessions") if isinstance(summary, dict) else None
+    found = [
+        s["cwd"]
+        for s in sessions or []
+        if isinstance(s, dict) and isinstance(s.get("cwd"), str) and s["cwd"].startswith("/")
+    ]
+    if record.run.workspace_path and record.run.workspace_path.startswith("/"):
+        found.append(record.run.workspace_path)
+    return list(dict.fromkeys(found))
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,16 +393,17 @@ def tampering_evidence(record: RunRecord) -> list[tuple[str, Evidence]]:
                     )
                 )
         before = now
+    roots = _roots(record)
     for command in record.commands:
-        found.extend(_command_hits(command, record, grader))
+        found.extend(_command_hits(command, roots, grader))
     return found
 
 
-def _command_hits(command: Command, record: RunRecord, grader: _Grader) -> list[tuple[str, Evidence]]:
+def _command_hits(command: Command, roots: list[str], grader: _Grader) -> list[tuple[str, Evidence]]:
     hits: list[tuple[str, Evidence]] = []
     for write in command_writes(command.command):
         path = posixpath.normpath(write.path)
-        rel = _relative(write.path, command.cwd, record.run.workspace_path)
+        rel = _relative(write.path, command.cwd, roots)
         target = None
         if EVAL_PACKAGES.search(path) or TEMPLATE_FILE.search(path):
             target = rel or path
