@@ -12,6 +12,7 @@ from typing import Any
 
 from arb_audit.analyzer.ledger_flags import probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
+from arb_audit.analyzer.overwrite_flags import overwritten_flags
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import Command, RunRecord, Submission
 from arb_audit.schema import AuditReport
@@ -633,6 +634,7 @@ def build_audit(
                 for f in [
                     *(routes or {}).get("flags", []),
                     *probing_flags(record, routes),
+                    *overwritten_flags(record),
                 ]
             ],
             "quadrant": _quadrant(record, best, threshold, routes, intended_stage),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arb_audit.collectors.artifacts import describe, find_output_artifacts
+from arb_audit.collectors.artifacts import describe, find_output_artifacts, identify
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
@@ -74,14 +74,19 @@ def _artifacts(record: RunRecord) -> list[ArtifactInfo]:
     """Describe the models in the workspace: every submitted path and every model folder under output/.
 
     The workspace is the runner's to name, so it is read where the recording says it is (or was moved
-    to); what it holds now may differ from what was graded, which the content ids tell.
+    to). Each submitted path is hashed as the recorder hashed it when it was graded: what it holds now
+    may differ from what was graded (``artifact_overwritten``), which only its content id tells.
     """
     workspace = record.run.workspace_path
     if not workspace or not Path(workspace).is_dir():
         return []
     folder = RunFolder(Path(workspace))
+    submitted = dict.fromkeys(
+        s.artifact_path for s in record.submissions if s.artifact_path and s.artifact_id
+    )
     paths = dict.fromkeys(s.artifact_path for s in record.submissions if s.artifact_path)
     paths.update(dict.fromkeys(find_output_artifacts(folder)))
     found = [describe(folder, rel) for rel in sorted(p for p in paths if p is not None)]
+    identify(folder, [a for a in found if a.path in submitted])
     record.problems.extend(folder.problems)
     return found

@@ -104,3 +104,19 @@ def test_a_moved_recording_never_follows_its_marker_out_of_the_folder_it_was_mov
     (tmp_path / "elsewhere" / "output" / "v1").mkdir(parents=True)
     record = _moved(tmp_path / "inner", "../../elsewhere")
     assert record.run.workspace_path == "/nonexistent/workspace" and record.artifacts == []
+
+
+def test_the_audit_flags_a_graded_model_changed_after_it_was_scored(tmp_path: Path) -> None:
+    recording = copy_out("sft_only", tmp_path)
+    assert "artifact_overwritten" not in {f["flag"] for f in audit(recording).to_json()["flags"]}
+    weights = recording.parent / "workspace" / "output" / "v1" / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF  # a byte of the last tensor
+    weights.write_bytes(bytes(data))
+    report = audit(recording).to_json()
+    (flag,) = [f for f in report["flags"] if f["flag"] == "artifact_overwritten"]
+    assert flag["message"].startswith("output/v1 no longer holds what submission 1 graded")
+    assert [(e["kind"], e.get("submission_seq"), e.get("path")) for e in flag["evidence"]] == [
+        ("submission", 1, None),
+        ("artifact", None, "output/v1"),
+    ]

@@ -1,0 +1,65 @@
+"""``artifact_overwritten``: a graded path that no longer holds what was graded.
+
+A recording (``arb-audit record``) hashes each artifact when it is graded and keeps that content id in
+its ledger; its collector hashes each submitted path again when the run is audited. When the two
+differ, or the path is gone, the model there now is not the one that earned the score: the lineage
+and weight analysis of what is on disk say nothing about the graded model. ``arb-audit verify`` reports
+the same submissions, naming the files and tensors that changed.
+
+Formats that keep no content id from grading time (AutoRL-Bench's own files) cannot show this; their
+collector infers overwrites from file times instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arb_audit.evidence import Evidence
+from arb_audit.model import RunRecord
+
+SHOWN = 16
+"""Hex digits of a content id shown in a message."""
+
+
+def overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
+    """One ``artifact_overwritten`` flag per submission whose graded content its path no longer holds."""
+    now = {a.path: a for a in record.artifacts}
+    found: list[dict[str, Any]] = []
+    for s in record.submissions:
+        info = now.get(s.artifact_path or "")
+        if (
+            s.artifact_id is None
+            or info is None
+            or (info.exists and info.artifact_id in (None, s.artifact_id))
+        ):
+            continue  # not graded with a content id, not looked at now, or still what was graded
+        graded = s.artifact_id[:SHOWN]
+        if info.exists:
+            assert info.artifact_id is not None
+            later = [t.seq for t in record.submissions if t.seq > s.seq and t.artifact_id == info.artifact_id]
+            message = (
+                f"{info.path} no longer holds what submission {s.seq} graded: its content id was {graded}…"
+                f" then and is {info.artifact_id[:SHOWN]}… now, so it changed after it was scored"
+                + (f" (submission {later[0]} graded what it holds now)" if later else "")
+            )
+            now_excerpt = f"content id now {info.artifact_id}"
+        else:
+            message = (
+                f"{info.path}, graded by submission {s.seq}, is gone: it was removed after it was scored"
+            )
+            now_excerpt = "gone"
+        found.append(
+            {
+                "flag": "artifact_overwritten",
+                "message": message,
+                "evidence": [
+                    Evidence(
+                        "submission",
+                        submission_seq=s.seq,
+                        excerpt=f"model_path={s.model_path}, graded content id {s.artifact_id}",
+                    ).to_json(),
+                    Evidence("artifact", path=info.path, excerpt=now_excerpt).to_json(),
+                ],
+            }
+        )
+    return found
