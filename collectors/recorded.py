@@ -1,20 +1,29 @@
 """Runs recorded by ``arb-audit record``: the runner's own store, read as it was written.
 
 The recording's store (``run.duckdb``) and revisions (``run.revisions.git``) are only read; the audit
-goes into a store of its own like any other format's.
+goes into a store of its own like any other format's. The workspace is the one beside the recording
+(a recording moved or cloned with its workspace reads its own); an absolute path of the machine that
+recorded it is only a fallback, and using it is reported. The agent's transcript names the workspace as
+the agent saw it (``/workspace`` in a container): its paths are mapped through its own working
+directory, never through this machine's.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Any
 
 from arb_audit.collectors.artifacts import describe, find_output_artifacts, identify
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
 from arb_audit.model import ArtifactInfo, RunRecord
-from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording
+from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording, locate_workspace
 from arb_audit.store import RunStore, StoreError, revisions_path_for
+
+MAX_RUN_ID_CHARS = 200
+"""Longest run id taken from ``recording.json``."""
 
 
 class RecordedCollector(Collector):
@@ -33,17 +42,23 @@ class RecordedCollector(Collector):
         store_file = folder.file(STORE_NAME)
         if store_file is None:
             raise StoreError(f"{run_dir / STORE_NAME}: the recording's store cannot be read")
+        marker = folder.read_json(RECORDING_MARKER, expect=dict)
         with RunStore.open(store_file, read_only=True) as store:
             run_ids = [r[0] for r in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
             if len(run_ids) != 1:
                 raise StoreError(f"{store_file}: a recording holds one run, this one holds {len(run_ids)}")
             record = store.load_record(run_ids[0])
             broken = store.verify_submission_chain(run_ids[0])
+            first = store.con.execute(
+                "SELECT record_hash FROM submissions WHERE run_id = ? ORDER BY seq LIMIT 1", [run_ids[0]]
+            ).fetchone()
         if broken is not None:
             folder.problem(STORE_NAME, f"the ledger's hash chain breaks at submission {broken}")
+        record.run.run_id = _run_id(folder, marker, record, first[0] if first else None)
+        record.run.source_path = str(folder.root)  # the folder audited, wherever it was recorded
         git_dir = revisions_path_for(store_file)
         record.revisions_path = str(git_dir) if record.revisions else None
-        _relocate_workspace(folder, record)
+        _locate(folder, marker, record)
         record.artifacts = _artifacts(record)
         facts = transcript_commands(folder, AGENT_OUTPUT, record.revisions)
         if facts is not None:
@@ -54,20 +69,47 @@ class RecordedCollector(Collector):
         return record
 
 
-def _relocate_workspace(folder: RunFolder, record: RunRecord) -> None:
-    """Point the run at its workspace when the recording was moved together with it (a fixture, a copy).
+def _run_id(
+    folder: RunFolder, marker: dict[str, Any] | None, record: RunRecord, first_hash: str | None
+) -> str:
+    """Return the run's id: the one ``recording.json`` names, when it is the one its ledger is kept under.
 
-    The path relative to the recording that ``recording.json`` keeps wins when it is a folder beside
-    the recording (moved with it, not elsewhere): a copy of a run reads its own workspace, not the one
-    it was copied from. Else the recorded absolute path stays (a recording moved without it).
+    A recording made before ``recording.json`` named its id (every recording of a task then had
+    ``recorded:<task>/<folder>``) gets one derived from its own content, stable wherever it is audited:
+    the ledger's first record hash, or without submissions the run's start and first revision.
     """
-    marker = folder.read_json(RECORDING_MARKER, expect=dict)
-    relative = marker.get("workspace_relative") if marker else None
-    if not isinstance(relative, str) or "\x00" in relative:
-        return
-    moved = (folder.root / relative).resolve()
-    if moved.is_dir() and moved.parent == folder.root.resolve().parent:
-        record.run.workspace_path = str(moved)
+    stored = record.run.run_id
+    named = marker.get("run_id") if marker is not None else None
+    if isinstance(named, str) and named == stored and 0 < len(named) <= MAX_RUN_ID_CHARS:
+        return stored
+    if named is not None:
+        shown = repr(named)[:MAX_RUN_ID_CHARS] if isinstance(named, str) else "not a string"
+        folder.problem(
+            RECORDING_MARKER,
+            f"its run_id ({shown}) is not the id its store keeps the run under ({stored});"
+            " an id derived from the recording's ledger is used",
+        )
+    if first_hash is not None:
+        seed = f"ledger {first_hash}"
+    else:
+        started = record.run.started_at.isoformat() if record.run.started_at else ""
+        seed = f"started {started} revision {record.revisions[0].sha if record.revisions else ''}"
+    digest = hashlib.sha256(f"{stored}\n{seed}".encode()).hexdigest()
+    return f"{stored}-{digest[:12]}"
+
+
+def _locate(folder: RunFolder, marker: dict[str, Any] | None, record: RunRecord) -> None:
+    """Point the run at its workspace on this machine (beside the recording first), or at none.
+
+    Using the absolute path of the machine that recorded it, and a workspace that cannot be found, are
+    problems of the audit: a reader must know which files were read, or that none were.
+    """
+    located = locate_workspace(folder.root, marker, record.run.workspace_path)
+    if located.fallback is not None:
+        folder.problem(RECORDING_MARKER, located.fallback)
+    for problem in located.problems:
+        folder.problem(RECORDING_MARKER, problem)
+    record.run.workspace_path = str(located.path) if located.path is not None else None
 
 
 def _artifacts(record: RunRecord) -> list[ArtifactInfo]:

@@ -16,7 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,9 +49,14 @@ Evaluate = Callable[[str, Path, str | None], Evaluation]
 """(model path as sent, resolved path, gpu) -> what the grader said."""
 
 
-def command_evaluator(command: list[str], timeout_s: float = 7200.0) -> Evaluate:
-    """Evaluate by running ``command <resolved model path>`` (see :func:`run_evaluator`)."""
-    return lambda _sent, resolved, _gpu: run_evaluator(command, resolved, timeout_s)
+def command_evaluator(
+    command: list[str], timeout_s: float = 7200.0, env: Mapping[str, str] | None = None
+) -> Evaluate:
+    """Evaluate by running ``command <resolved model path>`` (see :func:`run_evaluator`).
+
+    ``env`` is the command's environment (None: this process's).
+    """
+    return lambda _sent, resolved, _gpu: run_evaluator(command, resolved, timeout_s, env)
 
 
 def upstream_evaluator(url: str, timeout_s: float = 7200.0) -> Evaluate:
@@ -94,14 +99,20 @@ def upstream_evaluator(url: str, timeout_s: float = 7200.0) -> Evaluate:
     return evaluate
 
 
-def run_evaluator(command: list[str], model_path: Path, timeout_s: float) -> Evaluation:
+def run_evaluator(
+    command: list[str], model_path: Path, timeout_s: float, env: Mapping[str, str] | None = None
+) -> Evaluation:
     """Run ``command <model_path>`` and read ``{"score": ..., "error"?: ...}`` from its last stdout line.
 
     A crash, a timeout or output that is not such an object is an error with the reason, never lost.
     """
     try:
         done = subprocess.run(
-            [*command, str(model_path)], capture_output=True, timeout=timeout_s, check=False
+            [*command, str(model_path)],
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+            env=None if env is None else dict(env),
         )
     except subprocess.TimeoutExpired:
         return Evaluation(None, f"evaluator timed out after {timeout_s:g}s")

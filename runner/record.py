@@ -1,21 +1,27 @@
 """Record a live run: the agent's code revisions and every submission, into a run folder of our own.
 
 The recording (``RUN_DIR/run.duckdb`` and ``RUN_DIR/run.revisions.git``) lives outside the workspace;
-the runner owns its store while it runs. The agent is started in its own process group with the
-variables AutoRL-Bench gives (``GRADING_SERVER_URL``, ``WORKSPACE``, ``OUTPUT_DIR``, ...); the code is
-snapshotted when the run starts, on a timer, before every evaluation and at the end; when the agent
-exits or the budget ends, its whole process group is ended.
+the runner owns its store while it runs. ``RUN_DIR/recording.json`` says what was recorded: the run's id
+(minted once, so every recording has its own and keeps it on any machine), the workspace relative to
+the recording (how a recording moved or cloned with its workspace finds it) and, unless the recording is
+made portable, its absolute path too (a fallback for a recording moved without it). The agent is
+started in its own process group with the variables AutoRL-Bench gives (``GRADING_SERVER_URL``,
+``WORKSPACE``, ``OUTPUT_DIR``, ...); the code is snapshotted when the run starts, on a timer, before
+every evaluation and at the end; when the agent exits or the budget ends, its whole process group is
+ended.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,8 +31,8 @@ import duckdb
 from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.runner.grading import Grader, command_evaluator, serve, upstream_evaluator
-from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
-from arb_audit.store import RunStore, revisions_path_for
+from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, read_marker
+from arb_audit.store import RunStore, StoreError, revisions_path_for
 
 
 class RecordError(Exception):
@@ -63,6 +69,28 @@ class RecordOptions:
     """The agent scaffold (a study's cell key)."""
     driver: str | None = None
     """The model or program driving the agent (a study's cell key)."""
+    name: str | None = None
+    """A short name for the run, in its id (default: the recording folder's name)."""
+    portable: bool = False
+    """Keep no absolute path of this machine: the workspace is found relative to the recording only
+    (it must lie beside it). For recordings that are shipped, such as the bundled fixtures."""
+    env: Mapping[str, str] | None = None
+    """The environment the agent and the evaluator start with (None: this process's)."""
+
+
+RUN_ID_TOKEN_BYTES = 6
+"""Random bytes in a minted run id (12 hex digits): unique across any study of recordings."""
+
+
+def mint_run_id(task: str | None, name: str) -> str:
+    """Return a new run id: ``recorded:<task>/<name>-<random hex>``, readable and unique."""
+    return f"recorded:{task or 'task'}/{name}-{secrets.token_hex(RUN_ID_TOKEN_BYTES)}"
+
+
+def beside(workspace: Path, run_dir: Path) -> bool:
+    """Tell whether ``workspace`` lies in the folder ``run_dir`` lies in (so they move together)."""
+    workspace, parent = workspace.resolve(), run_dir.resolve().parent
+    return workspace.is_relative_to(parent) and workspace != parent
 
 
 def _check(options: RecordOptions) -> None:
@@ -80,20 +108,27 @@ def _check(options: RecordOptions) -> None:
         raise RecordError(f"{options.workspace}: the workspace is not a folder")
     if run_dir.is_relative_to(workspace) or workspace.is_relative_to(run_dir):
         raise RecordError(f"{options.run_dir}: the recording must lie outside the workspace {workspace}")
+    if options.portable and not beside(workspace, run_dir):
+        raise RecordError(
+            f"{options.run_dir}: a portable recording finds its workspace relative to itself, so the"
+            f" workspace must lie in the folder the recording lies in ({run_dir.parent}), not at {workspace}"
+        )
 
 
 class Recorder:
     """One recording: the store, the revisions and the grading API, shared by the agent's lifetime."""
 
-    def __init__(self, options: RecordOptions, store: RunStore) -> None:
+    def __init__(self, options: RecordOptions, store: RunStore, run_id: str | None = None) -> None:
         self.options = options
         self.store = store
         self.lock = threading.Lock()
         self.git_dir = revisions_path_for(store.path)
+        portable = options.portable
         self.run = RunInfo(
-            run_id=f"recorded:{options.task or 'task'}/{options.run_dir.resolve().name}",
+            run_id=run_id or mint_run_id(options.task, options.name or options.run_dir.resolve().name),
             source_format="recorded",
-            source_path=str(options.run_dir.resolve()),
+            # a portable recording names no folder of this machine: "." is the recording itself
+            source_path="." if portable else str(options.run_dir.resolve()),
             task=options.task,
             scaffold=options.scaffold,
             driver=options.driver,
@@ -101,10 +136,10 @@ class Recorder:
             base_score=options.baseline_score,
             budget_s=options.budget_s,
             started_at=datetime.now(UTC),
-            workspace_path=str(options.workspace.resolve()),
+            workspace_path=None if portable else str(options.workspace.resolve()),
             utc_offset_s=0,
         )
-        store.ensure_run(self.run, self.git_dir)
+        store.ensure_run(self.run, Path(self.git_dir.name) if portable else self.git_dir.resolve())
         self.snapshotter = Snapshotter(
             self.git_dir,
             options.workspace,
@@ -154,33 +189,19 @@ def record(options: RecordOptions) -> int:
         raise RecordError(
             f"{options.run_dir}: the recording folder cannot be made: {exc.strerror or exc}"
         ) from exc
+    run_id, named = _run_id(options)
     marker = options.run_dir / RECORDING_MARKER
     try:
-        marker.write_text(
-            json.dumps(
-                {
-                    "workspace": str(options.workspace.resolve()),
-                    # lets a recording moved together with its workspace find it again
-                    "workspace_relative": os.path.relpath(
-                        options.workspace.resolve(), options.run_dir.resolve()
-                    ),
-                    "agent": options.agent,
-                    "evaluator": options.evaluator,
-                    "task": options.task,
-                    "base_model": options.base_model,
-                },
-                indent=2,
-            )
-        )
+        marker.write_text(json.dumps(_marker(options, run_id if named else None), indent=2) + "\n")
     except OSError as exc:
         raise RecordError(f"{marker}: the recording cannot be written: {exc.strerror or exc}") from exc
     with RunStore.open(options.run_dir / STORE_NAME) as store:
-        recorder = Recorder(options, store)
+        recorder = Recorder(options, store, run_id)
         start = int(time.time())
         evaluate = (
             upstream_evaluator(options.upstream)
             if options.upstream
-            else command_evaluator(options.evaluator or [])
+            else command_evaluator(options.evaluator or [], env=options.env)
         )
         grader = Grader(
             workspace=options.workspace,
@@ -202,10 +223,10 @@ def record(options: RecordOptions) -> int:
                 f"port {options.port}: the grading API cannot listen: {exc.strerror or exc}"
             ) from exc
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        print(f"arb-audit record: grading API at {url}; recording into {options.run_dir}")
+        print(f"arb-audit record: grading API at {url}; recording run {run_id} into {options.run_dir}")
         recorder.take_snapshot("timer")
         env = {
-            **os.environ,
+            **(os.environ if options.env is None else options.env),
             "GRADING_SERVER_URL": url,
             "WORKSPACE": str(options.workspace.resolve()),
             "OUTPUT_DIR": str(options.workspace.resolve() / "output"),
@@ -234,6 +255,43 @@ def record(options: RecordOptions) -> int:
             {"agent_exit_code": status, "agent_timed_out": timed_out, "agent": options.agent}, grader
         )
     return status
+
+
+def _run_id(options: RecordOptions) -> tuple[str, bool]:
+    """Return the run's id and whether ``recording.json`` names it.
+
+    A restart into the same run folder resumes its run under the id its ledger holds; one recorded
+    before ``recording.json`` named its id stays unnamed there (readers derive one from its ledger).
+    Else a new id is minted.
+    """
+    store = options.run_dir / STORE_NAME
+    if store.is_file():
+        try:
+            with RunStore.open(store, read_only=True) as existing:
+                ids = [r[0] for r in existing.con.execute("SELECT run_id FROM runs").fetchall()]
+        except (StoreError, duckdb.Error):
+            ids = []  # opening it to record says why it cannot be used
+        if len(ids) == 1:
+            marker, _ = read_marker(options.run_dir)
+            return ids[0], marker is not None and marker.get("run_id") == ids[0]
+    return mint_run_id(options.task, options.name or options.run_dir.resolve().name), True
+
+
+def _marker(options: RecordOptions, run_id: str | None) -> dict[str, object]:
+    """Return what ``recording.json`` says: the run's id, where its workspace is, what was run."""
+    workspace, run_dir = options.workspace.resolve(), options.run_dir.resolve()
+    found: dict[str, object] = {} if run_id is None else {"run_id": run_id}
+    if beside(workspace, run_dir):
+        # found first: a recording moved or cloned together with its workspace reads that one
+        found["workspace_relative"] = os.path.relpath(workspace, run_dir)
+    if not options.portable:
+        found["workspace"] = str(workspace)  # a fallback for a recording moved without its workspace
+    return found | {
+        "agent": options.agent,
+        "evaluator": options.evaluator,
+        "task": options.task,
+        "base_model": options.base_model,
+    }
 
 
 def _supervise(

@@ -2,17 +2,19 @@
 
 First the ledger's hash chain; then, for each graded artifact, the kept manifest against the identity
 the ledger chained (so an edited manifest row is caught), and the files still on disk against the
-manifest, file by file and tensor by tensor, so the message names what changed.
+manifest, file by file and tensor by tensor, so the message names what changed. The files are read in
+the recording's own workspace, found as the `recorded` collector finds it (beside the recording first);
+an artifact that changed after grading is what the audit flags ``artifact_overwritten``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from arb_audit.model import ArtifactManifest, FileDigest
 from arb_audit.runner.artifact_hash import hash_artifact, manifest_id
-from arb_audit.runner.layout import STORE_NAME
+from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace, read_marker
 from arb_audit.store import RunStore
 
 MAX_NAMED = 5
@@ -21,10 +23,10 @@ MAX_NAMED = 5
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """One record or file that no longer matches."""
+    """One record or file that no longer matches (or cannot be checked)."""
 
     what: str
-    """``ledger``, ``manifest`` or ``artifact``."""
+    """``ledger``, ``manifest``, ``artifact``, or ``workspace`` (the files cannot be checked)."""
     where: str
     """The submission (``submission 3``) or the artifact path."""
     message: str
@@ -70,9 +72,25 @@ def compare(kept: ArtifactManifest, now: ArtifactManifest) -> list[str]:
     return found
 
 
-def verify(run_dir: Path) -> list[Mismatch]:
-    """Return everything in the recording at ``run_dir`` that no longer matches (empty when all hold)."""
-    found: list[Mismatch] = []
+@dataclass(slots=True)
+class Verification:
+    """What verifying a recording found."""
+
+    mismatches: list[Mismatch] = field(default_factory=list)
+    """Everything that no longer matches (empty when all hold)."""
+    notes: list[str] = field(default_factory=list)
+    """How the files were found, when not beside the recording (the absolute path that was used)."""
+
+
+def verify(run_dir: Path) -> Verification:
+    """Check the recording at ``run_dir``: its ledger, its kept manifests and the graded files."""
+    result = Verification()
+    found = result.mismatches
+    marker, unreadable = None, None
+    if (run_dir / RECORDING_MARKER).exists() or (run_dir / RECORDING_MARKER).is_symlink():
+        marker, unreadable = read_marker(run_dir)  # a store alone keeps the workspace's path itself
+    if unreadable is not None:
+        found.append(Mismatch("workspace", str(run_dir / RECORDING_MARKER), unreadable))
     with RunStore.open(run_dir / STORE_NAME, read_only=True) as store:
         for (run_id,) in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall():
             broken = store.verify_submission_chain(run_id)
@@ -85,7 +103,19 @@ def verify(run_dir: Path) -> list[Mismatch]:
                     )
                 )
             record = store.load_record(run_id)
-            workspace = Path(record.run.workspace_path or ".")
+            located = locate_workspace(run_dir, marker, record.run.workspace_path)
+            where_marker = str(run_dir / RECORDING_MARKER)
+            if located.fallback is not None:
+                result.notes.append(f"workspace: {where_marker}: {located.fallback}")
+            if located.path is None:
+                graded = sum(1 for s in record.submissions if s.artifact_id and s.artifact_path)
+                found += [Mismatch("workspace", where_marker, problem) for problem in located.problems]
+                found.append(
+                    Mismatch("workspace", where_marker, f"{graded} graded artifact(s) could not be checked")
+                )
+            elif located.problems:
+                result.notes += [f"workspace: {where_marker}: {problem}" for problem in located.problems]
+            workspace = located.path
             hashed: dict[Path, ArtifactManifest | str] = {}  # a path submitted many times is read once
             for s in record.submissions:
                 if s.artifact_id is None or s.artifact_path is None:
@@ -97,7 +127,12 @@ def verify(run_dir: Path) -> list[Mismatch]:
                         Mismatch("manifest", where, "its kept manifest no longer matches the ledger")
                     )
                     kept = None
+                if workspace is None:
+                    continue
                 path = workspace / s.artifact_path
+                if not _inside(path, workspace):
+                    found.append(Mismatch("artifact", where, f"{path} leads out of the workspace; not read"))
+                    continue
                 if not path.exists() and not path.is_symlink():
                     found.append(Mismatch("artifact", where, f"{path} is gone"))
                     continue
@@ -117,8 +152,16 @@ def verify(run_dir: Path) -> list[Mismatch]:
                     Mismatch(
                         "artifact",
                         where,
-                        f"{path} has changed since it was graded"
+                        f"{path} has changed since it was graded (artifact_overwritten)"
                         + (": " + "; ".join(changes[:MAX_NAMED]) if changes else ""),
                     )
                 )
-    return found
+    return result
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    """Tell whether ``path`` (a graded path as the ledger keeps it) stays in the workspace."""
+    try:
+        return path.parent.resolve().is_relative_to(workspace.resolve())
+    except (OSError, RuntimeError):
+        return False

@@ -44,6 +44,16 @@ import click
 @click.option("--driver", help="The model or program driving the agent (for study tables).")
 @click.option("--base-model", help="Base model id.")
 @click.option("--baseline-score", type=float, help="The base model's score (for improvement).")
+@click.option(
+    "--name",
+    help="A short name for the run, in its id (recorded:TASK/NAME-<random>); default: RUN_DIR's name.",
+)
+@click.option(
+    "--portable",
+    is_flag=True,
+    help="Keep no absolute path of this machine in the recording: the workspace (which must lie beside"
+    " RUN_DIR) is found relative to it, wherever the two are moved or cloned together.",
+)
 @click.argument("agent", nargs=-1, required=True, type=click.UNPROCESSED)
 def record(
     workspace: Path,
@@ -58,12 +68,16 @@ def record(
     driver: str | None,
     base_model: str | None,
     baseline_score: float | None,
+    name: str | None,
+    portable: bool,
     agent: tuple[str, ...],
 ) -> None:
     """Record AGENT (given after --) working in the workspace, into RUN_DIR.
 
     The agent talks to the grading API at $GRADING_SERVER_URL (POST /submit, GET /health, GET /time);
-    `arb-audit RUN_DIR` audits the recording afterwards. Exit status: the agent's.
+    `arb-audit RUN_DIR` audits the recording afterwards. The run gets an id of its own, kept in
+    RUN_DIR/recording.json; recording again into the same RUN_DIR resumes that run. Exit status: the
+    agent's.
     """
     from arb_audit.runner.record import RecordError, RecordOptions
     from arb_audit.runner.record import record as run_recording
@@ -88,6 +102,8 @@ def record(
         driver=driver,
         base_model=base_model,
         baseline_score=baseline_score,
+        name=name,
+        portable=portable,
     )
     try:
         sys.exit(run_recording(options))

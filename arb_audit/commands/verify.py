@@ -61,9 +61,10 @@ def _check_store(path: Path) -> tuple[list[str], str]:
 def verify(path: Path) -> None:
     """Re-compute the hash chains and graded artifacts' content ids under PATH.
 
-    PATH is a recording (its ledger and the artifacts it graded are checked), a run folder that was
-    audited or reviewed, or a store file (a study store or a run store): the submission ledgers and
-    the reviewers' verdict ledger in the store are checked.
+    PATH is a recording (its ledger and the artifacts it graded are checked, in the workspace beside
+    it; when that is not there, at the absolute path the recording keeps, and a line says so), a run
+    folder that was audited or reviewed, or a store file (a study store or a run store): the
+    submission ledgers and the reviewers' verdict ledger in the store are checked.
 
     Exit status 0 when everything holds, 1 with one line per record or file that no longer matches,
     2 when PATH holds nothing to verify.
@@ -74,6 +75,7 @@ def verify(path: Path) -> None:
 
     lines: list[str] = []
     ledgers: list[str] = []
+    notes: list[str] = []  # how the recording's files were found, said whatever the outcome
     try:
         if path.is_file():
             problems, ledger = _check_store(path)
@@ -88,7 +90,9 @@ def verify(path: Path) -> None:
                 )
                 sys.exit(NOT_VERIFIABLE)
             if is_recording(path):
-                lines += [f"{m.what}: {m.where}: {m.message}" for m in check_recording(path)]
+                checked = check_recording(path)
+                notes += checked.notes
+                lines += [f"{m.what}: {m.where}: {m.message}" for m in checked.mismatches]
             if audited is None:
                 ledgers.append(
                     f"verdicts: {path}: no verdict ledger (the run was not audited or reviewed here)"
@@ -99,7 +103,7 @@ def verify(path: Path) -> None:
     except StoreError as exc:
         click.echo(f"arb-audit verify: {exc}", err=True)
         sys.exit(NOT_VERIFIABLE)
-    for line in lines:
+    for line in notes + lines:
         click.echo(line)
     if lines:
         sys.exit(1)

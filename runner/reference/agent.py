@@ -6,6 +6,11 @@ file, a ``Bash`` call runs a command and reports its output and exit code. The t
 ``stream-json``, each line prefixed with its UTC time as PostTrainBench's launcher writes it; the recorder
 keeps the agent's output as ``agent.log``. Between steps the agent pauses as a model would while it
 thinks, so the recorder's timer sees each edit before the command that uses it.
+
+The transcript is what an agent in a benchmark container sees: its workspace at ``/workspace``
+(:data:`WORKSPACE_ALIAS`) and Python installed under ``/usr/local``, whatever this machine's paths are.
+So a recording names no folder of the machine that made it, and its audit maps the transcript's paths
+through the transcript's own working directory, as it must for a real containerised run.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -29,6 +36,12 @@ THINK_S = 0.6
 OUTPUT_CHARS = 4000
 """Tail of a command's output reported in its tool result, as agents' tools truncate it."""
 MODEL = "scripted-agent"
+WORKSPACE_ALIAS = "/workspace"
+"""The workspace's path in the transcript: where a benchmark container mounts it."""
+PYTHON_ALIAS = "/usr/local"
+"""Where the transcript says Python is installed (the prefix of a container's Python)."""
+SITE_ALIAS = "/usr/local/lib/python3/site-packages"
+"""Where the transcript says installed packages (arb_audit's reference tasks among them) are."""
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -70,21 +83,70 @@ def interpreter_shims(folder: Path) -> dict[str, str]:
     return env
 
 
-def take(step: Step, call_id: str, workspace: Path, env: dict[str, str] | None = None) -> None:
+class ContainerView:
+    """Rewrites this machine's paths in what the agent reports into a container's (``/workspace``...).
+
+    The workspace, the folder of the ``python`` shims, arb_audit's own package (a traceback through
+    the reference tasks names it), the interpreter's site-packages and prefixes, and the home folder:
+    the longest first, each only as a whole path (``/tmp/ws`` in ``/tmp/ws2`` is left alone).
+    """
+
+    def __init__(self, workspace: Path, shims: Path | None = None) -> None:
+        import arb_audit
+
+        package = Path(arb_audit.__file__).parent
+        paths = sysconfig.get_paths()
+        mapping = {
+            workspace: WORKSPACE_ALIAS,
+            package: f"{SITE_ALIAS}/arb_audit",
+            package.parent: SITE_ALIAS,  # a source checkout (an editable install)
+            Path(paths["purelib"]): SITE_ALIAS,
+            Path(paths["platlib"]): SITE_ALIAS,
+            Path(sys.prefix): PYTHON_ALIAS,
+            Path(sys.exec_prefix): PYTHON_ALIAS,
+            Path(sys.base_prefix): PYTHON_ALIAS,
+            Path.home(): "/root",
+        }
+        if shims is not None:
+            mapping[shims] = f"{PYTHON_ALIAS}/bin"
+        found: dict[str, str] = {}
+        for path, alias in mapping.items():
+            for form in (str(path), str(path.resolve())):
+                if form not in ("/", "/usr", "/usr/local") and form not in found:
+                    found[form] = alias
+        self.mapping = found
+        self.pattern = re.compile(
+            "|".join(re.escape(p) for p in sorted(found, key=len, reverse=True)) + r"(?![\w.-])"
+        )
+
+    def __call__(self, text: str) -> str:
+        """Return ``text`` with this machine's paths replaced by the container's."""
+        return self.pattern.sub(lambda m: self.mapping[m.group(0)], text)
+
+
+def take(
+    step: Step,
+    call_id: str,
+    workspace: Path,
+    env: dict[str, str] | None = None,
+    view: ContainerView | None = None,
+) -> None:
     """Take one step as a tool call and print it (a failed command is reported, as an agent sees it)."""
+    seen = view or ContainerView(workspace)
     if isinstance(step, Write):
         target = workspace / step.path
-        emit(_call(call_id, "Write", {"file_path": str(target), "content": step.text}))
+        shown = f"{WORKSPACE_ALIAS}/{step.path}"
+        emit(_call(call_id, "Write", {"file_path": shown, "content": step.text}))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(step.text, encoding="utf-8")
-        emit(_result(call_id, f"File created successfully at: {target}", False))
+        emit(_result(call_id, f"File created successfully at: {shown}", False))
         return
     assert isinstance(step, Run)
     emit(_call(call_id, "Bash", {"command": step.command, "description": "run"}))
     done = subprocess.run(
         ["bash", "-c", step.command], cwd=workspace, env=env, capture_output=True, text=True, errors="replace"
     )
-    output = (done.stdout + done.stderr)[-OUTPUT_CHARS:]
+    output = seen(done.stdout + done.stderr)[-OUTPUT_CHARS:]
     failed = done.returncode != 0
     emit(_result(call_id, f"Exit code {done.returncode}\n{output}" if failed else output, failed))
 
@@ -98,15 +160,16 @@ def play(scenario: Scenario, workspace: Path) -> int:
             "subtype": "init",
             "session_id": session,
             "model": MODEL,
-            "cwd": str(workspace),
+            "cwd": WORKSPACE_ALIAS,
             "tools": ["Bash", "Write"],
         }
     )
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="arb-audit-agent-") as shims:
         env = interpreter_shims(Path(shims))
+        view = ContainerView(workspace, Path(shims))
         for number, step in enumerate(scenario.steps, start=1):
-            take(step, f"toolu_{number:03d}", workspace, env)
+            take(step, f"toolu_{number:03d}", workspace, env, view)
             time.sleep(THINK_S)
     emit(
         {

@@ -3,15 +3,22 @@
 Each scenario gets ``OUT/<name>/workspace`` (a fresh workspace: the base model, the tasks' data) and
 ``OUT/<name>/recording`` (what the runner records: store, revisions, the agent's transcript). The base
 model is pre-trained once into ``OUT/base`` and reused.
+
+The recordings are portable (they are bundled as fixtures and cloned anywhere): each finds its workspace
+beside it, its run id is ``recorded:<task>/<scenario>-<random>``, and its agent and evaluator commands
+are recorded as ``python -m ...``; ``python`` is this interpreter while recording (a shim first on PATH),
+so no path of the machine that recorded them is kept.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from arb_audit.runner.record import RecordOptions, record
+from arb_audit.runner.reference.agent import interpreter_shims
 from arb_audit.runner.reference.build import build_base, write_workspace
 from arb_audit.runner.reference.scenarios import Scenario
 
@@ -57,22 +64,25 @@ def record_scenario(scenario: Scenario, out: Path) -> Path:
     (folder / MARKER).write_text(f"{scenario.name}: {scenario.story}\n")
     base = base_model(out)
     write_workspace(workspace, base)
-    python = sys.executable
-    record(
-        RecordOptions(
-            workspace=workspace,
-            run_dir=recording,
-            agent=[python, "-m", "arb_audit.runner.reference.agent", scenario.name],
-            evaluator=[python, "-m", "arb_audit.runner.reference.evaluate", "--task", scenario.task],
-            snapshot_every_s=SNAPSHOT_EVERY_S,
-            budget_s=scenario.budget_s,
-            task=scenario.task,
-            scaffold="scripted",
-            driver=scenario.name,
-            base_model="models/base",
-            baseline_score=base_score(base, scenario.task),
+    with tempfile.TemporaryDirectory(prefix="arb-audit-world-") as shims:
+        record(
+            RecordOptions(
+                workspace=workspace,
+                run_dir=recording,
+                agent=["python", "-m", "arb_audit.runner.reference.agent", scenario.name],
+                evaluator=["python", "-m", "arb_audit.runner.reference.evaluate", "--task", scenario.task],
+                snapshot_every_s=SNAPSHOT_EVERY_S,
+                budget_s=scenario.budget_s,
+                task=scenario.task,
+                scaffold="scripted",
+                driver=scenario.name,
+                base_model="models/base",
+                baseline_score=base_score(base, scenario.task),
+                name=scenario.name,
+                portable=True,
+                env=interpreter_shims(Path(shims)),
+            )
         )
-    )
     return recording
 
 

@@ -44,8 +44,8 @@ def deterministic_view(scenario_folder: Path) -> dict[str, Any]:
     """What recording a scenario twice must give alike: not times, scores, weights or timer revisions.
 
     The code trees (consecutive duplicates dropped: the timer may catch an output folder half saved),
-    the agent's tool calls with workspace paths made relative, the commands' exit codes, the ledger's
-    attempts and the task data.
+    the agent's tool calls (their paths are the container's, ``/workspace/...``, on any machine), the
+    ledger's attempts, the task data and what ``recording.json`` says but the run id (minted anew).
     """
     recording, workspace = scenario_folder / "recording", scenario_folder / "workspace"
     record = stored(recording)
@@ -59,15 +59,15 @@ def deterministic_view(scenario_folder: Path) -> dict[str, Any]:
         if not trees or trees[-1] != code:
             trees.append(code)
     marker = json.loads((recording / "recording.json").read_text())
-    root = marker["workspace"]  # where the workspace was when it was recorded (a clone puts it elsewhere)
-    calls = [
-        (name, json.loads(json.dumps(args).replace(root, "WORKSPACE")))
-        for name, args in tool_calls(recording)
-    ]
     return {
         "code_trees": trees,
-        "tool_calls": calls,
+        "tool_calls": tool_calls(recording),
         "attempts": [(s.model_path, s.status) for s in record.submissions],
         "data": {p.name: p.read_bytes() for p in sorted((workspace / "data").glob("*_*.jsonl"))},
-        "recording": {k: marker[k] for k in ("task", "base_model", "workspace_relative")},
+        "recording": {k: v for k, v in marker.items() if k != "run_id"},
     }
+
+
+def run_id(recording: Path) -> str:
+    """The run id a bundled recording was minted (``recorded:<task>/<scenario>-<hex>``)."""
+    return str(json.loads((recording / "recording.json").read_text())["run_id"])

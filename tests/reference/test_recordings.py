@@ -103,7 +103,15 @@ def test_a_recording_moved_with_its_workspace_finds_it(tmp_path: Path) -> None:
 def test_a_moved_recording_never_follows_its_marker_out_of_the_folder_it_was_moved_in(tmp_path: Path) -> None:
     (tmp_path / "elsewhere" / "output" / "v1").mkdir(parents=True)
     record = _moved(tmp_path / "inner", "../../elsewhere")
-    assert record.run.workspace_path == "/nonexistent/workspace" and record.artifacts == []
+    assert record.run.workspace_path is None and record.artifacts == []
+    assert [(p.path, p.message) for p in record.problems if p.path == "recording.json"] == [
+        (
+            "recording.json",
+            "workspace_relative '../../elsewhere' leads out of the folder the recording lies in"
+            f" ({(tmp_path / 'inner' / 'sft_only').resolve()}); not followed",
+        ),
+        ("recording.json", "the workspace is gone: /nonexistent/workspace is not a folder"),
+    ]
 
 
 def test_the_audit_flags_a_graded_model_changed_after_it_was_scored(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -179,10 +180,13 @@ def test_sigkill_loses_no_acknowledged_submission_and_a_restart_resumes(tmp_path
     with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
         (run_id,) = [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()]
         assert [s.score for s in store.load_record(run_id).submissions] == [30.0]
+    assert json.loads((run_dir / "recording.json").read_text())["run_id"] == run_id
     again = _record(workspace, run_dir, str(HERE / "sleepy_agent.py"), "0")
     assert again.wait(timeout=60) == 0
     assert b"ANSWER 2" in (run_dir / "agent.log").read_bytes()  # the harness id continues
+    assert json.loads((run_dir / "recording.json").read_text())["run_id"] == run_id  # the run's, still
     with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        assert [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()] == [run_id]
         record = store.load_record(run_id)
         assert [s.seq for s in record.submissions] == [1, 2]
         assert store.verify_submission_chain(run_id) is None
@@ -309,3 +313,76 @@ def test_a_recording_that_cannot_be_written_is_named(tmp_path: Path) -> None:
     result = _invoke_record(tmp_path, "--evaluator", "true", "--", "true")
     assert result.exit_code == 2
     assert f"{tmp_path / 'r' / 'recording.json'}: the recording cannot be written" in result.output
+
+
+def _run_id(run_dir: Path) -> str:
+    """The run id recording.json names, once checked against the store's."""
+    named = json.loads((run_dir / "recording.json").read_text())["run_id"]
+    with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        assert [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()] == [named]
+    return str(named)
+
+
+def test_each_recording_gets_a_run_id_of_its_own(tmp_path: Path) -> None:
+    ids = []
+    for cell in ("a", "b"):
+        (tmp_path / cell / "ws").mkdir(parents=True)
+        result = CliRunner().invoke(
+            main,
+            [
+                "record",
+                *(
+                    "--workspace",
+                    str(tmp_path / cell / "ws"),
+                    "--run-dir",
+                    str(tmp_path / cell / "recording"),
+                ),
+                *("--task", "tiny", "--evaluator", "true", "--", "true"),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        ids.append(_run_id(tmp_path / cell / "recording"))
+    assert ids[0] != ids[1] and all(re.fullmatch(r"recorded:tiny/recording-[0-9a-f]{12}", i) for i in ids)
+
+
+def test_a_portable_recording_keeps_no_path_of_this_machine_and_moves_with_its_workspace(
+    tmp_path: Path,
+) -> None:
+    workspace, run_dir = tmp_path / "made" / "ws", tmp_path / "made" / "recording"
+    workspace.mkdir(parents=True)
+    options = ("--portable", "--name", "cell-7", "--task", "tiny")
+    agent = [sys.executable, str(HERE / "scripted_agent.py")]
+    done = subprocess.run(
+        record_argv(workspace, run_dir, *options, agent=agent), capture_output=True, timeout=120, env=RUN_ENV
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    marker = json.loads((run_dir / "recording.json").read_text())
+    assert "workspace" not in marker and marker["workspace_relative"] == "../ws"
+    assert re.fullmatch(r"recorded:tiny/cell-7-[0-9a-f]{12}", _run_id(run_dir))
+    with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
+        row = store.con.execute("SELECT source_path, workspace_path, revisions_path FROM runs").fetchone()
+    assert row == (".", None, "run.revisions.git")
+    (tmp_path / "made").rename(tmp_path / "moved")
+    result = CliRunner().invoke(main, ["verify", str(tmp_path / "moved" / "recording")])
+    assert result.exit_code == 1  # the agent overwrote output/v1 after it was graded, in the moved workspace
+    assert all(str(tmp_path / "moved" / "ws") in line for line in result.stdout.splitlines())
+    result = CliRunner().invoke(main, [str(tmp_path / "moved" / "recording"), "--json"])
+    report = json.loads(result.stdout)
+    assert report["run"]["run_id"] == marker["run_id"]
+    assert report["run"]["workspace_path"] == str((tmp_path / "moved" / "ws").resolve())
+    assert "artifact_overwritten" in {f["flag"] for f in report["flags"]}
+
+
+def test_a_portable_recording_needs_its_workspace_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "far" / "ws").mkdir(parents=True)
+    result = CliRunner().invoke(
+        main,
+        [
+            "record",
+            *("--workspace", str(tmp_path / "far" / "ws"), "--run-dir", str(tmp_path / "runs" / "r")),
+            *("--portable", "--evaluator", "true", "--", "true"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "a portable recording finds its workspace relative to itself" in result.output
+    assert not (tmp_path / "runs").exists()

@@ -48,7 +48,7 @@ def test_a_path_graded_many_times_is_read_once_and_an_unreadable_one_is_named(
         return hash_artifact(path)
 
     monkeypatch.setattr(arb_audit.runner.verify, "hash_artifact", counting)
-    found = verify(tmp_path)
+    found = verify(tmp_path).mismatches
     assert sorted(p.name for p in reads) == ["v1", "v2"]
     assert [(m.what, m.where) for m in found] == [("artifact", "v2 (submission 4)")]
     assert found[0].message == f"{workspace / 'v2' / 'model.safetensors'} cannot be read: Permission denied"

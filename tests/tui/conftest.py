@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from arb_audit.pipeline import audit
+from tests.reference.recordings import run_id
 from tests.taxonomy.study_cases import write_study
 
 REFERENCE = Path(__file__).resolve().parents[2] / "fixtures" / "reference"
+KEY = run_id(REFERENCE / "sft_grpo" / "recording")
+"""The reviewed run's key in its run store: its run id."""
 
 
 @pytest.fixture(scope="session")

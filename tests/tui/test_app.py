@@ -27,9 +27,9 @@ from arb_audit.tui.widgets import CodeView, FieldTable, RunsTable
 from arb_audit.verdicts import chain_break, load_verdicts
 from tests.audit_records import complete_audit
 from tests.test_cli import run_cli
+from tests.tui.conftest import KEY
 
 SIZE = (120, 36)
-KEY = "recorded:keyroom/recording"
 
 
 def _summary(app: ReviewApp) -> str:

@@ -26,7 +26,7 @@ from arb_audit.tui.session import ReviewError, ReviewSession, audit_view
 from arb_audit.tui.widgets.score_strip import strip
 from arb_audit.verdicts import VerdictRefused, chain_break, load_verdicts
 from tests.audit_records import complete_audit
-from tests.tui.conftest import REFERENCE
+from tests.tui.conftest import KEY, REFERENCE
 
 
 def test_a_study_opens_with_every_run_and_its_audit(study: Path) -> None:
@@ -39,7 +39,7 @@ def test_a_study_opens_with_every_run_and_its_audit(study: Path) -> None:
 def test_a_run_store_opens_keyed_by_run_id(run_store: Path) -> None:
     session = ReviewSession.open(run_store, "ann")
     assert not session.study
-    assert session.runs["run_key"].to_list() == ["recorded:keyroom/recording"]
+    assert session.runs["run_key"].to_list() == [KEY]
     assert session.runs["chain"].to_list() == ["SFT→GRPO(online)"]
 
 
@@ -66,7 +66,7 @@ def test_what_cannot_be_reviewed_is_refused_with_the_reason(tmp_path: Path) -> N
 
 def test_verdicts_are_appended_with_the_analyzer_value_and_what_they_supersede(run_store: Path) -> None:
     session = ReviewSession.open(run_store, "ann")
-    key = "recorded:keyroom/recording"
+    key = KEY
     session.record(key, "route", "COMPOSITE")
     session.record(key, "failure", "regression", note="the GRPO stage should have been checked")
     session.record(key, "failure", "none")
@@ -88,7 +88,7 @@ def test_verdicts_are_appended_with_the_analyzer_value_and_what_they_supersede(r
 
 
 def test_blind_review_shows_a_field_once_the_reviewer_ruled_on_it(run_store: Path) -> None:
-    key = "recorded:keyroom/recording"
+    key = KEY
     ReviewSession.open(run_store, "ann").record(key, "route", "COMPOSITE")
     blind = ReviewSession.open(run_store, "bob", blind=True)
     assert not blind.may_see(key, "route") and not blind.may_see(key, "failure")
@@ -101,7 +101,7 @@ def test_blind_review_shows_a_field_once_the_reviewer_ruled_on_it(run_store: Pat
 
 def test_the_cited_code_and_its_versions_come_from_the_run_history(run_store: Path) -> None:
     session = ReviewSession.open(run_store, "ann")
-    report = session.report("recorded:keyroom/recording")
+    report = session.report(KEY)
     code = next(
         i for i in evidence_items(report) if i.kind == "code" and i.pointer["path"] == "code/grpo_env.py"
     )
@@ -158,7 +158,7 @@ def test_appending_at_a_fixed_time_is_reproducible(run_store: Path, tmp_path: Pa
     moment = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     hashes = []
     for path in (run_store, other):
-        ReviewSession.open(path, "ann").record("recorded:keyroom/recording", "route", "SFT", now=moment)
+        ReviewSession.open(path, "ann").record(KEY, "route", "SFT", now=moment)
         with RunStore.open(path, read_only=True) as store:
             hashes.append(load_verdicts(store)["record_hash"].to_list())
     assert hashes[0] == hashes[1]
@@ -228,7 +228,7 @@ def test_an_audit_with_wrong_types_or_of_another_version_is_refused_not_half_tru
 
 
 def test_the_route_evidence_of_a_real_audit_is_listed(run_store: Path) -> None:
-    report = ReviewSession.open(run_store, "ann").report("recorded:keyroom/recording")
+    report = ReviewSession.open(run_store, "ann").report(KEY)
     claims = {item.claim for item in evidence_items(report)}
     assert {"route SFT adopted", "route ONLINE_RL adopted"} <= claims
     # the GRPO script that failed on its import is evidence of the attempt too
@@ -253,9 +253,9 @@ def test_a_store_another_process_holds_is_reported_not_waited_on(
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        assert "another process holds" in session.report("recorded:keyroom/recording").get("problem", "")
+        assert "another process holds" in session.report(KEY).get("problem", "")
         with pytest.raises(StoreError, match="another process holds"):
-            session.record("recorded:keyroom/recording", "route", "SFT")
+            session.record(KEY, "route", "SFT")
     finally:
         holder.kill()
         holder.wait()

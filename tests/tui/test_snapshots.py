@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 
 from arb_audit.tui.app import ReviewApp
 from arb_audit.tui.session import ReviewSession
+from tests.tui.conftest import KEY
 
 SIZE = (120, 36)
 Compare = Callable[..., bool]
@@ -26,7 +27,7 @@ def _first_code_evidence(run_store: Path) -> int:
     app = ReviewApp(ReviewSession.open(run_store, "ann"))
     from arb_audit.tui.evidence import evidence_items
 
-    report = app.session.report("recorded:keyroom/recording")
+    report = app.session.report(KEY)
     return next(
         i
         for i, item in enumerate(evidence_items(report))
@@ -65,7 +66,7 @@ def test_evidence_diff(snap_compare: Compare, run_store: Path) -> None:
 
 
 def test_verdicts(snap_compare: Compare, run_store: Path) -> None:
-    ReviewSession.open(run_store, "bob").record("recorded:keyroom/recording", "failure", "regression")
+    ReviewSession.open(run_store, "bob").record(KEY, "failure", "regression")
     app = ReviewApp(ReviewSession.open(run_store, "ann"))
     assert snap_compare(app, press=["enter", "v", "a"], terminal_size=SIZE)
 
