@@ -277,9 +277,9 @@ AGREEMENT_TABLES: dict[str, TableSpec] = {
             "Agreement of reviewers with the analyzer and with each other: Cohen's kappa per pair, "
             "Fleiss' kappa across reviewers",
             (
-                Column("field", "Field"),
-                Column("rater_a", "Rater A"),
-                Column("rater_b", "Rater B"),
+                Column("field", "Field", vocab="field", key=True),
+                Column("rater_a", "Rater A", key=True),
+                Column("rater_b", "Rater B", key=True),
                 Column("n", "Runs", "int"),
                 Column("agree", "Agree", "share"),
                 Column("kappa", "Kappa", "ratio", best="max"),
@@ -290,9 +290,9 @@ AGREEMENT_TABLES: dict[str, TableSpec] = {
             "confusion",
             "How often rater A's value met rater B's, per field and pair of raters",
             (
-                Column("field", "Field"),
-                Column("rater_a", "Rater A"),
-                Column("rater_b", "Rater B"),
+                Column("field", "Field", vocab="field", key=True),
+                Column("rater_a", "Rater A", key=True),
+                Column("rater_b", "Rater B", key=True),
                 Column("value_a", "A's value"),
                 Column("value_b", "B's value"),
                 Column("count", "Runs", "int"),

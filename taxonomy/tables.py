@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from arb_audit.taxonomy.failures import FAILURE_MODES, QuadrantCell
+from arb_audit.taxonomy.labels import DEFAULT_LABELS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, literal_names
 
 QUADRANT_CELLS = literal_names(QuadrantCell)
@@ -36,7 +37,17 @@ class Column:
     """``text``, ``int``, ``score`` (one decimal), ``ratio`` (two decimals), ``share`` (percent) or
     ``minutes`` (seconds shown in minutes)."""
     best: str | None = None
-    """``max`` or ``min``: the best value of the column (ties included) is marked."""
+    """``max`` or ``min``: the best value of the column is marked (``--bold`` says whether ties are)."""
+    vocab: str | None = None
+    """The vocabulary its values are identifiers of (``route``, ``failure``, ``chain``, ...,
+    :data:`arb_audit.taxonomy.labels.VOCABULARIES`): LaTeX and Markdown print their display names."""
+    key: bool = False
+    """Whether it identifies the row: a table split to fit repeats it in every part."""
+    short: str | None = None
+    """A shorter header a table too wide for its column may print, explained in the caption."""
+    named: str | None = None
+    """The vocabulary the column's own name is an identifier of: its header and short header are that
+    name's display name and short form (so ``--labels`` renames them too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +83,8 @@ CELL_COLUMNS = ("task", "level", "scaffold", "driver", "mode", "seed")
 def cells(study: pl.DataFrame) -> pl.DataFrame:
     """One row per cell: base and best score, Δ, submissions, valid rate, times, best chain, quadrant.
 
+    ``stack`` (scaffold × driver) is what LaTeX and Markdown print for the two.
+
     Where several runs share a cell, the best score is the best of them and the chain and quadrant
     are the best run's; counts add up and rates average. A run that could not be audited keeps its
     cell, empty.
@@ -93,8 +106,10 @@ def cells(study: pl.DataFrame) -> pl.DataFrame:
             quadrant=pl.col("quadrant").first(),
         )
         .with_columns(delta=pl.col("best_score") - pl.col("base_score"))
+        .pipe(_stack)
         .select(
             *CELL_COLUMNS,
+            "stack",
             "runs",
             "base_score",
             "best_score",
@@ -207,22 +222,21 @@ TABLES: dict[str, TableSpec] = {
             "cells",
             "Per cell: base and best score, submissions, timing, and the best submission's route",
             (
-                Column("task", "Task"),
-                Column("level", "Level", "int"),
-                Column("scaffold", "Scaffold"),
-                Column("driver", "Driver"),
-                Column("mode", "Mode"),
-                Column("seed", "Seed"),
+                Column("task", "Task", key=True),
+                Column("level", "Level", "int", key=True, short="L"),
+                Column("stack", "Stack", key=True),
+                Column("mode", "Mode", key=True),
+                Column("seed", "Seed", key=True),
                 Column("runs", "Runs", "int"),
-                Column("base_score", "Base", "score"),
-                Column("best_score", "Best", "score", best="max"),
-                Column("delta", "Δ", "score", best="max"),
-                Column("submissions", "Subm.", "int"),
-                Column("valid_rate", "Valid", "ratio", best="max"),
+                Column("base_score", "Base score", "score"),
+                Column("best_score", "Best score", "score", best="max"),
+                Column("delta", "Δ score", "score", best="max"),
+                Column("submissions", "Submissions", "int", short="Subm."),
+                Column("valid_rate", "Valid rate", "ratio", best="max"),
                 Column("time_to_first_valid_min", "First valid (min)", "minutes", best="min"),
                 Column("time_to_best_min", "Best at (min)", "minutes"),
-                Column("chain", "Best route"),
-                Column("quadrant", "Quadrant"),
+                Column("chain", "Best route", vocab="chain"),
+                Column("quadrant", "Quadrant", vocab="quadrant"),
             ),
             cells,
         ),
@@ -230,9 +244,9 @@ TABLES: dict[str, TableSpec] = {
             "routes",
             "Route labels: in how many cells each was written, attempted and adopted",
             (
-                Column("level", "Level", "int"),
-                Column("scaffold", "Scaffold"),
-                Column("route", "Route"),
+                Column("level", "Level", "int", key=True, short="L"),
+                Column("scaffold", "Scaffold", key=True),
+                Column("route", "Route", vocab="route", key=True),
                 Column("written", "Written", "int"),
                 Column("attempted", "Attempted", "int"),
                 Column("adopted", "Adopted", "int"),
@@ -243,9 +257,9 @@ TABLES: dict[str, TableSpec] = {
             "failures",
             "Failure modes by task and by stack (scaffold × driver)",
             (
-                Column("by", "By"),
-                Column("group", "Group"),
-                Column("failure", "Failure"),
+                Column("by", "By", vocab="group", key=True),
+                Column("group", "Group", key=True),
+                Column("failure", "Failure mode", vocab="failure", key=True),
                 Column("runs", "Runs", "int"),
                 Column("share", "Share", "share"),
             ),
@@ -255,17 +269,23 @@ TABLES: dict[str, TableSpec] = {
             "quadrants",
             "Score up beyond noise × intended training adopted, by task and stack",
             (
-                Column("task", "Task"),
-                Column("stack", "Stack"),
-                *(Column(c, c.replace("+", " + ").replace("_", " "), "int") for c in QUADRANT_CELLS),
-                Column("undetermined", "undetermined", "int"),
+                Column("task", "Task", key=True),
+                Column("stack", "Stack", key=True),
+                *(
+                    Column(c, DEFAULT_LABELS.name("quadrant", c), "int", named="quadrant")
+                    for c in (*QUADRANT_CELLS, "undetermined")
+                ),
             ),
             quadrants,
         ),
         TableSpec(
             "flags",
             "Integrity flags raised, with the runs behind each",
-            (Column("flag", "Flag"), Column("runs", "Runs", "int"), Column("run_ids", "Run ids")),
+            (
+                Column("flag", "Flag", vocab="flag", key=True),
+                Column("runs", "Runs", "int"),
+                Column("run_ids", "Run ids"),
+            ),
             flags,
         ),
     )

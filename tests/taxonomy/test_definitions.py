@@ -3,6 +3,8 @@ definitions, in TAXONOMY.md's order, and every derived set is drawn from them.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS, FailureMode, IntegrityFlag
 from arb_audit.taxonomy.routes import (
     KIND_LABELS,
@@ -53,3 +55,39 @@ def test_the_weakest_level_decides_a_chain() -> None:
     assert weakest(["verified", "supported"]) == "supported"
     assert weakest(["verified", "conflicting", "weak"]) == "conflicting"
     assert weakest([]) == "none"
+
+
+def test_every_identifier_has_one_display_name() -> None:
+    from arb_audit.taxonomy.labels import DISPLAY_NAMES, SHORT_NAMES, VOCABULARIES
+
+    assert set(DISPLAY_NAMES) == set(VOCABULARIES)
+    for vocabulary, identifiers in VOCABULARIES.items():
+        assert tuple(DISPLAY_NAMES[vocabulary]) == identifiers, vocabulary
+        assert all("_" not in name for name in DISPLAY_NAMES[vocabulary].values()), vocabulary
+    for vocabulary, short in SHORT_NAMES.items():
+        assert set(short) <= set(VOCABULARIES[vocabulary])
+
+
+def test_chains_and_overrides_print_as_words(tmp_path: Path) -> None:
+    import pytest
+
+    from arb_audit.taxonomy.labels import DEFAULT_LABELS, load_labels
+
+    assert DEFAULT_LABELS.chain("SFT→GRPO(online)") == "SFT → GRPO (online)"
+    assert DEFAULT_LABELS.chain("(SFT + SFT→GRPO)→reward_model") == "(SFT + SFT → GRPO) → Reward model"
+    assert DEFAULT_LABELS.name("chain", "NO_TRAINING") == "No training"
+    assert DEFAULT_LABELS.name("field", "flag:grader_probing") == "Flag: Grader probing"
+    path = tmp_path / "labels.toml"
+    path.write_text('[route]\nONLINE_RL = "online RL"\n[short.quadrant]\n"score_up+intended" = "U+I"\n')
+    labels = load_labels(path)
+    assert (
+        labels.name("route", "ONLINE_RL") == "online RL"
+        and labels.short_name("quadrant", "score_up+intended") == "U+I"
+    )
+    assert DEFAULT_LABELS.name("route", "ONLINE_RL") == "Online RL"
+    path.write_text('[route]\nONLINE = "x"\n')
+    with pytest.raises(ValueError, match=r"\[route\] has no 'ONLINE'"):
+        load_labels(path)
+    path.write_text('[routes]\nSFT = "x"\n')
+    with pytest.raises(ValueError, match=r"no vocabulary \[routes\]"):
+        load_labels(path)
