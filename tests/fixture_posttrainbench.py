@@ -1049,6 +1049,37 @@ def trained_events() -> list[dict[str, Any] | str]:
     ]
 
 
+def background_run(root: Path) -> Path:
+    """Three long commands Claude Code moved to the background: one reported done by a task
+    notification (exit 0), one by BashOutput (exit 1), one never reported done."""
+
+    def launched(call_id: str, command: str, task_id: str, asked: bool) -> list[dict[str, Any] | str]:
+        args: dict[str, Any] = (
+            {"command": command, "run_in_background": True} if asked else {"command": command}
+        )
+        return [
+            _call(call_id, "Bash", **args),
+            _result(call_id, f"Command running in background with ID: {task_id}"),
+        ]
+
+    notification = (
+        "<task-notification>\n<task-id>bg1</task-id>\n<status>completed</status>\n"
+        '<summary>Background command "python train_v4.py" completed (exit code 0)</summary>\n'
+        "</task-notification>"
+    )
+    events: list[dict[str, Any] | str] = [
+        _init(),
+        *launched("b1", "python train_v4.py", "bg1", asked=False),
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": notification}]}},
+        *launched("b2", "python train_v5.py", "bg2", asked=True),
+        _call("o2", "BashOutput", bash_id="bg2"),
+        _result("o2", "<status>failed</status>\n<exit_code>1</exit_code>\n<stderr>KeyError: 'x'</stderr>"),
+        *launched("b3", "python train_v6.py", "bg3", asked=True),
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 9, "result": "done"},
+    ]
+    return real_run(root, events, output_log=real_output_log(0, "exited normally"), metrics={"accuracy": 0.5})
+
+
 def grader_failure_run(root: Path) -> Path:
     """The agent trained and stored a model; every final evaluation failed to start the grader's vLLM."""
     attempt = "gsm8k (1319 samples): final_model\nmax_tokens: {}\nINFO starting vLLM\n" + VLLM_FAILURE + "\n"

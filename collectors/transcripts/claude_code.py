@@ -34,6 +34,17 @@ TYPES = frozenset({"system", "assistant", "user", "result"})
 IGNORED = frozenset({"stream_event", "rate_limit_event"})
 """Event types Claude Code writes that hold nothing the audit uses (partial deltas, rate limits)."""
 EXIT_CODE = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d{1,9})\b")
+BACKGROUND = re.compile(
+    r"running in (?:the )?background (?:with ID|\((?:shell|task) ID)[:\s]\s*([\w.\-]{1,80})", re.IGNORECASE
+)
+"""Claude Code's answer when it moved a Bash command to the background (by request or by itself)."""
+STATUS_TAG = re.compile(r"<status>\s*(\w{1,20})\s*</status>")
+EXIT_TAG = re.compile(r"<exit[_-]code>\s*(-?\d{1,9})\s*</exit[_-]code>|\(exit code (-?\d{1,9})\)")
+TASK_TAG = re.compile(r"<(?:task|shell|bash)[_-]id>\s*([\w.\-]{1,80})\s*</(?:task|shell|bash)[_-]id>")
+ENDED = frozenset({"completed", "failed", "killed", "error", "success"})
+"""Statuses of a background task that has ended (``running`` has not)."""
+STATUS_TOOLS = frozenset({"BashOutput", "TaskOutput"})
+"""Tools that report a background task's status, naming it by ``bash_id`` / ``task_id``."""
 
 
 class ClaudeCodeFormat(EventFormat):
@@ -69,10 +80,15 @@ class ClaudeCodeFormat(EventFormat):
                 if block.get("type") == "tool_use":
                     transcript.add_call(_call(block, event, transcript.session))
         elif kind == "user":
-            for block in list_of(dict_of(data.get("message")).get("content")):
+            content = dict_of(data.get("message")).get("content")
+            if isinstance(content, str):
+                _notification(content, event, transcript)
+            for block in list_of(content):
                 block = dict_of(block)
                 if block.get("type") == "tool_result":
                     _result(block, event, transcript)
+                elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                    _notification(block["text"], event, transcript)
         elif kind == "result":
             self._result(event, transcript)
         elif kind not in IGNORED:
@@ -150,6 +166,10 @@ def _call(block: dict[str, Any], event: Event, session: int) -> ToolCall:
         call.edits = _edits(name, args)
         if not call.edits:
             call.kind = "other"
+    elif name in STATUS_TOOLS:
+        call.task_id = (
+            text_of(args.get("bash_id")) or text_of(args.get("task_id")) or text_of(args.get("shell_id"))
+        )
     elif name == "Read":
         call.read_path = text_of(args.get("file_path"))
         call.read_whole = "offset" not in args and "limit" not in args
@@ -214,6 +234,14 @@ def _result(block: dict[str, Any], event: Event, transcript: Transcript) -> None
     is_error = block.get("is_error") is True
     call = transcript.pending(call_id)
     exit_code = None
+    moved = BACKGROUND.search(text) if call is not None and call.kind == "command" and not is_error else None
+    if call is not None and (moved or (call.background and not is_error)):
+        transcript.launched(
+            call, line=event.line, at=when(event), output=text, task_id=moved[1] if moved else None
+        )
+        return
+    if call is not None and call.tool in STATUS_TOOLS and call.task_id:
+        _status_report(call.task_id, text, event, transcript)
     if call is not None and call.kind == "command":
         match = EXIT_CODE.match(text) if is_error else None
         # Claude Code reports a non-zero exit as an error result that starts "Exit code N"; a
@@ -228,3 +256,24 @@ def _result(block: dict[str, Any], event: Event, transcript: Transcript) -> None
         is_error=is_error,
         error=text[:2000] if is_error else None,
     )
+
+
+def _status_report(task_id: str, text: str, event: Event, transcript: Transcript) -> None:
+    """Read a background task's status report; an ended task's call gets its end and exit code."""
+    status = STATUS_TAG.search(text)
+    if status is None or status[1].lower() not in ENDED:
+        return
+    code = EXIT_TAG.search(text)
+    exit_code = int_of(int(code[1] or code[2])) if code else None
+    transcript.background_ended(
+        task_id, line=event.line, at=when(event), exit_code=exit_code, status=status[1].lower()
+    )
+
+
+def _notification(text: str, event: Event, transcript: Transcript) -> None:
+    """Read a ``<task-notification>`` the harness put in the conversation when a background task ended."""
+    if "<task-notification>" not in text:
+        return
+    task = TASK_TAG.search(text)
+    if task is not None:
+        _status_report(task[1], text, event, transcript)

@@ -107,6 +107,9 @@ class ToolCall:
     """command: the working directory, when the format gives it."""
     background: bool = False
     """command: sent to the background, so its result is not its exit."""
+    task_id: str | None = None
+    """command: the id the harness gave the background task (``Command running in background with ID:
+    <id>``), by which its later status reports name it."""
     edits: list[FileEdit] = field(default_factory=list)
     """edit: the changes, in the order they apply."""
     read_path: str | None = None
@@ -210,6 +213,7 @@ class Transcript:
     """Why the transcript looks cut off (calls with no result, a session with no end), or None: what a
     cut-off transcript does not show, the audit may not conclude from its absence."""
     _pending: dict[str, list[ToolCall]] = field(default_factory=dict, repr=False)
+    _background: dict[str, ToolCall] = field(default_factory=dict, repr=False)
     _retained: int = field(default=0, repr=False)
     _other_calls: int = field(default=0, repr=False)
 
@@ -286,6 +290,42 @@ class Transcript:
             self._pending.setdefault(call.call_id, []).append(call)
         return call
 
+    def launched(
+        self, call: ToolCall, *, line: int, at: datetime | None, output: str, task_id: str | None
+    ) -> None:
+        """Record that ``call`` was moved to the background: started, not finished.
+
+        Its end comes from a later status report (:meth:`background_ended`) or never.
+        """
+        waiting = self._pending.get(call.call_id) if call.call_id is not None else None
+        if waiting and call in waiting:
+            waiting.remove(call)
+            if not waiting:
+                del self._pending[call.call_id]  # type: ignore[arg-type]
+        call.background, call.task_id, call.result_line = True, task_id, line
+        call.output = clip_output(output, MAX_OUTPUT_CHARS)
+        if task_id is not None and len(self._background) < MAX_CALLS:
+            self._background[task_id] = call
+        del at  # the launch's answer is not the command's end
+
+    def background_ended(
+        self, task_id: str, *, line: int, at: datetime | None, exit_code: int | None, status: str
+    ) -> ToolCall | None:
+        """Record the end of background task ``task_id`` as a later report gives it; the call, or None."""
+        call = self._background.pop(task_id, None)
+        if call is None:
+            return None
+        call.finished, call.ended_at, call.exit_code = True, at, exit_code
+        call.result_line = line
+        failed = status not in ("completed", "success") or (exit_code is not None and exit_code != 0)
+        call.is_error = failed
+        call.error = (
+            f"background task {status}" + (f" (exit code {exit_code})" if exit_code is not None else "")
+            if failed
+            else None
+        )
+        return call
+
     def pending(self, call_id: str | None) -> ToolCall | None:
         """Return the oldest unfinished call with ``call_id`` (None when there is none)."""
         waiting = self._pending.get(call_id) if call_id is not None else None
@@ -344,6 +384,13 @@ class Transcript:
             )
             self.problem(f"{self.cut_off}; the run may have been cut off while they ran")
         self._pending.clear()
+        started = [c for c in self.calls if c.background and not c.finished]
+        if started:
+            first = started[0]
+            self.problem(
+                f"{len(started):,} background command(s) were never reported done (first: line {first.line});"
+                " they are recorded as started, not finished"
+            )
         if self.dropped_calls:
             self.problem(
                 f"{self.dropped_calls:,} tool calls past the first {MAX_CALLS:,} (or {MAX_OTHER_CALLS:,}"

@@ -19,6 +19,7 @@ from tests.fixture_posttrainbench import (
     REAL_TRAIN_SFT,
     VLLM_FAILURE,
     auth_failure_run,
+    background_run,
     cut_off_run,
     grader_failure_run,
     published_run,
@@ -156,3 +157,17 @@ def test_real_clocks_from_event_timestamps_and_time_taken(tmp_path: Path) -> Non
     # No output.log diagnostics: time_taken.txt against the 10 h in the method folder's name decides.
     assert report["run"]["budget_used"] == round((10 * 3600 + 300) / 36000, 4)
     assert report["run"]["agent_timed_out"] is True
+
+
+def test_background_commands_are_started_not_finished(tmp_path: Path) -> None:
+    report = _audit(background_run(tmp_path))
+    commands = {c["command"]: c for c in report["commands"]}
+    v4, v5, v6 = (commands[f"python train_v{n}.py"] for n in (4, 5, 6))
+    # Ended by the harness's task notification, at its time (two events after the launch).
+    assert (v4["finished"], v4["exit_code"], v4["ended_at"]) == (True, 0, "2026-03-16T21:03:00.068000+00:00")
+    # Ended by BashOutput, failed.
+    assert (v5["finished"], v5["exit_code"]) == (True, 1) and "failed" in v5["error"]
+    # Never reported done: started, not "exit 0, finished".
+    assert (v6["finished"], v6["exit_code"], v6["ended_at"]) == (False, None, None)
+    assert any("never reported done" in p["message"] for p in report["problems"])
+    assert report["run"]["transcript"]["cut_off"] is None  # the session ended; only the task did not
