@@ -8,10 +8,11 @@ a route the analysis has not found yet.
 "Could show" is a superset of what the analysis finds, taken from the detectors' own triggers (a
 detector only looks at a file that holds one of its ``TRIGGERS``): a trainer class's name gives that
 trainer's route, or any route for a trainer class of the agent's own; a policy-gradient trainer beside
-an environment's words could also be online RL; mergekit and weights arithmetic give a merge, and so
-does folding a LoRA adapter, unless a library trainer is constructed beside it (then the fold ends
-that trainer's stage); and the words of a hand-written loss, of a gradient step whose loss is here, of a
-framework in the table or of a training launched as a subprocess could be any route.
+an environment's words could also be online RL; mergekit, weights arithmetic and a call of a function
+named after merging give a merge, and so does folding a LoRA adapter, unless a library trainer is
+constructed beside it (then the fold ends that trainer's stage); and the words of a hand-written loss,
+of a gradient step whose loss is here, of a framework in the table or of a training launched as a
+subprocess could be any route.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ ANY_ROUTE_TRIGGERS = (
 """Words of detectors whose stage can be of any kind (a loss computed here, a framework of the table)."""
 MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS)
 """Words of a merge by mergekit (known by its qualified names) or by arithmetic on state dicts."""
+_MERGE_CALL = re.compile(r"\b(\w*merg\w*)\s*\(")
+"""A call of a function named after merging (a library's merge method)."""
 _TRAINER_WORD = re.compile(r"\b\w*Trainer\b")
 _TRAINER_CALL = re.compile(r"(?:\b([A-Za-z_][\w.]*)\.)?\b(\w*Trainer)\s*\(")
 """A trainer class called, with what qualifies it (``trl.GRPOTrainer(``)."""
@@ -64,8 +67,10 @@ def possible_routes(text: str) -> frozenset[str]:
     if any(t in text for t in ANY_ROUTE_TRIGGERS):
         return ALL_ROUTES
     found: set[str] = set()
-    if any(w in text for w in MERGE_WORDS) or (
-        any(m in text for m in FOLD_METHODS) and not _constructs_a_trainer(text)
+    if (
+        any(w in text for w in MERGE_WORDS)
+        or any(name not in FOLD_METHODS for name in _MERGE_CALL.findall(text))
+        or (any(m in text for m in FOLD_METHODS) and not _constructs_a_trainer(text))
     ):
         found.add("MERGE")
     if "Trainer" not in text:
