@@ -9,6 +9,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""
+ENGINE_LAST = frozenset(q.rsplit(".", 1)[-1] for q in GENERATION_ENGINES)
 CLIENTS = ("openai.", "anthropic.", "aiohttp.ClientSession", "litellm.", "httpx.AsyncClient")
 """Hosted-LLM clients (and the HTTP clients that call OpenAI-compatible servers), by name prefix."""
 CLIENT_PACKAGES = frozenset({"openai", "anthropic"})
@@ -103,7 +104,14 @@ class Generation(RouteDetector):
 
     def _engine_value(self, value: cst.BaseExpression) -> None:
         """Report an engine handed on as a value (``{"builder": pipeline}``, ``run(pipeline)``)."""
-        if isinstance(value, cst.Name | cst.Attribute):
+        last = (
+            value.value
+            if isinstance(value, cst.Name)
+            else value.attr.value
+            if isinstance(value, cst.Attribute)
+            else None
+        )
+        if last in ENGINE_LAST:  # only these few names need resolving
             for name in self.names(value) & GENERATION_ENGINES:
                 self.report(value, "generation", f"hands on {name} to build a model")
                 return
