@@ -1,8 +1,9 @@
 """The audit of one run, assembled from its record: the report that ``arb-audit RUN_DIR`` prints.
 
-What the submission ledger alone decides is decided here (best valid submission, metrics, the
-ledger-level failure modes, whether the score went up). What needs the route analysis is said to be
-undetermined, with the reason, never guessed.
+The parts are decided in rooms of their own: metrics (:mod:`.metrics`), the route and lineage
+(:mod:`.routes`, :mod:`.lineage_weights`), the first failure (:mod:`.failure`), whether the intended
+training was adopted (:mod:`.intended`), the quadrant (:mod:`.quadrant`) and the flags (the
+``*_flags`` modules). This module puts them together into the :class:`~arb_audit.schema.AuditReport`.
 """
 
 from __future__ import annotations
@@ -10,15 +11,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from arb_audit.analyzer.failure import decide_failure, with_definition
+from arb_audit.analyzer.intended import intended_stage_of
 from arb_audit.analyzer.ledger_flags import probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import overwritten_flags
-from arb_audit.evidence import Evidence, excerpt
+from arb_audit.analyzer.quadrant import decide_quadrant
+from arb_audit.evidence import Evidence
 from arb_audit.model import Command, RunRecord, Submission
 from arb_audit.schema import AuditReport
-from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
-from arb_audit.taxonomy.routes import POLICY_GRADIENT, ROUTE_LABELS, STAGE_KINDS, lookup
-from arb_audit.taxonomy.strength import DECIDING
+from arb_audit.taxonomy.failures import INTEGRITY_FLAGS
+from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
 from arb_audit.taxonomy.tasks import find_task
 
 ANALYZER_VERSION = "0.1.0"
@@ -59,202 +62,6 @@ def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
         "duplicate_of": s.duplicate_of,
         "evidence": [e.to_json() for e in s.evidence],
     }
-
-
-def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
-    """Decide what the submission ledger alone shows (no submission, regression, the score's move)."""
-    base = record.run.base_score
-    if best is None:
-        if harness := _harness_errors(record):
-            return _harness_failure(harness)
-        if (why := _unseen_ending(record)) is not None:
-            return {"mode": None, "determined": False, "reason": why, "evidence": []}
-        tried = [s for s in record.submissions if s.status in ("error", "rejected")]
-        used = compute_metrics(record).time_used_ratio
-        spent = f", {used:.0%} of the budget used" if used is not None else ""
-        return {
-            "mode": "timeout_no_submission",
-            "determined": True,
-            "no_submission": True,
-            "reason": f"the budget ended with no valid submission ({len(record.submissions)} attempt(s),"
-            f" {len(tried)} failed or refused{spent}); what went wrong first needs the code analysis",
-            "evidence": [
-                Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
-                for s in tried[:5]
-            ],
-        }
-    if base is None or noise is None or best.score is None:
-        missing = "base score" if base is None else "noise threshold for this task (pass --noise)"
-        return {"mode": None, "determined": False, "reason": f"the {missing} is unknown", "evidence": []}
-    delta = best.score - base
-    cite = [
-        Evidence("submission", submission_seq=best.seq, excerpt=f"best valid score {best.score}").to_json()
-    ]
-    if delta < -noise:
-        return {
-            "mode": "regression",
-            "determined": True,
-            "evidence": cite,
-            "reason": f"the best valid score {best.score} is {-delta:.2f} below the base {base}"
-            f" (noise {noise})",
-        }
-    moved = "improved beyond noise" if delta > noise else "did not move beyond noise"
-    return {
-        "mode": None,
-        "determined": False,
-        "evidence": cite,
-        "reason": f"the score {moved} ({delta:+.2f}, noise {noise})",
-        "improved": delta > noise,
-    }
-
-
-SIGNAL_MODES = (
-    ("nan", "training_collapse", "a training run's loss became NaN/inf"),
-    ("below_parent", "training_collapse", "a stage's artifact scored below the model it was trained from"),
-    ("constant_reward", "reward_data_design_failure", "a policy-gradient run's reward never varied"),
-    ("no_env_calls", "rollout_construction_failure", "the rollouts never called their environment"),
-)
-"""Failure signals of the commands, in the order they decide the first failure."""
-
-
-def _failure(
-    record: RunRecord,
-    best: Submission | None,
-    noise: float | None,
-    routes: dict[str, Any] | None,
-    intended_stage: str | None,
-) -> dict[str, Any]:
-    """Decide the run's first failure (commands' signals, then the ledger) and its downstream effects."""
-    ledger = _ledger_failure(record, best, noise)
-    improved = ledger.pop("improved", False)
-    no_submission = ledger.pop("no_submission", False)
-    signals = (routes or {}).get("signals")
-    if signals is None:
-        return {**ledger, "downstream": []}
-    first: tuple[str, str, list[dict[str, Any]]] | None = None
-    signals = {**signals, "below_parent": _below_parent(record, routes or {}, noise)}
-    # The earliest signal in the run is its first failure (a NaN at command 9 follows a flat reward at 2);
-    # what a model's own log or its score shows has no time of its own: it comes after the commands'.
-    after = len(record.commands) + 1
-    seen = [
-        (signals[key][0].get("command_seq", after), mode, why, key)
-        for key, mode, why in SIGNAL_MODES
-        if signals.get(key)
-    ]
-    if seen:
-        _, mode, why, key = min(seen)
-        first = (mode, why, signals[key][:5])
-    ran, crashed, cut = (signals.get(k, []) for k in ("training_ran", "crashed", "cut"))
-    # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
-    if first is None and no_submission and record.commands:
-        # A transcript that stops early, or a folder showing training the transcript does not, cannot
-        # show that the code never worked.
-        traces, cut_short = _training_traces(record), _cut_off(record)
-        unseen = (
-            f"the transcript stops early ({cut_short})"
-            if cut_short
-            else "the run folder shows training the transcript's commands do not"
-            if traces and (not ran or len(crashed) == len(ran))
-            else None
-        )
-        if unseen and not cut:
-            shown = f"; the folder shows training: {len(traces)} trace(s)" if traces else ""
-            return {
-                "mode": None,
-                "determined": False,
-                "reason": f"no valid submission, and what went wrong first cannot be told: {unseen}{shown}",
-                "evidence": traces + ledger["evidence"],
-                "downstream": [],
-            }
-        if not ran:
-            first = ("early_coding_failure", "no command ever ran training code", [])
-        elif cut:
-            # Training was still running when the run ended: the budget, not the code, ended it.
-            first = (
-                "timeout_no_submission",
-                f"the run ended while training code was still running ({len(cut)} run(s) cut off)",
-                cut[:5],
-            )
-        elif len(crashed) == len(ran):
-            first = (
-                "early_coding_failure",
-                f"every run of training code failed ({len(crashed)})",
-                crashed[:5],
-            )
-    if improved:
-        recovered = [first[0]] if first else []
-        note = f"; recovered from {recovered[0]}" if recovered else ""
-        return {
-            **ledger,
-            "mode": "none",
-            "determined": True,
-            "reason": ledger["reason"] + note,
-            "downstream": [],
-        }
-    measured = noise is not None and record.run.base_score is not None
-    flat = best is not None and measured and ledger["mode"] is None
-    if first is None and flat and _intended(routes, intended_stage)[0] is False:
-        chain = (routes or {}).get("chain_text")
-        first = (
-            "static_shortcut_without_transfer",
-            f"the best lineage ({chain}) skips the intended training",
-            [],
-        )
-    if first is None:
-        return {**ledger, "downstream": []}
-    mode, why, evidence = first
-    downstream = [ledger["mode"]] if ledger["mode"] and ledger["mode"] != mode else []
-    return {
-        "mode": mode,
-        "determined": True,
-        "reason": why + (f"; then {downstream[0]}" if downstream else ""),
-        "evidence": evidence + ledger["evidence"],
-        "downstream": downstream,
-    }
-
-
-def _below_parent(record: RunRecord, routes: dict[str, Any], noise: float | None) -> list[dict[str, Any]]:
-    """Point at each trained stage whose artifact scored below its parent beyond noise.
-
-    A parent's score is its own best graded score, or the base score for the base model.
-    """
-    if noise is None:
-        return []
-    best: dict[str, Submission] = {}
-    for s in record.submissions:
-        path = s.artifact_path or s.model_path
-        if not path or s.status != "scored" or s.score is None:
-            continue
-        if path not in best or s.score > (best[path].score or 0.0):
-            best[path] = s
-    found: list[dict[str, Any]] = []
-    for path, steps in (routes.get("lineage") or {}).items():
-        step = steps[-1] if steps else None
-        if step is None or step["kind"] in ("copy", "config_only", "unknown") or path not in best:
-            continue
-        child = best[path]
-        parent = best.get(step["parent"] or "")
-        if parent is not None:
-            floor, cited = parent.score, f"its parent {step['parent']} scored {parent.score}"
-        elif step["parent"] and step["parent"] == record.run.base_model and record.run.base_score is not None:
-            floor, cited = record.run.base_score, f"the base model scored {record.run.base_score}"
-        else:
-            continue
-        if floor is not None and child.score is not None and floor - child.score > noise:
-            note = f"the {step['kind']} stage's {path} scored {child.score}; {cited} (noise {noise})"
-            found.append(
-                Evidence("submission", submission_seq=child.seq, excerpt=excerpt(note, 240)).to_json()
-            )
-            if parent is not None:
-                found.append(
-                    Evidence("submission", submission_seq=parent.seq, excerpt=f"{step['parent']}").to_json()
-                )
-    return found
-
-
-def _with_definition(failure: dict[str, Any]) -> dict[str, Any]:
-    mode = failure["mode"]
-    return {**failure, "definition": lookup(FAILURE_MODES, mode).definition if mode else None}
 
 
 def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]:
@@ -302,241 +109,6 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
         ],
         "agent_claims": [{"train_type": t, "iterations": sorted(n)} for t, n in claims.items()],
         "code_revision": code.sha if code else None,
-    }
-
-
-def _unseen_ending(record: RunRecord) -> str | None:
-    """Say why "no valid submission" cannot be read as "the budget ended without one", or None."""
-    extra = record.run.extra
-    if not extra.get("ledger_sources", ["?"]):
-        return "no submission record (run.log, scores.json) could be read"
-    if extra.get("interrupted_by"):
-        return f"the run was interrupted ({extra['interrupted_by']}) before any valid submission"
-    if extra.get("artifacts_in_layout") is False:
-        return (
-            "this folder's layout (a published copy of the run) never holds the submitted model or its"
-            " score's inputs: whether a model was stored and graded cannot be seen"
-        )
-    return None
-
-
-def _harness_errors(record: RunRecord) -> list[dict[str, Any]]:
-    """Return the harness's own errors the collector found (provider refusals, grader failures)."""
-    found = record.run.extra.get("harness_errors")
-    return [e for e in found if isinstance(e, dict) and e.get("message")] if isinstance(found, list) else []
-
-
-def _harness_failure(errors: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return the failure of a run whose harness failed, quoting the harness's own message."""
-    stages = {e.get("stage") for e in errors}
-    what = (
-        "the agent's provider refused or stopped it"
-        if stages == {"agent"}
-        else "every evaluation failed on the grader's own infrastructure"
-        if stages == {"evaluation"}
-        else "the agent's provider and the grader's infrastructure failed"
-    )
-    return {
-        "mode": "harness_failure",
-        "determined": True,
-        "reason": f"{what}: {errors[0]['message']!r} ({errors[0].get('path')})",
-        "evidence": [
-            Evidence(
-                "log", path=e.get("path"), line=e.get("line"), excerpt=excerpt(str(e["message"]), 240)
-            ).to_json()
-            for e in errors[:5]
-        ],
-    }
-
-
-def _grader_failed(record: RunRecord) -> bool:
-    """Whether the grader's own infrastructure failed (so the model's score is unknown, not low)."""
-    return any(e.get("stage") == "evaluation" for e in _harness_errors(record))
-
-
-def _training_traces(record: RunRecord) -> list[dict[str, Any]]:
-    """Return what the run folder itself shows of training (trainer files, model cards), as evidence."""
-    found = record.run.extra.get("training_traces")
-    if not isinstance(found, list):
-        return []
-    return [
-        Evidence("file", path=str(t.get("path")), excerpt=excerpt(str(t.get("excerpt")), 200)).to_json()
-        for t in found[:5]
-        if isinstance(t, dict)
-    ]
-
-
-def _cut_off(record: RunRecord) -> str | None:
-    """Say why the run's transcript looks cut off (it cannot show what came after), or None."""
-    summary = record.run.extra.get("transcript")
-    why = summary.get("cut_off") if isinstance(summary, dict) else None
-    return why if isinstance(why, str) and why else None
-
-
-INTENDED_WORDS = {
-    "online_rl": "online RL (multi-turn rollouts in the environment)",
-    "policy_gradient": "a policy-gradient stage",
-}
-
-
-def _holds(step: dict[str, Any], intended: str) -> bool:
-    """Whether one lineage step is the intended stage (``online_rl``, ``policy_gradient`` or a kind)."""
-    if intended == "online_rl":
-        return bool(step["label"] == "ONLINE_RL")
-    if intended == "policy_gradient":
-        return step["kind"] in POLICY_GRADIENT
-    return bool(step["kind"] == intended)
-
-
-POINTERS_PER_STEP = 3
-"""Evidence pointers of each lineage step repeated under the quadrant (the step lists them all)."""
-
-
-def _steps_evidence(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the first pointers of each of ``steps``: what the quadrant's "intended" rests on."""
-    return [e for s in steps for e in (s.get("evidence") or [])[:POINTERS_PER_STEP]]
-
-
-def _intended(
-    routes: dict[str, Any] | None, intended: str | None
-) -> tuple[bool | None, str, list[dict[str, Any]]]:
-    """Return whether the best lineage holds the intended stage (None: undetermined), why, and evidence.
-
-    The evidence is the steps that hold the stage, else the steps the lineage holds instead.
-    """
-    wanted = INTENDED_WORDS.get(intended or "", intended or "the intended training")
-    if routes is None or intended is None:
-        return (
-            None,
-            f"whether the best submission's lineage holds {wanted} is undetermined (no route analysis)",
-            [],
-        )
-    chain = routes.get("chain") or []
-    holding = [s for s in chain if _holds(s, intended)]
-    if holding and all(s["strength"] in DECIDING for s in holding):
-        where = ", ".join(s["artifact"] for s in holding)
-        weighed = [s["weights"] for s in holding if (s.get("weights") or {}).get("compared")]
-        # Adopted is not enough: a stage whose weights equal its parent's trained nothing.
-        if any(w["weights_identical"] for w in weighed):
-            return (
-                False,
-                f"the best lineage holds {wanted} ({where}), but its weights equal its parent's",
-                _steps_evidence(holding),
-            )
-        if len(weighed) == len(holding):
-            return (
-                True,
-                f"the best lineage holds {wanted} ({where}), and its weights changed",
-                _steps_evidence(holding),
-            )
-        return (
-            True,
-            f"the best lineage holds {wanted} ({where}); whether it changed the weights needs weight"
-            " forensics",
-            _steps_evidence(holding),
-        )
-    if holding:
-        return (
-            None,
-            f"the best lineage may hold {wanted}, but the evidence for it is not enough"
-            f" ({', '.join(sorted({s['strength'] for s in holding}))}: verified or supported decides)",
-            _steps_evidence(holding),
-        )
-    if chain and all(s["strength"] in DECIDING for s in chain):
-        return (
-            False,
-            f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}",
-            _steps_evidence(chain),
-        )
-    return (
-        None,
-        f"the best lineage is not known well enough to say whether it holds {wanted}",
-        _steps_evidence(chain),
-    )
-
-
-METHOD_FREE = frozenset({"posttrainbench"})
-"""Benchmarks (by collector) that prescribe no training method: their tasks have no intended stage."""
-
-
-def _stage(record: RunRecord, intended_stage: str | None) -> str | None:
-    """Return the stage the run's task exists to test (``--intended`` first)."""
-    if intended_stage or record.run.source_format in METHOD_FREE:
-        return intended_stage
-    task = find_task(record.run.task)
-    return task.intended if task else None
-
-
-def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
-    """Return what shows a run made no valid submission: its attempts, else its last command."""
-    if record.submissions:
-        return [
-            Evidence(
-                "submission",
-                submission_seq=s.seq,
-                excerpt=excerpt(f"{s.status}: {s.error or 'no score'}", 200),
-            ).to_json()
-            for s in record.submissions[-5:]
-        ]
-    if record.commands:
-        last = record.commands[-1]
-        return [
-            Evidence(
-                "command",
-                command_seq=last.seq,
-                excerpt=excerpt(f"the last command; no submission followed: {last.command}", 200),
-            ).to_json()
-        ]
-    return []
-
-
-def _quadrant(
-    record: RunRecord,
-    best: Submission | None,
-    noise: float | None,
-    routes: dict[str, Any] | None,
-    intended_stage: str | None,
-) -> dict[str, Any]:
-    base = record.run.base_score
-    score_up = None
-    if best is not None and best.score is not None and base is not None and noise is not None:
-        score_up = best.score - base > noise
-    elif best is None and _unseen_ending(record) is None and not _grader_failed(record):
-        score_up = False
-    stage = _stage(record, intended_stage)
-    intended: bool | None
-    evidence: list[dict[str, Any]]
-    if stage is None and record.run.source_format in METHOD_FREE:
-        intended, evidence = None, [] if best is not None else _nothing_valid(record)
-        reason = (
-            f"{record.run.source_format} prescribes no training method: no intended stage (name one with"
-            " --intended); the quadrant reads score_up only"
-        )
-    elif best is None:
-        intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
-    else:
-        intended, reason, evidence = _intended(routes, stage)
-    if best is not None:
-        # "score up" rests on the best submission's score against the base score
-        evidence = [
-            Evidence(
-                "submission",
-                submission_seq=best.seq,
-                excerpt=f"best score {best.score} against the base score {base} (noise {noise})",
-            ).to_json(),
-            *evidence,
-        ]
-    cell = None
-    if score_up is not None and intended is not None:
-        cell = f"{'score_up' if score_up else 'no_gain'}+{'intended' if intended else 'not_intended'}"
-    return {
-        "score_up": score_up,
-        "intended": intended,
-        "intended_stage": stage,
-        "cell": cell,
-        "noise_threshold": noise,
-        "reason": reason,
-        "evidence": evidence,
     }
 
 
@@ -617,8 +189,8 @@ def build_audit(
             },
             "metrics": metrics.to_json(),
             "route": _route(record, routes),
-            "failure": _with_definition(
-                _failure(record, best, threshold, routes, _stage(record, intended_stage))
+            "failure": with_definition(
+                decide_failure(record, best, threshold, routes, intended_stage_of(record, intended_stage))
             ),
             "flags": [
                 {
@@ -637,7 +209,7 @@ def build_audit(
                     *overwritten_flags(record),
                 ]
             ],
-            "quadrant": _quadrant(record, best, threshold, routes, intended_stage),
+            "quadrant": decide_quadrant(record, best, threshold, routes, intended_stage),
             "artifacts": [
                 {
                     "path": a.path,

@@ -1,0 +1,284 @@
+"""The run's first failure and what followed, decided only from what its own files show.
+
+The commands' signals (a NaN loss, a reward that never varied, rollouts that never called their
+environment, a stage that scored below its parent) come first, in the order they happened; then the
+harness's own errors and what the submission ledger shows. A mode the files cannot establish (a
+transcript that stops early, a layout that never holds the artifacts) is undetermined, with the reason
+(TAXONOMY.md: "determined" only from evidence).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arb_audit.analyzer.intended import intended_in_lineage
+from arb_audit.analyzer.metrics import compute_metrics
+from arb_audit.evidence import Evidence, excerpt
+from arb_audit.model import RunRecord, Submission
+from arb_audit.taxonomy.failures import FAILURE_MODES
+from arb_audit.taxonomy.routes import lookup
+
+
+def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+    """Decide what the submission ledger alone shows (no submission, regression, the score's move)."""
+    base = record.run.base_score
+    if best is None:
+        if harness := _harness_errors(record):
+            return _harness_failure(harness)
+        if (why := unseen_ending(record)) is not None:
+            return {"mode": None, "determined": False, "reason": why, "evidence": []}
+        tried = [s for s in record.submissions if s.status in ("error", "rejected")]
+        used = compute_metrics(record).time_used_ratio
+        spent = f", {used:.0%} of the budget used" if used is not None else ""
+        return {
+            "mode": "timeout_no_submission",
+            "determined": True,
+            "no_submission": True,
+            "reason": f"the budget ended with no valid submission ({len(record.submissions)} attempt(s),"
+            f" {len(tried)} failed or refused{spent}); what went wrong first needs the code analysis",
+            "evidence": [
+                Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
+                for s in tried[:5]
+            ],
+        }
+    if base is None or noise is None or best.score is None:
+        missing = "base score" if base is None else "noise threshold for this task (pass --noise)"
+        return {"mode": None, "determined": False, "reason": f"the {missing} is unknown", "evidence": []}
+    delta = best.score - base
+    cite = [
+        Evidence("submission", submission_seq=best.seq, excerpt=f"best valid score {best.score}").to_json()
+    ]
+    if delta < -noise:
+        return {
+            "mode": "regression",
+            "determined": True,
+            "evidence": cite,
+            "reason": f"the best valid score {best.score} is {-delta:.2f} below the base {base}"
+            f" (noise {noise})",
+        }
+    moved = "improved beyond noise" if delta > noise else "did not move beyond noise"
+    return {
+        "mode": None,
+        "determined": False,
+        "evidence": cite,
+        "reason": f"the score {moved} ({delta:+.2f}, noise {noise})",
+        "improved": delta > noise,
+    }
+
+
+SIGNAL_MODES = (
+    ("nan", "training_collapse", "a training run's loss became NaN/inf"),
+    ("below_parent", "training_collapse", "a stage's artifact scored below the model it was trained from"),
+    ("constant_reward", "reward_data_design_failure", "a policy-gradient run's reward never varied"),
+    ("no_env_calls", "rollout_construction_failure", "the rollouts never called their environment"),
+)
+"""Failure signals of the commands, in the order they decide the first failure."""
+
+
+def decide_failure(
+    record: RunRecord,
+    best: Submission | None,
+    noise: float | None,
+    routes: dict[str, Any] | None,
+    intended_stage: str | None,
+) -> dict[str, Any]:
+    """Decide the run's first failure (commands' signals, then the ledger) and its downstream effects."""
+    ledger = _ledger_failure(record, best, noise)
+    improved = ledger.pop("improved", False)
+    no_submission = ledger.pop("no_submission", False)
+    signals = (routes or {}).get("signals")
+    if signals is None:
+        return {**ledger, "downstream": []}
+    first: tuple[str, str, list[dict[str, Any]]] | None = None
+    signals = {**signals, "below_parent": _below_parent(record, routes or {}, noise)}
+    # The earliest signal in the run is its first failure (a NaN at command 9 follows a flat reward at 2);
+    # what a model's own log or its score shows has no time of its own: it comes after the commands'.
+    after = len(record.commands) + 1
+    seen = [
+        (signals[key][0].get("command_seq", after), mode, why, key)
+        for key, mode, why in SIGNAL_MODES
+        if signals.get(key)
+    ]
+    if seen:
+        _, mode, why, key = min(seen)
+        first = (mode, why, signals[key][:5])
+    ran, crashed, cut = (signals.get(k, []) for k in ("training_ran", "crashed", "cut"))
+    # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
+    if first is None and no_submission and record.commands:
+        # A transcript that stops early, or a folder showing training the transcript does not, cannot
+        # show that the code never worked.
+        traces, cut_short = _training_traces(record), _cut_off(record)
+        unseen = (
+            f"the transcript stops early ({cut_short})"
+            if cut_short
+            else "the run folder shows training the transcript's commands do not"
+            if traces and (not ran or len(crashed) == len(ran))
+            else None
+        )
+        if unseen and not cut:
+            shown = f"; the folder shows training: {len(traces)} trace(s)" if traces else ""
+            return {
+                "mode": None,
+                "determined": False,
+                "reason": f"no valid submission, and what went wrong first cannot be told: {unseen}{shown}",
+                "evidence": traces + ledger["evidence"],
+                "downstream": [],
+            }
+        if not ran:
+            first = ("early_coding_failure", "no command ever ran training code", [])
+        elif cut:
+            # Training was still running when the run ended: the budget, not the code, ended it.
+            first = (
+                "timeout_no_submission",
+                f"the run ended while training code was still running ({len(cut)} run(s) cut off)",
+                cut[:5],
+            )
+        elif len(crashed) == len(ran):
+            first = (
+                "early_coding_failure",
+                f"every run of training code failed ({len(crashed)})",
+                crashed[:5],
+            )
+    if improved:
+        recovered = [first[0]] if first else []
+        note = f"; recovered from {recovered[0]}" if recovered else ""
+        return {
+            **ledger,
+            "mode": "none",
+            "determined": True,
+            "reason": ledger["reason"] + note,
+            "downstream": [],
+        }
+    measured = noise is not None and record.run.base_score is not None
+    flat = best is not None and measured and ledger["mode"] is None
+    if first is None and flat and intended_in_lineage(routes, intended_stage)[0] is False:
+        chain = (routes or {}).get("chain_text")
+        first = (
+            "static_shortcut_without_transfer",
+            f"the best lineage ({chain}) skips the intended training",
+            [],
+        )
+    if first is None:
+        return {**ledger, "downstream": []}
+    mode, why, evidence = first
+    downstream = [ledger["mode"]] if ledger["mode"] and ledger["mode"] != mode else []
+    return {
+        "mode": mode,
+        "determined": True,
+        "reason": why + (f"; then {downstream[0]}" if downstream else ""),
+        "evidence": evidence + ledger["evidence"],
+        "downstream": downstream,
+    }
+
+
+def _below_parent(record: RunRecord, routes: dict[str, Any], noise: float | None) -> list[dict[str, Any]]:
+    """Point at each trained stage whose artifact scored below its parent beyond noise.
+
+    A parent's score is its own best graded score, or the base score for the base model.
+    """
+    if noise is None:
+        return []
+    best: dict[str, Submission] = {}
+    for s in record.submissions:
+        path = s.artifact_path or s.model_path
+        if not path or s.status != "scored" or s.score is None:
+            continue
+        if path not in best or s.score > (best[path].score or 0.0):
+            best[path] = s
+    found: list[dict[str, Any]] = []
+    for path, steps in (routes.get("lineage") or {}).items():
+        step = steps[-1] if steps else None
+        if step is None or step["kind"] in ("copy", "config_only", "unknown") or path not in best:
+            continue
+        child = best[path]
+        parent = best.get(step["parent"] or "")
+        if parent is not None:
+            floor, cited = parent.score, f"its parent {step['parent']} scored {parent.score}"
+        elif step["parent"] and step["parent"] == record.run.base_model and record.run.base_score is not None:
+            floor, cited = record.run.base_score, f"the base model scored {record.run.base_score}"
+        else:
+            continue
+        if floor is not None and child.score is not None and floor - child.score > noise:
+            note = f"the {step['kind']} stage's {path} scored {child.score}; {cited} (noise {noise})"
+            found.append(
+                Evidence("submission", submission_seq=child.seq, excerpt=excerpt(note, 240)).to_json()
+            )
+            if parent is not None:
+                found.append(
+                    Evidence("submission", submission_seq=parent.seq, excerpt=f"{step['parent']}").to_json()
+                )
+    return found
+
+
+def with_definition(failure: dict[str, Any]) -> dict[str, Any]:
+    """Return ``failure`` with its mode's definition from the taxonomy."""
+    mode = failure["mode"]
+    return {**failure, "definition": lookup(FAILURE_MODES, mode).definition if mode else None}
+
+
+def unseen_ending(record: RunRecord) -> str | None:
+    """Say why "no valid submission" cannot be read as "the budget ended without one", or None."""
+    extra = record.run.extra
+    if not extra.get("ledger_sources", ["?"]):
+        return "no submission record (run.log, scores.json) could be read"
+    if extra.get("interrupted_by"):
+        return f"the run was interrupted ({extra['interrupted_by']}) before any valid submission"
+    if extra.get("artifacts_in_layout") is False:
+        return (
+            "this folder's layout (a published copy of the run) never holds the submitted model or its"
+            " score's inputs: whether a model was stored and graded cannot be seen"
+        )
+    return None
+
+
+def _harness_errors(record: RunRecord) -> list[dict[str, Any]]:
+    """Return the harness's own errors the collector found (provider refusals, grader failures)."""
+    found = record.run.extra.get("harness_errors")
+    return [e for e in found if isinstance(e, dict) and e.get("message")] if isinstance(found, list) else []
+
+
+def _harness_failure(errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the failure of a run whose harness failed, quoting the harness's own message."""
+    stages = {e.get("stage") for e in errors}
+    what = (
+        "the agent's provider refused or stopped it"
+        if stages == {"agent"}
+        else "every evaluation failed on the grader's own infrastructure"
+        if stages == {"evaluation"}
+        else "the agent's provider and the grader's infrastructure failed"
+    )
+    return {
+        "mode": "harness_failure",
+        "determined": True,
+        "reason": f"{what}: {errors[0]['message']!r} ({errors[0].get('path')})",
+        "evidence": [
+            Evidence(
+                "log", path=e.get("path"), line=e.get("line"), excerpt=excerpt(str(e["message"]), 240)
+            ).to_json()
+            for e in errors[:5]
+        ],
+    }
+
+
+def grader_failed(record: RunRecord) -> bool:
+    """Whether the grader's own infrastructure failed (so the model's score is unknown, not low)."""
+    return any(e.get("stage") == "evaluation" for e in _harness_errors(record))
+
+
+def _training_traces(record: RunRecord) -> list[dict[str, Any]]:
+    """Return what the run folder itself shows of training (trainer files, model cards), as evidence."""
+    found = record.run.extra.get("training_traces")
+    if not isinstance(found, list):
+        return []
+    return [
+        Evidence("file", path=str(t.get("path")), excerpt=excerpt(str(t.get("excerpt")), 200)).to_json()
+        for t in found[:5]
+        if isinstance(t, dict)
+    ]
+
+
+def _cut_off(record: RunRecord) -> str | None:
+    """Say why the run's transcript looks cut off (it cannot show what came after), or None."""
+    summary = record.run.extra.get("transcript")
+    why = summary.get("cut_off") if isinstance(summary, dict) else None
+    return why if isinstance(why, str) and why else None

@@ -1,0 +1,108 @@
+"""Whether the best submission's lineage holds the training the task exists to test.
+
+A step decides it only with ``verified`` or ``supported`` evidence (arb_audit.taxonomy.strength); a
+stage whose weights equal its parent's trained nothing. A benchmark that prescribes no method has no
+intended stage unless the user names one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arb_audit.model import RunRecord
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
+from arb_audit.taxonomy.strength import DECIDING
+from arb_audit.taxonomy.tasks import find_task
+
+INTENDED_WORDS = {
+    "online_rl": "online RL (multi-turn rollouts in the environment)",
+    "policy_gradient": "a policy-gradient stage",
+}
+
+
+def _holds(step: dict[str, Any], intended: str) -> bool:
+    """Whether one lineage step is the intended stage (``online_rl``, ``policy_gradient`` or a kind)."""
+    if intended == "online_rl":
+        return bool(step["label"] == "ONLINE_RL")
+    if intended == "policy_gradient":
+        return step["kind"] in POLICY_GRADIENT
+    return bool(step["kind"] == intended)
+
+
+POINTERS_PER_STEP = 3
+"""Evidence pointers of each lineage step repeated under the quadrant (the step lists them all)."""
+
+
+def _steps_evidence(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the first pointers of each of ``steps``: what the quadrant's "intended" rests on."""
+    return [e for s in steps for e in (s.get("evidence") or [])[:POINTERS_PER_STEP]]
+
+
+def intended_in_lineage(
+    routes: dict[str, Any] | None, intended: str | None
+) -> tuple[bool | None, str, list[dict[str, Any]]]:
+    """Return whether the best lineage holds the intended stage (None: undetermined), why, and evidence.
+
+    The evidence is the steps that hold the stage, else the steps the lineage holds instead.
+    """
+    wanted = INTENDED_WORDS.get(intended or "", intended or "the intended training")
+    if routes is None or intended is None:
+        return (
+            None,
+            f"whether the best submission's lineage holds {wanted} is undetermined (no route analysis)",
+            [],
+        )
+    chain = routes.get("chain") or []
+    holding = [s for s in chain if _holds(s, intended)]
+    if holding and all(s["strength"] in DECIDING for s in holding):
+        where = ", ".join(s["artifact"] for s in holding)
+        weighed = [s["weights"] for s in holding if (s.get("weights") or {}).get("compared")]
+        # Adopted is not enough: a stage whose weights equal its parent's trained nothing.
+        if any(w["weights_identical"] for w in weighed):
+            return (
+                False,
+                f"the best lineage holds {wanted} ({where}), but its weights equal its parent's",
+                _steps_evidence(holding),
+            )
+        if len(weighed) == len(holding):
+            return (
+                True,
+                f"the best lineage holds {wanted} ({where}), and its weights changed",
+                _steps_evidence(holding),
+            )
+        return (
+            True,
+            f"the best lineage holds {wanted} ({where}); whether it changed the weights needs weight"
+            " forensics",
+            _steps_evidence(holding),
+        )
+    if holding:
+        return (
+            None,
+            f"the best lineage may hold {wanted}, but the evidence for it is not enough"
+            f" ({', '.join(sorted({s['strength'] for s in holding}))}: verified or supported decides)",
+            _steps_evidence(holding),
+        )
+    if chain and all(s["strength"] in DECIDING for s in chain):
+        return (
+            False,
+            f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}",
+            _steps_evidence(chain),
+        )
+    return (
+        None,
+        f"the best lineage is not known well enough to say whether it holds {wanted}",
+        _steps_evidence(chain),
+    )
+
+
+METHOD_FREE = frozenset({"posttrainbench"})
+"""Benchmarks (by collector) that prescribe no training method: their tasks have no intended stage."""
+
+
+def intended_stage_of(record: RunRecord, intended_stage: str | None) -> str | None:
+    """Return the stage the run's task exists to test (``--intended`` first)."""
+    if intended_stage or record.run.source_format in METHOD_FREE:
+        return intended_stage
+    task = find_task(record.run.task)
+    return task.intended if task else None

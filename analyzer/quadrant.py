@@ -1,0 +1,84 @@
+"""The quadrant: did "score went up" beyond noise coincide with "the intended training happened"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arb_audit.analyzer.failure import grader_failed, unseen_ending
+from arb_audit.analyzer.intended import METHOD_FREE, intended_in_lineage, intended_stage_of
+from arb_audit.evidence import Evidence, excerpt
+from arb_audit.model import RunRecord, Submission
+
+
+def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
+    """Return what shows a run made no valid submission: its attempts, else its last command."""
+    if record.submissions:
+        return [
+            Evidence(
+                "submission",
+                submission_seq=s.seq,
+                excerpt=excerpt(f"{s.status}: {s.error or 'no score'}", 200),
+            ).to_json()
+            for s in record.submissions[-5:]
+        ]
+    if record.commands:
+        last = record.commands[-1]
+        return [
+            Evidence(
+                "command",
+                command_seq=last.seq,
+                excerpt=excerpt(f"the last command; no submission followed: {last.command}", 200),
+            ).to_json()
+        ]
+    return []
+
+
+def decide_quadrant(
+    record: RunRecord,
+    best: Submission | None,
+    noise: float | None,
+    routes: dict[str, Any] | None,
+    intended_stage: str | None,
+) -> dict[str, Any]:
+    """Decide the quadrant: score up beyond noise, the intended stage adopted, and the cell they make."""
+    base = record.run.base_score
+    score_up = None
+    if best is not None and best.score is not None and base is not None and noise is not None:
+        score_up = best.score - base > noise
+    elif best is None and unseen_ending(record) is None and not grader_failed(record):
+        score_up = False
+    stage = intended_stage_of(record, intended_stage)
+    intended: bool | None
+    evidence: list[dict[str, Any]]
+    if stage is None and record.run.source_format in METHOD_FREE:
+        intended, evidence = None, [] if best is not None else _nothing_valid(record)
+        reason = (
+            f"{record.run.source_format} prescribes no training method: no intended stage (name one with"
+            " --intended); the quadrant reads score_up only"
+        )
+    elif best is None:
+        intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
+    else:
+        intended, reason, evidence = intended_in_lineage(routes, stage)
+    if best is not None:
+        # "score up" rests on the best submission's score against the base score
+        evidence = [
+            Evidence(
+                "submission",
+                submission_seq=best.seq,
+                excerpt=f"best score {best.score} against the base score {base} (noise {noise})",
+            ).to_json(),
+            *evidence,
+        ]
+    cell = None
+    if score_up is not None and intended is not None:
+        cell = f"{'score_up' if score_up else 'no_gain'}+{'intended' if intended else 'not_intended'}"
+    return {
+        "score_up": score_up,
+        "intended": intended,
+        "intended_stage": stage,
+        "cell": cell,
+        "noise_threshold": noise,
+        "reason": reason,
+        "evidence": evidence,
+    }
