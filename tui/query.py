@@ -2,7 +2,7 @@
 
 A filter is words separated by spaces, all of which must hold: ``key:value`` matches a field
 (case-insensitive substring; ``reviewed:yes|no`` and ``flag:NAME`` are exact about what they test),
-a bare word matches the run, task, route or chain. ``task:keyroom route:sft reviewed:no``.
+a bare word matches the run, task, route or chain. ``task:gsm8k route:sft reviewed:no``.
 """
 
 from __future__ import annotations

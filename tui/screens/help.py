@@ -13,7 +13,7 @@ from textual.widgets import Markdown
 HELP = """\
 # arb-audit review
 
-**Runs** — `/` filter (`task:keyroom route:sft failure:none quadrant:score_up flag:test reviewed:no`,
+**Runs** — `/` filter (`task:gsm8k route:sft failure:none quadrant:score_up flag:test reviewed:no`,
 bare words match run, task, route or chain), `escape` clears it · `s` next order · `n` needs-review
 order (unreviewed first, then score and intended training disagreeing, then weakest evidence) ·
 `enter` opens a run.

@@ -48,7 +48,7 @@ class RunsScreen(Screen[None]):
         yield Static(id="summary")
         # Always shown (one line): showing and hiding it made every filter relayout the whole list.
         yield Input(
-            placeholder="/ to filter: task:keyroom route:sft failure:none flag:… reviewed:no",
+            placeholder="/ to filter: task:gsm8k route:sft failure:none flag:… reviewed:no",
             id="filter",
             compact=True,
         )
