@@ -119,6 +119,12 @@ def main() -> int:
         text = run(tool, str(runs / "sft_grpo" / "recording"), cwd=scratch, env=env)
         assert "SFT→GRPO" in text, text[-2000:]
         report = json.loads(run(tool, str(runs / "sft_grpo" / "recording"), "--json", cwd=scratch, env=env))
+        page = scratch / "audit.html"
+        run(tool, str(runs / "sft_grpo" / "recording"), "--html", str(page), cwd=scratch, env=env)
+        assert "<script" not in page.read_text(encoding="utf-8") and "SFT→GRPO" in page.read_text(
+            encoding="utf-8"
+        )
+        run(tool, "schema", cwd=scratch, env=env)
         assert report["route"]["best_label"] == "COMPOSITE", report["route"]
         classified = run(
             tool, "classify", "--json", str(runs / "sft_grpo" / "workspace" / "code"), cwd=scratch, env=env
@@ -132,6 +138,7 @@ def main() -> int:
         table = run(tool, "export", str(study), "--table", "routes", "--format", "csv", cwd=scratch, env=env)
         assert "COMPOSITE" in table or "SFT" in table, table
         run(tool, "export", str(study), "--table", "cells", "--format", "latex", cwd=scratch, env=env)
+        run(tool, "export", str(study), "--table", "stages", "--format", "csv", cwd=scratch, env=env)
         run(
             tool,
             "plot",
