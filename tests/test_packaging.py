@@ -107,7 +107,16 @@ def test_requirements_are_ranges_and_every_used_by_feature_is_in_the_default(whe
     assert not pinned, "exact pins belong in constraints.txt"
     default = {r.split(";")[0].strip().split(">")[0].split("<")[0].lower() for r in requires if ";" not in r}
     # the review desk, figures and agreement are used-by features: they must not need an extra
-    assert {"textual", "matplotlib", "scikit-learn", "duckdb", "polars", "libcst", "click", "pydantic"} <= default
+    assert {
+        "textual",
+        "matplotlib",
+        "scikit-learn",
+        "duckdb",
+        "polars",
+        "libcst",
+        "click",
+        "pydantic",
+    } <= default
     torch = [r for r in requires if r.startswith("torch")]
     assert torch and all("extra ==" in r for r in torch), "torch stays an extra"
 
