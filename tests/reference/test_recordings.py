@@ -77,8 +77,27 @@ def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
     assert report["quadrant"]["cell"] == scenario.quadrant
     assert set(scenario.flags) <= {f["flag"] for f in report["flags"]}
     assert _unbacked(report) == []
+    assert _broken_invariants(report) == []
     if scenario.submissions:
         assert report["route"]["weights_available"]
+
+
+def _broken_invariants(report: dict[str, Any]) -> list[str]:
+    """What no audit may say (issue 20): a stage adopted that was never run, an artifact its own parent,
+    a route stronger than its weakest step, "intended" decided by weak evidence."""
+    from arb_audit.taxonomy.strength import DECIDING, weakest
+
+    route, found = report["route"], []
+    if not set(route["adopted"]) <= set(route["attempted"]):
+        found.append(f"adopted {route['adopted']} not all attempted {route['attempted']}")
+    for steps in (route.get("lineage") or {}).values():
+        found += [f"{s['artifact']} is its own parent" for s in steps if s["artifact"] in s["parents"]]
+    chain = route.get("chain") or []
+    if chain and route["strength"] != weakest(s["strength"] for s in chain):
+        found.append(f"route strength {route['strength']} is not its weakest step's")
+    if report["quadrant"]["intended"] is True and not any(s["strength"] in DECIDING for s in chain):
+        found.append("intended decided without a verified or supported step")
+    return found
 
 
 def _moved(tmp_path: Path, relative: str) -> RunRecord:
