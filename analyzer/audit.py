@@ -13,9 +13,9 @@ from typing import Any
 
 from arb_audit.analyzer.failure import decide_failure, with_definition
 from arb_audit.analyzer.intended import intended_stage_of
-from arb_audit.analyzer.ledger_flags import probing_flags
+from arb_audit.analyzer.ledger_flags import baseline_reset_flags, probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
-from arb_audit.analyzer.overwrite_flags import overwritten_flags
+from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
 from arb_audit.evidence import Evidence
 from arb_audit.model import Command, RunRecord, Submission
@@ -204,6 +204,8 @@ def build_audit(
             + [
                 {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
                 for f in [
+                    *mtime_overwritten_flags(record),
+                    *baseline_reset_flags(record),
                     *(routes or {}).get("flags", []),
                     *probing_flags(record, routes),
                     *overwritten_flags(record),

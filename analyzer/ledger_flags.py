@@ -225,3 +225,25 @@ def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> li
     if not messages:
         return []
     return [{"flag": "grader_probing", "message": "; ".join(messages), "evidence": evidence[:MAX_LISTED]}]
+
+
+def baseline_reset_flags(record: RunRecord) -> list[dict[str, Any]]:
+    """One ``grader_probing`` flag per reset of the grader's baseline the collector found.
+
+    A baseline set again after the agent's launch (a /set_baseline call) moves what "improvement" is
+    measured against: later gains are the grader's, not the model's.
+    """
+    resets = record.run.extra.get("baseline_resets")
+    found: list[dict[str, Any]] = []
+    for reset in resets if isinstance(resets, list) else []:
+        if not isinstance(reset, dict) or not isinstance(reset.get("seen"), str):
+            continue
+        found.append(
+            {
+                "flag": "grader_probing",
+                "message": f"{reset['seen']} (a /set_baseline call):"
+                " later improvements are measured against it",
+                "evidence": [e for e in reset.get("evidence") or [] if isinstance(e, dict)],
+            }
+        )
+    return found

@@ -6,12 +6,14 @@ differ, or the path is gone, the model there now is not the one that earned the 
 and weight analysis of what is on disk say nothing about the graded model. ``arb-audit verify`` reports
 the same submissions, naming the files and tensors that changed.
 
-Formats that keep no content id from grading time (AutoRL-Bench's own files) cannot show this; their
-collector infers overwrites from file times instead.
+Formats that keep no content id from grading time (AutoRL-Bench's own files) show it by file times
+instead, when their collector found those times still date from the run (``file_times_kept``): a model
+file written after its submission was scored (:func:`mtime_overwritten_flags`).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from arb_audit.evidence import Evidence
@@ -59,6 +61,51 @@ def overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
                         excerpt=f"model_path={s.model_path}, graded content id {s.artifact_id}",
                     ).to_json(),
                     Evidence("artifact", path=info.path, excerpt=now_excerpt).to_json(),
+                ],
+            }
+        )
+    return found
+
+
+MTIME_TOLERANCE = timedelta(seconds=2)
+"""File times within this of a grading's end are taken as written before it (clocks and file systems
+round)."""
+
+
+def mtime_overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
+    """One ``artifact_overwritten`` flag per scored path whose newest file was written after the grading.
+
+    Only where the collector found the run folder's file times still date from the run
+    (``run.extra["file_times_kept"]``); a copied folder's times say nothing.
+    """
+    if record.run.extra.get("file_times_kept") is not True:
+        return []
+    caveat = (
+        " (the run's UTC offset is unknown; local times were taken as UTC)"
+        if record.run.utc_offset_s is None
+        else ""
+    )
+    by_path = {a.path: a for a in record.artifacts}
+    found: list[dict[str, Any]] = []
+    for s in record.submissions:
+        art = by_path.get(s.artifact_path or "")
+        if s.status != "scored" or art is None or s.completed_at is None or art.latest_mtime is None:
+            continue
+        if art.latest_mtime <= s.completed_at + MTIME_TOLERANCE:
+            continue
+        modified = art.latest_mtime.astimezone(s.completed_at.tzinfo)
+        found.append(
+            {
+                "flag": "artifact_overwritten",
+                "message": f"{art.path} was modified at {modified.isoformat()}, after submission {s.seq}"
+                f" was scored at {s.completed_at.isoformat()}: the files now are not what was graded{caveat}",
+                "evidence": [
+                    Evidence(
+                        "submission", submission_seq=s.seq, excerpt=f"model_path={s.model_path}"
+                    ).to_json(),
+                    Evidence(
+                        "artifact", path=art.path, excerpt=f"newest mtime {modified.isoformat()}"
+                    ).to_json(),
                 ],
             }
         )

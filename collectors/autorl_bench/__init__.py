@@ -32,13 +32,11 @@ from arb_audit.collectors.final_tree import final_tree
 from arb_audit.collectors.reading import RunFolder, Tally, text_int, text_number
 from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, Flag, RunInfo, RunRecord, Submission
+from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, Submission
 from arb_audit.revisions import run_ref
 
 AGENT_JSONL = "agent.jsonl"
 """The CLI agents' raw event stream (the wrappers ``tee`` it there)."""
-OVERWRITE_TOLERANCE = timedelta(seconds=2)
-"""mtimes this close after a submission's completion are the same moment, not an overwrite."""
 COPY_TOLERANCE = timedelta(minutes=10)
 """How far a harness file's mtime may be from the moment it was last written and still be original."""
 SIGNATURE_FILES = (SCORES, RUN_META, METRICS)
@@ -102,9 +100,10 @@ class AutoRLBenchCollector(Collector):
         artifacts = _artifacts(folder, submissions, run.workspace_path)
         if options.hash_artifacts:
             identify(folder, artifacts)
-        flags = _baseline_changes(runlog, entries or [])
-        if _file_times_kept(folder, entries or [], meta, here):
-            flags = _overwritten(submissions, artifacts, offset is None) + flags
+        # Facts for the analyzer's flags (collectors read, the analyzer judges): whether file times still
+        # date from the run (so a model changed after grading shows), and the grader's baseline resets.
+        run.extra["file_times_kept"] = _file_times_kept(folder, entries or [], meta, here)
+        run.extra["baseline_resets"] = _baseline_changes(runlog, entries or [])
         facts = _transcript(folder, revisions_git, run, agentlog)
         history = facts.revisions if facts else []
         revisions = history + final_tree(folder, "code", revisions_git, run.run_id, len(history) + 1)
@@ -118,7 +117,6 @@ class AutoRLBenchCollector(Collector):
             revisions=revisions,
             reports=reports,
             commands=facts.commands if facts else [],
-            flags=flags,
             problems=folder.problems,
             revisions_path=str(revisions_git) if revisions else None,
         )
@@ -327,51 +325,25 @@ def _file_times_kept(
     return False
 
 
-def _overwritten(
-    submissions: list[Submission], artifacts: list[ArtifactInfo], clock_unknown: bool
-) -> list[Flag]:
-    by_path = {a.path: a for a in artifacts}
-    flags = []
-    for s in submissions:
-        art = by_path.get(s.artifact_path or "")
-        if s.status != "scored" or art is None or s.completed_at is None:
-            continue
-        if art.latest_mtime is not None and art.latest_mtime > s.completed_at + OVERWRITE_TOLERANCE:
-            caveat = (
-                " (the run's UTC offset is unknown; local times were taken as UTC)" if clock_unknown else ""
-            )
-            modified = art.latest_mtime.astimezone(s.completed_at.tzinfo)
-            flags.append(
-                Flag(
-                    "artifact_overwritten",
-                    f"{art.path} was modified at {modified.isoformat()}, after submission {s.seq}"
-                    f" was scored at {s.completed_at.isoformat()}: the files now are not what was"
-                    f" graded{caveat}",
-                    [
-                        Evidence("submission", submission_seq=s.seq, excerpt=f"model_path={s.model_path}"),
-                        Evidence("artifact", path=art.path, excerpt=f"newest mtime {modified.isoformat()}"),
-                    ],
-                )
-            )
-    return flags
+def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[dict[str, Any]]:
+    """Each reset of the grader's baseline the run's files show: the new baseline, how, and where.
 
-
-def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[Flag]:
-    """One grader_probing flag per baseline reset, citing run.log and scores.json where each shows it."""
-    resets: dict[float | None, Flag] = {}
+    One entry per new baseline, citing run.log (a /set_baseline after the agent's launch) and
+    scores.json (a changed ``baseline_score`` between two entries) wherever each shows it.
+    """
+    resets: dict[float | None, dict[str, Any]] = {}
     if runlog and runlog.agent_launched:
         for moment, score in runlog.baseline_sets:
             if moment.line > runlog.agent_launched.line and score not in resets:
-                resets[score] = Flag(
-                    "grader_probing",
-                    f"the grader's baseline was set to {score} after the agent was launched (a /set_baseline"
-                    " call): later improvements are measured against it",
-                    [
+                resets[score] = {
+                    "baseline": score,
+                    "seen": f"the grader's baseline was set to {score} after the agent was launched",
+                    "evidence": [
                         Evidence(
                             "log", path="run.log", line=moment.line, end_line=moment.line, excerpt=moment.text
-                        )
+                        ).to_json()
                     ],
-                )
+                }
     for previous, entry in itertools.pairwise(entries):
         if entry.baseline_score == previous.baseline_score:
             continue
@@ -380,17 +352,17 @@ def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[
             path=SCORES,
             excerpt=f"entries {previous.index + 1}→{entry.index + 1}: baseline_score"
             f" {previous.baseline_score}→{entry.baseline_score}",
-        )
+        ).to_json()
         if entry.baseline_score in resets:
-            resets[entry.baseline_score].evidence.append(cite)
+            resets[entry.baseline_score]["evidence"].append(cite)
         else:
-            resets[entry.baseline_score] = Flag(
-                "grader_probing",
-                f"the grader's baseline changed from {previous.baseline_score} to {entry.baseline_score}"
-                f" between scores.json entries {previous.index + 1} and {entry.index + 1}"
-                " (a /set_baseline call)",
-                [cite],
-            )
+            resets[entry.baseline_score] = {
+                "baseline": entry.baseline_score,
+                "seen": f"the grader's baseline changed from {previous.baseline_score} to"
+                f" {entry.baseline_score} between scores.json entries {previous.index + 1} and"
+                f" {entry.index + 1}",
+                "evidence": [cite],
+            }
     return list(resets.values())
 
 

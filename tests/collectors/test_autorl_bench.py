@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from arb_audit.analyzer.ledger_flags import baseline_reset_flags
+from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags
 from arb_audit.collectors.autorl_bench import AutoRLBenchCollector
 from arb_audit.collectors.base import CollectOptions
 from arb_audit.model import RunRecord
@@ -88,11 +90,13 @@ def test_messy_run_keeps_every_attempt_and_raises_flags(make_run: MakeRun) -> No
     assert record.submissions[1].duplicate_of == 1
     assert record.submissions[5].requested_at is not None
     assert record.submissions[5].elapsed_s == 170.0
-    flags = [(f.flag, f.message.split(" ")[0]) for f in record.flags]
-    assert ("artifact_overwritten", "output/v1") in flags
-    (probing,) = [f for f in record.flags if f.flag == "grader_probing"]  # one reset, seen in both files
-    assert [e.path for e in probing.evidence] == ["run.log", "scores.json"]
-    assert not any(f == "artifact_overwritten" and p != "output/v1" for f, p in flags)
+    # the collector reports the facts; the analyzer raises the flags from them
+    assert record.flags == [] and record.run.extra["file_times_kept"] is True
+    overwritten = [f["message"].split(" ")[0] for f in mtime_overwritten_flags(record)]
+    assert overwritten == ["output/v1"]
+    (probing,) = baseline_reset_flags(record)  # one reset, seen in both files
+    assert probing["flag"] == "grader_probing"
+    assert [e["path"] for e in probing["evidence"]] == ["run.log", "scores.json"]
     assert [it.train_type for it in record.reports] == ["SFT", "GRPO"]
 
 
@@ -205,7 +209,7 @@ def test_copied_folder_with_fresh_file_times_does_not_cry_overwrite(make_run: Ma
         if not path.is_symlink():
             os.utime(path, (now, now))
     record = collect(run)
-    assert not any(f.flag == "artifact_overwritten" for f in record.flags)
+    assert record.run.extra["file_times_kept"] is False and mtime_overwritten_flags(record) == []
     assert any("file times postdate the run" in m for m in messages(record))
 
 
