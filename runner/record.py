@@ -233,7 +233,9 @@ def record(options: RecordOptions) -> int:
             "TASK": options.task or "",
             "BASE_MODEL": options.base_model or "",
         }
-        with (options.run_dir / AGENT_OUTPUT).open("wb") as log:
+        # Appended to, never truncated: a recording resumed after a kill keeps the transcript of the
+        # session that was killed (the agent's own account of what it did up to then).
+        with (options.run_dir / AGENT_OUTPUT).open("ab") as log:
             try:
                 agent = subprocess.Popen(
                     options.agent,

@@ -183,7 +183,9 @@ def test_sigkill_loses_no_acknowledged_submission_and_a_restart_resumes(tmp_path
     assert json.loads((run_dir / "recording.json").read_text())["run_id"] == run_id
     again = _record(workspace, run_dir, str(HERE / "sleepy_agent.py"), "0")
     assert again.wait(timeout=60) == 0
-    assert b"ANSWER 2" in (run_dir / "agent.log").read_bytes()  # the harness id continues
+    log = (run_dir / "agent.log").read_bytes()
+    assert b"ANSWER 2" in log  # the harness id continues
+    assert b"ANSWER 1" in log  # and the killed session's output is still there
     assert json.loads((run_dir / "recording.json").read_text())["run_id"] == run_id  # the run's, still
     with RunStore.open(run_dir / "run.duckdb", read_only=True) as store:
         assert [r[0] for r in store.con.execute("SELECT run_id FROM runs").fetchall()] == [run_id]
