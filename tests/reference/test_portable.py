@@ -60,7 +60,8 @@ def test_no_fixture_holds_a_path_of_the_machine_that_made_it() -> None:
             continue  # binary: the stores' text columns and the git objects are read below
         if found := _leaks(data.decode("utf-8", errors="replace")):
             leaks[str(path.relative_to(REPO))] = found
-    for store in sorted(FIXTURES.rglob(STORE_NAME)):
+    # arb-audit's own stores from audits run in place (.arb-audit/, git-ignored) are not bundled
+    for store in sorted(p for p in FIXTURES.rglob(STORE_NAME) if ".arb-audit" not in p.parts):
         con = duckdb.connect(str(store), read_only=True)
         try:
             columns = con.execute(
@@ -73,7 +74,7 @@ def test_no_fixture_holds_a_path_of_the_machine_that_made_it() -> None:
                         leaks.setdefault(f"{store.relative_to(REPO)} {table}.{column}", []).extend(found)
         finally:
             con.close()
-    for git_dir in sorted(FIXTURES.rglob("*.revisions.git")):
+    for git_dir in sorted(p for p in FIXTURES.rglob("*.revisions.git") if ".arb-audit" not in p.parts):
         for path, body in _git_objects(git_dir):
             if found := _leaks(body.decode("utf-8", errors="replace")):
                 leaks[str(path.relative_to(REPO))] = found
