@@ -1,8 +1,9 @@
 """What a user installs: one ``arb_audit`` namespace, every file the code reads at run time, honest ranges.
 
-The wheel is built from a copy of the sources (the links ``arb_audit/<room> -> ../<room>`` included), as
-``pip install .`` builds it, and its file list and metadata are checked; the import contracts are checked
-to cover every module of the spine, so a new one cannot slip past them.
+The wheel is built from a copy of the sources, as ``pip install .`` builds it, and its file list and
+metadata are checked: every file git tracks under ``arb_audit/`` must be in it. The rooms live inside the
+namespace (``arb_audit/<room>``); the top-level ``<room>`` entries are links to them, for reading the tree
+as the design card lays it out. The import contracts are checked to cover every module of the spine.
 """
 
 from __future__ import annotations
@@ -28,10 +29,7 @@ def _copy_sources(to: Path) -> None:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, to / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    # symlinks=True keeps arb_audit/<room> a link, as a clone has it
     shutil.copytree(ROOT / "arb_audit", to / "arb_audit", symlinks=True, ignore=ignore)
-    for room in ROOMS:
-        shutil.copytree(ROOT / room, to / room, ignore=ignore)
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +71,21 @@ def test_the_wheel_installs_one_namespace(wheel: zipfile.ZipFile) -> None:
     assert _metadata(wheel, "top_level.txt").split() == ["arb_audit"]
 
 
-def test_the_wheel_holds_every_file_the_code_reads(wheel: zipfile.ZipFile) -> None:
+def _tracked(under: str) -> list[str]:
+    """The files git tracks under ``under`` (what a clone holds), or every file there outside a checkout."""
+    listed = subprocess.run(["git", "ls-files", "-s", under], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        return [p.relative_to(ROOT).as_posix() for p in (ROOT / under).rglob("*") if p.is_file()]
+    # a link tracked inside the package would be listed too: its path is one the wheel cannot hold
+    return [line.split("\t", 1)[1] for line in listed.stdout.splitlines() if line]
+
+
+def test_the_wheel_holds_every_file_the_package_tracks(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    for room in ROOMS:
-        for path in (ROOT / room).rglob("*"):
-            if path.suffix in {".py", ".tcss"} and "__pycache__" not in path.parts:
-                packaged = f"arb_audit/{path.relative_to(ROOT).as_posix()}"
-                assert packaged in names, f"{packaged} is missing from the wheel"
+    tracked = _tracked("arb_audit")
+    assert any(path.startswith("arb_audit/analyzer/detectors/") for path in tracked)
+    missing = [path for path in tracked if path not in names]
+    assert missing == [], f"files the wheel lacks (the installed tool cannot read them): {missing}"
     assert "arb_audit/tui/app.tcss" in names  # the desk cannot start without its stylesheet
     assert "arb_audit/py.typed" in names
     assert any(n.startswith("arb_audit/runner/reference/recipes/") for n in names)
@@ -145,10 +151,12 @@ def test_the_import_contracts_cover_the_whole_spine() -> None:
         assert listed == spine, contract["name"]
 
 
-def test_the_rooms_are_links_inside_the_namespace() -> None:
+def test_the_rooms_live_inside_the_namespace() -> None:
     for room in ROOMS:
-        link = ROOT / "arb_audit" / room
-        assert link.is_symlink() and link.resolve() == (ROOT / room).resolve(), room
+        inside = ROOT / "arb_audit" / room
+        assert inside.is_dir() and not inside.is_symlink(), room
+        top = ROOT / room  # the design card's layout, for reading the tree: a link, never a second copy
+        assert not top.exists() or (top.is_symlink() and top.resolve() == inside.resolve()), room
 
 
 def test_a_missing_extra_names_the_command_for_this_interpreter() -> None:
