@@ -55,11 +55,11 @@ class AuditRequest:
         }
 
 
-def kept_audit(run_dir: Path, request: AuditRequest) -> AuditReport | None:
+def kept_audit(run_dir: Path, request: AuditRequest, listed: str | None = None) -> AuditReport | None:
     """Return the audit a store beside the run (or the one asked for) kept for these very inputs, if any.
 
     Looked for before any collector is loaded, and without creating anything: a folder that is not a
-    run is left as it was.
+    run is left as it was. ``listed`` is the folder's listing when already taken.
     """
     from arb_audit.audit_cache import input_key, listing, read_back
     from arb_audit.cache_dirs import cache_store_path
@@ -70,7 +70,7 @@ def kept_audit(run_dir: Path, request: AuditRequest) -> AuditReport | None:
         if request.store
         else [run_dir / STORE_DIRNAME / "run.duckdb", cache_store_path(run_dir)]
     )
-    listed = listing(run_dir)
+    listed = listed or listing(run_dir)
     for store_file in stores:
         key = input_key(run_dir, request.key_inputs(store_file), listed)
         if (report := read_back(store_file, key)) is not None:
@@ -79,7 +79,12 @@ def kept_audit(run_dir: Path, request: AuditRequest) -> AuditReport | None:
 
 
 def _ingest_and_audit(
-    collector: Collector, run_dir: Path, store_file: Path, why_not_default: str | None, request: AuditRequest
+    collector: Collector,
+    run_dir: Path,
+    store_file: Path,
+    why_not_default: str | None,
+    request: AuditRequest,
+    listed: str | None,
 ) -> AuditReport:
     """Collect ``run_dir`` into ``store_file``, then build, store and return its audit.
 
@@ -88,7 +93,7 @@ def _ingest_and_audit(
     from arb_audit.audit_cache import input_key, kept_in
     from arb_audit.store import RunStore
 
-    key = input_key(run_dir, request.key_inputs(store_file))
+    key = input_key(run_dir, request.key_inputs(store_file), listed)
     # The store is opened (and so locked) first: a second audit of the same run waits for this one.
     with RunStore.open(store_file) as store:
         if (report := kept_in(store.con, key)) is not None:
@@ -158,10 +163,14 @@ def _audit_anew(
     return report, broken, outside
 
 
-def audit_run(collector: Collector, run_dir: Path, request: AuditRequest) -> AuditReport:
+def audit_run(
+    collector: Collector, run_dir: Path, request: AuditRequest, listed: str | None = None
+) -> AuditReport:
     """Audit one run folder with ``collector`` into its store (the run folder's own, else the cache).
 
-    Raises StoreError when the store asked for cannot be used.
+    ``listed`` is the folder's listing (:func:`arb_audit.audit_cache.listing`) when already taken: a
+    run folder is listed once per audit (small files are read for it). Raises StoreError when the store
+    asked for cannot be used.
     """
     from arb_audit.cache_dirs import cache_store_path
     from arb_audit.model import STORE_DIRNAME
@@ -169,13 +178,13 @@ def audit_run(collector: Collector, run_dir: Path, request: AuditRequest) -> Aud
 
     store_file, why_not_default = locate_store(run_dir, request.store)
     try:
-        return _ingest_and_audit(collector, run_dir, store_file, why_not_default, request)
+        return _ingest_and_audit(collector, run_dir, store_file, why_not_default, request, listed)
     except StoreUnusable as exc:
         if exc.path != store_file or request.store is not None or why_not_default is not None:
             raise
         # The store in the run folder does not open (an agent could have planted it): use the cache.
         why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
-        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, request)
+        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, request, listed)
 
 
 def collector_for(run_dir: Path, format_name: str | None = None) -> Collector | None:
@@ -236,12 +245,15 @@ def audit(
         intended=intended,
         base_model_dir=Path(base_model_dir) if base_model_dir is not None else None,
     )
-    if (kept := kept_audit(folder, request)) is not None:
+    from arb_audit.audit_cache import listing
+
+    listed = listing(folder)  # taken once, before anything is read: the kept audit's key and a new one's
+    if (kept := kept_audit(folder, request, listed)) is not None:
         return kept
     collector = collector_for(folder, format)
     if collector is None:
         raise NoRunFound(no_run_message(folder))
-    return audit_run(collector, folder, request)
+    return audit_run(collector, folder, request, listed)
 
 
 def run_tree(folder: Path) -> tuple[Collector, RunListing] | None:

@@ -152,3 +152,23 @@ def test_a_fifo_in_the_folder_is_listed_not_read(tmp_path: Path) -> None:
     run.mkdir()
     os.mkfifo(run / "model.safetensors")
     assert fingerprint(run) == fingerprint(run)  # returns at all: nothing blocked on the FIFO
+
+
+def test_a_run_folder_is_listed_once_per_audit(make_run: MakeRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    import arb_audit
+    import arb_audit.audit_cache
+
+    calls: list[Path] = []
+    real = arb_audit.audit_cache.listing
+
+    def counted(path: Path) -> str:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(arb_audit.audit_cache, "listing", counted)
+    run = make_run("improves")
+    arb_audit.audit(run)  # made anew
+    assert calls.count(run.resolve()) == 1
+    calls.clear()
+    arb_audit.audit(run)  # read back
+    assert calls.count(run.resolve()) == 1
