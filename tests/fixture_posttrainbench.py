@@ -1080,6 +1080,70 @@ def background_run(root: Path) -> Path:
     return real_run(root, events, output_log=real_output_log(0, "exited normally"), metrics={"accuracy": 0.5})
 
 
+TASKS_DIR = "/tmp/claude-0/-home-ben-task/s-real/tasks"
+"""Where Claude Code 2.1 writes a background task's output on the agent's machine
+(``/tmp/claude-<uid>/<cwd, "/" as "-">/<session id>/tasks/``)."""
+
+
+def background_output_run(root: Path) -> Path:
+    """Four background commands whose ``tasks/<id>.output`` files the run folder keeps.
+
+    bg1: reported done (exit 0) by a task notification, its file holds its log; bg2: never reported,
+    its file closes ``[exited with code 1]``; bg3: never reported, no closing line, a large file of
+    progress bars, colours and undecodable bytes; bg4: reported failed (exit 1) but its file, kept under
+    the announced path's session folder, closes ``[exited with code 0]``.
+    """
+
+    def launched(call_id: str, command: str, task_id: str) -> list[dict[str, Any] | str]:
+        answer = (
+            f"Command running in background with ID: {task_id}."
+            f" Output is being written to: {TASKS_DIR}/{task_id}.output"
+        )
+        return [_call(call_id, "Bash", command=command, run_in_background=True), _result(call_id, answer)]
+
+    def notification(task_id: str, status: str, code: int) -> dict[str, Any]:
+        text = (
+            f"<task-notification>\n<task-id>{task_id}</task-id>\n"
+            f"<output-file>{TASKS_DIR}/{task_id}.output</output-file>\n<status>{status}</status>\n"
+            f'<summary>Background command "train" {status} (exit code {code})</summary>\n</task-notification>'
+        )
+        return {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+
+    events: list[dict[str, Any] | str] = [
+        _init(),
+        *launched("b1", "python train_v4.py", "bg1"),
+        notification("bg1", "completed", 0),
+        *launched("b2", "python train_v5.py", "bg2"),
+        *launched("b3", "python train_v6.py", "bg3"),
+        *launched("b4", "python eval_v4.py", "bg4"),
+        notification("bg4", "failed", 1),
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 9, "result": "done"},
+    ]
+    run = real_run(root, events, output_log=real_output_log(0, "exited normally"), metrics={"accuracy": 0.5})
+    bar = "".join(f"\r{n:3d}%|{'#' * (n // 10):10s}| {n}/100" for n in range(0, 101))
+    noisy = (
+        b"\x1b[32mINFO\x1b[0m loading Qwen3-1.7B-Base\n"
+        + (bar + "\n").encode() * 400
+        + b"step 90 loss \xff\xfe 0.52\n"
+    )
+    files = {
+        "tasks/bg1.output": (b"{'train_loss': 0.41}\nsaved final_model\n[exited with code 0]\n", 3),
+        "tasks/bg2.output": (
+            b"Traceback (most recent call last):\nKeyError: 'answer'\n[exited with code 1]\n",
+            6,
+        ),
+        "tasks/bg3.output": (noisy, 8),
+        "s-real/tasks/bg4.output": (b"accuracy 0.61\n[exited with code 0]\n", 9),
+    }
+    for rel, (content, minutes) in files.items():
+        path = run / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        moment = (REAL_START + timedelta(minutes=minutes, seconds=30)).timestamp()
+        os.utime(path, (moment, moment))
+    return run
+
+
 def grader_failure_run(root: Path) -> Path:
     """The agent trained and stored a model; every final evaluation failed to start the grader's vLLM."""
     attempt = "gsm8k (1319 samples): final_model\nmax_tokens: {}\nINFO starting vLLM\n" + VLLM_FAILURE + "\n"

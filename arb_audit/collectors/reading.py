@@ -68,7 +68,7 @@ BOM = b"\xef\xbb\xbf"
 """A UTF-8 byte-order mark, dropped from the start of a file as ``utf-8-sig`` does for JSON."""
 
 
-def _whole_characters(cut: bytes) -> bytes:
+def whole_characters(cut: bytes) -> bytes:
     """Drop a multi-byte character that a cut split in two, so the cut is not mistaken for bad UTF-8."""
     for back in range(1, min(4, len(cut)) + 1):
         byte = cut[-back]
@@ -246,7 +246,7 @@ class RunFolder:
                         chunk = chunk[len(BOM) :]
                     if cut:
                         overlong.add(number)
-                        chunk = _whole_characters(chunk)
+                        chunk = whole_characters(chunk)
                     try:
                         text = chunk.decode("utf-8")
                     except UnicodeDecodeError:

@@ -19,6 +19,7 @@ from tests.fixture_posttrainbench import (
     REAL_TRAIN_SFT,
     VLLM_FAILURE,
     auth_failure_run,
+    background_output_run,
     background_run,
     cut_off_run,
     grader_failure_run,
@@ -171,3 +172,30 @@ def test_background_commands_are_started_not_finished(tmp_path: Path) -> None:
     assert (v6["finished"], v6["exit_code"], v6["ended_at"]) == (False, None, None)
     assert any("never reported done" in p["message"] for p in report["problems"])
     assert report["run"]["transcript"]["cut_off"] is None  # the session ended; only the task did not
+
+
+def test_background_task_output_files_give_output_exit_and_end(tmp_path: Path) -> None:
+    report = _audit(background_output_run(tmp_path))
+    commands = {c["command"]: c for c in report["commands"]}
+    v4, v5, v6, ev = (commands[c] for c in ("python train_v4.py", "python train_v5.py", "python train_v6.py",
+                                            "python eval_v4.py"))  # fmt: skip
+    problems: dict[str, list[str]] = {}
+    for problem in report["problems"]:
+        problems.setdefault(problem["path"], []).append(problem["message"])
+    # Reported done by a notification; the file adds the command's own output.
+    assert (v4["finished"], v4["exit_code"]) == (True, 0)
+    assert "saved final_model" in v4["output_excerpt"] and "exited with code" not in v4["output_excerpt"]
+    # Never reported in the transcript: the file's closing line ends it, at the file's time.
+    assert (v5["finished"], v5["exit_code"], v5["ended_at"]) == (True, 1, "2026-03-16T21:06:30+00:00")
+    assert "KeyError" in v5["output_excerpt"] and "tasks/bg2.output" in v5["error"]
+    # No closing line: still started. Its hostile content is cleaned and bounded, and named in problems.
+    assert (v6["finished"], v6["exit_code"], v6["ended_at"]) == (False, None, None)
+    assert "\x1b" not in v6["output_excerpt"] and "\r" not in v6["output_excerpt"]
+    assert "100/100" in v6["output_excerpt"] and "step 90 loss" in v6["output_excerpt"]
+    assert len(v6["output_excerpt"]) < 2200
+    assert any("not valid UTF-8" in m for m in problems["tasks/bg3.output"])
+    assert any("only its first" in m for m in problems["tasks/bg3.output"])
+    # Kept under the announced path's session folder; its exit disagrees with the notification's.
+    assert (ev["finished"], ev["exit_code"]) == (True, 1) and "accuracy 0.61" in ev["output_excerpt"]
+    assert "says 1" in problems["s-real/tasks/bg4.output"][0]
+    assert sum("never reported done" in p["message"] for p in report["problems"]) == 1

@@ -35,9 +35,12 @@ IGNORED = frozenset({"stream_event", "rate_limit_event"})
 """Event types Claude Code writes that hold nothing the audit uses (partial deltas, rate limits)."""
 EXIT_CODE = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d{1,9})\b")
 BACKGROUND = re.compile(
-    r"running in (?:the )?background (?:with ID|\((?:shell|task) ID)[:\s]\s*([\w.\-]{1,80})", re.IGNORECASE
+    r"running in (?:the )?background (?:with ID|\((?:shell|task) ID)[:\s]\s*([\w.\-]{0,79}[\w\-])",
+    re.IGNORECASE,
 )
-"""Claude Code's answer when it moved a Bash command to the background (by request or by itself)."""
+"""Claude Code's answer when it moved a Bash command to the background (by request or by itself); since
+2.1 a sentence follows the id ("…with ID: b2prhow7g. Output is being written to: …"), so its period is
+not the id's."""
 STATUS_TAG = re.compile(r"<status>\s*(\w{1,20})\s*</status>")
 EXIT_TAG = re.compile(r"<exit[_-]code>\s*(-?\d{1,9})\s*</exit[_-]code>|\(exit code (-?\d{1,9})\)")
 TASK_TAG = re.compile(r"<(?:task|shell|bash)[_-]id>\s*([\w.\-]{1,80})\s*</(?:task|shell|bash)[_-]id>")

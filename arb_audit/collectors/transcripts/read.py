@@ -13,6 +13,7 @@ from arb_audit.collectors.transcripts.gemini import GeminiFormat
 from arb_audit.collectors.transcripts.opencode import OpenCodeFormat
 from arb_audit.collectors.transcripts.rendered import read_rendered
 from arb_audit.collectors.transcripts.stream import Event, events, first_json_objects
+from arb_audit.collectors.transcripts.task_outputs import read_task_outputs
 
 FORMATS: tuple[type[EventFormat], ...] = (
     ClaudeCodeFormat,
@@ -76,6 +77,8 @@ def read_transcript(folder: RunFolder, rel: str) -> Transcript | None:
             f"{bad_json.count:,} line(s) look like JSON events but do not parse"
             f" (first: line {bad_json.first}: {bad_json.example}); their events are lost"
         )
+    if fmt is ClaudeCodeFormat:
+        read_task_outputs(own, transcript)  # before close(): a task its file shows ended was not left started
     transcript.problems[:0] = own.problems
     transcript.close()
     return transcript
