@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
+from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
@@ -231,6 +232,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a merge function called by training code (shards, an adapter) is part of that training
         stages = [s for s in stages if s.variant != MERGE_FUNCTION]
     interactive = "interactive" in signals
+    environment = "environment" in signals or any(
+        f.signal == "interactive" and f.variant != USER_TURN for f in findings
+    )
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
     reward_head = "reward_head" in signals
@@ -280,7 +284,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
         labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]
         result.primary = labels[0] if labels else "NONE_TRAINING"
-    elif "environment" in signals or "interactive" in signals:
+    elif environment:
         result.role, result.primary = "component", "ONLINE_RL"
     elif "reward_function" in signals:
         result.role, result.primary = "component", "GRPO"

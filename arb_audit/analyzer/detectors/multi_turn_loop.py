@@ -1,23 +1,52 @@
-"""Online RL by hand: a loop that generates an action, steps an environment and feeds the observation back."""
+"""Online RL by hand: a loop that generates, acts in an environment or with tools, feeds the result back."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_env_step, is_generation
+from arb_audit.analyzer.calls import is_env_step, is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+
+FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
+"""Chat roles of a turn that comes from outside the policy: a tool's result, an environment's
+observation, a (simulated) user's reply."""
+USER_TURN = "user_turn"
+"""Variant of an ``interactive`` finding whose loop only appends user turns."""
+PROMPT_BUILDERS = frozenset({"apply_chat_template", "rollout"})
+"""Methods that turn the conversation so far into the policy's next input (or sample from it)."""
+NOT_TRAINING_SCOPES = frozenset(
+    {
+        "eval",
+        "evaluate",
+        "evaluation",
+        "test",
+        "demo",
+        "validate",
+        "validation",
+        "benchmark",
+        "inference",
+        "play",
+        "chat",
+    }
+)
+"""Words of a function name whose loops serve evaluation or a demo, not the rollouts a stage trains on
+(TAXONOMY.md: such loops do not make a file online RL)."""
 
 
 class MultiTurnLoop(RouteDetector):
-    """A ``for``/``while`` loop whose body both generates with the policy and steps an environment.
+    """A ``for``/``while`` loop whose body generates with the policy and takes the world's answer back.
 
-    This is the shape of a multi-turn rollout (generate -> ``env.step(action)`` -> observation appended,
-    bounded by a number of turns), whether written for a custom ``rollout_func``, a hand-written
-    policy-gradient loop or an agent framework. ``optimizer.step()`` and ``scheduler.step()`` take no
-    action and are not environment steps; a loop that only generates (evaluation) is not reported.
+    This is the shape of a multi-turn rollout, whether written for a custom ``rollout_func``, a
+    hand-written policy-gradient loop or an agent framework: the model generates, then either an
+    environment is stepped with the action (``env.step(action)``) or a turn from outside the model —
+    a tool result, an observation, a user's reply — is appended to the conversation the next turn is
+    built from (``messages.append({"role": "tool", ...})``). ``optimizer.step()`` and
+    ``scheduler.step()`` take no action and are not environment steps; a loop that only generates is
+    not reported, nor one inside a function named for evaluation, testing or a demo (such loops do not
+    produce what a stage trains on).
     """
 
-    TRIGGERS = ("step",)
+    TRIGGERS = ("step", "role")
 
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
@@ -27,6 +56,15 @@ class MultiTurnLoop(RouteDetector):
         ),
         Valid("for prompt in prompts:\n    outputs.append(llm.generate(prompt))\n"),
         Valid("obs = env.reset()\nobs, r, done, info = env.step(0)\n"),
+        Valid(
+            "def evaluate(model, tasks):\n    for turn in range(5):\n"
+            "        reply = model.generate(msgs)\n"
+            "        msgs.append({'role': 'tool', 'content': run(reply)})\n"
+        ),
+        Valid(
+            "for ex in data:\n    msgs.append({'role': 'assistant', 'content': ex})\n"
+            "    out = model.generate(msgs)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -40,36 +78,119 @@ class MultiTurnLoop(RouteDetector):
             "while not done:\n    text = llm.generate(messages)\n    result = env.step(parse(text))\n",
             "interactive",
         ),
+        Invalid(
+            "def rollout(engine, tok, messages):\n    for turn in range(max_turns):\n"
+            "        prompt = tok.apply_chat_template(messages, add_generation_prompt=True)\n"
+            "        text = engine.rollout(prompt)\n"
+            "        messages.append({'role': 'assistant', 'content': text})\n"
+            "        for call in parse_tool_calls(text):\n"
+            "            messages.append({'role': 'tool', 'content': execute_tool(call)})\n",
+            "interactive",
+        ),
+        Invalid(
+            "async def run_agent(client, messages):\n    for _ in range(4):\n"
+            "        r = await client.chat.completions.create(messages=messages)\n"
+            "        if reward(r) == 1:\n            break\n"
+            "        messages.append({'role': 'user', 'content': 'wrong, try again'})\n",
+            "interactive",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.loops: list[list[bool]] = []
+        """Per open loop: [generates, steps an environment, appends a tool turn, appends a user turn]."""
+        self.functions: list[str] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops.append([False, False])
+        self.loops.append([False] * 4)
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops.append([False, False])
+        self.loops.append([False] * 4)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.loops:
             return
-        generation, step = is_generation(node, self.names), is_env_step(node)
+        generation = is_generation(node, self.names) or method(node) in PROMPT_BUILDERS
+        step, role = is_env_step(node), _feedback_role(node)
         for seen in self.loops:
             seen[0] = seen[0] or generation
             seen[1] = seen[1] or step
+            seen[2] = seen[2] or role not in (None, "user")
+            seen[3] = seen[3] or role == "user"
 
     def _leave(self, node: cst.For | cst.While) -> None:
-        generation, step = self.loops.pop()
-        if generation and step:
-            self.report(
-                node, "interactive", "a loop generates actions and steps an environment", interactive=True
-            )
-            self.loops = [[False, False] for _ in self.loops]  # report the innermost loop only
+        generation, step, feedback, user = self.loops.pop()
+        if not generation or not (step or feedback or user) or self._not_training():
+            return
+        how = (
+            "steps an environment"
+            if step
+            else "appends a tool or observation turn to the conversation"
+            if feedback
+            else "appends a user turn to the conversation"
+        )
+        # A user turn alone may be a chat demo's next prompt: it qualifies a training stage's rollouts,
+        # but does not make a file that trains nothing an environment component.
+        variant = USER_TURN if not (step or feedback) else None
+        self.report(
+            node,
+            "interactive",
+            f"a loop generates with the policy and {how}",
+            interactive=True,
+            variant=variant,
+        )
+        self.loops = [[False] * 4 for _ in self.loops]  # report the innermost loop only
+
+    def _not_training(self) -> bool:
+        """Say whether the loop lies in a function named for evaluation, testing or a demo."""
+        return any(NOT_TRAINING_SCOPES & set(name.lower().strip("_").split("_")) for name in self.functions)
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave(original_node)
 
     def leave_While(self, original_node: cst.While) -> None:
         self._leave(original_node)
+
+
+def _feedback_role(node: cst.Call) -> str | None:
+    """Return the role of a turn from outside the model that ``node`` adds to a conversation, if any.
+
+    ``msgs.append({"role": "tool", ...})``, ``msgs.extend([{...}])``, ``msgs.insert(i, {...})``.
+    """
+    if method(node) not in ("append", "extend", "insert") or not node.args:
+        return None
+    value = node.args[-1].value
+    items = [e.value for e in value.elements] if isinstance(value, cst.List) else [value]
+    roles = [role for item in items if (role := _role(item)) in FEEDBACK_ROLES]
+    return next((r for r in roles if r != "user"), roles[0] if roles else None)
+
+
+def _role(value: cst.BaseExpression) -> str | None:
+    """Return the literal ``"role"`` of a message dict (``{"role": "tool"}``, ``dict(role="tool")``)."""
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            if (
+                isinstance(element, cst.DictElement)
+                and isinstance(element.key, cst.SimpleString)
+                and element.key.evaluated_value == "role"
+                and isinstance(element.value, cst.SimpleString)
+            ):
+                found = element.value.evaluated_value
+                return found if isinstance(found, str) else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+        for arg in value.args:
+            if (
+                arg.keyword is not None
+                and arg.keyword.value == "role"
+                and isinstance(arg.value, cst.SimpleString)
+            ):
+                found = arg.value.evaluated_value
+                return found if isinstance(found, str) else None
+    return None
