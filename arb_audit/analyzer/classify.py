@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
+from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
@@ -232,8 +233,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a merge function called by training code (shards, an adapter) is part of that training
         stages = [s for s in stages if s.variant != MERGE_FUNCTION]
     interactive = "interactive" in signals
-    environment = "environment" in signals or any(
-        f.signal == "interactive" and f.variant != USER_TURN for f in findings
+    environment = any(
+        (f.signal == "environment" and f.variant != SINGLE_TURN)
+        or (f.signal == "interactive" and f.variant != USER_TURN)
+        for f in findings
     )
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
@@ -286,7 +289,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.primary = labels[0] if labels else "NONE_TRAINING"
     elif environment:
         result.role, result.primary = "component", "ONLINE_RL"
-    elif "reward_function" in signals:
+    elif "reward_function" in signals or "environment" in signals:
+        # a verifier (or an environment that ends every episode after one action) serves single-turn RL
         result.role, result.primary = "component", "GRPO"
     elif signals & {"generation", "inference"} and "data_output" in signals and "scoring" not in signals:
         # a model's outputs (text, or labels, scores and logits from a forward pass) written out as a

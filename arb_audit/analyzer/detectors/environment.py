@@ -7,26 +7,48 @@ import libcst as cst
 from arb_audit.analyzer.calls import is_env_step, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 
+SINGLE_TURN = "single_turn"
+"""Variant of an ``environment`` finding whose ``step`` always ends the episode."""
+TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
+"""Words of the names that say an episode is over."""
+
 
 class Environment(RouteDetector):
     """Defining or driving a text environment is a component of online RL.
 
-    A class with both ``reset`` and ``step`` methods is an environment (gym's and OpenEnv's interface);
-    a function that calls ``x.reset()`` and ``x.step(action)`` drives one. On its own — no trainer in
-    the file — this makes the file a component that a training launcher loads.
+    A class with both ``reset`` and ``step`` methods is an environment (gym's and OpenEnv's interface),
+    and so is one whose ``step(action)`` answers with a reward and an end-of-episode flag (frameworks
+    whose environments start episodes elsewhere); a function that calls ``x.reset()`` and
+    ``x.step(action)`` drives one. On its own — no trainer in the file — this makes the file a
+    component that a training launcher loads. A ``step`` that sets its episode's end flag only ever to
+    ``True`` ends every episode after one action: the environment serves single-turn rollouts (a
+    verifier wrapped as an environment), which is not multi-turn RL.
     """
 
-    TRIGGERS = ("reset",)
+    TRIGGERS = ("reset", "def step")
 
     VALID = (
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
         Valid("optimizer.step()\nscheduler.step()\n"),
+        Valid("class Stepper:\n    def step(self, batch):\n        return self.model(batch)\n"),
     )
     INVALID = (
         Invalid(
             "class Maze:\n    def reset(self):\n        return 'start'\n"
             "    def step(self, action):\n        return 'obs', 0.0, False\n",
             "environment",
+        ),
+        Invalid(
+            "class SQLEnv(BaseTextEnv):\n    def step(self, action):\n        done = self.finished(action)\n"
+            "        return StepOutput(observations=run(action), reward=score(action), done=done)\n",
+            "environment",
+        ),
+        Invalid(
+            "class Gsm8k(BaseTextEnv):\n    def step(self, action):\n        done = True\n"
+            "        return StepOutput(observations=[], reward=score(action), done=done)\n",
+            "environment",
+            None,
+            SINGLE_TURN,
         ),
         Invalid(
             "def episode(env, policy):\n    obs = env.reset()\n    obs, r, done, _ = env.step(policy(obs))\n",
@@ -41,8 +63,17 @@ class Environment(RouteDetector):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
-        if {"reset", "step"} <= methods:
-            self.report(node, "environment", f"{node.name.value} defines reset() and step()")
+        step = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "step"), None)
+        if step is None:
+            return
+        answers = _answers(step)
+        if "reset" not in methods and answers is None:
+            return
+        how = (
+            "defines reset() and step()" if "reset" in methods else "step() answers with a reward and an end"
+        )
+        single = answers is not None and answers[1] and all(answers[1])
+        self.report(node, "environment", f"{node.name.value} {how}", variant=SINGLE_TURN if single else None)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(set())
@@ -56,3 +87,44 @@ class Environment(RouteDetector):
             self.report(
                 original_node, "environment", f"{original_node.name.value}() resets and steps an environment"
             )
+
+
+def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
+    """Read an environment's ``step(action)``: None unless it speaks of a reward and an episode's end.
+
+    Otherwise ``(True, ends)``: ``ends`` holds, for every literal or assigned value of its end flag,
+    whether it is the constant ``True``.
+    """
+    params = [p for p in step.params.params if p.name.value not in ("self", "cls")]
+    if not params:
+        return None
+    words: set[str] = set()
+    ends: list[bool] = []
+
+    class Reader(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            words.add(node.value.lower())
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None:
+                words.add(node.keyword.value.lower())
+                if _ends(node.keyword.value) and not isinstance(node.value, cst.Name):
+                    ends.append(_true(node.value))
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and _ends(target.target.value):
+                    ends.append(_true(node.value))
+
+    step.body.visit(Reader())
+    if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
+        return None
+    return True, ends
+
+
+def _ends(name: str) -> bool:
+    return any(word in name.lower() for word in TERMINATION_WORDS)
+
+
+def _true(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "True"
