@@ -303,3 +303,57 @@ class ArtifactManifest:
     """BLAKE3 (hex) of the canonical manifest."""
     files: list[FileDigest]
     """Every file, sorted by path."""
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessAccount:
+    """What the benchmark's harness recorded of a run outside its folder: AutoRL-Bench's ``results.csv`` row.
+
+    The harness's own account, not the folder's: the audit shows it as such, compares it with what the
+    folder shows, and takes a score from it only when the folder holds no submission record at all.
+    A column that is empty or does not parse is None.
+    """
+
+    path: str
+    """The file it was read from (as given to ``--results-csv``)."""
+    line: int
+    """The row's number in that file (the header is 1)."""
+    run_id: str | None = None
+    """The harness's run id (the run's local start time)."""
+    timestamp: str | None = None
+    """When the run started, as the harness wrote it (local time)."""
+    task: str | None = None
+    """The task."""
+    agent: str | None = None
+    """The agent."""
+    driver_model: str | None = None
+    """The driver model as the harness guessed it (often the ``.env`` default, not the agent's)."""
+    base_model: str | None = None
+    """The base model."""
+    baseline: float | None = None
+    """The base model's score as run.py measured it before the agent ran."""
+    best_score: float | None = None
+    """The highest score over scores.json, errored entries included (0 when there were none)."""
+    improvement: float | None = None
+    """That entry's improvement over the grader's baseline."""
+    submissions: int | None = None
+    """How many entries scores.json held (rejected and cached attempts never reach it)."""
+    duration_s: float | None = None
+    """The whole run's seconds, downloads and baseline included."""
+    success: bool | None = None
+    """Whether the agent's process exited 0 (False on a timeout; nothing about the score)."""
+    workspace: str | None = None
+    """The run folder's path on the harness's machine."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the account as JSON values (the run record keeps it so)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_json(cls, data: Any) -> HarnessAccount | None:
+        """Read an account written by :meth:`to_json`; None for anything else."""
+        if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+            return None
+        if not isinstance(data.get("line"), int):
+            return None
+        return cls(**{k: v for k, v in data.items() if k in cls.__slots__})

@@ -31,7 +31,7 @@ from arb_audit.taxonomy.failures import FailureMode, IntegrityFlag, QuadrantCell
 from arb_audit.taxonomy.routes import RouteLabel, StageKind
 from arb_audit.taxonomy.strength import Strength
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the audit's schema; bumped on any change to a field's presence or meaning."""
 
 EvidenceKind = Literal["code", "command", "log", "artifact", "submission", "transcript", "file"]
@@ -74,6 +74,48 @@ class Evidence(Part):
         # A run can cite 100,000s of lines: empty fields are left out of the JSON, as they always were.
         data: dict[str, Any] = handler(self)
         return {k: v for k, v in data.items() if v is not None and v != ""}
+
+
+class HarnessAccount(Part):
+    """What the benchmark's harness recorded of the run outside its folder (AutoRL-Bench's results.csv row).
+
+    The harness's word, not the folder's: shown beside it, with where the two disagree.
+    """
+
+    path: str
+    """The file it was read from."""
+    line: int
+    """The row's number in that file (the header is 1)."""
+    run_id: str | None
+    """The harness's run id."""
+    timestamp: str | None
+    """When the run started, as the harness wrote it (local time)."""
+    task: str | None
+    """The task."""
+    agent: str | None
+    """The agent."""
+    driver_model: str | None
+    """The driver model as the harness guessed it."""
+    base_model: str | None
+    """The base model."""
+    baseline: float | None
+    """The base score run.py measured before the agent ran."""
+    best_score: float | None
+    """The highest score over scores.json, errored entries included (0 when none)."""
+    improvement: float | None
+    """That entry's improvement."""
+    submissions: int | None
+    """How many entries scores.json held."""
+    duration_s: float | None
+    """The whole run's seconds."""
+    success: bool | None
+    """Whether the agent's process exited 0 (False on a timeout)."""
+    workspace: str | None
+    """The run folder on the harness's machine."""
+    disagreements: list[str]
+    """Each place where the row and the run folder tell different things."""
+    used_for: list[str]
+    """What the audit took from the row, because the folder holds no record of it."""
 
 
 class Run(BaseModel):
@@ -123,6 +165,9 @@ class Run(BaseModel):
     """The git directory holding the run's code revisions."""
     analyzer_version: str
     """The version of the analyzer that made the audit."""
+    harness_account: HarnessAccount | None = None
+    """The benchmark harness's own record of the run (AutoRL-Bench's results.csv row, given with
+    ``--results-csv``), compared with the folder; null when none was given."""
     __pydantic_extra__: dict[str, JsonValue]
 
 

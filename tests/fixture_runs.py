@@ -507,6 +507,45 @@ def attempts_en() -> Scenario:
     )
 
 
+RESULTS_HEADER = (
+    "run_id,timestamp,task,agent,driver_model,base_model,baseline,best_score,improvement,"
+    "submissions,duration_s,success,workspace\n"
+)
+"""results.csv's header as run.py writes it (``RESULTS_CSV_COLUMNS``, since Feb 2026 with driver_model)."""
+
+
+def results_csv(root: Path, folder: str, task: str, row: str) -> Path:
+    """Write the harness's results.csv beside ``workspace/`` (as ``append_result`` does) with one row.
+
+    ``row`` is the columns from ``baseline`` to ``success``; the others follow from the run folder.
+    """
+    path = root / "results.csv"
+    stamp = folder.split("_", 1)[0]
+    path.write_text(
+        RESULTS_HEADER + f"{stamp},2026-03-10 10:15:00,{task},codex,gpt-5.2,Qwen/Qwen2.5-1.5B,{row},"
+        f"{REMOTE_ROOT}/{task}/{folder}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def harness_only(root: Path) -> tuple[Path, Path]:
+    """A run whose folder holds no record of its submissions (no scores.json, none in run.log) while
+    the harness's results.csv row counts 2, best 17.51; return the run folder and the csv."""
+    scenario = Scenario(
+        folder="20260312T091500_codex",
+        task="gsm8k",
+        agent="codex",
+        baseline=12.0,
+        attempts=[],
+        code={"code/train.py": TRAIN_SFT},
+        outputs={"output/v1": 30, "output/v2": 45},
+    )
+    run = write_run(scenario, root / "workspace" / "gsm8k")
+    (run / "scores.json").unlink(missing_ok=True)
+    return run, results_csv(root, scenario.folder, "gsm8k", "12.0,17.51,5.51,2,3004,True")
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "improves": improves,
     "no_valid": no_valid,

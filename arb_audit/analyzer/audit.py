@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from arb_audit.analyzer.failure import decide_failure, with_definition
+from arb_audit.analyzer.harness_account import account_json
 from arb_audit.analyzer.intended import intended_stage_of
 from arb_audit.analyzer.ledger_flags import baseline_reset_flags, probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
@@ -174,6 +175,7 @@ def build_audit(
                 "revisions_path": revisions_path,
                 "analyzer_version": ANALYZER_VERSION,
                 **run.extra,
+                "harness_account": account_json(record),
             },
             "submissions": [_submission_json(s, offset) for s in record.submissions],
             "best": None

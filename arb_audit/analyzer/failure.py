@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import intended_in_lineage
 from arb_audit.analyzer.metrics import compute_metrics
 from arb_audit.evidence import Evidence, excerpt
@@ -25,6 +26,10 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
     if best is None:
         if harness := _harness_errors(record):
             return _harness_failure(harness)
+        if (account := all_there_is(record)) is not None and account.best_score is not None:
+            # The folder holds no record of the submissions the harness counted: its row is all there is.
+            told = f"the harness's results.csv ({account.submissions} submission(s), none in the folder)"
+            return _score_failure(account.best_score, told, base, noise, [cite(account)])
         if (why := unseen_ending(record)) is not None:
             return {"mode": None, "determined": False, "reason": why, "evidence": []}
         tried = [s for s in record.submissions if s.status in ("error", "rejected")]
@@ -41,27 +46,37 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
                 for s in tried[:5]
             ],
         }
-    if base is None or noise is None or best.score is None:
-        missing = "base score" if base is None else "noise threshold for this task (pass --noise)"
-        return {"mode": None, "determined": False, "reason": f"the {missing} is unknown", "evidence": []}
-    delta = best.score - base
-    cite = [
+    if best.score is None:
+        return {"mode": None, "determined": False, "reason": "the best score is unknown", "evidence": []}
+    shown = [
         Evidence("submission", submission_seq=best.seq, excerpt=f"best valid score {best.score}").to_json()
     ]
+    return _score_failure(best.score, "the ledger", base, noise, shown)
+
+
+def _score_failure(
+    score: float, where: str, base: float | None, noise: float | None, shown: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Decide what the best score (as ``where`` gives it) against the base score shows."""
+    if base is None or noise is None:
+        missing = "base score" if base is None else "noise threshold for this task (pass --noise)"
+        return {"mode": None, "determined": False, "reason": f"the {missing} is unknown", "evidence": shown}
+    delta = score - base
+    source = "" if where == "the ledger" else f" (from {where})"
     if delta < -noise:
         return {
             "mode": "regression",
             "determined": True,
-            "evidence": cite,
-            "reason": f"the best valid score {best.score} is {-delta:.2f} below the base {base}"
+            "evidence": shown,
+            "reason": f"the best valid score {score}{source} is {-delta:.2f} below the base {base}"
             f" (noise {noise})",
         }
     moved = "improved beyond noise" if delta > noise else "did not move beyond noise"
     return {
         "mode": None,
         "determined": False,
-        "evidence": cite,
-        "reason": f"the score {moved} ({delta:+.2f}, noise {noise})",
+        "evidence": shown,
+        "reason": f"the score {moved} ({delta:+.2f}, noise {noise}){source}",
         "improved": delta > noise,
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arb_audit.analyzer.failure import grader_failed, unseen_ending
+from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import METHOD_FREE, intended_in_lineage, intended_stage_of
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
@@ -43,8 +44,12 @@ def decide_quadrant(
     """Decide the quadrant: score up beyond noise, the intended stage adopted, and the cell they make."""
     base = record.run.base_score
     score_up = None
+    account = all_there_is(record) if best is None else None
     if best is not None and best.score is not None and base is not None and noise is not None:
         score_up = best.score - base > noise
+    elif account is not None and account.best_score is not None:
+        # The folder holds no record of the submissions the harness counted: its row is all there is.
+        score_up = account.best_score - base > noise if base is not None and noise is not None else None
     elif best is None and unseen_ending(record) is None and not grader_failed(record):
         score_up = False
     stage = intended_stage_of(record, intended_stage)
@@ -56,6 +61,9 @@ def decide_quadrant(
             f"{record.run.source_format} prescribes no training method: no intended stage (name one with"
             " --intended); the quadrant reads score_up only"
         )
+    elif account is not None:
+        intended, evidence = None, [cite(account)]
+        reason = "the harness counted submissions the folder holds no record of: their lineage cannot be seen"
     elif best is None:
         intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
     else:

@@ -116,7 +116,7 @@ def test_results_csv_row_in_either_schema(make_run: MakeRun, tmp_path: Path) -> 
         "submissions,duration_s,success,workspace\n20260310T101500,2026-03-10 10:15:00,gsm8k,codex,"
         f"gpt-5.2,Qwen/Qwen2.5-1.5B,62.7,68.9,6.2,3,3004,True,/w/gsm8k/{run.name}\n"
     )
-    assert collect(run, results_csv=new).run.extra["results_csv"]["success"] == "True"
+    assert collect(run, results_csv=new).run.extra["harness_account"]["success"] is True
     old = tmp_path / "old.csv"
     old.write_text(
         "run_id,timestamp,task,agent,base_model,baseline,best_score,improvement,submissions,"
@@ -124,7 +124,7 @@ def test_results_csv_row_in_either_schema(make_run: MakeRun, tmp_path: Path) -> 
         f"3004,True,/w/gsm8k/{run.name}\n"
     )
     record = collect(run, results_csv=old)
-    assert record.run.extra["results_csv"]["driver_model"] == "gpt-5.2"
+    assert record.run.extra["harness_account"]["driver_model"] == "gpt-5.2"
     assert any("13 values under a 12-column header" in m for m in messages(record))
     missing = tmp_path / "other.csv"
     missing.write_text(new.read_text().replace(run.name, "someone-else").replace("20260310T101500,", "y,"))

@@ -22,6 +22,7 @@ from arb_audit.collectors.autorl_bench.metafiles import (
     find_results_row,
     read_harness_metrics,
     read_run_meta,
+    results_account,
 )
 from arb_audit.collectors.autorl_bench.runlog import RunLog, read_run_log
 from arb_audit.collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
@@ -74,7 +75,8 @@ class AutoRLBenchCollector(Collector):
         agentlog = read_agent_log(folder)
         harness_metrics = read_harness_metrics(folder)
         reports, pipeline_totals = read_reports(folder)
-        results_row = find_results_row(options.results_csv, run_dir, folder) if options.results_csv else None
+        found = find_results_row(options.results_csv, run_dir, folder) if options.results_csv else None
+        results_row = found[0] if found else None
         _report_missing(folder, runlog, entries, meta)
 
         offset = _utc_offset(runlog, entries or [], meta)
@@ -93,7 +95,11 @@ class AutoRLBenchCollector(Collector):
             it.reported_at = here(it.reported_at)
         run = _run_info(run_dir, folder, runlog, meta, agentlog, results_row, entries or [], here)
         run.utc_offset_s = offset
-        run.extra = _extra(runlog, agentlog, harness_metrics, pipeline_totals, results_row)
+        run.extra = _extra(runlog, agentlog, harness_metrics, pipeline_totals)
+        if found is not None and options.results_csv is not None:
+            # The harness's account of the run, typed; the analyzer compares it with the folder.
+            account = results_account(found[0], found[1], str(options.results_csv), folder)
+            run.extra["harness_account"] = account.to_json()
         run.extra["ledger_sources"] = [
             name for name, read in (("run.log", runlog), (SCORES, entries)) if read is not None
         ]
@@ -226,7 +232,6 @@ def _extra(
     agentlog: AgentLog | None,
     harness_metrics: dict[str, Any] | None,
     pipeline_totals: dict[str, Any],
-    results: dict[str, str] | None,
 ) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if runlog:
@@ -250,8 +255,6 @@ def _extra(
         extra["harness_metrics"] = harness_metrics
     if pipeline_totals:
         extra["pipeline_results"] = pipeline_totals
-    if results:
-        extra["results_csv"] = results
     return extra
 
 

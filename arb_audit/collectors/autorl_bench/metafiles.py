@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from arb_audit.collectors.clock import from_epoch
-from arb_audit.collectors.reading import RunFolder, json_number
+from arb_audit.collectors.reading import RunFolder, json_number, text_int, text_number
+from arb_audit.model import HarnessAccount
 
 RUN_META = "run_meta.json"
 METRICS = "reports/metrics.json"
@@ -31,6 +32,8 @@ RESULTS_COLUMNS = (
 """results.csv columns at the harness's HEAD; the Feb 2026 schema lacks ``driver_model``."""
 OLD_RESULTS_COLUMNS = tuple(c for c in RESULTS_COLUMNS if c != "driver_model")
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
+MAX_TEXT = 1000
+"""Longest text kept from a results.csv column."""
 MAX_BUDGET_S = 10 * 365 * 24 * 3600
 """A budget longer than ten years is not believed."""
 
@@ -81,8 +84,8 @@ def read_harness_metrics(folder: RunFolder) -> dict[str, Any] | None:
     return data
 
 
-def find_results_row(csv_path: Path, run_dir: Path, folder: RunFolder) -> dict[str, str] | None:
-    """Return the results.csv row of this run (matched on the workspace folder name or run id).
+def find_results_row(csv_path: Path, run_dir: Path, folder: RunFolder) -> tuple[dict[str, str], int] | None:
+    """Return the results.csv row of this run (matched on the workspace folder name or run id) and its line.
 
     Both headers are accepted; a 13-value row under the old 12-column header (rows appended after the
     schema changed) is read with the new columns, and said so.
@@ -106,7 +109,7 @@ def find_results_row(csv_path: Path, run_dir: Path, folder: RunFolder) -> dict[s
 
 def _match_row(
     reader: Iterator[list[str]], run_dir: Path, folder: RunFolder, label: str
-) -> dict[str, str] | None:
+) -> tuple[dict[str, str], int] | None:
     header = tuple(c.strip() for c in next(reader, []))
     if not header:
         folder.problem(label, "is empty")
@@ -133,6 +136,52 @@ def _match_row(
                     f"row {number} has {len(values)} values under a {len(header)}-column"
                     " header (schema changed between runs); read by value count",
                 )
-            return row
+            return row, number
     folder.problem(label, f"has no row for the run folder {run_dir.name!r}")
     return None
+
+
+def results_account(row: dict[str, str], line: int, label: str, folder: RunFolder) -> HarnessAccount:
+    """Type the results.csv row as the harness's account; a value that does not parse is a problem."""
+    unreadable: list[str] = []
+
+    def number(column: str) -> float | None:
+        text = row.get(column, "").strip()
+        value = text_number(text) if text else None
+        if text and value is None:
+            unreadable.append(column)
+        return value
+
+    numbers = {c: number(c) for c in ("baseline", "best_score", "improvement", "duration_s")}
+    count_text = row.get("submissions", "").strip()
+    count = text_int(count_text) if count_text else None
+    if count_text and (count is None or count < 0):
+        unreadable.append("submissions")
+        count = None
+    success_text = row.get("success", "").strip()
+    success = {"true": True, "false": False}.get(success_text.lower())  # Python's str(bool)
+    if success_text and success is None:
+        unreadable.append("success")
+    if unreadable:
+        folder.problem(label, f"row {line}: {', '.join(unreadable)} cannot be read; taken as unknown")
+
+    def text(column: str) -> str | None:
+        return row.get(column, "").strip()[:MAX_TEXT] or None
+
+    return HarnessAccount(
+        path=label,
+        line=line,
+        run_id=text("run_id"),
+        timestamp=text("timestamp"),
+        task=text("task"),
+        agent=text("agent"),
+        driver_model=text("driver_model"),
+        base_model=text("base_model"),
+        baseline=numbers["baseline"],
+        best_score=numbers["best_score"],
+        improvement=numbers["improvement"],
+        submissions=count,
+        duration_s=numbers["duration_s"],
+        success=success,
+        workspace=text("workspace"),
+    )
