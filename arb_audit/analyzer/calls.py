@@ -7,6 +7,7 @@ functions are matched on their qualified names.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -29,6 +30,15 @@ DATA_GENERATORS = (
     "datadreamer.",
 )
 """Synthetic-data libraries, by qualified-name prefix: they generate with a model and write a dataset."""
+GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
+"""Words of a helper of the project that asks a model for text (``openai_completion``)."""
+LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})
+REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call"})
+"""A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``) asks it for text."""
+SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
+"""First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
+LIBRARY_PREFIXES = ("torch.", "transformers.", "accelerate.", "numpy.", "jax.", "tensorflow.")
+"""Libraries whose ``inference``-named functions are modes or device maps, not text generation."""
 NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model", "trainer")
 """Receivers whose ``step`` is an optimiser's, a scheduler's or a trainer's (TRL's classic
 ``ppo_trainer.step(queries, responses, rewards)``), not an environment's."""
@@ -47,6 +57,29 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> b
     if chain and chain.endswith(API_COMPLETIONS):
         return True
     return bool(names(node.func) & GENERATION_FUNCTIONS)
+
+
+def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> bool:
+    """Say whether ``node`` calls a helper named for asking a model for text.
+
+    Projects wrap their client or server in helpers (``utils.openai_completion``,
+    ``make_gpt3_requests``, ``client.infer_batch``); the name is what shows it.
+    """
+    func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+    if not isinstance(func, cst.Name):
+        return False
+    found = [w for part in func.value.split("_") for w in _WORD.findall(part.lower())]
+    if not found or found[0] in SETUP_WORDS:
+        return False
+    named = (
+        bool(GENERATION_WORDS & set(found))
+        or found[0] == "infer"
+        or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
+    )
+    return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+
+
+_WORD = re.compile(r"[a-z]+")
 
 
 def is_env_step(node: cst.Call) -> bool:

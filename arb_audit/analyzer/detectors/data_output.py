@@ -5,11 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import DATA_GENERATORS, method
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 
 DATASET_WRITERS = frozenset({"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv"})
 """Methods that write a dataset (Hugging Face datasets, pandas)."""
 JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
+JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
+"""Writers of one JSON document to a file: inside a loop, one record per iteration (JSON lines)."""
 """Encoders whose output, written line by line, is a JSON-lines dataset."""
 
 
@@ -27,7 +29,7 @@ class DataOutput(RouteDetector):
         "to_parquet",
         "save_to_disk",
         "to_csv",
-        "dumps",
+        "dump",
         "distilabel",
         "synthetic_data_kit",
         "llama_index",
@@ -35,7 +37,10 @@ class DataOutput(RouteDetector):
         "datadreamer",
     )
 
-    VALID = (Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),)
+    VALID = (
+        Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),
+        Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
+    )
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
@@ -43,9 +48,33 @@ class DataOutput(RouteDetector):
             "import json\nwith open('o.jsonl', 'a') as f:\n    f.write(json.dumps(row) + '\\n')\n",
             "data_output",
         ),
+        Invalid(
+            "import json\nfor d in rows:\n    with open(path, 'a') as f:\n        json.dump(d, f)\n"
+            "        f.write('\\n')\n",
+            "data_output",
+        ),
     )
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.loops = 0
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loops -= 1
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self.loops and len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS:
+            self.report(node, "data_output", "writes one JSON record per iteration")
+            return
         if any(q.startswith(DATA_GENERATORS) for q in self.names(node.func)):
             self.report(node, "data_output", "builds a synthetic dataset")
             return

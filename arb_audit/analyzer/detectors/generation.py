@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import DATA_GENERATORS, is_generation, method
+from arb_audit.analyzer.calls import DATA_GENERATORS, is_generation, is_generation_helper, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
@@ -32,6 +32,12 @@ class Generation(RouteDetector):
     TRIGGERS = (
         "generate",
         "create",
+        "completion",
+        "infer",
+        "gpt",
+        "llm",
+        "claude",
+        "gemini",
         "LLM",
         "pipeline",
         "sglang",
@@ -54,9 +60,15 @@ class Generation(RouteDetector):
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("text = 'model.generate(x)'\n"),
+        Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
+        Valid("from accelerate import infer_auto_device_map\ninfer_auto_device_map(model)\n"),
+        Valid("engine = Policy.load_inference(path)\npolicy.prepare_for_lp_inference()\n"),
     )
     INVALID = (
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
+        Invalid("import utils\nresults = utils.openai_completion(prompts, decoding_args)\n", "generation"),
+        Invalid("results = make_gpt3_requests(engine, prompts, max_tokens=1024)\n", "generation"),
+        Invalid("scores = client.infer_batch(batch)\n", "generation"),
         Invalid("from vllm import LLM\nllm = LLM(model='m')\n", "generation"),
         Invalid(
             "from openai import OpenAI\nclient = OpenAI()\n"
@@ -122,6 +134,9 @@ class Generation(RouteDetector):
             self.posts.append((node, self.context.statements[-1] if self.context.statements else None))
         if is_generation(node, self.names):
             self.report(node, "generation", "samples text")
+            return
+        if is_generation_helper(node, self.names):
+            self.report(node, "generation", "calls a helper named for asking a model for text")
             return
         for name in names:
             if (
