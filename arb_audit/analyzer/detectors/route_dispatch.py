@@ -20,6 +20,27 @@ def _word(node: cst.BaseExpression) -> str | None:
     return None
 
 
+SUBCOMMAND_WORDS: dict[str, str] = {
+    "finetune": "SFT",
+    "pretrain": "SFT",
+    "merge": "MERGE",
+    "evaluate": "EVAL_ONLY",
+    "eval": "EVAL_ONLY",
+}
+"""First words of a CLI's subcommands (``finetune_full``, ``merge_lora``, ``evaluate``) in a table that
+maps them to their code: what each selects, besides the route names themselves."""
+
+
+def _table_word(node: cst.BaseExpression) -> str | None:
+    """Return what a dispatch table's key selects: a route name, or a subcommand by its first word."""
+    if (word := _word(node)) is not None:
+        return word
+    if not isinstance(node, cst.SimpleString) or not isinstance(node.evaluated_value, str):
+        return None
+    first = node.evaluated_value.lower().replace("-", "_").split("_")[0]
+    return ROUTE_WORDS.get(first) or SUBCOMMAND_WORDS.get(first)
+
+
 def _words(node: cst.BaseExpression) -> list[str]:
     """Route labels named by a literal or a list/tuple/set of literals."""
     if isinstance(node, cst.List | cst.Tuple | cst.Set):
@@ -42,11 +63,13 @@ class RouteDispatch(RouteDetector):
     TRIGGERS = (
         *(f"{q}{word}{q}" for word in ROUTE_WORDS for q in "'\""),
         *MULTI_TURN_FLAGS,
+        *(f"{q}{word}" for word in SUBCOMMAND_WORDS for q in "'\""),
         "Trainer",  # a conditional between trainer classes names no route in quotes
     )
 
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
+        Valid("TOOLS = {'evaluate': evaluate_fn, 'merge_lora': merge_fn, 'serve': serve_fn}\n"),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
         Valid("print('sft', 'dpo')\n"),
         Valid("if task == 'sft':\n    text = fmt(x)\nelif task == 'dpo':\n    text = fmt(y)\n"),
@@ -71,6 +94,12 @@ class RouteDispatch(RouteDetector):
             "RUNNERS = {'sft': run_sft, 'grpo': run_grpo}\nRUNNERS[args.algo]()\n",
             "dispatch",
             routes=("SFT", "GRPO"),
+        ),
+        Invalid(
+            "COMMANDS = {'download': download_fn, 'finetune_full': full_fn, 'merge_lora': merge_fn,"
+            " 'evaluate': evaluate_fn}\n",
+            "dispatch",
+            routes=("SFT", "MERGE", "EVAL_ONLY"),
         ),
         Invalid(
             "from trl import DPOTrainer, SFTTrainer\n"
@@ -168,8 +197,10 @@ class RouteDispatch(RouteDetector):
             w
             for element in node.elements
             if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name | cst.Attribute)
-            for w in _words(element.key)
+            if (w := _table_word(element.key)) is not None
         }
+        if routes <= {"EVAL_ONLY", "MERGE"}:
+            return  # a choice among tools that train nothing is not a training route
         if len(routes) >= 2:
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
