@@ -31,7 +31,7 @@ from arb_audit.taxonomy.failures import FailureMode, IntegrityFlag, QuadrantCell
 from arb_audit.taxonomy.routes import RouteLabel, StageKind
 from arb_audit.taxonomy.strength import Strength
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the audit's schema; bumped on any change to a field's presence or meaning."""
 
 EvidenceKind = Literal["code", "command", "log", "artifact", "submission", "transcript", "file"]
@@ -321,9 +321,10 @@ class Stage(Part):
     adapter: str | None
     """``lora`` / ``qlora`` when an adapter was trained."""
     artifact: str
-    """The model this stage produced (path in the run folder, or a model id)."""
+    """The model this stage produced (path in the run folder, or a model id). A path the lineage holds in
+    two versions names the older ``PATH@N``, N the command that made it (0: before any command)."""
     parent: str | None
-    """The model it started from."""
+    """The model it started from (as ``artifact`` names it)."""
     parents: list[str]
     """Every model it started from: ``parent`` first, then the other models a merge combined."""
     strength: Strength
@@ -375,6 +376,9 @@ class Route(Part):
     """Labels in the best submission's lineage."""
     strength: Strength | None = None
     """The weakest evidence level of the chain's steps: what the route as a whole rests on."""
+    strength_reason: str | None = None
+    """Why the route has that level: its weakest step, what the level means, what that step's evidence
+    disagrees on."""
     evidence: RouteEvidence | None = None
     """The evidence per attempted and written label."""
     lineage: dict[str, list[Stage]] | None = None

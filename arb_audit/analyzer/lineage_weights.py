@@ -124,6 +124,8 @@ def weigh(
     weigher = Weigher() if weigher is None else weigher
     flags: list[dict[str, Any]] = []
     for step in steps:
+        if not step.on_disk:
+            continue  # a version since overwritten: its path holds another model now
         model = _folder(run_dir, step.artifact, base_model, base_dir)
         parent = _folder(run_dir, step.parent, base_model, base_dir)
         if model is None or parent is None or model == parent:

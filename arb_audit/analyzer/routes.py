@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arb_audit.analyzer.classify import Classification, Stage
+from arb_audit.analyzer.path_versions import END, Moment, PathVersions, Write, same_path
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
 from arb_audit.taxonomy.routes import KIND_LABELS, label_of, lineage_label
-from arb_audit.taxonomy.strength import Strength, weakest
+from arb_audit.taxonomy.strength import STRENGTHS, Strength, weakest
 from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
 
 ROUTE_KINDS = KIND_LABELS
 """Stage kinds that are routes of their own (the taxonomy's definition, under the name callers use)."""
-_COPY = re.compile(r"^(?:cp|rsync|mv)$")
-_COPY_WORD = re.compile(r"\b(?:cp|rsync|mv)\b")
 MAX_DEPTH = 8
 """Longest line of ancestors followed (a cycle of copies must end)."""
 MAX_STEPS = 32
@@ -72,6 +71,13 @@ class StageStep:
     """Every model it started from: ``parent`` first, then the other models a merge combined."""
     producer_seq: int | None = None
     """The command that produced it (its training run or its copy), where known."""
+    on_disk: bool = True
+    """Whether its folder (and its parent's) still hold the versions this step is about: a version
+    since overwritten cannot be weighed."""
+    key: tuple[str, Moment | None] = ("", None)
+    """The version it is about: its path and when it was made (None: no command shows it)."""
+    parent_keys: dict[str, tuple[str, Moment | None]] = field(default_factory=dict)
+    """Each parent's version, by the name ``parents`` gives it."""
 
     def all_parents(self) -> list[str]:
         """Return every model this step started from, ``parent`` first (none when it is unknown)."""
@@ -110,6 +116,26 @@ class RunCode:
     text: Callable[[str], str | None]
     """Blob sha → its text (for searching a script for an artifact's path)."""
     _mentions: dict[tuple[int, str, str], str | None] = field(default_factory=dict, repr=False)
+    _versions: PathVersions | None = field(default=None, repr=False)
+
+    @property
+    def versions(self) -> PathVersions:
+        """The versions each path took, command by command (:mod:`arb_audit.analyzer.path_versions`)."""
+        if self._versions is None:
+            record = self.record
+            times = [t for c in record.commands for t in (c.started_at, c.ended_at) if t is not None]
+            end = record.run.ended_at or max(times, default=None)
+            self._versions = PathVersions(record.commands, self._trainings, record.artifacts, end)
+        return self._versions
+
+    def _trainings(self, artifact: str) -> list[tuple[ScriptRun, Stage, str]]:
+        """Every training script run that writes ``artifact`` or names it (not as what it loads)."""
+        found = []
+        for run in self.runs:
+            training = training_stages(self.labels.get(run.blob_sha))
+            if training and (how := self.mention(run, artifact)) in ("writes", "names"):
+                found.append((run, training[-1], how))
+        return found
 
     def revision(self, seq: int) -> Revision | None:
         """Return revision ``seq``."""
@@ -188,42 +214,6 @@ def _written(code: RunCode, attempted: dict[str, list[Evidence]]) -> dict[str, l
     return written
 
 
-def _copy_source(command: str, artifact: str) -> str | None:
-    """Return the source of a ``cp -r SRC DST`` / ``mv`` / ``rsync`` whose destination is ``artifact``."""
-    for segment in re.split(r"&&|\|\||[;\n]", command):
-        if len(segment) > MAX_SEGMENT_CHARS or not _COPY_WORD.search(segment):
-            continue  # shlex is slow on long text; a copy command is short and names its program
-        try:
-            words = shlex.split(segment, comments=True)
-        except ValueError:
-            continue
-        if len(words) >= 3 and _COPY.match(words[0].rsplit("/", 1)[-1]) and "-t" not in words:
-            paths = [w for w in words[1:] if not w.startswith("-")]
-            if len(paths) != 2 or not _same(paths[1], artifact) or _same(paths[0], artifact):
-                continue  # not a copy onto the artifact (or a backup of the artifact itself)
-            source = paths[0].rstrip("/")
-            # A file copied into the model folder (a chat template, a config) is an edit, not its origin.
-            if paths[1].endswith("/") and posixpath.basename(source) != posixpath.basename(artifact):
-                continue
-            if posixpath.splitext(source)[1] or "*" in source:
-                continue
-            return source
-    return None
-
-
-def _same(word: str, artifact: str) -> bool:
-    """Tell whether a path, as a command or script writes it, names the artifact.
-
-    Its tail matches, or the artifact lies under it (an ``output_dir`` whose trainer saved
-    ``checkpoint-N`` inside); a bare folder name such as ``outputs`` is too common to count for that.
-    """
-    word = word.rstrip("/").removeprefix("./")
-    if not word:
-        return False
-    same = word == artifact or word.endswith("/" + artifact) or artifact.endswith("/" + word)
-    return same or ("/" in word and artifact.startswith(word + "/"))
-
-
 def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, Strength, Evidence] | None:
     """Return what an artifact's own files say its producing stage was, how strongly, and where.
 
@@ -265,7 +255,7 @@ def _mention(text: str, artifact: str) -> str | None:
     """Say how ``text`` names ``artifact``: ``writes`` (an output dir or save call), ``reads``, ``names``."""
     found = None
     for match in re.finditer(r"[\w./-]+", text):
-        if not _same(match[0], artifact):
+        if not same_path(match[0], artifact):
             continue
         before = text[max(0, match.start() - 40) : match.start()]
         if _WRITES.search(before):
@@ -288,99 +278,114 @@ def training_stages(labels: Classification | None) -> list[Stage]:
     return stages
 
 
-def _producer(code: RunCode, artifact: str, before_seq: int | None) -> tuple[ScriptRun, Stage] | None:
-    """Return the last script run (before command ``before_seq``) that writes ``artifact``.
-
-    A script that names it as its output wins; one that only names it otherwise counts when no script
-    writes it; one that loads it (``model="…"``) is its consumer, never its producer.
-    """
-    writer: tuple[ScriptRun, Stage] | None = None
-    namer: tuple[ScriptRun, Stage] | None = None
-    for run in code.runs:
-        if before_seq is not None and run.command_seq > before_seq:
-            break
-        training = training_stages(code.labels.get(run.blob_sha))
-        if not training:
-            continue
-        how = code.mention(run, artifact)
-        if how == "writes":
-            writer = (run, training[-1])
-        elif how == "names":
-            namer = (run, training[-1])
-    return writer or namer
-
-
 def lineage(code: RunCode, artifact_path: str, base: str | None, before_seq: int | None) -> list[StageStep]:
     """Follow the artifact back, stage by stage, to the base model (or as far as evidence goes).
 
-    Every parent of a merge is followed, so the steps form a tree: each model once, parents before
-    the models made from them, the artifact last. A parent is searched for among the commands up to
-    the one that produced its child (a later script that names it did not make it).
+    Each step is one *version* of a path (:mod:`arb_audit.analyzer.path_versions`): the artifact as it
+    was just after command ``before_seq`` (the end of the run when None), and each parent as it was when
+    its child was made. Every parent of a merge is followed, so the steps form a tree: each version
+    once, parents before the models made from them, the artifact last. A path the lineage holds in two
+    versions names the older ``PATH@N``, N the command that made it (0: before any command).
     """
-    artifacts = {a.path: a for a in code.record.artifacts}
+    versions = code.versions
     steps: list[StageStep] = []
-    open_: set[str] = set()
-    done: set[str] = set()
+    open_: set[tuple[str, Moment | None]] = set()
+    done: set[tuple[str, Moment | None]] = set()
 
-    def visit(artifact: str, bound: int | None, depth: int) -> None:
-        if artifact in done or artifact in open_ or len(steps) >= MAX_STEPS:
-            return  # seen already, or a cycle of copies
-        open_.add(artifact)
-        step = _step(code, artifact, artifacts.get(artifact), bound)
+    def visit(artifact: str, before: Moment, depth: int) -> tuple[str, Moment | None] | None:
+        write, why = versions.at(artifact, before)
+        key = (artifact, write.at if write else None)
+        if key in done:
+            return key
+        if key in open_ or len(steps) >= MAX_STEPS:
+            return None  # a cycle of copies, or too long a lineage
+        open_.add(key)
+        step = _step(code, artifact, write, why)
+        step.key = key
         if depth < MAX_DEPTH:
-            parent_bound = step.producer_seq if step.producer_seq is not None else bound
+            since = write.at if write else before
             for parent in step.all_parents():
-                if parent != base:
-                    visit(parent, parent_bound, depth + 1)
-        open_.discard(artifact)
-        done.add(artifact)
+                if parent != base and (found := visit(parent, since, depth + 1)) is not None:
+                    step.parent_keys[parent] = found
+        open_.discard(key)
+        done.add(key)
         steps.append(step)
+        return key
 
-    visit(artifact_path, before_seq, 1)
+    visit(artifact_path, _after(before_seq), 1)
+    _name_versions(code, steps)
     return steps
 
 
+def _after(seq: int | None) -> Moment:
+    """Return the moment just after command ``seq`` (the run's end when None)."""
+    return END if seq is None else (seq, 2**31)
+
+
+def _name_versions(code: RunCode, steps: list[StageStep]) -> None:
+    """Name each step's version: its path, or ``PATH@N`` for all but one version of a path held twice.
+
+    The version the path holds now keeps the plain name (else the latest); a version since overwritten
+    is not on disk, so neither it nor a step made from it can be weighed.
+    """
+    by_path: dict[str, list[tuple[str, Moment | None]]] = {}
+    for step in steps:
+        by_path.setdefault(step.key[0], []).append(step.key)
+    current = {s.key: code.versions.current(s.key[0], _write_of(code, s.key)) for s in steps}
+    name: dict[tuple[str, Moment | None], str] = {}
+    for path, keys in by_path.items():
+        plain = next((k for k in keys if current[k]), max(keys, key=lambda k: k[1] or (0, 0)))
+        for k in keys:
+            name[k] = path if k == plain or len(keys) == 1 else f"{path}@{k[1][0] if k[1] else 0}"
+    for step in steps:
+        step.on_disk = current[step.key] and all(current.get(k, True) for k in step.parent_keys.values())
+        step.artifact = name[step.key]
+        renamed = {p: name.get(k, p) for p, k in step.parent_keys.items()}
+        step.parent = renamed.get(step.parent, step.parent) if step.parent else None
+        step.parents = [renamed.get(p, p) for p in step.parents]
+        step.parent_keys = {renamed.get(p, p): k for p, k in step.parent_keys.items()}
+
+
+def _write_of(code: RunCode, key: tuple[str, Moment | None]) -> Write | None:
+    """Return the write that made version ``key`` (None for a version no command shows)."""
+    return next((w for w in code.versions.writes(key[0]) if w.at == key[1]), None)
+
+
 def producing_seq(code: RunCode, artifact: str, before_seq: int | None) -> int | None:
-    """Return the command (up to ``before_seq``) that produced ``artifact``: its last copy or training."""
-    copy = _last_copy(code, artifact, before_seq)
-    static = _producer(code, artifact, before_seq)
-    seqs = [copy[0].seq] if copy else []
-    seqs += [static[0].command_seq] if static else []
-    return max(seqs, default=None)
+    """Return the command (up to ``before_seq``) that made the version ``artifact`` then held."""
+    write, _ = code.versions.at(artifact, _after(before_seq))
+    return write.seq if write else None
 
 
-def _last_copy(code: RunCode, artifact: str, before_seq: int | None) -> tuple[Command, str] | None:
-    """Return the last command (before ``before_seq``) that copies something onto ``artifact``, and what."""
-    for command in reversed(code.record.commands):
-        if before_seq is not None and command.seq > before_seq:
-            continue
-        if (source := _copy_source(command.command, artifact)) is not None:
-            return command, source
-    return None
+def _step(code: RunCode, artifact: str, write: Write | None, why: str | None) -> StageStep:
+    """Return the step that made version ``write`` of ``artifact``.
 
-
-def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: int | None) -> StageStep:
-    copy = _last_copy(code, artifact, before_seq)
-    static = _producer(code, artifact, before_seq)
-    # The latest writer made what was graded: a copy after training, or training after a fallback copy.
-    if copy is not None and (static is None or copy[0].seq > static[0].command_seq):
-        command, source = copy
+    ``why`` says how an unfinished command's work shows in the artifact's own files.
+    """
+    versions = code.versions
+    # The artifact's own files tell of the version it holds now, not of one since overwritten.
+    info = next((a for a in code.record.artifacts if a.path == artifact), None)
+    info = info if versions.current(artifact, write) else None
+    if write is not None and write.how in ("copied", "moved"):
+        command = versions.command(write.seq)
+        text = command.command if command else ""
         return StageStep(
             "copy",
             artifact,
-            source,
-            producer_seq=command.seq,
+            write.source,
+            producer_seq=write.seq,
             strength="supported",
-            evidence=[Evidence("command", command_seq=command.seq, excerpt=excerpt(command.command, 200))],
+            evidence=[Evidence("command", command_seq=write.seq, excerpt=excerpt(text, 200))],
         )
     dynamic = _artifact_kind(info)
     parent = info.parent_ref if info else None
-    if static is None and dynamic is None:
-        return StageStep("unknown", artifact, parent, strength="none")
-    if static is None:
-        kind, level, pointer = dynamic  # type: ignore[misc]
-        return StageStep(kind, artifact, parent, strength=level, evidence=[pointer])
-    run, stage = static
+    deleted = [f"command {write.seq} deleted it"] if write is not None and write.how == "deleted" else []
+    if write is None or write.run is None or write.stage is None:
+        if dynamic is None:
+            return StageStep("unknown", artifact, parent, strength="none", conflicts=deleted)
+        kind, level, pointer = dynamic
+        return StageStep(kind, artifact, parent, strength=level, evidence=[pointer], conflicts=deleted)
+    run, stage = write.run, write.stage
     producing = code.command(run.command_seq)
     named = _command_models(code, producing, artifact) if producing else []
     script = code.text(run.blob_sha) or ""
@@ -396,10 +401,16 @@ def _step(code: RunCode, artifact: str, info: ArtifactInfo | None, before_seq: i
         strength="supported",
         evidence=code.code_evidence(run, stage),
     )
+    if why is not None:
+        step.evidence.append(
+            Evidence(
+                "artifact", path=artifact, excerpt=f"command {run.command_seq} never finished, but {why}"
+            )
+        )
     if stage.kind == "merge":
         # A merge starts from every model it combines, not only the first one named.
         merged = [*named, *_merged_models(script)]
-        step.parents = [m for m in dict.fromkeys(merged) if not _same(m, artifact)]
+        step.parents = [m for m in dict.fromkeys(merged) if not same_path(m, artifact)]
     if dynamic is not None:
         kind, _, pointer = dynamic
         step.evidence.append(pointer)
@@ -461,7 +472,7 @@ def _command_models(code: RunCode, command: Command, artifact: str) -> list[str]
     found: list[str] = []
     for word in words[1:]:
         value = posixpath.normpath(word.split("=", 1)[-1].removeprefix("./")) if word else ""
-        if not value or value == "." or value in found or _same(value, artifact):
+        if not value or value == "." or value in found or same_path(value, artifact):
             continue
         if value in known or any(code.mention(r, value) == "writes" for r in earlier):
             found.append(value)
@@ -548,6 +559,20 @@ def chain_text(chain: list[StageStep]) -> str:
     return branch(chain[-1], frozenset({chain[-1].artifact})) or route_label(chain)
 
 
+def strength_reason(chain: list[StageStep]) -> str:
+    """Say why a route has its evidence level.
+
+    That is the level of its weakest step: the step, what the level means, what its evidence disagrees on.
+    """
+    level = weakest(s.strength for s in chain)
+    meaning = next(d.definition for d in STRENGTHS if d.name == level)
+    if not chain:
+        return f"{level}: the best submission has no lineage ({meaning})"
+    step = next(s for s in chain if s.strength == level)
+    conflicts = f"; {'; '.join(step.conflicts)}" if step.conflicts else ""
+    return f"{level}: its weakest step, {step.kind} making {step.artifact}, is {level} ({meaning}){conflicts}"
+
+
 def submission_command(record: RunRecord, submission: Submission) -> int | None:
     """Return the last command before a submission (by time), or None when times do not tell."""
     if submission.requested_at is None:
@@ -569,7 +594,6 @@ def analyze(
     come back as ``flags``.
     """
     attempted = _claims(code)
-    written = _written(code, attempted)
     record = code.record
     # A path retrained and submitted again has a new lineage: one per (path, producing command).
     computed: dict[tuple[str, int | None], list[StageStep]] = {}
@@ -589,6 +613,12 @@ def analyze(
     flags = [flag for steps in current for flag in (refine(steps) if refine else [])]
     chain = of_submission.get(best.seq, []) if best else []
     path_of = {s.seq: s.artifact_path or "" for s in record.submissions}
+    # A stage in a lineage was run, by definition (its artifact exists): attempted, with that evidence.
+    for steps in computed.values():
+        for step in steps:
+            if (label := label_of(step.kind, step.on_policy, step.interactive)) and label not in attempted:
+                attempted[label] = list(step.evidence)
+    written = _written(code, attempted)
     adopted = sorted({label for s in chain if (label := label_of(s.kind, s.on_policy, s.interactive))})
     strength = weakest(s.strength for s in chain)
     return {
@@ -600,6 +630,7 @@ def analyze(
         "written": sorted(written),
         "adopted": adopted,
         "strength": strength,
+        "strength_reason": strength_reason(chain) if best else None,
         "evidence": {
             "attempted": {k: [e.to_json() for e in v[:6]] for k, v in sorted(attempted.items())},
             "written": {k: [e.to_json() for e in v] for k, v in sorted(written.items())},

@@ -388,7 +388,7 @@ def test_a_merge_of_two_fine_tunes(tmp_path: Path) -> None:
 
 
 def test_copies_that_are_not_the_artifacts_origin() -> None:
-    from arb_audit.analyzer.routes import _copy_source
+    from arb_audit.analyzer.path_versions import copy_source as _copy_source
 
     assert _copy_source("cp -r outputs/grpo final_model", "final_model") == "outputs/grpo"
     assert _copy_source("cp chat_template.jinja final_model/", "final_model") is None
