@@ -45,6 +45,50 @@ class Stage:
     """``lora`` or ``qlora`` when the stage trains an adapter, else None (full weights or unknown)."""
     evidence: list[Finding] = field(default_factory=list)
     """The findings behind it."""
+    decided_by: str = "name"
+    """What decided the stage (:data:`BASES`): ``loss``, ``framework``, ``command``, ``code`` or ``name``."""
+    confidence: str = "low"
+    """How firmly (:data:`CONFIDENCES`): ``high``, ``medium`` or ``low``."""
+
+
+BASES: dict[str, str] = {
+    "loss": "the form of the loss a gradient step of the file optimises",
+    "framework": "an entry of the framework table (a known trainer, pipeline or train function)",
+    "command": "a literal training command line the file runs",
+    "code": "code that combines weights, or a loss-shaped function not tied to a gradient step",
+    "name": "a trainer or config class, resolved to its qualified name",
+}
+"""What can decide a file's stage, most direct first (TAXONOMY.md: the gradient step decides)."""
+
+CONFIDENCES: dict[str, str] = {
+    "high": "the loss a gradient step optimises shows the stage, or code that combines weights is run",
+    "medium": "a framework table entry, a command line or a resolved trainer class names the stage, and no"
+    " loss in the file says otherwise",
+    "low": "a loss-shaped function or a name that no gradient step of the file is seen using",
+}
+"""How firmly a static stage is shown: documented levels, not probabilities."""
+
+_BASIS_OF = {
+    "GradientStep": "loss",
+    "FrameworkEntry": "framework",
+    "SubprocessLaunch": "command",
+    "Merge": "code",
+    "WeightAverage": "code",
+    "HandwrittenLoss": "code",
+}
+"""Detector -> the basis its stage findings rest on (the others report names)."""
+
+
+def _basis(stage: Stage, steps: bool) -> tuple[str, str]:
+    """Return what decided ``stage`` and how firmly; ``steps``: the file takes a gradient step."""
+    bases = [_BASIS_OF.get(f.detector, "name") for f in stage.evidence if f.signal == "stage" or f.kind]
+    order = list(BASES)
+    basis = min(bases, key=order.index, default="name")
+    if basis == "loss" or (basis == "code" and stage.kind == "merge"):
+        return basis, "high"
+    if basis in ("framework", "command") or (basis == "name" and steps):
+        return basis, "medium"
+    return basis, "low"
 
 
 @dataclass(slots=True)
@@ -93,6 +137,8 @@ class Classification:
                     "interactive": s.interactive,
                     "data_source": s.data_source,
                     "adapter": s.adapter,
+                    "decided_by": s.decided_by,
+                    "confidence": s.confidence,
                     "evidence": [_evidence(f) for f in s.evidence],
                 }
                 for s in self.stages
@@ -115,6 +161,8 @@ class Classification:
                 s["data_source"],
                 s.get("adapter"),
                 [_finding(e) for e in s["evidence"]],
+                s.get("decided_by", "name"),
+                s.get("confidence", "low"),
             )
             for s in data["stages"]
         ]
@@ -252,6 +300,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if stage.kind in POLICY_GRADIENT:
             stage.interactive = interactive
             stage.on_policy = True if interactive else stage.on_policy
+    for stage in stages:
+        stage.decided_by, stage.confidence = _basis(stage, bool(steps))
     result.stages = stages
     routes = sorted({r for f in findings if f.signal == "dispatch" for r in f.routes})
     labels: list[str] = []
@@ -281,7 +331,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif steps:
         # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".
         result.role, result.primary = "training", "UNKNOWN"
-        result.stages = [Stage("unknown", evidence=steps[:3])]
+        result.stages = [Stage("unknown", evidence=steps[:3], decided_by="loss", confidence="low")]
     elif "loss" in signals:
         result.role = "component"
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]

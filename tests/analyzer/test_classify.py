@@ -350,3 +350,42 @@ def test_evidence_lines_hold_when_the_same_code_recurs(tmp_path: Path) -> None:
     )
     result = classify_path(write(tmp_path, "twice.py", code))
     assert [(f.line, f.col) for f in result.stages[0].evidence] == [(4, 4), (7, 4), (8, 4)]
+
+
+def _stages(tmp_path: Path, code: str) -> list[tuple[str, str, str]]:
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(code))
+    return [(s.kind, s.decided_by, s.confidence) for s in classify_path(path).stages]
+
+
+def test_stage_says_what_decided_it(tmp_path: Path) -> None:
+    """The loss a gradient step optimises decides firmly; a trainer's name alone less so."""
+    loop = """
+        import torch.nn.functional as F
+        for batch in loader:
+            logits = model(batch["input_ids"]).logits
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+            loss.backward()
+            optimizer.step()
+    """
+    assert _stages(tmp_path, loop) == [("sft", "loss", "high")]
+    named = """
+        from trl import DPOTrainer
+        trainer = DPOTrainer(model=m, ref_model=r, train_dataset=d)
+        trainer.train()
+    """
+    assert _stages(tmp_path, named) == [("dpo", "name", "medium")]
+    only_named = """
+        from trl import DPOTrainer
+        trainer = DPOTrainer(model=m, ref_model=r, train_dataset=d)
+    """
+    assert _stages(tmp_path, only_named) == [("dpo", "name", "low")]
+
+
+def test_stage_basis_in_json(tmp_path: Path) -> None:
+    """``classify --json`` carries decided_by and confidence per stage."""
+    path = tmp_path / "t.py"
+    path.write_text("from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n")
+    out = CliRunner().invoke(main, ["classify", "--json", "--no-cache", str(path)])
+    stage = json.loads(out.output.splitlines()[0])["stages"][0]
+    assert (stage["decided_by"], stage["confidence"]) == ("name", "medium")
