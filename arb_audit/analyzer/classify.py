@@ -185,6 +185,7 @@ class Classification:
 
 def _evidence(f: Finding) -> dict[str, Any]:
     return {
+        **({"path": f.path} if f.path is not None else {}),
         "line": f.line,
         "col": f.col,
         "detector": f.detector,
@@ -206,6 +207,7 @@ def _finding(data: dict[str, Any]) -> Finding:
         line=data["line"],
         col=data["col"],
         excerpt=data["excerpt"],
+        path=data.get("path"),
     )
 
 

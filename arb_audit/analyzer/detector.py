@@ -90,6 +90,8 @@ class Finding:
     """0-based column."""
     excerpt: str = ""
     """The source line, trimmed."""
+    path: str | None = None
+    """The file it was seen in, when not the classified file itself (a workspace module it calls)."""
     node: cst.CSTNode | None = field(default=None, repr=False, compare=False)
     """The node reported (not serialised)."""
     statement: cst.CSTNode | None = field(default=None, repr=False, compare=False)

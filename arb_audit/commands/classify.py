@@ -37,9 +37,11 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
 
     Each file gets its labels (SFT, DPO, GRPO, PPO, ONLINE_RL, REWARD_MODEL, DISTILLATION, MERGE,
     EVAL_ONLY, NONE_TRAINING, CONFIG_DEPENDENT), its primary label, its role, its training stages and
-    the evidence for each. Nothing is imported or executed. Exit status 0, or 2 when no file was found.
+    the evidence for each. The files under a folder are read in that workspace: a script that calls
+    the folder's own modules gets the stages of the code it calls. Nothing is imported or executed.
+    Exit status 0, or 2 when no file was found.
     """
-    from arb_audit.analyzer.batch import classify_many
+    from arb_audit.analyzer.workspace import classify_workspaces
     from arb_audit.cache_dirs import cache_root
     from arb_audit.report import clean
     from arb_audit.store import RunStore, StoreError
@@ -52,7 +54,7 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
             except StoreError as exc:
                 click.echo(f"arb-audit classify: working without the cache: {exc}", err=True)
         count = _print(
-            classify_many(list(paths), (os.cpu_count() or 1) if jobs is None else jobs, store),
+            classify_workspaces(list(paths), (os.cpu_count() or 1) if jobs is None else jobs, store),
             as_json,
             verbose,
             clean,

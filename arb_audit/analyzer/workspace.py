@@ -1,0 +1,251 @@
+"""A file in its workspace: an entry script gets the route of the workspace code it calls.
+
+Agents and projects split a pipeline over files: ``train.py`` does ``from trainer import MyTrainer``
+or ``from .losses import grpo_loss`` and calls it. Classified alone, the entry script shows no stage.
+Here the workspace's own modules it imports *and uses* (calls, subclasses, hands on) are followed —
+read with :mod:`ast` only, never imported — and their training stages become the entry script's,
+with evidence pointing into the other file. Bounded: :data:`MAX_DEPTH` modules deep, files over
+:data:`MAX_TEXT` characters are not read for imports, and each file's imports are read once.
+
+A file that shows a training stage of its own, or that is a launcher, keeps its own verdict: what the
+file itself does decides over what it imports (TAXONOMY.md's unit is the file).
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arb_audit.analyzer.classify import Classification, Stage, combine
+from arb_audit.analyzer.detector import Finding
+
+if TYPE_CHECKING:
+    from arb_audit.store import RunStore
+
+MAX_DEPTH = 3
+"""Imports followed from an entry script: its modules, theirs, and theirs."""
+MAX_TEXT = 2_000_000
+"""Files larger than this are not read for imports (their own classification stands)."""
+KEEPS_OWN = frozenset({"training", "launcher"})
+"""Roles of a file whose own verdict is not replaced by what it imports."""
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """A workspace module an importing file uses."""
+
+    module: str
+    """The module's path in the workspace (posix, relative)."""
+    name: str
+    """The name used, as the importing file spells it."""
+    line: int
+    """1-based line of the first use."""
+    excerpt: str
+    """That line, trimmed."""
+
+
+def module_index(paths: list[str]) -> dict[str, str]:
+    """Return dotted module name -> path for the Python files of a workspace (``pkg/__init__.py`` -> pkg)."""
+    index: dict[str, str] = {}
+    for path in paths:
+        if not path.endswith(".py"):
+            continue
+        parts = path[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(p.isidentifier() for p in parts):
+            index.setdefault(".".join(parts), path)
+    return index
+
+
+def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
+    """Return the workspace modules ``path`` imports and uses, first use first.
+
+    An absolute import is looked up from the workspace root and from the importing file's folder
+    (scripts are run from where they sit); a relative import from the file's package.
+    """
+    if len(text) > MAX_TEXT:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    folder = posixpath.dirname(path)
+    bound: dict[str, str] = {}  # local name -> module path
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _base(node.module or "", node.level, folder)
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                # ``from pkg import mod`` binds a module; ``from mod import name`` a name in it
+                target = _lookup(f"{base}.{alias.name}" if base else alias.name, folder, index)
+                target = target or (_lookup(base, folder, index) if base else None)
+                if target is not None and target != path:
+                    bound[alias.asname or alias.name] = target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _lookup(alias.name, folder, index)
+                if target is not None and target != path:
+                    bound[alias.asname or alias.name.split(".")[0]] = target
+    if not bound:
+        return []
+    lines = text.splitlines()
+    found: dict[str, Use] = {}
+    for node in ast.walk(tree):
+        name = _used_name(node)
+        if name in bound and bound[name] not in found:
+            line = getattr(node, "lineno", 0)
+            excerpt = lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
+            found[bound[name]] = Use(bound[name], name, line, excerpt)
+    return sorted(found.values(), key=lambda u: u.line)
+
+
+def _base(module: str, level: int, folder: str) -> str:
+    """Return the dotted module a ``from ... import`` names, relative ones resolved against ``folder``."""
+    if level == 0:
+        return module
+    parts = [p for p in folder.split("/") if p]
+    parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    return ".".join([*parts, *([module] if module else [])])
+
+
+def _lookup(dotted: str, folder: str, index: Mapping[str, str]) -> str | None:
+    if dotted in index:
+        return index[dotted]
+    if folder:
+        local = ".".join([*folder.split("/"), dotted])
+        return index.get(local)
+    return None
+
+
+def _used_name(node: ast.AST) -> str | None:
+    """Return the imported name a call, a base class or a handed-on argument uses, if any."""
+    target: ast.expr | None = None
+    if isinstance(node, ast.Call):
+        target = node.func
+    elif isinstance(node, ast.ClassDef) and node.bases:
+        target = node.bases[0]
+    elif isinstance(node, ast.keyword):
+        target = node.value
+    while isinstance(target, ast.Attribute):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def in_workspace(
+    labels: Mapping[str, Classification],
+    text_of: Callable[[str], str | None],
+) -> dict[str, Classification]:
+    """Return each file's classification in its workspace (``labels``: path -> the file alone).
+
+    ``text_of`` reads a workspace file's text (None when it cannot). Files whose verdict does not
+    change are returned as they were.
+    """
+    index = module_index(sorted(labels))
+    memo: dict[str, Classification] = {}
+    read: dict[str, list[Use]] = {}
+
+    def resolve(path: str, depth: int, seen: frozenset[str]) -> Classification:
+        if path in memo:
+            return memo[path]
+        own = labels[path]
+        if own.role in KEEPS_OWN or depth >= MAX_DEPTH or not path.endswith(".py"):
+            return own
+        if path not in read:
+            text = text_of(path)
+            read[path] = uses(path, text, index) if text is not None else []
+        adopted: list[tuple[Use, Classification]] = []
+        for use in read[path]:
+            if use.module in seen or use.module not in labels:
+                continue
+            sub = resolve(use.module, depth + 1, seen | {path})
+            if sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
+                adopted.append((use, sub))
+        result = _adopt(own, adopted) if adopted else own
+        if depth == 0 or not adopted:
+            memo[path] = result
+        return result
+
+    return {path: resolve(path, 0, frozenset()) for path in labels}
+
+
+def _adopt(own: Classification, adopted: list[tuple[Use, Classification]]) -> Classification:
+    """Return ``own`` with the stages of the workspace code it uses, and the evidence for them."""
+    findings = [f for f in own.findings if f.signal != "stage"]
+    decided: dict[tuple[str, str | None], Stage] = {}
+    for use, sub in adopted:
+        for stage in sub.stages:
+            decided.setdefault((stage.kind, stage.variant), stage)
+            message = f"uses {use.name} from {use.module}, whose code runs {stage.kind}"
+            findings.append(
+                Finding(
+                    "WorkspaceImport",
+                    "stage",
+                    kind=stage.kind,
+                    variant=stage.variant,
+                    on_policy=stage.on_policy,
+                    data_source=stage.data_source,
+                    message=message,
+                    line=use.line,
+                    excerpt=use.excerpt,
+                )
+            )
+            findings += [replace(f, path=f.path or use.module) for f in stage.evidence]
+            if stage.interactive:
+                findings.append(
+                    Finding(
+                        "WorkspaceImport",
+                        "interactive",
+                        interactive=True,
+                        message=f"{use.module} trains on multi-turn rollouts",
+                        line=use.line,
+                        excerpt=use.excerpt,
+                    )
+                )
+    result = Classification(own.path, error=own.error)
+    combine(result, sorted(findings, key=lambda f: (f.path is not None, f.line, f.col)))
+    for stage in result.stages:
+        source = decided.get((stage.kind, stage.variant))
+        if source is not None:
+            stage.decided_by, stage.confidence = source.decided_by, source.confidence
+    return result
+
+
+def classify_workspaces(
+    paths: Sequence[Path], jobs: int = 0, cache: RunStore | None = None
+) -> Iterator[Classification]:
+    """Classify every file under ``paths`` (as :func:`~.batch.classify_many`), each folder as a workspace.
+
+    A file given on its own is classified alone; the files under a folder given are classified in
+    that folder's workspace (:func:`in_workspace`).
+    """
+    from arb_audit.analyzer.batch import classify_many
+
+    for path in paths:
+        results = list(classify_many([path], jobs, cache))
+        if not path.is_dir():
+            yield from results
+            continue
+        relative = {Path(r.path).relative_to(path).as_posix(): r for r in results}
+        resolved = in_workspace(relative, partial(_read_in, path))
+        yield from (resolved[name] for name in relative)
+
+
+def _read_in(root: Path, name: str) -> str | None:
+    return _read(root / name)
+
+
+def _read(path: Path) -> str | None:
+    """Return a workspace file's text for reading its imports (None when unreadable or too large)."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_TEXT + 1)
+    except OSError:
+        return None
+    return None if len(raw) > MAX_TEXT else raw.decode("utf-8", "replace")

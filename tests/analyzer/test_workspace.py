@@ -1,0 +1,139 @@
+"""A file classified in its workspace gets the stages of the workspace code it calls."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arb_audit.analyzer.classify import Classification
+from arb_audit.analyzer.workspace import MAX_DEPTH, classify_workspaces, module_index, uses
+from arb_audit.cli import main
+
+SFT_LOOP = """
+import torch.nn.functional as F
+
+def run_training(loader, model, optimizer):
+    for batch in loader:
+        logits = model(batch["input_ids"]).logits
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+        loss.backward()
+        optimizer.step()
+"""
+
+GRPO_LOSS = """
+import torch
+
+def grpo_loss(logp, old_logp, rewards, group):
+    r = rewards.view(-1, group)
+    adv = ((r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-6)).flatten()
+    ratio = torch.exp(logp - old_logp)
+    return -torch.min(ratio * adv, ratio.clamp(0.8, 1.2) * adv).mean()
+
+def step(batch, optimizer):
+    loss = grpo_loss(batch.logp, batch.old_logp, batch.rewards, 8)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+    return root
+
+
+def _by_name(root: Path) -> dict[str, Classification]:
+    return {Path(c.path).relative_to(root).as_posix(): c for c in classify_workspaces([root])}
+
+
+def test_entry_script_gets_the_route_of_the_module_it_calls(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {"trainer.py": SFT_LOOP, "train.py": "from trainer import run_training\nrun_training(dl, m, opt)\n"},
+    )
+    result = _by_name(root)["train.py"]
+    assert result.primary == "SFT" and result.role == "training"
+    evidence = result.stages[0].evidence
+    assert evidence[0].detector == "WorkspaceImport" and evidence[0].line == 2
+    assert any(f.path == "trainer.py" and f.signal == "gradient_step" for f in evidence)
+    assert result.stages[0].decided_by == "loss"
+
+
+def test_relative_import_inside_a_package_and_a_subclass(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "rl/__init__.py": "",
+            "rl/losses.py": GRPO_LOSS,
+            "rl/run.py": "from .losses import step\nfor b in batches:\n    step(b, opt)\n",
+        },
+    )
+    assert _by_name(root)["rl/run.py"].primary == "GRPO"
+
+
+def test_imported_but_unused_module_is_not_followed(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"trainer.py": SFT_LOOP, "eval.py": "import trainer\nprint('score')\n"})
+    assert _by_name(root)["eval.py"].primary == "NONE_TRAINING"
+
+
+def test_a_file_with_its_own_stage_keeps_it(tmp_path: Path) -> None:
+    own = "from losses import step\n" + SFT_LOOP + "\nrun_training(dl, m, opt)\nstep(b, opt)\n"
+    root = _write(tmp_path, {"losses.py": GRPO_LOSS, "train.py": own})
+    assert _by_name(root)["train.py"].primary == "SFT"
+
+
+def test_cycles_and_depth_are_bounded(tmp_path: Path) -> None:
+    files = {"a.py": "from b import f\nf()\n", "b.py": "from a import g\ng()\ndef f(): pass\n"}
+    chain = {f"m{i}.py": f"from m{i + 1} import go\ngo()\n" for i in range(MAX_DEPTH + 2)}
+    chain[f"m{MAX_DEPTH + 2}.py"] = SFT_LOOP.replace("run_training", "go")
+    root = _write(tmp_path, {**files, **chain})
+    found = _by_name(root)
+    assert found["a.py"].primary == "NONE_TRAINING"
+    assert found[f"m{MAX_DEPTH + 1}.py"].primary == "SFT"
+    assert found["m0.py"].primary == "NONE_TRAINING"
+
+
+def test_unreadable_and_broken_files_do_not_stop_the_workspace(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "trainer.py": SFT_LOOP,
+            "broken.py": "def (:\n",
+            "train.py": "from broken import x\nfrom trainer import run_training\n"
+            "x()\nrun_training(a, b, c)\n",
+        },
+    )
+    (root / "bytes.py").write_bytes(b"\xff\xfe\x00import trainer\n")
+    found = _by_name(root)
+    assert found["train.py"].primary == "SFT"
+    assert found["broken.py"].error
+
+
+def test_uses_reads_absolute_relative_and_folder_imports() -> None:
+    index = module_index(["pkg/__init__.py", "pkg/a.py", "pkg/b.py", "tools/helper.py", "top.py"])
+    text = (
+        "from . import a\nfrom .b import run\nimport top as t\nfrom helper import h\n"
+        "a.x()\nrun()\nt.go()\nh()\n"
+    )
+    assert [u.module for u in uses("pkg/c.py", text, index)] == ["pkg/a.py", "pkg/b.py", "top.py"]
+    assert [u.module for u in uses("tools/main.py", "from helper import h\nh()\n", index)] == [
+        "tools/helper.py"
+    ]
+
+
+def test_classify_command_reads_folders_as_workspaces(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {"trainer.py": SFT_LOOP, "train.py": "from trainer import run_training\nrun_training(dl, m, opt)\n"},
+    )
+    out = CliRunner().invoke(main, ["classify", "--json", "--no-cache", "-j", "0", str(root)])
+    rows = {Path(r["path"]).name: r for r in map(json.loads, out.output.splitlines())}
+    assert rows["train.py"]["primary"] == "SFT"
+    assert any(e.get("path") == "trainer.py" for e in rows["train.py"]["stages"][0]["evidence"])
+    alone = CliRunner().invoke(main, ["classify", "--json", "--no-cache", "-j", "0", str(root / "train.py")])
+    assert json.loads(alone.output)["primary"] == "NONE_TRAINING"
