@@ -245,3 +245,13 @@ def m012_classification_macs(con: duckdb.DuckDBPyConnection) -> None:
         DELETE FROM classifications;
         """
     )
+
+
+@migration
+def m013_task_description(con: duckdb.DuckDBPyConnection) -> None:
+    """Keep what the run says of its task (level, grading split, intended training) with the run.
+
+    The analyzer reads the task from the run's own record, never from a table by task name; a run stored
+    before has none, and is collected anew on its next audit (the kept audit's key covers the code).
+    """
+    con.execute("ALTER TABLE runs ADD COLUMN task_description JSON")

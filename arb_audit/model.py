@@ -31,6 +31,51 @@ class Problem:
     """What is wrong, in one sentence a user can act on."""
 
 
+@dataclass(frozen=True, slots=True)
+class TaskDescription:
+    """What a run says of its task, as its collector read it: the analyzer looks nothing up by task name.
+
+    A recording carries it in ``recording.json``; a benchmark's collector reports it from that
+    benchmark's own data. None of it set means the run does not say.
+    """
+
+    source: str
+    """Where it was read: a file of the run (``recording.json``) or the benchmark whose data it is."""
+    level: int | None = None
+    """1 static rule-based, 2 static judge-based, 3 interactive rollout (None: not said)."""
+    n_eval: int | None = None
+    """Number of items (games, problems) in the grading split: it sets the default noise threshold."""
+    intended: str | None = None
+    """The training the task exists to test: ``online_rl``, ``policy_gradient`` or a stage kind."""
+    no_method: str | None = None
+    """Set when the benchmark prescribes no training method (so ``intended`` is None by design): the
+    sentence that says so, which the quadrant repeats."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the description as JSON, without ``source`` (the reader knows where it read it)."""
+        return {
+            "level": self.level,
+            "n_eval": self.n_eval,
+            "intended": self.intended,
+            "no_method": self.no_method,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str) -> TaskDescription:
+        """Read a description written by :meth:`to_json`; raise ValueError naming the field that is wrong."""
+        for key, value in data.items():
+            if key in ("level", "n_eval"):
+                # bool is an int to Python, never a level or a split size
+                if value is not None and (type(value) is not int or value < 1):
+                    raise ValueError(f"{key} must be a positive integer")
+            elif key in ("intended", "no_method"):
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(f"{key} must be a string")
+            else:
+                raise ValueError(f"unknown field {key!r}")
+        return cls(source=source, **data)
+
+
 @dataclass(slots=True)
 class RunInfo:
     """What is known of one run (an agent's budget on one task)."""
@@ -65,6 +110,8 @@ class RunInfo:
     """The run folder's absolute path on the machine that ran it (to map absolute model paths)."""
     utc_offset_s: int | None = None
     """Offset of the run machine's local clock from UTC, when the folder lets it be inferred."""
+    task_description: TaskDescription | None = None
+    """What the run (or its benchmark's data) says of its task: level, grading split, intended training."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Everything else the sources say about the run (diagnostics, harness metrics, results.csv row)."""
 

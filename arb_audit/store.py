@@ -44,6 +44,7 @@ from arb_audit.model import (
     RunInfo,
     RunRecord,
     Submission,
+    TaskDescription,
     TensorDigest,
 )
 
@@ -77,6 +78,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "workspace_path": pl.String,
         "utc_offset_s": pl.Int32,
         "revisions_path": pl.String,
+        "task_description": pl.String,
         "extra": pl.String,
     },
     "submissions": {
@@ -330,6 +332,17 @@ def _evidence_list(text: str | None) -> list[Evidence]:
     return [Evidence.from_json(e) for e in json.loads(text or "[]")]
 
 
+def _task_json(task: TaskDescription | None) -> str | None:
+    return None if task is None else _json({"source": task.source, **task.to_json()})
+
+
+def _task_description(text: str | None) -> TaskDescription | None:
+    if not text:
+        return None
+    data = json.loads(text)
+    return TaskDescription.from_json({k: v for k, v in data.items() if k != "source"}, data["source"])
+
+
 def _row(record: Any, **columns: Any) -> dict[str, Any]:
     """Turn a record dataclass into a table row: times to naive UTC, ``columns`` added or overriding."""
     row = {}
@@ -481,6 +494,7 @@ class RunStore:
                     _row(
                         record.run,
                         extra=_json(record.run.extra),
+                        task_description=_task_json(record.run.task_description),
                         recorder_version=__version__,
                         revisions_path=str(revisions_path) if revisions_path else None,
                     )
@@ -535,6 +549,7 @@ class RunStore:
                     _row(
                         run,
                         extra=_json(run.extra),
+                        task_description=_task_json(run.task_description),
                         recorder_version=__version__,
                         revisions_path=str(revisions_path) if revisions_path else None,
                     )
@@ -732,7 +747,14 @@ class RunStore:
         runs = self._dicts("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if not runs:
             raise StoreError(f"{self.path}: no run {run_id!r} in the store")
-        record = RunRecord(run=_build(RunInfo, runs[0], extra=json.loads(runs[0]["extra"] or "{}")))
+        record = RunRecord(
+            run=_build(
+                RunInfo,
+                runs[0],
+                extra=json.loads(runs[0]["extra"] or "{}"),
+                task_description=_task_description(runs[0].get("task_description")),  # older stores: none
+            )
+        )
 
         def rows(table: str, order: str) -> list[dict[str, Any]]:
             return self._dicts(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}", [run_id])

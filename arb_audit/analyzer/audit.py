@@ -8,6 +8,7 @@ training was adopted (:mod:`.intended`), the quadrant (:mod:`.quadrant`) and the
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -19,11 +20,10 @@ from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
 from arb_audit.evidence import Evidence
-from arb_audit.model import Command, RunRecord, Submission
+from arb_audit.model import Command, RunRecord, Submission, TaskDescription
 from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.failures import INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
-from arb_audit.taxonomy.tasks import find_task
 
 ANALYZER_VERSION = "0.1.0"
 
@@ -37,12 +37,18 @@ def iso(moment: datetime | None, offset_s: int | None) -> str | None:
     return moment.astimezone(_clock(offset_s)).isoformat() if moment else None
 
 
-def noise_threshold(task: str | None, override: float | None) -> float | None:
-    """Return the score change within which a difference is noise for ``task``."""
+def noise_threshold(task: TaskDescription | None, override: float | None) -> float | None:
+    """Return the score change within which a difference is noise for ``task``, in score points (0-100).
+
+    The default is two standard errors of a proportion at p = 0.5 over the task's grading split,
+    ``100 / sqrt(n_eval)``: a default, not a law (``--noise`` gives another). A task whose grading split
+    the run does not say has none.
+    """
     if override is not None:
         return override
-    known = find_task(task)
-    return known.noise_threshold if known else None
+    if task is None or task.n_eval is None:
+        return None
+    return round(100.0 / math.sqrt(task.n_eval), 2)
 
 
 def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
@@ -150,8 +156,8 @@ def build_audit(
     offset = run.utc_offset_s
     best = best_submission(record.submissions)
     metrics: Metrics = compute_metrics(record)
-    threshold = noise_threshold(run.task, noise)
-    task = find_task(run.task)
+    threshold = noise_threshold(run.task_description, noise)
+    task = run.task_description
     return AuditReport.model_validate(
         {
             "run": {

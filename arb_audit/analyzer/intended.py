@@ -1,7 +1,8 @@
 """Whether the best submission's lineage holds the training the task exists to test.
 
 A step decides it only with ``verified`` or ``supported`` evidence (arb_audit.taxonomy.strength); a
-stage whose weights equal its parent's trained nothing. A benchmark that prescribes no method has no
+stage whose weights equal its parent's trained nothing. The intended stage is the run's own word (its
+collector reads the task's description); a benchmark that prescribes no method says so there, and has no
 intended stage unless the user names one.
 """
 
@@ -12,7 +13,6 @@ from typing import Any
 from arb_audit.model import RunRecord
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 from arb_audit.taxonomy.strength import DECIDING
-from arb_audit.taxonomy.tasks import find_task
 
 INTENDED_WORDS = {
     "online_rl": "online RL (multi-turn rollouts in the environment)",
@@ -96,13 +96,13 @@ def intended_in_lineage(
     )
 
 
-METHOD_FREE = frozenset({"posttrainbench"})
-"""Benchmarks (by collector) that prescribe no training method: their tasks have no intended stage."""
-
-
 def intended_stage_of(record: RunRecord, intended_stage: str | None) -> str | None:
-    """Return the stage the run's task exists to test (``--intended`` first)."""
-    if intended_stage or record.run.source_format in METHOD_FREE:
-        return intended_stage
-    task = find_task(record.run.task)
-    return task.intended if task else None
+    """Return the stage the run's task exists to test: ``--intended`` first, else the run's own word."""
+    task = record.run.task_description
+    return intended_stage or (task.intended if task else None)
+
+
+def prescribes_no_method(record: RunRecord) -> str | None:
+    """Return why the run's benchmark names no intended stage, when it prescribes no training method."""
+    task = record.run.task_description
+    return task.no_method if task and task.intended is None else None

@@ -6,7 +6,7 @@ from typing import Any
 
 from arb_audit.analyzer.failure import grader_failed, unseen_ending
 from arb_audit.analyzer.harness_account import all_there_is, cite
-from arb_audit.analyzer.intended import METHOD_FREE, intended_in_lineage, intended_stage_of
+from arb_audit.analyzer.intended import intended_in_lineage, intended_stage_of, prescribes_no_method
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
 
@@ -55,11 +55,11 @@ def decide_quadrant(
     stage = intended_stage_of(record, intended_stage)
     intended: bool | None
     evidence: list[dict[str, Any]]
-    if stage is None and record.run.source_format in METHOD_FREE:
+    no_method = prescribes_no_method(record)
+    if stage is None and no_method:
         intended, evidence = None, [] if best is not None else _nothing_valid(record)
         reason = (
-            f"{record.run.source_format} prescribes no training method: no intended stage (name one with"
-            " --intended); the quadrant reads score_up only"
+            f"{no_method}: no intended stage (name one with --intended); the quadrant reads score_up only"
         )
     elif account is not None:
         intended, evidence = None, [cite(account)]

@@ -5,7 +5,8 @@ goes into a store of its own like any other format's. The workspace is the one b
 (a recording moved or cloned with its workspace reads its own); an absolute path of the machine that
 recorded it is only a fallback, and using it is reported. The agent's transcript names the workspace as
 the agent saw it (``/workspace`` in a container): its paths are mapped through its own working
-directory, never through this machine's.
+directory, never through this machine's. The task is what ``recording.json`` describes (level, grading
+split, intended training): the audit looks up no task by name.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from arb_audit.collectors.artifacts import describe, find_output_artifacts, iden
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
-from arb_audit.model import ArtifactInfo, RunRecord
+from arb_audit.model import ArtifactInfo, RunRecord, TaskDescription
 from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording, locate_workspace
 from arb_audit.store import RunStore, StoreError, revisions_path_for
 
@@ -59,6 +60,7 @@ class RecordedCollector(Collector):
         git_dir = revisions_path_for(store_file)
         record.revisions_path = str(git_dir) if record.revisions else None
         _locate(folder, marker, record)
+        record.run.task_description = _task_description(folder, marker)
         record.artifacts = _artifacts(record)
         facts = transcript_commands(folder, AGENT_OUTPUT, record.revisions)
         if facts is not None:
@@ -96,6 +98,22 @@ def _run_id(
         seed = f"started {started} revision {record.revisions[0].sha if record.revisions else ''}"
     digest = hashlib.sha256(f"{stored}\n{seed}".encode()).hexdigest()
     return f"{stored}-{digest[:12]}"
+
+
+def _task_description(folder: RunFolder, marker: dict[str, Any] | None) -> TaskDescription | None:
+    """Return what ``recording.json`` says the task is (None when it says nothing, or nothing usable)."""
+    said = marker.get("task_description") if marker is not None else None
+    if said is None:
+        return None
+    try:
+        if not isinstance(said, dict):
+            raise ValueError("not an object")
+        return TaskDescription.from_json(said, RECORDING_MARKER)
+    except ValueError as exc:
+        folder.problem(
+            RECORDING_MARKER, f"its task_description cannot be used ({exc}): the task is not described"
+        )
+        return None
 
 
 def _locate(folder: RunFolder, marker: dict[str, Any] | None, record: RunRecord) -> None:

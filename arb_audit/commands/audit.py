@@ -52,8 +52,8 @@ def _fail(message: str) -> NoReturn:
 @click.option(
     "--intended",
     help="The training the task exists to test: online_rl, policy_gradient or a stage kind (sft, grpo, ...);"
-    " default: the task's (online_rl on level-3 tasks, policy_gradient elsewhere); none on PostTrainBench,"
-    " which prescribes no method.",
+    " default: what the run says of its task (on AutoRL-Bench online_rl on level-3 tasks, policy_gradient"
+    " elsewhere; none on PostTrainBench, which prescribes no method).",
 )
 @click.option(
     "--html",

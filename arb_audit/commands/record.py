@@ -40,6 +40,20 @@ import click
     "--budget-s", type=float, help="Time budget; the agent's process group is ended when it runs out."
 )
 @click.option("--task", help="Task id.")
+@click.option(
+    "--level",
+    type=click.IntRange(1, 3),
+    help="The task's level: 1 static rule-based, 2 static judge-based, 3 interactive rollout.",
+)
+@click.option(
+    "--eval-size",
+    type=click.IntRange(min=1),
+    help="Items in the task's grading split: the audit's default noise threshold is 100/sqrt(N) points.",
+)
+@click.option(
+    "--intended",
+    help="The training the task exists to test (online_rl, policy_gradient or a stage kind), for the audit.",
+)
 @click.option("--scaffold", help="The agent scaffold (for study tables).")
 @click.option("--driver", help="The model or program driving the agent (for study tables).")
 @click.option("--base-model", help="Base model id.")
@@ -64,6 +78,9 @@ def record(
     snapshot_every: float,
     budget_s: float | None,
     task: str | None,
+    level: int | None,
+    eval_size: int | None,
+    intended: str | None,
     scaffold: str | None,
     driver: str | None,
     base_model: str | None,
@@ -79,6 +96,7 @@ def record(
     RUN_DIR/recording.json; recording again into the same RUN_DIR resumes that run. Exit status: the
     agent's.
     """
+    from arb_audit.model import TaskDescription
     from arb_audit.runner.record import RecordError, RecordOptions
     from arb_audit.runner.record import record as run_recording
     from arb_audit.store import StoreError
@@ -98,6 +116,10 @@ def record(
         snapshot_every_s=snapshot_every,
         budget_s=budget_s,
         task=task,
+        # what the task is, as the user says: kept in recording.json, where the audit reads it
+        task_description=TaskDescription("recording.json", level, eval_size, intended)
+        if (level, eval_size, intended) != (None, None, None)
+        else None,
         scaffold=scaffold,
         driver=driver,
         base_model=base_model,

@@ -4,7 +4,8 @@ The recording (``RUN_DIR/run.duckdb`` and ``RUN_DIR/run.revisions.git``) lives o
 the runner owns its store while it runs. ``RUN_DIR/recording.json`` says what was recorded: the run's id
 (minted once, so every recording has its own and keeps it on any machine), the workspace relative to
 the recording (how a recording moved or cloned with its workspace finds it) and, unless the recording is
-made portable, its absolute path too (a fallback for a recording moved without it). The agent is
+made portable, its absolute path too (a fallback for a recording moved without it), and what the task
+is as the recording was told (the audit reads the task from the run, never from a table). The agent is
 started in its own process group with the variables AutoRL-Bench gives (``GRADING_SERVER_URL``,
 ``WORKSPACE``, ``OUTPUT_DIR``, ...); the code is snapshotted when the run starts, on a timer, before
 every evaluation and at the end; when the agent exits or the budget ends, its whole process group is
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import duckdb
 
-from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission
+from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission, TaskDescription
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.runner.grading import Grader, command_evaluator, serve, upstream_evaluator
 from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, read_marker
@@ -59,6 +60,9 @@ class RecordOptions:
     """Time budget; the agent is ended when it runs out."""
     task: str | None = None
     """Task id."""
+    task_description: TaskDescription | None = None
+    """What the task is (level, grading split, intended training), written into ``recording.json``:
+    the audit reads it from there (its ``source`` is not written: the reader knows where it read it)."""
     base_model: str | None = None
     """Base model id."""
     baseline_score: float | None = None
@@ -292,6 +296,7 @@ def _marker(options: RecordOptions, run_id: str | None) -> dict[str, object]:
         "agent": options.agent,
         "evaluator": options.evaluator,
         "task": options.task,
+        "task_description": options.task_description.to_json() if options.task_description else None,
         "base_model": options.base_model,
     }
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from arb_audit.analyzer.audit import build_audit
-from arb_audit.model import ReportedIteration, RunInfo, RunRecord, Submission
+from arb_audit.collectors.autorl_bench.tasks import describe_task
+from arb_audit.model import ReportedIteration, RunInfo, RunRecord, Submission, TaskDescription
 
 
 def _audit_json(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -20,7 +21,16 @@ T = datetime(2026, 3, 10, 2, 30, tzinfo=UTC)
 
 
 def record(task: str, base: float | None, *scores: float) -> RunRecord:
-    run = RunInfo("r", "autorl_bench", "/r", task=task, base_score=base, utc_offset_s=8 * 3600)
+    """An AutoRL-Bench run of ``task``, described as its collector describes it."""
+    run = RunInfo(
+        "r",
+        "autorl_bench",
+        "/r",
+        task=task,
+        task_description=describe_task(task),
+        base_score=base,
+        utc_offset_s=8 * 3600,
+    )
     subs = [Submission(i, "scored", f"output/v{i}", score=s, completed_at=T) for i, s in enumerate(scores, 1)]
     return RunRecord(run=run, submissions=subs)
 
@@ -150,3 +160,32 @@ def test_no_valid_submission_says_how_much_of_the_budget_was_used() -> None:
     rec = RunRecord(run=run, submissions=[Submission(1, "error", "output/v1", error="no such model")])
     failure = _audit_json(rec)["failure"]
     assert failure["mode"] == "timeout_no_submission" and "50% of the budget used" in failure["reason"]
+
+
+def test_the_task_is_read_from_the_run_record_never_looked_up_by_name() -> None:
+    undescribed = record("gsm8k", 62.7, 70.0)
+    undescribed.run.task_description = None  # a run that says nothing of its task
+    report = _audit_json(undescribed)
+    assert (report["run"]["level"], report["quadrant"]["noise_threshold"]) == (None, None)
+    assert (report["quadrant"]["score_up"], report["quadrant"]["intended_stage"]) == (None, None)
+    renamed = record("any-name", 62.7, 70.0)
+    renamed.run.task_description = TaskDescription("a test", level=2, n_eval=100, intended="dpo")
+    report = _audit_json(renamed)
+    assert (report["run"]["level"], report["quadrant"]["noise_threshold"]) == (2, 10.0)
+    assert (report["quadrant"]["score_up"], report["quadrant"]["intended_stage"]) == (False, "dpo")
+
+
+def test_a_benchmark_that_prescribes_no_method_says_so_on_its_run() -> None:
+    run = RunInfo(
+        "toy:r",
+        "toybench",  # a format the analyzer knows nothing of: the run record carries the fact
+        "/r",
+        task="t",
+        task_description=TaskDescription("ToyBench", no_method="ToyBench prescribes no training method"),
+    )
+    report = _audit_json(RunRecord(run=run, submissions=[Submission(1, "scored", "out/v1", score=5.0)]))
+    quadrant = report["quadrant"]
+    assert (quadrant["intended_stage"], quadrant["intended"], quadrant["cell"]) == (None, None, None)
+    assert quadrant["reason"].startswith("ToyBench prescribes no training method: no intended stage")
+    named = _audit_json(RunRecord(run=run, submissions=[]), intended_stage="sft")
+    assert (named["quadrant"]["intended_stage"], named["quadrant"]["intended"]) == ("sft", False)

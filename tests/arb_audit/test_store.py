@@ -22,6 +22,7 @@ from arb_audit.model import (
     RunInfo,
     RunRecord,
     Submission,
+    TaskDescription,
     TensorDigest,
 )
 from arb_audit.store import RunStore, StoreError, StoreHost, locate_store, revisions_path_for
@@ -54,6 +55,7 @@ def _record(run_id: str = "autorl_bench:gsm8k/r1", scores: tuple[float, ...] = (
         source_format="autorl_bench",
         source_path="/runs/r1",
         task="gsm8k",
+        task_description=TaskDescription("AutoRL-Bench's built-in tasks", 1, 1319, "policy_gradient"),
         base_score=2.0,
         started_at=at,
         utc_offset_s=28800,
@@ -142,6 +144,7 @@ def test_record_round_trips(tmp_path: Path) -> None:
         store.save_record(record, tmp_path / "s.revisions.git")
         back = store.load_record(record.run.run_id)
     assert back.run.extra == {"agent_exit_code": 0}
+    assert back.run.task_description == record.run.task_description
     assert back.run.started_at == record.run.started_at
     assert [s.score for s in back.submissions] == [1.0, 3.0]
     assert back.submissions[1].evidence == [Evidence("log", path="run.log", line=2)]

@@ -233,3 +233,20 @@ def test_missing_everything_but_run_meta_still_collects(tmp_path: Path) -> None:
     assert "run_meta.json: `timeout_s` is '3600', not a duration in seconds; ignored" in problems
     assert any(m.startswith("scores.json: is missing, and so is run.log") for m in problems)
     assert any(m.startswith("code: is missing") for m in problems)
+
+
+def test_a_built_in_task_is_described_from_the_benchmarks_data_a_generated_one_is_not(tmp_path: Path) -> None:
+    described = {}
+    for task in ("alfworld", "smith-sorting"):
+        run = tmp_path / task / "20260310T101500_codex"
+        run.mkdir(parents=True)
+        (run / "run_meta.json").write_text('{"start_time": 1773108902, "timeout_s": 3600}')
+        described[task] = collect(run).run.task_description
+    alfworld = described["alfworld"]
+    assert alfworld is not None and (alfworld.level, alfworld.n_eval, alfworld.intended) == (
+        3,
+        134,
+        "online_rl",
+    )
+    assert alfworld.source == "AutoRL-Bench's built-in tasks"
+    assert described["smith-sorting"] is None  # the run says nothing of a generated task

@@ -147,3 +147,27 @@ def test_the_audit_flags_a_graded_model_changed_after_it_was_scored(tmp_path: Pa
         ("submission", 1, None),
         ("artifact", None, "output/v1"),
     ]
+
+
+def test_the_task_is_what_the_recording_describes_not_a_table(tmp_path: Path) -> None:
+    """The level, the noise threshold and the intended stage come from recording.json; a description
+    that cannot be used is a problem naming the file, and the audit goes on without it."""
+    recording = copy_out("sft_only", tmp_path)
+    report = audit(recording).to_json()
+    assert (report["run"]["level"], report["quadrant"]["noise_threshold"]) == (1, 7.07)  # 100 / sqrt(200)
+    assert report["quadrant"]["intended_stage"] == "policy_gradient"
+    marker = json.loads((recording / "recording.json").read_text())
+    described = {**marker, "task_description": {"level": 3, "n_eval": 400, "intended": "sft"}}
+    (recording / "recording.json").write_text(json.dumps(described))
+    report = audit(recording).to_json()
+    assert (report["run"]["level"], report["quadrant"]["noise_threshold"]) == (3, 5.0)
+    assert (report["quadrant"]["intended_stage"], report["quadrant"]["intended"]) == ("sft", True)
+    (recording / "recording.json").write_text(json.dumps({**marker, "task_description": {"level": "one"}}))
+    report = audit(recording).to_json()
+    assert (report["run"]["level"], report["quadrant"]["noise_threshold"]) == (None, None)
+    assert report["quadrant"]["intended_stage"] is None
+    assert {
+        "path": "recording.json",
+        "message": "its task_description cannot be used (level must be a positive integer):"
+        " the task is not described",
+    } in report["problems"]

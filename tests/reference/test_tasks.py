@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from arb_audit.runner.reference.evaluate import main
 from arb_audit.runner.reference.tasks import (
     ACTIONS,
+    DESCRIPTIONS,
     MAX_STEPS,
     KeyRoom,
     Layout,
@@ -20,14 +21,13 @@ from arb_audit.runner.reference.tasks import (
     revstr_reward,
     revstr_split,
 )
-from arb_audit.taxonomy.tasks import REFERENCE_TASKS
 
 
-def test_splits_are_disjoint_and_sized_as_the_taxonomy_says() -> None:
+def test_splits_are_disjoint_and_sized_as_the_recordings_describe_them() -> None:
     train, test = set(revstr_split("train")), set(revstr_split("test"))
-    assert not train & test and len(test) == REFERENCE_TASKS["revstr"].n_eval
+    assert not train & test and len(test) == DESCRIPTIONS["revstr"].n_eval
     rooms_train, rooms_test = keyroom_split("train"), keyroom_split("test")
-    assert not set(rooms_train) & set(rooms_test) and len(rooms_test) == REFERENCE_TASKS["keyroom"].n_eval
+    assert not set(rooms_train) & set(rooms_test) and len(rooms_test) == DESCRIPTIONS["keyroom"].n_eval
     assert revstr_split("test") == revstr_split("test")  # fixed by construction
 
 

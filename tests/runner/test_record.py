@@ -34,6 +34,10 @@ def test_a_recorded_run_holds_every_attempt_revision_and_hash(tmp_path: Path) ->
             "0.2",
             "--task",
             "tiny",
+            "--level",
+            "1",
+            "--eval-size",
+            "400",
             "--baseline-score",
             "5",
             agent=[sys.executable, str(HERE / "scripted_agent.py")],
@@ -55,6 +59,9 @@ def test_a_recorded_run_holds_every_attempt_revision_and_hash(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["run"]["format"] == "recorded"
+    # the task as the recording was told it: level 1, noise 100 / sqrt(400), no intended stage said
+    assert (report["run"]["level"], report["quadrant"]["noise_threshold"]) == (1, 5.0)
+    assert report["quadrant"]["intended_stage"] is None
     subs = report["submissions"]
     assert [s["status"] for s in subs].count("rejected") == 1
     graded = [s for s in subs if s["status"] == "scored"]

@@ -27,6 +27,7 @@ from arb_audit.collectors.autorl_bench.metafiles import (
 from arb_audit.collectors.autorl_bench.runlog import RunLog, read_run_log
 from arb_audit.collectors.autorl_bench.scores import SCORES, ScoreEntry, read_scores
 from arb_audit.collectors.autorl_bench.summaries import read_reports
+from arb_audit.collectors.autorl_bench.tasks import describe_task
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.clock import from_epoch, infer_utc_offset, localize
 from arb_audit.collectors.final_tree import final_tree
@@ -215,6 +216,7 @@ def _run_info(
         source_format="autorl_bench",
         source_path=str(folder.root),
         task=task,
+        task_description=describe_task(task),
         scaffold=scaffold,
         driver=header.get("Model") or results.get("driver_model") or None,
         base_model=(runlog.base_model if runlog else None) or results.get("base_model") or None,

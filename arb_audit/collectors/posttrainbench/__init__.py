@@ -47,7 +47,7 @@ from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
 from arb_audit.collectors.transcripts.secrets import redact, redact_all
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, Problem, RunInfo, RunRecord, Submission
+from arb_audit.model import ArtifactInfo, Problem, RunInfo, RunRecord, Submission, TaskDescription
 from arb_audit.revisions import run_ref
 
 WORKSPACE = "/home/ben/task"
@@ -58,6 +58,8 @@ FINAL_MODEL = "final_model"
 MAX_WALL_S = 366 * 24 * 3600
 """A time_taken.txt longer than a year is not believed."""
 TASK = "task"
+TASK_DESCRIPTION = TaskDescription("PostTrainBench", no_method="PostTrainBench prescribes no training method")
+"""Every PostTrainBench task: the agent post-trains as it sees fit, so no stage is the intended one."""
 
 
 class PostTrainBenchCollector(Collector):
@@ -175,6 +177,7 @@ def _run_info(folder: RunFolder, output: OutputLog | None) -> RunInfo:
         source_format="posttrainbench",
         source_path=str(folder.root),
         task=args.task if args else name.task,
+        task_description=TASK_DESCRIPTION,
         scaffold=method.scaffold,
         driver=method.agent_config,
         base_model=base_model,

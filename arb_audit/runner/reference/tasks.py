@@ -13,6 +13,8 @@ import itertools
 import random
 from dataclasses import dataclass
 
+from arb_audit.model import TaskDescription
+
 LETTERS = "abcdef"
 WORD_LENGTH = 4
 HELD_OUT_WORDS = 200
@@ -20,6 +22,14 @@ CELLS = 8
 MAX_STEPS = 16
 HELD_OUT_EPISODES = 100
 ACTIONS = "lrto"
+
+DESCRIPTIONS: dict[str, TaskDescription] = {
+    "revstr": TaskDescription("the reference world", 1, HELD_OUT_WORDS, "policy_gradient"),
+    "keyroom": TaskDescription("the reference world", 3, HELD_OUT_EPISODES, "online_rl"),
+}
+"""What each task is, as its recordings say it in ``recording.json`` (the audit reads it from there):
+its level, its held-out split and the training it exists to test (single turn: a policy-gradient
+stage; multi-turn: online RL in the corridor)."""
 
 
 def revstr_prompt(word: str) -> str:

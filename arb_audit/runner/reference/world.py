@@ -21,6 +21,7 @@ from arb_audit.runner.record import RecordOptions, record
 from arb_audit.runner.reference.agent import interpreter_shims
 from arb_audit.runner.reference.build import build_base, write_workspace
 from arb_audit.runner.reference.scenarios import Scenario
+from arb_audit.runner.reference.tasks import DESCRIPTIONS
 
 SNAPSHOT_EVERY_S = 0.25
 """The recorder's timer: shorter than the scripted agent's pause between steps."""
@@ -74,6 +75,7 @@ def record_scenario(scenario: Scenario, out: Path) -> Path:
                 snapshot_every_s=SNAPSHOT_EVERY_S,
                 budget_s=scenario.budget_s,
                 task=scenario.task,
+                task_description=DESCRIPTIONS[scenario.task],
                 scaffold="scripted",
                 driver=scenario.name,
                 base_model="models/base",
