@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import posixpath
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from arb_audit.analyzer.batch import classify_many
 from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
 from arb_audit.analyzer.source import kind_for
+from arb_audit.analyzer.workspace import KEEPS_OWN, in_workspace, module_index, uses
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
@@ -88,7 +91,61 @@ def classify_blobs(
                 break
             labels.update(_classify(chosen, local, store, jobs))
             waiting = {sha: could for sha, could in waiting.items() if sha not in chosen}
-        return labels
+        return _in_workspaces(record, labels, local, store, jobs)
+
+
+def _in_workspaces(
+    record: RunRecord,
+    labels: dict[str, Classification],
+    local: dict[str, Path],
+    store: RunStore | None,
+    jobs: int,
+) -> dict[str, Classification]:
+    """Classify each Python file in its workspace: the revision in which its content last stood.
+
+    A script that calls the run's own modules (``from trainer import MyTrainer``) gets the stages of
+    the code it calls, as that revision held it (:mod:`arb_audit.analyzer.workspace`). Modules it
+    uses that were not classified yet are classified first.
+    """
+    in_force: dict[str, int] = {}  # blob -> index of the last revision holding it
+    for i, revision in enumerate(record.revisions):
+        for f in revision.files:
+            if f.blob_sha in labels and f.path.endswith(".py"):
+                in_force[f.blob_sha] = i
+    texts: dict[str, str | None] = {}
+
+    def text(sha: str) -> str | None:
+        if sha not in texts:
+            path = local.get(sha)
+            try:
+                texts[sha] = path.read_text("utf-8", "replace") if path is not None else None
+            except OSError:
+                texts[sha] = None
+        return texts[sha]
+
+    resolved = dict(labels)
+    for i in sorted(set(in_force.values())):
+        files = {f.path: f.blob_sha for f in record.revisions[i].files if f.blob_sha in local}
+        here = {path for path, sha in files.items() if in_force.get(sha) == i}
+        index = module_index(sorted(files))
+        wanted = {
+            files[u.module]
+            for path in here
+            if resolved[files[path]].role not in KEEPS_OWN and (t := text(files[path])) is not None
+            for u in uses(path, t, index)
+            if u.module in files and files[u.module] not in resolved
+        }
+        resolved.update(_classify(wanted, local, store, jobs))
+        by_path = {path: resolved[sha] for path, sha in files.items() if sha in resolved}
+        shown = in_workspace(by_path, partial(_text_at, text, files), only=here)
+        for path, result in shown.items():
+            if result is not by_path[path]:
+                resolved[files[path]] = result
+    return resolved
+
+
+def _text_at(text: Callable[[str], str | None], files: dict[str, str], path: str) -> str | None:
+    return text(files[path])
 
 
 def _label(stage: Stage) -> str | None:

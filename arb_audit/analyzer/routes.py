@@ -165,11 +165,11 @@ class RunCode:
                 excerpt=excerpt((command.command if command else "") + f"  [exit {run.exit_code}]", 200),
             )
         ]
-        for f in stage.evidence[:2]:
+        for f in stage.evidence[:3]:
             found.append(
                 Evidence(
                     "code",
-                    path=run.path,
+                    path=f.path or run.path,  # a workspace module the script calls, or the script
                     line=f.line or None,
                     end_line=f.line or None,
                     revision=revision.sha if revision else None,

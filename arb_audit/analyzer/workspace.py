@@ -141,11 +141,12 @@ def _used_name(node: ast.AST) -> str | None:
 def in_workspace(
     labels: Mapping[str, Classification],
     text_of: Callable[[str], str | None],
+    only: set[str] | None = None,
 ) -> dict[str, Classification]:
     """Return each file's classification in its workspace (``labels``: path -> the file alone).
 
-    ``text_of`` reads a workspace file's text (None when it cannot). Files whose verdict does not
-    change are returned as they were.
+    ``text_of`` reads a workspace file's text (None when it cannot); ``only``: resolve just these
+    paths (default: every file). Files whose verdict does not change are returned as they were.
     """
     index = module_index(sorted(labels))
     memo: dict[str, Classification] = {}
@@ -172,7 +173,7 @@ def in_workspace(
             memo[path] = result
         return result
 
-    return {path: resolve(path, 0, frozenset()) for path in labels}
+    return {path: resolve(path, 0, frozenset()) for path in labels if only is None or path in only}
 
 
 def _adopt(own: Classification, adopted: list[tuple[Use, Classification]]) -> Classification:

@@ -137,3 +137,31 @@ def test_classify_command_reads_folders_as_workspaces(tmp_path: Path) -> None:
     assert any(e.get("path") == "trainer.py" for e in rows["train.py"]["stages"][0]["evidence"])
     alone = CliRunner().invoke(main, ["classify", "--json", "--no-cache", "-j", "0", str(root / "train.py")])
     assert json.loads(alone.output)["primary"] == "NONE_TRAINING"
+
+
+def test_an_audit_reads_the_script_a_command_ran_in_its_workspace(tmp_path: Path) -> None:
+    """``python run.py`` whose loop lives in ``mylib/trainer.py``: SFT was attempted, shown there."""
+    from tests.fixture_posttrainbench import TASK_DIR, _call, _init, _result, real_output_log, real_run
+    from tests.test_cli import run_cli
+
+    trainer = SFT_LOOP + "\n    model.save_pretrained('final_model')\n"
+    main_script = "from mylib.trainer import run_training\nrun_training(loader, model, opt)\n"
+    events: list[dict[str, object] | str] = [
+        _init(),
+        _call("w0", "Write", file_path=f"{TASK_DIR}/mylib/__init__.py", content=""),
+        _result("w0", "ok"),
+        _call("w1", "Write", file_path=f"{TASK_DIR}/mylib/trainer.py", content=trainer),
+        _result("w1", "ok"),
+        _call("w2", "Write", file_path=f"{TASK_DIR}/run.py", content=main_script),
+        _result("w2", "ok"),
+        _call("b1", "Bash", command="python run.py"),
+        _result("b1", "done"),
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 5, "result": "done"},
+    ]
+    run = real_run(tmp_path, events, output_log=real_output_log(0, "ok"))
+    code, out, err = run_cli(str(run), "--json")
+    assert code == 0, err
+    route = json.loads(out)["route"]
+    assert "SFT" in route["attempted"]
+    paths = [e.get("path") for e in route["evidence"]["attempted"]["SFT"]]
+    assert "run.py" in paths and "mylib/trainer.py" in paths
