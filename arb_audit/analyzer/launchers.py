@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +222,23 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
         candidate = (root / script).resolve()
         if candidate.is_relative_to(roots[-1]) and candidate.is_file():
             return candidate
+    return None
+
+
+def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | None:
+    """Return the route a command line's own setting picks for a launcher, and the setting.
+
+    ``python train.py --stage dpo``, ``rlhf_type=kto``, ``algorithm.adv_estimator=grpo``: a setting
+    whose value names one of the launcher's ``possible`` routes is what ran, whatever its default.
+    """
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    for key, value in _settings(words):
+        label = ROUTE_WORDS.get(value.lower()) or _estimator_label(value)
+        if label is not None and label in possible:
+            return label, f"{key}={value}"
     return None
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arb_audit.analyzer.classify import Classification, Stage
+from arb_audit.analyzer.launchers import chosen_route
 from arb_audit.analyzer.path_versions import END, Moment, PathVersions, Write, same_path
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
@@ -189,10 +190,13 @@ def _claims(code: RunCode) -> dict[str, list[Evidence]]:
         for stage in labels.stages:
             if (label := label_of(stage.kind, stage.on_policy, stage.interactive)) is not None:
                 attempted.setdefault(label, []).extend(code.code_evidence(run, stage))
-        route = labels.default_route
+        command = code.command(run.command_seq)
+        chosen = chosen_route(command.command, labels.possible_routes) if command else None
+        route = chosen[0] if chosen else labels.default_route
         if labels.role == "launcher" and route is not None and route in ROUTE_KINDS.values():
+            how = f"launches {run.path} with {chosen[1]}" if chosen else f"launches {run.path} (its default)"
             attempted.setdefault(route, []).append(
-                Evidence("command", command_seq=run.command_seq, excerpt=f"launches {run.path}")
+                Evidence("command", command_seq=run.command_seq, excerpt=excerpt(how, 200))
             )
     return attempted
 
