@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.walk import descendants
 
 CROSS_ENTROPY = frozenset(
@@ -27,6 +28,10 @@ PRECEDENCE = (
 )
 """Loss forms, strongest first: policy-gradient code also computes token cross-entropies, so a
 supervised term only names the stage when nothing more specific is there."""
+GROUP_RELATIVE_NAMES = frozenset({"grpo", "dapo", "gspo"})
+"""Words of a class or function name for the group-relative family: a clipped ratio alone is the same
+form in PPO and GRPO (the group normalisation may live in another file), so the name of the code it
+sits in tells which."""
 
 
 def _is_one(node: cst.BaseExpression) -> bool:
@@ -74,6 +79,13 @@ class HandwrittenLoss(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import torch\nclass GRPOLoss(torch.nn.Module):\n    def forward(self, logp, old_logp, adv):\n"
+            "        ratio = (logp - old_logp).exp()\n"
+            "        return -torch.min(ratio * adv, ratio.clamp(1 - self.eps, 1 + self.eps) * adv).mean()\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             "model = load()\nfor batch in loader:\n    out = model(**batch, labels=batch['input_ids'])\n"
             "    out.loss.backward()\n    optimizer.step()\n",
@@ -136,6 +148,22 @@ class HandwrittenLoss(RouteDetector):
         self.on_policy = False
         self.grouped_names: set[str] = set()
         """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
+        self.scopes: list[str] = []
+        """Names of the classes and functions being walked."""
+        self.named_group_relative = False
+        """The clipped ratio sits in code named for GRPO (``class GRPOLoss``, ``def dapo_loss``)."""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scopes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
         statement = self.context.statements[-1] if self.context.statements else None
@@ -198,6 +226,9 @@ class HandwrittenLoss(RouteDetector):
             name in ("clamp", "clip") and _one_minus_plus(args)
         ):
             self._saw("clipped_ratio", node)
+            self.named_group_relative = self.named_group_relative or any(
+                GROUP_RELATIVE_NAMES & set(words(scope)) for scope in self.scopes
+            )
         if name in ("mean", "std") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
             if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and receiver.args:
@@ -237,6 +268,8 @@ class HandwrittenLoss(RouteDetector):
             if form not in self.seen:
                 continue
             node, statement = self.seen[form]
+            if form == "clipped_ratio" and self.named_group_relative:
+                kind, variant, message = "grpo", "grpo", f"{message}, in code named for GRPO"
             if self.backward is not None:
                 on_policy = True if kind in ("grpo", "ppo") or self.on_policy else None
                 self.report(
