@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import Slice, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted
 
@@ -19,6 +19,17 @@ RESOLVED_LAST = frozenset(q.rsplit(".", 1)[-1] for q in (*AUTOGRAD, *GRAD_TRANSF
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
+REMOTE_STEPS = frozenset({"forward_backward", "forward_backward_async"})
+"""Methods of remote-training clients that run a forward and backward pass on a training service
+(Tinker's ``TrainingClient.forward_backward(data, loss_fn=...)``, SkyRL's workers)."""
+REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
+    "cross_entropy": ("sft", None),
+    "importance_sampling": ("ppo", "importance_sampling"),
+    "ppo": ("ppo", "ppo"),
+    "cispo": ("ppo", "cispo"),
+    "dro": ("ppo", "dro"),
+}
+"""Built-in ``loss_fn`` names of such a call, by the stage they train."""
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
@@ -51,6 +62,7 @@ class GradientStep(RouteDetector):
         "training_step",
         "compute_loss",
         "apply_updates",
+        "forward_backward",
     )
     LOSS_TRIGGERS = ("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss")
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
@@ -168,6 +180,13 @@ class GradientStep(RouteDetector):
             "from somelib import MyTrainer\ntrainer = MyTrainer(model, data)\ntrainer.train()\n",
             "gradient_step",
         ),
+        Invalid(
+            "client = service.create_lora_training_client(base_model=m)\n"
+            "client.forward_backward(batch, loss_fn='cross_entropy')\nclient.optim_step(adam)\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid("out = self.policy.forward_backward(batch)\nself.policy.optim_step()\n", "gradient_step"),
         Invalid(
             "import pytorch_lightning as pl\nimport torch.nn.functional as F\n"
             "class M(pl.LightningModule):\n    def training_step(self, batch, i):\n"
@@ -313,6 +332,22 @@ class GradientStep(RouteDetector):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
         elif name == "apply_updates" or "optax.apply_updates" in names:
             self.steps.append((node, self._statement(), [], "an optimiser update"))
+        elif name in REMOTE_STEPS:
+            loss = keyword(node, "loss_fn")
+            value = loss.value if loss is not None else None
+            named = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+            if isinstance(named, str) and named in REMOTE_LOSSES:
+                kind, variant = REMOTE_LOSSES[named]
+                self.report(
+                    node,
+                    "gradient_step",
+                    f"a remote forward-backward pass with the service's {named} loss",
+                    kind=kind,
+                    variant=variant,
+                    on_policy=True if kind == "ppo" else None,
+                )
+            else:
+                self.steps.append((node, self._statement(), [], "a remote forward-backward pass"))
 
     def _constructs_trainer(self, call: cst.Call) -> bool:
         func = call.func
