@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from arb_audit.analyzer.classify import Classification, Stage
@@ -457,7 +458,8 @@ def _command_models(code: RunCode, command: Command, artifact: str) -> list[str]
     """Return the models of the run that a training command names as arguments (``--init X``), in order.
 
     Only models the run knows count — its artifacts, submitted paths, the base model, or what an
-    earlier training run wrote — so a data file or the command's own output is never its parent.
+    earlier training run wrote — so a data file or the command's own output is never its parent. The
+    artifact itself counts where it is read (``--init m --out m``): its earlier version is the parent.
     """
     if len(command.command) > MAX_SEGMENT_CHARS:
         return []
@@ -474,9 +476,15 @@ def _command_models(code: RunCode, command: Command, artifact: str) -> list[str]
         r for r in code.runs if r.command_seq < command.seq and training_stages(code.labels.get(r.blob_sha))
     ]
     found: list[str] = []
-    for word in words[1:]:
+    for before, word in pairwise(words):
         value = posixpath.normpath(word.split("=", 1)[-1].removeprefix("./")) if word else ""
-        if not value or value == "." or value in found or same_path(value, artifact):
+        if not value or value == "." or value in found:
+            continue
+        if same_path(value, artifact):
+            # Trained in place (``--init m --out m``): it starts from the path's earlier version.
+            option = word.split("=", 1)[0] + " " if "=" in word else before + " "
+            if _READS.search(option) and not _WRITES.search(option):
+                found.append(artifact)
             continue
         if value in known or any(code.mention(r, value) == "writes" for r in earlier):
             found.append(value)

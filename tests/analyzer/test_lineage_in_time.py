@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arb_audit.taxonomy.strength import weakest
-from tests.analyzer.test_routes import BASE, _bash, _bash_failed, _run, _write
+from tests.analyzer.test_routes import BASE, HANDWRITTEN_SFT, _bash, _bash_failed, _run, _write
 from tests.transcript_lines import claude_call, claude_result
 
 SFT_INTO_FINAL = f"""\
@@ -176,4 +176,16 @@ def test_the_routes_strength_is_its_weakest_step_and_says_so(tmp_path: Path) -> 
     # A stage known only from the artifact's own files was run: it is attempted, with that evidence.
     assert route["attempted"] == ["SFT"] == route["adopted"]
     assert route["evidence"]["attempted"]["SFT"][0]["kind"] == "artifact"
+    _invariants(route)
+
+
+def test_training_in_place_starts_from_the_paths_earlier_version(tmp_path: Path) -> None:
+    events = [
+        *_write("w1", "sft.py", HANDWRITTEN_SFT),
+        *_bash("b1", f"python sft.py --init {BASE} --out final_model"),
+        *_bash("b2", "python sft.py --init final_model --out final_model"),
+    ]
+    route = _run(tmp_path, events)
+    assert _steps(route) == [("sft", "final_model@1", BASE), ("sft", "final_model", "final_model@1")]
+    assert [_made_by(s) for s in route["chain"]] == [1, 2]
     _invariants(route)
