@@ -16,10 +16,12 @@ through the transcript's own working directory, as it must for a real containeri
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -130,8 +132,12 @@ def take(
     workspace: Path,
     env: dict[str, str] | None = None,
     view: ContainerView | None = None,
+    background: list[subprocess.Popen[bytes]] | None = None,
 ) -> None:
-    """Take one step as a tool call and print it (a failed command is reported, as an agent sees it)."""
+    """Take one step as a tool call and print it (a failed command is reported, as an agent sees it).
+
+    A background command is started in a process group of its own and added to ``background``.
+    """
     seen = view or ContainerView(workspace)
     if isinstance(step, Write):
         target = workspace / step.path
@@ -142,6 +148,21 @@ def take(
         emit(_result(call_id, f"File created successfully at: {shown}", False))
         return
     assert isinstance(step, Run)
+    if step.background:
+        arguments = {"command": step.command, "description": "run", "run_in_background": True}
+        emit(_call(call_id, "Bash", arguments))
+        started = subprocess.Popen(
+            ["bash", "-c", step.command],
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        if background is not None:
+            background.append(started)
+        emit(_result(call_id, f"Command running in background with ID: {call_id}", False))
+        return
     emit(_call(call_id, "Bash", {"command": step.command, "description": "run"}))
     done = subprocess.run(
         ["bash", "-c", step.command], cwd=workspace, env=env, capture_output=True, text=True, errors="replace"
@@ -149,6 +170,14 @@ def take(
     output = seen(done.stdout + done.stderr)[-OUTPUT_CHARS:]
     failed = done.returncode != 0
     emit(_result(call_id, f"Exit code {done.returncode}\n{output}" if failed else output, failed))
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a background command and everything it started (its own process group)."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def play(scenario: Scenario, workspace: Path) -> int:
@@ -165,12 +194,18 @@ def play(scenario: Scenario, workspace: Path) -> int:
         }
     )
     started = time.monotonic()
+    background: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory(prefix="arb-audit-agent-") as shims:
         env = interpreter_shims(Path(shims))
         view = ContainerView(workspace, Path(shims))
-        for number, step in enumerate(scenario.steps, start=1):
-            take(step, f"toolu_{number:03d}", workspace, env, view)
-            time.sleep(THINK_S)
+        try:
+            for number, step in enumerate(scenario.steps, start=1):
+                take(step, f"toolu_{number:03d}", workspace, env, view, background)
+                time.sleep(THINK_S)
+        finally:
+            # The session ends: its background commands end with it, never reported done.
+            for process in background:
+                _stop(process)
     emit(
         {
             "type": "result",
