@@ -14,9 +14,11 @@ MULTI_TURN_FLAGS = ("agent_func", "multi_turn", "env_path", "environment")
 
 
 def _word(node: cst.BaseExpression) -> str | None:
-    """Return the route label a string literal names, if it names one."""
+    """Return the route label a string literal or an enum member (``RLType.GRPO``) names, if any."""
     if isinstance(node, cst.SimpleString):
         return ROUTE_WORDS.get(node.evaluated_value.lower() if isinstance(node.evaluated_value, str) else "")
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
+        return ROUTE_WORDS.get(node.attr.value.lower())
     return None
 
 
@@ -49,6 +51,10 @@ def _words(node: cst.BaseExpression) -> list[str]:
     return [word] if word else []
 
 
+MANY_ROUTES = 3
+"""Distinct routes one setting is compared with that make it a route choice whatever its branches do."""
+
+
 class RouteDispatch(RouteDetector):
     """The route depends on configuration when two or more routes can be selected by one choice.
 
@@ -70,6 +76,10 @@ class RouteDispatch(RouteDetector):
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
         Valid("TOOLS = {'evaluate': evaluate_fn, 'merge_lora': merge_fn, 'serve': serve_fn}\n"),
+        Valid(
+            "def apply_chat_template(example, task):\n    if task in ['sft', 'generation']:\n        a()\n"
+            "    elif task == 'rm':\n        b()\n    elif task == 'dpo':\n        c()\n"
+        ),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
         Valid("print('sft', 'dpo')\n"),
         Valid("if task == 'sft':\n    text = fmt(x)\nelif task == 'dpo':\n    text = fmt(y)\n"),
@@ -89,6 +99,19 @@ class RouteDispatch(RouteDetector):
             "parser.add_argument('--estimator', default='gae', choices=['gae', 'rloo', 'group_norm'])\n",
             "dispatch",
             routes=("PPO", "GRPO"),
+        ),
+        Invalid(
+            "from trl import DPOTrainer, GRPOTrainer\n"
+            "if cfg.rl in {RLType.GRPO, RLType.GDPO}:\n    trainer_cls = GRPOTrainer\n"
+            "elif cfg.rl is RLType.DPO:\n    trainer_cls = DPOTrainer\n",
+            "dispatch",
+            routes=("GRPO", "DPO"),
+        ),
+        Invalid(
+            "if args.rlhf_type == 'ppo':\n    load_value()\nif args.rlhf_type == 'grpo':\n    add_rewards()\n"
+            "if args.rlhf_type in ['dpo', 'kto']:\n    pairs()\n",
+            "dispatch",
+            routes=("PPO", "GRPO", "DPO"),
         ),
         Invalid(
             "RUNNERS = {'sft': run_sft, 'grpo': run_grpo}\nRUNNERS[args.algo]()\n",
@@ -116,12 +139,22 @@ class RouteDispatch(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.compared: dict[str, tuple[cst.CSTNode, cst.CSTNode | None, set[str]]] = {}
+        self.compared: dict[str, tuple[cst.CSTNode, cst.CSTNode | None, set[str], set[str]]] = {}
+        """Compared setting -> (first comparison, its statement, routes whose branch selects training
+        code, every route it is compared with)."""
 
     def _leads_to_training(self, body: cst.CSTNode) -> bool:
-        """Say whether a branch calls a trainer or a function named after a route (``run_sft``)."""
+        """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``).
+
+        Picking counts: ``trainer_cls = AxolotlDPOTrainer`` selects the class that is called later.
+        """
         return any(
-            isinstance(n, cst.Call) and any(route_of_name(q) for q in self.names(n.func))
+            (isinstance(n, cst.Call) and any(route_of_name(q) for q in self.names(n.func)))
+            or (
+                isinstance(n, cst.Assign)
+                and isinstance(n.value, cst.Name | cst.Attribute)
+                and any(route_of_name(q) for q in self.names(n.value))
+            )
             for n in descendants(body)
         )
 
@@ -133,18 +166,24 @@ class RouteDispatch(RouteDetector):
             words = [
                 w
                 for target in comparison.comparisons
-                if isinstance(target.operator, cst.Equal | cst.In)
+                if isinstance(target.operator, cst.Equal | cst.In | cst.Is)
                 for w in _words(target.comparator)
             ]
-            if words and self._leads_to_training(node.body):
-                self.compared.setdefault(subject, (node, self._statement(), set()))[2].update(words)
+            if words:
+                entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
+                if isinstance(comparison.left, cst.Attribute):
+                    entry[3].update(words)  # every route a config field (args.x, cfg.x) is compared with
+                if self._leads_to_training(node.body):
+                    entry[2].update(words)  # those whose branch selects training code
 
     def visit_MatchCase(self, node: cst.MatchCase) -> None:
         pattern = node.pattern
         if isinstance(pattern, cst.MatchValue) and self._leads_to_training(node.body):
             words = _words(pattern.value)
             if words:
-                self.compared.setdefault("<match>", (node, self._statement(), set()))[2].update(words)
+                entry = self.compared.setdefault("<match>", (node, self._statement(), set(), set()))
+                entry[2].update(words)
+                entry[3].update(words)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument" and node.args:
@@ -205,8 +244,13 @@ class RouteDispatch(RouteDetector):
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for node, statement, routes in self.compared.values():
-            if len(routes) >= 2:
+        for node, statement, leading, compared in self.compared.values():
+            # Two routes whose branches select training code, or one config field compared with three
+            # routes or more throughout the file (its branches prepare models, data and arguments). A
+            # plain parameter compared with routes is a helper's mode (a chat template's task), not a
+            # setting of the run.
+            routes = leading if len(leading) >= 2 else compared if len(compared) >= MANY_ROUTES else set()
+            if routes:
                 self.report(
                     node,
                     "dispatch",
