@@ -16,25 +16,25 @@ this schema, is written in.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     JsonValue,
+    PlainSerializer,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
 )
 
+from arb_audit.evidence import Evidence as EvidencePointer
 from arb_audit.taxonomy.failures import FailureMode, IntegrityFlag, QuadrantCell
 from arb_audit.taxonomy.routes import RouteLabel, StageKind
 from arb_audit.taxonomy.strength import Strength
 
 SCHEMA_VERSION = 4
 """The version of the audit's schema; bumped on any change to a field's presence or meaning."""
-
-EvidenceKind = Literal["code", "command", "log", "artifact", "submission", "transcript", "file"]
 
 
 class Part(BaseModel):
@@ -48,32 +48,11 @@ class Part(BaseModel):
         return data
 
 
-class Evidence(Part):
-    """A pointer at the place that shows a claim, with a short excerpt a reviewer can read at once."""
-
-    kind: EvidenceKind
-    """What is pointed at: a code file at a revision, a command, a log line, an artifact, a submission,
-    a transcript event, or a plain file of the run folder."""
-    path: str | None = None
-    """Path relative to the run folder (or inside the revision for ``code``)."""
-    line: int | None = None
-    """1-based first line, when the evidence is a line range of a text file."""
-    end_line: int | None = None
-    """1-based last line of the range."""
-    revision: str | None = None
-    """Commit sha in the run's revisions.git, for ``code`` evidence."""
-    submission_seq: int | None = None
-    """Ledger sequence number, for ``submission`` evidence."""
-    command_seq: int | None = None
-    """Command sequence number, for ``command`` evidence."""
-    excerpt: str | None = None
-    """A short excerpt (at most a few hundred characters) of what is there."""
-
-    @model_serializer(mode="wrap")
-    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A run can cite 100,000s of lines: empty fields are left out of the JSON, as they always were.
-        data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if v is not None and v != ""}
+Evidence: TypeAlias = Annotated[EvidencePointer, PlainSerializer(lambda pointer: pointer.to_json())]
+"""An evidence pointer: :class:`arb_audit.evidence.Evidence`, the one definition collectors, the store and
+the analyzer use, validated and described from its own fields and docstrings. A run can cite 100,000s of
+lines, so its JSON leaves empty fields out (``Evidence.to_json``). The serializer is a lambda without a
+return type on purpose: so the serialisation JSON Schema describes the pointer's fields, not "an object"."""
 
 
 class HarnessAccount(Part):

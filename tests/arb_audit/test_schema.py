@@ -116,3 +116,27 @@ def test_an_unknown_key_is_refused(tmp_path: Path) -> None:
     data["route"]["surprise"] = 1
     with pytest.raises(ValueError, match="surprise"):
         AuditReport.model_validate(data)
+
+
+def test_evidence_is_defined_once_and_its_json_leaves_empty_fields_out() -> None:
+    """The audit's evidence pointer is the collectors' and the store's dataclass, not a copy of it."""
+    from dataclasses import fields
+
+    from pydantic import ValidationError
+
+    from arb_audit.evidence import Evidence
+    from arb_audit.schema import Evidence as AuditEvidence
+    from arb_audit.schema import Part
+
+    class Cited(Part):
+        evidence: list[AuditEvidence]
+        """Where it is seen."""
+
+    read = Cited.model_validate({"evidence": [{"kind": "log", "path": "run.log", "line": 3}]})
+    assert read.evidence == [Evidence("log", path="run.log", line=3)]
+    assert read.to_json() == {"evidence": [{"kind": "log", "path": "run.log", "line": 3}]}
+    with pytest.raises(ValidationError, match="page"):
+        Cited.model_validate({"evidence": [{"kind": "log", "page": 3}]})
+    described = json_schema()["$defs"]["Evidence"]
+    assert set(described["properties"]) == {f.name for f in fields(Evidence)}
+    assert all(p.get("description") for p in described["properties"].values())
