@@ -14,8 +14,16 @@ import libcst as cst
 
 from arb_audit.analyzer.names import dotted
 
-GENERATION_METHODS = frozenset({"generate", "fast_generate", "generate_rollout_completions"})
-"""Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers)."""
+GENERATION_METHODS = frozenset(
+    {
+        "generate",
+        "fast_generate",
+        "generate_rollout_completions",
+        "generate_content",
+        "generate_content_async",
+    }
+)
+"""Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, Gemini's SDK)."""
 API_COMPLETIONS = (".chat.completions.create", ".completions.create", ".responses.create", ".messages.create")
 """Hosted-LLM client calls (OpenAI, Anthropic and compatible servers)."""
 GENERATION_FUNCTIONS = frozenset(

@@ -69,6 +69,9 @@ class Generation(RouteDetector):
         Invalid("import utils\nresults = utils.openai_completion(prompts, decoding_args)\n", "generation"),
         Invalid("results = make_gpt3_requests(engine, prompts, max_tokens=1024)\n", "generation"),
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
+        Invalid(
+            "reply = client.models.generate_content(model='gemini-2.5-pro', contents=msgs)\n", "generation"
+        ),
         Invalid("from vllm import LLM\nllm = LLM(model='m')\n", "generation"),
         Invalid(
             "from openai import OpenAI\nclient = OpenAI()\n"
