@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.loss_slice import words
 
 INTERACTIVE_KEYWORDS = (
     "environment_factory",
@@ -14,6 +16,12 @@ INTERACTIVE_KEYWORDS = (
     "environments",
 )
 """Trainer arguments that make each sample a multi-turn episode (TRL's GRPOTrainer and RLOOTrainer)."""
+ROLLOUT_KEYWORDS = ("workflow", "rollout_workflow", "agent", "agent_cls", "agent_class", "generator")
+"""Arguments of a ``train()`` call or trainer that plug in the code producing each sample (AReaL's
+``workflow=``, agent-RL frameworks' agent and generator classes)."""
+AGENT_WORDS = frozenset({"agent", "agentic", "react", "multiturn", "tool", "tools", "env", "environment"})
+"""Words of such a class's name that say its samples are episodes of an agent acting with tools or in
+an environment."""
 
 
 class TrainerRollouts(RouteDetector):
@@ -25,12 +33,13 @@ class TrainerRollouts(RouteDetector):
     it is multi-turn is decided by the loop inside it (see ``MultiTurnLoop``).
     """
 
-    TRIGGERS = ("Trainer",)
+    TRIGGERS = ("Trainer", "workflow", "agent", "generator")
 
     VALID = (
         Valid("from trl import GRPOTrainer\nGRPOTrainer(model=m, reward_funcs=[r])\n"),
         Valid("from trl import SFTTrainer\nSFTTrainer(model=m, tools=None)\n"),
         Valid("def f(environment_factory=None):\n    pass\nf(environment_factory=E)\n"),
+        Valid("trainer.train(workflow='areal.workflow.rlvr.RLVRWorkflow', workflow_kwargs=kw)\n"),
     )
     INVALID = (
         Invalid(
@@ -38,9 +47,23 @@ class TrainerRollouts(RouteDetector):
         ),
         Invalid("import trl\ntrl.GRPOTrainer(model=m, tools=[search], reward_funcs=r)\n", "interactive"),
         Invalid("from trl import GRPOTrainer\nGRPOTrainer(model=m, rollout_func=roll)\n", "on_policy"),
+        Invalid(
+            "trainer.train(workflow='examples.tau2.agent.Tau2AgentWorkflow', workflow_kwargs=kw)\n",
+            "interactive",
+        ),
+        Invalid("trainer.train(workflow=SearchReactWorkflow, workflow_kwargs=kw)\n", "interactive"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if method(node) in ("train", "fit") or self.trainer(node) is not None:
+            for name in ROLLOUT_KEYWORDS:
+                arg = keyword(node, name)
+                agent = _class_name(arg.value) if arg is not None else None
+                if arg is not None and agent is not None and AGENT_WORDS & set(words(agent)):
+                    self.report(
+                        arg, "interactive", f"trained on {agent} episodes ({name}=)", interactive=True
+                    )
+                    return
         found = self.trainer(node)
         if found is None or found[1].kind not in ("grpo", "ppo"):
             return
@@ -53,3 +76,16 @@ class TrainerRollouts(RouteDetector):
             self.report(
                 node, "on_policy", "policy-gradient trainer with its own rollout_func", on_policy=True
             )
+
+
+def _class_name(value: cst.BaseExpression) -> str | None:
+    """Return the class a value names: ``Cls``, ``mod.Cls``, ``Cls(...)`` or a dotted path string."""
+    if isinstance(value, cst.Call):
+        value = value.func
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, cst.Attribute):
+        return value.attr.value
+    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value.rsplit(".", 1)[-1] or None
+    return None
