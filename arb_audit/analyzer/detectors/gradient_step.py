@@ -35,6 +35,21 @@ LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
 
 
+def _names_a_loss(arg: cst.Arg) -> bool:
+    """Say whether an argument is a loss handed on (``loss_fn``, ``loss=criterion``, ``self.loss_fn``)."""
+    if arg.keyword is not None and "loss" in words(arg.keyword.value):
+        return True
+    value = arg.value
+    name = (
+        value.value
+        if isinstance(value, cst.Name)
+        else value.attr.value
+        if isinstance(value, cst.Attribute)
+        else ""
+    )
+    return "loss" in words(name)
+
+
 class GradientStep(RouteDetector):
     """Weights are updated here: the step, and the stage its loss's form names.
 
@@ -188,6 +203,9 @@ class GradientStep(RouteDetector):
         ),
         Invalid("out = self.policy.forward_backward(batch)\nself.policy.optim_step()\n", "gradient_step"),
         Invalid(
+            "loss_fn = ClippedPGLossFn(cfg)\nresults = policy.train(train_data, loss_fn)\n", "gradient_step"
+        ),
+        Invalid(
             "import pytorch_lightning as pl\nimport torch.nn.functional as F\n"
             "class M(pl.LightningModule):\n    def training_step(self, batch, i):\n"
             "        return F.cross_entropy(self(batch['x']), batch['y'])\n",
@@ -326,7 +344,11 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
         elif name in ("train", "fit") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
-            if isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
+            given = [a.value for a in node.args if _names_a_loss(a)]
+            if given:
+                # policy.train(data, loss_fn): a worker trains with the loss it is handed
+                self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
+            elif isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
                 self.steps.append((node, self._statement(), [], f"{name}() of a trainer"))
             elif isinstance(receiver, cst.Name):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
