@@ -1170,6 +1170,35 @@ def cut_off_run(root: Path) -> Path:
     )
 
 
+def quit_early_run(root: Path) -> Path:
+    """The agent trains once, never stores final_model/, and ends its session 40 minutes into 10 h."""
+    events = [
+        *trained_events()[:5],
+        {"type": "result", "subtype": "success", "is_error": False, "result": "done"},
+    ]
+    return real_run(
+        root,
+        events,
+        output_log=real_output_log(0, "exited normally", files=0),
+        time_taken="00:40:00",
+        metrics="No metrics.json produced.\n",
+        final_model=False,
+    )
+
+
+def timed_out_run(root: Path) -> Path:
+    """The pipeline kills the agent at its 10 h limit while its training still runs; nothing was stored."""
+    events = [*trained_events()[:3], _call("b1", "Bash", command="python train_sft.py")]
+    return real_run(
+        root,
+        events,
+        output_log=real_output_log(124, "killed by timeout (reached 10h limit)", files=0),
+        time_taken="10:00:02",
+        metrics="No metrics.json produced.\n",
+        final_model=False,
+    )
+
+
 def published_run(root: Path) -> Path:
     """A published copy (extract_traces.py): the trace, placeholders and verdicts; never final_model/."""
     trace = (

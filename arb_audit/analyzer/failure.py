@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from arb_audit.analyzer.budget_end import budget_end
 from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import intended_in_lineage
-from arb_audit.analyzer.metrics import compute_metrics
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
 from arb_audit.taxonomy.failures import FAILURE_MODES
@@ -33,18 +33,36 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
         if (why := unseen_ending(record)) is not None:
             return {"mode": None, "determined": False, "reason": why, "evidence": []}
         tried = [s for s in record.submissions if s.status in ("error", "rejected")]
-        used = compute_metrics(record).time_used_ratio
-        spent = f", {used:.0%} of the budget used" if used is not None else ""
+        attempts = f"{len(record.submissions)} attempt(s), {len(tried)} failed or refused"
+        shown = [
+            Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
+            for s in tried[:5]
+        ]
+        end = budget_end(record)
+        if end.ran_out is None:
+            mode, reason = None, f"no valid submission ({attempts}), and {end.reason}"
+        elif end.ran_out:
+            mode = "timeout_no_submission"
+            reason = (
+                f"the budget ended with no valid submission ({attempts}; {end.reason});"
+                " what went wrong first needs the code analysis"
+            )
+        else:
+            # Stopping early with nothing that scored is the pipeline never producing a trained artifact
+            # that scored (TAXONOMY.md: early_coding_failure), not the budget ending.
+            mode = "early_coding_failure"
+            reason = (
+                f"{end.reason} with no valid submission ({attempts}): the pipeline never produced a"
+                " trained artifact that scored"
+            )
         return {
-            "mode": "timeout_no_submission",
-            "determined": True,
+            "mode": mode,
+            "determined": mode is not None,
             "no_submission": True,
-            "reason": f"the budget ended with no valid submission ({len(record.submissions)} attempt(s),"
-            f" {len(tried)} failed or refused{spent}); what went wrong first needs the code analysis",
-            "evidence": [
-                Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
-                for s in tried[:5]
-            ],
+            "ran_out": end.ran_out,
+            "budget": end.reason,
+            "reason": reason,
+            "evidence": shown,
         }
     if best.score is None:
         return {"mode": None, "determined": False, "reason": "the best score is unknown", "evidence": []}
@@ -101,6 +119,7 @@ def decide_failure(
     ledger = _ledger_failure(record, best, noise)
     improved = ledger.pop("improved", False)
     no_submission = ledger.pop("no_submission", False)
+    ran_out, budget = ledger.pop("ran_out", None), ledger.pop("budget", None)
     signals = (routes or {}).get("signals")
     if signals is None:
         return {**ledger, "downstream": []}
@@ -141,13 +160,23 @@ def decide_failure(
             }
         if not ran:
             first = ("early_coding_failure", "no command ever ran training code", [])
-        elif cut:
-            # Training was still running when the run ended: the budget, not the code, ended it.
+        elif cut and ran_out:
+            # Training was still running when the budget ended: the budget, not the code, ended it.
             first = (
                 "timeout_no_submission",
-                f"the run ended while training code was still running ({len(cut)} run(s) cut off)",
+                f"the run ended while training code was still running ({len(cut)} run(s) cut off):"
+                f" {budget}",
                 cut[:5],
             )
+        elif cut and ran_out is None:
+            # Training still ran when the transcript stops, but nothing shows the budget ended there.
+            return {
+                **ledger,
+                "reason": ledger["reason"] + f"; training code was still running when the transcript"
+                f" ends ({len(cut)} run(s) cut off)",
+                "evidence": cut[:5] + ledger["evidence"],
+                "downstream": [],
+            }
         elif len(crashed) == len(ran):
             first = (
                 "early_coding_failure",

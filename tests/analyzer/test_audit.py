@@ -58,16 +58,33 @@ def test_failure_and_quadrant_from_the_ledger(
     assert report["quadrant"]["intended_stage"] == expected_stage
 
 
-def test_no_valid_submission_is_timeout_no_submission() -> None:
+def test_no_valid_submission_when_the_agent_timed_out_is_timeout_no_submission() -> None:
     rec = record("gsm8k", 62.7)
     rec.submissions = [
         Submission(1, "error", "output/v1", error="Model not found"),
         Submission(2, "rejected", None, error="ValueError: Invalid model_path"),
     ]
+    rec.run.extra["agent_timed_out"] = True
     report = _audit_json(rec)
-    assert report["failure"]["mode"] == "timeout_no_submission"
+    assert (report["failure"]["mode"], report["failure"]["determined"]) == ("timeout_no_submission", True)
+    assert "timed out" in report["failure"]["reason"]
     assert [e["submission_seq"] for e in report["failure"]["evidence"]] == [1, 2]
     assert report["best"] is None and report["quadrant"]["score_up"] is False
+
+
+def test_no_valid_submission_and_nothing_about_the_budget_is_undetermined() -> None:
+    rec = record("gsm8k", 62.7)
+    rec.submissions = [Submission(1, "error", "output/v1", error="Model not found")]
+    failure = _audit_json(rec)["failure"]
+    assert (failure["mode"], failure["determined"]) == (None, False)
+    assert "nothing shows whether the budget ran out (no budget" in failure["reason"]
+    assert [e["submission_seq"] for e in failure["evidence"]] == [1]
+
+
+def test_a_timeout_exit_code_shows_the_budget_ran_out() -> None:
+    rec = record("gsm8k", 62.7)
+    rec.run.extra["agent_exit_code"] = 124
+    assert _audit_json(rec)["failure"]["mode"] == "timeout_no_submission"
 
 
 def test_noise_override_and_times_in_the_run_clock() -> None:
@@ -156,10 +173,21 @@ def test_a_stage_scoring_below_its_parent_beyond_noise_is_a_training_collapse() 
 
 def test_no_valid_submission_says_how_much_of_the_budget_was_used() -> None:
     run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", budget_s=3600.0, started_at=T)
-    run.ended_at = datetime(2026, 3, 10, 3, 0, tzinfo=UTC)  # 30 of 60 minutes
+    run.ended_at = datetime(2026, 3, 10, 3, 28, tzinfo=UTC)  # 58 of 60 minutes: at the deadline
     rec = RunRecord(run=run, submissions=[Submission(1, "error", "output/v1", error="no such model")])
     failure = _audit_json(rec)["failure"]
-    assert failure["mode"] == "timeout_no_submission" and "50% of the budget used" in failure["reason"]
+    assert failure["mode"] == "timeout_no_submission" and "97% of the budget used" in failure["reason"]
+
+
+def test_an_agent_that_stopped_early_without_a_submission_did_not_run_out_of_time() -> None:
+    """TAXONOMY.md: the pipeline never produced a trained artifact that scored; the budget did not end."""
+    run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", budget_s=3600.0, started_at=T)
+    run.ended_at = datetime(2026, 3, 10, 3, 0, tzinfo=UTC)  # 30 of 60 minutes
+    run.extra["agent_exit_code"] = 0
+    rec = RunRecord(run=run, submissions=[Submission(1, "error", "output/v1", error="no such model")])
+    failure = _audit_json(rec)["failure"]
+    assert (failure["mode"], failure["determined"]) == ("early_coding_failure", True)
+    assert "stopped before its deadline (50% of the budget used, exit code 0)" in failure["reason"]
 
 
 def test_the_task_is_read_from_the_run_record_never_looked_up_by_name() -> None:

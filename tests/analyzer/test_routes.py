@@ -294,6 +294,7 @@ def test_a_reward_that_never_varies_is_a_reward_design_failure(tmp_path: Path) -
 
 
 def test_code_that_never_runs_is_an_early_coding_failure_then_no_submission(tmp_path: Path) -> None:
+    """The session ended minutes into a 10 h budget: its time did not run out, so nothing follows."""
     events = [
         *_write("w1", "train.py", DIRECT),
         *_bash_failed(
@@ -303,11 +304,25 @@ def test_code_that_never_runs_is_an_early_coding_failure_then_no_submission(tmp_
         claude_end(),  # the session ended: the transcript shows all it ran
     ]
     failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
-    assert (failure["mode"], failure["downstream"]) == ("early_coding_failure", ["timeout_no_submission"])
+    assert (failure["mode"], failure["downstream"]) == ("early_coding_failure", [])
     assert [e["excerpt"].split(" → ")[1] for e in failure["evidence"][:2]] == [
         "ImportError: no trl",
         "RuntimeError: CUDA out of memory",
     ]
+    # With the pipeline's clock at the deadline, the budget then ended with no submission.
+    failure = _run(
+        tmp_path / "timed", events, metrics="No metrics.json produced.", setup=_time_taken("10:00:04")
+    )["failure"]
+    assert (failure["mode"], failure["downstream"]) == ("early_coding_failure", ["timeout_no_submission"])
+
+
+def _time_taken(text: str) -> Callable[[Path], None]:
+    """Write the pipeline's time_taken.txt (HH:MM:SS) into the run folder."""
+
+    def write(run: Path) -> None:
+        (run / "time_taken.txt").write_text(text + "\n")
+
+    return write
 
 
 CHEAT = """\
@@ -477,8 +492,23 @@ def test_training_cut_off_by_the_end_of_the_run_is_the_budget_not_a_crash(tmp_pa
         *_bash_failed("b1", f"python sft.py --init {BASE} --out final_model", "Exit code 1\nKeyError: 'x'"),
         claude_call("b2", "Bash", command=f"python sft.py --init {BASE} --out final_model"),
     ]
-    failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
+    failure = _run(
+        tmp_path, events, metrics="No metrics.json produced.", setup=_time_taken("10:00:03")
+    )["failure"]
     assert failure["mode"] == "timeout_no_submission" and failure["downstream"] == []
+    assert "still running" in failure["evidence"][0]["excerpt"]
+
+
+def test_training_cut_off_with_nothing_about_the_budget_is_undetermined(tmp_path: Path) -> None:
+    """The transcript stops while training runs, minutes into 10 h, and no clock of the pipeline says more."""
+    events = [
+        *_write("w1", "sft.py", HANDWRITTEN_SFT),
+        claude_call("b1", "Bash", command=f"python sft.py --init {BASE} --out final_model"),
+    ]
+    failure = _run(tmp_path, events, metrics="No metrics.json produced.")["failure"]
+    assert (failure["mode"], failure["determined"]) == (None, False)
+    assert "nothing shows whether the budget ran out" in failure["reason"]
+    assert "still running when the transcript ends" in failure["reason"]
     assert "still running" in failure["evidence"][0]["excerpt"]
 
 

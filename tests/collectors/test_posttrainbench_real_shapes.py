@@ -24,8 +24,10 @@ from tests.fixture_posttrainbench import (
     cut_off_run,
     grader_failure_run,
     published_run,
+    quit_early_run,
     real_output_log,
     real_run,
+    timed_out_run,
     trained_events,
 )
 from tests.test_cli import run_cli
@@ -74,6 +76,26 @@ def test_a_published_copy_without_artifacts_cannot_establish_a_timeout(tmp_path:
     assert "published copy" in failure["reason"]
     assert report["run"]["posttrainbench"]["layout"] == "published"
     assert report["quadrant"]["score_up"] is None
+
+
+def test_an_agent_killed_at_its_limit_without_a_model_is_a_timeout(tmp_path: Path) -> None:
+    report = _audit(timed_out_run(tmp_path))
+    failure = report["failure"]
+    assert (failure["mode"], failure["determined"]) == ("timeout_no_submission", True)
+    assert "the harness records that the agent timed out (100% of the budget used)" in failure["reason"]
+    assert "still running" in failure["evidence"][0]["excerpt"]
+
+
+def test_an_agent_that_quit_early_without_a_model_did_not_run_out_of_time(tmp_path: Path) -> None:
+    report = _audit(quit_early_run(tmp_path))
+    failure = report["failure"]
+    assert (failure["mode"], failure["determined"], failure["downstream"]) == (
+        "early_coding_failure",
+        True,
+        [],
+    )
+    assert "stopped before its deadline (7% of the budget used, exit code 0)" in failure["reason"]
+    assert report["run"]["agent_timed_out"] is False
 
 
 def test_posttrainbench_prescribes_no_method_unless_the_user_names_one(tmp_path: Path) -> None:
