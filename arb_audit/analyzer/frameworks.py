@@ -1,29 +1,40 @@
 """Framework knowledge as data: which public names of which training framework run which stage.
 
 One :class:`Framework` per library, with its top-level package and one :class:`Entry` per trainer class,
-train function, pipeline or entry point. An entry either fixes the stage (``kind``), or says that a
-config key or flag picks it (``routes``, with ``default`` and the ``key``), or that it evaluates
+train function, pipeline, loss or entry point. An entry either fixes the stage (``kind``), or says that
+a config key, flag or argument picks it (``key``, with the labels it can select in ``routes`` or, when
+its values are known, one entry per value in ``choices``, and the ``default``), or that it evaluates
 (``role="eval"``). A name matches an entry when its qualified name lies in the framework's package and
-ends with the entry's name — the public re-export (``areal.DPOTrainer``) and the internal path
-(``areal.trainer.dpo.DPOTrainer``) alike — whether the file calls it, constructs it or subclasses it.
+ends with the entry's name (one component, ``DPOTrainer``, or a dotted tail, ``train_dpo.train``, where
+the last component alone says nothing) — the public re-export (``areal.DPOTrainer``) and the internal
+path (``areal.trainer.dpo.DPOTrainer``) alike — whether the file calls it, constructs it or subclasses
+it. An entry's ``command`` is how a shell reaches the same thing (``trl dpo``, ``tune run <recipe>``,
+``python -m openrlhf.cli.train_dpo``): the launcher reader (launchers.py) matches command lines
+against it.
 
-Each framework carries examples, code the table must resolve to a label and code it must not; the
-tests run them, and every entry's own name is tested by a generated import-and-call example. Adding a
-framework is one :class:`Framework` here. These are supporting evidence: a loss found in the file
-decides over them (TAXONOMY.md).
+Each framework carries examples, code the table must resolve to a label and code it must not, and
+command lines with the label they run; the tests run them, and every entry is tested by a generated
+import-and-call example and, when it has a command, a generated command line. Adding a framework is one
+:class:`Framework` here. These are supporting evidence: a loss found in the file decides over them
+(TAXONOMY.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from arb_audit.taxonomy.files import STAGE_LABELS
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One public name of a framework and what using it runs."""
+    """One public name or command of a framework and what using it runs."""
 
     name: str
-    """The last component of the qualified name (a class or a function)."""
+    """The last component(s) of the qualified name (a class or a function); empty for a command only.
+    In ``choices``: the value of the key (a glob: ``*dpo*``)."""
     kind: str | None = None
     """Stage kind it runs, when fixed."""
     variant: str | None = None
@@ -33,13 +44,38 @@ class Entry:
     interactive: bool = False
     """Its rollouts are multi-turn environment or tool episodes."""
     routes: tuple[str, ...] = ()
-    """When a config key or flag picks the route: every file label it can select."""
+    """When a config key or flag picks the route and its values are not listed: every file label it can
+    select."""
     default: str | None = None
     """The label selected when the key is not set."""
     key: str | None = None
-    """The config key or flag that picks the route."""
+    """The config key, flag or keyword argument that picks the route; for a command with ``choices`` and
+    no key, the first word after the command that names a choice picks it (``tune run <recipe>``)."""
     role: str | None = None
     """``eval`` for an evaluation entry point."""
+    choices: tuple[Entry, ...] = ()
+    """What each value of ``key`` runs, when the values are known (first match wins)."""
+    commands: tuple[str, ...] = ()
+    """Command lines that run it: words, each a glob; ``-m module`` for ``python -m``/``--module``."""
+    on_policy: bool | None = None
+    """Whether it trains on samples of the current policy, where the kind alone does not say."""
+
+    @property
+    def label(self) -> str | None:
+        """The file label a fixed entry runs (None for one whose key picks)."""
+        if self.kind is not None:
+            return "ONLINE_RL" if self.interactive else STAGE_LABELS[self.kind]
+        return "EVAL_ONLY" if self.role == "eval" else None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label the entry can select: its ``routes``, else its choices' labels, default first."""
+        found = self.routes or tuple(c.label for c in self.choices if c.label is not None)
+        return tuple(dict.fromkeys([self.default, *found] if self.default else found))
+
+    def choose(self, value: str) -> Entry | None:
+        """Return the choice a value of the key selects, if any."""
+        return next((c for c in self.choices if fnmatchcase(value.lower(), c.name)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +87,44 @@ class Framework:
     package: str
     """Its top-level import package."""
     entries: tuple[Entry, ...]
-    """Its public names that decide a route."""
+    """Its public names and commands that decide a route."""
     valid: tuple[str, ...] = ()
     """Code that must resolve to no entry."""
     invalid: tuple[tuple[str, str], ...] = ()
     """Code and the label it must resolve to."""
+    lines: tuple[tuple[str, str | None], ...] = ()
+    """Command lines and the label they must run (None: no route)."""
 
 
+def _stages(*pairs: tuple[str, Entry]) -> tuple[Entry, ...]:
+    """Choices written as ``(value glob, what it runs)`` pairs."""
+    return tuple(
+        Entry(glob, e.kind, e.variant, e.data_source, e.interactive, role=e.role, on_policy=e.on_policy)
+        for glob, e in pairs
+    )
+
+
+SFT = Entry("", "sft")
+DPO = Entry("", "dpo", "dpo")
+KTO = Entry("", "dpo", "kto")
+PPO = Entry("", "ppo", "ppo")
+GRPO = Entry("", "grpo", "grpo")
+REWARD = Entry("", "reward_model")
+EVAL = Entry("", role="eval")
+PRETRAIN = Entry("", "sft", "pretrain")
+DISTILL = Entry("", "sft", "distillation", "distilled")
+ESTIMATORS = _stages(
+    ("gae", PPO),
+    ("grpo", GRPO),
+    ("group_norm", GRPO),
+    ("dr_grpo", GRPO),
+    ("rloo", Entry("", "ppo", "rloo")),
+    ("reinforce_plus_plus*", Entry("", "ppo", "reinforce++")),
+    ("reinforce_baseline", Entry("", "ppo", "reinforce_baseline")),
+    ("reinforce*", Entry("", "ppo", "reinforce")),
+    ("remax", Entry("", "ppo", "remax")),
+)
+"""Advantage estimators of policy-gradient launchers (OpenRLHF, verl): GAE is PPO, group-normalised GRPO."""
 RL_ROUTES = ("GRPO", "PPO")
 FRAMEWORKS: tuple[Framework, ...] = (
     Framework(
@@ -249,14 +316,360 @@ FRAMEWORKS: tuple[Framework, ...] = (
         invalid=(("import lm_eval\nlm_eval.simple_evaluate(model='hf', tasks=['gsm8k'])\n", "EVAL_ONLY"),),
         valid=("from lm_eval.utils import make_table\nmake_table(r)\n",),
     ),
+    Framework(
+        "TRL",
+        "trl",
+        (
+            # The trainer classes are known by name (trainers.py); the CLI's subcommands are here.
+            Entry("", "sft", commands=("trl sft",)),
+            Entry("", "dpo", "dpo", commands=("trl dpo",)),
+            Entry("", "dpo", "kto", commands=("trl kto",)),
+            Entry("", "grpo", "grpo", commands=("trl grpo",)),
+            Entry("", "ppo", "rloo", commands=("trl rloo",)),
+            Entry("", "reward_model", commands=("trl reward",)),
+        ),
+        lines=(("trl dpo --model_name_or_path m --dataset_name d", "DPO"), ("trl env", None)),
+    ),
+    Framework(
+        "verl",
+        "verl",
+        (
+            # main_ppo runs PPO unless algorithm.adv_estimator picks another estimator.
+            Entry(
+                "",
+                routes=("PPO", "GRPO"),
+                default="PPO",
+                key="adv_estimator",
+                commands=("-m verl.trainer.main_ppo",),
+            ),
+            Entry("", "sft", commands=("-m verl.trainer.fsdp_sft_trainer",)),
+        ),
+        lines=(
+            ("python3 -m verl.trainer.main_ppo data.train_files=x.parquet", "PPO"),
+            ("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo", "GRPO"),
+            ("python3 -m verl.trainer.main_generation data.path=x", None),
+        ),
+    ),
+    Framework(
+        "OpenRLHF",
+        "openrlhf",
+        (
+            # Each ``openrlhf.cli.train_*`` module is one route; its ``train(args)`` is the entry point.
+            Entry("train_sft.train", "sft", commands=("-m openrlhf.cli.train_sft",)),
+            Entry("train_dpo.train", "dpo", "dpo", commands=("-m openrlhf.cli.train_dpo",)),
+            Entry("train_kto.train", "dpo", "kto", commands=("-m openrlhf.cli.train_kto",)),
+            Entry("train_rm.train", "reward_model", commands=("-m openrlhf.cli.train_rm",)),
+            Entry("train_prm.train", "reward_model", "prm", commands=("-m openrlhf.cli.train_prm",)),
+            Entry(
+                "train_kd.train", "sft", "distillation", "distilled", commands=("-m openrlhf.cli.train_kd",)
+            ),
+            # PPO with GAE unless --advantage_estimator (--algo.advantage.estimator) picks another.
+            Entry(
+                "train_ppo_ray.train",
+                key="advantage_estimator",
+                default="PPO",
+                choices=ESTIMATORS,
+                commands=("-m openrlhf.cli.train_ppo_ray",),
+            ),
+            Entry(
+                "train_ppo.train",
+                key="advantage_estimator",
+                default="PPO",
+                choices=ESTIMATORS,
+                commands=("-m openrlhf.cli.train_ppo",),
+            ),
+        ),
+        invalid=(("from openrlhf.cli.train_dpo import train\ntrain(args)\n", "DPO"),),
+        valid=("from openrlhf.cli.train_dpo import train\nprint(train)\n",),
+        lines=(
+            ("deepspeed --module openrlhf.cli.train_sft --max_len 2048", "SFT"),
+            ("python3 -m openrlhf.cli.train_ppo_ray --pretrain m", "PPO"),
+            ("python3 -m openrlhf.cli.train_ppo_ray --advantage_estimator group_norm", "GRPO"),
+            ("python3 -m openrlhf.cli.serve_rm --reward_pretrain m", None),
+        ),
+    ),
+    Framework(
+        "LLaMA-Factory",
+        "llamafactory",
+        (
+            Entry("run_sft", "sft"),
+            Entry("run_pt", "sft", "pretrain"),
+            Entry("run_dpo", "dpo", "dpo"),
+            Entry("run_kto", "dpo", "kto"),
+            Entry("run_ppo", "ppo", "ppo"),
+            Entry("run_rm", "reward_model"),
+            # ``llamafactory-cli train`` (alias ``lmf``) runs ``run_exp``: ``stage`` picks, default sft.
+            Entry(
+                "run_exp",
+                key="stage",
+                default="SFT",
+                choices=_stages(
+                    ("sft", SFT), ("pt", PRETRAIN), ("dpo", DPO), ("kto", KTO), ("ppo", PPO), ("rm", REWARD)
+                ),
+                commands=("llamafactory-cli train", "lmf train"),
+            ),
+            # ``export`` merges the adapter of its config into the base model and saves it.
+            Entry("export_model", "merge", commands=("llamafactory-cli export",)),
+            Entry("run_eval", role="eval", commands=("llamafactory-cli eval",)),
+        ),
+        invalid=(
+            ("from llamafactory.train.dpo import run_dpo\nrun_dpo(m, d, t, f)\n", "DPO"),
+            ("from llamafactory.train.tuner import run_exp\nrun_exp()\n", "CONFIG_DEPENDENT"),
+            ("from llamafactory.train.tuner import run_exp\nrun_exp({'stage': 'kto', 'model': m})\n", "DPO"),
+        ),
+        valid=("from llamafactory.hparams import get_train_args\nget_train_args(a)\n",),
+        lines=(
+            ("llamafactory-cli train --stage dpo --model_name_or_path m", "DPO"),
+            ("llamafactory-cli train stage=rm", "REWARD_MODEL"),
+            ("llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml", "SFT"),
+            ("llamafactory-cli export merge.yaml", "MERGE"),
+            ("llamafactory-cli webui", None),
+        ),
+    ),
+    Framework(
+        "torchtune",
+        "torchtune",
+        (
+            # Losses a recipe (or the agent's own loop) optimises; recipes usually build them from the
+            # config, so a file that constructs one names its objective.
+            Entry("DPOLoss", "dpo", "dpo"),
+            Entry("RSOLoss", "dpo", "rso"),
+            Entry("SimPOLoss", "dpo", "simpo"),
+            Entry("PPOLoss", "ppo", "ppo"),
+            Entry("GRPOLoss", "grpo", "grpo"),
+            Entry("GRPOSimpleLoss", "grpo", "grpo"),
+            Entry("GRPOCompletionLoss", "grpo", "grpo"),
+            Entry("GRPOWithChunkedOutputLoss", "grpo", "grpo"),
+            Entry("ForwardKLLoss", "sft", "distillation", "distilled"),
+            Entry("ForwardKLWithChunkedOutputLoss", "sft", "distillation", "distilled"),
+            Entry("ReverseKLLoss", "sft", "distillation", "distilled"),
+            Entry("ReverseKLWithChunkedOutputLoss", "sft", "distillation", "distilled"),
+            Entry("SymmetricKLLoss", "sft", "distillation", "distilled"),
+            Entry("SymmetricKLWithChunkedOutputLoss", "sft", "distillation", "distilled"),
+            # ``tune run [torchrun options] <recipe> --config <config>``: the recipe's name says what it
+            # runs (the registry's names; a custom recipe is a .py file, read where it lies).
+            Entry(
+                "",
+                choices=_stages(
+                    ("*dpo*", DPO),
+                    ("*simpo*", Entry("", "dpo", "simpo")),
+                    ("*grpo*", GRPO),
+                    ("*ppo*", PPO),
+                    ("*knowledge_distillation*", DISTILL),
+                    ("kd_*", DISTILL),
+                    ("*eleuther_eval*", EVAL),
+                    ("*generate*", EVAL),
+                    ("*finetune*", SFT),
+                    ("qat_*", SFT),
+                ),
+                commands=("tune run",),
+            ),
+        ),
+        invalid=(
+            ("from torchtune.rlhf.loss import DPOLoss\nloss_fn = DPOLoss(beta=0.1)\n", "DPO"),
+            ("from torchtune.modules.loss import ForwardKLLoss\nkd = ForwardKLLoss()\n", "SFT"),
+        ),
+        valid=("from torchtune import config\nconfig.instantiate(cfg.loss)\n",),
+        lines=(
+            ("tune run lora_finetune_single_device --config llama3_2/1B_lora_single_device", "SFT"),
+            ("tune run --nproc_per_node 4 full_dpo_distributed --config llama3_1/8B_full_dpo", "DPO"),
+            ("tune run ppo_full_finetune_single_device --config mistral/7B_full_ppo_low_memory", "PPO"),
+            (
+                "tune run --nproc_per_node 8 dev/grpo_full_finetune_distributed --config dev/3B_full_grpo",
+                "GRPO",
+            ),
+            ("tune run knowledge_distillation_single_device --config qwen2/knowledge_distillation", "SFT"),
+            ("tune run eleuther_eval --config eleuther_evaluation tasks=[hellaswag]", "EVAL_ONLY"),
+            ("tune run quantize --config quantization", None),
+            ("tune download meta-llama/Llama-3.2-1B-Instruct", None),
+        ),
+    ),
+    Framework(
+        "torchtune recipes",
+        "recipes",
+        (
+            # torchtune installs its recipes as the ``recipes`` package; their classes by what they run.
+            Entry("FullFinetuneRecipeSingleDevice", "sft"),
+            Entry("FullFinetuneRecipeDistributed", "sft"),
+            Entry("LoRAFinetuneRecipeSingleDevice", "sft"),
+            Entry("LoRAFinetuneRecipeDistributed", "sft"),
+            Entry("QATRecipeSingleDevice", "sft"),
+            Entry("QATRecipeDistributed", "sft"),
+            Entry("QATLoRAFinetuneRecipeDistributed", "sft"),
+            Entry("EarlyExitFinetuneRecipeDistributed", "sft"),
+            Entry("LoRADPORecipeSingleDevice", "dpo", "dpo"),
+            Entry("LoRADPORecipeDistributed", "dpo", "dpo"),
+            Entry("FullDPORecipeDistributed", "dpo", "dpo"),
+            Entry("PPOFullFinetuneRecipeSingleDevice", "ppo", "ppo"),
+            Entry("GRPOFullFinetuneRecipeDistributed", "grpo", "grpo"),
+            Entry("KDRecipeSingleDevice", "sft", "distillation", "distilled"),
+            Entry("KDRecipeDistributed", "sft", "distillation", "distilled"),
+            Entry("EleutherEvalRecipe", role="eval"),
+        ),
+        invalid=(
+            (
+                "from recipes.lora_dpo_single_device import LoRADPORecipeSingleDevice\n"
+                "recipe = LoRADPORecipeSingleDevice(cfg=cfg)\nrecipe.train()\n",
+                "DPO",
+            ),
+        ),
+        valid=("from recipes.quantize import QuantizationRecipe\nQuantizationRecipe(cfg).quantize(cfg)\n",),
+    ),
+    Framework(
+        "litgpt",
+        "litgpt",
+        (
+            # Python API: each module's ``setup`` (train) or function; the CLI ``litgpt <subcommand>``
+            # maps the same names (litgpt/__main__.py).
+            Entry("finetune.lora.setup", "sft", commands=("litgpt finetune_lora",)),
+            Entry("finetune.full.setup", "sft", commands=("litgpt finetune_full",)),
+            Entry("finetune.adapter.setup", "sft", commands=("litgpt finetune_adapter",)),
+            Entry("finetune.adapter_v2.setup", "sft", commands=("litgpt finetune_adapter_v2",)),
+            Entry("finetune.lora_legacy.setup", "sft"),
+            Entry("", "sft", commands=("litgpt finetune",)),
+            Entry("pretrain.setup", "sft", "pretrain", commands=("litgpt pretrain",)),
+            Entry("merge_lora.merge_lora", "merge", commands=("litgpt merge_lora",)),
+            Entry("convert_and_evaluate", role="eval", commands=("litgpt evaluate",)),
+        ),
+        invalid=(
+            ("from litgpt.finetune.lora import setup\nsetup(checkpoint_dir)\n", "SFT"),
+            (
+                "from litgpt.eval.evaluate import convert_and_evaluate\n"
+                "convert_and_evaluate(d, tasks='gsm8k')\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from litgpt.utils import check_valid_checkpoint_dir\ncheck_valid_checkpoint_dir(d)\n",),
+        lines=(
+            ("litgpt finetune_lora checkpoints/microsoft/phi-2 --data Alpaca2k", "SFT"),
+            ("litgpt pretrain pythia-14m --config x.yaml", "SFT"),
+            ("litgpt merge_lora out/finetune/lora/final", "MERGE"),
+            ("litgpt evaluate out/final --tasks mmlu", "EVAL_ONLY"),
+            ("litgpt download microsoft/phi-2", None),
+        ),
+    ),
+    Framework(
+        "LMFlow",
+        "lmflow",
+        (
+            Entry("Finetuner", "sft"),
+            Entry("RaftAligner", "sft", "raft", "self_generated"),
+            Entry("DPOAligner", "dpo", "dpo"),
+            Entry("DPOv2Aligner", "dpo", "dpo"),
+            # Generates with the current model, scores with a reward model, trains DPO on the pairs.
+            Entry("IterativeDPOAligner", "dpo", "iterative_dpo", "self_generated"),
+            Entry("RewardModelTuner", "reward_model"),
+            Entry("Evaluator", role="eval"),
+            # ``AutoPipeline.get_pipeline(pipeline_name, ...)``: the pipeline's registered name picks.
+            Entry(
+                "get_pipeline",
+                key="pipeline_name",
+                choices=_stages(
+                    ("finetuner", SFT),
+                    ("raft_aligner", Entry("", "sft", "raft", "self_generated")),
+                    ("iterative_dpo_aligner", Entry("", "dpo", "iterative_dpo", "self_generated")),
+                    ("dpo*_aligner", DPO),
+                    ("rm_tuner", REWARD),
+                    ("evaluator", EVAL),
+                    ("*inferencer", EVAL),
+                ),
+            ),
+        ),
+        invalid=(
+            (
+                "from lmflow.pipeline.auto_pipeline import AutoPipeline\n"
+                "name = 'raft_aligner'\n"
+                "aligner = AutoPipeline.get_pipeline(pipeline_name=name, model_args=m, data_args=d,"
+                " pipeline_args=p)\n",
+                "SFT",
+            ),
+            (
+                "from lmflow.pipeline.auto_pipeline import AutoPipeline\n"
+                "AutoPipeline.get_pipeline('dpov2_aligner', m, d, p).align(model, data)\n",
+                "DPO",
+            ),
+        ),
+        valid=("from lmflow.args import ModelArguments\nModelArguments(model_name_or_path=m)\n",),
+    ),
+    Framework(
+        "open-r1",
+        "open_r1",
+        (
+            # Documented as ``accelerate launch src/open_r1/grpo.py --config recipes/...``.
+            Entry("sft.main", "sft", commands=("-m open_r1.sft", "*open_r1/sft.py")),
+            Entry("grpo.main", "grpo", "grpo", commands=("-m open_r1.grpo", "*open_r1/grpo.py")),
+        ),
+        invalid=(("from open_r1.grpo import main\nmain(script_args, training_args, model_args)\n", "GRPO"),),
+        valid=("from open_r1.rewards import accuracy_reward\nprint(accuracy_reward)\n",),
+        lines=(
+            (
+                "accelerate launch --config_file zero3.yaml src/open_r1/grpo.py --config recipes/x.yaml",
+                "GRPO",
+            ),
+            ("accelerate launch src/open_r1/generate.py --model m", None),
+        ),
+    ),
+    Framework(
+        "mergekit",
+        "mergekit",
+        (
+            # Its Python names (``mergekit.merge.run_merge``, merge methods) are the merge detector's;
+            # the console commands are here.
+            Entry("", "merge", commands=("mergekit-yaml",)),
+            Entry("", "merge", commands=("mergekit-moe",)),
+            Entry("", "merge", commands=("mergekit-mega",)),
+            Entry("", "merge", commands=("mergekit-evolve",)),
+        ),
+        lines=(
+            ("mergekit-yaml config.yml ./merged --cuda", "MERGE"),
+            ("mergekit-extract-lora m b out", None),
+        ),
+    ),
+    Framework(
+        "LMRL-Gym",
+        "LLM_RL",
+        (
+            # Each algorithm's ``train_loop``. PPO and online ILQL train on episodes of its multi-turn
+            # text environments; offline ILQL and MC returns learn values from a fixed dataset; BC is
+            # supervised, and filtered BC keeps the policy's own best episodes.
+            Entry("ppo.train.train_loop", "ppo", "ppo", interactive=True),
+            Entry("ilql.train_online.train_loop", "ppo", "ilql", interactive=True),
+            Entry("ilql.train.train_loop", "ppo", "ilql", on_policy=False),
+            Entry("mc_returns.train.train_loop", "ppo", "mc_returns", on_policy=False),
+            Entry("online_filtered_bc.train.train_loop", "sft", "filtered_bc", "self_generated"),
+            Entry("bc.train.train_loop", "sft"),
+        ),
+        invalid=(
+            (
+                "from LLM_RL.algorithms.ilql.train import train_loop\ntrain_loop(trainer=t, inference=i)\n",
+                "PPO",
+            ),
+            (
+                "from LLM_RL.algorithms.ppo.train import train_loop\ntrain_loop(trainer=t, inference=i)\n",
+                "ONLINE_RL",
+            ),
+        ),
+        valid=("from LLM_RL.environment import text_env_eval\ntext_env_eval(env=env, policy=p)\n",),
+    ),
 )
 """Every framework the table knows."""
 
-_BY_PACKAGE: dict[str, dict[str, Entry]] = {f.package: {e.name: e for e in f.entries} for f in FRAMEWORKS}
-PACKAGES: tuple[str, ...] = tuple(f.package for f in FRAMEWORKS)
-"""Top-level packages of the frameworks."""
+_BY_PACKAGE: dict[str, dict[str, list[Entry]]] = {}
+for _framework in FRAMEWORKS:
+    for _entry in _framework.entries:
+        if _entry.name:
+            last = _entry.name.rsplit(".", 1)[-1]
+            _BY_PACKAGE.setdefault(_framework.package, {}).setdefault(last, []).append(_entry)
+PACKAGES: tuple[str, ...] = tuple(_BY_PACKAGE)
+"""Top-level packages of the frameworks whose Python names the table knows."""
 IMPORT_WORDS: tuple[str, ...] = tuple(w for p in PACKAGES for w in (f"from {p}", f"import {p}"))
 """What a file that uses a framework of the table holds (a file with none of these needs no lookup)."""
+COMMANDS: tuple[tuple[tuple[str, ...], Entry], ...] = tuple(
+    (tuple(line.split()), e) for f in FRAMEWORKS for e in f.entries for line in e.commands
+)
+"""Every command line of the table, as words, with the entry it runs."""
+MODULE_FLAGS = frozenset({"-m", "--module"})
+"""How ``python``, ``deepspeed`` and ``torchrun`` are told to run a module."""
 
 
 def entry_for(qualified: str) -> Entry | None:
@@ -265,4 +678,24 @@ def entry_for(qualified: str) -> Entry | None:
     entries = _BY_PACKAGE.get(root)
     if entries is None or not rest:
         return None
-    return entries.get(qualified.rsplit(".", 1)[-1])
+    dotted = "." + rest
+    return next((e for e in entries.get(rest.rsplit(".", 1)[-1], ()) if dotted.endswith("." + e.name)), None)
+
+
+def _word_matches(word: str, pattern: str) -> bool:
+    if pattern == "-m":
+        return word in MODULE_FLAGS
+    return fnmatchcase(word, pattern) or fnmatchcase(word.rsplit("/", 1)[-1], pattern)
+
+
+def commands_in(words: Sequence[str]) -> list[tuple[int, Entry]]:
+    """Return each table command a command line's words hold: the index of the word after it, its entry."""
+    found = []
+    for i in range(len(words)):
+        for pattern, entry in COMMANDS:
+            end = i + len(pattern)
+            if end <= len(words) and all(
+                _word_matches(w, p) for w, p in zip(words[i:end], pattern, strict=True)
+            ):
+                found.append((end, entry))
+    return found

@@ -2,7 +2,10 @@
 
 A YAML config of LLaMA-Factory (``stage:``), axolotl (``rl:``), verl (``algorithm.adv_estimator``) or
 mergekit (``merge_method:``) fixes the route of the run it configures; a shell script picks it with
-a TRL CLI subcommand (``trl dpo``), an OpenRLHF or verl entry module, or an algorithm flag. The file's
+a framework command of the table in frameworks.py (``trl dpo``, ``tune run <recipe>``,
+``llamafactory-cli train``, ``python -m openrlhf.cli.train_dpo``), the command's own settings where
+the table says a key picks (``--stage dpo``, ``--advantage_estimator group_norm``), or an algorithm
+flag. The YAML keys read here are not yet table data: they are shared by several frameworks. The file's
 role is ``launcher``; ``possible_routes`` lists what it can select and ``default_route`` what it
 selects when nothing else is set. YAML is read with ``safe_load`` only.
 """
@@ -19,29 +22,10 @@ import yaml
 
 from arb_audit.analyzer.classify import Classification, classify_source
 from arb_audit.analyzer.detector import Finding
+from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import ROUTE_WORDS
 
-TRL_COMMANDS = {
-    "sft": "SFT",
-    "dpo": "DPO",
-    "kto": "DPO",
-    "grpo": "GRPO",
-    "rloo": "PPO",
-    "reward": "REWARD_MODEL",
-}
-"""``trl <command>`` -> label."""
-ENTRY_MODULES = {
-    "openrlhf.cli.train_sft": "SFT",
-    "openrlhf.cli.train_dpo": "DPO",
-    "openrlhf.cli.train_kto": "DPO",
-    "openrlhf.cli.train_rm": "REWARD_MODEL",
-    "openrlhf.cli.train_prm": "REWARD_MODEL",
-    "openrlhf.cli.train_ppo_ray": "PPO",
-    "verl.trainer.main_ppo": "PPO",
-    "verl.trainer.fsdp_sft_trainer": "SFT",
-}
-"""``python -m <module>`` entry points -> the label they run by default."""
 ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator")
 """Flags and keys that choose the policy-gradient estimator (gae = PPO, grpo/group_norm = GRPO)."""
 MAX_LINES = 20_000
@@ -247,6 +231,84 @@ def command_routes(command: str) -> list[str]:
     return [f.routes[0] for f in _command_routes(command, 0)]
 
 
+CONFIG_FLAGS = frozenset({"--config", "-c"})
+"""Options that name a config, after which no word names what a command runs."""
+DEFAULT_NOTE = "(its default)"
+"""Ends the message of a command whose route is its default, which a setting of the line may override."""
+
+
+def _config_argument(words: list[str], end: int, folder: Path | None) -> Path | None:
+    """Return the YAML config a framework command is given (``llamafactory-cli train x.yaml``), if readable.
+
+    Looked for beside the script and one folder up, as :func:`_launched_script` looks for scripts.
+    """
+    if folder is None:
+        return None
+    config = next((w for w in words[end:] if w.endswith((".yaml", ".yml"))), None)
+    if config is None:
+        return None
+    roots = [folder.resolve(), folder.resolve().parent]
+    for root in roots:
+        candidate = (root / config).resolve()
+        if candidate.is_relative_to(roots[-1]) and candidate.is_file():
+            return candidate
+    return None
+
+
+def _entry_routes(
+    entry: Entry,
+    words: list[str],
+    end: int,
+    settings: list[tuple[str, str]],
+    line: int,
+    command: str,
+    folder: Path | None,
+) -> list[Finding]:
+    """Return what one framework command of a line runs (``words[end:]`` follow the command)."""
+    shown = " ".join(words[:end])[-80:]
+    if entry.label is not None:
+        return [_finding("ShellLauncher", line, command, shown, entry.label)]
+    if entry.choices and entry.key is None:
+        # The first following word that names a choice (``tune run [torchrun options] <recipe>``).
+        for word in words[end:]:
+            if word in CONFIG_FLAGS or word.startswith("--config=") or word.endswith(".py"):
+                break  # a config's name is not the recipe's; a .py recipe is the agent's own
+            if (choice := entry.choose(word)) is not None and choice.label is not None:
+                return [_finding("ShellLauncher", line, command, f"{shown} {word}", choice.label)]
+        return []
+    if entry.key is not None:
+        wanted = entry.key.replace(".", "_")
+        for key, value in settings:
+            if key.replace(".", "_").endswith(wanted):
+                choice = entry.choose(value)
+                label = choice.label if choice is not None else _estimator_label(value)
+                if label is not None and label in entry.labels:
+                    return [_finding("ShellLauncher", line, command, f"{shown} {key}={value}", label)]
+        config = _config_argument(words, end, folder)
+        if config is not None:
+            try:
+                text = config.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            routes = [r for f in _yaml_routes(text)[0] for r in f.routes if r in entry.labels]
+            if routes:
+                return [_finding("ShellLauncher", line, command, f"{shown} {config.name}", routes[-1])]
+    labels = entry.labels
+    if not labels:
+        return []
+    return [
+        Finding(
+            "ShellLauncher",
+            "dispatch",
+            routes=labels,
+            default=entry.default,
+            message=f"{shown}: {entry.key} picks the route, {labels[0]} {DEFAULT_NOTE}",
+            line=line,
+            excerpt=command.strip()[:160],
+        )
+    ]
+
+
 def _command_routes(command: str, line: int, folder: Path | None = None) -> list[Finding]:
     try:
         words = shlex.split(command, comments=True)
@@ -266,26 +328,20 @@ def _command_routes(command: str, line: int, folder: Path | None = None) -> list
                     launched.primary,
                 )
             )
-    for i, word in enumerate(words):
-        if word.rsplit("/", 1)[-1] == "trl" and i + 1 < len(words) and words[i + 1] in TRL_COMMANDS:
-            found.append(
-                _finding("ShellLauncher", line, command, f"trl {words[i + 1]}", TRL_COMMANDS[words[i + 1]])
-            )
-        if word == "-m" and i + 1 < len(words) and words[i + 1] in ENTRY_MODULES:
-            found.append(
-                _finding(
-                    "ShellLauncher", line, command, f"python -m {words[i + 1]}", ENTRY_MODULES[words[i + 1]]
-                )
-            )
+    settings = _settings(words)
+    for end, entry in commands_in(words):
+        found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
     estimators = []
-    for key, value in _settings(words):
+    for key, value in settings:
         if key.endswith(ESTIMATOR_FLAGS) and (label := _estimator_label(value)) is not None:
             estimators.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
         if key.endswith("multi_turn.enable") and value.lower() == "true":
             found.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
     if estimators:
         # The estimator decides what a policy-gradient entry point runs; its default no longer applies.
-        found = [f for f in found if not f.message.startswith("python -m")] + estimators
+        picked = {e.routes[0] for e in estimators}
+        found = [f for f in found if not f.message.endswith(DEFAULT_NOTE) and f.routes[0] not in picked]
+        found += estimators
     return found
 
 

@@ -1,12 +1,12 @@
-"""The framework table's examples: each framework's own, and one generated per entry."""
+"""The framework table's examples: each framework's own, and one generated per entry and command."""
 
 from __future__ import annotations
 
 import pytest
 
 from arb_audit.analyzer.classify import Classification, combine, find
-from arb_audit.analyzer.frameworks import FRAMEWORKS, Entry, entry_for
-from arb_audit.taxonomy.files import STAGE_LABELS
+from arb_audit.analyzer.frameworks import FRAMEWORKS, Entry, commands_in, entry_for
+from arb_audit.analyzer.launchers import command_routes
 
 
 def _classify(code: str) -> Classification:
@@ -18,17 +18,22 @@ def _classify(code: str) -> Classification:
 
 
 def _label(entry: Entry) -> str:
-    if entry.routes:
+    if entry.labels:
         return "CONFIG_DEPENDENT"
-    if entry.role == "eval":
-        return "EVAL_ONLY"
-    assert entry.kind is not None
-    return "ONLINE_RL" if entry.interactive else STAGE_LABELS[entry.kind]
+    assert entry.label is not None
+    return entry.label
+
+
+def _concrete(pattern: str) -> str:
+    """A word a glob of the table matches (``*dpo*`` -> ``xdpox``)."""
+    return pattern.replace("*", "x")
 
 
 EXAMPLES = [(f.name, code, label) for f in FRAMEWORKS for code, label in f.invalid]
-ENTRIES = [(f.package, e) for f in FRAMEWORKS for e in f.entries]
+ENTRIES = [(f.package, e) for f in FRAMEWORKS for e in f.entries if e.name]
 VALID = [(f.name, code) for f in FRAMEWORKS for code in f.valid]
+LINES = [(f.name, line, label) for f in FRAMEWORKS for line, label in f.lines]
+COMMANDS = [(command, e) for f in FRAMEWORKS for e in f.entries for command in e.commands]
 
 
 @pytest.mark.parametrize(("framework", "code", "label"), EXAMPLES)
@@ -38,9 +43,30 @@ def test_framework_example_resolves(framework: str, code: str, label: str) -> No
 
 @pytest.mark.parametrize(("package", "entry"), ENTRIES, ids=lambda x: getattr(x, "name", x))
 def test_every_entry_resolves(package: str, entry: Entry) -> None:
-    assert entry_for(f"{package}.somewhere.{entry.name}") == entry
-    code = f"from {package}.somewhere import {entry.name} as thing\nthing(config)\n"
+    *module, name = entry.name.split(".")
+    where = ".".join([package, "somewhere", *module])
+    assert entry_for(f"{where}.{name}") == entry
+    code = f"from {where} import {name} as thing\nthing(config)\n"
     assert _classify(code).primary == _label(entry)
+
+
+@pytest.mark.parametrize(("command", "entry"), COMMANDS, ids=lambda x: x if isinstance(x, str) else "")
+def test_every_command_resolves(command: str, entry: Entry) -> None:
+    line = " ".join(_concrete(w) for w in command.split())
+    if entry.choices and entry.key is None:
+        # The word after the command picks: each choice runs its own label.
+        for choice in entry.choices:
+            assert command_routes(f"{line} {_concrete(choice.name)} --config c") == (
+                [choice.label] if choice.label else []
+            ), choice.name
+    else:
+        expected = entry.label or entry.labels[0]
+        assert command_routes(f"python {line} --seed 1" if command.startswith("-m") else line) == [expected]
+
+
+@pytest.mark.parametrize(("framework", "line", "label"), LINES)
+def test_framework_command_line(framework: str, line: str, label: str | None) -> None:
+    assert command_routes(line) == ([label] if label else []), framework
 
 
 @pytest.mark.parametrize(("framework", "code"), VALID)
@@ -51,3 +77,16 @@ def test_framework_valid_example_is_silent(framework: str, code: str) -> None:
 
 def test_unknown_package_is_no_entry() -> None:
     assert entry_for("mylib.DPOTrainer") is None and entry_for("nemo_rl") is None
+
+
+def test_a_dotted_entry_needs_its_whole_tail() -> None:
+    # ``train`` alone says nothing: the module around it (``train_dpo``) is what the table knows.
+    assert entry_for("openrlhf.cli.train_dpo.train") is not None
+    assert entry_for("openrlhf.cli.train_sft.train") != entry_for("openrlhf.cli.train_dpo.train")
+    assert entry_for("openrlhf.utils.train") is None
+
+
+def test_a_config_name_is_not_a_recipe() -> None:
+    # ``tune run`` is given the agent's own recipe file; the config's name mentions DPO.
+    assert command_routes("tune run my_recipe.py --config llama3/8B_lora_dpo") == []
+    assert not commands_in(["echo", "tune"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, Entry, entry_for
 
 
@@ -14,8 +14,11 @@ class FrameworkEntry(RouteDetector):
     The table maps each framework's trainer classes, train functions and pipelines to the stage they
     run, or to the routes a config key selects (a launcher), or to evaluation. Names resolve to
     qualified names, so an import alias or a function-local import is followed; a name only imported,
-    or mentioned in a string, is not evidence. The framework examples themselves are tested from the
-    table (tests/analyzer/test_frameworks.py).
+    or mentioned in a string, is not evidence. Where the call itself sets the entry's key to one of
+    its choices — a keyword argument, a key of a dict literal or the first positional argument, as a
+    string literal or a name last assigned one (``pipeline_name = "raft_aligner"``) — that choice is
+    what runs. The framework examples themselves are tested from the table
+    (tests/analyzer/test_frameworks.py).
     """
 
     TRIGGERS = IMPORT_WORDS
@@ -34,6 +37,49 @@ class FrameworkEntry(RouteDetector):
         Invalid("from lm_eval import simple_evaluate\nsimple_evaluate(model=m)\n", "scoring"),
     )
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._strings: dict[str, str] = {}
+        """Names last assigned a string literal, in walk order."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            value = node.value
+            if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+                self._strings[node.targets[0].target.value] = value.evaluated_value
+            else:
+                self._strings.pop(node.targets[0].target.value, None)
+
+    def _string(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            return node.evaluated_value
+        return self._strings.get(node.value) if isinstance(node, cst.Name) else None
+
+    def _chosen(self, call: cst.Call, entry: Entry) -> Entry | None:
+        """Return the choice a call's own arguments select for an entry whose key picks, if any."""
+        if not entry.choices or entry.key is None:
+            return None
+        leaf = entry.key.rsplit(".", 1)[-1]
+        values: list[cst.BaseExpression] = []
+        if (arg := keyword(call, leaf)) is not None:
+            values.append(arg.value)
+        for arg in call.args:
+            if arg.keyword is None and arg.star == "":
+                if isinstance(arg.value, cst.Dict):
+                    values.extend(
+                        e.value
+                        for e in arg.value.elements
+                        if isinstance(e, cst.DictElement) and self._string(e.key) == leaf
+                    )
+                else:
+                    values.append(arg.value)
+                break
+        for value in values:
+            text = self._string(value)
+            if text is not None and (choice := entry.choose(text)) is not None:
+                return choice
+        return None
+
     def _entry(self, node: cst.BaseExpression) -> tuple[str, Entry] | None:
         for name in sorted(self.names(node)):
             entry = entry_for(name)
@@ -42,18 +88,19 @@ class FrameworkEntry(RouteDetector):
         return None
 
     def _report(self, node: cst.CSTNode, name: str, entry: Entry, how: str) -> None:
-        if entry.routes:
+        if isinstance(node, cst.Call) and (choice := self._chosen(node, entry)) is not None:
+            name, entry = f"{name} ({entry.key}={choice.name})", choice
+        if entry.labels:
             self.report(
                 node,
                 "dispatch",
                 f"{how} {name}: the route is picked by {entry.key}",
-                routes=entry.routes,
+                routes=entry.labels,
                 default=entry.default,
             )
         elif entry.kind is not None:
-            on_policy = (
-                True if entry.kind in ("grpo", "ppo") or entry.data_source == "self_generated" else None
-            )
+            derived = True if entry.kind in ("grpo", "ppo") or entry.data_source == "self_generated" else None
+            on_policy = entry.on_policy if entry.on_policy is not None else derived
             self.report(
                 node,
                 "stage",
