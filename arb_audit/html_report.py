@@ -4,13 +4,18 @@ Everything is inlined (styles, the score strip as SVG, code excerpts): the page 
 attachment with no server and no network. Every string from the run is escaped, and the page's own
 Content-Security-Policy allows no script at all, so nothing an agent wrote can run in a reader's
 browser; expanding evidence uses ``<details>``, which needs none. Code evidence is shown at the
-revision it cites, read from the run's revisions.git, with the cited lines marked.
+revision it cites, read from the run's revisions.git, with the cited lines marked and, collapsed, the
+diff against the file's previous version; a command shows its output's first and last lines. Terminal
+escapes in run text are dropped and other control characters shown as symbols.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
+import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -24,9 +29,32 @@ MAX_EXCERPT_LINES = 40
 """Most lines of one code excerpt."""
 MAX_EVIDENCE = 12
 """Pointers shown per claim (the JSON report has them all)."""
+DIFF_CONTEXT = 3
+"""Unchanged lines around each change in a diff against the previous version."""
+MAX_DIFF_LINES = 120
+"""Most lines of one diff (a file rewritten whole would otherwise repeat itself twice)."""
+OUTPUT_HEAD = 10
+OUTPUT_TAIL = 10
+"""Lines of a command's output shown first and last; the rest opens on demand."""
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])")
+"""Terminal escape sequences (colours, cursor moves, titles): a page shows the text without them."""
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 CodeReader = Callable[[str, str], str | None]
 """(revision, path) -> the file's text at that revision, or None."""
+PreviousReader = Callable[[str, str], tuple[str, str | None] | None]
+"""(revision, path) -> (the revision before the file's version there, its text then or None), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSource:
+    """Where a page reads the code its evidence cites: a file at a revision, and its version before."""
+
+    at: CodeReader
+    """The file at a revision."""
+    before: PreviousReader | None = None
+    """The file's previous version (None: no diffs shown)."""
+
 
 STYLE = "".join(
     (
@@ -45,6 +73,8 @@ STYLE = "".join(
         "code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}",
         "pre{background:#f6f8fa;padding:.5rem;overflow-x:auto;margin:.3rem 0}",
         ".hit{background:#fff3b0;display:block}",
+        ".add{background:#e6ffec;display:block}",
+        ".del{background:#ffebe9;display:block}",
         "details{margin:.2rem 0}",
         "summary{cursor:pointer}",
         ".ev{color:#444;margin-left:1rem}",
@@ -53,9 +83,21 @@ STYLE = "".join(
 """The page's only style: plain, printable, readable without it."""
 
 
-def _e(value: object) -> str:
-    """Escape any value for HTML text or an attribute (agent-written text included)."""
-    return html.escape("—" if value is None else str(value), quote=True)
+def printable(text: str) -> str:
+    """Return ``text`` without terminal escape sequences, other control characters shown as symbols."""
+    lines = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")  # a progress bar's redraws
+    return _CONTROLS.sub(lambda m: "\u2421" if m[0] == "\x7f" else chr(0x2400 + ord(m[0])), lines)
+
+
+def escape(value: object) -> str:
+    """Escape any value for HTML text or an attribute (agent-written text included); None shows as —.
+
+    Terminal escapes are dropped and other control characters shown as symbols (:func:`printable`).
+    """
+    return html.escape(printable("—" if value is None else str(value)), quote=True)
+
+
+_e = escape
 
 
 def _el(tag: str, text: str = "", **attrs: object) -> str:
@@ -79,11 +121,14 @@ def _when(stamp: str | None) -> datetime | None:
         return None
 
 
-def _code(evidence: Evidence, read: CodeReader | None) -> str:
-    """Return the cited lines of a code pointer at its revision, with context ('' when not at hand)."""
-    if read is None or evidence.kind != "code" or not evidence.revision or not evidence.path:
+def _code(evidence: Evidence, code: CodeSource | None) -> str:
+    """Return the cited lines of a code pointer at its revision, with context, and its diff.
+
+    The diff against the file's previous version is collapsed; '' when the code is not at hand.
+    """
+    if code is None or evidence.kind != "code" or not evidence.revision or not evidence.path:
         return ""
-    text = read(evidence.revision, evidence.path)
+    text = code.at(evidence.revision, evidence.path)
     if text is None or evidence.line is None:
         return ""
     lines = text.splitlines()
@@ -94,10 +139,41 @@ def _code(evidence: Evidence, read: CodeReader | None) -> str:
     for number in range(start, stop + 1):
         row = f"{number:>5}  {_e(lines[number - 1])}"
         shown.append(f'<span class="hit">{row}</span>' if first <= number <= last else row + "\n")
-    return "<pre>" + "".join(shown) + "</pre>"
+    return "<pre>" + "".join(shown) + "</pre>" + _diff(evidence.revision, evidence.path, text, code)
 
 
-def _pointer(evidence: Evidence, read: CodeReader | None) -> str:
+def _diff(revision: str, path: str, text: str, code: CodeSource) -> str:
+    """Return the diff of ``path`` at ``revision`` against its previous version, in a closed details."""
+    previous = code.before(revision, path) if code.before else None
+    if previous is None:
+        return ""
+    sha, old = previous
+    if old is None:
+        return f"<div class='meta'>new in this revision (not in {_e(sha[:8])})</div>"
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(),
+            text.splitlines(),
+            f"{path} @{sha[:8]}",
+            f"{path} @{revision[:8]}",
+            n=DIFF_CONTEXT,
+            lineterm="",
+        )
+    )
+    rest = len(lines) - MAX_DIFF_LINES
+    rows = []
+    for number, line in enumerate(lines[:MAX_DIFF_LINES]):
+        kind = "" if number < 2 else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        rows.append(f'<span class="{kind}">{_e(line)}</span>' if kind else _e(line) + "\n")
+    more = f"<div class='meta'>and {rest} more diff lines</div>" if rest > 0 else ""
+    changed = sum(1 for line in lines[2:] if line[:1] in "+-")
+    return (
+        f"<details><summary>diff against the previous version ({_e(sha[:8])}, {changed} lines"
+        f" changed)</summary><pre>{''.join(rows)}</pre>{more}</details>"
+    )
+
+
+def _pointer(evidence: Evidence, code: CodeSource | None) -> str:
     """One evidence pointer: where, the excerpt, and for code the lines at their revision."""
     if evidence.kind == "code":
         where = f"{evidence.path}:{evidence.line} @{(evidence.revision or '')[:8]}"
@@ -107,15 +183,15 @@ def _pointer(evidence: Evidence, read: CodeReader | None) -> str:
         where = f"submission #{evidence.submission_seq}"
     else:
         where = f"{evidence.kind} {evidence.path or ''}" + (f":{evidence.line}" if evidence.line else "")
-    code = _code(evidence, read)
+    shown = _code(evidence, code)
     head = f"<code>{_e(where)}</code> {_e(evidence.excerpt or '')}"
-    return f"<details><summary>{head}</summary>{code}</details>" if code else f"<div>{head}</div>"
+    return f"<details><summary>{head}</summary>{shown}</details>" if shown else f"<div>{head}</div>"
 
 
-def _evidence(items: Iterable[Evidence], read: CodeReader | None) -> str:
+def _evidence(items: Iterable[Evidence], code: CodeSource | None) -> str:
     shown = list(items)
     rest = len(shown) - MAX_EVIDENCE
-    body = "".join(_pointer(e, read) for e in shown[:MAX_EVIDENCE])
+    body = "".join(_pointer(e, code) for e in shown[:MAX_EVIDENCE])
     more = f"<div class='meta'>and {rest} more (in the JSON report)</div>" if rest > 0 else ""
     return f'<div class="ev">{body}{more}</div>' if shown else ""
 
@@ -189,7 +265,7 @@ def _strip(report: AuditReport) -> str:
     return svg + f"<div>{legend}</div>"
 
 
-def _stage(number: int, step: Stage, read: CodeReader | None) -> str:
+def _stage(number: int, step: Stage, code: CodeSource | None) -> str:
     parents = " + ".join(step.parents) or (step.parent or "—")
     weights = ""
     if step.weights is not None and step.weights.compared:
@@ -202,7 +278,7 @@ def _stage(number: int, step: Stage, read: CodeReader | None) -> str:
         f"{number}. <b>{_e(step.kind)}</b> → <code>{_e(step.artifact)}</code> from <code>{_e(parents)}</code>"
         f" <span class='pill'>{_e(step.strength)}</span>{weights}"
     )
-    return f"<details open><summary>{head}</summary>{conflicts}{_evidence(step.evidence, read)}</details>"
+    return f"<details open><summary>{head}</summary>{conflicts}{_evidence(step.evidence, code)}</details>"
 
 
 def _table(headers: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
@@ -215,18 +291,40 @@ def _td(value: object, number: bool = False) -> str:
     return f"<td class='num'>{_e(value)}</td>" if number else f"<td>{_e(value)}</td>"
 
 
+def _output(output: str | None, error: str | None) -> str:
+    """Return a command's output: its first and last lines, the middle behind a closed details."""
+    lines = printable(output or "").splitlines()
+    shown = f"<div class='bad pill'>{_e(error)}</div>" if error else ""
+    if not lines:
+        return shown + "<div class='meta'>no output recorded</div>"
+    if len(lines) <= OUTPUT_HEAD + OUTPUT_TAIL:
+        return shown + f"<pre>{_e(chr(10).join(lines))}</pre>"
+    head, middle, tail = lines[:OUTPUT_HEAD], lines[OUTPUT_HEAD:-OUTPUT_TAIL], lines[-OUTPUT_TAIL:]
+    return (
+        shown
+        + f"<pre class='head'>{_e(chr(10).join(head))}</pre>"
+        + f"<details><summary>{len(middle)} more lines</summary>"
+        + f"<pre>{_e(chr(10).join(middle))}</pre></details>"
+        + f"<pre class='tail'>{_e(chr(10).join(tail))}</pre>"
+    )
+
+
 def _unfinished(finished: bool) -> str:
     return "" if finished else ", not finished"
 
 
-def render_html(report: AuditReport, read: CodeReader | None = None) -> str:
-    """Return the page of ``report``; ``read`` gives code at a revision (None: excerpts only)."""
+def render_html(report: AuditReport, code: CodeSource | None = None, back: str | None = None) -> str:
+    """Return the page of ``report``; ``code`` reads code at a revision (None: excerpts only).
+
+    ``back``: a relative link to the page listing it (a study site's index), shown above the header.
+    """
     run, route, failure, quadrant = report.run, report.route, report.failure, report.quadrant
     best = report.best
     level = f" (level {run.level})" if run.level is not None else ""
     used = report.metrics.time_used_ratio
     head = (
-        f"<h1>{_e(run.run_id)}</h1><div class='meta'>task <b>{_e(run.task)}</b>{_e(level)} · agent"
+        (f"<nav><a href='{_e(back)}'>← all runs of the study</a></nav>" if back else "")
+        + f"<h1>{_e(run.run_id)}</h1><div class='meta'>task <b>{_e(run.task)}</b>{_e(level)} · agent"
         f" {_e(run.scaffold)} driven by {_e(run.driver)} · base {_e(run.base_model)} ({_e(run.base_score)})"
         f" → best {_e(best.score if best else None)}"
         f" · budget {_e(_seconds(run.budget_s))}"
@@ -246,7 +344,7 @@ def render_html(report: AuditReport, read: CodeReader | None = None) -> str:
         )
         + "</p>"
     )
-    chain = "".join(_stage(i, step, read) for i, step in enumerate(route.chain or [], 1))
+    chain = "".join(_stage(i, step, code) for i, step in enumerate(route.chain or [], 1))
     routes = (
         f"<p>attempted (code ran): {_e(', '.join(route.attempted) or 'none')}; written only:"
         f" {_e(', '.join(route.written) or 'none')}; adopted: {_e(', '.join(route.adopted) or 'none')}</p>"
@@ -255,7 +353,7 @@ def render_html(report: AuditReport, read: CodeReader | None = None) -> str:
     flags = (
         "".join(
             f"<details open><summary><span class='pill bad'>{_e(f.flag)}</span> {_e(f.message)}</summary>"
-            f"<div class='meta'>{_e(f.definition)}</div>{_evidence(f.evidence, read)}</details>"
+            f"<div class='meta'>{_e(f.definition)}</div>{_evidence(f.evidence, code)}</details>"
             for f in report.flags
         )
         or "<p>None raised by what could be checked.</p>"
@@ -276,7 +374,7 @@ def render_html(report: AuditReport, read: CodeReader | None = None) -> str:
     )
     commands = "".join(
         f"<details><summary><code>#{c.seq}</code> [exit {_e(c.exit_code)}{_unfinished(c.finished)}]"
-        f" <code>{_e(c.command[:300])}</code></summary><pre>{_e(c.output_excerpt or '')}</pre></details>"
+        f" <code>{_e(c.command[:300])}</code></summary>{_output(c.output_excerpt, c.error)}</details>"
         for c in report.commands
     )
     problems = "".join(f"<li><code>{_e(p.path)}</code>: {_e(p.message)}</li>" for p in report.problems)
@@ -290,9 +388,9 @@ def render_html(report: AuditReport, read: CodeReader | None = None) -> str:
         + (chain or "<p>No lineage: no valid submission, or no code to read.</p>")
         + (f"<p class='meta'>Cannot tell:</p><ul>{cannot}</ul>" if cannot else "")
         + f"<h2>Failure: {_e(failure.mode or 'undetermined')}</h2><p>{_e(failure.reason)}</p>"
-        + _evidence(failure.evidence, read)
+        + _evidence(failure.evidence, code)
         + f"<h2>Quadrant: {_e(cell)}</h2><p>{_e(quadrant.reason)}</p>"
-        + _evidence(quadrant.evidence, read)
+        + _evidence(quadrant.evidence, code)
         + f"<h2>Flags ({len(report.flags)})</h2>"
         + flags
         + f"<h2>Submissions ({len(report.submissions)})</h2>"
@@ -316,9 +414,12 @@ def render_html(report: AuditReport, read: CodeReader | None = None) -> str:
     )
 
 
-def code_reader(report: AuditReport) -> CodeReader | None:
-    """Return a reader of code at a revision from the run's revisions.git, or None when it has none."""
-    from arb_audit.revisions import read_file_at
+def code_reader(report: AuditReport) -> CodeSource | None:
+    """Return what reads code from the run's revisions.git: at a revision, and its version before.
+
+    None when the run has no revisions.git at hand.
+    """
+    from arb_audit.revisions import previous_version, read_file_at, shown_text
 
     if not report.run.revisions_path:
         return None
@@ -330,10 +431,16 @@ def code_reader(report: AuditReport) -> CodeReader | None:
     def read(revision: str, path: str) -> str | None:
         if (revision, path) not in cache:
             raw = read_file_at(git_dir, revision, path)
-            cache[(revision, path)] = None if raw is None else raw.decode("utf-8", "replace")
+            cache[(revision, path)] = None if raw is None else shown_text(raw, path)
         return cache[(revision, path)]
 
-    return read
+    def before(revision: str, path: str) -> tuple[str, str | None] | None:
+        found = previous_version(git_dir, revision, path)
+        if found is None:
+            return None
+        return found[0], None if found[1] is None else shown_text(found[1], path)
+
+    return CodeSource(read, before)
 
 
 def write_html(report: AuditReport, target: Path) -> None:

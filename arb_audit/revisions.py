@@ -36,6 +36,7 @@ from gitdb import IStream
 from gitdb.db.loose import LooseObjectDB
 
 from arb_audit.model import FileEntry, Revision, RevisionTrigger
+from arb_audit.redaction import is_env_file, redact
 
 MAX_COMMIT_BYTES = 1024 * 1024
 """Files larger than this are listed, not committed (checkpoints, datasets)."""
@@ -613,3 +614,41 @@ def read_file_at(git_dir: Path, commit: str, path: str, limit: int = 2 * 1024 * 
     if blob.type != "blob" or blob.size > limit:
         return None
     return read_blob(git_dir, blob.hexsha)
+
+
+def previous_version(
+    git_dir: Path, commit: str, path: str, limit: int = 2 * 1024 * 1024
+) -> tuple[str, bytes | None] | None:
+    """Return the version of ``path`` before the one it has at ``commit``: (that revision, its content).
+
+    The earlier version is the file in the parent of the revision that last changed it, up to
+    ``commit``; its content is None when the file did not exist there (it was new) or is over
+    ``limit``. None when no earlier revision holds the history (the first revision, an unknown commit).
+    """
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not path or "\0" in path:
+        return None
+    try:
+        repo = git.Repo(git_dir)
+        made = next(repo.iter_commits(commit, paths=path, max_count=1), None)
+        if made is None or not made.parents:
+            return None
+        parent = made.parents[0]
+        try:
+            blob = parent.tree / path
+        except KeyError:  # the file was new in that revision
+            return parent.hexsha, None
+    except Exception:  # a history the store does not hold: nothing to compare with
+        return None
+    if blob.type != "blob" or blob.size > limit:
+        return parent.hexsha, None
+    return parent.hexsha, read_blob(git_dir, blob.hexsha)
+
+
+def shown_text(raw: bytes, path: str | None) -> str:
+    """Return a file's bytes from ``revisions.git`` as text to show a person: decoded, secrets redacted.
+
+    The snapshot keeps the agent's files as they were (a key in a script included); every screen that
+    shows one (the HTML page, the reviewer's desk) reads it through here. A ``.env`` file has every
+    value redacted.
+    """
+    return redact(raw.decode("utf-8", errors="replace"), env_file=is_env_file(path))

@@ -141,3 +141,38 @@ def test_a_real_browser_renders_it(page: tuple[Path, AuditReport], tmp_path: Pat
         check=True,
     )
     assert shot.stat().st_size > 10_000
+
+
+def test_code_evidence_keeps_its_diff_against_the_previous_version_closed(
+    page: tuple[Path, AuditReport],
+) -> None:
+    text = page[0].read_text(encoding="utf-8")
+    # grpo_env.py at the cited revision, against its version before: one import line renamed
+    assert "<details><summary>diff against the previous version (" in text  # a closed details
+    assert '<span class="del">-from arb_audit.runner.reference.tasks import KeyRoom, keyroom_splits' in text
+    assert (
+        '<span class="add">+from arb_audit.runner.reference.tasks import KeyRoom, keyroom_split</span>'
+        in text
+    )
+
+
+def test_a_command_shows_the_head_and_tail_of_its_output_without_terminal_escapes() -> None:
+    output = "\x1b[32mepoch 0\x1b[0m\r\n" + "\n".join(f"epoch {i}" for i in range(1, 60)) + "\nDONE\x07"
+    command = {
+        "seq": 1,
+        "command": "python train.py",
+        "started_at": None,
+        "ended_at": None,
+        "exit_code": 0,
+        "error": None,
+        "finished": True,
+        "tool": "Bash",
+        "cwd": None,
+        "revision_seq": None,
+        "output_excerpt": output,
+        "evidence": {"kind": "command", "command_seq": 1},
+    }
+    text = render_html(AuditReport.model_validate(complete_audit({"commands": [command]})))
+    assert "<pre class='head'>epoch 0\nepoch 1\n" in text and "\x1b" not in text
+    assert "<details><summary>41 more lines</summary><pre>epoch 10\n" in text
+    assert "<pre class='tail'>epoch 51\n" in text and "DONE\u2407</pre>" in text

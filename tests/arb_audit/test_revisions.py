@@ -235,3 +235,22 @@ def test_a_live_snapshotter_checks_for_no_change_in_memory(tmp_path: Path) -> No
     (code / "b.py").write_text("b = 1\n")
     second = live.take("submission")
     assert second is not None and second.sha != first.sha and second.trigger == "submission"
+
+
+def test_the_previous_version_of_a_file_is_before_the_revision_that_last_changed_it(tmp_path: Path) -> None:
+    code, git_dir = tmp_path / "code", tmp_path / "r.git"
+    code.mkdir()
+    (code / "a.py").write_text("a = 1\n")
+    first = _snap(git_dir, code, [])
+    (code / "a.py").write_text("a = 2\n")
+    (code / "b.py").write_text("b = 1\n")
+    second = _snap(git_dir, code, [], seq=2, trigger="timer", message="second")
+    (code / "b.py").write_text("b = 2\n")
+    third = _snap(git_dir, code, [], seq=3, trigger="timer", message="third")
+    # a.py last changed in the second revision: its previous version is the first's, whichever is cited
+    assert revisions.previous_version(git_dir, third.sha, "a.py") == (first.sha, b"a = 1\n")
+    assert revisions.previous_version(git_dir, second.sha, "a.py") == (first.sha, b"a = 1\n")
+    assert revisions.previous_version(git_dir, second.sha, "b.py") == (first.sha, None)  # new there
+    assert revisions.previous_version(git_dir, first.sha, "a.py") is None  # no earlier revision
+    assert revisions.previous_version(git_dir, "0" * 40, "a.py") is None
+    assert revisions.previous_version(git_dir, third.sha, "") is None
