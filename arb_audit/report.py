@@ -243,6 +243,19 @@ def _verdicts(console: Console, report: dict[str, Any]) -> None:
             for c in route["agent_claims"]
         )
         console.print(Text.assemble("  the agent's own reports claim (unverified): ", claims))
+    for c in route.get("score_claims") or []:
+        against = (
+            "nothing was measured"
+            if c["measured"] is None
+            else f"measured {c['measured']}" + ("" if c["agrees"] else " — DISAGREES")
+        )
+        console.print(
+            Text.assemble(
+                "  the agent claims (unverified) a score of ",
+                f"{c['claimed']:g} in {clean(c['source'])}: {against}",
+                style="" if c["agrees"] is not False else "yellow",
+            )
+        )
     console.print(
         Text.assemble(
             ("Failure", "bold"), f": {clean(failure['mode'] or 'undetermined')} — {clean(failure['reason'])}"

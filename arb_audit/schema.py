@@ -327,6 +327,25 @@ class AgentClaim(Part):
     """The iterations it named it in."""
 
 
+class ScoreClaim(Part):
+    """A score the agent claims (its last message, a summary it wrote), set against the measured one."""
+
+    source: str
+    """The file that claims it (the transcript, or a summary relative to the run folder)."""
+    line: int | None
+    """Its line there."""
+    kind: Literal["final_message", "summary_file"]
+    """``final_message``: the agent's last word; ``summary_file``: a summary it wrote."""
+    claimed: float
+    """The score claimed, in percent (a fraction such as 0.68 is read as 68)."""
+    measured: float | None
+    """The best valid score the benchmark measured; null when none was."""
+    agrees: bool | None
+    """Whether the two agree within the tolerance the analyzer states; null when nothing was measured."""
+    excerpt: str
+    """The words of the claim."""
+
+
 class RouteEvidence(Part):
     """Evidence per route label: the code that was run, and the code only written."""
 
@@ -372,6 +391,9 @@ class Route(Part):
     """What they do not, and why."""
     agent_claims: list[AgentClaim]
     """What the agent reported it trained, unverified."""
+    score_claims: list[ScoreClaim] = []
+    """The scores the agent claims in its last message and its summaries, unverified, each against the
+    measured score: a claim that disagrees is shown, never believed."""
     code_revision: str | None
     """The last code revision's sha."""
 

@@ -1199,6 +1199,43 @@ def timed_out_run(root: Path) -> Path:
     )
 
 
+CLAIM_MESSAGE = (
+    "Training is complete. The base model scored 31.4% on GSM8K; after SFT on the training split the\n"
+    "final model reaches **71.2% accuracy** on my held-out check. final_model/ holds the SFT model."
+)
+CLAIM_SUMMARY = """# Summary
+
+## Approach
+Full SFT of Qwen3-1.7B-Base on GSM8K's train split, 3 epochs, lr 1e-5.
+
+## Results
+| model | accuracy |
+|---|---|
+| baseline | 0.314 |
+
+Final accuracy: 0.705 (1319 test problems)
+"""
+
+
+def claims_run(root: Path, *, measured: float = 0.52) -> Path:
+    """The agent ends with a message claiming its score and leaves task/SUMMARY.md; metrics.json says."""
+    events = [
+        *trained_events()[:-1],
+        {
+            "type": "assistant",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+        },
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 9, "result": CLAIM_MESSAGE},
+    ]
+    return real_run(
+        root,
+        events,
+        output_log=real_output_log(0, "exited normally"),
+        metrics={"accuracy": measured, "stderr": 0.01},
+        task={"train_sft.py": REAL_TRAIN_SFT, "SUMMARY.md": CLAIM_SUMMARY, "outputs/sft/README.md": TRL_CARD},
+    )
+
+
 def published_run(root: Path) -> Path:
     """A published copy (extract_traces.py): the trace, placeholders and verdicts; never final_model/."""
     trace = (

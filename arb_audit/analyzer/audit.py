@@ -12,6 +12,7 @@ import math
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from arb_audit.analyzer.claims import score_claims
 from arb_audit.analyzer.failure import decide_failure, with_definition
 from arb_audit.analyzer.harness_account import account_json
 from arb_audit.analyzer.intended import intended_stage_of
@@ -115,6 +116,7 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
             " needs the commands and the code history",
         ],
         "agent_claims": [{"train_type": t, "iterations": sorted(n)} for t, n in claims.items()],
+        "score_claims": score_claims(record, best_submission(record.submissions)),
         "code_revision": code.sha if code else None,
     }
 

@@ -21,6 +21,7 @@ from tests.fixture_posttrainbench import (
     auth_failure_run,
     background_output_run,
     background_run,
+    claims_run,
     cut_off_run,
     grader_failure_run,
     published_run,
@@ -96,6 +97,32 @@ def test_an_agent_that_quit_early_without_a_model_did_not_run_out_of_time(tmp_pa
     )
     assert "stopped before its deadline (7% of the budget used, exit code 0)" in failure["reason"]
     assert report["run"]["agent_timed_out"] is False
+
+
+def test_the_agents_claimed_score_is_extracted_unverified_and_set_against_the_measured(
+    tmp_path: Path,
+) -> None:
+    report = _audit(claims_run(tmp_path / "off", measured=0.52))
+    claims = {c["kind"]: c for c in report["route"]["score_claims"]}
+    final, summary = claims["final_message"], claims["summary_file"]
+    # The result event's text, not the assistant's "Done." before it; the baseline is not the claim.
+    assert (final["source"], final["claimed"], final["measured"], final["agrees"]) == (
+        "solve_out.txt",
+        71.2,
+        52.0,
+        False,
+    )
+    assert "71.2% accuracy" in final["excerpt"]
+    # A fraction is read in percent; the line is the summary's own.
+    assert (summary["source"], summary["line"], summary["claimed"]) == ("task/SUMMARY.md", 11, 70.5)
+    assert summary["agrees"] is False
+    assert [r["source"] for r in report["reports"]] == ["solve_out.txt", "task/SUMMARY.md"]
+    # The model card in a subfolder is not the agent's summary.
+    assert "task/outputs/sft/README.md" not in [c["source"] for c in report["route"]["score_claims"]]
+    code, text, _ = run_cli(str(claims_run(tmp_path / "text", measured=0.52)))
+    assert code == 0 and "DISAGREES" in text
+    agreeing = _audit(claims_run(tmp_path / "on", measured=0.711))["route"]["score_claims"]
+    assert [c["agrees"] for c in agreeing] == [True, True]
 
 
 def test_posttrainbench_prescribes_no_method_unless_the_user_names_one(tmp_path: Path) -> None:

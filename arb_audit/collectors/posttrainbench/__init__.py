@@ -19,6 +19,7 @@ from typing import Any
 
 from arb_audit.collectors.artifacts import describe, identify, model_card
 from arb_audit.collectors.base import CollectOptions, Collector, RunListing
+from arb_audit.collectors.claims import final_message_claim, summary_claims
 from arb_audit.collectors.final_tree import final_tree
 from arb_audit.collectors.harness_errors import MAX_LISTED, entry, transcript_errors
 from arb_audit.collectors.posttrainbench.judges import read_verdicts
@@ -132,6 +133,9 @@ class PostTrainBenchCollector(Collector):
         evals = read_final_evals(folder)
         run.extra["harness_errors"] = _harness_errors(run.extra.get("transcript"), evals, metrics)
         run.extra["training_traces"] = _training_traces(folder, artifact)
+        claims = summary_claims(folder, TASK)
+        if facts is not None and (said := facts.transcript.final_message) is not None:
+            claims.insert(0, final_message_claim(facts.transcript.path, said.text, said.line, said.at))
         history = facts.revisions if facts else []
         revisions = history + final_tree(folder, TASK, revisions_git, run.run_id, len(history) + 1)
         problems = [
@@ -143,6 +147,7 @@ class PostTrainBenchCollector(Collector):
             artifacts=[artifact],
             revisions=revisions,
             commands=facts.commands if facts else [],
+            reports=claims,
             problems=problems,
             revisions_path=str(revisions_git) if revisions else None,
         )

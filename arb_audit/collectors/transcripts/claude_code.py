@@ -82,6 +82,8 @@ class ClaudeCodeFormat(EventFormat):
                 block = dict_of(block)
                 if block.get("type") == "tool_use":
                     transcript.add_call(_call(block, event, transcript.session))
+                elif block.get("type") == "text" and data.get("error") is None:
+                    transcript.said(text_of(block.get("text")), event.line, event.stamp)
         elif kind == "user":
             content = dict_of(data.get("message")).get("content")
             if isinstance(content, str):
@@ -132,6 +134,8 @@ class ClaudeCodeFormat(EventFormat):
             elif said:
                 session.error = f"{session.error}; {said}"[:MAX_DETAIL_CHARS]
         session.cost_usd = json_number(data.get("total_cost_usd"))
+        if data.get("is_error") is not True:
+            transcript.said(text_of(data.get("result")), event.line, event.stamp, final=True)
 
     def _error(self, error: str, event: Event, transcript: Transcript) -> None:
         """Read an assistant message the CLI wrote for an API error (``"error": "authentication_failed"``)."""

@@ -120,6 +120,8 @@ class CodexFormat(EventFormat):
         kind = text_of(item.get("type"))
         item_id = text_of(item.get("id"))
         if kind in QUIET_ITEMS:
+            if kind == "agent_message" and completed:
+                transcript.said(text_of(item.get("text")), event.line, event.stamp)
             return
         call = transcript.pending(item_id)
         if call is None and not (kind in ("command_execution", "file_change", "mcp_tool_call") or completed):

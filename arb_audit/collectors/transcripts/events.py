@@ -43,6 +43,8 @@ MAX_EVENT_TYPES = 1_000
 """Distinct unknown event types counted by name; the rest are counted together."""
 MAX_DETAIL_CHARS = 500
 """Longest free text kept from an event (compaction details, session fields)."""
+MAX_MESSAGE_CHARS = 8_000
+"""Longest agent message kept (its last word: the claims it makes are read from it)."""
 CLIPPED_COMMAND_CHARS = 4000
 """What is kept of a command line once the budget is spent."""
 
@@ -163,6 +165,22 @@ class Session:
     """The cost the agent reported for the session."""
 
 
+@dataclass(frozen=True, slots=True)
+class AgentMessage:
+    """A message the agent itself wrote (not a tool's output)."""
+
+    text: str
+    """Its text, cut to :data:`MAX_MESSAGE_CHARS`."""
+    line: int
+    """The transcript line it is on."""
+    at: datetime | None
+    """When, if known."""
+    session: int
+    """The session it belongs to."""
+    final: bool
+    """Whether it is the session's final result (Claude Code's ``result`` event), not ordinary prose."""
+
+
 @dataclass(slots=True)
 class Compaction:
     """A context compaction (the agent's history was summarised; constraints may be lost after it)."""
@@ -212,6 +230,9 @@ class Transcript:
     cut_off: str | None = None
     """Why the transcript looks cut off (calls with no result, a session with no end), or None: what a
     cut-off transcript does not show, the audit may not conclude from its absence."""
+    final_message: AgentMessage | None = None
+    """The agent's own last word: the text of the last session's final result, else its last message
+    (a claim to check, never a finding)."""
     _pending: dict[str, list[ToolCall]] = field(default_factory=dict, repr=False)
     _background: dict[str, ToolCall] = field(default_factory=dict, repr=False)
     _retained: int = field(default=0, repr=False)
@@ -220,6 +241,15 @@ class Transcript:
     def problem(self, message: str) -> None:
         """Record a problem about this transcript."""
         self.problems.append(Problem(self.path, message))
+
+    def said(self, text: str | None, line: int, at: datetime | None, *, final: bool = False) -> None:
+        """Keep ``text`` as the agent's last word so far; a final result is not replaced by later prose."""
+        if not text or not text.strip():
+            return
+        kept = self.final_message
+        if kept is not None and kept.final and not final and kept.session == self.session:
+            return
+        self.final_message = AgentMessage(text[:MAX_MESSAGE_CHARS], line, at, self.session, final)
 
     def seen(self, at: datetime | None) -> None:
         """Widen the transcript's time span to include ``at``."""

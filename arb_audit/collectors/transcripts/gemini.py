@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from arb_audit.collectors.reading import Tally, text_int
-from arb_audit.collectors.transcripts.events import FileEdit, ToolCall, Transcript
+from arb_audit.collectors.transcripts.events import MAX_MESSAGE_CHARS, FileEdit, ToolCall, Transcript
 from arb_audit.collectors.transcripts.formats import (
     EventFormat,
     dict_of,
@@ -56,6 +56,7 @@ class GeminiFormat(EventFormat):
         # API-log calls come without ids: they wait under a made-up key, per tool name, oldest first.
         self._unnamed_keys: dict[str, deque[str]] = {}
         self._made_up: dict[str, ToolCall] = {}
+        self._reply = ""  # the agent's reply so far, while its pieces keep coming
 
     @classmethod
     def sniff(cls, data: dict[str, Any]) -> bool:
@@ -78,6 +79,8 @@ class GeminiFormat(EventFormat):
         at = when(event, parse_stamp(stamp) if stamp is not None else None)
         transcript.seen(at)
         kind = text_of(data.get("type"))
+        if not (kind == "message" and data.get("role") == "assistant"):
+            self._reply = ""
         if kind == "init":
             transcript.start_session(
                 event.line,
@@ -99,8 +102,14 @@ class GeminiFormat(EventFormat):
             session = transcript.sessions[-1]
             session.ended_at = at
             session.outcome = text_of(data.get("status"))
-        elif kind in ("message", "error"):
-            pass  # the agent's prose and the CLI's warnings hold no call or outcome
+        elif kind == "message":
+            if data.get("role") == "assistant":
+                # stream-json sends the reply in pieces (delta); a piece continues the message before it.
+                piece = text_of(data.get("content")) or ""
+                self._reply = ((self._reply if data.get("delta") is True else "") + piece)[:MAX_MESSAGE_CHARS]
+                transcript.said(self._reply, event.line, at)
+        elif kind == "error":
+            pass  # the CLI's warnings hold no call or outcome
         elif kind is None and isinstance(data.get("method"), str):
             self._api_log(event, at, transcript)
         else:

@@ -68,6 +68,8 @@ class OpenCodeFormat(EventFormat):
                 session.cost_usd = (session.cost_usd or 0.0) + cost
             session.outcome = text_of(part.get("reason")) or session.outcome
             session.ended_at = at
+        elif kind == "text":
+            transcript.said(text_of(part.get("text")), event.line, at)
         elif kind == "error":
             session = _current(event, transcript)
             name = text_of(dict_of(data.get("error")).get("name"))

@@ -1,0 +1,35 @@
+"""The agent's claimed scores set against the measured one: what it says is shown, never believed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arb_audit.model import RunRecord, Submission
+
+CLAIM_TOLERANCE = 1.0
+"""Points (of a percent score) a claim may differ from the measured score and still agree: agents round
+and evaluate on samples; a larger gap is a claim the benchmark's own grading does not bear out."""
+CLAIM_KINDS = ("final_message", "summary_file")
+"""The claims that speak for the whole run (per-iteration reports are set against their own attempts)."""
+
+
+def score_claims(record: RunRecord, best: Submission | None) -> list[dict[str, Any]]:
+    """Return each score the agent claims for its run, with the measured best and whether they agree."""
+    measured = best.score if best is not None else None
+    found = []
+    for it in record.reports:
+        kind = it.fields.get("claim")
+        if kind not in CLAIM_KINDS or it.score is None:
+            continue
+        found.append(
+            {
+                "source": it.source,
+                "line": it.line,
+                "kind": kind,
+                "claimed": it.score,
+                "measured": measured,
+                "agrees": None if measured is None else abs(it.score - measured) <= CLAIM_TOLERANCE,
+                "excerpt": str(it.fields.get("excerpt") or ""),
+            }
+        )
+    return found
