@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "arb_audit.commands.schema",
         "The JSON Schema of the audit record (--json), every field described.",
     ),
+    "site": (
+        "arb_audit.commands.site",
+        "A study as a static site: its runs table (filter, sort) and figures, a page per run.",
+    ),
     "verify": (
         "arb_audit.commands.verify",
         "Check that a recording's ledger and graded artifacts, and reviewers' verdicts, still hold.",
