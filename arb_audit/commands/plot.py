@@ -27,14 +27,38 @@ def _fail(message: str) -> NoReturn:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write to this file; its suffix (.pdf, .png, .svg) sets the format.",
 )
-def plot(study: Path, figure_name: str, output: Path) -> None:
+@click.option(
+    "--width",
+    type=click.Choice(["auto", "column", "page"]),
+    default="auto",
+    show_default=True,
+    help="column: one column of a two-column paper; page: the full text width; auto: as the panels need.",
+)
+@click.option("--tasks", default=None, help="Only these tasks, comma-separated, in this order.")
+@click.option("--label-runs", is_flag=True, help="Name each run beside its best submission.")
+@click.option(
+    "--labels",
+    "labels_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A TOML file of display names (as for `arb-audit export --labels`).",
+)
+def plot(
+    study: Path,
+    figure_name: str,
+    output: Path,
+    width: str,
+    tasks: str | None,
+    label_runs: bool,
+    labels_file: Path | None,
+) -> None:
     """Draw figure FIGURE of the study store STUDY (made by `arb-audit ingest`) into a file.
 
     The same study gives the same bytes, so a figure can be committed next to the paper. Exit status 2
     when the study cannot be read, has nothing to draw, or the figure or format is unknown.
     """
     try:
-        from arb_audit.taxonomy.figures import FIGURES, figure, format_of, save
+        from arb_audit.taxonomy.figures import FIGURES, FigureOptions, figure, format_of, save
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "matplotlib":
             raise
@@ -42,6 +66,7 @@ def plot(study: Path, figure_name: str, output: Path) -> None:
         sys.exit(2)
     from arb_audit.store import StoreError
     from arb_audit.study import load_study
+    from arb_audit.taxonomy.labels import DEFAULT_LABELS, load_labels
 
     if figure_name not in FIGURES:
         _fail(f"no figure {figure_name!r} (there are: {', '.join(FIGURES)})")
@@ -49,6 +74,14 @@ def plot(study: Path, figure_name: str, output: Path) -> None:
         format_of(output)
     except ValueError as exc:
         _fail(str(exc))
+    labels = DEFAULT_LABELS
+    if labels_file is not None:
+        try:
+            labels = load_labels(labels_file)
+        except (OSError, ValueError) as exc:
+            _fail(str(exc))
+    chosen = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else None
+    options = FigureOptions(width=width, tasks=chosen, run_labels=label_runs, labels=labels)  # type: ignore[arg-type]
     if not study.is_file():
         _fail(f"{study}: no such study (make one with arb-audit ingest)")
     try:
@@ -58,7 +91,7 @@ def plot(study: Path, figure_name: str, output: Path) -> None:
     if frame.is_empty():
         _fail(f"{study}: holds no ingested runs (arb-audit ingest RUN_DIR... --study)")
     try:
-        save(figure(figure_name, frame), output)
+        save(figure(figure_name, frame, options), output)
     except ValueError as exc:
         _fail(f"{study}: {exc}")
     except OSError as exc:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 from matplotlib import rc_context
@@ -34,11 +34,13 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, MultipleLocator
 
 from arb_audit.taxonomy import tables
 from arb_audit.taxonomy.failures import FAILURE_MODES
+from arb_audit.taxonomy.labels import DEFAULT_LABELS, Labels
 from arb_audit.taxonomy.palette import ROUTE_COLOURS
+from arb_audit.taxonomy.render import BUDGET_PT
 from arb_audit.taxonomy.routes import ROUTE_LABELS, artifact_route
 
 if TYPE_CHECKING:
@@ -125,12 +127,37 @@ UNSCORED_HEIGHT = 0.04
 """Where those are drawn, as a fraction of the panel's height (off the time axis's own ticks)."""
 MAX_COLUMNS = 3
 """Panels side by side before a figure wraps to the next row."""
-PAGE_WIDTH = 7.0
-"""Inches across a two-column paper's text, the widest a figure gets."""
-COLUMN_WIDTH = 3.3
-"""Inches across one column of a two-column paper, the narrowest a figure gets."""
+TEX_PT_PER_INCH = 72.27
+"""TeX's points per inch (a PDF's are 72: a figure 345 PDF points wide is 346.3 TeX points)."""
+PAGE_WIDTH = BUDGET_PT["page"] / TEX_PT_PER_INCH
+"""Inches across the text of a one-column article, the widest a figure gets: it fits, at its own size,
+in a one-column paper and across a two-column one (the tables' page width, measured with pdflatex)."""
+COLUMN_WIDTH = BUDGET_PT["column"] / TEX_PT_PER_INCH
+"""Inches across one column of a two-column article, the narrowest a figure gets (as the tables')."""
 LEGEND_ENTRY_WIDTH = 1.15
 """Inches a legend entry takes (marker and the longest route label), to know how many fit in a row."""
+
+
+CHAIN_MARKER = "D"
+"""Marker of a submission whose model went through two training stages or more (its chain is in the
+legend; its colour is its last stage's)."""
+DODGE = 0.012
+"""How far apart markers that would coincide are set, as a fraction of the panel's time range."""
+
+
+@dataclass(frozen=True, slots=True)
+class FigureOptions:
+    """How a figure is laid out and worded (``arb-audit plot`` options; the same in Python)."""
+
+    width: Literal["auto", "column", "page"] = "auto"
+    """``column``: one column of a two-column paper (panels wrap); ``page``: the full text width;
+    ``auto``: as wide as the panels need, between the two."""
+    tasks: tuple[str, ...] | None = None
+    """Only these tasks (in this order); None: every task."""
+    run_labels: bool = False
+    """Name each run beside its best submission (the run folder's name)."""
+    labels: Labels = field(default_factory=lambda: DEFAULT_LABELS)
+    """Display names of routes, chains and failure modes (``--labels FILE``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +168,8 @@ class FigureSpec:
     """The name ``arb-audit plot --figure`` takes."""
     caption: str
     """What it shows, one sentence."""
-    draw: Callable[[pl.DataFrame], Figure]
-    """Study frame → the figure; a ValueError says why there is nothing to draw."""
+    draw: Callable[[pl.DataFrame, FigureOptions], Figure]
+    """Study frame and options → the figure; a ValueError says why there is nothing to draw."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +184,16 @@ class Attempt:
     """The route label of the artifact it named."""
     best: bool
     """Whether it is the run's best submission."""
+    chain: tuple[str, ...] = ()
+    """Route labels of the training stages its model went through, first to last."""
+    chain_text: str | None = None
+    """The audit's own chain of the run's best artifact (``(SFT + SFT)→MERGE``), for the best
+    submission: it shows branches that the flat ``chain`` cannot."""
+
+    @property
+    def colour(self) -> str:
+        """The route whose colour it takes: its last training stage's (a chain's end), else its route."""
+        return self.chain[-1] if self.chain and self.chain[-1] in ROUTE_COLOURS else self.route
 
 
 def _instant(text: object) -> datetime | None:
@@ -188,12 +225,15 @@ def attempts(report: Mapping[str, Any]) -> list[Attempt]:
             continue
         score = submission.get("score")
         scored = submission.get("status") == "scored" and isinstance(score, int | float)
+        steps = lineage.get(submission.get("artifact_path") or "") or []
         placed.append(
             Attempt(
                 minutes=(at - origin).total_seconds() / 60,
                 score=float(score) if scored else None,
-                route=artifact_route(lineage.get(submission.get("artifact_path") or "")),
+                route=artifact_route(steps),
                 best=scored and submission.get("seq") == best_seq,
+                chain=tuple(str(step["label"]) for step in steps if step.get("label")),
+                chain_text=route.get("chain_text") if submission.get("seq") == best_seq else None,
             )
         )
     return sorted(placed, key=lambda a: (a.minutes, a.score is None))
@@ -211,13 +251,25 @@ def _tint(colour: str, share: float) -> tuple[float, float, float]:
 
 
 def _new_figure(
-    panels: int, panel_width: float, panel_height: float, *, sharey: bool = False, columns: int = MAX_COLUMNS
+    panels: int,
+    panel_width: float,
+    panel_height: float,
+    *,
+    sharey: bool = False,
+    columns: int = MAX_COLUMNS,
+    width: str = "auto",
 ) -> tuple[Figure, list[Axes]]:
-    """Make a figure on an Agg canvas holding ``panels`` axes in rows of up to ``columns``."""
+    """Make a figure on an Agg canvas holding ``panels`` axes in rows of up to ``columns``.
+
+    ``width`` (:attr:`FigureOptions.width`): a one-column figure puts as many panels in a row as fit.
+    """
+    if width == "column":
+        columns = max(1, min(columns, int(COLUMN_WIDTH // (0.8 * panel_width))))
     cols = min(panels, columns)
     rows = math.ceil(panels / cols)
-    width = min(PAGE_WIDTH, max(COLUMN_WIDTH, cols * panel_width))
-    fig = Figure(figsize=(width, rows * panel_height), layout="constrained")
+    fixed = {"column": COLUMN_WIDTH, "page": PAGE_WIDTH}.get(width)
+    inches = fixed or min(PAGE_WIDTH, max(COLUMN_WIDTH, cols * panel_width))
+    fig = Figure(figsize=(inches, rows * panel_height), layout="constrained")
     FigureCanvasAgg(fig)
     grid = fig.subplots(rows, cols, squeeze=False, sharey=sharey)
     axes: list[Axes] = list(grid.flat)
@@ -232,8 +284,8 @@ def _legend(fig: Figure, handles: Sequence[Artist]) -> None:
     fig.legend(handles=handles, loc="outside upper center", ncols=min(columns, len(handles)))
 
 
-def _route_handles(routes: Iterable[str]) -> list[Artist]:
-    """Make legend markers for the route labels given, in the taxonomy's order."""
+def _route_handles(routes: Iterable[str], labels: Labels = DEFAULT_LABELS) -> list[Artist]:
+    """Make legend markers for the route labels given, in the taxonomy's order, by their display names."""
     present = set(routes)
     return [
         Line2D(
@@ -245,28 +297,98 @@ def _route_handles(routes: Iterable[str]) -> list[Artist]:
             mfc=ROUTE_COLOURS[d.name],
             mec="black",
             mew=0.3,
-            label=d.name,
+            label=labels.name("route", d.name),
         )
         for d in ROUTE_LABELS
         if d.name in present
     ]
 
 
-def _runs_by_task(study: pl.DataFrame) -> dict[str, list[tuple[float | None, list[Attempt]]]]:
-    """Return the audited runs that submitted, by task (sorted): base score and placed submissions."""
+def _chain_handles(placed: Iterable[Attempt], labels: Labels) -> list[Artist]:
+    """Make a legend marker per chain of two stages or more: in its last stage's colour, the chain's words."""
+    chains: dict[tuple[str, ...], str] = {}
+    for a in placed:
+        if a.score is None or len(a.chain) < 2:
+            continue
+        words = (
+            labels.chain(a.chain_text)
+            if a.chain_text
+            else " → ".join(labels.name("route", c) for c in a.chain)
+        )
+        if a.chain not in chains or a.chain_text:
+            chains[a.chain] = words
+    return [
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker=CHAIN_MARKER,
+            ms=MARKER,
+            mfc=ROUTE_COLOURS.get(chain[-1], GREY),
+            mec="black",
+            mew=0.3,
+            label=words,
+        )
+        for chain, words in chains.items()
+    ]
+
+
+def _tasks(study: pl.DataFrame, options: FigureOptions) -> pl.DataFrame:
+    """Keep the tasks :attr:`FigureOptions.tasks` names; a ValueError names any the study lacks."""
+    if options.tasks is None:
+        return study
+    have = set(study["task"].drop_nulls())
+    unknown = [t for t in options.tasks if t not in have]
+    if unknown:
+        raise ValueError(f"no task {', '.join(map(repr, unknown))} (there are: {', '.join(sorted(have))})")
+    return study.filter(pl.col("task").is_in(list(options.tasks)))
+
+
+Run = tuple[float | None, list[Attempt], str]
+"""A run as the scores figure draws it: base score, placed submissions, its name."""
+
+
+def _runs_by_task(study: pl.DataFrame, order: Sequence[str] | None = None) -> dict[str, list[Run]]:
+    """Return the audited runs that submitted, by task (sorted, or in ``order``)."""
     rows = (
         study.filter(pl.col("error").is_null() & pl.col("report").is_not_null())
         .with_columns(pl.col("task").fill_null("—"))
         .sort("task", "run_key")
-        .select("task", "base_score", "report")
+        .select("task", "base_score", "report", "run_key")
         .iter_rows()
     )
-    runs: dict[str, list[tuple[float | None, list[Attempt]]]] = {}
-    for task, base, report in rows:
+    runs: dict[str, list[Run]] = {}
+    for task, base, report, key in rows:
         placed = attempts(json.loads(report))
         if placed:
-            runs.setdefault(task, []).append((base, placed))
+            runs.setdefault(task, []).append((base, placed, PurePath(str(key)).name))
+    if order is not None:
+        runs = {t: runs[t] for t in order if t in runs}
     return runs
+
+
+def _dodged(task_runs: Sequence[Run]) -> list[list[Attempt]]:
+    """Return each run's attempts with markers that would coincide set apart in time.
+
+    Two runs (or two submissions) at the same time and score would hide each other: each further one
+    moves by :data:`DODGE` of the panel's time range, alternately right and left.
+    """
+    span = max((a.minutes for _, placed, _ in task_runs for a in placed), default=0.0) or 1.0
+    seen: dict[tuple[float, float], int] = {}
+    moved = []
+    for _, placed, _ in task_runs:
+        mine = []
+        for a in placed:
+            if a.score is None:
+                mine.append(a)
+                continue
+            spot = (round(a.minutes / span, 3), round(a.score, 6))
+            k = seen.get(spot, 0)
+            seen[spot] = k + 1
+            shift = ((k + 1) // 2) * (1 if k % 2 else -1) * DODGE * span
+            mine.append(replace(a, minutes=a.minutes + shift) if k else a)
+        moved.append(mine)
+    return moved
 
 
 def _xy(placed: Iterable[Attempt]) -> tuple[list[float], list[float]]:
@@ -275,22 +397,32 @@ def _xy(placed: Iterable[Attempt]) -> tuple[list[float], list[float]]:
     return [m for m, _ in points], [s for _, s in points]
 
 
-def _draw_run(ax: Axes, placed: list[Attempt]) -> None:
-    """Draw one run: a line through its scored submissions, each a marker in its route's colour."""
+def _draw_run(ax: Axes, placed: list[Attempt], name: str | None = None) -> None:
+    """Draw one run: a line through its scored submissions, each a marker in its route's colour.
+
+    A model that went through two stages or more is a diamond in its last stage's colour; ``name``
+    labels the run beside its best submission.
+    """
     ax.plot(*_xy(placed), color=GREY, lw=0.7, zorder=1)
     for d in ROUTE_LABELS:
-        mine = [a for a in placed if a.route == d.name and a.score is not None]
-        if mine:
-            ax.scatter(
-                *_xy(mine),
-                s=MARKER**2,
-                color=ROUTE_COLOURS[d.name],
-                edgecolors="black",
-                linewidths=0.3,
-                clip_on=False,
-                zorder=3,
-                label=d.name,
-            )
+        for chained in (False, True):
+            mine = [
+                a
+                for a in placed
+                if a.colour == d.name and a.score is not None and (len(a.chain) >= 2) == chained
+            ]
+            if mine:
+                ax.scatter(
+                    *_xy(mine),
+                    s=MARKER**2,
+                    marker=CHAIN_MARKER if chained else "o",
+                    color=ROUTE_COLOURS[d.name],
+                    edgecolors="black",
+                    linewidths=0.3,
+                    clip_on=False,
+                    zorder=3,
+                    label=d.name,
+                )
     ax.scatter(
         *_xy(a for a in placed if a.best),
         s=RING**2,
@@ -303,38 +435,55 @@ def _draw_run(ax: Axes, placed: list[Attempt]) -> None:
     unscored = [a.minutes for a in placed if a.score is None]
     # a failed attempt has no score to place it by: a row at the panel's foot, in axes units
     ax.plot(unscored, [UNSCORED_HEIGHT] * len(unscored), transform=ax.get_xaxis_transform(), **UNSCORED)
+    best = next((a for a in placed if a.best and a.score is not None), None)
+    if name and best is not None:
+        ax.annotate(
+            name,
+            (best.minutes, best.score or 0.0),
+            xytext=(0, RING / 2 + 1.5),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=6,
+            annotation_clip=False,
+            zorder=5,
+        )
 
 
-def draw_scores(study: pl.DataFrame) -> Figure:
+def draw_scores(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
     """Draw score against wall-clock minutes, one panel per task, one line per run.
 
     Each scored submission is a marker in the colour of its artifact's route label; the run's best is
     ringed. Submissions that were not scored (errors, rejections, duplicates) are grey crosses along
     the foot of the panel, not points at zero, which would read as scores. Dotted lines are the base scores.
-    Runs that could not be audited, or that never submitted, are left out.
+    Runs that could not be audited, or that never submitted, are left out. A model trained in a chain
+    of stages (SFT → GRPO) is a diamond in its last stage's colour, its chain named in the legend;
+    markers that would coincide are set apart in time.
     """
-    runs = _runs_by_task(study)
+    options = options or FigureOptions()
+    runs = _runs_by_task(_tasks(study, options), options.tasks)
     if not runs:
         raise ValueError("no audited runs with submissions to plot")
-    fig, axes = _new_figure(len(runs), 2.35, 1.9)
+    fig, axes = _new_figure(len(runs), 2.35, 1.9, width=options.width)
     for ax, (task, task_runs) in zip(axes, runs.items(), strict=True):
-        for base in sorted({b for b, _ in task_runs if b is not None}):
+        for base in sorted({b for b, _, _ in task_runs if b is not None}):
             ax.axhline(base, color=GREY, ls=":", lw=0.8, zorder=0)
-        for _, placed in task_runs:
-            _draw_run(ax, placed)
+        for (_, _, name), placed in zip(task_runs, _dodged(task_runs), strict=True):
+            _draw_run(ax, placed, name if options.run_labels else None)
         ax.set_xlim(left=0)
-        ax.margins(y=0.12)  # room for the best submission's ring
+        ax.margins(y=0.2 if options.run_labels else 0.12)  # room for the best's ring (and name)
         ax.set_title(task)
         ax.grid(axis="y")
-    placed_all = [a for task_runs in runs.values() for _, placed in task_runs for a in placed]
-    handles = _route_handles(a.route for a in placed_all if a.score is not None)
+    placed_all = [a for task_runs in runs.values() for _, placed, _ in task_runs for a in placed]
+    handles = _route_handles((a.colour for a in placed_all if a.score is not None), options.labels)
+    handles += _chain_handles(placed_all, options.labels)
     if any(a.best for a in placed_all):
         handles.append(
             Line2D([], [], ls="none", marker="o", ms=RING, mfc="none", mec="black", mew=0.8, label="best")
         )
     if any(a.score is None for a in placed_all):
         handles.append(Line2D([], [], label="not scored", **UNSCORED))
-    if any(b is not None for task_runs in runs.values() for b, _ in task_runs):
+    if any(b is not None for task_runs in runs.values() for b, _, _ in task_runs):
         handles.append(Line2D([], [], color=GREY, ls=":", lw=0.8, label="base score"))
     fig.supxlabel("minutes since the run started")
     fig.supylabel("score")
@@ -353,19 +502,22 @@ def _route_counts(study: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return counts
 
 
-def draw_routes(study: pl.DataFrame) -> Figure:
+def draw_routes(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
     """Draw route adoption per task: in how many cells each route label was written, attempted, adopted.
 
     The counts are ``arb_audit.taxonomy.tables.routes`` (one task at a time, levels and scaffolds added
     up). Each bar is in its route's colour, paler for the earlier stages; tasks where no route was
     written are left out.
     """
-    counts = _route_counts(study)
+    options = options or FigureOptions()
+    counts = _route_counts(_tasks(study, options))
+    if options.tasks is not None:
+        counts = {t: counts[t] for t in options.tasks if t in counts}
     if not counts:
         raise ValueError("no route was written, attempted or adopted in any audited run")
     present = set(pl.concat(counts.values())["route"])
     routes = [d.name for d in ROUTE_LABELS if d.name in present]
-    fig, axes = _new_figure(len(counts), 2.35, 0.6 + 0.42 * len(routes), sharey=True)
+    fig, axes = _new_figure(len(counts), 2.35, 0.6 + 0.42 * len(routes), sharey=True, width=options.width)
     height, middle = 0.8 / len(tables.STAGES), (len(tables.STAGES) - 1) / 2
     for ax, (task, frame) in zip(axes, counts.items(), strict=True):
         rows = {r["route"]: r for r in frame.iter_rows(named=True)}
@@ -383,7 +535,7 @@ def draw_routes(study: pl.DataFrame) -> Figure:
         ax.set_title(task)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.margins(x=0.15)
-    axes[0].set_yticks(range(len(routes)), routes)
+    axes[0].set_yticks(range(len(routes)), [options.labels.name("route", r) for r in routes])
     axes[0].invert_yaxis()
     for ax in axes:
         ax.tick_params(axis="y", length=0)
@@ -396,23 +548,28 @@ def draw_routes(study: pl.DataFrame) -> Figure:
     return fig
 
 
-def draw_failures(study: pl.DataFrame) -> Figure:
+def draw_failures(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
     """Draw failure modes per stack (scaffold × driver): runs stacked by their first failure.
 
-    The counts are ``arb_audit.taxonomy.tables.failures`` by stack, runs that could not be audited included.
+    The counts are ``arb_audit.taxonomy.tables.failures`` by stack, runs that could not be audited
+    included. The scale follows the counts: a tick per run and each segment's count printed in it for a
+    few runs, fewer ticks and counts only in segments wide enough to hold them for many.
     """
-    frame = tables.failures(study).filter(pl.col("by") == "stack")
+    options = options or FigureOptions()
+    frame = tables.failures(_tasks(study, options)).filter(pl.col("by") == "stack")
     if frame.is_empty():
         raise ValueError("no runs to plot")
     stacks = sorted(frame["group"].unique())
     runs = {(r["group"], r["failure"]): r["runs"] for r in frame.iter_rows(named=True)}
     present = set(frame["failure"])
-    fig, (ax,) = _new_figure(1, 5.0, 0.9 + 0.3 * len(stacks))
+    fig, (ax,) = _new_figure(1, 5.0, 0.9 + 0.3 * len(stacks), width=options.width)
+    totals = [sum(runs.get((s, f), 0) for f in present) for s in stacks]
+    top = max(totals, default=1)
     left = [0] * len(stacks)
     handles: list[Artist] = []
     for failure in (f for f in FAILURE_ORDER if f in present):
         widths = [runs.get((s, failure), 0) for s in stacks]
-        ax.barh(
+        bars = ax.barh(
             range(len(stacks)),
             widths,
             left=left,
@@ -421,15 +578,25 @@ def draw_failures(study: pl.DataFrame) -> Figure:
             edgecolor="white",
             linewidth=0.6,
         )
+        # a count inside its segment where the segment can hold it (dark ink on the light colours)
+        ink = "white" if sum(to_rgb(FAILURE_COLOURS[failure])) < 1.2 else "black"
+        shown = [str(w) if w and w >= 0.06 * top else "" for w in widths]
+        ax.bar_label(bars, labels=shown, label_type="center", fontsize=6, color=ink)
         left = [a + b for a, b in zip(left, widths, strict=True)]
-        handles.append(Patch(facecolor=FAILURE_COLOURS[failure], label=_label(failure)))
+        handles.append(
+            Patch(facecolor=FAILURE_COLOURS[failure], label=options.labels.name("failure", failure))
+        )
     ax.set_yticks(range(len(stacks)), stacks)
     ax.invert_yaxis()
     ax.tick_params(axis="y", length=0)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MultipleLocator(1) if top <= 10 else MaxNLocator(nbins=6, integer=True))
+    ax.set_xlim(0, top)
     ax.set_xlabel("runs")
     ax.grid(axis="x")
-    fig.legend(handles=handles, loc="outside right upper")
+    if options.width == "column":
+        _legend(fig, handles)  # a column has no room beside the bars: the legend goes above, in rows
+    else:
+        fig.legend(handles=handles, loc="outside right upper")
     return fig
 
 
@@ -447,17 +614,18 @@ def _quadrant_grids(study: pl.DataFrame) -> list[tuple[str, list[list[int]], int
     return grids
 
 
-def draw_quadrants(study: pl.DataFrame) -> Figure:
+def draw_quadrants(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
     """Draw the quadrant grid: runs by score up (beyond noise) × intended training adopted, per task.
 
     The counts are ``arb_audit.taxonomy.tables.quadrants`` added up over stacks; the shading is shared
     by every panel, and runs whose quadrant could not be decided are counted under their panel.
     """
-    grids = _quadrant_grids(study)
+    options = options or FigureOptions()
+    grids = _quadrant_grids(_tasks(study, options))
     top = max(1, *(count for _, grid, _ in grids for row in grid for count in row))
     rows = [_label(c.split("+")[0]) for c in tables.QUADRANT_CELLS[::2]]
     cols = [_label(c.split("+")[1]) for c in tables.QUADRANT_CELLS[:2]]
-    fig, axes = _new_figure(len(grids), 1.75, 1.75, columns=4)
+    fig, axes = _new_figure(len(grids), 1.75, 1.75, columns=4, width=options.width)
     for ax, (name, grid, undetermined) in zip(axes, grids, strict=True):
         # the darkest blue is kept for a count above any there is: black text stays readable on most cells
         ax.pcolormesh(grid, cmap="Blues", vmin=0, vmax=1.25 * top, edgecolors="white", linewidth=1.5)
@@ -500,7 +668,7 @@ FIGURES: dict[str, FigureSpec] = {
 """Every figure ``arb-audit plot`` makes."""
 
 
-def figure(name: str, study: pl.DataFrame) -> Figure:
+def figure(name: str, study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
     """Draw figure ``name`` of a study frame, its caption as its label; a KeyError lists the figures.
 
     Save it with :func:`save`, which applies the style again: matplotlib reads part of it at draw time.
@@ -508,7 +676,7 @@ def figure(name: str, study: pl.DataFrame) -> Figure:
     if name not in FIGURES:
         raise KeyError(f"no figure {name!r} (there are: {', '.join(FIGURES)})")
     with rc_context(STYLE):
-        fig = FIGURES[name].draw(study)
+        fig = FIGURES[name].draw(study, options or FigureOptions())
     fig.set_label(FIGURES[name].caption)
     return fig
 

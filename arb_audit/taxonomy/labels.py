@@ -147,6 +147,8 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
 _CHAIN_ARROW = re.compile(r"\s*→\s*")
 _CHAIN_DETAIL = re.compile(r"(?<=[^\s(])\(")
 _CHAIN_KIND = re.compile(r"(?<![\w(])([a-z][a-z_]*)(?![\w)])")
+_CHAIN_LABEL = re.compile(r"(?<![\w(])([A-Z][A-Z_]+)(?![\w)])")
+_CHAIN_VARIANT = re.compile(r"\(([a-z0-9]+(?:_[a-z0-9]+)+)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,14 +176,18 @@ class Labels:
     def chain(self, text: str) -> str:
         """Return a chain as a paper prints it: ``SFT→GRPO(online)`` → ``SFT → GRPO (online)``.
 
-        Stage kinds spelled as identifiers (``reward_model``) take their display names; the details in
-        parentheses (variants, ``online``) are kept as they are.
+        Stage kinds and route labels spelled as identifiers (``reward_model``, ``MERGE``) take their
+        display names; the details in parentheses (variants, ``online``) are kept, an identifier there
+        as words (``weight_average`` → ``weight average``).
         """
         if text in self.names.get("route", {}):  # no chain: the route label stands for it
             return self.names["route"][text]
         spaced = _CHAIN_DETAIL.sub(" (", _CHAIN_ARROW.sub(" → ", text.strip()))
-        stages = self.names.get("stage", {})
-        return _CHAIN_KIND.sub(lambda m: stages.get(m.group(1), m.group(1)), spaced)
+        stages, routes = self.names.get("stage", {}), self.names.get("route", {})
+        named = _CHAIN_KIND.sub(lambda m: stages.get(m.group(1), m.group(1)), spaced)
+        # route labels as the stages print them (MERGE → Merge), variants as words (weight average)
+        named = _CHAIN_LABEL.sub(lambda m: routes.get(m.group(1), m.group(1)), named)
+        return _CHAIN_VARIANT.sub(lambda m: f"({m.group(1).replace('_', ' ')})", named)
 
 
 DEFAULT_LABELS = Labels()

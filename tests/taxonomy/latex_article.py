@@ -1,7 +1,8 @@
 """Compile a table or figure into a real LaTeX article (pdflatex, booktabs) and read the log back.
 
 Used by the tests that prove the paper outputs fit; they skip when no TeX engine is installed
-(Debian: texlive-latex-base, texlive-latex-recommended, texlive-latex-extra; .ci/run installs them).
+(Debian: texlive-latex-base and texlive-latex-recommended, with poppler-utils for pdftoppm; .ci/run
+installs them).
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -20,13 +22,28 @@ from matplotlib.testing.compare import compare_images
 from arb_audit.install_hint import missing
 from arb_audit.store import RunStore
 from arb_audit.study import load_study
-from arb_audit.taxonomy.figures import FIGURES, attempts, figure
+from arb_audit.taxonomy.figures import (
+    COLUMN_WIDTH,
+    FIGURES,
+    PAGE_WIDTH,
+    Attempt,
+    FigureOptions,
+    _dodged,
+    attempts,
+    figure,
+    save,
+)
 from arb_audit.taxonomy.palette import ROUTE_COLOURS
 from arb_audit.taxonomy.routes import artifact_route
 from tests.taxonomy.figure_cases import ODD_TASK, write_figure_study
+from tests.taxonomy.latex_article import compile_article, tex_engine
 from tests.test_cli import run_cli
 
 REFERENCE = Path(__file__).resolve().parent / "figures"
+needs_tex = pytest.mark.skipif(
+    tex_engine() is None,
+    reason="no pdflatex: apt-get install texlive-latex-base texlive-latex-recommended",
+)
 TOLERANCE = 2.0
 """RMS difference allowed (0-255 scale): glyphs may shift by a pixel, a wrong colour or layout may not."""
 
@@ -185,18 +202,170 @@ def test_plot_without_matplotlib_says_how_to_get_it(
     assert "matplotlib>=" in err
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["scores", "routes"])
-def test_the_readme_figures_are_what_the_reference_runs_give(name: str, tmp_path: Path) -> None:
-    """docs/reference_*.png, shown in the README, are remade from the bundled reference recordings."""
-    root = Path(__file__).resolve().parents[2]
-    runs = tmp_path / "reference"
-    shutil.copytree(root / "fixtures" / "reference", runs, symlinks=True)
-    study = tmp_path / "study.duckdb"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reference_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The study of the bundled reference recordings (ingested once for the slow tests here)."""
+    runs = tmp_path_factory.mktemp("reference") / "runs"
+    shutil.copytree(ROOT / "fixtures" / "reference", runs, symlinks=True)
+    study = runs.parent / "study.duckdb"
     assert run_cli("ingest", str(runs), "--study", str(study), "--jobs", "2")[0] == 0
-    actual = tmp_path / f"{name}.png"
-    assert run_cli("plot", str(study), "--figure", name, "-o", str(actual))[0] == 0
-    expected = root / "docs" / f"reference_{name}.png"
+    return study
+
+
+def _same_image(actual: Path, expected: Path) -> None:
+    """Compare with the kept image (UPDATE_FIGURES=1 rewrites it)."""
     if os.environ.get("UPDATE_FIGURES"):
         expected.write_bytes(actual.read_bytes())
     assert compare_images(str(expected), str(actual), tol=TOLERANCE) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scores", "routes"])
+def test_the_readme_figures_are_what_the_reference_runs_give(
+    name: str, reference_study: Path, tmp_path: Path
+) -> None:
+    """docs/reference_*.png, shown in the README, are remade from the bundled reference recordings."""
+    actual = tmp_path / f"{name}.png"
+    assert run_cli("plot", str(reference_study), "--figure", name, "-o", str(actual))[0] == 0
+    _same_image(actual, ROOT / "docs" / f"reference_{name}.png")
+
+
+@pytest.mark.slow
+@needs_tex
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="no pdftoppm: apt-get install poppler-utils")
+def test_the_readme_shows_a_compiled_table_and_figure(reference_study: Path, tmp_path: Path) -> None:
+    """docs/compiled_*.png: the reference study's routes table and scores figure as pdflatex sets them in
+    a two-column article, each page rendered with pdftoppm (what a paper author gets, unedited)."""
+    table = tmp_path / "routes.tex"
+    code, _, err = run_cli(
+        "export", str(reference_study), "--table", "routes", "--format", "latex", "-o", str(table)
+    )
+    assert code == 0, err
+    figure_pdf = tmp_path / "scores.pdf"
+    assert (
+        run_cli(
+            "plot", str(reference_study), "--figure", "scores", "--width", "column", "-o", str(figure_pdf)
+        )[0]
+        == 0
+    )
+    body = (
+        "\\begin{figure}\\centering\\includegraphics{" + str(figure_pdf) + "}"
+        "\\caption{Score over wall-clock time of the reference runs.}\\end{figure}"
+    )
+    for name, text in (("table", table.read_text(encoding="utf-8")), ("figure", body)):
+        compiled = compile_article(text, tmp_path / name, twocolumn=True)
+        assert compiled.errors == [] and [o for o in compiled.overfull if o > 1.0] == []
+        subprocess.run(
+            [
+                "pdftoppm",
+                "-png",
+                "-r",
+                "110",
+                "-f",
+                "1",
+                "-l",
+                "1",
+                "-singlefile",
+                str(compiled.pdf),
+                str(tmp_path / name),
+            ],
+            check=True,
+            timeout=60,
+        )
+        _same_image(tmp_path / f"{name}.png", ROOT / "docs" / f"compiled_{name}.png")
+
+
+def _legend_texts(fig: Figure) -> list[str]:
+    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+
+
+def test_a_chain_shows_as_its_last_stage_with_the_chain_in_the_legend(study: pl.DataFrame) -> None:
+    """b's best model went SFT → GRPO: a diamond in GRPO's colour, the chain in words, no "Composite"."""
+    fig = figure("scores", study)
+    texts = _legend_texts(fig)
+    assert "SFT → GRPO" in texts
+    assert "Composite" not in texts and "COMPOSITE" not in texts
+    assert not any("_" in t and t.isupper() for t in texts)  # display names, not identifiers
+    assert to_hex(ROUTE_COLOURS["GRPO"]) in _marker_colours(fig, "GRPO")
+    reports = {
+        k: json.loads(r) for k, r in study.drop_nulls("report").select("run_key", "report").iter_rows()
+    }
+    best = next(a for a in attempts(reports["/runs/b"]) if a.best)
+    assert best.chain == ("SFT", "GRPO") and best.colour == "GRPO"
+
+
+def test_coinciding_markers_are_set_apart() -> None:
+    """Two runs whose submissions share a time and a score: each further marker moves aside in time."""
+    same = [
+        Attempt(10.0, 50.0, "SFT", True),
+        Attempt(40.0, 60.0, "SFT", False),
+        Attempt(45.0, None, "UNKNOWN", False),
+    ]
+    runs = [(None, same, "a"), (None, list(same), "b"), (None, list(same), "c")]
+    moved = _dodged(runs)
+    firsts = [placed[0].minutes for placed in moved]
+    assert firsts[0] == 10.0 and len(set(firsts)) == 3 and all(abs(m - 10.0) < 2 for m in firsts)
+    assert [placed[2].minutes for placed in moved] == [45.0] * 3  # unscored crosses stay where they were
+    assert all(placed[0].best for placed in moved)
+
+
+def test_figure_options_width_tasks_and_run_labels(study: pl.DataFrame) -> None:
+    column = figure("scores", study, FigureOptions(width="column"))
+    assert column.get_figwidth() == pytest.approx(COLUMN_WIDTH)
+    page = figure("routes", study, FigureOptions(width="page"))
+    assert page.get_figwidth() == pytest.approx(PAGE_WIDTH)
+    only = figure("scores", study, FigureOptions(tasks=("humaneval", "gsm8k")))
+    assert [ax.get_title() for ax in only.axes] == ["humaneval", "gsm8k"]
+    with pytest.raises(ValueError, match="no task 'mmlu'"):
+        figure("scores", study, FigureOptions(tasks=("mmlu",)))
+    named = figure("scores", study, FigureOptions(tasks=("gsm8k",), run_labels=True))
+    assert {t.get_text() for t in named.axes[0].texts} == {"a", "b"}
+
+
+def test_plot_takes_the_figure_options(study_path: Path, tmp_path: Path) -> None:
+    labels = tmp_path / "labels.toml"
+    labels.write_text('[route]\nSFT = "Supervised"\n')
+    out = tmp_path / "s.png"
+    args = ["--width", "column", "--tasks", "gsm8k", "--label-runs", "--labels", str(labels)]
+    assert run_cli("plot", str(study_path), "--figure", "scores", "-o", str(out), *args) == (0, "", "")
+    assert out.read_bytes().startswith(b"\x89PNG")
+    code, _, err = run_cli("plot", str(study_path), "--figure", "scores", "-o", str(out), "--tasks", "mmlu")
+    assert code == 2 and "no task 'mmlu'" in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[route]\nNOPE = "x"\n')
+    code, _, err = run_cli(
+        "plot", str(study_path), "--figure", "scores", "-o", str(out), "--labels", str(bad)
+    )
+    assert code == 2 and "NOPE" in err
+
+
+def test_failures_scale_follows_the_counts(study: pl.DataFrame) -> None:
+    fig = figure("failures", study)
+    ax = fig.axes[0]
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks == list(range(int(ax.get_xlim()[1]) + 1))  # a tick per run for a few runs
+    assert any(t.get_text() == "1" for t in ax.texts)  # counts printed in their segments
+
+
+@needs_tex
+@pytest.mark.filterwarnings("error::UserWarning")  # a layout that collapsed is a figure that does not fit
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_figures_compile_without_overfull_boxes(study: pl.DataFrame, name: str, tmp_path: Path) -> None:
+    """Every figure at its own size, in a one- and a two-column article: no error, no box over 1 pt too wide.
+
+    ``column`` goes in a column's ``figure``; ``page`` and ``auto`` across a two-column page
+    (``figure*``) and in a one-column article's ``figure``.
+    """
+    widths: tuple[Literal["column", "page", "auto"], ...] = ("column", "page", "auto")
+    for width in widths:
+        pdf = tmp_path / f"{name}-{width}.pdf"
+        save(figure(name, study, FigureOptions(width=width)), pdf)
+        for twocolumn in (False, True):
+            env = "figure*" if twocolumn and width != "column" else "figure"
+            body = f"\\begin{{{env}}}\\centering\\includegraphics{{{pdf}}}\\caption{{{name}}}\\end{{{env}}}"
+            compiled = compile_article(body, tmp_path / f"{width}-{twocolumn}", twocolumn=twocolumn)
+            assert compiled.errors == [] and compiled.pdf.is_file()
+            assert [o for o in compiled.overfull if o > 1.0] == [], (name, width, twocolumn)

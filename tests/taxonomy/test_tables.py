@@ -27,7 +27,7 @@ from tests.taxonomy.study_cases import write_study
 
 needs_tex = pytest.mark.skipif(
     tex_engine() is None,
-    reason="no pdflatex: apt-get install texlive-latex-base texlive-latex-recommended texlive-latex-extra",
+    reason="no pdflatex: apt-get install texlive-latex-base texlive-latex-recommended",
 )
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
