@@ -131,10 +131,15 @@ def _audit_anew(
     from arb_audit.collectors.base import CollectOptions
     from arb_audit.evidence import Evidence
     from arb_audit.model import STORE_DIRNAME, Flag, Problem
+    from arb_audit.redaction import redact_all, redact_fields
+    from arb_audit.schema import AuditReport
     from arb_audit.store import revisions_path_for
 
     options = CollectOptions(results_csv=request.results_csv, hash_artifacts=request.hash_artifacts)
-    record = collector.collect(run_dir, revisions_git=revisions_path_for(store_file), options=options)
+    # Every string the run folder gave is redacted here, before anything stores, analyses or shows it.
+    record = redact_fields(
+        collector.collect(run_dir, revisions_git=revisions_path_for(store_file), options=options)
+    )
     # listed now, before they are read: a change while the audit runs has the next audit made anew
     outside = depends_on(run_dir, [record.run.workspace_path, request.base_model_dir, request.results_csv])
     weigher.warm_for(record)  # torch is imported in the weigher's process while the run is stored
@@ -160,6 +165,9 @@ def _audit_anew(
         routes=routes,
         intended_stage=request.intended,
     )
+    # The analyzer quotes code and files it read itself (from revisions.git, the run folder): the audit
+    # leaves here, for the store, --json, the report and the desk, with those quotes redacted too.
+    report = AuditReport.model_validate(redact_all(report.to_json()))
     return report, broken, outside
 
 

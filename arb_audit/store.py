@@ -47,6 +47,7 @@ from arb_audit.model import (
     TaskDescription,
     TensorDigest,
 )
+from arb_audit.redaction import redact, redact_all
 
 if TYPE_CHECKING:
     from arb_audit.schema import AuditReport
@@ -322,6 +323,15 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _redacted_json(text: str) -> str:
+    """Return JSON ``text`` with every string in it redacted (:func:`arb_audit.redaction.redact`)."""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return redact(text)
+    return json.dumps(redact_all(value), ensure_ascii=False)
 
 
 def _evidence_json(items: Sequence[Evidence]) -> str:
@@ -670,13 +680,15 @@ class RunStore:
         """Cache analyzer results (JSON text) by ``(blob_sha, file_kind)`` at ``version``, in one go.
 
         Each row is keyed with this user's secret; without one nothing is cached (nothing could be
-        trusted when read back).
+        trusted when read back). The results quote the files (evidence excerpts): they are stored with
+        secrets redacted.
         """
         from arb_audit.audit_cache import secret
 
         key = secret()
         if key is None:
             return
+        kept = {k: _redacted_json(result) for k, result in results.items()}
         rows = [
             {
                 "blob_sha": sha,
@@ -685,7 +697,7 @@ class RunStore:
                 "result": result,
                 "mac": classification_mac(key, sha, kind, version, result),
             }
-            for (sha, kind), result in results.items()
+            for (sha, kind), result in kept.items()
         ]
         if not rows:
             return

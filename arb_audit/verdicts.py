@@ -20,6 +20,7 @@ import duckdb
 import polars as pl
 
 from arb_audit.chain import GENESIS_HASH, chain_hash
+from arb_audit.redaction import redact
 from arb_audit.store import RunStore, StoreError
 from arb_audit.taxonomy.review import ANALYZER, check_value, normalise_chain
 
@@ -124,7 +125,8 @@ def _checked(verdict: Verdict) -> Verdict:
         value,
         reviewer,
         verdict.analyzer,
-        verdict.note,
+        # a note quotes what the reviewer saw, a key in the run's files included: kept redacted
+        redact(verdict.note),
         verdict.blind,
     )
 

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from arb_audit.revisions import read_blob
+from arb_audit.revisions import read_blob, shown_text
 from arb_audit.schema import SCHEMA_VERSION, AuditReport
 from arb_audit.store import RunStore, StoreError, StoreHost
 from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
@@ -214,13 +214,17 @@ class ReviewSession:
                 versions.append(FileVersion(seq, commit, blob))
         return versions
 
-    def code(self, report: dict[str, Any], blob: str) -> str | None:
-        """Return a file's text by its blob in the run's revisions.git (cut at :data:`MAX_CODE_BYTES`)."""
+    def code(self, report: dict[str, Any], blob: str, path: str | None = None) -> str | None:
+        """Return a file's text by its blob in the run's revisions.git (cut at :data:`MAX_CODE_BYTES`).
+
+        Secrets in it are redacted (every value when ``path`` is a ``.env`` file).
+        """
         git_dir = (report.get("run") or {}).get("revisions_path")
         if not git_dir:
             return None
         data = read_blob(Path(git_dir), blob)
-        return None if data is None else data[:MAX_CODE_BYTES].decode("utf-8", errors="replace")
+        # redacted whole, then cut: a key cut in two would no longer have its shape
+        return None if data is None else shown_text(data, path)[:MAX_CODE_BYTES]
 
 
 def _audited_store(run_dir: Path) -> Path:

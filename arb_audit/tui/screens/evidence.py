@@ -112,7 +112,7 @@ class EvidenceScreen(Screen[None]):
         pointer = self.item.pointer
         revision = str(pointer.get("revision") or "")
         at = version_at(self.report, self.versions, revision)
-        text = self.session.code(self.report, at.blob) if at else None
+        text = self.session.code(self.report, at.blob, str(pointer.get("path") or "")) if at else None
         if text is None:
             view.show_text(
                 f"{self.item.where}\n\n{pointer.get('excerpt') or ''}\n\n"
@@ -156,8 +156,8 @@ class EvidenceScreen(Screen[None]):
         old, new = (self.versions[i] for i in pair)
         path = str(self.item.pointer["path"])
         diff = unified_diff(
-            self.session.code(self.report, old.blob) or "",
-            self.session.code(self.report, new.blob) or "",
+            self.session.code(self.report, old.blob, path) or "",
+            self.session.code(self.report, new.blob, path) or "",
             path,
             f"revision {old.revision_seq}",
             f"revision {new.revision_seq}",
