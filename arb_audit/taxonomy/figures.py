@@ -239,6 +239,15 @@ def attempts(report: Mapping[str, Any]) -> list[Attempt]:
     return sorted(placed, key=lambda a: (a.minutes, a.score is None))
 
 
+def clean(text: object) -> str:
+    """Return run text as a figure draws it.
+
+    A character that does not print (a control, a bidi override) shows as ``[U+XXXX]``, as the LaTeX
+    tables show it, never as a glyph or an effect.
+    """
+    return "".join(c if c.isprintable() else f"[U+{ord(c):04X}]" for c in str(text))
+
+
 def _label(name: str) -> str:
     """Show an identifier as words (``no_gain`` → ``no gain``)."""
     return name.replace("_", " ")
@@ -469,10 +478,10 @@ def draw_scores(study: pl.DataFrame, options: FigureOptions | None = None) -> Fi
         for base in sorted({b for b, _, _ in task_runs if b is not None}):
             ax.axhline(base, color=GREY, ls=":", lw=0.8, zorder=0)
         for (_, _, name), placed in zip(task_runs, _dodged(task_runs), strict=True):
-            _draw_run(ax, placed, name if options.run_labels else None)
+            _draw_run(ax, placed, clean(name) if options.run_labels else None)
         ax.set_xlim(left=0)
         ax.margins(y=0.2 if options.run_labels else 0.12)  # room for the best's ring (and name)
-        ax.set_title(task)
+        ax.set_title(clean(task))  # run text: control characters shown, never drawn as glyphs
         ax.grid(axis="y")
     placed_all = [a for task_runs in runs.values() for _, placed, _ in task_runs for a in placed]
     handles = _route_handles((a.colour for a in placed_all if a.score is not None), options.labels)
@@ -532,7 +541,7 @@ def draw_routes(study: pl.DataFrame, options: FigureOptions | None = None) -> Fi
                 linewidth=0.5,
             )
             ax.bar_label(bars, labels=[str(v) if v else "" for v in values], padding=1.5, fontsize=6)
-        ax.set_title(task)
+        ax.set_title(clean(task))  # run text: control characters shown, never drawn as glyphs
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.margins(x=0.15)
     axes[0].set_yticks(range(len(routes)), [options.labels.name("route", r) for r in routes])
@@ -586,7 +595,7 @@ def draw_failures(study: pl.DataFrame, options: FigureOptions | None = None) -> 
         handles.append(
             Patch(facecolor=FAILURE_COLOURS[failure], label=options.labels.name("failure", failure))
         )
-    ax.set_yticks(range(len(stacks)), stacks)
+    ax.set_yticks(range(len(stacks)), [clean(s) for s in stacks])
     ax.invert_yaxis()
     ax.tick_params(axis="y", length=0)
     ax.xaxis.set_major_locator(MultipleLocator(1) if top <= 10 else MaxNLocator(nbins=6, integer=True))
@@ -642,7 +651,7 @@ def draw_quadrants(study: pl.DataFrame, options: FigureOptions | None = None) ->
         ax.tick_params(length=0)
         for spine in ax.spines.values():
             spine.set_visible(False)
-        ax.set_title(name)
+        ax.set_title(clean(name))
         if undetermined:
             ax.set_xlabel(f"{undetermined} undetermined", color=GREY)
     return fig

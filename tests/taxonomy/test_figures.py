@@ -30,6 +30,7 @@ from arb_audit.taxonomy.figures import (
     FigureOptions,
     _dodged,
     attempts,
+    clean,
     figure,
     save,
 )
@@ -369,3 +370,9 @@ def test_figures_compile_without_overfull_boxes(study: pl.DataFrame, name: str, 
             compiled = compile_article(body, tmp_path / f"{width}-{twocolumn}", twocolumn=twocolumn)
             assert compiled.errors == [] and compiled.pdf.is_file()
             assert [o for o in compiled.overfull if o > 1.0] == [], (name, width, twocolumn)
+
+
+def test_run_text_draws_as_printable_text() -> None:
+    """A task or stack named with terminal escapes or a bidi override is drawn with them shown, no warning."""
+    assert clean("gsm\x1b]0;pwned\x07 \u202eevil") == "gsm[U+001B]]0;pwned[U+0007] [U+202E]evil"
+    assert clean("ünï_math & $x^2$") == "ünï_math & $x^2$"
