@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from arb_audit.schema import AuditReport, Evidence, Stage
+from arb_audit.taxonomy.labels import DEFAULT_LABELS
 from arb_audit.taxonomy.palette import ROUTE_COLOURS, UNLABELLED
 from arb_audit.taxonomy.routes import artifact_route
 
@@ -204,11 +205,24 @@ def _strip(report: AuditReport) -> str:
         moment = _when(s.completed_at) or _when(s.requested_at)
         if start is None or moment is None:
             continue
-        route = artifact_route(
-            [st.model_dump() for st in (report.route.lineage or {}).get(s.artifact_path or "", [])]
+        steps = (report.route.lineage or {}).get(s.artifact_path or "", [])
+        chain = [st.label for st in steps if st.label]
+        # a chain (SFT → GRPO) takes its last stage's colour and is named in words, not "COMPOSITE"
+        route = (
+            " → ".join(DEFAULT_LABELS.name("route", label) for label in chain)
+            if len(chain) >= 2
+            else DEFAULT_LABELS.name("route", artifact_route([st.model_dump() for st in steps]))
+        )
+        colour = ROUTE_COLOURS.get(
+            chain[-1] if chain else artifact_route([st.model_dump() for st in steps]), UNLABELLED
         )
         points.append(
-            ((moment - start).total_seconds(), s.score, s.seq, route if s.score is not None else None)
+            (
+                (moment - start).total_seconds(),
+                s.score,
+                s.seq,
+                (route, colour) if s.score is not None else None,
+            )
         )
     if not points:
         return "<p class='meta'>No attempt with a time to place on a strip.</p>"
@@ -234,14 +248,14 @@ def _strip(report: AuditReport) -> str:
         marks.append(
             _el("text", "base", x=width - pad, y=base - 4, font_size=10, text_anchor="end", fill="#777")
         )
-    for t, score, seq, scored_route in points:
+    for t, score, seq, shown in points:
         cx = round(x(t), 1)
         if score is None:  # an attempt with no score: a hollow mark on the axis
             title = _el("title", _e(f"#{seq}: no score"))
             marks.append(_el("circle", title, cx=cx, cy=height - pad, r=4, fill="none", stroke="#999"))
             continue
         cy = round(y(score), 1)
-        colour = ROUTE_COLOURS.get(scored_route or "", UNLABELLED)
+        scored_route, colour = shown or ("", UNLABELLED)
         title = _el("title", _e(f"#{seq}: {score} ({scored_route})"))
         marks.append(_el("circle", title, cx=cx, cy=cy, r=5, fill=colour, stroke="#333", stroke_width=0.6))
         if seq == best:
@@ -255,8 +269,8 @@ def _strip(report: AuditReport) -> str:
         )
     )
     legend = " ".join(
-        f'<span class="pill" style="background:{ROUTE_COLOURS[r]};color:#fff">{_e(r)}</span>'
-        for r in sorted({p[3] for p in points if p[3]})
+        f'<span class="pill" style="background:{colour};color:#fff">{_e(route)}</span>'
+        for route, colour in sorted({p[3] for p in points if p[3]})
     )
     svg = (
         f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="score over time">'
