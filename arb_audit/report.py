@@ -1,18 +1,20 @@
 """The readable audit: an :class:`~arb_audit.schema.AuditReport` rendered with rich.
 
 Everything that comes from a run folder is untrusted text: it is put on screen as plain ``Text``
-(never parsed as rich markup) with control characters shown as escapes, so a model path cannot style,
-clear or retitle the terminal.
+(never parsed as rich markup: the console is made with markup off, and cells are ``Text``) with control
+characters shown as escapes by :func:`arb_audit.inert.inert`, so a model path cannot style, clear or
+retitle the terminal.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from arb_audit.inert import inert
 
 if TYPE_CHECKING:
     from arb_audit.schema import AuditReport, AuditTree
@@ -22,8 +24,6 @@ MAX_HISTORY_ROWS = 24
 """Attempts, revisions and commands shown each (the first and the last ones, and the best attempt);
 the JSON report and the reviewer's desk have them all. Rich lays a table out by measuring every
 cell, so a long run's report would spend most of its time drawing rows nobody scrolls back to."""
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""Control characters, line breaks and bidirectional overrides: each could forge or hide report lines."""
 
 
 def clean(value: Any, digits: int = 2) -> str:
@@ -32,12 +32,7 @@ def clean(value: Any, digits: int = 2) -> str:
         return "—"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return _UNSAFE.sub(_escape, str(value))
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    return inert(str(value))
 
 
 def _seconds(value: float | None) -> str:
@@ -126,7 +121,7 @@ def _code_history(console: Console, report: dict[str, Any]) -> None:
         shown, left_out = _ends(revisions)
         for r in shown:
             files = ", ".join(r["files"][:6]) + (f" (+{len(r['files']) - 6})" if len(r["files"]) > 6 else "")
-            table.add_row(str(r["seq"]), _short(r["taken_at"]), r["trigger"], Text(clean(files)))
+            table.add_row(str(r["seq"]), _short(r["taken_at"]), Text(clean(r["trigger"])), Text(clean(files)))
         console.print(table)
         if left_out:
             console.print(f"… {left_out:,} revisions between these are in the JSON report (--json).")
@@ -203,8 +198,10 @@ def _route(console: Console, route: dict[str, Any]) -> None:
     )
     listed = {k: ", ".join(route[k]) or "none" for k in ("attempted", "written", "adopted")}
     console.print(
-        f"  attempted (code ran): {listed['attempted']}; written only: {listed['written']};"
-        f" adopted (in the best lineage): {listed['adopted']}"
+        Text(
+            f"  attempted (code ran): {clean(listed['attempted'])}; written only: {clean(listed['written'])};"
+            f" adopted (in the best lineage): {clean(listed['adopted'])}"
+        )
     )
     for number, step in enumerate(route["chain"], 1):
         # A merge has a branch per parent (audits older than ``parents`` name one).
@@ -314,7 +311,7 @@ def _flags_and_problems(console: Console, report: dict[str, Any]) -> None:
 
 def render(audit: AuditReport, console: Console | None = None) -> None:
     """Print ``audit`` as a readable audit."""
-    console = console or Console()
+    console = console or Console(markup=False)
     # the sections read the record's JSON view: what --json prints is what is shown
     report = audit.to_json()
     _header(console, report["run"])
@@ -328,7 +325,7 @@ def render(audit: AuditReport, console: Console | None = None) -> None:
 
 def render_tree(audited: AuditTree, console: Console | None = None) -> None:
     """Print the audits of a tree of runs (``arb-audit RESULTS_DIR``) as one table, then what was left out."""
-    console = console or Console()
+    console = console or Console(markup=False)
     tree = audited.model_dump(mode="json")
     runs = tree["runs"]
     console.rule(Text.assemble(("arb-audit", "bold"), " · ", clean(tree["tree"])))
@@ -346,8 +343,8 @@ def render_tree(audited: AuditTree, console: Console | None = None) -> None:
         where = r["run"]["source_path"]
         table.add_row(
             Text(clean(where[len(root) :] if where.startswith(root) else where)),
-            clean(r["run"]["task"]),
-            clean(r["run"]["base_model"]),
+            Text(clean(r["run"]["task"])),
+            Text(clean(r["run"]["base_model"])),
             clean(best["score"]) if best else Text("none valid", style="red"),
             str(len(r["revisions"])),
             str(len(r["commands"])),

@@ -52,7 +52,7 @@ def classify(paths: tuple[Path, ...], as_json: bool, verbose: bool, jobs: int | 
             try:
                 store = stack.enter_context(RunStore.open(cache_root() / "classify.duckdb", wait_s=5.0))
             except StoreError as exc:
-                click.echo(f"arb-audit classify: working without the cache: {exc}", err=True)
+                click.echo(clean(f"arb-audit classify: working without the cache: {exc}"), err=True)
         count = _print(
             classify_workspaces(list(paths), (os.cpu_count() or 1) if jobs is None else jobs, store),
             as_json,

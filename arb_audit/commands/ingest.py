@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from arb_audit.inert import inert
+
 if TYPE_CHECKING:
     from arb_audit.store import RunStore
 
@@ -150,7 +152,7 @@ def ingest(paths: tuple[Path, ...], study: Path, mapping: Path | None, jobs: int
 
     runs, problems = discover(list(paths))
     for problem in problems:
-        click.echo(f"arb-audit ingest: {problem}", err=True)
+        click.echo(inert(f"arb-audit ingest: {problem}"), err=True)
     if not runs:
         click.echo("arb-audit ingest: no run folders found", err=True)
         sys.exit(2)
@@ -168,15 +170,17 @@ def ingest(paths: tuple[Path, ...], study: Path, mapping: Path | None, jobs: int
                     todo[str(folder)] = (folder, print_, keys)
             failed = _audit_all(store, todo, jobs)
     except StoreError as exc:
-        click.echo(f"arb-audit ingest: {exc}", err=True)
+        click.echo(inert(f"arb-audit ingest: {exc}"), err=True)
         sys.exit(2)
     cached = len(runs) - len(todo)
     click.echo(
-        f"{len(runs)} run(s): {len(todo) - len(failed)} audited, {cached} unchanged since the last ingest,"
-        f" {len(failed)} failed; study {study}"
+        inert(
+            f"{len(runs)} run(s): {len(todo) - len(failed)} audited, {cached} unchanged since the last"
+            f" ingest, {len(failed)} failed; study {study}"
+        )
     )
     for key, error in failed:
-        click.echo(f"  failed: {key}: {error}")
+        click.echo(inert(f"  failed: {key}: {error}"))
     sys.exit(1 if failed else 0)
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from arb_audit.inert import inert
+
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.option(
@@ -104,7 +106,7 @@ def record(
     try:
         command = shlex.split(evaluator) if evaluator else None
     except ValueError as exc:
-        click.echo(f"arb-audit record: --evaluator {evaluator!r}: {exc}", err=True)
+        click.echo(inert(f"arb-audit record: --evaluator {evaluator!r}: {exc}"), err=True)
         sys.exit(2)
     options = RecordOptions(
         workspace=workspace,
@@ -130,5 +132,5 @@ def record(
     try:
         sys.exit(run_recording(options))
     except (RecordError, StoreError) as exc:
-        click.echo(f"arb-audit record: {exc}", err=True)
+        click.echo(inert(f"arb-audit record: {exc}"), err=True)
         sys.exit(2)

@@ -8,10 +8,12 @@ from typing import NoReturn
 
 import click
 
+from arb_audit.inert import inert
+
 
 def _fail(message: str) -> NoReturn:
     """Say what went wrong on one line of stderr and exit 2."""
-    click.echo(f"arb-audit site: {message}", err=True)
+    click.echo(inert(f"arb-audit site: {message}"), err=True)
     sys.exit(2)
 
 
@@ -48,7 +50,7 @@ def site(study: Path, output: Path, no_figures: bool) -> None:
     if summary.runs == 0:
         _fail(f"{study}: holds no ingested runs (arb-audit ingest RUN_DIR... --study)")
     for line in summary.skipped:
-        click.echo(f"arb-audit site: note: {line}", err=True)
+        click.echo(inert(f"arb-audit site: note: {line}"), err=True)
     click.echo(
         f"wrote {output / 'index.html'}: {summary.runs} runs, {summary.pages} run pages,"
         f" {len(summary.figures)} figures",

@@ -8,6 +8,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arb_audit.inert import UNSAFE, inert
 from arb_audit.tui.app import ReviewApp
 from arb_audit.tui.screens import RunsScreen
 from arb_audit.tui.session import ReviewSession
@@ -21,9 +22,9 @@ SIZE = (120, 36)
 @given(st.text())
 def test_plain_text_is_one_line_without_control_characters(text: str) -> None:
     shown = plain(text)
-    assert len(shown) == len(text)
-    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in shown)
-    assert all(s == t for s, t in zip(shown, text, strict=True) if t.isprintable())
+    assert not UNSAFE.search(shown)
+    # each tab or line break a space, each other unsafe character a visible escape, the rest as written
+    assert shown == "".join(" " if c in "\t\n\r" else inert(c) for c in text)
 
 
 def test_a_terminal_escape_in_a_run_key_is_shown_not_sent() -> None:
@@ -50,14 +51,14 @@ def test_a_terminal_escape_in_a_run_key_is_shown_not_sent() -> None:
     )
     row = cells(runs).row(0)
     assert row == (
-        "/runs/\N{REPLACEMENT CHARACTER}[2J\N{REPLACEMENT CHARACTER}evil run",
+        "/runs/\\x1b[2J\\x07evil run",
         "gsm8k tab",
         "— × claude",
         "41.2",
         "SFT",
         "none",
         "—",
-        "external_api, test\N{REPLACEMENT CHARACTER}data",
+        "external_api, test\\x1bdata",
     )
 
 

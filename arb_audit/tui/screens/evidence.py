@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from arb_audit.inert import inert
 from arb_audit.tui.evidence import EvidenceItem, command, revision_seq, submission, tensor_changes
 from arb_audit.tui.session import FileVersion, ReviewSession
 from arb_audit.tui.widgets import CodeView, KeyBar
@@ -83,7 +84,7 @@ class EvidenceScreen(Screen[None]):
         self.diff_pair = None
         position = f"{self.index + 1} of {len(self.items)}"
         self.query_one("#evidence-title", Static).update(
-            Text.assemble((item.claim, "bold"), f" · {item.kind} · {item.where} · {position}")
+            Text.assemble((inert(item.claim), "bold"), inert(f" · {item.kind} · {item.where} · {position}"))
         )
         table = self.query_one("#tensors", DataTable)
         table.clear()
@@ -103,7 +104,8 @@ class EvidenceScreen(Screen[None]):
             view.show_text(
                 str(pointer.get("excerpt") or "") + ("" if rows else "\n(no weight comparison recorded)")
             )
-            table.add_rows(rows)
+            # tensor names come from a header the agent wrote: plain Text, never read as markup
+            table.add_rows([tuple(Text(inert(cell)) for cell in row) for row in rows])
             table.display = bool(rows)
         else:
             view.show_text(f"{item.where}\n\n{pointer.get('excerpt') or ''}")
@@ -166,7 +168,7 @@ class EvidenceScreen(Screen[None]):
         self.query_one("#evidence-title", Static).update(
             Text.assemble(
                 ("diff ", "bold"),
-                f"{path}: revision {old.revision_seq} → {new.revision_seq} "
+                f"{inert(path)}: revision {old.revision_seq} → {new.revision_seq} "
                 f"(version {pair[0] + 1} → {pair[1] + 1} of {len(self.versions)}; "
                 "[ ] and < > move the sides)",
             )

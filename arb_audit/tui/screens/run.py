@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
+from arb_audit.inert import inert
 from arb_audit.taxonomy.render import cell_text
 from arb_audit.taxonomy.review import FIELDS, FLAG_PREFIX
 from arb_audit.tui.evidence import EvidenceItem, evidence_items
@@ -84,7 +85,7 @@ class RunScreen(Screen[None]):
             return
         fresh = self.shown_with is None
         self.shown_with = self.session.ledger
-        self.query_one("#run-header", Static).update(Text(header(self.report), style="bold"))
+        self.query_one("#run-header", Static).update(Text(inert(header(self.report)), style="bold"))
         self.query_one(ScoreStrip).show(self.report, self.session.may_see(self.run_key, "route"))
         self.query_one("#facts", Static).update(self.facts())
         self.items = [
@@ -111,7 +112,8 @@ class RunScreen(Screen[None]):
         """
         if not self.report or "problem" in self.report:
             return Text(
-                self.report.get("problem") or "no audit (the run could not be audited)", style="bold red"
+                inert(str(self.report.get("problem") or "no audit (the run could not be audited)")),
+                style="bold red",
             )
         route = self.report.get("route") or {}
         failure = self.report.get("failure") or {}
@@ -140,7 +142,7 @@ class RunScreen(Screen[None]):
         text = Text()
         for name, value in lines:
             text.append(f"{name:>9}  ", style="dim")
-            text.append(f"{value}\n")
+            text.append(f"{inert(value)}\n")
         return text
 
     @on(EvidenceTable.Selected, "#evidence")

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from arb_audit.inert import inert
 from arb_audit.tui.query import BLIND_SORTS, SORTS, FilterError, apply_filter
 from arb_audit.tui.screens.run import RunScreen
 from arb_audit.tui.session import ReviewSession
@@ -67,7 +68,9 @@ class RunsScreen(Screen[None]):
         try:
             runs = apply_filter(self.session.runs, self.filter_text, reviewed, self.session.blind)
         except FilterError as exc:
-            self.query_one("#summary", Static).update(Text.assemble(("filter: ", "bold red"), str(exc)))
+            self.query_one("#summary", Static).update(
+                Text.assemble(("filter: ", "bold red"), inert(str(exc)))
+            )
             return
         runs = SORTS[self.sort_name](runs, reviewed)
         self.shown = runs["run_key"].to_list()
@@ -81,8 +84,10 @@ class RunsScreen(Screen[None]):
         blind = " (blind)" if self.session.blind else ""
         self.query_one("#summary", Static).update(
             Text(
-                f"{count} · {done} reviewed by {self.session.reviewer}{blind} · "
-                f"order: {self.sort_name}{shown_filter} · {self.session.store_path.name}"
+                inert(
+                    f"{count} · {done} reviewed by {self.session.reviewer}{blind} · "
+                    f"order: {self.sort_name}{shown_filter} · {self.session.store_path.name}"
+                )
             )
         )
 

@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from arb_audit.inert import inert
 from arb_audit.store import StoreError
 from arb_audit.taxonomy.review import FIELDS, analyzer_values, choices
 from arb_audit.tui.messages import VerdictRecorded
@@ -66,7 +67,7 @@ class VerdictScreen(Screen[None]):
         blind = " · blind: the analyzer's and others' values show once you rule" if self.session.blind else ""
         self.query_one("#verdict-title", Static).update(
             Text.assemble(
-                ("verdicts on ", "bold"), f"{self.run_key} · reviewer {self.session.reviewer}{blind}"
+                ("verdicts on ", "bold"), inert(f"{self.run_key} · reviewer {self.session.reviewer}{blind}")
             )
         )
         self.refresh_fields()
@@ -96,7 +97,7 @@ class VerdictScreen(Screen[None]):
             self.session.record_all(self.run_key, values, note_box.value.strip())
         except (VerdictRefused, StoreError) as exc:
             # the note stays typed: the reviewer can try again
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(inert(str(exc)), severity="error", markup=False)
             return
         note_box.value = ""
         self.refresh_fields()

@@ -8,6 +8,8 @@ from rich.cells import cell_len
 from rich.syntax import Syntax
 from textual.widgets import RichLog
 
+from arb_audit.inert import inert_block
+
 THEME = "ansi_dark"
 """Syntax colours from the terminal's own palette (readable on any background, stable in snapshots)."""
 
@@ -43,7 +45,9 @@ class CodeView(RichLog):
     """Code with line numbers and the cited lines highlighted, a diff, or plain text; scrolled here.
 
     A RichLog, not a Static: it renders (and so highlights) the code once when it is shown, where a
-    Static re-highlighted it on every layout pass (benchmarks/bench_review.py).
+    Static re-highlighted it on every layout pass (benchmarks/bench_review.py). Everything shown was
+    written by the agent: each public method makes it inert first (:func:`arb_audit.inert.inert_block`),
+    and the log runs with markup off.
     """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 -- Textual's widget keyword
@@ -61,6 +65,7 @@ class CodeView(RichLog):
 
     def show_code(self, text: str, path: str, lines: tuple[int, int] | None) -> None:
         """Show ``text`` (the file ``path``) with ``lines`` (first, last; 1-based) highlighted."""
+        text = inert_block(text)
         count = len(text.splitlines())
         # the range comes from agent-written data: only lines the file has are highlighted
         first, last = (min(lines[0], count + 1), min(lines[1], count)) if lines else (count + 1, count)
@@ -70,11 +75,12 @@ class CodeView(RichLog):
 
     def show_diff(self, diff: str) -> None:
         """Show a unified diff (or say that the versions are the same)."""
-        diff = diff or "(no difference)\n"
+        diff = inert_block(diff) or "(no difference)\n"
         self._show(Syntax(diff, "diff", theme=THEME), diff)
 
     def show_text(self, text: str) -> None:
         """Show plain text (a command's output, a log excerpt), wrapped to the view."""
+        text = inert_block(text)
         self._show(Syntax(text, "text", theme=THEME, word_wrap=True), text, wrap=True)
 
     @property

@@ -23,19 +23,21 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from arb_audit.inert import inert
+
 GAP = 2
 """Spaces between columns."""
 LINE_BREAKS = r"[\t\n\r]"
 """Control characters shown as a space: a cell is one line."""
-CONTROL_CHARS = r"[\x00-\x1f\x7f-\x9f]"
-"""The other control characters (an agent's text may hold terminal escapes), each shown as ``�``."""
 _LINE_BREAKS = re.compile(LINE_BREAKS)
-_CONTROL = re.compile(CONTROL_CHARS)
 
 
 def plain(text: str) -> str:
-    """Return ``text`` on one line: tabs and line breaks as spaces, other control characters as ``�``."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", _LINE_BREAKS.sub(" ", text))
+    r"""Return ``text`` on one line: tabs and line breaks as spaces, the rest made inert (shown escaped).
+
+    An agent's text may hold terminal escapes: :func:`arb_audit.inert.inert` shows each as ``\x1b``.
+    """
+    return inert(_LINE_BREAKS.sub(" ", text))
 
 
 class LineTable(ScrollView, can_focus=True):

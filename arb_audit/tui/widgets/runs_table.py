@@ -13,7 +13,8 @@ from typing import ClassVar
 import polars as pl
 from rich.cells import cell_len
 
-from arb_audit.tui.widgets.line_table import CONTROL_CHARS, LINE_BREAKS, LineTable
+from arb_audit.inert import UNSAFE, inert
+from arb_audit.tui.widgets.line_table import LINE_BREAKS, LineTable
 
 HEADERS = ("✓", "run", "task", "stack", "best", "route", "failure", "quadrant", "flags")
 """The list's columns (✓: this reviewer has recorded a verdict on the run)."""
@@ -46,9 +47,10 @@ def cells(runs: pl.DataFrame) -> pl.DataFrame:
         pl.col("quadrant").fill_null("—"),
         pl.col("flags").list.join(", ").fill_null("").alias("flags"),
     )
-    return laid_out.with_columns(
-        pl.all().str.replace_all(LINE_BREAKS, " ").str.replace_all(CONTROL_CHARS, "\N{REPLACEMENT CHARACTER}")
-    )
+    one_line = laid_out.with_columns(pl.all().str.replace_all(LINE_BREAKS, " "))
+    # agent-written names may hold terminal escapes: a column holding any is made inert cell by cell
+    unsafe = [name for name in one_line.columns if one_line[name].str.contains(UNSAFE.pattern).any()]
+    return one_line.with_columns(pl.col(name).map_elements(inert, return_dtype=pl.String) for name in unsafe)
 
 
 def blinded(
