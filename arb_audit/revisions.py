@@ -37,6 +37,7 @@ from gitdb.db.loose import LooseObjectDB
 
 from arb_audit.model import FileEntry, Revision, RevisionTrigger
 from arb_audit.redaction import is_env_file, redact
+from arb_audit.regular_files import feed, open_regular, read_regular
 
 MAX_COMMIT_BYTES = 1024 * 1024
 """Files larger than this are listed, not committed (checkpoints, datasets)."""
@@ -235,10 +236,15 @@ def _entry(objects: _Objects, root: Path, rel: str, st: os.stat_result, on_probl
         why = f"over {MAX_COMMIT_BYTES:,} bytes" if st.st_size > MAX_COMMIT_BYTES else "binary type"
         return FileEntry(rel, st.st_size, None, f"{why}; not committed", _hash_file(path, rel, on_problem))
     try:
-        data = path.read_bytes()
+        # a FIFO swapped in after the walk's lstat is refused, not waited on (the grading API waits
+        # for this snapshot); a file grown meanwhile is read only up to the limit
+        data = read_regular(path, MAX_COMMIT_BYTES)
     except OSError as exc:
         on_problem(rel, f"cannot be read: {exc.strerror or exc}")
         return FileEntry(rel, st.st_size, None, "unreadable")
+    if len(data) > MAX_COMMIT_BYTES:
+        why = f"grew past {MAX_COMMIT_BYTES:,} bytes while it was read; not committed"
+        return FileEntry(rel, st.st_size, None, why, _hash_file(path, rel, on_problem))
     if b"\x00" in data[:8192]:
         return FileEntry(
             rel, len(data), None, "binary content; not committed", blake3.blake3(data).hexdigest()
@@ -250,8 +256,9 @@ def _hash_file(path: Path, rel: str, on_problem: OnProblem) -> str | None:
     """BLAKE3 of a file too large or too binary to commit (computed only when its stat changed)."""
     hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
     try:
-        if path.stat().st_size:
-            hasher.update_mmap(str(path))
+        # read in pieces, not mapped: a file the agent truncates meanwhile must not kill the recorder
+        with open_regular(path) as handle:
+            feed(hasher.update, handle, 0, os.fstat(handle.fileno()).st_size, path)
     except OSError as exc:
         on_problem(rel, f"cannot be hashed: {exc.strerror or exc}")
         return None

@@ -31,6 +31,7 @@ from typing import Any
 
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord
+from arb_audit.regular_files import read_regular
 
 MIN_ENTRIES = 10
 """Literal answers in one table before it counts (GSM8K prompts carry up to 10 few-shot examples,
@@ -539,9 +540,10 @@ def eval_items(root: Path) -> dict[str, str]:
     items: dict[str, str] = {}
     for path in _eval_files(root):
         try:
-            if path.stat().st_size > MAX_EVAL_BYTES:
+            raw = read_regular(path, MAX_EVAL_BYTES)
+            if len(raw) > MAX_EVAL_BYTES:
                 continue
-            text = path.read_text("utf-8", "replace")
+            text = raw.decode("utf-8", "replace")
         except OSError:
             continue
         for record in _records(text):

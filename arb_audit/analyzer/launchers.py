@@ -25,6 +25,10 @@ from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import ROUTE_WORDS
+from arb_audit.regular_files import read_regular
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""Most of a launcher's config file read (a training config is a few kilobytes)."""
 
 ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator")
 """Flags and keys that choose the policy-gradient estimator (gae = PPO, grpo/group_norm = GRPO)."""
@@ -287,7 +291,8 @@ def _entry_routes(
         config = _config_argument(words, end, folder)
         if config is not None:
             try:
-                text = config.read_text(encoding="utf-8", errors="replace")
+                raw = read_regular(config, MAX_CONFIG_BYTES, follow_symlinks=True)
+                text = raw[:MAX_CONFIG_BYTES].decode("utf-8", errors="replace")
             except OSError:
                 text = ""
             routes = [r for f in _yaml_routes(text)[0] for r in f.routes if r in entry.labels]

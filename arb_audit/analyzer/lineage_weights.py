@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -20,6 +21,7 @@ import polars as pl
 from arb_audit.analyzer.routes import StageStep
 from arb_audit.evidence import Evidence
 from arb_audit.model import RunRecord
+from arb_audit.regular_files import open_regular
 from arb_audit.safetensors import HeaderError, read_header
 
 if TYPE_CHECKING:
@@ -223,8 +225,8 @@ def _layout(folder: Path) -> Layout:
         if path.is_symlink() or not path.is_file():
             continue  # the folder is the agent's: only its own regular files are read
         try:
-            with path.open("rb") as handle:
-                header = read_header(handle, path.stat().st_size)
+            with open_regular(path) as handle:
+                header = read_header(handle, os.fstat(handle.fileno()).st_size)
         except (OSError, HeaderError):
             continue
         for t in header.tensors:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arb_audit.analyzer.cache import analyzer_version, load_result, save_result
+from arb_audit.regular_files import open_regular
 from arb_audit.safetensors import HeaderError, read_header
 
 if TYPE_CHECKING:
@@ -200,8 +201,8 @@ def _regular(path: Path, follow: bool = False) -> bool:
 def safetensors_index(path: Path) -> dict[str, TensorRef]:
     """Read a safetensors header: tensor name → where it lies. Raises :class:`WeightsError`."""
     try:
-        with path.open("rb") as handle:
-            header = read_header(handle, path.stat().st_size)
+        with open_regular(path, follow_symlinks=True) as handle:
+            header = read_header(handle, os.fstat(handle.fileno()).st_size)
     except (OSError, HeaderError) as exc:
         raise WeightsError(f"{path.name}: not readable safetensors ({exc})") from exc
     start = header.data_start
@@ -212,7 +213,7 @@ def raw_bytes(ref: TensorRef) -> bytes:
     """Read one tensor's bytes. Raises :class:`WeightsError`."""
     if ref.end - ref.start > MAX_TENSOR_BYTES:
         raise WeightsError(f"{ref.path.name}: a tensor of {ref.end - ref.start:,} bytes is not compared")
-    with ref.path.open("rb") as handle:
+    with open_regular(ref.path, follow_symlinks=True) as handle:
         handle.seek(ref.start)
         return handle.read(ref.end - ref.start)
 
@@ -311,7 +312,7 @@ def _small_text(path: Path, trusted: bool) -> str | None:
     if not _regular(path, follow=trusted):
         return None
     try:
-        with path.open("rb") as handle:
+        with open_regular(path, follow_symlinks=trusted) as handle:
             return handle.read(MAX_SMALL_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
@@ -362,7 +363,7 @@ class _Reader:
         """Read ``size`` bytes of ``ref`` from ``offset`` within it into piece ``side``."""
         handle = self.handles.get(ref.path)
         if handle is None:
-            handle = self.handles[ref.path] = ref.path.open("rb")
+            handle = self.handles[ref.path] = open_regular(ref.path, follow_symlinks=True)
         handle.seek(ref.start + offset)
         view = memoryview(self.pieces[side])[:size]
         if handle.readinto(view) != size:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from arb_audit.analyzer.classify import Classification, Stage, combine
 from arb_audit.analyzer.detector import Finding
+from arb_audit.regular_files import read_regular
 
 if TYPE_CHECKING:
     from arb_audit.store import RunStore
@@ -245,8 +246,7 @@ def _read_in(root: Path, name: str) -> str | None:
 def _read(path: Path) -> str | None:
     """Return a workspace file's text for reading its imports (None when unreadable or too large)."""
     try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_TEXT + 1)
+        raw = read_regular(path, MAX_TEXT, follow_symlinks=True)  # a FIFO is refused, not waited on
     except OSError:
         return None
     return None if len(raw) > MAX_TEXT else raw.decode("utf-8", "replace")

@@ -17,6 +17,7 @@ from typing import Any
 
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.model import STORE_DIRNAME, ArtifactInfo
+from arb_audit.regular_files import is_special, kind
 from arb_audit.runner.artifact_hash import hash_artifact
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
@@ -89,7 +90,12 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
     except OSError:
         return ArtifactInfo(path=rel, exists=False)
     info = ArtifactInfo(path=rel, exists=True)
+    if is_special(top.st_mode):
+        info.note = f"it is {kind(top.st_mode)}, not a regular file; not read"
+        folder.problem(rel, info.note)
+        return info
     latest = top.st_mtime if stat.S_ISREG(top.st_mode) else 0.0
+    special: list[tuple[str, int]] = []  # FIFOs, sockets, devices in the folder: listed, never read
     names: set[str] = set()
     folders: set[str] = set()
     if stat.S_ISREG(top.st_mode):
@@ -113,10 +119,16 @@ def describe(folder: RunFolder, rel: str) -> ArtifactInfo:
                             latest = max(latest, st.st_mtime)
                             if Path(entry.path).parent == root:
                                 names.add(entry.name)
+                        elif is_special(mode := entry.stat(follow_symlinks=False).st_mode):
+                            special.append((Path(entry.path).relative_to(folder.root).as_posix(), mode))
             except OSError as exc:
                 folder.problem(rel, f"could not be listed completely: {exc.strerror or exc}")
         if pending:
             info.note = f"more than {MAX_WALK_FILES:,} files; listing stopped"
+    if special:
+        first, mode = special[0]
+        more = f" ({len(special) - 1:,} more special file(s) in {rel})" if len(special) > 1 else ""
+        folder.problem(first, f"it is {kind(mode)}, not a regular file; not read{more}")
     info.latest_mtime = datetime.fromtimestamp(latest, tz=UTC) if latest else None
     if stat.S_ISDIR(top.st_mode):
         info.trainer_evidence = trainer_evidence(folder, rel, names, folders)
@@ -294,4 +306,7 @@ def identify(folder: RunFolder, artifacts: list[ArtifactInfo]) -> None:
         try:
             info.artifact_id = hash_artifact(folder.root / info.path).artifact_id
         except OSError as exc:
-            folder.problem(info.path, f"could not be hashed: {exc.strerror or exc}")
+            where = Path(exc.filename) if exc.filename else folder.root / info.path
+            inside = where.is_relative_to(folder.root)
+            shown = where.relative_to(folder.root).as_posix() if inside else info.path
+            folder.problem(shown, f"could not be hashed: {exc.strerror or exc}")

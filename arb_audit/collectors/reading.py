@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from arb_audit.model import Problem
+from arb_audit.regular_files import open_regular, read_regular
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 """Largest JSON document read whole; anything larger is refused with a problem."""
@@ -202,9 +203,13 @@ class RunFolder:
             if size > max_bytes:
                 self.problem(rel, f"is {size:,} bytes, over the {max_bytes:,}-byte limit for JSON; not read")
                 return None
-            raw = path.read_bytes()
+            # opened as a regular file only (a FIFO swapped in after file() checked is not waited on)
+            raw = read_regular(path, max_bytes, follow_symlinks=True)
         except OSError as exc:
             self.problem(rel, f"cannot be read: {exc.strerror or exc}")
+            return None
+        if len(raw) > max_bytes:
+            self.problem(rel, f"grew past the {max_bytes:,}-byte limit for JSON while it was read; not read")
             return None
         if not raw.strip():
             self.problem(rel, "is empty")
@@ -239,7 +244,7 @@ class RunFolder:
         overlong = Tally()
         number = 0
         try:
-            with path.open("rb") as handle:
+            with open_regular(path, follow_symlinks=True) as handle:
                 for chunk, cut in split_lines(handle, max_line):
                     number += 1
                     if number == 1 and chunk.startswith(BOM):

@@ -7,20 +7,24 @@ and one pass gives both the identity and which tensors differ from another artif
 tensor claims are hashed too, so nothing in the file escapes. A file whose header does not hold up is
 hashed whole and says why. A folder's identity is the digest of its manifest (every file's path, size
 and digest; a symlink by its target, never followed). Nothing is loaded, imported or unpickled.
+
+Files are opened through :mod:`arb_audit.regular_files` and read in bounded pieces, never mapped: a
+FIFO, socket or device anywhere in the artifact is an error naming it (never waited on), and so is a
+file that changes while it is hashed (an agent still writing it) rather than a mapping that dies.
 """
 
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import blake3
 
 from arb_audit.model import ArtifactManifest, FileDigest, TensorDigest
+from arb_audit.regular_files import NotRegularFile, check_unchanged, feed, is_special, open_regular
 from arb_audit.safetensors import HeaderError, read_header
 
 MERKLE_CONTEXT = "arb-audit 2026-11 safetensors tensor manifest v1"
@@ -35,39 +39,32 @@ def _field(hasher: Any, data: bytes) -> None:
     hasher.update(data)
 
 
-def _digest_range(view: memoryview, start: int, end: int) -> str:
+def _digest_range(handle: BinaryIO, start: int, end: int, path: Path) -> str:
     hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
-    hasher.update(view[start:end])
+    feed(hasher.update, handle, start, end, path)
     return hasher.hexdigest()
 
 
-def _hash_safetensors(path: Path, rel: str, size: int) -> FileDigest:
-    """Hash a safetensors file tensor by tensor; HeaderError when its header does not hold up."""
-    with path.open("rb") as handle:
-        checked = read_header(handle, size)
-        data_start = checked.data_start
-        outer = blake3.blake3(derive_key_context=MERKLE_CONTEXT)
-        metadata = checked.metadata
-        _field(outer, json.dumps(metadata, sort_keys=True, separators=(",", ":")).encode())
-        tensors: list[TensorDigest] = []
-        gaps: list[str] = []
-        # size > 8 + header length here, so there is something to map.
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            view = memoryview(mapped)
-            try:
-                cursor = data_start
-                for tensor in checked.tensors:
-                    start, end = data_start + tensor.start, data_start + tensor.end
-                    if start > cursor:
-                        gaps.append(f"{cursor}:{_digest_range(view, cursor, start)}")
-                    tensors.append(
-                        TensorDigest(tensor.name, tensor.dtype, tensor.shape, _digest_range(view, start, end))
-                    )
-                    cursor = max(cursor, end)
-                if cursor < size:
-                    gaps.append(f"{cursor}:{_digest_range(view, cursor, size)}")
-            finally:
-                view.release()
+def _hash_safetensors(handle: BinaryIO, path: Path, rel: str, size: int) -> FileDigest:
+    """Hash an open safetensors file tensor by tensor; HeaderError when its header does not hold up."""
+    handle.seek(0)
+    checked = read_header(handle, size)
+    data_start = checked.data_start
+    outer = blake3.blake3(derive_key_context=MERKLE_CONTEXT)
+    _field(outer, json.dumps(checked.metadata, sort_keys=True, separators=(",", ":")).encode())
+    tensors: list[TensorDigest] = []
+    gaps: list[str] = []
+    cursor = data_start
+    for tensor in checked.tensors:
+        start, end = data_start + tensor.start, data_start + tensor.end
+        if start > cursor:
+            gaps.append(f"{cursor}:{_digest_range(handle, cursor, start, path)}")
+        tensors.append(
+            TensorDigest(tensor.name, tensor.dtype, tensor.shape, _digest_range(handle, start, end, path))
+        )
+        cursor = max(cursor, end)
+    if cursor < size:
+        gaps.append(f"{cursor}:{_digest_range(handle, cursor, size, path)}")
     for t in sorted(tensors, key=lambda t: t.name):
         for part in (
             b"tensor",
@@ -84,10 +81,9 @@ def _hash_safetensors(path: Path, rel: str, size: int) -> FileDigest:
     return FileDigest(rel, size, outer.hexdigest(), sorted(tensors, key=lambda t: t.name), note)
 
 
-def _hash_whole(path: Path, rel: str, size: int, note: str | None = None) -> FileDigest:
+def _hash_whole(handle: BinaryIO, path: Path, rel: str, size: int, note: str | None = None) -> FileDigest:
     hasher = blake3.blake3(max_threads=blake3.blake3.AUTO)
-    if size:
-        hasher.update_mmap(str(path))
+    feed(hasher.update, handle, 0, size, path)
     return FileDigest(rel, size, hasher.hexdigest(), note=note)
 
 
@@ -103,14 +99,20 @@ def hash_file(path: Path, rel: str | None = None) -> FileDigest:
             blake3.blake3(b"symlink\0" + os.fsencode(target)).hexdigest(),
             note=f"symlink to {target!r} (not followed)",
         )
-    if path.suffix == ".safetensors":
-        try:
-            return _hash_safetensors(path, rel, st.st_size)
-        except HeaderError as exc:
-            return _hash_whole(
-                path, rel, st.st_size, note=f"not a valid safetensors file ({exc}); hashed whole"
-            )
-    return _hash_whole(path, rel, st.st_size)
+    with open_regular(path) as handle:
+        opened = os.fstat(handle.fileno())
+        size = opened.st_size
+        digest = None
+        if path.suffix == ".safetensors":
+            try:
+                digest = _hash_safetensors(handle, path, rel, size)
+            except HeaderError as exc:
+                note = f"not a valid safetensors file ({exc}); hashed whole"
+                digest = _hash_whole(handle, path, rel, size, note=note)
+        if digest is None:
+            digest = _hash_whole(handle, path, rel, size)
+        check_unchanged(handle, opened, path)  # a file rewritten meanwhile has no single content
+    return digest
 
 
 def _walk(root: Path) -> list[Path]:
@@ -124,8 +126,11 @@ def _walk(root: Path) -> list[Path]:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(Path(entry.path))
-                elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
-                    found.append(Path(entry.path))
+                    continue
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if is_special(mode):  # graded with the folder, so it cannot be left out unsaid
+                    raise NotRegularFile(entry.path, mode)
+                found.append(Path(entry.path))
     return sorted(found)
 
 

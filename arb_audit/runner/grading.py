@@ -231,9 +231,13 @@ class Grader:
         with self.lock:
             self._catch_up()
             self.snapshot()
-            manifest = hash_artifact(resolved) if resolved.exists() else None
+            manifest, unreadable = self._hash(resolved)
             artifact_id = manifest.artifact_id if manifest else None
-            evaluation = self.evaluate(model_path, resolved, None if gpu is None else str(gpu))
+            evaluation = (
+                Evaluation(None, unreadable)
+                if unreadable is not None
+                else self.evaluate(model_path, resolved, None if gpu is None else str(gpu))
+            )
             if evaluation.refused:
                 return self._record_rejection(requested, model_path, evaluation.error or "refused")
             completed = datetime.now(UTC)
@@ -260,6 +264,21 @@ class Grader:
             )
             self.recorded.append(attempt)
             return 200, self._answer(attempt)
+
+    def _hash(self, resolved: Path) -> tuple[ArtifactManifest | None, str | None]:
+        """Hash what is submitted; else None and why it is not evaluated.
+
+        A FIFO, socket or device in it (or a file rewritten while hashed) is refused here and never
+        reaches the evaluator: reading a FIFO waits for a writer that never comes, and the evaluations
+        are serialised, so one such submission would hold every later one (see arb_audit.regular_files).
+        """
+        try:
+            return (hash_artifact(resolved) if resolved.exists() else None), None
+        except OSError as exc:
+            where = Path(exc.filename or resolved)
+            with contextlib.suppress(ValueError):
+                where = where.relative_to(self.workspace.resolve())
+            return None, f"{where} cannot be read: {exc.strerror or exc}; not evaluated"
 
     def _reject(self, requested: datetime, model_path: str | None, reason: str) -> tuple[int, dict[str, Any]]:
         with self.lock:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from arb_audit.regular_files import read_regular
+
 RECORDING_MARKER = "recording.json"
 """The file that marks a folder as an arb-audit recording (and says what was recorded)."""
 STORE_NAME = "run.duckdb"
@@ -39,7 +41,10 @@ def read_marker(run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
             return None, "is not a regular file"
         if path.stat().st_size > MAX_MARKER_BYTES:
             return None, f"is over {MAX_MARKER_BYTES:,} bytes; not read"
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        raw = read_regular(path, MAX_MARKER_BYTES)  # a FIFO swapped in meanwhile is not waited on
+        if len(raw) > MAX_MARKER_BYTES:
+            return None, f"is over {MAX_MARKER_BYTES:,} bytes; not read"
+        data = json.loads(raw.decode("utf-8-sig"))
     except OSError as exc:
         return None, f"cannot be read: {exc.strerror or exc}"
     except UnicodeDecodeError as exc:

@@ -35,6 +35,7 @@ from arb_audit.collectors.reading import RunFolder, Tally, text_int, text_number
 from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
 from arb_audit.evidence import Evidence
 from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, Submission
+from arb_audit.regular_files import open_regular
 from arb_audit.revisions import run_ref
 
 AGENT_JSONL = "agent.jsonl"
@@ -55,7 +56,7 @@ class AutoRLBenchCollector(Collector):
         log = run_dir / "run.log"
         if log.is_file() and not log.is_symlink():
             try:
-                with log.open("rb") as handle:
+                with open_regular(log) as handle:
                     head = handle.read(4096)
             except OSError:
                 head = b""

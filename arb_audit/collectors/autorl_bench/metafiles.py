@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 from arb_audit.collectors.clock import from_epoch
 from arb_audit.collectors.reading import RunFolder, json_number, text_int, text_number
 from arb_audit.model import HarnessAccount
+from arb_audit.regular_files import open_regular
 
 RUN_META = "run_meta.json"
 METRICS = "reports/metrics.json"
@@ -98,7 +100,8 @@ def find_results_row(csv_path: Path, run_dir: Path, folder: RunFolder) -> tuple[
         if csv_path.stat().st_size > MAX_RESULTS_BYTES:
             folder.problem(label, "is over 256 MiB; not read")
             return None
-        with csv_path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        raw = open_regular(csv_path, follow_symlinks=True)  # a FIFO swapped in is not waited on
+        with io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as handle:
             return _match_row(csv.reader(handle), run_dir, folder, label)
     except OSError as exc:
         folder.problem(label, f"cannot be read: {exc.strerror or exc}")

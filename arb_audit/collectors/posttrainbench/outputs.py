@@ -17,6 +17,7 @@ from typing import Literal
 
 from arb_audit.collectors.harness_errors import grader_infra_error
 from arb_audit.collectors.reading import BOM, RunFolder, json_number, text_int, text_number
+from arb_audit.regular_files import open_regular, read_regular
 
 OUTPUT_LOG = "output.log"
 TIME_TAKEN = "time_taken.txt"
@@ -100,7 +101,7 @@ def read_head(folder: RunFolder, rel: str, max_bytes: int = HEAD_BYTES) -> tuple
         return None
     try:
         size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path, follow_symlinks=True) as handle:
             raw = handle.read(max_bytes)
     except OSError as exc:
         folder.problem(rel, f"cannot be read: {exc.strerror or exc}")
@@ -130,7 +131,7 @@ def read_placeholder(folder: RunFolder, rel: str) -> str | None:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > PLACEHOLDER_BYTES:
             return None
-        raw = path.read_bytes()
+        raw = read_regular(path, PLACEHOLDER_BYTES)
     except OSError:
         return None
     return placeholder_of(raw.removeprefix(BOM).decode("utf-8", errors="replace"))
@@ -464,7 +465,7 @@ def _last_line(folder: RunFolder, rel: str) -> tuple[int, str, str] | None:
         return None
     try:
         size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path, follow_symlinks=True) as handle:
             handle.seek(max(0, size - TAIL_BYTES))
             tail = handle.read(TAIL_BYTES)
     except OSError as exc:

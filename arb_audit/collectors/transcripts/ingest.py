@@ -18,6 +18,7 @@ from arb_audit.collectors.transcripts.paths import OUTSIDE, PathMap
 from arb_audit.collectors.transcripts.read import read_transcript
 from arb_audit.collectors.transcripts.secrets import redact
 from arb_audit.model import Command, Problem, Revision
+from arb_audit.regular_files import read_regular
 from arb_audit.revisions import RevisionError, TreeCommitter
 
 MAX_COMPARED_BYTES = 4 * 1024 * 1024
@@ -295,7 +296,8 @@ def _check(history: History, snapshot: Snapshot, problems: list[Problem], rel: s
                 continue
             if target.stat().st_size > MAX_COMPARED_BYTES:
                 continue
-            final = redact(target.read_bytes().decode("utf-8", errors="replace"))
+            raw = read_regular(target, MAX_COMPARED_BYTES, follow_symlinks=True)
+            final = redact(raw.decode("utf-8", errors="replace"))
         except OSError:
             absent.append(path)
             continue

@@ -18,6 +18,7 @@ file.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -25,6 +26,7 @@ from pathlib import PurePosixPath
 from arb_audit.collectors.reading import RunFolder, text_int, whole_characters
 from arb_audit.collectors.transcripts.events import MAX_OUTPUT_CHARS, ToolCall, Transcript, clip_output
 from arb_audit.collectors.transcripts.secrets import redact
+from arb_audit.regular_files import open_regular
 
 HEAD_BYTES = 8 * 1024
 """Bytes read from the start of a long output file (what the command printed first)."""
@@ -125,9 +127,10 @@ def _read(folder: RunFolder, rel: str) -> tuple[str, datetime] | None:
     if path is None:
         return None
     try:
-        with path.open("rb") as handle:
-            size = path.stat().st_size
-            modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        with open_regular(path, follow_symlinks=True) as handle:
+            opened = os.fstat(handle.fileno())
+            size = opened.st_size
+            modified = datetime.fromtimestamp(opened.st_mtime, UTC)
             if size <= HEAD_BYTES + TAIL_BYTES:
                 head, tail = handle.read(HEAD_BYTES + TAIL_BYTES), b""
             else:
