@@ -368,6 +368,9 @@ class Route(Part):
     """The chain in words: ``SFT→GRPO(online)``."""
     attempted: list[RouteLabel]
     """Labels whose code a command ran."""
+    attempted_complete: bool | None = None
+    """Whether every script a command ran was read: False when one could not be classified (it may
+    have run a stage missing from ``attempted``: ``cannot_tell`` names it); null without code."""
     written: list[RouteLabel]
     """Labels whose code was only written."""
     adopted: list[RouteLabel]

@@ -16,7 +16,7 @@ from arb_audit.analyzer.claims import score_claims
 from arb_audit.analyzer.failure import decide_failure, with_definition
 from arb_audit.analyzer.harness_account import account_json
 from arb_audit.analyzer.intended import intended_stage_of
-from arb_audit.analyzer.ledger_flags import baseline_reset_flags, probing_flags
+from arb_audit.analyzer.ledger_flags import baseline_reset_flags, ledger_check_flags, probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
@@ -107,7 +107,8 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
             ),
             *history,
         ],
-        "cannot_tell": _unweighed(analysis, record.run.base_model)
+        "attempted_complete": not (analysis or {}).get("problems") if analysis else None,
+        "cannot_tell": [*_unread(analysis), *_unweighed(analysis, record.run.base_model)]
         if analysis
         else [
             f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
@@ -119,6 +120,18 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
         "score_claims": score_claims(record, best_submission(record.submissions)),
         "code_revision": code.sha if code else None,
     }
+
+
+def _unread(analysis: dict[str, Any]) -> list[str]:
+    """Say which stages may be missing from ``attempted``: those of scripts that ran but could not be read.
+
+    A worker that died, ran out of time or memory, or a file that would not parse leaves the script's
+    stages unknown — said here, never shown as an absence.
+    """
+    return [
+        f"which training stage {p['path']} runs {p['message']}; route.attempted may lack it"
+        for p in analysis.get("problems") or []
+    ]
 
 
 def _unweighed(analysis: dict[str, Any], base_model: str | None) -> list[str]:
@@ -216,6 +229,7 @@ def build_audit(
                 for f in [
                     *mtime_overwritten_flags(record),
                     *baseline_reset_flags(record),
+                    *ledger_check_flags(record),
                     *(routes or {}).get("flags", []),
                     *probing_flags(record, routes),
                     *overwritten_flags(record),
