@@ -58,3 +58,19 @@ def submission_chain_break(con: duckdb.DuckDBPyConnection, run_id: str) -> int |
             return int(row["seq"])
         prev = row["record_hash"]
     return None
+
+
+def ledger_heads(con: duckdb.DuckDBPyConnection, run_id: str) -> list[tuple[int, str]]:
+    """Return ``(seq, record_hash)`` of every submission of ``run_id``, in seq order."""
+    rows = con.execute(
+        "SELECT seq, record_hash FROM submissions WHERE run_id = ? ORDER BY seq", [run_id]
+    ).fetchall()
+    return [(int(seq), str(record_hash)) for seq, record_hash in rows]
+
+
+def ledger_head(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, str]:
+    """Return ``(seq, record_hash)`` of the last submission of ``run_id``; ``(0, GENESIS_HASH)`` if none."""
+    row = con.execute(
+        "SELECT seq, record_hash FROM submissions WHERE run_id = ? ORDER BY seq DESC LIMIT 1", [run_id]
+    ).fetchone()
+    return (int(row[0]), str(row[1])) if row else (0, GENESIS_HASH)

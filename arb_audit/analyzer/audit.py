@@ -16,7 +16,7 @@ from arb_audit.analyzer.claims import score_claims
 from arb_audit.analyzer.failure import decide_failure, with_definition
 from arb_audit.analyzer.harness_account import account_json
 from arb_audit.analyzer.intended import intended_stage_of
-from arb_audit.analyzer.ledger_flags import baseline_reset_flags, probing_flags
+from arb_audit.analyzer.ledger_flags import baseline_reset_flags, ledger_check_flags, probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
@@ -229,6 +229,7 @@ def build_audit(
                 for f in [
                     *mtime_overwritten_flags(record),
                     *baseline_reset_flags(record),
+                    *ledger_check_flags(record),
                     *(routes or {}).get("flags", []),
                     *probing_flags(record, routes),
                     *overwritten_flags(record),

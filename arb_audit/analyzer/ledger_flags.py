@@ -247,3 +247,30 @@ def baseline_reset_flags(record: RunRecord) -> list[dict[str, Any]]:
             }
         )
     return found
+
+
+def ledger_check_flags(record: RunRecord) -> list[dict[str, Any]]:
+    """One ``ledger_broken`` flag per thing ``arb-audit verify`` would fail on in the run's ledger.
+
+    The collector of a recording checks its ledger against its own hash chain, the anchor kept beside
+    it at every append and the kept manifests (``run.extra["ledger_check"]``): a deleted, reordered,
+    recomputed or forged row, or a deleted manifest, is named there.
+    """
+    said = record.run.extra.get("ledger_check")
+    found = said.get("mismatches") if isinstance(said, dict) else None
+    flags: list[dict[str, Any]] = []
+    for m in found if isinstance(found, list) else []:
+        if not isinstance(m, dict) or not all(
+            isinstance(m.get(k), str) for k in ("what", "where", "message")
+        ):
+            continue
+        seq = re.fullmatch(r"submission (\d+)", m["where"])
+        evidence = [Evidence("submission", submission_seq=int(seq[1])).to_json()] if seq else []
+        flags.append(
+            {
+                "flag": "ledger_broken",
+                "message": f"{m['what']}: {m['where']}: {m['message']}",
+                "evidence": evidence,
+            }
+        )
+    return flags

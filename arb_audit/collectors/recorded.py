@@ -20,6 +20,7 @@ from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
 from arb_audit.model import ArtifactInfo, RunRecord, TaskDescription
+from arb_audit.runner.anchor import check_ledger
 from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording, locate_workspace
 from arb_audit.store import RunStore, StoreError, revisions_path_for
 
@@ -50,11 +51,20 @@ class RecordedCollector(Collector):
                 raise StoreError(f"{store_file}: a recording holds one run, this one holds {len(run_ids)}")
             record = store.load_record(run_ids[0])
             broken = store.verify_submission_chain(run_ids[0])
+            # what `arb-audit verify` finds of the ledger (chain, anchor, manifests): a fact the
+            # analyzer turns into ledger_broken
+            ledger = check_ledger(folder.root, marker, store, run_ids[0])
             first = store.con.execute(
                 "SELECT record_hash FROM submissions WHERE run_id = ? ORDER BY seq LIMIT 1", [run_ids[0]]
             ).fetchone()
         if broken is not None:
             folder.problem(STORE_NAME, f"the ledger's hash chain breaks at submission {broken}")
+        record.run.extra["ledger_check"] = {
+            "mismatches": [
+                {"what": m.what, "where": m.where, "message": m.message} for m in ledger.mismatches
+            ],
+            "notes": ledger.notes,
+        }
         record.run.run_id = _run_id(folder, marker, record, first[0] if first else None)
         record.run.source_path = str(folder.root)  # the folder audited, wherever it was recorded
         git_dir = revisions_path_for(store_file)

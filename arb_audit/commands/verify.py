@@ -58,13 +58,20 @@ def _check_store(path: Path) -> tuple[list[str], str]:
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path, exists=True))
-def verify(path: Path) -> None:
+@click.option(
+    "--head",
+    metavar="HASH",
+    help="The ledger head `record` printed at its end: the recording's ledger must still end there.",
+)
+def verify(path: Path, head: str | None) -> None:
     """Re-compute the hash chains and graded artifacts' content ids under PATH.
 
     PATH is a recording (its ledger and the artifacts it graded are checked, in the workspace beside
     it; when that is not there, at the absolute path the recording keeps, and a line says so), a run
     folder that was audited or reviewed, or a store file (a study store or a run store): the
-    submission ledgers and the reviewers' verdict ledger in the store are checked.
+    submission ledgers and the reviewers' verdict ledger in the store are checked. A recording's ledger
+    is checked against the anchor `record` kept beside it at every append (deleted, reordered,
+    recomputed or forged rows, deleted manifests); one recorded before anchors says it has none.
 
     Exit status 0 when everything holds, 1 with one line per record or file that no longer matches,
     2 when PATH holds nothing to verify.
@@ -90,8 +97,9 @@ def verify(path: Path) -> None:
                 )
                 sys.exit(NOT_VERIFIABLE)
             if is_recording(path):
-                checked = check_recording(path)
+                checked = check_recording(path, head)
                 notes += checked.notes
+                ledgers += checked.unchecked
                 lines += [f"{m.what}: {m.where}: {m.message}" for m in checked.mismatches]
             if audited is None:
                 ledgers.append(
@@ -99,7 +107,7 @@ def verify(path: Path) -> None:
                 )
             else:
                 problems, ledger = _check_store(audited)
-                lines, ledgers = lines + problems, [ledger]
+                lines, ledgers = lines + problems, [*ledgers, ledger]
     except StoreError as exc:
         click.echo(f"arb-audit verify: {exc}", err=True)
         sys.exit(NOT_VERIFIABLE)

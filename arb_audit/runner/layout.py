@@ -29,6 +29,8 @@ def is_recording(run_dir: Path) -> bool:
     return (run_dir / RECORDING_MARKER).is_file() and (run_dir / STORE_NAME).is_file()
 
 
+ANCHOR_NAME = "ledger.anchor"
+"""The recording's anchor of its ledger: the chain's head after every append, outside the store."""
 AGENT_OUTPUT = "agent.log"
 """The agent's stdout and stderr; a transcript when the agent prints one (Claude Code ``stream-json``)."""
 

@@ -31,8 +31,9 @@ import duckdb
 
 from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission, TaskDescription
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
+from arb_audit.runner.anchor import AnchorWriter, anchor_head
 from arb_audit.runner.grading import Grader, command_evaluator, serve, upstream_evaluator
-from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, read_marker
+from arb_audit.runner.layout import AGENT_OUTPUT, ANCHOR_NAME, RECORDING_MARKER, STORE_NAME, read_marker
 from arb_audit.store import RunStore, StoreError, revisions_path_for
 
 
@@ -144,6 +145,11 @@ class Recorder:
             utc_offset_s=0,
         )
         store.ensure_run(self.run, Path(self.git_dir.name) if portable else self.git_dir.resolve())
+        # The ledger's head, outside the store, at the start (or resume) and after every append:
+        # a resumed recording anchors what the store holds now, so an append a kill left unanchored
+        # is anchored before anything else is.
+        self.anchor = AnchorWriter.open(options.run_dir / ANCHOR_NAME)
+        self.head = anchor_head(self.anchor, store, self.run.run_id)
         self.snapshotter = Snapshotter(
             self.git_dir,
             options.workspace,
@@ -164,7 +170,14 @@ class Recorder:
     def append(self, submission: Submission, manifest: ArtifactManifest | None) -> Submission:
         """Append an attempt and what it graded to the ledger (one transaction, before the answer)."""
         with self.lock:
-            return self.store.append_submission(self.run.run_id, submission, manifest)
+            stored = self.store.append_submission(self.run.run_id, submission, manifest)
+            try:
+                self.head = anchor_head(self.anchor, self.store, self.run.run_id)
+            except (OSError, duckdb.Error) as exc:  # recorded all the same; verify names it unanchored
+                print(
+                    f"arb-audit record: submission {stored.seq} could not be anchored: {exc}", file=sys.stderr
+                )
+            return stored
 
     def finish(self, extra: dict[str, object], grader: Grader | None = None) -> None:
         """Record the end of the run, after the attempts the ledger could not take until now.
@@ -182,6 +195,12 @@ class Recorder:
                 self.store.end_run(self.run.run_id, datetime.now(UTC), extra)
         except duckdb.Error as exc:
             print(f"arb-audit record: the end of the run could not be recorded: {exc}", file=sys.stderr)
+        seq, head = self.head
+        # Printed to be kept elsewhere: whoever can rewrite the recording can rewrite its anchor too.
+        print(
+            f"arb-audit record: ledger head: submission {seq}, record hash {head}"
+            f" (check later: arb-audit verify {self.options.run_dir} --head {head})"
+        )
 
 
 def record(options: RecordOptions) -> int:
@@ -298,6 +317,7 @@ def _marker(options: RecordOptions, run_id: str | None) -> dict[str, object]:
         "task": options.task,
         "task_description": options.task_description.to_json() if options.task_description else None,
         "base_model": options.base_model,
+        "anchor": ANCHOR_NAME,  # verify fails when it is gone, rather than taking it for an older recording
     }
 
 

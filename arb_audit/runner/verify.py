@@ -1,10 +1,12 @@
 """Check a recording against itself and against the disk.
 
-First the ledger's hash chain; then, for each graded artifact, the kept manifest against the identity
-the ledger chained (so an edited manifest row is caught), and the files still on disk against the
-manifest, file by file and tensor by tensor, so the message names what changed. The files are read in
-the recording's own workspace, found as the `recorded` collector finds it (beside the recording first);
-an artifact that changed after grading is what the audit flags ``artifact_overwritten``.
+First the ledger: its hash chain, the anchor kept beside it at every append (so deleted, reordered,
+recomputed or forged rows are caught, see arb_audit.runner.anchor) and its kept manifests against the
+identity the ledger chained (so an edited or deleted manifest is caught). Then the files still on disk
+against the manifest, file by file and tensor by tensor, so the message names what changed. The files
+are read in the recording's own workspace, found as the `recorded` collector finds it (beside the
+recording first); an artifact that changed after grading is what the audit flags
+``artifact_overwritten``.
 """
 
 from __future__ import annotations
@@ -13,24 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arb_audit.model import ArtifactManifest, FileDigest
+from arb_audit.runner.anchor import Mismatch, check_ledger
 from arb_audit.runner.artifact_hash import hash_artifact, manifest_id
 from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace, read_marker
 from arb_audit.store import RunStore
 
 MAX_NAMED = 5
 """Changed tensors named in one message; the rest are counted."""
-
-
-@dataclass(frozen=True, slots=True)
-class Mismatch:
-    """One record or file that no longer matches (or cannot be checked)."""
-
-    what: str
-    """``ledger``, ``manifest``, ``artifact``, or ``workspace`` (the files cannot be checked)."""
-    where: str
-    """The submission (``submission 3``) or the artifact path."""
-    message: str
-    """What no longer matches."""
 
 
 def _named(names: list[str]) -> str:
@@ -80,10 +71,16 @@ class Verification:
     """Everything that no longer matches (empty when all hold)."""
     notes: list[str] = field(default_factory=list)
     """How the files were found, when not beside the recording (the absolute path that was used)."""
+    unchecked: list[str] = field(default_factory=list)
+    """What could not be checked and is no failure (a recording made before anchors), said with the
+    summary when all else holds."""
 
 
-def verify(run_dir: Path) -> Verification:
-    """Check the recording at ``run_dir``: its ledger, its kept manifests and the graded files."""
+def verify(run_dir: Path, head: str | None = None) -> Verification:
+    """Check the recording at ``run_dir``: its ledger, its anchor, its kept manifests and the graded files.
+
+    ``head``, when given, is the ledger's head as ``record`` printed it: the ledger must still end there.
+    """
     result = Verification()
     found = result.mismatches
     marker, unreadable = None, None
@@ -93,15 +90,9 @@ def verify(run_dir: Path) -> Verification:
         found.append(Mismatch("workspace", str(run_dir / RECORDING_MARKER), unreadable))
     with RunStore.open(run_dir / STORE_NAME, read_only=True) as store:
         for (run_id,) in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall():
-            broken = store.verify_submission_chain(run_id)
-            if broken is not None:
-                found.append(
-                    Mismatch(
-                        "ledger",
-                        f"submission {broken}",
-                        "its row no longer matches the hash chain: the ledger was edited",
-                    )
-                )
+            ledger = check_ledger(run_dir, marker, store, run_id, head)
+            found += ledger.mismatches
+            result.unchecked += ledger.notes
             record = store.load_record(run_id)
             located = locate_workspace(run_dir, marker, record.run.workspace_path)
             where_marker = str(run_dir / RECORDING_MARKER)
@@ -121,11 +112,8 @@ def verify(run_dir: Path) -> Verification:
                 if s.artifact_id is None or s.artifact_path is None:
                     continue
                 where = f"{s.artifact_path} (submission {s.seq})"
-                kept = store.load_manifest(s.artifact_id)
+                kept = store.load_manifest(s.artifact_id)  # check_ledger named a missing or edited one
                 if kept is not None and manifest_id(kept.files) != s.artifact_id:
-                    found.append(
-                        Mismatch("manifest", where, "its kept manifest no longer matches the ledger")
-                    )
                     kept = None
                 if workspace is None:
                     continue
