@@ -28,7 +28,7 @@ CHUNK = 16
 FILE_TIMEOUT_S = 60
 """Longest the analysis of one file may take in a worker process before the worker is stopped."""
 WORKER_MEMORY_BYTES = 4 * 1024**3
-"""Address space a worker process may use."""
+"""Address space a worker process may map beyond what it maps when it starts."""
 
 Job = tuple[Path, bytes | None, str | None]
 """A file to classify: its path, its bytes as read once here, or why they could not be read."""
@@ -78,6 +78,15 @@ def classify_path(path: Path) -> Classification:
     return classify_loaded(read_source(path, str(path)))
 
 
+def _mapped_bytes() -> int:
+    """Return the address space this process maps now (Linux's VmSize; 0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _limit_worker() -> None:
     """Bound a worker's memory and silence its stderr.
 
@@ -85,7 +94,11 @@ def _limit_worker() -> None:
     user's terminal.
     """
     with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+        # On top of what the worker maps already: forked from a process that loaded torch (the demo,
+        # an audit that weighed models), it starts with gigabytes of address space mapped, and a
+        # fixed bound below that would fail every later mapping — libcst's own native module first.
+        bound = _mapped_bytes() + WORKER_MEMORY_BYTES
+        resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
     faulthandler.disable()  # its dump goes to a descriptor of its own (pytest enables it)
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)

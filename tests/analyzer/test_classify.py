@@ -389,3 +389,20 @@ def test_stage_basis_in_json(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["classify", "--json", "--no-cache", str(path)])
     stage = json.loads(out.output.splitlines()[0])["stages"][0]
     assert (stage["decided_by"], stage["confidence"]) == ("name", "medium")
+
+
+def test_workers_forked_from_a_large_process_still_classify(tmp_path: Path) -> None:
+    """A worker's memory bound is on top of what it maps already: forked from a process holding more
+    than the bound (the demo after loading torch), it must still load libcst and classify."""
+    import mmap
+
+    from arb_audit.analyzer.batch import WORKER_MEMORY_BYTES, classify_many
+
+    path = tmp_path / "t.py"
+    path.write_text("from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n")
+    reserved = mmap.mmap(-1, WORKER_MEMORY_BYTES + 2**30, prot=mmap.PROT_READ)  # address space, no memory
+    try:
+        [result] = list(classify_many([path], jobs=1))
+    finally:
+        reserved.close()
+    assert result.error is None and result.primary == "SFT"
