@@ -164,8 +164,7 @@ def decide_failure(
             # Training was still running when the budget ended: the budget, not the code, ended it.
             first = (
                 "timeout_no_submission",
-                f"the run ended while training code was still running ({len(cut)} run(s) cut off):"
-                f" {budget}",
+                f"the run ended while training code was still running ({len(cut)} run(s) cut off): {budget}",
                 cut[:5],
             )
         elif cut and ran_out is None:

@@ -492,9 +492,9 @@ def test_training_cut_off_by_the_end_of_the_run_is_the_budget_not_a_crash(tmp_pa
         *_bash_failed("b1", f"python sft.py --init {BASE} --out final_model", "Exit code 1\nKeyError: 'x'"),
         claude_call("b2", "Bash", command=f"python sft.py --init {BASE} --out final_model"),
     ]
-    failure = _run(
-        tmp_path, events, metrics="No metrics.json produced.", setup=_time_taken("10:00:03")
-    )["failure"]
+    failure = _run(tmp_path, events, metrics="No metrics.json produced.", setup=_time_taken("10:00:03"))[
+        "failure"
+    ]
     assert failure["mode"] == "timeout_no_submission" and failure["downstream"] == []
     assert "still running" in failure["evidence"][0]["excerpt"]
 
