@@ -107,7 +107,8 @@ _URL_CREDENTIALS = re.compile(
 """The password of ``scheme://user:password@host``."""
 
 _ENV_LINE = re.compile(
-    r"(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\n))[ \t]*(?P<head>(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*\\?[\"']?)"
+    r"(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\n))[ \t]*"
+    r"(?P<head>(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*=[ \t]*\\?[\"']?)"
     r"(?P<value>(?:(?!\\n)[^\n\"'\\#])+?)(?=[ \t]*(?:\\?[\"']|\\n|\n|#|$))"
 )
 """Every ``KEY=value`` line of a ``.env`` file: its values are the file's reason to exist."""
