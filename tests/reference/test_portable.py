@@ -259,6 +259,9 @@ def _as_made_before_run_ids(recording: Path, task: str) -> None:
     recording.json, and the run kept under ``recorded:<task>/recording`` (its ledger chained to it)."""
     marker = json.loads((recording / RECORDING_MARKER).read_text())
     del marker["run_id"]
+    # nor had anchors (which would rightly catch the chain recomputed below)
+    marker.pop("anchor", None)
+    (recording / "ledger.anchor").unlink(missing_ok=True)
     (recording / RECORDING_MARKER).write_text(json.dumps(marker))
     con = duckdb.connect(str(recording / STORE_NAME))
     try:
