@@ -7,11 +7,11 @@ functions are matched on their qualified names.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import libcst as cst
 
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted
 
 GENERATION_METHODS = frozenset(
@@ -76,7 +76,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], set[str]
     func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
     if not isinstance(func, cst.Name):
         return False
-    found = [w for part in func.value.split("_") for w in _WORD.findall(part.lower())]
+    found = words(func.value)
     if not found or found[0] in SETUP_WORDS:
         return False
     named = (
@@ -85,9 +85,6 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], set[str]
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
-
-
-_WORD = re.compile(r"[a-z]+")
 
 
 def is_env_step(node: cst.Call) -> bool:

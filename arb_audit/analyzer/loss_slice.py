@@ -90,7 +90,8 @@ def words(identifier: str) -> list[str]:
     return found
 
 
-def _is_one(node: cst.BaseExpression) -> bool:
+def is_one(node: cst.BaseExpression) -> bool:
+    """Say whether ``node`` is the literal 1 (``1``, ``1.0``)."""
     return (isinstance(node, cst.Integer) and node.value == "1") or (
         isinstance(node, cst.Float) and node.value in ("1.0", "1.")
     )
@@ -184,12 +185,13 @@ class Features:
     """Reductions (``mean``, ``std``) taken with ``keepdim=True``."""
 
 
-def _one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
+def one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
+    """Say whether the arguments hold both ``1 - x`` and ``1 + y`` (a clip range around 1)."""
     ops = {
         type(a.operator)
         for a in args
         if isinstance(a, cst.BinaryOperation)
-        and _is_one(a.left)
+        and is_one(a.left)
         and isinstance(a.operator, cst.Subtract | cst.Add)
     }
     return ops == {cst.Subtract, cst.Add}
@@ -334,7 +336,7 @@ class Slice:
         if isinstance(func, cst.Attribute):
             name = func.attr.value
             f.methods.add(name)
-            if name in ("clamp", "clip") and _one_minus_plus(a.value for a in node.args):
+            if name in ("clamp", "clip") and one_minus_plus(a.value for a in node.args):
                 f.clip_around_one = True
             if name in ("mean", "std") and any(
                 a.keyword is not None and a.keyword.value == "keepdim" and _is_true(a.value)
@@ -345,7 +347,7 @@ class Slice:
                 name in ("view", "reshape", "unflatten")
                 and node.args
                 and isinstance(first := node.args[0].value, cst.UnaryOperation)
-                and _is_one(first.expression)
+                and is_one(first.expression)
             ):
                 f.regrouped = True  # x.view(-1, G): one row per prompt
         elif isinstance(func, cst.Name):
@@ -363,7 +365,7 @@ class Slice:
             )
             if set(words(chain)) & MODEL_WORDS:
                 f.model_forward = True
-        if name in ("clamp", "clip") and _one_minus_plus(a.value for a in node.args[1:]):
+        if name in ("clamp", "clip") and one_minus_plus(a.value for a in node.args[1:]):
             f.clip_around_one = True
         if name == "exp" and node.args:
             arg = node.args[0].value

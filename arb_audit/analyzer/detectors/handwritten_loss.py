@@ -6,7 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.loss_slice import is_one, one_minus_plus, words
 from arb_audit.analyzer.walk import descendants
 
 CROSS_ENTROPY = frozenset(
@@ -32,24 +32,6 @@ GROUP_RELATIVE_NAMES = frozenset({"grpo", "dapo", "gspo"})
 """Words of a class or function name for the group-relative family: a clipped ratio alone is the same
 form in PPO and GRPO (the group normalisation may live in another file), so the name of the code it
 sits in tells which."""
-
-
-def _is_one(node: cst.BaseExpression) -> bool:
-    return (isinstance(node, cst.Integer) and node.value == "1") or (
-        isinstance(node, cst.Float) and node.value in ("1.0", "1.")
-    )
-
-
-def _one_minus_plus(args: list[cst.BaseExpression]) -> bool:
-    """Say whether the arguments hold both ``1 - x`` and ``1 + y`` (a clip range around 1)."""
-    ops = {
-        type(a.operator)
-        for a in args
-        if isinstance(a, cst.BinaryOperation)
-        and _is_one(a.left)
-        and isinstance(a.operator, cst.Subtract | cst.Add)
-    }
-    return ops == {cst.Subtract, cst.Add}
 
 
 class HandwrittenLoss(RouteDetector):
@@ -222,8 +204,8 @@ class HandwrittenLoss(RouteDetector):
                 self._saw("preference", node)
             elif cst.Subtract in operators:  # r_chosen - r_rejected on a scalar head: Bradley-Terry
                 self._saw("pairwise", node)
-        if (callee & CLAMPS and _one_minus_plus(args[1:])) or (
-            name in ("clamp", "clip") and _one_minus_plus(args)
+        if (callee & CLAMPS and one_minus_plus(args[1:])) or (
+            name in ("clamp", "clip") and one_minus_plus(args)
         ):
             self._saw("clipped_ratio", node)
             self.named_group_relative = self.named_group_relative or any(
@@ -233,7 +215,7 @@ class HandwrittenLoss(RouteDetector):
             receiver = node.func.value
             if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and receiver.args:
                 first = receiver.args[0].value
-                if isinstance(first, cst.UnaryOperation) and _is_one(first.expression):
+                if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
                     self._saw("group_advantage", node)
             elif isinstance(receiver, cst.Name | cst.Attribute) and self._grouped(receiver):
                 self._saw("group_advantage", node)
@@ -247,7 +229,7 @@ class HandwrittenLoss(RouteDetector):
             and isinstance(left.operator, cst.Subtract)
             and isinstance(right, cst.BinaryOperation)
             and isinstance(right.operator, cst.Subtract)
-            and _is_one(right.right)
+            and is_one(right.right)
         ):
             self._saw("leave_one_out", node)
 
@@ -259,7 +241,7 @@ class HandwrittenLoss(RouteDetector):
         value = node.value
         if isinstance(value, cst.Call) and method(value) in GROUPING and value.args:
             first = value.args[0].value
-            if isinstance(first, cst.UnaryOperation) and _is_one(first.expression):
+            if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
                 for target in node.targets:
                     self.grouped_names.add(cst.Module([]).code_for_node(target.target))
 
