@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import arb_audit
 from arb_audit.html_report import render_html
 from arb_audit.schema import AuditReport
 from tests.audit_records import complete_audit
+from tests.browser import chromium, dump_dom, needs_chromium
 from tests.test_cli import run_cli
 
 REFERENCE = Path(__file__).resolve().parents[2] / "fixtures" / "reference"
@@ -114,32 +114,12 @@ def test_agent_text_is_escaped_everywhere() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "onerror=alert(2)" in text  # shown, as text
 
 
-@pytest.mark.skipif(
-    shutil.which("chromium") is None, reason="headless Chromium (Debian's chromium) is not installed"
-)
+@needs_chromium
 def test_a_real_browser_renders_it(page: tuple[Path, AuditReport], tmp_path: Path) -> None:
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ]
-    done = subprocess.run(
-        ["chromium", *flags, "--dump-dom", page[0].as_uri()], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert page[1].run.run_id in done.stdout and "How the best submission was made" in done.stdout
+    dom = dump_dom(page[0], tmp_path / "profile")
+    assert page[1].run.run_id in dom and "How the best submission was made" in dom
     shot = tmp_path / "page.png"
-    subprocess.run(
-        ["chromium", *flags, f"--screenshot={shot}", "--window-size=1200,1600", page[0].as_uri()],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
+    chromium(tmp_path / "profile", f"--screenshot={shot}", "--window-size=1200,1600", page[0].as_uri())
     assert shot.stat().st_size > 10_000
 
 
