@@ -128,16 +128,20 @@ def _in_workspaces(
         files = {f.path: f.blob_sha for f in record.revisions[i].files if f.blob_sha in local}
         here = {path for path, sha in files.items() if in_force.get(sha) == i}
         index = module_index(sorted(files))
-        wanted = {
-            files[u.module]
+        read = {
+            path: uses(path, t, index)
             for path in here
             if resolved[files[path]].role not in KEEPS_OWN and (t := text(files[path])) is not None
-            for u in uses(path, t, index)
+        }
+        wanted = {
+            files[u.module]
+            for found in read.values()
+            for u in found
             if u.module in files and files[u.module] not in resolved
         }
         resolved.update(_classify(wanted, local, store, jobs))
         by_path = {path: resolved[sha] for path, sha in files.items() if sha in resolved}
-        shown = in_workspace(by_path, partial(_text_at, text, files), only=here)
+        shown = in_workspace(by_path, partial(_text_at, text, files), only=here, read=read)
         for path, result in shown.items():
             if result is not by_path[path]:
                 resolved[files[path]] = result

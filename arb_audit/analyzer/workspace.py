@@ -143,15 +143,18 @@ def in_workspace(
     labels: Mapping[str, Classification],
     text_of: Callable[[str], str | None],
     only: set[str] | None = None,
+    read: dict[str, list[Use]] | None = None,
 ) -> dict[str, Classification]:
     """Return each file's classification in its workspace (``labels``: path -> the file alone).
 
     ``text_of`` reads a workspace file's text (None when it cannot); ``only``: resolve just these
-    paths (default: every file). Files whose verdict does not change are returned as they were.
+    paths (default: every file); ``read``: the imports of files the caller has read already (path ->
+    :func:`uses`), so that no file is parsed for them twice. Files whose verdict does not change
+    are returned as they were.
     """
     index = module_index(sorted(labels))
     memo: dict[str, Classification] = {}
-    read: dict[str, list[Use]] = {}
+    read = {} if read is None else read  # each file's imports, read once (a caller may have read some)
 
     def resolve(path: str, depth: int, seen: frozenset[str]) -> Classification:
         if path in memo:
