@@ -51,6 +51,18 @@ EVALUATION_PARTS = frozenset(
 ``rewardbench``, is a benchmark's package), alone or as a ``_``-joined word (``eval_bleu_rouge``)."""
 
 
+DATA_PREPARATION_PARTS = frozenset(
+    {"decontamination", "decontaminate", "dedup", "deduplication", "preprocess", "preprocessing"}
+)
+"""Module names of data preparation inside an evaluation package (lm-eval's 13-gram decontamination):
+their functions clean a corpus, they score nothing."""
+
+
+def _prepares_data(qualified: str) -> bool:
+    """Say whether a function comes from a data-preparation module (``lm_eval.decontamination.janitor``)."""
+    return bool(DATA_PREPARATION_PARTS & set(qualified.split(".")[:-1]))
+
+
 def _evaluation_module(qualified: str) -> bool:
     """Say whether a function comes from a module of evaluation code (``open_r1.utils.evaluation``)."""
     parts = qualified.split(".")[:-1]
@@ -84,6 +96,7 @@ class Scoring(RouteDetector):
         Valid("score = 0.0\n"),
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
         Valid("from mypy.evalexpr import evaluate_expression\nevaluate_expression(node)\n"),
+        Valid("from lm_eval.decontamination.janitor import Janitor\njanitor = Janitor()\n"),
     )
     INVALID = (
         Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
@@ -106,6 +119,8 @@ class Scoring(RouteDetector):
                     return
 
     def _is_metric(self, name: str) -> bool:
+        if _prepares_data(name):
+            return False
         if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
             return True
         return self.context.resolver.is_imported(name) and _evaluation_module(name)
