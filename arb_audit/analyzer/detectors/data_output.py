@@ -49,6 +49,10 @@ class DataOutput(RouteDetector):
             "data_output",
         ),
         Invalid(
+            "import json\ndef to_jsonl(rows):\n    return '\\n'.join(json.dumps(r) for r in rows)\n",
+            "data_output",
+        ),
+        Invalid(
             "import json\nfor d in rows:\n    with open(path, 'a') as f:\n        json.dump(d, f)\n"
             "        f.write('\\n')\n",
             "data_output",
@@ -82,12 +86,25 @@ class DataOutput(RouteDetector):
         if name == "write" and node.args and self._encodes_json(node.args[0].value):
             self.report(node, "data_output", "writes JSON lines")
             return
+        if name == "join" and self._json_lines(node):
+            self.report(node, "data_output", "encodes records as JSON lines")
+            return
         if name in DATASET_WRITERS:
             assert isinstance(node.func, cst.Attribute)
             receiver = node.func.value
             text = receiver.value.lower() if isinstance(receiver, cst.Name) else ""
             if not any(word in text for word in ("model", "tokenizer", "trainer", "processor")):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
+
+    def _json_lines(self, node: cst.Call) -> bool:
+        """Say whether ``node`` is ``"\\n".join(json.dumps(r) for r in records)``: a JSON-lines document."""
+        assert isinstance(node.func, cst.Attribute)
+        separator = node.func.value
+        if not (isinstance(separator, cst.SimpleString) and separator.evaluated_value == "\n"):
+            return False
+        if len(node.args) != 1 or not isinstance(node.args[0].value, cst.GeneratorExp | cst.ListComp):
+            return False
+        return self._encodes_json(node.args[0].value.elt)
 
     def _encodes_json(self, value: cst.BaseExpression) -> bool:
         """Say whether ``value`` is ``json.dumps(...)``, possibly with a newline added."""
