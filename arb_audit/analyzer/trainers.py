@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from arb_audit.taxonomy.files import STAGE_LABELS
+
 
 @dataclass(frozen=True, slots=True)
 class Trainer:
@@ -135,11 +137,16 @@ def route_of_name(qualified: str) -> str | None:
     the resolved qualified name, word by word.
     """
     if (trainer := trainer_of(qualified)) is not None:
-        return {"sft": "SFT", "dpo": "DPO", "grpo": "GRPO", "ppo": "PPO", "reward_model": "REWARD_MODEL"}.get(
-            trainer.kind
-        )
-    words = [w.lower() for w in _TOKENS.findall(qualified.rsplit(".", 1)[-1])]
-    return next((ROUTE_WORDS[w] for w in words if w in ROUTE_WORDS), None)
+        label = STAGE_LABELS.get(trainer.kind)
+        return label if label not in (None, "MERGE", "UNKNOWN") else None
+    named = route_word(qualified.rsplit(".", 1)[-1])
+    return named[0] if named is not None else None
+
+
+def route_word(identifier: str) -> tuple[str, str] | None:
+    """Return the label an identifier names word by word (``DAPOTrainer`` -> GRPO) and the word that does."""
+    words = [w.lower() for w in _TOKENS.findall(identifier)]
+    return next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS), None)
 
 
 def resolve_trainer(

@@ -6,6 +6,11 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, Entry, entry_for
+from arb_audit.analyzer.trainers import route_word
+from arb_audit.taxonomy.files import STAGE_LABELS
+
+LABEL_KINDS = {label: kind for kind, label in STAGE_LABELS.items()}
+"""The stage kind of each training label."""
 
 
 class FrameworkEntry(RouteDetector):
@@ -35,6 +40,12 @@ class FrameworkEntry(RouteDetector):
             routes=("DPO", "GRPO"),
         ),
         Invalid("from lm_eval import simple_evaluate\nsimple_evaluate(model=m)\n", "scoring"),
+        Invalid(
+            "from skyrl.train.trainer import RayPPOTrainer\nclass DAPOTrainer(RayPPOTrainer):\n    pass\n",
+            "stage",
+            "grpo",
+            "dapo",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -123,6 +134,23 @@ class FrameworkEntry(RouteDetector):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
             found = self._entry(base.value)
-            if found is not None:
-                self._report(node, *found, "subclasses")
+            if found is None:
+                continue
+            name, entry = found
+            named = route_word(node.name.value) if entry.labels else None
+            if named is not None and named[0] in entry.labels and named[0] in LABEL_KINDS:
+                # A subclass of a configurable trainer named for one of its routes (SkyRL's
+                # ``DAPOTrainer(RayPPOTrainer)``) is written to run that route: the name is the only
+                # evidence, so the stage is decided by name.
+                label, word = named
+                self.report(
+                    node,
+                    "stage",
+                    f"defines {node.name.value}, a {name} named for {label}",
+                    kind=LABEL_KINDS[label],
+                    variant=word,
+                    on_policy=True if label in ("GRPO", "PPO") else None,
+                )
                 return
+            self._report(node, name, entry, "subclasses")
+            return
