@@ -30,6 +30,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
+"""Words of a function's name that, handed an optimiser, runs the training loop with it."""
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
@@ -78,6 +80,7 @@ class GradientStep(RouteDetector):
         "compute_loss",
         "apply_updates",
         "forward_backward",
+        "optim.",
     )
     LOSS_TRIGGERS = ("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss")
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
@@ -86,6 +89,10 @@ class GradientStep(RouteDetector):
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("model.train()\nmodel.eval()\n"),
+        Valid(
+            "import torch\noptimizer = torch.optim.AdamW(params)\n"
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)\nmodel, optimizer = accelerator.prepare(model, optimizer)\n"
+        ),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
         Valid(
             "for batch in loader:\n    model.zero_grad()\n    model(**batch).loss.backward()\n"
@@ -93,6 +100,12 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import torch\nfrom chapter5 import train_model_simple\n"
+            "optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
+            "train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs=2)\n",
+            "gradient_step",
+        ),
         Invalid(
             "for batch in loader:\n    loss = model(**batch).loss\n    accelerator.backward(loss)\n"
             "    optimizer.step()\n",
@@ -316,6 +329,10 @@ class GradientStep(RouteDetector):
         names = self.names(func) if last in RESOLVED_LAST else set()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
+        if self._hands_on_optimiser(node, last, scope):
+            # train_model(model, loader, optimizer, ...): the helper steps the optimiser it is given
+            self.steps.append((node, self._statement(), [], f"{last}() given an optimiser"))
+            return
         if name in ("append", "extend") and positional and isinstance(node.func, cst.Attribute):
             self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
         if name == "backward" and isinstance(node.func, cst.Attribute):
@@ -370,6 +387,24 @@ class GradientStep(RouteDetector):
                 )
             else:
                 self.steps.append((node, self._statement(), [], "a remote forward-backward pass"))
+
+    def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
+        """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
+        if function is None or not TRAINING_WORDS & set(words(function)):
+            return False
+        for arg in node.args:
+            if not isinstance(arg.value, cst.Name):
+                continue
+            values = self.assigns.get((scope, arg.value.value), []) + self.assigns.get(
+                (0, arg.value.value), []
+            )
+            if any(isinstance(v, cst.Call) and self._builds_optimiser(v) for v in values):
+                return True
+        return False
+
+    def _builds_optimiser(self, call: cst.Call) -> bool:
+        """Say whether a call constructs an optimiser (``torch.optim.AdamW(...)``, ``bnb.optim.Lion``)."""
+        return any("optim" in q.split(".")[:-1] and "lr_scheduler" not in q for q in self.names(call.func))
 
     def _constructs_trainer(self, call: cst.Call) -> bool:
         func = call.func
