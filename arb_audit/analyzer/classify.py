@@ -186,6 +186,7 @@ class Classification:
 def _evidence(f: Finding) -> dict[str, Any]:
     return {
         **({"path": f.path} if f.path is not None else {}),
+        **({"key": f.key} if f.key is not None else {}),
         "line": f.line,
         "col": f.col,
         "detector": f.detector,
@@ -203,6 +204,7 @@ def _finding(data: dict[str, Any]) -> Finding:
         data["signal"],
         kind=data.get("kind"),
         routes=tuple(data.get("routes", ())),
+        key=data.get("key"),
         message=data.get("message", ""),
         line=data["line"],
         col=data["col"],

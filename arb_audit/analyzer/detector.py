@@ -82,6 +82,9 @@ class Finding:
     """For ``dispatch``: the file labels the choice can select."""
     default: str | None = None
     """For ``dispatch``: the label selected when nothing is set."""
+    key: str | None = None
+    """For ``dispatch``: the setting that chooses, as a dotted config key (``trainer.algorithm.name``,
+    ``stage`` for ``--stage``), where known: a config file of the workspace may set it."""
     message: str = ""
     """Why this is evidence, in a few words."""
     line: int = 0

@@ -51,12 +51,13 @@ def _finding(detector: str, line: int, excerpt: str, message: str, route: str) -
     )
 
 
-def _estimator_label(value: object) -> str | None:
+def estimator_label(value: object) -> str | None:
+    """Return the label a policy-gradient estimator's name selects (gae = PPO, grpo = GRPO), if any."""
     label = ROUTE_WORDS.get(str(value).lower().replace("reinforce_plus_plus", "reinforce++"))
     return label if label in ("PPO", "GRPO") else None
 
 
-def _walk(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def flatten_keys(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
     """Flatten nested mappings to ``(dotted.key, value)`` pairs (bounded by the file size)."""
     pairs: list[tuple[str, Any]] = []
     pending = [(prefix, data)]
@@ -69,7 +70,8 @@ def _walk(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return pairs
 
 
-def _line_of(text: str, key: str) -> tuple[int, str]:
+def line_of_key(text: str, key: str) -> tuple[int, str]:
+    """Return the 1-based line where a YAML text sets ``key``'s last part, and that line (1, "" if none)."""
     leaf = key.rsplit(".", 1)[-1]
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith(f"{leaf}:"):
@@ -95,7 +97,7 @@ def _trl_config(text: str, data: dict[Any, Any]) -> list[Finding]:
     """Return the route of a TRL training recipe, from the config fields it sets."""
     for keys, label in TRL_CONFIG_KEYS:
         if all(k in data for k in keys):
-            line, excerpt = _line_of(text, keys[0])
+            line, excerpt = line_of_key(text, keys[0])
             return [_finding("YamlLauncher", line, excerpt, f"TRL config field {keys[0]}", label)]
     return []
 
@@ -110,29 +112,29 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
     if not isinstance(data, dict):
         return [], None
     found: list[Finding] = []
-    pairs = dict(_walk(data))
+    pairs = dict(flatten_keys(data))
     for key, value in pairs.items():
         leaf = key.rsplit(".", 1)[-1]
         label = None
         if (leaf == "stage" and isinstance(value, str)) or (leaf == "rl" and isinstance(value, str)):
             label = ROUTE_WORDS.get(value.lower())
         elif leaf in ("adv_estimator", "estimator") and "adv" in key:
-            label = _estimator_label(value)
+            label = estimator_label(value)
         elif leaf == "merge_method":
             label = "MERGE"
         elif leaf == "reward_funcs" and value:
             label = "GRPO"
         if label is not None:
-            line, excerpt = _line_of(text, key)
+            line, excerpt = line_of_key(text, key)
             found.append(_finding("YamlLauncher", line, excerpt, f"{key}: {value}", label))
     if "base_model" in data and ("datasets" in data or "pretraining_dataset" in data) and "rl" not in data:
-        line, excerpt = _line_of(text, "base_model")
+        line, excerpt = line_of_key(text, "base_model")
         found.append(_finding("YamlLauncher", line, excerpt, "axolotl config without rl: supervised", "SFT"))
     if not found and ("learning_rate" in data or "output_dir" in data):
         found.extend(_trl_config(text, data))
     multi_turn = pairs.get("actor_rollout_ref.rollout.multi_turn.enable")
     if multi_turn is True:
-        line, excerpt = _line_of(text, "multi_turn")
+        line, excerpt = line_of_key(text, "multi_turn")
         found.append(_finding("YamlLauncher", line, excerpt, "multi-turn rollouts enabled", "ONLINE_RL"))
     return found, None
 
@@ -224,7 +226,7 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
     except ValueError:
         words = command.split()
     for key, value in _settings(words):
-        label = ROUTE_WORDS.get(value.lower()) or _estimator_label(value)
+        label = ROUTE_WORDS.get(value.lower()) or estimator_label(value)
         if label is not None and label in possible:
             return label, f"{key}={value}"
     return None
@@ -285,7 +287,7 @@ def _entry_routes(
         for key, value in settings:
             if key.replace(".", "_").endswith(wanted):
                 choice = entry.choose(value)
-                label = choice.label if choice is not None else _estimator_label(value)
+                label = choice.label if choice is not None else estimator_label(value)
                 if label is not None and label in entry.labels:
                     return [_finding("ShellLauncher", line, command, f"{shown} {key}={value}", label)]
         config = _config_argument(words, end, folder)
@@ -338,7 +340,7 @@ def _command_routes(command: str, line: int, folder: Path | None = None) -> list
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
     estimators = []
     for key, value in settings:
-        if key.endswith(ESTIMATOR_FLAGS) and (label := _estimator_label(value)) is not None:
+        if key.endswith(ESTIMATOR_FLAGS) and (label := estimator_label(value)) is not None:
             estimators.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
         if key.endswith("multi_turn.enable") and value.lower() == "true":
             found.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))

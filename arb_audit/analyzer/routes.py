@@ -188,12 +188,16 @@ def _claims(code: RunCode) -> dict[str, list[Evidence]]:
         labels = code.labels.get(run.blob_sha)
         if labels is None:
             continue
-        for stage in labels.stages:
-            if (label := label_of(stage.kind, stage.on_policy, stage.interactive)) is not None:
-                attempted.setdefault(label, []).extend(code.code_evidence(run, stage))
         command = code.command(run.command_seq)
         chosen = chosen_route(command.command, labels.possible_routes) if command else None
         route = chosen[0] if chosen else labels.default_route
+        for stage in labels.stages:
+            if (label := label_of(stage.kind, stage.on_policy, stage.interactive)) is None:
+                continue
+            taken = label == route or (label == "ONLINE_RL" and ROUTE_KINDS.get(stage.kind) == route)
+            if labels.role == "launcher" and route is not None and not taken:
+                continue  # a branch the setting did not take: written, not run
+            attempted.setdefault(label, []).extend(code.code_evidence(run, stage))
         if labels.role == "launcher" and route is not None and route in ROUTE_KINDS.values():
             how = f"launches {run.path} with {chosen[1]}" if chosen else f"launches {run.path} (its default)"
             attempted.setdefault(route, []).append(

@@ -8,7 +8,8 @@ with evidence pointing into the other file. Bounded: :data:`MAX_DEPTH` modules d
 :data:`MAX_TEXT` characters are not read for imports, and each file's imports are read once.
 
 A file that shows a training stage of its own, or that is a launcher, keeps its own verdict: what the
-file itself does decides over what it imports (TAXONOMY.md's unit is the file).
+file itself does decides over what it imports (TAXONOMY.md's unit is the file). A launcher without a
+default of its own gets the one the workspace's config gives it (:mod:`.workspace_config`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from arb_audit.analyzer.classify import Classification, Stage, combine
 from arb_audit.analyzer.detector import Finding
+from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
 
 if TYPE_CHECKING:
@@ -177,7 +179,11 @@ def in_workspace(
             memo[path] = result
         return result
 
-    return {path: resolve(path, 0, frozenset()) for path in labels if only is None or path in only}
+    wanted = [path for path in labels if only is None or path in only]
+    return {
+        path: with_config_default(resolve(path, 0, frozenset()), path, labels.keys(), text_of)
+        for path in wanted
+    }
 
 
 def _adopt(own: Classification, adopted: list[tuple[Use, Classification]]) -> Classification:

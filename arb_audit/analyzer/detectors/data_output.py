@@ -97,7 +97,7 @@ class DataOutput(RouteDetector):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
 
     def _json_lines(self, node: cst.Call) -> bool:
-        """Say whether ``node`` is ``"\\n".join(json.dumps(r) for r in records)``: a JSON-lines document."""
+        """Say whether ``node`` joins JSON-encoded records with newlines: a JSON-lines document."""
         assert isinstance(node.func, cst.Attribute)
         separator = node.func.value
         if not (isinstance(separator, cst.SimpleString) and separator.evaluated_value == "\n"):

@@ -108,6 +108,7 @@ class FrameworkEntry(RouteDetector):
                 f"{how} {name}: the route is picked by {entry.key}",
                 routes=entry.labels,
                 default=entry.default,
+                key=entry.key.lstrip("-").replace("-", "_") if entry.key else None,
             )
         elif entry.kind is not None:
             derived = True if entry.kind in ("grpo", "ppo") or entry.data_source == "self_generated" else None

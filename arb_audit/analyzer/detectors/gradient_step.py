@@ -91,7 +91,8 @@ class GradientStep(RouteDetector):
         Valid("model.train()\nmodel.eval()\n"),
         Valid(
             "import torch\noptimizer = torch.optim.AdamW(params)\n"
-            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)\nmodel, optimizer = accelerator.prepare(model, optimizer)\n"
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)\n"
+            "model, optimizer = accelerator.prepare(model, optimizer)\n"
         ),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
         Valid(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
@@ -20,6 +22,38 @@ def _word(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
         return ROUTE_WORDS.get(node.attr.value.lower())
     return None
+
+
+def _flag_key(call: cst.Call) -> str | None:
+    """Return the setting ``parser.add_argument("--rl-type", dest=...)`` stores, as a config key."""
+    dest = keyword(call, "dest")
+    for value in (dest.value if dest is not None else None, call.args[0].value):
+        if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+            return value.evaluated_value.lstrip("-").replace("-", "_") or None
+    return None
+
+
+_KEY_PART = re.compile(r"""\.([A-Za-z_]\w*)|\[\s*(?:"([^"\\]+)"|'([^'\\]+)')\s*\]""")
+
+
+def _setting_key(subject: str) -> str | None:
+    """Return the config key a compared setting reads (``cfg["algorithm"]["name"]`` -> ``algorithm.name``).
+
+    The first name is the object the config was loaded into (``args``, ``cfg``, ``self.config``); a
+    plain name, a call or a computed subscript is not a config key.
+    """
+    root = re.match(r"(?:self\.)?[A-Za-z_]\w*", subject)
+    if root is None:
+        return None
+    parts: list[str] = []
+    position = root.end()
+    while position < len(subject):
+        part = _KEY_PART.match(subject, position)
+        if part is None:
+            return None
+        parts.append(next(g for g in part.groups() if g is not None))
+        position = part.end()
+    return ".".join(parts) or None
 
 
 SUBCOMMAND_WORDS: dict[str, str] = {
@@ -205,6 +239,7 @@ class RouteDispatch(RouteDetector):
                 "a flag chooses the route",
                 routes=tuple(sorted(routes)),
                 default=chosen[0] if chosen else None,
+                key=_flag_key(node),
             )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -229,7 +264,10 @@ class RouteDispatch(RouteDetector):
             for w in _words(element.slice.value)
         }
         if len(routes) >= 2:
-            self.report(node, "dispatch", "a config field chooses the route", routes=tuple(sorted(routes)))
+            key = node.target.value if isinstance(node.target, cst.Name) else None
+            self.report(
+                node, "dispatch", "a config field chooses the route", routes=tuple(sorted(routes)), key=key
+            )
 
     def visit_Dict(self, node: cst.Dict) -> None:
         routes = {
@@ -244,7 +282,7 @@ class RouteDispatch(RouteDetector):
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for node, statement, leading, compared in self.compared.values():
+        for subject, (node, statement, leading, compared) in self.compared.items():
             # Two routes whose branches select training code, or one config field compared with three
             # routes or more throughout the file (its branches prepare models, data and arguments). A
             # plain parameter compared with routes is a helper's mode (a chat template's task), not a
@@ -257,6 +295,7 @@ class RouteDispatch(RouteDetector):
                     "the route depends on a compared setting",
                     statement=statement,
                     routes=tuple(sorted(routes)),
+                    key=_setting_key(subject),
                 )
 
     def _statement(self) -> cst.CSTNode | None:
