@@ -262,7 +262,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("SFTLearner", "sft"),
             Entry("RESTLearner", "sft", "rest", "self_generated"),
         ),
-        invalid=(("from oat.learners import DAPLearner\nclass L(DAPLearner):\n    pass\n", "DPO"),),
+        invalid=(
+            ("from oat.learners import DAPLearner\nclass L(DAPLearner):\n    pass\n", "DPO"),
+            (
+                "from oat.learners import DAPLearner\nfrom oat.interface import get_program\n"
+                "learner_cls = DAPLearner\nprogram = get_program(args, learner_cls=learner_cls)\n",
+                "DPO",
+            ),
+        ),
     ),
     Framework(
         "SPIN / alignment-handbook",

@@ -60,6 +60,19 @@ class FrameworkEntry(RouteDetector):
                 self._strings[node.targets[0].target.value] = value.evaluated_value
             else:
                 self._strings.pop(node.targets[0].target.value, None)
+        self._picked(node, node.value, "picks")
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._picked(node, node.value, "hands on")
+
+    def _picked(self, node: cst.CSTNode, value: cst.BaseExpression, how: str) -> None:
+        """Report an entry chosen as a value (``learner_cls = DAPLearner``, ``actor_cls=PPOActor``).
+
+        A framework that builds the program itself is handed the class to run; picking it is using it.
+        """
+        if isinstance(value, cst.Name | cst.Attribute) and (found := self._entry(value)) is not None:
+            self._report(node, *found, how)
 
     def _string(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
