@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, Entry, entry_for
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.trainers import route_word
 from arb_audit.taxonomy.files import STAGE_LABELS
 
+DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
+"""A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
+LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
+"""Words of a function that loads a class by its path, or of a lookup whose default is one."""
 LABEL_KINDS = {label: kind for kind, label in STAGE_LABELS.items()}
 """The stage kind of each training label."""
 
@@ -22,7 +29,9 @@ class FrameworkEntry(RouteDetector):
     or mentioned in a string, is not evidence. Where the call itself sets the entry's key to one of
     its choices — a keyword argument, a key of a dict literal or the first positional argument, as a
     string literal or a name last assigned one (``pipeline_name = "raft_aligner"``) — that choice is
-    what runs. The framework examples themselves are tested from the table
+    what runs. A table entry handed over as a value (``learner_cls=DAPLearner``) or as its full path in
+    a string argument (``getattr(cfg, "pipeline_cls", "roll.pipeline....AgenticPipeline")``, to be
+    imported by name) is used too. The framework examples themselves are tested from the table
     (tests/analyzer/test_frameworks.py).
     """
 
@@ -31,6 +40,8 @@ class FrameworkEntry(RouteDetector):
     VALID = (
         Valid("from nemo_rl.algorithms.grpo import grpo_train\nprint('grpo_train')\n"),
         Valid("def sft_train(x):\n    return x\nsft_train(1)\n"),
+        Valid("import roll\nprint('see roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
+        Valid("import roll\nlogger.info('roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
     )
     INVALID = (
         Invalid("from nemo_rl.algorithms.sft import sft_train as run\nrun(cfg)\n", "stage", "sft"),
@@ -40,6 +51,13 @@ class FrameworkEntry(RouteDetector):
             routes=("DPO", "GRPO"),
         ),
         Invalid("from lm_eval import simple_evaluate\nsimple_evaluate(model=m)\n", "scoring"),
+        Invalid(
+            "from roll.utils import safe_import_class\n"
+            "name = getattr(cfg, 'pipeline_cls', 'roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"
+            "cls = safe_import_class(name)\n",
+            "stage",
+            "dpo",
+        ),
         Invalid(
             "from skyrl.train.trainer import RayPPOTrainer\nclass DAPOTrainer(RayPPOTrainer):\n    pass\n",
             "stage",
@@ -144,6 +162,21 @@ class FrameworkEntry(RouteDetector):
         found = self._entry(node.func)
         if found is not None:
             self._report(node, *found, "calls")
+            return
+        callee = (
+            node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+        )
+        loads = LOADER_WORDS & set(words(callee)) if isinstance(callee, str) else set()
+        for arg in node.args:
+            value = arg.value
+            by_name = loads or (arg.keyword is not None and arg.keyword.value == "default")
+            if by_name and isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+                # getattr(cfg, "pipeline_cls", "roll.pipeline.agentic.agentic_pipeline.AgenticPipeline"),
+                # import_string("..."), a Hydra _target_: the class is loaded by its full path
+                path = value.evaluated_value
+                if DOTTED_PATH.fullmatch(path) and (entry := entry_for(path)) is not None:
+                    self._report(node, path, entry, "loads by name")
+                    return
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
