@@ -346,6 +346,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif "reward_function" in signals or "environment" in signals:
         # a verifier (or an environment that ends every episode after one action) serves single-turn RL
         result.role, result.primary = "component", "GRPO"
+    elif signals & {"inference", "tensor_output"} == {"inference", "tensor_output"} and not signals & {
+        "generation",
+        "scoring",
+        "data_output",
+    }:
+        # a model run without gradients and tensors saved, no text: weights converted or quantised,
+        # features extracted for another file — nothing is trained, evaluated or generated here
+        result.role, result.primary = "none", "NONE_TRAINING"
     elif signals & {"generation", "inference"} and "data_output" in signals and "scoring" not in signals:
         # a model's outputs (text, or labels, scores and logits from a forward pass) written out as a
         # dataset: data generation

@@ -37,6 +37,7 @@ Signal = Literal[
     "variant",
     "reward_head",
     "gradient_step",
+    "tensor_output",
 ]
 """What a finding says about the file:
 
@@ -56,7 +57,8 @@ Signal = Literal[
 - ``variant``: a config names the algorithm variant of the stage of its ``kind``;
 - ``reward_head``: the model trained is a scalar scorer (a generic trainer's stage is a reward model);
 - ``gradient_step``: weights are updated here (``backward``, an optimiser's or engine's ``step``, a trainer's
-  ``train``); ``kind`` is what its loss optimises, None when the loss could not be classified.
+  ``train``); ``kind`` is what its loss optimises, None when the loss could not be classified;
+- ``tensor_output``: tensors are written to a file (converted or quantised weights, extracted features).
 """
 
 
