@@ -7,8 +7,11 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.frameworks import entry_for
+from arb_audit.analyzer.names import is_dead
 from arb_audit.analyzer.trainers import ROUTE_WORDS, route_of_name
 from arb_audit.analyzer.walk import descendants
+from arb_audit.taxonomy.files import STAGE_LABELS
 
 LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 MULTI_TURN_FLAGS = ("agent_func", "multi_turn", "env_path", "environment")
@@ -109,6 +112,10 @@ class RouteDispatch(RouteDetector):
 
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
+        Valid(
+            "from trl import SFTTrainer\nif args.lora:\n    t = SFTTrainer(model=m, peft_config=p)\n"
+            "else:\n    t = SFTTrainer(model=m)\n"
+        ),
         Valid("TOOLS = {'evaluate': evaluate_fn, 'merge_lora': merge_fn, 'serve': serve_fn}\n"),
         Valid(
             "def apply_chat_template(example, task):\n    if task in ['sft', 'generation']:\n        a()\n"
@@ -123,6 +130,13 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "from rl4lms.envs.text_generation.training_utils import OnPolicyTrainer, SupervisedTrainer\n"
+            "if 'supervised' in config['alg']['id']:\n    trainer = SupervisedTrainer(config)\n"
+            "else:\n    trainer = OnPolicyTrainer(config)\ntrainer.train_and_eval()\n",
+            "dispatch",
+            routes=("PPO", "SFT"),
+        ),
         Invalid(
             "from .workflows import run_dpo, run_sft\n"
             "if args.stage == 'sft':\n    run_sft()\nelif args.stage == 'dpo':\n    run_dpo()\n",
@@ -192,7 +206,50 @@ class RouteDispatch(RouteDetector):
             for n in descendants(body)
         )
 
+    def _branch_routes(self, body: cst.CSTNode) -> set[str]:
+        """Return the training routes a branch runs: trainers and table entries it calls or picks."""
+        routes: set[str] = set()
+        for n in descendants(body):
+            value = n.func if isinstance(n, cst.Call) else n.value if isinstance(n, cst.Assign) else None
+            if not isinstance(value, cst.Name | cst.Attribute):
+                continue
+            for q in self.names(value):
+                entry = entry_for(q)
+                label = STAGE_LABELS.get(entry.kind) if entry is not None and entry.kind else route_of_name(q)
+                if label is not None and label not in ("MERGE", "UNKNOWN"):
+                    routes.add(label)
+        return routes
+
+    def _either_or(self, node: cst.If) -> None:
+        """Report an ``if``/``else`` whose two branches run different training routes.
+
+        ``if "supervised" in config["alg"]["id"]: SupervisedTrainer(...) else: OnPolicyTrainer(...)``: what
+        runs depends on the test, whatever words it compares.
+        """
+        orelse = node.orelse
+        if not isinstance(orelse, cst.Else) or is_dead(node.test):
+            return
+        body, other = self._branch_routes(node.body), self._branch_routes(orelse.body)
+        if body and other and not body & other:
+            subject = next(
+                (
+                    key
+                    for n in (node.test, *descendants(node.test))
+                    if isinstance(n, cst.Attribute | cst.Subscript)
+                    and (key := _setting_key(cst.Module([]).code_for_node(n))) is not None
+                ),
+                None,
+            )
+            self.report(
+                node,
+                "dispatch",
+                "the two branches of a test run different routes",
+                routes=tuple(sorted(body | other)),
+                key=subject,
+            )
+
     def visit_If(self, node: cst.If) -> None:
+        self._either_or(node)
         tests = [node.test, *descendants(node.test)]
         comparisons = [t for t in tests if isinstance(t, cst.Comparison)]
         for comparison in comparisons:
