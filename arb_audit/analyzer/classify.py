@@ -16,6 +16,7 @@ from typing import Any
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
+from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
@@ -276,7 +277,8 @@ def classify_source(source: SourceFile, guarded: bool = True) -> Classification:
 def combine(result: Classification, findings: list[Finding]) -> None:
     """Turn findings into stages, labels, primary label and role (TAXONOMY.md's rules)."""
     result.findings = findings
-    signals = {f.signal for f in findings}
+    # a metric that only decides which generated samples are kept curates data: it evaluates nothing
+    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
     steps = [f for f in findings if f.signal == "gradient_step"]
     stages = _stages(_deciding(findings, steps))
     if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):

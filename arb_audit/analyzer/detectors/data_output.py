@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import DATA_GENERATORS, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
 
 DATASET_WRITERS = frozenset({"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv"})
 """Methods that write a dataset (Hugging Face datasets, pandas)."""
@@ -13,6 +14,10 @@ JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
 JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 """Writers of one JSON document to a file: inside a loop, one record per iteration (JSON lines)."""
 """Encoders whose output, written line by line, is a JSON-lines dataset."""
+
+
+JSON_WORDS = frozenset({"json", "jsonl", "jsonlines"})
+"""Words of a helper's name that say it writes JSON (``write_jsonl``, ``save_json``)."""
 
 
 class DataOutput(RouteDetector):
@@ -30,6 +35,7 @@ class DataOutput(RouteDetector):
         "save_to_disk",
         "to_csv",
         "dump",
+        "_json",
         "distilabel",
         "synthetic_data_kit",
         "llama_index",
@@ -39,11 +45,17 @@ class DataOutput(RouteDetector):
 
     VALID = (
         Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),
+        Valid("config = load_json(path)\n"),
         Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
     )
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
+        Invalid(
+            "import utils\nutils.jdump(machine_instruction_data, os.path.join(out, 'regen.json'))\n",
+            "data_output",
+        ),
+        Invalid("write_jsonl(rows, 'train.jsonl')\n", "data_output"),
         Invalid(
             "import json\nwith open('o.jsonl', 'a') as f:\n    f.write(json.dumps(row) + '\\n')\n",
             "data_output",
@@ -79,6 +91,9 @@ class DataOutput(RouteDetector):
         if self.loops and len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS:
             self.report(node, "data_output", "writes one JSON record per iteration")
             return
+        if self._json_helper(node):
+            self.report(node, "data_output", "writes records with a JSON helper")
+            return
         if any(q.startswith(DATA_GENERATORS) for q in self.names(node.func)):
             self.report(node, "data_output", "builds a synthetic dataset")
             return
@@ -95,6 +110,22 @@ class DataOutput(RouteDetector):
             text = receiver.value.lower() if isinstance(receiver, cst.Name) else ""
             if not any(word in text for word in ("model", "tokenizer", "trainer", "processor")):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
+
+    def _json_helper(self, node: cst.Call) -> bool:
+        """Say whether ``node`` calls a project's JSON writer with data and a path (``jdump(rows, p)``)."""
+        func = node.func
+        name = (
+            func.attr.value
+            if isinstance(func, cst.Attribute)
+            else func.value
+            if isinstance(func, cst.Name)
+            else ""
+        )
+        said = set(words(name))
+        writes = said & {"dump", "write", "save"} or name.endswith("dump")
+        return (
+            len(node.args) >= 2 and bool(writes) and (bool(said & JSON_WORDS) or name in ("jdump", "jldump"))
+        )
 
     def _json_lines(self, node: cst.Call) -> bool:
         """Say whether ``node`` joins JSON-encoded records with newlines: a JSON-lines document."""

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.walk import descendants
+
+FILTER = "filter"
+"""Variant of a ``scoring`` finding whose score only decides which generated samples are kept."""
 
 EVALUATION_LIBRARIES = frozenset(
     {
@@ -58,6 +62,25 @@ DATA_PREPARATION_PARTS = frozenset(
 their functions clean a corpus, they score nothing."""
 
 
+FLOW_STEPS = 2
+"""Assignments followed from a metric to the score it yields (``scorer`` -> ``scores`` -> ``best``)."""
+ORDERING = (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
+
+
+def _thresholds(test: cst.BaseExpression) -> list[set[str]]:
+    """Names of each side of the threshold comparisons in a test (``max(scores) > 0.7``)."""
+    return [
+        _read(c.left) | {n for part in c.comparisons for n in _read(part.comparator)}
+        for c in (test, *descendants(test))
+        if isinstance(c, cst.Comparison) and any(isinstance(p.operator, ORDERING) for p in c.comparisons)
+    ]
+
+
+def _read(node: cst.CSTNode) -> set[str]:
+    """Names an expression reads."""
+    return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name)}
+
+
 def _prepares_data(qualified: str) -> bool:
     """Say whether a function comes from a data-preparation module (``lm_eval.decontamination.janitor``)."""
     return bool(DATA_PREPARATION_PARTS & set(qualified.split(".")[:-1]))
@@ -108,15 +131,84 @@ class Scoring(RouteDetector):
         ),
         Invalid("from eval_bleu import compute_metrics\nds.map(compute_metrics, num_proc=8)\n", "scoring"),
         Invalid("from rewardbench.utils import calculate_scores\ncalculate_scores(results)\n", "scoring"),
+        Invalid(
+            "from rouge_score import rouge_scorer\nscorer = rouge_scorer.RougeScorer(['rougeL'])\n"
+            "for inst in generated:\n    scores = [scorer.score(inst, k)['rougeL'].fmeasure for k in kept]\n"
+            "    if max(scores) > 0.7:\n        continue\n    kept.append(inst)\n",
+            "scoring",
+            variant="filter",
+        ),
     )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.assigned: list[set[str]] = []
+        """Names bound by each assignment being walked (innermost last)."""
+        self.flows: list[tuple[set[str], set[str]]] = []
+        """(names bound, names read) of every assignment and loop of the file."""
+        self.filters: list[set[str]] = []
+        """Names read by tests that only skip a sample (``if ...: continue``, a comprehension's ``if``)."""
+        self.found: list[tuple[cst.Call, cst.CSTNode | None, str, set[str]]] = []
+        """Metric calls: (call, statement, what is used, names its result is bound to)."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        bound = {
+            n.value
+            for t in node.targets
+            for n in (t.target, *descendants(t.target))
+            if isinstance(n, cst.Name)
+        }
+        self.assigned.append(bound)
+        self.flows.append((bound, _read(node.value)))
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self.assigned.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        bound = {n.value for n in (node.target, *descendants(node.target)) if isinstance(n, cst.Name)}
+        self.flows.append((bound, _read(node.iter)))
+
+    def visit_If(self, node: cst.If) -> None:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        statements = [s for line in body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
+        if (
+            statements
+            and len(statements) == len(body)
+            and all(isinstance(s, cst.Continue) for s in statements)
+        ):
+            self.filters.extend(_thresholds(node.test))
+
+    def visit_CompIf(self, node: cst.CompIf) -> None:
+        self.filters.extend(_thresholds(node.test))
 
     def visit_Call(self, node: cst.Call) -> None:
         # The metric may be called here or handed to something that calls it (dataset.map(metric)).
         for target in (node.func, *(arg.value for arg in node.args)):
             for name in self.names(target) if isinstance(target, cst.Name | cst.Attribute) else ():
                 if self._is_metric(name):
-                    self.report(node, "scoring", f"uses {name}")
+                    statement = self.context.statements[-1] if self.context.statements else None
+                    bound = set(self.assigned[-1]) if self.assigned else set()
+                    self.found.append((node, statement, name, bound))
                     return
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, statement, name, bound in self.found:
+            if self._filters_samples(bound):
+                message = f"uses {name} to drop generated samples (a filter, not an evaluation)"
+                self.report(node, "scoring", message, statement=statement, variant=FILTER)
+            else:
+                self.report(node, "scoring", f"uses {name}", statement=statement)
+
+    def _filters_samples(self, bound: set[str]) -> bool:
+        """Say whether what a metric's result flows into decides which samples are skipped.
+
+        Self-Instruct keeps a generated instruction unless its ROUGE-L against those kept exceeds a
+        threshold (``if max(rouge_scores) > 0.7: continue``): the score curates data, it measures no model.
+        """
+        reached = set(bound)
+        for _ in range(FLOW_STEPS):
+            reached |= {n for names, read in self.flows if read & reached for n in names}
+        return bool(reached) and any(test & reached for test in self.filters)
 
     def _is_metric(self, name: str) -> bool:
         if _prepares_data(name):
