@@ -270,12 +270,20 @@ def record(options: RecordOptions) -> int:
                 )
             except OSError as exc:
                 server.shutdown()
+                grader.close()
                 why = f"{options.agent[0]}: the agent cannot be started: {exc.strerror or exc}"
                 recorder.finish({"agent_error": why, "agent": options.agent})
                 raise RecordError(why) from exc
-            status, timed_out = _supervise(agent, recorder, options)
+            try:
+                status, timed_out = _supervise(agent, recorder, options)
+            except BaseException:  # interrupted: no evaluator outlives the runner
+                server.shutdown()
+                grader.close()
+                raise
         recorder.take_snapshot("final")
         server.shutdown()
+        # What is still waiting for the evaluator is answered and recorded before the ledger closes.
+        grader.close()
         recorder.finish(
             {"agent_exit_code": status, "agent_timed_out": timed_out, "agent": options.agent}, grader
         )
