@@ -131,6 +131,15 @@ class RouteDispatch(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "from axolotl.core.trainers.grpo import GRPOStrategy\n"
+            "from axolotl.core.trainers.dpo import DPOStrategy\n"
+            "if self.cfg.rl is RLType.GRPO:\n    trainer_cls = GRPOStrategy.get_trainer_class(self.cfg)\n"
+            "elif self.cfg.rl is RLType.DPO:\n    trainer_cls = DPOStrategy.get_trainer_class()\n"
+            "else:\n    trainer_cls = AxolotlTrainer\n",
+            "dispatch",
+            routes=("DPO", "GRPO"),
+        ),
+        Invalid(
             "from rl4lms.envs.text_generation.training_utils import OnPolicyTrainer, SupervisedTrainer\n"
             "if 'supervised' in config['alg']['id']:\n    trainer = SupervisedTrainer(config)\n"
             "else:\n    trainer = OnPolicyTrainer(config)\ntrainer.train_and_eval()\n",
@@ -192,22 +201,15 @@ class RouteDispatch(RouteDetector):
         code, every route it is compared with)."""
 
     def _leads_to_training(self, body: cst.CSTNode) -> bool:
-        """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``).
-
-        Picking counts: ``trainer_cls = AxolotlDPOTrainer`` selects the class that is called later.
-        """
-        return any(
-            (isinstance(n, cst.Call) and any(route_of_name(q) for q in self.names(n.func)))
-            or (
-                isinstance(n, cst.Assign)
-                and isinstance(n.value, cst.Name | cst.Attribute)
-                and any(route_of_name(q) for q in self.names(n.value))
-            )
-            for n in descendants(body)
-        )
+        """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``)."""
+        return bool(self._branch_routes(body))
 
     def _branch_routes(self, body: cst.CSTNode) -> set[str]:
-        """Return the training routes a branch runs: trainers and table entries it calls or picks."""
+        """Return the training routes a branch runs: trainers and table entries it calls or picks.
+
+        Picking counts: ``trainer_cls = AxolotlDPOTrainer`` selects the class that is called later; so
+        does a class's method (``GRPOStrategy.get_trainer_class()``: the class is named for the route).
+        """
         routes: set[str] = set()
         for n in descendants(body):
             value = n.func if isinstance(n, cst.Call) else n.value if isinstance(n, cst.Assign) else None
@@ -216,6 +218,9 @@ class RouteDispatch(RouteDetector):
             for q in self.names(value):
                 entry = entry_for(q)
                 label = STAGE_LABELS.get(entry.kind) if entry is not None and entry.kind else route_of_name(q)
+                owner, _, member = q.rpartition(".")
+                if label is None and member[:1].islower() and owner.rpartition(".")[2][:1].isupper():
+                    label = route_of_name(owner)
                 if label is not None and label not in ("MERGE", "UNKNOWN"):
                     routes.add(label)
         return routes
