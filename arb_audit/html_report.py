@@ -211,11 +211,9 @@ def _strip(report: AuditReport) -> str:
         route = (
             " → ".join(DEFAULT_LABELS.name("route", label) for label in chain)
             if len(chain) >= 2
-            else DEFAULT_LABELS.name("route", artifact_route([st.model_dump() for st in steps]))
+            else DEFAULT_LABELS.name("route", artifact_route(steps))
         )
-        colour = ROUTE_COLOURS.get(
-            chain[-1] if chain else artifact_route([st.model_dump() for st in steps]), UNLABELLED
-        )
+        colour = ROUTE_COLOURS.get(chain[-1] if chain else artifact_route(steps), UNLABELLED)
         points.append(
             (
                 (moment - start).total_seconds(),

@@ -4,7 +4,21 @@ This is the contract between the rooms and with users: the analyzer's builder re
 ``AuditReport``; ``arb-audit RUN_DIR --json`` prints its serialisation; the run store keeps it and
 reads it back through the same model; ``arb-audit schema`` prints its JSON Schema, whose descriptions are
 the field docstrings below. ``SCHEMA_VERSION`` changes whenever a field is added, removed or changes
-meaning; a kept audit of another version is never read as this one (it is audited anew).
+meaning.
+
+A record of another version is never read as this one, and never upgraded: a version changes when
+a field's meaning does, and the new meaning can only be had from the run itself. So the rule is one:
+**a record of another version is audited anew.** ``AuditReport`` refuses any other
+``schema_version`` when it validates, and every reader acts on that refusal:
+
+- a run store's kept audit (:mod:`arb_audit.audit_cache`) is not read back: ``arb-audit RUN_DIR`` and
+  :func:`arb_audit.audit` audit the run again and keep the new record in its place;
+- a study row (``study_runs.report``) is audited anew by the next ``arb-audit ingest`` even when its
+  run folder is unchanged (:func:`arb_audit.study.fingerprints`); until then the reviewer's desk shows
+  it as a problem naming its version, the data tables (``arb-audit export``) leave it out and say so,
+  and the study site writes no page for it and says so. The paper tables, the figures and the site's
+  index read a row's headline columns (the figures its JSON too) as they are: ingest again after
+  upgrading arb-audit before drawing them.
 
 pydantic v2, not msgspec, measured in ``benchmarks/bench_schema.py``: for a 150-submission run both
 validate and serialise in a few milliseconds (msgspec is ~4x faster, pydantic ~1.5x the cost of

@@ -4,24 +4,28 @@
 keeps one row per run in the study store's ``study_runs`` table (a run store file with that table):
 the run's cell keys (task, level, scaffold, driver, mode, seed), the audit's headline facts and the
 whole audit as JSON. A run is keyed by its folder's path and remembered with a fingerprint of its
-files, so ingesting it again unchanged is a lookup.
+files, so ingesting it again unchanged is a lookup (unless its row holds an audit of another schema
+version: that run is audited anew).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
 
+from arb_audit.schema import SCHEMA_VERSION
 from arb_audit.store import RunStore, StoreError
 from arb_audit.taxonomy.review import analyzer_values
 from arb_audit.taxonomy.tables import CELL_COLUMNS
+
+if TYPE_CHECKING:
+    from arb_audit.schema import AuditReport
 
 CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""
@@ -76,39 +80,42 @@ class StudyRun:
 
 
 def row_from_audit(
-    key: str, print_: str, report: dict[str, Any] | None, error: str | None, overrides: dict[str, Any]
+    key: str, print_: str, report: AuditReport | None, error: str | None, overrides: dict[str, Any]
 ) -> dict[str, Any]:
-    """Build a run's ``study_runs`` row from its audit (or from why there is none)."""
+    """Build a run's ``study_runs`` row (a dict of :data:`STUDY_SCHEMA`'s columns) from its audit.
+
+    Or from why there is none (``error``); ``overrides`` are the mapping file's cell keys.
+    """
     row: dict[str, Any] = dict.fromkeys(STUDY_SCHEMA)
     row.update(
         run_key=key, fingerprint=print_, ingested_at=datetime.now(UTC).replace(tzinfo=None), error=error
     )
     if report is not None:
-        run, metrics = report.get("run") or {}, report.get("metrics") or {}
-        best, route = report.get("best") or {}, report.get("route") or {}
+        run, metrics, best, route = report.run, report.metrics, report.best, report.route
         facts = analyzer_values(report)  # the route, chain, failure and quadrant as reviewers see them
         row.update(
-            run_id=run.get("run_id"),
-            format=run.get("format"),
-            **{k: run.get(k) for k in CELL_KEYS},
-            base_score=run.get("base_score"),
-            best_score=best.get("score"),
-            best_seq=best.get("seq"),
-            n_submissions=metrics.get("n_submissions"),
-            n_valid=metrics.get("n_scored"),
-            valid_rate=metrics.get("valid_rate"),
-            time_to_first_valid_s=metrics.get("time_to_first_valid_s"),
-            time_to_best_s=metrics.get("time_to_best_s"),
+            run_id=run.run_id,
+            format=run.format,
+            # a cell key is a field of the run, or a fact a format adds to it (a seed, where one is kept)
+            **{k: getattr(run, k, None) for k in CELL_KEYS},
+            base_score=run.base_score,
+            best_score=best.score if best else None,
+            best_seq=best.seq if best else None,
+            n_submissions=metrics.n_submissions,
+            n_valid=metrics.n_scored,
+            valid_rate=metrics.valid_rate,
+            time_to_first_valid_s=metrics.time_to_first_valid_s,
+            time_to_best_s=metrics.time_to_best_s,
             route_label=facts["route"],
             chain=facts["chain"],
-            strength=route.get("strength"),
-            written=list(route.get("written") or []),
-            attempted=list(route.get("attempted") or []),
-            adopted=list(route.get("adopted") or []),
+            strength=route.strength,
+            written=list(route.written),
+            attempted=list(route.attempted),
+            adopted=list(route.adopted),
             failure=facts["failure"],
             quadrant=facts["quadrant"],
-            flags=sorted({f["flag"] for f in report.get("flags") or [] if f.get("flag")}),
-            report=json.dumps(report, ensure_ascii=False, allow_nan=False),
+            flags=sorted({f.flag for f in report.flags}),
+            report=report.to_json_text(),
         )
     for name, value in overrides.items():
         if name in CELL_KEYS:
@@ -121,8 +128,18 @@ def row_from_audit(
 
 
 def fingerprints(store: RunStore) -> dict[str, str]:
-    """Return each ingested run's fingerprint, by run key."""
-    return dict(store.con.execute("SELECT run_key, fingerprint FROM study_runs").fetchall())
+    """Return the fingerprint of each ingested run whose row need not be made again, by run key.
+
+    A row holding an audit of another schema version (an older arb-audit's, or one that is not JSON) is
+    left out: its run is audited anew by the next ingest even when its folder is unchanged, never read
+    as this version's (:mod:`arb_audit.schema`). A row kept with an error only is left as it is.
+    """
+    rows = store.con.execute(
+        "SELECT run_key, fingerprint FROM study_runs"
+        " WHERE report IS NULL OR try(json_extract(report, '$.schema_version'))::VARCHAR = ?",
+        [str(SCHEMA_VERSION)],
+    ).fetchall()
+    return dict(rows)
 
 
 def save_rows(store: RunStore, rows: list[dict[str, Any]]) -> None:

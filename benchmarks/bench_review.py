@@ -52,6 +52,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 import arb_audit.tui.app
+from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.review import FIELDS
 from arb_audit.tui.app import ReviewApp
 from arb_audit.tui.evidence import evidence_items
@@ -274,27 +275,27 @@ async def opening(study: Path, runs: int) -> None:
     )
 
 
-def cited_code(audit: dict[str, Any]) -> int | None:
+def cited_code(audit: AuditReport) -> int | None:
     """The index of the last code pointer among the audit's evidence (None: it cites no code)."""
     found = [i for i, item in enumerate(evidence_items(audit)) if item.kind == "code"]
     return found[-1] if found else None
 
 
-def versions_of(audit: dict[str, Any], index: int) -> int:
+def versions_of(audit: AuditReport, index: int) -> int:
     """How many blobs the cited file has in the run's history (read apart from the session's caches)."""
-    run = audit.get("run") or {}
-    path = evidence_items(audit)[index].pointer.get("path")
-    con = duckdb.connect(str(run["store_path"]), read_only=True)
+    path = evidence_items(audit)[index].pointer.path
+    con = duckdb.connect(str(audit.run.store_path), read_only=True)
     try:
         found = con.execute(
-            "SELECT count(DISTINCT blob_sha) FROM files WHERE run_id = ? AND path = ?", [run["run_id"], path]
+            "SELECT count(DISTINCT blob_sha) FROM files WHERE run_id = ? AND path = ?",
+            [audit.run.run_id, path],
         ).fetchall()
     finally:
         con.close()
     return int(found[0][0])
 
 
-def code_runs(runs: int, audits: list[dict[str, Any]]) -> list[tuple[str, int]]:
+def code_runs(runs: int, audits: list[AuditReport]) -> list[tuple[str, int]]:
     """Runs (key, evidence index) whose audit cites code; those with a file of two versions (so d shows
     a diff) alternate with the others."""
     cited = {a: i for a, audit in enumerate(audits) if (i := cited_code(audit)) is not None}
@@ -309,7 +310,7 @@ def code_runs(runs: int, audits: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 
 async def keystrokes(
-    study: Path, audits: list[dict[str, Any]], timings: Timings, parts: dict[str, list[float]]
+    study: Path, audits: list[AuditReport], timings: Timings, parts: dict[str, list[float]]
 ) -> None:
     """Drive the reviewer's desk key by key."""
     session = ReviewSession.open(study, "bench")

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from arb_audit.audit_cache import fingerprint
 from arb_audit.pipeline import audit
+from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
 from arb_audit.study import load_study, row_from_audit, save_rows
 from arb_audit.taxonomy.tables import TABLES, table
@@ -33,18 +34,18 @@ SCAFFOLDS = [f"scaffold{i}" for i in range(8)]
 DRIVERS = [f"driver{i}" for i in range(5)]
 
 
-def reference_audits(scratch: Path) -> list[dict[str, object]]:
+def reference_audits(scratch: Path) -> list[AuditReport]:
     """Audit every bundled reference recording (copied out, so fixtures/ stays clean)."""
     audits = []
     for scenario in sorted(
         p for p in (ROOT / "fixtures" / "reference").iterdir() if p.is_dir() and p.name != "base"
     ):
         shutil.copytree(scenario, scratch / scenario.name, symlinks=True)
-        audits.append(audit(scratch / scenario.name / "recording").to_json())
+        audits.append(audit(scratch / scenario.name / "recording"))
     return audits
 
 
-def synthetic_study(path: Path, runs: int, audits: list[dict[str, object]]) -> None:
+def synthetic_study(path: Path, runs: int, audits: list[AuditReport]) -> None:
     rows = []
     for i in range(runs):
         keys = {

@@ -1,8 +1,9 @@
 """Whole audit records for tests that state only the fields they are about.
 
-The desk and the data tables read a stored audit only once it validates against the schema, so a test's
-study rows must hold complete :class:`AuditReport` records: :func:`complete_audit` lays the fields a
-test gives over an empty audit and checks the result.
+The desk, the study rows and the data tables take an audit only as a valid :class:`AuditReport`, so a
+test's audits must be complete records: :func:`complete_report` lays the fields a test gives over an
+empty audit (each submission and lineage stage over an empty one) and checks the result;
+:func:`complete_audit` gives the same as JSON.
 """
 
 from __future__ import annotations
@@ -110,6 +111,41 @@ BEST = {
 }
 
 
+SUBMISSION: dict[str, Any] = {
+    "seq": 1,
+    "status": "scored",
+    **dict.fromkeys(
+        (
+            "score",
+            "requested_at",
+            "completed_at",
+            "model_path",
+            "artifact_id",
+            "artifact_path",
+            "harness_id",
+            "error",
+            "elapsed_s",
+            "gpu",
+            "baseline_score",
+            "duplicate_of",
+        )
+    ),
+    "evidence": [],
+}
+"""A submission with nothing known but its number and status."""
+
+STAGE: dict[str, Any] = {
+    "kind": "unknown",
+    **dict.fromkeys(("label", "variant", "interactive", "on_policy", "adapter", "parent", "weights")),
+    "artifact": "model",
+    "parents": [],
+    "strength": "weak",
+    "conflicts": [],
+    "evidence": [],
+}
+"""A lineage stage with nothing known of it."""
+
+
 def _merged(base: Any, given: Any) -> Any:
     if isinstance(base, dict) and isinstance(given, dict):
         return {**base, **{k: _merged(base.get(k), v) for k, v in given.items()}}
@@ -129,4 +165,18 @@ def complete_audit(partial: dict[str, Any]) -> dict[str, Any]:
         {"message": "", "evidence": [], **f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
         for f in full["flags"]
     ]
+    full["submissions"] = [{**SUBMISSION, **s} for s in full["submissions"]]
+    route = full["route"]
+    if route["chain"] is not None:
+        route["chain"] = [{**STAGE, **step} for step in route["chain"]]
+    if route.get("lineage") is not None:
+        route["lineage"] = {
+            path: [{**STAGE, "artifact": path, **step} for step in steps]
+            for path, steps in route["lineage"].items()
+        }
     return AuditReport.model_validate(full).to_json()
+
+
+def complete_report(partial: dict[str, Any]) -> AuditReport:
+    """Return ``partial`` laid over an empty audit, as the :class:`AuditReport` it makes."""
+    return AuditReport.model_validate(complete_audit(partial))

@@ -17,6 +17,7 @@ import click
 from arb_audit.inert import inert
 
 if TYPE_CHECKING:
+    from arb_audit.schema import AuditReport
     from arb_audit.store import RunStore
 
 MAX_SCAN_DEPTH = 8
@@ -116,12 +117,12 @@ def overrides_for(folder: Path, mapping: list[tuple[str, dict[str, Any]]]) -> di
     return found
 
 
-def audit_worker(folder: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Audit one run in a worker process; return its audit's JSON, or why there is none (never raises)."""
+def audit_worker(folder: str) -> tuple[AuditReport | None, str | None]:
+    """Audit one run in a worker process; return its audit, or why there is none (never raises)."""
     from arb_audit.pipeline import audit
 
     try:
-        return audit(Path(folder)).to_json(), None
+        return audit(Path(folder)), None
     except Exception as exc:  # one bad run must never stop the study
         return None, f"{type(exc).__name__}: {exc}"[:2000]
 

@@ -41,7 +41,7 @@ from arb_audit.taxonomy.failures import FAILURE_MODES
 from arb_audit.taxonomy.labels import DEFAULT_LABELS, Labels
 from arb_audit.taxonomy.palette import ROUTE_COLOURS
 from arb_audit.taxonomy.render import BUDGET_PT
-from arb_audit.taxonomy.routes import ROUTE_LABELS, artifact_route
+from arb_audit.taxonomy.routes import ROUTE_LABELS, lineage_label
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -226,13 +226,14 @@ def attempts(report: Mapping[str, Any]) -> list[Attempt]:
         score = submission.get("score")
         scored = submission.get("status") == "scored" and isinstance(score, int | float)
         steps = lineage.get(submission.get("artifact_path") or "") or []
+        chain = tuple(str(step["label"]) for step in steps if step.get("label"))
         placed.append(
             Attempt(
                 minutes=(at - origin).total_seconds() / 60,
                 score=float(score) if scored else None,
-                route=artifact_route(steps),
+                route=lineage_label(chain, [str(step.get("kind")) for step in steps]),
                 best=scored and submission.get("seq") == best_seq,
-                chain=tuple(str(step["label"]) for step in steps if step.get("label")),
+                chain=chain,
                 chain_text=route.get("chain_text") if submission.get("seq") == best_seq else None,
             )
         )

@@ -1,6 +1,6 @@
 """What a reviewer rules on: the audit's fields and the values the taxonomy allows for each.
 
-Also how to read the analyzer's own value of each field from an audit (``arb-audit RUN --json``).
+Also how to read the analyzer's own value of each field from an audit (an ``AuditReport``).
 
 A field is ``route`` (the best route's label), ``chain`` (its chain, such as ``SFT→GRPO(online)``),
 ``failure``, ``quadrant``, or ``flag:NAME`` for each integrity flag (``yes`` when the flag holds).
@@ -9,11 +9,14 @@ A field is ``route`` (the best route's label), ``chain`` (its chain, such as ``S
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS
 from arb_audit.taxonomy.tables import QUADRANT_CELLS
+
+if TYPE_CHECKING:
+    from arb_audit.schema import AuditReport
 
 FLAG_PREFIX = "flag:"
 """A flag's field is this prefix and the flag's name."""
@@ -79,19 +82,20 @@ def normalise_chain(value: str) -> str:
     return CHAIN_ARROW.join(part.strip() for part in value.replace("->", CHAIN_ARROW).split(CHAIN_ARROW))
 
 
-def analyzer_values(report: dict[str, Any]) -> dict[str, str | None]:
+def analyzer_values(report: AuditReport | None) -> dict[str, str | None]:
     """Return the analyzer's value of every field of :data:`FIELDS` in the audit ``report``.
 
     A field the audit leaves empty (no best submission, so no route) is None; a flag the audit did
-    not raise is ``no``.
+    not raise is ``no``. Without an audit (None) the analyzer gave no value: every field is None.
     """
-    route = report.get("route") or {}
-    raised = {f.get("flag") for f in report.get("flags") or [] if isinstance(f, dict)}
+    if report is None:
+        return dict.fromkeys(FIELDS)
+    raised = {f.flag for f in report.flags}
     values: dict[str, str | None] = {
-        "route": route.get("best_label"),
-        "chain": route.get("chain_text"),
-        "failure": (report.get("failure") or {}).get("mode"),
-        "quadrant": (report.get("quadrant") or {}).get("cell"),
+        "route": report.route.best_label,
+        "chain": report.route.chain_text,
+        "failure": report.failure.mode,
+        "quadrant": report.quadrant.cell,
     }
     for field in FIELDS[4:]:
         values[field] = "yes" if field.removeprefix(FLAG_PREFIX) in raised else "no"

@@ -6,9 +6,9 @@ artifact. Tables count route labels; a chain of two or more training stages is `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, Protocol, get_args
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +93,28 @@ def lineage_label(training_labels: Sequence[str | None], stage_kinds: Sequence[s
     return "UNKNOWN"
 
 
-def artifact_route(steps: Iterable[Mapping[str, Any]] | None) -> str:
-    """Return the route label of a lineage as the audit JSON holds it (``route.lineage[path]``).
+class LineageStep(Protocol):
+    """A stage of a lineage as the audit's schema holds it (``arb_audit.schema.Stage``)."""
+
+    @property
+    def kind(self) -> str:
+        """Its stage kind."""
+        ...
+
+    @property
+    def label(self) -> str | None:
+        """Its route label; None for copies and non-weight changes."""
+        ...
+
+
+def artifact_route(steps: Iterable[LineageStep] | None) -> str:
+    """Return the route label of a lineage (``route.lineage[path]`` of an audit).
 
     The rule of :func:`lineage_label`, on the stages' ``label`` and ``kind``; a missing lineage is
     ``UNKNOWN``.
     """
     chain = list(steps or ())
-    return lineage_label(
-        [str(s["label"]) for s in chain if s.get("label")], [str(s.get("kind")) for s in chain]
-    )
+    return lineage_label([s.label for s in chain if s.label], [s.kind for s in chain])
 
 
 def names(definitions: tuple[Definition, ...]) -> tuple[str, ...]:

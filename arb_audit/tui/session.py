@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import polars as pl
@@ -60,6 +59,19 @@ class ReviewError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Unread:
+    """A run's audit that the desk cannot show, and why (the screens show the reason in its place)."""
+
+    problem: str
+    """Why: the run could not be audited, its stored audit does not read as one of this schema
+    version, or the store cannot be read now."""
+
+
+NOT_AUDITED = Unread("no audit (the run could not be audited)")
+"""A listed run whose row holds no audit (ingest kept its error instead)."""
+
+
+@dataclass(frozen=True, slots=True)
 class FileVersion:
     """One version of a file in a run's code history."""
 
@@ -90,7 +102,7 @@ class ReviewSession:
     host: StoreHost = field(default_factory=StoreHost)
     """The DuckDB instance each read and append attaches the store to (not one started per key)."""
     _ruled: tuple[pl.DataFrame, set[tuple[str, str]]] | None = None
-    _reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _reports: dict[str, AuditReport | Unread] = field(default_factory=dict)
     _own_stamp: int | None = None
 
     @classmethod
@@ -114,11 +126,11 @@ class ReviewSession:
             runs = runs.with_columns(disagrees=pl.lit(False), strength=pl.lit(None, pl.String))
         return cls(path, runs, reviewer, blind, study, ledger, host)
 
-    def report(self, run_key: str) -> dict[str, Any]:
-        """Return ``run_key``'s audit as its JSON view, read back through the schema (:func:`audit_view`).
+    def report(self, run_key: str) -> AuditReport | Unread:
+        """Return ``run_key``'s audit, read back through the schema (:func:`read_audit`).
 
-        ``{}`` when it has none, ``{"problem": why}`` when the store cannot be read now (another
-        process holds it) or the audit does not read as an audit of this schema version.
+        :data:`NOT_AUDITED` when it has none; :class:`Unread` with why when the store cannot be read
+        now (another process holds it) or the audit does not read as an audit of this schema version.
         """
         try:
             stamp = self._stamp()
@@ -131,7 +143,12 @@ class ReviewSession:
                 self._reports[run_key] = _report(self.host, self.store_path, self.study, run_key)
             return self._reports[run_key]
         except (StoreError, OSError, duckdb.Error) as exc:
-            return {"problem": str(exc)}
+            return Unread(str(exc))
+
+    def audit(self, run_key: str) -> AuditReport | None:
+        """Return ``run_key``'s audit; None when it has none to show (:meth:`report` says why)."""
+        found = self.report(run_key)
+        return found if isinstance(found, AuditReport) else None
 
     def _stamp(self) -> int:
         """Return the store's modification time (a changed store's audits are read again)."""
@@ -176,9 +193,9 @@ class ReviewSession:
         Raises ``arb_audit.verdicts.VerdictRefused`` for a value outside the taxonomy; then none is
         written.
         """
-        report = self.report(run_key)
-        run_id = (report.get("run") or {}).get("run_id")
-        analyzer = analyzer_values(report)
+        audit = self.audit(run_key)
+        run_id = audit.run.run_id if audit else None
+        analyzer = analyzer_values(audit)
         verdicts = [
             Verdict(
                 run_key=run_key,
@@ -201,25 +218,24 @@ class ReviewSession:
         # process in the same moment would go unseen until the next change)
         self._own_stamp = self._stamp()
 
-    def file_versions(self, report: dict[str, Any], path: str) -> list[FileVersion]:
+    def file_versions(self, report: AuditReport, path: str) -> list[FileVersion]:
         """Return the versions of ``path`` in the run's code history, oldest first (one per change)."""
-        store = (report.get("run") or {}).get("store_path")
-        run_id = (report.get("run") or {}).get("run_id")
+        store, run_id = report.run.store_path, report.run.run_id
         if not store or not run_id:
             return []
-        rows = _file_rows(self.host, str(store), str(run_id), path)
+        rows = _file_rows(self.host, store, run_id, path)
         versions: list[FileVersion] = []
         for seq, commit, blob in rows:
             if not versions or versions[-1].blob != blob:
                 versions.append(FileVersion(seq, commit, blob))
         return versions
 
-    def code(self, report: dict[str, Any], blob: str, path: str | None = None) -> str | None:
+    def code(self, report: AuditReport, blob: str, path: str | None = None) -> str | None:
         """Return a file's text by its blob in the run's revisions.git (cut at :data:`MAX_CODE_BYTES`).
 
         Secrets in it are redacted (every value when ``path`` is a ``.env`` file).
         """
-        git_dir = (report.get("run") or {}).get("revisions_path")
+        git_dir = report.run.revisions_path
         if not git_dir:
             return None
         data = read_blob(Path(git_dir), blob)
@@ -254,15 +270,15 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
             rows = []
             for run_id, text in reports:
                 try:
-                    report = json.loads(text)
+                    data = json.loads(text)
                 except (TypeError, json.JSONDecodeError, RecursionError) as exc:
                     rows.append(row_from_audit(run_id, "", None, f"its stored audit is not JSON ({exc})", {}))
                     continue
-                view = audit_view(report, f"the audit of {run_id}")
-                if "problem" in view:
-                    rows.append(row_from_audit(run_id, "", None, view["problem"], {}))
+                read = read_audit(data, f"the audit of {run_id}")
+                if isinstance(read, Unread):
+                    rows.append(row_from_audit(run_id, "", None, read.problem, {}))
                 else:
-                    rows.append(row_from_audit(run_id, "", view, None, {}))
+                    rows.append(row_from_audit(run_id, "", read, None, {}))
             frame = pl.DataFrame(rows, schema=STUDY_SCHEMA).select([*LIST_COLUMNS, "strength"])
     except duckdb.Error as exc:
         raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
@@ -278,29 +294,30 @@ def _ledger(store: RunStore) -> pl.DataFrame:
     return load_verdicts(store)
 
 
-def audit_view(data: object, what: str) -> dict[str, Any]:
-    """Return a stored audit's JSON view once it validates as an :class:`AuditReport`, else its problem.
+def read_audit(data: object, what: str) -> AuditReport | Unread:
+    """Return a stored audit (its JSON parsed) once it validates as an :class:`AuditReport`, else why not.
 
     A study store is a file anyone can edit, and an older arb-audit's audit has other fields: either
     would be misread field by field, so a value that does not validate is shown as what it is, with
-    the first thing wrong, and never half-trusted.
+    the first thing wrong, and never half-trusted. An audit of another schema version says so, and
+    that the run is to be audited again (:mod:`arb_audit.schema`: an old record is never upgraded).
     """
     if not isinstance(data, dict):
-        return {"problem": f"{what} is not an audit (a JSON {type(data).__name__})"}
+        return Unread(f"{what} is not an audit (a JSON {type(data).__name__})")
     if data.get("schema_version") != SCHEMA_VERSION:
-        return {
-            "problem": f"{what} was made by another arb-audit (schema version {data.get('schema_version')!r},"
+        return Unread(
+            f"{what} was made by another arb-audit (schema version {data.get('schema_version')!r},"
             f" this one reads {SCHEMA_VERSION}): audit or ingest the run again"
-        }
+        )
     try:
-        return AuditReport.model_validate(data).to_json()
+        return AuditReport.model_validate(data)
     except ValueError as exc:  # pydantic's ValidationError
         first = str(exc).splitlines()[1:3]
-        return {"problem": f"{what} does not read as an audit ({' '.join(s.strip() for s in first)})"}
+        return Unread(f"{what} does not read as an audit ({' '.join(s.strip() for s in first)})")
 
 
-def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> dict[str, Any]:
-    """Read one run's audit from the store through the schema (:func:`audit_view`)."""
+def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> AuditReport | Unread:
+    """Read one run's audit from the store through the schema (:func:`read_audit`)."""
     sql = (
         "SELECT report FROM study_runs WHERE run_key = ?"
         if study
@@ -309,12 +326,12 @@ def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> dic
     with host.open(store_path, read_only=True, wait_s=STORE_WAIT_S) as store:
         found = store.con.execute(sql, [run_key]).fetchall()
     if not found or found[0][0] is None:
-        return {}
+        return NOT_AUDITED
     try:
         data = json.loads(found[0][0])
     except (json.JSONDecodeError, RecursionError) as exc:
-        return {"problem": f"{store_path}: the audit of {run_key} cannot be read ({exc})"}
-    return audit_view(data, f"{store_path}: the audit of {run_key}")
+        return Unread(f"{store_path}: the audit of {run_key} cannot be read ({exc})")
+    return read_audit(data, f"{store_path}: the audit of {run_key}")
 
 
 @lru_cache(maxsize=256)

@@ -13,7 +13,7 @@ import pytest
 import arb_audit
 from arb_audit.schema import AuditReport, Stage, Submission
 from arb_audit.store import RunStore
-from arb_audit.study import load_study, row_from_audit, save_rows
+from arb_audit.study import fingerprints, load_study, row_from_audit, save_rows
 from arb_audit.study_data import DATA_TABLES, data_table, polars_type
 from tests.test_cli import run_cli
 
@@ -29,12 +29,16 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, AuditReport]:
     path = root / "study.duckdb"
     with RunStore.open(path) as store:
         rows = [
-            row_from_audit("/runs/grpo", "fp1", report.to_json(), None, {}),
-            # an audit stored by an older arb-audit: left out of the data tables, and counted
-            row_from_audit("/runs/old", "fp2", {**report.to_json(), "schema_version": 0}, None, {}),
+            row_from_audit("/runs/grpo", "fp1", report, None, {}),
+            row_from_audit("/runs/old", "fp2", report, None, {}),
             row_from_audit("/runs/broken", "fp3", None, "could not be audited", {}),
         ]
         save_rows(store, rows)
+        # an audit stored by an older arb-audit: left out of the data tables, and counted
+        older = json.dumps({**report.to_json(), "schema_version": 0})
+        store.con.execute("UPDATE study_runs SET report = ? WHERE run_key = '/runs/old'", [older])
+        # ...and audited anew by the next ingest, though its folder is unchanged
+        assert fingerprints(store) == {"/runs/grpo": "fp1", "/runs/broken": "fp3"}
     return path, report
 
 

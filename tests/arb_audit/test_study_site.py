@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
 from arb_audit.study import row_from_audit, save_rows
 from arb_audit.study_site import PAGE_ROWS, SCRIPT, page_name
 from arb_audit.verdicts import Verdict, append_verdicts
-from tests.audit_records import complete_audit
+from tests.audit_records import complete_report
 from tests.browser import dump_dom, load, needs_chromium
 from tests.taxonomy.study_cases import CASES
 from tests.test_cli import run_cli
@@ -30,8 +31,8 @@ COPIES = 42
 """Copies of the hard cases: 6 × 42 = 252 runs, three pages of the index."""
 
 
-def _hostile_report() -> dict[str, Any]:
-    return complete_audit(
+def _hostile_report() -> AuditReport:
+    return complete_report(
         {
             "run": {"run_id": "arl:evil/" + HOSTILE, "task": "evil", "scaffold": HOSTILE, "driver": "x"},
             "best": {"seq": 1, "score": 99.5},

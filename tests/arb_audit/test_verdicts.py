@@ -23,6 +23,7 @@ from arb_audit.verdicts import (
     load_verdicts,
     reviewer_name,
 )
+from tests.audit_records import complete_report
 from tests.test_cli import run_cli
 
 MOMENT = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
@@ -155,16 +156,20 @@ def test_every_field_has_its_taxonomy_values_and_the_analyzer_value_is_read() ->
     assert choices("quadrant") is not None and "score_up+intended" in (choices("quadrant") or ())
     assert choices("flag:external_api") == ("yes", "no")
     assert choices("chain") is None
-    report = {
-        "route": {"best_label": "COMPOSITE", "chain_text": "SFT→GRPO(online)"},
-        "failure": {"mode": "none"},
-        "quadrant": {"cell": "score_up+intended"},
-        "flags": [{"flag": "external_api"}],
-    }
+    report = complete_report(
+        {
+            "route": {"best_label": "COMPOSITE", "chain_text": "SFT→GRPO(online)"},
+            "failure": {"mode": "none"},
+            "quadrant": {"cell": "score_up+intended"},
+            "flags": [{"flag": "external_api"}],
+        }
+    )
     values = analyzer_values(report)
     assert set(values) == set(FIELDS)
     assert values["flag:external_api"] == "yes" and values["flag:ledger_broken"] == "no"
-    assert analyzer_values({})["route"] is None
+    assert values["route"] == "COMPOSITE" and values["chain"] == "SFT→GRPO(online)"
+    # without an audit the analyzer gave no value, not "no flag"
+    assert analyzer_values(None) == dict.fromkeys(FIELDS)
     assert check_value("chain", "SFT→MERGE(weight_average)") is None
     assert check_value("chain", "NO_TRAINING") is None
     assert check_value("chain", "DPO(orpo, online)") is None

@@ -4,13 +4,14 @@ LaTeX specials."""
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
 from arb_audit.study import row_from_audit, save_rows
+from tests.audit_records import STAGE, SUBMISSION
 from tests.taxonomy.study_cases import CASES, _report
 
 START = datetime.fromisoformat("2026-01-05T09:00:00+00:00")
@@ -69,7 +70,7 @@ TIMELINES: dict[str, tuple[dict[str, Any], list[Submission], dict[str, list[dict
     ),
 }
 
-ODD_CASE: tuple[str, dict[str, Any], None, dict[str, Any]] = (
+ODD_CASE: tuple[str, AuditReport, None, dict[str, Any]] = (
     "/runs/g",
     _report(
         "arl:odd/g",
@@ -91,15 +92,16 @@ ODD_CASE: tuple[str, dict[str, Any], None, dict[str, Any]] = (
 )
 
 
-def _with_timeline(key: str, report: dict[str, Any] | None) -> dict[str, Any] | None:
+def _with_timeline(key: str, report: AuditReport | None) -> AuditReport | None:
     """The report with its run's clock, submissions and lineages added (a copy; None stays None)."""
     if report is None:
         return None
     clock, submissions, lineages = TIMELINES[key]
-    report = copy.deepcopy(report)
-    report["run"].update(clock)
-    report["submissions"] = [
+    data = report.to_json()
+    data["run"].update(clock)
+    data["submissions"] = [
         {
+            **SUBMISSION,
             "seq": seq,
             "status": status,
             "score": score,
@@ -109,8 +111,10 @@ def _with_timeline(key: str, report: dict[str, Any] | None) -> dict[str, Any] | 
         for seq, status, score, minutes, path in submissions
     ]
     if lineages is not None:
-        report["route"]["lineage"] = lineages
-    return report
+        data["route"]["lineage"] = {
+            path: [{**STAGE, "artifact": path, **step} for step in steps] for path, steps in lineages.items()
+        }
+    return AuditReport.model_validate(data)
 
 
 def write_figure_study(path: Path, keys: tuple[str, ...] | None = None) -> Path:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
 from arb_audit.study import row_from_audit, save_rows
-from tests.audit_records import complete_audit
+from tests.audit_records import complete_report
 
 
 def _report(
@@ -30,9 +31,9 @@ def _report(
     submissions: int = 3,
     first_s: float | None = 600.0,
     best_s: float | None = 1800.0,
-) -> dict[str, Any]:
+) -> AuditReport:
     scored = submissions if best is not None else 0
-    return complete_audit(
+    return complete_report(
         {
             "run": {
                 "run_id": run_id,
@@ -67,7 +68,7 @@ def _report(
     )
 
 
-CASES: list[tuple[str, dict[str, Any] | None, str | None, dict[str, Any]]] = [
+CASES: list[tuple[str, AuditReport | None, str | None, dict[str, Any]]] = [
     ("/runs/a", _report("arl:gsm8k/a", "gsm8k", "codex", "gpt-5.2", best=71.0), None, {}),
     # a tie on the best score, in another stack
     (

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.testing.compare import compare_images
 
 from arb_audit.install_hint import missing
+from arb_audit.schema import Stage
 from arb_audit.store import RunStore
 from arb_audit.study import load_study
 from arb_audit.taxonomy.figures import (
@@ -38,7 +39,7 @@ from arb_audit.taxonomy.figures import (
 from arb_audit.taxonomy.labels import VOCABULARIES
 from arb_audit.taxonomy.palette import ROUTE_COLOURS
 from arb_audit.taxonomy.render import WIDTHS, TableOptions, latex_escape, to_latex
-from arb_audit.taxonomy.routes import artifact_route
+from arb_audit.taxonomy.routes import RouteLabel, StageKind, artifact_route
 from arb_audit.taxonomy.tables import TABLES, table
 from tests.taxonomy.figure_cases import ODD_TASK, write_figure_study
 from tests.taxonomy.latex_article import compile_article, tex_engine
@@ -141,18 +142,57 @@ def test_scores_place_submissions_on_the_run_clock(study: pl.DataFrame) -> None:
 @pytest.mark.parametrize(
     ("steps", "label"),
     [
-        ([{"kind": "sft", "label": "SFT"}, {"kind": "grpo", "label": "ONLINE_RL"}], "COMPOSITE"),
-        ([{"kind": "copy", "label": None}, {"kind": "dpo", "label": "DPO"}], "DPO"),
-        ([{"kind": "copy", "label": None}, {"kind": "config_only", "label": None}], "NO_TRAINING"),
-        ([{"kind": "unknown", "label": None}], "UNKNOWN"),
+        ([("sft", "SFT"), ("grpo", "ONLINE_RL")], "COMPOSITE"),
+        ([("copy", None), ("dpo", "DPO")], "DPO"),
+        ([("copy", None), ("config_only", None)], "NO_TRAINING"),
+        ([("unknown", None)], "UNKNOWN"),
         ([], "UNKNOWN"),
         (None, "UNKNOWN"),
     ],
 )
 def test_the_route_of_an_artifact_follows_its_lineage(
-    steps: list[dict[str, str | None]] | None, label: str
+    steps: list[tuple[StageKind, RouteLabel | None]] | None, label: str
 ) -> None:
-    assert artifact_route(steps) == label
+    stages = None if steps is None else [_stage(kind, route) for kind, route in steps]
+    assert artifact_route(stages) == label
+    assert attempts_route(steps) == label  # the figures' reading of the same lineage as JSON
+
+
+def _stage(kind: StageKind, label: RouteLabel | None) -> Stage:
+    return Stage(
+        kind=kind,
+        label=label,
+        variant=None,
+        interactive=None,
+        on_policy=None,
+        adapter=None,
+        artifact="out",
+        parent=None,
+        parents=[],
+        strength="weak",
+        conflicts=[],
+        weights=None,
+        evidence=[],
+    )
+
+
+def attempts_route(steps: list[tuple[StageKind, RouteLabel | None]] | None) -> str:
+    lineage = [{"kind": kind, "label": label} for kind, label in steps or []]
+    report = {
+        "run": {"started_at": "2026-01-05T09:00:00+00:00"},
+        "route": {"lineage": {"out": lineage}},
+        "submissions": [
+            {
+                "seq": 1,
+                "status": "scored",
+                "score": 1.0,
+                "requested_at": "2026-01-05T09:01:00+00:00",
+                "artifact_path": "out",
+            }
+        ],
+    }
+    (placed,) = attempts(report)
+    return placed.route
 
 
 def test_a_study_with_nothing_to_draw_says_why(tmp_path: Path) -> None:

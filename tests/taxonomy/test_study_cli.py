@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from arb_audit.schema import SCHEMA_VERSION, AuditReport
+from arb_audit.store import RunStore
 from arb_audit.study import load_study
 from tests.conftest import FIXTURES
 from tests.test_cli import run_cli
@@ -39,6 +42,24 @@ def test_ingest_audits_every_run_then_remembers_them(runs: Path, tmp_path: Path)
     marker.write_text(marker.read_text() + " ")
     code, out, _ = run_cli("ingest", str(runs), "--study", str(study))
     assert "1 audited, 3 unchanged" in out
+
+
+def test_a_row_of_another_schema_version_is_audited_anew_not_read(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURES / "improves", runs / "improves", symlinks=True)
+    shutil.copytree(FIXTURES / "no_valid", runs / "no_valid", symlinks=True)
+    study = tmp_path / "study.duckdb"
+    assert run_cli("ingest", str(runs), "--study", str(study), "--jobs", "1")[0] == 0
+    with RunStore.open(study) as store:
+        (key, text) = (
+            store.con.execute("SELECT run_key, report FROM study_runs ORDER BY run_key").fetchone() or ()
+        )
+        older = json.dumps({**json.loads(text), "schema_version": SCHEMA_VERSION - 1})
+        store.con.execute("UPDATE study_runs SET report = ? WHERE run_key = ?", [older, key])
+    code, out, _ = run_cli("ingest", str(runs), "--study", str(study), "--jobs", "1")
+    assert code == 0 and "1 audited, 1 unchanged" in out
+    frame = load_study(study).filter(pl.col("run_key") == key)
+    assert AuditReport.model_validate_json(frame["report"][0]).schema_version == SCHEMA_VERSION
 
 
 def test_a_run_that_cannot_be_audited_is_kept_with_its_error(

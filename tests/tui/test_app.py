@@ -25,7 +25,7 @@ from arb_audit.tui.screens import (
 from arb_audit.tui.session import ReviewSession
 from arb_audit.tui.widgets import CodeView, FieldTable, RunsTable
 from arb_audit.verdicts import chain_break, load_verdicts
-from tests.audit_records import complete_audit
+from tests.audit_records import complete_report
 from tests.test_cli import run_cli
 from tests.tui.conftest import KEY
 
@@ -76,7 +76,7 @@ async def test_a_reviewer_walks_a_run_its_evidence_and_a_diff(run_store: Path) -
         assert evidence.index == code_at + 1
         await pilot.press("p")
         assert evidence.index == code_at
-        if evidence.item.pointer["path"] == "code/grpo_env.py":
+        if evidence.item.pointer.path == "code/grpo_env.py":
             await pilot.press("d")
             assert evidence.diff_pair == (0, 1)
             await pilot.press("d")
@@ -228,7 +228,7 @@ async def test_a_cited_range_past_the_end_of_the_file_highlights_only_its_lines(
 def test_the_facts_show_the_failure_then_its_downstream_effects(study: Path) -> None:
     screen = RunScreen(ReviewSession.open(study, "ann"))
     screen.run_key = "/runs/a"
-    screen.report = complete_audit(
+    screen.report = complete_report(
         {"failure": {"mode": "early_coding_failure", "downstream": ["timeout_no_submission"], "evidence": []}}
     )
     assert "early_coding_failure → timeout_no_submission" in str(screen.facts())

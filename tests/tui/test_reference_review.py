@@ -61,6 +61,6 @@ async def test_every_reference_run_is_reviewed_from_the_keyboard(tmp_path: Path)
 def _analyzer(session: ReviewSession, key: str) -> dict[str, str | None]:
     from arb_audit.taxonomy.review import analyzer_values
 
-    values = analyzer_values(session.report(key))
+    values = analyzer_values(session.audit(key))
     assert set(values) == set(FIELDS)
     return values

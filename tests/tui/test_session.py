@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arb_audit.schema import SCHEMA_VERSION
+from arb_audit.schema import SCHEMA_VERSION, AuditReport
 from arb_audit.store import RunStore, StoreError
 from arb_audit.study import load_study
 from arb_audit.taxonomy.review import FIELDS, analyzer_values
@@ -22,7 +22,7 @@ from arb_audit.tui.evidence import evidence_items, revision_seq
 from arb_audit.tui.query import SORTS, FilterError, apply_filter
 from arb_audit.tui.screens.evidence import version_at
 from arb_audit.tui.screens.run import header
-from arb_audit.tui.session import ReviewError, ReviewSession, audit_view
+from arb_audit.tui.session import NOT_AUDITED, ReviewError, ReviewSession, Unread, read_audit
 from arb_audit.tui.widgets.score_strip import strip
 from arb_audit.verdicts import VerdictRefused, chain_break, load_verdicts
 from tests.audit_records import complete_audit
@@ -32,8 +32,9 @@ from tests.tui.conftest import KEY, REFERENCE
 def test_a_study_opens_with_every_run_and_its_audit(study: Path) -> None:
     session = ReviewSession.open(study, "ann")
     assert session.study and session.runs.height == 6
-    assert session.report("/runs/d")["run"]["task"] == "alfworld"
-    assert session.report("/runs/f") == {}  # could not be audited: listed, with no audit
+    found = session.audit("/runs/d")
+    assert found is not None and found.run.task == "alfworld"
+    assert session.report("/runs/f") == NOT_AUDITED  # could not be audited: listed, with no audit
 
 
 def test_a_run_store_opens_keyed_by_run_id(run_store: Path) -> None:
@@ -101,17 +102,19 @@ def test_blind_review_shows_a_field_once_the_reviewer_ruled_on_it(run_store: Pat
 
 def test_the_cited_code_and_its_versions_come_from_the_run_history(run_store: Path) -> None:
     session = ReviewSession.open(run_store, "ann")
-    report = session.report(KEY)
+    report = session.audit(KEY)
+    assert report is not None
     code = next(
-        i for i in evidence_items(report) if i.kind == "code" and i.pointer["path"] == "code/grpo_env.py"
+        i for i in evidence_items(report) if i.kind == "code" and i.pointer.path == "code/grpo_env.py"
     )
     versions = session.file_versions(report, "code/grpo_env.py")
     assert len(versions) == 2  # the first GRPO script failed on an import and was fixed
-    cited = version_at(report, versions, code.pointer["revision"])
-    assert cited is not None and revision_seq(report, code.pointer["revision"]) is not None
+    revision, line = code.pointer.revision or "", code.pointer.line or 0
+    cited = version_at(report, versions, revision)
+    assert cited is not None and revision_seq(report, revision) is not None
     text = session.code(report, cited.blob)
     assert text is not None
-    assert code.pointer["excerpt"].strip() in text.splitlines()[code.pointer["line"] - 1]
+    assert code.pointer.excerpt.strip() in text.splitlines()[line - 1]
     assert session.file_versions(report, "no/such/file.py") == []
 
 
@@ -204,9 +207,9 @@ KEYS = st.sampled_from(["run", "best", "route", "failure", "quadrant", "flags", 
 def test_any_json_in_a_study_row_reads_as_an_audit_or_its_problem_and_the_screens_show_either(
     value: object,
 ) -> None:
-    report = audit_view(value, "the audit of /runs/x")
-    assert "problem" in report or report["schema_version"] == SCHEMA_VERSION
-    assert "problem" not in report or isinstance(report["problem"], str)
+    read = read_audit(value, "the audit of /runs/x")
+    assert isinstance(read, Unread) or read.schema_version == SCHEMA_VERSION
+    report = read if isinstance(read, AuditReport) else None
     for item in evidence_items(report):
         assert isinstance(item.claim, str) and isinstance(item.where, str)
     assert isinstance(header(report), str)
@@ -216,26 +219,28 @@ def test_any_json_in_a_study_row_reads_as_an_audit_or_its_problem_and_the_screen
 
 def test_an_audit_with_wrong_types_or_of_another_version_is_refused_not_half_trusted() -> None:
     good = complete_audit({"run": {"run_id": "r", "base_score": 1.0}, "best": {"seq": 1, "score": 9.0}})
-    assert audit_view(good, "it") == good
+    assert read_audit(good, "it") == AuditReport.model_validate(good)
     wrong = {**good, "run": {**good["run"], "base_score": "high"}}
-    assert audit_view(wrong, "the audit of r")["problem"].startswith(
-        "the audit of r does not read as an audit (run."
-    )
+    refused = read_audit(wrong, "the audit of r")
+    assert isinstance(refused, Unread)
+    assert refused.problem.startswith("the audit of r does not read as an audit (run.")
     older = {key: value for key, value in good.items() if key != "schema_version"}
-    assert "made by another arb-audit (schema version None" in audit_view(older, "it")["problem"]
-    assert audit_view(["rm -rf /"], "it") == {"problem": "it is not an audit (a JSON list)"}
-    assert header(audit_view(wrong, "it")).endswith("base — → best —")
+    unversioned = read_audit(older, "it")
+    assert isinstance(unversioned, Unread) and "(schema version None" in unversioned.problem
+    assert "audit or ingest the run again" in unversioned.problem
+    assert read_audit(["rm -rf /"], "it") == Unread("it is not an audit (a JSON list)")
+    assert header(None).endswith("base — → best —")
 
 
 def test_the_route_evidence_of_a_real_audit_is_listed(run_store: Path) -> None:
-    report = ReviewSession.open(run_store, "ann").report(KEY)
+    report = ReviewSession.open(run_store, "ann").audit(KEY)
     claims = {item.claim for item in evidence_items(report)}
     assert {"route SFT adopted", "route ONLINE_RL adopted"} <= claims
     # the GRPO script that failed on its import is evidence of the attempt too
     failed = [
         i for i in evidence_items(report) if i.claim == "route ONLINE_RL adopted" and i.kind == "command"
     ]
-    assert any("[exit 1]" in str(i.pointer.get("excerpt")) for i in failed)
+    assert any("[exit 1]" in i.pointer.excerpt for i in failed)
 
 
 HOLD = (
@@ -253,7 +258,8 @@ def test_a_store_another_process_holds_is_reported_not_waited_on(
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        assert "another process holds" in session.report(KEY).get("problem", "")
+        held = session.report(KEY)
+        assert isinstance(held, Unread) and "another process holds" in held.problem
         with pytest.raises(StoreError, match="another process holds"):
             session.record(KEY, "route", "SFT")
     finally:

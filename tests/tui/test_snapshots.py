@@ -27,11 +27,11 @@ def _first_code_evidence(run_store: Path) -> int:
     app = ReviewApp(ReviewSession.open(run_store, "ann"))
     from arb_audit.tui.evidence import evidence_items
 
-    report = app.session.report(KEY)
+    report = app.session.audit(KEY)
     return next(
         i
         for i, item in enumerate(evidence_items(report))
-        if item.kind == "code" and item.pointer["path"] == "code/grpo_env.py"
+        if item.kind == "code" and item.pointer.path == "code/grpo_env.py"
     )
 
 

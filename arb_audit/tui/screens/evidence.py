@@ -6,7 +6,7 @@ file), a command and its output, a submission, a log excerpt, or an artifact's t
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,6 +19,10 @@ from arb_audit.tui.evidence import EvidenceItem, command, revision_seq, submissi
 from arb_audit.tui.session import FileVersion, ReviewSession
 from arb_audit.tui.widgets import CodeView, KeyBar
 from arb_audit.tui.widgets.code_view import unified_diff
+
+if TYPE_CHECKING:
+    from arb_audit.evidence import Evidence
+    from arb_audit.schema import AuditReport, Command
 
 
 class EvidenceScreen(Screen[None]):
@@ -38,7 +42,8 @@ class EvidenceScreen(Screen[None]):
     def __init__(self, session: ReviewSession) -> None:
         super().__init__()
         self.session = session
-        self.report: dict[str, Any] = {}
+        self.report: AuditReport | None = None
+        """The audit whose evidence is shown (set before the screen is)."""
         self.items: list[EvidenceItem] = []
         self.index = 0
         """Which pointer is shown."""
@@ -56,7 +61,7 @@ class EvidenceScreen(Screen[None]):
         yield DataTable(id="tensors", cursor_type="row")
         yield KeyBar()
 
-    def show_pointer(self, report: dict[str, Any], items: list[EvidenceItem], index: int) -> None:
+    def show_pointer(self, report: AuditReport, items: list[EvidenceItem], index: int) -> None:
         """Point the screen at ``items[index]`` of ``report`` (one EvidenceScreen serves every pointer)."""
         self.report, self.items, self.index = report, items, index
         self.fresh = True
@@ -78,9 +83,16 @@ class EvidenceScreen(Screen[None]):
         """The pointer shown."""
         return self.items[self.index]
 
+    @property
+    def audit(self) -> AuditReport:
+        """The audit whose evidence is shown."""
+        if self.report is None:
+            raise RuntimeError("the evidence screen is shown before a pointer was chosen")
+        return self.report
+
     def show(self) -> None:
         """Show the current pointer by its kind."""
-        item, pointer = self.item, self.item.pointer
+        item, pointer, report = self.item, self.item.pointer, self.audit
         self.diff_pair = None
         position = f"{self.index + 1} of {len(self.items)}"
         self.query_one("#evidence-title", Static).update(
@@ -90,38 +102,36 @@ class EvidenceScreen(Screen[None]):
         table.clear()
         table.display = False
         view = self.query_one(CodeView)
-        if item.kind == "code" and pointer.get("path"):
-            self.versions = self.session.file_versions(self.report, str(pointer["path"]))
+        if item.kind == "code" and pointer.path:
+            self.versions = self.session.file_versions(report, pointer.path)
             self._show_code(view)
-        elif item.kind == "command" and pointer.get("command_seq") is not None:
-            found = command(self.report, int(pointer["command_seq"]))
-            view.show_text(_command_text(found) if found else str(pointer.get("excerpt") or ""))
-        elif item.kind == "submission" and pointer.get("submission_seq") is not None:
-            found = submission(self.report, int(pointer["submission_seq"]))
-            view.show_text("\n".join(f"{k}: {v}" for k, v in (found or pointer).items() if k != "evidence"))
-        elif item.kind == "artifact" and pointer.get("path"):
-            rows = tensor_changes(self.report, str(pointer["path"]))
-            view.show_text(
-                str(pointer.get("excerpt") or "") + ("" if rows else "\n(no weight comparison recorded)")
-            )
+        elif item.kind == "command" and pointer.command_seq is not None:
+            found = command(report, pointer.command_seq)
+            view.show_text(_command_text(found) if found else pointer.excerpt)
+        elif item.kind == "submission" and pointer.submission_seq is not None:
+            attempt = submission(report, pointer.submission_seq)
+            # every field of the attempt as --json names it (the pointer's own when the audit lacks it)
+            fields = attempt.to_json() if attempt else pointer.to_json()
+            view.show_text("\n".join(f"{k}: {v}" for k, v in fields.items() if k != "evidence"))
+        elif item.kind == "artifact" and pointer.path:
+            rows = tensor_changes(report, pointer.path)
+            view.show_text(pointer.excerpt + ("" if rows else "\n(no weight comparison recorded)"))
             # tensor names come from a header the agent wrote: plain Text, never read as markup
             table.add_rows([tuple(Text(inert(cell)) for cell in row) for row in rows])
             table.display = bool(rows)
         else:
-            view.show_text(f"{item.where}\n\n{pointer.get('excerpt') or ''}")
+            view.show_text(f"{item.where}\n\n{pointer.excerpt}")
 
     def _show_code(self, view: CodeView) -> None:
-        pointer = self.item.pointer
-        revision = str(pointer.get("revision") or "")
-        at = version_at(self.report, self.versions, revision)
-        text = self.session.code(self.report, at.blob, str(pointer.get("path") or "")) if at else None
+        pointer, report = self.item.pointer, self.audit
+        at = version_at(report, self.versions, pointer.revision or "")
+        text = self.session.code(report, at.blob, pointer.path) if at else None
         if text is None:
             view.show_text(
-                f"{self.item.where}\n\n{pointer.get('excerpt') or ''}\n\n"
-                "(the code at this revision is not available)"
+                f"{self.item.where}\n\n{pointer.excerpt}\n\n(the code at this revision is not available)"
             )
             return
-        view.show_code(text, str(pointer["path"]), cited_lines(pointer))
+        view.show_code(text, pointer.path or "", cited_lines(pointer))
 
     def action_step(self, delta: int) -> None:
         """Show the next (1) or previous (-1) pointer."""
@@ -136,7 +146,7 @@ class EvidenceScreen(Screen[None]):
         if self.diff_pair is not None:
             self.show()
             return
-        at = version_at(self.report, self.versions, str(self.item.pointer.get("revision") or ""))
+        at = version_at(self.audit, self.versions, self.item.pointer.revision or "")
         cited = self.versions.index(at) if at is not None else len(self.versions) - 1
         new = max(cited, 1)
         self._show_diff((new - 1, new))
@@ -156,10 +166,10 @@ class EvidenceScreen(Screen[None]):
     def _show_diff(self, pair: tuple[int, int]) -> None:
         self.diff_pair = pair
         old, new = (self.versions[i] for i in pair)
-        path = str(self.item.pointer["path"])
+        path = self.item.pointer.path or ""
         diff = unified_diff(
-            self.session.code(self.report, old.blob, path) or "",
-            self.session.code(self.report, new.blob, path) or "",
+            self.session.code(self.audit, old.blob, path) or "",
+            self.session.code(self.audit, new.blob, path) or "",
             path,
             f"revision {old.revision_seq}",
             f"revision {new.revision_seq}",
@@ -175,15 +185,15 @@ class EvidenceScreen(Screen[None]):
         )
 
 
-def _command_text(found: dict[str, Any]) -> str:
-    lines = [f"$ {found.get('command')}", f"exit code: {found.get('exit_code')}"]
-    if found.get("error"):
-        lines.append(f"error: {found['error']}")
-    lines += ["", str(found.get("output_excerpt") or "(no output recorded)")]
+def _command_text(found: Command) -> str:
+    lines = [f"$ {found.command}", f"exit code: {found.exit_code}"]
+    if found.error:
+        lines.append(f"error: {found.error}")
+    lines += ["", found.output_excerpt or "(no output recorded)"]
     return "\n".join(lines)
 
 
-def version_at(report: dict[str, Any], versions: list[FileVersion], revision: str) -> FileVersion | None:
+def version_at(report: AuditReport, versions: list[FileVersion], revision: str) -> FileVersion | None:
     """Return the version of a file in force at commit ``revision``.
 
     That is the last one taken at or before it: a revision that did not change the file holds an
@@ -196,14 +206,12 @@ def version_at(report: dict[str, Any], versions: list[FileVersion], revision: st
     return before[-1] if before else None
 
 
-def cited_lines(pointer: dict[str, Any]) -> tuple[int, int] | None:
+def cited_lines(pointer: Evidence) -> tuple[int, int] | None:
     """Return the (first, last) lines a code pointer cites, or None when it cites none it can mean.
 
-    The audit was built from agent-written files: a line that is not a positive whole number is none.
+    The audit was built from agent-written files: a line that is not a positive number is none.
     """
-    try:
-        first = int(pointer["line"])
-        last = int(pointer.get("end_line") or first)
-    except (KeyError, TypeError, ValueError):
+    first = pointer.line
+    if first is None or first <= 0:
         return None
-    return (first, max(first, last)) if first > 0 else None
+    return (first, max(first, pointer.end_line or first))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import polars as pl
 from rich.text import Text
@@ -13,26 +13,29 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from arb_audit.inert import inert
+from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.render import cell_text
 from arb_audit.taxonomy.review import FIELDS, FLAG_PREFIX
 from arb_audit.tui.evidence import EvidenceItem, evidence_items
 from arb_audit.tui.screens.evidence import EvidenceScreen
 from arb_audit.tui.screens.verdict import VerdictScreen
-from arb_audit.tui.session import ReviewSession
+from arb_audit.tui.session import NOT_AUDITED, ReviewSession, Unread
 from arb_audit.tui.widgets import EvidenceTable, KeyBar, ScoreStrip
 
 BLIND = "(blind review: record your verdict first)"
 """What a blind reviewer sees in place of an analyzer label they have not ruled on."""
 
 
-def header(report: dict[str, Any]) -> str:
-    """Return the run's first line: run, task, stack, base and best score."""
-    run = report.get("run") or {}
-    best = (report.get("best") or {}).get("score")
+def header(report: AuditReport | None) -> str:
+    """Return the run's first line: run, task, stack, base and best score (unknowns without an audit)."""
+    if report is None:
+        unknown = cell_text(None, "score")
+        return f"? · task ? (level ?) · — × — · base {unknown} → best {unknown}"
+    run, best = report.run, report.best
     return (
-        f"{run.get('run_id') or '?'} · task {run.get('task') or '?'} (level {run.get('level') or '?'}) · "
-        f"{run.get('scaffold') or '—'} × {run.get('driver') or '—'} · "
-        f"base {cell_text(run.get('base_score'), 'score')} → best {cell_text(best, 'score')}"
+        f"{run.run_id or '?'} · task {run.task or '?'} (level {run.level or '?'}) · "
+        f"{run.scaffold or '—'} × {run.driver or '—'} · "
+        f"base {cell_text(run.base_score, 'score')} → best {cell_text(best.score if best else None, 'score')}"
     )
 
 
@@ -49,8 +52,8 @@ class RunScreen(Screen[None]):
         self.session = session
         self.run_key = ""
         """The run shown."""
-        self.report: dict[str, Any] = {}
-        """Its audit."""
+        self.report: AuditReport | Unread = NOT_AUDITED
+        """Its audit, or why it has none to show."""
         self.items: list[EvidenceItem] = []
         """The evidence listed, in order."""
         self.shown_with: pl.DataFrame | None = None
@@ -85,14 +88,15 @@ class RunScreen(Screen[None]):
             return
         fresh = self.shown_with is None
         self.shown_with = self.session.ledger
-        self.query_one("#run-header", Static).update(Text(inert(header(self.report)), style="bold"))
-        self.query_one(ScoreStrip).show(self.report, self.session.may_see(self.run_key, "route"))
+        audit = self.audit
+        self.query_one("#run-header", Static).update(Text(inert(header(audit)), style="bold"))
+        self.query_one(ScoreStrip).show(audit, self.session.may_see(self.run_key, "route"))
         self.query_one("#facts", Static).update(self.facts())
         self.items = [
             item
             if self.session.may_see(self.run_key, item.field)
             else EvidenceItem(BLIND, item.field, item.pointer)
-            for item in evidence_items(self.report)
+            for item in evidence_items(audit)
             if self.session.may_see(self.run_key, item.field) or not item.field.startswith("flag:")
         ]
         table = self.query_one(EvidenceTable)
@@ -100,6 +104,11 @@ class RunScreen(Screen[None]):
         if fresh:
             table.move_cursor(row=0)
             table.focus()
+
+    @property
+    def audit(self) -> AuditReport | None:
+        """The run's audit; None when it has none to show."""
+        return self.report if isinstance(self.report, AuditReport) else None
 
     def _seen(self, field: str, value: str) -> str:
         return value if self.session.may_see(self.run_key, field) else BLIND
@@ -110,33 +119,27 @@ class RunScreen(Screen[None]):
         The best lineage as a chain, the route, the failure with its downstream effects, the quadrant
         and the flags.
         """
-        if not self.report or "problem" in self.report:
-            return Text(
-                inert(str(self.report.get("problem") or "no audit (the run could not be audited)")),
-                style="bold red",
-            )
-        route = self.report.get("route") or {}
-        failure = self.report.get("failure") or {}
-        downstream = ", ".join(str(d) for d in failure.get("downstream") or [] if isinstance(d, str))
-        flags = [str(f.get("flag")) for f in self.report.get("flags") or [] if isinstance(f, dict)]
+        if isinstance(self.report, Unread):
+            return Text(inert(self.report.problem), style="bold red")
+        route, failure = self.report.route, self.report.failure
+        downstream = ", ".join(failure.downstream)
+        flags = [f.flag for f in self.report.flags]
         shown_flags = [f for f in flags if self.session.may_see(self.run_key, f"flag:{f}")]
         # Under blind review even "no flags" is the analyzer's word: hidden until every flag is ruled on.
         flags_hidden = any(
             not self.session.may_see(self.run_key, f) for f in FIELDS if f.startswith(FLAG_PREFIX)
         )
         lines = [
-            ("chain", self._seen("chain", str(route.get("chain_text") or "—"))),
+            ("chain", self._seen("chain", route.chain_text or "—")),
             (
                 "route",
-                self._seen(
-                    "route", f"{route.get('best_label') or '—'} (evidence {route.get('strength') or 'none'})"
-                ),
+                self._seen("route", f"{route.best_label or '—'} (evidence {route.strength or 'none'})"),
             ),
             (
                 "failure",
-                self._seen("failure", str(failure.get("mode")) + (f" → {downstream}" if downstream else "")),
+                self._seen("failure", str(failure.mode) + (f" → {downstream}" if downstream else "")),
             ),
-            ("quadrant", self._seen("quadrant", str((self.report.get("quadrant") or {}).get("cell")))),
+            ("quadrant", self._seen("quadrant", str(self.report.quadrant.cell))),
             ("flags", " ".join([", ".join(shown_flags), BLIND if flags_hidden else ""]).strip() or "—"),
         ]
         text = Text()
@@ -148,7 +151,9 @@ class RunScreen(Screen[None]):
     @on(EvidenceTable.Selected, "#evidence")
     def open_evidence(self, event: EvidenceTable.Selected) -> None:
         """Open the selected pointer."""
-        self.evidence_screen.show_pointer(self.report, self.items, event.row)
+        if self.audit is None:  # a run without an audit lists no evidence
+            return
+        self.evidence_screen.show_pointer(self.audit, self.items, event.row)
         self.app.push_screen(self.evidence_screen)
 
     def action_verdict(self) -> None:

@@ -48,7 +48,7 @@ class VerdictScreen(Screen[None]):
     def show_run(self, run_key: str) -> None:
         """Point the screen at ``run_key`` (one VerdictScreen serves every run, as one RunScreen does)."""
         self.run_key = run_key
-        self.analyzer = analyzer_values(self.session.report(run_key))
+        self.analyzer = analyzer_values(self.session.audit(run_key))
         self.fresh = True
 
     def compose(self) -> ComposeResult:

@@ -19,7 +19,7 @@ class EvidenceTable(LineTable):
         """Replace the rows with ``items``."""
         rows = []
         for item in items:
-            excerpt = " ".join(str(item.pointer.get("excerpt") or "").split())
+            excerpt = " ".join(item.pointer.excerpt.split())
             if len(excerpt) > MAX_EXCERPT_CHARS:
                 excerpt = excerpt[: MAX_EXCERPT_CHARS - 1] + "…"
             rows.append((item.claim, item.kind, item.where, excerpt))
