@@ -143,6 +143,12 @@ def route_of_name(qualified: str) -> str | None:
     return named[0] if named is not None else None
 
 
+LABEL_KINDS: dict[str, str] = {
+    label: kind for kind, label in STAGE_LABELS.items() if label not in ("MERGE", "UNKNOWN")
+}
+"""The stage kind of each training-route label a name can say (SFT -> sft, GRPO -> grpo)."""
+
+
 def route_word(identifier: str) -> tuple[str, str] | None:
     """Return the label an identifier names word by word (``DAPOTrainer`` -> GRPO) and the word that does."""
     words = [w.lower() for w in _TOKENS.findall(identifier)]

@@ -9,15 +9,12 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.trainers import route_word
-from arb_audit.taxonomy.files import STAGE_LABELS
+from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
 DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
 LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
 """Words of a function that loads a class by its path, or of a lookup whose default is one."""
-LABEL_KINDS = {label: kind for kind, label in STAGE_LABELS.items()}
-"""The stage kind of each training label."""
 
 
 class FrameworkEntry(RouteDetector):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import Slice, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted
+from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 """Functions that differentiate their first argument."""
@@ -86,6 +87,7 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid("def grpo_train(policy):\n    return policy.generate(prompts)\n"),
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("model.train()\nmodel.eval()\n"),
@@ -101,6 +103,12 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "def grpo_train(policy, batches, loss_fn):\n    for batch in batches:\n"
+            "        policy.train(batch, loss_fn)\n",
+            "stage",
+            "grpo",
+        ),
         Invalid(
             "import torch\nfrom chapter5 import train_model_simple\n"
             "optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
@@ -234,6 +242,9 @@ class GradientStep(RouteDetector):
         """Ids of the functions being walked (0: the module)."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
+        self.class_names: list[str] = []
+        self.where: dict[int, tuple[str, ...]] = {}
+        """id of a step's call -> the functions and classes it is in, innermost first."""
         """Per open class: whether it derives from something."""
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.attributes: dict[str, list[cst.BaseExpression]] = {}
@@ -259,9 +270,11 @@ class GradientStep(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(bool(node.bases))
+        self.class_names.append(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
+        self.class_names.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(id(node))
@@ -321,6 +334,13 @@ class GradientStep(RouteDetector):
             self.reads_grad = True
 
     def visit_Call(self, node: cst.Call) -> None:
+        before = (len(self.steps), len(self.deferred))
+        self._call(node)
+        if (len(self.steps), len(self.deferred)) != before:
+            # innermost first: the functions around the step, then the classes
+            self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
+
+    def _call(self, node: cst.Call) -> None:
         self.scopes_of[id(node.func)] = self.context.scope  # resolved only if a loss slice reads it
         name = method(node)
         if name is not None and (name == "step" or name.endswith(("_step", "_update", "apply_updates"))):
@@ -389,6 +409,30 @@ class GradientStep(RouteDetector):
             else:
                 self.steps.append((node, self._statement(), [], "a remote forward-backward pass"))
 
+    def _named(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> None:
+        """Name the stage of a step whose loss is not classified by the code it sits in (``def grpo_train``).
+
+        The name is the only evidence left, so the stage is decided by name (TAXONOMY.md: a name never
+        decides against a loss, and here there is none to go against).
+        """
+        for name in self.where.get(id(node), ()):
+            named = route_word(name)
+            if named is not None and named[0] in LABEL_KINDS:
+                label, word = named
+                self.context.findings.append(
+                    Finding(
+                        "NamedStep",
+                        "stage",
+                        kind=LABEL_KINDS[label],
+                        variant=word if word != LABEL_KINDS[label] else None,
+                        on_policy=True if label in ("GRPO", "PPO") else None,
+                        message=f"the gradient step is in {name}, named for {label}",
+                        node=node,
+                        statement=statement,
+                    )
+                )
+                return
+
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
         if function is None or not TRAINING_WORDS & set(words(function)):
@@ -446,8 +490,11 @@ class GradientStep(RouteDetector):
                 self.report(
                     node, "gradient_step", f"{how}; its loss is not in this file", statement=statement
                 )
+                self._named(node, statement)
                 continue
             verdict = loss_form(slicer.features(roots))
+            if verdict.kind is None:
+                self._named(node, statement)
             self.report(
                 node,
                 "gradient_step",
