@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,23 +17,19 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from arb_audit.runner.reference.scenarios import Scenario
+    from arb_audit.schema import AuditReport
 
 DEFAULT_OUT = Path("arb-audit-demo")
 
 
-def found(scenario: Scenario, report: dict[str, Any]) -> dict[str, tuple[object, object]]:
+def found(scenario: Scenario, report: AuditReport) -> dict[str, tuple[object, object]]:
     """Each fact known by construction: (expected, what the audit says)."""
-    route, failure, quadrant = (
-        report.get("route") or {},
-        report.get("failure") or {},
-        report.get("quadrant") or {},
-    )
-    raised = {f.get("flag") for f in report.get("flags") or []}
+    raised = {f.flag for f in report.flags}
     return {
-        "submissions": (scenario.submissions, len(report.get("submissions") or [])),
-        "chain": (scenario.chain, route.get("chain_text")),
-        "failure": (scenario.failure, failure.get("mode")),
-        "quadrant": (scenario.quadrant, quadrant.get("cell")),
+        "submissions": (scenario.submissions, len(report.submissions)),
+        "chain": (scenario.chain, report.route.chain_text),
+        "failure": (scenario.failure, report.failure.mode),
+        "quadrant": (scenario.quadrant, report.quadrant.cell),
         **{f"flag {flag}": (True, flag in raised) for flag in scenario.flags},
     }
 
@@ -104,7 +100,7 @@ def _table(*columns: str) -> Table:
     return table
 
 
-def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, Any]:
+def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> AuditReport:
     """Record one scenario and return its audit (printed in full when ``show``)."""
     from arb_audit.pipeline import audit
     from arb_audit.runner.record import RecordError
@@ -121,4 +117,4 @@ def _record_and_audit(scenario: Scenario, out: Path, show: bool) -> dict[str, An
         from arb_audit.report import render
 
         render(report)
-    return report.to_json()
+    return report

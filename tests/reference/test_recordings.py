@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from arb_audit.collectors.base import CollectOptions
 from arb_audit.collectors.recorded import RecordedCollector
+from arb_audit.commands.demo import found
 from arb_audit.model import RunRecord
 from arb_audit.pipeline import audit
 from arb_audit.runner.artifact_hash import hash_file
 from arb_audit.runner.reference.scenarios import SCENARIOS, Run, Scenario, Write
+from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
 from tests.reference.recordings import BUNDLED, copy_out, stored, tool_calls
 
@@ -54,50 +55,51 @@ def test_recorded_facts_hold(name: str) -> None:
         assert (weights == base) == (scenario.chain == "NO_TRAINING"), s.artifact_path
 
 
-def _unbacked(report: dict[str, Any]) -> list[str]:
+def _unbacked(report: AuditReport) -> list[str]:
     """Return the audit's claims that point at no evidence."""
-    route, failure, quadrant = report["route"], report["failure"], report["quadrant"]
-    missing = [f"step {s['kind']} → {s['artifact']}" for s in route["chain"] if not s["evidence"]]
-    for kind in ("attempted", "written"):
-        missing += [f"{kind} {label}" for label in route[kind] if not route["evidence"][kind].get(label)]
-    if failure["determined"] and not failure["evidence"]:
-        missing.append(f"failure {failure['mode']}")
-    if quadrant["cell"] is not None and not quadrant["evidence"]:
-        missing.append(f"quadrant {quadrant['cell']}")
-    return missing + [f"flag {f['flag']}" for f in report["flags"] if not f["evidence"]]
+    route, failure, quadrant = report.route, report.failure, report.quadrant
+    missing = [f"step {s.kind} → {s.artifact}" for s in route.chain or [] if not s.evidence]
+    cited = route.evidence
+    for kind, labels, by_label in (
+        ("attempted", route.attempted, cited.attempted if cited else {}),
+        ("written", route.written, cited.written if cited else {}),
+    ):
+        missing += [f"{kind} {label}" for label in labels if not by_label.get(label)]
+    if failure.determined and not failure.evidence:
+        missing.append(f"failure {failure.mode}")
+    if quadrant.cell is not None and not quadrant.evidence:
+        missing.append(f"quadrant {quadrant.cell}")
+    return missing + [f"flag {f.flag}" for f in report.flags if not f.evidence]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_audit_recovers_the_scenario(name: str, tmp_path: Path) -> None:
     scenario = _scenario(name)
-    report = audit(copy_out(name, tmp_path)).to_json()
-    assert len(report["submissions"]) == scenario.submissions
-    assert report["route"]["chain_text"] == scenario.chain
-    assert report["failure"]["mode"] == scenario.failure
-    assert report["quadrant"]["cell"] == scenario.quadrant
-    assert set(scenario.flags) <= {f["flag"] for f in report["flags"]}
+    report = audit(copy_out(name, tmp_path))
+    # the facts the demo checks (arb-audit demo), each as (expected, found)
+    assert {fact: pair for fact, pair in found(scenario, report).items() if pair[0] != pair[1]} == {}
     assert _unbacked(report) == []
     assert _broken_invariants(report) == []
     if scenario.submissions:
-        assert report["route"]["weights_available"]
+        assert report.route.weights_available
 
 
-def _broken_invariants(report: dict[str, Any]) -> list[str]:
+def _broken_invariants(report: AuditReport) -> list[str]:
     """What no audit may say (issue 20): a stage adopted that was never run, an artifact its own parent,
     a route stronger than its weakest step, "intended" decided by weak evidence."""
     from arb_audit.taxonomy.strength import DECIDING, weakest
 
-    route, found = report["route"], []
-    if not set(route["adopted"]) <= set(route["attempted"]):
-        found.append(f"adopted {route['adopted']} not all attempted {route['attempted']}")
-    for steps in (route.get("lineage") or {}).values():
-        found += [f"{s['artifact']} is its own parent" for s in steps if s["artifact"] in s["parents"]]
-    chain = route.get("chain") or []
-    if chain and route["strength"] != weakest(s["strength"] for s in chain):
-        found.append(f"route strength {route['strength']} is not its weakest step's")
-    if report["quadrant"]["intended"] is True and not any(s["strength"] in DECIDING for s in chain):
-        found.append("intended decided without a verified or supported step")
-    return found
+    route, broken = report.route, []
+    if not set(route.adopted) <= set(route.attempted):
+        broken.append(f"adopted {route.adopted} not all attempted {route.attempted}")
+    for steps in (route.lineage or {}).values():
+        broken += [f"{s.artifact} is its own parent" for s in steps if s.artifact in s.parents]
+    chain = route.chain or []
+    if chain and route.strength != weakest(s.strength for s in chain):
+        broken.append(f"route strength {route.strength} is not its weakest step's")
+    if report.quadrant.intended is True and not any(s.strength in DECIDING for s in chain):
+        broken.append("intended decided without a verified or supported step")
+    return broken
 
 
 def _moved(tmp_path: Path, relative: str) -> RunRecord:
