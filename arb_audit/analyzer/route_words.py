@@ -10,7 +10,8 @@ detector only looks at a file that holds one of its ``TRIGGERS``): a trainer cla
 trainer's route, or any route for a trainer class of the agent's own; a policy-gradient trainer beside
 an environment's words could also be online RL; mergekit, weights arithmetic and a call of a function
 named after merging give a merge, and so does folding a LoRA adapter, unless a library trainer is
-constructed beside it (then the fold ends that trainer's stage); and the words of a hand-written loss,
+constructed beside it (then the fold ends that trainer's stage); a gradient step's words beside a
+function or class named for a route give that route; and the words of a hand-written loss,
 of a gradient step whose loss is here, of a framework in the table or of a training launched as a
 subprocess could be any route.
 """
@@ -28,7 +29,7 @@ from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
 from arb_audit.analyzer.detectors.weight_average import WeightAverage
 from arb_audit.analyzer.frameworks import IMPORT_WORDS
 from arb_audit.analyzer.routes import ROUTE_KINDS
-from arb_audit.analyzer.trainers import TRAINERS, TRAINING_LIBRARIES, trainer_named
+from arb_audit.analyzer.trainers import LABEL_KINDS, TRAINERS, TRAINING_LIBRARIES, route_word, trainer_named
 from arb_audit.taxonomy.routes import POLICY_GRADIENT, label_of
 
 ALL_ROUTES = frozenset([*ROUTE_KINDS.values(), "ONLINE_RL"])
@@ -53,6 +54,8 @@ _IMPORTS = re.compile(
 )
 """``from trl import A, B`` (or a parenthesised list): a library and the names taken from it."""
 _WORD = re.compile(r"\w+")
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+"""Functions and classes the file defines (a gradient step in one named for a route takes it)."""
 _ENVIRONMENT = re.compile(
     r"\.\s*step\s*\(\s*[^\s)]"  # env.step(action), as MultiTurnLoop counts a step
     + "".join(rf"|\b{re.escape(k)}\s*=" for k in INTERACTIVE_KEYWORDS)
@@ -73,6 +76,14 @@ def possible_routes(text: str) -> frozenset[str]:
         or (any(m in text for m in FOLD_METHODS) and not _constructs_a_trainer(text))
     ):
         found.add("MERGE")
+    if any(t in text for t in GradientStep.TRIGGERS):
+        # a step whose loss is not classified takes the route its function or class is named for
+        for name in _DEFINED.findall(text):
+            named = route_word(name, strict=True)
+            if named is not None and named[0] in LABEL_KINDS:
+                found.add(named[0])
+                if named[0] in ("GRPO", "PPO") and _ENVIRONMENT.search(text):
+                    found.add("ONLINE_RL")
     if "Trainer" not in text:
         return frozenset(found)
     interactive = _ENVIRONMENT.search(text) is not None

@@ -149,10 +149,19 @@ LABEL_KINDS: dict[str, str] = {
 """The stage kind of each training-route label a name can say (SFT -> sft, GRPO -> grpo)."""
 
 
-def route_word(identifier: str) -> tuple[str, str] | None:
-    """Return the label an identifier names word by word (``DAPOTrainer`` -> GRPO) and the word that does."""
+AMBIGUOUS_WORDS = frozenset({"reward", "rm", "pt"})
+"""Route words that name other things as often (a reward function, a ``.pt`` checkpoint): not read in
+the name of the code a stage sits in."""
+
+
+def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
+    """Return the label an identifier names word by word (``DAPOTrainer`` -> GRPO) and the word that does.
+
+    ``strict``: skip :data:`AMBIGUOUS_WORDS` (for a function or class that names no trainer).
+    """
     words = [w.lower() for w in _TOKENS.findall(identifier)]
-    return next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS), None)
+    skipped = AMBIGUOUS_WORDS if strict else frozenset()
+    return next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS and w not in skipped), None)
 
 
 def resolve_trainer(

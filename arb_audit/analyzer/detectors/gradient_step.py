@@ -416,7 +416,7 @@ class GradientStep(RouteDetector):
         decides against a loss, and here there is none to go against).
         """
         for name in self.where.get(id(node), ()):
-            named = route_word(name)
+            named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
                 label, word = named
                 self.context.findings.append(
