@@ -13,14 +13,15 @@ Anything else, and a store whose submission ledger no longer holds its hash chai
 A run audited again whole takes seconds to minutes (classifying its code, comparing its weights);
 read back, well under one (benchmarks/bench_audit.py).
 
-The key is an HMAC under a secret kept in the per-user cache, never in the run folder: the agent
-that wrote the folder, and could plant a store in it, cannot make a row that passes for our audit.
-Where that secret cannot be kept, nothing is read back.
+The key is an HMAC under a secret kept in the per-user cache, never in the run folder, and so is each
+kept row (:func:`audit_mac`, over its key, report and inputs): the agent that wrote the folder, and
+could plant a store in it or rewrite one there, cannot make a row that passes for our audit. Where that
+secret cannot be kept, nothing is read back. A store is opened with the bounds every store gets
+(:mod:`arb_audit.store_bounds`): a planted one with views or huge tables reads back nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import importlib.metadata
@@ -41,6 +42,7 @@ from arb_audit.cache_dirs import cache_root
 from arb_audit.chain import submission_chain_break
 from arb_audit.model import STORE_DIRNAME
 from arb_audit.schema import SCHEMA_VERSION, AuditReport
+from arb_audit.store_bounds import StoreError
 
 CODE_PACKAGES = ("arb_audit", "arb_audit.collectors", "arb_audit.analyzer", "arb_audit.taxonomy")
 """The packages whose code makes an audit (the TUI and the runner only read or write runs)."""
@@ -217,10 +219,23 @@ def unchanged(depends: dict[str, str]) -> bool:
     return all(listing(Path(path)) == listed for path, listed in depends.items())
 
 
+def audit_mac(key: str, report: str, depends: str | None) -> str | None:
+    """Return the HMAC that keys a kept audit's row to this user's secret (None without a secret).
+
+    ``key`` is the row's :func:`input_key`, ``report`` and ``depends`` its JSON text as stored.
+    """
+    secret_key = secret()
+    if secret_key is None:
+        return None
+    message = "\0".join((key, report, depends or "")).encode("utf-8", "surrogateescape")
+    return hmac.new(secret_key, message, hashlib.sha256).hexdigest()
+
+
 def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> AuditReport | None:
     """Return the audit the store on ``con`` kept for ``key``, if nothing it was made from changed since.
 
-    None when there is none, when it does not read back as an audit of this schema version (an older
+    None when there is none, when its row does not carry this user's key (:func:`audit_mac`: written
+    or rewritten by another), when it does not read back as an audit of this schema version (an older
     arb-audit's, or an edited store: the run is audited anew, never misread), when a path it read
     outside the run folder changed, when the run's submission ledger no longer holds its hash chain,
     or when the store predates kept audits.
@@ -229,11 +244,14 @@ def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> AuditReport | No
         return None
     try:
         found = con.execute(
-            "SELECT run_id, report, depends FROM audits WHERE input_key = ? LIMIT 1", [key]
+            "SELECT run_id, report, depends, mac FROM audits WHERE input_key = ? LIMIT 1", [key]
         ).fetchall()
         if not found:
             return None
-        run_id, report, depends = found[0]
+        run_id, report, depends, mac = found[0]
+        expected = audit_mac(key, report, depends) if isinstance(report, str) else None
+        if not isinstance(mac, str) or expected is None or not hmac.compare_digest(mac, expected):
+            return None
         audit, outside = json.loads(report), json.loads(depends or "{}")
         if not isinstance(audit, dict) or not isinstance(outside, dict):
             return None
@@ -244,21 +262,24 @@ def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> AuditReport | No
         if submission_chain_break(con, str(run_id)) is not None:
             return None
         return AuditReport.model_validate(audit)
-    except (duckdb.Error, TypeError, ValueError, RecursionError):  # pydantic's ValidationError included
+    # pydantic's ValidationError included; StoreError: a ledger over the bounds of arb_audit.store_bounds
+    except (duckdb.Error, StoreError, TypeError, ValueError, RecursionError):
         return None
 
 
 def read_back(store_file: Path, key: str | None) -> AuditReport | None:
     """Return the audit the store at ``store_file`` kept for ``key`` (see :func:`kept_in`), if any.
 
-    The store is opened read-only and only for this: one another process holds, or that is not a
-    DuckDB file, reads back nothing (the audit made anew says why).
+    The store is opened read-only and only for this, within the bounds of every store: one another
+    process holds, that is not a DuckDB file, or that holds what arb-audit never makes, reads back
+    nothing (the audit made anew says why).
     """
+    from arb_audit.store import RunStore
+
     if key is None or not store_file.is_file():
         return None
     try:
-        con = duckdb.connect(str(store_file), read_only=True)
-    except duckdb.Error:
+        with RunStore.open(store_file, read_only=True, wait_s=0) as store:
+            return kept_in(store.con, key)
+    except StoreError:
         return None
-    with contextlib.closing(con):
-        return kept_in(con, key)

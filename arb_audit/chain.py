@@ -12,6 +12,8 @@ from typing import Any
 
 import duckdb
 
+from arb_audit.store_bounds import bounded_rows
+
 GENESIS_HASH = "0" * 64
 """prev_hash of the first row of a hash chain."""
 
@@ -48,11 +50,16 @@ def chain_hash(prev_hash: str, row: dict[str, Any], columns: Sequence[str] = CHA
 
 
 def submission_chain_break(con: duckdb.DuckDBPyConnection, run_id: str) -> int | None:
-    """Return the seq of the first submission of ``run_id`` whose hash chain no longer holds, or None."""
-    cursor = con.execute("SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id])
-    names = [d[0] for d in cursor.description or []]
+    """Return the seq of the first submission of ``run_id`` whose hash chain no longer holds, or None.
+
+    Raises ``TooManyRows`` (arb_audit.store_bounds) for a ledger longer than any run keeps.
+    """
+    rows = bounded_rows(
+        con, "SELECT * FROM submissions WHERE run_id = ? ORDER BY seq", [run_id], f"submissions of {run_id}"
+    )
+    names = [d[0] for d in con.description or []]
     prev = GENESIS_HASH
-    for values in cursor.fetchall():
+    for values in rows:
         row = dict(zip(names, values, strict=True))
         if row["prev_hash"] != prev or chain_hash(prev, row) != row["record_hash"]:
             return int(row["seq"])
@@ -62,9 +69,12 @@ def submission_chain_break(con: duckdb.DuckDBPyConnection, run_id: str) -> int |
 
 def ledger_heads(con: duckdb.DuckDBPyConnection, run_id: str) -> list[tuple[int, str]]:
     """Return ``(seq, record_hash)`` of every submission of ``run_id``, in seq order."""
-    rows = con.execute(
-        "SELECT seq, record_hash FROM submissions WHERE run_id = ? ORDER BY seq", [run_id]
-    ).fetchall()
+    rows = bounded_rows(
+        con,
+        "SELECT seq, record_hash FROM submissions WHERE run_id = ? ORDER BY seq",
+        [run_id],
+        f"submissions of {run_id}",
+    )
     return [(int(seq), str(record_hash)) for seq, record_hash in rows]
 
 

@@ -13,6 +13,10 @@ from collections.abc import Callable
 import duckdb
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
+MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS _arb_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+)
+"""The table of applied migrations, made before the first one runs."""
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
 
@@ -255,3 +259,14 @@ def m013_task_description(con: duckdb.DuckDBPyConnection) -> None:
     before has none, and is collected anew on its next audit (the kept audit's key covers the code).
     """
     con.execute("ALTER TABLE runs ADD COLUMN task_description JSON")
+
+
+@migration
+def m014_audit_macs(con: duckdb.DuckDBPyConnection) -> None:
+    """Key each kept audit with this user's secret (an HMAC over its key, report and inputs).
+
+    ``input_key`` alone let a kept audit be found, not trusted: the store can lie in the run folder,
+    and a report rewritten there under the same key was read back as our audit. A row kept before
+    carries no key and is not read back: its run is audited anew on its next audit.
+    """
+    con.execute("ALTER TABLE audits ADD COLUMN mac VARCHAR")

@@ -29,7 +29,7 @@ from arb_audit import __version__
 from arb_audit.cache_dirs import cache_store_path
 from arb_audit.chain import GENESIS_HASH, chain_hash, submission_chain_break
 from arb_audit.evidence import Evidence
-from arb_audit.migrations import MIGRATIONS
+from arb_audit.migrations import MIGRATIONS, MIGRATIONS_TABLE
 from arb_audit.model import (
     STORE_DIRNAME,
     ArtifactInfo,
@@ -48,6 +48,17 @@ from arb_audit.model import (
     TensorDigest,
 )
 from arb_audit.redaction import redact, redact_all
+from arb_audit.store_bounds import (
+    MAX_MIGRATION_ROWS,
+    MAX_ROWS,
+    TooManyRows,
+    bounded_rows,
+    connect_config,
+    lock_down,
+    refusal_message,
+    refusals,
+)
+from arb_audit.store_bounds import StoreError as StoreError  # defined with the bounds; taken from here
 
 if TYPE_CHECKING:
     from arb_audit.schema import AuditReport
@@ -209,10 +220,6 @@ def classification_mac(key: bytes, blob_sha: str, file_kind: str, version: str, 
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-class StoreError(Exception):
-    """The store cannot be opened or written; the message names the file."""
-
-
 class StoreLocked(StoreError):
     """Another process held the store for longer than we waited."""
 
@@ -290,6 +297,49 @@ def _when_free(path: Path, read_only: bool, wait_s: float, opening: Callable[[],
             time.sleep(0.2 + random.random() * 0.3)
         except OSError as exc:
             raise StoreUnusable(path, f"{path}: cannot open the run store: {exc.strerror or exc}") from exc
+
+
+def _current_database(con: duckdb.DuckDBPyConnection) -> str:
+    ((name,),) = con.execute("SELECT current_database()").fetchall()
+    return str(name)
+
+
+FileIdentity = tuple[str, int, int, int, int, int]
+"""A file as :func:`_identity` tells it: path, device, inode, size, modification and change times."""
+_CHECKED: set[FileIdentity] = set()
+"""Store files checked (:func:`_check`) and found to hold only what arb-audit makes, as they were then."""
+MAX_CHECKED = 4096
+"""Checked files remembered at most (then forgotten all at once)."""
+
+
+def _identity(path: Path) -> FileIdentity | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _check(con: duckdb.DuckDBPyConnection, path: Path, database: str, before: FileIdentity | None) -> None:
+    """Raise :class:`StoreUnusable` when the store attached as ``database`` is not what arb-audit makes.
+
+    What :func:`arb_audit.store_bounds.refusals` finds: a store an agent planted is queried no further.
+    ``before`` is the file as it was just before it was opened: a file checked before and unchanged
+    since (the same on both sides of the opening) is not checked again, as listing its catalog costs
+    some 100 ms (DuckDB lists every built-in function to find the file's macros).
+    """
+    if before is not None and before in _CHECKED and _identity(path) == before:
+        return
+    try:
+        findings = refusals(con, database)
+    except duckdb.Error as exc:
+        raise StoreUnusable(path, f"{path}: cannot read what the store holds: {exc}") from exc
+    if findings:
+        raise StoreUnusable(path, f"{path}: {refusal_message(findings)}")
+    if before is not None and _identity(path) == before:
+        if len(_CHECKED) >= MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED.add(before)
 
 
 def locate_store(run_dir: Path, explicit: Path | None = None) -> tuple[Path, str | None]:
@@ -428,13 +478,18 @@ class RunStore:
         Another process holding the store (DuckDB allows one writer per file) is waited for, up to
         ``wait_s`` seconds.
         """
+        before = _identity(path)
         con = _when_free(
             path,
             read_only,
             wait_s,
-            lambda: duckdb.connect(str(path), read_only=read_only, config=NEW_FILE_CONFIG),
+            lambda: duckdb.connect(
+                str(path), read_only=read_only, config={**NEW_FILE_CONFIG, **connect_config()}
+            ),
         )
         try:
+            lock_down(con)
+            _check(con, path, _current_database(con), before)
             store = cls(con, path)
             if not read_only:
                 store.migrate()
@@ -444,10 +499,8 @@ class RunStore:
 
     def migrate(self) -> list[str]:
         """Apply the migrations this store lacks, each in its own transaction; return their names."""
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS _arb_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
-        )
-        done = {r[0] for r in self.con.execute("SELECT name FROM _arb_migrations").fetchall()}
+        self.con.execute(MIGRATIONS_TABLE)
+        done = {r[0] for r in self._rows("SELECT name FROM _arb_migrations", [], MAX_MIGRATION_ROWS)}
         applied = []
         for step in MIGRATIONS:
             if step.__name__ in done:
@@ -468,8 +521,23 @@ class RunStore:
 
     def applied_migrations(self) -> list[str]:
         """Return the names of the migrations applied to this store, in order."""
-        rows = self.con.execute("SELECT name FROM _arb_migrations ORDER BY name").fetchall()
+        rows = self._rows("SELECT name FROM _arb_migrations ORDER BY name", [], MAX_MIGRATION_ROWS)
         return [r[0] for r in rows]
+
+    def _rows(
+        self, sql: str, params: Sequence[Any], limit: int = MAX_ROWS, what: str | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Return the rows of a SELECT (without LIMIT), bounded (:func:`arb_audit.store_bounds.bounded_rows`).
+
+        More rows than the bound, or a query past its deadline, make the store unusable: its file is
+        named, and ``what`` was read (else the query).
+        """
+        try:
+            return bounded_rows(self.con, sql, params, what or sql, limit)
+        except TooManyRows as exc:
+            raise StoreUnusable(self.path, f"{self.path}: {exc}") from exc
+        except duckdb.InterruptException as exc:
+            raise StoreUnusable(self.path, f"{self.path}: a query ran past its deadline ({exc})") from exc
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -545,10 +613,10 @@ class RunStore:
             self.con.execute("ROLLBACK")
             raise
 
-    def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        cursor = self.con.execute(sql, list(params))
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    def _dicts(self, sql: str, params: Sequence[Any], what: str | None = None) -> list[dict[str, Any]]:
+        rows = self._rows(sql, params, what=what)
+        names = [d[0] for d in self.con.description or []]
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def ensure_run(self, run: RunInfo, revisions_path: Path | None) -> None:
         """Write the run's header row unless the run is already there (a recording resumes)."""
@@ -661,11 +729,11 @@ class RunStore:
         )
         self.con.register("_arb_keys", frame)
         try:
-            rows = self.con.execute(
+            rows = self._rows(
                 "SELECT c.blob_sha, c.file_kind, c.result, c.mac FROM classifications c"
                 " JOIN _arb_keys k USING (blob_sha, file_kind) WHERE c.analyzer_version = ?",
                 [version],
-            ).fetchall()
+            )
         finally:
             self.con.unregister("_arb_keys")
         return {
@@ -769,7 +837,11 @@ class RunStore:
         )
 
         def rows(table: str, order: str) -> list[dict[str, Any]]:
-            return self._dicts(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}", [run_id])
+            return self._dicts(
+                f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}",
+                [run_id],
+                f"table {table} of {run_id}",
+            )
 
         record.submissions = [
             _build(Submission, s, evidence=_evidence_list(s["evidence"])) for s in rows("submissions", "seq")
@@ -814,11 +886,17 @@ class RunStore:
         failure = report.get("failure") or {}
         quadrant = report.get("quadrant") or {}
         route = report.get("route") or {}
+        from arb_audit.audit_cache import audit_mac
+
+        text = _json(report)
+        depends_text = None if depends is None else _json(depends)
+        # keyed to this user's secret: a row rewritten in a store the agent can write is not read back
+        mac = audit_mac(input_key, text, depends_text) if input_key is not None else None
         self.con.execute("DELETE FROM audits WHERE run_id = ?", [run_id])
         self.con.execute(
             "INSERT INTO audits (run_id, best_seq, lineage, routes_attempted, routes_adopted, failure_mode,"
-            " flags, quadrant, analyzer_version, evidence, report, input_key, depends)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " flags, quadrant, analyzer_version, evidence, report, input_key, depends, mac)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 run_id,
                 best.get("seq"),
@@ -830,9 +908,10 @@ class RunStore:
                 quadrant.get("cell"),
                 __version__,
                 _json(failure.get("evidence", [])),
-                _json(report),
+                text,
                 input_key,
-                None if depends is None else _json(depends),
+                depends_text,
+                mac,
             ],
         )
 
@@ -873,7 +952,7 @@ class StoreHost:
         A writable store is created and migrated.
         """
         if self._con is None:
-            self._con = duckdb.connect()
+            self._con = duckdb.connect(config=connect_config())
         con = self._con
         self._attached += 1
         alias = f"store{self._attached}"
@@ -884,8 +963,10 @@ class StoreHost:
         else:
             options = ""
         quoted = str(path).replace("'", "''")
+        before = _identity(path)
         _when_free(path, read_only, wait_s, lambda: con.execute(f"ATTACH '{quoted}' AS {alias}{options}"))
         try:
+            _check(con, path, alias, before)
             con.execute(f"USE {alias}")
             store = RunStore(con, path)
             if not read_only:

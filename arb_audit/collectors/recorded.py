@@ -7,6 +7,11 @@ recorded it is only a fallback, and using it is reported. The agent's transcript
 the agent saw it (``/workspace`` in a container): its paths are mapped through its own working
 directory, never through this machine's. The task is what ``recording.json`` describes (level, grading
 split, intended training): the audit looks up no task by name.
+
+The store is the agent's to reach in a hostile setting: one that does not open, holds what arb-audit
+never makes (views, macros, tables defined otherwise: :mod:`arb_audit.store_bounds`) or goes past a
+bound while read is named as a problem, and the run is audited from what else the recording holds
+(``recording.json``, the transcript, the workspace), its ledger counted as broken.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from arb_audit.collectors.artifacts import describe, find_output_artifacts, identify
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
-from arb_audit.model import ArtifactInfo, RunRecord, TaskDescription
+from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, TaskDescription
 from arb_audit.runner.anchor import check_ledger
 from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording, locate_workspace
 from arb_audit.store import RunStore, StoreError, revisions_path_for
@@ -45,27 +52,15 @@ class RecordedCollector(Collector):
         if store_file is None:
             raise StoreError(f"{run_dir / STORE_NAME}: the recording's store cannot be read")
         marker = folder.read_json(RECORDING_MARKER, expect=dict)
-        with RunStore.open(store_file, read_only=True) as store:
-            run_ids = [r[0] for r in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
-            if len(run_ids) != 1:
-                raise StoreError(f"{store_file}: a recording holds one run, this one holds {len(run_ids)}")
-            record = store.load_record(run_ids[0])
-            broken = store.verify_submission_chain(run_ids[0])
-            # what `arb-audit verify` finds of the ledger (chain, anchor, manifests): a fact the
-            # analyzer turns into ledger_broken
-            ledger = check_ledger(folder.root, marker, store, run_ids[0])
-            first = store.con.execute(
-                "SELECT record_hash FROM submissions WHERE run_id = ? ORDER BY seq LIMIT 1", [run_ids[0]]
-            ).fetchone()
-        if broken is not None:
-            folder.problem(STORE_NAME, f"the ledger's hash chain breaks at submission {broken}")
-        record.run.extra["ledger_check"] = {
-            "mismatches": [
-                {"what": m.what, "where": m.where, "message": m.message} for m in ledger.mismatches
-            ],
-            "notes": ledger.notes,
-        }
-        record.run.run_id = _run_id(folder, marker, record, first[0] if first else None)
+        try:
+            record = _from_store(folder, marker, store_file)
+        except (StoreError, duckdb.Error) as exc:
+            # a store that cannot be read, or not as ours: named, and the rest of the recording read
+            why = str(exc).removeprefix(f"{store_file}: ")
+            folder.problem(
+                STORE_NAME, f"the recording's store cannot be read ({why}): no ledger or revisions are read"
+            )
+            record = _without_store(folder, marker, why)
         record.run.source_path = str(folder.root)  # the folder audited, wherever it was recorded
         git_dir = revisions_path_for(store_file)
         record.revisions_path = str(git_dir) if record.revisions else None
@@ -79,6 +74,50 @@ class RecordedCollector(Collector):
             record.problems.extend(facts.problems)
         record.problems.extend(folder.problems)
         return record
+
+
+def _from_store(folder: RunFolder, marker: dict[str, Any] | None, store_file: Path) -> RunRecord:
+    """Read the recording's run from its store, with what `arb-audit verify` finds of its ledger."""
+    with RunStore.open(store_file, read_only=True) as store:
+        run_ids = [
+            r[0] for r in store.con.execute("SELECT run_id FROM runs ORDER BY run_id LIMIT 2").fetchall()
+        ]
+        if len(run_ids) != 1:
+            raise StoreError(f"{store_file}: a recording holds one run, this one holds {len(run_ids)}")
+        record = store.load_record(run_ids[0])
+        broken = store.verify_submission_chain(run_ids[0])
+        # what `arb-audit verify` finds of the ledger (chain, anchor, manifests): a fact the
+        # analyzer turns into ledger_broken
+        ledger = check_ledger(folder.root, marker, store, run_ids[0])
+        first = store.con.execute(
+            "SELECT record_hash FROM submissions WHERE run_id = ? ORDER BY seq LIMIT 1", [run_ids[0]]
+        ).fetchall()
+    if broken is not None:
+        folder.problem(STORE_NAME, f"the ledger's hash chain breaks at submission {broken}")
+    record.run.extra["ledger_check"] = {
+        "mismatches": [{"what": m.what, "where": m.where, "message": m.message} for m in ledger.mismatches],
+        "notes": ledger.notes,
+    }
+    record.run.run_id = _run_id(folder, marker, record, first[0][0] if first else None)
+    return record
+
+
+def _without_store(folder: RunFolder, marker: dict[str, Any] | None, why: str) -> RunRecord:
+    """Return the run as far as it is known without its store.
+
+    The id ``recording.json`` names, no submissions, and a ledger `arb-audit verify` would fail on
+    (``why``).
+    """
+    named = marker.get("run_id") if marker is not None else None
+    if not isinstance(named, str) or not 0 < len(named) <= MAX_RUN_ID_CHARS:
+        named = f"recorded:{folder.root.name}"
+    # the workspace is found from recording.json alone (_locate)
+    run = RunInfo(run_id=named, source_format=RecordedCollector.name, source_path=str(folder.root))
+    run.extra["ledger_check"] = {
+        "mismatches": [{"what": "ledger", "where": STORE_NAME, "message": f"cannot be read: {why}"}],
+        "notes": [],
+    }
+    return RunRecord(run=run)
 
 
 def _run_id(

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import duckdb
 
 from arb_audit.model import ArtifactManifest, FileDigest
 from arb_audit.runner.anchor import Mismatch, check_ledger
 from arb_audit.runner.artifact_hash import hash_artifact, manifest_id
 from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace, read_marker
-from arb_audit.store import RunStore
+from arb_audit.store import RunStore, StoreError
 
 MAX_NAMED = 5
 """Changed tensors named in one message; the rest are counted."""
@@ -88,6 +91,21 @@ def verify(run_dir: Path, head: str | None = None) -> Verification:
         marker, unreadable = read_marker(run_dir)  # a store alone keeps the workspace's path itself
     if unreadable is not None:
         found.append(Mismatch("workspace", str(run_dir / RECORDING_MARKER), unreadable))
+    try:
+        _verify_store(run_dir, marker, head, result)
+    except (StoreError, duckdb.Error) as exc:
+        # a store that does not open, holds what arb-audit never makes (a view, a macro, a table
+        # defined otherwise) or goes past a bound or deadline while read: its ledger is not vouched for
+        store = run_dir / STORE_NAME
+        found.append(Mismatch("ledger", str(store), str(exc).removeprefix(f"{store}: ")))
+    return result
+
+
+def _verify_store(
+    run_dir: Path, marker: dict[str, Any] | None, head: str | None, result: Verification
+) -> None:
+    """Check the ledger and the graded files of each run in the recording's store into ``result``."""
+    found = result.mismatches
     with RunStore.open(run_dir / STORE_NAME, read_only=True) as store:
         for (run_id,) in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall():
             ledger = check_ledger(run_dir, marker, store, run_id, head)
@@ -144,7 +162,6 @@ def verify(run_dir: Path, head: str | None = None) -> Verification:
                         + (": " + "; ".join(changes[:MAX_NAMED]) if changes else ""),
                     )
                 )
-    return result
 
 
 def _inside(path: Path, workspace: Path) -> bool:

@@ -134,7 +134,9 @@ def test_verify_checks_a_study_store_a_run_folder_and_refuses_what_it_cannot(tmp
     con.execute("ALTER TABLE verdicts ALTER created_at TYPE VARCHAR")
     con.close()
     code, _, err = run_cli("verify", str(path))
-    assert code == 2 and "its verdict ledger cannot be read" in err and "s.duckdb" in err
+    # a store whose tables are not as arb-audit makes them is refused when opened, naming the change
+    assert code == 2 and "s.duckdb: not a store arb-audit made" in err
+    assert "table verdicts: column created_at is VARCHAR, arb-audit's is TIMESTAMP" in err
     (tmp_path / "plain").mkdir()
     code, _, err = run_cli("verify", str(tmp_path / "plain"))
     assert code == 2 and "neither a recording nor an audited run folder" in err
