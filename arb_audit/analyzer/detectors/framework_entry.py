@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.frameworks import IMPORT_WORDS, Entry, entry_for
+from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
@@ -54,6 +54,10 @@ class FrameworkEntry(RouteDetector):
             "cls = safe_import_class(name)\n",
             "stage",
             "dpo",
+        ),
+        Invalid(
+            "from oat.algorithms.ppo import PPOLearner\nclass PPOMultiTurnLearner(PPOLearner):\n    pass\n",
+            "interactive",
         ),
         Invalid(
             "from skyrl.train.trainer import RayPPOTrainer\nclass DAPOTrainer(RayPPOTrainer):\n    pass\n",
@@ -175,7 +179,30 @@ class FrameworkEntry(RouteDetector):
                     self._report(node, path, entry, "loads by name")
                     return
 
+    def _own_definition(self, node: cst.ClassDef) -> tuple[str, Entry] | None:
+        """Return the table entry a class of this file *is*: a framework's own source defining it.
+
+        ``class PPOMultiTurnLearner(PPOLearner)`` in a file that imports from ``oat`` is oat's entry of
+        that name, not a subclass of the base it happens to derive from.
+        """
+        imported = {
+            q.split(".", 1)[0]
+            for names in self.context.resolver.module_scope.bindings.values()
+            for q in names
+            if "." in q
+        }
+        for package in sorted(imported & set(PACKAGES)):
+            qualified = f"{package}.{node.name.value}"
+            entry = entry_for(qualified)
+            if entry is not None and entry.name == node.name.value:
+                return qualified, entry
+        return None
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        own = self._own_definition(node)
+        if own is not None:
+            self._report(node, *own, "defines")
+            return
         for base in node.bases:
             found = self._entry(base.value)
             if found is None:
