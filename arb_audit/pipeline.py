@@ -310,3 +310,47 @@ def audit_tree(root: Path, collector: Collector, listing: RunListing, request: A
         dropped=[DroppedRun(path=str(path), reason=reason) for path, reason in listing.dropped],
         problems=[Problem(path=p.path, message=p.message) for p in listing.problems],
     )
+
+
+MAX_SCAN_DEPTH = 8
+"""How deep a folder is searched for run folders."""
+
+
+def discover_runs(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """Return the run folders under ``paths`` (each a run, a tree of runs, or a folder holding them).
+
+    A folder that a collector recognises is one run and is not searched further; a results tree is
+    expanded the way the collector counts its runs. The second list says what was not usable.
+    """
+    from arb_audit.collectors import registry
+    from arb_audit.model import STORE_DIRNAME
+
+    found: dict[Path, None] = {}
+    problems: list[str] = []
+    pending = [(p, 0) for p in paths]
+    while pending:
+        folder, depth = pending.pop(0)
+        if not folder.is_dir():
+            problems.append(f"{folder}: not a folder")
+            continue
+        if registry.detect(folder) is not None:
+            found[folder.resolve()] = None
+            continue
+        listing = next(
+            (listing for name in registry.available() if (listing := registry.load(name).runs_in(folder))),
+            None,
+        )
+        if listing is not None and listing.runs:
+            found.update(dict.fromkeys(r.resolve() for r in listing.runs))
+            continue
+        if depth >= MAX_SCAN_DEPTH:
+            continue
+        try:
+            children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError as exc:
+            problems.append(f"{folder}: cannot be listed: {exc.strerror or exc}")
+            continue
+        pending.extend(
+            (c, depth + 1) for c in children if not c.name.startswith(".") and c.name != STORE_DIRNAME
+        )
+    return list(found), problems
