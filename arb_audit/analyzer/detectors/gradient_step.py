@@ -31,6 +31,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+LOSS_NAME_WORDS = frozenset({"loss", "objective"})
+"""Words of a function's name that say it computes a loss."""
 TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 """Words of a function's name that, handed an optimiser, runs the training loop with it."""
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
@@ -82,11 +84,16 @@ class GradientStep(RouteDetector):
         "apply_updates",
         "forward_backward",
         "optim.",
+        "loss",
     )
     LOSS_TRIGGERS = ("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss")
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid(
+            "import torch.nn.functional as F\ndef eval_loss(logits, labels):\n"
+            "    return F.cross_entropy(logits, labels)\n"
+        ),
         Valid("def grpo_train(policy):\n    return policy.generate(prompts)\n"),
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
@@ -103,6 +110,12 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import torch\ndef pg_loss_fn(logprobs, old_logprobs, advantages):\n"
+            "    ratio = torch.exp(logprobs - old_logprobs)\n    return -(ratio * advantages).sum()\n",
+            "loss",
+            "ppo",
+        ),
         Invalid(
             "def grpo_train(policy, batches, loss_fn):\n    for batch in batches:\n"
             "        policy.train(batch, loss_fn)\n",
@@ -409,6 +422,38 @@ class GradientStep(RouteDetector):
             else:
                 self.steps.append((node, self._statement(), [], "a remote forward-backward pass"))
 
+    def _loss_library(self, functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]]) -> None:
+        """Report the losses a file defines for another file to train with (``def default_loss_fn``).
+
+        Without a step here, a function named for a loss whose return value has a policy-gradient,
+        preference or distillation form is that stage's loss, a component of the file that steps. A
+        plain cross-entropy is left alone: a perplexity evaluation computes one too.
+        """
+        resolver = self.context.resolver
+        module = resolver.module_scope
+
+        def names_of(func: cst.BaseExpression) -> set[str]:
+            return resolver.qualified_names(func, self.scopes_of.get(id(func), module))
+
+        slicer = Slice(self.assigns, self.attributes, functions, names_of)
+        for name, entries in functions.items():
+            if not LOSS_NAME_WORDS & set(words(name)):
+                continue
+            roots = [(i, r) for i, returned in entries for r in returned]
+            if not roots:
+                continue
+            verdict = loss_form(slicer.features(roots))
+            if verdict.kind is None or (verdict.kind == "sft" and verdict.data_source != "distilled"):
+                continue
+            self.report(
+                roots[0][1],
+                "loss",
+                f"defines {name}: {verdict.why}",
+                kind=verdict.kind,
+                variant=verdict.variant,
+                data_source=verdict.data_source,
+            )
+
     def _named(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> None:
         """Name the stage of a step whose loss is not classified by the code it sits in (``def grpo_train``).
 
@@ -475,6 +520,7 @@ class GradientStep(RouteDetector):
                 if any(isinstance(v, cst.Call) and self._constructs_trainer(v) for v in values):
                     self.steps.append((node, statement, [], "train() of a trainer object"))
         if not self.steps:
+            self._loss_library(functions)
             return
         if self.reads_grad and not self.updates and all(how == "a backward pass" for *_, how in self.steps):
             return  # gradients computed only to be read (Fisher weights, saliency): nothing is trained
