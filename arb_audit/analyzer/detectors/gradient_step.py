@@ -6,7 +6,8 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.loss_slice import Slice, loss_form, words
+from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
+from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
@@ -38,6 +39,21 @@ TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
+
+
+def _group_relative(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
+    """Return a generic policy-gradient verdict as GRPO when the code it sits in is named for that family.
+
+    A clipped ratio over advantages is the same form in PPO and GRPO; the group normalisation often
+    lives in another function (``GRPOTrainer._compute_advantages``) or file, so the name of the
+    function or class holding the loss tells which (as :mod:`.handwritten_loss` reads it).
+    """
+    if verdict.kind != "ppo" or verdict.variant != "ppo":
+        return verdict
+    word = next((w for n in names for w in words(n) if w in GROUP_RELATIVE_NAMES), None)
+    if word is None:
+        return verdict
+    return Verdict("grpo", word, verdict.data_source, f"{verdict.why}, in code named for {word.upper()}")
 
 
 def _names_a_loss(arg: cst.Arg) -> bool:
@@ -110,6 +126,15 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import torch\nclass GRPOTrainer(Trainer):\n    def compute_loss(self, model, inputs):\n"
+            "        ratio = torch.exp(inputs['logps'] - inputs['old_logps'])\n"
+            "        clipped = torch.clamp(ratio, 1 - self.eps, 1 + self.eps)\n"
+            "        adv = inputs['advantages']\n"
+            "        return -torch.min(ratio * adv, clipped * adv).mean()\n",
+            "gradient_step",
+            "grpo",
+        ),
         Invalid(
             "import torch\ndef pg_loss_fn(logprobs, old_logprobs, advantages):\n"
             "    ratio = torch.exp(logprobs - old_logprobs)\n    return -(ratio * advantages).sum()\n",
@@ -256,6 +281,8 @@ class GradientStep(RouteDetector):
         self.function_names: list[str] = []
         self.classes: list[bool] = []
         self.class_names: list[str] = []
+        self.defined: dict[int, cst.FunctionDef] = {}
+        """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
         """Per open class: whether it derives from something."""
@@ -297,6 +324,10 @@ class GradientStep(RouteDetector):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         name = self.function_names.pop()
         function_id = self.functions.pop()
+        self.defined[function_id] = original_node
+        self.where.setdefault(
+            id(original_node), (name, *reversed(self.function_names), *reversed(self.class_names))
+        )
         if name in LOSS_METHODS and self.classes and self.classes[-1]:
             returned = next(r for i, r in self.returns[name] if i == function_id)
             if returned:
@@ -445,8 +476,10 @@ class GradientStep(RouteDetector):
             verdict = loss_form(slicer.features(roots))
             if verdict.kind is None or (verdict.kind == "sft" and verdict.data_source != "distilled"):
                 continue
+            definition = next((self.defined[i] for i, _ in entries if i in self.defined), None)
+            verdict = _group_relative(verdict, self.where.get(id(definition), (name,)))
             self.report(
-                roots[0][1],
+                definition or roots[0][1],
                 "loss",
                 f"defines {name}: {verdict.why}",
                 kind=verdict.kind,
@@ -538,7 +571,7 @@ class GradientStep(RouteDetector):
                 )
                 self._named(node, statement)
                 continue
-            verdict = loss_form(slicer.features(roots))
+            verdict = _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ()))
             if verdict.kind is None:
                 self._named(node, statement)
             self.report(
