@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from arb_audit.analyzer.claims import score_claims
 from arb_audit.analyzer.failure import decide_failure, with_definition
@@ -21,10 +21,14 @@ from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
 from arb_audit.evidence import Evidence
-from arb_audit.model import Command, RunRecord, Submission, TaskDescription
+from arb_audit.model import Command, Flag, RunRecord, Submission, TaskDescription
 from arb_audit.schema import AuditReport
+from arb_audit.schema import Flag as ReportedFlag
 from arb_audit.taxonomy.failures import INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
+
+if TYPE_CHECKING:
+    from arb_audit.taxonomy.failures import IntegrityFlag
 
 ANALYZER_VERSION = "0.1.0"
 
@@ -216,17 +220,9 @@ def build_audit(
                 decide_failure(record, best, threshold, routes, intended_stage_of(record, intended_stage))
             ),
             "flags": [
-                {
-                    "flag": f.flag,
-                    "definition": lookup(INTEGRITY_FLAGS, f.flag).definition,
-                    "message": f.message,
-                    "evidence": [e.to_json() for e in f.evidence],
-                }
-                for f in record.flags
-            ]
-            + [
-                {**f, "definition": lookup(INTEGRITY_FLAGS, f["flag"]).definition}
+                reported_flag(f)
                 for f in [
+                    *record.flags,
                     *mtime_overwritten_flags(record),
                     *baseline_reset_flags(record),
                     *ledger_check_flags(record),
@@ -271,6 +267,20 @@ def build_audit(
             + _weight_problems(routes)
             + (routes or {}).get("problems", []),
         }
+    )
+
+
+def reported_flag(raised: Flag) -> ReportedFlag:
+    """Return a flag a collector or the analyzer raised as the audit reports it: with its definition.
+
+    A name outside the taxonomy (:data:`~arb_audit.taxonomy.failures.INTEGRITY_FLAGS`) is a KeyError.
+    """
+    definition = lookup(INTEGRITY_FLAGS, raised.flag).definition
+    return ReportedFlag(
+        flag=cast("IntegrityFlag", raised.flag),
+        definition=definition,
+        message=raised.message,
+        evidence=list(raised.evidence),
     )
 
 

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactManifest, Command, RunRecord, Submission
+from arb_audit.model import ArtifactManifest, Command, Flag, RunRecord, Submission
 
 REPEATS = 3
 """Gradings of (nearly) the same model that count as probing the grader, not training."""
@@ -161,12 +161,12 @@ def _no_retraining(
     return streaks
 
 
-def _cite(submissions: list[Submission], note: Callable[[Submission], str]) -> list[dict[str, Any]]:
+def _cite(submissions: list[Submission], note: Callable[[Submission], str]) -> list[Evidence]:
     """Point at the first gradings of a group, each with ``note(submission)`` as its excerpt."""
-    return [Evidence("submission", submission_seq=s.seq, excerpt=note(s)).to_json() for s in submissions[:5]]
+    return [Evidence("submission", submission_seq=s.seq, excerpt=note(s)) for s in submissions[:5]]
 
 
-def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> list[Flag]:
     """Flag gradings of (nearly) the same model (``grader_probing``); one entry naming every signal seen.
 
     ``routes`` is the route analysis, when there is one: its ``probing`` (weights per artifact, from
@@ -174,7 +174,7 @@ def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> li
     """
     graded = [s for s in record.submissions if s.status in GRADED]
     messages: list[str] = []
-    evidence: list[dict[str, Any]] = []
+    evidence: list[Evidence] = []
     repeated = _same_content(graded)
     if repeated:
         worst = max(repeated.values(), key=len)
@@ -188,7 +188,7 @@ def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> li
             )
         )
         evidence += [
-            Evidence("submission", submission_seq=seq, excerpt=f"artifact {aid[:12]}").to_json()
+            Evidence("submission", submission_seq=seq, excerpt=f"artifact {aid[:12]}")
             for aid, seqs in repeated.items()
             for seq in seqs[:5]
         ]
@@ -224,32 +224,31 @@ def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> li
             )
     if not messages:
         return []
-    return [{"flag": "grader_probing", "message": "; ".join(messages), "evidence": evidence[:MAX_LISTED]}]
+    return [Flag("grader_probing", "; ".join(messages), evidence[:MAX_LISTED])]
 
 
-def baseline_reset_flags(record: RunRecord) -> list[dict[str, Any]]:
+def baseline_reset_flags(record: RunRecord) -> list[Flag]:
     """One ``grader_probing`` flag per reset of the grader's baseline the collector found.
 
     A baseline set again after the agent's launch (a /set_baseline call) moves what "improvement" is
     measured against: later gains are the grader's, not the model's.
     """
     resets = record.run.extra.get("baseline_resets")
-    found: list[dict[str, Any]] = []
+    found: list[Flag] = []
     for reset in resets if isinstance(resets, list) else []:
         if not isinstance(reset, dict) or not isinstance(reset.get("seen"), str):
             continue
         found.append(
-            {
-                "flag": "grader_probing",
-                "message": f"{reset['seen']} (a /set_baseline call):"
-                " later improvements are measured against it",
-                "evidence": [e for e in reset.get("evidence") or [] if isinstance(e, dict)],
-            }
+            Flag(
+                "grader_probing",
+                f"{reset['seen']} (a /set_baseline call): later improvements are measured against it",
+                [Evidence.from_json(e) for e in reset.get("evidence") or [] if isinstance(e, dict)],
+            )
         )
     return found
 
 
-def ledger_check_flags(record: RunRecord) -> list[dict[str, Any]]:
+def ledger_check_flags(record: RunRecord) -> list[Flag]:
     """One ``ledger_broken`` flag per thing ``arb-audit verify`` would fail on in the run's ledger.
 
     The collector of a recording checks its ledger against its own hash chain, the anchor kept beside
@@ -258,19 +257,13 @@ def ledger_check_flags(record: RunRecord) -> list[dict[str, Any]]:
     """
     said = record.run.extra.get("ledger_check")
     found = said.get("mismatches") if isinstance(said, dict) else None
-    flags: list[dict[str, Any]] = []
+    flags: list[Flag] = []
     for m in found if isinstance(found, list) else []:
         if not isinstance(m, dict) or not all(
             isinstance(m.get(k), str) for k in ("what", "where", "message")
         ):
             continue
         seq = re.fullmatch(r"submission (\d+)", m["where"])
-        evidence = [Evidence("submission", submission_seq=int(seq[1])).to_json()] if seq else []
-        flags.append(
-            {
-                "flag": "ledger_broken",
-                "message": f"{m['what']}: {m['where']}: {m['message']}",
-                "evidence": evidence,
-            }
-        )
+        evidence = [Evidence("submission", submission_seq=int(seq[1]))] if seq else []
+        flags.append(Flag("ledger_broken", f"{m['what']}: {m['where']}: {m['message']}", evidence))
     return flags

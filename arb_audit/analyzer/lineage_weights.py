@@ -14,13 +14,13 @@ import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from arb_audit.analyzer.routes import StageStep
 from arb_audit.evidence import Evidence
-from arb_audit.model import RunRecord
+from arb_audit.model import Flag, RunRecord
 from arb_audit.regular_files import open_regular
 from arb_audit.safetensors import HeaderError, read_header
 
@@ -115,7 +115,7 @@ def weigh(
     base_model: str | None,
     base_dir: Path | None,
     weigher: Weigher | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Flag]:
     """Compare each step's artifact with its parent; refine the steps; return the flags seen.
 
     ``weigher`` makes the comparisons (by default in this process) and keeps them across calls:
@@ -124,7 +124,7 @@ def weigh(
     if not AVAILABLE:
         return []
     weigher = Weigher() if weigher is None else weigher
-    flags: list[dict[str, Any]] = []
+    flags: list[Flag] = []
     for step in steps:
         if not step.on_disk:
             continue  # a version since overwritten: its path holds another model now
@@ -167,12 +167,11 @@ def weigh(
             step.strength = "verified"  # the stage's code ran and its weights moved
         if diff.config_changes:
             flags.append(
-                {
-                    "flag": "evaluator_tampering",
-                    "message": f"{step.artifact} differs from {step.parent} in "
-                    + "; ".join(diff.config_changes),
-                    "evidence": [pointer.to_json()],
-                }
+                Flag(
+                    "evaluator_tampering",
+                    f"{step.artifact} differs from {step.parent} in " + "; ".join(diff.config_changes),
+                    [pointer],
+                )
             )
     return flags
 

@@ -14,19 +14,18 @@ file written after its submission was scored (:func:`mtime_overwritten_flags`).
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from arb_audit.evidence import Evidence
-from arb_audit.model import RunRecord
+from arb_audit.model import Flag, RunRecord
 
 SHOWN = 16
 """Hex digits of a content id shown in a message."""
 
 
-def overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
+def overwritten_flags(record: RunRecord) -> list[Flag]:
     """One ``artifact_overwritten`` flag per submission whose graded content its path no longer holds."""
     now = {a.path: a for a in record.artifacts}
-    found: list[dict[str, Any]] = []
+    found: list[Flag] = []
     for s in record.submissions:
         info = now.get(s.artifact_path or "")
         if (
@@ -51,18 +50,18 @@ def overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
             )
             now_excerpt = "gone"
         found.append(
-            {
-                "flag": "artifact_overwritten",
-                "message": message,
-                "evidence": [
+            Flag(
+                "artifact_overwritten",
+                message,
+                [
                     Evidence(
                         "submission",
                         submission_seq=s.seq,
                         excerpt=f"model_path={s.model_path}, graded content id {s.artifact_id}",
-                    ).to_json(),
-                    Evidence("artifact", path=info.path, excerpt=now_excerpt).to_json(),
+                    ),
+                    Evidence("artifact", path=info.path, excerpt=now_excerpt),
                 ],
-            }
+            )
         )
     return found
 
@@ -72,7 +71,7 @@ MTIME_TOLERANCE = timedelta(seconds=2)
 round)."""
 
 
-def mtime_overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
+def mtime_overwritten_flags(record: RunRecord) -> list[Flag]:
     """One ``artifact_overwritten`` flag per scored path whose newest file was written after the grading.
 
     Only where the collector found the run folder's file times still date from the run
@@ -86,7 +85,7 @@ def mtime_overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
         else ""
     )
     by_path = {a.path: a for a in record.artifacts}
-    found: list[dict[str, Any]] = []
+    found: list[Flag] = []
     for s in record.submissions:
         art = by_path.get(s.artifact_path or "")
         if s.status != "scored" or art is None or s.completed_at is None or art.latest_mtime is None:
@@ -95,18 +94,14 @@ def mtime_overwritten_flags(record: RunRecord) -> list[dict[str, Any]]:
             continue
         modified = art.latest_mtime.astimezone(s.completed_at.tzinfo)
         found.append(
-            {
-                "flag": "artifact_overwritten",
-                "message": f"{art.path} was modified at {modified.isoformat()}, after submission {s.seq}"
+            Flag(
+                "artifact_overwritten",
+                f"{art.path} was modified at {modified.isoformat()}, after submission {s.seq}"
                 f" was scored at {s.completed_at.isoformat()}: the files now are not what was graded{caveat}",
-                "evidence": [
-                    Evidence(
-                        "submission", submission_seq=s.seq, excerpt=f"model_path={s.model_path}"
-                    ).to_json(),
-                    Evidence(
-                        "artifact", path=art.path, excerpt=f"newest mtime {modified.isoformat()}"
-                    ).to_json(),
+                [
+                    Evidence("submission", submission_seq=s.seq, excerpt=f"model_path={s.model_path}"),
+                    Evidence("artifact", path=art.path, excerpt=f"newest mtime {modified.isoformat()}"),
                 ],
-            }
+            )
         )
     return found

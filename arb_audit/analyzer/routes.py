@@ -21,7 +21,7 @@ from arb_audit.analyzer.launchers import chosen_route
 from arb_audit.analyzer.path_versions import END, Moment, PathVersions, Write, same_path
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
-from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
+from arb_audit.model import ArtifactInfo, Command, Flag, Revision, RunRecord, Submission
 from arb_audit.taxonomy.routes import KIND_LABELS, label_of, lineage_label
 from arb_audit.taxonomy.strength import STRENGTHS, Strength, weakest
 from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
@@ -602,7 +602,7 @@ def submission_command(record: RunRecord, submission: Submission) -> int | None:
 def analyze(
     code: RunCode,
     best: Submission | None,
-    refine: Callable[[list[StageStep]], list[dict[str, Any]]] | None = None,
+    refine: Callable[[list[StageStep]], list[Flag]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the ``route`` section of the audit: written, attempted, adopted, lineage, best label.
 

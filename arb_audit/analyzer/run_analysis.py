@@ -15,7 +15,7 @@ from arb_audit.analyzer.routes import RunCode, StageStep, analyze
 from arb_audit.analyzer.run_signals import log_signals, run_signals
 from arb_audit.analyzer.scripts_run import ScriptRun, scripts_run
 from arb_audit.analyzer.static_flags import static_flags
-from arb_audit.model import RunRecord
+from arb_audit.model import Flag, RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
 
@@ -65,7 +65,7 @@ def _route_analysis(
 
     code = RunCode(record, labels, runs, text)
 
-    def refine(steps: list[StageStep]) -> list[dict[str, Any]]:
+    def refine(steps: list[StageStep]) -> list[Flag]:
         return weigh(steps, run_dir, record.run.base_model, base_dir, weigher)
 
     result = analyze(code, best_submission(record.submissions), refine)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from arb_audit.analyzer.answer_flags import answer_evidence
 from arb_audit.analyzer.scripts_run import ScriptRun
 from arb_audit.analyzer.tamper_flags import tampering_evidence
 from arb_audit.evidence import Evidence, excerpt
-from arb_audit.model import RunRecord
+from arb_audit.model import Flag, RunRecord
 
 _EXTERNAL_API = re.compile(
     r"^[ \t]*(?:from openai import|import openai\b|from anthropic import|import anthropic\b|"
@@ -86,9 +85,7 @@ def _edit_hits(record: RunRecord) -> list[_Hit]:
     return [_Hit("evaluator_tampering", message, pointer) for message, pointer in tampering_evidence(record)]
 
 
-def static_flags(
-    record: RunRecord, runs: list[ScriptRun], text: Callable[[str], str | None]
-) -> list[dict[str, Any]]:
+def static_flags(record: RunRecord, runs: list[ScriptRun], text: Callable[[str], str | None]) -> list[Flag]:
     """Return the integrity flags the code that ran and the code history show, one entry per flag."""
     hits: list[_Hit] = []
     shas = {r.seq: r.sha for r in record.revisions}
@@ -102,9 +99,9 @@ def static_flags(
     hits.extend(_edit_hits(record))
     scripts = [(run.path, run.blob_sha, run.revision_seq) for run in first.values()]
     hits.extend(_Hit("hardcoded_answers", m, e) for m, e in answer_evidence(record, scripts, text))
-    flags: dict[str, dict[str, Any]] = {}
+    flags: dict[str, Flag] = {}
     for hit in hits:
-        entry = flags.setdefault(hit.flag, {"flag": hit.flag, "message": hit.message, "evidence": []})
-        if len(entry["evidence"]) < 5:
-            entry["evidence"].append(hit.evidence.to_json())
+        entry = flags.setdefault(hit.flag, Flag(hit.flag, hit.message))
+        if len(entry.evidence) < 5:
+            entry.evidence.append(hit.evidence)
     return list(flags.values())

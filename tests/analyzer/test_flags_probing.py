@@ -69,11 +69,11 @@ def test_the_same_weights_with_configs_changed_are_probing(tmp_path: Path) -> No
     weights = _stored_weights(tmp_path, record, manifests)
     assert len({w["weights"] for w in weights.values()}) == 1
     (flag,) = probing_flags(record, {"probing": weights})
-    assert flag["message"] == (
+    assert flag.message == (
         "the same weights were submitted 3 times with only other files changed"
         " (config.json, training_args.bin) (submissions 1, 2, 3)"
     )
-    assert [e["submission_seq"] for e in flag["evidence"]] == [1, 2, 3]
+    assert [e.submission_seq for e in flag.evidence] == [1, 2, 3]
     # Through the assembled audit: routes carry the weights, the route section does not show them.
     report = _audit_json(record, routes={"probing": weights, "flags": []})
     assert [f["flag"] for f in report["flags"]] == ["grader_probing"] and "probing" not in report["route"]
@@ -113,10 +113,10 @@ def test_gradings_of_one_path_with_no_training_between_are_probing() -> None:
         _command(3, 'curl -X POST localhost:5000/submit -d \'{"model_path": "output/trained"}\'', 25),
     ]
     (flag,) = probing_flags(record, _signals(1))
-    assert flag["message"] == (
+    assert flag.message == (
         "output/model was graded 4 times in a row with no training run in between (submissions 1, 2, 3, 4)"
     )
-    assert [e["submission_seq"] for e in flag["evidence"]] == [1, 2, 3, 4]
+    assert [e.submission_seq for e in flag.evidence] == [1, 2, 3, 4]
 
 
 def test_retraining_between_gradings_or_a_background_trainer_is_not_probing() -> None:
@@ -124,7 +124,7 @@ def test_retraining_between_gradings_or_a_background_trainer_is_not_probing() ->
     record.commands = [_command(1, "python train.py", 2), _command(2, "python train.py --epochs 2", 15)]
     # 1 then [retrain] 2, 3, 4: a streak of three after the retraining.
     (flag,) = probing_flags(record, _signals(1, 2))
-    assert "(submissions 2, 3, 4)" in flag["message"]
+    assert "(submissions 2, 3, 4)" in flag.message
     record.commands.append(_command(3, "python train.py --epochs 3", 35))
     assert probing_flags(record, _signals(1, 2, 3)) == []
     # A training script the route analysis could not read still shows in its command line.
@@ -147,7 +147,7 @@ def test_identical_content_is_named_once() -> None:
     for s in record.submissions:
         s.artifact_id = "a" * 64
     (flag,) = probing_flags(record, _signals(1))
-    assert flag["message"] == "the same model content was submitted 3 times (submissions 1, 2, 3)"
+    assert flag.message == "the same model content was submitted 3 times (submissions 1, 2, 3)"
 
 
 def test_the_evidence_names_the_path_the_message_names() -> None:
@@ -156,14 +156,12 @@ def test_the_evidence_names_the_path_the_message_names() -> None:
         s.model_path = None  # the log named no path; the artifact was found in the run folder
     record.commands = [_command(1, "python train.py", 2)]
     (flag,) = probing_flags(record, _signals(1))
-    assert flag["message"].startswith("output/model was graded 3 times in a row")
-    assert {e["excerpt"] for e in flag["evidence"]} == {
-        "output/model: no training since the previous grading"
-    }
+    assert flag.message.startswith("output/model was graded 3 times in a row")
+    assert {e.excerpt for e in flag.evidence} == {"output/model: no training since the previous grading"}
 
 
 def test_a_path_with_braces_is_cited_as_it_is() -> None:
     record = _record(3, path="output/{run}")
     record.commands = [_command(1, "python train.py", 2)]
     (flag,) = probing_flags(record, _signals(1))
-    assert flag["evidence"][0]["excerpt"] == "output/{run}: no training since the previous grading"
+    assert flag.evidence[0].excerpt == "output/{run}: no training since the previous grading"

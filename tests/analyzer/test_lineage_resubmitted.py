@@ -10,7 +10,7 @@ from arb_audit.analyzer.classify import classify_source
 from arb_audit.analyzer.routes import RunCode, StageStep, analyze
 from arb_audit.analyzer.scripts_run import scripts_run
 from arb_audit.analyzer.source import SourceFile
-from arb_audit.model import Command, FileEntry, Revision, RunInfo, RunRecord, Submission
+from arb_audit.model import Command, FileEntry, Flag, Revision, RunInfo, RunRecord, Submission
 from tests.analyzer.test_routes import BASE, HANDWRITTEN_SFT
 
 DPO_INTO_THE_SAME_FOLDER = f"""\
@@ -50,7 +50,7 @@ def _route(scores: tuple[float, float], weighed: list[list[str]] | None = None) 
     code = RunCode(record, labels, scripts_run(commands, [revision]), texts.get)
     best = max(submissions, key=lambda s: s.score or 0.0)
 
-    def refine(steps: list[StageStep]) -> list[dict[str, Any]]:
+    def refine(steps: list[StageStep]) -> list[Flag]:
         if weighed is not None:
             weighed.append([s.kind for s in steps])
         return []

@@ -136,7 +136,7 @@ def test_the_lineage_learns_from_the_weights(tmp_path: Path) -> None:
     )
     templated = StageStep("unknown", "final_model", "outputs/sft")
     flags = weigh([templated], run, "base", None)
-    assert templated.kind == "config_only" and flags[0]["flag"] == "evaluator_tampering"
+    assert templated.kind == "config_only" and flags[0].flag == "evaluator_tampering"
 
 
 def test_changes_without_a_finite_ratio_and_files_that_are_not_files(tmp_path: Path) -> None:

@@ -92,11 +92,11 @@ def test_messy_run_keeps_every_attempt_and_raises_flags(make_run: MakeRun) -> No
     assert record.submissions[5].elapsed_s == 170.0
     # the collector reports the facts; the analyzer raises the flags from them
     assert record.flags == [] and record.run.extra["file_times_kept"] is True
-    overwritten = [f["message"].split(" ")[0] for f in mtime_overwritten_flags(record)]
+    overwritten = [f.message.split(" ")[0] for f in mtime_overwritten_flags(record)]
     assert overwritten == ["output/v1"]
     (probing,) = baseline_reset_flags(record)  # one reset, seen in both files
-    assert probing["flag"] == "grader_probing"
-    assert [e["path"] for e in probing["evidence"]] == ["run.log", "scores.json"]
+    assert probing.flag == "grader_probing"
+    assert [e.path for e in probing.evidence] == ["run.log", "scores.json"]
     assert [it.train_type for it in record.reports] == ["SFT", "GRPO"]
 
 
