@@ -25,6 +25,19 @@ def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
     }
 
 
+COUNTERS = frozenset({"range", "enumerate", "zip"})
+"""Iterables of positions: a loop over them indexes rows of a batch, not a checkpoint's tensors."""
+
+
+def _counts(iterable: cst.BaseExpression) -> bool:
+    """Say whether a loop runs over positions (``range(n)``, ``enumerate(x)``), not over tensor names."""
+    return (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value in COUNTERS
+    )
+
+
 class WeightAverage(RouteDetector):
     """Checkpoints merged by hand: for each tensor name, a value computed from two or more state dicts.
 
@@ -37,6 +50,10 @@ class WeightAverage(RouteDetector):
 
     VALID = (
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
+        Valid(
+            "class Policy:\n    def state_dict(self):\n        return self.model.state_dict()\n"
+            "for i in range(len(batch)):\n    old_logprobs[i] = mask(logprobs[i], masks[i])\n"
+        ),
         Valid(
             "import torch\nsd = torch.load('x.pt', weights_only=True)\n"
             "sd2 = {k: v.half() for k, v in sd.items()}\n"
@@ -81,10 +98,16 @@ class WeightAverage(RouteDetector):
 
     def visit_DictComp(self, node: cst.DictComp) -> None:
         target = node.for_in.target
-        if isinstance(target, cst.Name) and len(_keyed_sources(node.value, target.value)) >= 2:
+        if (
+            isinstance(target, cst.Name)
+            and not _counts(node.for_in.iter)
+            and len(_keyed_sources(node.value, target.value)) >= 2
+        ):
             self._combined(node)
 
     def visit_For(self, node: cst.For) -> None:
+        if _counts(node.iter):
+            return  # for i in range(batch): rows of tensors indexed by position, not tensors by name
         target: cst.BaseExpression = node.target
         if isinstance(target, cst.Tuple) and target.elements:
             target = target.elements[0].value  # for name, tensor in sd.items()
