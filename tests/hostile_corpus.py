@@ -53,8 +53,6 @@ REFERENCE = REPO / "fixtures" / "reference"
 CASES: dict[str, Case] = {}
 """Every case of the corpus, by name."""
 KNOWN_FAILURES: dict[str, str] = {
-    "arb-scores-timestamp-max-date-west": "found by this corpus; fixed by the commit that drops this line",
-    "arb-scores-timestamp-min-date-east": "found by this corpus; fixed by the commit that drops this line",
     "arb-scores-model-path-number": "found by this corpus; fixed by the commit that drops this line",
     "arb-scores-model-path-object": "found by this corpus; fixed by the commit that drops this line",
     "arb-unreadable-agent-jsonl": "found by this corpus; fixed by the commit that drops this line",

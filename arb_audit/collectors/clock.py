@@ -32,9 +32,10 @@ def parse_time(text: object) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(text.strip())
-    except ValueError:
+        # a time at the calendar's edge (9999-12-31T23:59-14:00) has no UTC moment: it overflows
+        naive = moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    except (ValueError, OverflowError):
         return None
-    naive = moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
     return moment if EARLIEST <= naive < LATEST else None
 
 
