@@ -76,6 +76,8 @@ def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
             defect("entries with an impossible elapsed_seconds (ignored)", index, elapsed)
             elapsed = None
         path = item.get("model_path")
+        if path is not None and not isinstance(path, str):
+            defect("entries whose model_path is not a string (ignored)", index, path)
         error = item.get("error")
         entries.append(
             ScoreEntry(
