@@ -14,6 +14,7 @@ from arb_audit.collectors.transcripts.opencode import OpenCodeFormat
 from arb_audit.collectors.transcripts.rendered import read_rendered
 from arb_audit.collectors.transcripts.stream import Event, events, first_json_objects
 from arb_audit.collectors.transcripts.task_outputs import read_task_outputs
+from arb_audit.regular_files import open_regular
 
 FORMATS: tuple[type[EventFormat], ...] = (
     ClaudeCodeFormat,
@@ -42,7 +43,13 @@ def read_transcript(folder: RunFolder, rel: str) -> Transcript | None:
     Problems (unreadable lines, unknown events, calls without results) are in the transcript's
     ``problems``, each naming ``rel``.
     """
-    if folder.file(rel) is None:
+    path = folder.file(rel)
+    if path is None:
+        return None
+    try:  # the detectors probe quietly: a file no one can open would read as no transcript at all
+        open_regular(path, follow_symlinks=True).close()
+    except OSError as exc:
+        folder.problem(rel, f"cannot be read: {exc.strerror or exc}")
         return None
     fmt = detect(folder, rel)
     if fmt is None:
