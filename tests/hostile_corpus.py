@@ -53,8 +53,6 @@ REFERENCE = REPO / "fixtures" / "reference"
 CASES: dict[str, Case] = {}
 """Every case of the corpus, by name."""
 KNOWN_FAILURES: dict[str, str] = {
-    "arb-unreadable-output-v3": "found by this corpus; fixed by the commit that drops this line",
-    "ptb-unreadable-task": "found by this corpus; fixed by the commit that drops this line",
     "arb-undecodable-names": "found by this corpus; fixed by the commit that drops this line",
     "rec-marker-workspace-too-long": "found by this corpus; fixed by the commit that drops this line",
     "arb-escape-sequences-in-file-names": "found by this corpus; fixed by the commit that drops this line",

@@ -241,12 +241,20 @@ def trainer_evidence(folder: RunFolder, rel: str, names: set[str], folders: set[
     evidence: dict[str, Any] = {}
     checkpoint = _newest_checkpoint(rel, folders)
     for state in (f"{rel}/trainer_state.json", f"{checkpoint}/trainer_state.json" if checkpoint else None):
-        if state and (folder.root / state).is_file() and (facts := _log_history(folder, state)) is not None:
+        if state and _present(folder.root / state) and (facts := _log_history(folder, state)) is not None:
             evidence.update(facts, trainer_state=state)
             break
     if "README.md" in names:
         evidence.update(model_card(folder, f"{rel}/README.md"))
     return evidence
+
+
+def _present(path: Path) -> bool:
+    """Tell whether an optional file is there (not if its folder cannot be searched: its listing says why)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _json_str(folder: RunFolder, rel: str, key: str) -> str | None:

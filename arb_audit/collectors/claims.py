@@ -98,7 +98,11 @@ def summary_claims(folder: RunFolder, rel_dir: str) -> list[ReportedIteration]:
     root = folder.root / rel_dir
     if not root.is_dir() or root.is_symlink():
         return []
-    names = sorted(p.name for p in root.iterdir() if SUMMARY_NAME.match(p.name) and p.is_file())
+    try:
+        names = sorted(p.name for p in root.iterdir() if SUMMARY_NAME.match(p.name) and p.is_file())
+    except OSError as exc:
+        folder.problem(rel_dir, f"cannot be listed: {exc.strerror or exc}")
+        return []
     claims: list[ReportedIteration] = []
     for name in names[:MAX_SUMMARIES]:
         rel = f"{rel_dir}/{name}"

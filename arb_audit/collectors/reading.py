@@ -169,7 +169,12 @@ class RunFolder:
         (a folder, a FIFO, a device), is recorded as a problem.
         """
         path = self.root / rel
-        if not path.exists() and not path.is_symlink():
+        try:
+            if not path.exists() and not path.is_symlink():
+                return None
+        except (OSError, ValueError) as exc:  # a folder on its way that cannot be searched, a NUL byte
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.problem(rel, f"cannot be examined: {reason}")
             return None
         if not self.contains(path):
             try:
