@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from arb_audit.collectors.reading import RunFolder
+from arb_audit.collectors.reading import RunFolder, utf8_name
 from arb_audit.model import STORE_DIRNAME, ArtifactInfo
 from arb_audit.regular_files import is_special, kind
 from arb_audit.runner.artifact_hash import hash_artifact
@@ -271,13 +271,16 @@ def find_output_artifacts(folder: RunFolder, top: str = "output", depth: int = 3
         return found
 
     def visit(path: Path, level: int) -> None:
+        rel = str(path.relative_to(folder.root))
         try:
             entries = sorted(os.scandir(path), key=lambda e: e.name)
         except OSError as exc:
-            folder.problem(str(path.relative_to(folder.root)), f"cannot be listed: {exc.strerror or exc}")
+            folder.problem(rel, f"cannot be listed: {exc.strerror or exc}")
             return
+        if unnamed := sum(not utf8_name(e.name) for e in entries):
+            folder.problem(rel, f"{unnamed:,} name(s) in it are not UTF-8; they were not examined")
+            entries = [e for e in entries if utf8_name(e.name)]
         names = {e.name for e in entries if e.is_file(follow_symlinks=False)}
-        rel = str(path.relative_to(folder.root))
         if path != base and (
             {"config.json", "adapter_config.json"} & names or any(n.endswith(WEIGHT_SUFFIXES) for n in names)
         ):

@@ -65,6 +65,18 @@ def text_number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def utf8_name(name: str) -> bool:
+    """Tell whether a file name read from the disk is UTF-8 (else it holds surrogate escapes).
+
+    An agent can name a file with any bytes; a name that is not UTF-8 cannot be stored or printed.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 BOM = b"\xef\xbb\xbf"
 """A UTF-8 byte-order mark, dropped from the start of a file as ``utf-8-sig`` does for JSON."""
 
