@@ -53,7 +53,6 @@ REFERENCE = REPO / "fixtures" / "reference"
 CASES: dict[str, Case] = {}
 """Every case of the corpus, by name."""
 KNOWN_FAILURES: dict[str, str] = {
-    "rec-marker-workspace-too-long": "found by this corpus; fixed by the commit that drops this line",
     "arb-escape-sequences-in-file-names": "found by this corpus; fixed by the commit that drops this line",
     "arb-run-folder-name-escapes": "found by this corpus; fixed by the commit that drops this line",
     "classify-undecodable-names": "found by this corpus; fixed by the commit that drops this line",

@@ -92,6 +92,14 @@ _JSON_TYPES = {
 }
 
 
+def _is_dir(path: Path) -> bool:
+    """Tell whether ``path`` is a folder; not when it cannot be looked at (a name too long, no access)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def locate_workspace(
     run_dir: Path, marker: Mapping[str, Any] | None, recorded: str | None = None
 ) -> Workspace:
@@ -131,7 +139,7 @@ def locate_workspace(
                     f"workspace_relative {relative!r} leads out of the folder the recording lies in"
                     f" ({home.parent}); not followed"
                 )
-            elif candidate.is_dir():
+            elif _is_dir(candidate):
                 found.path = candidate
                 return found
             else:
@@ -150,7 +158,7 @@ def locate_workspace(
         if candidate is not None and home.is_relative_to(candidate):
             found.problems.append(f"workspace ({source}) {value} holds the recording itself; not used")
             continue
-        if candidate is not None and candidate.is_dir():
+        if candidate is not None and _is_dir(candidate):
             why = (
                 f"it is not beside the recording at {tried[0].removesuffix(' (beside the recording)')}"
                 if tried
