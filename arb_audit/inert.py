@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import re
 
-UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_BEYOND_C0 = r"\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+"""DEL, the C1 controls (CSI, OSC, DCS as one byte each), the bidirectional marks, embeddings, overrides
+and isolates, and the line and paragraph separators."""
+UNSAFE = re.compile(rf"[\x00-\x1f{_BEYOND_C0}]")
 """C0 and C1 control characters (ESC, CSI, OSC, DCS, BEL...), line and paragraph separators, and the
 bidirectional marks, embeddings, overrides and isolates: each could forge, hide or reorder a line."""
-_UNSAFE_IN_BLOCK = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
+_UNSAFE_IN_BLOCK = re.compile(rf"[\x00-\x08\x0b-\x1f{_BEYOND_C0}]")
 """The same, less the tab and the line feed, which a block of text (code, a command's output) keeps."""
+_UNSAFE_IN_JSON = re.compile(f"[{_BEYOND_C0}]")
+"""What JSON lets stand raw in a string (it escapes the C0 controls itself)."""
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -41,3 +44,12 @@ def inert_block(text: str) -> str:
     back over a line already drawn.
     """
     return _UNSAFE_IN_BLOCK.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def inert_json(text: str) -> str:
+    r"""Return JSON text with each unsafe character JSON lets stand raw (DEL, C1, bidi) as a ``\u`` escape.
+
+    The text decodes to the same value: these characters only occur inside strings, where the escape
+    means the character. A terminal shown ``--json`` then acts on none of them.
+    """
+    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

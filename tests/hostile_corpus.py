@@ -53,8 +53,6 @@ REFERENCE = REPO / "fixtures" / "reference"
 CASES: dict[str, Case] = {}
 """Every case of the corpus, by name."""
 KNOWN_FAILURES: dict[str, str] = {
-    "arb-escape-sequences-in-file-names": "found by this corpus; fixed by the commit that drops this line",
-    "arb-run-folder-name-escapes": "found by this corpus; fixed by the commit that drops this line",
     "classify-undecodable-names": "found by this corpus; fixed by the commit that drops this line",
     "classify-secrets-in-code": "found by this corpus; fixed by the commit that drops this line",
     "arb-planted-store-is-a-fifo": "store.py: RunStore.open hands DuckDB a FIFO planted at"

@@ -9,6 +9,8 @@ from typing import NoReturn
 
 import click
 
+from arb_audit.inert import inert_json
+
 NOTHING_USABLE = 2
 """Exit status when no audit could be produced."""
 
@@ -111,7 +113,7 @@ def audit(
         request = AuditRequest(hash_artifacts=hash_artifacts, noise=noise, intended=intended)
         audited = audit_tree(run_dir, *tree, request)
         if as_json:
-            click.echo(audited.to_json_text())
+            click.echo(inert_json(audited.to_json_text()))
         else:
             from arb_audit.report import render_tree
 
@@ -136,7 +138,7 @@ def audit(
             _fail(f"{html_path}: cannot be written ({exc.strerror or exc})")
         click.echo(f"arb-audit: wrote {html_path}", err=True)
     if as_json:
-        click.echo(report.to_json_text())
+        click.echo(inert_json(report.to_json_text()))
     else:
         from arb_audit.report import render
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from arb_audit.inert import inert_json
+
 if TYPE_CHECKING:
     from arb_audit.analyzer.classify import Classification
 
@@ -97,7 +99,7 @@ def _print(
     if as_json:
         count = 0
         for result in results:
-            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+            click.echo(inert_json(json.dumps(result.to_json(), ensure_ascii=False)))
             count += 1
         return count
     done = list(results)
