@@ -21,20 +21,27 @@ and isolates, and the line and paragraph separators."""
 UNSAFE = re.compile(rf"[\x00-\x1f{_BEYOND_C0}]")
 """C0 and C1 control characters (ESC, CSI, OSC, DCS, BEL...), line and paragraph separators, and the
 bidirectional marks, embeddings, overrides and isolates: each could forge, hide or reorder a line."""
-_UNSAFE_IN_BLOCK = re.compile(rf"[\x00-\x08\x0b-\x1f{_BEYOND_C0}]")
+_SURROGATES = r"\ud800-\udfff"
+"""Lone surrogates: a file name's bytes that are not UTF-8 come as U+DC80-U+DCFF, and no terminal can be
+sent one. Escaped by the functions here, but kept out of :data:`UNSAFE`, whose pattern polars' regex
+engine also reads (it has no surrogates)."""
+_UNSAFE_IN_LINE = re.compile(rf"[\x00-\x1f{_BEYOND_C0}{_SURROGATES}]")
+_UNSAFE_IN_BLOCK = re.compile(rf"[\x00-\x08\x0b-\x1f{_BEYOND_C0}{_SURROGATES}]")
 """The same, less the tab and the line feed, which a block of text (code, a command's output) keeps."""
-_UNSAFE_IN_JSON = re.compile(f"[{_BEYOND_C0}]")
+_UNSAFE_IN_JSON = re.compile(f"[{_BEYOND_C0}{_SURROGATES}]")
 """What JSON lets stand raw in a string (it escapes the C0 controls itself)."""
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a name that is not UTF-8, shown as that byte
+        code -= 0xDC00
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def inert(text: str) -> str:
     """Return ``text`` for one terminal line: every unsafe character (see :data:`UNSAFE`) as an escape."""
-    return UNSAFE.sub(_escape, text)
+    return _UNSAFE_IN_LINE.sub(_escape, text)
 
 
 def inert_block(text: str) -> str:
