@@ -53,7 +53,6 @@ REFERENCE = REPO / "fixtures" / "reference"
 CASES: dict[str, Case] = {}
 """Every case of the corpus, by name."""
 KNOWN_FAILURES: dict[str, str] = {
-    "classify-secrets-in-code": "found by this corpus; fixed by the commit that drops this line",
     "arb-planted-store-is-a-fifo": "store.py: RunStore.open hands DuckDB a FIFO planted at"
     " .arb-audit/run.duckdb and blocks on it (the store's open is another change's)",
 }

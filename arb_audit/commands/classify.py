@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from arb_audit.inert import inert_json
+from arb_audit.redaction import redact, redact_all
 
 if TYPE_CHECKING:
     from arb_audit.analyzer.classify import Classification
@@ -85,7 +86,8 @@ def _row(result: Classification, clean: Callable[[object], str]) -> list[str]:
         else (f"default {result.default_route}" if result.default_route else "")
     )
     return [
-        clean(c) for c in (result.path, result.primary, ",".join(result.labels), result.role, stages, note)
+        clean(redact(c))
+        for c in (result.path, result.primary, ",".join(result.labels), result.role, stages, note)
     ]
 
 
@@ -99,7 +101,7 @@ def _print(
     if as_json:
         count = 0
         for result in results:
-            click.echo(inert_json(json.dumps(result.to_json(), ensure_ascii=False)))
+            click.echo(inert_json(json.dumps(redact_all(result.to_json()), ensure_ascii=False)))
             count += 1
         return count
     done = list(results)
@@ -116,5 +118,7 @@ def _print(
                     + (f" {f.kind}" if f.kind else "")
                     + (f" {'/'.join(f.routes)}" if f.routes else "")
                 )
-                click.echo(f"    {f.line}:{f.col}  {f.detector}  {clean(what)}  {clean(f.excerpt)}")
+                click.echo(
+                    f"    {f.line}:{f.col}  {f.detector}  {clean(redact(what))}  {clean(redact(f.excerpt))}"
+                )
     return len(done)
