@@ -19,7 +19,7 @@ from arb_audit.analyzer.batch import classify_many
 from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
 from arb_audit.analyzer.source import kind_for
-from arb_audit.analyzer.workspace import KEEPS_OWN, in_workspace, module_index, uses
+from arb_audit.analyzer.workspace import in_workspace, keeps_own, module_index, uses
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
@@ -131,7 +131,7 @@ def _in_workspaces(
         read = {
             path: uses(path, t, index)
             for path in here
-            if resolved[files[path]].role not in KEEPS_OWN and (t := text(files[path])) is not None
+            if not keeps_own(resolved[files[path]]) and (t := text(files[path])) is not None
         }
         wanted = {
             files[u.module]

@@ -8,7 +8,8 @@ with evidence pointing into the other file. Bounded: :data:`MAX_DEPTH` modules d
 :data:`MAX_TEXT` characters are not read for imports, and each file's imports are read once.
 
 A file that shows a training stage of its own, or that is a launcher, keeps its own verdict: what the
-file itself does decides over what it imports (TAXONOMY.md's unit is the file). A launcher without a
+file itself does decides over what it imports (TAXONOMY.md's unit is the file). A file whose step's loss
+is elsewhere (an honest ``UNKNOWN``) takes the stages of the workspace code it uses. A launcher without a
 default of its own gets the one the workspace's config gives it (:mod:`.workspace_config`).
 """
 
@@ -36,6 +37,16 @@ MAX_TEXT = 2_000_000
 """Files larger than this are not read for imports (their own classification stands)."""
 KEEPS_OWN = frozenset({"training", "launcher"})
 """Roles of a file whose own verdict is not replaced by what it imports."""
+
+
+def keeps_own(result: Classification) -> bool:
+    """Say whether a file's own verdict stands over the workspace code it uses.
+
+    A file that trains or launches keeps its verdict, unless its training is an honest ``UNKNOWN``: a
+    step whose loss is not in the file (``GRPOTrainer(...).train()`` of a workspace class) is what
+    the used module's code says it is.
+    """
+    return result.role in KEEPS_OWN and result.primary != "UNKNOWN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +111,18 @@ def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
         return []
     lines = text.splitlines()
     found: dict[str, Use] = {}
+    if posixpath.basename(path) == "__init__.py":
+        # a package's __init__ re-exports what it imports (``from .trainers import GRPOTrainer``): its
+        # users reach that code through it
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                if local in bound and bound[local] not in found:
+                    at = node.lineno
+                    excerpt = lines[at - 1].strip()[:200] if 0 < at <= len(lines) else ""
+                    found[bound[local]] = Use(bound[local], local, at, excerpt)
     for node in ast.walk(tree):
         name = _used_name(node)
         if name in bound and bound[name] not in found:
@@ -162,7 +185,7 @@ def in_workspace(
         if path in memo:
             return memo[path]
         own = labels[path]
-        if own.role in KEEPS_OWN or depth >= MAX_DEPTH or not path.endswith(".py"):
+        if keeps_own(own) or depth >= MAX_DEPTH or not path.endswith(".py"):
             return own
         if path not in read:
             text = text_of(path)
@@ -179,11 +202,13 @@ def in_workspace(
             memo[path] = result
         return result
 
+    def shown(path: str) -> Classification:
+        result = resolve(path, 0, frozenset())
+        # a package's __init__ only passes its modules on to their users; it runs nothing itself
+        return labels[path] if posixpath.basename(path) == "__init__.py" else result
+
     wanted = [path for path in labels if only is None or path in only]
-    return {
-        path: with_config_default(resolve(path, 0, frozenset()), path, labels.keys(), text_of)
-        for path in wanted
-    }
+    return {path: with_config_default(shown(path), path, labels.keys(), text_of) for path in wanted}
 
 
 def _adopt(own: Classification, adopted: list[tuple[Use, Classification]]) -> Classification:

@@ -165,3 +165,37 @@ def test_an_audit_reads_the_script_a_command_ran_in_its_workspace(tmp_path: Path
     assert "SFT" in route["attempted"]
     paths = [e.get("path") for e in route["evidence"]["attempted"]["SFT"]]
     assert "run.py" in paths and "mylib/trainer.py" in paths
+
+
+GRPO_TRAINER_CLASS = (
+    GRPO_LOSS
+    + """
+
+class GRPOTrainer:
+    def train(self):
+        for batch in self.batches:
+            step(batch, self.optimizer)
+"""
+)
+
+
+def test_a_step_whose_loss_is_in_a_workspace_class_takes_its_stage(tmp_path: Path) -> None:
+    # trainer.train() of a class of the workspace: alone an honest UNKNOWN, in the workspace its code's stage
+    run = "trainer = GRPOTrainer(model='m')\ntrainer.train()\n"
+    root = _write(
+        tmp_path,
+        {
+            "mypkg/__init__.py": "from .trainers.grpo_trainer import GRPOTrainer\n",
+            "mypkg/trainers/__init__.py": "",
+            "mypkg/trainers/grpo_trainer.py": GRPO_TRAINER_CLASS,
+            "direct.py": "from mypkg.trainers.grpo_trainer import GRPOTrainer\n" + run,
+            "through_package.py": "from mypkg import GRPOTrainer\n" + run,
+            "aliased.py": "import mypkg as vf\n" + run.replace("GRPOTrainer(", "vf.GRPOTrainer("),
+        },
+    )
+    found = _by_name(root)
+    for name in ("direct.py", "through_package.py", "aliased.py"):
+        assert found[name].primary == "GRPO", name
+        assert any(f.path == "mypkg/trainers/grpo_trainer.py" for f in found[name].stages[0].evidence)
+    # the package's __init__ only passes the class on: it runs nothing itself
+    assert found["mypkg/__init__.py"].primary == "NONE_TRAINING"
