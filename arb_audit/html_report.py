@@ -429,25 +429,27 @@ def render_html(report: AuditReport, code: CodeSource | None = None, back: str |
 def code_reader(report: AuditReport) -> CodeSource | None:
     """Return what reads code from the run's revisions.git: at a revision, and its version before.
 
-    None when the run has no revisions.git at hand.
+    None when the run has no revisions.git at hand. One reader answers every pointer of the page, so
+    each commit and tree it walks is read once.
     """
-    from arb_audit.revisions import previous_version, read_file_at, shown_text
+    from arb_audit.revisions import RevisionReader, shown_text
 
     if not report.run.revisions_path:
         return None
     git_dir = Path(report.run.revisions_path)
     if not git_dir.is_dir():
         return None
+    reader = RevisionReader(git_dir)
     cache: dict[tuple[str, str], str | None] = {}
 
     def read(revision: str, path: str) -> str | None:
         if (revision, path) not in cache:
-            raw = read_file_at(git_dir, revision, path)
+            raw = reader.file_at(revision, path)
             cache[(revision, path)] = None if raw is None else shown_text(raw, path)
         return cache[(revision, path)]
 
     def before(revision: str, path: str) -> tuple[str, str | None] | None:
-        found = previous_version(git_dir, revision, path)
+        found = reader.previous(revision, path)
         if found is None:
             return None
         return found[0], None if found[1] is None else shown_text(found[1], path)

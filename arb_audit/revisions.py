@@ -22,6 +22,7 @@ import stat
 import subprocess
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -610,21 +611,220 @@ def read_blob(git_dir: Path, sha: str) -> bytes | None:
     return shown.stdout if shown.returncode == 0 else None
 
 
-def read_file_at(git_dir: Path, commit: str, path: str, limit: int = 2 * 1024 * 1024) -> bytes | None:
-    """Return the content of ``path`` at ``commit`` of ``git_dir`` (None when absent or over ``limit``)."""
-    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not path or "\0" in path:
-        return None
+MAX_SHOWN_BYTES = 2 * 1024 * 1024
+"""Largest file read back to show a person (a page, the reviewer's desk)."""
+MAX_OBJECT_BYTES = 4 * MAX_SHOWN_BYTES
+"""Largest object (a file, a tree, a commit) read back from revisions.git, as stored or inflated."""
+
+
+def _tree_entries(data: bytes) -> dict[str, tuple[bytes, int]] | None:
+    """Return a git tree's entries, name -> (sha, mode); None when it is malformed.
+
+    Names are only looked up here, never written out as paths, so they need none of the checks
+    GitPython makes of every entry (which took most of the time of walking a long history).
+    """
+    entries: dict[str, tuple[bytes, int]] = {}
+    at = 0
+    while at < len(data):
+        space = data.find(b" ", at)
+        end = data.find(b"\0", space + 1)
+        if space < 0 or end < 0 or end + 21 > len(data) or not data[at:space].isdigit():
+            return None
+        try:
+            mode = int(data[at:space], 8)
+        except ValueError:  # an 8 or a 9
+            return None
+        entries[data[space + 1 : end].decode("utf-8", errors="surrogateescape")] = (
+            data[end + 1 : end + 21],
+            mode,
+        )
+        at = end + 21
+    return entries
+
+
+def _inflate(raw: bytes, limit: int | None) -> tuple[bytes, bytes | None] | None:
+    """Return a loose object's type and content (None when over ``limit``); None when it is malformed.
+
+    Nothing beyond the size its header gives is inflated.
+    """
+    inflate = zlib.decompressobj()
     try:
-        blob = git.Repo(git_dir).commit(commit).tree / path
-    except Exception:  # a revision or path the store does not hold: nothing to show
+        head = inflate.decompress(raw, 64)  # "<type> <size>", a NUL, and the content's start
+        end = head.find(b"\0")
+        kind, _, size_text = head[:end].partition(b" ")
+        size = int(size_text)
+        if end < 0 or not 0 <= size <= MAX_OBJECT_BYTES:
+            return None
+        if limit is not None and size > limit:
+            return kind, None
+        body = head[end + 1 :] + inflate.decompress(inflate.unconsumed_tail, size + 1)
+    except (zlib.error, ValueError):
         return None
-    if blob.type != "blob" or blob.size > limit:
-        return None
-    return read_blob(git_dir, blob.hexsha)
+    return (kind, body) if len(body) == size else None
+
+
+class RevisionReader:
+    """Reads files and their earlier versions from one ``revisions.git``, in this process.
+
+    Asked through GitPython, every file read started ``git cat-file`` processes and every history
+    question a ``git rev-list``: about 10 ms a question, which made a study site's 5,000 run pages
+    take minutes. Snapshots are written as loose objects (:class:`_Objects`), so they are read here
+    as files (through :func:`read_regular`: never mapped, no link followed, bounded), and a file's
+    history is walked commit by commit, each commit and tree parsed once per reader. An object that
+    is not loose (the repository was packed by ``git gc``) is read through git, one ``git cat-file``
+    process for the whole reader.
+    """
+
+    def __init__(self, git_dir: Path, limit: int = MAX_SHOWN_BYTES) -> None:
+        self.git_dir = git_dir
+        self.limit = limit
+        self._objects = os.path.join(git_dir, "objects")  # a string: pathlib's joins cost more than reads
+        self._git: git.Repo | None = None
+        self._commits: dict[bytes, tuple[bytes, list[bytes]] | None] = {}
+        self._trees: dict[bytes, dict[str, tuple[bytes, int]] | None] = {}
+
+    def _packed(self) -> git.Repo:
+        if self._git is None:
+            self._git = git.Repo(self.git_dir)
+        return self._git
+
+    def _read(self, binsha: bytes, limit: int | None = None) -> tuple[bytes, bytes | None] | None:
+        """Return an object's type and content (None when over ``limit``), or None when it is not here."""
+        name = binsha.hex()
+        try:
+            raw = read_regular(os.path.join(self._objects, name[:2], name[2:]), MAX_OBJECT_BYTES)
+        except FileNotFoundError:
+            return self._read_packed(binsha, limit)
+        except OSError:  # a link, a FIFO, a folder, unreadable: no object of ours
+            return None
+        return _inflate(raw, limit)
+
+    def _read_packed(self, binsha: bytes, limit: int | None) -> tuple[bytes, bytes | None] | None:
+        try:
+            odb = self._packed().odb
+            info = odb.info(binsha)
+            if info.size > (MAX_OBJECT_BYTES if limit is None else min(limit, MAX_OBJECT_BYTES)):
+                return info.type, None
+            return info.type, bytes(odb.stream(binsha).read())
+        except Exception:  # not in the store, or no repository at all: nothing to show
+            return None
+
+    def _resolve(self, commit: str) -> bytes | None:
+        """Return the binary sha an abbreviated one names (None: unknown or ambiguous)."""
+        if len(commit) == 40:
+            return bytes.fromhex(commit)
+        try:
+            loose = [
+                commit[:2] + n
+                for n in os.listdir(os.path.join(self._objects, commit[:2]))
+                if n.startswith(commit[2:])
+            ]
+        except OSError:
+            loose = []
+        if len(loose) == 1 and len(loose[0]) == 40:
+            return bytes.fromhex(loose[0])
+        try:
+            return bytes(self._packed().odb.partial_to_complete_sha_hex(commit))
+        except Exception:  # unknown or ambiguous
+            return None
+
+    def _commit(self, binsha: bytes) -> tuple[bytes, list[bytes]] | None:
+        """Return a commit's tree and parents (binary shas), or None when it is not a commit here."""
+        if binsha not in self._commits:
+            found = self._read(binsha)
+            parsed = None
+            if found is not None and found[0] == b"commit" and found[1] is not None:
+                tree, parents = None, []
+                try:
+                    for line in found[1].split(b"\n\n", 1)[0].split(b"\n"):
+                        key, _, value = line.partition(b" ")
+                        if key == b"tree":
+                            tree = bytes.fromhex(value.decode("ascii"))
+                        elif key == b"parent":
+                            parents.append(bytes.fromhex(value.decode("ascii")))
+                except ValueError:  # a malformed commit: no history through it
+                    tree = None
+                parsed = None if tree is None else (tree, parents)
+            self._commits[binsha] = parsed
+        return self._commits[binsha]
+
+    def _tree(self, binsha: bytes) -> dict[str, tuple[bytes, int]] | None:
+        if binsha not in self._trees:
+            found = self._read(binsha)
+            entries = None
+            if found is not None and found[0] == b"tree" and found[1] is not None:
+                entries = _tree_entries(found[1])
+            self._trees[binsha] = entries
+        return self._trees[binsha]
+
+    def _entry(self, commit: bytes, path: str) -> tuple[bytes, int] | None:
+        """Return the (sha, mode) ``path`` has at ``commit``, or None when it has none."""
+        made = self._commit(commit)
+        if made is None:
+            return None
+        entry: tuple[bytes, int] = (made[0], stat.S_IFDIR)
+        for name in path.split("/"):
+            tree = self._tree(entry[0]) if stat.S_ISDIR(entry[1]) else None
+            if tree is None or name not in tree:
+                return None
+            entry = tree[name]
+        return entry
+
+    def _content(self, entry: tuple[bytes, int] | None) -> bytes | None:
+        if entry is None or stat.S_ISDIR(entry[1]):
+            return None
+        found = self._read(entry[0], self.limit)
+        return found[1] if found is not None and found[0] == b"blob" else None
+
+    @staticmethod
+    def _asks(commit: str, path: str) -> bool:
+        return bool(re.fullmatch(r"[0-9a-f]{7,40}", commit)) and bool(path) and "\0" not in path
+
+    def file_at(self, commit: str, path: str) -> bytes | None:
+        """Return the content of ``path`` at ``commit`` (None when absent or over the limit)."""
+        found = self._resolve(commit) if self._asks(commit, path) else None
+        return None if found is None else self._content(self._entry(found, path))
+
+    def previous(self, commit: str, path: str) -> tuple[str, bytes | None] | None:
+        """Return the version of ``path`` before its version at ``commit`` (:func:`previous_version`)."""
+        here = self._resolve(commit) if self._asks(commit, path) else None
+        made = None if here is None else self._commit(here)
+        if here is None or made is None:
+            return None
+        # Snapshots are a line (one parent each): walk back while the path's entry stays the same.
+        current, seen = self._entry(here, path), {here}
+        while made is not None and len(made[1]) == 1:
+            parent = made[1][0]
+            if parent in seen:  # an object file that is not what its name says: no history to trust
+                return None
+            seen.add(parent)
+            before = self._entry(parent, path)
+            if before != current:
+                return parent.hex(), None if before is None else self._content(before)
+            here, made = parent, self._commit(parent)
+        if made is not None and made[1]:  # a merge (never written here): git's own rules decide
+            return self._previous_by_git(here.hex(), path)
+        return None  # the first revision, or a history the store does not hold
+
+    def _previous_by_git(self, commit: str, path: str) -> tuple[str, bytes | None] | None:
+        try:
+            made = next(self._packed().iter_commits(commit, paths=path, max_count=1), None)
+        except Exception:
+            return None
+        if made is None or not made.parents:
+            return None
+        parent = made.parents[0].binsha
+        before = self._entry(parent, path)
+        return parent.hex(), None if before is None else self._content(before)
+
+
+def read_file_at(git_dir: Path, commit: str, path: str, limit: int = MAX_SHOWN_BYTES) -> bytes | None:
+    """Return the content of ``path`` at ``commit`` of ``git_dir`` (None when absent or over ``limit``)."""
+    return RevisionReader(git_dir, limit).file_at(commit, path)
 
 
 def previous_version(
-    git_dir: Path, commit: str, path: str, limit: int = 2 * 1024 * 1024
+    git_dir: Path, commit: str, path: str, limit: int = MAX_SHOWN_BYTES
 ) -> tuple[str, bytes | None] | None:
     """Return the version of ``path`` before the one it has at ``commit``: (that revision, its content).
 
@@ -632,23 +832,7 @@ def previous_version(
     ``commit``; its content is None when the file did not exist there (it was new) or is over
     ``limit``. None when no earlier revision holds the history (the first revision, an unknown commit).
     """
-    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not path or "\0" in path:
-        return None
-    try:
-        repo = git.Repo(git_dir)
-        made = next(repo.iter_commits(commit, paths=path, max_count=1), None)
-        if made is None or not made.parents:
-            return None
-        parent = made.parents[0]
-        try:
-            blob = parent.tree / path
-        except KeyError:  # the file was new in that revision
-            return parent.hexsha, None
-    except Exception:  # a history the store does not hold: nothing to compare with
-        return None
-    if blob.type != "blob" or blob.size > limit:
-        return parent.hexsha, None
-    return parent.hexsha, read_blob(git_dir, blob.hexsha)
+    return RevisionReader(git_dir, limit).previous(commit, path)
 
 
 def shown_text(raw: bytes, path: str | None) -> str:

@@ -254,3 +254,48 @@ def test_the_previous_version_of_a_file_is_before_the_revision_that_last_changed
     assert revisions.previous_version(git_dir, first.sha, "a.py") is None  # no earlier revision
     assert revisions.previous_version(git_dir, "0" * 40, "a.py") is None
     assert revisions.previous_version(git_dir, third.sha, "") is None
+
+
+def test_a_packed_revisions_git_reads_the_same_as_loose_objects(tmp_path: Path) -> None:
+    """Snapshots are loose objects, read in-process; after ``git gc`` packs them, git reads them."""
+    code, git_dir = tmp_path / "code", tmp_path / "r.git"
+    (code / "pkg").mkdir(parents=True)
+    (code / "pkg" / "a.py").write_text("a = 1\n")
+    first = _snap(git_dir, code, [])
+    (code / "pkg" / "a.py").write_text("a = 2\n")
+    second = _snap(git_dir, code, [], seq=2, trigger="timer", message="second")
+    asked = [
+        ("file_at", second.sha, "pkg/a.py"),
+        ("file_at", second.sha[:9], "pkg/a.py"),
+        ("file_at", first.sha, "pkg"),  # a folder is no file
+        ("file_at", first.sha, "pkg/missing.py"),
+        ("previous", second.sha, "pkg/a.py"),
+        ("previous", second.sha[:9], "pkg/a.py"),
+    ]
+    loose = [getattr(revisions.RevisionReader(git_dir), how)(sha, path) for how, sha, path in asked]
+    assert loose == [b"a = 2\n", b"a = 2\n", None, None, (first.sha, b"a = 1\n"), (first.sha, b"a = 1\n")]
+    assert revisions.RevisionReader(git_dir, limit=3).file_at(second.sha, "pkg/a.py") is None  # too big
+    subprocess.run(["git", "--git-dir", str(git_dir), "gc", "-q", "--prune=now"], check=True)
+    assert not list((git_dir / "objects").glob("??/*"))  # nothing loose is left
+    packed = [getattr(revisions.RevisionReader(git_dir), how)(sha, path) for how, sha, path in asked]
+    assert packed == loose
+
+
+def test_an_object_that_is_a_link_or_corrupt_is_not_read(tmp_path: Path) -> None:
+    """An object file swapped for a link (to a device that never ends) or for garbage reads as absent."""
+    code, git_dir = tmp_path / "code", tmp_path / "r.git"
+    code.mkdir()
+    (code / "a.py").write_text("a = 1\n")
+    (code / "b.py").write_text("b = 1\n")
+    made = _snap(git_dir, code, [])
+    tree = git.Repo(git_dir).commit(made.sha).tree
+    for name, replace in (("a.py", "link"), ("b.py", "garbage")):
+        sha = tree[name].hexsha
+        stored = git_dir / "objects" / sha[:2] / sha[2:]
+        stored.unlink()
+        if replace == "link":
+            stored.symlink_to("/dev/zero")
+        else:
+            stored.write_bytes(b"not zlib at all")
+    reader = revisions.RevisionReader(git_dir)
+    assert reader.file_at(made.sha, "a.py") is None and reader.file_at(made.sha, "b.py") is None
