@@ -40,6 +40,9 @@ OUTPUT_TAIL = 10
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])")
 """Terminal escape sequences (colours, cursor moves, titles): a page shows the text without them."""
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""What :func:`printable` changes: the control characters but tab and newline (a carriage return, an
+escape's start included). Most text has none, and is passed on without the three rewrites."""
 
 CodeReader = Callable[[str, str], str | None]
 """(revision, path) -> the file's text at that revision, or None."""
@@ -86,6 +89,8 @@ STYLE = "".join(
 
 def printable(text: str) -> str:
     """Return ``text`` without terminal escape sequences, other control characters shown as symbols."""
+    if not _UNPRINTABLE.search(text):
+        return text
     lines = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")  # a progress bar's redraws
     return _CONTROLS.sub(lambda m: "\u2421" if m[0] == "\x7f" else chr(0x2400 + ord(m[0])), lines)
 
