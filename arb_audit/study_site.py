@@ -16,9 +16,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
-from collections import defaultdict
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +62,8 @@ FILTERS: tuple[tuple[str, str], ...] = (
 VERDICT_COLUMN = {"route": "route", "chain": "route", "failure": "failure", "quadrant": "quadrant"}
 """Which column shows reviewers' verdicts on a field (a flag's verdict shows under flags)."""
 PAGE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+PAGES_PER_TASK = 32
+"""Run pages a worker process writes per task: enough that handing work over costs little beside it."""
 
 SCRIPT = r"""(function () {
 "use strict";
@@ -342,28 +349,83 @@ def render_index(title: str, rows: list[dict[str, Any]], figures: dict[str, str]
     )
 
 
-def _figures(study: pl.DataFrame, folder: Path, summary: SiteSummary) -> dict[str, str]:
-    """Draw every study figure into ``folder`` as PNG; one that has nothing to draw is left out."""
-    from arb_audit.taxonomy.figures import FIGURES, figure, save
+Page = tuple[str, str, str]
+"""A run page to write: the run's key, the page's file name, the run's stored audit (JSON)."""
 
-    drawn: dict[str, str] = {}
-    for name, spec in FIGURES.items():
-        target = folder / f"{name}.png"
+
+def _draw_figure(study: pl.DataFrame, folder: Path, name: str) -> str | None:
+    """Draw the study figure ``name`` into ``folder`` as PNG; return why not when it has nothing to draw."""
+    from arb_audit.taxonomy.figures import figure, save
+
+    try:
+        save(figure(name, study), folder / f"{name}.png")
+    except ValueError as exc:
+        return f"figure {name}: {exc}"
+    return None
+
+
+def _draw_stored_figure(study_path: Path, folder: Path, name: str) -> str | None:
+    """:func:`_draw_figure` of the study store at ``study_path``, read here (in a worker process)."""
+    from arb_audit.study import load_study
+
+    return _draw_figure(load_study(study_path), folder, name)
+
+
+def _write_pages(folder: Path, pages: Iterable[Page]) -> list[str]:
+    """Write each run's page into ``folder``; return the keys of the runs whose audit does not read back."""
+    unreadable = []
+    for key, name, stored in pages:
         try:
-            save(figure(name, study), target)
-        except ValueError as exc:
-            summary.skipped.append(f"figure {name}: {exc}")
+            report = AuditReport.model_validate_json(stored)
+        except (ValidationError, ValueError):
+            unreadable.append(key)
             continue
-        drawn[name] = spec.caption
-        summary.figures.append(name)
-    return drawn
+        page = render_html(report, code_reader(report), back="../index.html")
+        (folder / name).write_text(page, encoding="utf-8")
+    return unreadable
 
 
-def write_site(study_path: Path, out: Path, *, figures: bool = True) -> SiteSummary:
+def _chunks(pages: Iterable[Page]) -> Iterator[list[Page]]:
+    chunk: list[Page] = []
+    for page in pages:
+        chunk.append(page)
+        if len(chunk) == PAGES_PER_TASK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _write_in_workers(
+    folder: Path, pages: Iterable[Page], jobs: int, figures: Sequence[Callable[[], str | None]]
+) -> tuple[set[str], list[str | None]]:
+    """Draw the figures and write the pages in ``jobs`` worker processes.
+
+    The figures' tasks (``figures``, one a figure) go first: the largest figure of a big study takes
+    about as long as all its pages. The pages follow, a few tasks at a time to whichever worker is
+    free, so only a few tasks' audits are copied at once whatever the study's size. Return the keys
+    of the runs whose audit does not read back, and what each figure's task returned.
+    """
+    unreadable: set[str] = set()
+    # spawned, not forked: the parent's polars and DuckDB threads do not survive a fork
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        drawing = [pool.submit(task) for task in figures]
+        ahead: deque[Future[list[str]]] = deque()
+        for chunk in _chunks(pages):
+            ahead.append(pool.submit(_write_pages, folder, chunk))
+            if len(ahead) >= 2 * jobs:
+                unreadable.update(ahead.popleft().result())
+        while ahead:
+            unreadable.update(ahead.popleft().result())
+        return unreadable, [done.result() for done in drawing]
+
+
+def write_site(study_path: Path, out: Path, *, figures: bool = True, jobs: int | None = None) -> SiteSummary:
     """Write the static site of the study store at ``study_path`` into the folder ``out``.
 
     Raises StoreError when the study cannot be read. A run whose stored audit does not read back (made
-    by an older arb-audit) is listed without a page, and said so in the summary.
+    by an older arb-audit) is listed without a page, and said so in the summary. ``jobs``: worker
+    processes that write the pages and draw the figures (default: the CPU count; 1: none, all here).
     """
     from arb_audit.study import load_study
 
@@ -375,28 +437,37 @@ def write_site(study_path: Path, out: Path, *, figures: bool = True) -> SiteSumm
         ledger = None
     verdicts = _verdicts_by_run(ledger)
     (out / "runs").mkdir(parents=True, exist_ok=True)
+    captions: dict[str, str] = {}  # the figures to draw: name -> caption
+    if figures and not study.is_empty():
+        from arb_audit.taxonomy.figures import FIGURES
+
+        captions = {name: spec.caption for name, spec in FIGURES.items()}
+        (out / "figures").mkdir(exist_ok=True)
+    stored = study.filter(pl.col("report").fill_null("") != "")
+    names = {key: page_name(key, run_id) for key, run_id in stored.select("run_key", "run_id").iter_rows()}
+    # read a few hundred audits at a time (polars' buffer), never the whole study's at once
+    pages = ((key, names[key], report) for key, report in stored.select("run_key", "report").iter_rows())
+    workers = max(1, jobs or os.cpu_count() or 1)
+    if workers > 1 and len(names) > PAGES_PER_TASK:
+        tasks = [partial(_draw_stored_figure, study_path, out / "figures", name) for name in captions]
+        unreadable, notes = _write_in_workers(out / "runs", pages, workers, tasks)
+    else:
+        unreadable = set(_write_pages(out / "runs", pages))
+        notes = [_draw_figure(study, out / "figures", name) for name in captions]
     summary = SiteSummary()
     rows = []
-    for row in study.iter_rows(named=True):
+    for row in study.drop("report").iter_rows(named=True):
+        key = row["run_key"]
         href = None
-        if row["report"]:
-            try:
-                report = AuditReport.model_validate_json(row["report"])
-            except (ValidationError, ValueError):
-                summary.skipped.append(
-                    f"{row['run_key']}: its stored audit is of another schema (ingest again)"
-                )
-            else:
-                name = page_name(row["run_key"], row["run_id"])
-                page = render_html(report, code_reader(report), back="../index.html")
-                (out / "runs" / name).write_text(page, encoding="utf-8")
-                href = f"runs/{name}"
-                summary.pages += 1
-        rows.append(index_row(row, href, verdicts.get(row["run_key"], [])))
-    drawn: dict[str, str] = {}
-    if figures and not study.is_empty():
-        (out / "figures").mkdir(exist_ok=True)
-        drawn = _figures(study, out / "figures", summary)
+        if key in unreadable:
+            summary.skipped.append(f"{key}: its stored audit is of another schema (ingest again)")
+        elif key in names:
+            href = f"runs/{names[key]}"
+            summary.pages += 1
+        rows.append(index_row(row, href, verdicts.get(key, [])))
+    drawn = {name: caption for (name, caption), note in zip(captions.items(), notes, strict=True) if not note}
+    summary.figures = list(drawn)
+    summary.skipped += [note for note in notes if note is not None]
     summary.runs = len(rows)
     (out / "index.html").write_text(render_index(study_path.stem, rows, drawn), encoding="utf-8")
     return summary

@@ -27,7 +27,10 @@ def _fail(message: str) -> NoReturn:
     help="The folder to write the site into (made when missing; its pages are replaced).",
 )
 @click.option("--no-figures", is_flag=True, help="Leave the study figures out (quicker for a large study).")
-def site(study: Path, output: Path, no_figures: bool) -> None:
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: the CPU count)."
+)
+def site(study: Path, output: Path, no_figures: bool, jobs: int | None) -> None:
     """Write the study store STUDY (made by `arb-audit ingest`) as a static site into a folder.
 
     DIR/index.html lists every run (task, agent, route, scores, failure, quadrant, flags, and reviewers'
@@ -42,7 +45,7 @@ def site(study: Path, output: Path, no_figures: bool) -> None:
     if not study.is_file():
         _fail(f"{study}: no such study (make one with arb-audit ingest)")
     try:
-        summary = write_site(study, output, figures=not no_figures)
+        summary = write_site(study, output, figures=not no_figures, jobs=jobs)
     except StoreError as exc:
         _fail(str(exc))
     except OSError as exc:

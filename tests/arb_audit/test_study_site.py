@@ -16,7 +16,7 @@ import pytest
 from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
 from arb_audit.study import row_from_audit, save_rows
-from arb_audit.study_site import PAGE_ROWS, SCRIPT, page_name
+from arb_audit.study_site import PAGE_ROWS, SCRIPT, page_name, write_site
 from arb_audit.verdicts import Verdict, append_verdicts
 from tests.audit_records import complete_report
 from tests.browser import dump_dom, load, needs_chromium
@@ -151,6 +151,27 @@ def test_a_study_that_is_not_there_or_empty_is_refused(tmp_path: Path) -> None:
         pass
     code, _, err = run_cli("site", str(tmp_path / "empty.duckdb"), "-o", str(tmp_path / "out"))
     assert code == 2 and "holds no ingested runs" in err
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(folder)): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
+
+
+def test_pages_written_by_worker_processes_are_those_written_here(tmp_path: Path) -> None:
+    """The site is the same whether worker processes write its pages and draw its figures or not, a run
+    whose stored audit does not read back included."""
+    study = _study(tmp_path / "study.duckdb")
+    old = row_from_audit("/runs/old", "fp", complete_report({"run": {"run_id": "arl:old/x"}}), None, {})
+    old["report"] = json.dumps({"schema_version": 0, "made_by": "an older arb-audit"})
+    with RunStore.open(study) as store:
+        save_rows(store, [old])
+    here = write_site(study, tmp_path / "here", jobs=1)
+    workers = write_site(study, tmp_path / "workers", jobs=2)
+    assert here == workers
+    assert workers.pages == 5 * COPIES + 1 and workers.runs == 6 * COPIES + 2
+    assert workers.skipped[0] == "/runs/old: its stored audit is of another schema (ingest again)"
+    assert workers.figures and (tmp_path / "workers" / "figures" / f"{workers.figures[0]}.png").is_file()
+    assert _files(tmp_path / "here") == _files(tmp_path / "workers")
 
 
 def _body(dom: str) -> str:
