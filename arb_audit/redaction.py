@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import PurePosixPath
@@ -165,17 +166,23 @@ def _spans_in(text: str, env_file: bool) -> Iterator[tuple[int, int]]:
         yield from (m.span("value") for m in _ENV_LINE.finditer(text))
 
 
-def _decoded(text: str) -> tuple[str, list[int], list[int], list[int]] | None:
+def _unescaped(match: re.Match[str]) -> str:
+    """Return the one character an escape (a match of :data:`_ESCAPE`) stands for."""
+    code = match[1] or match[2] or match[3]
+    return chr(int(code, 16)) if code else _PLAIN_ESCAPES.get(match[4], match[4])
+
+
+def _decoded(text: str) -> tuple[str, array[int], array[int], array[int]] | None:
     """Return ``text`` with its escapes decoded and where each piece came from, or None without escapes.
 
     Pieces are runs of plain text (one character for one) and single escapes (one character for the
     whole escape): the decoded text, each piece's start in it, its start in ``text`` and its length
-    in ``text`` (0 for a plain run).
+    in ``text`` (0 for a plain run). The offsets are machine integers: a line of escapes has millions.
     """
     pieces: list[str] = []
-    decoded_at: list[int] = []
-    written_at: list[int] = []
-    escape_len: list[int] = []
+    decoded_at = array("q")
+    written_at = array("q")
+    escape_len = array("q")
     at = 0
     size = 0
     for match in _ESCAPE.finditer(text):
@@ -185,9 +192,7 @@ def _decoded(text: str) -> tuple[str, list[int], list[int], list[int]] | None:
             written_at.append(at)
             escape_len.append(0)
             size += match.start() - at
-        code = match[1] or match[2] or match[3]
-        char = chr(int(code, 16)) if code else _PLAIN_ESCAPES.get(match[4], match[4])
-        pieces.append(char)
+        pieces.append(_unescaped(match))
         decoded_at.append(size)
         written_at.append(match.start())
         escape_len.append(match.end() - match.start())
@@ -202,7 +207,9 @@ def _decoded(text: str) -> tuple[str, list[int], list[int], list[int]] | None:
     return "".join(pieces), decoded_at, written_at, escape_len
 
 
-def _written_span(view: tuple[str, list[int], list[int], list[int]], start: int, end: int) -> tuple[int, int]:
+def _written_span(
+    view: tuple[str, array[int], array[int], array[int]], start: int, end: int
+) -> tuple[int, int]:
     """Map a span of the decoded text back to the span of ``text`` it was decoded from."""
     _, decoded_at, written_at, escape_len = view
 
@@ -228,8 +235,13 @@ def redact(text: str, *, env_file: bool = False) -> str:
     if not text:
         return text
     spans = list(_spans_in(text, env_file))
-    if _may_escape(text) and (view := _decoded(text)) is not None:
-        spans.extend(_written_span(view, s, e) for s, e in _spans_in(view[0], env_file) if e > s)
+    if _may_escape(text):
+        # The decoded text alone first: where each piece came from is worked out only for a text whose
+        # decoding holds a key (a 16 MB line of escapes has millions of pieces).
+        decoded = _ESCAPE.sub(_unescaped, text)
+        found = [(s, e) for s, e in _spans_in(decoded, env_file) if e > s] if decoded != text else []
+        if found and (view := _decoded(text)) is not None:
+            spans.extend(_written_span(view, s, e) for s, e in found)
     if not spans:
         return text
     spans.sort()

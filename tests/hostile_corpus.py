@@ -1503,6 +1503,18 @@ add(
     ),
 )
 add(
+    "claude-line-of-escapes",
+    "memory",
+    "claude_code",
+    _ptb_events(
+        lambda: _claude(
+            # a 16 MB line that is almost all JSON escapes: every one is a piece to map back
+            claude_call("w9", "Write", file_path=f"{TASK_DIR}/blank.py", content="\n" * 8_000_000),
+            claude_result("w9", "ok"),
+        )
+    ),
+)
+add(
     "claude-times-out-of-range",
     "traceback",
     "claude_code",
