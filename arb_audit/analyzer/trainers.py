@@ -76,6 +76,9 @@ TRAINING_LIBRARIES = frozenset(
 )
 """Top-level packages whose trainer classes are recognised."""
 
+GENERIC_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer", "SentenceTransformerTrainer"})
+"""Trainer names every framework has for something of its own: known only from their own library."""
+
 PREFIXES = ("Custom", "Unsloth", "Ray", "Fast", "Actor", "Critic", "Base")
 """Prefixes frameworks put before a library trainer's name."""
 
@@ -89,11 +92,22 @@ def trainer_named(name: str) -> Trainer | None:
 
 
 def trainer_of(qualified: str) -> Trainer | None:
-    """Return the stage the class ``qualified`` runs, or None when it is no known trainer."""
+    """Return the stage the class ``qualified`` runs, or None when it is no known trainer.
+
+    Classes of :data:`TRAINING_LIBRARIES` (and relative imports) are known by their name with the
+    frameworks' prefixes. A class of another package is known only by a trainer's exact, specific name
+    (``verifiers.GRPOTrainer``): a library's ``GRPOTrainer`` trains GRPO whoever wrote it, but its
+    generic ``Trainer`` or a prefixed name of a framework with a table entry of its own says nothing.
+    """
+    from arb_audit.analyzer.frameworks import PACKAGES
+
     root, _, rest = qualified.partition(".")
-    if not rest or (root not in TRAINING_LIBRARIES and not qualified.startswith(".")):
-        return None
     name = qualified.rsplit(".", 1)[-1]
+    if not rest:
+        return None
+    if root not in TRAINING_LIBRARIES and not qualified.startswith("."):
+        specific = name in TRAINERS and name not in GENERIC_TRAINERS
+        return TRAINERS[name] if specific and root not in PACKAGES else None
     if name == "Trainer":
         return TRAINERS["Trainer"] if root == "transformers" else None  # not any framework's generic one
     return trainer_named(name)

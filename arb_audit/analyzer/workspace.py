@@ -42,11 +42,13 @@ KEEPS_OWN = frozenset({"training", "launcher"})
 def keeps_own(result: Classification) -> bool:
     """Say whether a file's own verdict stands over the workspace code it uses.
 
-    A file that trains or launches keeps its verdict, unless its training is an honest ``UNKNOWN``: a
-    step whose loss is not in the file (``GRPOTrainer(...).train()`` of a workspace class) is what
-    the used module's code says it is.
+    A file that trains or launches keeps its verdict, unless its training is an honest ``UNKNOWN`` or
+    only names its stage: a step whose loss is not in the file (``GRPOTrainer(...).train()`` of a
+    workspace class) is what the used module's code says it is, which outranks the class's name.
     """
-    return result.role in KEEPS_OWN and result.primary != "UNKNOWN"
+    if result.role not in KEEPS_OWN or result.primary == "UNKNOWN":
+        return False
+    return result.role == "launcher" or any(stage.decided_by != "name" for stage in result.stages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +215,7 @@ def in_workspace(
 
 def _adopt(own: Classification, adopted: list[tuple[Use, Classification]]) -> Classification:
     """Return ``own`` with the stages of the workspace code it uses, and the evidence for them."""
-    findings = [f for f in own.findings if f.signal != "stage"]
+    findings = list(own.findings)  # a stage the file names of its own stays beside what it calls
     decided: dict[tuple[str, str | None], Stage] = {}
     for use, sub in adopted:
         for stage in sub.stages:

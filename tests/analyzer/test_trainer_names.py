@@ -1,0 +1,44 @@
+"""Which classes are known trainers by their qualified name, and which are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from arb_audit.analyzer.trainers import route_word, trainer_of
+
+
+@pytest.mark.parametrize(
+    ("qualified", "kind"),
+    [
+        ("trl.GRPOTrainer", "grpo"),
+        ("trl.trainer.dpo_trainer.DPOTrainer", "dpo"),
+        ("transformers.Trainer", "sft"),
+        ("llamafactory.train.dpo.trainer.CustomDPOTrainer", "dpo"),
+        # another package's trainer with a specific name runs that stage, whoever wrote it
+        ("verifiers.GRPOTrainer", "grpo"),
+        ("mypkg.trainers.DPOTrainer", "dpo"),
+        # but not its generic Trainer, a prefixed name, or a framework whose table entry decides
+        ("mylib.trainer.Trainer", None),
+        ("mylib.Seq2SeqTrainer", None),
+        ("mylib.MyGRPOTrainer", None),
+        ("skyrl.train.trainer.RayPPOTrainer", None),
+        ("GRPOTrainer", None),
+    ],
+)
+def test_trainer_of(qualified: str, kind: str | None) -> None:
+    found = trainer_of(qualified)
+    assert (found.kind if found else None) == kind
+
+
+@pytest.mark.parametrize(
+    ("identifier", "strict", "expected"),
+    [
+        ("DAPOTrainer", False, ("GRPO", "dapo")),
+        ("grpo_train", True, ("GRPO", "grpo")),
+        ("compute_reward", False, ("REWARD_MODEL", "reward")),
+        ("compute_reward", True, None),
+        ("MiniSWEPPOExp", False, None),  # acronyms run together are not split
+    ],
+)
+def test_route_word(identifier: str, strict: bool, expected: tuple[str, str] | None) -> None:
+    assert route_word(identifier, strict=strict) == expected
