@@ -6,11 +6,19 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_env_step, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import dotted
 
 SINGLE_TURN = "single_turn"
 """Variant of an ``environment`` finding whose ``step`` always ends the episode."""
 TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
+
+
+ENVIRONMENT_WORDS = frozenset({"env", "environment"})
+"""Last words of a class name that say it is an environment (``ToolEnv``, ``MultiTurnEnvironment``)."""
+TURN_METHODS = frozenset({"env_response", "is_completed", "rollout", "step_env", "get_observation"})
+"""Methods by which an environment answers an agent's turn or says the episode is over."""
 
 
 class Environment(RouteDetector):
@@ -25,12 +33,13 @@ class Environment(RouteDetector):
     verifier wrapped as an environment), which is not multi-turn RL.
     """
 
-    TRIGGERS = ("reset", "def step")
+    TRIGGERS = ("reset", "def step", "Env")
 
     VALID = (
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
         Valid("optimizer.step()\nscheduler.step()\n"),
         Valid("class Stepper:\n    def step(self, batch):\n        return self.model(batch)\n"),
+        Valid("class EnvConfig(BaseModel):\n    def rollout(self):\n        return None\n"),
     )
     INVALID = (
         Invalid(
@@ -51,6 +60,19 @@ class Environment(RouteDetector):
             SINGLE_TURN,
         ),
         Invalid(
+            "class ToolEnv(MultiTurnEnv):\n    def is_completed(self, messages, state):\n"
+            "        return state['done']\n"
+            "    def env_response(self, messages, state):\n        return run_tool(messages[-1]), state\n",
+            "environment",
+        ),
+        Invalid(
+            "class MathEnv(SingleTurnEnv):\n    def env_response(self, messages, state):\n"
+            "        return [], state\n",
+            "environment",
+            None,
+            SINGLE_TURN,
+        ),
+        Invalid(
             "def episode(env, policy):\n    obs = env.reset()\n    obs, r, done, _ = env.step(policy(obs))\n",
             "environment",
         ),
@@ -65,6 +87,7 @@ class Environment(RouteDetector):
         methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
         step = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "step"), None)
         if step is None:
+            self._named_environment(node, methods)
             return
         answers = _answers(step)
         if "reset" not in methods and answers is None:
@@ -74,6 +97,21 @@ class Environment(RouteDetector):
         )
         single = answers is not None and answers[1] and all(answers[1])
         self.report(node, "environment", f"{node.name.value} {how}", variant=SINGLE_TURN if single else None)
+
+    def _named_environment(self, node: cst.ClassDef, methods: set[str]) -> None:
+        """Report a class named as an environment that answers an agent's turns (``env_response``).
+
+        ``class ToolEnv(MultiTurnEnv)`` with ``env_response`` and ``is_completed``: frameworks whose
+        environments are not gym-shaped still name them so, and their turn methods say what they do.
+        """
+        names = [node.name.value, *(dotted(b.value).rsplit(".", 1)[-1] for b in node.bases)]
+        said = [words(n) for n in names]
+        if not any(w and w[-1] in ENVIRONMENT_WORDS for w in said) or not methods & TURN_METHODS:
+            return
+        single = any("single" in w and "turn" in w for w in said)
+        turns = ", ".join(sorted(methods & TURN_METHODS))
+        message = f"{node.name.value} is an environment answering turns ({turns})"
+        self.report(node, "environment", message, variant=SINGLE_TURN if single else None)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(set())
