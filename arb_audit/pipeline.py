@@ -156,13 +156,13 @@ def _audit_anew(
     store.save_record(record, Path(revisions) if revisions else None)
     stored = store.load_record(record.run.run_id)
     base_dir = request.base_model_dir
-    routes = route_analysis(stored, Path(revisions) if revisions else None, store, base_dir, weigher)
+    analysis = route_analysis(stored, Path(revisions) if revisions else None, store, base_dir, weigher)
     report = build_audit(
         stored,
         store_path=str(store_file),
         revisions_path=revisions,
         noise=request.noise,
-        routes=routes,
+        analysis=analysis,
         intended_stage=request.intended,
     )
     # The analyzer quotes code and files it read itself (from revisions.git, the run folder): the audit

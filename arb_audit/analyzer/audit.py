@@ -21,13 +21,14 @@ from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
 from arb_audit.evidence import Evidence
-from arb_audit.model import Command, Flag, RunRecord, Submission, TaskDescription
-from arb_audit.schema import AuditReport
+from arb_audit.model import Command, Flag, Problem, RunRecord, Submission, TaskDescription
+from arb_audit.schema import AgentClaim, AuditReport, Route
 from arb_audit.schema import Flag as ReportedFlag
 from arb_audit.taxonomy.failures import INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
 
 if TYPE_CHECKING:
+    from arb_audit.analyzer.run_analysis import RouteAnalysis
     from arb_audit.taxonomy.failures import IntegrityFlag
 
 ANALYZER_VERSION = "0.1.0"
@@ -76,7 +77,8 @@ def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
     }
 
 
-def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]:
+def _route(record: RunRecord, analysis: RouteAnalysis | None) -> Route:
+    """Return the route section: what the analysis found, with what the run's files let it tell."""
     claims: dict[str, set[int]] = {}
     for it in record.reports:
         if it.train_type:
@@ -90,65 +92,87 @@ def _route(record: RunRecord, analysis: dict[str, Any] | None) -> dict[str, Any]
         history = [f"the commands the transcript shows ({commands}), each with the revision then in force"]
     else:
         history = []
-    return {
-        "status": "not_analyzed",
-        "best_label": None,
-        "chain": None,
-        "chain_text": None,
-        "attempted": [],
-        "written": [],
-        "adopted": [],
-        # The failure signals and flags of the analysis have sections of their own.
-        **{k: v for k, v in (analysis or {}).items() if k not in ("signals", "flags", "problems", "probing")},
-        "can_tell": [
-            "which attempts were graded, when, and with what score (the ledger)",
-            "which artifact path each attempt named and whether it changed after grading",
-            "the final code tree"
-            + (
-                f" ({len(code.files)} files, revision {code.sha[:12]})"
-                if code
-                else " (not available in this run folder)"
-            ),
-            *history,
-        ],
-        "attempted_complete": not (analysis or {}).get("problems") if analysis else None,
-        "cannot_tell": [*_unread(analysis), *_unweighed(analysis, record.run.base_model)]
-        if analysis
-        else [
-            f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
-            " the run has no code revisions to analyse",
-            f"which training stages ({', '.join(d.name for d in STAGE_KINDS)}) were attempted or adopted:"
-            " needs the commands and the code history",
-        ],
-        "agent_claims": [{"train_type": t, "iterations": sorted(n)} for t, n in claims.items()],
-        "score_claims": score_claims(record, best_submission(record.submissions)),
-        "code_revision": code.sha if code else None,
-    }
+    can_tell = [
+        "which attempts were graded, when, and with what score (the ledger)",
+        "which artifact path each attempt named and whether it changed after grading",
+        "the final code tree"
+        + (
+            f" ({len(code.files)} files, revision {code.sha[:12]})"
+            if code
+            else " (not available in this run folder)"
+        ),
+        *history,
+    ]
+    agent_claims = [AgentClaim(train_type=t, iterations=sorted(n)) for t, n in claims.items()]
+    scores = score_claims(record, best_submission(record.submissions))
+    revision = code.sha if code else None
+    if analysis is None:
+        return Route(
+            status="not_analyzed",
+            best_label=None,
+            chain=None,
+            chain_text=None,
+            attempted=[],
+            written=[],
+            adopted=[],
+            can_tell=can_tell,
+            cannot_tell=[
+                f"the route of the best submission ({' / '.join(d.name for d in ROUTE_LABELS)}):"
+                " the run has no code revisions to analyse",
+                f"which training stages ({', '.join(d.name for d in STAGE_KINDS)}) were attempted or"
+                " adopted: needs the commands and the code history",
+            ],
+            agent_claims=agent_claims,
+            score_claims=scores,
+            code_revision=revision,
+        )
+    found = analysis.routes
+    return Route(
+        status="analyzed",
+        best_label=found.best_label,
+        chain=found.chain,
+        chain_text=found.chain_text,
+        attempted=found.attempted,
+        attempted_complete=not analysis.problems,
+        written=found.written,
+        adopted=found.adopted,
+        strength=found.strength,
+        strength_reason=found.strength_reason,
+        evidence=found.evidence,
+        lineage=found.lineage,
+        submission_lineages=found.submission_lineages,
+        weights_available=analysis.weights_available,
+        can_tell=can_tell,
+        cannot_tell=[*_unread(analysis), *_unweighed(analysis, record.run.base_model)],
+        agent_claims=agent_claims,
+        score_claims=scores,
+        code_revision=revision,
+    )
 
 
-def _unread(analysis: dict[str, Any]) -> list[str]:
+def _unread(analysis: RouteAnalysis) -> list[str]:
     """Say which stages may be missing from ``attempted``: those of scripts that ran but could not be read.
 
     A worker that died, ran out of time or memory, or a file that would not parse leaves the script's
     stages unknown — said here, never shown as an absence.
     """
     return [
-        f"which training stage {p['path']} runs {p['message']}; route.attempted may lack it"
-        for p in analysis.get("problems") or []
+        f"which training stage {p.path} runs {p.message}; route.attempted may lack it"
+        for p in analysis.problems
     ]
 
 
-def _unweighed(analysis: dict[str, Any], base_model: str | None) -> list[str]:
+def _unweighed(analysis: RouteAnalysis, base_model: str | None) -> list[str]:
     """Say what weight forensics could not show: all of it without torch, else the steps not compared."""
-    if not analysis.get("weights_available"):
+    if not analysis.weights_available:
         from arb_audit.install_hint import install_command
 
         return [f"how the weights changed: weight forensics needs torch ({install_command('weights')})"]
     steps = {
-        (s["artifact"], s["parent"])
-        for lineage in (analysis.get("lineage") or {}).values()
+        (s.artifact, s.parent)
+        for lineage in analysis.routes.lineage.values()
         for s in lineage
-        if s.get("parent") and s.get("weights") is None
+        if s.parent and s.weights is None
     }
     return [
         f"how the weights of {artifact} changed from {parent}: "
@@ -167,10 +191,14 @@ def build_audit(
     store_path: str | None = None,
     revisions_path: str | None = None,
     noise: float | None = None,
-    routes: dict[str, Any] | None = None,
+    analysis: RouteAnalysis | None = None,
     intended_stage: str | None = None,
 ) -> AuditReport:
-    """Assemble the audit of ``record``: the record ``--json`` prints, checked against its schema."""
+    """Assemble the audit of ``record``: the record ``--json`` prints, checked against its schema.
+
+    ``analysis`` is the route analysis of its code (:func:`arb_audit.analyzer.run_analysis.route_analysis`),
+    None when the run has no code to analyse.
+    """
     run = record.run
     offset = run.utc_offset_s
     best = best_submission(record.submissions)
@@ -215,9 +243,9 @@ def build_audit(
                 "improvement": metrics.best_improvement,
             },
             "metrics": metrics.to_json(),
-            "route": _route(record, routes),
+            "route": _route(record, analysis),
             "failure": with_definition(
-                decide_failure(record, best, threshold, routes, intended_stage_of(record, intended_stage))
+                decide_failure(record, best, threshold, analysis, intended_stage_of(record, intended_stage))
             ),
             "flags": [
                 reported_flag(f)
@@ -226,12 +254,16 @@ def build_audit(
                     *mtime_overwritten_flags(record),
                     *baseline_reset_flags(record),
                     *ledger_check_flags(record),
-                    *(routes or {}).get("flags", []),
-                    *probing_flags(record, routes),
+                    *(analysis.flags if analysis else []),
+                    *(
+                        probing_flags(record, analysis.probing, analysis.signals.training_commands())
+                        if analysis
+                        else probing_flags(record)
+                    ),
                     *overwritten_flags(record),
                 ]
             ],
-            "quadrant": decide_quadrant(record, best, threshold, routes, intended_stage),
+            "quadrant": decide_quadrant(record, best, threshold, analysis, intended_stage),
             "artifacts": [
                 {
                     "path": a.path,
@@ -263,9 +295,14 @@ def build_audit(
             ],
             "revisions": _revisions_json(record, offset),
             "commands": [_command_json(c, offset) for c in record.commands],
-            "problems": [{"path": p.path, "message": p.message} for p in record.problems]
-            + _weight_problems(routes)
-            + (routes or {}).get("problems", []),
+            "problems": [
+                {"path": p.path, "message": p.message}
+                for p in [
+                    *record.problems,
+                    *_weight_problems(analysis),
+                    *(analysis.problems if analysis else []),
+                ]
+            ],
         }
     )
 
@@ -284,13 +321,13 @@ def reported_flag(raised: Flag) -> ReportedFlag:
     )
 
 
-def _weight_problems(routes: dict[str, Any] | None) -> list[dict[str, str]]:
+def _weight_problems(analysis: RouteAnalysis | None) -> list[Problem]:
     """Return the model files weight forensics could not read, each naming the artifact it belongs to."""
-    found = []
-    for steps in (routes or {}).get("lineage", {}).values():
+    found: list[Problem] = []
+    for steps in analysis.routes.lineage.values() if analysis else []:
         for step in steps:
-            for message in (step.get("weights") or {}).get("problems", []):
-                entry = {"path": step["artifact"], "message": f"compared with {step['parent']}: {message}"}
+            for message in step.weights.problems if step.weights else []:
+                entry = Problem(step.artifact, f"compared with {step.parent}: {message}")
                 if entry not in found:
                     found.append(entry)
     return found

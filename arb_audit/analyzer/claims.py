@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from arb_audit.model import RunRecord, Submission
+from arb_audit.schema import ScoreClaim
 
 CLAIM_TOLERANCE = 1.0
 """Points (of a percent score) a claim may differ from the measured score and still agree: agents round
@@ -13,7 +12,7 @@ CLAIM_KINDS = ("final_message", "summary_file")
 """The claims that speak for the whole run (per-iteration reports are set against their own attempts)."""
 
 
-def score_claims(record: RunRecord, best: Submission | None) -> list[dict[str, Any]]:
+def score_claims(record: RunRecord, best: Submission | None) -> list[ScoreClaim]:
     """Return each score the agent claims for its run, with the measured best and whether they agree."""
     measured = best.score if best is not None else None
     found = []
@@ -22,14 +21,14 @@ def score_claims(record: RunRecord, best: Submission | None) -> list[dict[str, A
         if kind not in CLAIM_KINDS or it.score is None:
             continue
         found.append(
-            {
-                "source": it.source,
-                "line": it.line,
-                "kind": kind,
-                "claimed": it.score,
-                "measured": measured,
-                "agrees": None if measured is None else abs(it.score - measured) <= CLAIM_TOLERANCE,
-                "excerpt": str(it.fields.get("excerpt") or ""),
-            }
+            ScoreClaim(
+                source=it.source,
+                line=it.line,
+                kind=kind,
+                claimed=it.score,
+                measured=measured,
+                agrees=None if measured is None else abs(it.score - measured) <= CLAIM_TOLERANCE,
+                excerpt=str(it.fields.get("excerpt") or ""),
+            )
         )
     return found

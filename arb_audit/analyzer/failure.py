@@ -9,7 +9,7 @@ transcript that stops early, a layout that never holds the artifacts) is undeter
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arb_audit.analyzer.budget_end import budget_end
 from arb_audit.analyzer.harness_account import all_there_is, cite
@@ -18,6 +18,10 @@ from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
 from arb_audit.taxonomy.failures import FAILURE_MODES
 from arb_audit.taxonomy.routes import lookup
+
+if TYPE_CHECKING:
+    from arb_audit.analyzer.routes import Routes
+    from arb_audit.analyzer.run_analysis import RouteAnalysis
 
 
 def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
@@ -112,7 +116,7 @@ def decide_failure(
     record: RunRecord,
     best: Submission | None,
     noise: float | None,
-    routes: dict[str, Any] | None,
+    analysis: RouteAnalysis | None,
     intended_stage: str | None,
 ) -> dict[str, Any]:
     """Decide the run's first failure (commands' signals, then the ledger) and its downstream effects."""
@@ -120,23 +124,28 @@ def decide_failure(
     improved = ledger.pop("improved", False)
     no_submission = ledger.pop("no_submission", False)
     ran_out, budget = ledger.pop("ran_out", None), ledger.pop("budget", None)
-    signals = (routes or {}).get("signals")
-    if signals is None:
+    if analysis is None:
         return {**ledger, "downstream": []}
     first: tuple[str, str, list[dict[str, Any]]] | None = None
-    signals = {**signals, "below_parent": _below_parent(record, routes or {}, noise)}
+    signals = analysis.signals
+    found = {
+        "nan": signals.nan,
+        "below_parent": _below_parent(record, analysis.routes, noise),
+        "constant_reward": signals.constant_reward,
+        "no_env_calls": signals.no_env_calls,
+    }
     # The earliest signal in the run is its first failure (a NaN at command 9 follows a flat reward at 2);
     # what a model's own log or its score shows has no time of its own: it comes after the commands'.
     after = len(record.commands) + 1
     seen = [
-        (signals[key][0].get("command_seq", after), mode, why, key)
+        (after if (seq := found[key][0].command_seq) is None else seq, mode, why, key)
         for key, mode, why in SIGNAL_MODES
-        if signals.get(key)
+        if found[key]
     ]
     if seen:
         _, mode, why, key = min(seen)
-        first = (mode, why, signals[key][:5])
-    ran, crashed, cut = (signals.get(k, []) for k in ("training_ran", "crashed", "cut"))
+        first = (mode, why, [e.to_json() for e in found[key][:5]])
+    ran, crashed, cut = signals.training_ran, signals.crashed, signals.cut
     # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
     if first is None and no_submission and record.commands:
         # A transcript that stops early, or a folder showing training the transcript does not, cannot
@@ -165,7 +174,7 @@ def decide_failure(
             first = (
                 "timeout_no_submission",
                 f"the run ended while training code was still running ({len(cut)} run(s) cut off): {budget}",
-                cut[:5],
+                [e.to_json() for e in cut[:5]],
             )
         elif cut and ran_out is None:
             # Training still ran when the transcript stops, but nothing shows the budget ended there.
@@ -173,14 +182,14 @@ def decide_failure(
                 **ledger,
                 "reason": ledger["reason"] + f"; training code was still running when the transcript"
                 f" ends ({len(cut)} run(s) cut off)",
-                "evidence": cut[:5] + ledger["evidence"],
+                "evidence": [e.to_json() for e in cut[:5]] + ledger["evidence"],
                 "downstream": [],
             }
         elif len(crashed) == len(ran):
             first = (
                 "early_coding_failure",
                 f"every run of training code failed ({len(crashed)})",
-                crashed[:5],
+                [e.to_json() for e in crashed[:5]],
             )
     if improved:
         recovered = [first[0]] if first else []
@@ -194,8 +203,8 @@ def decide_failure(
         }
     measured = noise is not None and record.run.base_score is not None
     flat = best is not None and measured and ledger["mode"] is None
-    if first is None and flat and intended_in_lineage(routes, intended_stage)[0] is False:
-        chain = (routes or {}).get("chain_text")
+    if first is None and flat and intended_in_lineage(analysis.routes, intended_stage)[0] is False:
+        chain = analysis.routes.chain_text
         first = (
             "static_shortcut_without_transfer",
             f"the best lineage ({chain}) skips the intended training",
@@ -214,7 +223,7 @@ def decide_failure(
     }
 
 
-def _below_parent(record: RunRecord, routes: dict[str, Any], noise: float | None) -> list[dict[str, Any]]:
+def _below_parent(record: RunRecord, routes: Routes, noise: float | None) -> list[Evidence]:
     """Point at each trained stage whose artifact scored below its parent beyond noise.
 
     A parent's score is its own best graded score, or the base score for the base model.
@@ -228,28 +237,24 @@ def _below_parent(record: RunRecord, routes: dict[str, Any], noise: float | None
             continue
         if path not in best or s.score > (best[path].score or 0.0):
             best[path] = s
-    found: list[dict[str, Any]] = []
-    for path, steps in (routes.get("lineage") or {}).items():
+    found: list[Evidence] = []
+    for path, steps in routes.lineage.items():
         step = steps[-1] if steps else None
-        if step is None or step["kind"] in ("copy", "config_only", "unknown") or path not in best:
+        if step is None or step.kind in ("copy", "config_only", "unknown") or path not in best:
             continue
         child = best[path]
-        parent = best.get(step["parent"] or "")
+        parent = best.get(step.parent or "")
         if parent is not None:
-            floor, cited = parent.score, f"its parent {step['parent']} scored {parent.score}"
-        elif step["parent"] and step["parent"] == record.run.base_model and record.run.base_score is not None:
+            floor, cited = parent.score, f"its parent {step.parent} scored {parent.score}"
+        elif step.parent and step.parent == record.run.base_model and record.run.base_score is not None:
             floor, cited = record.run.base_score, f"the base model scored {record.run.base_score}"
         else:
             continue
         if floor is not None and child.score is not None and floor - child.score > noise:
-            note = f"the {step['kind']} stage's {path} scored {child.score}; {cited} (noise {noise})"
-            found.append(
-                Evidence("submission", submission_seq=child.seq, excerpt=excerpt(note, 240)).to_json()
-            )
+            note = f"the {step.kind} stage's {path} scored {child.score}; {cited} (noise {noise})"
+            found.append(Evidence("submission", submission_seq=child.seq, excerpt=excerpt(note, 240)))
             if parent is not None:
-                found.append(
-                    Evidence("submission", submission_seq=parent.seq, excerpt=f"{step['parent']}").to_json()
-                )
+                found.append(Evidence("submission", submission_seq=parent.seq, excerpt=f"{step.parent}"))
     return found
 
 

@@ -8,11 +8,16 @@ intended stage unless the user names one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arb_audit.model import RunRecord
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 from arb_audit.taxonomy.strength import DECIDING
+
+if TYPE_CHECKING:
+    from arb_audit.analyzer.routes import Routes
+    from arb_audit.evidence import Evidence
+    from arb_audit.schema import Stage
 
 INTENDED_WORDS = {
     "online_rl": "online RL (multi-turn rollouts in the environment)",
@@ -20,27 +25,27 @@ INTENDED_WORDS = {
 }
 
 
-def _holds(step: dict[str, Any], intended: str) -> bool:
+def _holds(step: Stage, intended: str) -> bool:
     """Whether one lineage step is the intended stage (``online_rl``, ``policy_gradient`` or a kind)."""
     if intended == "online_rl":
-        return bool(step["label"] == "ONLINE_RL")
+        return step.label == "ONLINE_RL"
     if intended == "policy_gradient":
-        return step["kind"] in POLICY_GRADIENT
-    return bool(step["kind"] == intended)
+        return step.kind in POLICY_GRADIENT
+    return step.kind == intended
 
 
 POINTERS_PER_STEP = 3
 """Evidence pointers of each lineage step repeated under the quadrant (the step lists them all)."""
 
 
-def _steps_evidence(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _steps_evidence(steps: list[Stage]) -> list[Evidence]:
     """Return the first pointers of each of ``steps``: what the quadrant's "intended" rests on."""
-    return [e for s in steps for e in (s.get("evidence") or [])[:POINTERS_PER_STEP]]
+    return [e for s in steps for e in s.evidence[:POINTERS_PER_STEP]]
 
 
 def intended_in_lineage(
-    routes: dict[str, Any] | None, intended: str | None
-) -> tuple[bool | None, str, list[dict[str, Any]]]:
+    routes: Routes | None, intended: str | None
+) -> tuple[bool | None, str, list[Evidence]]:
     """Return whether the best lineage holds the intended stage (None: undetermined), why, and evidence.
 
     The evidence is the steps that hold the stage, else the steps the lineage holds instead.
@@ -52,13 +57,13 @@ def intended_in_lineage(
             f"whether the best submission's lineage holds {wanted} is undetermined (no route analysis)",
             [],
         )
-    chain = routes.get("chain") or []
+    chain = routes.chain
     holding = [s for s in chain if _holds(s, intended)]
-    if holding and all(s["strength"] in DECIDING for s in holding):
-        where = ", ".join(s["artifact"] for s in holding)
-        weighed = [s["weights"] for s in holding if (s.get("weights") or {}).get("compared")]
+    if holding and all(s.strength in DECIDING for s in holding):
+        where = ", ".join(s.artifact for s in holding)
+        weighed = [s.weights for s in holding if s.weights is not None and s.weights.compared]
         # Adopted is not enough: a stage whose weights equal its parent's trained nothing.
-        if any(w["weights_identical"] for w in weighed):
+        if any(w.weights_identical for w in weighed):
             return (
                 False,
                 f"the best lineage holds {wanted} ({where}), but its weights equal its parent's",
@@ -80,13 +85,13 @@ def intended_in_lineage(
         return (
             None,
             f"the best lineage may hold {wanted}, but the evidence for it is not enough"
-            f" ({', '.join(sorted({s['strength'] for s in holding}))}: verified or supported decides)",
+            f" ({', '.join(sorted({s.strength for s in holding}))}: verified or supported decides)",
             _steps_evidence(holding),
         )
-    if chain and all(s["strength"] in DECIDING for s in chain):
+    if chain and all(s.strength in DECIDING for s in chain):
         return (
             False,
-            f"the best lineage ({routes.get('chain_text')}) does not hold {wanted}",
+            f"the best lineage ({routes.chain_text}) does not hold {wanted}",
             _steps_evidence(chain),
         )
     return (

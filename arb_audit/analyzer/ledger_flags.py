@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from arb_audit.evidence import Evidence
 from arb_audit.model import ArtifactManifest, Command, Flag, RunRecord, Submission
@@ -52,15 +52,25 @@ RUNS_CODE = re.compile(
 MAX_LISTED = 10
 
 
+@dataclass(frozen=True, slots=True)
+class WeightDigest:
+    """What a graded artifact's kept manifest says of its weights and of its other files."""
+
+    weights: str
+    """Its weights' key: each weight file's tensor digests (or its whole digest when it has no tensor
+    list), joined; two artifacts with the same key have the same weights."""
+    others: dict[str, str]
+    """Every other file's digest, by its path in the artifact."""
+
+
 def weight_digests(
     record: RunRecord, manifest: Callable[[str], ArtifactManifest | None]
-) -> dict[str, dict[str, Any]]:
-    """Return, per graded artifact with a kept manifest, its weights' key and its other files' digests.
+) -> dict[str, WeightDigest]:
+    """Return, per graded artifact (its id) with a kept manifest, what it says of its weights and files.
 
-    The key joins each weight file's tensor digests (or its whole digest when it has no tensor list);
-    an artifact without weight files is left out (it cannot share weights with anything).
+    An artifact without weight files is left out (it cannot share weights with anything).
     """
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, WeightDigest] = {}
     for s in record.submissions:
         aid = s.artifact_id
         if not aid or aid in out or s.status not in GRADED:
@@ -77,7 +87,7 @@ def weight_digests(
             else:
                 others[f.path] = f.digest
         if parts:
-            out[aid] = {"weights": "|".join(sorted(parts)), "others": others}
+            out[aid] = WeightDigest("|".join(sorted(parts)), others)
     return out
 
 
@@ -90,19 +100,19 @@ def _same_content(graded: list[Submission]) -> dict[str, list[int]]:
 
 
 def _same_weights(
-    graded: list[Submission], weights: dict[str, dict[str, Any]]
+    graded: list[Submission], weights: dict[str, WeightDigest]
 ) -> list[tuple[list[Submission], list[str]]]:
     """Return the groups of REPEATS+ gradings sharing weights over 2+ artifacts, and the files that differ."""
     groups: dict[str, list[Submission]] = defaultdict(list)
     for s in graded:
         if s.artifact_id in weights:
-            groups[weights[s.artifact_id]["weights"]].append(s)
+            groups[weights[s.artifact_id].weights].append(s)
     found = []
     for members in groups.values():
         artifacts = {s.artifact_id for s in members if s.artifact_id}
         if len(members) < REPEATS or len(artifacts) < 2:
             continue
-        files = [weights[a]["others"] for a in sorted(artifacts)]
+        files = [weights[a].others for a in sorted(artifacts)]
         differing = sorted(p for p in set().union(*files) if len({f.get(p) for f in files}) > 1)
         found.append((members, differing))
     return found
@@ -166,11 +176,13 @@ def _cite(submissions: list[Submission], note: Callable[[Submission], str]) -> l
     return [Evidence("submission", submission_seq=s.seq, excerpt=note(s)) for s in submissions[:5]]
 
 
-def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> list[Flag]:
+def probing_flags(
+    record: RunRecord, weights: dict[str, WeightDigest] | None = None, training: set[int] | None = None
+) -> list[Flag]:
     """Flag gradings of (nearly) the same model (``grader_probing``); one entry naming every signal seen.
 
-    ``routes`` is the route analysis, when there is one: its ``probing`` (weights per artifact, from
-    :func:`weight_digests`) and its ``signals`` (which commands ran training code).
+    ``weights`` is what the kept manifests say of each graded artifact (:func:`weight_digests`), and
+    ``training`` the commands the route analysis saw run training code (None without a route analysis).
     """
     graded = [s for s in record.submissions if s.status in GRADED]
     messages: list[str] = []
@@ -194,8 +206,7 @@ def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> li
         ]
     # A grading that failed told the agent nothing about the grader's scores: only answers count.
     answered = [s for s in graded if s.status != "error"]
-    weights = (routes or {}).get("probing") or {}
-    same = _same_weights(answered, weights)
+    same = _same_weights(answered, weights or {})
     same_groups = [members for members, _ in same]
     for members, differing in same:
         seqs = ", ".join(str(s.seq) for s in members[:MAX_LISTED])
@@ -205,9 +216,7 @@ def probing_flags(record: RunRecord, routes: dict[str, Any] | None = None) -> li
             f" ({changed}) (submissions {seqs})"
         )
         evidence += _cite(members, lambda s: f"same weights, artifact {(s.artifact_id or '')[:12]}")
-    signals = (routes or {}).get("signals") or {}
-    if "training_ran" in signals:
-        training = {e["command_seq"] for e in signals["training_ran"] if "command_seq" in e}
+    if training is not None:
         for streak in _no_retraining(answered, record.commands, training):
             contents = {s.artifact_id for s in streak}
             if len(contents) == 1 and streak[0].artifact_id in repeated:

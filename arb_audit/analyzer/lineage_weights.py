@@ -23,6 +23,7 @@ from arb_audit.evidence import Evidence
 from arb_audit.model import Flag, RunRecord
 from arb_audit.regular_files import open_regular
 from arb_audit.safetensors import HeaderError, read_header
+from arb_audit.schema import WeightChange
 
 if TYPE_CHECKING:
     from arb_audit.analyzer.weights import WeightDiff
@@ -136,11 +137,11 @@ def weigh(
             diff = weigher.compare(model, parent, trusted=parent == base_dir)
         except Exception as exc:
             # The folders are the agent's: whatever they hold costs this comparison, never the audit.
-            step.weights = {
-                "problems": [f"the weights could not be compared: {type(exc).__name__}: {exc}"[:300]]
-            }
+            step.weights = WeightChange(
+                problems=[f"the weights could not be compared: {type(exc).__name__}: {exc}"[:300]]
+            )
             continue
-        step.weights = diff.to_json()
+        step.weights = diff.summary()
         if diff.compared == 0:
             continue  # nothing comparable (unreadable, other formats): no conclusion either way
         pointer = Evidence(

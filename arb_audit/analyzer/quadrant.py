@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arb_audit.analyzer.failure import grader_failed, unseen_ending
 from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import intended_in_lineage, intended_stage_of, prescribes_no_method
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
+
+if TYPE_CHECKING:
+    from arb_audit.analyzer.run_analysis import RouteAnalysis
 
 
 def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
@@ -38,7 +41,7 @@ def decide_quadrant(
     record: RunRecord,
     best: Submission | None,
     noise: float | None,
-    routes: dict[str, Any] | None,
+    analysis: RouteAnalysis | None,
     intended_stage: str | None,
 ) -> dict[str, Any]:
     """Decide the quadrant: score up beyond noise, the intended stage adopted, and the cell they make."""
@@ -67,7 +70,8 @@ def decide_quadrant(
     elif best is None:
         intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
     else:
-        intended, reason, evidence = intended_in_lineage(routes, stage)
+        intended, reason, pointers = intended_in_lineage(analysis.routes if analysis else None, stage)
+        evidence = [e.to_json() for e in pointers]
     if best is not None:
         # "score up" rests on the best submission's score against the base score
         evidence = [

@@ -14,17 +14,21 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
+from arb_audit import schema
 from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.launchers import chosen_route
 from arb_audit.analyzer.path_versions import END, Moment, PathVersions, Write, same_path
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
 from arb_audit.evidence import Evidence, excerpt
-from arb_audit.model import ArtifactInfo, Command, Flag, Revision, RunRecord, Submission
+from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
 from arb_audit.taxonomy.routes import KIND_LABELS, label_of, lineage_label
 from arb_audit.taxonomy.strength import STRENGTHS, Strength, weakest
 from arb_audit.taxonomy.trainer_logs import kind_from_card, kind_from_log_keys
+
+if TYPE_CHECKING:
+    from arb_audit.taxonomy.routes import RouteLabel, StageKind
 
 ROUTE_KINDS = KIND_LABELS
 """Stage kinds that are routes of their own (the taxonomy's definition, under the name callers use)."""
@@ -67,7 +71,7 @@ class StageStep:
     """Where it is seen."""
     conflicts: list[str] = field(default_factory=list)
     """Evidence that says otherwise, in words."""
-    weights: dict[str, Any] | None = None
+    weights: schema.WeightChange | None = None
     """How its tensors differ from its parent's (arb_audit.analyzer.weights), when both were at hand."""
     parents: list[str] = field(default_factory=list)
     """Every model it started from: ``parent`` first, then the other models a merge combined."""
@@ -86,23 +90,23 @@ class StageStep:
         first = [self.parent] if self.parent else []
         return first + [p for p in self.parents if p not in first]
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the step as the JSON report shows it."""
-        return {
-            "kind": self.kind,
-            "label": label_of(self.kind, self.on_policy, self.interactive),
-            "variant": self.variant,
-            "interactive": self.interactive,
-            "on_policy": self.on_policy,
-            "adapter": self.adapter,
-            "artifact": self.artifact,
-            "parent": self.parent,
-            "parents": self.all_parents(),
-            "strength": self.strength,
-            "conflicts": self.conflicts,
-            "weights": self.weights,
-            "evidence": [e.to_json() for e in self.evidence],
-        }
+    def to_stage(self) -> schema.Stage:
+        """Return the step as the audit's schema holds it (the model checks its kind against the taxonomy)."""
+        return schema.Stage(
+            kind=cast("StageKind", self.kind),
+            label=label_of(self.kind, self.on_policy, self.interactive),
+            variant=self.variant,
+            interactive=self.interactive,
+            on_policy=self.on_policy,
+            adapter=self.adapter,
+            artifact=self.artifact,
+            parent=self.parent,
+            parents=self.all_parents(),
+            strength=self.strength,
+            conflicts=list(self.conflicts),
+            weights=self.weights,
+            evidence=list(self.evidence),
+        )
 
 
 @dataclass(slots=True)
@@ -599,15 +603,37 @@ def submission_command(record: RunRecord, submission: Submission) -> int | None:
     return before[-1] if before else None
 
 
+@dataclass(slots=True)
+class Routes:
+    """What :func:`analyze` finds: the routes written, attempted and adopted, and the lineages.
+
+    Each field is the audit's route section's of that name (:class:`arb_audit.schema.Route` defines
+    it); the defaults are a run in which nothing was found.
+    """
+
+    best_label: RouteLabel | None = None
+    chain: list[schema.Stage] = field(default_factory=list)
+    chain_text: str | None = None
+    attempted: list[RouteLabel] = field(default_factory=list)
+    written: list[RouteLabel] = field(default_factory=list)
+    adopted: list[RouteLabel] = field(default_factory=list)
+    strength: Strength = "none"
+    strength_reason: str | None = None
+    evidence: schema.RouteEvidence = field(
+        default_factory=lambda: schema.RouteEvidence(attempted={}, written={})
+    )
+    lineage: dict[str, list[schema.Stage]] = field(default_factory=dict)
+    submission_lineages: dict[str, list[schema.Stage]] = field(default_factory=dict)
+
+
 def analyze(
     code: RunCode,
     best: Submission | None,
-    refine: Callable[[list[StageStep]], list[Flag]] | None = None,
-) -> dict[str, Any]:
-    """Assemble the ``route`` section of the audit: written, attempted, adopted, lineage, best label.
+    refine: Callable[[list[StageStep]], None] | None = None,
+) -> Routes:
+    """Find the routes written, attempted and adopted, each scored path's lineage and the best label.
 
-    ``refine`` (weight forensics) may correct each lineage's steps and return the flags it saw; they
-    come back as ``flags``.
+    ``refine`` (weight forensics) may correct each current lineage's steps before they are reported.
     """
     attempted = _claims(code)
     record = code.record
@@ -626,7 +652,9 @@ def analyze(
         of_submission[submission.seq] = lineages[path] = computed[key]
     # A superseded lineage's artifact now holds what retrained it: its weights tell nothing of it.
     current = [steps for steps in computed.values() if any(steps is now for now in lineages.values())]
-    flags = [flag for steps in current for flag in (refine(steps) if refine else [])]
+    if refine is not None:
+        for steps in current:
+            refine(steps)
     chain = of_submission.get(best.seq, []) if best else []
     path_of = {s.seq: s.artifact_path or "" for s in record.submissions}
     # A stage in a lineage was run, by definition (its artifact exists): attempted, with that evidence.
@@ -636,27 +664,25 @@ def analyze(
                 attempted[label] = list(step.evidence)
     written = _written(code, attempted)
     adopted = sorted({label for s in chain if (label := label_of(s.kind, s.on_policy, s.interactive))})
-    strength = weakest(s.strength for s in chain)
-    return {
-        "status": "analyzed",
-        "best_label": route_label(chain) if best else None,
-        "chain": [s.to_json() for s in chain],
-        "chain_text": chain_text(chain) if best else None,
-        "attempted": sorted(attempted),
-        "written": sorted(written),
-        "adopted": adopted,
-        "strength": strength,
-        "strength_reason": strength_reason(chain) if best else None,
-        "evidence": {
-            "attempted": {k: [e.to_json() for e in v[:6]] for k, v in sorted(attempted.items())},
-            "written": {k: [e.to_json() for e in v] for k, v in sorted(written.items())},
-        },
-        "lineage": {path: [s.to_json() for s in steps] for path, steps in lineages.items()},
+    # The labels are the taxonomy's (a launcher's route is one of them); schema.Route checks them.
+    return Routes(
+        best_label=cast("RouteLabel", route_label(chain)) if best else None,
+        chain=[s.to_stage() for s in chain],
+        chain_text=chain_text(chain) if best else None,
+        attempted=cast("list[RouteLabel]", sorted(attempted)),
+        written=cast("list[RouteLabel]", sorted(written)),
+        adopted=adopted,
+        strength=weakest(s.strength for s in chain),
+        strength_reason=strength_reason(chain) if best else None,
+        evidence=schema.RouteEvidence(
+            attempted={k: v[:6] for k, v in sorted(attempted.items())},
+            written={k: list(v) for k, v in sorted(written.items())},
+        ),
+        lineage={path: [s.to_stage() for s in steps] for path, steps in lineages.items()},
         # Submissions of a path since retrained: the lineage each had when it was graded.
-        "submission_lineages": {
-            str(seq): [s.to_json() for s in steps]
+        submission_lineages={
+            str(seq): [s.to_stage() for s in steps]
             for seq, steps in of_submission.items()
             if steps is not lineages[path_of[seq]]
         },
-        "flags": flags,
-    }
+    )

@@ -3,24 +3,42 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from arb_audit.analyzer.classify import Classification
 from arb_audit.analyzer.code_labels import classify_blobs
-from arb_audit.analyzer.ledger_flags import weight_digests
+from arb_audit.analyzer.ledger_flags import WeightDigest, weight_digests
 from arb_audit.analyzer.lineage_weights import AVAILABLE, Weigher, likely_pairs, record_tensor_changes, weigh
 from arb_audit.analyzer.metrics import best_submission
-from arb_audit.analyzer.routes import RunCode, StageStep, analyze
-from arb_audit.analyzer.run_signals import log_signals, run_signals
+from arb_audit.analyzer.routes import Routes, RunCode, StageStep, analyze
+from arb_audit.analyzer.run_signals import Signals, log_signals, run_signals
 from arb_audit.analyzer.scripts_run import ScriptRun, scripts_run
 from arb_audit.analyzer.static_flags import static_flags
-from arb_audit.model import Flag, RunRecord
+from arb_audit.model import Flag, Problem, RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 """Largest script searched for an artifact's path."""
+
+
+@dataclass(slots=True)
+class RouteAnalysis:
+    """The route analysis of one run: what the audit's failure, quadrant, flags and route section read."""
+
+    routes: Routes
+    """The routes written, attempted and adopted, and the lineages (:func:`.routes.analyze`)."""
+    signals: Signals = field(default_factory=Signals)
+    """What went wrong in the training the commands ran (:mod:`arb_audit.analyzer.run_signals`)."""
+    flags: list[Flag] = field(default_factory=list)
+    """The integrity flags the code that ran, the code history and the weights show."""
+    probing: dict[str, WeightDigest] = field(default_factory=dict)
+    """What each graded artifact's kept manifest says of its weights (for ``grader_probing``)."""
+    problems: list[Problem] = field(default_factory=list)
+    """The scripts commands ran that could not be (fully) analysed."""
+    weights_available: bool = AVAILABLE
+    """Whether weight forensics could run (torch installed)."""
 
 
 def route_analysis(
@@ -29,8 +47,8 @@ def route_analysis(
     store: RunStore | None,
     base_dir: Path | None = None,
     weigher: Weigher | None = None,
-) -> dict[str, Any] | None:
-    """Return the ``route`` section for ``record`` (None when the run has no code revisions to read).
+) -> RouteAnalysis | None:
+    """Return the route analysis of ``record`` (None when the run has no code revisions to read).
 
     ``base_dir`` is the base model's folder, for comparing weights with it. ``weigher`` compares
     weights (by default in a process of its own, started here; a caller may start one earlier).
@@ -45,7 +63,7 @@ def route_analysis(
 
 def _route_analysis(
     record: RunRecord, git_dir: Path, store: RunStore | None, base_dir: Path | None, weigher: Weigher
-) -> dict[str, Any]:
+) -> RouteAnalysis:
     run_dir = artifact_root(record)
     # What will likely be weighed is weighed ahead, in the weigher's own process, while worker
     # processes classify the code (a hostile file costs its worker, not the audit).
@@ -65,21 +83,26 @@ def _route_analysis(
 
     code = RunCode(record, labels, runs, text)
 
-    def refine(steps: list[StageStep]) -> list[Flag]:
-        return weigh(steps, run_dir, record.run.base_model, base_dir, weigher)
+    weighed: list[Flag] = []
 
-    result = analyze(code, best_submission(record.submissions), refine)
+    def refine(steps: list[StageStep]) -> None:
+        weighed.extend(weigh(steps, run_dir, record.run.base_model, base_dir, weigher))
+
+    routes = analyze(code, best_submission(record.submissions), refine)
     # The store keeps each graded artifact's tensors; how far each moved from the base is known here.
     if store is not None:
         record_tensor_changes(store, record, run_dir, base_dir, weigher)
-    result["signals"] = run_signals(record.commands, runs, labels)
-    log_signals(record.artifacts, result["signals"])
-    result["flags"] = static_flags(record, runs, text) + result["flags"]
-    result["weights_available"] = AVAILABLE
-    # A recording keeps each graded artifact's manifest: gradings of the same weights are probing.
-    result["probing"] = weight_digests(record, store.load_manifest) if store is not None else {}
-    result["problems"] = _unread_scripts(runs, labels)
-    return result
+    signals = run_signals(record.commands, runs, labels)
+    log_signals(record.artifacts, signals)
+    return RouteAnalysis(
+        routes,
+        signals,
+        static_flags(record, runs, text) + weighed,
+        # A recording keeps each graded artifact's manifest: gradings of the same weights are probing.
+        weight_digests(record, store.load_manifest) if store is not None else {},
+        _unread_scripts(runs, labels),
+        AVAILABLE,
+    )
 
 
 def artifact_root(record: RunRecord) -> Path:
@@ -94,17 +117,17 @@ def artifact_root(record: RunRecord) -> Path:
     return Path(record.run.source_path)
 
 
-def _unread_scripts(runs: list[ScriptRun], labels: dict[str, Classification]) -> list[dict[str, str]]:
+def _unread_scripts(runs: list[ScriptRun], labels: dict[str, Classification]) -> list[Problem]:
     """Name each script a command ran that the static analyzer could not (fully) read, once."""
-    found: dict[str, dict[str, str]] = {}
+    found: dict[str, Problem] = {}
     for run in runs:
         error = (
             labels[run.blob_sha].error if run.blob_sha in labels else "its content is not in revisions.git"
         )
         if error and run.blob_sha not in found:
-            found[run.blob_sha] = {
-                "path": run.path,
-                "message": f"(revision {run.revision_seq}, run by command {run.command_seq}) could not be"
+            found[run.blob_sha] = Problem(
+                run.path,
+                f"(revision {run.revision_seq}, run by command {run.command_seq}) could not be"
                 f" fully analysed: {error}",
-            }
+            )
     return list(found.values())

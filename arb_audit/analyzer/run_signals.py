@@ -9,7 +9,7 @@ decision (arb_audit.analyzer.audit) orders them into a first failure and its dow
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass, field
 
 from arb_audit.analyzer.classify import Classification
 from arb_audit.analyzer.routes import training_stages
@@ -25,14 +25,36 @@ _REWARD_STD = re.compile(r"['\"]?reward_std['\"]?\s*[:=]\s*([-+0-9.eE]+)")
 _LAST_ERROR = re.compile(r"^([\w.]{0,80}(?:Error|Exception)\b.*)$", re.M)
 
 
-def _pointer(command: Command, note: str) -> dict[str, Any]:
+@dataclass(slots=True)
+class Signals:
+    """The signals of what went wrong in a run's training, each as the evidence that shows it."""
+
+    training_ran: list[Evidence] = field(default_factory=list)
+    """Each command that ran training code."""
+    crashed: list[Evidence] = field(default_factory=list)
+    """Each such command that failed."""
+    cut: list[Evidence] = field(default_factory=list)
+    """Each such command still running when the transcript ends."""
+    nan: list[Evidence] = field(default_factory=list)
+    """Each run whose loss became NaN/inf (the commands' output, then the trainer logs)."""
+    constant_reward: list[Evidence] = field(default_factory=list)
+    """Each policy-gradient run whose reward never varied."""
+    no_env_calls: list[Evidence] = field(default_factory=list)
+    """Each run whose rollouts never called their environment (trainer logs)."""
+
+    def training_commands(self) -> set[int]:
+        """Return the commands that ran training code."""
+        return {e.command_seq for e in self.training_ran if e.command_seq is not None}
+
+
+def _pointer(command: Command, note: str) -> Evidence:
     return Evidence(
         "command",
         path=command.source_path,
         line=command.line,
         command_seq=command.seq,
         excerpt=excerpt(f"{command.command} → {note}", 240),
-    ).to_json()
+    )
 
 
 def _error_line(command: Command) -> str:
@@ -41,19 +63,10 @@ def _error_line(command: Command) -> str:
     return found[-1] if found else (f"exit {command.exit_code}" if command.exit_code else "failed")
 
 
-def run_signals(
-    commands: list[Command], runs: list[ScriptRun], labels: dict[str, Classification]
-) -> dict[str, list[dict[str, Any]]]:
+def run_signals(commands: list[Command], runs: list[ScriptRun], labels: dict[str, Classification]) -> Signals:
     """Return the failure signals of the training code that commands ran, each with its evidence."""
     by_seq = {c.seq: c for c in commands}
-    signals: dict[str, list[dict[str, Any]]] = {
-        "training_ran": [],
-        "crashed": [],
-        "cut": [],
-        "nan": [],
-        "constant_reward": [],
-        "no_env_calls": [],
-    }
+    signals = Signals()
     for run in runs:
         # A launcher (llamafactory-cli train sft.yaml) runs training too: its default route's stage.
         kinds = {s.kind for s in training_stages(labels.get(run.blob_sha))}
@@ -61,17 +74,17 @@ def run_signals(
         if command is None or not kinds & TRAINING_KINDS:
             continue
         stage = sorted(kinds & TRAINING_KINDS)[0]
-        signals["training_ran"].append(_pointer(command, f"runs {run.path} ({stage})"))
+        signals.training_ran.append(_pointer(command, f"runs {run.path} ({stage})"))
         if not command.finished:
-            signals["cut"].append(_pointer(command, "still running when the transcript ends (cut off)"))
+            signals.cut.append(_pointer(command, "still running when the transcript ends (cut off)"))
         elif not run.ok:
-            signals["crashed"].append(_pointer(command, _error_line(command)))
+            signals.crashed.append(_pointer(command, _error_line(command)))
         output = command.output_excerpt or ""
         if _NAN.search(output):
-            signals["nan"].append(_pointer(command, "the loss became NaN/inf"))
+            signals.nan.append(_pointer(command, "the loss became NaN/inf"))
         stds = [float(v) for v in _REWARD_STD.findall(output) if _number(v)]
         if len(stds) >= 2 and all(v == 0.0 for v in stds):
-            signals["constant_reward"].append(
+            signals.constant_reward.append(
                 _pointer(
                     command, f"reward_std is 0 in all {len(stds)} logged steps: no advantage to learn from"
                 )
@@ -87,25 +100,25 @@ def _number(text: str) -> bool:
     return True
 
 
-def log_signals(artifacts: list[ArtifactInfo], signals: dict[str, list[dict[str, Any]]]) -> None:
+def log_signals(artifacts: list[ArtifactInfo], signals: Signals) -> None:
     """Add to ``signals`` what each model folder's trainer log shows (after the commands' own)."""
     for artifact in artifacts:
         facts, log = artifact.trainer_evidence, artifact.trainer_evidence.get("trainer_state")
         if not isinstance(log, str):
             continue
 
-        def cite(note: str, log: str = log, model: str = artifact.path) -> dict[str, Any]:
-            return Evidence("log", path=log, excerpt=excerpt(f"{model}: {note}", 240)).to_json()
+        def cite(note: str, log: str = log, model: str = artifact.path) -> Evidence:
+            return Evidence("log", path=log, excerpt=excerpt(f"{model}: {note}", 240))
 
         if nonfinite := facts.get("log_nonfinite"):
-            signals["nan"].append(cite(f"non-finite {', '.join(map(str, nonfinite))}"))
+            signals.nan.append(cite(f"non-finite {', '.join(map(str, nonfinite))}"))
         std = facts.get("log_reward_std") or {}
         if std.get("logged", 0) >= 2 and std.get("zero") == std.get("logged"):
-            signals["constant_reward"].append(
+            signals.constant_reward.append(
                 cite(f"reward_std is 0 in all {std['logged']} logged steps: no advantage to learn from")
             )
         calls = facts.get("log_env_calls") or {}
         if calls.get("logged", 0) >= 2 and calls.get("zero") == calls.get("logged"):
-            signals["no_env_calls"].append(
+            signals.no_env_calls.append(
                 cite(f"its rollouts called the environment 0 times in all {calls['logged']} logged steps")
             )

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from arb_audit.analyzer.cache import analyzer_version, load_result, save_result
 from arb_audit.regular_files import open_regular
 from arb_audit.safetensors import HeaderError, read_header
+from arb_audit.schema import TensorChange, WeightChange
 
 if TYPE_CHECKING:
     import torch
@@ -165,28 +166,28 @@ class WeightDiff:
         same_names = not (self.missing or self.added or self.retyped)
         return self.compared > 0 and same_names and self.identical == self.compared and not self.problems
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the summary the audit shows."""
+    def summary(self) -> WeightChange:
+        """Return the summary the audit shows of the diff."""
         # A change against an all-zero tensor (or with NaN in it) has no finite ratio: JSON gets null.
         finite = [c for _, c in self.changed if math.isfinite(c)]
-        return {
-            "compared": self.compared,
-            "identical": self.identical,
-            "changed": len(self.changed),
-            "max_rel_change": round(max(finite), 6) if finite else None,
-            "mean_rel_change": round(sum(finite) / len(finite), 6) if finite else None,
-            "most_changed": [
-                {"tensor": n, "rel_change": round(c, 6) if math.isfinite(c) else None}
+        return WeightChange(
+            compared=self.compared,
+            identical=self.identical,
+            changed=len(self.changed),
+            max_rel_change=round(max(finite), 6) if finite else None,
+            mean_rel_change=round(sum(finite) / len(finite), 6) if finite else None,
+            most_changed=[
+                TensorChange(tensor=n, rel_change=round(c, 6) if math.isfinite(c) else None)
                 for n, c in self.changed[:TOP_CHANGED]
             ],
-            "missing": self.missing[:TOP_CHANGED],
-            "added": self.added[:TOP_CHANGED],
-            "retyped": self.retyped[:TOP_CHANGED],
-            "config_changes": self.config_changes,
-            "lora_modules": self.lora_modules,
-            "weights_identical": self.weights_identical,
-            "problems": self.problems,
-        }
+            missing=self.missing[:TOP_CHANGED],
+            added=self.added[:TOP_CHANGED],
+            retyped=self.retyped[:TOP_CHANGED],
+            config_changes=list(self.config_changes),
+            lora_modules=self.lora_modules,
+            weights_identical=self.weights_identical,
+            problems=list(self.problems),
+        )
 
 
 def _regular(path: Path, follow: bool = False) -> bool:

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from arb_audit.analyzer.audit import build_audit
+from arb_audit.analyzer.routes import Routes, StageStep
+from arb_audit.analyzer.run_analysis import RouteAnalysis
 from arb_audit.collectors.autorl_bench.tasks import describe_task
 from arb_audit.model import ReportedIteration, RunInfo, RunRecord, Submission, TaskDescription
 
@@ -136,7 +138,7 @@ def test_the_same_content_graded_again_and_again_is_grader_probing() -> None:
     assert _audit_json(run)["flags"] == []
 
 
-def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord, dict[str, object]]:
+def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord, RouteAnalysis]:
     run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", base_model="Qwen/Qwen3-4B", base_score=40.0)
     subs = [
         Submission(
@@ -146,10 +148,10 @@ def _lineage_record(parent_score: float, child_score: float) -> tuple[RunRecord,
             2, "scored", "outputs/grpo", score=child_score, completed_at=T, artifact_path="outputs/grpo"
         ),
     ]
-    step = {"kind": "grpo", "artifact": "outputs/grpo", "parent": "outputs/sft", "strength": "supported"}
-    sft = {"kind": "sft", "artifact": "outputs/sft", "parent": "Qwen/Qwen3-4B", "strength": "supported"}
-    lineage = {"outputs/sft": [sft], "outputs/grpo": [sft, step]}
-    return RunRecord(run=run, submissions=subs), {"signals": {}, "lineage": lineage, "chain": [sft]}
+    step = StageStep("grpo", "outputs/grpo", "outputs/sft", strength="supported").to_stage()
+    sft = StageStep("sft", "outputs/sft", "Qwen/Qwen3-4B", strength="supported").to_stage()
+    routes = Routes(chain=[sft], lineage={"outputs/sft": [sft], "outputs/grpo": [sft, step]})
+    return RunRecord(run=run, submissions=subs), RouteAnalysis(routes)
 
 
 def test_a_stage_scoring_below_its_parent_beyond_noise_is_a_training_collapse() -> None:

@@ -8,11 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from arb_audit.analyzer.audit import build_audit
-from arb_audit.analyzer.ledger_flags import probing_flags, weight_digests
+from arb_audit.analyzer.ledger_flags import WeightDigest, probing_flags, weight_digests
+from arb_audit.analyzer.routes import Routes
+from arb_audit.analyzer.run_analysis import RouteAnalysis
+from arb_audit.analyzer.run_signals import Signals
+from arb_audit.evidence import Evidence
 from arb_audit.model import (
     ArtifactManifest,
     Command,
     FileDigest,
+    Flag,
     RunInfo,
     RunRecord,
     Submission,
@@ -53,7 +58,9 @@ def _record(n: int, path: str = "output/model") -> RunRecord:
     return RunRecord(run=run, submissions=submissions)
 
 
-def _stored_weights(tmp_path: Path, record: RunRecord, manifests: list[ArtifactManifest]) -> dict[str, Any]:
+def _stored_weights(
+    tmp_path: Path, record: RunRecord, manifests: list[ArtifactManifest]
+) -> dict[str, WeightDigest]:
     """Keep each submission's manifest in a real run store, then read the weights back as the audit does."""
     with RunStore.open(tmp_path / "run.duckdb") as store:
         store.ensure_run(record.run, None)
@@ -67,27 +74,27 @@ def test_the_same_weights_with_configs_changed_are_probing(tmp_path: Path) -> No
     record = _record(3)
     manifests = [_manifest(c * 64, "w", config) for c, config in zip("abc", "123", strict=True)]
     weights = _stored_weights(tmp_path, record, manifests)
-    assert len({w["weights"] for w in weights.values()}) == 1
-    (flag,) = probing_flags(record, {"probing": weights})
+    assert len({w.weights for w in weights.values()}) == 1
+    (flag,) = probing_flags(record, weights)
     assert flag.message == (
         "the same weights were submitted 3 times with only other files changed"
         " (config.json, training_args.bin) (submissions 1, 2, 3)"
     )
     assert [e.submission_seq for e in flag.evidence] == [1, 2, 3]
     # Through the assembled audit: routes carry the weights, the route section does not show them.
-    report = _audit_json(record, routes={"probing": weights, "flags": []})
+    report = _audit_json(record, analysis=RouteAnalysis(Routes(), probing=weights))
     assert [f["flag"] for f in report["flags"]] == ["grader_probing"] and "probing" not in report["route"]
 
 
 def test_checkpoints_whose_weights_differ_or_two_gradings_are_not_probing(tmp_path: Path) -> None:
     record = _record(3)
     manifests = [_manifest(c * 64, w, "1") for c, w in zip("abc", "xyz", strict=True)]
-    assert probing_flags(record, {"probing": _stored_weights(tmp_path, record, manifests)}) == []
+    assert probing_flags(record, _stored_weights(tmp_path, record, manifests)) == []
     two = _record(2)
-    weights = {f"{c}" * 64: {"weights": "same", "others": {"config.json": c}} for c in "ab"}
+    weights = {f"{c}" * 64: WeightDigest("same", {"config.json": c}) for c in "ab"}
     for s, aid in zip(two.submissions, weights, strict=True):
         s.artifact_id = aid
-    assert probing_flags(two, {"probing": weights}) == []
+    assert probing_flags(two, weights) == []
 
 
 def _command(seq: int, text: str, minutes: float, background: bool = False) -> Command:
@@ -101,8 +108,13 @@ def _command(seq: int, text: str, minutes: float, background: bool = False) -> C
     )
 
 
-def _signals(*seqs: int) -> dict[str, Any]:
-    return {"signals": {"training_ran": [{"kind": "command", "command_seq": s} for s in seqs]}}
+def _signals(*seqs: int) -> Signals:
+    return Signals(training_ran=[Evidence("command", command_seq=s) for s in seqs])
+
+
+def _probing(record: RunRecord, signals: Signals) -> list[Flag]:
+    """The probing flags of ``record`` when the route analysis saw ``signals``."""
+    return probing_flags(record, training=signals.training_commands())
 
 
 def test_gradings_of_one_path_with_no_training_between_are_probing() -> None:
@@ -112,7 +124,7 @@ def test_gradings_of_one_path_with_no_training_between_are_probing() -> None:
         _command(2, "sed -i 's/0.7/0.2/' output/model/generation_config.json", 12),
         _command(3, 'curl -X POST localhost:5000/submit -d \'{"model_path": "output/trained"}\'', 25),
     ]
-    (flag,) = probing_flags(record, _signals(1))
+    (flag,) = _probing(record, _signals(1))
     assert flag.message == (
         "output/model was graded 4 times in a row with no training run in between (submissions 1, 2, 3, 4)"
     )
@@ -123,22 +135,22 @@ def test_retraining_between_gradings_or_a_background_trainer_is_not_probing() ->
     record = _record(4)
     record.commands = [_command(1, "python train.py", 2), _command(2, "python train.py --epochs 2", 15)]
     # 1 then [retrain] 2, 3, 4: a streak of three after the retraining.
-    (flag,) = probing_flags(record, _signals(1, 2))
+    (flag,) = _probing(record, _signals(1, 2))
     assert "(submissions 2, 3, 4)" in flag.message
     record.commands.append(_command(3, "python train.py --epochs 3", 35))
-    assert probing_flags(record, _signals(1, 2, 3)) == []
+    assert _probing(record, _signals(1, 2, 3)) == []
     # A training script the route analysis could not read still shows in its command line.
-    assert probing_flags(record, _signals(1)) == []
+    assert _probing(record, _signals(1)) == []
     record.commands = [_command(1, "nohup python train.py", 2, background=True)]
-    assert probing_flags(record, _signals(1)) == []  # it may still be writing output/model
+    assert _probing(record, _signals(1)) == []  # it may still be writing output/model
 
 
 def test_without_a_timeline_or_route_analysis_nothing_is_claimed() -> None:
     record = _record(4)
     record.commands = [Command(1, "python train.py", "Bash")]  # no times
-    assert probing_flags(record, _signals(1)) == []
+    assert _probing(record, _signals(1)) == []
     record.commands = [_command(1, "python train.py", 2)]
-    assert probing_flags(record, None) == []  # which commands trained is the route analysis's to say
+    assert probing_flags(record) == []  # which commands trained is the route analysis's to say
 
 
 def test_identical_content_is_named_once() -> None:
@@ -146,7 +158,7 @@ def test_identical_content_is_named_once() -> None:
     record.commands = [_command(1, "python train.py", 2)]
     for s in record.submissions:
         s.artifact_id = "a" * 64
-    (flag,) = probing_flags(record, _signals(1))
+    (flag,) = _probing(record, _signals(1))
     assert flag.message == "the same model content was submitted 3 times (submissions 1, 2, 3)"
 
 
@@ -155,7 +167,7 @@ def test_the_evidence_names_the_path_the_message_names() -> None:
     for s in record.submissions:
         s.model_path = None  # the log named no path; the artifact was found in the run folder
     record.commands = [_command(1, "python train.py", 2)]
-    (flag,) = probing_flags(record, _signals(1))
+    (flag,) = _probing(record, _signals(1))
     assert flag.message.startswith("output/model was graded 3 times in a row")
     assert {e.excerpt for e in flag.evidence} == {"output/model: no training since the previous grading"}
 
@@ -163,5 +175,5 @@ def test_the_evidence_names_the_path_the_message_names() -> None:
 def test_a_path_with_braces_is_cited_as_it_is() -> None:
     record = _record(3, path="output/{run}")
     record.commands = [_command(1, "python train.py", 2)]
-    (flag,) = probing_flags(record, _signals(1))
+    (flag,) = _probing(record, _signals(1))
     assert flag.evidence[0].excerpt == "output/{run}: no training since the previous grading"

@@ -50,7 +50,7 @@ def test_an_identical_copy_and_a_changed_tensor(tmp_path: Path) -> None:
     copy = _model(tmp_path / "copy", [[3.0, 4.0]], {"head.weight": [[1.0, 0.0]]})
     tuned = _model(tmp_path / "tuned", [[3.0, 4.5]], {"head.weight": [[1.0, 0.0]]})
     same = compare(copy, base)
-    assert same.weights_identical and same.to_json()["changed"] == 0
+    assert same.weights_identical and same.summary().changed == 0
     diff = compare(tuned, base)
     assert not diff.weights_identical and (diff.compared, diff.identical) == (2, 1)
     # ‖(3, 4.5) − (3, 4)‖ / ‖(3, 4)‖ = 0.5 / 5
@@ -129,7 +129,7 @@ def test_the_lineage_learns_from_the_weights(tmp_path: Path) -> None:
     assert trained.strength == "conflicting" and trained.conflicts == [
         "its weights equal those of outputs/sft: the grpo changed nothing"
     ]
-    assert trained.weights is not None and trained.weights["weights_identical"] is True
+    assert trained.weights is not None and trained.weights.weights_identical is True
     assert flags == []
     (run / "final_model" / "config.json").write_text(
         json.dumps({"architectures": ["Other"], "model_type": "tiny"})
@@ -142,9 +142,11 @@ def test_the_lineage_learns_from_the_weights(tmp_path: Path) -> None:
 def test_changes_without_a_finite_ratio_and_files_that_are_not_files(tmp_path: Path) -> None:
     zero = _model(tmp_path / "zero", [[0.0, 0.0]])
     grown = _model(tmp_path / "grown", [[1.0, 0.0]])
-    summary = compare(grown, zero).to_json()
-    assert summary["max_rel_change"] is None and summary["most_changed"][0]["rel_change"] is None
-    json.dumps(summary, allow_nan=False)  # the report is printed with allow_nan=False
+    summary = compare(grown, zero).summary()
+    assert (
+        summary.max_rel_change is None and summary.most_changed and summary.most_changed[0].rel_change is None
+    )
+    json.dumps(summary.to_json(), allow_nan=False)  # the report is printed with allow_nan=False
     fifo = tmp_path / "fifo"
     fifo.mkdir()
     os.mkfifo(fifo / "model.safetensors")

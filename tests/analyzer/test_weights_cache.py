@@ -51,7 +51,7 @@ def test_an_unchanged_pair_is_answered_from_the_cache_and_a_changed_one_is_not(
 
     with monkeypatch.context() as patched:
         patched.setattr(weights, "_compare", unread)
-        assert weights.compare(tuned, base).to_json() == first.to_json()
+        assert weights.compare(tuned, base).summary() == first.summary()
     _model(tuned, [1.0, 3.0])  # rewritten: its change time moves, so the key does
     assert weights.compare(tuned, base).weights_identical
     (tuned / "config.json").write_text('{"model_type": "other"}')  # a new file in the folder
