@@ -13,8 +13,8 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, cast
 
 from arb_audit.analyzer.claims import score_claims
-from arb_audit.analyzer.failure import decide_failure, with_definition
-from arb_audit.analyzer.harness_account import account_json
+from arb_audit.analyzer.failure import decide_failure
+from arb_audit.analyzer.harness_account import reported_account
 from arb_audit.analyzer.intended import intended_stage_of
 from arb_audit.analyzer.ledger_flags import baseline_reset_flags, ledger_check_flags, probing_flags
 from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
@@ -228,7 +228,7 @@ def build_audit(
                 "revisions_path": revisions_path,
                 "analyzer_version": ANALYZER_VERSION,
                 **run.extra,
-                "harness_account": account_json(record),
+                "harness_account": reported_account(record),
             },
             "submissions": [_submission_json(s, offset) for s in record.submissions],
             "best": None
@@ -244,8 +244,8 @@ def build_audit(
             },
             "metrics": metrics.to_json(),
             "route": _route(record, analysis),
-            "failure": with_definition(
-                decide_failure(record, best, threshold, analysis, intended_stage_of(record, intended_stage))
+            "failure": decide_failure(
+                record, best, threshold, analysis, intended_stage_of(record, intended_stage)
             ),
             "flags": [
                 reported_flag(f)

@@ -9,6 +9,7 @@ transcript that stops early, a layout that never holds the artifacts) is undeter
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arb_audit.analyzer.budget_end import budget_end
@@ -16,15 +17,58 @@ from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import intended_in_lineage
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
+from arb_audit.schema import Failure
 from arb_audit.taxonomy.failures import FAILURE_MODES
 from arb_audit.taxonomy.routes import lookup
 
 if TYPE_CHECKING:
     from arb_audit.analyzer.routes import Routes
     from arb_audit.analyzer.run_analysis import RouteAnalysis
+    from arb_audit.taxonomy.failures import FailureMode
 
 
-def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | None) -> dict[str, Any]:
+def failure(
+    mode: FailureMode | None,
+    reason: str,
+    evidence: list[Evidence],
+    downstream: list[FailureMode] | None = None,
+) -> Failure:
+    """Return a failure as the audit reports it: determined when it has a mode, with its definition."""
+    return Failure(
+        mode=mode,
+        determined=mode is not None,
+        reason=reason,
+        evidence=evidence,
+        downstream=downstream or [],
+        definition=lookup(FAILURE_MODES, mode).definition if mode else None,
+    )
+
+
+@dataclass(slots=True)
+class _Ledger:
+    """What the submission ledger alone shows, and what deciding the first failure needs to know of it."""
+
+    mode: FailureMode | None
+    """The mode the ledger shows (no submission, regression, a harness failure), or None."""
+    reason: str
+    """Why, in words."""
+    evidence: list[Evidence]
+    """The submissions (or files) that show it."""
+    improved: bool = False
+    """The best score rose beyond noise."""
+    no_submission: bool = False
+    """No attempt was valid (and the run's ending is seen)."""
+    ran_out: bool | None = None
+    """Whether the budget ended the run (:func:`arb_audit.analyzer.budget_end.budget_end`)."""
+    budget: str | None = None
+    """How much of the budget was used, in words."""
+
+    def as_failure(self) -> Failure:
+        """Return the ledger's finding as the run's failure."""
+        return failure(self.mode, self.reason, self.evidence)
+
+
+def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | None) -> _Ledger:
     """Decide what the submission ledger alone shows (no submission, regression, the score's move)."""
     base = record.run.base_score
     if best is None:
@@ -35,14 +79,12 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
             told = f"the harness's results.csv ({account.submissions} submission(s), none in the folder)"
             return _score_failure(account.best_score, told, base, noise, [cite(account)])
         if (why := unseen_ending(record)) is not None:
-            return {"mode": None, "determined": False, "reason": why, "evidence": []}
+            return _Ledger(None, why, [])
         tried = [s for s in record.submissions if s.status in ("error", "rejected")]
         attempts = f"{len(record.submissions)} attempt(s), {len(tried)} failed or refused"
-        shown = [
-            Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status).to_json()
-            for s in tried[:5]
-        ]
+        shown = [Evidence("submission", submission_seq=s.seq, excerpt=s.error or s.status) for s in tried[:5]]
         end = budget_end(record)
+        mode: FailureMode | None
         if end.ran_out is None:
             mode, reason = None, f"no valid submission ({attempts}), and {end.reason}"
         elif end.ran_out:
@@ -59,51 +101,35 @@ def _ledger_failure(record: RunRecord, best: Submission | None, noise: float | N
                 f"{end.reason} with no valid submission ({attempts}): the pipeline never produced a"
                 " trained artifact that scored"
             )
-        return {
-            "mode": mode,
-            "determined": mode is not None,
-            "no_submission": True,
-            "ran_out": end.ran_out,
-            "budget": end.reason,
-            "reason": reason,
-            "evidence": shown,
-        }
+        return _Ledger(mode, reason, shown, no_submission=True, ran_out=end.ran_out, budget=end.reason)
     if best.score is None:
-        return {"mode": None, "determined": False, "reason": "the best score is unknown", "evidence": []}
-    shown = [
-        Evidence("submission", submission_seq=best.seq, excerpt=f"best valid score {best.score}").to_json()
-    ]
+        return _Ledger(None, "the best score is unknown", [])
+    shown = [Evidence("submission", submission_seq=best.seq, excerpt=f"best valid score {best.score}")]
     return _score_failure(best.score, "the ledger", base, noise, shown)
 
 
 def _score_failure(
-    score: float, where: str, base: float | None, noise: float | None, shown: list[dict[str, Any]]
-) -> dict[str, Any]:
+    score: float, where: str, base: float | None, noise: float | None, shown: list[Evidence]
+) -> _Ledger:
     """Decide what the best score (as ``where`` gives it) against the base score shows."""
     if base is None or noise is None:
         missing = "base score" if base is None else "noise threshold for this task (pass --noise)"
-        return {"mode": None, "determined": False, "reason": f"the {missing} is unknown", "evidence": shown}
+        return _Ledger(None, f"the {missing} is unknown", shown)
     delta = score - base
     source = "" if where == "the ledger" else f" (from {where})"
     if delta < -noise:
-        return {
-            "mode": "regression",
-            "determined": True,
-            "evidence": shown,
-            "reason": f"the best valid score {score}{source} is {-delta:.2f} below the base {base}"
-            f" (noise {noise})",
-        }
+        return _Ledger(
+            "regression",
+            f"the best valid score {score}{source} is {-delta:.2f} below the base {base} (noise {noise})",
+            shown,
+        )
     moved = "improved beyond noise" if delta > noise else "did not move beyond noise"
-    return {
-        "mode": None,
-        "determined": False,
-        "evidence": shown,
-        "reason": f"the score {moved} ({delta:+.2f}, noise {noise}){source}",
-        "improved": delta > noise,
-    }
+    return _Ledger(
+        None, f"the score {moved} ({delta:+.2f}, noise {noise}){source}", shown, improved=delta > noise
+    )
 
 
-SIGNAL_MODES = (
+SIGNAL_MODES: tuple[tuple[str, FailureMode, str], ...] = (
     ("nan", "training_collapse", "a training run's loss became NaN/inf"),
     ("below_parent", "training_collapse", "a stage's artifact scored below the model it was trained from"),
     ("constant_reward", "reward_data_design_failure", "a policy-gradient run's reward never varied"),
@@ -118,15 +144,12 @@ def decide_failure(
     noise: float | None,
     analysis: RouteAnalysis | None,
     intended_stage: str | None,
-) -> dict[str, Any]:
+) -> Failure:
     """Decide the run's first failure (commands' signals, then the ledger) and its downstream effects."""
     ledger = _ledger_failure(record, best, noise)
-    improved = ledger.pop("improved", False)
-    no_submission = ledger.pop("no_submission", False)
-    ran_out, budget = ledger.pop("ran_out", None), ledger.pop("budget", None)
     if analysis is None:
-        return {**ledger, "downstream": []}
-    first: tuple[str, str, list[dict[str, Any]]] | None = None
+        return ledger.as_failure()
+    first: tuple[FailureMode, str, list[Evidence]] | None = None
     signals = analysis.signals
     found = {
         "nan": signals.nan,
@@ -144,10 +167,10 @@ def decide_failure(
     ]
     if seen:
         _, mode, why, key = min(seen)
-        first = (mode, why, [e.to_json() for e in found[key][:5]])
+        first = (mode, why, found[key][:5])
     ran, crashed, cut = signals.training_ran, signals.crashed, signals.cut
     # Without a command timeline (no transcript), "no training code ran" is unknown, not a finding.
-    if first is None and no_submission and record.commands:
+    if first is None and ledger.no_submission and record.commands:
         # A transcript that stops early, or a folder showing training the transcript does not, cannot
         # show that the code never worked.
         traces, cut_short = _training_traces(record), _cut_off(record)
@@ -160,67 +183,53 @@ def decide_failure(
         )
         if unseen and not cut:
             shown = f"; the folder shows training: {len(traces)} trace(s)" if traces else ""
-            return {
-                "mode": None,
-                "determined": False,
-                "reason": f"no valid submission, and what went wrong first cannot be told: {unseen}{shown}",
-                "evidence": traces + ledger["evidence"],
-                "downstream": [],
-            }
+            return failure(
+                None,
+                f"no valid submission, and what went wrong first cannot be told: {unseen}{shown}",
+                traces + ledger.evidence,
+            )
         if not ran:
             first = ("early_coding_failure", "no command ever ran training code", [])
-        elif cut and ran_out:
+        elif cut and ledger.ran_out:
             # Training was still running when the budget ended: the budget, not the code, ended it.
             first = (
                 "timeout_no_submission",
-                f"the run ended while training code was still running ({len(cut)} run(s) cut off): {budget}",
-                [e.to_json() for e in cut[:5]],
+                f"the run ended while training code was still running ({len(cut)} run(s) cut off):"
+                f" {ledger.budget}",
+                cut[:5],
             )
-        elif cut and ran_out is None:
+        elif cut and ledger.ran_out is None:
             # Training still ran when the transcript stops, but nothing shows the budget ended there.
-            return {
-                **ledger,
-                "reason": ledger["reason"] + f"; training code was still running when the transcript"
-                f" ends ({len(cut)} run(s) cut off)",
-                "evidence": [e.to_json() for e in cut[:5]] + ledger["evidence"],
-                "downstream": [],
-            }
+            return failure(
+                ledger.mode,
+                ledger.reason + f"; training code was still running when the transcript ends"
+                f" ({len(cut)} run(s) cut off)",
+                cut[:5] + ledger.evidence,
+            )
         elif len(crashed) == len(ran):
             first = (
                 "early_coding_failure",
                 f"every run of training code failed ({len(crashed)})",
-                [e.to_json() for e in crashed[:5]],
+                crashed[:5],
             )
-    if improved:
-        recovered = [first[0]] if first else []
-        note = f"; recovered from {recovered[0]}" if recovered else ""
-        return {
-            **ledger,
-            "mode": "none",
-            "determined": True,
-            "reason": ledger["reason"] + note,
-            "downstream": [],
-        }
+    if ledger.improved:
+        note = f"; recovered from {first[0]}" if first else ""
+        return failure("none", ledger.reason + note, ledger.evidence)
     measured = noise is not None and record.run.base_score is not None
-    flat = best is not None and measured and ledger["mode"] is None
+    flat = best is not None and measured and ledger.mode is None
     if first is None and flat and intended_in_lineage(analysis.routes, intended_stage)[0] is False:
-        chain = analysis.routes.chain_text
         first = (
             "static_shortcut_without_transfer",
-            f"the best lineage ({chain}) skips the intended training",
+            f"the best lineage ({analysis.routes.chain_text}) skips the intended training",
             [],
         )
     if first is None:
-        return {**ledger, "downstream": []}
+        return ledger.as_failure()
     mode, why, evidence = first
-    downstream = [ledger["mode"]] if ledger["mode"] and ledger["mode"] != mode else []
-    return {
-        "mode": mode,
-        "determined": True,
-        "reason": why + (f"; then {downstream[0]}" if downstream else ""),
-        "evidence": evidence + ledger["evidence"],
-        "downstream": downstream,
-    }
+    downstream = [ledger.mode] if ledger.mode and ledger.mode != mode else []
+    return failure(
+        mode, why + (f"; then {downstream[0]}" if downstream else ""), evidence + ledger.evidence, downstream
+    )
 
 
 def _below_parent(record: RunRecord, routes: Routes, noise: float | None) -> list[Evidence]:
@@ -258,12 +267,6 @@ def _below_parent(record: RunRecord, routes: Routes, noise: float | None) -> lis
     return found
 
 
-def with_definition(failure: dict[str, Any]) -> dict[str, Any]:
-    """Return ``failure`` with its mode's definition from the taxonomy."""
-    mode = failure["mode"]
-    return {**failure, "definition": lookup(FAILURE_MODES, mode).definition if mode else None}
-
-
 def unseen_ending(record: RunRecord) -> str | None:
     """Say why "no valid submission" cannot be read as "the budget ended without one", or None."""
     extra = record.run.extra
@@ -285,7 +288,7 @@ def _harness_errors(record: RunRecord) -> list[dict[str, Any]]:
     return [e for e in found if isinstance(e, dict) and e.get("message")] if isinstance(found, list) else []
 
 
-def _harness_failure(errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _harness_failure(errors: list[dict[str, Any]]) -> _Ledger:
     """Return the failure of a run whose harness failed, quoting the harness's own message."""
     stages = {e.get("stage") for e in errors}
     what = (
@@ -295,17 +298,14 @@ def _harness_failure(errors: list[dict[str, Any]]) -> dict[str, Any]:
         if stages == {"evaluation"}
         else "the agent's provider and the grader's infrastructure failed"
     )
-    return {
-        "mode": "harness_failure",
-        "determined": True,
-        "reason": f"{what}: {errors[0]['message']!r} ({errors[0].get('path')})",
-        "evidence": [
-            Evidence(
-                "log", path=e.get("path"), line=e.get("line"), excerpt=excerpt(str(e["message"]), 240)
-            ).to_json()
+    return _Ledger(
+        "harness_failure",
+        f"{what}: {errors[0]['message']!r} ({errors[0].get('path')})",
+        [
+            Evidence("log", path=e.get("path"), line=e.get("line"), excerpt=excerpt(str(e["message"]), 240))
             for e in errors[:5]
         ],
-    }
+    )
 
 
 def grader_failed(record: RunRecord) -> bool:
@@ -313,13 +313,13 @@ def grader_failed(record: RunRecord) -> bool:
     return any(e.get("stage") == "evaluation" for e in _harness_errors(record))
 
 
-def _training_traces(record: RunRecord) -> list[dict[str, Any]]:
+def _training_traces(record: RunRecord) -> list[Evidence]:
     """Return what the run folder itself shows of training (trainer files, model cards), as evidence."""
     found = record.run.extra.get("training_traces")
     if not isinstance(found, list):
         return []
     return [
-        Evidence("file", path=str(t.get("path")), excerpt=excerpt(str(t.get("excerpt")), 200)).to_json()
+        Evidence("file", path=str(t.get("path")), excerpt=excerpt(str(t.get("excerpt")), 200))
         for t in found[:5]
         if isinstance(t, dict)
     ]

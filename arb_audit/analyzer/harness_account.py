@@ -10,8 +10,7 @@ all there is, and "0 attempts" would contradict the harness.
 
 from __future__ import annotations
 
-from typing import Any
-
+from arb_audit import schema
 from arb_audit.evidence import Evidence
 from arb_audit.model import HarnessAccount, RunRecord, Submission
 
@@ -50,7 +49,7 @@ def all_there_is(record: RunRecord) -> HarnessAccount | None:
     return account
 
 
-def cite(account: HarnessAccount) -> dict[str, Any]:
+def cite(account: HarnessAccount) -> Evidence:
     """Point at the row, with what it says of the submissions."""
     return Evidence(
         "file",
@@ -58,7 +57,7 @@ def cite(account: HarnessAccount) -> dict[str, Any]:
         line=account.line,
         excerpt=f"the harness's results.csv row: {account.submissions} submission(s), best score"
         f" {account.best_score} (errored entries included), baseline {account.baseline}",
-    ).to_json()
+    )
 
 
 def disagreements(record: RunRecord, account: HarnessAccount) -> list[str]:
@@ -90,7 +89,7 @@ def disagreements(record: RunRecord, account: HarnessAccount) -> list[str]:
     return found
 
 
-def account_json(record: RunRecord) -> dict[str, Any] | None:
+def reported_account(record: RunRecord) -> schema.HarnessAccount | None:
     """Return the account as the audit shows it: the row, where it disagrees, and what was taken from it."""
     account = account_of(record)
     if account is None:
@@ -100,4 +99,7 @@ def account_json(record: RunRecord) -> dict[str, Any] | None:
         if all_there_is(record)
         else []
     )
-    return {**account.to_json(), "disagreements": disagreements(record, account), "used_for": used}
+    # Every field of the row as the run record keeps it (the schema refuses one it does not define).
+    return schema.HarnessAccount(
+        **account.to_json(), disagreements=disagreements(record, account), used_for=used
+    )

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arb_audit.analyzer.failure import grader_failed, unseen_ending
 from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import intended_in_lineage, intended_stage_of, prescribes_no_method
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import RunRecord, Submission
+from arb_audit.schema import Quadrant
 
 if TYPE_CHECKING:
     from arb_audit.analyzer.run_analysis import RouteAnalysis
+    from arb_audit.taxonomy.failures import QuadrantCell
 
 
-def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
+def _nothing_valid(record: RunRecord) -> list[Evidence]:
     """Return what shows a run made no valid submission: its attempts, else its last command."""
     if record.submissions:
         return [
@@ -22,7 +24,7 @@ def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
                 "submission",
                 submission_seq=s.seq,
                 excerpt=excerpt(f"{s.status}: {s.error or 'no score'}", 200),
-            ).to_json()
+            )
             for s in record.submissions[-5:]
         ]
     if record.commands:
@@ -32,9 +34,18 @@ def _nothing_valid(record: RunRecord) -> list[dict[str, Any]]:
                 "command",
                 command_seq=last.seq,
                 excerpt=excerpt(f"the last command; no submission followed: {last.command}", 200),
-            ).to_json()
+            )
         ]
     return []
+
+
+CELLS: dict[tuple[bool, bool], QuadrantCell] = {
+    (True, True): "score_up+intended",
+    (True, False): "score_up+not_intended",
+    (False, True): "no_gain+intended",
+    (False, False): "no_gain+not_intended",
+}
+"""The cell of (score up, intended)."""
 
 
 def decide_quadrant(
@@ -43,7 +54,7 @@ def decide_quadrant(
     noise: float | None,
     analysis: RouteAnalysis | None,
     intended_stage: str | None,
-) -> dict[str, Any]:
+) -> Quadrant:
     """Decide the quadrant: score up beyond noise, the intended stage adopted, and the cell they make."""
     base = record.run.base_score
     score_up = None
@@ -57,7 +68,7 @@ def decide_quadrant(
         score_up = False
     stage = intended_stage_of(record, intended_stage)
     intended: bool | None
-    evidence: list[dict[str, Any]]
+    evidence: list[Evidence]
     no_method = prescribes_no_method(record)
     if stage is None and no_method:
         intended, evidence = None, [] if best is not None else _nothing_valid(record)
@@ -70,8 +81,7 @@ def decide_quadrant(
     elif best is None:
         intended, reason, evidence = False, "no valid submission", _nothing_valid(record)
     else:
-        intended, reason, pointers = intended_in_lineage(analysis.routes if analysis else None, stage)
-        evidence = [e.to_json() for e in pointers]
+        intended, reason, evidence = intended_in_lineage(analysis.routes if analysis else None, stage)
     if best is not None:
         # "score up" rests on the best submission's score against the base score
         evidence = [
@@ -79,18 +89,18 @@ def decide_quadrant(
                 "submission",
                 submission_seq=best.seq,
                 excerpt=f"best score {best.score} against the base score {base} (noise {noise})",
-            ).to_json(),
+            ),
             *evidence,
         ]
-    cell = None
+    cell: QuadrantCell | None = None
     if score_up is not None and intended is not None:
-        cell = f"{'score_up' if score_up else 'no_gain'}+{'intended' if intended else 'not_intended'}"
-    return {
-        "score_up": score_up,
-        "intended": intended,
-        "intended_stage": stage,
-        "cell": cell,
-        "noise_threshold": noise,
-        "reason": reason,
-        "evidence": evidence,
-    }
+        cell = CELLS[score_up, intended]
+    return Quadrant(
+        score_up=score_up,
+        intended=intended,
+        intended_stage=stage,
+        cell=cell,
+        noise_threshold=noise,
+        reason=reason,
+        evidence=evidence,
+    )

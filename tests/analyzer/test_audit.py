@@ -159,16 +159,16 @@ def test_a_stage_scoring_below_its_parent_beyond_noise_is_a_training_collapse() 
 
     record, routes = _lineage_record(parent_score=55.0, child_score=45.0)
     failure = decide_failure(record, record.submissions[0], 2.75, routes, "policy_gradient")
-    assert failure["mode"] == "none"  # the run still improved (55 over 40): it recovered
-    assert "recovered from training_collapse" in failure["reason"]
+    assert failure.mode == "none"  # the run still improved (55 over 40): it recovered
+    assert "recovered from training_collapse" in failure.reason
     record.run.base_score = 56.0  # now it did not: the collapse is the first failure
     failure = decide_failure(record, record.submissions[0], 2.75, routes, "policy_gradient")
-    assert failure["mode"] == "training_collapse"
-    assert [e["submission_seq"] for e in failure["evidence"][:2]] == [2, 1]
-    assert "outputs/grpo scored 45.0; its parent outputs/sft scored 55.0" in failure["evidence"][0]["excerpt"]
+    assert failure.mode == "training_collapse"
+    assert [e.submission_seq for e in failure.evidence[:2]] == [2, 1]
+    assert "outputs/grpo scored 45.0; its parent outputs/sft scored 55.0" in failure.evidence[0].excerpt
     record, routes = _lineage_record(parent_score=55.0, child_score=53.0)  # within noise
     assert (
-        decide_failure(record, record.submissions[0], 2.75, routes, "policy_gradient")["mode"]
+        decide_failure(record, record.submissions[0], 2.75, routes, "policy_gradient").mode
         != "training_collapse"
     )
 
