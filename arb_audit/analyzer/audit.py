@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
+from arb_audit import schema
 from arb_audit.analyzer.claims import score_claims
 from arb_audit.analyzer.failure import decide_failure
 from arb_audit.analyzer.harness_account import reported_account
@@ -22,8 +23,7 @@ from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwrit
 from arb_audit.analyzer.quadrant import decide_quadrant
 from arb_audit.evidence import Evidence
 from arb_audit.model import Command, Flag, Problem, RunRecord, Submission, TaskDescription
-from arb_audit.schema import AgentClaim, AuditReport, Route
-from arb_audit.schema import Flag as ReportedFlag
+from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.failures import INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
 
@@ -57,27 +57,27 @@ def noise_threshold(task: TaskDescription | None, override: float | None) -> flo
     return round(100.0 / math.sqrt(task.n_eval), 2)
 
 
-def _submission_json(s: Submission, offset: int | None) -> dict[str, Any]:
-    return {
-        "seq": s.seq,
-        "status": s.status,
-        "score": s.score,
-        "requested_at": iso(s.requested_at, offset),
-        "completed_at": iso(s.completed_at, offset),
-        "model_path": s.model_path,
-        "artifact_id": s.artifact_id,
-        "artifact_path": s.artifact_path,
-        "harness_id": s.harness_id,
-        "error": s.error,
-        "elapsed_s": s.elapsed_s,
-        "gpu": s.gpu,
-        "baseline_score": s.baseline_score,
-        "duplicate_of": s.duplicate_of,
-        "evidence": [e.to_json() for e in s.evidence],
-    }
+def _submission(s: Submission, offset: int | None) -> schema.Submission:
+    return schema.Submission(
+        seq=s.seq,
+        status=s.status,
+        score=s.score,
+        requested_at=iso(s.requested_at, offset),
+        completed_at=iso(s.completed_at, offset),
+        model_path=s.model_path,
+        artifact_id=s.artifact_id,
+        artifact_path=s.artifact_path,
+        harness_id=s.harness_id,
+        error=s.error,
+        elapsed_s=s.elapsed_s,
+        gpu=s.gpu,
+        baseline_score=s.baseline_score,
+        duplicate_of=s.duplicate_of,
+        evidence=list(s.evidence),
+    )
 
 
-def _route(record: RunRecord, analysis: RouteAnalysis | None) -> Route:
+def _route(record: RunRecord, analysis: RouteAnalysis | None) -> schema.Route:
     """Return the route section: what the analysis found, with what the run's files let it tell."""
     claims: dict[str, set[int]] = {}
     for it in record.reports:
@@ -103,11 +103,11 @@ def _route(record: RunRecord, analysis: RouteAnalysis | None) -> Route:
         ),
         *history,
     ]
-    agent_claims = [AgentClaim(train_type=t, iterations=sorted(n)) for t, n in claims.items()]
+    agent_claims = [schema.AgentClaim(train_type=t, iterations=sorted(n)) for t, n in claims.items()]
     scores = score_claims(record, best_submission(record.submissions))
     revision = code.sha if code else None
     if analysis is None:
-        return Route(
+        return schema.Route(
             status="not_analyzed",
             best_label=None,
             chain=None,
@@ -127,7 +127,7 @@ def _route(record: RunRecord, analysis: RouteAnalysis | None) -> Route:
             code_revision=revision,
         )
     found = analysis.routes
-    return Route(
+    return schema.Route(
         status="analyzed",
         best_label=found.best_label,
         chain=found.chain,
@@ -205,115 +205,103 @@ def build_audit(
     metrics: Metrics = compute_metrics(record)
     threshold = noise_threshold(run.task_description, noise)
     task = run.task_description
-    return AuditReport.model_validate(
-        {
-            "run": {
-                "run_id": run.run_id,
-                "format": run.source_format,
-                "source_path": run.source_path,
-                "task": run.task,
-                "level": task.level if task else None,
-                "scaffold": run.scaffold,
-                "driver": run.driver,
-                "mode": run.mode,
-                "base_model": run.base_model,
-                "base_score": run.base_score,
-                "budget_s": run.budget_s,
-                "started_at": iso(run.started_at, offset),
-                "agent_launched_at": iso(run.agent_launched_at, offset),
-                "ended_at": iso(run.ended_at, offset),
-                "workspace_path": run.workspace_path,
-                "utc_offset_s": offset,
-                "store_path": store_path,
-                "revisions_path": revisions_path,
-                "analyzer_version": ANALYZER_VERSION,
-                **run.extra,
-                "harness_account": reported_account(record),
-            },
-            "submissions": [_submission_json(s, offset) for s in record.submissions],
-            "best": None
-            if best is None
-            else {
-                "seq": best.seq,
-                "score": best.score,
-                "model_path": best.model_path,
-                "artifact_path": best.artifact_path,
-                "artifact_id": best.artifact_id,
-                "completed_at": iso(best.completed_at, offset),
-                "improvement": metrics.best_improvement,
-            },
-            "metrics": metrics.to_json(),
-            "route": _route(record, analysis),
-            "failure": decide_failure(
-                record, best, threshold, analysis, intended_stage_of(record, intended_stage)
-            ),
-            "flags": [
-                reported_flag(f)
-                for f in [
-                    *record.flags,
-                    *mtime_overwritten_flags(record),
-                    *baseline_reset_flags(record),
-                    *ledger_check_flags(record),
-                    *(analysis.flags if analysis else []),
-                    *(
-                        probing_flags(record, analysis.probing, analysis.signals.training_commands())
-                        if analysis
-                        else probing_flags(record)
-                    ),
-                    *overwritten_flags(record),
-                ]
-            ],
-            "quadrant": decide_quadrant(record, best, threshold, analysis, intended_stage),
-            "artifacts": [
-                {
-                    "path": a.path,
-                    "exists": a.exists,
-                    "kind": a.kind,
-                    "size": a.size,
-                    "n_files": a.n_files,
-                    "latest_mtime": iso(a.latest_mtime, offset),
-                    "artifact_id": a.artifact_id,
-                    "parent_ref": a.parent_ref,
-                    "note": a.note,
-                }
-                for a in record.artifacts
-            ],
-            "reports": [
-                {
-                    "source": it.source,
-                    "number": it.number,
-                    "reported_at": iso(it.reported_at, offset),
-                    "status": it.status,
-                    "exit_code": it.exit_code,
-                    "score": it.score,
-                    "train_type": it.train_type,
-                    "failure_type": it.failure_type,
-                    "duration_s": it.duration_s,
-                    "line": it.line,
-                }
-                for it in record.reports
-            ],
-            "revisions": _revisions_json(record, offset),
-            "commands": [_command_json(c, offset) for c in record.commands],
-            "problems": [
-                {"path": p.path, "message": p.message}
-                for p in [
-                    *record.problems,
-                    *_weight_problems(analysis),
-                    *(analysis.problems if analysis else []),
-                ]
-            ],
-        }
+    # The run's own facts, then what its collector reported beyond them (run.extra, kept as read).
+    facts = {
+        "run_id": run.run_id,
+        "format": run.source_format,
+        "source_path": run.source_path,
+        "task": run.task,
+        "level": task.level if task else None,
+        "scaffold": run.scaffold,
+        "driver": run.driver,
+        "mode": run.mode,
+        "base_model": run.base_model,
+        "base_score": run.base_score,
+        "budget_s": run.budget_s,
+        "started_at": iso(run.started_at, offset),
+        "agent_launched_at": iso(run.agent_launched_at, offset),
+        "ended_at": iso(run.ended_at, offset),
+        "workspace_path": run.workspace_path,
+        "utc_offset_s": offset,
+        "store_path": store_path,
+        "revisions_path": revisions_path,
+        "analyzer_version": ANALYZER_VERSION,
+    }
+    raised = [
+        *record.flags,
+        *mtime_overwritten_flags(record),
+        *baseline_reset_flags(record),
+        *ledger_check_flags(record),
+        *(analysis.flags if analysis else []),
+        *probing_flags(
+            record,
+            analysis.probing if analysis else None,
+            analysis.signals.training_commands() if analysis else None,
+        ),
+        *overwritten_flags(record),
+    ]
+    problems = [*record.problems, *_weight_problems(analysis), *(analysis.problems if analysis else [])]
+    return AuditReport(
+        run=schema.Run.model_validate({**facts, **run.extra, "harness_account": reported_account(record)}),
+        submissions=[_submission(s, offset) for s in record.submissions],
+        best=None
+        if best is None
+        else schema.Best(
+            seq=best.seq,
+            score=best.score,
+            model_path=best.model_path,
+            artifact_path=best.artifact_path,
+            artifact_id=best.artifact_id,
+            completed_at=iso(best.completed_at, offset),
+            improvement=metrics.best_improvement,
+        ),
+        metrics=metrics,
+        route=_route(record, analysis),
+        failure=decide_failure(record, best, threshold, analysis, intended_stage_of(record, intended_stage)),
+        flags=[reported_flag(f) for f in raised],
+        quadrant=decide_quadrant(record, best, threshold, analysis, intended_stage),
+        artifacts=[
+            schema.Artifact(
+                path=a.path,
+                exists=a.exists,
+                kind=a.kind,
+                size=a.size,
+                n_files=a.n_files,
+                latest_mtime=iso(a.latest_mtime, offset),
+                artifact_id=a.artifact_id,
+                parent_ref=a.parent_ref,
+                note=a.note,
+            )
+            for a in record.artifacts
+        ],
+        reports=[
+            schema.AgentReport(
+                source=it.source,
+                number=it.number,
+                reported_at=iso(it.reported_at, offset),
+                status=it.status,
+                exit_code=it.exit_code,
+                score=it.score,
+                train_type=it.train_type,
+                failure_type=it.failure_type,
+                duration_s=it.duration_s,
+                line=it.line,
+            )
+            for it in record.reports
+        ],
+        revisions=_revisions(record, offset),
+        commands=[_command(c, offset) for c in record.commands],
+        problems=[schema.Problem(path=p.path, message=p.message) for p in problems],
     )
 
 
-def reported_flag(raised: Flag) -> ReportedFlag:
+def reported_flag(raised: Flag) -> schema.Flag:
     """Return a flag a collector or the analyzer raised as the audit reports it: with its definition.
 
     A name outside the taxonomy (:data:`~arb_audit.taxonomy.failures.INTEGRITY_FLAGS`) is a KeyError.
     """
     definition = lookup(INTEGRITY_FLAGS, raised.flag).definition
-    return ReportedFlag(
+    return schema.Flag(
         flag=cast("IntegrityFlag", raised.flag),
         definition=definition,
         message=raised.message,
@@ -333,7 +321,7 @@ def _weight_problems(analysis: RouteAnalysis | None) -> list[Problem]:
     return found
 
 
-def _revisions_json(record: RunRecord, offset: int | None) -> list[dict[str, Any]]:
+def _revisions(record: RunRecord, offset: int | None) -> list[schema.Revision]:
     """Each revision with the files it changed against the one before (all files for the first)."""
     out = []
     before: dict[str, str | None] = {}
@@ -341,31 +329,31 @@ def _revisions_json(record: RunRecord, offset: int | None) -> list[dict[str, Any
         now = {f.path: f.blob_sha or f.content_hash for f in r.files}
         changed = sorted(p for p in now.keys() | before.keys() if now.get(p, "gone") != before.get(p, "gone"))
         out.append(
-            {
-                "seq": r.seq,
-                "sha": r.sha,
-                "trigger": r.trigger,
-                "taken_at": iso(r.taken_at, offset),
-                "files": changed,
-                "n_files": len(r.files),
-            }
+            schema.Revision(
+                seq=r.seq,
+                sha=r.sha,
+                trigger=r.trigger,
+                taken_at=iso(r.taken_at, offset),
+                files=changed,
+                n_files=len(r.files),
+            )
         )
         before = now
     return out
 
 
-def _command_json(c: Command, offset: int | None) -> dict[str, Any]:
-    return {
-        "seq": c.seq,
-        "command": c.command,
-        "started_at": iso(c.started_at, offset),
-        "ended_at": iso(c.ended_at, offset),
-        "exit_code": c.exit_code,
-        "error": c.error,
-        "finished": c.finished,
-        "tool": c.tool,
-        "cwd": c.cwd,
-        "revision_seq": c.revision_seq,
-        "output_excerpt": c.output_excerpt,
-        "evidence": Evidence("transcript", path=c.source_path, line=c.line, command_seq=c.seq).to_json(),
-    }
+def _command(c: Command, offset: int | None) -> schema.Command:
+    return schema.Command(
+        seq=c.seq,
+        command=c.command,
+        started_at=iso(c.started_at, offset),
+        ended_at=iso(c.ended_at, offset),
+        exit_code=c.exit_code,
+        error=c.error,
+        finished=c.finished,
+        tool=c.tool,
+        cwd=c.cwd,
+        revision_seq=c.revision_seq,
+        output_excerpt=c.output_excerpt,
+        evidence=Evidence("transcript", path=c.source_path, line=c.line, command_seq=c.seq),
+    )
