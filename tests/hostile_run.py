@@ -377,13 +377,17 @@ def run_case(
 ) -> Outcome:
     """Write ``case`` under ``root``, run its commands, and judge them."""
     place = make_place(root)
-    target = case.write(place)
+    outcome = Outcome(case.name)
+    try:
+        target = case.write(place)
+    except Exception as exc:  # the tree under test cannot even write its fixture (an import broke)
+        outcome.wrong.append(f"the case could not be written: {type(exc).__name__}: {exc}"[:300])
+        return outcome
     env = sandbox_env(root)
     run_store = target / ".arb-audit"
     skip = [root / "cache", root / "tmp", run_store]
     before = listing(root, skip)
     as_json, as_text = _commands(case, target)
-    outcome = Outcome(case.name)
     first = run_limited(
         as_json, env, timeout_s=timeout_s, memory_mb=memory_mb, unprivileged=case.unprivileged
     )
