@@ -116,6 +116,94 @@ class RunInfo:
     """Everything else the sources say about the run (diagnostics, harness metrics, results.csv row)."""
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedSteps:
+    """How many logged steps of a trainer log carried a value, and in how many it was zero."""
+
+    logged: int
+    """Steps that logged it."""
+    zero: int
+    """Of those, the steps where it was 0."""
+
+    @classmethod
+    def from_json(cls, data: Any) -> LoggedSteps | None:
+        """Read what :meth:`TrainerEvidence.to_json` wrote; None for anything else."""
+        if not isinstance(data, dict) or not all(isinstance(data.get(k), int) for k in ("logged", "zero")):
+            return None
+        return cls(data["logged"], data["zero"])
+
+
+@dataclass(slots=True)
+class TrainerEvidence:
+    """What a model folder's own files say of how it was trained, as its collector read them.
+
+    Nothing is loaded: the trainer log (``trainer_state.json``'s ``log_history``) and the model card are
+    read as text. A field not set means the folder does not say.
+    """
+
+    trainer_state: str | None = None
+    """The trainer log read, relative to the run folder (the folder's own, else its newest checkpoint's)."""
+    log_keys: list[str] | None = None
+    """The keys that log's steps carry (sorted, the first few hundred); None without a log."""
+    log_steps: int | None = None
+    """How many steps it logged (up to the number read); None without a log."""
+    log_nonfinite: list[str] = field(default_factory=list)
+    """Each loss-like value that went NaN/inf, as ``KEY at step N`` (the first few)."""
+    log_reward_std: LoggedSteps | None = None
+    """The steps that logged a reward's standard deviation, and those where it was 0."""
+    log_env_calls: LoggedSteps | None = None
+    """The steps that logged how often rollouts called their environment, and those where it was 0."""
+    card_trained_with: str | None = None
+    """The method of the model card's "trained with X" line (TRL's cards name the tool first)."""
+    card_tags: list[str] = field(default_factory=list)
+    """The model card's front-matter tags."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the facts found (the run store keeps them so), leaving out what the folder does not say."""
+        found: dict[str, Any] = {}
+        if self.log_keys is not None:
+            found["log_keys"] = self.log_keys
+        if self.log_steps is not None:
+            found["log_steps"] = self.log_steps
+        if self.log_nonfinite:
+            found["log_nonfinite"] = self.log_nonfinite
+        for name, steps in (("log_reward_std", self.log_reward_std), ("log_env_calls", self.log_env_calls)):
+            if steps is not None:
+                found[name] = {"logged": steps.logged, "zero": steps.zero}
+        if self.trainer_state is not None:
+            found["trainer_state"] = self.trainer_state
+        if self.card_trained_with is not None:
+            found["card_trained_with"] = self.card_trained_with
+        if self.card_tags:
+            found["card_tags"] = self.card_tags
+        return found
+
+    @classmethod
+    def from_json(cls, data: Any) -> TrainerEvidence:
+        """Read what :meth:`to_json` wrote; a value of another type is taken as not said."""
+        data = data if isinstance(data, dict) else {}
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        def texts(key: str) -> list[str] | None:
+            value = data.get(key)
+            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
+
+        steps = data.get("log_steps")
+        return cls(
+            trainer_state=text("trainer_state"),
+            log_keys=texts("log_keys"),
+            log_steps=steps if isinstance(steps, int) else None,
+            log_nonfinite=texts("log_nonfinite") or [],
+            log_reward_std=LoggedSteps.from_json(data.get("log_reward_std")),
+            log_env_calls=LoggedSteps.from_json(data.get("log_env_calls")),
+            card_trained_with=text("card_trained_with"),
+            card_tags=texts("card_tags") or [],
+        )
+
+
 @dataclass(slots=True)
 class ArtifactInfo:
     """A model artifact (a file or folder under the run) as it is on disk now."""
@@ -138,10 +226,8 @@ class ArtifactInfo:
     """Parent model named inside the artifact (config ``_name_or_path``, adapter base)."""
     note: str | None = None
     """Why the artifact could not be fully listed (outside the run, symlink), if so."""
-    trainer_evidence: dict[str, Any] = field(default_factory=dict)
-    """What the files inside say about how it was trained, as found: ``log_keys`` (the keys of
-    ``trainer_state.json`` ``log_history``, and ``trainer_state`` its path), ``card_tags`` and
-    ``card_trained_with`` (the model card's tags and its "trained with X" line)."""
+    trainer_evidence: TrainerEvidence = field(default_factory=TrainerEvidence)
+    """What the files inside say about how it was trained, as found."""
 
 
 @dataclass(slots=True)

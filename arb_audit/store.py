@@ -46,6 +46,7 @@ from arb_audit.model import (
     Submission,
     TaskDescription,
     TensorDigest,
+    TrainerEvidence,
 )
 from arb_audit.redaction import redact, redact_all
 from arb_audit.store_bounds import (
@@ -582,7 +583,12 @@ class RunStore:
             self._insert(
                 "artifacts",
                 [
-                    _row(a, run_id=run_id, path_exists=a.exists, trainer_evidence=_json(a.trainer_evidence))
+                    _row(
+                        a,
+                        run_id=run_id,
+                        path_exists=a.exists,
+                        trainer_evidence=_json(a.trainer_evidence.to_json()),
+                    )
                     for a in record.artifacts
                 ],
             )
@@ -851,7 +857,7 @@ class RunStore:
                 ArtifactInfo,
                 a,
                 exists=a["path_exists"],
-                trainer_evidence=json.loads(a["trainer_evidence"] or "{}"),
+                trainer_evidence=TrainerEvidence.from_json(json.loads(a["trainer_evidence"] or "{}")),
             )
             for a in rows("artifacts", "path")
         ]

@@ -257,7 +257,7 @@ class PathVersions:
         info = self._artifacts.get(path)
         if info is None or not info.exists or write.stage is None:
             return None
-        keys = info.trainer_evidence.get("log_keys") or []
+        keys = info.trainer_evidence.log_keys or []
         logged = kind_from_log_keys(keys) if keys else None
         earlier = before.stage.kind if before is not None and before.stage is not None else None
         if logged is not None and logged[0] == write.stage.kind != earlier:

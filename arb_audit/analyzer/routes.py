@@ -233,10 +233,10 @@ def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, Strength, Eviden
     Log keys only one kind of trainer writes support the stage; keys several share, or a model card's
     tag, are weak signs.
     """
-    if artifact is None or not artifact.trainer_evidence:
+    if artifact is None:
         return None
     evidence = artifact.trainer_evidence
-    if keys := evidence.get("log_keys"):
+    if keys := evidence.log_keys:
         found = kind_from_log_keys(keys)
         if found is not None:
             kind, strong = found
@@ -244,9 +244,9 @@ def _artifact_kind(artifact: ArtifactInfo | None) -> tuple[str, Strength, Eviden
             return (
                 kind,
                 "supported" if strong else "weak",
-                Evidence("artifact", path=evidence.get("trainer_state"), excerpt=shown),
+                Evidence("artifact", path=evidence.trainer_state, excerpt=shown),
             )
-    named = kind_from_card(evidence.get("card_tags", []), evidence.get("card_trained_with"))
+    named = kind_from_card(evidence.card_tags, evidence.card_trained_with)
     if named is not None:
         kind = named
         card = f"{artifact.path}/README.md"

@@ -103,22 +103,20 @@ def _number(text: str) -> bool:
 def log_signals(artifacts: list[ArtifactInfo], signals: Signals) -> None:
     """Add to ``signals`` what each model folder's trainer log shows (after the commands' own)."""
     for artifact in artifacts:
-        facts, log = artifact.trainer_evidence, artifact.trainer_evidence.get("trainer_state")
-        if not isinstance(log, str):
+        facts, log = artifact.trainer_evidence, artifact.trainer_evidence.trainer_state
+        if log is None:
             continue
 
         def cite(note: str, log: str = log, model: str = artifact.path) -> Evidence:
             return Evidence("log", path=log, excerpt=excerpt(f"{model}: {note}", 240))
 
-        if nonfinite := facts.get("log_nonfinite"):
-            signals.nan.append(cite(f"non-finite {', '.join(map(str, nonfinite))}"))
-        std = facts.get("log_reward_std") or {}
-        if std.get("logged", 0) >= 2 and std.get("zero") == std.get("logged"):
+        if facts.log_nonfinite:
+            signals.nan.append(cite(f"non-finite {', '.join(facts.log_nonfinite)}"))
+        if (std := facts.log_reward_std) is not None and std.logged >= 2 and std.zero == std.logged:
             signals.constant_reward.append(
-                cite(f"reward_std is 0 in all {std['logged']} logged steps: no advantage to learn from")
+                cite(f"reward_std is 0 in all {std.logged} logged steps: no advantage to learn from")
             )
-        calls = facts.get("log_env_calls") or {}
-        if calls.get("logged", 0) >= 2 and calls.get("zero") == calls.get("logged"):
+        if (calls := facts.log_env_calls) is not None and calls.logged >= 2 and calls.zero == calls.logged:
             signals.no_env_calls.append(
-                cite(f"its rollouts called the environment 0 times in all {calls['logged']} logged steps")
+                cite(f"its rollouts called the environment 0 times in all {calls.logged} logged steps")
             )

@@ -13,10 +13,9 @@ import re
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from arb_audit.collectors.reading import RunFolder, utf8_name
-from arb_audit.model import STORE_DIRNAME, ArtifactInfo
+from arb_audit.model import STORE_DIRNAME, ArtifactInfo, LoggedSteps, TrainerEvidence
 from arb_audit.regular_files import is_special, kind
 from arb_audit.runner.artifact_hash import hash_artifact
 
@@ -159,7 +158,7 @@ _ENV_CALL_KEYS = re.compile(
 MAX_CITED_STEPS = 5
 
 
-def _log_history(folder: RunFolder, rel: str) -> dict[str, Any] | None:
+def _log_history(folder: RunFolder, rel: str) -> TrainerEvidence | None:
     """Return what ``trainer_state.json``'s ``log_history`` shows of how training went.
 
     That is the keys the trainer logged, the steps whose loss went non-finite, and how many logged
@@ -191,19 +190,19 @@ def _log_history(folder: RunFolder, rel: str) -> dict[str, Any] | None:
                     stds.append(float(value))
                 elif _ENV_CALL_KEYS.search(key):
                     calls.append(float(value))
-    facts: dict[str, Any] = {"log_keys": sorted(keys)[:MAX_LOG_KEYS], "log_steps": len(entries)}
-    if nonfinite:
-        facts["log_nonfinite"] = nonfinite
-    if stds:
-        facts["log_reward_std"] = {"logged": len(stds), "zero": sum(1 for v in stds if v == 0.0)}
-    if calls:
-        facts["log_env_calls"] = {"logged": len(calls), "zero": sum(1 for v in calls if v == 0.0)}
-    return facts
+    return TrainerEvidence(
+        trainer_state=rel,
+        log_keys=sorted(keys)[:MAX_LOG_KEYS],
+        log_steps=len(entries),
+        log_nonfinite=nonfinite,
+        log_reward_std=LoggedSteps(len(stds), sum(1 for v in stds if v == 0.0)) if stds else None,
+        log_env_calls=LoggedSteps(len(calls), sum(1 for v in calls if v == 0.0)) if calls else None,
+    )
 
 
-def model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
+def model_card(folder: RunFolder, rel: str) -> TrainerEvidence:
     """Return a model card's front-matter tags and its "trained with X" line (TRL writes both)."""
-    found: dict[str, Any] = {}
+    found = TrainerEvidence()
     tags: list[str] = []
     in_front = in_tags = False
     for number, line in folder.lines(rel, max_line=4096):
@@ -223,29 +222,29 @@ def model_card(folder: RunFolder, rel: str) -> dict[str, Any]:
                 tags.append(line.strip()[2:].strip(" '\""))
             elif not line.startswith(" "):
                 in_tags = False
-        elif "card_trained_with" not in found:
+        elif found.card_trained_with is None:
             # TRL's card says "trained using [TRL]" before "trained with GRPO": the tool is not the method.
             named = [m[1] for m in _TRAINED_WITH.finditer(line) if m[1].lower() != "trl"]
             if named:
-                found["card_trained_with"] = named[0][:40]
-    if tags:
-        found["card_tags"] = [t[:60] for t in tags[:50]]
+                found.card_trained_with = named[0][:40]
+    found.card_tags = [t[:60] for t in tags[:50]]
     return found
 
 
-def trainer_evidence(folder: RunFolder, rel: str, names: set[str], folders: set[str]) -> dict[str, Any]:
+def trainer_evidence(folder: RunFolder, rel: str, names: set[str], folders: set[str]) -> TrainerEvidence:
     """Read what the files of a model folder say about how it was trained (nothing is loaded).
 
     ``names`` and ``folders`` are the files and subfolders at its top.
     """
-    evidence: dict[str, Any] = {}
+    evidence = TrainerEvidence()
     checkpoint = _newest_checkpoint(rel, folders)
     for state in (f"{rel}/trainer_state.json", f"{checkpoint}/trainer_state.json" if checkpoint else None):
         if state and _present(folder.root / state) and (facts := _log_history(folder, state)) is not None:
-            evidence.update(facts, trainer_state=state)
+            evidence = facts
             break
     if "README.md" in names:
-        evidence.update(model_card(folder, f"{rel}/README.md"))
+        card = model_card(folder, f"{rel}/README.md")
+        evidence.card_trained_with, evidence.card_tags = card.card_trained_with, card.card_tags
     return evidence
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from arb_audit.collectors.artifacts import describe
 from arb_audit.collectors.reading import RunFolder
+from arb_audit.model import LoggedSteps, TrainerEvidence
 
 CARD = """\
 ---
@@ -46,14 +47,19 @@ def test_trainer_logs_and_the_model_card_are_read(tmp_path: Path) -> None:
         (out / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"log_history": history}))
     info = describe(RunFolder(tmp_path), "output/grpo")
     assert info.kind == "full" and info.parent_ref == "output/sft"
-    assert info.trainer_evidence == {
-        "log_keys": ["completions/mean_length", "kl", "loss", "reward", "reward_std", "step"],
-        "log_steps": 1,
-        "log_reward_std": {"logged": 1, "zero": 0},
-        "trainer_state": "output/grpo/checkpoint-500/trainer_state.json",
-        "card_tags": ["generated_from_trainer", "trl", "grpo"],
-        "card_trained_with": "GRPO",
-    }
+    assert info.trainer_evidence == TrainerEvidence(
+        trainer_state="output/grpo/checkpoint-500/trainer_state.json",
+        log_keys=["completions/mean_length", "kl", "loss", "reward", "reward_std", "step"],
+        log_steps=1,
+        log_reward_std=LoggedSteps(logged=1, zero=0),
+        card_trained_with="GRPO",
+        card_tags=["generated_from_trainer", "trl", "grpo"],
+    )
+    # the run store keeps it as JSON and reads it back as it was
+    assert (
+        TrainerEvidence.from_json(json.loads(json.dumps(info.trainer_evidence.to_json())))
+        == info.trainer_evidence
+    )
 
 
 def test_broken_trainer_files_are_problems_not_evidence(tmp_path: Path) -> None:
@@ -63,7 +69,7 @@ def test_broken_trainer_files_are_problems_not_evidence(tmp_path: Path) -> None:
     (out / "README.md").write_bytes(b"---\ntags: [sft, \xff]\n---\n")
     folder = RunFolder(tmp_path)
     info = describe(folder, "output/v1")
-    assert info.trainer_evidence == {"card_tags": ["sft", "\ufffd"]}
+    assert info.trainer_evidence == TrainerEvidence(card_tags=["sft", "\ufffd"])
     assert [p.path for p in folder.problems] == ["output/v1/trainer_state.json", "output/v1/README.md"]
 
 
@@ -86,7 +92,6 @@ def test_a_trainer_log_shows_divergence_a_flat_reward_and_rollouts_without_envir
     (out / "trainer_state.json").write_text(json.dumps({"log_history": history}))  # NaN, as HF writes it
     folder = RunFolder(tmp_path)
     evidence = describe(folder, "output/grpo").trainer_evidence
-    assert evidence["log_nonfinite"] == ["loss at step 2", "grad_norm at step 2"]
-    assert evidence["log_reward_std"] == {"logged": 3, "zero": 3}
-    assert evidence["log_env_calls"] == {"logged": 3, "zero": 3}
+    assert evidence.log_nonfinite == ["loss at step 2", "grad_norm at step 2"]
+    assert evidence.log_reward_std == evidence.log_env_calls == LoggedSteps(logged=3, zero=3)
     assert any("NaN" in p.message for p in folder.problems)  # and the file says so, as read

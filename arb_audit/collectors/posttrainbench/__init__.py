@@ -322,8 +322,7 @@ def _training_traces(folder: RunFolder, artifact: ArtifactInfo) -> list[dict[str
     final model's own trainer evidence.
     """
     found: list[dict[str, Any]] = []
-    if artifact.trainer_evidence:
-        shown = {k: v for k, v in artifact.trainer_evidence.items() if k != "log_history"}
+    if shown := artifact.trainer_evidence.to_json():
         found.append({"path": FINAL_MODEL, "excerpt": json.dumps(shown, default=str)[:200]})
     task = folder.root / TASK
     if not task.is_dir() or task.is_symlink():
@@ -341,9 +340,9 @@ def _training_traces(folder: RunFolder, artifact: ArtifactInfo) -> list[dict[str
                 found.append({"path": rel, "excerpt": f"{name}: written by a trainer"})
             elif name == "README.md" and (folder.root / rel).is_file():
                 card = model_card(folder, rel)
-                tags = sorted(TRAINING_CARD_TAGS & {t.lower() for t in card.get("card_tags", [])})
-                if tags or card.get("card_trained_with"):
-                    with_ = card.get("card_trained_with")
+                tags = sorted(TRAINING_CARD_TAGS & {t.lower() for t in card.card_tags})
+                if tags or card.card_trained_with:
+                    with_ = card.card_trained_with
                     found.append(
                         {
                             "path": rel,
