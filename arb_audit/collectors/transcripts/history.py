@@ -23,6 +23,10 @@ from arb_audit.collectors.transcripts.shell_writes import shell_writes
 
 MAX_FILES = 5000
 """Most files a rebuilt tree holds; later new files are gaps."""
+MAX_TREE_CHARS = 64 * 1024 * 1024
+"""Most characters the rebuilt tree holds in all (a workspace's code is a few megabytes); a change that
+would grow it past this is a gap. Without it, files each grown to :data:`MAX_BODY_CHARS` by one small
+``replace_all`` edit could ask for gigabytes."""
 MAX_GAPS_LISTED = 20
 """Gaps reported one by one; the rest are counted."""
 _READ_LINE = re.compile(r"^ *(\d+)(?:\t|→|\| ?)(.*)$")
@@ -107,6 +111,8 @@ class _Builder:
         self.cwd: dict[int, str | None] = {s.number: s.cwd for s in transcript.sessions}
         self.folders: Counter[str] = Counter()
         """How many rebuilt files lie under each folder path."""
+        self.chars = 0
+        """Characters the rebuilt files hold in all."""
 
     def gap(self, call: ToolCall, path: str, reason: str) -> None:
         self.history.gaps.append(Gap(call.line, path, reason))
@@ -245,7 +251,7 @@ class _Builder:
                 self.gap(call, rel, clash)
             elif text is None:
                 if rel in files:
-                    del files[rel]
+                    self.chars -= len(files.pop(rel))
                     self._file_removed(rel)
                     changed[rel] = None
             elif files.get(rel) != text:
@@ -255,9 +261,14 @@ class _Builder:
                 if len(text) > MAX_BODY_CHARS:
                     self.gap(call, rel, "the file grew past the size the history keeps")
                     continue
+                grown = self.chars - len(files.get(rel, "")) + len(text)
+                if grown > MAX_TREE_CHARS:
+                    self.gap(call, rel, f"the rebuilt tree would hold over {MAX_TREE_CHARS:,} characters")
+                    continue
                 if rel not in files:
                     self._file_added(rel)
                 files[rel] = text
+                self.chars = grown
                 changed[rel] = text.encode("utf-8", errors="replace")
         if changed:
             self.history.steps += 1

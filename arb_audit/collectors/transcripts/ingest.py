@@ -23,8 +23,10 @@ from arb_audit.revisions import RevisionError, TreeCommitter
 
 MAX_COMPARED_BYTES = 4 * 1024 * 1024
 """Largest workspace file compared with its rebuilt contents."""
-MAX_FILE_ROWS = 1_000_000
-"""Most files all of a history's revisions may list together (each revision lists its whole tree)."""
+MAX_FILE_ROWS = 200_000
+"""Most files all of a history's revisions may list together (each revision lists its whole tree).
+Each listed file is a row of the store read back whole with the record (~1 KB of memory each): a
+million of them, from thousands of one-file writes, took the audit past 1 GB."""
 
 
 @dataclass(slots=True)
