@@ -33,8 +33,15 @@ MAX_RETAINED_CHARS = 256 * 1024 * 1024
 """File bodies, edit strings, command lines and read outputs kept for one transcript in all; past this,
 edits are gaps and commands are clipped. With the caps below, this bounds the memory a transcript of any
 size costs."""
-MAX_CALLS = 200_000
-"""Tool calls kept per transcript; later ones are counted and reported."""
+MAX_CALLS = 50_000
+"""Tool calls kept per transcript; later ones are counted and reported. A kept call costs ~8 KB on its
+way through the audit (its call, its command row, its place in the report): 100,000 calls without any
+output took an audit to 910 MB."""
+MAX_OUTPUTS_CHARS = 16 * 1024 * 1024
+"""Command and tool outputs kept for one transcript in all (each is copied several times on its way to
+the report); past this, each output is clipped to :data:`CLIPPED_OUTPUT_CHARS`."""
+CLIPPED_OUTPUT_CHARS = 200
+"""What is kept of an output (its head and tail) once :data:`MAX_OUTPUTS_CHARS` is spent."""
 MAX_OTHER_CALLS = 20_000
 """Calls of other tools (searches, todo lists, web) kept; later ones are counted only."""
 MAX_SESSIONS = 10_000
@@ -236,6 +243,8 @@ class Transcript:
     _pending: dict[str, list[ToolCall]] = field(default_factory=dict, repr=False)
     _background: dict[str, ToolCall] = field(default_factory=dict, repr=False)
     _retained: int = field(default=0, repr=False)
+    _outputs: int = field(default=0, repr=False)
+    _outputs_clipped: int = field(default=0, repr=False)
     _other_calls: int = field(default=0, repr=False)
 
     def problem(self, message: str) -> None:
@@ -298,6 +307,18 @@ class Transcript:
         self._retained += chars
         return True
 
+    def kept_output(self, output: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+        """Return what is kept of a call's output: its head and tail within ``limit``.
+
+        Once the transcript's budget for outputs (:data:`MAX_OUTPUTS_CHARS`) is spent, shorter still.
+        """
+        kept = clip_output(output, limit)
+        if self._outputs + len(kept) > MAX_OUTPUTS_CHARS and len(kept) > CLIPPED_OUTPUT_CHARS:
+            kept = clip_output(output, CLIPPED_OUTPUT_CHARS)
+            self._outputs_clipped += 1
+        self._outputs += len(kept)
+        return kept
+
     def add_call(self, call: ToolCall) -> ToolCall:
         """Append a call; a call with an id waits for its outcome under that id (first in, first out).
 
@@ -333,7 +354,7 @@ class Transcript:
             if not waiting:
                 del self._pending[call.call_id]  # type: ignore[arg-type]
         call.background, call.task_id, call.result_line = True, task_id, line
-        call.output = clip_output(output, MAX_OUTPUT_CHARS)
+        call.output = self.kept_output(output)
         if task_id is not None and len(self._background) < MAX_CALLS:
             self._background[task_id] = call
         del at  # the launch's answer is not the command's end
@@ -397,7 +418,7 @@ class Transcript:
             whole = call.kind == "read" and call.read_whole and len(output) <= MAX_BODY_CHARS
             if whole and self._retain(len(output)):
                 call.full_output = output
-            call.output = clip_output(
+            call.output = self.kept_output(
                 output, MAX_OUTPUT_CHARS if call.kind == "command" else MAX_OTHER_OUTPUT_CHARS
             )
         call.exit_code = exit_code if exit_code is not None else call.exit_code
@@ -425,6 +446,11 @@ class Transcript:
             self.problem(
                 f"{self.dropped_calls:,} tool calls past the first {MAX_CALLS:,} (or {MAX_OTHER_CALLS:,}"
                 " calls of other tools) were counted but not kept"
+            )
+        if self._outputs_clipped:
+            self.problem(
+                f"{self._outputs_clipped:,} tool outputs past the first {MAX_OUTPUTS_CHARS:,} characters"
+                f" of outputs were kept to {CLIPPED_OUTPUT_CHARS} characters each"
             )
         if self.unknown_events:
             listed = ", ".join(f"{name} ×{n:,}" for name, n in self.unknown_events.most_common(8))

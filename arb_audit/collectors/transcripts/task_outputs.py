@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 from arb_audit.collectors.reading import RunFolder, text_int, whole_characters
-from arb_audit.collectors.transcripts.events import MAX_OUTPUT_CHARS, ToolCall, Transcript, clip_output
+from arb_audit.collectors.transcripts.events import ToolCall, Transcript
 from arb_audit.collectors.transcripts.secrets import redact
 from arb_audit.regular_files import open_regular
 
@@ -94,7 +94,7 @@ def _apply(folder: RunFolder, rel: str, call: ToolCall, transcript: Transcript) 
     exit_code = text_int(closing[1]) if closing else None
     shown = "\n".join(lines[:-1]) if closing else text
     if shown.strip():
-        call.output = clip_output(f"[{rel}]\n{shown}", MAX_OUTPUT_CHARS)
+        call.output = transcript.kept_output(f"[{rel}]\n{shown}")
     if exit_code is None:
         return
     assert call.task_id is not None
