@@ -2098,9 +2098,50 @@ def _many_big_files(place: Place) -> Path:
 add("classify-many-2mb-files", "memory", "classify", _many_big_files, command="classify", huge=True)
 
 
-def _big_scores(run: Path, _: Place) -> None:
-    entry = json.loads((run / "scores.json").read_text())[0]
-    (run / "scores.json").write_text(json.dumps([{**entry, "submission_id": i} for i in range(300_000)]))
+def _many_scores(count: int) -> Change:
+    def change(run: Path, _: Place) -> None:
+        entry = json.loads((run / "scores.json").read_text())[0]
+        (run / "scores.json").write_text(json.dumps([{**entry, "submission_id": i} for i in range(count)]))
+
+    return change
 
 
-add("arb-scores-300k-entries", "memory", "autorl_bench", _arb_then(_big_scores), huge=True)
+add(
+    "arb-scores-60k-entries",
+    "memory",
+    "autorl_bench",
+    _arb_then(_many_scores(60_000)),
+    names=("scores.json",),
+)
+add(
+    "arb-scores-300k-entries",
+    "memory",
+    "autorl_bench",
+    _arb_then(_many_scores(300_000)),
+    names=("scores.json",),
+    huge=True,
+)
+
+
+def _submit_flood(run: Path, _: Place) -> None:
+    """200,000 duplicate submissions answered from the grader's cache, and 50,000 evaluated ones."""
+    with (run / "run.log").open("a") as handle:
+        for n in range(200_000):
+            handle.write(
+                f"2026-03-10 10:30:00 | INFO | [SUBMIT] Cache hit for output/v{n % 3 + 1}, score=60.1\n"
+            )
+        for n in range(4, 50_004):
+            handle.write(
+                f"2026-03-10 10:40:00 | INFO | [SUBMIT #{n}] Started | model_path=output/v1 | gpu=None\n"
+            )
+            handle.write(f"2026-03-10 10:41:00 | INFO | [SUBMIT #{n}] Done | score=61.0, best=68.9\n")
+
+
+add(
+    "arb-runlog-submit-flood",
+    "memory",
+    "autorl_bench",
+    _arb_then(_submit_flood),
+    names=("run.log",),
+    huge=True,
+)

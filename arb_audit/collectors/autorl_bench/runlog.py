@@ -26,6 +26,9 @@ EXCEPTION_LINE = re.compile(
 )
 
 SubmitKind = Literal["started", "done", "cache_hit", "invalid", "internal_error", "evaluator_note"]
+MAX_EVENTS = 50_000
+"""Submission records kept from run.log (a started and a done record per attempt); later ones are counted
+and reported. Each kept one costs kilobytes on its way through the audit; a real run has hundreds."""
 EVALUATOR_TROUBLE = re.compile(r"fail|error|not found|timeout|timed out|exit code", re.IGNORECASE)
 """Words of an evaluator's warning that may explain a failed evaluation (its Done line says only 0.0);
 evaluators log their failures as warnings (``OpenCompass failed: ...``)."""
@@ -116,6 +119,8 @@ class RunLog:
     """Lines that are neither records nor part of a traceback or multi-line record."""
     unknown_submits: Tally = field(default_factory=Tally)
     """``[SUBMIT`` records in no known form (a submission may be missing from the ledger)."""
+    dropped_events: Tally = field(default_factory=Tally)
+    """Submission records past :data:`MAX_EVENTS`, counted and not kept."""
 
 
 _SIMPLE: list[tuple[re.Pattern[str], str]] = [
@@ -262,6 +267,9 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
         log.last_at = at
         msg = record["msg"].strip()
         after_record, in_traceback, last_event = True, False, None
+        if "[SUBMIT" in msg and len(log.events) >= MAX_EVENTS:
+            log.dropped_events.add(number)
+            continue
         if "[SUBMIT" in msg:
             event = _submit_event(number, at, msg)
             if event is not None:
@@ -285,6 +293,12 @@ def read_run_log(folder: RunFolder, rel: str = "run.log") -> RunLog | None:
             if m := pattern.search(msg):
                 _apply(log, kind, m, Moment(at, number, msg, m.groupdict().get("v")))
                 break
+    if log.dropped_events.count:
+        folder.problem(
+            rel,
+            f"{log.dropped_events.count:,} submission record(s) past the first {MAX_EVENTS:,} (first: line"
+            f" {log.dropped_events.first}) were counted but not read: the ledger stops there",
+        )
     if log.unknown_submits.count:
         folder.problem(
             rel,

@@ -45,13 +45,22 @@ MAX_TEXT = 4000
 """Longest path or error text kept from an entry."""
 MAX_ELAPSED_S = 30 * 24 * 3600
 """An evaluation said to take longer than thirty days is not believed."""
+MAX_ENTRIES = 20_000
+"""Entries read from scores.json; later ones are counted and reported. A grader that answers in a minute
+records a few hundred in a run; each entry kept costs ~8 KB on its way through the audit (300,000 of
+them took it past 3 GB)."""
+MAX_SCORES_BYTES = 16 * 1024 * 1024
+"""Largest scores.json read (~80,000 entries): parsed whole, a JSON file costs ~8 times its size."""
 
 
 def read_scores(folder: RunFolder) -> list[ScoreEntry] | None:
     """Return the valid entries of scores.json; None when the file is missing or unreadable."""
-    data = folder.read_json(SCORES, expect=list)
+    data = folder.read_json(SCORES, expect=list, max_bytes=MAX_SCORES_BYTES)
     if data is None:
         return None
+    if len(data) > MAX_ENTRIES:
+        folder.problem(SCORES, f"holds {len(data):,} entries; the first {MAX_ENTRIES:,} were read")
+        data = data[:MAX_ENTRIES]
     defects: dict[str, Tally] = {}
 
     def defect(what: str, index: int, value: Any) -> None:
