@@ -187,8 +187,19 @@ def fifo(path: Path) -> None:
 def unix_socket(path: Path) -> None:
     """Leave a listening-less Unix socket at ``path``."""
     path.unlink(missing_ok=True)
-    with socket.socket(socket.AF_UNIX) as sock:
-        sock.bind(str(path))
+    # A socket address is limited to about 108 bytes and pytest's tmp paths can be longer: bind by a
+    # path relative to the socket's folder, in a child process so the tests' working folder stays put.
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only binds and exits
+        try:
+            os.chdir(path.parent)
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.bind(path.name)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    if not path.exists():
+        raise OSError(f"could not leave a socket at {path}")
 
 
 def link(path: Path, target: str | Path) -> None:
@@ -651,7 +662,7 @@ def _renamed(suffix: str) -> Writer:
 add("arb-run-folder-name-escapes", "escape", "autorl_bench", _renamed(OSC.replace("/", "_")))
 add("arb-run-folder-name-newline", "escape", "autorl_bench", _renamed("\n[SUBMIT #9] Done | score=99"))
 
-# --- 3. Unreadable files (run as nobody when the tests are root) -----------------------------------------
+# --- 3. Unreadable files (run without the file privileges of root when the tests are root) --------------
 
 
 def _folder_instead(path: Path) -> None:
