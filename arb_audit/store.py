@@ -887,14 +887,10 @@ class RunStore:
         ``input_key`` and ``depends`` say what it was made from (:mod:`arb_audit.audit_cache`).
         """
         run_id = audit.run.run_id
-        report = audit.to_json()
-        best = report.get("best") or {}
-        failure = report.get("failure") or {}
-        quadrant = report.get("quadrant") or {}
-        route = report.get("route") or {}
         from arb_audit.audit_cache import audit_mac
 
-        text = _json(report)
+        # the summary columns are read from the typed record; the report column is its serialisation
+        text = audit.to_json_text()
         depends_text = None if depends is None else _json(depends)
         # keyed to this user's secret: a row rewritten in a store the agent can write is not read back
         mac = audit_mac(input_key, text, depends_text) if input_key is not None else None
@@ -905,15 +901,15 @@ class RunStore:
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 run_id,
-                best.get("seq"),
-                _json(route.get("chain")),
-                _json(route.get("attempted", [])),
-                _json(route.get("adopted", [])),
-                failure.get("mode"),
-                _json(report.get("flags", [])),
-                quadrant.get("cell"),
+                audit.best.seq if audit.best is not None else None,
+                _json(None if audit.route.chain is None else [s.to_json() for s in audit.route.chain]),
+                _json(audit.route.attempted),
+                _json(audit.route.adopted),
+                audit.failure.mode,
+                _json([f.to_json() for f in audit.flags]),
+                audit.quadrant.cell,
                 __version__,
-                _json(failure.get("evidence", [])),
+                _json([e.to_json() for e in audit.failure.evidence]),
                 text,
                 input_key,
                 depends_text,

@@ -140,3 +140,22 @@ def test_evidence_is_defined_once_and_its_json_leaves_empty_fields_out() -> None
     described = json_schema()["$defs"]["Evidence"]
     assert set(described["properties"]) == {f.name for f in fields(Evidence)}
     assert all(p.get("description") for p in described["properties"].values())
+
+
+def test_the_stores_summary_columns_are_the_typed_records(tmp_path: Path) -> None:
+    """save_audit fills its columns from the AuditReport's fields, not by key from its JSON."""
+    report = arb_audit.audit(_copy("sft_only", tmp_path))
+    with duckdb.connect(str(report.run.store_path)) as con:
+        row = con.execute(
+            "SELECT best_seq, lineage, routes_attempted, routes_adopted, failure_mode, flags, quadrant,"
+            " evidence, report FROM audits"
+        ).fetchone()
+    assert row is not None
+    best_seq, lineage, attempted, adopted, mode, flags, cell, evidence, text = row
+    assert report.best is not None and best_seq == report.best.seq
+    assert json.loads(lineage) == [s.to_json() for s in report.route.chain or []]
+    assert json.loads(attempted) == report.route.attempted and json.loads(adopted) == report.route.adopted
+    assert (mode, cell) == (report.failure.mode, report.quadrant.cell)
+    assert json.loads(flags) == [f.to_json() for f in report.flags]
+    assert json.loads(evidence) == report.to_json()["failure"]["evidence"]
+    assert AuditReport.model_validate_json(text) == report
