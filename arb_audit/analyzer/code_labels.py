@@ -19,7 +19,15 @@ from arb_audit.analyzer.batch import classify_many
 from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.route_words import ALL_ROUTES, possible_routes
 from arb_audit.analyzer.source import kind_for
-from arb_audit.analyzer.workspace import in_workspace, keeps_own, module_index, uses
+from arb_audit.analyzer.workspace import (
+    Use,
+    bindings,
+    in_workspace,
+    keeps_own,
+    module_index,
+    reexport,
+    uses,
+)
 from arb_audit.model import RunRecord
 from arb_audit.revisions import read_blob
 from arb_audit.store import RunStore
@@ -133,12 +141,8 @@ def _in_workspaces(
             for path in here
             if not keeps_own(resolved[files[path]]) and (t := text(files[path])) is not None
         }
-        wanted = {
-            files[u.module]
-            for found in read.values()
-            for u in found
-            if u.module in files and files[u.module] not in resolved
-        }
+        used = _used_modules(read, partial(_text_at, text, files), index)
+        wanted = {files[m] for m in used if m in files and files[m] not in resolved}
         resolved.update(_classify(wanted, local, store, jobs))
         by_path = {path: resolved[sha] for path, sha in files.items() if sha in resolved}
         shown = in_workspace(by_path, partial(_text_at, text, files), only=here, read=read)
@@ -146,6 +150,28 @@ def _in_workspaces(
             if result is not by_path[path]:
                 resolved[files[path]] = result
     return resolved
+
+
+def _used_modules(
+    read: dict[str, list[Use]], text_of: Callable[[str], str | None], index: dict[str, str]
+) -> set[str]:
+    """Return the workspace modules the files in ``read`` use.
+
+    A name taken from a package's ``__init__`` is read where the package takes it from.
+    """
+    imports: dict[str, dict[str, tuple[str, str | None]]] = {}
+
+    def imports_of(path: str) -> dict[str, tuple[str, str | None]]:
+        if path not in imports:
+            t = text_of(path)
+            imports[path] = bindings(path, t, index) if t is not None else {}
+        return imports[path]
+
+    return {
+        (reexport(u.module, u.symbol, imports_of) if u.symbol else None) or u.module
+        for found in read.values()
+        for u in found
+    }
 
 
 def _text_at(text: Callable[[str], str | None], files: dict[str, str], path: str) -> str | None:

@@ -63,6 +63,8 @@ class Use:
     """1-based line of the first use."""
     excerpt: str
     """That line, trimmed."""
+    symbol: str | None = None
+    """The name taken from the module (``from pkg import setup_logging``, ``vf.GRPOTrainer``), if one."""
 
 
 def module_index(paths: list[str]) -> dict[str, str]:
@@ -79,20 +81,24 @@ def module_index(paths: list[str]) -> dict[str, str]:
     return index
 
 
-def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
-    """Return the workspace modules ``path`` imports and uses, first use first.
+def bindings(path: str, text: str, index: Mapping[str, str]) -> dict[str, tuple[str, str | None]]:
+    """Return local name -> (workspace module path, name taken from it or None) for ``path``'s imports.
 
     An absolute import is looked up from the workspace root and from the importing file's folder
     (scripts are run from where they sit); a relative import from the file's package.
     """
     if len(text) > MAX_TEXT:
-        return []
+        return {}
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+        return {}
+    return _bindings(path, tree, index)
+
+
+def _bindings(path: str, tree: ast.AST, index: Mapping[str, str]) -> dict[str, tuple[str, str | None]]:
     folder = posixpath.dirname(path)
-    bound: dict[str, str] = {}  # local name -> module path
+    bound: dict[str, tuple[str, str | None]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = _base(node.module or "", node.level, folder)
@@ -101,36 +107,54 @@ def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
                     continue
                 # ``from pkg import mod`` binds a module; ``from mod import name`` a name in it
                 target = _lookup(f"{base}.{alias.name}" if base else alias.name, folder, index)
-                target = target or (_lookup(base, folder, index) if base else None)
+                symbol = None
+                if target is None and base:
+                    target, symbol = _lookup(base, folder, index), alias.name
                 if target is not None and target != path:
-                    bound[alias.asname or alias.name] = target
+                    bound[alias.asname or alias.name] = (target, symbol)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 target = _lookup(alias.name, folder, index)
                 if target is not None and target != path:
-                    bound[alias.asname or alias.name.split(".")[0]] = target
+                    bound[alias.asname or alias.name.split(".")[0]] = (target, None)
+    return bound
+
+
+def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
+    """Return the workspace modules ``path`` imports and uses, first use first (see :func:`bindings`)."""
+    if len(text) > MAX_TEXT:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    bound = _bindings(path, tree, index)
     if not bound:
         return []
     lines = text.splitlines()
-    found: dict[str, Use] = {}
+    found: dict[tuple[str, str | None], Use] = {}
+
+    def note(local: str, symbol: str | None, node: ast.AST) -> None:
+        module, taken = bound[local]
+        key = (module, taken or symbol)
+        if key not in found:
+            line = getattr(node, "lineno", 0)
+            excerpt = lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
+            found[key] = Use(module, local, line, excerpt, taken or symbol)
+
     if posixpath.basename(path) == "__init__.py":
         # a package's __init__ re-exports what it imports (``from .trainers import GRPOTrainer``): its
         # users reach that code through it
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
-            for alias in node.names:
-                local = alias.asname or alias.name.split(".")[0]
-                if local in bound and bound[local] not in found:
-                    at = node.lineno
-                    excerpt = lines[at - 1].strip()[:200] if 0 < at <= len(lines) else ""
-                    found[bound[local]] = Use(bound[local], local, at, excerpt)
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    if local in bound:
+                        note(local, None, node)
     for node in ast.walk(tree):
-        name = _used_name(node)
-        if name in bound and bound[name] not in found:
-            line = getattr(node, "lineno", 0)
-            excerpt = lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
-            found[bound[name]] = Use(bound[name], name, line, excerpt)
+        used = _used_name(node)
+        if used is not None and used[0] in bound:
+            note(used[0], used[1], node)
     return sorted(found.values(), key=lambda u: u.line)
 
 
@@ -152,8 +176,11 @@ def _lookup(dotted: str, folder: str, index: Mapping[str, str]) -> str | None:
     return None
 
 
-def _used_name(node: ast.AST) -> str | None:
-    """Return the imported name a call, a base class or a handed-on argument uses, if any."""
+def _used_name(node: ast.AST) -> tuple[str, str | None] | None:
+    """Return the imported name a call, a base class or a handed-on argument uses, if any.
+
+    With it the first attribute taken from it (``vf.GRPOTrainer(...)`` -> ``("vf", "GRPOTrainer")``).
+    """
     target: ast.expr | None = None
     if isinstance(node, ast.Call):
         target = node.func
@@ -161,9 +188,29 @@ def _used_name(node: ast.AST) -> str | None:
         target = node.bases[0]
     elif isinstance(node, ast.keyword):
         target = node.value
+    attribute = None
     while isinstance(target, ast.Attribute):
-        target = target.value
-    return target.id if isinstance(target, ast.Name) else None
+        attribute, target = target.attr, target.value
+    return (target.id, attribute) if isinstance(target, ast.Name) else None
+
+
+def reexport(
+    module: str, symbol: str, imports_of: Callable[[str], Mapping[str, tuple[str, str | None]]]
+) -> str | None:
+    """Return the module a package's ``__init__`` takes ``symbol`` from, following re-exports.
+
+    ``from pkg import setup_logging`` uses the module that defines ``setup_logging``, not every module
+    ``pkg/__init__.py`` imports; ``module`` itself when it is no ``__init__``; None when the
+    ``__init__`` defines the name itself. ``imports_of`` gives a module's :func:`bindings`.
+    """
+    for _ in range(MAX_DEPTH + 1):
+        if posixpath.basename(module) != "__init__.py":
+            return module
+        found = imports_of(module).get(symbol)
+        if found is None:
+            return None
+        module, symbol = found[0], found[1] or symbol
+    return module
 
 
 def in_workspace(
@@ -182,6 +229,7 @@ def in_workspace(
     index = module_index(sorted(labels))
     memo: dict[str, Classification] = {}
     read = {} if read is None else read  # each file's imports, read once (a caller may have read some)
+    names: dict[str, dict[str, tuple[str, str | None]]] = {}  # a package __init__'s imports, read once
 
     def resolve(path: str, depth: int, seen: frozenset[str]) -> Classification:
         if path in memo:
@@ -194,15 +242,31 @@ def in_workspace(
             read[path] = uses(path, text, index) if text is not None else []
         adopted: list[tuple[Use, Classification]] = []
         for use in read[path]:
-            if use.module in seen or use.module not in labels:
+            module = reexported(use.module, use.symbol) if use.symbol else use.module
+            if module is None:  # a name the package's __init__ defines itself: its own code
+                module, sub = use.module, labels.get(use.module)
+            elif module in seen or module not in labels:
                 continue
-            sub = resolve(use.module, depth + 1, seen | {path})
+            else:
+                sub = resolve(module, depth + 1, seen | {path})
+            if sub is None:
+                continue
+            use = replace(use, module=module)
             if sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
                 adopted.append((use, sub))
         result = _adopt(own, adopted) if adopted else own
         if depth == 0 or not adopted:
             memo[path] = result
         return result
+
+    def imports_of(module: str) -> dict[str, tuple[str, str | None]]:
+        if module not in names:
+            text = text_of(module)
+            names[module] = bindings(module, text, index) if text is not None else {}
+        return names[module]
+
+    def reexported(module: str, symbol: str) -> str | None:
+        return reexport(module, symbol, imports_of)
 
     def shown(path: str) -> Classification:
         result = resolve(path, 0, frozenset())

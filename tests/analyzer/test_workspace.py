@@ -199,3 +199,26 @@ def test_a_step_whose_loss_is_in_a_workspace_class_takes_its_stage(tmp_path: Pat
         assert any(f.path == "mypkg/trainers/grpo_trainer.py" for f in found[name].stages[0].evidence)
     # the package's __init__ only passes the class on: it runs nothing itself
     assert found["mypkg/__init__.py"].primary == "NONE_TRAINING"
+
+
+def test_a_name_taken_from_a_package_is_followed_to_the_module_that_defines_it(tmp_path: Path) -> None:
+    # ``from pkg import setup_logging`` uses pkg/logs.py, not the trainer pkg/__init__.py also re-exports
+    root = _write(
+        tmp_path,
+        {
+            "mypkg/__init__.py": (
+                "from .logs import setup_logging\nfrom .trainers.grpo_trainer import GRPOTrainer\n"
+                "def version():\n    return '1'\n"
+            ),
+            "mypkg/logs.py": "import logging\ndef setup_logging(level):\n    logging.basicConfig()\n",
+            "mypkg/trainers/__init__.py": "",
+            "mypkg/trainers/grpo_trainer.py": GRPO_TRAINER_CLASS,
+            "evaluate.py": "from mypkg import setup_logging, version\nsetup_logging('INFO')\nversion()\n",
+            "aliased.py": "import mypkg as vf\nvf.setup_logging('INFO')\n",
+            "trains.py": "import mypkg as vf\nvf.setup_logging('INFO')\nvf.GRPOTrainer(model='m').train()\n",
+        },
+    )
+    found = _by_name(root)
+    assert found["evaluate.py"].primary == "NONE_TRAINING"
+    assert found["aliased.py"].primary == "NONE_TRAINING"
+    assert found["trains.py"].primary == "GRPO"
