@@ -213,6 +213,39 @@ def reexport(
     return module
 
 
+def definitions(text: str) -> dict[str, tuple[int, int]]:
+    """Return each top-level class and function of a module's ``text`` -> its first and last line."""
+    if len(text) > MAX_TEXT:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def _of_definition(sub: Classification, span: tuple[int, int] | None) -> Classification:
+    """Return ``sub`` with only the stages shown inside the definition a user takes from it.
+
+    A module holding a DPO and a GRPO train module: ``module.DPOTrainModule(...)`` uses the DPO one.
+    When no stage's own evidence lies inside the definition (it calls code elsewhere in the module),
+    the module's stages all stand.
+    """
+    if span is None:
+        return sub
+    first, last = span
+    inside = [
+        stage
+        for stage in sub.stages
+        if any(f.path is None and first <= f.line <= last for f in stage.evidence)
+    ]
+    return replace(sub, stages=inside) if inside else sub
+
+
 def in_workspace(
     labels: Mapping[str, Classification],
     text_of: Callable[[str], str | None],
@@ -230,6 +263,7 @@ def in_workspace(
     memo: dict[str, Classification] = {}
     read = {} if read is None else read  # each file's imports, read once (a caller may have read some)
     names: dict[str, dict[str, tuple[str, str | None]]] = {}  # a package __init__'s imports, read once
+    spans: dict[str, dict[str, tuple[int, int]]] = {}  # a used module's top-level definitions
 
     def resolve(path: str, depth: int, seen: frozenset[str]) -> Classification:
         if path in memo:
@@ -252,6 +286,8 @@ def in_workspace(
             if sub is None:
                 continue
             use = replace(use, module=module)
+            if use.symbol and sub.stages:
+                sub = _of_definition(sub, spans_of(module).get(use.symbol))
             if sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
                 adopted.append((use, sub))
         result = _adopt(own, adopted) if adopted else own
@@ -267,6 +303,12 @@ def in_workspace(
 
     def reexported(module: str, symbol: str) -> str | None:
         return reexport(module, symbol, imports_of)
+
+    def spans_of(module: str) -> dict[str, tuple[int, int]]:
+        if module not in spans:
+            text = text_of(module)
+            spans[module] = definitions(text) if text is not None else {}
+        return spans[module]
 
     def shown(path: str) -> Classification:
         result = resolve(path, 0, frozenset())

@@ -222,3 +222,19 @@ def test_a_name_taken_from_a_package_is_followed_to_the_module_that_defines_it(t
     assert found["evaluate.py"].primary == "NONE_TRAINING"
     assert found["aliased.py"].primary == "NONE_TRAINING"
     assert found["trains.py"].primary == "GRPO"
+
+
+def test_a_class_taken_from_a_module_brings_its_own_stages_only(tmp_path: Path) -> None:
+    # one module holds an SFT loop and a GRPO loss: the script that calls the SFT function is SFT
+    both = SFT_LOOP + GRPO_LOSS
+    root = _write(
+        tmp_path,
+        {
+            "modules.py": both,
+            "sft.py": "import modules\nmodules.run_training(dl, m, opt)\n",
+            "grpo.py": "from modules import step\nstep(batch, opt)\n",
+        },
+    )
+    found = _by_name(root)
+    assert [s.kind for s in found["sft.py"].stages] == ["sft"]
+    assert [s.kind for s in found["grpo.py"].stages] == ["grpo"]
