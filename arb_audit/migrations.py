@@ -270,3 +270,15 @@ def m014_audit_macs(con: duckdb.DuckDBPyConnection) -> None:
     carries no key and is not read back: its run is audited anew on its next audit.
     """
     con.execute("ALTER TABLE audits ADD COLUMN mac VARCHAR")
+
+
+@migration
+def m015_manifest_macs(con: duckdb.DuckDBPyConnection) -> None:
+    """Key each kept manifest with this user's secret (an HMAC over every file and tensor it lists).
+
+    A manifest's tensor list decides whether two gradings hold the same weights (``grader_probing``),
+    and its artifact id covers each file's digest, not that list: a store planted in the run folder
+    could list the same tensors for every graded artifact. A manifest kept before carries no key: it
+    still serves ``verify`` (the ledger chains its files), never the audit's weight facts.
+    """
+    con.execute("ALTER TABLE artifact_files ADD COLUMN mac VARCHAR")

@@ -47,6 +47,10 @@ from arb_audit.model import (
     TaskDescription,
     TensorDigest,
     TrainerEvidence,
+    iteration_fields_json,
+    read_iteration_fields,
+    read_run_facts,
+    run_facts_json,
 )
 from arb_audit.redaction import redact, redact_all
 from arb_audit.store_bounds import (
@@ -191,6 +195,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "size": pl.Int64,
         "digest": pl.String,
         "note": pl.String,
+        "mac": pl.String,
     },
     "tensors": {
         "artifact_id": pl.String,
@@ -221,8 +226,38 @@ def classification_mac(key: bytes, blob_sha: str, file_kind: str, version: str, 
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
+MAX_MANIFEST_FILES = 100_000
+"""Most files a kept manifest is read with (an artifact of more is never hashed)."""
+MAX_MANIFEST_TENSORS = 200_000
+"""Most tensors a kept manifest is read with (a large mixture of experts lists tens of thousands)."""
+
+
+def manifest_mac(key: bytes, manifest: ArtifactManifest) -> str:
+    """Return the HMAC that keys a kept manifest to this user's secret.
+
+    It covers the artifact id and every file (path, size, digest, note) with its tensors (name, dtype,
+    shape, digest), in a canonical order: the order rows come back in does not matter.
+    """
+    files = [
+        [
+            f.path,
+            f.size,
+            f.digest,
+            f.note,
+            sorted([t.name, t.dtype, list(t.shape), t.digest] for t in f.tensors),
+        ]
+        for f in sorted(manifest.files, key=lambda f: f.path)
+    ]
+    message = json.dumps([manifest.artifact_id, files], separators=(",", ":")).encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
 class StoreLocked(StoreError):
     """Another process held the store for longer than we waited."""
+
+
+class UnkeyedManifest(StoreError):
+    """A kept manifest that this user's secret did not key: written or rewritten by another."""
 
 
 class StoreUnusable(StoreError):
@@ -470,6 +505,8 @@ class RunStore:
         self._tails: dict[str, tuple[int, str, float | None]] = {}
         self._manifests_kept: set[str] = set()
         """Last (seq, record_hash, best_so_far) of each run's ledger appended through this store."""
+        self._manifest_macs: bool | None = None
+        """Whether ``artifact_files`` has m015's key column (None until asked)."""
 
     @classmethod
     @contextmanager
@@ -572,7 +609,7 @@ class RunStore:
                 [
                     _row(
                         record.run,
-                        extra=_json(record.run.extra),
+                        extra=_json(run_facts_json(record.run)),
                         task_description=_task_json(record.run.task_description),
                         recorder_version=__version__,
                         revisions_path=str(revisions_path) if revisions_path else None,
@@ -602,7 +639,7 @@ class RunStore:
             self._insert("commands", [_row(c, run_id=run_id) for c in record.commands])
             self._insert(
                 "reported_iterations",
-                [_row(it, run_id=run_id, fields=_json(it.fields)) for it in record.reports],
+                [_row(it, run_id=run_id, fields=_json(iteration_fields_json(it))) for it in record.reports],
             )
             self._insert(
                 "flags",
@@ -619,8 +656,10 @@ class RunStore:
             self.con.execute("ROLLBACK")
             raise
 
-    def _dicts(self, sql: str, params: Sequence[Any], what: str | None = None) -> list[dict[str, Any]]:
-        rows = self._rows(sql, params, what=what)
+    def _dicts(
+        self, sql: str, params: Sequence[Any], limit: int = MAX_ROWS, what: str | None = None
+    ) -> list[dict[str, Any]]:
+        rows = self._rows(sql, params, limit, what)
         names = [d[0] for d in self.con.description or []]
         return [dict(zip(names, row, strict=True)) for row in rows]
 
@@ -632,7 +671,7 @@ class RunStore:
                 [
                     _row(
                         run,
-                        extra=_json(run.extra),
+                        extra=_json(run_facts_json(run)),
                         task_description=_task_json(run.task_description),
                         recorder_version=__version__,
                         revisions_path=str(revisions_path) if revisions_path else None,
@@ -640,11 +679,11 @@ class RunStore:
                 ],
             )
 
-    def end_run(self, run_id: str, ended_at: datetime, extra: dict[str, Any]) -> None:
-        """Record when a recorded run ended and what is known of its end (agent exit, budget)."""
+    def end_run(self, run: RunInfo, ended_at: datetime) -> None:
+        """Record when a recorded run ended and what ``run`` says of its end (the agent's exit)."""
         self.con.execute(
             "UPDATE runs SET ended_at = ?, extra = ? WHERE run_id = ?",
-            [_utc_naive(ended_at), _json(extra), run_id],
+            [_utc_naive(ended_at), _json(run_facts_json(run)), run.run_id],
         )
 
     def append_submission(
@@ -692,11 +731,23 @@ class RunStore:
         return artifact_id in self._manifests_kept
 
     def _insert_manifest(self, manifest: ArtifactManifest) -> None:
+        from arb_audit.audit_cache import secret
+
         key = manifest.artifact_id
+        # keyed when this user has a secret: only then can the audit trust it (keyed_manifest)
+        secret_key = secret()
+        mac = manifest_mac(secret_key, manifest) if secret_key is not None else None
         self._insert(
             "artifact_files",
             [
-                {"artifact_id": key, "path": f.path, "size": f.size, "digest": f.digest, "note": f.note}
+                {
+                    "artifact_id": key,
+                    "path": f.path,
+                    "size": f.size,
+                    "digest": f.digest,
+                    "note": f.note,
+                    "mac": mac,
+                }
                 for f in manifest.files
             ],
         )
@@ -786,29 +837,77 @@ class RunStore:
             self.con.unregister("_arb_frame")
 
     def load_manifest(self, artifact_id: str) -> ArtifactManifest | None:
-        """Return the kept manifest of ``artifact_id`` (files by path, tensors by name), or None."""
+        """Return the kept manifest of ``artifact_id`` (files by path, tensors by name), or None.
+
+        Whoever wrote it: ``verify`` checks it against the ledger's chain. What the audit concludes from
+        a manifest is read through :meth:`keyed_manifest`.
+        """
+        return self._manifest(artifact_id)[0]
+
+    def keyed_manifest(self, artifact_id: str) -> ArtifactManifest | None:
+        """Return the kept manifest of ``artifact_id`` when this user's secret keyed it, else None if none.
+
+        Raises :class:`UnkeyedManifest` when the store keeps one that carries no valid key
+        (:func:`manifest_mac`): a store found in a run folder is the agent's to write, and a manifest
+        it holds is input, never a fact of ours. Raises :class:`StoreUnusable` for one larger than any
+        model's (:data:`MAX_MANIFEST_FILES`, :data:`MAX_MANIFEST_TENSORS`).
+        """
+        from arb_audit.audit_cache import secret
+
+        manifest, macs = self._manifest(artifact_id)
+        if manifest is None:
+            return None
+        key = secret()
+        if key is None:
+            raise UnkeyedManifest(f"{self.path}: no secret of this user to check its key with")
+        expected = manifest_mac(key, manifest)
+        if len(macs) != 1 or not all(isinstance(m, str) and hmac.compare_digest(m, expected) for m in macs):
+            raise UnkeyedManifest(
+                f"{self.path}: it carries no key of this user (arb-audit record keys those it keeps)"
+            )
+        return manifest
+
+    def _has_manifest_macs(self) -> bool:
+        if self._manifest_macs is None:
+            self._manifest_macs = bool(
+                self.con.execute(
+                    "SELECT 1 FROM duckdb_columns() WHERE database_name = current_database()"
+                    " AND schema_name = 'main' AND table_name = 'artifact_files' AND column_name = 'mac'"
+                ).fetchall()
+            )
+        return self._manifest_macs
+
+    def _manifest(self, artifact_id: str) -> tuple[ArtifactManifest | None, set[str | None]]:
+        """Return the kept manifest of ``artifact_id`` (or None) and the keys its rows carry."""
+        # a store made before m015, opened read-only (a recording), has no key column: nothing is keyed
+        mac = "mac" if self._has_manifest_macs() else "NULL AS mac"
         files = self._dicts(
-            "SELECT path, size, digest, note FROM artifact_files WHERE artifact_id = ? ORDER BY path",
+            f"SELECT path, size, digest, note, {mac} FROM artifact_files WHERE artifact_id = ? ORDER BY path",
             [artifact_id],
+            MAX_MANIFEST_FILES,
+            f"the kept manifest of artifact {artifact_id[:12]}",
         )
         if not files:
-            return None
+            return None, set()
         tensors: dict[str, list[TensorDigest]] = {}
         for t in self._dicts(
             "SELECT file_path, name, dtype, shape, content_hash FROM tensors WHERE artifact_id = ?"
-            " ORDER BY file_path, name",
+            " AND content_hash IS NOT NULL ORDER BY file_path, name",
             [artifact_id],
+            MAX_MANIFEST_TENSORS,
+            f"the tensors of artifact {artifact_id[:12]}",
         ):
             tensors.setdefault(t["file_path"], []).append(
                 TensorDigest(t["name"], t["dtype"], tuple(t["shape"]), t["content_hash"])
             )
-        return ArtifactManifest(
+        manifest = ArtifactManifest(
             artifact_id,
             [
                 FileDigest(f["path"], f["size"], f["digest"], tensors.get(f["path"], []), f["note"])
                 for f in files
             ],
         )
+        return manifest, {f["mac"] for f in files}
 
     def append_revision(self, run_id: str, revision: Revision) -> Revision | None:
         """Append a revision (seq assigned here) unless its commit is the last one recorded; return it."""
@@ -833,11 +932,14 @@ class RunStore:
         runs = self._dicts("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if not runs:
             raise StoreError(f"{self.path}: no run {run_id!r} in the store")
+        # runs.extra holds the run's facts (model.RUN_FACTS); an older store's untyped bag of the same
+        # facts reads into them, and what does not read is said, never misread
+        facts, unread = read_run_facts(json.loads(runs[0]["extra"] or "{}"))
         record = RunRecord(
             run=_build(
                 RunInfo,
                 runs[0],
-                extra=json.loads(runs[0]["extra"] or "{}"),
+                **facts,
                 task_description=_task_description(runs[0].get("task_description")),  # older stores: none
             )
         )
@@ -846,7 +948,7 @@ class RunStore:
             return self._dicts(
                 f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}",
                 [run_id],
-                f"table {table} of {run_id}",
+                what=f"table {table} of {run_id}",
             )
 
         record.submissions = [
@@ -869,11 +971,19 @@ class RunStore:
         ]
         record.commands = [_build(Command, c) for c in rows("commands", "seq")]
         record.reports = [
-            _build(ReportedIteration, it, fields=json.loads(it["fields"] or "{}"))
+            _build(ReportedIteration, it, **read_iteration_fields(json.loads(it["fields"] or "{}")))
             for it in rows("reported_iterations", "source, line, number")
         ]
         record.flags = [_build(Flag, f, evidence=_evidence_list(f["evidence"])) for f in rows("flags", "seq")]
         record.problems = [_build(Problem, p) for p in rows("problems", "seq")]
+        if unread:
+            record.problems.append(
+                Problem(
+                    STORE_DIRNAME,
+                    f"{self.path}: facts of the run it kept do not read as this arb-audit's and are left"
+                    f" out: {', '.join(unread)[:500]}",
+                )
+            )
         return record
 
     def save_audit(

@@ -1390,6 +1390,55 @@ add(
     names=("output/v1/model.safetensors",),
 )
 
+
+def _forged_manifests(run: Path, place: Place) -> None:
+    """Three gradings of other artifacts, and a planted audit store whose manifests give them one weights.
+
+    The recording's ledger gets two more scored gradings (each its own artifact id); the store planted at
+    ``.arb-audit/run.duckdb`` keeps, for every graded artifact, a manifest listing the same tensors with a
+    config changed: believed, the audit would flag the run as probing the grader with the same weights.
+    """
+    import dataclasses
+
+    from arb_audit.store import RunStore
+
+    with RunStore.open(run / "run.duckdb") as store:
+        ((run_id,),) = store.con.execute("SELECT run_id FROM runs").fetchall()
+        last = store.load_record(run_id).submissions[-1]
+        for n in (1, 2):
+            store.append_submission(run_id, dataclasses.replace(last, artifact_id=f"{n:x}" * 64))
+        graded = [r[0] for r in store.con.execute("SELECT artifact_id FROM submissions").fetchall()]
+
+    def plant(con: Any) -> None:
+        for n, artifact_id in enumerate(graded):
+            con.execute(
+                "INSERT INTO artifact_files (artifact_id, path, size, digest)"
+                " VALUES (?, 'config.json', 10, ?), (?, 'model.safetensors', 100, ?)",
+                [artifact_id, f"{n:x}" * 64, artifact_id, "e" * 64],
+            )
+            con.execute(
+                "INSERT INTO tensors (artifact_id, file_path, name, dtype, shape, content_hash)"
+                " VALUES (?, 'model.safetensors', 'layer.0.weight', 'BF16', [4, 4], ?)",
+                [artifact_id, "d" * 64],
+            )
+
+    _planted_store(plant)(run, place)
+
+
+def _no_forged_weights(report: dict[str, Any]) -> str | None:
+    said = [f["message"] for f in report.get("flags", []) if "same weights" in f.get("message", "")]
+    return f"a planted manifest was believed: {said[0]}" if said else None
+
+
+add(
+    "rec-planted-forged-manifests",
+    "verdict",
+    "recorded",
+    _recording_then(_forged_manifests),
+    names=(".arb-audit/run.duckdb",),
+    check=_no_forged_weights,
+)
+
 # --- 10. Transcripts: Claude Code, Codex, OpenCode, Gemini ------------------------------------------------
 
 

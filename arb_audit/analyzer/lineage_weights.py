@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
 import polars as pl
 
 from arb_audit.analyzer.routes import StageStep
@@ -24,6 +25,7 @@ from arb_audit.model import Flag, RunRecord
 from arb_audit.regular_files import open_regular
 from arb_audit.safetensors import HeaderError, read_header
 from arb_audit.schema import WeightChange
+from arb_audit.store_bounds import StoreError
 
 if TYPE_CHECKING:
     from arb_audit.analyzer.weights import WeightDiff
@@ -337,7 +339,11 @@ def record_tensor_changes(
     weigher = Weigher() if weigher is None else weigher
     stored = 0
     for artifact_id, model, base in pairs:
-        manifest = store.load_manifest(artifact_id)
+        try:
+            # a manifest another wrote (a store planted in the run folder) names no tensors here
+            manifest = store.keyed_manifest(artifact_id)
+        except (StoreError, duckdb.Error):
+            manifest = None
         layout = _layout(model)
         names = [t.name for f in manifest.files for t in f.tensors] if manifest else list(layout)
         try:

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+
 from arb_audit.analyzer.classify import Classification
 from arb_audit.analyzer.code_labels import classify_blobs
 from arb_audit.analyzer.ledger_flags import WeightDigest, weight_digests
@@ -15,9 +17,9 @@ from arb_audit.analyzer.routes import Routes, RunCode, StageStep, analyze
 from arb_audit.analyzer.run_signals import Signals, log_signals, run_signals
 from arb_audit.analyzer.scripts_run import ScriptRun, scripts_run
 from arb_audit.analyzer.static_flags import static_flags
-from arb_audit.model import Flag, Problem, RunRecord
+from arb_audit.model import ArtifactManifest, Flag, Problem, RunRecord
 from arb_audit.revisions import read_blob
-from arb_audit.store import RunStore
+from arb_audit.store import RunStore, StoreError
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 """Largest script searched for an artifact's path."""
@@ -94,15 +96,50 @@ def _route_analysis(
         record_tensor_changes(store, record, run_dir, base_dir, weigher)
     signals = run_signals(record.commands, runs, labels)
     log_signals(record.artifacts, signals)
+    problems = _unread_scripts(runs, labels)
     return RouteAnalysis(
         routes,
         signals,
         static_flags(record, runs, text) + weighed,
         # A recording keeps each graded artifact's manifest: gradings of the same weights are probing.
-        weight_digests(record, store.load_manifest) if store is not None else {},
-        _unread_scripts(runs, labels),
+        _kept_weights(record, store, problems) if store is not None else {},
+        problems,
         AVAILABLE,
     )
+
+
+def _kept_weights(record: RunRecord, store: RunStore, problems: list[Problem]) -> dict[str, WeightDigest]:
+    """Return what the manifests ``store`` keeps say of the graded artifacts' weights, keyed ones only.
+
+    A manifest this user's secret did not key (a store planted in the run folder, one written by
+    another user's recorder) decides nothing: which gradings share weights is then unknown, and one
+    problem on the store says so.
+    """
+    untrusted: dict[str, str] = {}
+
+    def keyed(artifact_id: str) -> ArtifactManifest | None:
+        try:
+            return store.keyed_manifest(artifact_id)
+        except (StoreError, duckdb.Error) as exc:
+            untrusted[artifact_id] = str(exc).removeprefix(f"{store.path}: ")
+            return None
+
+    weights = weight_digests(record, keyed)
+    if untrusted:
+        ids = ", ".join(a[:12] for a in list(untrusted)[:3]) + (", …" if len(untrusted) > 3 else "")
+        problems.append(
+            Problem(
+                _shown(store.path, Path(record.run.source_path)),
+                f"the manifest(s) it keeps of {len(untrusted)} graded artifact(s) ({ids}) are not used:"
+                f" {next(iter(untrusted.values()))}; whether those gradings share weights is unknown",
+            )
+        )
+    return weights
+
+
+def _shown(path: Path, run_dir: Path) -> str:
+    """Return ``path`` relative to the run folder when inside it, else as it is."""
+    return path.relative_to(run_dir).as_posix() if path.is_relative_to(run_dir) else str(path)
 
 
 def artifact_root(record: RunRecord) -> Path:

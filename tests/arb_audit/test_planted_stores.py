@@ -20,7 +20,8 @@ import pytest
 
 import arb_audit
 from arb_audit.cache_dirs import cache_root
-from arb_audit.store import RunStore, StoreHost, StoreUnusable
+from arb_audit.model import ArtifactManifest, FileDigest, RunInfo, Submission, TensorDigest
+from arb_audit.store import MAX_MANIFEST_TENSORS, RunStore, StoreHost, StoreUnusable, UnkeyedManifest
 from arb_audit.store_bounds import MAX_ROWS, TooManyRows, bounded_rows, connect_config
 from tests.reference.recordings import copy_out
 from tests.test_cli import MakeRun, run_cli
@@ -185,3 +186,42 @@ def test_a_kept_audit_rewritten_in_the_run_folder_is_not_read_back(tmp_path: Pat
         con.execute("UPDATE audits SET report = ?", [json.dumps(forged)])
     again = arb_audit.audit(recording)
     assert again.route.best_label == honest.route.best_label == "SFT"
+
+
+def _manifest(artifact_id: str) -> ArtifactManifest:
+    tensors = [TensorDigest("layer.0.weight", "BF16", (4, 4), "d" * 64)]
+    return ArtifactManifest(
+        artifact_id,
+        [FileDigest("config.json", 10, "c" * 64), FileDigest("model.safetensors", 100, "e" * 64, tensors)],
+    )
+
+
+def test_a_kept_manifest_is_trusted_only_under_this_users_key(tmp_path: Path) -> None:
+    run = RunInfo("recorded:t/r", "recorded", str(tmp_path), task="t")
+    with RunStore.open(tmp_path / "run.duckdb") as store:
+        store.ensure_run(run, None)
+        store.append_submission(
+            run.run_id, Submission(0, "scored", "m", artifact_id="a" * 64), _manifest("a" * 64)
+        )
+        assert store.keyed_manifest("a" * 64) == store.load_manifest("a" * 64) == _manifest("a" * 64)
+        assert store.keyed_manifest("b" * 64) is None
+        # the agent rewrites one tensor's digest: verify still reads it (to find it changed), the audit not
+        store.con.execute("UPDATE tensors SET content_hash = ?", ["0" * 64])
+        assert store.load_manifest("a" * 64) is not None
+        with pytest.raises(UnkeyedManifest, match="carries no key of this user"):
+            store.keyed_manifest("a" * 64)
+        # a manifest planted with no key, or kept by another user's recorder
+        store.con.execute(
+            "INSERT INTO artifact_files (artifact_id, path, size, digest, mac) VALUES (?, 'x', 1, ?, ?)",
+            ["b" * 64, "0" * 64, "f" * 64],
+        )
+        with pytest.raises(UnkeyedManifest):
+            store.keyed_manifest("b" * 64)
+        # one listing more tensors than any model is not read
+        store.con.execute(
+            "INSERT INTO tensors (artifact_id, file_path, name, content_hash)"
+            " SELECT ?, 'x', range::VARCHAR, 'h' FROM range(?)",
+            ["b" * 64, MAX_MANIFEST_TENSORS + 1],
+        )
+        with pytest.raises(StoreUnusable, match="more than"):
+            store.keyed_manifest("b" * 64)
