@@ -345,7 +345,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.primary = labels[0] if labels else "NONE_TRAINING"
     elif environment:
         result.role, result.primary = "component", "ONLINE_RL"
-    elif "reward_function" in signals or "environment" in signals:
+    elif (
+        "reward_function" in signals
+        or "environment" in signals
+        or ("reward_named" in signals and not signals & {"inference", "generation"})
+    ):
         # a verifier (or an environment that ends every episode after one action) serves single-turn RL
         result.role, result.primary = "component", "GRPO"
     elif signals & {"inference", "tensor_output"} == {"inference", "tensor_output"} and not signals & {

@@ -29,6 +29,7 @@ Signal = Literal[
     "data_output",
     "environment",
     "reward_function",
+    "reward_named",
     "dispatch",
     "weight_edit",
     "inference",
@@ -49,6 +50,8 @@ Signal = Literal[
 - ``data_output``: generated examples are written out as a dataset;
 - ``environment``: an environment is defined or driven (reset/step) — a component of online RL;
 - ``reward_function``: a reward function is defined — a component of GRPO/PPO;
+- ``reward_named``: a function or callable class named for a reward is defined — a component of GRPO/PPO
+  when nothing in the file runs a model (else it is a reward model's scorer, served or evaluated);
 - ``dispatch``: the route is picked by a flag, config key or table (``routes``, ``default``);
 - ``weight_edit``: weights are edited without training (surgery, extraction);
 - ``inference``: the model runs without gradients (scoring, serving);

@@ -1,25 +1,57 @@
-"""A reward function in TRL's convention: ``def reward(completions, **kwargs) -> list[float]``."""
+"""A reward function: the per-sample score a policy-gradient trainer optimises, defined in the file."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import MODEL_WORDS, words
+
+NOT_A_REWARD_FUNCTION = frozenset(
+    {
+        *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
+        *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
+    }
+)
+"""Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
+applying, logging them), not a reward function."""
+RESPONSE_CONTRACT = frozenset({"solution_str"})
+"""Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
+ground_truth, extra_info)``): the policy's decoded response."""
 
 
 class RewardFunction(RouteDetector):
-    """A function taking ``completions`` (and ``**kwargs``) scores samples for GRPO-style training.
+    """A function or callable class that scores one policy sample is a reward for RL training.
 
-    TRL's ``GRPOTrainer``/``RLOOTrainer`` call each of their ``reward_funcs`` with the prompts, the
-    completions and the dataset columns as keyword arguments; open-r1's and the agents' reward modules
-    follow the same signature. A file of such functions and no trainer is a component.
+    Three conventions say so. TRL's ``GRPOTrainer``/``RLOOTrainer`` call each of their
+    ``reward_funcs`` with the prompts, the completions and the dataset columns as keyword arguments
+    (``def f(completions, **kwargs)``; open-r1's and agents' reward modules follow it). verl's reward
+    functions take the decoded response as ``solution_str`` beside the ``ground_truth``. And a
+    definition named for a reward — ``def math_reward(response, answer)``, ``class RewardMathFn``
+    with ``__call__``, a reward manager — computes the reward of a sample, unless its name says it is
+    a reward *model*, a trainer, a config or plumbing around rewards. A file of such definitions and
+    no gradient step is a component of GRPO/PPO training; a file with a gradient step is decided by
+    it. A definition known only by its name (``reward_named``) does not decide a file that runs a
+    model: that is a reward model served or evaluated.
     """
 
-    TRIGGERS = ("completions",)
+    TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT)
 
     VALID = (
         Valid("def render(completions):\n    return '\\n'.join(completions)\n"),
         Valid("def f(prompts, **kwargs):\n    pass\n"),
+        Valid("def load_reward_model(path):\n    return AutoModel.from_pretrained(path)\n"),
+        Valid("class RewardModel(nn.Module):\n    def __call__(self, x):\n        return self.head(x)\n"),
+        Valid("class RewardConfig:\n    scale: float = 1.0\n"),
+        Valid("def log_rewards(rewards):\n    print(rewards)\n"),
+        Valid("def get_reward(model, query_responses):\n    return model.score(query_responses)\n"),
+        Valid(
+            "class RewardModelProxy:\n    def get_reward(self, queries):\n        return self.rm(queries)\n"
+        ),
+        Valid("rewards = compute_reward(outputs, answers)\n"),
+        Valid("def f1_score(prediction, ground_truth):\n    return 0.0\n"),
+        Valid("def extract_solution(solution_str):\n    return solution_str.split('=')[-1]\n"),
+        Valid("def select_reward_fn(data_source):\n    return gsm8k.compute_score\n"),
     )
     INVALID = (
         Invalid(
@@ -30,9 +62,91 @@ class RewardFunction(RouteDetector):
             "def format_reward(prompts, completions, **kw):\n    return [0.0] * len(completions)\n",
             "reward_function",
         ),
+        Invalid(
+            "def compute_score(solution_str, ground_truth, format_score=0.1):\n"
+            "    return 1.0 if solution_str.strip() == ground_truth else format_score\n",
+            "reward_function",
+        ),
+        Invalid(
+            "def math_reward(response, answer):\n    return float(response == answer)\n",
+            "reward_named",
+        ),
+        Invalid(
+            "class RewardMathFn(RewardFn):\n"
+            "    def __call__(self, sample):\n        return RewardOutput(1.0)\n",
+            "reward_named",
+        ),
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        name = node.name.value
         if "completions" in params and isinstance(node.params.star_kwarg, cst.Param):
-            self.report(node, "reward_function", f"{node.name.value}(completions, **kwargs) scores samples")
+            self.report(node, "reward_function", f"{name}(completions, **kwargs) scores samples")
+        elif RESPONSE_CONTRACT & set(params) and "ground_truth" in params:
+            self.report(node, "reward_function", f"{name}() scores a response (verl's reward contract)")
+        elif (
+            _reward_named(name)
+            and not self._in_model
+            and (sample := [p for p in params if p not in ("self", "cls")])
+            and not any(set(words(p)) & MODEL_WORDS for p in sample)
+            and _returns(node)
+        ):
+            # a reward computed by a model handed in (``get_reward(model, ...)``) or by a method of a
+            # reward model is that model's scorer, not a reward function
+            self.report(node, "reward_named", f"{name}() computes a sample's reward")
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._models: list[bool] = []  # per enclosing class: is it a model (``RewardModelProxy``)?
+
+    @property
+    def _in_model(self) -> bool:
+        return any(self._models)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._models.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._models.append(bool(set(words(node.name.value)) & MODEL_WORDS))
+        if not _reward_named(node.name.value) or self._in_model:
+            return
+        call = next(
+            (
+                s
+                for s in node.body.body
+                if isinstance(s, cst.FunctionDef) and s.name.value == "__call__" and _returns(s)
+            ),
+            None,
+        )
+        if call is not None:
+            self.report(node, "reward_named", f"{node.name.value} is called to score samples")
+
+
+def _reward_named(name: str) -> bool:
+    """Say whether a definition's name is a reward's: says reward, and no reward model or plumbing."""
+    found = set(words(name))
+    return bool(found & {"reward", "rewards"}) and not found & NOT_A_REWARD_FUNCTION
+
+
+class _Return(cst.CSTVisitor):
+    """Finds a ``return`` with a value in a function's own body (not in nested functions)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = self.found or node.value is not None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _returns(node: cst.FunctionDef) -> bool:
+    """Say whether ``node`` returns a value (a reward), not only logs or stores one."""
+    finder = _Return()
+    node.body.visit(finder)
+    return finder.found
