@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arb_audit.analyzer.classify import Classification, Stage, combine
+from arb_audit.analyzer.classify import GENERIC_VARIANTS, Classification, Stage, combine
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
@@ -275,6 +275,8 @@ def in_workspace(
             text = text_of(path)
             read[path] = uses(path, text, index) if text is not None else []
         adopted: list[tuple[Use, Classification]] = []
+        # a generic trainer (``transformers.Trainer``) trains whatever loss the model it is given has
+        generic = bool(own.stages) and all(stage.variant in GENERIC_VARIANTS for stage in own.stages)
         for use in read[path]:
             module = reexported(use.module, use.symbol) if use.symbol else use.module
             if module is None:  # a name the package's __init__ defines itself: its own code
@@ -290,7 +292,9 @@ def in_workspace(
                 sub = _of_definition(sub, spans_of(module).get(use.symbol))
             if sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
                 adopted.append((use, sub))
-        result = _adopt(own, adopted) if adopted else own
+            elif generic and sub.role == "component" and (given := _given_loss(sub)) is not None:
+                adopted.append((use, given))
+        result = _adopt(own, adopted, drop_generic=generic) if adopted else own
         if depth == 0 or not adopted:
             memo[path] = result
         return result
@@ -319,9 +323,32 @@ def in_workspace(
     return {path: with_config_default(shown(path), path, labels.keys(), text_of) for path in wanted}
 
 
-def _adopt(own: Classification, adopted: list[tuple[Use, Classification]]) -> Classification:
-    """Return ``own`` with the stages of the workspace code it uses, and the evidence for them."""
-    findings = list(own.findings)  # a stage the file names of its own stays beside what it calls
+def _given_loss(component: Classification) -> Classification | None:
+    """Return a component's loss as a stage (a model whose forward computes a pairwise loss), if any."""
+    losses = [f for f in component.findings if f.signal == "loss" and f.kind is not None]
+    if not losses:
+        return None
+    stages = [
+        Stage(f.kind or "", f.variant, evidence=[f], decided_by="loss", confidence="medium")
+        for f in losses[:1]
+    ]
+    return replace(component, role="training", stages=stages)
+
+
+def _adopt(
+    own: Classification, adopted: list[tuple[Use, Classification]], drop_generic: bool = False
+) -> Classification:
+    """Return ``own`` with the stages of the workspace code it uses, and the evidence for them.
+
+    ``drop_generic``: the file's only stages are a generic trainer's default, which the loss of the
+    workspace code it trains replaces.
+    """
+    # a stage the file names of its own stays beside what it calls
+    findings = [
+        f
+        for f in own.findings
+        if not (drop_generic and f.signal == "stage" and f.variant in GENERIC_VARIANTS)
+    ]
     decided: dict[tuple[str, str | None], Stage] = {}
     for use, sub in adopted:
         for stage in sub.stages:

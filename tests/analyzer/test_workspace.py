@@ -238,3 +238,28 @@ def test_a_class_taken_from_a_module_brings_its_own_stages_only(tmp_path: Path) 
     found = _by_name(root)
     assert [s.kind for s in found["sft.py"].stages] == ["sft"]
     assert [s.kind for s in found["grpo.py"].stages] == ["grpo"]
+
+
+def test_a_generic_trainer_trains_the_loss_of_the_workspace_model_it_is_given(tmp_path: Path) -> None:
+    # transformers.Trainer is SFT by default; handed a model whose forward is a pairwise loss, it
+    # trains a reward model
+    model = """
+    import torch
+
+    class PairwiseRM(torch.nn.Module):
+        def forward(self, chosen, rejected):
+            return -torch.log(torch.sigmoid(self.head(chosen) - self.head(rejected))).mean()
+    """
+    train = """
+    from transformers import Trainer
+    from rm_model import PairwiseRM
+
+    model = PairwiseRM()
+    Trainer(model=model, args=args, train_dataset=pairs).train()
+    """
+    root = _write(tmp_path, {"rm_model.py": model, "train_rm.py": train})
+    found = _by_name(root)
+    assert found["rm_model.py"].primary == "REWARD_MODEL" and found["rm_model.py"].role == "component"
+    result = found["train_rm.py"]
+    assert result.primary == "REWARD_MODEL" and [s.kind for s in result.stages] == ["reward_model"]
+    assert result.stages[0].decided_by == "loss"

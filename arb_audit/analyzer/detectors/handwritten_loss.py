@@ -13,6 +13,9 @@ CROSS_ENTROPY = frozenset(
     {"torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss"}
 )
 LOG_SIGMOID = frozenset({"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid"})
+LOG = frozenset({"torch.log"})
+SIGMOID = frozenset({"torch.sigmoid", "torch.nn.functional.sigmoid"})
+"""``torch.log(torch.sigmoid(x))``: the log-sigmoid written out, as older reward-model code does."""
 CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
 LIBRARY_FORMS = frozenset({"group_advantage", "clipped_ratio", "preference", "pairwise"})
@@ -49,7 +52,17 @@ class HandwrittenLoss(RouteDetector):
     loop makes the stage on-policy.
     """
 
-    TRIGGERS = ("backward", "view", "reshape", "unflatten", "clamp", "clip", "logsigmoid", "LogSigmoid")
+    TRIGGERS = (
+        "backward",
+        "view",
+        "reshape",
+        "unflatten",
+        "clamp",
+        "clip",
+        "logsigmoid",
+        "LogSigmoid",
+        "sigmoid",
+    )
 
     VALID = (
         Valid("import torch.nn.functional as F\nloss = F.cross_entropy(logits, labels)\nprint(loss)\n"),
@@ -84,6 +97,13 @@ class HandwrittenLoss(RouteDetector):
             "import torch.nn.functional as F\n"
             "loss = -F.logsigmoid(rm(chosen) - rm(rejected)).mean()\nloss.backward()\n",
             "stage",
+            "reward_model",
+        ),
+        Invalid(
+            "import torch\nclass PairwiseRewardModel(torch.nn.Module):\n"
+            "    def forward(self, chosen, rejected):\n"
+            "        return -torch.log(torch.sigmoid(self.head(chosen) - self.head(rejected))).mean()\n",
+            "loss",
             "reward_model",
         ),
         Invalid(
@@ -193,6 +213,9 @@ class HandwrittenLoss(RouteDetector):
         )
         if callee & CROSS_ENTROPY or labelled:
             self._saw("supervised", node)
+        if callee & LOG and args and isinstance(args[0], cst.Call) and self.names(args[0].func) & SIGMOID:
+            args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
+            callee = LOG_SIGMOID
         if callee & LOG_SIGMOID:
             operators = {
                 type(n.operator)
