@@ -215,7 +215,7 @@ class HandwrittenLoss(RouteDetector):
             self._saw("supervised", node)
         if callee & LOG and args and isinstance(args[0], cst.Call) and self.names(args[0].func) & SIGMOID:
             args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
-            callee = LOG_SIGMOID
+            callee = set(LOG_SIGMOID)
         if callee & LOG_SIGMOID:
             operators = {
                 type(n.operator)
