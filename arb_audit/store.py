@@ -13,6 +13,7 @@ import hmac
 import json
 import os
 import random
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -49,6 +50,7 @@ from arb_audit.model import (
     TrainerEvidence,
 )
 from arb_audit.redaction import redact, redact_all
+from arb_audit.regular_files import kind
 from arb_audit.store_bounds import (
     MAX_MIGRATION_ROWS,
     MAX_ROWS,
@@ -317,6 +319,8 @@ def _when_free(path: Path, read_only: bool, wait_s: float, opening: Callable[[],
     """
     deadline = time.monotonic() + wait_s
     while True:
+        if (special := _not_a_file(path)) is not None:
+            raise StoreUnusable(path, f"{path}: cannot open the run store: {special}")
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -329,6 +333,23 @@ def _when_free(path: Path, read_only: bool, wait_s: float, opening: Callable[[],
             time.sleep(0.2 + random.random() * 0.3)
         except OSError as exc:
             raise StoreUnusable(path, f"{path}: cannot open the run store: {exc.strerror or exc}") from exc
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Say what the store at ``path`` or its write-ahead log is, when it is there but not a regular file.
+
+    DuckDB opens both by path, blocking: a FIFO planted there (``.arb-audit/run.duckdb`` is in the
+    agent's folder) would hold the audit for good, a device would be read for ever. Each is checked
+    just before every try to open it (links are followed: a link to a FIFO is a FIFO).
+    """
+    for candidate in (path, path.with_name(path.name + ".wal")):
+        try:
+            mode = os.stat(candidate).st_mode
+        except (OSError, ValueError):
+            continue  # absent (made on open), or a name the file system refuses: DuckDB says so
+        if not stat.S_ISREG(mode):
+            return f"{candidate.name} is {kind(mode)}, not a regular file"
+    return None
 
 
 def _current_database(con: duckdb.DuckDBPyConnection) -> str:

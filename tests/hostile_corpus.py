@@ -52,10 +52,7 @@ REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "fixtures" / "reference"
 CASES: dict[str, Case] = {}
 """Every case of the corpus, by name."""
-KNOWN_FAILURES: dict[str, str] = {
-    "arb-planted-store-is-a-fifo": "store.py: RunStore.open hands DuckDB a FIFO planted at"
-    " .arb-audit/run.duckdb and blocks on it (the store's open is another change's)",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 """Cases that still fail, each with where its fix belongs (run as strict xfails: a fix shows)."""
 FOUND: dict[str, str] = {
     "arb-scores-timestamp-max-date-west": "a time at the calendar's edge overflowed (OverflowError)",
@@ -71,6 +68,8 @@ FOUND: dict[str, str] = {
     "rec-marker-workspace-too-long": "a workspace name too long for the file system stopped the audit",
     "classify-secrets-in-code": "classify printed the keys its evidence lines hold",
     "classify-undecodable-names": "classify wrote a name that is not UTF-8 as raw bytes (not JSON)",
+    "arb-planted-store-is-a-fifo": "RunStore.open handed DuckDB a FIFO planted as the store: it blocked",
+    "rec-planted-forged-manifests": "a manifest in a planted store forged same-weights grader_probing",
 }
 """Cases that showed a defect when they were written (fixed since): each stays in the fast lane."""
 
