@@ -633,6 +633,49 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "trlx",
+        "trlx",
+        (
+            # ``trlx.train(reward_fn=..., config=...)`` runs the trainer its config's method names, so
+            # the method configs, the ``default_*_config`` helpers and the trainer classes say which:
+            # PPO on the policy's samples, offline ILQL over given samples and rewards, SFT on given
+            # samples, and rejection fine-tuning (SFT on the policy's best-scored samples).
+            Entry("default_ppo_config", "ppo", "ppo"),
+            Entry("PPOConfig", "ppo", "ppo"),
+            Entry("AcceleratePPOTrainer", "ppo", "ppo"),
+            Entry("NeMoPPOTrainer", "ppo", "ppo"),
+            Entry("default_ilql_config", "ppo", "ilql", on_policy=False),
+            Entry("ILQLConfig", "ppo", "ilql", on_policy=False),
+            Entry("AccelerateILQLTrainer", "ppo", "ilql", on_policy=False),
+            Entry("NeMoILQLTrainer", "ppo", "ilql", on_policy=False),
+            Entry("default_sft_config", "sft"),
+            Entry("SFTConfig", "sft"),
+            Entry("AccelerateSFTTrainer", "sft"),
+            Entry("NeMoSFTTrainer", "sft"),
+            Entry("default_rft_config", "sft", "rejection_sampling", "self_generated"),
+            Entry("RFTConfig", "sft", "rejection_sampling", "self_generated"),
+            Entry("AccelerateRFTTrainer", "sft", "rejection_sampling", "self_generated"),
+        ),
+        invalid=(
+            (
+                "import trlx\nfrom trlx.data.default_configs import default_ppo_config\n"
+                "trlx.train(reward_fn=score, prompts=prompts, config=default_ppo_config())\n",
+                "PPO",
+            ),
+            (
+                "import trlx\nfrom trlx.data.default_configs import default_sft_config\n"
+                "trlx.train(samples=samples, config=default_sft_config())\n",
+                "SFT",
+            ),
+            (
+                "from trlx.data.configs import TRLConfig\nfrom trlx.models.modeling_ilql import ILQLConfig\n"
+                "config = TRLConfig(method=ILQLConfig(name='ilqlconfig', tau=0.7))\n",
+                "PPO",
+            ),
+        ),
+        valid=("from trlx.data.configs import TRLConfig\nconfig = TRLConfig.load_yaml(path)\n",),
+    ),
+    Framework(
         "LMRL-Gym",
         "LLM_RL",
         (
