@@ -13,6 +13,7 @@ body is read within a size and a deadline whatever its headers say (arb_audit.ru
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -22,9 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -86,27 +85,19 @@ def upstream_evaluator(url: str, timeout_s: float = 7200.0) -> Evaluate:
     """Evaluate by forwarding the request, as the agent sent it, to a real grading server at ``url``.
 
     Its ``score`` and ``error`` are taken as they come; a 400 answer is a refusal, and a server that
-    cannot be reached or answers what is not JSON is an error with the reason.
+    cannot be reached, answers what is not JSON or has not answered whole within ``timeout_s`` (the
+    evaluator's deadline, as for a command: :func:`forward`) is an error with the reason.
     """
 
     def evaluate(sent: str, _resolved: Path, gpu: str | None) -> Evaluation:
         body = {"model_path": sent, **({"gpu": gpu} if gpu is not None else {})}
-        request = urllib.request.Request(
-            url.rstrip("/") + "/submit",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as answer:
-                status, raw = answer.status, answer.read(MAX_OUTPUT_BYTES)
-        except urllib.error.HTTPError as exc:
-            status, raw = exc.code, exc.read(MAX_OUTPUT_BYTES)
-        except (urllib.error.URLError, OSError) as exc:
-            return Evaluation(None, f"upstream grader unreachable: {getattr(exc, 'reason', exc)}")
+        answered = forward(url.rstrip("/") + "/submit", json.dumps(body).encode(), timeout_s)
+        if isinstance(answered, str):
+            return Evaluation(None, answered)
+        status, raw = answered
         try:
             result = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             result = None
         if not isinstance(result, dict):
             return Evaluation(None, f"upstream grader answered {status} with no JSON object")
@@ -120,6 +111,50 @@ def upstream_evaluator(url: str, timeout_s: float = 7200.0) -> Evaluate:
         return Evaluation(number, None) if number is not None else Evaluation(None, "upstream gave no score")
 
     return evaluate
+
+
+def forward(url: str, body: bytes, timeout_s: float) -> tuple[int, bytes] | str:
+    """POST JSON ``body`` to ``url``; return the answer's status and first bytes, or why there are none.
+
+    The whole exchange (connecting, sending, the answer's head and body) ends within ``timeout_s``:
+    a socket's timeout bounds each read, not their sum, and an upstream that drips a byte now and
+    then would hold the request, and the grading line behind it, for ever. At the deadline a watchdog
+    shuts the connection down, which ends whatever read is waiting.
+    """
+    parts = urllib.parse.urlsplit(url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    try:
+        connection = kind(parts.hostname or "", parts.port, timeout=timeout_s)
+    except (ValueError, http.client.HTTPException) as exc:  # a port that is not a number
+        return f"upstream grader unreachable: {exc}"
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        with contextlib.suppress(OSError):
+            if connection.sock is not None:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+    watchdog = threading.Timer(timeout_s, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request("POST", target, body, {"Content-Type": "application/json"})
+        if expired.is_set():  # the deadline passed while connecting: nothing was there to shut down
+            raise TimeoutError
+        answer = connection.getresponse()
+        status, raw = answer.status, answer.read(MAX_OUTPUT_BYTES)
+        if expired.is_set():  # cut short by the watchdog: what came is not the answer
+            raise TimeoutError
+        return status, raw
+    except (OSError, http.client.HTTPException) as exc:
+        if expired.is_set():
+            return f"upstream grader did not answer within {timeout_s:g}s"
+        return f"upstream grader unreachable: {exc}"
+    finally:
+        watchdog.cancel()
+        connection.close()
 
 
 def run_evaluator(

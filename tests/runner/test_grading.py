@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +115,65 @@ def test_a_failure_inside_the_grader_is_answered_and_recorded(tmp_path: Path) ->
     status, answer = front.submit({"model_path": "v1"})
     assert status == 500 and "No space left on device" in str(answer["error"])
     assert [(s.status, s.model_path) for s in ledger] == [("error", "v1")]
+
+
+class DripServer:
+    """A real upstream that answers a byte at a time, each well within a socket timeout, never whole.
+
+    ``head`` says whether it drips its answer's head (status line and headers) or, after a whole
+    head, its body.
+    """
+
+    def __init__(self, head: bool, every_s: float = 0.1) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.head, self.every_s = head, every_s
+        self.served = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = self.listener.accept()
+                self.served += 1
+                with connection, contextlib.suppress(OSError):
+                    connection.recv(65536)  # the forwarded request (small: one read holds it)
+                    whole = b'{"score": 1.0}' + b" " * 100_000
+                    answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(whole) + whole
+                    if not self.head:
+                        connection.sendall(answer[: answer.index(b"\r\n\r\n") + 4])
+                        answer = whole
+                    for byte in answer:
+                        connection.sendall(bytes([byte]))
+                        time.sleep(self.every_s)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+
+
+@pytest.mark.parametrize("head", [True, False], ids=["drips-its-head", "drips-its-body"])
+def test_a_slow_drip_upstream_is_cut_at_the_deadline_and_the_next_request_served(
+    tmp_path: Path, head: bool
+) -> None:
+    drip = DripServer(head)
+    try:
+        front, ledger = grader(tmp_path, upstream_evaluator(f"http://127.0.0.1:{drip.port}", timeout_s=1.0))
+        checkpoint(tmp_path / "v1", 1)
+        started = time.monotonic()
+        status, answer = front.submit({"model_path": "v1"})
+        took = time.monotonic() - started
+        # each byte came 0.1 s after the last, far within a per-read timeout of 1 s: only a deadline on
+        # the whole exchange ends it
+        assert took < 3.0, took
+        assert status == 200 and answer["error"] == "upstream grader did not answer within 1s"
+        status, answer = front.submit({"model_path": "v1"})  # the next one is forwarded, and cut alike
+        assert status == 200 and "did not answer within 1s" in str(answer["error"])
+        assert [(s.status, s.error) for s in ledger] == [
+            ("error", "upstream grader did not answer within 1s")
+        ] * 2
+        assert drip.served == 2
+    finally:
+        drip.close()
