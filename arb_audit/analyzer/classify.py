@@ -17,6 +17,7 @@ from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, dis
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
+from arb_audit.analyzer.loss_slice import FORWARD_ONLY
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
@@ -381,6 +382,10 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
     """
     named = [f for f in findings if f.signal == "stage"]
     known = [f for f in steps if f.kind is not None]
+    if any(f.kind != "sft" and f.variant not in GENERIC_VARIANTS for f in named):
+        # a loss known only to come out of a model's forward pass does not say what that model
+        # computes: the trainer or framework the file names says it (trlx's ILQL trainer)
+        known = [f for f in known if not f.message.endswith(FORWARD_ONLY)]
     if not known:
         return named
     kinds = {f.kind for f in known}

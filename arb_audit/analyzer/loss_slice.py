@@ -80,6 +80,11 @@ DPO_VARIANTS = ("kto", "ipo", "orpo", "simpo", "cpo", "spin")
 PG_VARIANTS = (("rloo", "rloo"), ("reinforce", "reinforce"), ("remax", "remax"))
 
 
+FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
+"""The weakest form: a loss only known to come out of a model's forward pass (SFT when nothing else
+says what that model computes)."""
+
+
 def words(identifier: str) -> list[str]:
     """Lower-case words of an identifier (``chosen_logps`` -> chosen, logps; ``refLogp`` -> ref, logp)."""
     found: list[str] = []
@@ -249,7 +254,7 @@ def loss_form(f: Features) -> Verdict:
     if "nll" in w or ("lm" in w and "loss" in w) or ("labels" in w and w & {"logits", "outputs"}):
         return Verdict("sft", None, None, "a language-model negative log-likelihood on given labels")
     if f.model_forward:
-        return Verdict("sft", None, None, "the loss a model's forward pass returns for its batch")
+        return Verdict("sft", None, None, FORWARD_ONLY)
     return Verdict(None, None, None, "a loss whose form is not recognised")
 
 

@@ -406,3 +406,23 @@ def test_workers_forked_from_a_large_process_still_classify(tmp_path: Path) -> N
     finally:
         reserved.close()
     assert result.error is None and result.primary == "SFT"
+
+
+def test_a_loss_known_only_from_a_model_forward_does_not_outrank_the_trainer_named(tmp_path: Path) -> None:
+    # trlx's ILQL trainer: the loss comes out of the model and a method loss, neither of a known form;
+    # the trainer the framework table knows says what it trains
+    code = textwrap.dedent(
+        """
+        from trlx.trainer.accelerate_ilql_trainer import AccelerateILQLTrainer
+
+        class MyILQL(AccelerateILQLTrainer):
+            def loss(self, batch):
+                logits, qs, target_qs, vs = self.model(input_ids=batch.input_ids)
+                return self.ilql.loss((logits, (qs, target_qs, vs)), batch)
+        """
+    )
+    result = classify_path(write(tmp_path, "ilql.py", code))
+    assert [(s.kind, s.variant) for s in result.stages] == [("ppo", "ilql")]
+    # alone, the same forward-only loss is a supervised one
+    alone = classify_path(write(tmp_path, "alone.py", code.replace("AccelerateILQLTrainer", "BaseTrainer")))
+    assert [s.kind for s in alone.stages] == ["sft"]

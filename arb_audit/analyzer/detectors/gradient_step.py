@@ -39,6 +39,9 @@ TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
+TRAINER_LOSS_HOOKS = frozenset({"loss", "get_loss", "loss_fn", "compute_losses"})
+"""Loss hooks a trainer's own loop differentiates (trlx's ``loss(self, batch)``), when defined in a
+class that derives from something and whose name or base's name says it is a trainer."""
 
 
 def _group_relative(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
@@ -102,7 +105,10 @@ class GradientStep(RouteDetector):
         "optim.",
         "loss",
     )
-    LOSS_TRIGGERS = ("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss")
+    LOSS_TRIGGERS = (
+        *("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss"),
+        *(f"def {hook}(" for hook in sorted(TRAINER_LOSS_HOOKS)),
+    )
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
@@ -114,6 +120,7 @@ class GradientStep(RouteDetector):
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("model.train()\nmodel.eval()\n"),
+        Valid("class Metrics(Base):\n    def loss(self, batch):\n        return self.model(**batch).loss\n"),
         Valid(
             "import torch\noptimizer = torch.optim.AdamW(params)\n"
             "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)\n"
@@ -266,6 +273,13 @@ class GradientStep(RouteDetector):
             "loss_fn = ClippedPGLossFn(cfg)\nresults = policy.train(train_data, loss_fn)\n", "gradient_step"
         ),
         Invalid(
+            "class NLLTrainer(AccelerateRLTrainer):\n    def loss(self, batch):\n"
+            "        loss = self.model(input_ids=batch.input_ids, labels=batch.labels).loss\n"
+            "        return loss, {'loss': loss.item()}\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "import pytorch_lightning as pl\nimport torch.nn.functional as F\n"
             "class M(pl.LightningModule):\n    def training_step(self, batch, i):\n"
             "        return F.cross_entropy(self(batch['x']), batch['y'])\n",
@@ -299,6 +313,8 @@ class GradientStep(RouteDetector):
         """Something applies gradients: an optimiser's or engine's step, an update, a trainer's train()."""
         self.reads_grad = False
         """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
+        self.trainer_classes: list[bool] = []
+        """Per open class: it derives from something and its or its base's name says trainer."""
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
@@ -311,10 +327,13 @@ class GradientStep(RouteDetector):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(bool(node.bases))
         self.class_names.append(node.name.value)
+        names = [node.name.value, *(_tail(b.value) for b in node.bases)]
+        self.trainer_classes.append(bool(node.bases) and any("trainer" in words(n) for n in names))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
         self.class_names.pop()
+        self.trainer_classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(id(node))
@@ -328,7 +347,8 @@ class GradientStep(RouteDetector):
         self.where.setdefault(
             id(original_node), (name, *reversed(self.function_names), *reversed(self.class_names))
         )
-        if name in LOSS_METHODS and self.classes and self.classes[-1]:
+        hook = name in TRAINER_LOSS_HOOKS and bool(self.trainer_classes) and self.trainer_classes[-1]
+        if (name in LOSS_METHODS and self.classes and self.classes[-1]) or hook:
             returned = next(r for i, r in self.returns[name] if i == function_id)
             if returned:
                 self.steps.append(
@@ -584,3 +604,12 @@ class GradientStep(RouteDetector):
                 data_source=verdict.data_source,
                 on_policy=True if verdict.kind in ("grpo", "ppo") else None,
             )
+
+
+def _tail(node: cst.BaseExpression) -> str:
+    """Return the last name of a base class expression (``trainers.BaseTrainer`` -> ``BaseTrainer``)."""
+    while isinstance(node, cst.Call | cst.Subscript):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else ""
