@@ -19,11 +19,13 @@ GENERATION_METHODS = frozenset(
         "generate",
         "fast_generate",
         "generate_rollout_completions",
+        "generate_sequences",
         "generate_content",
         "generate_content_async",
     }
 )
-"""Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, Gemini's SDK)."""
+"""Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, verl's rollout
+worker group, Gemini's SDK)."""
 API_COMPLETIONS = (".chat.completions.create", ".completions.create", ".responses.create", ".messages.create")
 """Hosted-LLM client calls (OpenAI, Anthropic and compatible servers)."""
 GENERATION_FUNCTIONS = frozenset(
