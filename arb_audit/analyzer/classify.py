@@ -15,6 +15,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
+from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY
@@ -333,7 +334,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.primary = "ONLINE_RL" if last.interactive else STAGE_LABELS.get(last.kind, "NONE_TRAINING")
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
-        if "scoring" in signals:
+        if any(f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC) for f in findings):
+            # a training file that also evaluates (a metric it computes by hand is its validation)
             labels.append("EVAL_ONLY")
     elif steps:
         # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".

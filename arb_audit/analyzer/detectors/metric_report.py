@@ -1,0 +1,85 @@
+"""A benchmark metric computed by hand: accuracy, pass@k, win rate over a model's outputs."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.walk import descendants
+
+METRIC = "metric"
+"""Variant of a ``scoring`` finding for a metric the file computes itself (no evaluation library)."""
+METRIC_WORDS = frozenset(
+    {"acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj", "majority"}
+)
+"""Words of a variable that holds a benchmark metric of a model's outputs."""
+AT_K = re.compile(r"\b(?:pass|maj|rm|best|mean|avg|cons)@\{?\w+", re.IGNORECASE)
+"""A metric over k samples as people print it (``pass@5``, ``maj@{k}``)."""
+AVERAGES = frozenset({"mean", "average", "nanmean", "fmean"})
+
+
+class MetricReport(RouteDetector):
+    """A metric of model outputs computed by hand: a ratio or mean bound to a metric's name, or printed.
+
+    Evaluation scripts often score saved predictions without a library — ``acc = right / total``,
+    ``results["accuracy"] = np.mean(correct)``, ``print(f"pass@5: {passes / total}")``. A file that
+    trains is still decided by its training; this only says what a file without training does.
+    """
+
+    TRIGGERS = ("acc", "pass", "win", "elo", "maj", "@")
+
+    VALID = (
+        Valid("acc = []\n"),
+        Valid("accelerator = Accelerator()\n"),
+        Valid("password = os.environ['PW'] / 'x'\n"),
+        Valid("print(f'step {i}: loss {loss / n}')\n"),
+        Valid("wins = count_wins(table)\n"),
+    )
+    INVALID = (
+        Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
+        Invalid("results['accuracy'] = np.mean(correct)\n", "scoring", variant=METRIC),
+        Invalid("print(f'pass@5: {passes / total}')\n", "scoring", variant=METRIC),
+        Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        names = [_name(t.target) for t in node.targets]
+        if any(METRIC_WORDS & set(words(n)) for n in names if n) and _aggregate(node.value):
+            self.report(node, "scoring", f"computes {names[0]} from the outputs", variant=METRIC)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+        found = AT_K.search(text)
+        values = [p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
+        if found is not None and any(_aggregate(v) for v in values):
+            self.report(node, "scoring", f"reports {found.group(0)}", variant=METRIC)
+
+
+def _name(target: cst.BaseExpression) -> str | None:
+    """Return the name an assignment binds: a variable, an attribute or a string subscript key."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            key = index.value.evaluated_value
+            return key if isinstance(key, str) else None
+    return None
+
+
+def _aggregate(value: cst.BaseExpression) -> bool:
+    """Say whether an expression averages or divides (a rate over samples)."""
+    for node in (value, *descendants(value)):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+            return True
+        if isinstance(node, cst.Call) and (
+            method(node) in AVERAGES or (isinstance(node.func, cst.Name) and node.func.value in AVERAGES)
+        ):
+            return True
+    return False
