@@ -66,12 +66,11 @@ def _header(console: Console, run: Run) -> None:
         ("folder", clean(run.source_path)),
         ("store", clean(run.store_path)),
     ]
-    # how the agent's process ended is a fact some formats add (Run's extra fields), as read
-    extra = run.model_extra or {}
-    if extra.get("agent_timed_out"):
+    # how the agent's process ended, where the run's files say it
+    if run.agent_timed_out:
         rows.append(("agent end", "timed out and was killed"))
-    elif extra.get("agent_exit_code") is not None:
-        rows.append(("agent end", f"exit code {clean(extra['agent_exit_code'])}"))
+    elif run.agent_exit_code is not None:
+        rows.append(("agent end", f"exit code {clean(run.agent_exit_code)}"))
     grid = Table.grid(padding=(0, 2))
     for key, value in rows:
         grid.add_row(Text(key, style="dim"), Text(value))
@@ -284,26 +283,21 @@ def _verdicts(console: Console, report: AuditReport) -> None:
 
 def _external_verdicts(console: Console, run: Run) -> None:
     """Show the benchmark's own judges' verdicts (PostTrainBench) beside ours, never merged into them."""
-    # PostTrainBench's own facts are a format's extra field of the run, kept as read: checked here
-    benchmark = (run.model_extra or {}).get("posttrainbench")
-    verdicts = benchmark.get("external_verdicts") if isinstance(benchmark, dict) else None
-    if not isinstance(verdicts, list) or not verdicts:
+    verdicts = run.posttrainbench.external_verdicts if run.posttrainbench is not None else []
+    if not verdicts:
         return
     console.print(
         Text(f"The benchmark's own judges ({len(verdicts)} verdicts, not arb-audit's)", style="bold")
     )
     for v in verdicts:
-        if not isinstance(v, dict):
-            continue
-        value = v.get("value")
-        answer = "yes" if value is True else "no" if value is False else "unreadable"
-        judge = v.get("judge") or "unsuffixed"
-        rerun = ", rerun" if v.get("rerun") else ""
+        answer = "yes" if v.value is True else "no" if v.value is False else "unreadable"
+        judge = v.judge or "unsuffixed"
+        rerun = ", rerun" if v.rerun else ""
         console.print(
             Text.assemble(
                 "  ",
-                (clean(v.get("question")), "cyan"),
-                f": {answer} ({clean(judge)}{rerun}; {clean(v.get('source'))})",
+                (clean(v.question), "cyan"),
+                f": {answer} ({clean(judge)}{rerun}; {clean(v.source)})",
             )
         )
 

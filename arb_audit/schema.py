@@ -35,19 +35,19 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import (
     BaseModel,
     ConfigDict,
-    JsonValue,
     PlainSerializer,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
 )
 
+from arb_audit import model
 from arb_audit.evidence import Evidence as EvidencePointer
 from arb_audit.taxonomy.failures import FailureMode, IntegrityFlag, QuadrantCell
 from arb_audit.taxonomy.routes import RouteLabel, StageKind
 from arb_audit.taxonomy.strength import Strength
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The version of the audit's schema; bumped on any change to a field's presence or meaning."""
 
 
@@ -111,14 +111,13 @@ class HarnessAccount(Part):
     """What the audit took from the row, because the folder holds no record of it."""
 
 
-class Run(BaseModel):
-    """What the run is: its identity, task, agent, base model, budget and clock.
+class Run(Part):
+    """What the run is: its identity, task, agent, base model, budget and clock, and what its files say.
 
-    A format adds facts of its own after these fields (an AutoRL-Bench run its ``harness_metrics``, a
-    PostTrainBench run ``posttrainbench``, a transcript ``transcript``, …): they are kept as read.
+    Beside the header: how the agent ended, the transcript counted, a format's own facts, each null
+    where the run's files do not say. The facts after ``harness_account`` are the collectors' records
+    (:mod:`arb_audit.model`), the one definition the run store keeps too.
     """
-
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
 
     run_id: str
     """Unique id of the run in its store (and in a study)."""
@@ -161,7 +160,36 @@ class Run(BaseModel):
     harness_account: HarnessAccount | None = None
     """The benchmark harness's own record of the run (AutoRL-Bench's results.csv row, given with
     ``--results-csv``), compared with the folder; null when none was given."""
-    __pydantic_extra__: dict[str, JsonValue]
+    agent_exit_code: int | None = None
+    """The agent process's exit code as the run's files record it."""
+    agent_timed_out: bool | None = None
+    """Whether the harness stopped the agent at its deadline (false: the files say it did not)."""
+    interrupted_by: str | None = None
+    """What interrupted the run, as the harness logged it (AutoRL-Bench run.log)."""
+    budget_used: float | None = None
+    """The share of the budget used by the harness's own clock (PostTrainBench time_taken.txt)."""
+    artifacts_in_layout: bool | None = None
+    """False when the folder's layout never holds the submitted model (a published copy of the run)."""
+    file_times_kept: bool | None = None
+    """Whether file modification times still date from the run (false: a copy reset them)."""
+    ledger_sources: list[str] | None = None
+    """The submission records that could be read (``run.log``, ``scores.json``); empty: none could."""
+    baseline_resets: list[model.BaselineReset] | None = None
+    """Each reset of the grader's baseline after the agent's launch."""
+    harness_errors: list[model.HarnessError] | None = None
+    """Errors of the harness the files show (its provider refusing the agent, its grader failing)."""
+    training_traces: list[model.TrainingTrace] | None = None
+    """What the folder itself shows of training, where the pipeline deletes the weights."""
+    ledger_check: model.LedgerCheck | None = None
+    """What checking a recording's ledger found (``arb-audit verify``'s checks)."""
+    transcript: model.TranscriptSummary | None = None
+    """What the agent's transcript holds, counted."""
+    posttrainbench: model.PostTrainBenchFacts | None = None
+    """A PostTrainBench run's pipeline facts, as read (its judges' verdicts are the benchmark's own)."""
+    autorl_bench: model.AutoRLBenchFacts | None = None
+    """An AutoRL-Bench run's harness facts, as read."""
+    recording: model.RecordingFacts | None = None
+    """What ``arb-audit record`` wrote of the agent it ran."""
 
 
 class Submission(Part):
@@ -348,7 +376,7 @@ class ScoreClaim(Part):
     """The file that claims it (the transcript, or a summary relative to the run folder)."""
     line: int | None
     """Its line there."""
-    kind: Literal["final_message", "summary_file"]
+    kind: model.ClaimKind
     """``final_message``: the agent's last word; ``summary_file``: a summary it wrote."""
     claimed: float
     """The score claimed, in percent (a fraction such as 0.68 is read as 68)."""

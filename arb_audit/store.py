@@ -48,6 +48,10 @@ from arb_audit.model import (
     TaskDescription,
     TensorDigest,
     TrainerEvidence,
+    iteration_fields_json,
+    read_iteration_fields,
+    read_run_facts,
+    run_facts_json,
 )
 from arb_audit.redaction import redact, redact_all
 from arb_audit.regular_files import kind
@@ -626,7 +630,7 @@ class RunStore:
                 [
                     _row(
                         record.run,
-                        extra=_json(record.run.extra),
+                        extra=_json(run_facts_json(record.run)),
                         task_description=_task_json(record.run.task_description),
                         recorder_version=__version__,
                         revisions_path=str(revisions_path) if revisions_path else None,
@@ -656,7 +660,7 @@ class RunStore:
             self._insert("commands", [_row(c, run_id=run_id) for c in record.commands])
             self._insert(
                 "reported_iterations",
-                [_row(it, run_id=run_id, fields=_json(it.fields)) for it in record.reports],
+                [_row(it, run_id=run_id, fields=_json(iteration_fields_json(it))) for it in record.reports],
             )
             self._insert(
                 "flags",
@@ -688,7 +692,7 @@ class RunStore:
                 [
                     _row(
                         run,
-                        extra=_json(run.extra),
+                        extra=_json(run_facts_json(run)),
                         task_description=_task_json(run.task_description),
                         recorder_version=__version__,
                         revisions_path=str(revisions_path) if revisions_path else None,
@@ -696,11 +700,11 @@ class RunStore:
                 ],
             )
 
-    def end_run(self, run_id: str, ended_at: datetime, extra: dict[str, Any]) -> None:
-        """Record when a recorded run ended and what is known of its end (agent exit, budget)."""
+    def end_run(self, run: RunInfo, ended_at: datetime) -> None:
+        """Record when a recorded run ended and what ``run`` says of its end (the agent's exit)."""
         self.con.execute(
             "UPDATE runs SET ended_at = ?, extra = ? WHERE run_id = ?",
-            [_utc_naive(ended_at), _json(extra), run_id],
+            [_utc_naive(ended_at), _json(run_facts_json(run)), run.run_id],
         )
 
     def append_submission(
@@ -949,11 +953,14 @@ class RunStore:
         runs = self._dicts("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if not runs:
             raise StoreError(f"{self.path}: no run {run_id!r} in the store")
+        # runs.extra holds the run's facts (model.RUN_FACTS); an older store's untyped bag of the same
+        # facts reads into them, and what does not read is said, never misread
+        facts, unread = read_run_facts(json.loads(runs[0]["extra"] or "{}"))
         record = RunRecord(
             run=_build(
                 RunInfo,
                 runs[0],
-                extra=json.loads(runs[0]["extra"] or "{}"),
+                **facts,
                 task_description=_task_description(runs[0].get("task_description")),  # older stores: none
             )
         )
@@ -985,11 +992,19 @@ class RunStore:
         ]
         record.commands = [_build(Command, c) for c in rows("commands", "seq")]
         record.reports = [
-            _build(ReportedIteration, it, fields=json.loads(it["fields"] or "{}"))
+            _build(ReportedIteration, it, **read_iteration_fields(json.loads(it["fields"] or "{}")))
             for it in rows("reported_iterations", "source, line, number")
         ]
         record.flags = [_build(Flag, f, evidence=_evidence_list(f["evidence"])) for f in rows("flags", "seq")]
         record.problems = [_build(Problem, p) for p in rows("problems", "seq")]
+        if unread:
+            record.problems.append(
+                Problem(
+                    STORE_DIRNAME,
+                    f"{self.path}: facts of the run it kept do not read as this arb-audit's and are left"
+                    f" out: {', '.join(unread)[:500]}",
+                )
+            )
         return record
 
     def save_audit(

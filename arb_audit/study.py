@@ -96,7 +96,7 @@ def row_from_audit(
         row.update(
             run_id=run.run_id,
             format=run.format,
-            # a cell key is a field of the run, or a fact a format adds to it (a seed, where one is kept)
+            # a cell key is a field of the run; the seed, which no run says, only the study's overrides give
             **{k: getattr(run, k, None) for k in CELL_KEYS},
             base_score=run.base_score,
             best_score=best.score if best else None,

@@ -490,7 +490,7 @@ FAILURES = (
 def build_run(root: Path, scale: float) -> tuple[Path, list[Path]]:
     """Write the workspace and its recording under ``root``; return the recording and the model files."""
     from arb_audit.evidence import Evidence
-    from arb_audit.model import Submission
+    from arb_audit.model import RecordingFacts, Submission
     from arb_audit.runner.artifact_hash import hash_artifact
     from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME
     from arb_audit.runner.record import Recorder, RecordOptions
@@ -589,7 +589,7 @@ def build_run(root: Path, scale: float) -> tuple[Path, list[Path]]:
                         Evidence,
                     )
         recorder.take_snapshot("final")
-        recorder.finish({"agent_exit_code": 0, "agent_timed_out": False, "agent": ["bench-agent"]})
+        recorder.finish(RecordingFacts(["bench-agent"]), 0, False)
     transcript.close()
     models = [workspace / "models/base/model.safetensors"]
     models += [workspace / f"output/{n}/model.safetensors" for n in ("sft", "grpo")]

@@ -89,7 +89,7 @@ def test_numbers_too_big_for_the_store_or_for_python(make_run: MakeRun) -> None:
     report = audit(run)
     assert report["metrics"]["n_submissions"] == 6
     assert report["run"]["agent_exit_code"] is None
-    assert len(report["run"]["agent_log"]["diagnostics"]["elapsed"]) <= 4000
+    assert len(report["run"]["autorl_bench"]["agent_log"]["diagnostics"]["elapsed"]) <= 4000
     assert [(r["number"], r["exit_code"]) for r in report["reports"]] == [(2, None)]
     assert any("out of range" in p for p in problems(report))
 
@@ -151,7 +151,7 @@ def test_infinite_scores_and_nan_metrics_stay_out_of_the_json(make_run: MakeRun)
     (run / "reports" / "metrics.json").write_text('{"best": NaN, "x": -Infinity}')
     report = audit(run)
     assert report["submissions"][0]["score"] is None
-    assert report["run"]["harness_metrics"] == {"best": None, "x": None}
+    assert report["run"]["autorl_bench"]["harness_metrics"] == {"best": None, "x": None}
 
 
 def test_cr_only_line_endings(make_run: MakeRun) -> None:

@@ -22,7 +22,7 @@ from arb_audit.analyzer.metrics import Metrics, best_submission, compute_metrics
 from arb_audit.analyzer.overwrite_flags import mtime_overwritten_flags, overwritten_flags
 from arb_audit.analyzer.quadrant import decide_quadrant
 from arb_audit.evidence import Evidence
-from arb_audit.model import Command, Flag, Problem, RunRecord, Submission, TaskDescription
+from arb_audit.model import RUN_FACTS, Command, Flag, Problem, RunRecord, Submission, TaskDescription
 from arb_audit.schema import AuditReport
 from arb_audit.taxonomy.failures import INTEGRITY_FLAGS
 from arb_audit.taxonomy.routes import ROUTE_LABELS, STAGE_KINDS, lookup
@@ -242,7 +242,15 @@ def build_audit(
     ]
     problems = [*record.problems, *_weight_problems(analysis), *(analysis.problems if analysis else [])]
     return AuditReport(
-        run=schema.Run.model_validate({**facts, **run.extra, "harness_account": reported_account(record)}),
+        run=schema.Run.model_validate(
+            {
+                **facts,
+                # what the run's files say beside its header, as the collector typed it; the harness's
+                # account is shown with where it disagrees with the folder
+                **{name: getattr(run, name) for name in RUN_FACTS if name != "harness_account"},
+                "harness_account": reported_account(record),
+            }
+        ),
         submissions=[_submission(s, offset) for s in record.submissions],
         best=None
         if best is None

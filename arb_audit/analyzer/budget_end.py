@@ -35,39 +35,36 @@ class BudgetEnd:
 
 def _used(record: RunRecord) -> float | None:
     """Return the share of the budget the agent used: the harness's own clock first, else the run's span."""
-    said = record.run.extra.get("budget_used")
-    if isinstance(said, int | float) and not isinstance(said, bool):
-        return float(said)
+    if record.run.budget_used is not None:
+        return record.run.budget_used
     return compute_metrics(record).time_used_ratio
 
 
 def _cut_transcript(record: RunRecord) -> str | None:
     """Say why the transcript looks cut off, or None."""
-    summary = record.run.extra.get("transcript")
-    why = summary.get("cut_off") if isinstance(summary, dict) else None
-    return why if isinstance(why, str) and why else None
+    summary = record.run.transcript
+    return (summary.cut_off or None) if summary is not None else None
 
 
 def budget_end(record: RunRecord) -> BudgetEnd:
     """Decide whether the run's budget ran out, the agent stopped before it, or its files do not say."""
-    extra = record.run.extra
+    run = record.run
     used = _used(record)
     share = f"{used:.0%} of the budget used" if used is not None else None
-    exit_code = extra.get("agent_exit_code")
-    exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
-    if extra.get("agent_timed_out") is True:
+    exit_code = run.agent_exit_code
+    if run.agent_timed_out is True:
         why = "the harness records that the agent timed out" + (f" ({share})" if share else "")
         return BudgetEnd(True, why, used)
     if exit_code in TIMEOUT_EXIT_CODES:
         why = f"the agent exited with code {exit_code}, a timeout's" + (f" ({share})" if share else "")
         return BudgetEnd(True, why, used)
     if used is None:
-        missing = "no budget" if not record.run.budget_s and "budget_used" not in extra else "no end time"
+        missing = "no budget" if not run.budget_s and run.budget_used is None else "no end time"
         return BudgetEnd(None, f"nothing shows whether the budget ran out ({missing} to measure it against)")
     if used >= NEAR_DEADLINE:
         return BudgetEnd(True, f"the run ended at its deadline ({share})", used)
     cut = _cut_transcript(record)
-    if cut and exit_code is None and "budget_used" not in extra:
+    if cut and exit_code is None and run.budget_used is None:
         # The run's end is the transcript's last event, and the transcript stops short: the agent may
         # have gone on after it.
         return BudgetEnd(

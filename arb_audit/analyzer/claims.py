@@ -8,8 +8,6 @@ from arb_audit.schema import ScoreClaim
 CLAIM_TOLERANCE = 1.0
 """Points (of a percent score) a claim may differ from the measured score and still agree: agents round
 and evaluate on samples; a larger gap is a claim the benchmark's own grading does not bear out."""
-CLAIM_KINDS = ("final_message", "summary_file")
-"""The claims that speak for the whole run (per-iteration reports are set against their own attempts)."""
 
 
 def score_claims(record: RunRecord, best: Submission | None) -> list[ScoreClaim]:
@@ -17,8 +15,9 @@ def score_claims(record: RunRecord, best: Submission | None) -> list[ScoreClaim]
     measured = best.score if best is not None else None
     found = []
     for it in record.reports:
-        kind = it.fields.get("claim")
-        if kind not in CLAIM_KINDS or it.score is None:
+        # only the claims that speak for the whole run (iterations are set against their own attempts)
+        kind = it.claim
+        if kind is None or it.score is None:
             continue
         found.append(
             ScoreClaim(
@@ -28,7 +27,7 @@ def score_claims(record: RunRecord, best: Submission | None) -> list[ScoreClaim]
                 claimed=it.score,
                 measured=measured,
                 agrees=None if measured is None else abs(it.score - measured) <= CLAIM_TOLERANCE,
-                excerpt=str(it.fields.get("excerpt") or ""),
+                excerpt=it.excerpt or "",
             )
         )
     return found

@@ -10,13 +10,13 @@ transcript that stops early, a layout that never holds the artifacts) is undeter
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arb_audit.analyzer.budget_end import budget_end
 from arb_audit.analyzer.harness_account import all_there_is, cite
 from arb_audit.analyzer.intended import intended_in_lineage
 from arb_audit.evidence import Evidence, excerpt
-from arb_audit.model import RunRecord, Submission
+from arb_audit.model import HarnessError, RunRecord, Submission
 from arb_audit.schema import Failure
 from arb_audit.taxonomy.failures import FAILURE_MODES
 from arb_audit.taxonomy.routes import lookup
@@ -269,12 +269,12 @@ def _below_parent(record: RunRecord, routes: Routes, noise: float | None) -> lis
 
 def unseen_ending(record: RunRecord) -> str | None:
     """Say why "no valid submission" cannot be read as "the budget ended without one", or None."""
-    extra = record.run.extra
-    if not extra.get("ledger_sources", ["?"]):
+    run = record.run
+    if run.ledger_sources is not None and not run.ledger_sources:
         return "no submission record (run.log, scores.json) could be read"
-    if extra.get("interrupted_by"):
-        return f"the run was interrupted ({extra['interrupted_by']}) before any valid submission"
-    if extra.get("artifacts_in_layout") is False:
+    if run.interrupted_by:
+        return f"the run was interrupted ({run.interrupted_by}) before any valid submission"
+    if run.artifacts_in_layout is False:
         return (
             "this folder's layout (a published copy of the run) never holds the submitted model or its"
             " score's inputs: whether a model was stored and graded cannot be seen"
@@ -282,15 +282,14 @@ def unseen_ending(record: RunRecord) -> str | None:
     return None
 
 
-def _harness_errors(record: RunRecord) -> list[dict[str, Any]]:
+def _harness_errors(record: RunRecord) -> list[HarnessError]:
     """Return the harness's own errors the collector found (provider refusals, grader failures)."""
-    found = record.run.extra.get("harness_errors")
-    return [e for e in found if isinstance(e, dict) and e.get("message")] if isinstance(found, list) else []
+    return [e for e in record.run.harness_errors or [] if e.message]
 
 
-def _harness_failure(errors: list[dict[str, Any]]) -> _Ledger:
+def _harness_failure(errors: list[HarnessError]) -> _Ledger:
     """Return the failure of a run whose harness failed, quoting the harness's own message."""
-    stages = {e.get("stage") for e in errors}
+    stages = {e.stage for e in errors}
     what = (
         "the agent's provider refused or stopped it"
         if stages == {"agent"}
@@ -300,33 +299,23 @@ def _harness_failure(errors: list[dict[str, Any]]) -> _Ledger:
     )
     return _Ledger(
         "harness_failure",
-        f"{what}: {errors[0]['message']!r} ({errors[0].get('path')})",
-        [
-            Evidence("log", path=e.get("path"), line=e.get("line"), excerpt=excerpt(str(e["message"]), 240))
-            for e in errors[:5]
-        ],
+        f"{what}: {errors[0].message!r} ({errors[0].path})",
+        [Evidence("log", path=e.path, line=e.line, excerpt=excerpt(e.message, 240)) for e in errors[:5]],
     )
 
 
 def grader_failed(record: RunRecord) -> bool:
     """Whether the grader's own infrastructure failed (so the model's score is unknown, not low)."""
-    return any(e.get("stage") == "evaluation" for e in _harness_errors(record))
+    return any(e.stage == "evaluation" for e in _harness_errors(record))
 
 
 def _training_traces(record: RunRecord) -> list[Evidence]:
     """Return what the run folder itself shows of training (trainer files, model cards), as evidence."""
-    found = record.run.extra.get("training_traces")
-    if not isinstance(found, list):
-        return []
-    return [
-        Evidence("file", path=str(t.get("path")), excerpt=excerpt(str(t.get("excerpt")), 200))
-        for t in found[:5]
-        if isinstance(t, dict)
-    ]
+    found = record.run.training_traces or []
+    return [Evidence("file", path=t.path, excerpt=excerpt(t.excerpt, 200)) for t in found[:5]]
 
 
 def _cut_off(record: RunRecord) -> str | None:
     """Say why the run's transcript looks cut off (it cannot show what came after), or None."""
-    summary = record.run.extra.get("transcript")
-    why = summary.get("cut_off") if isinstance(summary, dict) else None
-    return why if isinstance(why, str) and why else None
+    summary = record.run.transcript
+    return (summary.cut_off or None) if summary is not None else None

@@ -22,7 +22,7 @@ SAME = 1e-6
 
 def account_of(record: RunRecord) -> HarnessAccount | None:
     """Return the harness's account the collector kept with the run, or None."""
-    return HarnessAccount.from_json(record.run.extra.get("harness_account"))
+    return record.run.harness_account
 
 
 def _recorded(record: RunRecord) -> list[Submission]:
@@ -31,8 +31,7 @@ def _recorded(record: RunRecord) -> list[Submission]:
 
 
 def _scores_read(record: RunRecord) -> bool:
-    sources = record.run.extra.get("ledger_sources")
-    return isinstance(sources, list) and SCORES in sources
+    return SCORES in (record.run.ledger_sources or [])
 
 
 def all_there_is(record: RunRecord) -> HarnessAccount | None:
@@ -81,10 +80,10 @@ def disagreements(record: RunRecord, account: HarnessAccount) -> list[str]:
     base = record.run.base_score
     if account.baseline is not None and base is not None and abs(account.baseline - base) > SAME:
         found.append(f"results.csv's baseline is {account.baseline}; the run's base score is {base}")
-    code = record.run.extra.get("agent_exit_code")
-    if account.success is not None and isinstance(code, int) and account.success != (code == 0):
+    code = record.run.agent_exit_code
+    if account.success is not None and code is not None and account.success != (code == 0):
         found.append(f"results.csv says success={account.success}; run.log's agent exit code is {code}")
-    if account.success is True and record.run.extra.get("agent_timed_out") is True:
+    if account.success is True and record.run.agent_timed_out is True:
         found.append("results.csv says success=True; run.log says the agent timed out")
     return found
 

@@ -75,9 +75,9 @@ def mtime_overwritten_flags(record: RunRecord) -> list[Flag]:
     """One ``artifact_overwritten`` flag per scored path whose newest file was written after the grading.
 
     Only where the collector found the run folder's file times still date from the run
-    (``run.extra["file_times_kept"]``); a copied folder's times say nothing.
+    (``run.file_times_kept``); a copied folder's times say nothing.
     """
-    if record.run.extra.get("file_times_kept") is not True:
+    if record.run.file_times_kept is not True:
         return []
     caveat = (
         " (the run's UTC offset is unknown; local times were taken as UTC)"

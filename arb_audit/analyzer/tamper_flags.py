@@ -314,13 +314,8 @@ def _roots(record: RunRecord) -> list[str]:
     An agent in a container names its workspace as it sees it (``/workspace``), not as the machine
     that holds it now does; the transcript's own working directory maps its paths.
     """
-    summary = record.run.extra.get("transcript")
-    sessions = summary.get("sessions") if isinstance(summary, dict) else None
-    found = [
-        s["cwd"]
-        for s in sessions or []
-        if isinstance(s, dict) and isinstance(s.get("cwd"), str) and s["cwd"].startswith("/")
-    ]
+    sessions = record.run.transcript.sessions if record.run.transcript is not None else []
+    found = [s.cwd for s in sessions if s.cwd is not None and s.cwd.startswith("/")]
     if record.run.workspace_path and record.run.workspace_path.startswith("/"):
         found.append(record.run.workspace_path)
     return list(dict.fromkeys(found))

@@ -16,7 +16,7 @@ from datetime import datetime
 from arb_audit.collectors.autorl_bench.summaries import MAX_FIELD_CHARS, read_markdown
 from arb_audit.collectors.reading import RunFolder, text_number
 from arb_audit.collectors.transcripts.secrets import redact
-from arb_audit.model import ReportedIteration
+from arb_audit.model import ClaimKind, ReportedIteration
 
 SUMMARY_NAME = re.compile(r"^(?:readme|summary|report|results?|final[_-]?report|notes)[\w.-]*\.md$", re.I)
 """Names of the Markdown summaries an agent writes at the top of its workspace."""
@@ -68,7 +68,7 @@ def claimed_scores(text: str) -> list[ClaimedScore]:
     return found
 
 
-def _claim(source: str, kind: str, text: str, line: int, at: datetime | None) -> ReportedIteration:
+def _claim(source: str, kind: ClaimKind, text: str, line: int, at: datetime | None) -> ReportedIteration:
     """Return the claim ``text`` makes: its text, and the score it claims when it claims one."""
     text = redact(text)
     scores = claimed_scores(text)
@@ -80,11 +80,9 @@ def _claim(source: str, kind: str, text: str, line: int, at: datetime | None) ->
         line=line + top.line - 1 if top and kind == "summary_file" else line,
         reported_at=at,
         score=top.value if top else None,
-        fields={
-            "claim": kind,
-            "excerpt": top.excerpt if top else text.strip()[:240],
-            "text": text[:MAX_FIELD_CHARS],
-        },
+        claim=kind,
+        excerpt=top.excerpt if top else text.strip()[:240],
+        text=text[:MAX_FIELD_CHARS],
     )
 
 

@@ -2,17 +2,15 @@
 
 A run that died on ``Invalid API key`` or whose every evaluation failed to start the grader's server
 failed for a reason outside the agent's code (TAXONOMY.md ``harness_failure``). Collectors find such
-messages in the files they read and list them in the run's ``extra["harness_errors"]``, each quoting
+messages in the files they read and list them in the run's ``harness_errors``, each quoting
 the harness's own words; the audit decides the failure from that list only.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
 
-HarnessStage = Literal["agent", "evaluation"]
-"""agent: the agent could not start or was stopped by its provider; evaluation: the grader failed."""
+from arb_audit.model import HarnessError, HarnessStage, TranscriptSummary
 
 MAX_MESSAGE_CHARS = 300
 """Longest quote kept of a harness message."""
@@ -46,18 +44,18 @@ def grader_infra_error(text: str) -> str | None:
     return None
 
 
-def entry(stage: HarnessStage, path: str, message: str, line: int | None = None) -> dict[str, Any]:
-    """One harness error as the run's ``extra["harness_errors"]`` lists it."""
-    return {"stage": stage, "path": path, "line": line, "message": message[:MAX_MESSAGE_CHARS]}
+def entry(stage: HarnessStage, path: str, message: str, line: int | None = None) -> HarnessError:
+    """One harness error as the run's ``harness_errors`` lists it (its message shortened)."""
+    return HarnessError(stage, path, line, message[:MAX_MESSAGE_CHARS])
 
 
-def transcript_errors(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Return the provider errors that ended sessions of a transcript (its ``extra["transcript"]``)."""
-    if not summary:
+def transcript_errors(summary: TranscriptSummary | None) -> list[HarnessError]:
+    """Return the provider errors that ended sessions of a transcript (the run's ``transcript``)."""
+    if summary is None:
         return []
-    found = []
-    for session in summary.get("sessions") or []:
-        said = session.get("error")
-        if provider_error(said):
-            found.append(entry("agent", summary.get("path") or "?", said, session.get("line")))
+    found = [
+        entry("agent", summary.path, session.error, session.line)
+        for session in summary.sessions
+        if session.error is not None and provider_error(session.error)
+    ]
     return found[:MAX_LISTED]

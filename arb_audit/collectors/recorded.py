@@ -26,7 +26,7 @@ from arb_audit.collectors.artifacts import describe, find_output_artifacts, iden
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
-from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, TaskDescription
+from arb_audit.model import ArtifactInfo, LedgerCheck, LedgerMismatch, RunInfo, RunRecord, TaskDescription
 from arb_audit.runner.anchor import check_ledger
 from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording, locate_workspace
 from arb_audit.store import RunStore, StoreError, revisions_path_for
@@ -70,7 +70,7 @@ class RecordedCollector(Collector):
         facts = transcript_commands(folder, AGENT_OUTPUT, record.revisions)
         if facts is not None:
             record.commands = facts.commands
-            record.run.extra["transcript"] = facts.summary
+            record.run.transcript = facts.summary
             record.problems.extend(facts.problems)
         record.problems.extend(folder.problems)
         return record
@@ -94,10 +94,7 @@ def _from_store(folder: RunFolder, marker: dict[str, Any] | None, store_file: Pa
         ).fetchall()
     if broken is not None:
         folder.problem(STORE_NAME, f"the ledger's hash chain breaks at submission {broken}")
-    record.run.extra["ledger_check"] = {
-        "mismatches": [{"what": m.what, "where": m.where, "message": m.message} for m in ledger.mismatches],
-        "notes": ledger.notes,
-    }
+    record.run.ledger_check = ledger
     record.run.run_id = _run_id(folder, marker, record, first[0][0] if first else None)
     return record
 
@@ -113,10 +110,7 @@ def _without_store(folder: RunFolder, marker: dict[str, Any] | None, why: str) -
         named = f"recorded:{folder.root.name}"
     # the workspace is found from recording.json alone (_locate)
     run = RunInfo(run_id=named, source_format=RecordedCollector.name, source_path=str(folder.root))
-    run.extra["ledger_check"] = {
-        "mismatches": [{"what": "ledger", "where": STORE_NAME, "message": f"cannot be read: {why}"}],
-        "notes": [],
-    }
+    run.ledger_check = LedgerCheck([LedgerMismatch("ledger", STORE_NAME, f"cannot be read: {why}")])
     return RunRecord(run=run)
 
 

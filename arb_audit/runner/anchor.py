@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from arb_audit.chain import GENESIS_HASH, ledger_head, ledger_heads
+from arb_audit.model import LedgerCheck, LedgerMismatch
 from arb_audit.regular_files import read_regular
 from arb_audit.runner.layout import ANCHOR_NAME
 from arb_audit.store import RunStore
@@ -36,18 +37,6 @@ MAX_ANCHOR_BYTES = 64 * 1024 * 1024
 """Largest anchor read (a line is some 250 bytes: this holds some 250,000 appends)."""
 NO_ANCHOR = "no anchor: edits after recording cannot all be detected"
 """What verify says of a recording made before anchors (not a failure)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Mismatch:
-    """One record or file that no longer matches (or cannot be checked)."""
-
-    what: str
-    """``ledger``, ``anchor``, ``manifest``, ``artifact``, or ``workspace`` (files cannot be checked)."""
-    where: str
-    """The submission (``submission 3``), the anchor or the artifact path."""
-    message: str
-    """What no longer matches."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,16 +137,6 @@ def anchor_head(writer: AnchorWriter, store: RunStore, run_id: str) -> tuple[int
     return seq, record_hash
 
 
-@dataclass
-class LedgerCheck:
-    """What checking a run's ledger found: against its own chain, its anchor and its manifests."""
-
-    mismatches: list[Mismatch] = field(default_factory=list)
-    """What no longer holds."""
-    notes: list[str] = field(default_factory=list)
-    """What could not be checked and is not a failure (a recording made before anchors)."""
-
-
 def _seqs(seqs: list[int]) -> str:
     shown = ", ".join(str(s) for s in seqs[:5])
     return shown + (f" and {len(seqs) - 5} more" if len(seqs) > 5 else "")
@@ -181,7 +160,7 @@ def check_ledger(
     broken = store.verify_submission_chain(run_id)
     if broken is not None:
         found.mismatches.append(
-            Mismatch(
+            LedgerMismatch(
                 "ledger",
                 f"submission {broken}",
                 "its row no longer matches the hash chain: the ledger was edited",
@@ -191,7 +170,7 @@ def check_ledger(
     last = max(rows, default=0)
     if head is not None and (rows.get(last) if rows else GENESIS_HASH) != head:
         found.mismatches.append(
-            Mismatch("ledger", f"submission {last}", f"the ledger's head is not {head}, the one given")
+            LedgerMismatch("ledger", f"submission {last}", f"the ledger's head is not {head}, the one given")
         )
     found.mismatches += _against_anchor(run_dir, marker, rows, run_id, found.notes)
     for s in store.load_record(run_id).submissions:
@@ -201,24 +180,26 @@ def check_ledger(
         kept = store.load_manifest(s.artifact_id)
         if kept is None:
             found.mismatches.append(
-                Mismatch("manifest", where, "its kept manifest is gone from the store: the store was edited")
+                LedgerMismatch(
+                    "manifest", where, "its kept manifest is gone from the store: the store was edited"
+                )
             )
         elif manifest_id(kept.files) != s.artifact_id:
             found.mismatches.append(
-                Mismatch("manifest", where, "its kept manifest no longer matches the ledger")
+                LedgerMismatch("manifest", where, "its kept manifest no longer matches the ledger")
             )
     return found
 
 
 def _against_anchor(
     run_dir: Path, marker: dict[str, Any] | None, rows: dict[int, str], run_id: str, notes: list[str]
-) -> list[Mismatch]:
+) -> list[LedgerMismatch]:
     """Compare the ledger's rows (seq → record hash) with the heads the anchor kept of them."""
     path = run_dir / ANCHOR_NAME
     if not path.exists() and not path.is_symlink():
         if marker is not None and marker.get("anchor") == ANCHOR_NAME:
             return [
-                Mismatch(
+                LedgerMismatch(
                     "anchor", ANCHOR_NAME, "is gone: the recording was anchored, its ledger cannot be checked"
                 )
             ]
@@ -227,15 +208,15 @@ def _against_anchor(
     try:
         lines, problems = read_anchor(path)
     except OSError as exc:
-        return [Mismatch("anchor", ANCHOR_NAME, f"cannot be read: {exc.strerror or exc}")]
-    found = [Mismatch("anchor", ANCHOR_NAME, problem) for problem in problems]
+        return [LedgerMismatch("anchor", ANCHOR_NAME, f"cannot be read: {exc.strerror or exc}")]
+    found = [LedgerMismatch("anchor", ANCHOR_NAME, problem) for problem in problems]
     anchored: dict[int, str] = {}
     for line in lines:
         if line.run_id != run_id or line.seq == 0:
             continue
         if anchored.setdefault(line.seq, line.record_hash) != line.record_hash:
             found.append(
-                Mismatch(
+                LedgerMismatch(
                     "anchor",
                     ANCHOR_NAME,
                     f"line {line.number} anchors submission {line.seq} twice, differently",
@@ -244,7 +225,7 @@ def _against_anchor(
     gone = sorted(seq for seq in anchored if seq not in rows)
     if gone and len(gone) == len(anchored):
         found.append(
-            Mismatch(
+            LedgerMismatch(
                 "ledger",
                 "every submission",
                 f"all {len(gone)} anchored submission(s) are gone from the store",
@@ -252,7 +233,7 @@ def _against_anchor(
         )
     elif gone:
         found.append(
-            Mismatch(
+            LedgerMismatch(
                 "ledger",
                 f"submission {gone[0]}",
                 f"submission(s) {_seqs(gone)} were anchored and are gone from the store",
@@ -261,7 +242,7 @@ def _against_anchor(
     rewritten = sorted(seq for seq in anchored if seq in rows and rows[seq] != anchored[seq])
     if rewritten:
         found.append(
-            Mismatch(
+            LedgerMismatch(
                 "ledger",
                 f"submission {rewritten[0]}",
                 f"submission(s) {_seqs(rewritten)} no longer have the hash anchored when they were recorded:"
@@ -272,7 +253,7 @@ def _against_anchor(
     unanchored = sorted(seq for seq in rows if seq > top)
     if unanchored:
         found.append(
-            Mismatch(
+            LedgerMismatch(
                 "ledger",
                 f"submission {unanchored[0]}",
                 f"submission(s) {_seqs(unanchored)} are not in the anchor: appended after the recording"

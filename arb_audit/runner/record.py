@@ -29,7 +29,14 @@ from pathlib import Path
 
 import duckdb
 
-from arb_audit.model import ArtifactManifest, RevisionTrigger, RunInfo, Submission, TaskDescription
+from arb_audit.model import (
+    ArtifactManifest,
+    RecordingFacts,
+    RevisionTrigger,
+    RunInfo,
+    Submission,
+    TaskDescription,
+)
 from arb_audit.revisions import RevisionError, Snapshotter, run_ref
 from arb_audit.runner.anchor import AnchorWriter, anchor_head
 from arb_audit.runner.grading import Grader, command_evaluator, serve, upstream_evaluator
@@ -179,8 +186,17 @@ class Recorder:
                 )
             return stored
 
-    def finish(self, extra: dict[str, object], grader: Grader | None = None) -> None:
+    def finish(
+        self,
+        recording: RecordingFacts,
+        exit_code: int | None = None,
+        timed_out: bool | None = None,
+        grader: Grader | None = None,
+    ) -> None:
         """Record the end of the run, after the attempts the ledger could not take until now.
+
+        ``recording`` is what is known of the agent that ran; ``exit_code`` and ``timed_out`` how its
+        process ended (None: it never started).
 
         What still cannot be written is said on stderr; what was recorded stays as it is.
         """
@@ -192,7 +208,9 @@ class Recorder:
             )
         try:
             with self.lock:
-                self.store.end_run(self.run.run_id, datetime.now(UTC), extra)
+                self.run.recording = recording
+                self.run.agent_exit_code, self.run.agent_timed_out = exit_code, timed_out
+                self.store.end_run(self.run, datetime.now(UTC))
         except duckdb.Error as exc:
             print(f"arb-audit record: the end of the run could not be recorded: {exc}", file=sys.stderr)
         seq, head = self.head
@@ -272,7 +290,7 @@ def record(options: RecordOptions) -> int:
                 server.shutdown()
                 grader.close()
                 why = f"{options.agent[0]}: the agent cannot be started: {exc.strerror or exc}"
-                recorder.finish({"agent_error": why, "agent": options.agent})
+                recorder.finish(RecordingFacts(list(options.agent), agent_error=why))
                 raise RecordError(why) from exc
             try:
                 status, timed_out = _supervise(agent, recorder, options)
@@ -284,9 +302,7 @@ def record(options: RecordOptions) -> int:
         server.shutdown()
         # What is still waiting for the evaluator is answered and recorded before the ledger closes.
         grader.close()
-        recorder.finish(
-            {"agent_exit_code": status, "agent_timed_out": timed_out, "agent": options.agent}, grader
-        )
+        recorder.finish(RecordingFacts(list(options.agent)), status, timed_out, grader)
     return status
 
 
@@ -301,7 +317,7 @@ def _run_id(options: RecordOptions) -> tuple[str, bool]:
     if store.is_file():
         try:
             with RunStore.open(store, read_only=True) as existing:
-                ids = [r[0] for r in existing.con.execute("SELECT run_id FROM runs").fetchall()]
+                ids = [r[0] for r in existing.con.execute("SELECT run_id FROM runs LIMIT 2").fetchall()]
         except (StoreError, duckdb.Error):
             ids = []  # opening it to record says why it cannot be used
         if len(ids) == 1:

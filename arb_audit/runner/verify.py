@@ -17,11 +17,12 @@ from typing import Any
 
 import duckdb
 
-from arb_audit.model import ArtifactManifest, FileDigest
-from arb_audit.runner.anchor import Mismatch, check_ledger
+from arb_audit.model import ArtifactManifest, FileDigest, LedgerMismatch
+from arb_audit.runner.anchor import check_ledger
 from arb_audit.runner.artifact_hash import hash_artifact, manifest_id
 from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace, read_marker
 from arb_audit.store import RunStore, StoreError
+from arb_audit.store_bounds import bounded_rows
 
 MAX_NAMED = 5
 """Changed tensors named in one message; the rest are counted."""
@@ -66,11 +67,15 @@ def compare(kept: ArtifactManifest, now: ArtifactManifest) -> list[str]:
     return found
 
 
+MAX_RUNS = 10_000
+"""Most runs of a recording's store checked (it holds one; each is checked file by file)."""
+
+
 @dataclass(slots=True)
 class Verification:
     """What verifying a recording found."""
 
-    mismatches: list[Mismatch] = field(default_factory=list)
+    mismatches: list[LedgerMismatch] = field(default_factory=list)
     """Everything that no longer matches (empty when all hold)."""
     notes: list[str] = field(default_factory=list)
     """How the files were found, when not beside the recording (the absolute path that was used)."""
@@ -90,14 +95,14 @@ def verify(run_dir: Path, head: str | None = None) -> Verification:
     if (run_dir / RECORDING_MARKER).exists() or (run_dir / RECORDING_MARKER).is_symlink():
         marker, unreadable = read_marker(run_dir)  # a store alone keeps the workspace's path itself
     if unreadable is not None:
-        found.append(Mismatch("workspace", str(run_dir / RECORDING_MARKER), unreadable))
+        found.append(LedgerMismatch("workspace", str(run_dir / RECORDING_MARKER), unreadable))
     try:
         _verify_store(run_dir, marker, head, result)
     except (StoreError, duckdb.Error) as exc:
         # a store that does not open, holds what arb-audit never makes (a view, a macro, a table
         # defined otherwise) or goes past a bound or deadline while read: its ledger is not vouched for
         store = run_dir / STORE_NAME
-        found.append(Mismatch("ledger", str(store), str(exc).removeprefix(f"{store}: ")))
+        found.append(LedgerMismatch("ledger", str(store), str(exc).removeprefix(f"{store}: ")))
     return result
 
 
@@ -107,7 +112,9 @@ def _verify_store(
     """Check the ledger and the graded files of each run in the recording's store into ``result``."""
     found = result.mismatches
     with RunStore.open(run_dir / STORE_NAME, read_only=True) as store:
-        for (run_id,) in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall():
+        # a recording holds one run: a store listing more than MAX_RUNS is not checked run by run
+        listed = bounded_rows(store.con, "SELECT run_id FROM runs ORDER BY run_id", [], "its runs", MAX_RUNS)
+        for (run_id,) in listed:
             ledger = check_ledger(run_dir, marker, store, run_id, head)
             found += ledger.mismatches
             result.unchecked += ledger.notes
@@ -118,9 +125,11 @@ def _verify_store(
                 result.notes.append(f"workspace: {where_marker}: {located.fallback}")
             if located.path is None:
                 graded = sum(1 for s in record.submissions if s.artifact_id and s.artifact_path)
-                found += [Mismatch("workspace", where_marker, problem) for problem in located.problems]
+                found += [LedgerMismatch("workspace", where_marker, problem) for problem in located.problems]
                 found.append(
-                    Mismatch("workspace", where_marker, f"{graded} graded artifact(s) could not be checked")
+                    LedgerMismatch(
+                        "workspace", where_marker, f"{graded} graded artifact(s) could not be checked"
+                    )
                 )
             elif located.problems:
                 result.notes += [f"workspace: {where_marker}: {problem}" for problem in located.problems]
@@ -137,10 +146,12 @@ def _verify_store(
                     continue
                 path = workspace / s.artifact_path
                 if not _inside(path, workspace):
-                    found.append(Mismatch("artifact", where, f"{path} leads out of the workspace; not read"))
+                    found.append(
+                        LedgerMismatch("artifact", where, f"{path} leads out of the workspace; not read")
+                    )
                     continue
                 if not path.exists() and not path.is_symlink():
-                    found.append(Mismatch("artifact", where, f"{path} is gone"))
+                    found.append(LedgerMismatch("artifact", where, f"{path} is gone"))
                     continue
                 if path not in hashed:
                     try:
@@ -149,13 +160,13 @@ def _verify_store(
                         hashed[path] = f"{exc.filename or path} cannot be read: {exc.strerror or exc}"
                 now = hashed[path]
                 if isinstance(now, str):
-                    found.append(Mismatch("artifact", where, now))
+                    found.append(LedgerMismatch("artifact", where, now))
                     continue
                 if now.artifact_id == s.artifact_id:
                     continue
                 changes = compare(kept, now) if kept is not None else []
                 found.append(
-                    Mismatch(
+                    LedgerMismatch(
                         "artifact",
                         where,
                         f"{path} has changed since it was graded (artifact_overwritten)"

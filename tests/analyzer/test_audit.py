@@ -66,7 +66,7 @@ def test_no_valid_submission_when_the_agent_timed_out_is_timeout_no_submission()
         Submission(1, "error", "output/v1", error="Model not found"),
         Submission(2, "rejected", None, error="ValueError: Invalid model_path"),
     ]
-    rec.run.extra["agent_timed_out"] = True
+    rec.run.agent_timed_out = True
     report = _audit_json(rec)
     assert (report["failure"]["mode"], report["failure"]["determined"]) == ("timeout_no_submission", True)
     assert "timed out" in report["failure"]["reason"]
@@ -85,7 +85,7 @@ def test_no_valid_submission_and_nothing_about_the_budget_is_undetermined() -> N
 
 def test_a_timeout_exit_code_shows_the_budget_ran_out() -> None:
     rec = record("gsm8k", 62.7)
-    rec.run.extra["agent_exit_code"] = 124
+    rec.run.agent_exit_code = 124
     assert _audit_json(rec)["failure"]["mode"] == "timeout_no_submission"
 
 
@@ -112,15 +112,17 @@ def test_route_section_says_what_it_cannot_tell_and_lists_claims() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "reason"),
+    ("sources", "interrupted_by", "reason"),
     [
-        ({"ledger_sources": []}, "no submission record"),
-        ({"ledger_sources": ["run.log"], "interrupted_by": "SIGTERM"}, "interrupted (SIGTERM)"),
+        ([], None, "no submission record"),
+        (["run.log"], "SIGTERM", "interrupted (SIGTERM)"),
     ],
 )
-def test_no_valid_submission_is_not_a_timeout_when_the_end_was_not_seen(extra: dict, reason: str) -> None:  # type: ignore[type-arg]
+def test_no_valid_submission_is_not_a_timeout_when_the_end_was_not_seen(
+    sources: list[str], interrupted_by: str | None, reason: str
+) -> None:
     rec = record("gsm8k", 62.7)
-    rec.run.extra = extra
+    rec.run.ledger_sources, rec.run.interrupted_by = sources, interrupted_by
     report = _audit_json(rec)
     assert report["failure"]["mode"] is None and reason in report["failure"]["reason"]
     assert report["quadrant"]["score_up"] is None
@@ -185,7 +187,7 @@ def test_an_agent_that_stopped_early_without_a_submission_did_not_run_out_of_tim
     """TAXONOMY.md: the pipeline never produced a trained artifact that scored; the budget did not end."""
     run = RunInfo("r", "autorl_bench", "/r", task="gsm8k", budget_s=3600.0, started_at=T)
     run.ended_at = datetime(2026, 3, 10, 3, 0, tzinfo=UTC)  # 30 of 60 minutes
-    run.extra["agent_exit_code"] = 0
+    run.agent_exit_code = 0
     rec = RunRecord(run=run, submissions=[Submission(1, "error", "output/v1", error="no such model")])
     failure = _audit_json(rec)["failure"]
     assert (failure["mode"], failure["determined"]) == ("early_coding_failure", True)

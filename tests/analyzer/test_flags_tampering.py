@@ -13,7 +13,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arb_audit.analyzer.tamper_flags import command_writes, tampering_evidence
-from arb_audit.model import Command, FileEntry, Revision, RunInfo, RunRecord
+from arb_audit.model import (
+    Command,
+    FileEntry,
+    Revision,
+    RunInfo,
+    RunRecord,
+    TranscriptSession,
+    TranscriptSummary,
+)
 from tests.test_cli import run_cli
 from tests.transcript_lines import claude_call, claude_init, claude_result, jsonl
 
@@ -293,7 +301,10 @@ def test_a_containerised_agents_paths_are_mapped_through_its_transcripts_working
     )
     record.run.workspace_path = "/srv/recordings/run-7/workspace"
     assert tampering_evidence(record) == []  # /workspace means nothing on this machine by itself
-    record.run.extra["transcript"] = {"sessions": [{"number": 1, "cwd": "/workspace"}]}
+    session = TranscriptSession(1, None, None, "/workspace", 1, None, None, None)
+    record.run.transcript = TranscriptSummary(
+        "agent.jsonl", "claude_code", False, [], [session], 1, 0, 0, 0, 0, [], {}, 0, None
+    )
     found = tampering_evidence(record)
     assert [(m, e.command_seq) for m, e in found] == [
         ("command 1 writes grader/eval.py (sed -i): grader code or chat template", 1)

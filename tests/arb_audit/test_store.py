@@ -59,7 +59,7 @@ def _record(run_id: str = "autorl_bench:gsm8k/r1", scores: tuple[float, ...] = (
         base_score=2.0,
         started_at=at,
         utc_offset_s=28800,
-        extra={"agent_exit_code": 0},
+        agent_exit_code=0,
     )
     subs = [
         Submission(
@@ -143,7 +143,7 @@ def test_record_round_trips(tmp_path: Path) -> None:
     with RunStore.open(tmp_path / "s.duckdb") as store:
         store.save_record(record, tmp_path / "s.revisions.git")
         back = store.load_record(record.run.run_id)
-    assert back.run.extra == {"agent_exit_code": 0}
+    assert back.run.agent_exit_code == 0 and back.run.agent_timed_out is None
     assert back.run.task_description == record.run.task_description
     assert back.run.started_at == record.run.started_at
     assert [s.score for s in back.submissions] == [1.0, 3.0]

@@ -44,10 +44,11 @@ def test_improving_run_is_read_whole(make_run: MakeRun) -> None:
     assert info.utc_offset_s == 8 * 3600
     assert info.agent_launched_at == datetime(2026, 3, 10, 2, 15, 4, tzinfo=UTC)
     assert info.started_at == datetime(2026, 3, 10, 2, 15, 2, tzinfo=UTC)
-    assert info.extra["agent_log"]["diagnostics"]["elapsed"] == "00:50:01"
-    assert info.extra["agent_log"]["diagnostics"]["gpu_memory"] == "0, 81559 MiB, 120 MiB"
-    assert info.extra["agent_log"]["cli_exit"] == 0 and info.extra["agent_log"]["json_event_lines"] == 3
-    assert info.extra["harness_metrics"]["score_trajectory"] == [60.1, 66.4, 68.9]
+    assert info.autorl_bench is not None and (log := info.autorl_bench.agent_log) is not None
+    assert log.diagnostics["elapsed"] == "00:50:01"
+    assert log.diagnostics["gpu_memory"] == "0, 81559 MiB, 120 MiB"
+    assert log.cli_exit == 0 and log.json_event_lines == 3
+    assert (info.autorl_bench.harness_metrics or {})["score_trajectory"] == [60.1, 66.4, 68.9]
     assert [(s.seq, s.status, s.score, s.artifact_path) for s in record.submissions] == [
         (1, "scored", 60.1, "output/v1"),
         (2, "scored", 66.4, "output/v2"),
@@ -65,7 +66,9 @@ def test_improving_run_is_read_whole(make_run: MakeRun) -> None:
         ("python code/train.py", 1),
         ("python code/train.py", 0),
     ]
-    assert record.run.extra["transcript"]["final_check"]["same"] == ["train.py"]
+    transcript = record.run.transcript
+    assert transcript is not None and transcript.final_check is not None
+    assert transcript.final_check.same == ["train.py"]
     assert {(r.source, r.number) for r in record.reports} == {
         ("reports/summary.md", 1),
         ("reports/summary.md", 2),
@@ -91,7 +94,7 @@ def test_messy_run_keeps_every_attempt_and_raises_flags(make_run: MakeRun) -> No
     assert record.submissions[5].requested_at is not None
     assert record.submissions[5].elapsed_s == 170.0
     # the collector reports the facts; the analyzer raises the flags from them
-    assert record.flags == [] and record.run.extra["file_times_kept"] is True
+    assert record.flags == [] and record.run.file_times_kept is True
     overwritten = [f.message.split(" ")[0] for f in mtime_overwritten_flags(record)]
     assert overwritten == ["output/v1"]
     (probing,) = baseline_reset_flags(record)  # one reset, seen in both files
@@ -103,8 +106,9 @@ def test_messy_run_keeps_every_attempt_and_raises_flags(make_run: MakeRun) -> No
 def test_run_with_no_valid_submission(make_run: MakeRun) -> None:
     record = collect(make_run("no_valid"))
     assert [s.status for s in record.submissions] == ["rejected", "error", "error"]
-    assert record.run.extra["agent_exit_code"] == -9
-    assert record.run.extra["pipeline_results"]["total_agent_cost"] == 1.82
+    assert record.run.agent_exit_code == -9
+    assert record.run.autorl_bench is not None and record.run.autorl_bench.pipeline_results is not None
+    assert record.run.autorl_bench.pipeline_results.total_agent_cost == 1.82
     assert [it.source for it in record.reports] == ["pipeline_results.json"] * 2
 
 
@@ -116,7 +120,8 @@ def test_results_csv_row_in_either_schema(make_run: MakeRun, tmp_path: Path) -> 
         "submissions,duration_s,success,workspace\n20260310T101500,2026-03-10 10:15:00,gsm8k,codex,"
         f"gpt-5.2,Qwen/Qwen2.5-1.5B,62.7,68.9,6.2,3,3004,True,/w/gsm8k/{run.name}\n"
     )
-    assert collect(run, results_csv=new).run.extra["harness_account"]["success"] is True
+    account = collect(run, results_csv=new).run.harness_account
+    assert account is not None and account.success is True
     old = tmp_path / "old.csv"
     old.write_text(
         "run_id,timestamp,task,agent,base_model,baseline,best_score,improvement,submissions,"
@@ -124,7 +129,7 @@ def test_results_csv_row_in_either_schema(make_run: MakeRun, tmp_path: Path) -> 
         f"3004,True,/w/gsm8k/{run.name}\n"
     )
     record = collect(run, results_csv=old)
-    assert record.run.extra["harness_account"]["driver_model"] == "gpt-5.2"
+    assert record.run.harness_account is not None and record.run.harness_account.driver_model == "gpt-5.2"
     assert any("13 values under a 12-column header" in m for m in messages(record))
     missing = tmp_path / "other.csv"
     missing.write_text(new.read_text().replace(run.name, "someone-else").replace("20260310T101500,", "y,"))
@@ -209,7 +214,7 @@ def test_copied_folder_with_fresh_file_times_does_not_cry_overwrite(make_run: Ma
         if not path.is_symlink():
             os.utime(path, (now, now))
     record = collect(run)
-    assert record.run.extra["file_times_kept"] is False and mtime_overwritten_flags(record) == []
+    assert record.run.file_times_kept is False and mtime_overwritten_flags(record) == []
     assert any("file times postdate the run" in m for m in messages(record))
 
 

@@ -13,6 +13,7 @@ from arb_audit.collectors.autorl_bench.metafiles import read_run_meta
 from arb_audit.collectors.autorl_bench.scores import read_scores
 from arb_audit.collectors.autorl_bench.summaries import read_pipeline_results
 from arb_audit.collectors.reading import RunFolder
+from arb_audit.model import PipelineTotals
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -58,7 +59,8 @@ def test_run_meta_and_pipeline_results_of_any_shape(tmp_path_factory, data: obje
     meta = read_run_meta(folder)
     assert meta is None or all(v is None or isinstance(v, int) for v in (meta.start_time, meta.end_time))
     iterations, totals = read_pipeline_results(folder)
-    assert isinstance(totals, dict) and all(isinstance(i.number, int) for i in iterations)
+    assert totals is None or isinstance(totals, PipelineTotals)
+    assert all(isinstance(i.number, int) for i in iterations)
 
 
 @settings(max_examples=60, deadline=None)

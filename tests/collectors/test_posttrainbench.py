@@ -12,7 +12,7 @@ import pytest
 from arb_audit.collectors import registry
 from arb_audit.collectors.base import CollectOptions
 from arb_audit.collectors.posttrainbench import PostTrainBenchCollector
-from arb_audit.model import RunRecord
+from arb_audit.model import RunRecord, run_facts_json
 from tests.test_cli import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "posttrainbench"
@@ -59,26 +59,29 @@ def test_a_claude_run_is_read_whole(results: Path, tmp_path: Path) -> None:
     # The code history from the transcript, then the task/ snapshot.
     triggers = [r.trigger for r in record.revisions]
     assert triggers[-1] == "final" and set(triggers[:-1]) == {"transcript-edit"} and len(triggers) > 2
-    transcript = info.extra["transcript"]
-    assert transcript["format"] == "claude_code" and transcript["compactions"]
-    assert transcript["final_check"]["differs"] == [] and "train_sft.py" in transcript["final_check"]["same"]
+    transcript = info.transcript
+    assert transcript is not None and transcript.format == "claude_code" and transcript.compactions
+    assert transcript.final_check is not None
+    assert transcript.final_check.differs == [] and "train_sft.py" in transcript.final_check.same
     runs = [c for c in record.commands if c.command == "python train_sft.py"]
     assert [c.exit_code for c in runs] == [1, 0] and runs[0].revision_seq is not None
     assert runs[0].started_at is not None and runs[0].source_path == "solve_out.txt"
-    verdicts = info.extra["posttrainbench"]["external_verdicts"]
-    assert {v["source"] for v in verdicts} >= {
+    assert info.posttrainbench is not None
+    verdicts = info.posttrainbench.external_verdicts
+    assert {v.source for v in verdicts} >= {
         "judge_result.json",
         "judgement_kimi.json",
         "contamination_judgement.txt",
     }
-    assert info.extra["agent_exit_code"] == 0 and info.extra["agent_timed_out"] is False
-    everything = json.dumps([info.extra, [c.output_excerpt for c in record.commands]], default=str)
+    assert info.agent_exit_code == 0 and info.agent_timed_out is False
+    everything = json.dumps([run_facts_json(info), [c.output_excerpt for c in record.commands]], default=str)
     assert "sk-proj-" not in everything
 
 
 def test_a_superseded_run_and_placeholder_metrics(results: Path, tmp_path: Path) -> None:
     record = _collect(results / SUPERSEDED, tmp_path)
-    assert record.run.extra["posttrainbench"]["superseded_by"] == "gsm8k_Qwen_Qwen3-4B-Base_16852431"
+    assert record.run.posttrainbench is not None
+    assert record.run.posttrainbench.superseded_by == "gsm8k_Qwen_Qwen3-4B-Base_16852431"
     [sub] = record.submissions
     assert sub.status == "error" and sub.score is None
     messages = {(p.path, p.message.split(":")[0]) for p in record.problems}
@@ -94,9 +97,9 @@ def test_a_superseded_run_and_placeholder_metrics(results: Path, tmp_path: Path)
 
 def test_a_codex_run_that_timed_out(results: Path, tmp_path: Path) -> None:
     record = _collect(results / CODEX, tmp_path)
-    assert record.run.extra["agent_timed_out"] is True and record.run.extra["agent_exit_code"] == 124
-    transcript = record.run.extra["transcript"]
-    assert transcript["format"] == "codex" and len(transcript["sessions"]) == 2
+    assert record.run.agent_timed_out is True and record.run.agent_exit_code == 124
+    transcript = record.run.transcript
+    assert transcript is not None and transcript.format == "codex" and len(transcript.sessions) == 2
     assert record.commands[-1].finished is False
     assert any("no result" in p.message for p in record.problems)
 
@@ -168,13 +171,14 @@ def test_a_published_run_with_only_the_readable_trace(results: Path, tmp_path: P
     (run / "solve_out.txt").unlink()
     (run / "trace.txt").write_text(PUBLISHED_TRACE, encoding="utf-8")
     record = _collect(run, tmp_path)
-    transcript = record.run.extra["transcript"]
-    assert (transcript["path"], transcript["format"], transcript["lossy"]) == (
+    transcript = record.run.transcript
+    assert transcript is not None
+    assert (transcript.path, transcript.format, transcript.lossy) == (
         "trace.txt",
         "claude_code_rendered",
         True,
     )
-    assert transcript["missing"]  # what the rendering cannot show is said, not guessed
+    assert transcript.missing  # what the rendering cannot show is said, not guessed
     assert [(c.command, c.exit_code) for c in record.commands] == [("python train_sft.py", None)]
     assert [r.trigger for r in record.revisions] == ["transcript-edit", "final"]
 

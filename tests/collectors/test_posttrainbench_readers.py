@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from arb_audit.collectors.posttrainbench import judges, outputs, tree
 from arb_audit.collectors.posttrainbench.naming import parse_method_name, parse_run_name, scaffold_of
 from arb_audit.collectors.reading import RunFolder
+from arb_audit.model import ExternalVerdict
 from tests import fixture_posttrainbench as fx
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "posttrainbench"
@@ -489,7 +490,7 @@ def test_judgement_log_is_the_published_error_log(tmp_path: Path) -> None:
 # --- judges ----------------------------------------------------------------------------------------
 
 
-def _verdicts(folder: RunFolder) -> dict[tuple[str, str], judges.ExternalVerdict]:
+def _verdicts(folder: RunFolder) -> dict[tuple[str, str], ExternalVerdict]:
     return {(v.source, v.question): v for v in judges.read_verdicts(folder)}
 
 

@@ -157,10 +157,10 @@ def test_identity_is_read_against_the_folders_own_files(tmp_path: Path) -> None:
         task={"train_sft.py": REAL_TRAIN_SFT},
     )
     report = _audit(run)
-    assert report["run"]["base_model"] == REAL_MODEL and report["run"]["posttrainbench_run_id"] == REAL_ID
+    assert report["run"]["base_model"] == REAL_MODEL and report["run"]["posttrainbench"]["run_id"] == REAL_ID
     args = report["run"]["posttrainbench"]["job_args"]
     assert args == f"gsm8k claude {REAL_MODEL} {REAL_ID} 10 claude-opus-4-6 1"  # not the banner
-    assert report["run"]["gpus"] == 1
+    assert report["run"]["posttrainbench"]["gpus"] == 1
     # train_sft.py loads the base model: no disallowed_model flag, no identity problem.
     assert [f["flag"] for f in report["flags"] if f["flag"] == "disallowed_model"] == []
     assert not [p for p in report["problems"] if "base model" in p["message"]]
@@ -193,7 +193,7 @@ def test_timestamped_runs_of_one_task_and_model_count_once(tmp_path: Path) -> No
     code, out, err = run_cli(str(tmp_path / "claude_claude-opus-4-6_10h"), "--json")
     assert code == 0, err
     tree = json.loads(out)
-    assert [r["run"]["posttrainbench_run_id"] for r in tree["runs"]] == [ids[-1]]
+    assert [r["run"]["posttrainbench"]["run_id"] for r in tree["runs"]] == [ids[-1]]
     assert len(tree["dropped"]) == 2
 
 

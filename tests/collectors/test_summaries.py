@@ -43,9 +43,9 @@ def test_skill_summary_in_chinese(tmp_path: Path) -> None:
         (2, "success", 0, 66.4, "SFT", 600.0),
     ]
     assert its[0].reported_at == datetime(2026, 3, 10, 10, 25)
-    assert its[1].fields["improvement"] == 3.7 and its[1].fields["best"] == 66.4
-    assert its[1].fields["config"] == "lr=2e-5, epochs=2, batch=8"
-    assert "trainer.train()" in its[1].fields["code_snippet"]
+    assert its[1].improvement == 3.7 and its[1].best == 66.4
+    assert its[1].labelled["config"] == "lr=2e-5, epochs=2, batch=8"
+    assert "trainer.train()" in its[1].labelled["code_snippet"]
 
 
 def test_skill_summary_in_english_with_failure_type(tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_openhands_fallback_summary(tmp_path: Path) -> None:
         (1, "success", None, 12.7, "SFT"),
         (2, "failed", 1, None, "GRPO"),
     ]
-    assert its[0].fields["model_path"] == "output/v1"
+    assert its[0].labelled["model_path"] == "output/v1"
     assert its[1].reported_at == datetime(2026, 3, 10, 10, 52) and its[1].duration_s == 1200.0
 
 
@@ -77,7 +77,7 @@ def test_agents_md_attempts_in_english(tmp_path: Path) -> None:
         (1, "success", 14.0, "GRPO", None),
         (2, "failed", 0.0, "GRPO", "training_diverged"),
     ]
-    assert its[0].fields["next_step"] == "longer rollouts"
+    assert its[0].labelled["next_step"] == "longer rollouts"
 
 
 def test_jsonl_keeps_good_lines_and_reports_bad_ones(tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ def test_pipeline_results(tmp_path: Path) -> None:
         (1, "failed", 1, None, 310.2),
         (2, "success", 0, 0.0, 820.0),
     ]
-    assert totals["total_agent_tokens"] == 412000 and its[0].fields["agent_cost"] == 0.9
+    assert totals is not None and totals.total_agent_tokens == 412000 and its[0].agent_cost == 0.9
 
 
 def test_malformed_pipeline_results_is_a_problem(tmp_path: Path) -> None:
@@ -143,4 +143,4 @@ def test_any_markdown_parses_without_crashing(tmp_path_factory, lines: list[str]
     (folder / "summary.md").write_text("\n".join(lines), encoding="utf-8", errors="replace")
     for it in read_markdown(RunFolder(folder), "summary.md"):
         assert it.number >= 0
-        assert all(len(str(v)) <= 2000 for v in it.fields.values())
+        assert all(len(v) <= 2000 for v in it.labelled.values())

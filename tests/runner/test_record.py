@@ -274,7 +274,7 @@ def test_an_agent_that_cannot_start_is_reported_and_recorded(tmp_path: Path) -> 
     assert result.exit_code == 2 and "/no/such/agent: the agent cannot be started" in result.output
     with RunStore.open(tmp_path / "r" / "run.duckdb", read_only=True) as store:
         (extra,) = store.con.execute("SELECT extra FROM runs").fetchone() or ("{}",)
-    assert "cannot be started" in json.loads(extra)["agent_error"]
+    assert "cannot be started" in json.loads(extra)["recording"]["agent_error"]
 
 
 def _private_tmpfs_works() -> bool:

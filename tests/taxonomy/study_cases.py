@@ -43,7 +43,6 @@ def _report(
                 "scaffold": scaffold,
                 "driver": driver,
                 "mode": None,
-                "seed": None,
                 "base_score": base,
             },
             "metrics": {

@@ -10,7 +10,8 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from arb_audit.collectors.artifacts import describe, find_output_artifacts, identify, resolve_submitted
 from arb_audit.collectors.autorl_bench.agentlog import AGENT_LOG, AgentLog, read_agent_log
@@ -34,7 +35,16 @@ from arb_audit.collectors.final_tree import final_tree
 from arb_audit.collectors.reading import RunFolder, Tally, text_int, text_number
 from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, RunInfo, RunRecord, Submission
+from arb_audit.model import (
+    AgentLogFacts,
+    ArtifactInfo,
+    AutoRLBenchFacts,
+    BaselineReset,
+    PipelineTotals,
+    RunInfo,
+    RunRecord,
+    Submission,
+)
 from arb_audit.regular_files import open_regular
 from arb_audit.revisions import run_ref
 
@@ -97,12 +107,11 @@ class AutoRLBenchCollector(Collector):
             it.reported_at = here(it.reported_at)
         run = _run_info(run_dir, folder, runlog, meta, agentlog, results_row, entries or [], here)
         run.utc_offset_s = offset
-        run.extra = _extra(runlog, agentlog, harness_metrics, pipeline_totals)
+        _add_facts(run, runlog, agentlog, harness_metrics, pipeline_totals)
         if found is not None and options.results_csv is not None:
             # The harness's account of the run, typed; the analyzer compares it with the folder.
-            account = results_account(found[0], found[1], str(options.results_csv), folder)
-            run.extra["harness_account"] = account.to_json()
-        run.extra["ledger_sources"] = [
+            run.harness_account = results_account(found[0], found[1], str(options.results_csv), folder)
+        run.ledger_sources = [
             name for name, read in (("run.log", runlog), (SCORES, entries)) if read is not None
         ]
         artifacts = _artifacts(folder, submissions, run.workspace_path)
@@ -110,13 +119,13 @@ class AutoRLBenchCollector(Collector):
             identify(folder, artifacts)
         # Facts for the analyzer's flags (collectors read, the analyzer judges): whether file times still
         # date from the run (so a model changed after grading shows), and the grader's baseline resets.
-        run.extra["file_times_kept"] = _file_times_kept(folder, entries or [], meta, here)
-        run.extra["baseline_resets"] = _baseline_changes(runlog, entries or [])
+        run.file_times_kept = _file_times_kept(folder, entries or [], meta, here)
+        run.baseline_resets = _baseline_changes(runlog, entries or [])
         facts = _transcript(folder, revisions_git, run, agentlog)
         history = facts.revisions if facts else []
         revisions = history + final_tree(folder, "code", revisions_git, run.run_id, len(history) + 1)
         if facts is not None:
-            run.extra["transcript"] = facts.summary
+            run.transcript = facts.summary
             folder.problems.extend(facts.problems)
         return RunRecord(
             run=run,
@@ -230,35 +239,34 @@ def _run_info(
     )
 
 
-def _extra(
+def _add_facts(
+    run: RunInfo,
     runlog: RunLog | None,
     agentlog: AgentLog | None,
-    harness_metrics: dict[str, Any] | None,
-    pipeline_totals: dict[str, Any],
-) -> dict[str, Any]:
-    extra: dict[str, Any] = {}
+    harness_metrics: dict[str, JsonValue] | None,
+    pipeline_totals: PipelineTotals | None,
+) -> None:
+    """Set what run.log says of the agent's end, and the harness's own files as read."""
+    facts = run.autorl_bench = AutoRLBenchFacts(
+        harness_metrics=harness_metrics, pipeline_results=pipeline_totals
+    )
     if runlog:
         end = runlog.agent_finished
-        extra["agent_exit_code"] = text_int(end.value) if end and end.value else None
-        extra["agent_timed_out"] = runlog.agent_timed_out is not None
-        extra["interrupted_by"] = runlog.interrupted.value if runlog.interrupted else None
-        extra["harness_summary"] = runlog.summary
-        extra["baseline_cache"] = runlog.baseline_cache
-        extra["run_log_lines"] = runlog.n_lines
+        run.agent_exit_code = text_int(end.value) if end and end.value else None
+        run.agent_timed_out = runlog.agent_timed_out is not None
+        run.interrupted_by = runlog.interrupted.value if runlog.interrupted else None
+        facts.harness_summary = dict(runlog.summary)
+        facts.baseline_cache = runlog.baseline_cache
+        facts.run_log_lines = runlog.n_lines
     if agentlog:
-        extra["agent_log"] = {
-            "title": agentlog.title,
-            "header": agentlog.header,
-            "diagnostics": agentlog.diagnostics,
-            "cli_exit": agentlog.cli_exit,
-            "json_event_lines": agentlog.json_lines,
-            "lines": agentlog.lines,
-        }
-    if harness_metrics is not None:
-        extra["harness_metrics"] = harness_metrics
-    if pipeline_totals:
-        extra["pipeline_results"] = pipeline_totals
-    return extra
+        facts.agent_log = AgentLogFacts(
+            title=agentlog.title,
+            header=dict(agentlog.header),
+            diagnostics=dict(agentlog.diagnostics),
+            cli_exit=agentlog.cli_exit,
+            json_event_lines=agentlog.json_lines,
+            lines=agentlog.lines,
+        )
 
 
 def _artifacts(folder: RunFolder, submissions: list[Submission], workspace: str | None) -> list[ArtifactInfo]:
@@ -331,25 +339,25 @@ def _file_times_kept(
     return False
 
 
-def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[dict[str, Any]]:
+def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[BaselineReset]:
     """Each reset of the grader's baseline the run's files show: the new baseline, how, and where.
 
     One entry per new baseline, citing run.log (a /set_baseline after the agent's launch) and
     scores.json (a changed ``baseline_score`` between two entries) wherever each shows it.
     """
-    resets: dict[float | None, dict[str, Any]] = {}
+    resets: dict[float | None, BaselineReset] = {}
     if runlog and runlog.agent_launched:
         for moment, score in runlog.baseline_sets:
             if moment.line > runlog.agent_launched.line and score not in resets:
-                resets[score] = {
-                    "baseline": score,
-                    "seen": f"the grader's baseline was set to {score} after the agent was launched",
-                    "evidence": [
+                resets[score] = BaselineReset(
+                    score,
+                    f"the grader's baseline was set to {score} after the agent was launched",
+                    [
                         Evidence(
                             "log", path="run.log", line=moment.line, end_line=moment.line, excerpt=moment.text
-                        ).to_json()
+                        )
                     ],
-                }
+                )
     for previous, entry in itertools.pairwise(entries):
         if entry.baseline_score == previous.baseline_score:
             continue
@@ -358,17 +366,17 @@ def _baseline_changes(runlog: RunLog | None, entries: list[ScoreEntry]) -> list[
             path=SCORES,
             excerpt=f"entries {previous.index + 1}→{entry.index + 1}: baseline_score"
             f" {previous.baseline_score}→{entry.baseline_score}",
-        ).to_json()
+        )
         if entry.baseline_score in resets:
-            resets[entry.baseline_score]["evidence"].append(cite)
+            resets[entry.baseline_score].evidence.append(cite)
         else:
-            resets[entry.baseline_score] = {
-                "baseline": entry.baseline_score,
-                "seen": f"the grader's baseline changed from {previous.baseline_score} to"
+            resets[entry.baseline_score] = BaselineReset(
+                entry.baseline_score,
+                f"the grader's baseline changed from {previous.baseline_score} to"
                 f" {entry.baseline_score} between scores.json entries {previous.index + 1} and"
                 f" {entry.index + 1}",
-                "evidence": [cite],
-            }
+                [cite],
+            )
     return list(resets.values())
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from arb_audit.collectors.clock import parse_time
 from arb_audit.collectors.reading import RunFolder, json_int, json_number, parse_json, text_int, text_number
-from arb_audit.model import ReportedIteration
+from arb_audit.model import PipelineTotals, ReportedIteration, ReportLabel
 
 MARKDOWN_SOURCES = ("reports/summary.md", "summary.md")
 JSONL_SOURCE = "reports/summary.jsonl"
@@ -35,7 +35,7 @@ FAILURE_TYPES = (
 )
 """The failure_type values of the cumulative-summary skill (besides ``unknown``)."""
 
-LABELS: dict[str, str] = {
+LABELS: dict[str, ReportLabel] = {
     "状态": "status",
     "status": "status",
     "训练类型": "train_type",
@@ -104,14 +104,14 @@ def _status(text: str) -> str | None:
 
 def _finish(it: ReportedIteration) -> ReportedIteration:
     """Derive the typed fields of a Markdown iteration from its labelled fields."""
-    f = it.fields
-    for key, value in f.items():
-        f[key] = value.strip() if isinstance(value, str) else value
-    status = str(f.get("status", ""))
+    f = it.labelled
+    for label, value in f.items():
+        f[label] = value.strip()
+    status = f.get("status", "")
     it.status = _status(status)
     if m := EXIT_CODE.search(status):
         it.exit_code = text_int(m["c"])
-    score_line = str(f.get("score", ""))
+    score_line = f.get("score", "")
     if score_line:
         parts = dict.fromkeys(("score", "improvement", "best"), None)
         for chunk in ("score: " + score_line).split("|"):
@@ -119,14 +119,14 @@ def _finish(it: ReportedIteration) -> ReportedIteration:
             if key.strip().lower() in parts:
                 parts[key.strip().lower()] = _first_number(value)
         it.score = parts["score"]
-        f["improvement"], f["best"] = parts["improvement"], parts["best"]
-    train = str(f.get("train_type") or "")
+        it.improvement, it.best = parts["improvement"], parts["best"]
+    train = f.get("train_type") or ""
     if not train and "train_py" in f:
-        train = str(f["train_py"]).split(",")[-1]
+        train = f["train_py"].split(",")[-1]
     it.train_type = train.strip().strip("`") or None
-    text = " ".join(str(v) for v in f.values())
+    text = " ".join(f.values())
     it.failure_type = (
-        str(f["failure_type"]).strip()
+        f["failure_type"].strip()
         if f.get("failure_type")
         else next((t for t in FAILURE_TYPES if t in text), None)
     )
@@ -137,7 +137,7 @@ def read_markdown(folder: RunFolder, rel: str) -> list[ReportedIteration]:
     """Parse one summary.md in any of the three forms (streamed; fields capped in length)."""
     iterations: list[ReportedIteration] = []
     current: ReportedIteration | None = None
-    key: str | None = None
+    key: ReportLabel | None = None
     for number, line in folder.lines(rel):
         if m := HEADING.match(line):
             if current is not None:
@@ -172,10 +172,10 @@ def read_markdown(folder: RunFolder, rel: str) -> list[ReportedIteration]:
             continue
         if (m := FIELD.match(line)) and (label := LABELS.get(m["label"].strip().lower())):
             key = label
-            current.fields[key] = m["value"].strip()[:MAX_FIELD_CHARS]
+            current.labelled[key] = m["value"].strip()[:MAX_FIELD_CHARS]
         elif key is not None:
-            joined = f"{current.fields[key]}\n{line}" if current.fields[key] else line
-            current.fields[key] = joined[:MAX_FIELD_CHARS]
+            joined = f"{current.labelled[key]}\n{line}" if current.labelled[key] else line
+            current.labelled[key] = joined[:MAX_FIELD_CHARS]
     if current is not None:
         iterations.append(_finish(current))
     return iterations
@@ -208,7 +208,7 @@ def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedItera
                 train_type=_str(row.get("train_type")),
                 failure_type=_str(row.get("failure_type")),
                 duration_s=json_number(row.get("duration_s")),
-                fields={"improvement": json_number(row.get("improvement"))},
+                improvement=json_number(row.get("improvement")),
             )
         )
         if len(iterations) >= MAX_ITERATIONS:
@@ -219,21 +219,21 @@ def read_jsonl(folder: RunFolder, rel: str = JSONL_SOURCE) -> list[ReportedItera
     return iterations
 
 
-def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], dict[str, Any]]:
-    """Parse pipeline_results.json into iterations and its run-level totals."""
+def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], PipelineTotals | None]:
+    """Parse pipeline_results.json into iterations and its run-level totals (None without the file)."""
     data = folder.read_json(PIPELINE_SOURCE, expect=dict)
     if data is None:
-        return [], {}
+        return [], None
     best = data.get("best_score")
-    totals = {
-        "task": _str(data.get("task")),
-        "base_model": _str(data.get("base_model")),
-        "best_score": _first_number(best) if isinstance(best, str) else json_number(best),
-        "best_iteration": json_int(data.get("best_iteration")),
-        "total_time": json_number(data.get("total_time")),
-        "total_agent_cost": json_number(data.get("total_agent_cost")),
-        "total_agent_tokens": json_int(data.get("total_agent_tokens")),
-    }
+    totals = PipelineTotals(
+        task=_str(data.get("task")),
+        base_model=_str(data.get("base_model")),
+        best_score=_first_number(best) if isinstance(best, str) else json_number(best),
+        best_iteration=json_int(data.get("best_iteration")),
+        total_time=json_number(data.get("total_time")),
+        total_agent_cost=json_number(data.get("total_agent_cost")),
+        total_agent_tokens=json_int(data.get("total_agent_tokens")),
+    )
     raw = data.get("iterations")
     if raw is None:
         return [], totals
@@ -256,18 +256,16 @@ def read_pipeline_results(folder: RunFolder) -> tuple[list[ReportedIteration], d
                 status=None if exit_code is None else ("success" if exit_code == 0 else "failed"),
                 score=json_number(item.get("score")),
                 duration_s=json_number(item.get("training_time")),
-                fields={
-                    "improvement": json_number(item.get("improvement")),
-                    "analysis": _str(item.get("analysis")),
-                    "agent_cost": json_number(item.get("agent_cost")),
-                    "agent_tokens": json_int(item.get("agent_tokens")),
-                },
+                improvement=json_number(item.get("improvement")),
+                analysis=_str(item.get("analysis")),
+                agent_cost=json_number(item.get("agent_cost")),
+                agent_tokens=json_int(item.get("agent_tokens")),
             )
         )
     return iterations, totals
 
 
-def read_reports(folder: RunFolder) -> tuple[list[ReportedIteration], dict[str, Any]]:
+def read_reports(folder: RunFolder) -> tuple[list[ReportedIteration], PipelineTotals | None]:
     """Read every self-report the run folder has; return the iterations and pipeline totals."""
     iterations: list[ReportedIteration] = []
     for rel in MARKDOWN_SOURCES:

@@ -15,7 +15,6 @@ import json
 import os
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from arb_audit.collectors.artifacts import describe, identify, model_card
 from arb_audit.collectors.base import CollectOptions, Collector, RunListing
@@ -46,9 +45,24 @@ from arb_audit.collectors.posttrainbench.outputs import (
 from arb_audit.collectors.posttrainbench.tree import is_run_folder, scan_tree, superseded_by
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, ingest_transcript
-from arb_audit.collectors.transcripts.secrets import redact, redact_all
+from arb_audit.collectors.transcripts.secrets import redact
 from arb_audit.evidence import Evidence
-from arb_audit.model import ArtifactInfo, Problem, RunInfo, RunRecord, Submission, TaskDescription
+from arb_audit.model import (
+    ArtifactInfo,
+    EvalLog,
+    HarnessError,
+    PostTrainBenchFacts,
+    Problem,
+    PromptExcerpt,
+    RunInfo,
+    RunRecord,
+    StderrLog,
+    Submission,
+    TaskDescription,
+    TrainingTrace,
+    TranscriptSummary,
+)
+from arb_audit.redaction import redact_fields
 from arb_audit.revisions import run_ref
 
 WORKSPACE = "/home/ben/task"
@@ -99,40 +113,43 @@ class PostTrainBenchCollector(Collector):
         facts = _transcript(folder, revisions_git, run.run_id)
         if facts is not None:
             run.agent_launched_at = run.started_at = facts.transcript.first_at
-            run.extra["transcript"] = facts.summary
+            run.transcript = facts.summary
         if run.agent_launched_at is not None and taken is not None and taken.seconds < MAX_WALL_S:
             run.ended_at = run.agent_launched_at + timedelta(seconds=taken.seconds)
         elif facts is not None:
             run.ended_at = facts.transcript.last_at
         # Pipeline files echo what the agent's environment held (job args, prompts, judge texts).
-        run.extra["posttrainbench"] = redact_all(_facts(folder, output, taken, metrics))
+        pipeline = run.posttrainbench = _facts(run.posttrainbench, folder, output, taken, metrics)
+        redact_fields(pipeline)
         diagnostics = output.diagnostics if output else None
         status = diagnostics.status if diagnostics else None
-        run.extra["agent_exit_code"] = diagnostics.exit_code if diagnostics else None
-        run.extra["agent_timed_out"] = bool(status and status.outcome == "timeout")
+        run.agent_exit_code = diagnostics.exit_code if diagnostics else None
+        run.agent_timed_out = (
+            None if status is None or status.outcome is None else status.outcome == "timeout"
+        )
         if taken is not None and run.budget_s:
             # time_taken.txt against the budget in the method folder's name: the pipeline's own clock.
-            run.extra["budget_used"] = round(taken.seconds / run.budget_s, 4)
+            run.budget_used = round(taken.seconds / run.budget_s, 4)
             if status is None or status.outcome is None:
-                run.extra["agent_timed_out"] = taken.seconds >= run.budget_s
+                run.agent_timed_out = taken.seconds >= run.budget_s
         if (later := superseded_by(folder.root)) is not None:
             folder.problem(
                 ".",
                 f"a later run of the same task and model exists ({later}): PostTrainBench counts only"
                 " the highest cluster id, so this run does not count",
             )
-            run.extra["posttrainbench"]["superseded_by"] = later
+            pipeline.superseded_by = later
         artifact = describe(folder, FINAL_MODEL)
         if options.hash_artifacts:
             identify(folder, [artifact])
         published = _published(folder, output)
-        run.extra["posttrainbench"]["layout"] = "published" if published else "pipeline"
+        pipeline.layout = "published" if published else "pipeline"
         if published:
             # extract_traces.py keeps the trace and the verdicts, never final_model/ or task/.
-            run.extra["artifacts_in_layout"] = False
+            run.artifacts_in_layout = False
         evals = read_final_evals(folder)
-        run.extra["harness_errors"] = _harness_errors(run.extra.get("transcript"), evals, metrics)
-        run.extra["training_traces"] = _training_traces(folder, artifact)
+        run.harness_errors = _harness_errors(run.transcript, evals, metrics)
+        run.training_traces = _training_traces(folder, artifact)
         claims = summary_claims(folder, TASK)
         if facts is not None and (said := facts.transcript.final_message) is not None:
             claims.insert(0, final_message_claim(facts.transcript.path, said.text, said.line, said.at))
@@ -188,21 +205,17 @@ def _run_info(folder: RunFolder, output: OutputLog | None) -> RunInfo:
         base_model=base_model,
         budget_s=method.budget_s or (prompt.hours * 3600 if prompt and prompt.hours else None),
         workspace_path=WORKSPACE,
-        extra={
-            "method": method.name,
-            "agent": method.agent,
-            "experiment": method.experiment,
-            "gpus": gpus,
-            "cluster_id": name.cluster_id,
-            "posttrainbench_run_id": args.run_id if args else name.run_id,
-            "prompt": None
+        posttrainbench=PostTrainBenchFacts(
+            method=method.name,
+            agent=method.agent,
+            experiment=method.experiment,
+            gpus=gpus,
+            cluster_id=name.cluster_id,
+            run_id=args.run_id if args else name.run_id,
+            prompt=None
             if prompt is None
-            else {
-                "size": prompt.size,
-                "first_line": redact(prompt.first_line),
-                "excerpt": redact(prompt.excerpt),
-            },
-        },
+            else PromptExcerpt(prompt.size, redact(prompt.first_line), redact(prompt.excerpt)),
+        ),
     )
 
 
@@ -261,27 +274,28 @@ def _transcript(folder: RunFolder, revisions_git: Path, run_id: str) -> Transcri
 
 
 def _facts(
-    folder: RunFolder, output: OutputLog | None, taken: TimeTaken | None, metrics: Metrics | None
-) -> dict[str, Any]:
+    facts: PostTrainBenchFacts | None,
+    folder: RunFolder,
+    output: OutputLog | None,
+    taken: TimeTaken | None,
+    metrics: Metrics | None,
+) -> PostTrainBenchFacts:
+    """Add what the pipeline's files say to ``facts`` (what the folder's name said) and return them."""
+    facts = facts if facts is not None else PostTrainBenchFacts()
     diagnostics = output.diagnostics if output else None
     status = diagnostics.status if diagnostics else None
-    return {
-        "job_args": output.job_args if output else None,
-        "diagnostics": dict(diagnostics.fields) if diagnostics else None,
-        "agent_status": status.text if status else None,
-        "time_taken_s": taken.seconds if taken else None,
-        "metrics": dict(metrics.values) if metrics else None,
-        "metrics_placeholder": metrics.placeholder if metrics else None,
-        "final_evals": [
-            {"path": e.path, "last_line": e.last_line, "infra_error": e.infra_error}
-            for e in read_final_evals(folder)
-        ],
-        "stderr": [
-            {"path": s.path, "terminated": s.terminated, "killed": s.killed_line is not None}
-            for s in read_stderr_logs(folder)
-        ],
-        "external_verdicts": [verdict.to_json() for verdict in read_verdicts(folder)],
-    }
+    facts.job_args = output.job_args if output else None
+    facts.diagnostics = dict(diagnostics.fields) if diagnostics else None
+    facts.agent_status = status.text if status else None
+    facts.time_taken_s = taken.seconds if taken else None
+    facts.metrics = dict(metrics.values) if metrics else None
+    facts.metrics_placeholder = metrics.placeholder if metrics else None
+    facts.final_evals = [EvalLog(e.path, e.last_line, e.infra_error) for e in read_final_evals(folder)]
+    facts.stderr = [
+        StderrLog(s.path, s.terminated, s.killed_line is not None) for s in read_stderr_logs(folder)
+    ]
+    facts.external_verdicts = read_verdicts(folder)
+    return facts
 
 
 def _published(folder: RunFolder, output: OutputLog | None) -> bool:
@@ -291,8 +305,8 @@ def _published(folder: RunFolder, output: OutputLog | None) -> bool:
 
 
 def _harness_errors(
-    transcript: dict[str, Any] | None, evals: list[FinalEval], metrics: Metrics | None
-) -> list[dict[str, Any]]:
+    transcript: TranscriptSummary | None, evals: list[FinalEval], metrics: Metrics | None
+) -> list[HarnessError]:
     """List what shows the harness failed.
 
     That is the agent's provider refusing it, or every evaluation failing on the grader's own
@@ -315,15 +329,15 @@ MAX_TRACES = 10
 """Most traces of training listed."""
 
 
-def _training_traces(folder: RunFolder, artifact: ArtifactInfo) -> list[dict[str, Any]]:
+def _training_traces(folder: RunFolder, artifact: ArtifactInfo) -> list[TrainingTrace]:
     """List what the folder itself shows of training.
 
     Trainer files and TRL model cards in ``task/`` (whose model weights the pipeline deletes), and the
     final model's own trainer evidence.
     """
-    found: list[dict[str, Any]] = []
+    found: list[TrainingTrace] = []
     if shown := artifact.trainer_evidence.to_json():
-        found.append({"path": FINAL_MODEL, "excerpt": json.dumps(shown, default=str)[:200]})
+        found.append(TrainingTrace(FINAL_MODEL, json.dumps(shown, default=str)[:200]))
     task = folder.root / TASK
     if not task.is_dir() or task.is_symlink():
         return found
@@ -337,19 +351,19 @@ def _training_traces(folder: RunFolder, artifact: ArtifactInfo) -> list[dict[str
         for name in sorted(files):
             rel = f"{rel_dir}/{name}"
             if name in TRACE_FILES and not (Path(where) / name).is_symlink():
-                found.append({"path": rel, "excerpt": f"{name}: written by a trainer"})
+                found.append(TrainingTrace(rel, f"{name}: written by a trainer"))
             elif name == "README.md" and (folder.root / rel).is_file():
                 card = model_card(folder, rel)
                 tags = sorted(TRAINING_CARD_TAGS & {t.lower() for t in card.card_tags})
                 if tags or card.card_trained_with:
                     with_ = card.card_trained_with
                     found.append(
-                        {
-                            "path": rel,
-                            "excerpt": "a model card"
+                        TrainingTrace(
+                            rel,
+                            "a model card"
                             + (f" tagged {', '.join(tags)}" if tags else "")
                             + (f", trained with {with_}" if with_ else ""),
-                        }
+                        )
                     )
     return found[:MAX_TRACES]
 

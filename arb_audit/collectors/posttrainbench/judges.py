@@ -18,18 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
 from arb_audit.collectors.posttrainbench.outputs import list_top, read_head, read_placeholder
 from arb_audit.collectors.reading import RunFolder
-
-Question = Literal["contamination", "disallowed_model", "disallowed_api_usage"]
-"""What a verdict answers: benchmark data used in training, a model other than the base model
-fine-tuned or submitted, a third-party LLM API used."""
-Generation = Literal["text", "judgement", "judge_result"]
-"""text: a one-line ``*_judgement*.txt``; judgement: a per-judge ``judgement*.json``;
-judge_result: the aggregate ``judge_result*.json``."""
+from arb_audit.model import ExternalVerdict, Generation, Question
 
 QUESTIONS: tuple[Question, ...] = ("contamination", "disallowed_model", "disallowed_api_usage")
 EXCERPT_CHARS = 1000
@@ -47,39 +40,6 @@ _TEXT_FILE = re.compile(rf"(?P<question>contamination|disallowed_model)_judgemen
 _JUDGEMENT_FILE = re.compile(rf"judgement{_SUFFIX}\.json")
 _RESULT_FILE = re.compile(rf"judge_result{_SUFFIX}\.json")
 _RERUN = "rerun"
-
-
-@dataclass(frozen=True, slots=True)
-class ExternalVerdict:
-    """One answer of one PostTrainBench judge file to one question."""
-
-    source: str
-    """The file it comes from, relative to the run folder."""
-    generation: Generation
-    """Which kind of judge file: text | judgement | judge_result."""
-    judge: str | None
-    """The judge the file name names (``gpt5_2``, ``sonnet4_6``, ``gpt5_4``, ``kimi``, ``api``); None when
-    it names none (paper v1's single judge, an OR over judges, or the aggregate)."""
-    rerun: bool
-    """Whether the file comes from a judge rerun (``_rerun`` suffix); the original is kept beside it."""
-    question: Question
-    """contamination | disallowed_model | disallowed_api_usage."""
-    value: bool | None
-    """True: flagged; False: cleared; None: the file says neither in a form the pipeline writes."""
-    canonical: bool
-    """Whether the answer is in the exact form the pipeline writes (a canonical line, a JSON boolean)."""
-    raw: str
-    """The answer as written (text file content, or the JSON value), shortened."""
-    justification: str | None = None
-    """The judge's justification (JSON files only), shortened to 1000 characters."""
-    placeholder: bool = False
-    """The file holds ``No <file> produced.``, written by the publishing step where the judge wrote none."""
-    note: str | None = None
-    """Why the verdict is read as it is, where that is not obvious (a hand correction, a placeholder)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the verdict as a plain JSON-ready dict."""
-        return asdict(self)
 
 
 def _excerpt(text: str) -> str:

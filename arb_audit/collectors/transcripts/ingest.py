@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.events import Transcript
@@ -17,7 +16,16 @@ from arb_audit.collectors.transcripts.history import MAX_GAPS_LISTED, History, S
 from arb_audit.collectors.transcripts.paths import OUTSIDE, PathMap
 from arb_audit.collectors.transcripts.read import read_transcript
 from arb_audit.collectors.transcripts.secrets import redact
-from arb_audit.model import Command, Problem, Revision
+from arb_audit.model import (
+    Command,
+    FinalCheck,
+    Problem,
+    Revision,
+    TranscriptCompaction,
+    TranscriptHistory,
+    TranscriptSession,
+    TranscriptSummary,
+)
 from arb_audit.regular_files import read_regular
 from arb_audit.revisions import RevisionError, TreeCommitter
 
@@ -39,8 +47,8 @@ class TranscriptFacts:
     """The rebuilt code history, one revision per change (trigger ``transcript-edit``)."""
     commands: list[Command] = field(default_factory=list)
     """The command timeline."""
-    summary: dict[str, Any] = field(default_factory=dict)
-    """Counts and checks for the run's ``extra["transcript"]``."""
+    summary: TranscriptSummary | None = None
+    """Counts and checks: the run's ``transcript``."""
     problems: list[Problem] = field(default_factory=list)
     """The transcript's problems and the history's gaps."""
 
@@ -138,7 +146,7 @@ def ingest_transcript(
     facts.problems.extend(_gap_problems(rel, history))
     facts.summary = _summary(transcript, history, paths)
     if snapshot is not None:
-        facts.summary["final_check"] = _check(history, snapshot, facts.problems, rel)
+        facts.summary.final_check = _check(history, snapshot, facts.problems, rel)
     return facts
 
 
@@ -217,54 +225,51 @@ def _gap_problems(rel: str, history: History) -> list[Problem]:
     return problems
 
 
-def _summary(transcript: Transcript, history: History, paths: PathMap) -> dict[str, Any]:
-    return {
-        **_transcript_summary(transcript),
-        "workspace_roots": paths.roots,
-        "history": {
-            "revisions": history.steps,
-            "files": len(history.files),
-            "gaps": len(history.gaps),
-            "failed_edits_not_applied": history.unapplied_failed,
-            "seeded_from_reads": sorted(history.seeded),
-            "content_unknown": sorted(history.unknown_content),
-        },
-    }
+def _summary(transcript: Transcript, history: History, paths: PathMap) -> TranscriptSummary:
+    summary = _transcript_summary(transcript)
+    summary.workspace_roots = list(paths.roots)
+    summary.history = TranscriptHistory(
+        revisions=history.steps,
+        files=len(history.files),
+        gaps=len(history.gaps),
+        failed_edits_not_applied=history.unapplied_failed,
+        seeded_from_reads=sorted(history.seeded),
+        content_unknown=sorted(history.unknown_content),
+    )
+    return summary
 
 
-def _transcript_summary(transcript: Transcript) -> dict[str, Any]:
+def _transcript_summary(transcript: Transcript) -> TranscriptSummary:
     """Summarise what the transcript itself holds: sessions, calls, compactions, what was unreadable."""
     kinds = {kind: sum(1 for c in transcript.calls if c.kind == kind) for kind in ("command", "edit", "read")}
-    return {
-        "path": transcript.path,
-        "format": transcript.format,
-        "lossy": transcript.lossy,
-        "missing": transcript.missing,
-        "sessions": [
-            {
-                "number": s.number,
-                "session_id": s.session_id,
-                "model": s.model,
-                "cwd": s.cwd,
-                "line": s.line,
-                "outcome": s.outcome,
-                "error": s.error,
-                "cost_usd": s.cost_usd,
-            }
+    return TranscriptSummary(
+        path=transcript.path,
+        format=transcript.format,
+        lossy=transcript.lossy,
+        missing=list(transcript.missing),
+        sessions=[
+            TranscriptSession(
+                number=s.number,
+                session_id=s.session_id,
+                model=s.model,
+                cwd=s.cwd,
+                line=s.line,
+                outcome=s.outcome,
+                error=s.error,
+                cost_usd=s.cost_usd,
+            )
             for s in transcript.sessions
         ],
-        "lines": transcript.lines,
-        "tool_calls": len(transcript.calls),
-        "commands": kinds["command"],
-        "file_edit_calls": kinds["edit"],
-        "reads": kinds["read"],
-        "compactions": [
-            {"line": c.line, "session": c.session, "detail": c.detail} for c in transcript.compactions
-        ],
-        "unknown_events": dict(transcript.unknown_events),
-        "non_json_lines": transcript.non_json_lines,
-        "cut_off": _cut_off(transcript),
-    }
+        lines=transcript.lines,
+        tool_calls=len(transcript.calls),
+        commands=kinds["command"],
+        file_edit_calls=kinds["edit"],
+        reads=kinds["read"],
+        compactions=[TranscriptCompaction(c.line, c.session, c.detail) for c in transcript.compactions],
+        unknown_events=dict(transcript.unknown_events),
+        non_json_lines=transcript.non_json_lines,
+        cut_off=_cut_off(transcript),
+    )
 
 
 ENDED_BY_RESULT = frozenset({"claude_code", "gemini"})
@@ -281,7 +286,7 @@ def _cut_off(transcript: Transcript) -> str | None:
     return None
 
 
-def _check(history: History, snapshot: Snapshot, problems: list[Problem], rel: str) -> dict[str, Any]:
+def _check(history: History, snapshot: Snapshot, problems: list[Problem], rel: str) -> FinalCheck:
     """Compare each rebuilt file with the final workspace's copy."""
     same: list[str] = []
     differs: list[str] = []
@@ -312,4 +317,4 @@ def _check(history: History, snapshot: Snapshot, problems: list[Problem], rel: s
                 f" transcript's file tools, e.g. by a shell command): {', '.join(differs[:10])}",
             )
         )
-    return {"snapshot": snapshot.rel, "same": same, "differs": differs, "absent": absent}
+    return FinalCheck(snapshot=snapshot.rel, same=same, differs=differs, absent=absent)

@@ -257,4 +257,5 @@ def test_the_final_check_never_reads_through_a_symlinked_folder(tmp_path: Path) 
         ref=run_ref("r"),
         snapshot=Snapshot(task, "task"),
     )
-    assert facts is not None and facts.summary["final_check"]["absent"] == ["lnk/hostname"]
+    assert facts is not None and facts.summary is not None and facts.summary.final_check is not None
+    assert facts.summary.final_check.absent == ["lnk/hostname"]

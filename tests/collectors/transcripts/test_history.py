@@ -19,6 +19,7 @@ from arb_audit.collectors.transcripts.ingest import Snapshot, TranscriptFacts, i
 from arb_audit.collectors.transcripts.patches import PatchError, apply_patch, split_apply_patch
 from arb_audit.collectors.transcripts.paths import PathMap
 from arb_audit.collectors.transcripts.shell_writes import shell_writes
+from arb_audit.model import FinalCheck
 from arb_audit.revisions import run_ref
 from tests.transcript_lines import (
     claude_call,
@@ -107,8 +108,8 @@ def test_each_change_is_a_revision_and_commands_know_the_revision_in_force(tmp_p
         (1, "python train_sft.py", 1, 2),
         (2, "python train_sft.py", 0, 3),
     ]
-    history = facts.summary["history"]
-    assert history["gaps"] == 0 and history["failed_edits_not_applied"] == 1
+    assert facts.summary is not None and (history := facts.summary.history) is not None
+    assert history.gaps == 0 and history.failed_edits_not_applied == 1
     assert facts.problems == []
 
 
@@ -157,7 +158,8 @@ def test_a_whole_read_seeds_a_file_first_seen_through_an_edit(tmp_path: Path) ->
     ]
     facts = _ingest(tmp_path, events)
     assert _show(tmp_path, facts.revisions[0].sha, "evaluate.py") == "import json\nMAX = 99\n"
-    assert facts.summary["history"]["seeded_from_reads"] == ["evaluate.py"]
+    assert facts.summary is not None and facts.summary.history is not None
+    assert facts.summary.history.seeded_from_reads == ["evaluate.py"]
 
 
 def test_multiedit_is_all_or_nothing(tmp_path: Path) -> None:
@@ -206,15 +208,14 @@ def test_the_rebuilt_final_state_is_checked_against_the_workspace(tmp_path: Path
         SFT.replace("1e-5", "2e-5").replace("trainer.train()", "trainer.train()  # fixed")
     )
     facts = _ingest(tmp_path, _claude_session(), Snapshot(task, "task"))
-    assert facts.summary["final_check"] == {
-        "snapshot": "task",
-        "same": ["train_sft.py"],
-        "differs": [],
-        "absent": [],
-    }
+    assert facts.summary is not None
+    assert facts.summary.final_check == FinalCheck(
+        snapshot="task", same=["train_sft.py"], differs=[], absent=[]
+    )
     (task / "train_sft.py").write_text("edited by sed\n")
     facts = _ingest(tmp_path, _claude_session(), Snapshot(task, "task"))
-    assert facts.summary["final_check"]["differs"] == ["train_sft.py"]
+    assert facts.summary is not None and facts.summary.final_check is not None
+    assert facts.summary.final_check.differs == ["train_sft.py"]
     assert "1 rebuilt file(s) differ from task/" in facts.problems[-1].message
 
 
