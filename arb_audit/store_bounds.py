@@ -37,6 +37,23 @@ MAX_FINDINGS = 6
 """What makes a store unusable, named in one message; the rest are counted."""
 
 
+MAX_TEXT_CHARS = 64 * 1024 * 1024
+"""Longest text (a kept audit's JSON) read from one cell of a store; an audit is a few MB at most."""
+
+
+def capped(column: str) -> str:
+    """Return a select expression for text ``column``: its value, NULL when over :data:`MAX_TEXT_CHARS`.
+
+    With :func:`too_long` beside it, a reader tells an absent value from one it would not read.
+    """
+    return f"CASE WHEN length({column}::VARCHAR) <= {MAX_TEXT_CHARS} THEN {column} END"
+
+
+def too_long(column: str) -> str:
+    """Return a select expression that is true when text ``column`` is longer than :data:`MAX_TEXT_CHARS`."""
+    return f"coalesce(length({column}::VARCHAR) > {MAX_TEXT_CHARS}, false)"
+
+
 class StoreError(Exception):
     """The store cannot be opened, read or written; the message names the file."""
 

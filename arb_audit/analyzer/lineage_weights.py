@@ -256,9 +256,14 @@ def _save_changes(
     """
     con = store.con
     con.execute("DELETE FROM tensors WHERE artifact_id = ? AND content_hash IS NULL", [artifact_id])
+    # only the names compared are asked for: the store may be the run folder's, holding any number
     kept = {
         row[0]
-        for row in con.execute("SELECT name FROM tensors WHERE artifact_id = ?", [artifact_id]).fetchall()
+        for row in con.execute(
+            "SELECT DISTINCT name FROM tensors WHERE artifact_id = ?"
+            " AND name IN (SELECT unnest(?::VARCHAR[]))",
+            [artifact_id, list(changes)],
+        ).fetchall()
     }
     rows = []
     for name, change in changes.items():

@@ -22,6 +22,10 @@ def _audit_store(run_dir: Path) -> Path | None:
     return None
 
 
+MAX_RUNS = 10_000
+"""Most runs of one store checked (each ledger is read whole): a store holding more is not checked."""
+
+
 def _check_store(path: Path) -> tuple[list[str], str]:
     """Check the store at ``path``: each run's submission chain and the verdicts' chain.
 
@@ -31,13 +35,18 @@ def _check_store(path: Path) -> tuple[list[str], str]:
     import duckdb
 
     from arb_audit.store import RunStore, StoreError
+    from arb_audit.store_bounds import bounded_rows
     from arb_audit.verdicts import chain_break, ledger_head, load_verdicts
 
     found = []
     with RunStore.open(path, read_only=True) as store:
         try:
             migrations = store.applied_migrations()
-            run_ids = [r[0] for r in store.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+            # a run store holds one run, a cache store a few: more is not a store to check run by run
+            listed = bounded_rows(
+                store.con, "SELECT run_id FROM runs ORDER BY run_id", [], f"{path}: its runs", MAX_RUNS
+            )
+            run_ids = [r[0] for r in listed]
         except duckdb.Error as exc:
             raise StoreError(f"{path}: not an arb-audit store ({str(exc).splitlines()[0]})") from exc
         for run_id in run_ids:

@@ -21,6 +21,7 @@ import polars as pl
 from arb_audit.revisions import read_blob, shown_text
 from arb_audit.schema import SCHEMA_VERSION, AuditReport
 from arb_audit.store import RunStore, StoreError, StoreHost
+from arb_audit.store_bounds import MAX_TEXT_CHARS, TooManyRows, bounded_rows, capped, too_long
 from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
 from arb_audit.taxonomy.review import analyzer_values
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
@@ -52,6 +53,11 @@ MAX_CACHED_REPORTS = 64
 """Audits kept read (a reviewer goes back and forth between a few runs)."""
 MAX_CODE_BYTES = 2_000_000
 """A file at a revision larger than this is shown cut: an agent may have committed anything."""
+MAX_LISTED_RUNS = 1_000_000
+"""Most runs the list reads from a store (a study of every run of a benchmark holds some thousands); a
+store holding more is not opened for review, rather than read whole: it may be a planted one."""
+MAX_FILE_REVISIONS = 10_000
+"""Most revisions of one file read for its history (a run commits a few hundred)."""
 
 
 class ReviewError(Exception):
@@ -262,13 +268,29 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
         study = store.con.execute("SELECT count(*) FROM study_runs").fetchall()[0][0] > 0
         if study:
             columns = study_columns(store, [*LIST_COLUMNS, "strength"])
-            table = store.con.sql(f"SELECT {columns} FROM study_runs ORDER BY run_key").to_arrow_table()
+            table = store.con.sql(
+                f"SELECT {columns} FROM study_runs ORDER BY run_key LIMIT {MAX_LISTED_RUNS + 1}"
+            ).to_arrow_table()
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
+            if frame.height > MAX_LISTED_RUNS:
+                raise TooManyRows(f"its study: more than {MAX_LISTED_RUNS:,} runs; not read")
         else:
-            reports = store.con.execute("SELECT run_id, report FROM audits ORDER BY run_id").fetchall()
+            # every query on a store runs under its deadline (store_bounds); the rows and each audit's
+            # text are bounded here: a store found in a run folder is the agent's to fill
+            reports = bounded_rows(
+                store.con,
+                f"SELECT run_id, {capped('report')}, {too_long('report')} FROM audits ORDER BY run_id",
+                [],
+                "its audits",
+                MAX_LISTED_RUNS,
+            )
             rows = []
-            for run_id, text in reports:
+            for run_id, text, long in reports:
+                if long:
+                    why = f"its stored audit is longer than {MAX_TEXT_CHARS:,} characters; not read"
+                    rows.append(row_from_audit(run_id, "", None, why, {}))
+                    continue
                 try:
                     data = json.loads(text)
                 except (TypeError, json.JSONDecodeError, RecursionError) as exc:
@@ -282,6 +304,8 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
             frame = pl.DataFrame(rows, schema=STUDY_SCHEMA).select([*LIST_COLUMNS, "strength"])
     except duckdb.Error as exc:
         raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
+    except TooManyRows as exc:
+        raise ReviewError(f"{store.path}: {exc}") from exc
     if frame.is_empty():
         return study, frame
     return study, frame.with_columns(disagrees=pl.col("quadrant").is_in(DISAGREEING).fill_null(False))
@@ -318,13 +342,14 @@ def read_audit(data: object, what: str) -> AuditReport | Unread:
 
 def _report(host: StoreHost, store_path: Path, study: bool, run_key: str) -> AuditReport | Unread:
     """Read one run's audit from the store through the schema (:func:`read_audit`)."""
-    sql = (
-        "SELECT report FROM study_runs WHERE run_key = ?"
-        if study
-        else "SELECT report FROM audits WHERE run_id = ?"
-    )
+    table, key = ("study_runs", "run_key") if study else ("audits", "run_id")
+    sql = f"SELECT {capped('report')}, {too_long('report')} FROM {table} WHERE {key} = ? LIMIT 1"
     with host.open(store_path, read_only=True, wait_s=STORE_WAIT_S) as store:
         found = store.con.execute(sql, [run_key]).fetchall()
+    if found and found[0][1]:
+        return Unread(
+            f"{store_path}: the audit of {run_key} is longer than {MAX_TEXT_CHARS:,} characters; not read"
+        )
     if not found or found[0][0] is None:
         return NOT_AUDITED
     try:
@@ -342,7 +367,8 @@ def _file_rows(host: StoreHost, store_path: str, run_id: str, path: str) -> list
             rows = store.con.execute(
                 "SELECT r.seq, r.sha, f.blob_sha FROM files f JOIN revisions r "
                 "ON r.run_id = f.run_id AND r.seq = f.revision_seq "
-                "WHERE f.run_id = ? AND f.path = ? AND f.blob_sha IS NOT NULL ORDER BY r.seq",
+                "WHERE f.run_id = ? AND f.path = ? AND f.blob_sha IS NOT NULL ORDER BY r.seq"
+                f" LIMIT {MAX_FILE_REVISIONS}",
                 [run_id, path],
             ).fetchall()
     except (StoreError, duckdb.Error):

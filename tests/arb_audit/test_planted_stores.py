@@ -22,7 +22,8 @@ import arb_audit
 from arb_audit.cache_dirs import cache_root
 from arb_audit.model import ArtifactManifest, FileDigest, RunInfo, Submission, TensorDigest
 from arb_audit.store import MAX_MANIFEST_TENSORS, RunStore, StoreHost, StoreUnusable, UnkeyedManifest
-from arb_audit.store_bounds import MAX_ROWS, TooManyRows, bounded_rows, connect_config
+from arb_audit.store_bounds import MAX_ROWS, MAX_TEXT_CHARS, TooManyRows, bounded_rows, connect_config
+from arb_audit.tui.session import MAX_LISTED_RUNS, ReviewError, ReviewSession, Unread
 from tests.reference.recordings import copy_out
 from tests.test_cli import MakeRun, run_cli
 
@@ -225,3 +226,37 @@ def test_a_kept_manifest_is_trusted_only_under_this_users_key(tmp_path: Path) ->
         )
         with pytest.raises(StoreUnusable, match="more than"):
             store.keyed_manifest("b" * 64)
+
+
+@pytest.mark.slow  # a 64 MB audit and a million rows written: some 10 s
+def test_the_desk_reads_a_planted_run_store_within_bounds(tmp_path: Path) -> None:
+    store = tmp_path / "run.duckdb"
+    with RunStore.open(store) as opened:
+        # an audit's text past the bound is listed as not read, never loaded
+        opened.con.execute(
+            "INSERT INTO audits (run_id, report) VALUES ('huge', '\"' || repeat('x', ?) || '\"')",
+            [MAX_TEXT_CHARS + 1],
+        )
+    session = ReviewSession.open(store, "ann")
+    assert session.runs["run_key"].to_list() == ["huge"]
+    assert "longer than" in str(session.runs["error"][0])
+    found = session.report("huge")
+    assert isinstance(found, Unread) and "longer than 67,108,864 characters; not read" in found.problem
+    with RunStore.open(store) as opened:
+        opened.con.execute(
+            "INSERT INTO audits (run_id) SELECT 'r' || range FROM range(?)", [MAX_LISTED_RUNS + 1]
+        )
+    started = time.monotonic()
+    with pytest.raises(ReviewError, match="its audits: more than 1,000,000 rows; not read"):
+        ReviewSession.open(store, "ann")
+    assert time.monotonic() - started < BOUND_S
+
+
+def test_verify_checks_no_more_runs_of_a_store_than_a_store_holds(tmp_path: Path) -> None:
+    store = tmp_path / "run.duckdb"
+    with RunStore.open(store) as opened:
+        opened.con.execute("INSERT INTO runs (run_id) SELECT 'r' || range FROM range(10001)")
+    started = time.monotonic()
+    code, _, err = run_cli("verify", str(store))
+    assert code == 2 and "its runs: more than 10,000 rows; not read" in err
+    assert time.monotonic() - started < BOUND_S
