@@ -114,15 +114,18 @@ class ReviewSession:
     @classmethod
     def open(cls, path: Path, reviewer: str, *, blind: bool = False) -> ReviewSession:
         """Open ``path`` (a study store, a run store or a run folder) for review by ``reviewer``."""
+        audited: str | None = None
         if path.is_dir():
-            path = _audited_store(path)
+            path, audited = _audited_store(path)
         if not path.is_file():
             raise ReviewError(f"{path}: no such store or run folder")
         # Read-only: a DuckDB file that is not arb-audit's is refused untouched, not migrated; an older
         # store is migrated by the first verdict appended to it.
         host = StoreHost()
         with host.open(path, read_only=True) as store:
-            study, runs = _list_runs(store)
+            # a run folder's store can hold rows the agent wrote (other runs' audits, a study's rows):
+            # only the run just audited, whose row the audit keyed, is reviewed from it
+            study, runs = _list_runs(store, only=audited)
             ledger = _ledger(store)
         if runs.is_empty():
             raise ReviewError(
@@ -249,23 +252,26 @@ class ReviewSession:
         return None if data is None else shown_text(data, path)[:MAX_CODE_BYTES]
 
 
-def _audited_store(run_dir: Path) -> Path:
-    """Audit ``run_dir`` (as ``arb-audit RUN_DIR`` does) and return the store it wrote."""
+def _audited_store(run_dir: Path) -> tuple[Path, str]:
+    """Audit ``run_dir`` (as ``arb-audit RUN_DIR`` does); return the store it wrote and the run's id."""
     from arb_audit.pipeline import audit
 
     try:
         report = audit(run_dir)
     except (ValueError, StoreError) as exc:  # NoRunFound is a ValueError
         raise ReviewError(str(exc)) from exc
-    return Path(report.run.store_path or "")
+    return Path(report.run.store_path or ""), report.run.run_id
 
 
-def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
-    """Return whether the store is a study, and its runs for the list (without their whole audits)."""
+def _list_runs(store: RunStore, only: str | None = None) -> tuple[bool, pl.DataFrame]:
+    """Return whether the store is a study, and its runs for the list (without their whole audits).
+
+    ``only``: the store is a run store, and only that run's audit is listed.
+    """
     try:
         if "m007_study_runs" not in store.applied_migrations():
             raise ReviewError(f"{store.path}: an arb-audit store older than this reviewer; audit it again")
-        study = store.con.execute("SELECT count(*) FROM study_runs").fetchall()[0][0] > 0
+        study = only is None and store.con.execute("SELECT count(*) FROM study_runs").fetchall()[0][0] > 0
         if study:
             columns = study_columns(store, [*LIST_COLUMNS, "strength"])
             table = store.con.sql(
@@ -280,8 +286,9 @@ def _list_runs(store: RunStore) -> tuple[bool, pl.DataFrame]:
             # text are bounded here: a store found in a run folder is the agent's to fill
             reports = bounded_rows(
                 store.con,
-                f"SELECT run_id, {capped('report')}, {too_long('report')} FROM audits ORDER BY run_id",
-                [],
+                f"SELECT run_id, {capped('report')}, {too_long('report')} FROM audits"
+                f" WHERE {'run_id = ?' if only is not None else 'true'} ORDER BY run_id",
+                [only] if only is not None else [],
                 "its audits",
                 MAX_LISTED_RUNS,
             )

@@ -260,3 +260,19 @@ def test_verify_checks_no_more_runs_of_a_store_than_a_store_holds(tmp_path: Path
     code, _, err = run_cli("verify", str(store))
     assert code == 2 and "its runs: more than 10,000 rows; not read" in err
     assert time.monotonic() - started < BOUND_S
+
+
+@pytest.mark.slow  # a whole audit: some 6 s
+def test_the_desk_reviews_a_run_folder_by_its_own_audit_not_the_rows_planted_beside_it(
+    make_run: MakeRun,
+) -> None:
+    run = make_run("improves")
+    store = run / ".arb-audit" / "run.duckdb"
+    store.parent.mkdir()
+    with RunStore.open(store) as opened:
+        opened.con.execute("INSERT INTO audits (run_id, report) VALUES ('forged', '{}')")
+        opened.con.execute("INSERT INTO study_runs (run_key, run_id) VALUES ('forged', 'forged')")
+    session = ReviewSession.open(run, "ann")
+    assert not session.study
+    (key,) = session.runs["run_key"].to_list()
+    assert key != "forged" and session.audit(key) is not None
