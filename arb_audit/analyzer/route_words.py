@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from arb_audit.analyzer.detectors.gradient_step import GradientStep
+from arb_audit.analyzer.detectors.gradient_step import CRITIC_UPDATES, GradientStep
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
 from arb_audit.analyzer.detectors.merge import FOLD_METHODS
 from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
@@ -84,6 +84,10 @@ def possible_routes(text: str) -> frozenset[str]:
                 found.add(named[0])
                 if named[0] in ("GRPO", "PPO") and _ENVIRONMENT.search(text):
                     found.add("ONLINE_RL")
+    if any(f"{name}(" in text for name in CRITIC_UPDATES):
+        found.add("PPO")  # a worker's critic update: the actor-critic family
+        if _ENVIRONMENT.search(text):
+            found.add("ONLINE_RL")
     if "Trainer" not in text:
         return frozenset(found)
     interactive = _ENVIRONMENT.search(text) is not None

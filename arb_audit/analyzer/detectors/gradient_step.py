@@ -21,6 +21,11 @@ RESOLVED_LAST = frozenset(q.rsplit(".", 1)[-1] for q in (*AUTOGRAD, *GRAD_TRANSF
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
+POLICY_UPDATES = frozenset({"update_policy", "update_actor"})
+"""Methods of RL workers that run the policy's optimisation step on a batch of rollouts (verl's
+``actor.update_policy(data)``): a gradient step whose loss lives in the worker's class."""
+CRITIC_UPDATES = frozenset({"update_critic"})
+"""Methods of RL workers that fit a value model: a learned critic is the actor-critic (PPO) family."""
 REMOTE_STEPS = frozenset({"forward_backward", "forward_backward_async"})
 """Methods of remote-training clients that run a forward and backward pass on a training service
 (Tinker's ``TrainingClient.forward_backward(data, loss_fn=...)``, SkyRL's workers)."""
@@ -104,6 +109,9 @@ class GradientStep(RouteDetector):
         "forward_backward",
         "optim.",
         "loss",
+        "update_policy",
+        "update_actor",
+        "update_critic",
     )
     LOSS_TRIGGERS = (
         *("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss"),
@@ -120,6 +128,7 @@ class GradientStep(RouteDetector):
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("model.train()\nmodel.eval()\n"),
+        Valid("def update_policy(self, data):\n    return data\n"),
         Valid("class Metrics(Base):\n    def loss(self, batch):\n        return self.model(**batch).loss\n"),
         Valid(
             "import torch\noptimizer = torch.optim.AdamW(params)\n"
@@ -271,6 +280,13 @@ class GradientStep(RouteDetector):
         Invalid("out = self.policy.forward_backward(batch)\nself.policy.optim_step()\n", "gradient_step"),
         Invalid(
             "loss_fn = ClippedPGLossFn(cfg)\nresults = policy.train(train_data, loss_fn)\n", "gradient_step"
+        ),
+        Invalid(
+            "class Worker:\n    def update_actor(self, data):\n"
+            "        return self.actor.update_policy(data=data)\n"
+            "    def update_critic(self, data):\n        return self.critic.update_critic(data=data)\n",
+            "gradient_step",
+            "ppo",
         ),
         Invalid(
             "class NLLTrainer(AccelerateRLTrainer):\n    def loss(self, batch):\n"
@@ -454,6 +470,11 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, self._statement(), [], f"{name}() of a trainer"))
             elif isinstance(receiver, cst.Name):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
+        elif name in POLICY_UPDATES and isinstance(node.func, cst.Attribute):
+            self.steps.append((node, self._statement(), [], f"{name}(): a worker's policy update"))
+        elif name in CRITIC_UPDATES and isinstance(node.func, cst.Attribute):
+            message = f"{name}(): a learned value model, the actor-critic (PPO) family"
+            self.report(node, "gradient_step", message, kind="ppo", variant="ppo", on_policy=True)
         elif name == "apply_updates" or "optax.apply_updates" in names:
             self.steps.append((node, self._statement(), [], "an optimiser update"))
         elif name in REMOTE_STEPS:
