@@ -15,10 +15,10 @@ a field's meaning does, and the new meaning can only be had from the run itself.
   :func:`arb_audit.audit` audit the run again and keep the new record in its place;
 - a study row (``study_runs.report``) is audited anew by the next ``arb-audit ingest`` even when its
   run folder is unchanged (:func:`arb_audit.study.fingerprints`); until then the reviewer's desk shows
-  it as a problem naming its version, the data tables (``arb-audit export``) leave it out and say so,
-  and the study site writes no page for it and says so. The paper tables, the figures and the site's
-  index read a row's headline columns (the figures its JSON too) as they are: ingest again after
-  upgrading arb-audit before drawing them.
+  it as a problem naming its version, and :func:`arb_audit.study.load_study`, which the paper tables,
+  the figures, the data tables and the site read a study through, reads it as a run not audited
+  (its ``error`` names the version, its headline columns are empty): the tables count it so, the
+  figures, the data tables (``arb-audit export``) and the site's pages leave it out, and each says so.
 
 pydantic v2, not msgspec, measured in ``benchmarks/bench_schema.py``: for a 150-submission run both
 validate and serialise in a few milliseconds (msgspec is ~4x faster, pydantic ~1.5x the cost of

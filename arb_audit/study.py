@@ -173,15 +173,55 @@ def study_columns(store: RunStore, names: Iterable[str]) -> str:
     )
 
 
+AUDIT_COLUMNS = tuple(
+    c
+    for c in STUDY_SCHEMA
+    if c not in ("run_key", "fingerprint", "ingested_at", "error", "run_id", "format", "report", *CELL_KEYS)
+)
+"""The headline columns a row's audit fills: what they mean is what its schema version meant."""
+_VERSION = "_schema_version"
+
+
 def load_study(path: Path | str) -> pl.DataFrame:
-    """Read a study store's runs as a polars DataFrame (the columns of :data:`STUDY_SCHEMA`)."""
+    """Read a study store's runs as a polars DataFrame (the columns of :data:`STUDY_SCHEMA`).
+
+    A row whose audit is of another schema version (an older arb-audit's, or no audit's JSON) is read as
+    a run not audited: ``error`` says why and to ingest it again, its headline columns
+    (:data:`AUDIT_COLUMNS`) are empty, so no table or figure reads them as this version's. Its ``report``
+    is kept as stored: whatever reads it validates it (:class:`arb_audit.schema.AuditReport` refuses
+    it), and says so (:func:`older_audits` lists those rows).
+    """
     with RunStore.open(Path(path), read_only=True) as store:
         try:
             table = store.con.sql(
-                f"SELECT {study_columns(store, STUDY_SCHEMA)} FROM study_runs ORDER BY run_key"
+                f"SELECT {study_columns(store, STUDY_SCHEMA)},"
+                f" try(json_extract(report, '$.schema_version'))::VARCHAR AS {_VERSION}"
+                " FROM study_runs ORDER BY run_key"
             ).to_arrow_table()
         except duckdb.Error as exc:
             raise StoreError(f"{path}: not a study store (arb-audit ingest makes one): {exc}") from exc
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
-    return frame.cast(STUDY_SCHEMA)
+    version = pl.col(_VERSION)
+    older = pl.col("report").is_not_null() & (version.fill_null("") != str(SCHEMA_VERSION))
+    why = (
+        pl.when(version.is_null())
+        .then(pl.lit("its stored audit is not an audit's JSON"))
+        .otherwise(pl.concat_str(pl.lit("its stored audit is of schema version "), version))
+    )
+    frame = frame.with_columns(
+        pl.when(older)
+        .then(pl.concat_str(why, pl.lit(f", not {SCHEMA_VERSION}: ingest it again to audit it anew")))
+        .otherwise(pl.col("error"))
+        .alias("error"),
+        *(pl.when(older).then(None).otherwise(pl.col(c)).alias(c) for c in AUDIT_COLUMNS),
+    )
+    return frame.drop(_VERSION).cast(STUDY_SCHEMA)
+
+
+def older_audits(study: pl.DataFrame) -> list[str]:
+    """Return the run keys of ``study``'s rows (:func:`load_study`) that hold an audit of another version.
+
+    They are the rows with a stored audit that are not audited all the same.
+    """
+    return study.filter(pl.col("error").is_not_null() & pl.col("report").is_not_null())["run_key"].to_list()

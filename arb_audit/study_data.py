@@ -206,7 +206,9 @@ def data_table(name: str, study: pl.DataFrame) -> DataExport:
     schema = {**KEY_COLUMNS, **spec.schema}
     rows: list[dict[str, Any]] = []
     unreadable: list[str] = []
-    for key, text in study.filter(pl.col("error").is_null()).select("run_key", "report").iter_rows():
+    # every stored audit is validated: one of another schema version (load_study marks it not audited)
+    # is named among the unreadable, never read as this version's
+    for key, text in study.filter(pl.col("report").is_not_null()).select("run_key", "report").iter_rows():
         try:
             report = AuditReport.model_validate_json(text or "")
         except (ValidationError, ValueError):

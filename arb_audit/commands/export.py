@@ -76,7 +76,7 @@ def export(
     Exit status 2 when the study or the table cannot be read.
     """
     from arb_audit.store import StoreError
-    from arb_audit.study import load_study
+    from arb_audit.study import load_study, older_audits
     from arb_audit.study_data import DATA_TABLES
     from arb_audit.taxonomy.labels import DEFAULT_LABELS, load_labels
     from arb_audit.taxonomy.render import TableOptions, latex_layout, write
@@ -122,6 +122,12 @@ def export(
                 notes=notes,
                 labels=load_labels(labels_file) if labels_file else DEFAULT_LABELS,
             )
+            if older := older_audits(frame):
+                click.echo(
+                    f"arb-audit export: warning: {len(older)} run(s) counted as not audited: their stored"
+                    f" audit is not of this arb-audit's schema (ingest them again), e.g. {older[0]}",
+                    err=True,
+                )
             computed, spec = table(table_name, frame), TABLES[table_name]
             if fmt == "latex":
                 layout = latex_layout(computed, spec, options)

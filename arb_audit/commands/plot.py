@@ -65,7 +65,7 @@ def plot(
         click.echo(missing("arb-audit plot", exc.name or "matplotlib"), err=True)
         sys.exit(2)
     from arb_audit.store import StoreError
-    from arb_audit.study import load_study
+    from arb_audit.study import load_study, older_audits
     from arb_audit.taxonomy.labels import DEFAULT_LABELS, load_labels
 
     if figure_name not in FIGURES:
@@ -90,6 +90,12 @@ def plot(
         _fail(str(exc))
     if frame.is_empty():
         _fail(f"{study}: holds no ingested runs (arb-audit ingest RUN_DIR... --study)")
+    if older := older_audits(frame):
+        click.echo(
+            f"arb-audit plot: warning: {len(older)} run(s) left out: their stored audit is not of this"
+            f" arb-audit's schema (ingest them again), e.g. {older[0]}",
+            err=True,
+        )
     try:
         save(figure(figure_name, frame, options), output)
     except ValueError as exc:

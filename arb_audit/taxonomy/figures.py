@@ -360,7 +360,11 @@ Run = tuple[float | None, list[Attempt], str]
 
 
 def _runs_by_task(study: pl.DataFrame, order: Sequence[str] | None = None) -> dict[str, list[Run]]:
-    """Return the audited runs that submitted, by task (sorted, or in ``order``)."""
+    """Return the audited runs that submitted, by task (sorted, or in ``order``).
+
+    Only a row without ``error`` is read: ``load_study`` gives one holding an audit of another schema
+    version an error, so its JSON is never read as this version's.
+    """
     rows = (
         study.filter(pl.col("error").is_null() & pl.col("report").is_not_null())
         .with_columns(pl.col("task").fill_null("—"))
