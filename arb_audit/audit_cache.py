@@ -42,7 +42,7 @@ from arb_audit.cache_dirs import cache_root
 from arb_audit.chain import submission_chain_break
 from arb_audit.model import STORE_DIRNAME
 from arb_audit.schema import SCHEMA_VERSION, AuditReport
-from arb_audit.store_bounds import StoreError
+from arb_audit.store_bounds import StoreError, capped
 
 CODE_PACKAGES = ("arb_audit", "arb_audit.collectors", "arb_audit.analyzer", "arb_audit.taxonomy")
 """The packages whose code makes an audit (the TUI and the runner only read or write runs)."""
@@ -243,8 +243,11 @@ def kept_in(con: duckdb.DuckDBPyConnection, key: str | None) -> AuditReport | No
     if key is None:
         return None
     try:
+        # texts past the bound read as NULL, and so as no kept audit (the store may be the agent's)
         found = con.execute(
-            "SELECT run_id, report, depends, mac FROM audits WHERE input_key = ? LIMIT 1", [key]
+            f"SELECT run_id, {capped('report')}, {capped('depends')}, mac FROM audits"
+            " WHERE input_key = ? LIMIT 1",
+            [key],
         ).fetchall()
         if not found:
             return None

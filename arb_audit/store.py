@@ -60,6 +60,7 @@ from arb_audit.store_bounds import (
     MAX_ROWS,
     TooManyRows,
     bounded_rows,
+    capped,
     connect_config,
     lock_down,
     refusal_message,
@@ -808,7 +809,8 @@ class RunStore:
         self.con.register("_arb_keys", frame)
         try:
             rows = self._rows(
-                "SELECT c.blob_sha, c.file_kind, c.result, c.mac FROM classifications c"
+                # a result past the bound is NULL, and so not trusted: the file is classified anew
+                f"SELECT c.blob_sha, c.file_kind, {capped('c.result')}, c.mac FROM classifications c"
                 " JOIN _arb_keys k USING (blob_sha, file_kind) WHERE c.analyzer_version = ?",
                 [version],
             )

@@ -22,7 +22,15 @@ import arb_audit
 from arb_audit.cache_dirs import cache_root
 from arb_audit.model import ArtifactManifest, FileDigest, RunInfo, Submission, TensorDigest
 from arb_audit.store import MAX_MANIFEST_TENSORS, RunStore, StoreHost, StoreUnusable, UnkeyedManifest
-from arb_audit.store_bounds import MAX_ROWS, MAX_TEXT_CHARS, TooManyRows, bounded_rows, connect_config
+from arb_audit.store_bounds import (
+    MAX_ROWS,
+    MAX_TEXT_CHARS,
+    TooManyRows,
+    bounded_rows,
+    capped,
+    connect_config,
+    too_long,
+)
 from arb_audit.tui.session import MAX_LISTED_RUNS, ReviewError, ReviewSession, Unread
 from tests.reference.recordings import copy_out
 from tests.test_cli import MakeRun, run_cli
@@ -276,3 +284,11 @@ def test_the_desk_reviews_a_run_folder_by_its_own_audit_not_the_rows_planted_bes
     assert not session.study
     (key,) = session.runs["run_key"].to_list()
     assert key != "forged" and session.audit(key) is not None
+
+
+def test_a_text_past_the_bound_reads_as_null_and_says_so() -> None:
+    with duckdb.connect() as con:
+        sql = f"SELECT {capped('t')}, {too_long('t')} FROM (SELECT repeat('a', ?) AS t)"
+        assert con.execute(sql, [MAX_TEXT_CHARS + 1]).fetchall() == [(None, True)]
+        assert con.execute(sql, [3]).fetchall() == [("aaa", False)]
+        assert con.execute(f"SELECT {capped('NULL')}, {too_long('NULL')}").fetchall() == [(None, False)]
