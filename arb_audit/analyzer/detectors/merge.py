@@ -14,7 +14,22 @@ MERGE_WORDS = frozenset({"merge", "merging"})
 """Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
 WEIGHT_WORDS = frozenset({"model", "models", "weights", "checkpoint", "checkpoints", "lora", "adapter"})
 """What a call must name (in its own name or its keywords) besides merging, to combine weights."""
-SHARD_WORDS = frozenset({"fsdp", "shard", "shards", "sharded", "distributed", "dcp", "zero"})
+SHARD_WORDS = frozenset(
+    {
+        "fsdp",
+        "shard",
+        "shards",
+        "sharded",
+        "distributed",
+        "dcp",
+        "zero",
+        "tp",
+        "pp",
+        "parallel",
+        "rank",
+        "ranks",
+    }
+)
 """Shards of one model put back together: a format conversion, not a merge of models."""
 
 
@@ -39,6 +54,11 @@ class Merge(RouteDetector):
         Valid("merged = {**a, **b}\n"),
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
+        Valid(
+            "def load_and_merge_models(tp_ckpt_name, out):\n"
+            "    parts = [torch.load(f) for f in tp_ckpt_name]\n"
+            "    torch.save(join(parts), out)\nload_and_merge_models(ckpt, out)\n"
+        ),
         Valid(
             "def unused(model):\n    merge_lora_weights(model)\n"
             "def convert(p):\n    return p\nif __name__ == '__main__':\n    convert(x)\n"
@@ -81,10 +101,14 @@ class Merge(RouteDetector):
         """How often each name occurs (a function's own definition counts once)."""
         self.main_guard = False
         """The file runs as a script (``if __name__ == "__main__":``)."""
+        self.parameters: dict[str, set[str]] = {}
+        """Words of the parameters of each top-level function the file defines (what it is given)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
             self.function = node.name.value
+            params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+            self.parameters[node.name.value] = {w for p in params for w in words(p.name.value)}
         self.depth += 1
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -127,7 +151,12 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for node, statement, function, callee, named in self.named:
+        for node, statement, function, callee, said in self.named:
+            # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
+            # the tensor-parallel shards of one model)
+            named = said | self.parameters.get(callee, set())
+            if named & SHARD_WORDS:
+                continue
             if self.main_guard and function is not None and self.used.get(function, 0) <= 1:
                 continue  # inside a function the script never calls
             variant = "lora_fold" if named & {"lora", "adapter"} else "merge_function"
