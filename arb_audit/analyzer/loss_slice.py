@@ -80,6 +80,22 @@ DPO_VARIANTS = ("kto", "ipo", "orpo", "simpo", "cpo", "spin")
 PG_VARIANTS = (("rloo", "rloo"), ("reinforce", "reinforce"), ("remax", "remax"))
 
 
+POLICY_LOSS_WORDS = frozenset({"policy", "pg", "actor"})
+ACTOR_CRITIC_WORDS = frozenset({"value", "vf", "critic"})
+"""With ``loss``, words of an identifier that names a policy-gradient loss or a learned critic's."""
+
+
+def names_rl_loss(identifier: str) -> bool:
+    """Say whether ``identifier`` names a policy or value loss (``pg_loss``, ``compute_value_loss``)."""
+    found = set(words(identifier))
+    return "loss" in found and bool(found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS))
+
+
+def _note_rl_loss(f: Features, identifier: str) -> None:
+    if names_rl_loss(identifier):
+        f.named_rl_losses.add(identifier)
+
+
 FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
 """The weakest form: a loss only known to come out of a model's forward pass (SFT when nothing else
 says what that model computes)."""
@@ -184,6 +200,8 @@ class Features:
     two members of a pair compared."""
     model_forward: bool = False
     """The loss comes out of a forward pass of the file's model object (its own language-model loss)."""
+    named_rl_losses: set[str] = field(default_factory=set)
+    """Identifiers that name a policy-gradient or value loss (``policy_loss``, ``compute_value_loss``)."""
     nodes: int = 0
     """Nodes read."""
     kept: set[str] = field(default_factory=set)
@@ -247,6 +265,13 @@ def loss_form(f: Features) -> Verdict:
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
         why = "advantages from a value baseline" if critic else "log-probabilities weighted by advantages"
         return Verdict("ppo", variant, None, f"{why} (policy gradient)")
+    if f.named_rl_losses:
+        # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is
+        critic = any(set(words(n)) & ACTOR_CRITIC_WORDS for n in f.named_rl_losses)
+        named = ", ".join(sorted(f.named_rl_losses)[:2])
+        return Verdict(
+            "ppo", "ppo" if critic else None, None, f"a loss the code calls {named} (policy gradient)"
+        )
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
@@ -289,6 +314,7 @@ class Slice:
                 f.nodes += 1
                 if isinstance(node, cst.Name):
                     f.words.update(words(node.value))
+                    _note_rl_loss(f, node.value)
                     for key in ((scope, node.value), (0, node.value)):
                         if key not in seen_names and key in self.assigns:
                             seen_names.add(key)
@@ -296,6 +322,7 @@ class Slice:
                 elif isinstance(node, cst.Attribute):
                     attr = node.attr.value
                     f.words.update(words(attr))
+                    _note_rl_loss(f, attr)
                     if isinstance(node.value, cst.Name) and node.value.value == "self":
                         key = (-1, attr)
                         if key not in seen_names and attr in self.attributes:

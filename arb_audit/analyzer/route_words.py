@@ -28,6 +28,7 @@ from arb_audit.analyzer.detectors.subprocess_launch import SubprocessLaunch
 from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
 from arb_audit.analyzer.detectors.weight_average import WeightAverage
 from arb_audit.analyzer.frameworks import IMPORT_WORDS
+from arb_audit.analyzer.loss_slice import names_rl_loss
 from arb_audit.analyzer.routes import ROUTE_KINDS
 from arb_audit.analyzer.trainers import LABEL_KINDS, TRAINERS, TRAINING_LIBRARIES, route_word, trainer_named
 from arb_audit.taxonomy.routes import POLICY_GRADIENT, label_of
@@ -84,6 +85,8 @@ def possible_routes(text: str) -> frozenset[str]:
                 found.add(named[0])
                 if named[0] in ("GRPO", "PPO") and _ENVIRONMENT.search(text):
                     found.add("ONLINE_RL")
+    if "loss" in text.lower() and any(names_rl_loss(w) for w in set(_WORD.findall(text))):
+        found.add("PPO")  # a loss the code names a policy or value loss (loss_slice)
     if any(f"{name}(" in text for name in CRITIC_UPDATES):
         found.add("PPO")  # a worker's critic update: the actor-critic family
         if _ENVIRONMENT.search(text):

@@ -426,3 +426,13 @@ def test_a_loss_known_only_from_a_model_forward_does_not_outrank_the_trainer_nam
     # alone, the same forward-only loss is a supervised one
     alone = classify_path(write(tmp_path, "alone.py", code.replace("AccelerateILQLTrainer", "BaseTrainer")))
     assert [s.kind for s in alone.stages] == ["sft"]
+
+
+def test_a_policy_model_s_own_language_model_loss_stays_supervised(tmp_path: Path) -> None:
+    # "policy" names the model, not the loss: only an identifier that names a policy or value loss
+    # (policy_loss, compute_value_loss) says policy gradient when the form is elsewhere
+    code = (
+        "for batch in loader:\n    loss = policy(**batch).loss\n    loss.backward()\n    optimizer.step()\n"
+    )
+    result = classify_path(write(tmp_path, "sft.py", code))
+    assert [s.kind for s in result.stages] == ["sft"]

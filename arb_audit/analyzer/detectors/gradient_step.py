@@ -289,6 +289,13 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
+            "for batch in loader:\n    policy_loss, stats = self.compute_policy_loss(batch)\n"
+            "    policy_loss.backward()\n    value_loss = self.compute_value_loss(batch)\n"
+            "    value_loss.backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
             "class NLLTrainer(AccelerateRLTrainer):\n    def loss(self, batch):\n"
             "        loss = self.model(input_ids=batch.input_ids, labels=batch.labels).loss\n"
             "        return loss, {'loss': loss.item()}\n",
