@@ -25,6 +25,7 @@ from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
 from arb_audit.analyzer.detectors.merge import FOLD_METHODS
 from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
 from arb_audit.analyzer.detectors.subprocess_launch import SubprocessLaunch
+from arb_audit.analyzer.detectors.tool_feedback import OBSERVATION_TAG
 from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
 from arb_audit.analyzer.detectors.weight_average import WeightAverage
 from arb_audit.analyzer.frameworks import IMPORT_WORDS
@@ -61,9 +62,10 @@ _ENVIRONMENT = re.compile(
     r"\.\s*step\s*\(\s*[^\s)]"  # env.step(action), as MultiTurnLoop counts a step
     + "".join(rf"|\b{re.escape(k)}\s*=" for k in INTERACTIVE_KEYWORDS)
     + "".join(f"|{re.escape(f)}" for f in MULTI_TURN_FLAGS)
+    + f"|(?i:{OBSERVATION_TAG.pattern})"  # a tool's result spliced into the text (ToolFeedback)
 )
 """What makes a policy-gradient stage interactive: an environment stepped with an action, a trainer
-given an environment or tools, a launcher's multi-turn option."""
+given an environment or tools, a launcher's multi-turn option, a tool's result spliced into the text."""
 
 
 def possible_routes(text: str) -> frozenset[str]:
