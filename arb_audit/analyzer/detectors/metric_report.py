@@ -30,7 +30,10 @@ class MetricReport(RouteDetector):
     trains is still decided by its training; this only says what a file without training does.
     """
 
-    TRIGGERS = ("acc", "pass", "win", "elo", "maj", "@")
+    TRIGGERS = (
+        *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
+        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority"),
+    )
 
     VALID = (
         Valid("acc = []\n"),

@@ -34,7 +34,15 @@ class ToolFeedback(RouteDetector):
     not count.
     """
 
-    TRIGGERS = ("turn",)
+    TRIGGERS = tuple(
+        f"<{tag}>"
+        for tag in (
+            *("information", "observation", "obs", "result", "results", "output", "tool_response"),
+            *("tool_result", "interpreter", "execution_result", "search_result", "search_results"),
+            *("document", "documents"),
+        )
+    )
+    """The observation tags themselves: a file without one cannot show this shape."""
 
     VALID = (
         Valid("for turn in range(max_turns):\n    out = model.generate(x)\n"),
