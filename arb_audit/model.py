@@ -930,17 +930,8 @@ class HarnessAccount:
     """The run folder's path on the harness's machine."""
 
     def to_json(self) -> dict[str, Any]:
-        """Return the account as JSON values (the run record keeps it so)."""
+        """Return the account's columns as JSON values (the audit shows them with what it adds)."""
         return {name: getattr(self, name) for name in self.__slots__}
-
-    @classmethod
-    def from_json(cls, data: Any) -> HarnessAccount | None:
-        """Read an account written by :meth:`to_json`; None for anything else."""
-        if not isinstance(data, dict) or not isinstance(data.get("path"), str):
-            return None
-        if not isinstance(data.get("line"), int):
-            return None
-        return cls(**{k: v for k, v in data.items() if k in cls.__slots__})
 
 
 _MOVED_FACTS: dict[str, tuple[str, str]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 from pydantic import ValidationError
@@ -232,3 +233,14 @@ def test_an_older_stores_iteration_fields_read_into_the_typed_fields(tmp_path: P
         [back] = store.load_record("r").reports
     assert (back.improvement, back.best, back.agent_tokens) == (3.7, 66.4, None)
     assert back.labelled == {"config": "lr=2e-5"}
+
+
+def test_the_reports_run_holds_each_fact_as_the_collectors_type_it() -> None:
+    """schema.Run's facts are RunInfo's, typed by the same records: the two cannot drift apart."""
+    typed = get_type_hints(RunInfo)
+    shown = {name: field for name, field in Run.model_fields.items() if name in RUN_FACTS}
+    assert set(shown) == set(RUN_FACTS)
+    for name, field in shown.items():
+        if name != "harness_account":  # the audit shows the account with where it disagrees
+            assert field.annotation == typed[name], name
+            assert field.description, name

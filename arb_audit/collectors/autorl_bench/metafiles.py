@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from arb_audit.collectors.clock import from_epoch
 from arb_audit.collectors.reading import RunFolder, json_number, text_int, text_number
 from arb_audit.model import HarnessAccount
@@ -80,9 +82,9 @@ def read_run_meta(folder: RunFolder) -> RunMeta | None:
     )
 
 
-def read_harness_metrics(folder: RunFolder) -> dict[str, Any] | None:
+def read_harness_metrics(folder: RunFolder) -> dict[str, JsonValue] | None:
     """Read reports/metrics.json as the harness computed it (kept for comparison, not trusted)."""
-    data: dict[str, Any] | None = folder.read_json(METRICS, expect=dict)
+    data: dict[str, JsonValue] | None = folder.read_json(METRICS, expect=dict)
     return data
 
 
