@@ -633,6 +633,25 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "OLMo-core",
+        "olmo_core",
+        (
+            # A TrainerConfig builds the loop; the train module says what it optimises. The transformer
+            # train module is the language-model cross-entropy on the data it is given (pretraining
+            # or supervised fine-tuning alike).
+            Entry("TransformerTrainModuleConfig", "sft"),
+            Entry("TransformerTrainModule", "sft"),
+        ),
+        invalid=(
+            (
+                "from olmo_core.train import train_module as tm\n"
+                "module = tm.TransformerTrainModuleConfig(rank_microbatch_size=8).build(model)\n",
+                "SFT",
+            ),
+        ),
+        valid=("from olmo_core.train import TrainerConfig\ncfg = TrainerConfig(save_folder='out')\n",),
+    ),
+    Framework(
         "trlx",
         "trlx",
         (
