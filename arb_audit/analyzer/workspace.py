@@ -182,6 +182,10 @@ def _used_name(node: ast.AST) -> tuple[str, str | None] | None:
     With it the first attribute taken from it (``vf.GRPOTrainer(...)`` -> ``("vf", "GRPOTrainer")``).
     """
     target: ast.expr | None = None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        # ``getattr(trainers, config.trainer)``: a class picked by name from a module
+        first = node.args[0] if node.args else None
+        return (first.id, None) if isinstance(first, ast.Name) else None
     if isinstance(node, ast.Call):
         target = node.func
     elif isinstance(node, ast.ClassDef) and node.bases:
@@ -292,6 +296,10 @@ def in_workspace(
                 sub = _of_definition(sub, spans_of(module).get(use.symbol))
             if sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
                 adopted.append((use, sub))
+            elif sub.role == "launcher" and len(sub.possible_routes) >= 2 and not own.stages:
+                # a class picked from a module whose code chooses the route by a setting
+                # (``getattr(trainers, config.trainer)``): the route is that setting's choice
+                adopted.append((use, sub))
             elif generic and sub.role == "component" and (given := _given_loss(sub)) is not None:
                 adopted.append((use, given))
         result = _adopt(own, adopted, drop_generic=generic) if adopted else own
@@ -351,6 +359,21 @@ def _adopt(
     ]
     decided: dict[tuple[str, str | None], Stage] = {}
     for use, sub in adopted:
+        if sub.role == "launcher":
+            key = next((f.key for f in sub.findings if f.signal == "dispatch" and f.key), None)
+            findings.append(
+                Finding(
+                    "WorkspaceImport",
+                    "dispatch",
+                    routes=tuple(sub.possible_routes),
+                    default=sub.default_route,
+                    key=key,
+                    message=f"uses {use.name} from {use.module}, whose route a setting chooses",
+                    line=use.line,
+                    excerpt=use.excerpt,
+                )
+            )
+            continue
         for stage in sub.stages:
             decided.setdefault((stage.kind, stage.variant), stage)
             message = f"uses {use.name} from {use.module}, whose code runs {stage.kind}"

@@ -263,3 +263,34 @@ def test_a_generic_trainer_trains_the_loss_of_the_workspace_model_it_is_given(tm
     result = found["train_rm.py"]
     assert result.primary == "REWARD_MODEL" and [s.kind for s in result.stages] == ["reward_model"]
     assert result.stages[0].decided_by == "loss"
+
+
+def test_a_class_picked_by_getattr_from_a_module_that_chooses_the_route_is_config_dependent(
+    tmp_path: Path,
+) -> None:
+    trainers = """
+    import torch.nn.functional as F
+
+    class BasicTrainer:
+        def get_batch_metrics(self, batch, loss_config):
+            if loss_config.name in {"dpo", "ipo"}:
+                losses = -F.logsigmoid(loss_config.beta * ((pc - pr) - (rc - rr)))
+            elif loss_config.name == "sft":
+                losses = -policy_chosen_logps
+            return losses.mean()
+    """
+    train = """
+    import trainers
+
+    def main(config):
+        TrainerClass = getattr(trainers, config.trainer)
+        trainer = TrainerClass(policy, config)
+        trainer.train()
+    """
+    root = _write(tmp_path, {"trainers.py": trainers, "train.py": train})
+    found = _by_name(root)
+    assert found["trainers.py"].primary == "CONFIG_DEPENDENT"
+    result = found["train.py"]
+    assert result.primary == "CONFIG_DEPENDENT" and result.role == "launcher"
+    assert set(result.possible_routes) == {"DPO", "SFT"}
+    assert any(f.detector == "WorkspaceImport" and f.signal == "dispatch" for f in result.findings)

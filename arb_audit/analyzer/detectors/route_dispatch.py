@@ -8,6 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
+from arb_audit.analyzer.loss_slice import words as name_words
 from arb_audit.analyzer.names import is_dead
 from arb_audit.analyzer.trainers import ROUTE_WORDS, route_of_name
 from arb_audit.analyzer.walk import descendants
@@ -88,6 +89,29 @@ def _words(node: cst.BaseExpression) -> list[str]:
     return [word] if word else []
 
 
+OBJECTIVE_WORDS = frozenset({"loss", "objective"})
+"""Words of a setting that names the training objective (``config.loss.name``, ``args.objective``)."""
+
+
+def _chooses_objective(subject: str) -> bool:
+    """Say whether a compared expression is a setting that names the loss (``loss_config.name``)."""
+    return any(OBJECTIVE_WORDS & set(name_words(part)) for part in re.findall(r"\w+", subject))
+
+
+def _computes_loss(body: cst.CSTNode) -> bool:
+    """Say whether a branch binds a loss (``losses = -policy_chosen_logps``)."""
+    for n in descendants(body):
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, cst.AugAssign | cst.AnnAssign):
+            targets = [n.target]
+        else:
+            continue
+        if any(isinstance(t, cst.Name) and {"loss", "losses"} & set(name_words(t.value)) for t in targets):
+            return True
+    return False
+
+
 MANY_ROUTES = 3
 """Distinct routes one setting is compared with that make it a route choice whatever its branches do."""
 
@@ -112,6 +136,7 @@ class RouteDispatch(RouteDetector):
 
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
+        Valid("if args.task == 'dpo':\n    losses = a()\nelif args.task == 'sft':\n    losses = b()\n"),
         Valid(
             "from trl import SFTTrainer\nif args.lora:\n    t = SFTTrainer(model=m, peft_config=p)\n"
             "else:\n    t = SFTTrainer(model=m)\n"
@@ -130,6 +155,13 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "def get_batch_metrics(batch, loss_config):\n"
+            "    if loss_config.name in {'dpo', 'ipo'}:\n        losses = preference_loss(c, r, rc, rr)\n"
+            "    elif loss_config.name == 'sft':\n        losses = -policy_chosen_logps\n",
+            "dispatch",
+            routes=("DPO", "SFT"),
+        ),
         Invalid(
             "from axolotl.core.trainers.grpo import GRPOStrategy\n"
             "from axolotl.core.trainers.dpo import DPOStrategy\n"
@@ -269,8 +301,12 @@ class RouteDispatch(RouteDetector):
                 entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
                 if isinstance(comparison.left, cst.Attribute):
                     entry[3].update(words)  # every route a config field (args.x, cfg.x) is compared with
-                if self._leads_to_training(node.body):
-                    entry[2].update(words)  # those whose branch selects training code
+                if self._leads_to_training(node.body) or (
+                    _chooses_objective(subject) and _computes_loss(node.body)
+                ):
+                    # those whose branch selects training code, or computes the loss a setting that
+                    # names the objective picks (``if loss_config.name == "dpo": losses = ...``)
+                    entry[2].update(words)
 
     def visit_MatchCase(self, node: cst.MatchCase) -> None:
         pattern = node.pattern
