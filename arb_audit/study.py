@@ -14,18 +14,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import polars as pl
 
-from arb_audit.schema import SCHEMA_VERSION
+from arb_audit.schema import SCHEMA_VERSION, AuditReport
 from arb_audit.store import RunStore, StoreError
 from arb_audit.taxonomy.review import analyzer_values
 from arb_audit.taxonomy.tables import CELL_COLUMNS
-
-if TYPE_CHECKING:
-    from arb_audit.schema import AuditReport
+from arb_audit.taxonomy.timelines import FigureData, RunTimeline, TimedSubmission, TimelineStep, instant
 
 CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""
@@ -225,3 +223,49 @@ def older_audits(study: pl.DataFrame) -> list[str]:
     They are the rows with a stored audit that are not audited all the same.
     """
     return study.filter(pl.col("error").is_not_null() & pl.col("report").is_not_null())["run_key"].to_list()
+
+
+def timeline(report: AuditReport) -> RunTimeline:
+    """Copy what the study figures read of an audit into the taxonomy's typed :class:`RunTimeline`."""
+    run, route = report.run, report.route
+    return RunTimeline(
+        started_at=instant(run.started_at),
+        agent_launched_at=instant(run.agent_launched_at),
+        best_seq=report.best.seq if report.best else None,
+        chain_text=route.chain_text,
+        submissions=tuple(
+            TimedSubmission(
+                seq=s.seq,
+                status=s.status,
+                score=s.score,
+                requested_at=instant(s.requested_at),
+                completed_at=instant(s.completed_at),
+                artifact_path=s.artifact_path,
+            )
+            for s in report.submissions
+        ),
+        lineage={
+            path: tuple(TimelineStep(step.kind, step.label) for step in steps)
+            for path, steps in (route.lineage or {}).items()
+        },
+    )
+
+
+def figure_data(study: pl.DataFrame) -> FigureData:
+    """Return what the study figures draw from: ``study`` (:func:`load_study`) and each run's timeline.
+
+    Each row with an audit of this schema version is read back through
+    :class:`arb_audit.schema.AuditReport` (a row of another version already has an ``error``). One whose
+    audit does not validate has no timeline: its run key is in ``unreadable``, the rest go on.
+    """
+    timelines = {}
+    unreadable = []
+    audited = study.filter(pl.col("error").is_null() & pl.col("report").is_not_null())
+    for key, text in audited.select("run_key", "report").iter_rows():
+        try:
+            report = AuditReport.model_validate_json(text)
+        except ValueError:  # pydantic's ValidationError is one
+            unreadable.append(key)
+            continue
+        timelines[key] = timeline(report)
+    return FigureData(study, timelines, tuple(unreadable))

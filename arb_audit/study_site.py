@@ -353,22 +353,31 @@ Page = tuple[str, str, str]
 """A run page to write: the run's key, the page's file name, the run's stored audit (JSON)."""
 
 
-def _draw_figure(study: pl.DataFrame, folder: Path, name: str) -> str | None:
-    """Draw the study figure ``name`` into ``folder`` as PNG; return why not when it has nothing to draw."""
+def _draw_figures(study: pl.DataFrame, folder: Path, names: Iterable[str]) -> list[str | None]:
+    """Draw each study figure of ``names`` into ``folder`` as PNG; per figure, why not when it is not drawn.
+
+    The study's audits are read back (``figure_data``) once for all of them.
+    """
+    from arb_audit.study import figure_data
     from arb_audit.taxonomy.figures import figure, save
 
-    try:
-        save(figure(name, study), folder / f"{name}.png")
-    except ValueError as exc:
-        return f"figure {name}: {exc}"
-    return None
+    data = figure_data(study)  # a run whose audit does not validate is named by its page, not drawn
+    notes: list[str | None] = []
+    for name in names:
+        try:
+            save(figure(name, data), folder / f"{name}.png")
+        except ValueError as exc:
+            notes.append(f"figure {name}: {exc}")
+        else:
+            notes.append(None)
+    return notes
 
 
 def _draw_stored_figure(study_path: Path, folder: Path, name: str) -> str | None:
-    """:func:`_draw_figure` of the study store at ``study_path``, read here (in a worker process)."""
+    """Draw figure ``name`` of the study store at ``study_path``, read here (in a worker process)."""
     from arb_audit.study import load_study
 
-    return _draw_figure(load_study(study_path), folder, name)
+    return _draw_figures(load_study(study_path), folder, [name])[0]
 
 
 def _write_pages(folder: Path, pages: Iterable[Page]) -> list[str]:
@@ -453,7 +462,7 @@ def write_site(study_path: Path, out: Path, *, figures: bool = True, jobs: int |
         unreadable, notes = _write_in_workers(out / "runs", pages, workers, tasks)
     else:
         unreadable = set(_write_pages(out / "runs", pages))
-        notes = [_draw_figure(study, out / "figures", name) for name in captions]
+        notes = _draw_figures(study, out / "figures", captions)
     summary = SiteSummary()
     rows = []
     for row in study.drop("report").iter_rows(named=True):

@@ -65,7 +65,7 @@ def plot(
         click.echo(missing("arb-audit plot", exc.name or "matplotlib"), err=True)
         sys.exit(2)
     from arb_audit.store import StoreError
-    from arb_audit.study import load_study, older_audits
+    from arb_audit.study import figure_data, load_study, older_audits
     from arb_audit.taxonomy.labels import DEFAULT_LABELS, load_labels
 
     if figure_name not in FIGURES:
@@ -96,8 +96,16 @@ def plot(
             f" arb-audit's schema (ingest them again), e.g. {older[0]}",
             err=True,
         )
+    data = figure_data(frame)
+    if data.unreadable:
+        click.echo(
+            f"arb-audit plot: warning: {len(data.unreadable)} run(s) drawn without their submissions: their"
+            f" stored audit does not validate against this arb-audit's schema (ingest them again),"
+            f" e.g. {data.unreadable[0]}",
+            err=True,
+        )
     try:
-        save(figure(figure_name, frame, options), output)
+        save(figure(figure_name, data, options), output)
     except ValueError as exc:
         _fail(f"{study}: {exc}")
     except OSError as exc:

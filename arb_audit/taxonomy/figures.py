@@ -1,14 +1,16 @@
 """The study figures of a paper, declared as data like the tables and drawn with matplotlib.
 
-Each figure is a :class:`FigureSpec` whose ``draw`` turns the study frame (``arb_audit.study.load_study``)
-into a matplotlib :class:`~matplotlib.figure.Figure`; :func:`save` writes it as PDF, PNG or SVG with the
-same bytes every time. The bars and grids count what :mod:`arb_audit.taxonomy.tables` counts, from its own
-functions. Use them directly::
+Each figure is a :class:`FigureSpec` whose ``draw`` turns a study (its frame, ``arb_audit.study.load_study``,
+and its runs' typed timelines, :class:`~arb_audit.taxonomy.timelines.FigureData`) into a matplotlib
+:class:`~matplotlib.figure.Figure`; :func:`save` writes it as PDF, PNG or SVG with the same bytes every
+time. The bars and grids count what :mod:`arb_audit.taxonomy.tables` counts, from its own functions; the
+scores figure places what the timelines hold, never reading an audit's JSON. Use them directly::
 
-    from arb_audit.study import load_study
+    from arb_audit.study import figure_data, load_study
     from arb_audit.taxonomy import figures
 
-    figures.save(figures.figure("scores", load_study("study.duckdb")), Path("scores.pdf"))
+    study = figure_data(load_study("study.duckdb"))
+    figures.save(figures.figure("scores", study), Path("scores.pdf"))
 
 No pyplot: each figure is a plain ``Figure`` on an Agg canvas, so nothing global changes and no window
 opens. Every route label and failure mode has one colour (Okabe–Ito, safe for colour-blind readers), the
@@ -17,11 +19,9 @@ same in every study; a route's is :mod:`arb_audit.taxonomy.palette`'s, as on the
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +43,7 @@ from arb_audit.taxonomy.labels import DEFAULT_LABELS, Labels
 from arb_audit.taxonomy.palette import ROUTE_COLOURS
 from arb_audit.taxonomy.render import BUDGET_PT
 from arb_audit.taxonomy.routes import ROUTE_LABELS, lineage_label
+from arb_audit.taxonomy.timelines import FigureData, RunTimeline
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -169,8 +170,8 @@ class FigureSpec:
     """The name ``arb-audit plot --figure`` takes."""
     caption: str
     """What it shows, one sentence."""
-    draw: Callable[[pl.DataFrame, FigureOptions], Figure]
-    """Study frame and options → the figure; a ValueError says why there is nothing to draw."""
+    draw: Callable[[FigureData, FigureOptions], Figure]
+    """Study frame and timelines, options → the figure; a ValueError says why there is nothing to draw."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,45 +198,32 @@ class Attempt:
         return self.chain[-1] if self.chain and self.chain[-1] in ROUTE_COLOURS else self.route
 
 
-def _instant(text: object) -> datetime | None:
-    """Parse an ISO time from the audit JSON (UTC when it has no offset); None when it is not one."""
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def attempts(report: Mapping[str, Any]) -> list[Attempt]:
+def attempts(timeline: RunTimeline) -> list[Attempt]:
     """Place a run's submissions in time (by request, else completion), scored or not, in time order.
 
     The clock starts when the agent was launched, else when the run started, else at the first
     submission; a submission with no time is left out.
     """
-    run, route = report.get("run") or {}, report.get("route") or {}
-    lineage, best_seq = route.get("lineage") or {}, (report.get("best") or {}).get("seq")
-    submissions = report.get("submissions") or []
-    times = [_instant(s.get("requested_at") or s.get("completed_at")) for s in submissions]
-    origin = _instant(run.get("agent_launched_at")) or _instant(run.get("started_at"))
+    submissions = timeline.submissions
+    times = [s.requested_at or s.completed_at for s in submissions]
+    origin = timeline.agent_launched_at or timeline.started_at
     origin = origin or min((t for t in times if t is not None), default=None)
     placed = []
     for submission, at in zip(submissions, times, strict=True):
         if at is None or origin is None:
             continue
-        score = submission.get("score")
-        scored = submission.get("status") == "scored" and isinstance(score, int | float)
-        steps = lineage.get(submission.get("artifact_path") or "") or []
-        chain = tuple(str(step["label"]) for step in steps if step.get("label"))
+        scored = submission.status == "scored" and submission.score is not None
+        best = submission.seq == timeline.best_seq
+        steps = timeline.lineage.get(submission.artifact_path or "") or ()
+        chain = tuple(step.label for step in steps if step.label)
         placed.append(
             Attempt(
                 minutes=(at - origin).total_seconds() / 60,
-                score=float(score) if scored else None,
-                route=lineage_label(chain, [str(step.get("kind")) for step in steps]),
-                best=scored and submission.get("seq") == best_seq,
+                score=submission.score if scored else None,
+                route=lineage_label(chain, [step.kind for step in steps]),
+                best=scored and best,
                 chain=chain,
-                chain_text=route.get("chain_text") if submission.get("seq") == best_seq else None,
+                chain_text=timeline.chain_text if best else None,
             )
         )
     return sorted(placed, key=lambda a: (a.minutes, a.score is None))
@@ -359,22 +347,25 @@ Run = tuple[float | None, list[Attempt], str]
 """A run as the scores figure draws it: base score, placed submissions, its name."""
 
 
-def _runs_by_task(study: pl.DataFrame, order: Sequence[str] | None = None) -> dict[str, list[Run]]:
+def _runs_by_task(
+    study: pl.DataFrame, timelines: Mapping[str, RunTimeline], order: Sequence[str] | None = None
+) -> dict[str, list[Run]]:
     """Return the audited runs that submitted, by task (sorted, or in ``order``).
 
-    Only a row without ``error`` is read: ``load_study`` gives one holding an audit of another schema
-    version an error, so its JSON is never read as this version's.
+    Only a row without ``error`` is drawn, from its timeline: ``load_study`` gives one holding an audit
+    of another schema version an error, and ``figure_data`` reads the others through the schema.
     """
     rows = (
         study.filter(pl.col("error").is_null() & pl.col("report").is_not_null())
         .with_columns(pl.col("task").fill_null("—"))
         .sort("task", "run_key")
-        .select("task", "base_score", "report", "run_key")
+        .select("task", "base_score", "run_key")
         .iter_rows()
     )
     runs: dict[str, list[Run]] = {}
-    for task, base, report, key in rows:
-        placed = attempts(json.loads(report))
+    for task, base, key in rows:
+        timeline = timelines.get(key)
+        placed = attempts(timeline) if timeline is not None else []
         if placed:
             runs.setdefault(task, []).append((base, placed, PurePath(str(key)).name))
     if order is not None:
@@ -481,7 +472,7 @@ def _draw_runs(ax: Axes, runs: Sequence[tuple[list[Attempt], str | None]]) -> No
             )
 
 
-def draw_scores(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
+def draw_scores(data: FigureData, options: FigureOptions | None = None) -> Figure:
     """Draw score against wall-clock minutes, one panel per task, one line per run.
 
     Each scored submission is a marker in the colour of its artifact's route label; the run's best is
@@ -492,7 +483,7 @@ def draw_scores(study: pl.DataFrame, options: FigureOptions | None = None) -> Fi
     markers that would coincide are set apart in time.
     """
     options = options or FigureOptions()
-    runs = _runs_by_task(_tasks(study, options), options.tasks)
+    runs = _runs_by_task(_tasks(data.study, options), data.timelines, options.tasks)
     if not runs:
         raise ValueError("no audited runs with submissions to plot")
     fig, axes = _new_figure(len(runs), 2.35, 1.9, width=options.width)
@@ -539,7 +530,7 @@ def _route_counts(study: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return counts
 
 
-def draw_routes(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
+def draw_routes(data: FigureData, options: FigureOptions | None = None) -> Figure:
     """Draw route adoption per task: in how many cells each route label was written, attempted, adopted.
 
     The counts are ``arb_audit.taxonomy.tables.routes`` (one task at a time, levels and scaffolds added
@@ -547,7 +538,7 @@ def draw_routes(study: pl.DataFrame, options: FigureOptions | None = None) -> Fi
     written are left out.
     """
     options = options or FigureOptions()
-    counts = _route_counts(_tasks(study, options))
+    counts = _route_counts(_tasks(data.study, options))
     if options.tasks is not None:
         counts = {t: counts[t] for t in options.tasks if t in counts}
     if not counts:
@@ -585,7 +576,7 @@ def draw_routes(study: pl.DataFrame, options: FigureOptions | None = None) -> Fi
     return fig
 
 
-def draw_failures(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
+def draw_failures(data: FigureData, options: FigureOptions | None = None) -> Figure:
     """Draw failure modes per stack (scaffold × driver): runs stacked by their first failure.
 
     The counts are ``arb_audit.taxonomy.tables.failures`` by stack, runs that could not be audited
@@ -593,7 +584,7 @@ def draw_failures(study: pl.DataFrame, options: FigureOptions | None = None) -> 
     few runs, fewer ticks and counts only in segments wide enough to hold them for many.
     """
     options = options or FigureOptions()
-    frame = tables.failures(_tasks(study, options)).filter(pl.col("by") == "stack")
+    frame = tables.failures(_tasks(data.study, options)).filter(pl.col("by") == "stack")
     if frame.is_empty():
         raise ValueError("no runs to plot")
     stacks = sorted(frame["group"].unique())
@@ -651,14 +642,14 @@ def _quadrant_grids(study: pl.DataFrame) -> list[tuple[str, list[list[int]], int
     return grids
 
 
-def draw_quadrants(study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
+def draw_quadrants(data: FigureData, options: FigureOptions | None = None) -> Figure:
     """Draw the quadrant grid: runs by score up (beyond noise) × intended training adopted, per task.
 
     The counts are ``arb_audit.taxonomy.tables.quadrants`` added up over stacks; the shading is shared
     by every panel, and runs whose quadrant could not be decided are counted under their panel.
     """
     options = options or FigureOptions()
-    grids = _quadrant_grids(_tasks(study, options))
+    grids = _quadrant_grids(_tasks(data.study, options))
     top = max(1, *(count for _, grid, _ in grids for row in grid for count in row))
     rows = [_label(c.split("+")[0]) for c in tables.QUADRANT_CELLS[::2]]
     cols = [_label(c.split("+")[1]) for c in tables.QUADRANT_CELLS[:2]]
@@ -705,15 +696,17 @@ FIGURES: dict[str, FigureSpec] = {
 """Every figure ``arb-audit plot`` makes."""
 
 
-def figure(name: str, study: pl.DataFrame, options: FigureOptions | None = None) -> Figure:
-    """Draw figure ``name`` of a study frame, its caption as its label; a KeyError lists the figures.
+def figure(name: str, data: FigureData, options: FigureOptions | None = None) -> Figure:
+    """Draw figure ``name`` of a study (``arb_audit.study.figure_data``), its caption as its label.
+
+    A KeyError lists the figures there are.
 
     Save it with :func:`save`, which applies the style again: matplotlib reads part of it at draw time.
     """
     if name not in FIGURES:
         raise KeyError(f"no figure {name!r} (there are: {', '.join(FIGURES)})")
     with rc_context(STYLE):
-        fig = FIGURES[name].draw(study, options or FigureOptions())
+        fig = FIGURES[name].draw(data, options or FigureOptions())
     fig.set_label(FIGURES[name].caption)
     return fig
 

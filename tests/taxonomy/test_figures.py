@@ -3,7 +3,6 @@ them), bytes the same from one render to the next, colours fixed by the taxonomy
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -21,9 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.testing.compare import compare_images
 
 from arb_audit.install_hint import missing
-from arb_audit.schema import Stage
+from arb_audit.schema import SCHEMA_VERSION, Stage
 from arb_audit.store import RunStore
-from arb_audit.study import load_study
+from arb_audit.study import figure_data, load_study, timeline
 from arb_audit.taxonomy.figures import (
     COLUMN_WIDTH,
     FIGURES,
@@ -41,6 +40,8 @@ from arb_audit.taxonomy.palette import ROUTE_COLOURS
 from arb_audit.taxonomy.render import WIDTHS, TableOptions, latex_escape, to_latex
 from arb_audit.taxonomy.routes import RouteLabel, StageKind, artifact_route
 from arb_audit.taxonomy.tables import TABLES, table
+from arb_audit.taxonomy.timelines import FigureData
+from tests.audit_records import complete_report
 from tests.taxonomy.figure_cases import ODD_TASK, write_figure_study
 from tests.taxonomy.latex_article import compile_article, tex_engine
 from tests.test_cli import run_cli
@@ -60,8 +61,8 @@ def study_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def study(study_path: Path) -> pl.DataFrame:
-    return load_study(study_path)
+def study(study_path: Path) -> FigureData:
+    return figure_data(load_study(study_path))
 
 
 @pytest.fixture(scope="module")
@@ -111,23 +112,22 @@ def _marker_colours(fig: Figure, route: str) -> set[str]:
     }
 
 
-def test_a_route_label_keeps_its_colour_across_studies(study: pl.DataFrame, one_run_path: Path) -> None:
-    other = load_study(one_run_path)
+def test_a_route_label_keeps_its_colour_across_studies(study: FigureData, one_run_path: Path) -> None:
+    other = figure_data(load_study(one_run_path))
     colours = [_marker_colours(figure("scores", s), "SFT") for s in (study, other)]
     assert colours[0] == colours[1] == {to_hex(ROUTE_COLOURS["SFT"])}
 
 
-def test_names_are_drawn_as_typed(study: pl.DataFrame) -> None:
+def test_names_are_drawn_as_typed(study: FigureData) -> None:
     titles = {ax.get_title() for ax in figure("scores", study).axes}
     assert titles == {"alfworld", "gsm8k", "humaneval", ODD_TASK}
 
 
-def test_scores_place_submissions_on_the_run_clock(study: pl.DataFrame) -> None:
-    reports = {
-        k: json.loads(r) for k, r in study.drop_nulls("report").select("run_key", "report").iter_rows()
-    }
+def test_scores_place_submissions_on_the_run_clock(study: FigureData) -> None:
+    # each audited run's timeline, typed: the figures read no audit JSON
+    assert set(study.timelines) == set(study.study.filter(pl.col("error").is_null())["run_key"])
     # b's agent launched five minutes into the run: its clock starts there
-    b = attempts(reports["/runs/b"])
+    b = attempts(study.timelines["/runs/b"])
     assert [(a.minutes, a.score, a.route, a.best) for a in b] == [
         (12.0, 58.0, "SFT", False),
         (52.0, 71.0, "COMPOSITE", True),
@@ -135,7 +135,7 @@ def test_scores_place_submissions_on_the_run_clock(study: pl.DataFrame) -> None:
         (80.0, None, "UNKNOWN", False),
     ]
     # no clock: the first submission starts it; no lineage: routes unknown
-    c = attempts(reports["/runs/c"])
+    c = attempts(study.timelines["/runs/c"])
     assert [(a.minutes, a.route) for a in c] == [(0.0, "UNKNOWN"), (17.0, "UNKNOWN")]
 
 
@@ -155,7 +155,7 @@ def test_the_route_of_an_artifact_follows_its_lineage(
 ) -> None:
     stages = None if steps is None else [_stage(kind, route) for kind, route in steps]
     assert artifact_route(stages) == label
-    assert attempts_route(steps) == label  # the figures' reading of the same lineage as JSON
+    assert attempts_route(steps) == label  # the figures' reading of the same lineage, as a timeline
 
 
 def _stage(kind: StageKind, label: RouteLabel | None) -> Stage:
@@ -177,26 +177,28 @@ def _stage(kind: StageKind, label: RouteLabel | None) -> Stage:
 
 
 def attempts_route(steps: list[tuple[StageKind, RouteLabel | None]] | None) -> str:
-    lineage = [{"kind": kind, "label": label} for kind, label in steps or []]
-    report = {
-        "run": {"started_at": "2026-01-05T09:00:00+00:00"},
-        "route": {"lineage": {"out": lineage}},
-        "submissions": [
-            {
-                "seq": 1,
-                "status": "scored",
-                "score": 1.0,
-                "requested_at": "2026-01-05T09:01:00+00:00",
-                "artifact_path": "out",
-            }
-        ],
-    }
-    (placed,) = attempts(report)
+    lineage = [{"kind": kind, "label": label, "artifact": "out"} for kind, label in steps or []]
+    report = complete_report(
+        {
+            "run": {"started_at": "2026-01-05T09:00:00+00:00"},
+            "route": {"lineage": {"out": lineage}},
+            "submissions": [
+                {
+                    "seq": 1,
+                    "status": "scored",
+                    "score": 1.0,
+                    "requested_at": "2026-01-05T09:01:00+00:00",
+                    "artifact_path": "out",
+                }
+            ],
+        }
+    )
+    (placed,) = attempts(timeline(report))
     return placed.route
 
 
 def test_a_study_with_nothing_to_draw_says_why(tmp_path: Path) -> None:
-    unaudited = load_study(write_figure_study(tmp_path / "s.duckdb", keys=("/runs/f",)))
+    unaudited = figure_data(load_study(write_figure_study(tmp_path / "s.duckdb", keys=("/runs/f",))))
     for name, says in (
         ("scores", "no audited runs with submissions to plot"),
         ("routes", "no route was written"),
@@ -327,7 +329,7 @@ def _legend_texts(fig: Figure) -> list[str]:
     return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
 
 
-def test_a_chain_shows_as_its_last_stage_with_the_chain_in_the_legend(study: pl.DataFrame) -> None:
+def test_a_chain_shows_as_its_last_stage_with_the_chain_in_the_legend(study: FigureData) -> None:
     """b's best model went SFT → GRPO: a diamond in GRPO's colour, the chain in words, no "Composite"."""
     fig = figure("scores", study)
     texts = _legend_texts(fig)
@@ -335,10 +337,7 @@ def test_a_chain_shows_as_its_last_stage_with_the_chain_in_the_legend(study: pl.
     assert "Composite" not in texts and "COMPOSITE" not in texts
     assert not any("_" in t and t.isupper() for t in texts)  # display names, not identifiers
     assert to_hex(ROUTE_COLOURS["GRPO"]) in _marker_colours(fig, "GRPO")
-    reports = {
-        k: json.loads(r) for k, r in study.drop_nulls("report").select("run_key", "report").iter_rows()
-    }
-    best = next(a for a in attempts(reports["/runs/b"]) if a.best)
+    best = next(a for a in attempts(study.timelines["/runs/b"]) if a.best)
     assert best.chain == ("SFT", "GRPO") and best.colour == "GRPO"
 
 
@@ -357,7 +356,7 @@ def test_coinciding_markers_are_set_apart() -> None:
     assert all(placed[0].best for placed in moved)
 
 
-def test_figure_options_width_tasks_and_run_labels(study: pl.DataFrame) -> None:
+def test_figure_options_width_tasks_and_run_labels(study: FigureData) -> None:
     column = figure("scores", study, FigureOptions(width="column"))
     assert column.get_figwidth() == pytest.approx(COLUMN_WIDTH)
     page = figure("routes", study, FigureOptions(width="page"))
@@ -387,7 +386,7 @@ def test_plot_takes_the_figure_options(study_path: Path, tmp_path: Path) -> None
     assert code == 2 and "NOPE" in err
 
 
-def test_failures_scale_follows_the_counts(study: pl.DataFrame) -> None:
+def test_failures_scale_follows_the_counts(study: FigureData) -> None:
     fig = figure("failures", study)
     ax = fig.axes[0]
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
@@ -398,7 +397,7 @@ def test_failures_scale_follows_the_counts(study: pl.DataFrame) -> None:
 @needs_tex
 @pytest.mark.filterwarnings("error::UserWarning")  # a layout that collapsed is a figure that does not fit
 @pytest.mark.parametrize("name", list(FIGURES))
-def test_figures_compile_without_overfull_boxes(study: pl.DataFrame, name: str, tmp_path: Path) -> None:
+def test_figures_compile_without_overfull_boxes(study: FigureData, name: str, tmp_path: Path) -> None:
     """Every figure at its own size, in a one- and a two-column article: no error, no box over 1 pt too wide.
 
     ``column`` goes in a column's ``figure``; ``page`` and ``auto`` across a two-column page
@@ -432,6 +431,7 @@ def test_every_table_and_figure_of_the_reference_study_drops_into_a_paper(
     and no taxonomy identifier (``no_gain+not_intended``, ``static_shortcut_without_transfer``) in a
     table's text."""
     study = load_study(reference_study)
+    drawn = figure_data(study)
     # run data (a driver called after its scenario, config_only) may spell like an identifier: not ours
     data = {str(v) for column in ("task", "scaffold", "driver", "mode") for v in study[column].drop_nulls()}
     identifiers = {
@@ -454,7 +454,7 @@ def test_every_table_and_figure_of_the_reference_study_drops_into_a_paper(
     for name in FIGURES:
         for width in widths:
             pdf = tmp_path / f"{name}-{width}.pdf"
-            save(figure(name, study, FigureOptions(width=width)), pdf)
+            save(figure(name, drawn, FigureOptions(width=width)), pdf)
             for twocolumn in (False, True):
                 env = "figure*" if twocolumn and width != "column" else "figure"
                 body = (
@@ -467,3 +467,17 @@ def test_every_table_and_figure_of_the_reference_study_drops_into_a_paper(
                     name,
                     width,
                 )
+
+
+def test_a_stored_audit_that_does_not_validate_is_named_not_drawn(tmp_path: Path) -> None:
+    """A row of this schema version whose audit does not validate: never guessed at, the rest drawn."""
+    path = write_figure_study(tmp_path / "s.duckdb", keys=("/runs/a", "/runs/b"))
+    with RunStore.open(path) as store:
+        store.con.execute(
+            "UPDATE study_runs SET report = ? WHERE run_key = '/runs/b'",
+            [f'{{"schema_version": {SCHEMA_VERSION}, "submissions": "none"}}'],
+        )
+    data = figure_data(load_study(path))
+    assert data.unreadable == ("/runs/b",) and set(data.timelines) == {"/runs/a"}
+    code, _, err = run_cli("plot", str(path), "--figure", "scores", "-o", str(tmp_path / "s.png"))
+    assert code == 0 and "1 run(s) drawn without their submissions" in err and "/runs/b" in err
