@@ -65,6 +65,8 @@ class Use:
     """That line, trimmed."""
     symbol: str | None = None
     """The name taken from the module (``from pkg import setup_logging``, ``vf.GRPOTrainer``), if one."""
+    picked: bool = False
+    """The module is used through ``getattr(module, setting)``: one of its classes, chosen by name."""
 
 
 def module_index(paths: list[str]) -> dict[str, str]:
@@ -140,7 +142,10 @@ def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
         if key not in found:
             line = getattr(node, "lineno", 0)
             excerpt = lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
-            found[key] = Use(module, local, line, excerpt, taken or symbol)
+            picked = (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            )
+            found[key] = Use(module, local, line, excerpt, taken or symbol, picked)
 
     if posixpath.basename(path) == "__init__.py":
         # a package's __init__ re-exports what it imports (``from .trainers import GRPOTrainer``): its
@@ -294,7 +299,10 @@ def in_workspace(
             use = replace(use, module=module)
             if use.symbol and sub.stages:
                 sub = _of_definition(sub, spans_of(module).get(use.symbol))
-            if sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
+            if use.picked and sub.role == "training" and len(choices := _stage_labels(sub)) >= 2:
+                # getattr(trainers, config.trainer) from a module of trainers of several routes
+                adopted.append((use, replace(sub, role="launcher", possible_routes=choices)))
+            elif sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
                 adopted.append((use, sub))
             elif sub.role == "launcher" and len(sub.possible_routes) >= 2 and not own.stages:
                 # a class picked from a module whose code chooses the route by a setting
@@ -329,6 +337,12 @@ def in_workspace(
 
     wanted = [path for path in labels if only is None or path in only]
     return {path: with_config_default(shown(path), path, labels.keys(), text_of) for path in wanted}
+
+
+def _stage_labels(result: Classification) -> list[str]:
+    """Return the distinct training labels of a file's stages, in order."""
+    other = ("EVAL_ONLY", "DISTILLATION", "CONFIG_DEPENDENT", "UNKNOWN", "NONE_TRAINING")
+    return list(dict.fromkeys(label for label in result.labels if label not in other))
 
 
 def _given_loss(component: Classification) -> Classification | None:

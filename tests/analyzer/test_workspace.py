@@ -294,3 +294,13 @@ def test_a_class_picked_by_getattr_from_a_module_that_chooses_the_route_is_confi
     assert result.primary == "CONFIG_DEPENDENT" and result.role == "launcher"
     assert set(result.possible_routes) == {"DPO", "SFT"}
     assert any(f.detector == "WorkspaceImport" and f.signal == "dispatch" for f in result.findings)
+
+
+def test_a_class_picked_by_getattr_from_a_module_of_several_trainers_is_config_dependent(
+    tmp_path: Path,
+) -> None:
+    trainers = SFT_LOOP.replace("def run_training", "def sft_step") + GRPO_LOSS
+    train = "import trainers\nstep = getattr(trainers, config.loss.trainer)\nstep(batch, opt)\n"
+    root = _write(tmp_path, {"trainers.py": trainers, "train.py": train})
+    result = _by_name(root)["train.py"]
+    assert result.primary == "CONFIG_DEPENDENT" and set(result.possible_routes) == {"SFT", "GRPO"}
