@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -26,13 +25,22 @@ from arb_audit.collectors.artifacts import describe, find_output_artifacts, iden
 from arb_audit.collectors.base import CollectOptions, Collector
 from arb_audit.collectors.reading import RunFolder
 from arb_audit.collectors.transcripts.ingest import transcript_commands
-from arb_audit.model import ArtifactInfo, LedgerCheck, LedgerMismatch, RunInfo, RunRecord, TaskDescription
+from arb_audit.model import ArtifactInfo, LedgerCheck, LedgerMismatch, RunInfo, RunRecord
 from arb_audit.runner.anchor import check_ledger
-from arb_audit.runner.layout import AGENT_OUTPUT, RECORDING_MARKER, STORE_NAME, is_recording, locate_workspace
+from arb_audit.runner.layout import (
+    AGENT_OUTPUT,
+    MAX_RUN_ID_CHARS,
+    RECORDING_MARKER,
+    STORE_NAME,
+    Marker,
+    is_recording,
+    locate_workspace,
+    parse_marker,
+)
 from arb_audit.store import RunStore, StoreError, revisions_path_for
 
-MAX_RUN_ID_CHARS = 200
-"""Longest run id taken from ``recording.json``."""
+WORKSPACE_FIELDS = frozenset({"workspace_relative", "workspace"})
+"""Fields of ``recording.json`` whose problems come with the workspace's search (:func:`_locate`)."""
 
 
 class RecordedCollector(Collector):
@@ -51,7 +59,12 @@ class RecordedCollector(Collector):
         store_file = folder.file(STORE_NAME)
         if store_file is None:
             raise StoreError(f"{run_dir / STORE_NAME}: the recording's store cannot be read")
-        marker = folder.read_json(RECORDING_MARKER, expect=dict)
+        data = folder.read_json(RECORDING_MARKER, expect=dict)
+        marker = parse_marker(data) if data is not None else None
+        # its fields that cannot be used are named once; the workspace's, by _locate, with the search
+        for name, why in (marker.problems if marker is not None else {}).items():
+            if name not in WORKSPACE_FIELDS:
+                folder.problem(RECORDING_MARKER, why)
         try:
             record = _from_store(folder, marker, store_file)
         except (StoreError, duckdb.Error) as exc:
@@ -65,7 +78,7 @@ class RecordedCollector(Collector):
         git_dir = revisions_path_for(store_file)
         record.revisions_path = str(git_dir) if record.revisions else None
         _locate(folder, marker, record)
-        record.run.task_description = _task_description(folder, marker)
+        record.run.task_description = marker.task_description if marker is not None else None
         record.artifacts = _artifacts(record)
         facts = transcript_commands(folder, AGENT_OUTPUT, record.revisions)
         if facts is not None:
@@ -76,7 +89,7 @@ class RecordedCollector(Collector):
         return record
 
 
-def _from_store(folder: RunFolder, marker: dict[str, Any] | None, store_file: Path) -> RunRecord:
+def _from_store(folder: RunFolder, marker: Marker | None, store_file: Path) -> RunRecord:
     """Read the recording's run from its store, with what `arb-audit verify` finds of its ledger."""
     with RunStore.open(store_file, read_only=True) as store:
         run_ids = [
@@ -99,24 +112,20 @@ def _from_store(folder: RunFolder, marker: dict[str, Any] | None, store_file: Pa
     return record
 
 
-def _without_store(folder: RunFolder, marker: dict[str, Any] | None, why: str) -> RunRecord:
+def _without_store(folder: RunFolder, marker: Marker | None, why: str) -> RunRecord:
     """Return the run as far as it is known without its store.
 
     The id ``recording.json`` names, no submissions, and a ledger `arb-audit verify` would fail on
     (``why``).
     """
-    named = marker.get("run_id") if marker is not None else None
-    if not isinstance(named, str) or not 0 < len(named) <= MAX_RUN_ID_CHARS:
-        named = f"recorded:{folder.root.name}"
+    named = marker.run_id if marker is not None and marker.run_id else f"recorded:{folder.root.name}"
     # the workspace is found from recording.json alone (_locate)
     run = RunInfo(run_id=named, source_format=RecordedCollector.name, source_path=str(folder.root))
     run.ledger_check = LedgerCheck([LedgerMismatch("ledger", STORE_NAME, f"cannot be read: {why}")])
     return RunRecord(run=run)
 
 
-def _run_id(
-    folder: RunFolder, marker: dict[str, Any] | None, record: RunRecord, first_hash: str | None
-) -> str:
+def _run_id(folder: RunFolder, marker: Marker | None, record: RunRecord, first_hash: str | None) -> str:
     """Return the run's id: the one ``recording.json`` names, when it is the one its ledger is kept under.
 
     A recording made before ``recording.json`` named its id (every recording of a task then had
@@ -124,11 +133,11 @@ def _run_id(
     the ledger's first record hash, or without submissions the run's start and first revision.
     """
     stored = record.run.run_id
-    named = marker.get("run_id") if marker is not None else None
-    if isinstance(named, str) and named == stored and 0 < len(named) <= MAX_RUN_ID_CHARS:
+    named = marker.run_id if marker is not None else None
+    if named == stored:
         return stored
-    if named is not None:
-        shown = repr(named)[:MAX_RUN_ID_CHARS] if isinstance(named, str) else "not a string"
+    if named is not None:  # one that is not an id at all is named where the marker is read
+        shown = repr(named)[:MAX_RUN_ID_CHARS]
         folder.problem(
             RECORDING_MARKER,
             f"its run_id ({shown}) is not the id its store keeps the run under ({stored});"
@@ -143,23 +152,7 @@ def _run_id(
     return f"{stored}-{digest[:12]}"
 
 
-def _task_description(folder: RunFolder, marker: dict[str, Any] | None) -> TaskDescription | None:
-    """Return what ``recording.json`` says the task is (None when it says nothing, or nothing usable)."""
-    said = marker.get("task_description") if marker is not None else None
-    if said is None:
-        return None
-    try:
-        if not isinstance(said, dict):
-            raise ValueError("not an object")
-        return TaskDescription.from_json(said, RECORDING_MARKER)
-    except ValueError as exc:
-        folder.problem(
-            RECORDING_MARKER, f"its task_description cannot be used ({exc}): the task is not described"
-        )
-        return None
-
-
-def _locate(folder: RunFolder, marker: dict[str, Any] | None, record: RunRecord) -> None:
+def _locate(folder: RunFolder, marker: Marker | None, record: RunRecord) -> None:
     """Point the run at its workspace on this machine (beside the recording first), or at none.
 
     Using the absolute path of the machine that recorded it, and a workspace that cannot be found, are

@@ -30,7 +30,7 @@ from typing import Any
 from arb_audit.chain import GENESIS_HASH, ledger_head, ledger_heads
 from arb_audit.model import LedgerCheck, LedgerMismatch
 from arb_audit.regular_files import read_regular
-from arb_audit.runner.layout import ANCHOR_NAME
+from arb_audit.runner.layout import ANCHOR_NAME, Marker
 from arb_audit.store import RunStore
 
 MAX_ANCHOR_BYTES = 64 * 1024 * 1024
@@ -144,7 +144,7 @@ def _seqs(seqs: list[int]) -> str:
 
 def check_ledger(
     run_dir: Path,
-    marker: dict[str, Any] | None,
+    marker: Marker | None,
     store: RunStore,
     run_id: str,
     head: str | None = None,
@@ -192,12 +192,12 @@ def check_ledger(
 
 
 def _against_anchor(
-    run_dir: Path, marker: dict[str, Any] | None, rows: dict[int, str], run_id: str, notes: list[str]
+    run_dir: Path, marker: Marker | None, rows: dict[int, str], run_id: str, notes: list[str]
 ) -> list[LedgerMismatch]:
     """Compare the ledger's rows (seq → record hash) with the heads the anchor kept of them."""
     path = run_dir / ANCHOR_NAME
     if not path.exists() and not path.is_symlink():
-        if marker is not None and marker.get("anchor") == ANCHOR_NAME:
+        if marker is not None and marker.anchored:
             return [
                 LedgerMismatch(
                     "anchor", ANCHOR_NAME, "is gone: the recording was anchored, its ledger cannot be checked"

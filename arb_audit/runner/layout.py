@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from arb_audit.model import TaskDescription
 from arb_audit.regular_files import read_regular
 
 RECORDING_MARKER = "recording.json"
@@ -35,8 +35,94 @@ AGENT_OUTPUT = "agent.log"
 """The agent's stdout and stderr; a transcript when the agent prints one (Claude Code ``stream-json``)."""
 
 
-def read_marker(run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """Return ``recording.json`` of ``run_dir`` as a JSON object, or None and why it cannot be read."""
+MAX_RUN_ID_CHARS = 200
+"""Longest run id taken from ``recording.json``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """What ``recording.json`` says that a reader uses, each field checked once, here.
+
+    A field that is missing is None; one that cannot be used is None too, and ``problems`` says why under
+    its name (the messages do not name ``recording.json``: the reader says where they come from). The
+    recorder also writes what was run (agent, evaluator, task, base model): no reader uses those.
+    """
+
+    run_id: str | None = None
+    """The run's id (1 to :data:`MAX_RUN_ID_CHARS` characters); None in a recording made before ids."""
+    workspace_relative: str | None = None
+    """The workspace's path relative to the recording (a non-empty relative path); found there first."""
+    workspace: str | None = None
+    """The workspace's absolute path on the machine that recorded it: only a fallback."""
+    task_description: TaskDescription | None = None
+    """What the task is (level, grading split, intended training)."""
+    anchored: bool = False
+    """Whether it names the ledger's anchor (:data:`ANCHOR_NAME`): one that is gone is then a mismatch."""
+    problems: Mapping[str, str] = field(default_factory=dict)
+    """Per field that cannot be used: why."""
+    workspace_named: bool = False
+    """Whether it has a ``workspace`` field, usable or not (the run store's path is then not the fallback)."""
+
+
+def parse_marker(data: Mapping[str, object]) -> Marker:
+    """Check each field a reader uses of ``recording.json`` (a JSON object) into a :class:`Marker`."""
+    problems: dict[str, str] = {}
+    run_id = data.get("run_id")
+    if run_id is not None and (not isinstance(run_id, str) or not 0 < len(run_id) <= MAX_RUN_ID_CHARS):
+        shown = _kind(run_id)
+        if isinstance(run_id, str) and run_id:  # too long to be an id
+            shown = f"{run_id[:40]!r}… ({len(run_id):,} characters, over {MAX_RUN_ID_CHARS:,})"
+        problems["run_id"] = f"its run_id is {shown}, not a run id; not used"
+        run_id = None
+    relative = data.get("workspace_relative")
+    if relative is not None:
+        if (
+            not isinstance(relative, str)
+            or not relative
+            or "\x00" in relative
+            or len(relative) > MAX_PATH_CHARS
+        ):
+            problems["workspace_relative"] = (
+                f"workspace_relative is {_kind(relative)}, not a relative path; not used"
+            )
+            relative = None
+        elif PurePosixPath(relative).is_absolute():
+            problems["workspace_relative"] = f"workspace_relative {relative!r} is an absolute path; not used"
+            relative = None
+    absolute = data.get("workspace")
+    if absolute is not None and (why := _not_absolute(absolute, RECORDING_MARKER)) is not None:
+        problems["workspace"] = why
+    described = data.get("task_description")
+    task = None
+    if described is not None:
+        try:
+            if not isinstance(described, dict):
+                raise ValueError("not an object")
+            task = TaskDescription.from_json(described, RECORDING_MARKER)
+        except ValueError as exc:
+            problems["task_description"] = (
+                f"its task_description cannot be used ({exc}): the task is not described"
+            )
+    anchor = data.get("anchor")
+    if anchor is not None and anchor != ANCHOR_NAME:
+        shown = repr(anchor[:40]) if isinstance(anchor, str) else _kind(anchor)
+        problems["anchor"] = (
+            f"its anchor is {shown}, not {ANCHOR_NAME}; not used (were the anchor gone, the recording would"
+            " read as one made before anchors)"
+        )
+    return Marker(
+        run_id=run_id if isinstance(run_id, str) else None,
+        workspace_relative=relative if isinstance(relative, str) else None,
+        workspace=absolute if isinstance(absolute, str) and "workspace" not in problems else None,
+        task_description=task,
+        anchored=anchor == ANCHOR_NAME,
+        problems=problems,
+        workspace_named=absolute is not None,
+    )
+
+
+def read_marker(run_dir: Path) -> tuple[Marker | None, str | None]:
+    """Return ``recording.json`` of ``run_dir`` as a :class:`Marker`, or None and why it cannot be read."""
     path = run_dir / RECORDING_MARKER
     try:
         if path.is_symlink() or not path.is_file():
@@ -57,7 +143,7 @@ def read_marker(run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"is not readable JSON: {str(exc)[:200]}"
     if not isinstance(data, dict):
         return None, f"holds a JSON {type(data).__name__}, not an object"
-    return data, None
+    return parse_marker(data), None
 
 
 @dataclass(slots=True)
@@ -100,9 +186,16 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def locate_workspace(
-    run_dir: Path, marker: Mapping[str, Any] | None, recorded: str | None = None
-) -> Workspace:
+def _not_absolute(value: object, source: str) -> str | None:
+    """Say why ``value`` (a ``workspace`` field, from ``source``) is not an absolute path; None if it is."""
+    if not isinstance(value, str) or "\x00" in value or len(value) > MAX_PATH_CHARS:
+        return f"workspace ({source}) is {_kind(value)}, not a path; not used"
+    if not PurePosixPath(value).is_absolute():
+        return f"workspace ({source}) {value!r} is not an absolute path; not used"
+    return None
+
+
+def locate_workspace(run_dir: Path, marker: Marker | None, recorded: str | None = None) -> Workspace:
     """Find the workspace of the recording at ``run_dir``: beside the recording first, then by absolute path.
 
     ``marker`` is ``recording.json`` as read (None when it could not be); ``recorded`` is the absolute
@@ -110,49 +203,41 @@ def locate_workspace(
     recording wins: a recording moved or cloned together with its workspace reads its own workspace,
     never the one it was copied from. It must stay in the folder the recording lies in (the recorder
     writes ``../workspace``-like paths only); one that leads elsewhere is not followed. An absolute
-    path is only a fallback, and using it is said (``fallback``). The messages do not name
-    ``recording.json``: the caller says where they come from.
+    path is only a fallback, and using it is said (``fallback``). The problems include those of
+    ``marker``'s two workspace fields. The messages do not name ``recording.json``: the caller says
+    where they come from.
     """
     found = Workspace()
     home = run_dir.resolve()
     tried: list[str] = []
-    relative = marker.get("workspace_relative") if marker is not None else None
+    marker = marker or Marker()
+    if "workspace_relative" in marker.problems:
+        found.problems.append(marker.problems["workspace_relative"])
+    relative = marker.workspace_relative
     if relative is not None:
+        candidate = _resolved(home / relative)
         if (
-            not isinstance(relative, str)
-            or not relative
-            or "\x00" in relative
-            or len(relative) > MAX_PATH_CHARS
+            candidate is None
+            or not candidate.is_relative_to(home.parent)
+            or candidate == home.parent
+            or candidate.is_relative_to(home)
         ):
-            found.problems.append(f"workspace_relative is {_kind(relative)}, not a relative path; not used")
-        elif PurePosixPath(relative).is_absolute():
-            found.problems.append(f"workspace_relative {relative!r} is an absolute path; not used")
+            found.problems.append(
+                f"workspace_relative {relative!r} leads out of the folder the recording lies in"
+                f" ({home.parent}); not followed"
+            )
+        elif _is_dir(candidate):
+            found.path = candidate
+            return found
         else:
-            candidate = _resolved(home / relative)
-            if (
-                candidate is None
-                or not candidate.is_relative_to(home.parent)
-                or candidate == home.parent
-                or candidate.is_relative_to(home)
-            ):
-                found.problems.append(
-                    f"workspace_relative {relative!r} leads out of the folder the recording lies in"
-                    f" ({home.parent}); not followed"
-                )
-            elif _is_dir(candidate):
-                found.path = candidate
-                return found
-            else:
-                tried.append(f"{candidate} (beside the recording)")
-    absolute = marker.get("workspace") if marker is not None else None
-    for source, value in (("recording.json", absolute), ("the run store", recorded)):
-        if value is None or (source == "the run store" and absolute is not None):
+            tried.append(f"{candidate} (beside the recording)")
+    if "workspace" in marker.problems:
+        found.problems.append(marker.problems["workspace"])
+    for source, value in ((RECORDING_MARKER, marker.workspace), ("the run store", recorded)):
+        if value is None or (source == "the run store" and marker.workspace_named):
             continue
-        if not isinstance(value, str) or "\x00" in value or len(value) > MAX_PATH_CHARS:
-            found.problems.append(f"workspace ({source}) is {_kind(value)}, not a path; not used")
-            continue
-        if not PurePosixPath(value).is_absolute():
-            found.problems.append(f"workspace ({source}) {value!r} is not an absolute path; not used")
+        if source != RECORDING_MARKER and (why := _not_absolute(value, source)) is not None:
+            found.problems.append(why)
             continue
         candidate = _resolved(Path(value))
         if candidate is not None and home.is_relative_to(candidate):

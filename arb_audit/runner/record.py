@@ -322,7 +322,7 @@ def _run_id(options: RecordOptions) -> tuple[str, bool]:
             ids = []  # opening it to record says why it cannot be used
         if len(ids) == 1:
             marker, _ = read_marker(options.run_dir)
-            return ids[0], marker is not None and marker.get("run_id") == ids[0]
+            return ids[0], marker is not None and marker.run_id == ids[0]
     return mint_run_id(options.task, options.name or options.run_dir.resolve().name), True
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
 from arb_audit.model import ArtifactManifest, FileDigest, LedgerMismatch
 from arb_audit.runner.anchor import check_ledger
 from arb_audit.runner.artifact_hash import hash_artifact, manifest_id
-from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace, read_marker
+from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, Marker, locate_workspace, read_marker
 from arb_audit.store import RunStore, StoreError
 from arb_audit.store_bounds import bounded_rows
 
@@ -106,9 +105,7 @@ def verify(run_dir: Path, head: str | None = None) -> Verification:
     return result
 
 
-def _verify_store(
-    run_dir: Path, marker: dict[str, Any] | None, head: str | None, result: Verification
-) -> None:
+def _verify_store(run_dir: Path, marker: Marker | None, head: str | None, result: Verification) -> None:
     """Check the ledger and the graded files of each run in the recording's store into ``result``."""
     found = result.mismatches
     with RunStore.open(run_dir / STORE_NAME, read_only=True) as store:

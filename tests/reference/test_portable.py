@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from arb_audit.chain import GENESIS_HASH, chain_hash
-from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace
+from arb_audit.runner.layout import RECORDING_MARKER, STORE_NAME, locate_workspace, parse_marker
 from arb_audit.runner.reference.scenarios import SCENARIOS
 from tests.reference.recordings import BUNDLED, copy_out, run_id, stored
 from tests.test_cli import run_cli
@@ -237,7 +237,7 @@ def test_a_sibling_workspace_that_is_a_link_out_of_the_folder_is_not_followed(tm
     shutil.rmtree(recording.parent / "workspace")
     (tmp_path / "elsewhere").mkdir()
     (recording.parent / "workspace").symlink_to(tmp_path / "elsewhere")
-    found = locate_workspace(recording, {"workspace_relative": "../workspace"})
+    found = locate_workspace(recording, parse_marker({"workspace_relative": "../workspace"}))
     assert found.path is None and "leads out of the folder the recording lies in" in found.problems[0]
 
 
@@ -246,7 +246,9 @@ def test_the_relative_path_wins_over_the_absolute_one(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "other").mkdir()
     found = locate_workspace(
-        tmp_path / "r", {"workspace_relative": "../ws", "workspace": str(tmp_path / "other")}, "/elsewhere"
+        tmp_path / "r",
+        parse_marker({"workspace_relative": "../ws", "workspace": str(tmp_path / "other")}),
+        "/elsewhere",
     )
     assert (found.path, found.fallback, found.problems) == ((tmp_path / "ws").resolve(), None, [])
     found = locate_workspace(tmp_path / "r", None, str(tmp_path / "other"))

@@ -26,7 +26,7 @@ from arb_audit.model import Submission
 from arb_audit.runner.anchor import check_ledger
 from arb_audit.runner.grading import MAX_BODY_BYTES, Grader, command_evaluator, run_evaluator, serve
 from arb_audit.runner.grading_queue import ENDED, TurnQueue
-from arb_audit.runner.layout import ANCHOR_NAME, STORE_NAME
+from arb_audit.runner.layout import STORE_NAME, Marker
 from arb_audit.runner.record import Recorder, RecordOptions
 from arb_audit.store import RunStore
 from tests.runner.scripted_agent import checkpoint
@@ -129,7 +129,7 @@ def live(
             gate.touch()
             server.shutdown()
             server.server_close()
-        found = check_ledger(run_dir, {"anchor": ANCHOR_NAME}, store, recorder.run.run_id)
+        found = check_ledger(run_dir, Marker(anchored=True), store, recorder.run.run_id)
         assert found.mismatches == []
 
 
