@@ -24,8 +24,8 @@ from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
 from arb_audit.analyzer.walk import run
 from arb_audit.taxonomy.files import STAGE_LABELS
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
-POLICY_GRADIENT = frozenset({"grpo", "ppo"})
 LORA_FOLD = "lora_fold"
 MERGE_FUNCTION = "merge_function"
 

@@ -3,6 +3,7 @@ definitions, in TAXONOMY.md's order, and every derived set is drawn from them.""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from arb_audit.taxonomy.failures import FAILURE_MODES, INTEGRITY_FLAGS, FailureMode, IntegrityFlag
@@ -91,3 +92,18 @@ def test_chains_and_overrides_print_as_words(tmp_path: Path) -> None:
     path.write_text('[routes]\nSFT = "x"\n')
     with pytest.raises(ValueError, match=r"no vocabulary \[routes\]"):
         load_labels(path)
+
+
+PACKAGE = Path(__file__).resolve().parents[2] / "arb_audit"
+_KIND_SET = re.compile(r"""[({]\s*(?P<q>["'])(grpo|ppo)(?P=q)\s*,\s*(?P=q)(grpo|ppo)(?P=q)\s*[)}]""")
+
+
+def test_the_policy_gradient_kinds_are_spelled_once() -> None:
+    """Every module tests a stage for policy gradient with ``taxonomy.routes.POLICY_GRADIENT``."""
+    spelled = [
+        f"{path.relative_to(PACKAGE)}:{n}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(m[2] != m[3] for m in _KIND_SET.finditer(line))  # the pair, not ("ppo", "ppo")
+    ]
+    assert spelled == ["taxonomy/routes.py:64"]

@@ -10,6 +10,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
@@ -143,7 +144,7 @@ class FrameworkEntry(RouteDetector):
                 key=entry.key.lstrip("-").replace("-", "_") if entry.key else None,
             )
         elif entry.kind is not None:
-            derived = True if entry.kind in ("grpo", "ppo") or entry.data_source == "self_generated" else None
+            derived = True if entry.kind in POLICY_GRADIENT or entry.data_source == "self_generated" else None
             on_policy = entry.on_policy if entry.on_policy is not None else derived
             self.report(
                 node,

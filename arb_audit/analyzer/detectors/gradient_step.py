@@ -10,6 +10,7 @@ from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 """Functions that differentiate their first argument."""
@@ -630,7 +631,7 @@ class GradientStep(RouteDetector):
                 kind=verdict.kind,
                 variant=verdict.variant,
                 data_source=verdict.data_source,
-                on_policy=True if verdict.kind in ("grpo", "ppo") else None,
+                on_policy=True if verdict.kind in POLICY_GRADIENT else None,
             )
 
 

@@ -8,6 +8,7 @@ from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import is_one, one_minus_plus, words
 from arb_audit.analyzer.walk import descendants
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 CROSS_ENTROPY = frozenset(
     {"torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss"}
@@ -276,7 +277,7 @@ class HandwrittenLoss(RouteDetector):
             if form == "clipped_ratio" and self.named_group_relative:
                 kind, variant, message = "grpo", "grpo", f"{message}, in code named for GRPO"
             if self.backward is not None:
-                on_policy = True if kind in ("grpo", "ppo") or self.on_policy else None
+                on_policy = True if kind in POLICY_GRADIENT or self.on_policy else None
                 self.report(
                     node,
                     "stage",

@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 INTERACTIVE_KEYWORDS = (
     "environment_factory",
@@ -65,7 +66,7 @@ class TrainerRollouts(RouteDetector):
                     )
                     return
         found = self.trainer(node)
-        if found is None or found[1].kind not in ("grpo", "ppo"):
+        if found is None or found[1].kind not in POLICY_GRADIENT:
             return
         for name in INTERACTIVE_KEYWORDS:
             arg = keyword(node, name)
