@@ -6,9 +6,10 @@ sandbox and run as a user runs it (``arb-audit RUN --json`` then ``arb-audit RUN
 classify``), in a subprocess of its own session; ``tests/hostile_run.py`` judges it (issue 21, item 11):
 
 - seconds: wall time of the first command (``--json``; the readable report reuses its kept audit);
-- peak MB: the highest anonymous memory (``RssAnon`` summed over every process of the command's
-  session: the heap, not page cache or mapped files), sampled every 0.1 s from ``/proc/PID/status``,
-  over both commands; a command past ``--memory-mb`` is killed and counted over the limit;
+- peak MB: the highest anonymous memory (``Pss_Anon`` summed over every process of the command's
+  session: the heap, not page cache or mapped files, a page the forked workers share with the audit
+  counted once), sampled every 0.1 s from ``/proc/PID/smaps_rollup``, over both commands; a command
+  past ``--memory-mb`` is killed and counted over the limit;
 - traceback: ``Traceback`` in a command's stderr;
 - hang: a command still running at ``--timeout`` (killed), or processes of its session left running;
 - leak: a secret the case planted found in stdout, stderr or a store the command wrote;
@@ -50,7 +51,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, help="run only these cases (by name)")
     parser.add_argument("--skip-huge", action="store_true", help="leave out the huge cases")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit per command (s)")
-    parser.add_argument("--memory-mb", type=float, default=3072.0, help="kill a command past this (RssAnon)")
+    parser.add_argument("--memory-mb", type=float, default=3072.0, help="kill a command past this (Pss_Anon)")
     parser.add_argument("--keep", type=Path, default=None, help="leave each case's sandbox under this folder")
     args = parser.parse_args()
     names = args.only or [n for n, c in CASES.items() if not (args.skip_huge and c.huge)]

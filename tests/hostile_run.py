@@ -16,9 +16,13 @@ than the cache written or changed, a file of the run folder other than its ``.ar
 or a raw control character or escape sequence in what reaches the terminal); a file the case
 expected to be named that no problem names.
 
-Peak memory is the highest sum of ``RssAnon`` (anonymous resident memory: the heap, not the page
-cache or mapped files) over every process of the command's session, sampled every
-:data:`SAMPLE_S` seconds from ``/proc/PID/status``; a command over the memory limit is killed there.
+Peak memory is the highest sum of ``Pss_Anon`` (anonymous resident memory: the heap, not the page
+cache or mapped files; each page shared by N processes counted 1/N in each) over every process of the
+command's session, sampled every :data:`SAMPLE_S` seconds from ``/proc/PID/smaps_rollup`` (``RssAnon``
+from ``/proc/PID/status`` where that file is missing); a command over the memory limit is killed there.
+The audit's workers are forked: each one's ``RssAnon`` counts every page of the parent's heap it still
+shares, so a sum of ``RssAnon`` counted the same memory up to four times (arb-runlog-submit-flood:
+1,036 MB of ``RssAnon``, some 600 MB in fact).
 """
 
 from __future__ import annotations
@@ -157,13 +161,15 @@ def _session_pids(sid: int) -> list[int]:
 
 
 def _anon_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"RssAnon:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
+    """Return the anonymous memory ``pid`` holds (KiB): its share of each page (Pss_Anon), else RssAnon."""
+    for name, key in ((f"/proc/{pid}/smaps_rollup", b"Pss_Anon:"), (f"/proc/{pid}/status", b"RssAnon:")):
+        try:
+            with open(name, "rb") as handle:
+                for line in handle:
+                    if line.startswith(key):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
     return 0
 
 
@@ -180,7 +186,7 @@ def _without_file_privileges() -> None:
 def run_limited(
     argv: list[str], env: dict[str, str], *, timeout_s: float, memory_mb: float, unprivileged: bool = False
 ) -> Ran:
-    """Run ``argv`` in a session of its own, killed past ``timeout_s`` or ``memory_mb`` (of RssAnon)."""
+    """Run ``argv`` in a session of its own, killed past ``timeout_s`` or ``memory_mb`` (:func:`_anon_kb`)."""
     started = time.monotonic()
     child = subprocess.Popen(
         argv,
