@@ -129,8 +129,7 @@ def _audit_anew(
     from arb_audit.analyzer.run_analysis import route_analysis
     from arb_audit.audit_cache import depends_on
     from arb_audit.collectors.base import CollectOptions
-    from arb_audit.evidence import Evidence
-    from arb_audit.model import STORE_DIRNAME, Flag, Problem
+    from arb_audit.model import STORE_DIRNAME, LedgerCheck, LedgerMismatch, Problem
     from arb_audit.redaction import redact_all, redact_fields
     from arb_audit.schema import AuditReport
     from arb_audit.store import revisions_path_for
@@ -145,11 +144,17 @@ def _audit_anew(
     weigher.warm_for(record)  # torch is imported in the weigher's process while the run is stored
     broken = store.verify_submission_chain(record.run.run_id)
     if broken is not None:
-        message = (
-            f"submission {broken} of the ledger an earlier audit stored no longer matches its"
-            f" hash chain: {store_file} was edited after it was written"
+        # a fact of the run's ledger, as a recording's collector reports its own: the analyzer flags it
+        check = record.run.ledger_check or LedgerCheck()
+        check.mismatches.append(
+            LedgerMismatch(
+                "ledger",
+                f"submission {broken}",
+                f"the row an earlier audit stored no longer matches its hash chain: {store_file} was"
+                " edited after it was written",
+            )
         )
-        record.flags.append(Flag("ledger_broken", message, [Evidence("submission", submission_seq=broken)]))
+        record.run.ledger_check = check
     if why_not_default:
         record.problems.insert(0, Problem(STORE_DIRNAME, f"{why_not_default}; the store is {store_file}"))
     revisions = record.revisions_path
