@@ -92,6 +92,19 @@ def test_the_library_call_gives_what_json_prints(tmp_path: Path) -> None:
     assert report.route.chain_text == "SFT" and report.best is not None
 
 
+def test_the_library_and_the_command_audit_alike_each_into_its_own_store(tmp_path: Path) -> None:
+    """Issue 18's goal: ``arb_audit.audit()`` in a notebook gives the report ``arb-audit RUN_DIR --json``
+    prints, each computed from the run (two stores, so neither reads back the other's kept audit)."""
+    recording = _copy("sft_only", tmp_path)
+    code, out, _ = run_cli(str(recording), "--json", "--store", str(tmp_path / "cli.duckdb"))
+    report = arb_audit.audit(recording, store=tmp_path / "notebook.duckdb")
+    printed = json.loads(out)
+    assert code == 0 and printed["run"].pop("store_path") == str(tmp_path / "cli.duckdb")
+    made = report.to_json()
+    assert made["run"].pop("store_path") == str(tmp_path / "notebook.duckdb")
+    assert printed == made
+
+
 def test_a_kept_audit_of_another_schema_version_is_audited_anew(tmp_path: Path) -> None:
     recording = _copy("sft_only", tmp_path)
     first = arb_audit.audit(recording)
