@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arb_audit.taxonomy.files import STAGE_LABELS
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +191,20 @@ def resolve_trainer(
         known = sorted((a, t) for a in ancestry(name) if (t := trainer_of(a)) is not None)
         if not known:
             continue
-        if name in class_bases and (own := trainer_named(name.rsplit(".", 1)[-1])) is not None:
+        own = trainer_named(name.rsplit(".", 1)[-1]) if name in class_bases else None
+        if own is not None and subclass_named_for(own, *known[0]):
             return name, own
         return known[0]
     return None
+
+
+def subclass_named_for(own: Trainer, base_name: str, base: Trainer) -> bool:
+    """Say whether a trainer subclass's own name decides its stage over its base's.
+
+    A subclass of a generic trainer is named after what it does (``PairwiseTrainer(Trainer)``); so is a
+    policy-gradient base's subclass named for another member of the family (``DAPOTrainer(RayPPOTrainer)``).
+    A subclass of another specific trainer does what its base does, whatever its name
+    (``CustomRewardTrainer(PPOTrainer)`` customises PPO's reward).
+    """
+    generic = base_name.rsplit(".", 1)[-1] in GENERIC_TRAINERS
+    return generic or own.kind == base.kind or {own.kind, base.kind} <= POLICY_GRADIENT

@@ -6,7 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
-from arb_audit.analyzer.trainers import trainer_named, trainer_of
+from arb_audit.analyzer.trainers import Trainer, subclass_named_for, trainer_named, trainer_of
 from arb_audit.analyzer.walk import descendants
 
 
@@ -39,10 +39,24 @@ class TrainerSubclass(RouteDetector):
             "stage",
             "reward_model",
         ),
+        Invalid(
+            "from trl import PPOTrainer\nclass CustomRewardTrainer(PPOTrainer):\n    pass\n", "stage", "ppo"
+        ),
+        Invalid(
+            "from .ppo import RayPPOTrainer\nclass CustomRewardTrainer(RayPPOTrainer):\n    pass\n",
+            "stage",
+            "ppo",
+        ),
     )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         own = trainer_named(node.name.value)
+        inherited = self._inherited(node)
+        if own is not None and inherited is not None and not subclass_named_for(own, *inherited):
+            # CustomRewardTrainer(PPOTrainer) customises PPO's reward: it runs its base's stage
+            base_name, base = inherited
+            self.report_trainer(node, f"defines {node.name.value}, a {base_name}", base)
+            return
         trainer_base = any(
             q.rsplit(".", 1)[-1].endswith("Trainer") for base in node.bases for q in self.names(base.value)
         )
@@ -60,7 +74,21 @@ class TrainerSubclass(RouteDetector):
                     if trainer_of(ancestor) is None:
                         continue
                     # A framework names its subclass after what it does (PairwiseTrainer(Trainer)).
-                    trainer = trainer_named(node.name.value) or trainer_of(ancestor)
+                    trainer = own or trainer_of(ancestor)
                     assert trainer is not None
                     self.report_trainer(node, f"defines {node.name.value}, a {ancestor}", trainer)
                     return
+
+    def _inherited(self, node: cst.ClassDef) -> tuple[str, Trainer] | None:
+        """Return the trainer a class derives from, and its name, if any.
+
+        A library trainer, or a base of the project's own named for its stage (``RayPPOTrainer``).
+        """
+        for base in node.bases:
+            for name in sorted(self.names(base.value)):
+                for ancestor in sorted(self.context.resolver.ancestry(name)):
+                    if (found := trainer_of(ancestor)) is not None:
+                        return ancestor, found
+                if (named := trainer_named(name.rsplit(".", 1)[-1])) is not None:
+                    return name, named
+        return None
