@@ -211,14 +211,20 @@ def collector_for(run_dir: Path, format_name: str | None = None) -> Collector | 
 
 
 def no_run_message(run_dir: Path) -> str:
-    """Say that ``run_dir`` holds no run: the formats tried and what each needs."""
+    """Say that ``run_dir`` holds no run: the formats tried and what each needs.
+
+    What a format needs is its collector's own ``description``: a collector registered later is
+    described here without this message changing.
+    """
     from arb_audit.collectors import registry
 
-    return (
-        f"{run_dir}: no supported run format found (tried: {', '.join(registry.available())});"
-        " an AutoRL-Bench run folder has scores.json, run_meta.json or run.log, a PostTrainBench one"
-        " is named {task}_{org}_{model}_{cluster} and holds solve_out.txt or output.log"
-    )
+    tried = []
+    for name in registry.available():
+        try:
+            tried.append(f"{name}: {registry.load(name).description}")
+        except registry.CollectorLoadError:  # named by the detection that just failed to load it
+            tried.append(name)
+    return f"{run_dir}: no supported run format found (tried {'; '.join(tried)})"
 
 
 def audit(

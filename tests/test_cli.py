@@ -13,6 +13,7 @@ import duckdb
 from click.testing import CliRunner
 
 from arb_audit.cli import main
+from arb_audit.collectors import registry
 
 MakeRun = Callable[[str], Path]
 SUBMISSION_KEYS = {"seq", "status", "score", "requested_at", "completed_at", "model_path", "artifact_id"}
@@ -92,6 +93,9 @@ def test_store_is_written_outside_the_runs_own_files_and_reingest_works(
 def test_nothing_usable_exits_2_with_one_line(tmp_path: Path) -> None:
     code, _, err = run_cli(str(tmp_path))
     assert code == 2 and "no supported run format found" in err and err.count("\n") == 1
+    # each registered format says what it needs, from its collector's own description
+    for name in registry.available():
+        assert f"{name}: {registry.load(name).description}" in err
     code, _, err = run_cli(str(tmp_path / "nope"))
     assert code == 2 and "no such folder" in err
     (tmp_path / "f.txt").write_text("x")
