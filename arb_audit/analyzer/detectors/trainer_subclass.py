@@ -54,8 +54,8 @@ class TrainerSubclass(RouteDetector):
         inherited = self._inherited(node)
         if own is not None and inherited is not None and not subclass_named_for(own, *inherited):
             # CustomRewardTrainer(PPOTrainer) customises PPO's reward: it runs its base's stage
-            base_name, base = inherited
-            self.report_trainer(node, f"defines {node.name.value}, a {base_name}", base)
+            base_name, base_trainer = inherited
+            self.report_trainer(node, f"defines {node.name.value}, a {base_name}", base_trainer)
             return
         trainer_base = any(
             q.rsplit(".", 1)[-1].endswith("Trainer") for base in node.bases for q in self.names(base.value)
