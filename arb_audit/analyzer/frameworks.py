@@ -633,6 +633,24 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "ART (OpenPipe)",
+        "art",
+        (
+            # A TrainableModel registered with a backend is trained by model.train(trajectory_groups):
+            # GRPO over groups of the rollouts the script gathers (each group a prompt's samples);
+            # multi-turn when the rollout function plays an environment or calls tools.
+            Entry("TrainableModel", "grpo", "grpo", on_policy=True),
+        ),
+        invalid=(
+            (
+                "import art\nmodel = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
+                "await model.train(groups)\n",
+                "GRPO",
+            ),
+        ),
+        valid=("import art\nprint(art.text2art('hello'))\n",),
+    ),
+    Framework(
         "OLMo-core",
         "olmo_core",
         (
