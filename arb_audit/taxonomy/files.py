@@ -7,7 +7,7 @@ besides training.
 
 from __future__ import annotations
 
-from arb_audit.taxonomy.routes import Definition
+from arb_audit.taxonomy.routes import KIND_LABELS, Definition
 
 FILE_LABELS: tuple[Definition, ...] = (
     Definition("SFT", "supervised loss on fixed targets (knowledge-distillation training included)"),
@@ -35,13 +35,7 @@ FILE_ROLES: tuple[Definition, ...] = (
 )
 """Every role a file can have."""
 
-STAGE_LABELS: dict[str, str] = {
-    "sft": "SFT",
-    "dpo": "DPO",
-    "grpo": "GRPO",
-    "ppo": "PPO",
-    "reward_model": "REWARD_MODEL",
-    "merge": "MERGE",
-    "unknown": "UNKNOWN",
-}
-"""The file label of each training stage kind (an interactive policy-gradient stage is ONLINE_RL)."""
+STAGE_LABELS: dict[str, str] = {**KIND_LABELS, "reward_model": "REWARD_MODEL", "unknown": "UNKNOWN"}
+"""The file label of each training stage kind (an interactive policy-gradient stage is ONLINE_RL): a
+kind's route label (:data:`arb_audit.taxonomy.routes.KIND_LABELS`), and the two file labels that are no
+route of their own."""
