@@ -436,3 +436,26 @@ def test_a_policy_model_s_own_language_model_loss_stays_supervised(tmp_path: Pat
     )
     result = classify_path(write(tmp_path, "sft.py", code))
     assert [s.kind for s in result.stages] == ["sft"]
+
+
+def test_a_user_turn_the_code_writes_is_the_world_s_answer_one_a_person_types_is_a_demo(
+    tmp_path: Path,
+) -> None:
+    game = textwrap.dedent(
+        """
+        async def rollout(client, game, messages):
+            while not game.over:
+                reply = await client.chat.completions.create(model="policy", messages=messages)
+                apply_move(game, reply.choices[0].message.content)
+                messages.append({"role": "user", "content": render_board(game)})
+        """
+    )
+    demo = textwrap.dedent(
+        """
+        while True:
+            reply = model.generate(tokenizer.apply_chat_template(messages, return_tensors="pt"))
+            messages.append({"role": "user", "content": input("> ")})
+        """
+    )
+    assert classify_path(write(tmp_path, "rollout.py", game)).primary == "ONLINE_RL"
+    assert classify_path(write(tmp_path, "chat.py", demo)).primary != "ONLINE_RL"

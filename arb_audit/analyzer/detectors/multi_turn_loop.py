@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_env_step, is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.walk import descendants
 
 FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
 """Chat roles of a turn that comes from outside the policy: a tool's result, an environment's
@@ -68,6 +69,13 @@ class MultiTurnLoop(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "async def rollout(client, game):\n    while not game.over:\n"
+            "        msg = await client.chat.completions.create(messages=messages)\n"
+            "        apply_move(game, msg)\n"
+            "        messages.append({'role': 'user', 'content': render(game)})\n",
+            "interactive",
+        ),
+        Invalid(
             "for turn in range(max_turns):\n"
             "    action = model.generate(obs)\n"
             "    obs, reward, done, info = env.step(action)\n"
@@ -99,8 +107,16 @@ class MultiTurnLoop(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.loops: list[list[bool]] = []
-        """Per open loop: [generates, steps an environment, appends a tool turn, appends a user turn]."""
+        """Per open loop: [generates, steps an environment, appends a tool turn, appends a user turn,
+        appends the loop's own item as the user turn]."""
         self.functions: list[str] = []
+        self.targets: list[set[str]] = []
+        """Names each open ``for`` loop binds (a prompt taken from a list)."""
+        self.typed = False
+        """The file reads a person's reply (``input()``): its user turns are a chat's."""
+        self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
+        """Loops to report at the end: (loop, statement, steps, appends feedback, appends a user turn
+        the loop writes itself)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -109,44 +125,58 @@ class MultiTurnLoop(RouteDetector):
         self.functions.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops.append([False] * 4)
+        self.loops.append([False] * 5)
+        self.targets.append(
+            {n.value for n in (node.target, *descendants(node.target)) if isinstance(n, cst.Name)}
+        )
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops.append([False] * 4)
+        self.loops.append([False] * 5)
+        self.targets.append(set())
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
         if not self.loops:
             return
         generation = is_generation(node, self.names) or method(node) in PROMPT_BUILDERS
         step, role = is_env_step(node), _feedback_role(node)
+        # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
+        listed = role == "user" and _content_name(node) in set().union(*self.targets)
         for seen in self.loops:
             seen[0] = seen[0] or generation
             seen[1] = seen[1] or step
             seen[2] = seen[2] or role not in (None, "user")
             seen[3] = seen[3] or role == "user"
+            seen[4] = seen[4] or listed
 
     def _leave(self, node: cst.For | cst.While) -> None:
-        generation, step, feedback, user = self.loops.pop()
+        self.targets.pop()
+        generation, step, feedback, user, listed = self.loops.pop()
         if not generation or not (step or feedback or user) or self._not_training():
             return
-        how = (
-            "steps an environment"
-            if step
-            else "appends a tool or observation turn to the conversation"
-            if feedback
-            else "appends a user turn to the conversation"
-        )
-        # A user turn alone may be a chat demo's next prompt: it qualifies a training stage's rollouts,
-        # but does not make a file that trains nothing an environment component.
-        variant = USER_TURN if not (step or feedback) else None
-        self.report(
-            node,
-            "interactive",
-            f"a loop generates with the policy and {how}",
-            interactive=True,
-            variant=variant,
-        )
-        self.loops = [[False] * 4 for _ in self.loops]  # report the innermost loop only
+        statement = self.context.statements[-1] if self.context.statements else None
+        self.pending.append((node, statement, step, feedback, user and not listed))
+        self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, statement, step, feedback, written_user in self.pending:
+            # a user turn the code writes itself (a game's board after the move, a simulated user) is
+            # the world's answer; one a person types (``input()``) is a chat demo's next prompt
+            written = written_user and not self.typed and not (step or feedback)
+            how = (
+                "steps an environment"
+                if step
+                else "appends a tool or observation turn to the conversation"
+                if feedback
+                else "appends a user turn it writes itself (the world's answer) to the conversation"
+                if written
+                else "appends a user turn to the conversation"
+            )
+            # A user turn alone may be a chat demo's next prompt: it qualifies a training stage's
+            # rollouts, but does not make a file that trains nothing an environment component.
+            variant = USER_TURN if not (step or feedback or written) else None
+            message = f"a loop generates with the policy and {how}"
+            self.report(node, "interactive", message, statement=statement, interactive=True, variant=variant)
 
     def _not_training(self) -> bool:
         """Say whether the loop lies in a function named for evaluation, testing or a demo."""
@@ -193,4 +223,19 @@ def _role(value: cst.BaseExpression) -> str | None:
             ):
                 found = arg.value.evaluated_value
                 return found if isinstance(found, str) else None
+    return None
+
+
+def _content_name(node: cst.Call) -> str | None:
+    """Return the name a message's ``"content"`` is, when it is a plain name (``{"content": prompt}``)."""
+    value = node.args[-1].value if node.args else None
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            if (
+                isinstance(element, cst.DictElement)
+                and isinstance(element.key, cst.SimpleString)
+                and element.key.evaluated_value == "content"
+                and isinstance(element.value, cst.Name)
+            ):
+                return element.value.value
     return None
