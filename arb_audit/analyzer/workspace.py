@@ -27,6 +27,7 @@ from arb_audit.analyzer.classify import GENERIC_VARIANTS, Classification, Stage,
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 if TYPE_CHECKING:
     from arb_audit.store import RunStore
@@ -78,7 +79,9 @@ def module_index(paths: list[str]) -> dict[str, str]:
         parts = path[:-3].split("/")
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        if parts and all(p.isidentifier() for p in parts):
+        # a folder need not be importable by name (``examples/2048/``): a script there imports its
+        # siblings by their own names, looked up from the script's folder
+        if parts and parts[-1].isidentifier():
             index.setdefault(".".join(parts), path)
     return index
 
@@ -330,10 +333,39 @@ def in_workspace(
             spans[module] = definitions(text) if text is not None else {}
         return spans[module]
 
+    def rollouts(path: str, result: Classification) -> Classification:
+        """Return ``result`` interactive when its policy gradient trains on a workspace rollout's episodes.
+
+        ``model.train(groups)`` of rollouts that ``rollout.py`` plays as multi-turn episodes: the
+        environment loop that produces the samples is in the module the script calls.
+        """
+        pg = [s for s in result.stages if s.kind in POLICY_GRADIENT]
+        if not pg or any(s.interactive for s in pg) or not path.endswith(".py"):
+            return result
+        if path not in read:
+            text = text_of(path)
+            read[path] = uses(path, text, index) if text is not None else []
+        for use in read[path]:
+            module = (reexported(use.module, use.symbol) if use.symbol else None) or use.module
+            sub = labels.get(module)
+            if sub is not None and sub.role == "component" and sub.primary == "ONLINE_RL":
+                found = Finding(
+                    "WorkspaceImport",
+                    "interactive",
+                    interactive=True,
+                    message=f"uses {use.name} from {module}, which plays multi-turn episodes",
+                    line=use.line,
+                    excerpt=use.excerpt,
+                )
+                combined = Classification(result.path, error=result.error)
+                combine(combined, [*result.findings, found])
+                return combined
+        return result
+
     def shown(path: str) -> Classification:
         result = resolve(path, 0, frozenset())
         # a package's __init__ only passes its modules on to their users; it runs nothing itself
-        return labels[path] if posixpath.basename(path) == "__init__.py" else result
+        return labels[path] if posixpath.basename(path) == "__init__.py" else rollouts(path, result)
 
     wanted = [path for path in labels if only is None or path in only]
     return {path: with_config_default(shown(path), path, labels.keys(), text_of) for path in wanted}

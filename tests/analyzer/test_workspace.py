@@ -304,3 +304,28 @@ def test_a_class_picked_by_getattr_from_a_module_of_several_trainers_is_config_d
     root = _write(tmp_path, {"trainers.py": trainers, "train.py": train})
     result = _by_name(root)["train.py"]
     assert result.primary == "CONFIG_DEPENDENT" and set(result.possible_routes) == {"SFT", "GRPO"}
+
+
+def test_policy_gradient_on_a_workspace_rollout_s_episodes_is_online_rl(tmp_path: Path) -> None:
+    # the script's trainer is a framework's; the multi-turn episodes are played by rollout.py, a
+    # sibling in a folder no one could import by name
+    rollout = """
+    async def rollout(client, game, messages):
+        while not game.over:
+            reply = await client.chat.completions.create(model="policy", messages=messages)
+            apply_move(game, reply.choices[0].message.content)
+            messages.append({"role": "user", "content": render_board(game)})
+    """
+    train = """
+    import art
+    from rollout import rollout
+
+    model = art.TrainableModel(name="agent", project="p", base_model="Qwen")
+    groups = [art.TrajectoryGroup(rollout(model, g, []) for _ in range(8)) for g in games]
+    await model.train(groups)
+    """
+    root = _write(tmp_path, {"examples/2048/rollout.py": rollout, "examples/2048/train.py": train})
+    found = _by_name(root)
+    assert found["examples/2048/rollout.py"].primary == "ONLINE_RL"
+    result = found["examples/2048/train.py"]
+    assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]
