@@ -8,8 +8,17 @@ from arb_audit.analyzer.calls import DATA_GENERATORS, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 
-DATASET_WRITERS = frozenset({"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv"})
-"""Methods that write a dataset (Hugging Face datasets, pandas)."""
+DATASET_WRITERS = frozenset(
+    {"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv", "write_json", "write_parquet"}
+)
+"""Methods that write a dataset (Hugging Face datasets, pandas, Ray Data)."""
+RECORD_WORDS = frozenset(
+    {
+        *("data", "dataset", "records", "samples", "examples", "outputs", "responses", "generations"),
+        *("completions", "conversations", "instructions", "pairs", "rows", "trajectories"),
+    }
+)
+"""Words of a collection of generated examples (not of results or metrics) dumped in one go."""
 JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
 JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 """Writers of one JSON document to a file: inside a loop, one record per iteration (JSON lines)."""
@@ -47,6 +56,7 @@ class DataOutput(RouteDetector):
         Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),
         Valid("config = load_json(path)\n"),
         Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
+        Valid("import json\nwith open('metrics.json', 'w') as f:\n    json.dump(eval_metrics, f)\n"),
     )
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
@@ -56,6 +66,11 @@ class DataOutput(RouteDetector):
             "data_output",
         ),
         Invalid("write_jsonl(rows, 'train.jsonl')\n", "data_output"),
+        Invalid(
+            "import json\nwith open('out.json', 'w') as f:\n    json.dump(new_records, f, indent=4)\n",
+            "data_output",
+        ),
+        Invalid("ds.write_json('s3://bucket/generated')\n", "data_output"),
         Invalid(
             "import json\nwith open('o.jsonl', 'a') as f:\n    f.write(json.dumps(row) + '\\n')\n",
             "data_output",
@@ -90,6 +105,9 @@ class DataOutput(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if self.loops and len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS:
             self.report(node, "data_output", "writes one JSON record per iteration")
+            return
+        if len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS and _records(node.args[0].value):
+            self.report(node, "data_output", "writes the generated records as one JSON document")
             return
         if self._json_helper(node):
             self.report(node, "data_output", "writes records with a JSON helper")
@@ -142,3 +160,15 @@ class DataOutput(RouteDetector):
         if isinstance(value, cst.BinaryOperation):
             return self._encodes_json(value.left)
         return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)
+
+
+def _records(value: cst.BaseExpression) -> bool:
+    """Say whether a dumped value is named as generated examples (``records``), not results."""
+    name = (
+        value.value
+        if isinstance(value, cst.Name)
+        else value.attr.value
+        if isinstance(value, cst.Attribute)
+        else ""
+    )
+    return bool(RECORD_WORDS & set(words(name)))
