@@ -29,9 +29,14 @@ worker group, Gemini's SDK)."""
 API_COMPLETIONS = (".chat.completions.create", ".completions.create", ".responses.create", ".messages.create")
 """Hosted-LLM client calls (OpenAI, Anthropic and compatible servers)."""
 GENERATION_FUNCTIONS = frozenset(
-    {"litellm.completion", "litellm.acompletion", "openai.ChatCompletion.create"}
+    {
+        "litellm.completion",
+        "litellm.acompletion",
+        "openai.ChatCompletion.create",
+        "ray.data.llm.build_llm_processor",
+    }
 )
-"""Module-level generation functions."""
+"""Module-level generation functions (Ray Data's LLM processor runs a model over a dataset's rows)."""
 DATA_GENERATORS = (
     "distilabel.",
     "synthetic_data_kit.",
