@@ -187,7 +187,7 @@ def audit_run(
     """
     from arb_audit.cache_dirs import cache_store_path
     from arb_audit.model import STORE_DIRNAME
-    from arb_audit.store import StoreUnusable, locate_store
+    from arb_audit.store import StoreLocked, StoreUnusable, locate_store
 
     store_file, why_not_default = locate_store(run_dir, request.store)
     try:
@@ -197,6 +197,13 @@ def audit_run(
             raise
         # The store in the run folder does not open (an agent could have planted it): use the cache.
         why = f"{STORE_DIRNAME}/run.duckdb is not a usable store ({exc})"
+        return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, request, listed)
+    except StoreLocked as exc:
+        if request.store is not None or why_not_default is not None:
+            raise
+        # A process in the run folder (an agent, a recording still running) holds the store past the
+        # wait: the audit goes on in the cache rather than failing.
+        why = f"{STORE_DIRNAME}/run.duckdb is held by another process ({exc})"
         return _ingest_and_audit(collector, run_dir, cache_store_path(run_dir), why, request, listed)
 
 

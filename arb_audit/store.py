@@ -317,12 +317,13 @@ def _is_lock_error(exc: duckdb.Error) -> bool:
     return "Could not set lock on file" in text or "Conflicting lock is held" in text
 
 
-def _when_free(path: Path, read_only: bool, wait_s: float, opening: Callable[[], T]) -> T:
+def _when_free(path: Path, read_only: bool, wait_s: float | None, opening: Callable[[], T]) -> T:
     """Return what ``opening`` the store at ``path`` returns.
 
-    Another process holding the file is waited for, up to ``wait_s`` seconds.
+    Another process holding the file is waited for, up to ``wait_s`` seconds (default
+    :data:`LOCK_WAIT_S`, read when called).
     """
-    deadline = time.monotonic() + wait_s
+    deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
     while True:
         if (special := _not_a_file(path)) is not None:
             raise StoreUnusable(path, f"{path}: cannot open the run store: {special}")
@@ -532,7 +533,7 @@ class RunStore:
 
     @classmethod
     @contextmanager
-    def open(cls, path: Path, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S) -> Iterator[RunStore]:
+    def open(cls, path: Path, *, read_only: bool = False, wait_s: float | None = None) -> Iterator[RunStore]:
         """Open (creating and migrating when writable) the store at ``path``.
 
         Another process holding the store (DuckDB allows one writer per file) is waited for, up to
@@ -1081,7 +1082,7 @@ class StoreHost:
             self._con = None
 
     @contextmanager
-    def open(self, path: Path, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S) -> Iterator[RunStore]:
+    def open(self, path: Path, *, read_only: bool = False, wait_s: float | None = None) -> Iterator[RunStore]:
         """Attach the store at ``path``, as :meth:`RunStore.open` opens it; detach it on leaving.
 
         A writable store is created and migrated.

@@ -292,3 +292,40 @@ def test_a_text_past_the_bound_reads_as_null_and_says_so() -> None:
         assert con.execute(sql, [MAX_TEXT_CHARS + 1]).fetchall() == [(None, True)]
         assert con.execute(sql, [3]).fetchall() == [("aaa", False)]
         assert con.execute(f"SELECT {capped('NULL')}, {too_long('NULL')}").fetchall() == [(None, False)]
+
+
+def test_an_audit_whose_run_store_another_process_holds_goes_on_in_the_cache(
+    make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an agent (or anything in the run folder) keeps .arb-audit/run.duckdb open for writing past the
+    # wait: the audit does not fail, it is kept in the cache store and says why
+    import subprocess
+    import sys
+
+    import arb_audit.store
+
+    run = make_run("improves")
+    honest = json.loads(run_cli(str(run), "--json")[1])
+    store = run / ".arb-audit" / "run.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print(1, flush=True); time.sleep(60)",
+            str(store),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
+        monkeypatch.setattr(arb_audit.store, "LOCK_WAIT_S", 1.0)
+        code, out, err = run_cli(str(run), "--json")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 0, err
+    report = json.loads(out)
+    said = [p["message"] for p in report["problems"] if p["path"] == ".arb-audit"]
+    assert said and "held by another process" in said[0]
+    assert report["run"]["store_path"] != str(store)
+    assert report["best"] == honest["best"] and report["route"] == honest["route"]
