@@ -67,6 +67,13 @@ def dotted(node: cst.BaseExpression | None) -> str:
     return ""
 
 
+def last_name(node: cst.BaseExpression) -> str:
+    """Return a name's or an attribute's last component (``self.records`` -> ``records``), else ""."""
+    if isinstance(node, cst.Name):
+        return node.value
+    return node.attr.value if isinstance(node, cst.Attribute) else ""
+
+
 def _targets(node: cst.BaseExpression) -> Iterator[str]:
     """Names bound by an assignment target (tuples and lists unpacked, attributes skipped)."""
     if isinstance(node, cst.Name):

@@ -86,17 +86,24 @@ def module_index(paths: list[str]) -> dict[str, str]:
     return index
 
 
+def _parsed(text: str) -> ast.Module | None:
+    """Return a workspace file's syntax tree, or None when it is too large or does not parse."""
+    if len(text) > MAX_TEXT:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def bindings(path: str, text: str, index: Mapping[str, str]) -> dict[str, tuple[str, str | None]]:
     """Return local name -> (workspace module path, name taken from it or None) for ``path``'s imports.
 
     An absolute import is looked up from the workspace root and from the importing file's folder
     (scripts are run from where they sit); a relative import from the file's package.
     """
-    if len(text) > MAX_TEXT:
-        return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return {}
     return _bindings(path, tree, index)
 
@@ -127,11 +134,8 @@ def _bindings(path: str, tree: ast.AST, index: Mapping[str, str]) -> dict[str, t
 
 def uses(path: str, text: str, index: Mapping[str, str]) -> list[Use]:
     """Return the workspace modules ``path`` imports and uses, first use first (see :func:`bindings`)."""
-    if len(text) > MAX_TEXT:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return []
     bound = _bindings(path, tree, index)
     if not bound:
@@ -227,11 +231,8 @@ def reexport(
 
 def definitions(text: str) -> dict[str, tuple[int, int]]:
     """Return each top-level class and function of a module's ``text`` -> its first and last line."""
-    if len(text) > MAX_TEXT:
-        return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return {}
     return {
         node.name: (node.lineno, node.end_lineno or node.lineno)
@@ -349,14 +350,7 @@ def in_workspace(
             module = (reexported(use.module, use.symbol) if use.symbol else None) or use.module
             sub = labels.get(module)
             if sub is not None and sub.role == "component" and sub.primary == "ONLINE_RL":
-                found = Finding(
-                    "WorkspaceImport",
-                    "interactive",
-                    interactive=True,
-                    message=f"uses {use.name} from {module}, which plays multi-turn episodes",
-                    line=use.line,
-                    excerpt=use.excerpt,
-                )
+                found = _interactive(use, f"uses {use.name} from {module}, which plays multi-turn episodes")
                 combined = Classification(result.path, error=result.error)
                 combine(combined, [*result.findings, found])
                 return combined
@@ -369,6 +363,18 @@ def in_workspace(
 
     wanted = [path for path in labels if only is None or path in only]
     return {path: with_config_default(shown(path), path, labels.keys(), text_of) for path in wanted}
+
+
+def _interactive(use: Use, message: str) -> Finding:
+    """Return the evidence, at a use, that the file's policy gradient trains on multi-turn episodes."""
+    return Finding(
+        "WorkspaceImport",
+        "interactive",
+        interactive=True,
+        message=message,
+        line=use.line,
+        excerpt=use.excerpt,
+    )
 
 
 def _stage_labels(result: Classification) -> list[str]:
@@ -438,16 +444,7 @@ def _adopt(
             )
             findings += [replace(f, path=f.path or use.module) for f in stage.evidence]
             if stage.interactive:
-                findings.append(
-                    Finding(
-                        "WorkspaceImport",
-                        "interactive",
-                        interactive=True,
-                        message=f"{use.module} trains on multi-turn rollouts",
-                        line=use.line,
-                        excerpt=use.excerpt,
-                    )
-                )
+                findings.append(_interactive(use, f"{use.module} trains on multi-turn rollouts"))
     result = Classification(own.path, error=own.error)
     combine(result, sorted(findings, key=lambda f: (f.path is not None, f.line, f.col)))
     for stage in result.stages:

@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import DATA_GENERATORS, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
 
 DATASET_WRITERS = frozenset(
     {"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv", "write_json", "write_parquet"}
@@ -164,11 +165,4 @@ class DataOutput(RouteDetector):
 
 def _records(value: cst.BaseExpression) -> bool:
     """Say whether a dumped value is named as generated examples (``records``), not results."""
-    name = (
-        value.value
-        if isinstance(value, cst.Name)
-        else value.attr.value
-        if isinstance(value, cst.Attribute)
-        else ""
-    )
-    return bool(RECORD_WORDS & set(words(name)))
+    return bool(RECORD_WORDS & set(words(last_name(value))))

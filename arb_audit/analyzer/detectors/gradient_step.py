@@ -8,7 +8,7 @@ from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
-from arb_audit.analyzer.names import Scope, dotted
+from arb_audit.analyzer.names import Scope, dotted, last_name
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -69,15 +69,7 @@ def _names_a_loss(arg: cst.Arg) -> bool:
     """Say whether an argument is a loss handed on (``loss_fn``, ``loss=criterion``, ``self.loss_fn``)."""
     if arg.keyword is not None and "loss" in words(arg.keyword.value):
         return True
-    value = arg.value
-    name = (
-        value.value
-        if isinstance(value, cst.Name)
-        else value.attr.value
-        if isinstance(value, cst.Attribute)
-        else ""
-    )
-    return "loss" in words(name)
+    return "loss" in words(last_name(arg.value))
 
 
 class GradientStep(RouteDetector):
@@ -639,6 +631,4 @@ def _tail(node: cst.BaseExpression) -> str:
     """Return the last name of a base class expression (``trainers.BaseTrainer`` -> ``BaseTrainer``)."""
     while isinstance(node, cst.Call | cst.Subscript):
         node = node.func if isinstance(node, cst.Call) else node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return node.value if isinstance(node, cst.Name) else ""
+    return last_name(node)

@@ -202,40 +202,29 @@ def _feedback_role(node: cst.Call) -> str | None:
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
 
 
-def _role(value: cst.BaseExpression) -> str | None:
-    """Return the literal ``"role"`` of a message dict (``{"role": "tool"}``, ``dict(role="tool")``)."""
+def _field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
+    """Return the value of a message's ``key`` in a dict literal or ``dict(...)`` call, if given."""
     if isinstance(value, cst.Dict):
         for element in value.elements:
             if (
                 isinstance(element, cst.DictElement)
                 and isinstance(element.key, cst.SimpleString)
-                and element.key.evaluated_value == "role"
-                and isinstance(element.value, cst.SimpleString)
+                and element.key.evaluated_value == key
             ):
-                found = element.value.evaluated_value
-                return found if isinstance(found, str) else None
+                return element.value
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
-        for arg in value.args:
-            if (
-                arg.keyword is not None
-                and arg.keyword.value == "role"
-                and isinstance(arg.value, cst.SimpleString)
-            ):
-                found = arg.value.evaluated_value
-                return found if isinstance(found, str) else None
+        return next((a.value for a in value.args if a.keyword is not None and a.keyword.value == key), None)
     return None
+
+
+def _role(value: cst.BaseExpression) -> str | None:
+    """Return the literal ``"role"`` of a message dict (``{"role": "tool"}``, ``dict(role="tool")``)."""
+    role = _field(value, "role")
+    found = role.evaluated_value if isinstance(role, cst.SimpleString) else None
+    return found if isinstance(found, str) else None
 
 
 def _content_name(node: cst.Call) -> str | None:
     """Return the name a message's ``"content"`` is, when it is a plain name (``{"content": prompt}``)."""
-    value = node.args[-1].value if node.args else None
-    if isinstance(value, cst.Dict):
-        for element in value.elements:
-            if (
-                isinstance(element, cst.DictElement)
-                and isinstance(element.key, cst.SimpleString)
-                and element.key.evaluated_value == "content"
-                and isinstance(element.value, cst.Name)
-            ):
-                return element.value.value
-    return None
+    content = _field(node.args[-1].value, "content") if node.args else None
+    return content.value if isinstance(content, cst.Name) else None
