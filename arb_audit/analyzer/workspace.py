@@ -19,7 +19,7 @@ import ast
 import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 3
 """Imports followed from an entry script: its modules, theirs, and theirs."""
+PARSED_KEPT = 8
+"""Syntax trees kept for reuse (a module's imports, definitions and re-exports are read in turn)."""
+PARSED_KEPT_TEXT = 256_000
+"""Largest file (characters) whose tree is kept."""
 MAX_TEXT = 2_000_000
 """Files larger than this are not read for imports (their own classification stands)."""
 KEEPS_OWN = frozenset({"training", "launcher"})
@@ -87,7 +91,22 @@ def module_index(paths: list[str]) -> dict[str, str]:
 
 
 def _parsed(text: str) -> ast.Module | None:
-    """Return a workspace file's syntax tree, or None when it is too large or does not parse."""
+    """Return a workspace file's syntax tree, or None when it is too large or does not parse.
+
+    A used module is read for its imports, its definitions and (a package's ``__init__``) its
+    re-exports one after another: the trees of the last few small files are kept so that each is
+    parsed once (the trees are only read, never changed). A large file's tree is not kept: memory
+    stays bounded whatever a workspace holds.
+    """
+    return _parsed_kept(text) if len(text) <= PARSED_KEPT_TEXT else _parse(text)
+
+
+@lru_cache(maxsize=PARSED_KEPT)
+def _parsed_kept(text: str) -> ast.Module | None:
+    return _parse(text)
+
+
+def _parse(text: str) -> ast.Module | None:
     if len(text) > MAX_TEXT:
         return None
     try:

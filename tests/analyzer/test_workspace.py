@@ -329,3 +329,15 @@ def test_policy_gradient_on_a_workspace_rollout_s_episodes_is_online_rl(tmp_path
     assert found["examples/2048/rollout.py"].primary == "ONLINE_RL"
     result = found["examples/2048/train.py"]
     assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]
+
+
+def test_a_used_module_is_parsed_once_for_its_imports_and_definitions() -> None:
+    from arb_audit.analyzer import workspace
+
+    text = "import torch\n\ndef sft_step(batch):\n    return batch\n"
+    workspace._parsed_kept.cache_clear()
+    workspace.uses("mod.py", text, {"torch_utils": "torch_utils.py"})
+    workspace.definitions(text)
+    workspace.bindings("mod.py", text, {})
+    info = workspace._parsed_kept.cache_info()
+    assert (info.misses, info.hits) == (1, 2)
