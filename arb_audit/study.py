@@ -10,11 +10,10 @@ version: that run is audited anew).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import polars as pl
@@ -67,62 +66,141 @@ STUDY_SCHEMA = pl.Schema(
 """The columns of ``study_runs`` as polars reads them (the comments say what each holds)."""
 
 
+CellValue = str | int | None
+"""A cell key's value as a mapping file sets it: ``level`` a whole number, the others text."""
+
+
 @dataclass(frozen=True, slots=True)
 class StudyRun:
     """One run to ingest: its folder and the cell keys a mapping file sets for it."""
 
     folder: Path
     """The run folder."""
-    overrides: dict[str, str | int | None]
+    overrides: dict[str, CellValue]
     """Cell keys that replace what the run's metadata says."""
 
 
-def row_from_audit(
-    key: str, print_: str, report: AuditReport | None, error: str | None, overrides: dict[str, Any]
-) -> dict[str, Any]:
-    """Build a run's ``study_runs`` row (a dict of :data:`STUDY_SCHEMA`'s columns) from its audit.
+@dataclass(slots=True)
+class StudyRow:
+    """One run's row of ``study_runs``: a field per column of :data:`STUDY_SCHEMA`, in its order."""
 
-    Or from why there is none (``error``); ``overrides`` are the mapping file's cell keys.
+    run_key: str
+    """The run folder's resolved path (or, on the desk, the run id)."""
+    fingerprint: str | None
+    """BLAKE3 of the run's files and mapped keys; None makes the next ingest audit the run again."""
+    ingested_at: datetime
+    """When the row was made (UTC, naive)."""
+    error: str | None
+    """Why the run has no audit; the audit's columns are then empty."""
+    run_id: str | None = None
+    """The run's id as its audit says."""
+    format: str | None = None
+    """The collector that read the run."""
+    task: str | None = None
+    """The benchmark task (a cell key)."""
+    level: int | None = None
+    """The task's difficulty level (a cell key)."""
+    scaffold: str | None = None
+    """The agent scaffold (a cell key)."""
+    driver: str | None = None
+    """The model driving the agent (a cell key)."""
+    mode: str | None = None
+    """The benchmark mode (a cell key)."""
+    seed: str | None = None
+    """The seed, which only a study's mapping gives (a cell key)."""
+    base_score: float | None = None
+    """The base model's score."""
+    best_score: float | None = None
+    """The best valid submission's score."""
+    best_seq: int | None = None
+    """The best valid submission's sequence number."""
+    n_submissions: int | None = None
+    """How many submissions the run made."""
+    n_valid: int | None = None
+    """How many of them were scored."""
+    valid_rate: float | None = None
+    """Scored over made."""
+    time_to_first_valid_s: float | None = None
+    """Seconds from the run's start to its first scored submission."""
+    time_to_best_s: float | None = None
+    """Seconds from the run's start to its best submission."""
+    route_label: str | None = None
+    """The best submission's route label (SFT, COMPOSITE, ...)."""
+    chain: str | None = None
+    """Its chain as tables print it (SFT→GRPO(online))."""
+    strength: str | None = None
+    """The route's evidence level (verified, supported, weak, ...)."""
+    written: list[str] | None = None
+    """Route labels whose code was only written."""
+    attempted: list[str] | None = None
+    """Route labels whose code ran."""
+    adopted: list[str] | None = None
+    """Route labels in the best lineage."""
+    failure: str | None = None
+    """The run's failure mode."""
+    quadrant: str | None = None
+    """Its quadrant (score went up × intended training happened)."""
+    flags: list[str] | None = None
+    """The integrity flags raised."""
+    report: str | None = None
+    """The whole audit, JSON."""
+
+
+def row_from_audit(
+    key: str,
+    print_: str,
+    report: AuditReport | None,
+    error: str | None,
+    overrides: Mapping[str, CellValue],
+) -> StudyRow:
+    """Build a run's ``study_runs`` row from its audit, or from why there is none (``error``).
+
+    ``overrides`` are the cell keys a study's mapping file sets for the run.
     """
-    row: dict[str, Any] = dict.fromkeys(STUDY_SCHEMA)
-    row.update(
-        run_key=key, fingerprint=print_, ingested_at=datetime.now(UTC).replace(tzinfo=None), error=error
+    row = StudyRow(
+        run_key=key,
+        fingerprint=print_,
+        ingested_at=datetime.now(UTC).replace(tzinfo=None),
+        error=error,
     )
     if report is not None:
         run, metrics, best, route = report.run, report.metrics, report.best, report.route
         facts = analyzer_values(report)  # the route, chain, failure and quadrant as reviewers see them
-        row.update(
-            run_id=run.run_id,
-            format=run.format,
-            # a cell key is a field of the run; the seed, which no run says, only the study's overrides give
-            **{k: getattr(run, k, None) for k in CELL_KEYS},
-            base_score=run.base_score,
-            best_score=best.score if best else None,
-            best_seq=best.seq if best else None,
-            n_submissions=metrics.n_submissions,
-            n_valid=metrics.n_scored,
-            valid_rate=metrics.valid_rate,
-            time_to_first_valid_s=metrics.time_to_first_valid_s,
-            time_to_best_s=metrics.time_to_best_s,
-            route_label=facts["route"],
-            chain=facts["chain"],
-            strength=route.strength,
-            written=list(route.written),
-            attempted=list(route.attempted),
-            adopted=list(route.adopted),
-            failure=facts["failure"],
-            quadrant=facts["quadrant"],
-            flags=sorted({f.flag for f in report.flags}),
-            report=report.to_json_text(),
+        row.run_id, row.format = run.run_id, run.format
+        # a cell key is a field of the run; the seed, which no run says, only the study's overrides give
+        for name in CELL_KEYS:
+            setattr(row, name, getattr(run, name, None))
+        row.base_score = run.base_score
+        row.best_score, row.best_seq = (best.score, best.seq) if best else (None, None)
+        row.n_submissions, row.n_valid = metrics.n_submissions, metrics.n_scored
+        row.valid_rate = metrics.valid_rate
+        row.time_to_first_valid_s = metrics.time_to_first_valid_s
+        row.time_to_best_s = metrics.time_to_best_s
+        row.route_label, row.chain = facts["route"], facts["chain"]
+        row.strength = route.strength
+        row.written, row.attempted, row.adopted = (
+            list(route.written),
+            list(route.attempted),
+            list(route.adopted),
         )
+        row.failure, row.quadrant = facts["failure"], facts["quadrant"]
+        row.flags = sorted({f.flag for f in report.flags})
+        row.report = report.to_json_text()
     for name, value in overrides.items():
         if name in CELL_KEYS:
-            row[name] = value
-    if row["level"] is not None:
-        row["level"] = int(row["level"])
-    if row["seed"] is not None:
-        row["seed"] = str(row["seed"])
+            setattr(row, name, value)
+    if row.level is not None:
+        row.level = int(row.level)
+    if row.seed is not None:
+        row.seed = str(row.seed)
     return row
+
+
+def study_frame(rows: list[StudyRow]) -> pl.DataFrame:
+    """Return ``rows`` as a DataFrame of :data:`STUDY_SCHEMA`."""
+    return pl.DataFrame(
+        [{name: getattr(row, name) for name in STUDY_SCHEMA} for row in rows], schema=STUDY_SCHEMA
+    )
 
 
 def fingerprints(store: RunStore) -> dict[str, str]:
@@ -140,11 +218,11 @@ def fingerprints(store: RunStore) -> dict[str, str]:
     return dict(rows)
 
 
-def save_rows(store: RunStore, rows: list[dict[str, Any]]) -> None:
+def save_rows(store: RunStore, rows: list[StudyRow]) -> None:
     """Insert or replace rows of ``study_runs`` in one transaction."""
     if not rows:
         return
-    store.con.register("incoming", pl.DataFrame(rows, schema=STUDY_SCHEMA))
+    store.con.register("incoming", study_frame(rows))
     store.con.execute("BEGIN TRANSACTION")
     try:
         store.con.execute("DELETE FROM study_runs WHERE run_key IN (SELECT run_key FROM incoming)")

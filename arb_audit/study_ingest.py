@@ -20,13 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from arb_audit.store import RunStore
-from arb_audit.study import CELL_KEYS, fingerprints, row_from_audit, save_rows
+from arb_audit.study import CELL_KEYS, CellValue, fingerprints, row_from_audit, save_rows
 from arb_audit.study_workers import RUN_DEADLINE_S, Outcome, audit_runs
 
-Mapping = list[tuple[str, dict[str, Any]]]
+Mapping = list[tuple[str, dict[str, CellValue]]]
 """A mapping file's rules: each glob with the cell keys it sets, in the file's order."""
 
 
@@ -73,9 +72,9 @@ def _cell_value(path: Path, pattern: object, key: str, value: object) -> str | i
     return str(value)
 
 
-def overrides_for(folder: Path, mapping: Mapping) -> dict[str, Any]:
+def overrides_for(folder: Path, mapping: Mapping) -> dict[str, CellValue]:
     """Return the cell keys the mapping sets for ``folder``."""
-    found: dict[str, Any] = {}
+    found: dict[str, CellValue] = {}
     for pattern, keys in mapping:
         if fnmatch.fnmatch(str(folder), pattern) or fnmatch.fnmatch(folder.name, pattern):
             found.update(keys)
@@ -88,7 +87,7 @@ class Planned:
 
     folder: Path
     fingerprint: str
-    keys: dict[str, Any]
+    keys: dict[str, CellValue]
 
 
 def plan(store: RunStore, runs: list[Path], mapping: Mapping) -> dict[str, Planned]:
@@ -175,7 +174,7 @@ def ingest(
                 outcome.key, planned.fingerprint, outcome.report, outcome.error, planned.keys
             )
             if outcome.retry:  # stopped, killed or interrupted: no fingerprint, audited again next time
-                row["fingerprint"] = None
+                row.fingerprint = None
             save_rows(store, [row])
             ended.add(outcome.key)
             if outcome.error is None:

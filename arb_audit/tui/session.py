@@ -22,7 +22,7 @@ from arb_audit.revisions import read_blob, shown_text
 from arb_audit.schema import SCHEMA_VERSION, AuditReport
 from arb_audit.store import RunStore, StoreError, StoreHost
 from arb_audit.store_bounds import MAX_TEXT_CHARS, TooManyRows, bounded_rows, capped, too_long
-from arb_audit.study import STUDY_SCHEMA, row_from_audit, study_columns
+from arb_audit.study import StudyRow, row_from_audit, study_columns, study_frame
 from arb_audit.taxonomy.review import analyzer_values
 from arb_audit.verdicts import LEDGER_SCHEMA, Verdict, append_verdicts, current_verdicts, load_verdicts
 
@@ -292,7 +292,7 @@ def _list_runs(store: RunStore, only: str | None = None) -> tuple[bool, pl.DataF
                 "its audits",
                 MAX_LISTED_RUNS,
             )
-            rows = []
+            rows: list[StudyRow] = []
             for run_id, text, long in reports:
                 if long:
                     why = f"its stored audit is longer than {MAX_TEXT_CHARS:,} characters; not read"
@@ -308,7 +308,7 @@ def _list_runs(store: RunStore, only: str | None = None) -> tuple[bool, pl.DataF
                     rows.append(row_from_audit(run_id, "", None, read.problem, {}))
                 else:
                     rows.append(row_from_audit(run_id, "", read, None, {}))
-            frame = pl.DataFrame(rows, schema=STUDY_SCHEMA).select([*LIST_COLUMNS, "strength"])
+            frame = study_frame(rows).select([*LIST_COLUMNS, "strength"])
     except duckdb.Error as exc:
         raise ReviewError(f"{store.path}: not an arb-audit store ({exc})") from exc
     except TooManyRows as exc:

@@ -101,3 +101,12 @@ def test_the_command_writes_csv_and_parquet_and_refuses_latex(
     code, _, err = run_cli("export", str(path), "--table", "everything")
     assert code == 2 and "runs, submissions, stages, commands" in err
     assert json.loads(report.to_json_text())["schema_version"] == report.schema_version
+
+
+def test_a_study_row_has_a_field_per_column_in_order() -> None:
+    """The typed row and the table's schema are one list of columns."""
+    from dataclasses import fields
+
+    from arb_audit.study import STUDY_SCHEMA, StudyRow
+
+    assert [f.name for f in fields(StudyRow)] == list(STUDY_SCHEMA)

@@ -162,7 +162,7 @@ def test_pages_written_by_worker_processes_are_those_written_here(tmp_path: Path
     whose stored audit does not read back included."""
     study = _study(tmp_path / "study.duckdb")
     old = row_from_audit("/runs/old", "fp", complete_report({"run": {"run_id": "arl:old/x"}}), None, {})
-    old["report"] = json.dumps({"schema_version": 0, "made_by": "an older arb-audit"})
+    old.report = json.dumps({"schema_version": 0, "made_by": "an older arb-audit"})
     with RunStore.open(study) as store:
         save_rows(store, [old])
     here = write_site(study, tmp_path / "here", jobs=1)
