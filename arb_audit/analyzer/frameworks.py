@@ -349,7 +349,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 key="adv_estimator",
                 commands=("-m verl.trainer.main_ppo",),
             ),
+            # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
+            Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
             Entry("", "sft", commands=("-m verl.trainer.fsdp_sft_trainer",)),
+        ),
+        invalid=(
+            (
+                "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
+                "trainer = RayPPOTrainer(config=config, tokenizer=tokenizer)\ntrainer.fit()\n",
+                "CONFIG_DEPENDENT",
+            ),
         ),
         lines=(
             ("python3 -m verl.trainer.main_ppo data.train_files=x.parquet", "PPO"),
