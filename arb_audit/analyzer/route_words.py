@@ -55,6 +55,8 @@ _IMPORTS = re.compile(
     re.M,
 )
 """``from trl import A, B`` (or a parenthesised list): a library and the names taken from it."""
+_TRAINER_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+[^\n]*\bTrainer\b", re.M)
+"""``from pkg.module import Trainer`` (and other names on the line)."""
 _WORD = re.compile(r"\w+")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 """Functions and classes the file defines (a gradient step in one named for a route takes it)."""
@@ -98,13 +100,22 @@ def possible_routes(text: str) -> frozenset[str]:
     interactive = _ENVIRONMENT.search(text) is not None
     for word in set(_TRAINER_WORD.findall(text)):
         trainer = TRAINERS["Trainer"] if word == "Trainer" else trainer_named(word)
-        if trainer is None:
+        if trainer is None or (word == "Trainer" and _own_trainer(text)):
             return ALL_ROUTES  # a trainer class of the agent's own could train any way
         if (label := label_of(trainer.kind, trainer.on_policy)) is not None:
             found.add(label)
         if trainer.kind in POLICY_GRADIENT and trainer.on_policy is not False and interactive:
             found.add("ONLINE_RL")
     return frozenset(found)
+
+
+def _own_trainer(text: str) -> bool:
+    """Whether ``text`` takes a class called ``Trainer`` from a package other than transformers.
+
+    A project's own ``Trainer`` is named for its stage by its module (``from rl.dpo_trainer import
+    Trainer``), which the gradient step reads.
+    """
+    return any(m.split(".")[0] != "transformers" for m in _TRAINER_IMPORT.findall(text))
 
 
 def _constructs_a_trainer(text: str) -> bool:

@@ -7,9 +7,10 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
+from arb_audit.analyzer.frameworks import PACKAGES
 from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name
-from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
@@ -95,6 +96,7 @@ class GradientStep(RouteDetector):
         "jax.grad",
         "filter_grad",
         ".train(",
+        ".train_",
         ".fit(",
         "training_step",
         "compute_loss",
@@ -155,6 +157,19 @@ class GradientStep(RouteDetector):
             "        policy.train(batch, loss_fn)\n",
             "stage",
             "grpo",
+        ),
+        Invalid(
+            "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
+            "trainer.train()\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
+            "from chat.rlhf.ppo_trainer import DeepSpeedPPOTrainer\n"
+            "trainer = DeepSpeedPPOTrainer(engine, args)\nfor exp in buffer:\n"
+            "    trainer.train_rlhf(exp)\n",
+            "stage",
+            "ppo",
         ),
         Invalid(
             "import torch\nfrom chapter5 import train_model_simple\n"
@@ -334,6 +349,10 @@ class GradientStep(RouteDetector):
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
+        self.trainer_of_step: dict[int, cst.Call] = {}
+        """id of a trainer's ``train()`` call -> the call that constructs that trainer."""
+        self.trainer_scope: dict[int, int] = {}
+        """id of such a ``train()`` call -> the function it is in (where the trainer's class is bound)."""
 
     def _statement(self) -> cst.CSTNode | None:
         return self.context.statements[-1] if self.context.statements else None
@@ -467,9 +486,18 @@ class GradientStep(RouteDetector):
                 # policy.train(data, loss_fn): a worker trains with the loss it is handed
                 self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
             elif isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
+                self.trainer_of_step[id(node)] = receiver
                 self.steps.append((node, self._statement(), [], f"{name}() of a trainer"))
             elif isinstance(receiver, cst.Name):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
+        elif (
+            name is not None
+            and name.startswith("train_")
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+        ):
+            # trainer.train_rlhf(experience): a trainer's own training method, once the name is a trainer
+            self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
         elif name in POLICY_UPDATES and isinstance(node.func, cst.Attribute):
             self.steps.append((node, self._statement(), [], f"{name}(): a worker's policy update"))
         elif name in CRITIC_UPDATES and isinstance(node.func, cst.Attribute):
@@ -552,6 +580,46 @@ class GradientStep(RouteDetector):
                 )
                 return
 
+    def _named_trainer(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
+        """Name the stage of a trainer's ``train()`` by the trainer's class when no library knows it.
+
+        A project's own trainer (``from dschat.rlhf.ppo_trainer import DeepSpeedPPOTrainer``, or a
+        class called just ``Trainer`` from a module ``dpo_trainer``) is named for what it trains; its
+        loss is in a file not read here, so the name is the evidence, as for a step's function.
+        Trainers a library is known for are left to the trainer table (they are reported already).
+        """
+        made = self.trainer_of_step.get(id(node))
+        cls = self._trainer_class(made, self.trainer_scope.get(id(node))) if made is not None else None
+        if made is None or cls is None:
+            return False
+        scope = self.scopes_of.get(id(made.func))
+        known = self.context.resolver.qualified_names(cls, scope) if scope is not None else set()
+        qualified = sorted(known) or [dotted(cls)]
+        for name in qualified:
+            if trainer_of(name) is not None or name.split(".")[0] in PACKAGES:
+                return False  # the trainer table or the framework table says what it trains
+            *module, class_name = name.split(".")
+            named = route_word(class_name) if class_name != "Trainer" else None
+            if named is None and module:
+                # a module of one trainer is named for it (``dpo_trainer``); any other name, strictly
+                named = route_word(module[-1], strict="trainer" not in words(module[-1]))
+            if named is not None and named[0] in LABEL_KINDS:
+                label, word = named
+                self.context.findings.append(
+                    Finding(
+                        "NamedStep",
+                        "stage",
+                        kind=LABEL_KINDS[label],
+                        variant=word if word != LABEL_KINDS[label] else None,
+                        on_policy=True if label in ("GRPO", "PPO") else None,
+                        message=f"the gradient step trains a {name}, named for {label}",
+                        node=node,
+                        statement=statement,
+                    )
+                )
+                return True
+        return False
+
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
         if function is None or not TRAINING_WORDS & set(words(function)):
@@ -570,16 +638,26 @@ class GradientStep(RouteDetector):
         """Say whether a call constructs an optimiser (``torch.optim.AdamW(...)``, ``bnb.optim.Lion``)."""
         return any("optim" in q.split(".")[:-1] and "lr_scheduler" not in q for q in self.names(call.func))
 
-    def _constructs_trainer(self, call: cst.Call) -> bool:
+    def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
+        return self._trainer_class(call, scope) is not None
+
+    def _trainer_class(self, call: cst.Call, scope: int | None = None) -> cst.BaseExpression | None:
+        """Return the trainer class a call constructs: its callee, or the class a name holds.
+
+        ``ppo_trainer = Unsupervised if mixed else PPOTrainer; trainer = ppo_trainer(engine)`` makes a
+        trainer too (the first class named a trainer is the one that names it).
+        """
         func = call.func
-        last = (
-            func.value
-            if isinstance(func, cst.Name)
-            else func.attr.value
-            if isinstance(func, cst.Attribute)
-            else ""
-        )
-        return last.endswith("Trainer")
+        if _tail(func).endswith("Trainer"):
+            return func
+        if isinstance(func, cst.Name):
+            where = self.functions[-1] if scope is None else scope
+            for value in self.assigns.get((where, func.value), []) + self.assigns.get((0, func.value), []):
+                choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+                for choice in choices:
+                    if isinstance(choice, cst.Name | cst.Attribute) and _tail(choice).endswith("Trainer"):
+                        return choice
+        return None
 
     # -- deciding ------------------------------------------------------------------------------
 
@@ -591,8 +669,12 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
             elif how == "trainer":
                 values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
-                if any(isinstance(v, cst.Call) and self._constructs_trainer(v) for v in values):
-                    self.steps.append((node, statement, [], "train() of a trainer object"))
+                made = [v for v in values if isinstance(v, cst.Call) and self._constructs_trainer(v, scope)]
+                if made:
+                    self.trainer_of_step[id(node)] = made[0]
+                    self.trainer_scope[id(node)] = scope
+                    called = method(node) if isinstance(node, cst.Call) else None
+                    self.steps.append((node, statement, [], f"{called or 'train'}() of a trainer object"))
         if not self.steps:
             self._loss_library(functions)
             return
@@ -610,7 +692,8 @@ class GradientStep(RouteDetector):
                 self.report(
                     node, "gradient_step", f"{how}; its loss is not in this file", statement=statement
                 )
-                self._named(node, statement)
+                if not self._named_trainer(node, statement):
+                    self._named(node, statement)
                 continue
             verdict = _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ()))
             if verdict.kind is None:
