@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.loss_slice import words
 
 SCALAR_HEADS = frozenset(
     {
@@ -13,23 +14,36 @@ SCALAR_HEADS = frozenset(
     }
 )
 """Constructors of a classification head over a language model."""
+SCORER_WORDS = frozenset({"reward", "critic", "value"})
+"""Words of a model class or factory that make a scalar scorer (with ``model``: ``RewardModel``)."""
+TRAINED_BY = frozenset({"backward", "parameters", "named_parameters", "train"})
+"""Methods whose call on a model says the file trains it (``rm.backward(loss)``, ``rm.parameters()``)."""
+BUILD_VERBS = frozenset({"create", "build", "make", "init", "new"})
+"""Verbs of a factory that builds a fresh model (``create_critic_model``), not one loading a trained one."""
 
 
 class RewardHead(RouteDetector):
-    """``AutoModelForSequenceClassification(..., num_labels=1)`` is a scalar scorer: a reward model.
+    """A fresh scalar scorer built in the file: a reward model, when the file's training is generic.
 
-    Trained with HF's generic ``Trainer`` (no ``RewardTrainer``), such a head makes the stage a reward
-    model rather than supervised fine-tuning. In a PPO file the same head is the frozen reward or
-    value model, which this does not change (only a generic trainer's stage is refined).
+    ``AutoModelForSequenceClassification(..., num_labels=1)``, a model class named for a reward or a
+    critic constructed (``RewardModel(config)``) or a factory building one (``create_critic_model``).
+    Trained with HF's generic ``Trainer`` or with the loss its own forward pass returns, such a model
+    makes the stage a reward model rather than supervised fine-tuning. In a PPO file the same model is
+    the frozen reward or the value model, which this does not change (only a generic stage is refined);
+    a trained scorer loaded (``RewardModel.from_pretrained``, ``load_reward_model``) is not one built.
     """
 
-    TRIGGERS = ("SequenceClassification",)
+    TRIGGERS = ("SequenceClassification", "RewardModel", "reward_model", "CriticModel", "critic_model")
 
     VALID = (
         Valid(
             "from transformers import AutoModelForSequenceClassification\n"
             "AutoModelForSequenceClassification.from_pretrained('m', num_labels=3)\n"
         ),
+        Valid("rm = RewardModel.from_pretrained(path)\n"),
+        Valid("scorer = load_reward_model(path)\n"),
+        Valid("class RewardModel(nn.Module):\n    pass\n"),
+        Valid("reward_model = make_reward_model()\nscores = reward_model(**batch)\nloss.backward()\n"),
     )
     INVALID = (
         Invalid(
@@ -37,9 +51,48 @@ class RewardHead(RouteDetector):
             "rm = Head.from_pretrained('base', num_labels=1)\n",
             "reward_head",
         ),
+        Invalid(
+            "rm = create_critic_model(args.model, tokenizer, zero_stage=3)\n"
+            "rm, *_ = deepspeed.initialize(model=rm, optimizer=opt)\nrm.backward(loss)\n",
+            "reward_head",
+        ),
+        Invalid(
+            "model = reward_model.RewardModel(config=config)\nTrainer(model=model, args=args).train()\n",
+            "reward_head",
+        ),
     )
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.built: dict[str, cst.Call] = {}
+        """Names bound to a reward or critic model built here -> the call that builds it."""
+        self.trained: set[str] = set()
+        """Names the file trains: given as ``model=``, stepped, or whose parameters are optimised."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and _builds_scorer(node.value.func):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.built[target.target.value] = node.value
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for name, call in self.built.items():
+            if name in self.trained:
+                message = f"trains {name}, a model built as a scalar scorer (reward or critic)"
+                self.report(call, "reward_head", message, statement=call)
+                return
+
     def visit_Call(self, node: cst.Call) -> None:
+        model = keyword(node, "model")
+        if model is not None and isinstance(model.value, cst.Name):
+            self.trained.add(model.value.value)
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.attr.value in TRAINED_BY
+        ):
+            self.trained.add(func.value.value)
         labels = keyword(node, "num_labels")
         if (
             labels is not None
@@ -48,3 +101,18 @@ class RewardHead(RouteDetector):
             and self.names(node.func) & SCALAR_HEADS
         ):
             self.report(node, "reward_head", "a classification head with one output scores sequences")
+
+
+def _builds_scorer(func: cst.BaseExpression) -> bool:
+    """Say whether a call's name constructs or builds a reward or critic model (not one loaded)."""
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else ""
+    )
+    found = words(name)
+    if "model" not in found or not SCORER_WORDS & set(found):
+        return False
+    return name[:1].isupper() or found[0] in BUILD_VERBS
