@@ -351,9 +351,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif (
         "reward_function" in signals
         or "environment" in signals
-        or ("reward_named" in signals and not signals & {"inference", "generation"})
+        or (
+            "reward_named" in signals
+            and (not signals & {"inference", "generation"} or "entry_point" not in signals)
+        )
     ):
-        # a verifier (or an environment that ends every episode after one action) serves single-turn RL
+        # a verifier (or an environment that ends every episode after one action) serves single-turn
+        # RL; a reward that asks a model is a reward still in a library module (an LLM judge), while
+        # a script running a model beside reward-named code serves or evaluates a reward model
         result.role, result.primary = "component", "GRPO"
     elif signals & {"inference", "tensor_output"} == {"inference", "tensor_output"} and not signals & {
         "generation",

@@ -39,6 +39,7 @@ Signal = Literal[
     "reward_head",
     "gradient_step",
     "tensor_output",
+    "entry_point",
 ]
 """What a finding says about the file:
 
@@ -61,7 +62,8 @@ Signal = Literal[
 - ``reward_head``: the model trained is a scalar scorer (a generic trainer's stage is a reward model);
 - ``gradient_step``: weights are updated here (``backward``, an optimiser's or engine's ``step``, a trainer's
   ``train``); ``kind`` is what its loss optimises, None when the loss could not be classified;
-- ``tensor_output``: tensors are written to a file (converted or quantised weights, extracted features).
+- ``tensor_output``: tensors are written to a file (converted or quantised weights, extracted features);
+- ``entry_point``: the file runs something when executed (a script, not a library of definitions).
 """
 
 

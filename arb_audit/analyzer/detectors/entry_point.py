@@ -1,0 +1,78 @@
+"""Whether a file runs something when executed: a script, as opposed to a library module of definitions."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+
+PLUMBING_WORDS = (
+    *("register", "set", "filter", "basic", "disable", "enable", "add", "install", "patch", "warn"),
+)
+"""Beginnings of a module-level call that configures the importing program (``logging.basicConfig``,
+``warnings.filterwarnings``, ``registry.register(...)``): libraries make them too."""
+
+
+class EntryPoint(RouteDetector):
+    """A file that runs when executed — ``if __name__ == "__main__":``, or a loop or call at module level.
+
+    Its absence is what matters: a module of definitions only is a library that other code calls. A
+    reward or verifier defined there is a component of the RL training that imports it, even when the
+    reward asks a model (an LLM judge as the reward); the same definitions in a script that runs them
+    over a dataset evaluate. Read only in files that define rewards or scores.
+    """
+
+    TRIGGERS = ("reward", "Reward", "score")
+
+    VALID = (
+        Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),
+        Valid("import warnings\nwarnings.filterwarnings('ignore')\ndef score(x):\n    return 0\n"),
+        Valid("REWARDS = {}\nregister_reward('math', math_reward)\n"),
+    )
+    INVALID = (
+        Invalid("def reward(x):\n    return 1.0\nif __name__ == '__main__':\n    main()\n", "entry_point"),
+        Invalid("scores = [score(x) for x in data]\nprint(sum(scores))\n", "entry_point"),
+        Invalid("for row in rows:\n    row['reward'] = reward(row)\n", "entry_point"),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for statement in node.body:
+            if _runs(statement):
+                self.report(statement, "entry_point", "runs when executed: a script", statement=statement)
+                return
+
+
+def _runs(statement: cst.BaseStatement) -> bool:
+    """Say whether a module-level statement does work when the file is run (not only defines)."""
+    if isinstance(statement, cst.If):
+        return _is_main_guard(statement.test)
+    if isinstance(statement, cst.For | cst.While | cst.With):
+        return True
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call | cst.Await):
+                call = small.value.expression if isinstance(small.value, cst.Await) else small.value
+                if isinstance(call, cst.Call) and not _plumbing(call.func):
+                    return True
+    return False
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    sides = [test.left, *(c.comparator for c in test.comparisons)]
+    names = {s.value for s in sides if isinstance(s, cst.Name)}
+    strings = {s.evaluated_value for s in sides if isinstance(s, cst.SimpleString)}
+    return "__name__" in names and "__main__" in strings
+
+
+def _plumbing(func: cst.BaseExpression) -> bool:
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else ""
+    )
+    return name.lower().startswith(tuple(PLUMBING_WORDS))
