@@ -18,6 +18,13 @@ applying, logging them), not a reward function."""
 RESPONSE_CONTRACT = frozenset({"solution_str"})
 """Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
 ground_truth, extra_info)``): the policy's decoded response."""
+SCORE_CONTRACT = "compute_score"
+"""The function a verl-style reward module defines (``verl.utils.reward_score.<task>.compute_score``,
+EasyR1's reward files): the framework calls it on each response."""
+TRUTH_WORDS = frozenset({"ground", "truth", "gt", "answer", "answers", "reference", "references", "gold"})
+"""Words of a parameter holding the reference a response is scored against."""
+RESPONSE_WORDS = frozenset({"completion", "completions", "response", "responses", "output", "solution"})
+"""Words of a parameter holding the policy's response."""
 
 
 class RewardFunction(RouteDetector):
@@ -35,7 +42,7 @@ class RewardFunction(RouteDetector):
     model: that is a reward model served or evaluated.
     """
 
-    TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT)
+    TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT, "_score")
 
     VALID = (
         Valid("def render(completions):\n    return '\\n'.join(completions)\n"),
@@ -52,6 +59,8 @@ class RewardFunction(RouteDetector):
         Valid("def f1_score(prediction, ground_truth):\n    return 0.0\n"),
         Valid("def extract_solution(solution_str):\n    return solution_str.split('=')[-1]\n"),
         Valid("def select_reward_fn(data_source):\n    return gsm8k.compute_score\n"),
+        Valid("def compute_score(predictions, model):\n    return 0.0\n"),
+        Valid("def compute_bleu_score(predictions, references):\n    return 0.0\n"),
     )
     INVALID = (
         Invalid(
@@ -72,6 +81,19 @@ class RewardFunction(RouteDetector):
             "reward_named",
         ),
         Invalid(
+            "def compute_score(model_output: str, ground_truth: str) -> float:\n"
+            "    return float(verify(model_output, ground_truth))\n",
+            "reward_function",
+        ),
+        Invalid(
+            "def compute_score(reward_inputs):\n    return [{'overall': 1.0} for r in reward_inputs]\n",
+            "reward_function",
+        ),
+        Invalid(
+            "def compute_gt_score(completions, references, tasks):\n    return [1.0 for c in completions]\n",
+            "reward_function",
+        ),
+        Invalid(
             "class RewardMathFn(RewardFn):\n"
             "    def __call__(self, sample):\n        return RewardOutput(1.0)\n",
             "reward_named",
@@ -85,6 +107,8 @@ class RewardFunction(RouteDetector):
             self.report(node, "reward_function", f"{name}(completions, **kwargs) scores samples")
         elif RESPONSE_CONTRACT & set(params) and "ground_truth" in params:
             self.report(node, "reward_function", f"{name}() scores a response (verl's reward contract)")
+        elif _score_contract(name, params):
+            self.report(node, "reward_function", f"{name}() scores a response against its reference")
         elif (
             _reward_named(name)
             and not self._in_model
@@ -121,6 +145,26 @@ class RewardFunction(RouteDetector):
         )
         if call is not None:
             self.report(node, "reward_named", f"{node.name.value} is called to score samples")
+
+
+def _score_contract(name: str, params: list[str]) -> bool:
+    """Say whether a function is a reward module's scorer by the contract its name and parameters keep.
+
+    ``compute_score(model_output, ground_truth)``, ``compute_score(reward_inputs)``, and
+    ``compute_<x>_score(completions, references)`` alike.
+    """
+    found = [set(words(p)) for p in params if p not in ("self", "cls")]
+    truth = any(w & TRUTH_WORDS for w in found)
+    if name == SCORE_CONTRACT:
+        return truth or any("reward" in w for w in found)
+    named = words(name)
+    return (
+        len(named) > 2
+        and named[0] == "compute"
+        and named[-1] == "score"
+        and truth
+        and any(w & RESPONSE_WORDS for w in found)
+    )
 
 
 def _reward_named(name: str) -> bool:
