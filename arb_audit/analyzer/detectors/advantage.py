@@ -11,6 +11,10 @@ ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantag
 """Words of a name that holds advantages."""
 CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
+DISCOUNT_WORDS = frozenset({"gamma", "discount"})
+"""Words of the discount factor of a temporal-difference residual."""
+VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"})
+"""Words of a name holding a learned value estimate."""
 
 
 class AdvantageEstimate(RouteDetector):
@@ -21,8 +25,10 @@ class AdvantageEstimate(RouteDetector):
     rewards centred on their own mean (``rewards - rewards.mean()``, optionally over their std) compare
     the samples of one prompt's group with each other — group-relative, GRPO; rewards minus a separate
     baseline (a running average, a value estimate) are the other policy-gradient estimators — PPO
-    family. Reported as a ``loss``-form finding: on its own (no gradient step in the file) the file is
-    a component serving that route; with a gradient step, the step's own loss decides.
+    family — and so are temporal-difference residuals of a learned value estimate
+    (``delta = r + gamma * next_value - value``, generalised advantage estimation). Reported as a
+    ``loss``-form finding: on its own (no gradient step in the file) the file is a component serving
+    that route; with a gradient step, the step's own loss decides.
     """
 
     TRIGGERS = ("adv",)
@@ -43,11 +49,21 @@ class AdvantageEstimate(RouteDetector):
         Invalid("advantages = rewards - mean_grouped_rewards\n", "loss", "grpo"),
         Invalid("adv = zeros_like(rewards) if m <= 0 else (rewards - rewards.mean()) / m\n", "loss", "grpo"),
         Invalid("assign_advantages(trace, trace.reward - baseline)\n", "loss", "ppo"),
+        Invalid(
+            "for t in reversed(range(n)):\n"
+            "    delta = rewards[:, t] + gamma * nextvalues - values[:, t]\n"
+            "    lastgaelam = delta + gamma * lam * lastgaelam\n    advantages.append(lastgaelam)\n",
+            "loss",
+            "ppo",
+        ),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(_advantage_target(t.target) for t in node.targets):
             self._judge(node.value)
+        elif _td_residual(node.value):
+            message = "advantages from temporal-difference residuals of a learned value (GAE)"
+            self.report(node.value, "loss", message, kind="ppo", variant="ppo")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and _advantage_target(node.target):
@@ -114,6 +130,26 @@ def _centred(value: cst.BaseExpression) -> bool | None:
         return True
     # a name for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
     return bool(isinstance(right, cst.Name) and CENTRES & set(words(right.value)))
+
+
+def _td_residual(value: cst.BaseExpression) -> bool:
+    """``r + gamma * v_next - v``: a reward plus a discounted value, minus a value."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract)):
+        return False
+    if not VALUE_WORDS & set(_words(value.right)):
+        return False
+    left = value.left
+    if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add)):
+        return False
+    terms = [left.left, left.right]
+    rewarded = any(any("reward" in w for w in _words(t)) for t in terms)
+    discounted = any(
+        isinstance(t, cst.BinaryOperation)
+        and isinstance(t.operator, cst.Multiply)
+        and any(DISCOUNT_WORDS & set(_words(side)) for side in (t.left, t.right))
+        for t in terms
+    )
+    return rewarded and discounted
 
 
 def _words(node: cst.BaseExpression) -> list[str]:
