@@ -59,6 +59,9 @@ class Entry:
     """Command lines that run it: words, each a glob; ``-m module`` for ``python -m``/``--module``."""
     on_policy: bool | None = None
     """Whether it trains on samples of the current policy, where the kind alone does not say."""
+    given: tuple[tuple[str, Entry], ...] = ()
+    """For a function whose route its arguments decide: what runs when the call is given each keyword
+    argument (the first given wins); a call given none of them is no evidence."""
 
     @property
     def label(self) -> str | None:
@@ -686,6 +689,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # the method configs, the ``default_*_config`` helpers and the trainer classes say which:
             # PPO on the policy's samples, offline ILQL over given samples and rewards, SFT on given
             # samples, and rejection fine-tuning (SFT on the policy's best-scored samples).
+            # Without a config of its own, trlx.train picks one by its arguments: a reward function
+            # makes PPO on the policy's samples, given rewards offline ILQL, given samples only SFT.
+            Entry(
+                "train",
+                given=(
+                    ("reward_fn", Entry("", "ppo", "ppo")),
+                    ("rewards", Entry("", "ppo", "ilql", on_policy=False)),
+                    ("samples", Entry("", "sft")),
+                ),
+            ),
             Entry("default_ppo_config", "ppo", "ppo"),
             Entry("PPOConfig", "ppo", "ppo"),
             Entry("AcceleratePPOTrainer", "ppo", "ppo"),
@@ -712,6 +725,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "import trlx\nfrom trlx.data.default_configs import default_sft_config\n"
                 "trlx.train(samples=samples, config=default_sft_config())\n",
                 "SFT",
+            ),
+            (
+                "import trlx\nfrom trlx.data.configs import TRLConfig\n"
+                "trlx.train('gpt2', reward_fn=score, prompts=p, config=TRLConfig.load_yaml(path))\n",
+                "PPO",
             ),
             (
                 "from trlx.data.configs import TRLConfig\nfrom trlx.models.modeling_ilql import ILQLConfig\n"

@@ -134,6 +134,14 @@ class FrameworkEntry(RouteDetector):
     def _report(self, node: cst.CSTNode, name: str, entry: Entry, how: str) -> None:
         if isinstance(node, cst.Call) and (choice := self._chosen(node, entry)) is not None:
             name, entry = f"{name} ({entry.key}={choice.name})", choice
+        if entry.given:
+            # trlx.train(reward_fn=...): the arguments given decide; a call given none says nothing
+            given = next(
+                ((k, e) for k, e in entry.given if isinstance(node, cst.Call) and keyword(node, k)), None
+            )
+            if given is None:
+                return
+            name, entry = f"{name} (given {given[0]})", given[1]
         if entry.labels:
             self.report(
                 node,
