@@ -39,6 +39,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
+"""The settings classes of transformers' Trainer."""
 LOSS_NAME_WORDS = frozenset({"loss", "objective"})
 """Words of a function's name that say it computes a loss."""
 TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
@@ -163,6 +165,13 @@ class GradientStep(RouteDetector):
             "trainer.train()\n",
             "stage",
             "dpo",
+        ),
+        Invalid(
+            "from transformers import TrainingArguments\nfrom utils.trainers import CustomizedTrainer\n"
+            "trainer = CustomizedTrainer(model=m, args=TrainingArguments('out'))\ntrainer.train()\n",
+            "stage",
+            "sft",
+            "hf_trainer",
         ),
         Invalid(
             "from chat.rlhf.ppo_trainer import DeepSpeedPPOTrainer\n"
@@ -618,7 +627,29 @@ class GradientStep(RouteDetector):
                     )
                 )
                 return True
+        if self._hf_arguments():
+            # a project's trainer built beside transformers' TrainingArguments is a Trainer subclass:
+            # it trains the loss its model's forward pass returns, like the generic Trainer
+            self.context.findings.append(
+                Finding(
+                    "NamedStep",
+                    "stage",
+                    kind="sft",
+                    variant="hf_trainer",
+                    message=f"the gradient step trains a {qualified[0]} configured by transformers'"
+                    " TrainingArguments: a Trainer subclass",
+                    node=node,
+                    statement=statement,
+                )
+            )
+            return True
         return False
+
+    def _hf_arguments(self) -> bool:
+        """Say whether the file takes transformers' ``TrainingArguments`` (a HF Trainer's settings)."""
+        return any(
+            q in HF_ARGUMENTS for names in self.context.resolver.module_scope.bindings.values() for q in names
+        )
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
