@@ -48,8 +48,9 @@ DATA_GENERATORS = (
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})
-REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call"})
-"""A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``) asks it for text."""
+REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
+"""A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
+``create_test_cases_using_gpt``) asks it for text."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
 LIBRARY_PREFIXES = ("torch.", "transformers.", "accelerate.", "numpy.", "jax.", "tensorflow.")

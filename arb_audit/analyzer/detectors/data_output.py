@@ -62,6 +62,7 @@ class DataOutput(RouteDetector):
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
+        Invalid("append_jsonl(rows, 'data/v2.jsonl')\n", "data_output"),
         Invalid(
             "import utils\nutils.jdump(machine_instruction_data, os.path.join(out, 'regen.json'))\n",
             "data_output",
@@ -141,7 +142,7 @@ class DataOutput(RouteDetector):
             else ""
         )
         said = set(words(name))
-        writes = said & {"dump", "write", "save"} or name.endswith("dump")
+        writes = said & {"dump", "write", "save", "append"} or name.endswith("dump")
         return (
             len(node.args) >= 2 and bool(writes) and (bool(said & JSON_WORDS) or name in ("jdump", "jldump"))
         )

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import DATA_GENERATORS, is_generation, is_generation_helper, method
+from arb_audit.analyzer.calls import (
+    DATA_GENERATORS,
+    GENERATION_WORDS,
+    is_generation,
+    is_generation_helper,
+    method,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""
@@ -68,7 +75,15 @@ class Generation(RouteDetector):
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
         Invalid("import utils\nresults = utils.openai_completion(prompts, decoding_args)\n", "generation"),
         Invalid("results = make_gpt3_requests(engine, prompts, max_tokens=1024)\n", "generation"),
+        Invalid(
+            "responses, price = create_test_cases_using_gpt(programs, model='gpt-4o-mini')\n", "generation"
+        ),
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
+        Invalid(
+            "request = client.chat_completions if chat else client.dispatch_completions\n"
+            "responses = await request(prompts, n=4)\n",
+            "generation",
+        ),
         Invalid(
             "reply = client.models.generate_content(model='gemini-2.5-pro', contents=msgs)\n", "generation"
         ),
@@ -99,6 +114,14 @@ class Generation(RouteDetector):
         super().__init__(context)
         self.endpoint = False
         self.posts: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        self.requesters: set[str] = set()
+        """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        if any(isinstance(c, cst.Attribute) and GENERATION_WORDS & set(words(c.attr.value)) for c in choices):
+            self.requesters |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self.endpoint = self.endpoint or any(e in node.value for e in ENDPOINTS)
@@ -140,6 +163,9 @@ class Generation(RouteDetector):
             return
         if is_generation_helper(node, self.names):
             self.report(node, "generation", "calls a helper named for asking a model for text")
+            return
+        if isinstance(node.func, cst.Name) and node.func.value in self.requesters:
+            self.report(node, "generation", f"calls {node.func.value}, a client's method asking for text")
             return
         for name in names:
             if (
