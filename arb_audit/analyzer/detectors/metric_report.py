@@ -14,7 +14,10 @@ from arb_audit.analyzer.walk import descendants
 METRIC = "metric"
 """Variant of a ``scoring`` finding for a metric the file computes itself (no evaluation library)."""
 METRIC_WORDS = frozenset(
-    {"acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj", "majority"}
+    {
+        *("acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj"),
+        *("majority", "match", "em", "f1"),
+    }
 )
 """Words of a variable that holds a benchmark metric of a model's outputs."""
 AT_K = re.compile(r"\b(?:pass|maj|rm|best|mean|avg|cons)@\{?\w+", re.IGNORECASE)
@@ -32,7 +35,7 @@ class MetricReport(RouteDetector):
 
     TRIGGERS = (
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
-        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority"),
+        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "match", "f1"),
     )
 
     VALID = (
@@ -41,12 +44,14 @@ class MetricReport(RouteDetector):
         Valid("password = os.environ['PW'] / 'x'\n"),
         Valid("print(f'step {i}: loss {loss / n}')\n"),
         Valid("wins = count_wins(table)\n"),
+        Valid("match = re.match(pattern, text)\n"),
     )
     INVALID = (
         Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
         Invalid("results['accuracy'] = np.mean(correct)\n", "scoring", variant=METRIC),
         Invalid("print(f'pass@5: {passes / total}')\n", "scoring", variant=METRIC),
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
+        Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
