@@ -16,7 +16,7 @@ METRIC = "metric"
 METRIC_WORDS = frozenset(
     {
         *("acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj"),
-        *("majority", "match", "em", "f1"),
+        *("majority", "exact", "em", "f1"),
     }
 )
 """Words of a variable that holds a benchmark metric of a model's outputs."""
@@ -35,7 +35,7 @@ class MetricReport(RouteDetector):
 
     TRIGGERS = (
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
-        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "match", "f1"),
+        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1"),
     )
 
     VALID = (
