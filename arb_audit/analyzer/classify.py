@@ -17,6 +17,7 @@ from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, dis
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
+from arb_audit.analyzer.detectors.route_dispatch import COMPARED
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY
 from arb_audit.analyzer.names import NameResolver
@@ -311,7 +312,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     for stage in stages:
         stage.decided_by, stage.confidence = _basis(stage, bool(steps))
     result.stages = stages
-    routes = sorted({r for f in findings if f.signal == "dispatch" for r in f.routes})
+    trained = {label for s in stages if (label := STAGE_LABELS.get(s.kind)) is not None}
+    routes = sorted(
+        {
+            r
+            for f in findings
+            if f.signal == "dispatch" and (f.variant != COMPARED or len(set(f.routes) & trained) >= 2)
+            for r in f.routes
+        }
+    )
     labels: list[str] = []
     if len(routes) >= 2:
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"

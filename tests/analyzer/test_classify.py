@@ -162,6 +162,39 @@ def test_a_route_chosen_by_a_flag_is_config_dependent(tmp_path: Path) -> None:
     assert result.possible_routes == ["DPO", "GRPO", "SFT"] and result.default_route == "SFT"
 
 
+ADVANTAGES_BY_SETTING = """
+import torch
+
+def learn(args, logps, old_logps, rewards, values, optimizer):
+    ratio = torch.exp(logps - old_logps)
+    if args.critic_type == "ppo":
+        gae = rewards - values
+        clipped = -torch.min(ratio * gae, torch.clamp(ratio, 0.8, 1.2) * gae).mean()
+        clipped.backward()
+    elif args.critic_type == "grpo":
+        grouped = rewards.view(-1, args.group)
+        advantages = (grouped - grouped.mean(dim=1, keepdim=True)) / (grouped.std(dim=1, keepdim=True) + 1e-6)
+        loss = -(ratio * advantages.view(-1)).mean()
+        loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_setting_compared_with_two_routes_chooses_only_where_the_file_trains_both(tmp_path: Path) -> None:
+    both = classify_path(write(tmp_path, "learner.py", ADVANTAGES_BY_SETTING))
+    assert both.primary == "CONFIG_DEPENDENT" and both.possible_routes == ["GRPO", "PPO"]
+    # the same setting beside one route's training only (a template's mode): not a choice of route
+    ppo = (
+        "        gae = rewards - values\n"
+        "        clipped = -torch.min(ratio * gae, torch.clamp(ratio, 0.8, 1.2) * gae).mean()\n"
+        "        clipped.backward()\n"
+    )
+    assert ppo in ADVANTAGES_BY_SETTING
+    one = ADVANTAGES_BY_SETTING.replace(ppo, "        raise NotImplementedError\n")
+    single = classify_path(write(tmp_path, "grpo.py", one))
+    assert single.primary == "GRPO"
+
+
 def test_launchers_in_yaml_and_shell(tmp_path: Path) -> None:
     llamafactory = write(
         tmp_path, "qwen_dpo.yaml", "model_name_or_path: Qwen/Qwen3-0.6B\nstage: dpo\ndo_train: true\n"

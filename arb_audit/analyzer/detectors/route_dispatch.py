@@ -114,6 +114,9 @@ def _computes_loss(body: cst.CSTNode) -> bool:
 
 MANY_ROUTES = 3
 """Distinct routes one setting is compared with that make it a route choice whatever its branches do."""
+COMPARED = "compared"
+"""Variant of a ``dispatch`` finding for a config field compared with two routes whose branches run no
+trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
 
 
 class RouteDispatch(RouteDetector):
@@ -124,7 +127,9 @@ class RouteDispatch(RouteDetector):
     ``default`` is the default route), a conditional expression between two trainers, a
     ``Literal[...]`` config field, or a dict from route names to
     functions or trainers. Variants of one route (``loss_type`` in ``sigmoid``/``ipo``) are not a choice
-    between routes.
+    between routes. A config field compared with just two routes, neither branch running a trainer, is
+    reported as only compared (variant ``compared``): it chooses the route where the file's own gradient
+    steps train both (``critic_type`` around a PPO and a GRPO update), not in a helper's mode.
     """
 
     TRIGGERS = (
@@ -136,7 +141,6 @@ class RouteDispatch(RouteDetector):
 
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
-        Valid("if args.task == 'dpo':\n    losses = a()\nelif args.task == 'sft':\n    losses = b()\n"),
         Valid(
             "from trl import SFTTrainer\nif args.lora:\n    t = SFTTrainer(model=m, peft_config=p)\n"
             "else:\n    t = SFTTrainer(model=m)\n"
@@ -155,6 +159,14 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # a config field compared with two routes whose branches run no trainer: reported as only
+        # compared (a choice where the file's own steps train both routes, classify.combine)
+        Invalid(
+            "if args.task == 'dpo':\n    losses = a()\nelif args.task == 'sft':\n    losses = b()\n",
+            "dispatch",
+            variant=COMPARED,
+            routes=("DPO", "SFT"),
+        ),
         Invalid(
             "def get_batch_metrics(batch, loss_config):\n"
             "    if loss_config.name in {'dpo', 'ipo'}:\n        losses = preference_loss(c, r, rc, rr)\n"
@@ -394,6 +406,18 @@ class RouteDispatch(RouteDetector):
                     statement=statement,
                     routes=tuple(sorted(routes)),
                     key=_setting_key(subject),
+                )
+            elif len(compared) == 2:
+                # ``if args.critic_type == "ppo": ... elif args.critic_type == "grpo":`` around the
+                # advantage and loss code: a choice when this file's own steps train both routes
+                self.report(
+                    node,
+                    "dispatch",
+                    "a setting compared with two routes",
+                    statement=statement,
+                    routes=tuple(sorted(compared)),
+                    key=_setting_key(subject),
+                    variant=COMPARED,
                 )
 
     def _statement(self) -> cst.CSTNode | None:
