@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.walk import descendants
 
 FILTER = "filter"
@@ -62,6 +63,16 @@ DATA_PREPARATION_PARTS = frozenset(
 their functions clean a corpus, they score nothing."""
 
 
+HELPER_PARTS = frozenset(
+    {"util", "utils", "models", "model", "config", "configs", "templates", "prompts", "parsing", "io"}
+)
+"""Words of a module below an evaluation package that holds its helpers, not its scoring."""
+SCORING_WORDS = frozenset(
+    {"score", "scores", "metric", "metrics", "accuracy", "evaluate", "eval", "grade", "judge", "pass"}
+)
+"""Words of a function's name that says it scores outputs."""
+
+
 FLOW_STEPS = 2
 """Assignments followed from a metric to the score it yields (``scorer`` -> ``scores`` -> ``best``)."""
 ORDERING = (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
@@ -87,13 +98,26 @@ def _prepares_data(qualified: str) -> bool:
 
 
 def _evaluation_module(qualified: str) -> bool:
-    """Say whether a function comes from a module of evaluation code (``open_r1.utils.evaluation``)."""
+    """Say whether a function comes from a module of evaluation code (``open_r1.utils.evaluation``).
+
+    Helpers an evaluation package keeps beside its runners (``evals.util.math_parsing_util``,
+    ``evals.models.ModelConfig``) parse answers or configure models: they score nothing.
+    """
     parts = qualified.split(".")[:-1]
     if not parts or parts[0] in ("transformers", "trl", "torch", "builtins"):
         return False
-    return any(
-        EVALUATION_PARTS & set(part.split("_")) or part.endswith(("bench", "benchmark")) for part in parts
-    )
+    found = [
+        i
+        for i, part in enumerate(parts)
+        if EVALUATION_PARTS & set(part.split("_")) or part.endswith(("bench", "benchmark"))
+    ]
+    if not found:
+        return False
+    below = parts[found[-1] + 1 :]
+    if not any(HELPER_PARTS & set(part.lower().split("_")) for part in below):
+        return True
+    # a helper module's function named for scoring scores (``rewardbench.utils.calculate_scores``)
+    return bool(SCORING_WORDS & set(words(qualified.rsplit(".", 1)[-1])))
 
 
 class Scoring(RouteDetector):
@@ -120,6 +144,10 @@ class Scoring(RouteDetector):
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
         Valid("from mypy.evalexpr import evaluate_expression\nevaluate_expression(node)\n"),
         Valid("from lm_eval.decontamination.janitor import Janitor\njanitor = Janitor()\n"),
+        Valid(
+            "from skythought.evals.util.math_parsing_util import strip_answer_string\n"
+            "gt = strip_answer_string(problem['answer'])\n"
+        ),
     )
     INVALID = (
         Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
