@@ -27,6 +27,10 @@ JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 
 
 JSON_WORDS = frozenset({"json", "jsonl", "jsonlines"})
+DATASET_FORMATS = frozenset(
+    {"parquet", "arrow", "jsonl", "jsonlines", "json", "dataset", "record", "records"}
+)
+"""Words of a writer class that writes a dataset file (not a log or a TensorBoard summary)."""
 """Words of a helper's name that say it writes JSON (``write_jsonl``, ``save_json``)."""
 
 
@@ -51,6 +55,7 @@ class DataOutput(RouteDetector):
         "llama_index",
         "curator",
         "datadreamer",
+        "Writer(",
     )
 
     VALID = (
@@ -74,6 +79,15 @@ class DataOutput(RouteDetector):
         ),
         Invalid("ds.write_json('s3://bucket/generated')\n", "data_output"),
         Invalid(
+            "import pyarrow.parquet as pq\nwriter = pq.ParquetWriter(path, schema)\n"
+            "writer.write_table(table)\n",
+            "data_output",
+        ),
+        Invalid(
+            "with StreamingParquetWriter(out, batch_size=64) as writer:\n    writer.write(row)\n",
+            "data_output",
+        ),
+        Invalid(
             "import json\nwith open('o.jsonl', 'a') as f:\n    f.write(json.dumps(row) + '\\n')\n",
             "data_output",
         ),
@@ -91,6 +105,32 @@ class DataOutput(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.loops = 0
+        self.writers: set[str] = set()
+        """Names bound to a dataset file writer (``writer = pq.ParquetWriter(path, schema)``), or
+        parameters annotated as one."""
+        self.writes: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        """``name.write*(...)`` calls, with their statements."""
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.annotation is not None and _file_writer(node.annotation.annotation):
+            self.writers.add(node.name.value)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for call, statement in self.writes:
+            assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+            if call.func.value.value in self.writers:
+                message = f"writes records with a dataset file writer ({call.func.attr.value})"
+                self.report(call, "data_output", message, statement=statement)
+                return
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and _file_writer(node.value.func):
+            self.writers |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        target = node.asname.name if node.asname is not None else None
+        if isinstance(node.item, cst.Call) and _file_writer(node.item.func) and isinstance(target, cst.Name):
+            self.writers.add(target.value)
 
     def visit_For(self, node: cst.For) -> None:
         self.loops += 1
@@ -118,6 +158,10 @@ class DataOutput(RouteDetector):
             self.report(node, "data_output", "builds a synthetic dataset")
             return
         name = method(node)
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if name is not None and name.startswith("write") and isinstance(receiver, cst.Name):
+            # judged after the walk: the writer may be bound below its use (a helper written first)
+            self.writes.append((node, self.context.statements[-1] if self.context.statements else None))
         if name == "write" and node.args and self._encodes_json(node.args[0].value):
             self.report(node, "data_output", "writes JSON lines")
             return
@@ -162,6 +206,12 @@ class DataOutput(RouteDetector):
         if isinstance(value, cst.BinaryOperation):
             return self._encodes_json(value.left)
         return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)
+
+
+def _file_writer(func: cst.BaseExpression) -> bool:
+    """Say whether a callee is a writer of a dataset file (``ParquetWriter``, ``JsonlWriter``)."""
+    found = set(words(last_name(func)))
+    return "writer" in found and bool(found & DATASET_FORMATS)
 
 
 def _records(value: cst.BaseExpression) -> bool:
