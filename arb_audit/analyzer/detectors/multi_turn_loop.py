@@ -52,6 +52,12 @@ class MultiTurnLoop(RouteDetector):
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
         Valid(
+            "for question, answer in history:\n"
+            "    turns.append({'role': 'user', 'content': question})\n"
+            "    text = tokenizer.apply_chat_template(turns, add_generation_prompt=True)\n"
+            "    turns.append({'role': 'assistant', 'content': answer})\n"
+        ),
+        Valid(
             "for batch in ppo_trainer.dataloader:\n    responses = ppo_trainer.generate(batch['query'])\n"
             "    stats = ppo_trainer.step(batch['query'], responses, rewards)\n"
         ),
@@ -153,6 +159,10 @@ class MultiTurnLoop(RouteDetector):
         self.targets.pop()
         generation, step, feedback, user, listed = self.loops.pop()
         if not generation or not (step or feedback or user) or self._not_training():
+            return
+        if listed and not (step or feedback):
+            # the user turns are the loop's own items: a recorded conversation replayed turn by turn
+            # (formatting a dataset's dialogues), not a world answering the policy
             return
         statement = self.context.statements[-1] if self.context.statements else None
         self.pending.append((node, statement, step, feedback, user and not listed))
