@@ -357,17 +357,20 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.primary = labels[0] if labels else "NONE_TRAINING"
     elif environment:
         result.role, result.primary = "component", "ONLINE_RL"
-    elif (
-        "reward_function" in signals
-        or "environment" in signals
-        or (
-            "reward_named" in signals
-            and (not signals & {"inference", "generation"} or "entry_point" not in signals)
+    elif "environment" in signals or (
+        not _reports_a_metric(findings)
+        and (
+            "reward_function" in signals
+            or (
+                "reward_named" in signals
+                and (not signals & {"inference", "generation"} or "entry_point" not in signals)
+            )
         )
     ):
         # a verifier (or an environment that ends every episode after one action) serves single-turn
         # RL; a reward that asks a model is a reward still in a library module (an LLM judge), while
-        # a script running a model beside reward-named code serves or evaluates a reward model
+        # a script running a model beside reward-named code serves or evaluates a reward model, and a
+        # script that aggregates the scores into a metric evaluates with them
         result.role, result.primary = "component", "GRPO"
     elif signals & {"inference", "tensor_output"} == {"inference", "tensor_output"} and not signals & {
         "generation",
@@ -384,6 +387,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
+
+
+def _reports_a_metric(findings: list[Finding]) -> bool:
+    """Say whether a script (it runs when executed) aggregates scores into a metric by hand."""
+    return any(f.signal == "entry_point" for f in findings) and any(
+        f.signal == "scoring" and f.variant == METRIC for f in findings
+    )
 
 
 GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq"})

@@ -83,15 +83,15 @@ class RewardFunction(RouteDetector):
         Invalid(
             "def compute_score(model_output: str, ground_truth: str) -> float:\n"
             "    return float(verify(model_output, ground_truth))\n",
-            "reward_function",
+            "reward_named",
         ),
         Invalid(
             "def compute_score(reward_inputs):\n    return [{'overall': 1.0} for r in reward_inputs]\n",
-            "reward_function",
+            "reward_named",
         ),
         Invalid(
             "def compute_gt_score(completions, references, tasks):\n    return [1.0 for c in completions]\n",
-            "reward_function",
+            "reward_named",
         ),
         Invalid(
             "class RewardMathFn(RewardFn):\n"
@@ -108,7 +108,9 @@ class RewardFunction(RouteDetector):
         elif RESPONSE_CONTRACT & set(params) and "ground_truth" in params:
             self.report(node, "reward_function", f"{name}() scores a response (verl's reward contract)")
         elif _score_contract(name, params):
-            self.report(node, "reward_function", f"{name}() scores a response against its reference")
+            # known by name and parameters only, like a reward-named definition: an evaluation script
+            # computes a score this way too, so it decides a library module, not a script
+            self.report(node, "reward_named", f"{name}() scores a response against its reference")
         elif (
             _reward_named(name)
             and not self._in_model
