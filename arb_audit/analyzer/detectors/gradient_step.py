@@ -647,9 +647,11 @@ class GradientStep(RouteDetector):
 
     def _hf_arguments(self) -> bool:
         """Say whether the file takes transformers' ``TrainingArguments`` (a HF Trainer's settings)."""
-        return any(
-            q in HF_ARGUMENTS for names in self.context.resolver.module_scope.bindings.values() for q in names
-        )
+        resolver = self.context.resolver
+        used = {q for names in resolver.module_scope.bindings.values() for q in names}
+        # LLaVA's ``class TrainingArguments(transformers.TrainingArguments)`` extends them
+        derived = {q for bases in resolver.class_bases.values() for q in bases}
+        return bool((used | derived) & HF_ARGUMENTS)
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
