@@ -26,6 +26,10 @@ GENERATION_METHODS = frozenset(
 )
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, verl's rollout
 worker group, Gemini's SDK)."""
+CHAT_METHODS = frozenset({"chat", "stream_chat", "chat_stream"})
+"""Methods by which a checkpoint's own code answers a chat turn (called on a model)."""
+MODEL_WORDS = frozenset({"model", "llm", "policy", "lm"})
+"""Words of a receiver that holds a model."""
 API_COMPLETIONS = (".chat.completions.create", ".completions.create", ".responses.create", ".messages.create")
 """Hosted-LLM client calls (OpenAI, Anthropic and compatible servers)."""
 GENERATION_FUNCTIONS = frozenset(
@@ -67,8 +71,13 @@ def method(node: cst.Call) -> str | None:
 
 def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> bool:
     """Say whether ``node`` samples text from a model or a hosted LLM."""
-    if method(node) in GENERATION_METHODS:
+    called = method(node)
+    if called in GENERATION_METHODS:
         return True
+    if called in CHAT_METHODS and isinstance(node.func, cst.Attribute):
+        # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
+        # InternLM and Baichuan checkpoints
+        return bool(MODEL_WORDS & set(words(dotted(node.func.value).replace(".", "_"))))
     chain = dotted(node.func)
     if chain and chain.endswith(API_COMPLETIONS):
         return True

@@ -38,6 +38,7 @@ class Generation(RouteDetector):
 
     TRIGGERS = (
         "generate",
+        ".chat(",
         "create",
         "completion",
         "infer",
@@ -66,6 +67,7 @@ class Generation(RouteDetector):
     VALID = (
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
+        Valid("reply = bot.chat(message)\nsession.chat(text)\n"),
         Valid("text = 'model.generate(x)'\n"),
         Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
         Valid("from accelerate import infer_auto_device_map\ninfer_auto_device_map(model)\n"),
@@ -73,6 +75,7 @@ class Generation(RouteDetector):
     )
     INVALID = (
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
+        Invalid("response, history = model.chat(tokenizer, question, history=None)\n", "generation"),
         Invalid("import utils\nresults = utils.openai_completion(prompts, decoding_args)\n", "generation"),
         Invalid("results = make_gpt3_requests(engine, prompts, max_tokens=1024)\n", "generation"),
         Invalid(

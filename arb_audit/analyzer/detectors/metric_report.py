@@ -45,6 +45,7 @@ class MetricReport(RouteDetector):
         Valid("print(f'step {i}: loss {loss / n}')\n"),
         Valid("wins = count_wins(table)\n"),
         Valid("match = re.match(pattern, text)\n"),
+        Valid("print('loss', sum(losses) / len(losses))\n"),
     )
     INVALID = (
         Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
@@ -52,12 +53,26 @@ class MetricReport(RouteDetector):
         Invalid("print(f'pass@5: {passes / total}')\n", "scoring", variant=METRIC),
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
         Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
+        Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         names = [_name(t.target) for t in node.targets]
         if any(METRIC_WORDS & set(words(n)) for n in names if n) and _aggregate(node.value):
             self.report(node, "scoring", f"computes {names[0]} from the outputs", variant=METRIC)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # print("Zero-shot Acc", np.mean(acc_res)): an average of a metric's values, printed
+        if not (isinstance(node.func, cst.Name) and node.func.value == "print"):
+            return
+        for arg in node.args:
+            if _aggregate(arg.value) and any(
+                METRIC_WORDS & set(words(n.value))
+                for n in (arg.value, *descendants(arg.value))
+                if isinstance(n, cst.Name)
+            ):
+                self.report(node, "scoring", "prints an average of a metric's values", variant=METRIC)
+                return
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
