@@ -396,7 +396,7 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
-GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq"})
+GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer"})
 """Variants of a generic trainer, whose stage is whatever loss it is given."""
 
 

@@ -535,6 +535,40 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from recipes.quantize import QuantizationRecipe\nQuantizationRecipe(cfg).quantize(cfg)\n",),
     ),
     Framework(
+        "llm-foundry",
+        "llmfoundry",
+        (
+            # Its train entry trains a causal LM (pretraining or finetuning, next-token loss) from a
+            # YAML; its eval entry runs in-context-learning benchmarks (scripts/train, scripts/eval).
+            Entry("command_utils.train_from_yaml", "sft", commands=("composer */train/train.py",)),
+            Entry("command_utils.train.train", "sft"),
+            Entry("command_utils.eval_from_yaml", role="eval", commands=("composer */eval/eval.py",)),
+            Entry("command_utils.eval.evaluate", role="eval"),
+        ),
+        invalid=(
+            (
+                "from llmfoundry.command_utils import train_from_yaml\n"
+                "train_from_yaml(yaml_path, args_list)\n",
+                "SFT",
+            ),
+            (
+                "from llmfoundry.command_utils import eval_from_yaml\n"
+                "eval_from_yaml(yaml_path, args_list)\n",
+                "EVAL_ONLY",
+            ),
+        ),
+    ),
+    Framework(
+        "Composer",
+        "composer",
+        (
+            # MosaicML's generic trainer: fit() trains whatever loss its ComposerModel computes
+            # (llm-foundry's causal LMs: next-token cross-entropy), like transformers' Trainer.
+            Entry("Trainer", "sft", "composer_trainer"),
+        ),
+        invalid=(("from composer import Trainer\ntrainer = Trainer(model=m)\ntrainer.fit()\n", "SFT"),),
+    ),
+    Framework(
         "litgpt",
         "litgpt",
         (
