@@ -39,6 +39,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+CALLED_METHODS = frozenset({"__call__", "forward"})
+"""Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 """The settings classes of transformers' Trainer."""
 LOSS_NAME_WORDS = frozenset({"loss", "objective"})
@@ -126,6 +128,10 @@ class GradientStep(RouteDetector):
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("model.train()\nmodel.eval()\n"),
         Valid("def update_policy(self, data):\n    return data\n"),
+        Valid(
+            "import torch.nn.functional as F\nclass Perplexity:\n"
+            "    def __call__(self, logits, labels):\n        return F.cross_entropy(logits, labels)\n"
+        ),
         Valid("class Metrics(Base):\n    def loss(self, batch):\n        return self.model(**batch).loss\n"),
         Valid(
             "import torch\noptimizer = torch.optim.AdamW(params)\n"
@@ -159,6 +165,14 @@ class GradientStep(RouteDetector):
             "        policy.train(batch, loss_fn)\n",
             "stage",
             "grpo",
+        ),
+        Invalid(
+            "import torch.nn as nn\nclass TargetLMLoss:\n    def __call__(self, model, inputs):\n"
+            "        logits = model(inputs['input_ids']).logits[:, :-1].flatten(0, 1)\n"
+            "        loss = nn.CrossEntropyLoss()(logits, inputs['labels'][:, 1:].flatten())\n"
+            "        return loss\n",
+            "loss",
+            "sft",
         ),
         Invalid(
             "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
@@ -546,6 +560,9 @@ class GradientStep(RouteDetector):
 
         slicer = Slice(self.assigns, self.attributes, functions, names_of)
         for name, entries in functions.items():
+            if name in CALLED_METHODS:
+                self._loss_classes(slicer, entries)
+                continue
             if not LOSS_NAME_WORDS & set(words(name)):
                 continue
             roots = [(i, r) for i, returned in entries for r in returned]
@@ -564,6 +581,33 @@ class GradientStep(RouteDetector):
                 variant=verdict.variant,
                 data_source=verdict.data_source,
             )
+
+    def _loss_classes(self, slicer: Slice, entries: list[tuple[int, list[cst.BaseExpression]]]) -> None:
+        """Report a loss class's ``__call__``/``forward`` (``class TargetLMLoss(Loss)``) as its stage's loss.
+
+        A class named for a loss is defined to be trained with, so even a plain cross-entropy on the
+        targets it masks is a supervised loss here (a perplexity evaluation does not define one).
+        """
+        for function_id, returned in entries:
+            definition = self.defined.get(function_id)
+            where = self.where.get(id(definition), ()) if definition is not None else ()
+            owner = where[1] if len(where) > 1 else ""
+            if not returned or definition is None or not LOSS_NAME_WORDS & set(words(owner)):
+                continue
+            verdict = loss_form(slicer.features([(function_id, r) for r in returned]))
+            if verdict.kind is None:
+                continue
+            verdict = _group_relative(verdict, where)
+            self.report(
+                definition,
+                "loss",
+                f"defines {owner}: {verdict.why}",
+                statement=definition,
+                kind=verdict.kind,
+                variant=verdict.variant,
+                data_source=verdict.data_source,
+            )
+            return
 
     def _named(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> None:
         """Name the stage of a step whose loss is not classified by the code it sits in (``def grpo_train``).
