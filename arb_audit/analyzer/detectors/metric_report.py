@@ -16,7 +16,7 @@ METRIC = "metric"
 METRIC_WORDS = frozenset(
     {
         *("acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj"),
-        *("majority", "exact", "em", "f1"),
+        *("majority", "exact", "em", "f1", "metric", "metrics"),
     }
 )
 """Words of a variable that holds a benchmark metric of a model's outputs."""
@@ -35,7 +35,7 @@ class MetricReport(RouteDetector):
 
     TRIGGERS = (
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
-        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1"),
+        *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1", "metric"),
     )
 
     VALID = (
@@ -54,6 +54,7 @@ class MetricReport(RouteDetector):
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
         Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
+        Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -93,6 +94,8 @@ def _name(target: cst.BaseExpression) -> str | None:
         if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
             key = index.value.evaluated_value
             return key if isinstance(key, str) else None
+        # a computed key (metric_dict[f"test_score/{source}"]): the table's own name says what it holds
+        return _name(target.value)
     return None
 
 
