@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from arb_audit.analyzer.detectors.gradient_step import CRITIC_UPDATES, GradientStep
+from arb_audit.analyzer.detectors.gradient_step import CRITIC_WORDS, GradientStep, updates_model
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
 from arb_audit.analyzer.detectors.merge import FOLD_METHODS
 from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
@@ -57,6 +57,8 @@ _IMPORTS = re.compile(
 """``from trl import A, B`` (or a parenthesised list): a library and the names taken from it."""
 _TRAINER_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+[^\n]*\bTrainer\b", re.M)
 """``from pkg.module import Trainer`` (and other names on the line)."""
+_METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
+"""A method called (``worker.train_critic(``)."""
 _WORD = re.compile(r"\w+")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 """Functions and classes the file defines (a gradient step in one named for a route takes it)."""
@@ -91,7 +93,7 @@ def possible_routes(text: str) -> frozenset[str]:
                     found.add("ONLINE_RL")
     if "loss" in text.lower() and any(names_rl_loss(w) for w in set(_WORD.findall(text))):
         found.add("PPO")  # a loss the code names a policy or value loss (loss_slice)
-    if any(f"{name}(" in text for name in CRITIC_UPDATES):
+    if any(updates_model(name, CRITIC_WORDS) for name in _METHOD_CALL.findall(text)):
         found.add("PPO")  # a worker's critic update: the actor-critic family
         if _ENVIRONMENT.search(text):
             found.add("ONLINE_RL")

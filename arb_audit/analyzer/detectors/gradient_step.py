@@ -23,11 +23,14 @@ RESOLVED_LAST = frozenset(q.rsplit(".", 1)[-1] for q in (*AUTOGRAD, *GRAD_TRANSF
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
-POLICY_UPDATES = frozenset({"update_policy", "update_actor"})
-"""Methods of RL workers that run the policy's optimisation step on a batch of rollouts (verl's
-``actor.update_policy(data)``): a gradient step whose loss lives in the worker's class."""
-CRITIC_UPDATES = frozenset({"update_critic"})
-"""Methods of RL workers that fit a value model: a learned critic is the actor-critic (PPO) family."""
+UPDATE_WORDS = frozenset({"update", "train"})
+POLICY_WORDS = frozenset({"policy", "actor"})
+"""Words of an RL worker's method that runs the policy's optimisation step on a batch of rollouts
+(verl's ``actor.update_policy(data)``, ``ppo_local_train_policy``): a gradient step whose loss lives
+in the worker's class."""
+CRITIC_WORDS = frozenset({"critic"})
+"""Words of a worker's method that fits a value model (``update_critic``, ``train_critic``): a learned
+critic is the actor-critic (PPO) family."""
 REMOTE_STEPS = frozenset({"forward_backward", "forward_backward_async"})
 """Methods of remote-training clients that run a forward and backward pass on a training service
 (Tinker's ``TrainingClient.forward_backward(data, loss_fn=...)``, SkyRL's workers)."""
@@ -111,6 +114,9 @@ class GradientStep(RouteDetector):
         "update_policy",
         "update_actor",
         "update_critic",
+        "_critic(",
+        "_policy(",
+        "_actor(",
     )
     LOSS_TRIGGERS = (
         *("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss"),
@@ -173,6 +179,12 @@ class GradientStep(RouteDetector):
             "        return loss\n",
             "loss",
             "sft",
+        ),
+        Invalid(
+            "async def step(self, buffers):\n    await self.ppo_local_train_critic(buffers)\n"
+            "    await self.ppo_local_train_policy(buffers)\n",
+            "gradient_step",
+            "ppo",
         ),
         Invalid(
             "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
@@ -521,9 +533,9 @@ class GradientStep(RouteDetector):
         ):
             # trainer.train_rlhf(experience): a trainer's own training method, once the name is a trainer
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
-        elif name in POLICY_UPDATES and isinstance(node.func, cst.Attribute):
+        elif updates_model(name, POLICY_WORDS) and isinstance(node.func, cst.Attribute):
             self.steps.append((node, self._statement(), [], f"{name}(): a worker's policy update"))
-        elif name in CRITIC_UPDATES and isinstance(node.func, cst.Attribute):
+        elif updates_model(name, CRITIC_WORDS) and isinstance(node.func, cst.Attribute):
             message = f"{name}(): a learned value model, the actor-critic (PPO) family"
             self.report(node, "gradient_step", message, kind="ppo", variant="ppo", on_policy=True)
         elif name == "apply_updates" or "optax.apply_updates" in names:
@@ -785,6 +797,14 @@ class GradientStep(RouteDetector):
                 data_source=verdict.data_source,
                 on_policy=True if verdict.kind in POLICY_GRADIENT else None,
             )
+
+
+def updates_model(name: str | None, models: frozenset[str]) -> bool:
+    """Say whether a method trains one of ``models`` (``update_actor``, ``ppo_local_train_critic``)."""
+    if name is None:
+        return False
+    found = set(words(name))
+    return bool(found & UPDATE_WORDS and found & models)
 
 
 def _tail(node: cst.BaseExpression) -> str:
