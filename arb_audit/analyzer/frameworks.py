@@ -552,8 +552,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "SFT",
             ),
             (
-                "from llmfoundry.command_utils import eval_from_yaml\n"
-                "eval_from_yaml(yaml_path, args_list)\n",
+                "from llmfoundry.command_utils import eval_from_yaml\neval_from_yaml(yaml_path, args_list)\n",
                 "EVAL_ONLY",
             ),
         ),
