@@ -77,12 +77,14 @@ def test_no_untyped_mapping_crosses_a_room_boundary() -> None:
     assert _crossings() == []
 
 
-def test_the_check_sees_an_untyped_crossing(tmp_path: Path) -> None:
+def test_the_check_sees_an_untyped_crossing() -> None:
     """The pattern catches the shapes it is for, so the test above can fail."""
     assert UNTYPED.search("key: str, row: dict[str, Any] -> None")
     assert UNTYPED.search("self -> Mapping[str, object]")
     assert not UNTYPED.search("rows: list[StudyRow] -> dict[str, str]")
-    tree = ast.parse("def f(x: dict[str, Any]) -> int: ...\nclass C:\n    def to_json(self) -> dict[str, Any]: ...")
+    tree = ast.parse(
+        "def f(x: dict[str, Any]) -> int: ...\nclass C:\n    def to_json(self) -> dict[str, Any]: ..."
+    )
     functions = _functions(tree)
     assert UNTYPED.search(_signature(functions["f"]))
     assert SERIALISERS.match(functions["C.to_json"].name)
