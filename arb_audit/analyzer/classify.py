@@ -15,6 +15,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
+from arb_audit.analyzer.detectors.gradient_step import TRAINER_EVALUATION
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.route_dispatch import COMPARED
@@ -284,6 +285,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
     steps = [f for f in findings if f.signal == "gradient_step"]
     stages = _stages(_deciding(findings, steps))
+    if not steps and any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings):
+        # a trainer built only to evaluate (trainer.evaluate(), no train() or step anywhere) trains
+        # nothing; weights merged before it is evaluated still are
+        stages = [s for s in stages if s.kind == "merge"]
     if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):
         stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
     if any(s.kind != "merge" for s in stages):
@@ -343,7 +348,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.primary = "ONLINE_RL" if last.interactive else STAGE_LABELS.get(last.kind, "NONE_TRAINING")
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
-        if any(f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC) for f in findings):
+        if any(
+            f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC, TRAINER_EVALUATION)
+            for f in findings
+        ):
             # a training file that also evaluates (a metric it computes by hand is its validation)
             labels.append("EVAL_ONLY")
     elif steps:

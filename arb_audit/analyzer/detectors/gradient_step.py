@@ -42,6 +42,11 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval"})
+"""A trainer's methods that measure a model without training it."""
+TRAINER_EVALUATION = "trainer_evaluation"
+"""Variant of a ``scoring`` finding for a trainer object's ``evaluate()``: a file whose trainer only
+evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
 CALLED_METHODS = frozenset({"__call__", "forward"})
 """Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
@@ -104,6 +109,9 @@ class GradientStep(RouteDetector):
         "filter_grad",
         ".train(",
         ".train_",
+        ".evaluate(",
+        ".predict(",
+        ".eval(",
         ".fit(",
         "training_step",
         "compute_loss",
@@ -185,6 +193,12 @@ class GradientStep(RouteDetector):
             "    await self.ppo_local_train_policy(buffers)\n",
             "gradient_step",
             "ppo",
+        ),
+        Invalid(
+            "from transformers import Trainer\ntrainer = Trainer(model=m, eval_dataset=d)\n"
+            "metrics = trainer.evaluate()\n",
+            "scoring",
+            variant=TRAINER_EVALUATION,
         ),
         Invalid(
             "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
@@ -526,6 +540,13 @@ class GradientStep(RouteDetector):
             elif isinstance(receiver, cst.Name):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
         elif (
+            name in TRAINER_EVALUATIONS
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+        ):
+            # trainer.evaluate(): a trainer built to measure a model, if the name holds a trainer
+            self.deferred.append((node, self._statement(), scope, node.func.value.value, "evaluates"))
+        elif (
             name is not None
             and name.startswith("train_")
             and isinstance(node.func, cst.Attribute)
@@ -756,6 +777,12 @@ class GradientStep(RouteDetector):
             if how == "grad" and name in functions:
                 roots = [(i, r) for i, returned in functions[name] for r in returned]
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
+            elif how == "evaluates":
+                values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+                if any(isinstance(v, cst.Call) and self._constructs_trainer(v, scope) for v in values):
+                    called = method(node) if isinstance(node, cst.Call) else "evaluate"
+                    message = f"{called}() of a trainer object: it measures a model"
+                    self.report(node, "scoring", message, statement=statement, variant=TRAINER_EVALUATION)
             elif how == "trainer":
                 values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
                 made = [v for v in values if isinstance(v, cst.Call) and self._constructs_trainer(v, scope)]
