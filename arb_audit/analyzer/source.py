@@ -387,7 +387,12 @@ def _parse(text: str) -> Parsed:
             pieces.extend(scan.lines[first:end])
         else:  # as many lines as the chunk had, so that line N stays line N
             pieces.append(SKIPPED_LINE + "\n" + "\n" * (end - first - 1))
-    module, _, _ = _try_parse("".join(pieces))
+    kept = "".join(pieces)
+    module, _, _ = _try_parse(kept)
+    if module is not None and module.code.rstrip("\r\n") != kept.rstrip("\r\n"):
+        # libcst did not give the text back as it was (a file opening with a backslash continuation
+        # loses that line): its line numbers would not be the file's, so nothing partial is kept
+        module = None
     return Parsed(module, error, module is not None)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import libcst
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -471,6 +471,7 @@ PYTHONISH = st.text(alphabet=st.sampled_from(list("()[]{}'\"#\\\n\r \t:=+-.,;@`%
 
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(), PYTHONISH))
+@example("\\\n0\r:")  # a leading backslash continuation: libcst drops that line when it parses
 def test_parse_python_never_raises(text: str) -> None:
     parsed = parse_python(text)
     assert parsed.module is not None or parsed.error is not None
