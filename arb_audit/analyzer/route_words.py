@@ -20,7 +20,12 @@ from __future__ import annotations
 
 import re
 
-from arb_audit.analyzer.detectors.gradient_step import CRITIC_WORDS, GradientStep, updates_model
+from arb_audit.analyzer.detectors.gradient_step import (
+    CRITIC_WORDS,
+    HOSTED_FINE_TUNING,
+    GradientStep,
+    updates_model,
+)
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
 from arb_audit.analyzer.detectors.merge import FOLD_METHODS
 from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
@@ -93,6 +98,8 @@ def possible_routes(text: str) -> frozenset[str]:
                     found.add("ONLINE_RL")
     if "loss" in text.lower() and any(names_rl_loss(w) for w in set(_WORD.findall(text))):
         found.add("PPO")  # a loss the code names a policy or value loss (loss_slice)
+    if any(api.rsplit(".", 1)[0].lstrip(".") in text for api in HOSTED_FINE_TUNING):
+        found |= {"SFT", "DPO"}  # a hosted fine-tuning job, supervised or preference
     if any(updates_model(name, CRITIC_WORDS) for name in _METHOD_CALL.findall(text)):
         found.add("PPO")  # a worker's critic update: the actor-critic family
         if _ENVIRONMENT.search(text):

@@ -42,6 +42,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineTune.create")
+"""Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
 TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval"})
 """A trainer's methods that measure a model without training it."""
 TRAINER_EVALUATION = "trainer_evaluation"
@@ -110,6 +112,8 @@ class GradientStep(RouteDetector):
         ".train(",
         ".train_",
         ".evaluate(",
+        "fine_tuning",
+        "FineTun",
         ".predict(",
         ".eval(",
         ".fit(",
@@ -199,6 +203,17 @@ class GradientStep(RouteDetector):
             "metrics = trainer.evaluate()\n",
             "scoring",
             variant=TRAINER_EVALUATION,
+        ),
+        Invalid(
+            "from openai import OpenAI\nclient = OpenAI()\n"
+            "job = client.fine_tuning.jobs.create(training_file=f.id, model='gpt-4o-mini')\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
+            "job = client.fine_tuning.jobs.create(training_file=f, model=m, method={'type': 'dpo'})\n",
+            "gradient_step",
+            "dpo",
         ),
         Invalid(
             "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
@@ -561,6 +576,12 @@ class GradientStep(RouteDetector):
             self.report(node, "gradient_step", message, kind="ppo", variant="ppo", on_policy=True)
         elif name == "apply_updates" or "optax.apply_updates" in names:
             self.steps.append((node, self._statement(), [], "an optimiser update"))
+        elif name == "create" and dotted(node.func).endswith(HOSTED_FINE_TUNING):
+            # client.fine_tuning.jobs.create(training_file=..., method={"type": "dpo"}): the provider
+            # trains the weights; supervised unless the method says preference optimisation
+            kind = "dpo" if _method_type(node) == "dpo" else "sft"
+            message = "a hosted fine-tuning job (the provider takes the gradient steps)"
+            self.report(node, "gradient_step", message, kind=kind, variant="hosted")
         elif name in REMOTE_STEPS:
             loss = keyword(node, "loss_fn")
             value = loss.value if loss is not None else None
@@ -824,6 +845,23 @@ class GradientStep(RouteDetector):
                 data_source=verdict.data_source,
                 on_policy=True if verdict.kind in POLICY_GRADIENT else None,
             )
+
+
+def _method_type(call: cst.Call) -> str | None:
+    """Return the ``type`` of a hosted fine-tuning call's ``method={"type": ...}`` literal, if given."""
+    method_arg = keyword(call, "method")
+    if method_arg is None or not isinstance(method_arg.value, cst.Dict):
+        return None
+    for element in method_arg.value.elements:
+        if (
+            isinstance(element, cst.DictElement)
+            and isinstance(element.key, cst.SimpleString)
+            and element.key.evaluated_value == "type"
+            and isinstance(element.value, cst.SimpleString)
+        ):
+            value = element.value.evaluated_value
+            return value if isinstance(value, str) else None
+    return None
 
 
 def updates_model(name: str | None, models: frozenset[str]) -> bool:
