@@ -25,7 +25,7 @@ from arb_audit.audit_cache import fingerprint
 from arb_audit.pipeline import audit
 from arb_audit.schema import AuditReport
 from arb_audit.store import RunStore
-from arb_audit.study import load_study, row_from_audit, save_rows
+from arb_audit.study import CellValue, load_study, row_from_audit, save_rows
 from arb_audit.taxonomy.tables import TABLES, table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ def reference_audits(scratch: Path) -> list[AuditReport]:
 def synthetic_study(path: Path, runs: int, audits: list[AuditReport]) -> None:
     rows = []
     for i in range(runs):
-        keys = {
+        keys: dict[str, CellValue] = {
             "task": TASKS[i % len(TASKS)],
             "level": 1 + i % 3,
             "scaffold": SCAFFOLDS[(i // 16) % len(SCAFFOLDS)],
