@@ -246,13 +246,11 @@ def test_a_full_line_and_a_long_wait_are_answered_503_with_retry_after_and_recor
         assert first()[0] == 200
         assert api.submit("output/v5")[0] == 200
         ledger = api.ledger()
-    assert [(s.status, s.model_path) for s in ledger] == [
-        ("rejected", "output/v4"),
-        ("rejected", "output/v2"),
-        ("rejected", "output/v3"),
-        ("scored", "output/v1"),
-        ("scored", "output/v5"),
-    ]
+    recorded = [(s.status, s.model_path) for s in ledger]
+    assert recorded[0] == ("rejected", "output/v4")
+    # the two waiters give up at the same deadline: which is recorded first is the scheduler's choice
+    assert sorted(recorded[1:3]) == [("rejected", "output/v2"), ("rejected", "output/v3")]
+    assert recorded[3:] == [("scored", "output/v1"), ("scored", "output/v5")]
 
 
 def test_a_hung_evaluator_is_ended_whole_at_its_timeout_and_the_next_one_served(
