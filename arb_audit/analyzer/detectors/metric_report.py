@@ -23,6 +23,13 @@ METRIC_WORDS = frozenset(
 AT_K = re.compile(r"\b(?:pass|maj|rm|best|mean|avg|cons)@\{?\w+", re.IGNORECASE)
 """A metric over k samples as people print it (``pass@5``, ``maj@{k}``)."""
 AVERAGES = frozenset({"mean", "average", "nanmean", "fmean"})
+METRIC_CLASSES = frozenset(
+    {"datasets.Metric", "evaluate.Metric", "evaluate.EvaluationModule", "datasets.metric.Metric"}
+)
+"""Base classes of a metric implemented for Hugging Face's ``datasets``/``evaluate`` loaders."""
+METRIC_VERBS = frozenset({"compute", "calc", "calculate", "eval", "evaluate", "get"})
+NAMED_METRICS = frozenset({"rouge", "bleu", "f1", "exact", "em", "accuracy", "meteor", "chrf", "bertscore"})
+"""A call named verb + metric (``compute_rouge``, ``calc_f1``, ``compute_exact_match``) computes it."""
 
 
 class MetricReport(RouteDetector):
@@ -36,6 +43,7 @@ class MetricReport(RouteDetector):
     TRIGGERS = (
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
         *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1", "metric"),
+        *("rouge", "bleu", "Metric"),
     )
 
     VALID = (
@@ -46,6 +54,7 @@ class MetricReport(RouteDetector):
         Valid("wins = count_wins(table)\n"),
         Valid("match = re.match(pattern, text)\n"),
         Valid("print('loss', sum(losses) / len(losses))\n"),
+        Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
     )
     INVALID = (
         Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
@@ -55,6 +64,13 @@ class MetricReport(RouteDetector):
         Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
         Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
+        Invalid("scores = compute_rouge(predictions, references)\n", "scoring", variant=METRIC),
+        Invalid(
+            "import datasets\nclass LongMetrics(datasets.Metric):\n    def _compute(self, p, r):\n"
+            "        return {}\n",
+            "scoring",
+            variant=METRIC,
+        ),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -62,7 +78,20 @@ class MetricReport(RouteDetector):
         if any(METRIC_WORDS & set(words(n)) for n in names if n) and _aggregate(node.value):
             self.report(node, "scoring", f"computes {names[0]} from the outputs", variant=METRIC)
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # class LEvalMetrics(datasets.Metric): a metric implemented for Hugging Face's loaders
+        if any(self.names(base.value) & METRIC_CLASSES for base in node.bases):
+            self.report(node, "scoring", f"{node.name.value} implements a benchmark metric", variant=METRIC)
+
     def visit_Call(self, node: cst.Call) -> None:
+        name = (
+            node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+        )
+        said = words(name) if isinstance(name, str) else []
+        if said and said[0] in METRIC_VERBS and set(said[1:]) & NAMED_METRICS:
+            # compute_rouge(preds, refs), calc_f1(...): a named metric over outputs
+            self.report(node, "scoring", f"computes a named metric ({name})", variant=METRIC)
+            return
         # print("Zero-shot Acc", np.mean(acc_res)): an average of a metric's values, printed
         if not (isinstance(node.func, cst.Name) and node.func.value == "print"):
             return
