@@ -177,14 +177,7 @@ class DataOutput(RouteDetector):
 
     def _json_helper(self, node: cst.Call) -> bool:
         """Say whether ``node`` calls a project's JSON writer with data and a path (``jdump(rows, p)``)."""
-        func = node.func
-        name = (
-            func.attr.value
-            if isinstance(func, cst.Attribute)
-            else func.value
-            if isinstance(func, cst.Name)
-            else ""
-        )
+        name = last_name(node.func)
         said = set(words(name))
         writes = said & {"dump", "write", "save", "append"} or name.endswith("dump")
         return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.names import last_name
 
 PLUMBING_WORDS = (
     *("register", "set", "filter", "basic", "disable", "enable", "add", "install", "patch", "warn"),
@@ -68,11 +69,5 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
 
 
 def _plumbing(func: cst.BaseExpression) -> bool:
-    name = (
-        func.attr.value
-        if isinstance(func, cst.Attribute)
-        else func.value
-        if isinstance(func, cst.Name)
-        else ""
-    )
+    name = last_name(func)
     return name.lower().startswith(tuple(PLUMBING_WORDS))

@@ -663,6 +663,24 @@ class GradientStep(RouteDetector):
             )
             return
 
+    def _report_named(
+        self, node: cst.CSTNode, statement: cst.CSTNode | None, named: tuple[str, str], where: str
+    ) -> None:
+        """Record the stage a name says (``route_word``'s label and word) for the step at ``node``."""
+        label, word = named
+        self.context.findings.append(
+            Finding(
+                "NamedStep",
+                "stage",
+                kind=LABEL_KINDS[label],
+                variant=word if word != LABEL_KINDS[label] else None,
+                on_policy=True if label in ("GRPO", "PPO") else None,
+                message=f"{where}, named for {label}",
+                node=node,
+                statement=statement,
+            )
+        )
+
     def _named(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> None:
         """Name the stage of a step whose loss is not classified by the code it sits in (``def grpo_train``).
 
@@ -672,19 +690,7 @@ class GradientStep(RouteDetector):
         for name in self.where.get(id(node), ()):
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
-                label, word = named
-                self.context.findings.append(
-                    Finding(
-                        "NamedStep",
-                        "stage",
-                        kind=LABEL_KINDS[label],
-                        variant=word if word != LABEL_KINDS[label] else None,
-                        on_policy=True if label in ("GRPO", "PPO") else None,
-                        message=f"the gradient step is in {name}, named for {label}",
-                        node=node,
-                        statement=statement,
-                    )
-                )
+                self._report_named(node, statement, named, f"the gradient step is in {name}")
                 return
 
     def _named_trainer(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
@@ -711,19 +717,7 @@ class GradientStep(RouteDetector):
                 # a module of one trainer is named for it (``dpo_trainer``); any other name, strictly
                 named = route_word(module[-1], strict="trainer" not in words(module[-1]))
             if named is not None and named[0] in LABEL_KINDS:
-                label, word = named
-                self.context.findings.append(
-                    Finding(
-                        "NamedStep",
-                        "stage",
-                        kind=LABEL_KINDS[label],
-                        variant=word if word != LABEL_KINDS[label] else None,
-                        on_policy=True if label in ("GRPO", "PPO") else None,
-                        message=f"the gradient step trains a {name}, named for {label}",
-                        node=node,
-                        statement=statement,
-                    )
-                )
+                self._report_named(node, statement, named, f"the gradient step trains a {name}")
                 return True
         if self._hf_arguments():
             # a project's trainer built beside transformers' TrainingArguments is a Trainer subclass:

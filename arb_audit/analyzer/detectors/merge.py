@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
@@ -135,14 +136,7 @@ class Merge(RouteDetector):
             if root == "mergekit" and any(word in rest for word in ("merge", "moe", "evo")):
                 self.report(node, "stage", f"calls {name}", kind="merge", variant="mergekit")
                 return
-        func = node.func
-        callee = (
-            func.attr.value
-            if isinstance(func, cst.Attribute)
-            else func.value
-            if isinstance(func, cst.Name)
-            else ""
-        )
+        callee = last_name(node.func)
         said = set(words(callee))
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
             named = said | {w for a in node.args if a.keyword for w in words(a.keyword.value)}

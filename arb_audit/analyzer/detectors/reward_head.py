@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
 
 SCALAR_HEADS = frozenset(
     {
@@ -105,13 +106,7 @@ class RewardHead(RouteDetector):
 
 def _builds_scorer(func: cst.BaseExpression) -> bool:
     """Say whether a call's name constructs or builds a reward or critic model (not one loaded)."""
-    name = (
-        func.attr.value
-        if isinstance(func, cst.Attribute)
-        else func.value
-        if isinstance(func, cst.Name)
-        else ""
-    )
+    name = last_name(func)
     found = words(name)
     if "model" not in found or not SCORER_WORDS & set(found):
         return False

@@ -398,26 +398,20 @@ class RouteDispatch(RouteDetector):
             # plain parameter compared with routes is a helper's mode (a chat template's task), not a
             # setting of the run.
             routes = leading if len(leading) >= 2 else compared if len(compared) >= MANY_ROUTES else set()
+            message, variant = "the route depends on a compared setting", None
+            if not routes and len(compared) == 2:
+                # ``if args.critic_type == "ppo": ... elif args.critic_type == "grpo":`` around the
+                # advantage and loss code: a choice when this file's own steps train both routes
+                routes, message, variant = compared, "a setting compared with two routes", COMPARED
             if routes:
                 self.report(
                     node,
                     "dispatch",
-                    "the route depends on a compared setting",
+                    message,
                     statement=statement,
                     routes=tuple(sorted(routes)),
                     key=_setting_key(subject),
-                )
-            elif len(compared) == 2:
-                # ``if args.critic_type == "ppo": ... elif args.critic_type == "grpo":`` around the
-                # advantage and loss code: a choice when this file's own steps train both routes
-                self.report(
-                    node,
-                    "dispatch",
-                    "a setting compared with two routes",
-                    statement=statement,
-                    routes=tuple(sorted(compared)),
-                    key=_setting_key(subject),
-                    variant=COMPARED,
+                    variant=variant,
                 )
 
     def _statement(self) -> cst.CSTNode | None:
