@@ -111,3 +111,25 @@ def is_env_step(node: cst.Call) -> bool:
     assert isinstance(node.func, cst.Attribute)
     receiver = dotted(node.func.value).lower()
     return not any(word in receiver for word in NOT_ENVIRONMENTS)
+
+
+def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
+    """Return the value of ``key`` in a dict literal or a ``dict(...)`` call, if given there."""
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            if (
+                isinstance(element, cst.DictElement)
+                and isinstance(element.key, cst.SimpleString)
+                and element.key.evaluated_value == key
+            ):
+                return element.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+        return next((a.value for a in value.args if a.keyword is not None and a.keyword.value == key), None)
+    return None
+
+
+def literal_field(value: cst.BaseExpression, key: str) -> str | None:
+    """Return ``key``'s string literal in a dict literal or ``dict(...)`` call (``{"role": "tool"}``)."""
+    found = dict_field(value, key)
+    text = found.evaluated_value if isinstance(found, cst.SimpleString) else None
+    return text if isinstance(text, str) else None

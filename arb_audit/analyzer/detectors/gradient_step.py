@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.calls import literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.frameworks import PACKAGES
@@ -579,7 +579,9 @@ class GradientStep(RouteDetector):
         elif name == "create" and dotted(node.func).endswith(HOSTED_FINE_TUNING):
             # client.fine_tuning.jobs.create(training_file=..., method={"type": "dpo"}): the provider
             # trains the weights; supervised unless the method says preference optimisation
-            kind = "dpo" if _method_type(node) == "dpo" else "sft"
+            method_arg = keyword(node, "method")
+            chosen = literal_field(method_arg.value, "type") if method_arg is not None else None
+            kind = "dpo" if chosen == "dpo" else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
             self.report(node, "gradient_step", message, kind=kind, variant="hosted")
         elif name in REMOTE_STEPS:
@@ -627,14 +629,7 @@ class GradientStep(RouteDetector):
                 continue
             definition = next((self.defined[i] for i, _ in entries if i in self.defined), None)
             verdict = _group_relative(verdict, self.where.get(id(definition), (name,)))
-            self.report(
-                definition or roots[0][1],
-                "loss",
-                f"defines {name}: {verdict.why}",
-                kind=verdict.kind,
-                variant=verdict.variant,
-                data_source=verdict.data_source,
-            )
+            self._report_loss(definition or roots[0][1], name, verdict, None)
 
     def _loss_classes(self, slicer: Slice, entries: list[tuple[int, list[cst.BaseExpression]]]) -> None:
         """Report a loss class's ``__call__``/``forward`` (``class TargetLMLoss(Loss)``) as its stage's loss.
@@ -651,31 +646,44 @@ class GradientStep(RouteDetector):
             verdict = loss_form(slicer.features([(function_id, r) for r in returned]))
             if verdict.kind is None:
                 continue
-            verdict = _group_relative(verdict, where)
-            self.report(
-                definition,
-                "loss",
-                f"defines {owner}: {verdict.why}",
-                statement=definition,
-                kind=verdict.kind,
-                variant=verdict.variant,
-                data_source=verdict.data_source,
-            )
+            # the class's signature may recur (a base class's), so it is located by its own statement
+            self._report_loss(definition, owner, _group_relative(verdict, where), definition)
             return
+
+    def _report_loss(
+        self, node: cst.CSTNode, name: str, verdict: Verdict, statement: cst.CSTNode | None
+    ) -> None:
+        """Record the loss that ``name`` defines for another file to train with."""
+        self.report(
+            node,
+            "loss",
+            f"defines {name}: {verdict.why}",
+            statement=statement,
+            kind=verdict.kind,
+            variant=verdict.variant,
+            data_source=verdict.data_source,
+        )
 
     def _report_named(
         self, node: cst.CSTNode, statement: cst.CSTNode | None, named: tuple[str, str], where: str
     ) -> None:
         """Record the stage a name says (``route_word``'s label and word) for the step at ``node``."""
         label, word = named
+        kind = LABEL_KINDS[label]
+        self._name_stage(node, statement, kind, word if word != kind else None, f"{where}, named for {label}")
+
+    def _name_stage(
+        self, node: cst.CSTNode, statement: cst.CSTNode | None, kind: str, variant: str | None, message: str
+    ) -> None:
+        """Record a step's stage that names decide (its loss is in a file not read here)."""
         self.context.findings.append(
             Finding(
                 "NamedStep",
                 "stage",
-                kind=LABEL_KINDS[label],
-                variant=word if word != LABEL_KINDS[label] else None,
-                on_policy=True if label in ("GRPO", "PPO") else None,
-                message=f"{where}, named for {label}",
+                kind=kind,
+                variant=variant,
+                on_policy=True if kind in POLICY_GRADIENT else None,
+                message=message,
                 node=node,
                 statement=statement,
             )
@@ -722,18 +730,10 @@ class GradientStep(RouteDetector):
         if self._hf_arguments():
             # a project's trainer built beside transformers' TrainingArguments is a Trainer subclass:
             # it trains the loss its model's forward pass returns, like the generic Trainer
-            self.context.findings.append(
-                Finding(
-                    "NamedStep",
-                    "stage",
-                    kind="sft",
-                    variant="hf_trainer",
-                    message=f"the gradient step trains a {qualified[0]} configured by transformers'"
-                    " TrainingArguments: a Trainer subclass",
-                    node=node,
-                    statement=statement,
-                )
+            message = (
+                f"the gradient step trains a {qualified[0]} configured by transformers' TrainingArguments"
             )
+            self._name_stage(node, statement, "sft", "hf_trainer", f"{message}: a Trainer subclass")
             return True
         return False
 
@@ -763,6 +763,10 @@ class GradientStep(RouteDetector):
         """Say whether a call constructs an optimiser (``torch.optim.AdamW(...)``, ``bnb.optim.Lion``)."""
         return any("optim" in q.split(".")[:-1] and "lr_scheduler" not in q for q in self.names(call.func))
 
+    def _bound(self, scope: int, name: str) -> list[cst.BaseExpression]:
+        """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
+        return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+
     def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
         return self._trainer_class(call, scope) is not None
 
@@ -777,7 +781,7 @@ class GradientStep(RouteDetector):
             return func
         if isinstance(func, cst.Name):
             where = self.functions[-1] if scope is None else scope
-            for value in self.assigns.get((where, func.value), []) + self.assigns.get((0, func.value), []):
+            for value in self._bound(where, func.value):
                 choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
                 for choice in choices:
                     if isinstance(choice, cst.Name | cst.Attribute) and _tail(choice).endswith("Trainer"):
@@ -793,13 +797,15 @@ class GradientStep(RouteDetector):
                 roots = [(i, r) for i, returned in functions[name] for r in returned]
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
             elif how == "evaluates":
-                values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
-                if any(isinstance(v, cst.Call) and self._constructs_trainer(v, scope) for v in values):
+                if any(
+                    isinstance(v, cst.Call) and self._constructs_trainer(v, scope)
+                    for v in self._bound(scope, name)
+                ):
                     called = method(node) if isinstance(node, cst.Call) else "evaluate"
                     message = f"{called}() of a trainer object: it measures a model"
                     self.report(node, "scoring", message, statement=statement, variant=TRAINER_EVALUATION)
             elif how == "trainer":
-                values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+                values = self._bound(scope, name)
                 made = [v for v in values if isinstance(v, cst.Call) and self._constructs_trainer(v, scope)]
                 if made:
                     self.trainer_of_step[id(node)] = made[0]
@@ -839,23 +845,6 @@ class GradientStep(RouteDetector):
                 data_source=verdict.data_source,
                 on_policy=True if verdict.kind in POLICY_GRADIENT else None,
             )
-
-
-def _method_type(call: cst.Call) -> str | None:
-    """Return the ``type`` of a hosted fine-tuning call's ``method={"type": ...}`` literal, if given."""
-    method_arg = keyword(call, "method")
-    if method_arg is None or not isinstance(method_arg.value, cst.Dict):
-        return None
-    for element in method_arg.value.elements:
-        if (
-            isinstance(element, cst.DictElement)
-            and isinstance(element.key, cst.SimpleString)
-            and element.key.evaluated_value == "type"
-            and isinstance(element.value, cst.SimpleString)
-        ):
-            value = element.value.evaluated_value
-            return value if isinstance(value, str) else None
-    return None
 
 
 def updates_model(name: str | None, models: frozenset[str]) -> bool:

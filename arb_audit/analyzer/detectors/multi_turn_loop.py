@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_env_step, is_generation, method
+from arb_audit.analyzer.calls import dict_field, is_env_step, is_generation, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.walk import descendants
 
@@ -212,29 +212,12 @@ def _feedback_role(node: cst.Call) -> str | None:
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
 
 
-def _field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
-    """Return the value of a message's ``key`` in a dict literal or ``dict(...)`` call, if given."""
-    if isinstance(value, cst.Dict):
-        for element in value.elements:
-            if (
-                isinstance(element, cst.DictElement)
-                and isinstance(element.key, cst.SimpleString)
-                and element.key.evaluated_value == key
-            ):
-                return element.value
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
-        return next((a.value for a in value.args if a.keyword is not None and a.keyword.value == key), None)
-    return None
-
-
 def _role(value: cst.BaseExpression) -> str | None:
     """Return the literal ``"role"`` of a message dict (``{"role": "tool"}``, ``dict(role="tool")``)."""
-    role = _field(value, "role")
-    found = role.evaluated_value if isinstance(role, cst.SimpleString) else None
-    return found if isinstance(found, str) else None
+    return literal_field(value, "role")
 
 
 def _content_name(node: cst.Call) -> str | None:
     """Return the name a message's ``"content"`` is, when it is a plain name (``{"content": prompt}``)."""
-    content = _field(node.args[-1].value, "content") if node.args else None
+    content = dict_field(node.args[-1].value, "content") if node.args else None
     return content.value if isinstance(content, cst.Name) else None
