@@ -121,8 +121,8 @@ class MultiTurnLoop(RouteDetector):
         self.typed = False
         """The file reads a person's reply (``input()``): its user turns are a chat's."""
         self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
-        """Loops to report at the end: (loop, statement, steps, appends feedback, appends a user turn
-        the loop writes itself)."""
+        """Loops to report at the end: (loop, statement, steps, appends feedback, appends a user turn).
+        A loop whose user turns are its own items is not kept unless it steps or appends feedback."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -165,14 +165,14 @@ class MultiTurnLoop(RouteDetector):
             # (formatting a dataset's dialogues), not a world answering the policy
             return
         statement = self.context.statements[-1] if self.context.statements else None
-        self.pending.append((node, statement, step, feedback, user and not listed))
+        self.pending.append((node, statement, step, feedback, user))
         self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for node, statement, step, feedback, written_user in self.pending:
+        for node, statement, step, feedback, user in self.pending:
             # a user turn the code writes itself (a game's board after the move, a simulated user) is
             # the world's answer; one a person types (``input()``) is a chat demo's next prompt
-            written = written_user and not self.typed and not (step or feedback)
+            written = user and not self.typed and not (step or feedback)
             how = (
                 "steps an environment"
                 if step
