@@ -11,7 +11,7 @@ version: that run is audited anew).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,43 +28,6 @@ CELL_KEYS = CELL_COLUMNS
 """What identifies a cell of a study (the tables' own definition)."""
 LATER_COLUMNS = {"strength": ("m011_study_strength", "VARCHAR")}
 """Study columns added after ``study_runs`` was made: the migration that added each, and its type."""
-
-STUDY_SCHEMA = pl.Schema(
-    {
-        "run_key": pl.String(),  # the run folder's resolved path
-        "fingerprint": pl.String(),  # BLAKE3 of every file's path, size and modification time
-        "ingested_at": pl.Datetime("us"),
-        "error": pl.String(),  # why the run has no audit (the rest of its row is then empty)
-        "run_id": pl.String(),
-        "format": pl.String(),
-        "task": pl.String(),
-        "level": pl.Int32(),
-        "scaffold": pl.String(),
-        "driver": pl.String(),
-        "mode": pl.String(),
-        "seed": pl.String(),
-        "base_score": pl.Float64(),
-        "best_score": pl.Float64(),  # the best valid submission's score
-        "best_seq": pl.Int32(),
-        "n_submissions": pl.Int32(),
-        "n_valid": pl.Int32(),  # scored attempts
-        "valid_rate": pl.Float64(),
-        "time_to_first_valid_s": pl.Float64(),
-        "time_to_best_s": pl.Float64(),
-        "route_label": pl.String(),  # the best submission's route label (SFT, COMPOSITE, ...)
-        "chain": pl.String(),  # its chain as tables print it (SFT→GRPO(online))
-        "strength": pl.String(),  # the route's evidence level (verified, supported, weak, ...)
-        "written": pl.List(pl.String()),  # route labels whose code was only written
-        "attempted": pl.List(pl.String()),  # route labels whose code ran
-        "adopted": pl.List(pl.String()),  # route labels in the best lineage
-        "failure": pl.String(),
-        "quadrant": pl.String(),
-        "flags": pl.List(pl.String()),
-        "report": pl.String(),  # the whole audit, JSON
-    }
-)
-"""The columns of ``study_runs`` as polars reads them (the comments say what each holds)."""
-
 
 CellValue = str | int | None
 """A cell key's value as a mapping file sets it: ``level`` a whole number, the others text."""
@@ -144,6 +107,20 @@ class StudyRow:
     """The integrity flags raised."""
     report: str | None = None
     """The whole audit, JSON."""
+
+
+_DTYPES: dict[str, pl.DataType] = {
+    "str": pl.String(),
+    "int": pl.Int32(),
+    "float": pl.Float64(),
+    "datetime": pl.Datetime("us"),
+    "list[str]": pl.List(pl.String()),
+}
+"""The polars type of each Python type a :class:`StudyRow` field holds (None aside)."""
+
+STUDY_SCHEMA = pl.Schema({f.name: _DTYPES[str(f.type).removesuffix(" | None")] for f in fields(StudyRow)})
+"""The columns of ``study_runs`` as polars reads them: :class:`StudyRow`'s fields, which say what each
+holds."""
 
 
 def row_from_audit(

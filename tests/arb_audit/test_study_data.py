@@ -103,10 +103,15 @@ def test_the_command_writes_csv_and_parquet_and_refuses_latex(
     assert json.loads(report.to_json_text())["schema_version"] == report.schema_version
 
 
-def test_a_study_row_has_a_field_per_column_in_order() -> None:
-    """The typed row and the table's schema are one list of columns."""
+def test_the_study_columns_are_the_typed_row_s_fields() -> None:
+    """The table's polars schema is derived from StudyRow: each field, in order, with its type."""
     from dataclasses import fields
+
+    import polars as pl
 
     from arb_audit.study import STUDY_SCHEMA, StudyRow
 
     assert [f.name for f in fields(StudyRow)] == list(STUDY_SCHEMA)
+    assert STUDY_SCHEMA["level"] == pl.Int32() and STUDY_SCHEMA["best_score"] == pl.Float64()
+    assert STUDY_SCHEMA["ingested_at"] == pl.Datetime("us")
+    assert STUDY_SCHEMA["flags"] == pl.List(pl.String()) and STUDY_SCHEMA["report"] == pl.String()
