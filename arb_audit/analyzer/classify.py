@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
@@ -20,7 +20,7 @@ from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.route_dispatch import COMPARED
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
-from arb_audit.analyzer.loss_slice import FORWARD_ONLY
+from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
@@ -422,6 +422,7 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         known = [f for f in known if not f.message.endswith(FORWARD_ONLY)]
     if not known:
         return named
+    known = _grouped_by_estimate(known, findings)
     kinds = {f.kind for f in known}
     kept = [
         f
@@ -429,6 +430,27 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         if f.kind in kinds or (f.detector != "HandwrittenLoss" and f.variant not in GENERIC_VARIANTS)
     ]
     return kept + known
+
+
+def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[Finding]:
+    """Make a plain policy-gradient step GRPO when the file's only advantage estimate is group-relative.
+
+    The advantages often reach the step through a generator or a batch object the loss slice cannot
+    follow (``yield ..., advantages``); an estimate in the same file that centres rewards on their own
+    group's mean, with no other baseline beside it, is the one the step uses.
+    """
+    estimates = {f.kind for f in findings if f.detector == "AdvantageEstimate"}
+    grouped = next((f for f in findings if f.detector == "AdvantageEstimate" and f.kind == "grpo"), None)
+    if grouped is None or estimates != {"grpo"}:
+        return known
+    return [
+        replace(
+            f, kind="grpo", variant="grpo", message=f"{f.message}; {grouped.message} (line {grouped.line})"
+        )
+        if f.kind == "ppo" and PLAIN_POLICY_GRADIENT in f.message
+        else f
+        for f in known
+    ]
 
 
 def _stages(found: list[Finding]) -> list[Stage]:

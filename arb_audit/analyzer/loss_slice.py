@@ -76,7 +76,7 @@ TEACHER_WORDS = frozenset({"teacher", "distill", "distillation", "kd"})
 GROUP_WORDS = frozenset({"group", "grpo", "generations"})
 MODEL_WORDS = frozenset({"model", "lm", "policy", "net", "gpt", "student", "engine", "actor", "llm"})
 """Words of an object whose forward pass returns its own loss (``model(**batch).loss``)."""
-DPO_VARIANTS = ("kto", "ipo", "orpo", "simpo", "cpo", "spin")
+DPO_VARIANTS = ("kto", "ipo", "orpo", "simpo", "cpo", "spin", "sppo")
 PG_VARIANTS = (("rloo", "rloo"), ("reinforce", "reinforce"), ("remax", "remax"))
 
 
@@ -97,6 +97,8 @@ def _note_rl_loss(f: Features, identifier: str) -> None:
 
 
 FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
+PLAIN_POLICY_GRADIENT = "log-probabilities weighted by advantages"
+"""Why a policy-gradient loss is given when nothing in it shows a critic or a grouping of its advantages."""
 """The weakest form: a loss only known to come out of a model's forward pass (SFT when nothing else
 says what that model computes)."""
 
@@ -263,7 +265,7 @@ def loss_form(f: Features) -> Verdict:
         if grouped or f.row_normalised or (w & GROUP_WORDS and not critic):
             return Verdict("grpo", "grpo", None, "policy gradient with advantages normalised within groups")
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
-        why = "advantages from a value baseline" if critic else "log-probabilities weighted by advantages"
+        why = "advantages from a value baseline" if critic else PLAIN_POLICY_GRADIENT
         return Verdict("ppo", variant, None, f"{why} (policy gradient)")
     if f.named_rl_losses:
         # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is

@@ -123,6 +123,7 @@ ROUTE_WORDS: dict[str, str] = {
     "orpo": "DPO",
     "simpo": "DPO",
     "cpo": "DPO",
+    "sppo": "DPO",  # self-play preference optimisation: a preference loss on self-generated pairs
     "rm": "REWARD_MODEL",
     "reward": "REWARD_MODEL",
     "ppo": "PPO",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 
 ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantages_"})
@@ -15,6 +15,10 @@ DISCOUNT_WORDS = frozenset({"gamma", "discount"})
 """Words of the discount factor of a temporal-difference residual."""
 VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"})
 """Words of a name holding a learned value estimate."""
+NORMALISED_WORDS = frozenset({"normalized", "normalised", "norm", "centered", "centred", "whitened"})
+"""Words that, beside "rewards", name rewards normalised for use as advantages (``normalized_rewards``)."""
+DIVIDERS = frozenset({"safe_div", "div", "divide", "true_divide"})
+"""Functions that divide their first argument by their second (``safe_div(r - r.mean(), std)``)."""
 
 
 class AdvantageEstimate(RouteDetector):
@@ -31,11 +35,12 @@ class AdvantageEstimate(RouteDetector):
     that route; with a gradient step, the step's own loss decides.
     """
 
-    TRIGGERS = ("adv",)
+    TRIGGERS = ("adv", "reward")
     VALID = (
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
         Valid("x = rewards - rewards.mean()\n"),
+        Valid("normalized_rewards = rewards / 10\n"),
     )
     INVALID = (
         Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
@@ -49,6 +54,9 @@ class AdvantageEstimate(RouteDetector):
         Invalid("advantages = rewards - mean_grouped_rewards\n", "loss", "grpo"),
         Invalid("adv = zeros_like(rewards) if m <= 0 else (rewards - rewards.mean()) / m\n", "loss", "grpo"),
         Invalid("assign_advantages(trace, trace.reward - baseline)\n", "loss", "ppo"),
+        Invalid("mu = rewards.mean()\nadvantages = rewards - mu\n", "loss", "grpo"),
+        Invalid("mu = baseline.mean()\nadvantages = rewards - mu\n", "loss", "ppo"),
+        Invalid("normalized_rewards = safe_div(rewards - rewards.mean(), rewards.std())\n", "loss", "grpo"),
         Invalid(
             "for t in reversed(range(n)):\n"
             "    delta = rewards[:, t] + gamma * nextvalues - values[:, t]\n"
@@ -58,8 +66,16 @@ class AdvantageEstimate(RouteDetector):
         ),
     )
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.bound: dict[str, cst.BaseExpression] = {}
+        """The value last assigned to each plain name (``mu = rewards.mean()``), to read a baseline by."""
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(_advantage_target(t.target) for t in node.targets):
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                self.bound[t.target.value] = node.value
+        if any(_advantage_target(t.target) or _normalised_rewards(t.target) for t in node.targets):
             self._judge(node.value)
         elif _td_residual(node.value):
             message = "advantages from temporal-difference residuals of a learned value (GAE)"
@@ -77,7 +93,7 @@ class AdvantageEstimate(RouteDetector):
                 self._judge(arg.value)
 
     def _judge(self, value: cst.BaseExpression) -> None:
-        centred = _centred(value)
+        centred = _centred(value, self.bound)
         if centred is None:
             return
         if centred:
@@ -105,22 +121,36 @@ def _advantage_target(target: cst.BaseExpression) -> bool:
     return name is not None and bool(ADVANTAGE_NAMES & set(words(name)))
 
 
-def _centred(value: cst.BaseExpression) -> bool | None:
+def _normalised_rewards(target: cst.BaseExpression) -> bool:
+    """Say whether an assignment's target names rewards normalised for use as advantages."""
+    name = _words(target)
+    return any("reward" in w for w in name) and bool(NORMALISED_WORDS & set(name))
+
+
+def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | None = None) -> bool | None:
     """Read ``r - c`` (possibly divided by a spread).
 
-    True when ``c`` reduces ``r`` itself, False for another baseline, None when the value is not a
-    difference of rewards. Of a conditional expression, the branch that is such a difference.
+    True when ``c`` reduces ``r`` itself (directly, or through a name ``bound`` to that reduction),
+    False for another baseline, None when the value is not a difference of rewards. Of a conditional
+    expression, the branch that is such a difference.
     """
     if isinstance(value, cst.IfExp):
-        found = [c for c in (_centred(value.body), _centred(value.orelse)) if c is not None]
+        found = [c for c in (_centred(value.body, bound), _centred(value.orelse, bound)) if c is not None]
         return found[0] if found else None
-    while isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
-        value = value.left
+    while True:
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
+            value = value.left
+        elif isinstance(value, cst.Call) and _callee(value) in DIVIDERS and value.args:
+            value = value.args[0].value
+        else:
+            break
     if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract)):
         return None
     left, right = value.left, value.right
     if not any("reward" in w or w in ("scores", "score", "returns") for w in _words(left)):
         return None
+    if isinstance(right, cst.Name) and bound is not None and right.value in bound:
+        right = bound[right.value]
     if (
         isinstance(right, cst.Call)
         and isinstance(right.func, cst.Attribute)
@@ -150,6 +180,17 @@ def _td_residual(value: cst.BaseExpression) -> bool:
         for t in terms
     )
     return rewarded and discounted
+
+
+def _callee(call: cst.Call) -> str | None:
+    func = call.func
+    return (
+        func.value
+        if isinstance(func, cst.Name)
+        else func.attr.value
+        if isinstance(func, cst.Attribute)
+        else None
+    )
 
 
 def _words(node: cst.BaseExpression) -> list[str]:

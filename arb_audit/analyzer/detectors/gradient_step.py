@@ -807,9 +807,22 @@ class GradientStep(RouteDetector):
             elif how == "trainer":
                 values = self._bound(scope, name)
                 made = [v for v in values if isinstance(v, cst.Call) and self._constructs_trainer(v, scope)]
+                made_in = scope
+                if not values:
+                    # a helper's parameter (``def train_and_evaluate(trainer): trainer.train()``): the
+                    # trainer another function of the file builds under that name is the one handed in
+                    elsewhere = [
+                        (s, v)
+                        for (s, n), bound in self.assigns.items()
+                        if n == name and s != scope
+                        for v in bound
+                        if isinstance(v, cst.Call) and self._constructs_trainer(v, s)
+                    ]
+                    if elsewhere:
+                        made_in, made = elsewhere[0][0], [elsewhere[0][1]]
                 if made:
                     self.trainer_of_step[id(node)] = made[0]
-                    self.trainer_scope[id(node)] = scope
+                    self.trainer_scope[id(node)] = made_in
                     called = method(node) if isinstance(node, cst.Call) else None
                     self.steps.append((node, statement, [], f"{called or 'train'}() of a trainer object"))
         if not self.steps:
