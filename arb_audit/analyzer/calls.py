@@ -104,6 +104,23 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], set[str]
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
 
 
+HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen", "requests.Session.post"})
+"""Module-level HTTP calls that send a request body."""
+
+
+def is_http_post(node: cst.Call, names: set[str]) -> bool:
+    """Say whether ``node`` sends an HTTP request body.
+
+    ``requests.post``, ``session.post``, or a project's own ``post`` helper (``from utils.http import
+    post``); ``names`` are the qualified names of its callee.
+    """
+    return (
+        bool(names & HTTP_POSTS)
+        or method(node) == "post"
+        or any(n.rsplit(".", 1)[-1] == "post" for n in names)
+    )
+
+
 def is_env_step(node: cst.Call) -> bool:
     """Say whether ``node`` is ``env.step(action)``: a ``step`` that takes an action."""
     if method(node) != "step" or not node.args:

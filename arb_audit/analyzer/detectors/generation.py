@@ -9,7 +9,7 @@ from arb_audit.analyzer.calls import (
     GENERATION_WORDS,
     is_generation,
     is_generation_helper,
-    method,
+    is_http_post,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
@@ -24,8 +24,6 @@ CLIENT_PACKAGES = frozenset({"openai", "anthropic"})
 ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate", "/api/chat")
 """Paths of OpenAI-compatible and inference servers (vLLM, SGLang, TGI, Ollama's ``/api/chat`` and
 ``/api/generate``)."""
-HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen", "requests.Session.post"})
-"""Module-level HTTP calls that send a request body."""
 
 
 class Generation(RouteDetector):
@@ -159,7 +157,7 @@ class Generation(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.names(node.func)
-        if names & HTTP_POSTS or method(node) == "post":
+        if is_http_post(node, names):
             self.posts.append((node, self.context.statements[-1] if self.context.statements else None))
         if is_generation(node, self.names):
             self.report(node, "generation", "samples text")

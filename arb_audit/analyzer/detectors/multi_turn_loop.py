@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import dict_field, is_env_step, is_generation, literal_field, method
+from arb_audit.analyzer.calls import (
+    dict_field,
+    is_env_step,
+    is_generation,
+    is_generation_helper,
+    literal_field,
+    method,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.walk import descendants
 
 FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
 """Chat roles of a turn that comes from outside the policy: a tool's result, an environment's
 observation, a (simulated) user's reply."""
+TOOL_CALLS = "tool_calls"
+"""The field of a chat message holding the tool calls the model asked for (OpenAI's and vLLM's API)."""
 USER_TURN = "user_turn"
 """Variant of an ``interactive`` finding whose loop only appends user turns."""
 PROMPT_BUILDERS = frozenset({"apply_chat_template", "rollout"})
@@ -47,7 +56,7 @@ class MultiTurnLoop(RouteDetector):
     produce what a stage trains on).
     """
 
-    TRIGGERS = ("step", "role")
+    TRIGGERS = ("step", "role", TOOL_CALLS)
 
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
@@ -63,6 +72,7 @@ class MultiTurnLoop(RouteDetector):
         ),
         Valid("for prompt in prompts:\n    outputs.append(llm.generate(prompt))\n"),
         Valid("obs = env.reset()\nobs, r, done, info = env.step(0)\n"),
+        Valid("for row in rows:\n    for tc in row.tool_calls:\n        names.append(tc.name)\n"),
         Valid(
             "def evaluate(model, tasks):\n    for turn in range(5):\n"
             "        reply = model.generate(msgs)\n"
@@ -102,6 +112,18 @@ class MultiTurnLoop(RouteDetector):
             "interactive",
         ),
         Invalid(
+            "async def tool_rollout(llm, messages):\n    for turn in range(8):\n"
+            "        call = await llm.chat(messages)\n"
+            "        for tc in call.output.tool_calls:\n            await run_tool(tc, messages)\n",
+            "interactive",
+        ),
+        Invalid(
+            "async def guessing_rollout(llm, game):\n    for turn in range(13):\n"
+            "        if turn:\n            messages.append({'role': 'user', 'content': hint(game)})\n"
+            "        call = await llm_async_generate(llm, messages)\n",
+            "interactive",
+        ),
+        Invalid(
             "async def run_agent(client, messages):\n    for _ in range(4):\n"
             "        r = await client.chat.completions.create(messages=messages)\n"
             "        if reward(r) == 1:\n            break\n"
@@ -131,6 +153,14 @@ class MultiTurnLoop(RouteDetector):
         self.functions.pop()
 
     def visit_For(self, node: cst.For) -> None:
+        if self.loops and any(
+            isinstance(n, cst.Attribute) and n.attr.value == TOOL_CALLS
+            for n in (node.iter, *descendants(node.iter))
+        ):
+            # each tool call of the model's last message is executed (``for tc in out.tool_calls:
+            # await handler(tc)``): the results go back to the conversation, wherever that is written
+            for seen in self.loops:
+                seen[2] = True
         self.loops.append([False] * 5)
         self.targets.append(
             {n.value for n in (node.target, *descendants(node.target)) if isinstance(n, cst.Name)}
@@ -144,7 +174,11 @@ class MultiTurnLoop(RouteDetector):
         self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
         if not self.loops:
             return
-        generation = is_generation(node, self.names) or method(node) in PROMPT_BUILDERS
+        generation = (
+            is_generation(node, self.names)
+            or is_generation_helper(node, self.names)
+            or method(node) in PROMPT_BUILDERS
+        )
         step, role = is_env_step(node), _feedback_role(node)
         # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
         listed = role == "user" and _content_name(node) in set().union(*self.targets)

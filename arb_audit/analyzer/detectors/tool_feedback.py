@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation
+from arb_audit.analyzer.calls import is_generation, is_generation_helper, is_http_post
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
@@ -59,6 +59,13 @@ class ToolFeedback(RouteDetector):
             "        text = out + f'<information>{retrieve(out)}</information>'\n",
             "interactive",
         ),
+        Invalid(
+            "from rollout.http import post\nasync def generate(sample):\n"
+            "    for turn in range(CONFIGS['max_turns']):\n"
+            "        out = await post(url, {'text': text})\n"
+            "        text += out['text'] + f'<information>{await search(out)}</information>'\n",
+            "interactive",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -76,7 +83,12 @@ class ToolFeedback(RouteDetector):
 
     def _turns(self, node: cst.CSTNode) -> bool:
         """Say whether an expression counts turns (``range(self.config.max_turns)``)."""
-        names = [n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name)]
+        # a name or a config key (``range(CONFIGS["max_turns"])``)
+        names = [
+            n.value if isinstance(n, cst.Name) else n.value.strip("'\"")
+            for n in (node, *descendants(node))
+            if isinstance(n, cst.Name | cst.SimpleString)
+        ]
         return any(TURN_WORDS & set(words(n)) for n in names)
 
     def _training_scope(self) -> bool:
@@ -91,7 +103,13 @@ class ToolFeedback(RouteDetector):
             self.loop = node
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.generates = self.generates or is_generation(node, self.names)
+        # a rollout server is asked over HTTP as often as through a client (``await post(url, payload)``)
+        self.generates = (
+            self.generates
+            or is_generation(node, self.names)
+            or is_generation_helper(node, self.names)
+            or is_http_post(node, self.names(node.func))
+        )
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self.tagged = self.tagged or OBSERVATION_TAG.search(node.value) is not None
