@@ -36,12 +36,17 @@ MAX_LINES = 20_000
 """Lines of a shell script read."""
 LAUNCHERS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed"})
 """Commands whose ``.py`` argument is the script they run."""
+SHELLS = frozenset({"bash", "sh"})
+"""Commands whose ``.sh`` argument is the script they run."""
+MAX_SHELL_DEPTH = 2
+"""Shell scripts followed through other shell scripts (``bash scripts/pipeline.sh``), at most."""
 NOT_ROUTES = frozenset({"NONE_TRAINING", "EVAL_ONLY", "DISTILLATION"})
 """Labels of a launched script that are not a training route."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
 _ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(\S*)")
 _VARIABLE = re.compile(r"\$\{(\w+)(?:\[[@*]\])?(?::-([^}]*))?\}|\$(\w+)")
+_ENV_WORD = re.compile(r"[A-Za-z_]\w*=")
 _ARRAY_START = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=\((.*)")
 
 
@@ -149,7 +154,7 @@ def _expand(command: str, variables: dict[str, str]) -> str:
     return _VARIABLE.sub(value, command)
 
 
-def _shell_routes(text: str, folder: Path | None = None) -> list[Finding]:
+def _shell_routes(text: str, folder: Path | None = None, depth: int = 0) -> list[Finding]:
     found: list[Finding] = []
     variables: dict[str, str] = {}
     array: tuple[str, list[str]] | None = None
@@ -178,7 +183,7 @@ def _shell_routes(text: str, folder: Path | None = None) -> list[Finding]:
             # Capped: `A=$A$A` repeated would double a value on every line.
             variables[assignment.group(1)] = _expand(assignment.group(2).strip("'\""), variables)[:MAX_VALUE]
         else:
-            found.extend(_command_routes(_expand(logical, variables), start, folder))
+            found.extend(_command_routes(_expand(logical, variables), start, folder, depth))
         logical = ""
     return found
 
@@ -197,14 +202,18 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
 
 
 def _launched_script(words: list[str], folder: Path | None) -> Path | None:
-    """Return the ``.py`` file a ``python``/``accelerate launch``/``torchrun``/``deepspeed`` command runs.
+    """Return the file a ``python``/``accelerate launch``/``torchrun``/``deepspeed``/``bash`` command runs.
 
     Launchers are run from their own folder or the one above it (``bash scripts/train.sh``); the
     script is looked for there and only there, so nothing outside those folders is ever read.
     """
-    if folder is None or not words or Path(words[0]).name.split(".")[0] not in LAUNCHERS:
+    if folder is None or not words:
         return None
-    script = next((w for w in words[1:] if w.endswith(".py")), None)
+    command = Path(words[0]).name.split(".")[0]
+    suffix = ".py" if command in LAUNCHERS else ".sh" if command in SHELLS else None
+    if suffix is None:
+        return None
+    script = next((w for w in words[1:] if w.endswith(suffix)), None)
     if script is None:
         return None
     roots = [folder.resolve(), folder.resolve().parent]
@@ -316,13 +325,26 @@ def _entry_routes(
     ]
 
 
-def _command_routes(command: str, line: int, folder: Path | None = None) -> list[Finding]:
+def _command_routes(command: str, line: int, folder: Path | None = None, depth: int = 0) -> list[Finding]:
     try:
         words = shlex.split(command, comments=True)
     except ValueError:
         words = command.split()
+    # ``ACCELERATE_LOG_LEVEL=info accelerate launch ...``, ``env A=1 python ...``: the environment
+    # set for one command is not the command
+    while words and (words[0] == "env" or _ENV_WORD.match(words[0])):
+        words = words[1:]
     found: list[Finding] = []
     script = _launched_script(words, folder)
+    if script is not None and script.suffix == ".sh":
+        if depth < MAX_SHELL_DEPTH:
+            shell = read_source(script, str(script))
+            runs = _shell_routes(shell.text, script.parent, depth + 1) if shell.text is not None else []
+            routes = list(dict.fromkeys(r for f in runs for r in f.routes))
+            if routes:
+                message = f"runs {script.name} ({', '.join(routes)})"
+                found.append(_finding("ShellLauncher", line, command, message, routes[-1]))
+        script = None
     if script is not None:
         launched = classify_source(read_source(script, str(script)))
         if launched.primary not in NOT_ROUTES:

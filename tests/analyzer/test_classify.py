@@ -492,3 +492,62 @@ def test_a_user_turn_the_code_writes_is_the_world_s_answer_one_a_person_types_is
     )
     assert classify_path(write(tmp_path, "rollout.py", game)).primary == "ONLINE_RL"
     assert classify_path(write(tmp_path, "chat.py", demo)).primary != "ONLINE_RL"
+
+
+def test_advantages_handed_on_through_a_generator_take_the_file_s_group_relative_estimate(
+    tmp_path: Path,
+) -> None:
+    # the loss slice cannot follow advantages yielded by a rollout generator; the file's only estimate
+    # centres each prompt's sampled rewards on their own mean, so the step is GRPO (Dr. GRPO-like)
+    code = textwrap.dedent(
+        """
+        import torch
+
+        def batches(policy, prompts):
+            for prompt in prompts:
+                samples, rewards = sample(policy, prompt, num_samples=16)
+                mu = rewards.mean()
+                advantages = rewards - mu
+                yield samples, advantages
+
+        for samples, advantages in batches(policy, prompts):
+            logp = policy.log_probs(samples)
+            loss = -(logp * advantages).mean()
+            loss.backward()
+            optimizer.step()
+        """
+    )
+    result = classify_path(write(tmp_path, "rl.py", code))
+    assert [s.kind for s in result.stages] == ["grpo"]
+    # a separate baseline beside it leaves the plain policy gradient (PPO family)
+    mixed = code.replace(
+        "yield samples", "baseline = running.mean()\n        adv = rewards - baseline\n        yield samples"
+    )
+    result = classify_path(write(tmp_path, "mixed.py", mixed))
+    assert [s.kind for s in result.stages] == ["ppo"]
+
+
+def test_a_shell_launcher_follows_scripts_it_runs_through_environment_settings_and_other_scripts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "scripts").mkdir()
+    write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
+    inner = write(
+        tmp_path,
+        "scripts/pipeline.sh",
+        "ACCELERATE_LOG_LEVEL=info accelerate launch --config_file z3.yaml train_loop.py cfg.yaml\n",
+    )
+    assert classify_path(inner).labels == ["ONLINE_RL"]
+    outer = write(
+        tmp_path,
+        "iterate.sh",
+        "for i in 1 2 3; do\n  bash scripts/generate.sh --iter $i\n"
+        "  bash scripts/pipeline.sh --iter $i\ndone\n",
+    )
+    result = classify_path(outer)
+    assert (result.primary, result.role) == ("ONLINE_RL", "launcher")
+    assert result.findings[0].message == "runs pipeline.sh (ONLINE_RL)"
+    # scripts that run each other are followed a bounded number of times
+    write(tmp_path, "scripts/a.sh", "bash scripts/b.sh\n")
+    loop = write(tmp_path, "scripts/b.sh", "bash scripts/a.sh\n")
+    assert classify_path(loop).primary == "NONE_TRAINING"

@@ -133,7 +133,7 @@ class RouteDispatch(RouteDetector):
     """
 
     TRIGGERS = (
-        *(f"{q}{word}{q}" for word in ROUTE_WORDS for q in "'\""),
+        *(f"{q}{spelt}{q}" for word in ROUTE_WORDS for spelt in (word, word.upper()) for q in "'\""),
         *MULTI_TURN_FLAGS,
         *(f"{q}{word}" for word in SUBCOMMAND_WORDS for q in "'\""),
         "Trainer",  # a conditional between trainer classes names no route in quotes
@@ -195,6 +195,11 @@ class RouteDispatch(RouteDetector):
             "if args.stage == 'sft':\n    run_sft()\nelif args.stage == 'dpo':\n    run_dpo()\n",
             "dispatch",
             routes=("SFT", "DPO"),
+        ),
+        Invalid(
+            "parser.add_argument('--algo', default='GRPO', choices=['DAPO', 'GRPO', 'RLOO'])\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
         ),
         Invalid(
             "parser.add_argument('--estimator', default='gae', choices=['gae', 'rloo', 'group_norm'])\n",
