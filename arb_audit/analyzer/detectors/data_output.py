@@ -17,6 +17,7 @@ RECORD_WORDS = frozenset(
     {
         *("data", "dataset", "records", "samples", "examples", "outputs", "responses", "generations"),
         *("completions", "conversations", "instructions", "pairs", "rows", "trajectories"),
+        *("objs", "entries", "items", "instances", "questions", "prompts", "problems", "dialogues"),
     }
 )
 """Words of a collection of generated examples (not of results or metrics) dumped in one go."""
@@ -75,6 +76,10 @@ class DataOutput(RouteDetector):
         Invalid("write_jsonl(rows, 'train.jsonl')\n", "data_output"),
         Invalid(
             "import json\nwith open('out.json', 'w') as f:\n    json.dump(new_records, f, indent=4)\n",
+            "data_output",
+        ),
+        Invalid(
+            "import json\nwith open('evolved.json', 'w') as f:\n    json.dump(evol_objs, f, indent=4)\n",
             "data_output",
         ),
         Invalid("ds.write_json('s3://bucket/generated')\n", "data_output"),

@@ -1,0 +1,115 @@
+"""A model asked to judge answers: an LLM-as-judge evaluation, not the generation of a dataset."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from arb_audit.analyzer.calls import is_generation, is_generation_helper
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
+
+JUDGE_WORDS = frozenset(
+    {"judge", "judges", "judgment", "judgement", "judgments", "verdict", "winner", "winners"}
+)
+"""Words of an identifier or a record field that holds a judge's decision about answers (``g1_winner``,
+``judgment``, ``run_judge_pair``)."""
+PREFERENCE_FIELDS = frozenset({"chosen", "rejected"})
+"""Record fields of a preference pair: a judge that fills them labels training data, it evaluates nothing."""
+JUDGE = "judge"
+"""Variant of the ``scoring`` finding of an LLM judge."""
+
+
+class LlmJudge(RouteDetector):
+    """A file that generates with a model and names what it gets back a judgment, a verdict or a winner.
+
+    MT-bench-style pairwise judges, GPT-4 graders of benchmark answers and reviewers write the model's
+    replies out as files, which alone reads like data generation; what the replies *are* tells them
+    apart: a judge's decision about answers is an evaluation. Only names are read (identifiers and
+    record fields the code binds or writes), and only in a file that asks a model for text: a rule-based
+    checker named a judge is a scorer, seen by other detectors. A judge whose decisions fill preference
+    pairs (``chosen``/``rejected``) labels training data.
+    """
+
+    TRIGGERS = ("judg", "Judg", "verdict", "winner")
+
+    VALID = (
+        Valid("judge = load_rules()\nscore = judge(answer)\n"),
+        Valid(
+            "out = client.chat.completions.create(messages=m)\n"
+            "if args.mode == 'judgement':\n    t = get_judgment_template()\n"
+        ),
+        Valid(
+            "async def get_judgement(pair):\n    return await client.chat.completions.create(messages=pair)\n"
+            "rows.append({'chosen': a, 'rejected': b})\n"
+        ),
+        Valid("out = client.chat.completions.create(messages=m)\nrows.append({'output': out})\n"),
+    )
+    INVALID = (
+        Invalid(
+            "def run_judge_pair(q, a, b):\n    return client.chat.completions.create(messages=[q, a, b])\n"
+            "g1_winner = run_judge_pair(q, a1, a2)\n",
+            "scoring",
+            variant=JUDGE,
+        ),
+        Invalid(
+            "r = chat_completion(system=s, prompt=p)\nrecord['gpt4_judgment'] = r\n",
+            "scoring",
+            variant=JUDGE,
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.generates = False
+        self.preferences = False
+        """The file writes preference pairs (``"chosen"``/``"rejected"`` fields): a judge labelling data."""
+        self.named: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        """The first judge-named identifier or field, and its statement."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.generates = (
+            self.generates or is_generation(node, self.names) or is_generation_helper(node, self.names)
+        )
+
+    def _judged(self, node: cst.CSTNode, identifier: str) -> None:
+        if self.named is None and JUDGE_WORDS & set(words(identifier)):
+            self.named = (node, self.context.statements[-1] if self.context.statements else None)
+
+    def _bound(self, target: cst.BaseExpression) -> None:
+        for name in (target, *(e.value for e in getattr(target, "elements", ()))):
+            if isinstance(name, cst.Name):
+                self._judged(name, name.value)
+
+    # What the code calls its own values: names it binds or defines, and record fields it writes. A
+    # mode's value compared (``args.mode == "judgement"``) or a method called is someone else's name.
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bound(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bound(node.target)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._judged(node.name, node.name.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._judged(node.name, node.name.value)
+
+    def _field(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            if node.evaluated_value in PREFERENCE_FIELDS:
+                self.preferences = True
+            self._judged(node, node.evaluated_value)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._field(node.key)
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        if isinstance(node.slice, cst.Index):
+            self._field(node.slice.value)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.generates and self.named is not None and not self.preferences:
+            message = "asks a model for text and names the reply a judgment, verdict or winner (an LLM judge)"
+            node, statement = self.named
+            self.report(node, "scoring", message, statement=statement, variant=JUDGE)
