@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
@@ -19,6 +20,15 @@ SCORER_WORDS = frozenset({"reward", "critic", "value"})
 """Words of a model class or factory that make a scalar scorer (with ``model``: ``RewardModel``)."""
 TRAINED_BY = frozenset({"backward", "parameters", "named_parameters", "train"})
 """Methods whose call on a model says the file trains it (``rm.backward(loss)``, ``rm.parameters()``)."""
+LOSS_FUNCTIONS = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        *("functional.mse_loss", "functional.cross_entropy", "functional.binary_cross_entropy"),
+        *("functional.binary_cross_entropy_with_logits", "functional.logsigmoid"),
+        *("MSELoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss"),
+    )
+)
+"""Losses a scorer's own code computes on its predictions (pointwise, binned or pairwise)."""
 BUILD_VERBS = frozenset({"create", "build", "make", "init", "new"})
 """Verbs of a factory that builds a fresh model (``create_critic_model``), not one loading a trained one."""
 
@@ -34,7 +44,10 @@ class RewardHead(RouteDetector):
     a trained scorer loaded (``RewardModel.from_pretrained``, ``load_reward_model``) is not one built.
     """
 
-    TRIGGERS = ("SequenceClassification", "RewardModel", "reward_model", "CriticModel", "critic_model")
+    TRIGGERS = (
+        *("SequenceClassification", "RewardModel", "reward_model", "CriticModel", "critic_model"),
+        *("PRM", "reward_optim", "rm_optim"),
+    )
 
     VALID = (
         Valid(
@@ -44,6 +57,10 @@ class RewardHead(RouteDetector):
         Valid("rm = RewardModel.from_pretrained(path)\n"),
         Valid("scorer = load_reward_model(path)\n"),
         Valid("class RewardModel(nn.Module):\n    pass\n"),
+        Valid(
+            "import torch.nn.functional as F\nclass Policy(nn.Module):\n    def forward(self, x, y):\n"
+            "        return F.cross_entropy(self.net(x), y)\n"
+        ),
         Valid("reward_model = make_reward_model()\nscores = reward_model(**batch)\nloss.backward()\n"),
     )
     INVALID = (
@@ -61,10 +78,29 @@ class RewardHead(RouteDetector):
             "model = reward_model.RewardModel(config=config)\nTrainer(model=model, args=args).train()\n",
             "reward_head",
         ),
+        Invalid(
+            "import torch.nn.functional as F\nclass RewardModel(nn.Module):\n"
+            "    def forward(self, x, labels=None):\n        pred = self.to_pred(self.palm(x))\n"
+            "        return F.mse_loss(pred, labels)\n",
+            "loss",
+            "reward_model",
+        ),
+        Invalid(
+            "loss.backward()\nself.reward_optimizer.step()\n",
+            "reward_head",
+        ),
+        Invalid(
+            "class DataParallelPRIMERewardModel:\n    def update_rm(self, batch):\n"
+            "        loss = compute_ce_loss_rm(self.rm(batch), batch['acc'])\n        loss.backward()\n",
+            "reward_head",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
+        self.classes: list[bool] = []
+        """Per open class: whether it is named for a reward model (``RewardModel``, ``ImplicitPRM``)."""
+        self.reported_class = False
         self.built: dict[str, cst.Call] = {}
         """Names bound to a reward or critic model built here -> the call that builds it."""
         self.trained: set[str] = set()
@@ -83,7 +119,34 @@ class RewardHead(RouteDetector):
                 self.report(call, "reward_head", message, statement=call)
                 return
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(names_a_reward_model(node.name.value))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def _in_reward_model(self, node: cst.Call) -> None:
+        """Report a reward model's class that computes a loss or takes a step: its training is its own."""
+        if self.reported_class or not any(self.classes):
+            return
+        statement = self.context.statements[-1] if self.context.statements else None
+        if self.names(node.func) & LOSS_FUNCTIONS:
+            self.reported_class = True
+            message = "a reward model's class computes a loss on its own predictions"
+            self.report(node, "loss", message, statement=statement, kind="reward_model", variant="pointwise")
+            self.report(node, "reward_head", message, statement=statement)
+        elif method(node) == "backward":
+            self.reported_class = True
+            message = "a reward model's class takes the gradient step: what it trains is the scorer"
+            self.report(node, "reward_head", message, statement=statement)
+
     def visit_Call(self, node: cst.Call) -> None:
+        self._in_reward_model(node)
+        if method(node) == "step" and isinstance(node.func, cst.Attribute):
+            # the optimiser is named for what it optimises (``self.reward_optimizer.step()``)
+            optimiser = set(words(last_name(node.func.value)))
+            if optimiser & {"optimizer", "optimiser", "optim", "opt"} and optimiser & {"reward", "rm", "prm"}:
+                self.report(node, "reward_head", "steps an optimiser named for a reward model")
         model = keyword(node, "model")
         if model is not None and isinstance(model.value, cst.Name):
             self.trained.add(model.value.value)
@@ -102,6 +165,12 @@ class RewardHead(RouteDetector):
             and self.names(node.func) & SCALAR_HEADS
         ):
             self.report(node, "reward_head", "a classification head with one output scores sequences")
+
+
+def names_a_reward_model(name: str) -> bool:
+    """Say whether a class is named for a reward model (``RewardModel``, ``ImplicitPRM``)."""
+    found = set(words(name))
+    return ("reward" in found and bool(found & {"model", "net", "rm"})) or bool(found & {"prm", "orm"})
 
 
 def _builds_scorer(func: cst.BaseExpression) -> bool:

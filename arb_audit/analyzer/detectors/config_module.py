@@ -1,0 +1,118 @@
+"""A Python config module: settings objects built at module level for a framework's runner to read."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
+from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+
+CONFIG_SUFFIXES = ("Config", "Cfg", "Arguments", "Args")
+"""Endings of a settings class's name (``GRPOLossConfig``, ``RLColocateTrainerConfig``)."""
+TRAINING_SETTINGS = frozenset({"optim", "optimizer", "optimiser", "lr", "scheduler", "adamw", "adam", "sgd"})
+"""Words of a setting that only a training run has (``optim_wrapper``, ``AdamWConfig``, ``LRConfig``)."""
+COMPONENT = "config"
+"""Variant of the ``loss`` finding of a config module: it names the stage its runner trains."""
+
+
+class ConfigModule(RouteDetector):
+    """Module-level settings that name a route, beside an optimiser's: a config a framework trains from.
+
+    mmengine-style configs (xtuner's ``model = dict(type=RewardModel, loss_type="ranking")`` with an
+    ``optim_wrapper``) and config-object modules (``loss_cfg = GRPOLossConfig(...)`` with ``AdamWConfig``)
+    are imported or loaded by the framework's ``train`` command; they compute nothing, but say what the
+    run trains: a component of that route. Only module-level statements count (a function building a
+    config is code of its own), and only a file that also configures an optimiser or learning rate (a
+    config of training, not of evaluation or serving).
+    """
+
+    TRIGGERS = ("Config", "Cfg", "Args", "Arguments", "type=")
+
+    VALID = (
+        Valid("from x import GRPOLossConfig\ndef build():\n    return GRPOLossConfig(), AdamWConfig()\n"),
+        Valid("from x import GRPOLossConfig\nloss_cfg = GRPOLossConfig(clip=0.2)\n"),
+        Valid("model = dict(type=Qwen, path='m')\noptim_wrapper = dict(type=AmpOptimWrapper)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "from xtuner.model.reward import RewardModel\n"
+            "model = dict(type=RewardModel, loss_type='ranking')\n"
+            "optim_wrapper = dict(type=AmpOptimWrapper, optimizer=dict(type=AdamW, lr=2e-5))\n",
+            "loss",
+            "reward_model",
+        ),
+        Invalid(
+            "from xtuner.v1.rl.loss import GRPOLossConfig\nfrom xtuner.v1.config import AdamWConfig\n"
+            "loss_cfg = GRPOLossConfig(policy_loss_cfg=dict(cliprange_high=0.28))\n"
+            "optim_cfg = AdamWConfig(lr=1e-6)\n",
+            "loss",
+            "grpo",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.depth = 0
+        """Functions and classes open around the node: only module-level settings count."""
+        self.named: list[tuple[cst.CSTNode, cst.CSTNode | None, str, str]] = []
+        """(node, statement, stage kind, the class that names it) of each route-named setting."""
+        self.trains = False
+        """An optimiser or learning-rate setting was seen at module level."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.depth -= 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.depth == 0:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and TRAINING_SETTINGS & set(
+                    words(target.target.value)
+                ):
+                    self.trains = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.depth:
+            return
+        name = last_name(node.func)
+        if TRAINING_SETTINGS & set(words(name)):
+            self.trains = True
+        candidates = []
+        if name.endswith(CONFIG_SUFFIXES):
+            candidates.append(name)
+        kind = keyword(node, "type")
+        if name == "dict" and kind is not None:
+            candidates.append(last_name(kind.value))
+        for candidate in candidates:
+            if TRAINING_SETTINGS & set(words(candidate)):
+                self.trains = True
+            stage = self._stage(candidate)
+            if stage is not None:
+                statement = self.context.statements[-1] if self.context.statements else None
+                self.named.append((node, statement, stage, candidate))
+
+    @staticmethod
+    def _stage(name: str) -> str | None:
+        """Return the stage kind a settings or model class is named for, if any."""
+        if names_a_reward_model(name):
+            return "reward_model"
+        named = route_word(name, strict=True)
+        return LABEL_KINDS.get(named[0]) if named is not None else None
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.trains:
+            return
+        for node, statement, stage, name in self.named[:1]:
+            message = f"a config module sets up training with {name}"
+            self.report(node, "loss", message, statement=statement, kind=stage, variant=COMPONENT)
