@@ -16,6 +16,8 @@ from typing import Any
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.gradient_step import TRAINER_EVALUATION
+from arb_audit.analyzer.detectors.llm_judge import JUDGE
+from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.route_dispatch import COMPARED
@@ -51,7 +53,8 @@ class Stage:
     evidence: list[Finding] = field(default_factory=list)
     """The findings behind it."""
     decided_by: str = "name"
-    """What decided the stage (:data:`BASES`): ``loss``, ``framework``, ``command``, ``code`` or ``name``."""
+    """What decided the stage (:data:`BASES`): ``loss``, ``framework``, ``command``, ``code``, ``data`` or
+    ``name``."""
     confidence: str = "low"
     """How firmly (:data:`CONFIDENCES`): ``high``, ``medium`` or ``low``."""
 
@@ -61,6 +64,7 @@ BASES: dict[str, str] = {
     "framework": "an entry of the framework table (a known trainer, pipeline or train function)",
     "command": "a literal training command line the file runs",
     "code": "code that combines weights, or a loss-shaped function not tied to a gradient step",
+    "data": "the batch's targets, masked for a token cross-entropy, where the loss is in another file",
     "name": "a trainer or config class, resolved to its qualified name",
 }
 """What can decide a file's stage, most direct first (TAXONOMY.md: the gradient step decides)."""
@@ -302,7 +306,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     )
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
+    masked = [f for f in findings if f.signal == "loss" and f.variant == MASKED_TARGETS]
     reward_head = "reward_head" in signals
+    if reward_head and steps and not stages:
+        # a step of no recognised loss in code that trains a scorer (a reward model's class, its
+        # optimiser): the scorer is what it trains
+        scorer = [f for f in findings if f.signal == "reward_head"]
+        stages = [Stage("reward_model", evidence=[*scorer[:1], *steps[:2]])]
     for stage in stages:
         if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model)
@@ -349,16 +359,27 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
         if any(
-            f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC, TRAINER_EVALUATION)
+            f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC, TRAINER_EVALUATION, JUDGE)
             for f in findings
         ):
-            # a training file that also evaluates (a metric it computes by hand is its validation)
+            # a training file that also evaluates (a metric it computes by hand is its validation, a
+            # judge it asks is its reward)
             labels.append("EVAL_ONLY")
+    elif steps and masked:
+        # the loss is in a helper of another file, the batch's targets are masked for cross-entropy
+        result.role, result.primary, labels = "training", "SFT", ["SFT"]
+        stage = Stage("sft", evidence=[*masked[:1], *steps[:2]], decided_by="data", confidence="low")
+        result.stages = [stage]
     elif steps:
         # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".
         result.role, result.primary = "training", "UNKNOWN"
         result.stages = [Stage("unknown", evidence=steps[:3], decided_by="loss", confidence="low")]
-    elif "loss" in signals:
+    elif "loss" in signals and (
+        any(f.signal == "loss" and f.variant != MASKED_TARGETS for f in findings)
+        or not signals & {"generation", "inference", "scoring"}
+    ):
+        # masked targets in a file that runs a model score it (perplexity); elsewhere they are the
+        # data of supervised training
         result.role = "component"
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
         labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]

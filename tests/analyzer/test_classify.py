@@ -551,3 +551,16 @@ def test_a_shell_launcher_follows_scripts_it_runs_through_environment_settings_a
     write(tmp_path, "scripts/a.sh", "bash scripts/b.sh\n")
     loop = write(tmp_path, "scripts/b.sh", "bash scripts/a.sh\n")
     assert classify_path(loop).primary == "NONE_TRAINING"
+
+
+def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path: Path) -> None:
+    # PRIME's implicit process reward: the worker's loss is of no recognised form, but the optimiser
+    # it steps is the reward model's
+    code = (
+        "def update(self, batch):\n    loss = objective(self.rm(batch), batch['acc'])\n    loss.backward()\n"
+        "    self.reward_optimizer.step()\n"
+    )
+    result = classify_path(write(tmp_path, "worker.py", code))
+    assert (result.primary, result.role) == ("REWARD_MODEL", "training")
+    plain = classify_path(write(tmp_path, "plain.py", code.replace("reward_optimizer", "optimizer")))
+    assert plain.primary == "UNKNOWN"

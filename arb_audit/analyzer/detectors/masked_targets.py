@@ -1,0 +1,171 @@
+"""Targets masked with the ignore index: a token cross-entropy on given targets is set up here."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.trainers import route_word
+
+IGNORE_INDEX = "100"
+"""PyTorch's default ``ignore_index`` is -100: the positions of a target sequence that carry no loss."""
+TARGET_WORDS = frozenset({"labels", "label", "targets", "target", "ignore", "mask"})
+"""Words of what -100 is written into or named as: the targets, or the ignore index itself."""
+PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
+"""Fields of preference pairs, whose collators mask their targets the same way for another loss."""
+MASKED_TARGETS = "masked_targets"
+"""Variant of the ``loss`` finding: targets are masked for a token cross-entropy."""
+
+
+def _minus_hundred(node: cst.BaseExpression | None) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+        and node.expression.value == IGNORE_INDEX
+    )
+
+
+def _target_name(target: cst.BaseExpression) -> str:
+    """Return the name an assignment writes into (``labels`` of ``labels[:n]``)."""
+    if isinstance(target, cst.Subscript):
+        return _target_name(target.value)
+    if isinstance(target, cst.Tuple | cst.List):
+        return " ".join(_target_name(e.value) for e in target.elements)
+    return last_name(target)
+
+
+class MaskedTargets(RouteDetector):
+    """Targets whose prompt or padding positions are set to -100, the ignore index of cross-entropy.
+
+    ``labels[:prompt_len] = -100``, ``IGNORE_INDEX = -100``, ``collate(batch, ignore_index=-100)``:
+    supervised fine-tuning's data is shaped like this everywhere, and it is the evidence left when the
+    loss itself lies in a helper of another file (``train_model_simple(model, loader, optimizer)``). It
+    says what a step of no recognised loss trains, and what a data module serves; a file with
+    preference pairs (``chosen``/``rejected``) masks its targets for a preference loss instead.
+    """
+
+    TRIGGERS = ("-100",)
+
+    VALID = (
+        Valid("x = -100\n"),
+        Valid("offset = scores - 100\n"),
+        Valid("scores = {'reward': -100}\nclip(x, min_value=-100)\n"),
+        Valid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n"),
+        Valid("class SimPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n"),
+    )
+    INVALID = (
+        Invalid("labels[:prompt_len] = -100\n", "loss", "sft", MASKED_TARGETS),
+        Invalid("IGNORE_INDEX = -100\n", "loss", "sft", MASKED_TARGETS),
+        Invalid(
+            "def collate(batch, pad_token_id=0, ignore_index=-100):\n    pass\n",
+            "loss",
+            "sft",
+            MASKED_TARGETS,
+        ),
+        Invalid("targets = torch.where(mask, ids, -100)\n", "loss", "sft", MASKED_TARGETS),
+        Invalid("label_pad_token_id: Optional[int] = -100\n", "loss", "sft", MASKED_TARGETS),
+        Invalid(
+            "example = {'input_ids': ids, 'labels': [-100] * n + ids[n:]}\n", "loss", "sft", MASKED_TARGETS
+        ),
+        Invalid("labels[a : b + 1] = [-100] * (b - a + 1)\n", "loss", "sft", MASKED_TARGETS),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.found: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        self.preferences = False
+        self.scopes: list[str] = []
+        """Names of the classes and functions open around the node."""
+        self.around: list[str] = []
+        """Names of the assignment targets, fields, keywords and parameters open around the node."""
+
+    # What a -100 is written into: the innermost assignment target, record field, keyword or parameter
+    # around it (``labels[a:b] = [-100] * n``, ``{"labels": [-100] * n}``, ``ignore_index=-100``).
+    def _enter(self, named: str) -> None:
+        self.around.append(named)
+
+    def _leave(self) -> None:
+        self.around.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._enter(" ".join(_target_name(t.target) for t in node.targets))
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._leave()
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._enter(_target_name(node.target))
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._leave()
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key = node.key.evaluated_value if isinstance(node.key, cst.SimpleString) else None
+        self._enter(key if isinstance(key, str) else "")
+
+    def leave_DictElement(self, original_node: cst.DictElement) -> None:
+        self._leave()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._enter(
+            node.keyword.value if node.keyword is not None else self.around[-1] if self.around else ""
+        )
+
+    def leave_Arg(self, original_node: cst.Arg) -> None:
+        self._leave()
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._enter(node.name.value)
+
+    def leave_Param(self, original_node: cst.Param) -> None:
+        self._leave()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # ``torch.where(mask, ids, -100)``, ``ids.masked_fill(mask, -100)``: targets built masked
+        if any(_minus_hundred(a.value) for a in node.args) and last_name(node.func) in (
+            "where",
+            "masked_fill",
+        ):
+            self._found(node)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if _minus_hundred(node) and self.around:
+            named = {w.lower() for part in self.around[-1].split() for w in words(part)}
+            if TARGET_WORDS & named:
+                self._found(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scopes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def _found(self, node: cst.CSTNode) -> None:
+        # in a class or function named for another route (``SimPOConfig.label_pad_token_id``) the
+        # masked targets feed that route's loss
+        other = any(
+            (named := route_word(n, strict=True)) is not None and named[0] != "SFT" for n in self.scopes
+        )
+        if self.found is None and not other:
+            self.found = (node, self.context.statements[-1] if self.context.statements else None)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.preferences = self.preferences or node.evaluated_value in PREFERENCE_WORDS
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.preferences = self.preferences or bool(PREFERENCE_WORDS & set(words(node.value)))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.found is not None and not self.preferences:
+            node, statement = self.found
+            message = "targets are masked with the ignore index -100 (a token cross-entropy on given targets)"
+            self.report(node, "loss", message, statement=statement, kind="sft", variant=MASKED_TARGETS)
