@@ -118,7 +118,9 @@ PRETRAIN = Entry("", "sft", "pretrain")
 DISTILL = Entry("", "sft", "distillation", "distilled")
 ESTIMATORS = _stages(
     ("gae", PPO),
+    ("ppo", PPO),
     ("grpo", GRPO),
+    ("gspo", Entry("", "grpo", "gspo")),
     ("group_norm", GRPO),
     ("dr_grpo", GRPO),
     ("rloo", Entry("", "ppo", "rloo")),
@@ -130,6 +132,41 @@ ESTIMATORS = _stages(
 """Advantage estimators of policy-gradient launchers (OpenRLHF, verl): GAE is PPO, group-normalised GRPO."""
 RL_ROUTES = ("GRPO", "PPO")
 FRAMEWORKS: tuple[Framework, ...] = (
+    Framework(
+        "slime",
+        "slime",
+        (
+            # train.py / train_async.py: the rollout manager and the Megatron actor (a critic only for
+            # ppo) run what --advantage-estimator names, grpo by default
+            Entry("arguments.parse_args", key="advantage_estimator", default="GRPO", choices=ESTIMATORS),
+        ),
+        invalid=(
+            (
+                "from slime.utils.arguments import parse_args\nargs = parse_args()\ntrain(args)\n",
+                "CONFIG_DEPENDENT",
+            ),
+        ),
+        valid=("from slime.utils.types import Sample\nSample(prompt=p)\n",),
+    ),
+    Framework(
+        "PipelineRL",
+        "pipelinerl",
+        (
+            # the finetuning loop's rl_step computes the loss finetune.rl.policy_loss names (ppo default)
+            Entry(
+                "finetune_loop.run_finetuning_loop",
+                key="policy_loss",
+                default="PPO",
+                choices=_stages(("ppo", PPO), ("reinforce", Entry("", "ppo", "reinforce")), ("gspo", GRPO)),
+            ),
+        ),
+        invalid=(
+            (
+                "from pipelinerl.finetune_loop import run_finetuning_loop\nrun_finetuning_loop(cfg)\n",
+                "CONFIG_DEPENDENT",
+            ),
+        ),
+    ),
     Framework(
         "NeMo-Aligner",
         "nemo_aligner",
