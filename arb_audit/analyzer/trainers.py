@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -177,7 +178,12 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
     """
     words = [w.lower() for w in _TOKENS.findall(identifier)]
     skipped = AMBIGUOUS_WORDS if strict else frozenset()
-    return next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS and w not in skipped), None)
+    found = next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS and w not in skipped), None)
+    if found is None:
+        # an acronym written in mixed case splits in two (``SimPOConfig``: "sim", "po")
+        joined = [a + b for a, b in pairwise(words)]
+        found = next(((ROUTE_WORDS[w], w) for w in joined if w in ROUTE_WORDS and w not in skipped), None)
+    return found
 
 
 def resolve_trainer(

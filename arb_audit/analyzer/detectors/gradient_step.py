@@ -164,6 +164,12 @@ class GradientStep(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "import torch\noptim = torch.optim.AdamW(model.parameters())\n"
+            "module = DPOTrainModule(model, optim, beta=0.1)\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
             "import torch\nclass GRPOTrainer(Trainer):\n    def compute_loss(self, model, inputs):\n"
             "        ratio = torch.exp(inputs['logps'] - inputs['old_logps'])\n"
             "        clipped = torch.clamp(ratio, 1 - self.eps, 1 + self.eps)\n"
@@ -695,7 +701,10 @@ class GradientStep(RouteDetector):
         The name is the only evidence left, so the stage is decided by name (TAXONOMY.md: a name never
         decides against a loss, and here there is none to go against).
         """
-        for name in self.where.get(id(node), ()):
+        # the helper or module class handed the optimiser (``DPOTrainModule(model, optim=...)``), then
+        # the functions and classes the step sits in
+        callee = [last_name(node.func)] if isinstance(node, cst.Call) else []
+        for name in (*callee, *self.where.get(id(node), ())):
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"the gradient step is in {name}")

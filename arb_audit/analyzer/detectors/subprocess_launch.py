@@ -6,7 +6,7 @@ import shlex
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.launchers import command_routes
 
 RUNNERS = frozenset(
@@ -23,17 +23,41 @@ RUNNERS = frozenset(
 KINDS = {"SFT": "sft", "DPO": "dpo", "GRPO": "grpo", "PPO": "ppo", "REWARD_MODEL": "reward_model"}
 
 
-def _literal_words(node: cst.BaseExpression) -> list[str] | None:
-    """Return the words of a literal command: a string, or a list/tuple of string literals."""
+def _literal_words(
+    node: cst.BaseExpression, bound: dict[str, cst.BaseExpression], depth: int = 0
+) -> list[str] | None:
+    """Return the words of a literal command: a string, an f-string, or a list/tuple of string literals.
+
+    A name is read through the value the file last bound it to, and ``command.split()`` through its
+    receiver; an f-string's replacement fields stand for one word each (a path, a count), so the words
+    around them (``tune run ... full_finetune_distributed --config {path}``) still say what runs.
+    """
+    if depth > 4:
+        return None
     if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
-        try:
-            return shlex.split(node.evaluated_value)
-        except ValueError:
-            return None
-    if isinstance(node, cst.List | cst.Tuple):
+        text = node.evaluated_value
+    elif isinstance(node, cst.FormattedString):
+        text = "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else " ARG " for part in node.parts
+        )
+    elif isinstance(node, cst.Name) and node.value in bound:
+        return _literal_words(bound[node.value], bound, depth + 1)
+    elif (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "split"
+        and not node.args
+    ):
+        return _literal_words(node.func.value, bound, depth + 1)
+    elif isinstance(node, cst.List | cst.Tuple):
         words = [e.value.evaluated_value for e in node.elements if isinstance(e.value, cst.SimpleString)]
         return [w for w in words if isinstance(w, str)]
-    return None
+    else:
+        return None
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return None
 
 
 class SubprocessLaunch(RouteDetector):
@@ -58,16 +82,34 @@ class SubprocessLaunch(RouteDetector):
             "sft",
         ),
         Invalid(
+            "import subprocess\n"
+            "command = f'tune run --nproc_per_node {n} full_finetune_distributed --config {p}'\n"
+            "subprocess.run(command.split(), check=True)\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
             "import os\nos.system('python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo')\n",
             "stage",
             "grpo",
         ),
     )
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.bound: dict[str, cst.BaseExpression] = {}
+        """The string value each plain name was last bound to (``command = f"tune run ..."``)."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.SimpleString | cst.FormattedString | cst.List):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.bound[target.target.value] = node.value
+
     def visit_Call(self, node: cst.Call) -> None:
         if not node.args or not self.names(node.func) & RUNNERS:
             return
-        words = _literal_words(node.args[0].value)
+        words = _literal_words(node.args[0].value, self.bound)
         if not words:
             return
         for label in command_routes(shlex.join(words)):
