@@ -22,7 +22,7 @@ import-and-call example and, when it has a command, a generated command line. Ad
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from arb_audit.taxonomy.files import STAGE_LABELS
@@ -36,7 +36,8 @@ class Entry:
     """The last component(s) of the qualified name (a class or a function); empty for a command only.
     In ``choices``: the value of the key (a glob: ``*dpo*``)."""
     kind: str | None = None
-    """Stage kind it runs, when fixed."""
+    """Stage kind it runs, when fixed; with ``choices``, what runs when the key is not set (a key that
+    only picks the variant)."""
     variant: str | None = None
     """Algorithm variant, when fixed."""
     data_source: str | None = None
@@ -130,8 +131,28 @@ ESTIMATORS = _stages(
     ("remax", Entry("", "ppo", "remax")),
 )
 """Advantage estimators of policy-gradient launchers (OpenRLHF, verl): GAE is PPO, group-normalised GRPO."""
+AGENT_ESTIMATORS = tuple(replace(e, interactive=True) for e in ESTIMATORS)
+"""The same estimators over an agent framework's episodes (multi-turn calls, tools, environments)."""
 RL_ROUTES = ("GRPO", "PPO")
 FRAMEWORKS: tuple[Framework, ...] = (
+    Framework(
+        "Agent Lightning",
+        "agentlightning",
+        (
+            # run_ppo trains verl's actor on the trajectories an agent's runner records (its LLM calls,
+            # tools and environment steps); algorithm.adv_estimator picks the estimator
+            Entry(
+                "entrypoint.run_ppo", "grpo", interactive=True, key="adv_estimator", choices=AGENT_ESTIMATORS
+            ),
+        ),
+        invalid=(
+            (
+                "from agentlightning.verl.entrypoint import run_ppo\n"
+                "config = {'algorithm': {'adv_estimator': 'rloo'}}\nrun_ppo(config, train_dataset=d)\n",
+                "ONLINE_RL",
+            ),
+        ),
+    ),
     Framework(
         "slime",
         "slime",

@@ -18,7 +18,7 @@ def _classify(code: str) -> Classification:
 
 
 def _label(entry: Entry) -> str:
-    if entry.labels:
+    if entry.labels and entry.kind is None:
         return "CONFIG_DEPENDENT"
     assert entry.label is not None
     return entry.label

@@ -42,6 +42,12 @@ class FrameworkEntry(RouteDetector):
         Valid("import roll\nlogger.info('roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
     )
     INVALID = (
+        Invalid(
+            "from openrlhf.cli.train_ppo_ray import train\n"
+            "args = {'advantage_estimator': 'group_norm'}\ntrain(args)\n",
+            "stage",
+            "grpo",
+        ),
         Invalid("from nemo_rl.algorithms.sft import sft_train as run\nrun(cfg)\n", "stage", "sft"),
         Invalid(
             "def main():\n    from swift.pipelines import rlhf_main\n    rlhf_main()\n",
@@ -72,6 +78,8 @@ class FrameworkEntry(RouteDetector):
         super().__init__(context)
         self._strings: dict[str, str] = {}
         """Names last assigned a string literal, in walk order."""
+        self.settings: dict[str, list[str]] = {}
+        """String values of dict-literal fields seen so far, by field name (a config built in the file)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -122,7 +130,14 @@ class FrameworkEntry(RouteDetector):
             text = self._string(value)
             if text is not None and (choice := entry.choose(text)) is not None:
                 return choice
-        return None
+        # a config the file built before the call (``{"algorithm": {"adv_estimator": "grpo"}}``)
+        chosen = [c for text in self.settings.get(leaf, ()) if (c := entry.choose(text)) is not None]
+        return chosen[0] if len({c.name for c in chosen}) == 1 else None
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key, value = self._string(node.key), self._string(node.value)
+        if key is not None and value is not None:
+            self.settings.setdefault(key, []).append(value)
 
     def _entry(self, node: cst.BaseExpression) -> tuple[str, Entry] | None:
         for name in sorted(self.names(node)):
@@ -142,7 +157,7 @@ class FrameworkEntry(RouteDetector):
             if given is None:
                 return
             name, entry = f"{name} (given {given[0]})", given[1]
-        if entry.labels:
+        if entry.labels and entry.kind is None:
             self.report(
                 node,
                 "dispatch",
