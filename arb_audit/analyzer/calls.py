@@ -22,6 +22,9 @@ GENERATION_METHODS = frozenset(
         "generate_sequences",
         "generate_content",
         "generate_content_async",
+        "generate_async",
+        "async_generate",
+        "agenerate",
     }
 )
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, verl's rollout
@@ -70,10 +73,17 @@ def method(node: cst.Call) -> str | None:
 
 
 def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> bool:
-    """Say whether ``node`` samples text from a model or a hosted LLM."""
+    """Say whether ``node`` samples text from a model or a hosted LLM.
+
+    A Ray actor's generation method counts too (``llm.generate_async.remote(...)``).
+    """
     called = method(node)
     if called in GENERATION_METHODS:
         return True
+    if called == "remote" and isinstance(node.func, cst.Attribute):
+        receiver = node.func.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value in GENERATION_METHODS:
+            return True
     if called in CHAT_METHODS and isinstance(node.func, cst.Attribute):
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
         # InternLM and Baichuan checkpoints
@@ -121,8 +131,18 @@ def is_http_post(node: cst.Call, names: set[str]) -> bool:
     )
 
 
+ACTOR_WORDS = frozenset({"env", "environment", "agent", "tool", "tools", "game", "world"})
+"""Words of a function that, named with "step", steps a world with an action (``agent_step(obs, act)``)."""
+
+
 def is_env_step(node: cst.Call) -> bool:
-    """Say whether ``node`` is ``env.step(action)``: a ``step`` that takes an action."""
+    """Say whether ``node`` is ``env.step(action)``: a ``step`` that takes an action.
+
+    Also a function named for stepping an environment, agent or tool (``await agent_step(obs, act)``).
+    """
+    if isinstance(node.func, cst.Name) and node.args:
+        named = set(words(node.func.value))
+        return "step" in named and bool(named & ACTOR_WORDS)
     if method(node) != "step" or not node.args:
         return False
     assert isinstance(node.func, cst.Attribute)

@@ -13,6 +13,7 @@ from arb_audit.analyzer.calls import (
     method,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.walk import descendants
 
 FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
@@ -56,7 +57,7 @@ class MultiTurnLoop(RouteDetector):
     produce what a stage trains on).
     """
 
-    TRIGGERS = ("step", "role", TOOL_CALLS)
+    TRIGGERS = ("step", "role", "tool")
 
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
@@ -109,6 +110,18 @@ class MultiTurnLoop(RouteDetector):
             "        messages.append({'role': 'assistant', 'content': text})\n"
             "        for call in parse_tool_calls(text):\n"
             "            messages.append({'role': 'tool', 'content': execute_tool(call)})\n",
+            "interactive",
+        ),
+        Invalid(
+            "async def tool_workflow(llm, tools):\n    while not done and turn < max_turns:\n"
+            "        out = await llm.generate_async.remote(prompt)\n"
+            "        result = await agent_step(observation, out, tools)\n",
+            "interactive",
+        ),
+        Invalid(
+            "from litellm import acompletion\nasync def rollout(scenario):\n    while True:\n"
+            "        choice = (await acompletion(messages=traj.messages)).choices[0]\n"
+            "        traj.messages.append(tool_response(search(choice), choice.message))\n",
             "interactive",
         ),
         Invalid(
@@ -246,8 +259,21 @@ def _feedback_role(node: cst.Call) -> str | None:
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
 
 
+MESSAGE_WORDS = frozenset({"response", "result", "results", "message", "msg", "output", "turn", "reply"})
+"""Words of a helper that builds a message (``tool_response(result, msg)``, ``observation_message(o)``)."""
+
+
 def _role(value: cst.BaseExpression) -> str | None:
-    """Return the literal ``"role"`` of a message dict (``{"role": "tool"}``, ``dict(role="tool")``)."""
+    """Return the ``"role"`` of a message.
+
+    A dict's literal one (``{"role": "tool"}``, ``dict(role="tool")``), or the one a helper building it
+    is named for (``tool_response(...)`` -> ``tool``).
+    """
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        named = set(words(value.func.value))
+        role = next((r for r in sorted(FEEDBACK_ROLES - {"user"}) if r in named), None)
+        if role is not None and named & MESSAGE_WORDS:
+            return role
     return literal_field(value, "role")
 
 
