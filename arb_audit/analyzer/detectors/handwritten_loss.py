@@ -32,6 +32,10 @@ PRECEDENCE = (
 )
 """Loss forms, strongest first: policy-gradient code also computes token cross-entropies, so a
 supervised term only names the stage when nothing more specific is there."""
+EVALUATION_WORDS = frozenset(
+    {"eval", "evaluate", "evaluation", "perplexity", "ppl", "val", "validation", "test"}
+)
+"""Words of a function that measures a loss rather than trains with it (``eval_loss``)."""
 GROUP_RELATIVE_NAMES = frozenset({"grpo", "dapo", "gspo"})
 """Words of a class or function name for the group-relative family: a clipped ratio alone is the same
 form in PPO and GRPO (the group normalisation may live in another file), so the name of the code it
@@ -55,6 +59,8 @@ class HandwrittenLoss(RouteDetector):
 
     TRIGGERS = (
         "backward",
+        "cross_entropy",
+        "CrossEntropyLoss",
         "view",
         "reshape",
         "unflatten",
@@ -73,8 +79,19 @@ class HandwrittenLoss(RouteDetector):
             "import torch.nn.functional as F\n"
             "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
         ),
+        Valid(
+            "import torch.nn.functional as F\n"
+            "def eval_loss(logits, labels):\n    return F.cross_entropy(logits, labels)\n"
+        ),
     )
     INVALID = (
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "def compute_loss_with_mask(logits, target, mask):\n"
+            "    return (F.cross_entropy(logits, target, reduction='none') * mask).sum() / mask.sum()\n",
+            "loss",
+            "sft",
+        ),
         Invalid(
             "import torch\nclass GRPOLoss(torch.nn.Module):\n    def forward(self, logp, old_logp, adv):\n"
             "        ratio = (logp - old_logp).exp()\n"
@@ -153,6 +170,8 @@ class HandwrittenLoss(RouteDetector):
         """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
         self.scopes: list[str] = []
         """Names of the classes and functions being walked."""
+        self.named_loss: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        """A cross-entropy computed in a function named for a loss (``compute_loss_with_mask``)."""
         self.named_group_relative = False
         """The clipped ratio sits in code named for GRPO (``class GRPOLoss``, ``def dapo_loss``)."""
 
@@ -214,6 +233,13 @@ class HandwrittenLoss(RouteDetector):
         )
         if callee & CROSS_ENTROPY or labelled:
             self._saw("supervised", node)
+            named = {w for scope in self.scopes[-1:] for w in words(scope)}
+            if callee & CROSS_ENTROPY and "loss" in named and not named & EVALUATION_WORDS:
+                # ``def compute_loss_with_mask(logits, target)``: the training loss of another file
+                self.named_loss = self.named_loss or (
+                    node,
+                    self.context.statements[-1] if self.context.statements else None,
+                )
         if callee & LOG and args and isinstance(args[0], cst.Call) and self.names(args[0].func) & SIGMOID:
             args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
             callee = set(LOG_SIGMOID)
@@ -288,8 +314,11 @@ class HandwrittenLoss(RouteDetector):
                     on_policy=on_policy,
                 )
                 return
-            if form in LIBRARY_FORMS:
+            if form in LIBRARY_FORMS or (form == "supervised" and self.named_loss is not None):
                 # A library of losses that another file trains with (a cross-entropy alone is as
-                # likely an evaluation's perplexity).
+                # likely an evaluation's perplexity, unless the function computing it is named a loss).
+                if form == "supervised" and self.named_loss is not None:
+                    node, statement = self.named_loss
+                    message = f"{message}, in a function named for a loss"
                 self.report(node, "loss", message, statement=statement, kind=kind, variant=variant)
                 return
