@@ -293,8 +293,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a trainer built only to evaluate (trainer.evaluate(), no train() or step anywhere) trains
         # nothing; weights merged before it is evaluated still are
         stages = [s for s in stages if s.kind == "merge"]
-    if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages):
-        stages = [s for s in stages if s.variant != LORA_FOLD]  # folding after training is not a stage
+    if any(s.kind != "merge" or s.variant != LORA_FOLD for s in stages) or "scoring" in signals:
+        # folding after training is not a stage, nor folding an adapter into the model an evaluation
+        # runs (``merge_and_unload()`` before scoring a benchmark)
+        stages = [s for s in stages if s.variant != LORA_FOLD]
     if any(s.kind != "merge" for s in stages):
         # a merge function called by training code (shards, an adapter) is part of that training
         stages = [s for s in stages if s.variant != MERGE_FUNCTION]
