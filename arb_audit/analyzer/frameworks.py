@@ -154,6 +154,24 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "pyreft",
+        "pyreft",
+        (
+            # representation fine-tuning: interventions trained with the task's supervised loss
+            Entry("ReftTrainerForCausalLM", "sft", "reft"),
+            Entry("ReftTrainerForCausalLMDistributed", "sft", "reft"),
+            Entry("ReftTrainerForSequenceClassification", "sft", "reft"),
+        ),
+        invalid=(
+            (
+                "import pyreft\ntrainer = pyreft.ReftTrainerForCausalLM(model=m, args=a, **data)\n"
+                "trainer.train()\n",
+                "SFT",
+            ),
+        ),
+        valid=("import pyreft\npyreft.get_reft_model(model, config)\n",),
+    ),
+    Framework(
         "slime",
         "slime",
         (
@@ -413,6 +431,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
             Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
             Entry("", "sft", commands=("-m verl.trainer.fsdp_sft_trainer",)),
+            # samples n responses per prompt of a dataset (pass@k on a benchmark, or data to filter)
+            Entry("", role="eval", commands=("-m verl.trainer.main_generation",)),
         ),
         invalid=(
             (
@@ -424,7 +444,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         lines=(
             ("python3 -m verl.trainer.main_ppo data.train_files=x.parquet", "PPO"),
             ("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo", "GRPO"),
-            ("python3 -m verl.trainer.main_generation data.path=x", None),
+            ("python3 -m verl.trainer.main_generation data.path=x", "EVAL_ONLY"),
         ),
     ),
     Framework(
