@@ -24,7 +24,7 @@ from arb_audit.analyzer.classify import Classification, classify_source
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.source import SourceFile, read_source
-from arb_audit.analyzer.trainers import ROUTE_WORDS
+from arb_audit.analyzer.trainers import ROUTE_WORDS, route_word
 from arb_audit.regular_files import read_regular
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -42,6 +42,8 @@ MAX_SHELL_DEPTH = 2
 """Shell scripts followed through other shell scripts (``bash scripts/pipeline.sh``), at most."""
 NOT_ROUTES = frozenset({"NONE_TRAINING", "EVAL_ONLY", "DISTILLATION"})
 """Labels of a launched script that are not a training route."""
+TRUE_VALUES = frozenset({"true", "1", "yes"})
+"""Values that turn a command line's switch on."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
 _ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(\S*)")
@@ -228,7 +230,8 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
     """Return the route a command line's own setting picks for a launcher, and the setting.
 
     ``python train.py --stage dpo``, ``rlhf_type=kto``, ``algorithm.adv_estimator=grpo``: a setting
-    whose value names one of the launcher's ``possible`` routes is what ran, whatever its default.
+    whose value names one of the launcher's ``possible`` routes is what ran, whatever its default; so
+    does a switch named for one turned on (``--use_dpo True``).
     """
     try:
         words = shlex.split(command, comments=True)
@@ -236,6 +239,10 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
         words = command.split()
     for key, value in _settings(words):
         label = ROUTE_WORDS.get(value.lower()) or estimator_label(value)
+        if label is None and value.lower() in TRUE_VALUES:
+            # a switch named for a route turned on (``--use_dpo True``)
+            named = route_word(key, strict=True)
+            label = named[0] if named is not None else None
         if label is not None and label in possible:
             return label, f"{key}={value}"
     return None
@@ -347,7 +354,12 @@ def _command_routes(command: str, line: int, folder: Path | None = None, depth: 
         script = None
     if script is not None:
         launched = classify_source(read_source(script, str(script)))
-        if launched.primary not in NOT_ROUTES:
+        picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
+        if picked is not None:
+            # the script chooses its route by a setting, and this command line sets it
+            message = f"runs {script.name} with {picked[1]} ({picked[0]})"
+            found.append(_finding("ShellLauncher", line, command, message, picked[0]))
+        elif launched.primary not in NOT_ROUTES:
             found.append(
                 _finding(
                     "ShellLauncher",
@@ -368,8 +380,8 @@ def _command_routes(command: str, line: int, folder: Path | None = None, depth: 
             found.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
     if estimators:
         # The estimator decides what a policy-gradient entry point runs; its default no longer applies.
-        picked = {e.routes[0] for e in estimators}
-        found = [f for f in found if not f.message.endswith(DEFAULT_NOTE) and f.routes[0] not in picked]
+        estimated = {e.routes[0] for e in estimators}
+        found = [f for f in found if not f.message.endswith(DEFAULT_NOTE) and f.routes[0] not in estimated]
         found += estimators
     return found
 

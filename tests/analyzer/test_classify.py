@@ -564,3 +564,18 @@ def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path
     assert (result.primary, result.role) == ("REWARD_MODEL", "training")
     plain = classify_path(write(tmp_path, "plain.py", code.replace("reward_optimizer", "optimizer")))
     assert plain.primary == "UNKNOWN"
+
+
+def test_a_shell_command_picks_the_route_of_the_script_it_runs(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "train.py",
+        "from trl import DPOTrainer, SFTTrainer\n"
+        "if args.use_dpo:\n    trainer = DPOTrainer(model=m)\nelse:\n    trainer = SFTTrainer(model=m)\n"
+        "trainer.train()\n",
+    )
+    assert classify_path(tmp_path / "train.py").primary == "CONFIG_DEPENDENT"
+    switched = classify_path(write(tmp_path, "dpo.sh", "python train.py --use_dpo True --beta 0.1\n"))
+    assert switched.labels == ["DPO"]
+    plain = classify_path(write(tmp_path, "plain.sh", "python train.py --beta 0.1\n"))
+    assert plain.primary == "CONFIG_DEPENDENT"
