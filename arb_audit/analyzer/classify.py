@@ -20,7 +20,7 @@ from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
-from arb_audit.analyzer.detectors.route_dispatch import COMPARED
+from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, COMPARED
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
@@ -309,6 +309,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
     masked = [f for f in findings if f.signal == "loss" and f.variant == MASKED_TARGETS]
+    commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
     if reward_head and steps and not stages:
         # a step of no recognised loss in code that trains a scorer (a reward model's class, its
@@ -334,7 +335,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         {
             r
             for f in findings
-            if f.signal == "dispatch" and (f.variant != COMPARED or len(set(f.routes) & trained) >= 2)
+            if f.signal == "dispatch"
+            and f.variant != COMMAND_TEXT
+            and (f.variant != COMPARED or len(set(f.routes) & trained) >= 2)
             for r in f.routes
         }
     )
@@ -376,6 +379,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".
         result.role, result.primary = "training", "UNKNOWN"
         result.stages = [Stage("unknown", evidence=steps[:3], decided_by="loss", confidence="low")]
+    elif commands:
+        # command lines written for a scheduler to run: the file launches what they run, the last
+        # one making the final model (as a shell script's)
+        launched = list(dict.fromkeys(r for f in commands for r in f.routes))
+        result.role, result.possible_routes = "launcher", launched
+        result.primary = "ONLINE_RL" if "ONLINE_RL" in launched else commands[-1].routes[0]
+        labels = launched
     elif "loss" in signals and (
         any(f.signal == "loss" and f.variant != MASKED_TARGETS for f in findings)
         or not signals & {"generation", "inference", "scoring"}

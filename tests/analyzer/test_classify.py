@@ -579,3 +579,16 @@ def test_a_shell_command_picks_the_route_of_the_script_it_runs(tmp_path: Path) -
     assert switched.labels == ["DPO"]
     plain = classify_path(write(tmp_path, "plain.sh", "python train.py --beta 0.1\n"))
     assert plain.primary == "CONFIG_DEPENDENT"
+
+
+def test_command_lines_written_for_a_scheduler_decide_only_a_file_that_trains_nothing(tmp_path: Path) -> None:
+    launcher = (
+        "def submit(cluster, n):\n"
+        "    cmd = f'uv run python /code/training/start_grpo.py ++grpo.num_generations={n}'\n"
+        "    cluster.run(cmd)\n"
+    )
+    result = classify_path(write(tmp_path, "pipeline.py", launcher))
+    assert (result.primary, result.role) == ("GRPO", "launcher")
+    assert result.findings[0].line == 2
+    trains = launcher + "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n"
+    assert classify_path(write(tmp_path, "both.py", trains)).primary == "SFT"

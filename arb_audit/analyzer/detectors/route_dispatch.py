@@ -114,6 +114,9 @@ def _computes_loss(body: cst.CSTNode) -> bool:
 
 MANY_ROUTES = 3
 """Distinct routes one setting is compared with that make it a route choice whatever its branches do."""
+COMMAND_TEXT = "command_text"
+"""Variant of the ``dispatch`` finding of a command line written as text for a scheduler to run
+(detectors/command_text.py; classify.combine uses it only for a file that trains nothing itself)."""
 COMPARED = "compared"
 """Variant of a ``dispatch`` finding for a config field compared with two routes whose branches run no
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
