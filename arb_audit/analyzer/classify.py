@@ -398,7 +398,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.primary = labels[0] if labels else "NONE_TRAINING"
     elif environment:
         result.role, result.primary = "component", "ONLINE_RL"
-    elif "environment" in signals or (
+    elif ("environment" in signals and not (_only_rollouts(findings) and _reports_a_metric(findings))) or (
         not _reports_a_metric(findings)
         and (
             "reward_function" in signals
@@ -428,6 +428,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
+
+
+def _only_rollouts(findings: list[Finding]) -> bool:
+    """Say whether the file's only environment is a rollout function (an evaluation may sample so too)."""
+    return all(f.detector == "RolloutFunction" for f in findings if f.signal == "environment")
 
 
 def _reports_a_metric(findings: list[Finding]) -> bool:

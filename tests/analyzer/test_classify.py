@@ -592,3 +592,20 @@ def test_command_lines_written_for_a_scheduler_decide_only_a_file_that_trains_no
     assert result.findings[0].line == 2
     trains = launcher + "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n"
     assert classify_path(write(tmp_path, "both.py", trains)).primary == "SFT"
+
+
+def test_a_rollout_function_serves_rl_unless_the_script_reports_a_metric_with_it(tmp_path: Path) -> None:
+    component = (
+        "class MathEnv(BaseEnv):\n"
+        "    async def collect_trajectories(self, item):\n"
+        "        out = await self.server.chat_completion(messages=item, n=self.group_size)\n"
+        "        return [(o, self.score(o)) for o in out]\n"
+    )
+    assert classify_path(write(tmp_path, "env.py", component)).primary == "GRPO"
+    evaluation = component + (
+        "if __name__ == '__main__':\n"
+        "    rows = run(MathEnv().collect_trajectories, items)\n"
+        "    acc = sum(r for _, r in rows) / len(rows)\n"
+        "    print(f'accuracy: {acc}')\n"
+    )
+    assert classify_path(write(tmp_path, "eval.py", evaluation)).primary == "EVAL_ONLY"
