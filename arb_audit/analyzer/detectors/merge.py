@@ -13,7 +13,12 @@ FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
 MERGE_WORDS = frozenset({"merge", "merging"})
 """Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
-WEIGHT_WORDS = frozenset({"model", "models", "weights", "checkpoint", "checkpoints", "lora", "adapter"})
+WEIGHT_WORDS = frozenset(
+    {
+        *("model", "models", "weights", "checkpoint", "checkpoints", "ckpt", "ckpts", "lora", "adapter"),
+        *("params", "parameters", "tv", "tvs"),  # task vectors (``tv_merging(tv_flat_checks)``)
+    }
+)
 """What a call must name (in its own name or its keywords) besides merging, to combine weights."""
 SHARD_WORDS = frozenset(
     {
@@ -83,6 +88,12 @@ class Merge(RouteDetector):
             "lora_fold",
         ),
         Invalid(
+            "merged_tv = tv_merging(tv_flat_checks)\nmerged = flat_ptm + lam * merged_tv\n",
+            "stage",
+            "merge",
+            "merge_function",
+        ),
+        Invalid(
             "merged = method.get_merged_model(merged_model=base, models_to_merge=models)\n"
             "merged.save_pretrained(out)\n",
             "stage",
@@ -139,7 +150,14 @@ class Merge(RouteDetector):
         callee = last_name(node.func)
         said = set(words(callee))
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
-            named = said | {w for a in node.args if a.keyword for w in words(a.keyword.value)}
+            # what the call names: its keywords, and the names of the values it is handed
+            named = said | {
+                w
+                for a in node.args
+                for w in words(
+                    a.keyword.value if a.keyword else a.value.value if isinstance(a.value, cst.Name) else ""
+                )
+            }
             if named & WEIGHT_WORDS and not named & SHARD_WORDS:
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))

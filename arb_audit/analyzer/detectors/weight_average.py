@@ -25,6 +25,8 @@ def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
     }
 
 
+IN_PLACE_SUMS = frozenset({"add_", "sub_"})
+"""Tensor methods that add another tensor into this one in place."""
 COUNTERS = frozenset({"range", "enumerate", "zip"})
 """Iterables of positions: a loop over them indexes rows of a batch, not a checkpoint's tensors."""
 
@@ -60,6 +62,13 @@ class WeightAverage(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "sd_raw = raw.state_dict()\nsd = tuned.state_dict()\n"
+            "for key in sd:\n    sd[key].add_(sd_raw[key])\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         Invalid(
             "import torch\na = torch.load(p, weights_only=True)\nb = torch.load(q, weights_only=True)\n"
             "merged = {k: (a[k] + b[k]) / 2 for k in a}\n",
@@ -116,14 +125,28 @@ class WeightAverage(RouteDetector):
         key = target.value
         for statement in descendants(node.body):
             if (
-                isinstance(statement, cst.Assign)
-                and any(_keyed_sources(t.target, key) for t in statement.targets)
-                and len(_keyed_sources(statement.value, key)) >= 2
-            ) or (
-                # base[k] += delta[k]: one checkpoint's tensors added to another's
-                isinstance(statement, cst.AugAssign)
-                and isinstance(statement.operator, cst.AddAssign | cst.SubtractAssign)
-                and len(_keyed_sources(statement.target, key) | _keyed_sources(statement.value, key)) >= 2
+                (
+                    isinstance(statement, cst.Assign)
+                    and any(_keyed_sources(t.target, key) for t in statement.targets)
+                    and len(_keyed_sources(statement.value, key)) >= 2
+                )
+                or (
+                    # base[k] += delta[k]: one checkpoint's tensors added to another's
+                    isinstance(statement, cst.AugAssign)
+                    and isinstance(statement.operator, cst.AddAssign | cst.SubtractAssign)
+                    and len(_keyed_sources(statement.target, key) | _keyed_sources(statement.value, key)) >= 2
+                )
+                or (
+                    # base[k].add_(delta[k]): the same, in place
+                    isinstance(statement, cst.Call)
+                    and method(statement) in IN_PLACE_SUMS
+                    and isinstance(statement.func, cst.Attribute)
+                    and len(
+                        _keyed_sources(statement.func.value, key)
+                        | {s for a in statement.args for s in _keyed_sources(a.value, key)}
+                    )
+                    >= 2
+                )
             ):
                 self._combined(statement)
                 return
