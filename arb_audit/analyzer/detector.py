@@ -161,6 +161,14 @@ class RouteDetector(cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
 
+    def enclosing(self) -> list[str]:
+        """Return the names of the classes and functions around the node being visited, outermost first.
+
+        Read from the resolver's scope (``Cls.method.<locals>.``): lambdas and comprehensions are not
+        named, and a ``def`` or ``class`` is around its own body (and its own ``visit`` hook).
+        """
+        return [p for p in self.context.scope.prefix.split(".") if p and not p.startswith("<")]
+
     def names(self, node: cst.CSTNode) -> set[str]:
         """Return the qualified names of a Name or Attribute chain where it is used."""
         return self.context.resolver.qualified_names(node, self.context.scope)

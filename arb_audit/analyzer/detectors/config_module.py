@@ -55,27 +55,13 @@ class ConfigModule(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.depth = 0
-        """Functions and classes open around the node: only module-level settings count."""
         self.named: list[tuple[cst.CSTNode, cst.CSTNode | None, str, str]] = []
         """(node, statement, stage kind, the class that names it) of each route-named setting."""
         self.trains = False
         """An optimiser or learning-rate setting was seen at module level."""
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.depth -= 1
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.depth += 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.depth -= 1
-
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self.depth == 0:
+        if not self.enclosing():  # only module-level settings count
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and TRAINING_SETTINGS & set(
                     words(target.target.value)
@@ -83,7 +69,7 @@ class ConfigModule(RouteDetector):
                     self.trains = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.depth:
+        if self.enclosing():
             return
         name = last_name(node.func)
         if TRAINING_SETTINGS & set(words(name)):

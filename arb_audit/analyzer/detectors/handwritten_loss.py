@@ -168,24 +168,10 @@ class HandwrittenLoss(RouteDetector):
         self.on_policy = False
         self.grouped_names: set[str] = set()
         """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
-        self.scopes: list[str] = []
-        """Names of the classes and functions being walked."""
         self.named_loss: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         """A cross-entropy computed in a function named for a loss (``compute_loss_with_mask``)."""
         self.named_group_relative = False
         """The clipped ratio sits in code named for GRPO (``class GRPOLoss``, ``def dapo_loss``)."""
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scopes.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scopes.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
         statement = self.context.statements[-1] if self.context.statements else None
@@ -233,7 +219,7 @@ class HandwrittenLoss(RouteDetector):
         )
         if callee & CROSS_ENTROPY or labelled:
             self._saw("supervised", node)
-            named = {w for scope in self.scopes[-1:] for w in words(scope)}
+            named = {w for scope in self.enclosing()[-1:] for w in words(scope)}
             if callee & CROSS_ENTROPY and "loss" in named and not named & EVALUATION_WORDS:
                 # ``def compute_loss_with_mask(logits, target)``: the training loss of another file
                 self.named_loss = self.named_loss or (
@@ -259,7 +245,7 @@ class HandwrittenLoss(RouteDetector):
         ):
             self._saw("clipped_ratio", node)
             self.named_group_relative = self.named_group_relative or any(
-                GROUP_RELATIVE_NAMES & set(words(scope)) for scope in self.scopes
+                GROUP_RELATIVE_NAMES & set(words(scope)) for scope in self.enclosing()
             )
         if name in ("mean", "std") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value

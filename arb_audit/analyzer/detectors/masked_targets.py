@@ -77,8 +77,6 @@ class MaskedTargets(RouteDetector):
         super().__init__(context)
         self.found: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         self.preferences = False
-        self.scopes: list[str] = []
-        """Names of the classes and functions open around the node."""
         self.around: list[str] = []
         """Names of the assignment targets, fields, keywords and parameters open around the node."""
 
@@ -137,23 +135,11 @@ class MaskedTargets(RouteDetector):
             if TARGET_WORDS & named:
                 self._found(node)
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scopes.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scopes.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
-
     def _found(self, node: cst.CSTNode) -> None:
         # in a class or function named for another route (``SimPOConfig.label_pad_token_id``) the
         # masked targets feed that route's loss
         other = any(
-            (named := route_word(n, strict=True)) is not None and named[0] != "SFT" for n in self.scopes
+            (named := route_word(n, strict=True)) is not None and named[0] != "SFT" for n in self.enclosing()
         )
         if self.found is None and not other:
             self.found = (node, self.context.statements[-1] if self.context.statements else None)

@@ -49,19 +49,13 @@ class RolloutFunction(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.functions: list[str] = []
         self.reported = False
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
-
     def visit_Call(self, node: cst.Call) -> None:
-        if self.reported or not self.functions:
+        around = self.enclosing()
+        if self.reported or not around:
             return
-        named = set(words(self.functions[-1]))
+        named = set(words(around[-1]))
         if not named & ROLLOUT_WORDS or named & NOT_TRAINING_SCOPES:
             return
         if (
@@ -72,7 +66,7 @@ class RolloutFunction(RouteDetector):
         ):
             self.reported = True
             statement = self.context.statements[-1] if self.context.statements else None
-            message = f"{self.functions[-1]}() samples the completions a policy-gradient trainer learns from"
+            message = f"{around[-1]}() samples the completions a policy-gradient trainer learns from"
             self.report(node, "environment", message, statement=statement, variant=SINGLE_TURN)
 
 
