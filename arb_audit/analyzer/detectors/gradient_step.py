@@ -19,7 +19,12 @@ GRAD_TRANSFORMS = frozenset(
     {"jax.grad", "jax.value_and_grad", "equinox.filter_value_and_grad", "equinox.filter_grad"}
 )
 """Functions that differentiate the function they are given (its return value is the loss)."""
-RESOLVED_LAST = frozenset(q.rsplit(".", 1)[-1] for q in (*AUTOGRAD, *GRAD_TRANSFORMS, "optax.apply_updates"))
+MODEL_FIRST_GRAD_TRANSFORMS = frozenset({"mlx.nn.value_and_grad"})
+"""The same, given the model first and the loss function second (MLX: ``nn.value_and_grad(model, loss)``)."""
+RESOLVED_LAST = frozenset(
+    q.rsplit(".", 1)[-1]
+    for q in (*AUTOGRAD, *GRAD_TRANSFORMS, *MODEL_FIRST_GRAD_TRANSFORMS, "optax.apply_updates")
+)
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
@@ -163,6 +168,19 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import mlx.nn as nn\n"
+            "def loss(model, x, y):\n    return nn.losses.cross_entropy(model(x), y).mean()\n"
+            "loss_and_grad = nn.value_and_grad(model, loss)\nlv, g = loss_and_grad(model, x, y)\n"
+            "optimizer.update(model, g)\n",
+            "gradient_step",
+        ),
+        Invalid(
+            "from optimizer import MemoryEfficientAdamW\n"
+            "opt = MemoryEfficientAdamW(model.parameters(), lr=1e-6)\n"
+            "for batch in loader:\n    update_policy(model=model, optimizer=opt, episodes=rollout(batch))\n",
+            "gradient_step",
+        ),
         Invalid(
             "import torch\noptim = torch.optim.AdamW(model.parameters())\n"
             "module = DPOTrainModule(model, optim, beta=0.1)\n",
@@ -538,8 +556,8 @@ class GradientStep(RouteDetector):
             self.steps.append((node, self._statement(), [(scope, positional[0])], "a backward pass"))
         elif names & AUTOGRAD and positional:
             self.steps.append((node, self._statement(), [(scope, positional[0])], "autograd on the loss"))
-        elif names & GRAD_TRANSFORMS and positional:
-            target = positional[0]
+        elif names & (GRAD_TRANSFORMS | MODEL_FIRST_GRAD_TRANSFORMS) and positional:
+            target = positional[-1] if names & MODEL_FIRST_GRAD_TRANSFORMS else positional[0]
             if isinstance(target, cst.Lambda):
                 self.steps.append((node, self._statement(), [(scope, target.body)], "a gradient transform"))
             elif isinstance(target, cst.Name | cst.Attribute):
@@ -756,8 +774,10 @@ class GradientStep(RouteDetector):
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
-        if function is None or not TRAINING_WORDS & set(words(function)):
-            return False
+        if function is None or not (
+            TRAINING_WORDS & set(words(function)) or updates_model(function, POLICY_WORDS)
+        ):
+            return False  # train_model(...), fit(...), update_policy(...): a helper that steps it
         for arg in node.args:
             if not isinstance(arg.value, cst.Name):
                 continue
@@ -769,8 +789,15 @@ class GradientStep(RouteDetector):
         return False
 
     def _builds_optimiser(self, call: cst.Call) -> bool:
-        """Say whether a call constructs an optimiser (``torch.optim.AdamW(...)``, ``bnb.optim.Lion``)."""
-        return any("optim" in q.split(".")[:-1] and "lr_scheduler" not in q for q in self.names(call.func))
+        """Say whether a call constructs an optimiser (``torch.optim.AdamW(...)``, ``bnb.optim.Lion``).
+
+        A project's own optimiser class is known by what it is given: the model's parameters
+        (``MemoryEfficientAdamW(model.parameters(), lr=...)``).
+        """
+        if any("optim" in q.split(".")[:-1] and "lr_scheduler" not in q for q in self.names(call.func)):
+            return True
+        first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        return isinstance(first, cst.Call) and method(first) in ("parameters", "named_parameters")
 
     def _bound(self, scope: int, name: str) -> list[cst.BaseExpression]:
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
