@@ -139,6 +139,10 @@ class Scoring(RouteDetector):
     )
 
     VALID = (
+        Valid(
+            "def evaluate(model, tokenizer):\n    data = load(tokenizer)\n    return model(data)\n"
+            "evaluate(m, t)\n"
+        ),
         Valid("import evaluate\n"),
         Valid("score = 0.0\n"),
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
@@ -239,8 +243,9 @@ class Scoring(RouteDetector):
         return bool(reached) and any(test & reached for test in self.filters)
 
     def _is_metric(self, name: str) -> bool:
-        if _prepares_data(name):
+        # only what the file imports: its own ``def evaluate`` and that function's locals are no library
+        if _prepares_data(name) or not self.context.resolver.is_imported(name):
             return False
         if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
             return True
-        return self.context.resolver.is_imported(name) and _evaluation_module(name)
+        return _evaluation_module(name)
