@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.walk import descendants
 
@@ -27,6 +27,8 @@ METRIC_CLASSES = frozenset(
     {"datasets.Metric", "evaluate.Metric", "evaluate.EvaluationModule", "datasets.metric.Metric"}
 )
 """Base classes of a metric implemented for Hugging Face's ``datasets``/``evaluate`` loaders."""
+CORRECT_WORDS = frozenset({"correct", "corrects", "right", "hit", "hits", "solved", "passed"})
+"""Words of a count of answers that were right (``num_correct``, ``solved``)."""
 METRIC_VERBS = frozenset({"compute", "calc", "calculate", "eval", "evaluate", "get"})
 NAMED_METRICS = frozenset({"rouge", "bleu", "f1", "exact", "em", "accuracy", "meteor", "chrf", "bertscore"})
 """A call named verb + metric (``compute_rouge``, ``calc_f1``, ``compute_exact_match``) computes it."""
@@ -43,7 +45,7 @@ class MetricReport(RouteDetector):
     TRIGGERS = (
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
         *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1", "metric"),
-        *("rouge", "bleu", "Metric"),
+        *("rouge", "bleu", "Metric", "correct", "solved"),
     )
 
     VALID = (
@@ -54,6 +56,7 @@ class MetricReport(RouteDetector):
         Valid("wins = count_wins(table)\n"),
         Valid("match = re.match(pattern, text)\n"),
         Valid("print('loss', sum(losses) / len(losses))\n"),
+        Valid("correction = base / scale\n"),
         Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
     )
     INVALID = (
@@ -61,6 +64,7 @@ class MetricReport(RouteDetector):
         Invalid("results['accuracy'] = np.mean(correct)\n", "scoring", variant=METRIC),
         Invalid("print(f'pass@5: {passes / total}')\n", "scoring", variant=METRIC),
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
+        Invalid("def evaluate(rows):\n    return num_correct * 1.0 / total\n", "scoring", variant=METRIC),
         Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
         Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
@@ -72,6 +76,10 @@ class MetricReport(RouteDetector):
             variant=METRIC,
         ),
     )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.rated = False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         names = [_name(t.target) for t in node.targets]
@@ -103,6 +111,18 @@ class MetricReport(RouteDetector):
             ):
                 self.report(node, "scoring", "prints an average of a metric's values", variant=METRIC)
                 return
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # num_correct * 1.0 / total, solved / len(problems): the rate of right answers, however bound
+        if self.rated or not isinstance(node.operator, cst.Divide):
+            return
+        counted = [n.value for n in (node.left, *descendants(node.left)) if isinstance(n, cst.Name)]
+        if any(CORRECT_WORDS & set(words(n)) for n in counted):
+            self.rated = True
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.report(
+                node, "scoring", "divides a count of right answers", statement=statement, variant=METRIC
+            )
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
