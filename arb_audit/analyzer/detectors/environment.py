@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_env_step, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted
 
@@ -40,6 +41,10 @@ class Environment(RouteDetector):
         Valid("optimizer.step()\nscheduler.step()\n"),
         Valid("class Stepper:\n    def step(self, batch):\n        return self.model(batch)\n"),
         Valid("class EnvConfig(BaseModel):\n    def rollout(self):\n        return None\n"),
+        Valid(
+            "def eval(args, env, agent):\n    obs = env.reset()\n"
+            "    obs, r, done, info = env.step(agent(obs))\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -121,7 +126,9 @@ class Environment(RouteDetector):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self.functions.pop() == {"reset", "step"}:
+        # an environment driven to evaluate or demo an agent (``def eval(args)``) produces no training
+        scoped = NOT_TRAINING_SCOPES & set(words(original_node.name.value))
+        if self.functions.pop() == {"reset", "step"} and not scoped:
             self.report(
                 original_node, "environment", f"{original_node.name.value}() resets and steps an environment"
             )
