@@ -46,7 +46,7 @@ class RewardHead(RouteDetector):
 
     TRIGGERS = (
         *("SequenceClassification", "RewardModel", "reward_model", "CriticModel", "critic_model"),
-        *("PRM", "reward_optim", "rm_optim"),
+        *("PRM", "reward_optim", "rm_optim", "ranker", "Ranker"),
     )
 
     VALID = (
@@ -84,6 +84,11 @@ class RewardHead(RouteDetector):
             "        return F.mse_loss(pred, labels)\n",
             "loss",
             "reward_model",
+        ),
+        Invalid(
+            "from transformers import Trainer\nmodel = build_ranker('pairranker', backbone)\n"
+            "Trainer(model=model, args=args).train()\n",
+            "reward_head",
         ),
         Invalid(
             "loss.backward()\nself.reward_optimizer.step()\n",
@@ -170,13 +175,21 @@ class RewardHead(RouteDetector):
 def names_a_reward_model(name: str) -> bool:
     """Say whether a class is named for a reward model (``RewardModel``, ``ImplicitPRM``)."""
     found = set(words(name))
-    return ("reward" in found and bool(found & {"model", "net", "rm"})) or bool(found & {"prm", "orm"})
+    return (
+        ("reward" in found and bool(found & {"model", "net", "rm"}))
+        or bool(found & {"prm", "orm"})
+        or bool(found & RANKER_WORDS)
+    )
+
+
+RANKER_WORDS = frozenset({"ranker", "reranker"})
+"""Words of a model that ranks candidate responses (PairRM's ``PairRanker``): a preference scorer."""
 
 
 def _builds_scorer(func: cst.BaseExpression) -> bool:
-    """Say whether a call's name constructs or builds a reward or critic model (not one loaded)."""
+    """Say whether a call's name constructs or builds a reward, critic or ranker model (not one loaded)."""
     name = last_name(func)
     found = words(name)
-    if "model" not in found or not SCORER_WORDS & set(found):
+    if not (("model" in found and SCORER_WORDS & set(found)) or RANKER_WORDS & set(found)):
         return False
     return name[:1].isupper() or found[0] in BUILD_VERBS
