@@ -34,8 +34,10 @@ ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator"
 """Flags and keys that choose the policy-gradient estimator (gae = PPO, grpo/group_norm = GRPO)."""
 MAX_LINES = 20_000
 """Lines of a shell script read."""
-LAUNCHERS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed"})
-"""Commands whose ``.py`` argument is the script they run."""
+LAUNCHERS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed", "modal"})
+"""Commands whose ``.py`` argument is the script they run (``modal run app.py`` too)."""
+MAX_WRAPPER_WORDS = 40
+"""Words of a command line looked through for the launcher after a wrapper (``srun``, ``nohup``)."""
 SHELLS = frozenset({"bash", "sh"})
 """Commands whose ``.sh`` argument is the script they run."""
 MAX_SHELL_DEPTH = 2
@@ -46,7 +48,7 @@ TRUE_VALUES = frozenset({"true", "1", "yes"})
 """Values that turn a command line's switch on."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
-_ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(\S*)")
+_ASSIGNMENT = re.compile(r"""(?:export\s+)?([A-Za-z_]\w*)=("[^"]*"|'[^']*'|\S*)""")
 _VARIABLE = re.compile(r"\$\{(\w+)(?:\[[@*]\])?(?::-([^}]*))?\}|\$(\w+)")
 _ENV_WORD = re.compile(r"[A-Za-z_]\w*=")
 _ARRAY_START = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=\((.*)")
@@ -211,11 +213,20 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
     """
     if folder is None or not words:
         return None
-    command = Path(words[0]).name.split(".")[0]
-    suffix = ".py" if command in LAUNCHERS else ".sh" if command in SHELLS else None
-    if suffix is None:
+    # the launcher may come after a wrapper and its options (``srun -p gpu --gres=gpu:8 torchrun ...``)
+    start = next(
+        (
+            i
+            for i, w in enumerate(words[:MAX_WRAPPER_WORDS])
+            if Path(w).name.split(".")[0] in LAUNCHERS | SHELLS
+        ),
+        None,
+    )
+    if start is None:
         return None
-    script = next((w for w in words[1:] if w.endswith(suffix)), None)
+    command = Path(words[start]).name.split(".")[0]
+    suffix = ".py" if command in LAUNCHERS else ".sh"
+    script = next((w for w in words[start + 1 :] if w.endswith(suffix)), None)
     if script is None:
         return None
     roots = [folder.resolve(), folder.resolve().parent]

@@ -609,3 +609,17 @@ def test_a_rollout_function_serves_rl_unless_the_script_reports_a_metric_with_it
         "    print(f'accuracy: {acc}')\n"
     )
     assert classify_path(write(tmp_path, "eval.py", evaluation)).primary == "EVAL_ONLY"
+
+
+def test_a_shell_launcher_reads_quoted_settings_and_commands_behind_a_wrapper(tmp_path: Path) -> None:
+    write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
+    quoted = write(
+        tmp_path,
+        "quoted.sh",
+        'LAUNCH_CMD="deepspeed --num_gpus 8"\n${LAUNCH_CMD} train_loop.py --lr 1e-6\n',
+    )
+    assert classify_path(quoted).labels == ["ONLINE_RL"]
+    wrapped = write(
+        tmp_path, "slurm.sh", "srun -p gpu --gres=gpu:8 torchrun --nproc_per_node 8 train_loop.py\n"
+    )
+    assert classify_path(wrapped).labels == ["ONLINE_RL"]
