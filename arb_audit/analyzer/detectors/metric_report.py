@@ -57,6 +57,7 @@ class MetricReport(RouteDetector):
         Valid("match = re.match(pattern, text)\n"),
         Valid("print('loss', sum(losses) / len(losses))\n"),
         Valid("correction = base / scale\n"),
+        Valid("metrics['train/percent_correct'] = sum(correct) / len(correct)\n"),
         Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
     )
     INVALID = (
@@ -117,9 +118,9 @@ class MetricReport(RouteDetector):
         if self.rated or not isinstance(node.operator, cst.Divide):
             return
         counted = [n.value for n in (node.left, *descendants(node.left)) if isinstance(n, cst.Name)]
-        if any(CORRECT_WORDS & set(words(n)) for n in counted):
+        statement = self.context.statements[-1] if self.context.statements else None
+        if any(CORRECT_WORDS & set(words(n)) for n in counted) and not _training_log(statement):
             self.rated = True
-            statement = self.context.statements[-1] if self.context.statements else None
             self.report(
                 node, "scoring", "divides a count of right answers", statement=statement, variant=METRIC
             )
@@ -130,6 +131,17 @@ class MetricReport(RouteDetector):
         values = [p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
         if found is not None and any(_aggregate(v) for v in values):
             self.report(node, "scoring", f"reports {found.group(0)}", variant=METRIC)
+
+
+def _training_log(statement: cst.CSTNode | None) -> bool:
+    """Say whether a statement logs a training metric (``metrics["train/percent_correct"] = ...``)."""
+    smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+    for small in smalls:
+        if isinstance(small, cst.Assign):
+            keys = [_name(t.target) for t in small.targets if isinstance(t.target, cst.Subscript)]
+            if any(k is not None and k.lower().startswith("train") for k in keys):
+                return True
+    return False
 
 
 def _name(target: cst.BaseExpression) -> str | None:
