@@ -383,8 +383,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # command lines written for a scheduler to run: the file launches what they run, the last
         # one making the final model (as a shell script's)
         launched = list(dict.fromkeys(r for f in commands for r in f.routes))
-        result.role, result.possible_routes = "launcher", launched
-        result.primary = "ONLINE_RL" if "ONLINE_RL" in launched else commands[-1].routes[0]
+        runs = [f.routes[0] for f in commands if f.routes[0] not in WORK_ROLES]
+        if runs:
+            result.role, result.possible_routes = "launcher", [r for r in launched if r not in WORK_ROLES]
+            result.primary = "ONLINE_RL" if "ONLINE_RL" in launched else runs[-1]
+        else:  # it only launches evaluations or data generation
+            result.primary = commands[-1].routes[0]
+            result.role = WORK_ROLES[result.primary]
         labels = launched
     elif "loss" in signals and (
         any(f.signal == "loss" and f.variant != MASKED_TARGETS for f in findings)
@@ -442,6 +447,8 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
+WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}
+"""Labels a launched command can have that train nothing, and the role of a file launching only them."""
 GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer"})
 """Variants of a generic trainer, whose stage is whatever loss it is given."""
 

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from arb_audit.analyzer.classify import Classification, classify_source
-from arb_audit.analyzer.detector import Finding
+from arb_audit.analyzer.detector import Finding, Signal
 from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import ROUTE_WORDS, route_word
@@ -44,6 +44,10 @@ MAX_SHELL_DEPTH = 2
 """Shell scripts followed through other shell scripts (``bash scripts/pipeline.sh``), at most."""
 NOT_ROUTES = frozenset({"NONE_TRAINING", "EVAL_ONLY", "DISTILLATION"})
 """Labels of a launched script that are not a training route."""
+LAUNCHED_WORK: dict[str, Signal] = {"EVAL_ONLY": "scoring", "DISTILLATION": "generation"}
+"""The signal a launcher's finding carries for a launched script that evaluates or generates data."""
+WORK_LABELS = {"scoring": ("eval", "EVAL_ONLY"), "generation": ("data_generation", "DISTILLATION")}
+"""What a launcher that only runs such scripts is: its role and its label."""
 TRUE_VALUES = frozenset({"true", "1", "yes"})
 """Values that turn a command line's switch on."""
 MAX_VALUE = 4096
@@ -227,6 +231,12 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
     command = Path(words[start]).name.split(".")[0]
     suffix = ".py" if command in LAUNCHERS else ".sh"
     script = next((w for w in words[start + 1 :] if w.endswith(suffix)), None)
+    if script is None and suffix == ".py":
+        # ``python -m eval.mmlu.run_eval``: the module's file, from the folder the command runs in
+        rest = words[start + 1 :]
+        module = next((rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "-m"), None)
+        if module is not None and re.fullmatch(r"[A-Za-z_][\w.]*", module):
+            script = module.replace(".", "/") + ".py"
     if script is None:
         return None
     roots = [folder.resolve(), folder.resolve().parent]
@@ -261,7 +271,7 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
 
 def command_routes(command: str) -> list[str]:
     """Return the route labels one command line runs (a ``trl`` subcommand, an entry module, flags)."""
-    return [f.routes[0] for f in _command_routes(command, 0)]
+    return [f.routes[0] if f.routes else WORK_LABELS[f.signal][1] for f in _command_routes(command, 0)]
 
 
 CONFIG_FLAGS = frozenset({"--config", "-c"})
@@ -299,6 +309,8 @@ def _entry_routes(
 ) -> list[Finding]:
     """Return what one framework command of a line runs (``words[end:]`` follow the command)."""
     shown = " ".join(words[:end])[-80:]
+    if entry.role == "eval":
+        return [Finding("ShellLauncher", "scoring", message=shown, line=line, excerpt=command.strip()[:160])]
     if entry.label is not None:
         return [_finding("ShellLauncher", line, command, shown, entry.label)]
     if entry.choices and entry.key is None:
@@ -380,6 +392,17 @@ def _command_routes(command: str, line: int, folder: Path | None = None, depth: 
                     launched.primary,
                 )
             )
+        elif launched.primary in LAUNCHED_WORK:
+            # an evaluation or a data generation run: what the script does when it trains nothing
+            found.append(
+                Finding(
+                    "ShellLauncher",
+                    LAUNCHED_WORK[launched.primary],
+                    message=f"runs {script.name} ({launched.primary})",
+                    line=line,
+                    excerpt=command.strip()[:160],
+                )
+            )
     settings = _settings(words)
     for end, entry in commands_in(words):
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
@@ -409,10 +432,16 @@ def classify_launcher(source: SourceFile) -> Classification:
         findings = _shell_routes(source.text, Path(source.path).parent)
     result.findings = findings
     routes = list(dict.fromkeys(r for f in findings for r in f.routes))
+    work = [f for f in findings if f.signal in WORK_LABELS]
+    if not routes and work:
+        # it only runs evaluations or data generation: the last one run is what it does
+        result.role, result.primary = WORK_LABELS[work[-1].signal]
+        result.labels = [result.primary]
+        return result
     if not routes:
         return result
     # Several commands in one script run one after the other: the last one makes the final model.
-    last = findings[-1].routes[0]
+    last = next(f.routes[0] for f in reversed(findings) if f.routes)
     result.role = "launcher"
     result.possible_routes = routes
     result.primary = result.default_route = "ONLINE_RL" if "ONLINE_RL" in routes else last

@@ -623,3 +623,19 @@ def test_a_shell_launcher_reads_quoted_settings_and_commands_behind_a_wrapper(tm
         tmp_path, "slurm.sh", "srun -p gpu --gres=gpu:8 torchrun --nproc_per_node 8 train_loop.py\n"
     )
     assert classify_path(wrapped).labels == ["ONLINE_RL"]
+
+
+def test_a_launcher_of_evaluations_only_is_an_evaluation(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "run_eval.py",
+        "from vllm import LLM\nllm = LLM('m')\nouts = llm.generate(prompts)\n"
+        "acc = sum(o == a for o, a in zip(outs, answers)) / len(answers)\nprint(f'accuracy: {acc}')\n",
+    )
+    assert classify_path(tmp_path / "run_eval.py").primary == "EVAL_ONLY"
+    sweep = write(tmp_path, "sweep.sh", "for d in gsm8k math; do\n  python run_eval.py --dataset $d\ndone\n")
+    result = classify_path(sweep)
+    assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+    write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
+    both = write(tmp_path, "both.sh", "python train_loop.py\npython run_eval.py\n")
+    assert classify_path(both).primary == "ONLINE_RL"  # the evaluation after training is no stage
