@@ -146,8 +146,9 @@ class CommandText(RouteDetector):
             self._read(node)
 
     def _read(self, node: cst.BaseExpression) -> None:
-        if self.quiet:
-            return
+        raw = node.value if isinstance(node, cst.SimpleString) else cst.Module([]).code_for_node(node)
+        if self.quiet or not any(t in raw for t in self.TRIGGERS):
+            return  # most strings: no need to evaluate them
         text = _text(node)
         if text is None or not any(t in text for t in self.TRIGGERS):
             return

@@ -15,6 +15,8 @@ JUDGE_WORDS = frozenset(
 ``judgment``, ``run_judge_pair``)."""
 PREFERENCE_FIELDS = frozenset({"chosen", "rejected"})
 """Record fields of a preference pair: a judge that fills them labels training data, it evaluates nothing."""
+FIELD_HINTS = ("judg", "Judg", "verdict", "winner", "chosen", "rejected")
+"""Text a record field must hold to be read at all."""
 JUDGE = "judge"
 """Variant of the ``scoring`` finding of an LLM judge."""
 
@@ -72,7 +74,10 @@ class LlmJudge(RouteDetector):
         )
 
     def _judged(self, node: cst.CSTNode, identifier: str) -> None:
-        if self.named is None and JUDGE_WORDS & set(words(identifier)):
+        lowered = identifier.lower()
+        if self.named is not None or not any(t in lowered for t in ("judg", "verdict", "winner")):
+            return  # most identifiers: no need to split them into words
+        if JUDGE_WORDS & set(words(identifier)):
             self.named = (node, self.context.statements[-1] if self.context.statements else None)
 
     def _bound(self, target: cst.BaseExpression) -> None:
@@ -96,7 +101,9 @@ class LlmJudge(RouteDetector):
         self._judged(node.name, node.name.value)
 
     def _field(self, node: cst.BaseExpression) -> None:
-        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        if not isinstance(node, cst.SimpleString) or not any(t in node.value for t in FIELD_HINTS):
+            return  # most fields: no need to evaluate the literal
+        if isinstance(node.evaluated_value, str):
             if node.evaluated_value in PREFERENCE_FIELDS:
                 self.preferences = True
             self._judged(node, node.evaluated_value)

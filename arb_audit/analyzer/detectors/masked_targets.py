@@ -89,7 +89,9 @@ class MaskedTargets(RouteDetector):
         self.around.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        self._enter(" ".join(_target_name(t.target) for t in node.targets))
+        named = " ".join(_target_name(t.target) for t in node.targets)
+        self._preference_name(named)  # ``chosen_ids = ...``: a preference pair's data
+        self._enter(named)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._leave()
@@ -101,8 +103,8 @@ class MaskedTargets(RouteDetector):
         self._leave()
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
-        key = node.key.evaluated_value if isinstance(node.key, cst.SimpleString) else None
-        self._enter(key if isinstance(key, str) else "")
+        # the key's source text is enough to read its words (evaluating every literal is not cheap)
+        self._enter(node.key.value.strip("'\"") if isinstance(node.key, cst.SimpleString) else "")
 
     def leave_DictElement(self, original_node: cst.DictElement) -> None:
         self._leave()
@@ -116,6 +118,7 @@ class MaskedTargets(RouteDetector):
         self._leave()
 
     def visit_Param(self, node: cst.Param) -> None:
+        self._preference_name(node.name.value)
         self._enter(node.name.value)
 
     def leave_Param(self, original_node: cst.Param) -> None:
@@ -145,10 +148,13 @@ class MaskedTargets(RouteDetector):
             self.found = (node, self.context.statements[-1] if self.context.statements else None)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.preferences = self.preferences or node.evaluated_value in PREFERENCE_WORDS
+        raw = node.value
+        if not self.preferences and ("chosen" in raw or "rejected" in raw):
+            self.preferences = node.evaluated_value in PREFERENCE_WORDS
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.preferences = self.preferences or bool(PREFERENCE_WORDS & set(words(node.value)))
+    def _preference_name(self, name: str) -> None:
+        if not self.preferences and ("chosen" in name or "rejected" in name):
+            self.preferences = bool(PREFERENCE_WORDS & set(words(name)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.found is not None and not self.preferences:
