@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from arb_audit.analyzer.classify import Classification, classify_source
+from arb_audit.analyzer.classify import WORK_ROLES, Classification, classify_source
 from arb_audit.analyzer.detector import Finding, Signal
 from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.source import SourceFile, read_source
@@ -45,9 +45,10 @@ MAX_SHELL_DEPTH = 2
 NOT_ROUTES = frozenset({"NONE_TRAINING", "EVAL_ONLY", "DISTILLATION"})
 """Labels of a launched script that are not a training route."""
 LAUNCHED_WORK: dict[str, Signal] = {"EVAL_ONLY": "scoring", "DISTILLATION": "generation"}
-"""The signal a launcher's finding carries for a launched script that evaluates or generates data."""
-WORK_LABELS = {"scoring": ("eval", "EVAL_ONLY"), "generation": ("data_generation", "DISTILLATION")}
-"""What a launcher that only runs such scripts is: its role and its label."""
+"""The signal a launcher's finding carries for a launched script that evaluates or generates data (the
+labels of :data:`arb_audit.analyzer.classify.WORK_ROLES`)."""
+WORK_OF_SIGNAL = {signal: label for label, signal in LAUNCHED_WORK.items()}
+"""The label such a finding's signal stands for."""
 TRUE_VALUES = frozenset({"true", "1", "yes"})
 """Values that turn a command line's switch on."""
 MAX_VALUE = 4096
@@ -162,7 +163,15 @@ def _expand(command: str, variables: dict[str, str]) -> str:
     return _VARIABLE.sub(value, command)
 
 
-def _shell_routes(text: str, folder: Path | None = None, depth: int = 0) -> list[Finding]:
+def _shell_routes(
+    text: str, folder: Path | None = None, depth: int = 0, launched: dict[Path, Classification] | None = None
+) -> list[Finding]:
+    """Return what each command of a shell script runs.
+
+    ``launched``: the scripts classified so far for this launcher (a sweep runs one script many times:
+    it is read and parsed once).
+    """
+    launched = {} if launched is None else launched
     found: list[Finding] = []
     variables: dict[str, str] = {}
     array: tuple[str, list[str]] | None = None
@@ -191,7 +200,7 @@ def _shell_routes(text: str, folder: Path | None = None, depth: int = 0) -> list
             # Capped: `A=$A$A` repeated would double a value on every line.
             variables[assignment.group(1)] = _expand(assignment.group(2).strip("'\""), variables)[:MAX_VALUE]
         else:
-            found.extend(_command_routes(_expand(logical, variables), start, folder, depth))
+            found.extend(_command_routes(_expand(logical, variables), start, folder, depth, launched))
         logical = ""
     return found
 
@@ -271,7 +280,7 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
 
 def command_routes(command: str) -> list[str]:
     """Return the route labels one command line runs (a ``trl`` subcommand, an entry module, flags)."""
-    return [f.routes[0] if f.routes else WORK_LABELS[f.signal][1] for f in _command_routes(command, 0)]
+    return [f.routes[0] if f.routes else WORK_OF_SIGNAL[f.signal] for f in _command_routes(command, 0)]
 
 
 CONFIG_FLAGS = frozenset({"--config", "-c"})
@@ -355,7 +364,13 @@ def _entry_routes(
     ]
 
 
-def _command_routes(command: str, line: int, folder: Path | None = None, depth: int = 0) -> list[Finding]:
+def _command_routes(
+    command: str,
+    line: int,
+    folder: Path | None = None,
+    depth: int = 0,
+    classified: dict[Path, Classification] | None = None,
+) -> list[Finding]:
     try:
         words = shlex.split(command, comments=True)
     except ValueError:
@@ -369,14 +384,21 @@ def _command_routes(command: str, line: int, folder: Path | None = None, depth: 
     if script is not None and script.suffix == ".sh":
         if depth < MAX_SHELL_DEPTH:
             shell = read_source(script, str(script))
-            runs = _shell_routes(shell.text, script.parent, depth + 1) if shell.text is not None else []
+            runs = (
+                _shell_routes(shell.text, script.parent, depth + 1, classified)
+                if shell.text is not None
+                else []
+            )
             routes = list(dict.fromkeys(r for f in runs for r in f.routes))
             if routes:
                 message = f"runs {script.name} ({', '.join(routes)})"
                 found.append(_finding("ShellLauncher", line, command, message, routes[-1]))
         script = None
     if script is not None:
-        launched = classify_source(read_source(script, str(script)))
+        classified = {} if classified is None else classified
+        if script not in classified:
+            classified[script] = classify_source(read_source(script, str(script)))
+        launched = classified[script]
         picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
         if picked is not None:
             # the script chooses its route by a setting, and this command line sets it
@@ -415,7 +437,11 @@ def _command_routes(command: str, line: int, folder: Path | None = None, depth: 
     if estimators:
         # The estimator decides what a policy-gradient entry point runs; its default no longer applies.
         estimated = {e.routes[0] for e in estimators}
-        found = [f for f in found if not f.message.endswith(DEFAULT_NOTE) and f.routes[0] not in estimated]
+        found = [
+            f
+            for f in found
+            if not f.routes or (not f.message.endswith(DEFAULT_NOTE) and f.routes[0] not in estimated)
+        ]
         found += estimators
     return found
 
@@ -432,10 +458,11 @@ def classify_launcher(source: SourceFile) -> Classification:
         findings = _shell_routes(source.text, Path(source.path).parent)
     result.findings = findings
     routes = list(dict.fromkeys(r for f in findings for r in f.routes))
-    work = [f for f in findings if f.signal in WORK_LABELS]
+    work = [f for f in findings if f.signal in WORK_OF_SIGNAL]
     if not routes and work:
         # it only runs evaluations or data generation: the last one run is what it does
-        result.role, result.primary = WORK_LABELS[work[-1].signal]
+        result.primary = WORK_OF_SIGNAL[work[-1].signal]
+        result.role = WORK_ROLES[result.primary]
         result.labels = [result.primary]
         return result
     if not routes:

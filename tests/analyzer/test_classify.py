@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arb_audit.analyzer import launchers
 from arb_audit.analyzer.batch import classify_path
-from arb_audit.analyzer.launchers import classify_launcher
+from arb_audit.analyzer.launchers import classify_launcher, command_routes
 from arb_audit.analyzer.source import SourceFile
 from arb_audit.cli import main
 from arb_audit.store import RunStore
@@ -639,3 +640,25 @@ def test_a_launcher_of_evaluations_only_is_an_evaluation(tmp_path: Path) -> None
     write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
     both = write(tmp_path, "both.sh", "python train_loop.py\npython run_eval.py\n")
     assert classify_path(both).primary == "ONLINE_RL"  # the evaluation after training is no stage
+
+
+def test_an_evaluation_command_given_an_estimator_is_read_without_error() -> None:
+    # an evaluation entry (no route) beside an estimator setting on one line
+    routes = command_routes("python3 -m verl.trainer.main_generation algorithm.adv_estimator=grpo")
+    assert "EVAL_ONLY" in routes
+
+
+def test_a_sweep_reads_the_script_it_runs_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
+    sweep = write(tmp_path, "sweep.sh", "".join(f"python train_loop.py --seed {i}\n" for i in range(5)))
+    read: list[str] = []
+    real = launchers.read_source
+
+    def counting(path: Path, display: str | None = None) -> SourceFile:
+        read.append(Path(path).name)
+        return real(path, display)
+
+    monkeypatch.setattr(launchers, "read_source", counting)
+    result = classify_path(sweep)
+    assert result.primary == "ONLINE_RL" and len(result.findings) == 5
+    assert read == ["train_loop.py"]
