@@ -725,7 +725,8 @@ class GradientStep(RouteDetector):
         for name in (*callee, *self.where.get(id(node), ())):
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
-                self._report_named(node, statement, named, f"the gradient step is in {name}")
+                where = "the optimiser is handed to" if name in callee else "the gradient step is in"
+                self._report_named(node, statement, named, f"{where} {name}")
                 return
 
     def _named_trainer(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
