@@ -14,6 +14,9 @@ from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
 NOT_COMMANDS = frozenset({"help", "description", "epilog", "usage"})
 """Keyword arguments whose text describes commands to a person (argparse's ``help=``)."""
+MAX_COMMAND_TEXT = 20_000
+"""Characters of one string read for command lines (a launcher's command is far shorter; a string of
+megabytes is data, and splitting it into shell words would cost seconds)."""
 PLACEHOLDER = " ARG "
 """What an f-string's replacement field stands for: one word (a path, a count, a setting)."""
 
@@ -44,6 +47,7 @@ def _script_route(script: str) -> str | None:
 
 def launched_routes(text: str) -> list[str]:
     """Return the routes the command lines in ``text`` run, by the table or by the script they run."""
+    text = text[:MAX_COMMAND_TEXT]
     try:
         words = shlex.split(text)
     except ValueError:
@@ -82,6 +86,7 @@ class CommandText(RouteDetector):
         Valid('"""Usage: python train_dpo.py --beta 0.1"""\n'),
         Valid("parser.add_argument('--x', help='then run python train_grpo.py')\n"),
         Valid("cmd = f'python eval.py --model {m}'\n"),
+        Valid("blob = '" + "x" * 30_000 + " python train_grpo.py'\n"),
     )
     INVALID = (
         Invalid(
