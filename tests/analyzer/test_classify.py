@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from arb_audit.analyzer import launchers
 from arb_audit.analyzer.batch import classify_path
 from arb_audit.analyzer.launchers import classify_launcher, command_routes
-from arb_audit.analyzer.source import SourceFile
+from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.cli import main
 from arb_audit.store import RunStore
 from arb_audit.taxonomy.files import FILE_LABELS, FILE_ROLES
@@ -652,7 +652,7 @@ def test_a_sweep_reads_the_script_it_runs_once(tmp_path: Path, monkeypatch: pyte
     write(tmp_path, "train_loop.py", MULTI_TURN_ROLLOUT)
     sweep = write(tmp_path, "sweep.sh", "".join(f"python train_loop.py --seed {i}\n" for i in range(5)))
     read: list[str] = []
-    real = launchers.read_source
+    real = read_source
 
     def counting(path: Path, display: str | None = None) -> SourceFile:
         read.append(Path(path).name)
