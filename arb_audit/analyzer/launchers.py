@@ -53,8 +53,12 @@ TRUE_VALUES = frozenset({"true", "1", "yes"})
 """Values that turn a command line's switch on."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
-_ASSIGNMENT = re.compile(r"""(?:export\s+)?([A-Za-z_]\w*)=("[^"]*"|'[^']*'|\S*)""")
-_VARIABLE = re.compile(r"\$\{(\w+)(?:\[[@*]\])?(?::-([^}]*))?\}|\$(\w+)")
+MAX_LEVELS_UP = 3
+"""Folders above a launcher's own where the scripts and configs it names are looked for (a launcher
+in ``scripts/gpt2/train/`` is run from the repository's root)."""
+_ASSIGNMENT = re.compile(r"""(?:export\s+)?([A-Za-z_]\w*)(\+?)=("[^"]*"|'[^']*'|\S*)""")
+# ``${NAME}``, ``${ARRAY[@]}``, ``${NAME:-default}``, ``${1-default}``, ``$NAME``
+_VARIABLE = re.compile(r"\$\{(\w+)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$(\w+)")
 _ENV_WORD = re.compile(r"[A-Za-z_]\w*=")
 _ARRAY_START = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=\((.*)")
 
@@ -158,7 +162,7 @@ def _expand(command: str, variables: dict[str, str]) -> str:
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)
-        return variables.get(name, match.group(2) or "")
+        return variables.get(name, (match.group(2) or "").strip("'\""))
 
     return _VARIABLE.sub(value, command)
 
@@ -198,7 +202,11 @@ def _shell_routes(
         logical += stripped
         if (assignment := _ASSIGNMENT.fullmatch(logical.strip())) is not None:
             # Capped: `A=$A$A` repeated would double a value on every line.
-            variables[assignment.group(1)] = _expand(assignment.group(2).strip("'\""), variables)[:MAX_VALUE]
+            name, append, value = assignment.groups()
+            value = _expand(value.strip("'\""), variables)
+            if append:  # ``OPTS+=" --lr 1e-5"``
+                value = variables.get(name, "") + value
+            variables[name] = value[:MAX_VALUE]
         else:
             found.extend(_command_routes(_expand(logical, variables), start, folder, depth, launched))
         logical = ""
@@ -221,8 +229,7 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
 def _launched_script(words: list[str], folder: Path | None) -> Path | None:
     """Return the file a ``python``/``accelerate launch``/``torchrun``/``deepspeed``/``bash`` command runs.
 
-    Launchers are run from their own folder or the one above it (``bash scripts/train.sh``); the
-    script is looked for there and only there, so nothing outside those folders is ever read.
+    The script is looked for in the launcher's neighbourhood only (:func:`_near`).
     """
     if folder is None or not words:
         return None
@@ -248,12 +255,7 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
             script = module.replace(".", "/") + ".py"
     if script is None:
         return None
-    roots = [folder.resolve(), folder.resolve().parent]
-    for root in roots:
-        candidate = (root / script).resolve()
-        if candidate.is_relative_to(roots[-1]) and candidate.is_file():
-            return candidate
-    return None
+    return _near(script, folder)
 
 
 def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | None:
@@ -292,18 +294,33 @@ DEFAULT_NOTE = "(its default)"
 def _config_argument(words: list[str], end: int, folder: Path | None) -> Path | None:
     """Return the YAML config a framework command is given (``llamafactory-cli train x.yaml``), if readable.
 
-    Looked for beside the script and one folder up, as :func:`_launched_script` looks for scripts.
+    Looked for as :func:`_launched_script` looks for scripts.
     """
     if folder is None:
         return None
     config = next((w for w in words[end:] if w.endswith((".yaml", ".yml"))), None)
-    if config is None:
-        return None
-    roots = [folder.resolve(), folder.resolve().parent]
-    for root in roots:
-        candidate = (root / config).resolve()
-        if candidate.is_relative_to(roots[-1]) and candidate.is_file():
-            return candidate
+    return None if config is None else _near(config, folder)
+
+
+def _near(named: str, folder: Path) -> Path | None:
+    """Return the file a launcher in ``folder`` names, looked for in its neighbourhood only.
+
+    The neighbourhood is ``folder`` and up to :data:`MAX_LEVELS_UP` folders above it, nearest
+    first: launchers are run from their own folder or from the repository's root. An absolute
+    path is the agent's machine's; its trailing parts are looked for the same way
+    (``/home/me/proj/finetune.py`` as ``proj/finetune.py``, then ``finetune.py``). Nothing outside
+    the neighbourhood is read, through a symlink or ``..`` either.
+    """
+    roots = [folder.resolve(), *folder.resolve().parents][: MAX_LEVELS_UP + 1]
+    parts = Path(named).parts
+    tails = (
+        [Path(*parts[i:]) for i in range(1, len(parts))] if Path(named).is_absolute() else [Path(named)]
+    )
+    for tail in tails:
+        for root in roots:
+            candidate = (root / tail).resolve()
+            if candidate.is_relative_to(roots[-1]) and candidate.is_file():
+                return candidate
     return None
 
 
@@ -468,9 +485,14 @@ def classify_launcher(source: SourceFile) -> Classification:
     if not routes:
         return result
     # Several commands in one script run one after the other: the last one makes the final model.
-    last = next(f.routes[0] for f in reversed(findings) if f.routes)
+    final = next(f for f in reversed(findings) if f.routes)
     result.role = "launcher"
     result.possible_routes = routes
-    result.primary = result.default_route = "ONLINE_RL" if "ONLINE_RL" in routes else last
+    result.primary = result.default_route = "ONLINE_RL" if "ONLINE_RL" in routes else final.routes[0]
+    if final.signal == "dispatch" and len(final.routes) > 1 and result.primary != "ONLINE_RL":
+        # the last command's framework picks its route from a config this script does not fix
+        # (``llamafactory-cli train $1``): which route ran is the config's
+        result.primary = "CONFIG_DEPENDENT"
+        result.default_route = final.default
     result.labels = list(dict.fromkeys([result.primary, *routes]))
     return result

@@ -117,6 +117,7 @@ else:
 
 def write(tmp_path: Path, name: str, code: str) -> Path:
     path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(code))
     return path
 
@@ -662,3 +663,33 @@ def test_a_sweep_reads_the_script_it_runs_once(tmp_path: Path, monkeypatch: pyte
     result = classify_path(sweep)
     assert result.primary == "ONLINE_RL" and len(result.findings) == 5
     assert read == ["train_loop.py"]
+
+
+def test_a_shell_launcher_finds_the_script_it_runs_from_the_repository_root(tmp_path: Path) -> None:
+    write(tmp_path, "repo/src/train/loop.py", MULTI_TURN_ROLLOUT)
+    nested = write(
+        tmp_path, "repo/exp/runs/hh/train.sh", "deepspeed --include localhost:0 src/train/loop.py --lr 1e-6\n"
+    )
+    assert classify_path(nested).labels == ["ONLINE_RL"]
+    # the agent's absolute path, and options gathered with += and positional defaults
+    absolute = write(
+        tmp_path,
+        "repo/exp/runs/hh/abs.sh",
+        'BASE=${1-"/home/me/repo"}\nOPTS=""\nOPTS+=" --lr 1e-6"\n'
+        'CMD="torchrun --nproc_per_node 8 ${BASE}/src/train/loop.py ${OPTS}"\nCODE_BASE=HF ${CMD}\n',
+    )
+    assert classify_path(absolute).labels == ["ONLINE_RL"]
+    # nothing above the neighbourhood (three folders up) is read
+    far = write(tmp_path, "repo/a/b/c/d/far.sh", "python src/train/loop.py\n")
+    assert classify_path(far).primary == "NONE_TRAINING"
+
+
+def test_a_framework_command_given_a_config_the_script_does_not_fix_is_config_dependent(
+    tmp_path: Path,
+) -> None:
+    result = classify_path(write(tmp_path, "run.sh", "yaml=$1\nllamafactory-cli train ${yaml}\n"))
+    assert (result.primary, result.role) == ("CONFIG_DEPENDENT", "launcher")
+    assert result.default_route == "SFT"
+    write(tmp_path, "dpo.yaml", "stage: dpo\nmodel_name_or_path: m\n")
+    fixed = classify_path(write(tmp_path, "fixed.sh", "llamafactory-cli train dpo.yaml\n"))
+    assert fixed.primary == "DPO"
