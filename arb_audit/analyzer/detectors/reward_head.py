@@ -62,6 +62,7 @@ class RewardHead(RouteDetector):
             "        return F.cross_entropy(self.net(x), y)\n"
         ),
         Valid("reward_model = make_reward_model()\nscores = reward_model(**batch)\nloss.backward()\n"),
+        Valid("model = create_model(GPT2LMHeadModel, path)\nmodel.backward(loss)\n"),
     )
     INVALID = (
         Invalid(
@@ -84,6 +85,11 @@ class RewardHead(RouteDetector):
             "        return F.mse_loss(pred, labels)\n",
             "loss",
             "reward_model",
+        ),
+        Invalid(
+            "model = create_custom_model(RewardModel, args.model, tokenizer)\n"
+            "for batch in loader:\n    loss = model(**batch)['loss']\n    model.backward(loss)\n",
+            "reward_head",
         ),
         Invalid(
             "from transformers import Trainer\nmodel = build_ranker('pairranker', backbone)\n"
@@ -112,7 +118,9 @@ class RewardHead(RouteDetector):
         """Names the file trains: given as ``model=``, stepped, or whose parameters are optimised."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and _builds_scorer(node.value.func):
+        if isinstance(node.value, cst.Call) and (
+            _builds_scorer(node.value.func) or _factory_of_scorer(node.value)
+        ):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.built[target.target.value] = node.value
@@ -184,6 +192,15 @@ def names_a_reward_model(name: str) -> bool:
 
 RANKER_WORDS = frozenset({"ranker", "reranker"})
 """Words of a model that ranks candidate responses (PairRM's ``PairRanker``): a preference scorer."""
+
+
+def _factory_of_scorer(call: cst.Call) -> bool:
+    """Say whether a generic factory is handed a scorer's class (``create_custom_model(RewardModel, ...)``)."""
+    found = words(last_name(call.func))
+    return bool(found) and found[0] in BUILD_VERBS and any(
+        isinstance(arg.value, (cst.Name, cst.Attribute)) and _builds_scorer(arg.value) and not arg.keyword
+        for arg in call.args
+    )
 
 
 def _builds_scorer(func: cst.BaseExpression) -> bool:
