@@ -91,9 +91,18 @@ def names_rl_loss(identifier: str) -> bool:
     return "loss" in found and bool(found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS))
 
 
-def _note_rl_loss(f: Features, identifier: str) -> None:
-    if names_rl_loss(identifier):
+PREFERENCE_LOSS_WORDS = frozenset({"dpo", "preference", *DPO_VARIANTS})
+"""With ``loss``, words of an identifier that names a preference-family loss (``dpo_loss``)."""
+
+
+def _note_named_loss(f: Features, identifier: str) -> None:
+    found = set(words(identifier))
+    if "loss" not in found:
+        return
+    if found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS):
         f.named_rl_losses.add(identifier)
+    elif found & PREFERENCE_LOSS_WORDS:
+        f.named_preference_losses.add(identifier)
 
 
 FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
@@ -204,6 +213,8 @@ class Features:
     """The loss comes out of a forward pass of the file's model object (its own language-model loss)."""
     named_rl_losses: set[str] = field(default_factory=set)
     """Identifiers that name a policy-gradient or value loss (``policy_loss``, ``compute_value_loss``)."""
+    named_preference_losses: set[str] = field(default_factory=set)
+    """Identifiers that name a preference-family loss (``dpo_loss``, ``compute_kto_loss``)."""
     nodes: int = 0
     """Nodes read."""
     kept: set[str] = field(default_factory=set)
@@ -274,6 +285,12 @@ def loss_form(f: Features) -> Verdict:
         return Verdict(
             "ppo", "ppo" if critic else None, None, f"a loss the code calls {named} (policy gradient)"
         )
+    if f.named_preference_losses:
+        # a preference loss of another file (``from loss import dpo_loss``), named for what it is
+        named = sorted(f.named_preference_losses)[:2]
+        found = {x for n in named for x in words(n)}
+        variant = next((v for v in DPO_VARIANTS if v in found), "dpo")
+        return Verdict("dpo", variant, None, f"a loss the code calls {', '.join(named)} (preference)")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
@@ -316,7 +333,7 @@ class Slice:
                 f.nodes += 1
                 if isinstance(node, cst.Name):
                     f.words.update(words(node.value))
-                    _note_rl_loss(f, node.value)
+                    _note_named_loss(f, node.value)
                     for key in ((scope, node.value), (0, node.value)):
                         if key not in seen_names and key in self.assigns:
                             seen_names.add(key)
@@ -324,7 +341,7 @@ class Slice:
                 elif isinstance(node, cst.Attribute):
                     attr = node.attr.value
                     f.words.update(words(attr))
-                    _note_rl_loss(f, attr)
+                    _note_named_loss(f, attr)
                     if isinstance(node.value, cst.Name) and node.value.value == "self":
                         key = (-1, attr)
                         if key not in seen_names and attr in self.attributes:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.loss_slice import is_one, one_minus_plus, words
+from arb_audit.analyzer.loss_slice import PREFERENCE_LOSS_WORDS, is_one, one_minus_plus, words
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -15,11 +15,15 @@ CROSS_ENTROPY = frozenset(
 )
 LOG_SIGMOID = frozenset({"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid"})
 LOG = frozenset({"torch.log"})
+LOG_NORMALISERS = frozenset({"log_softmax", "logsigmoid", "LogSoftmax", "LogSigmoid"})
+"""Calls that turn scores into log-probabilities, as a preference loss over log-ratios does."""
 SIGMOID = frozenset({"torch.sigmoid", "torch.nn.functional.sigmoid"})
 """``torch.log(torch.sigmoid(x))``: the log-sigmoid written out, as older reward-model code does."""
 CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
-LIBRARY_FORMS = frozenset({"group_advantage", "clipped_ratio", "preference", "pairwise"})
+LIBRARY_FORMS = frozenset(
+    {"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference"}
+)
 """Forms that, without a backward pass here, still make the file a library of that stage's loss."""
 PRECEDENCE = (
     ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
@@ -28,6 +32,7 @@ PRECEDENCE = (
     ("reinforce", "ppo", "reinforce", "a loop samples from the policy, scores it with a reward and updates"),
     ("preference", "dpo", "dpo", "log-sigmoid of beta times a policy/reference log-ratio margin"),
     ("pairwise", "reward_model", "bradley_terry", "log-sigmoid of chosen minus rejected rewards"),
+    ("named_preference", "dpo", "dpo", "log-probabilities normalised in a function named for a preference loss"),
     ("supervised", "sft", None, "cross-entropy against fixed labels"),
 )
 """Loss forms, strongest first: policy-gradient code also computes token cross-entropies, so a
@@ -69,6 +74,8 @@ class HandwrittenLoss(RouteDetector):
         "logsigmoid",
         "LogSigmoid",
         "sigmoid",
+        "log_softmax",
+        "LogSoftmax",
     )
 
     VALID = (
@@ -79,12 +86,20 @@ class HandwrittenLoss(RouteDetector):
             "import torch.nn.functional as F\n"
             "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
         ),
+        Valid("def dpo_loss_report(losses):\n    print(losses)\n"),
         Valid(
             "import torch.nn.functional as F\n"
             "def eval_loss(logits, labels):\n    return F.cross_entropy(logits, labels)\n"
         ),
     )
     INVALID = (
+        Invalid(
+            "def dpo_loss(ref_logits, logits, labels, beta=0.1):\n"
+            "    ratio = (logits.log_softmax(-1) - ref_logits.log_softmax(-1)).sum(1)\n"
+            "    return -(labels * (beta * ratio).log_softmax(0)).sum()\n",
+            "loss",
+            "dpo",
+        ),
         Invalid(
             "import torch.nn.functional as F\n"
             "def compute_loss_with_mask(logits, target, mask):\n"
@@ -226,6 +241,12 @@ class HandwrittenLoss(RouteDetector):
                     node,
                     self.context.statements[-1] if self.context.statements else None,
                 )
+        if (name in LOG_NORMALISERS or {c.rsplit(".", 1)[-1] for c in callee} & LOG_NORMALISERS) and any(
+            "loss" in found and found & PREFERENCE_LOSS_WORDS
+            for found in map(set, map(words, self.enclosing()))
+        ):
+            # ``def dpo_loss(...)`` normalising log-probabilities: a preference loss of its own form
+            self._saw("named_preference", node)
         if callee & LOG and args and isinstance(args[0], cst.Call) and self.names(args[0].func) & SIGMOID:
             args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
             callee = set(LOG_SIGMOID)
