@@ -108,11 +108,33 @@ def trainer_of(qualified: str) -> Trainer | None:
     if not rest:
         return None
     if root not in TRAINING_LIBRARIES and not qualified.startswith("."):
-        specific = name in TRAINERS and name not in GENERIC_TRAINERS
-        return TRAINERS[name] if specific and root not in PACKAGES else None
+        specific = _specific_trainer(name)
+        return TRAINERS[specific] if specific is not None and root not in PACKAGES else None
     if name == "Trainer":
         return TRAINERS["Trainer"] if root == "transformers" else None  # not any framework's generic one
     return trainer_named(name)
+
+
+NOT_TRAINER_SUFFIXES = ("Config", "Arguments", "Args", "Callback", "Mixin", "Output", "State")
+"""Endings of a class named after a trainer that is not one (``DPOTrainerConfig``)."""
+
+
+def _specific_trainer(name: str) -> str | None:
+    """Return the specific library trainer ``name`` is, or extends by a suffix (``PPOTrainerForZero3``).
+
+    A project's copy of a library trainer keeps the name and says how it differs after it; the
+    generic ``Trainer`` says nothing whatever follows it.
+    """
+    if name in TRAINERS:
+        return name if name not in GENERIC_TRAINERS else None
+    if name.endswith(NOT_TRAINER_SUFFIXES):
+        return None
+    at = name.find("Trainer")
+    base = name[: at + len("Trainer")] if at > 0 else ""
+    rest = name[len(base) :]
+    if base in TRAINERS and base not in GENERIC_TRAINERS and rest[:1].isupper() | rest[:1].isdigit():
+        return base
+    return None
 
 
 ROUTE_WORDS: dict[str, str] = {

@@ -17,12 +17,18 @@ from arb_audit.analyzer.trainers import route_word, trainer_of
         # another package's trainer with a specific name runs that stage, whoever wrote it
         ("verifiers.GRPOTrainer", "grpo"),
         ("mypkg.trainers.DPOTrainer", "dpo"),
+        # a project's copy says how it differs after the library's name
+        ("src.ppo_trainer.PPOTrainerForZero3", "ppo"),
+        ("mypkg.GRPOTrainerV2", "grpo"),
         # but not its generic Trainer, a prefixed name, or a framework whose table entry decides
         ("mylib.trainer.Trainer", None),
         ("mylib.Seq2SeqTrainer", None),
         ("mylib.MyGRPOTrainer", None),
         ("skyrl.train.trainer.RayPPOTrainer", None),
         ("GRPOTrainer", None),
+        ("mypkg.DPOTrainerConfig", None),
+        ("mypkg.TrainerForZero3", None),
+        ("mypkg.PPOTrainerwrapper", None),
     ],
 )
 def test_trainer_of(qualified: str, kind: str | None) -> None:

@@ -149,6 +149,7 @@ class GradientStep(RouteDetector):
         Valid("def grpo_train(policy):\n    return policy.generate(prompts)\n"),
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
+        Valid("env = make_env()\nobs, reward, done = env.step(action)\n"),
         Valid("model.train()\nmodel.eval()\n"),
         Valid("def update_policy(self, data):\n    return data\n"),
         Valid(
@@ -168,6 +169,12 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "from trl import PPOConfig, PPOTrainer\nppo_trainer = PPOTrainer(PPOConfig(), model, ref, tok)\n"
+            "for batch in ppo_trainer.dataloader:\n"
+            "    stats = ppo_trainer.step(queries, responses, rewards)\n",
+            "gradient_step",
+        ),
         Invalid(
             "import mlx.nn as nn\n"
             "def loss(model, x, y):\n    return nn.losses.cross_entropy(model(x), y).mean()\n"
@@ -567,6 +574,10 @@ class GradientStep(RouteDetector):
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
+        elif name == "step" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            # ppo_trainer.step(queries, responses, rewards): a trainer's own optimisation step on a
+            # batch (TRL's PPOTrainer before 0.12), once the name holds a trainer
+            self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
         elif name in ("train", "fit") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
             given = [a.value for a in node.args if _names_a_loss(a)]
