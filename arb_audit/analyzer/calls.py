@@ -52,6 +52,16 @@ DATA_GENERATORS = (
     "datadreamer.",
 )
 """Synthetic-data libraries, by qualified-name prefix: they generate with a model and write a dataset."""
+
+
+def data_generator(names: set[str], ancestry: Callable[[str], set[str]]) -> str | None:
+    """Return the synthetic-data library class or function a callee is, or derives from, if any.
+
+    Such libraries are used through a class of the project (``class Reasoner(curator.LLM)``).
+    """
+    return next(
+        (a for n in sorted(names) for a in sorted(ancestry(n)) if a.startswith(DATA_GENERATORS)), None
+    )
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import DATA_GENERATORS, method
+from arb_audit.analyzer.calls import data_generator, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
@@ -159,7 +159,7 @@ class DataOutput(RouteDetector):
         if self._json_helper(node):
             self.report(node, "data_output", "writes records with a JSON helper")
             return
-        if any(q.startswith(DATA_GENERATORS) for q in self.names(node.func)):
+        if data_generator(self.names(node.func), self.context.resolver.ancestry) is not None:
             self.report(node, "data_output", "builds a synthetic dataset")
             return
         name = method(node)

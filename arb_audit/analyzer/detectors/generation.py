@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
-    DATA_GENERATORS,
     GENERATION_WORDS,
+    data_generator,
     is_generation,
     is_generation_helper,
     is_http_post,
@@ -73,6 +73,12 @@ class Generation(RouteDetector):
     )
     INVALID = (
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
+        Invalid(
+            "from bespokelabs import curator\nclass Reasoner(curator.LLM):\n"
+            "    def prompt(self, row):\n        return row['problem']\n"
+            "ds = Reasoner(model_name='deepseek-reasoner')(ds)\n",
+            "generation",
+        ),
         Invalid("response, history = model.chat(tokenizer, question, history=None)\n", "generation"),
         Invalid("import utils\nresults = utils.openai_completion(prompts, decoding_args)\n", "generation"),
         Invalid("results = make_gpt3_requests(engine, prompts, max_tokens=1024)\n", "generation"),
@@ -171,8 +177,10 @@ class Generation(RouteDetector):
         for name in names:
             if (
                 name in GENERATION_ENGINES
-                or name.startswith(CLIENTS + DATA_GENERATORS)
+                or name.startswith(CLIENTS)
                 or CLIENT_PACKAGES & set(name.split(".")[1:-1])
             ):
                 self.report(node, "generation", f"uses {name}")
                 return
+        if (library := data_generator(names, self.context.resolver.ancestry)) is not None:
+            self.report(node, "generation", f"uses {library}")
