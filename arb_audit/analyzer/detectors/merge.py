@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
+ADAPTER_COMBINATIONS = frozenset({"add_weighted_adapter"})
+"""peft's methods that combine several adapters into a new one (linear, TIES, DARE, SVD)."""
+SAVE_METHODS = frozenset(
+    {"save_pretrained", "save_model", "push_to_hub", "save", "save_file", "save_checkpoint"}
+)
+"""Methods and functions that write a model (``torch.save``, safetensors' ``save_file``)."""
 MERGE_WORDS = frozenset({"merge", "merging"})
 """Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
 WEIGHT_WORDS = frozenset(
@@ -49,10 +56,12 @@ class Merge(RouteDetector):
     ``method.get_merged_model(models_to_merge=ms)``) is a merge by a library of merge methods; in a file
     that trains it is the end of that stage too (a LoRA fold) or a step of the training code, so it only
     makes a ``MERGE`` file when nothing is trained. Consolidating the shards of one model (FSDP, DCP,
-    ZeRO) is not a merge, and a call inside a function that a script never calls is dead code.
+    ZeRO) is not a merge, and a call inside a function that a script never calls is dead code. peft's
+    ``add_weighted_adapter`` combines adapters into one: a merge. An adapter folded into a model that
+    the file then samples from, with nothing saved, is how it runs the model (a decoder), not a merge.
     """
 
-    TRIGGERS = ("merg",)
+    TRIGGERS = ("merg", "add_weighted_adapter")
 
     VALID = (
         Valid("import mergekit\n"),
@@ -73,6 +82,29 @@ class Merge(RouteDetector):
     INVALID = (
         Invalid(
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
+        ),
+        Invalid(
+            "model.add_weighted_adapter(adapters=['a', 'b'], weights=[0.5, 0.5], adapter_name='m',"
+            " combination_type='ties')\n",
+            "stage",
+            "merge",
+            "merge_function",
+        ),
+        Invalid(
+            "model = PeftModel.from_pretrained(base, path).merge_and_unload()\n"
+            "outputs = model.generate(**inputs)\n",
+            "inference",
+        ),
+        Invalid(
+            "import transformers\nmodel = model.merge_and_unload()\n"
+            "pipe = transformers.pipeline('text-generation', model=model)\n",
+            "inference",
+        ),
+        Invalid(
+            "model = model.merge_and_unload()\nprint(model.generate(**inputs))\nmodel.save_pretrained(out)\n",
+            "stage",
+            "merge",
+            "lora_fold",
         ),
         Invalid(
             "model = PeftModel.from_pretrained(base, path)\nmodel = model.merge_and_unload()\n",
@@ -115,6 +147,12 @@ class Merge(RouteDetector):
         """The file runs as a script (``if __name__ == "__main__":``)."""
         self.parameters: dict[str, set[str]] = {}
         """Words of the parameters of each top-level function the file defines (what it is given)."""
+        self.folds: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        """Calls folding an adapter into its base."""
+        self.saves = False
+        """The file writes a model (``save_pretrained``, ``torch.save``)."""
+        self.generates = False
+        """The file samples text from a model."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
@@ -137,10 +175,20 @@ class Merge(RouteDetector):
             self.main_guard = self.main_guard or test.left.value == "__name__"
 
     def visit_Call(self, node: cst.Call) -> None:
-        if method(node) in FOLD_METHODS:
-            self.report(
-                node, "stage", "folds a LoRA adapter into its base", kind="merge", variant="lora_fold"
-            )
+        called = method(node) or last_name(node.func)
+        self.saves = self.saves or called in SAVE_METHODS
+        self.generates = (
+            self.generates
+            or is_generation(node, self.names)
+            or (called in ENGINE_LAST and bool(self.names(node.func) & GENERATION_ENGINES))
+        )
+        if called in FOLD_METHODS:
+            self.saves = self.saves or called != "merge_and_unload"  # unsloth's fold writes the model
+            self.folds.append((node, self.context.statements[-1] if self.context.statements else None))
+            return
+        if called in ADAPTER_COMBINATIONS:
+            message = f"combines adapters into one with {called}"
+            self.report(node, "stage", message, kind="merge", variant="merge_function")
             return
         for name in self.names(node.func):
             root, _, rest = name.partition(".")
@@ -163,6 +211,13 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for node, statement in self.folds:
+            if self.generates and not self.saves:
+                message = "folds a LoRA adapter into the model it samples from (nothing is saved)"
+                self.report(node, "inference", message, statement=statement)
+            else:
+                message = "folds a LoRA adapter into its base"
+                self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
         for node, statement, function, callee, said in self.named:
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
             # the tensor-parallel shards of one model)
