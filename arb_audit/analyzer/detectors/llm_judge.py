@@ -10,13 +10,16 @@ from arb_audit.analyzer.loss_slice import words
 
 JUDGE_WORDS = frozenset(
     {"judge", "judges", "judgment", "judgement", "judgments", "verdict", "winner", "winners"}
+    | {"reviewer", "reviewers"}
 )
-"""Words of an identifier or a record field that holds a judge's decision about answers (``g1_winner``,
-``judgment``, ``run_judge_pair``)."""
+"""Words of an identifier or a record field that holds a judge or its decision about answers
+(``g1_winner``, ``judgment``, ``run_judge_pair``, ``reviewer_idx``: GPT-4 reviewing two answers)."""
 PREFERENCE_FIELDS = frozenset({"chosen", "rejected"})
 """Record fields of a preference pair: a judge that fills them labels training data, it evaluates nothing."""
-FIELD_HINTS = ("judg", "Judg", "verdict", "winner", "chosen", "rejected")
+FIELD_HINTS = ("judg", "Judg", "verdict", "winner", "eviewer", "chosen", "rejected")
 """Text a record field must hold to be read at all."""
+JUDGE_HINTS = ("judg", "verdict", "winner", "reviewer")
+"""Lower-case text an identifier must hold to be split into words at all."""
 JUDGE = "judge"
 """Variant of the ``scoring`` finding of an LLM judge."""
 
@@ -32,7 +35,7 @@ class LlmJudge(RouteDetector):
     pairs (``chosen``/``rejected``) labels training data.
     """
 
-    TRIGGERS = ("judg", "Judg", "verdict", "winner")
+    TRIGGERS = ("judg", "Judg", "verdict", "winner", "eviewer")
 
     VALID = (
         Valid("judge = load_rules()\nscore = judge(answer)\n"),
@@ -45,11 +48,18 @@ class LlmJudge(RouteDetector):
             "rows.append({'chosen': a, 'rejected': b})\n"
         ),
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'output': out})\n"),
+        Valid("out = client.chat.completions.create(messages=m)\nrows.append({'product_review': out})\n"),
     )
     INVALID = (
         Invalid(
             "def run_judge_pair(q, a, b):\n    return client.chat.completions.create(messages=[q, a, b])\n"
             "g1_winner = run_judge_pair(q, a1, a2)\n",
+            "scoring",
+            variant=JUDGE,
+        ),
+        Invalid(
+            "import openai\nreview = get_eval(sys_prompt, prompt)\nreviewer_idx = pick(reviewers, category)\n"
+            "def get_eval(s, p):\n    return openai.ChatCompletion.create(messages=[s, p])\n",
             "scoring",
             variant=JUDGE,
         ),
@@ -75,7 +85,7 @@ class LlmJudge(RouteDetector):
 
     def _judged(self, node: cst.CSTNode, identifier: str) -> None:
         lowered = identifier.lower()
-        if self.named is not None or not any(t in lowered for t in ("judg", "verdict", "winner")):
+        if self.named is not None or not any(t in lowered for t in JUDGE_HINTS):
             return  # most identifiers: no need to split them into words
         if JUDGE_WORDS & set(words(identifier)):
             self.named = (node, self.context.statements[-1] if self.context.statements else None)
@@ -117,6 +127,9 @@ class LlmJudge(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.generates and self.named is not None and not self.preferences:
-            message = "asks a model for text and names the reply a judgment, verdict or winner (an LLM judge)"
+            message = (
+                "asks a model for text and names a judge, reviewer, judgment, verdict or winner"
+                " (an LLM judge)"
+            )
             node, statement = self.named
             self.report(node, "scoring", message, statement=statement, variant=JUDGE)
