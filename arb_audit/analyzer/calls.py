@@ -62,6 +62,8 @@ def data_generator(names: set[str], ancestry: Callable[[str], set[str]]) -> str 
     return next(
         (a for n in sorted(names) for a in sorted(ancestry(n)) if a.startswith(DATA_GENERATORS)), None
     )
+
+
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})

@@ -313,9 +313,7 @@ def _near(named: str, folder: Path) -> Path | None:
     """
     roots = [folder.resolve(), *folder.resolve().parents][: MAX_LEVELS_UP + 1]
     parts = Path(named).parts
-    tails = (
-        [Path(*parts[i:]) for i in range(1, len(parts))] if Path(named).is_absolute() else [Path(named)]
-    )
+    tails = [Path(*parts[i:]) for i in range(1, len(parts))] if Path(named).is_absolute() else [Path(named)]
     for tail in tails:
         for root in roots:
             candidate = (root / tail).resolve()

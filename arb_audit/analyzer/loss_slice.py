@@ -287,10 +287,10 @@ def loss_form(f: Features) -> Verdict:
         )
     if f.named_preference_losses:
         # a preference loss of another file (``from loss import dpo_loss``), named for what it is
-        named = sorted(f.named_preference_losses)[:2]
-        found = {x for n in named for x in words(n)}
+        losses = sorted(f.named_preference_losses)[:2]
+        found = {x for n in losses for x in words(n)}
         variant = next((v for v in DPO_VARIANTS if v in found), "dpo")
-        return Verdict("dpo", variant, None, f"a loss the code calls {', '.join(named)} (preference)")
+        return Verdict("dpo", variant, None, f"a loss the code calls {', '.join(losses)} (preference)")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):

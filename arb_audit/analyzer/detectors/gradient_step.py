@@ -574,10 +574,10 @@ class GradientStep(RouteDetector):
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
-        elif name == "step" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        elif name == "step" and isinstance(holder := getattr(node.func, "value", None), cst.Name):
             # ppo_trainer.step(queries, responses, rewards): a trainer's own optimisation step on a
             # batch (TRL's PPOTrainer before 0.12), once the name holds a trainer
-            self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
+            self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
         elif name in ("train", "fit") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
             given = [a.value for a in node.args if _names_a_loss(a)]

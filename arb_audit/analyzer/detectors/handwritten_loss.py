@@ -21,9 +21,7 @@ SIGMOID = frozenset({"torch.sigmoid", "torch.nn.functional.sigmoid"})
 """``torch.log(torch.sigmoid(x))``: the log-sigmoid written out, as older reward-model code does."""
 CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
-LIBRARY_FORMS = frozenset(
-    {"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference"}
-)
+LIBRARY_FORMS = frozenset({"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference"})
 """Forms that, without a backward pass here, still make the file a library of that stage's loss."""
 PRECEDENCE = (
     ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
@@ -32,7 +30,12 @@ PRECEDENCE = (
     ("reinforce", "ppo", "reinforce", "a loop samples from the policy, scores it with a reward and updates"),
     ("preference", "dpo", "dpo", "log-sigmoid of beta times a policy/reference log-ratio margin"),
     ("pairwise", "reward_model", "bradley_terry", "log-sigmoid of chosen minus rejected rewards"),
-    ("named_preference", "dpo", "dpo", "log-probabilities normalised in a function named for a preference loss"),
+    (
+        "named_preference",
+        "dpo",
+        "dpo",
+        "log-probabilities normalised in a function named for a preference loss",
+    ),
     ("supervised", "sft", None, "cross-entropy against fixed labels"),
 )
 """Loss forms, strongest first: policy-gradient code also computes token cross-entropies, so a

@@ -195,11 +195,15 @@ RANKER_WORDS = frozenset({"ranker", "reranker"})
 
 
 def _factory_of_scorer(call: cst.Call) -> bool:
-    """Say whether a generic factory is handed a scorer's class (``create_custom_model(RewardModel, ...)``)."""
+    """Say whether a generic factory is handed a scorer's class (``create_model(RewardModel, ...)``)."""
     found = words(last_name(call.func))
-    return bool(found) and found[0] in BUILD_VERBS and any(
-        isinstance(arg.value, (cst.Name, cst.Attribute)) and _builds_scorer(arg.value) and not arg.keyword
-        for arg in call.args
+    return (
+        bool(found)
+        and found[0] in BUILD_VERBS
+        and any(
+            isinstance(arg.value, (cst.Name, cst.Attribute)) and _builds_scorer(arg.value) and not arg.keyword
+            for arg in call.args
+        )
     )
 
 
