@@ -887,6 +887,12 @@ for _framework in FRAMEWORKS:
             _BY_PACKAGE.setdefault(_framework.package, {}).setdefault(last, []).append(_entry)
 PACKAGES: tuple[str, ...] = tuple(_BY_PACKAGE)
 """Top-level packages of the frameworks whose Python names the table knows."""
+TRAINER_PACKAGES = frozenset(
+    f.package for f in FRAMEWORKS if any(e.name.endswith("Trainer") or e.key is not None for e in f.entries)
+)
+"""Packages of frameworks with trainers of their own in the table, or routes a config key picks: what
+such a framework's class runs is the table's to say (OpenRLHF's ``PPOTrainer`` runs whatever estimator
+it is given), not its name's."""
 IMPORT_WORDS: tuple[str, ...] = tuple(w for p in PACKAGES for w in (f"from {p}", f"import {p}"))
 """What a file that uses a framework of the table holds (a file with none of these needs no lookup)."""
 COMMANDS: tuple[tuple[tuple[str, ...], Entry], ...] = tuple(

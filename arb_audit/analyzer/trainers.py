@@ -99,9 +99,10 @@ def trainer_of(qualified: str) -> Trainer | None:
     Classes of :data:`TRAINING_LIBRARIES` (and relative imports) are known by their name with the
     frameworks' prefixes. A class of another package is known only by a trainer's exact, specific name
     (``verifiers.GRPOTrainer``): a library's ``GRPOTrainer`` trains GRPO whoever wrote it, but its
-    generic ``Trainer`` or a prefixed name of a framework with a table entry of its own says nothing.
+    generic ``Trainer`` or a prefixed name says nothing, nor does a class of a framework whose own
+    trainers the table lists (:data:`~arb_audit.analyzer.frameworks.TRAINER_PACKAGES`).
     """
-    from arb_audit.analyzer.frameworks import PACKAGES
+    from arb_audit.analyzer.frameworks import TRAINER_PACKAGES
 
     root, _, rest = qualified.partition(".")
     name = qualified.rsplit(".", 1)[-1]
@@ -109,7 +110,7 @@ def trainer_of(qualified: str) -> Trainer | None:
         return None
     if root not in TRAINING_LIBRARIES and not qualified.startswith("."):
         specific = _specific_trainer(name)
-        return TRAINERS[specific] if specific is not None and root not in PACKAGES else None
+        return TRAINERS[specific] if specific is not None and root not in TRAINER_PACKAGES else None
     if name == "Trainer":
         return TRAINERS["Trainer"] if root == "transformers" else None  # not any framework's generic one
     return trainer_named(name)

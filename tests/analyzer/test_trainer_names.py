@@ -20,6 +20,8 @@ from arb_audit.analyzer.trainers import route_word, trainer_of
         # a project's copy says how it differs after the library's name
         ("src.ppo_trainer.PPOTrainerForZero3", "ppo"),
         ("mypkg.GRPOTrainerV2", "grpo"),
+        # a fork of a framework that has no trainers of its own (open-r1 uses TRL's)
+        ("open_r1.grpo_trainer_gsm.GRPOTrainer", "grpo"),
         # but not its generic Trainer, a prefixed name, or a framework whose table entry decides
         ("mylib.trainer.Trainer", None),
         ("mylib.Seq2SeqTrainer", None),
