@@ -58,8 +58,8 @@ class LlmJudge(RouteDetector):
             variant=JUDGE,
         ),
         Invalid(
-            "import openai\nreview = get_eval(sys_prompt, prompt)\nreviewer_idx = pick(reviewers, category)\n"
-            "def get_eval(s, p):\n    return openai.ChatCompletion.create(messages=[s, p])\n",
+            "import openai\ndef get_eval(s, p):\n    return openai.ChatCompletion.create(messages=[s, p])\n"
+            "review = get_eval(sys_prompt, prompt)\nreviewer_idx = pick(reviewers, category)\n",
             "scoring",
             variant=JUDGE,
         ),
