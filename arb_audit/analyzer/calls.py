@@ -12,7 +12,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import dotted
+from arb_audit.analyzer.names import dotted, last_name
 
 GENERATION_METHODS = frozenset(
     {
@@ -160,6 +160,27 @@ def is_env_step(node: cst.Call) -> bool:
     assert isinstance(node.func, cst.Attribute)
     receiver = dotted(node.func.value).lower()
     return not any(word in receiver for word in NOT_ENVIRONMENTS)
+
+
+EPISODE_WORDS = frozenset({"interact", "interaction", "rollout", "rollouts", "episode", "episodes"})
+"""Words of a helper that plays episodes (``batch_interact_environment``, ``rollout_env``)."""
+ENVIRONMENT_WORDS = frozenset({"env", "envs", "environment", "environments"})
+
+
+def runs_episodes(node: cst.Call) -> bool:
+    """Say whether ``node`` hands an environment to a helper named for playing episodes in it.
+
+    ``batch_interact_environment(agent=agent, env=env)``: the multi-turn loop is the helper's, in
+    whatever file it lives; both its name and an argument say it is an environment's.
+    """
+    named = set(words(last_name(node.func)))
+    if not (named & EPISODE_WORDS and named & ENVIRONMENT_WORDS):
+        return False
+    return any(
+        (a.keyword is not None and set(words(a.keyword.value)) & ENVIRONMENT_WORDS)
+        or set(words(last_name(a.value))) & ENVIRONMENT_WORDS
+        for a in node.args
+    )
 
 
 def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:

@@ -378,7 +378,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif steps:
         # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".
         result.role, result.primary = "training", "UNKNOWN"
-        result.stages = [Stage("unknown", evidence=steps[:3], decided_by="loss", confidence="low")]
+        stage = Stage("unknown", evidence=steps[:3], decided_by="loss", confidence="low")
+        if environment:
+            # whatever the loss, the samples it trains on are an environment's episodes (TAXONOMY.md:
+            # online RL is where the samples come from)
+            played = [f for f in findings if f.signal in ("interactive", "environment")]
+            stage.interactive, stage.evidence = True, [*played[:1], *steps[:2]]
+            result.primary, labels = "ONLINE_RL", ["ONLINE_RL"]
+        result.stages = [stage]
     elif commands:
         # command lines written for a scheduler to run: the file launches what they run, the last
         # one making the final model (as a shell script's)

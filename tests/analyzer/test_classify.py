@@ -693,3 +693,21 @@ def test_a_framework_command_given_a_config_the_script_does_not_fix_is_config_de
     write(tmp_path, "dpo.yaml", "stage: dpo\nmodel_name_or_path: m\n")
     fixed = classify_path(write(tmp_path, "fixed.sh", "llamafactory-cli train dpo.yaml\n"))
     assert fixed.primary == "DPO"
+
+
+def test_a_step_of_unknown_loss_on_an_environments_episodes_is_online_rl(tmp_path: Path) -> None:
+    code = (
+        "from agents.trainers import ActorCriticTrainer\n"
+        "def train_loop(env, agent, iterations):\n"
+        "    trainer = ActorCriticTrainer(agent=agent, lm_lr=1e-5)\n"
+        "    for i in range(iterations):\n"
+        "        trajectories = batch_interact_environment(agent=agent, env=env, n=64)\n"
+        "        buffer.extend(trajectories)\n"
+        "        info = trainer.update(buffer)\n"
+    )
+    result = classify_path(write(tmp_path, "loop.py", code))
+    assert (result.primary, result.role) == ("ONLINE_RL", "training")
+    assert [(s.kind, s.interactive) for s in result.stages] == [("unknown", True)]
+    # the same update on a fixed buffer is an honest unknown
+    fixed = code.replace("batch_interact_environment(agent=agent, env=env, n=64)", "load(path)")
+    assert classify_path(write(tmp_path, "fixed.py", fixed)).primary == "UNKNOWN"

@@ -110,6 +110,7 @@ class GradientStep(RouteDetector):
     TRIGGERS = (
         "backward",
         "step(",
+        "trainer.update(",
         "autograd",
         "value_and_grad",
         "jax.grad",
@@ -150,6 +151,7 @@ class GradientStep(RouteDetector):
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("env = make_env()\nobs, reward, done = env.step(action)\n"),
+        Valid("info = {}\ninfo.update(stats)\n"),
         Valid("model.train()\nmodel.eval()\n"),
         Valid("def update_policy(self, data):\n    return data\n"),
         Valid(
@@ -169,6 +171,11 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "trainer = ArcherTrainer(agent=agent, lm_lr=1e-5)\nfor i in range(n):\n"
+            "    info.update(trainer.update(replay_buffer))\n",
+            "gradient_step",
+        ),
         Invalid(
             "from trl import PPOConfig, PPOTrainer\nppo_trainer = PPOTrainer(PPOConfig(), model, ref, tok)\n"
             "for batch in ppo_trainer.dataloader:\n"
@@ -574,9 +581,9 @@ class GradientStep(RouteDetector):
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
-        elif name == "step" and isinstance(holder := getattr(node.func, "value", None), cst.Name):
-            # ppo_trainer.step(queries, responses, rewards): a trainer's own optimisation step on a
-            # batch (TRL's PPOTrainer before 0.12), once the name holds a trainer
+        elif name in ("step", "update") and isinstance(holder := getattr(node.func, "value", None), cst.Name):
+            # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer): a trainer's
+            # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
         elif name in ("train", "fit") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value

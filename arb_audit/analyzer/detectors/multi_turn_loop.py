@@ -11,9 +11,11 @@ from arb_audit.analyzer.calls import (
     is_generation_helper,
     literal_field,
     method,
+    runs_episodes,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
 FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
@@ -54,10 +56,11 @@ class MultiTurnLoop(RouteDetector):
     built from (``messages.append({"role": "tool", ...})``). ``optimizer.step()`` and
     ``scheduler.step()`` take no action and are not environment steps; a loop that only generates is
     not reported, nor one inside a function named for evaluation, testing or a demo (such loops do not
-    produce what a stage trains on).
+    produce what a stage trains on). A loop that hands an environment to a helper named for playing
+    its episodes (``batch_interact_environment(agent=a, env=env)``) runs them there.
     """
 
-    TRIGGERS = ("step", "role", "tool")
+    TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
 
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
@@ -73,6 +76,12 @@ class MultiTurnLoop(RouteDetector):
         ),
         Valid("for prompt in prompts:\n    outputs.append(llm.generate(prompt))\n"),
         Valid("obs = env.reset()\nobs, r, done, info = env.step(0)\n"),
+        Valid("trajectories = batch_interact_environment(agent=agent, env=env)\n"),
+        Valid(
+            "def evaluate(agent, env):\n    for i in range(3):\n"
+            "        scores.append(interact_environment(agent, env))\n"
+        ),
+        Valid("for i in range(3):\n    rollouts = collect_rollouts(policy, prompts)\n"),
         Valid("for row in rows:\n    for tc in row.tool_calls:\n        names.append(tc.name)\n"),
         Valid(
             "def evaluate(model, tasks):\n    for turn in range(5):\n"
@@ -85,6 +94,12 @@ class MultiTurnLoop(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "for i in range(iterations):\n"
+            "    trajectories = batch_interact_environment(agent=agent, env=env, n=rollout_size)\n"
+            "    buffer.extend(trajectories)\n    trainer.update(buffer)\n",
+            "interactive",
+        ),
         Invalid(
             "async def rollout(client, game):\n    while not game.over:\n"
             "        msg = await client.chat.completions.create(messages=messages)\n"
@@ -155,6 +170,8 @@ class MultiTurnLoop(RouteDetector):
         """Names each open ``for`` loop binds (a prompt taken from a list)."""
         self.typed = False
         """The file reads a person's reply (``input()``): its user turns are a chat's."""
+        self.played: tuple[cst.Call, cst.CSTNode | None] | None = None
+        """A call in a loop handing an environment to a helper that plays its episodes."""
         self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
         """Loops to report at the end: (loop, statement, steps, appends feedback, appends a user turn).
         A loop whose user turns are its own items is not kept unless it steps or appends feedback."""
@@ -185,6 +202,9 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
+        if self.loops and not self.played and runs_episodes(node) and not self._not_training():
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.played = (node, statement)
         if not self.loops:
             return
         generation = (
@@ -216,6 +236,10 @@ class MultiTurnLoop(RouteDetector):
         self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.played is not None and not self.pending:
+            call, at = self.played
+            message = f"a loop hands an environment to {last_name(call.func)}, which plays its episodes"
+            self.report(call, "interactive", message, statement=at, interactive=True)
         for node, statement, step, feedback, user in self.pending:
             # a user turn the code writes itself (a game's board after the move, a simulated user) is
             # the world's answer; one a person types (``input()``) is a chat demo's next prompt
