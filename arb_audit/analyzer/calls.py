@@ -8,6 +8,7 @@ functions are matched on their qualified names.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
@@ -54,7 +55,7 @@ DATA_GENERATORS = (
 """Synthetic-data libraries, by qualified-name prefix: they generate with a model and write a dataset."""
 
 
-def data_generator(names: set[str], ancestry: Callable[[str], set[str]]) -> str | None:
+def data_generator(names: AbstractSet[str], ancestry: Callable[[str], set[str]]) -> str | None:
     """Return the synthetic-data library class or function a callee is, or derives from, if any.
 
     Such libraries are used through a class of the project (``class Reasoner(curator.LLM)``).
@@ -84,7 +85,7 @@ def method(node: cst.Call) -> str | None:
     return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
 
 
-def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> bool:
+def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
     """Say whether ``node`` samples text from a model or a hosted LLM.
 
     A Ray actor's generation method counts too (``llm.generate_async.remote(...)``).
@@ -106,7 +107,7 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> b
     return bool(names(node.func) & GENERATION_FUNCTIONS)
 
 
-def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], set[str]]) -> bool:
+def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
     """Say whether ``node`` calls a helper named for asking a model for text.
 
     Projects wrap their client or server in helpers (``utils.openai_completion``,
@@ -130,7 +131,7 @@ HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen",
 """Module-level HTTP calls that send a request body."""
 
 
-def is_http_post(node: cst.Call, names: set[str]) -> bool:
+def is_http_post(node: cst.Call, names: AbstractSet[str]) -> bool:
     """Say whether ``node`` sends an HTTP request body.
 
     ``requests.post``, ``session.post``, or a project's own ``post`` helper (``from utils.http import

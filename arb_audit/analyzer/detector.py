@@ -144,6 +144,9 @@ class FileContext:
         """Statements around the node being walked, outermost first."""
         self.findings: list[Finding] = []
         """Everything reported so far."""
+        self.qualified: dict[tuple[int, int], frozenset[str]] = {}
+        """Qualified names of the expressions looked up so far, by (node, scope): most detectors ask
+        for the callee of every call, and a name's meaning in one scope does not change."""
 
 
 class RouteDetector(cst.BatchableCSTVisitor):
@@ -169,9 +172,14 @@ class RouteDetector(cst.BatchableCSTVisitor):
         """
         return [p for p in self.context.scope.prefix.split(".") if p and not p.startswith("<")]
 
-    def names(self, node: cst.CSTNode) -> set[str]:
+    def names(self, node: cst.CSTNode) -> frozenset[str]:
         """Return the qualified names of a Name or Attribute chain where it is used."""
-        return self.context.resolver.qualified_names(node, self.context.scope)
+        context = self.context
+        key = (id(node), id(context.scope))
+        found = context.qualified.get(key)
+        if found is None:
+            found = context.qualified[key] = frozenset(context.resolver.qualified_names(node, context.scope))
+        return found
 
     def trainer(self, node: cst.Call) -> tuple[str, Trainer] | None:
         """Return the trainer class a call constructs (and the name that shows it), if it constructs one."""

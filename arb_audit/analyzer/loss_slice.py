@@ -21,6 +21,7 @@ Identifier words are read the way a reviewer reads them: ``advantages``, ``chose
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -112,14 +113,30 @@ PLAIN_POLICY_GRADIENT = "log-probabilities weighted by advantages"
 says what that model computes)."""
 
 
-def words(identifier: str) -> list[str]:
-    """Lower-case words of an identifier (``chosen_logps`` -> chosen, logps; ``refLogp`` -> ref, logp)."""
+MAX_CACHED_IDENTIFIER = 256
+"""Longest identifier whose words are cached (a hostile file's megabyte-long names are not kept)."""
+
+
+def words(identifier: str) -> tuple[str, ...]:
+    """Lower-case words of an identifier (``chosen_logps`` -> chosen, logps; ``refLogp`` -> ref, logp).
+
+    Cached: every detector splits the same few thousand names of a file, and again in the next file.
+    """
+    if len(identifier) > MAX_CACHED_IDENTIFIER:
+        return _split(identifier)
+    return _cached_split(identifier)
+
+
+def _split(identifier: str) -> tuple[str, ...]:
     found: list[str] = []
     for part in identifier.split("_"):
         found.extend(t.lower() for t in _TOKENS.findall(part))
     if "log" in found and "probs" in found:
         found.append("logprobs")
-    return found
+    return tuple(found)
+
+
+_cached_split = functools.lru_cache(maxsize=1 << 15)(_split)
 
 
 def is_one(node: cst.BaseExpression) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -210,7 +211,7 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
 
 
 def resolve_trainer(
-    names: set[str], class_bases: dict[str, set[str]], ancestry: Callable[[str], set[str]]
+    names: AbstractSet[str], class_bases: dict[str, set[str]], ancestry: Callable[[str], set[str]]
 ) -> tuple[str, Trainer] | None:
     """Return the trainer a class expression denotes, given its qualified names, and which name says so.
 

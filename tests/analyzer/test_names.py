@@ -33,7 +33,7 @@ class _Recorder(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.seen: dict[int, set[str]] = {}
+        self.seen: dict[int, frozenset[str]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         self.seen[id(node.func)] = self.names(node.func)

@@ -193,11 +193,11 @@ def _callee(call: cst.Call) -> str | None:
     )
 
 
-def _words(node: cst.BaseExpression) -> list[str]:
+def _words(node: cst.BaseExpression) -> tuple[str, ...]:
     if isinstance(node, cst.Name):
         return words(node.value)
     if isinstance(node, cst.Attribute):
         return words(node.attr.value)
     if isinstance(node, cst.Subscript):
         return _words(node.value)
-    return []
+    return ()

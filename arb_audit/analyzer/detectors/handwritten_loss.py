@@ -252,7 +252,7 @@ class HandwrittenLoss(RouteDetector):
             self._saw("named_preference", node)
         if callee & LOG and args and isinstance(args[0], cst.Call) and self.names(args[0].func) & SIGMOID:
             args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
-            callee = set(LOG_SIGMOID)
+            callee = LOG_SIGMOID
         if callee & LOG_SIGMOID:
             operators = {
                 type(n.operator)

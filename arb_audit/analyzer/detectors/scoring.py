@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
@@ -85,6 +87,11 @@ def _thresholds(test: cst.BaseExpression) -> list[set[str]]:
         for c in (test, *descendants(test))
         if isinstance(c, cst.Comparison) and any(isinstance(p.operator, ORDERING) for p in c.comparisons)
     ]
+
+
+def _bound(targets: Iterable[cst.CSTNode]) -> set[str]:
+    """Names assignment or loop targets bind."""
+    return {n.value for t in targets for n in (t, *descendants(t)) if isinstance(n, cst.Name)}
 
 
 def _read(node: cst.CSTNode) -> set[str]:
@@ -172,33 +179,28 @@ class Scoring(RouteDetector):
         ),
     )
 
+    # The names an assignment binds and reads matter only once a metric is found, and only to follow
+    # its result: nodes are kept, and read then (most files call no metric).
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.assigned: list[set[str]] = []
-        """Names bound by each assignment being walked (innermost last)."""
-        self.flows: list[tuple[set[str], set[str]]] = []
-        """(names bound, names read) of every assignment and loop of the file."""
-        self.filters: list[set[str]] = []
-        """Names read by tests that only skip a sample (``if ...: continue``, a comprehension's ``if``)."""
+        self.assigned: list[cst.Assign] = []
+        """Assignments being walked (innermost last)."""
+        self.flows: list[tuple[Sequence[cst.CSTNode], cst.CSTNode]] = []
+        """(targets, value) of every assignment and loop of the file."""
+        self.filters: list[cst.BaseExpression] = []
+        """Tests that only skip a sample (``if ...: continue``, a comprehension's ``if``)."""
         self.found: list[tuple[cst.Call, cst.CSTNode | None, str, set[str]]] = []
         """Metric calls: (call, statement, what is used, names its result is bound to)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        bound = {
-            n.value
-            for t in node.targets
-            for n in (t.target, *descendants(t.target))
-            if isinstance(n, cst.Name)
-        }
-        self.assigned.append(bound)
-        self.flows.append((bound, _read(node.value)))
+        self.assigned.append(node)
+        self.flows.append(([t.target for t in node.targets], node.value))
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self.assigned.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        bound = {n.value for n in (node.target, *descendants(node.target)) if isinstance(n, cst.Name)}
-        self.flows.append((bound, _read(node.iter)))
+        self.flows.append(([node.target], node.iter))
 
     def visit_If(self, node: cst.If) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -208,10 +210,10 @@ class Scoring(RouteDetector):
             and len(statements) == len(body)
             and all(isinstance(s, cst.Continue) for s in statements)
         ):
-            self.filters.extend(_thresholds(node.test))
+            self.filters.append(node.test)
 
     def visit_CompIf(self, node: cst.CompIf) -> None:
-        self.filters.extend(_thresholds(node.test))
+        self.filters.append(node.test)
 
     def visit_Call(self, node: cst.Call) -> None:
         # The metric may be called here or handed to something that calls it (dataset.map(metric)).
@@ -219,7 +221,7 @@ class Scoring(RouteDetector):
             for name in self.names(target) if isinstance(target, cst.Name | cst.Attribute) else ():
                 if self._is_metric(name):
                     statement = self.context.statements[-1] if self.context.statements else None
-                    bound = set(self.assigned[-1]) if self.assigned else set()
+                    bound = _bound(t.target for t in self.assigned[-1].targets) if self.assigned else set()
                     self.found.append((node, statement, name, bound))
                     return
 
@@ -237,10 +239,13 @@ class Scoring(RouteDetector):
         Self-Instruct keeps a generated instruction unless its ROUGE-L against those kept exceeds a
         threshold (``if max(rouge_scores) > 0.7: continue``): the score curates data, it measures no model.
         """
+        if not bound or not self.filters:
+            return False
+        flows = [(_bound(targets), _read(value)) for targets, value in self.flows]
         reached = set(bound)
         for _ in range(FLOW_STEPS):
-            reached |= {n for names, read in self.flows if read & reached for n in names}
-        return bool(reached) and any(test & reached for test in self.filters)
+            reached |= {n for names, read in flows if read & reached for n in names}
+        return any(names & reached for test in self.filters for names in _thresholds(test))
 
     def _is_metric(self, name: str) -> bool:
         # only what the file imports: its own ``def evaluate`` and that function's locals are no library
