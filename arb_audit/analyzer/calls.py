@@ -60,9 +60,8 @@ def data_generator(names: AbstractSet[str], ancestry: Callable[[str], set[str]])
 
     Such libraries are used through a class of the project (``class Reasoner(curator.LLM)``).
     """
-    return next(
-        (a for n in sorted(names) for a in sorted(ancestry(n)) if a.startswith(DATA_GENERATORS)), None
-    )
+    found = {a for n in names for a in ancestry(n) if a.startswith(DATA_GENERATORS)}
+    return min(found) if found else None
 
 
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})

@@ -9,6 +9,7 @@ a file with no training stage is data generation, evaluation, a component or not
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -233,9 +234,25 @@ def detectors() -> list[type[RouteDetector]]:
     return _DETECTORS
 
 
+MANY_TRIGGERS = 40
+"""Triggers of one detector from which one regular expression finds them faster than a substring test
+each (measured: a hundred quoted route names take half the time; a few words take twice as long)."""
+_TRIGGER_PATTERNS: dict[type[RouteDetector], re.Pattern[str]] = {}
+
+
+def _has_trigger(detector: type[RouteDetector], text: str) -> bool:
+    if len(detector.TRIGGERS) < MANY_TRIGGERS:
+        return any(t in text for t in detector.TRIGGERS)
+    pattern = _TRIGGER_PATTERNS.get(detector)
+    if pattern is None:
+        longest_first = sorted(set(detector.TRIGGERS), key=len, reverse=True)
+        pattern = _TRIGGER_PATTERNS[detector] = re.compile("|".join(map(re.escape, longest_first)))
+    return pattern.search(text) is not None
+
+
 def triggered(text: str, candidates: Sequence[type[RouteDetector]]) -> list[type[RouteDetector]]:
     """Return the detectors that could report something in ``text`` (the cheap pre-scan)."""
-    return [d for d in candidates if any(t in text for t in d.TRIGGERS)]
+    return [d for d in candidates if _has_trigger(d, text)]
 
 
 def find(

@@ -147,6 +147,8 @@ class FileContext:
         self.qualified: dict[tuple[int, int], frozenset[str]] = {}
         """Qualified names of the expressions looked up so far, by (node, scope): most detectors ask
         for the callee of every call, and a name's meaning in one scope does not change."""
+        self.trainers: dict[tuple[int, int], tuple[str, Trainer] | None] = {}
+        """The trainer each call looked up so far constructs, by (call, scope), as for names."""
 
 
 class RouteDetector(cst.BatchableCSTVisitor):
@@ -183,8 +185,14 @@ class RouteDetector(cst.BatchableCSTVisitor):
 
     def trainer(self, node: cst.Call) -> tuple[str, Trainer] | None:
         """Return the trainer class a call constructs (and the name that shows it), if it constructs one."""
-        resolver = self.context.resolver
-        return resolve_trainer(self.names(node.func), resolver.class_bases, resolver.ancestry)
+        context = self.context
+        key = (id(node), id(context.scope))
+        if key not in context.trainers:
+            resolver = context.resolver
+            context.trainers[key] = resolve_trainer(
+                self.names(node.func), resolver.class_bases, resolver.ancestry
+            )
+        return context.trainers[key]
 
     def report_trainer(self, node: cst.CSTNode, message: str, trainer: Trainer) -> None:
         """Record the training stage a trainer class runs."""

@@ -105,6 +105,8 @@ class NameResolver:
         self.class_bases: dict[str, set[str]] = {}
         """Local qualified name of each class -> the qualified names of its bases."""
         self.imported: set[str] = set()
+        self._imported_names: dict[str, bool] = {}
+        """Answers of :meth:`is_imported` so far (detectors ask it of every callee)."""
         """Every qualified name some import binds."""
         self._classes: list[tuple[cst.ClassDef, Scope]] = []
         self._body(module.body, self.module_scope)
@@ -257,8 +259,12 @@ class NameResolver:
 
     def is_imported(self, qualified: str) -> bool:
         """Say whether ``qualified`` is an imported name or an attribute of one."""
-        parts = qualified.split(".")
-        return any(".".join(parts[:i]) in self.imported for i in range(1, len(parts) + 1))
+        known = self._imported_names.get(qualified)
+        if known is None:
+            parts = qualified.split(".")
+            known = any(".".join(parts[:i]) in self.imported for i in range(1, len(parts) + 1))
+            self._imported_names[qualified] = known
+        return known
 
     def ancestry(self, qualified: str) -> set[str]:
         """Return every qualified name a local class derives from, here, transitively (itself included)."""

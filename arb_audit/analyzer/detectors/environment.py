@@ -9,6 +9,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted
+from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
 """Variant of an ``environment`` finding whose ``step`` always ends the episode."""
@@ -146,22 +147,20 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
     words: set[str] = set()
     ends: list[bool] = []
 
-    class Reader(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
+    for node in descendants(step.body):
+        if isinstance(node, cst.Name):
             words.add(node.value.lower())
-
-        def visit_Arg(self, node: cst.Arg) -> None:
-            if node.keyword is not None:
-                words.add(node.keyword.value.lower())
-                if _ends(node.keyword.value) and not isinstance(node.value, cst.Name):
-                    ends.append(_true(node.value))
-
-        def visit_Assign(self, node: cst.Assign) -> None:
+        elif isinstance(node, cst.Arg):
+            if (
+                node.keyword is not None
+                and _ends(node.keyword.value)
+                and not isinstance(node.value, cst.Name)
+            ):
+                ends.append(_true(node.value))
+        elif isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and _ends(target.target.value):
                     ends.append(_true(node.value))
-
-    step.body.visit(Reader())
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends

@@ -251,6 +251,8 @@ class RouteDispatch(RouteDetector):
         self.compared: dict[str, tuple[cst.CSTNode, cst.CSTNode | None, set[str], set[str]]] = {}
         """Compared setting -> (first comparison, its statement, routes whose branch selects training
         code, every route it is compared with)."""
+        self.branches: dict[int, set[str]] = {}
+        """Routes each branch read so far runs, by the branch's node."""
 
     def _leads_to_training(self, body: cst.CSTNode) -> bool:
         """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``)."""
@@ -261,8 +263,12 @@ class RouteDispatch(RouteDetector):
 
         Picking counts: ``trainer_cls = AxolotlDPOTrainer`` selects the class that is called later; so
         does a class's method (``GRPOStrategy.get_trainer_class()``: the class is named for the route).
+        Read once per branch: an ``elif`` chain's rest is a branch of every test above it.
         """
-        routes: set[str] = set()
+        known = self.branches.get(id(body))
+        if known is not None:
+            return known
+        routes = self.branches[id(body)] = set()
         for n in descendants(body):
             value = n.func if isinstance(n, cst.Call) else n.value if isinstance(n, cst.Assign) else None
             if not isinstance(value, cst.Name | cst.Attribute):
@@ -310,7 +316,6 @@ class RouteDispatch(RouteDetector):
         tests = [node.test, *descendants(node.test)]
         comparisons = [t for t in tests if isinstance(t, cst.Comparison)]
         for comparison in comparisons:
-            subject = cst.Module([]).code_for_node(comparison.left)
             words = [
                 w
                 for target in comparison.comparisons
@@ -318,6 +323,7 @@ class RouteDispatch(RouteDetector):
                 for w in _words(target.comparator)
             ]
             if words:
+                subject = cst.Module([]).code_for_node(comparison.left)  # code only when it is a choice
                 entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
                 if isinstance(comparison.left, cst.Attribute):
                     entry[3].update(words)  # every route a config field (args.x, cfg.x) is compared with

@@ -249,7 +249,7 @@ class Scoring(RouteDetector):
 
     def _is_metric(self, name: str) -> bool:
         # only what the file imports: its own ``def evaluate`` and that function's locals are no library
-        if _prepares_data(name) or not self.context.resolver.is_imported(name):
+        if not self.context.resolver.is_imported(name) or _prepares_data(name):
             return False
         if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
             return True
