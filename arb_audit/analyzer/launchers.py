@@ -162,9 +162,18 @@ def _expand(command: str, variables: dict[str, str]) -> str:
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)
-        return variables.get(name, (match.group(2) or "").strip("'\""))
+        default = (match.group(2) or "").strip("'\"")
+        if name not in variables and not default and (name.isdigit() or name == "@"):
+            return "$" + name  # the script's own argument: given when it runs, unknown here
+        return variables.get(name, default)
 
     return _VARIABLE.sub(value, command)
+
+
+UNREAD_CONFIG = "unread_config"
+"""Variant of a launcher's ``dispatch`` finding whose framework reads its route from a config the
+command names but this script does not fix: an argument the script is given (``llamafactory-cli train
+$1``) or a file that cannot be read here."""
 
 
 def _shell_routes(
@@ -366,12 +375,17 @@ def _entry_routes(
     labels = entry.labels
     if not labels:
         return []
+    unread = any(w.startswith("$") for w in words[end:]) or (
+        any(w.endswith((".yaml", ".yml")) for w in words[end:])
+        and _config_argument(words, end, folder) is None
+    )
     return [
         Finding(
             "ShellLauncher",
             "dispatch",
             routes=labels,
             default=entry.default,
+            variant=UNREAD_CONFIG if unread else None,
             message=f"{shown}: {entry.key} picks the route, {labels[0]} {DEFAULT_NOTE}",
             line=line,
             excerpt=command.strip()[:160],
@@ -487,7 +501,7 @@ def classify_launcher(source: SourceFile) -> Classification:
     result.role = "launcher"
     result.possible_routes = routes
     result.primary = result.default_route = "ONLINE_RL" if "ONLINE_RL" in routes else final.routes[0]
-    if final.signal == "dispatch" and len(final.routes) > 1 and result.primary != "ONLINE_RL":
+    if final.variant == UNREAD_CONFIG and len(final.routes) > 1 and result.primary != "ONLINE_RL":
         # the last command's framework picks its route from a config this script does not fix
         # (``llamafactory-cli train $1``): which route ran is the config's
         result.primary = "CONFIG_DEPENDENT"

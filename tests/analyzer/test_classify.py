@@ -711,3 +711,13 @@ def test_a_step_of_unknown_loss_on_an_environments_episodes_is_online_rl(tmp_pat
     # the same update on a fixed buffer is an honest unknown
     fixed = code.replace("batch_interact_environment(agent=agent, env=env, n=64)", "load(path)")
     assert classify_path(write(tmp_path, "fixed.py", fixed)).primary == "UNKNOWN"
+
+
+def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path) -> None:
+    # the command line is the whole configuration: the framework's default estimator is what ran
+    command = "ray job submit -- python3 -m openrlhf.cli.train_ppo_ray --pretrain m --critic_pretrain m\n"
+    result = classify_path(write(tmp_path, "ppo.sh", command))
+    assert (result.primary, result.default_route) == ("PPO", "PPO")
+    # a config file named but not here leaves the route to it
+    unread = classify_path(write(tmp_path, "unread.sh", "llamafactory-cli train configs/missing.yaml\n"))
+    assert unread.primary == "CONFIG_DEPENDENT"
