@@ -16,7 +16,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
-from arb_audit.analyzer.detectors.gradient_step import TRAINER_EVALUATION
+from arb_audit.analyzer.detectors.gradient_step import GRADIENTS_READ, TRAINER_EVALUATION
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
 from arb_audit.analyzer.detectors.metric_report import METRIC
@@ -306,6 +306,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
     steps = [f for f in findings if f.signal == "gradient_step"]
     stages = _stages(_deciding(findings, steps))
+    if not steps and any(f.signal == "inference" and f.variant == GRADIENTS_READ for f in findings):
+        # the loss a loop differentiates only to read its gradients (Fisher weights) trains nothing
+        stages = [s for s in stages if s.kind == "merge"]
+    if steps and stages and all(s.kind == "merge" and s.variant == LORA_FOLD for s in stages):
+        # an adapter folded on the way into training (a PEFT reference model) is no stage of its own
+        stages = []
     if not steps and any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings):
         # a trainer built only to evaluate (trainer.evaluate(), no train() or step anywhere) trains
         # nothing; weights merged before it is evaluated still are

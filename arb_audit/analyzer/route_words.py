@@ -53,7 +53,7 @@ MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS)
 adapters combined into one."""
 _MERGE_CALL = re.compile(r"\b(\w*merg\w*)\s*\(")
 """A call of a function named after merging (a library's merge method)."""
-_TRAINER_WORD = re.compile(r"\b\w*Trainer\b")
+_TRAINER_WORD = re.compile(r"\b\w*Trainer\w*")
 _TRAINER_CALL = re.compile(r"(?:\b([A-Za-z_][\w.]*)\.)?\b(\w*Trainer)\s*\(")
 """A trainer class called, with what qualifies it (``trl.GRPOTrainer(``)."""
 _IMPORTS = re.compile(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import literal_field, method
@@ -51,6 +53,10 @@ HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineT
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
 TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval"})
 """A trainer's methods that measure a model without training it."""
+GRADIENTS_READ = "gradients_read"
+"""Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
+information, saliency): the loss a hand-written loop differentiates then trains nothing
+(classify.combine)."""
 TRAINER_EVALUATION = "trainer_evaluation"
 """Variant of a ``scoring`` finding for a trainer object's ``evaluate()``: a file whose trainer only
 evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
@@ -165,12 +171,20 @@ class GradientStep(RouteDetector):
             "model, optimizer = accelerator.prepare(model, optimizer)\n"
         ),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
-        Valid(
-            "for batch in loader:\n    model.zero_grad()\n    model(**batch).loss.backward()\n"
-            "    for n, p in model.named_parameters():\n        fisher[n] += p.grad ** 2\n"
-        ),
     )
     INVALID = (
+        Invalid(
+            "from preference_trainer import NCATrainer_pairwise\n"
+            "dpo_trainer = NCATrainer_pairwise(model, ref_model, args=training_args)\ndpo_trainer.train()\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
+            "for batch in loader:\n    model.zero_grad()\n    model(**batch).loss.backward()\n"
+            "    for n, p in model.named_parameters():\n        fisher[n] += p.grad ** 2\n",
+            "inference",
+            variant=GRADIENTS_READ,
+        ),
         Invalid(
             "trainer = ArcherTrainer(agent=agent, lm_lr=1e-5)\nfor i in range(n):\n"
             "    info.update(trainer.update(replay_buffer))\n",
@@ -773,6 +787,16 @@ class GradientStep(RouteDetector):
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"the gradient step trains a {name}")
                 return True
+        receiver = (
+            node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else None
+        )
+        if isinstance(receiver, cst.Name):
+            # the code names the trainer object for what it trains (``dpo_trainer = NCATrainer(...)``)
+            named = route_word(receiver.value, strict=True)
+            if named is not None and named[0] in LABEL_KINDS:
+                message = f"the gradient step trains a {qualified[0]}, held as {receiver.value}"
+                self._report_named(node, statement, named, message)
+                return True
         if self._hf_arguments():
             # a project's trainer built beside transformers' TrainingArguments is a Trainer subclass:
             # it trains the loss its model's forward pass returns, like the generic Trainer
@@ -832,14 +856,14 @@ class GradientStep(RouteDetector):
         trainer too (the first class named a trainer is the one that names it).
         """
         func = call.func
-        if _tail(func).endswith("Trainer"):
+        if _names_trainer_class(_tail(func)):
             return func
         if isinstance(func, cst.Name):
             where = self.functions[-1] if scope is None else scope
             for value in self._bound(where, func.value):
                 choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
                 for choice in choices:
-                    if isinstance(choice, cst.Name | cst.Attribute) and _tail(choice).endswith("Trainer"):
+                    if isinstance(choice, cst.Name | cst.Attribute) and _names_trainer_class(_tail(choice)):
                         return choice
         return None
 
@@ -884,7 +908,11 @@ class GradientStep(RouteDetector):
             self._loss_library(functions)
             return
         if self.reads_grad and not self.updates and all(how == "a backward pass" for *_, how in self.steps):
-            return  # gradients computed only to be read (Fisher weights, saliency): nothing is trained
+            # gradients computed only to be read (Fisher weights, saliency): nothing is trained
+            node, statement, *_ = self.steps[0]
+            message = "gradients are computed only to be read (no optimiser applies them)"
+            self.report(node, "inference", message, statement=statement, variant=GRADIENTS_READ)
+            return
         resolver = self.context.resolver
 
         def names_of(func: cst.BaseExpression) -> set[str]:
@@ -921,6 +949,17 @@ def updates_model(name: str | None, models: frozenset[str]) -> bool:
         return False
     found = set(words(name))
     return bool(found & UPDATE_WORDS and found & models)
+
+
+_TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
+
+
+def _names_trainer_class(name: str) -> bool:
+    """Say whether a class's name says it is a trainer (``PPOTrainer``, ``NCATrainer_pairwise``).
+
+    A variable holding a class (``TrainerClass = getattr(trainers, name)``) is not named as one.
+    """
+    return name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None
 
 
 def _tail(node: cst.BaseExpression) -> str:
