@@ -50,6 +50,8 @@ labels of :data:`arb_audit.analyzer.classify.WORK_ROLES`)."""
 WORK_OF_SIGNAL = {signal: label for label, signal in LAUNCHED_WORK.items()}
 """The label such a finding's signal stands for."""
 TRUE_VALUES = frozenset({"true", "1", "yes"})
+RL_ROUTES = frozenset({"GRPO", "PPO", "ONLINE_RL", "UNKNOWN"})
+"""Routes of a command whose rollouts a multi-turn setting makes online RL (an unknown loss too)."""
 """Values that turn a command line's switch on."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
@@ -150,10 +152,12 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
         found.append(_finding("YamlLauncher", line, excerpt, "axolotl config without rl: supervised", "SFT"))
     if not found and ("learning_rate" in data or "output_dir" in data):
         found.extend(_trl_config(text, data))
-    multi_turn = pairs.get("actor_rollout_ref.rollout.multi_turn.enable")
-    if multi_turn is True:
-        line, excerpt = line_of_key(text, "multi_turn")
-        found.append(_finding("YamlLauncher", line, excerpt, "multi-turn rollouts enabled", "ONLINE_RL"))
+    if any(r in RL_ROUTES for f in found for r in f.routes) or "actor_rollout_ref" in data:
+        for key, value in pairs.items():
+            if multi_turn_setting(key, str(value)):
+                line, excerpt = line_of_key(text, key)
+                found.append(_finding("YamlLauncher", line, excerpt, f"{key}: {value}", "ONLINE_RL"))
+                break
     return found, None
 
 
@@ -458,11 +462,14 @@ def _command_routes(
     for end, entry in commands_in(words):
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
     estimators = []
+    turns = []
     for key, value in settings:
         if key.endswith(ESTIMATOR_FLAGS) and (label := estimator_label(value)) is not None:
             estimators.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
-        if key.endswith("multi_turn.enable") and value.lower() == "true":
-            found.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
+        if multi_turn_setting(key, value):
+            turns.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
+    if not any(r in RL_ROUTES for f in (*found, *estimators) for r in f.routes):
+        turns = []  # an evaluation's turn limit makes nothing online RL
     if estimators:
         # The estimator decides what a policy-gradient entry point runs; its default no longer applies.
         estimated = {e.routes[0] for e in estimators}
@@ -471,8 +478,35 @@ def _command_routes(
             for f in found
             if not f.routes or (not f.message.endswith(DEFAULT_NOTE) and f.routes[0] not in estimated)
         ]
-        found += estimators
+    # episodes of several turns make the policy-gradient training this command runs online RL
+    found += turns + estimators
     return found
+
+
+TURN_LIMITS = ("max_turns", "max_turn", "max_rounds", "max_assistant_turns", "max_tool_calls")
+"""Settings bounding the turns of an episode: above one, rollouts are multi-turn."""
+TOOL_SWITCHES = ("multi_turn.enable", "do_search", "use_tools", "enable_tools", "tool_use")
+"""Switches that put an environment or tool loop into the rollouts."""
+AGENT_LOOPS = ("agent_flow", "agent_loop", "agent_name", "agent_type")
+"""Settings naming the agent loop rollouts run through (``rollout.agent.default_agent_flow=...``)."""
+
+
+def multi_turn_setting(key: str, value: str) -> bool:
+    """Say whether a launcher's setting makes its policy-gradient rollouts multi-turn episodes.
+
+    ``trainer.max_turns=4``, ``rollout.agent.max_steps=5``, ``do_search=True``,
+    ``multi_turn.enable=true``, ``default_agent_flow=agent_env_loop``. A value the script is given
+    (``${MAX_TURNS}``) counts: a turn limit is only set where there are turns.
+    """
+    key, value = key.lower(), value.strip("'\"").lower()
+    last = key.rsplit(".", 1)[-1]
+    if last in TURN_LIMITS or (last == "max_steps" and "agent" in key):
+        return not value.isdigit() or int(value) > 1
+    if key.endswith(TOOL_SWITCHES):
+        return value in TRUE_VALUES
+    if last.endswith(AGENT_LOOPS):
+        return bool(value) and "single" not in value and value not in ("none", "null")
+    return False
 
 
 def classify_launcher(source: SourceFile) -> Classification:

@@ -721,3 +721,29 @@ def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path)
     # a config file named but not here leaves the route to it
     unread = classify_path(write(tmp_path, "unread.sh", "llamafactory-cli train configs/missing.yaml\n"))
     assert unread.primary == "CONFIG_DEPENDENT"
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "trainer.max_turns=$MAX_TURNS",
+        "trainer.do_search=True",
+        "actor_rollout_ref.rollout.agent.max_steps=5",
+        "actor_rollout_ref.rollout.agent.default_agent_flow=agent_env_loop",
+        "actor_rollout_ref.rollout.multi_turn.enable=true",
+    ],
+)
+def test_a_multi_turn_setting_makes_a_policy_gradient_command_online_rl(tmp_path: Path, setting: str) -> None:
+    command = f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {setting}\n"
+    result = classify_path(write(tmp_path, "rl.sh", command))
+    assert (result.primary, result.labels) == ("ONLINE_RL", ["ONLINE_RL", "GRPO"])
+
+
+def test_turn_limits_of_one_or_of_an_evaluation_are_not_online_rl(tmp_path: Path) -> None:
+    single = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.max_turns=1\n"
+    assert classify_path(write(tmp_path, "one.sh", single)).primary == "GRPO"
+    write(
+        tmp_path, "run_eval.py", "from vllm import LLM\nouts = LLM('m').generate(prompts)\nprint(sum(outs))\n"
+    )
+    evaluation = classify_path(write(tmp_path, "eval.sh", "python run_eval.py --max_turns 5\n"))
+    assert evaluation.primary != "ONLINE_RL"
