@@ -30,13 +30,22 @@ class ConfigModule(RouteDetector):
     """
 
     TRIGGERS = ("Config", "Cfg", "Args", "Arguments", "type=")
+    # (a settings class's base ends like its own name: ``class GRPOScriptArguments(ScriptArguments)``)
 
     VALID = (
         Valid("from x import GRPOLossConfig\ndef build():\n    return GRPOLossConfig(), AdamWConfig()\n"),
         Valid("from x import GRPOLossConfig\nloss_cfg = GRPOLossConfig(clip=0.2)\n"),
         Valid("model = dict(type=Qwen, path='m')\noptim_wrapper = dict(type=AmpOptimWrapper)\n"),
+        Valid("class ModelConfig(PretrainedConfig):\n    hidden: int = 4\n"),
+        Valid("class DPODataset(Dataset):\n    pass\n"),
     )
     INVALID = (
+        Invalid(
+            "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+            "@dataclass\nclass SimPOConfig(TrainingArguments):\n    beta: float = 2.0\n    gamma: float = 0.5\n",
+            "loss",
+            "dpo",
+        ),
         Invalid(
             "from xtuner.model.reward import RewardModel\n"
             "model = dict(type=RewardModel, loss_type='ranking')\n"
@@ -59,6 +68,8 @@ class ConfigModule(RouteDetector):
         """(node, statement, stage kind, the class that names it) of each route-named setting."""
         self.trains = False
         """An optimiser or learning-rate setting was seen at module level."""
+        self.defined: tuple[cst.CSTNode, cst.CSTNode | None, str, str] | None = None
+        """A settings class the module defines for a route's trainer (``SimPOConfig(TrainingArguments)``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.enclosing():  # only module-level settings count
@@ -96,7 +107,23 @@ class ConfigModule(RouteDetector):
         named = route_word(name, strict=True)
         return LABEL_KINDS.get(named[0]) if named is not None else None
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # ``class SimPOConfig(TrainingArguments)``: a route's settings, defined for a trainer to read
+        name = node.name.value
+        if self.enclosing()[:-1] or not name.endswith(CONFIG_SUFFIXES) or self.defined is not None:
+            return
+        bases = [last_name(b.value) for b in node.bases]
+        stage = self._stage(name)
+        if stage is not None and any(b.endswith(CONFIG_SUFFIXES) for b in bases):
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.defined = (node, statement, stage, name)
+
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.defined is not None:
+            node, statement, stage, name = self.defined
+            message = f"defines {name}, the settings of a {stage} trainer"
+            self.report(node, "loss", message, statement=statement, kind=stage, variant=COMPONENT)
+            return
         if not self.trains:
             return
         for node, statement, stage, name in self.named[:1]:
