@@ -42,7 +42,8 @@ class ConfigModule(RouteDetector):
     INVALID = (
         Invalid(
             "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
-            "@dataclass\nclass SimPOConfig(TrainingArguments):\n    beta: float = 2.0\n    gamma: float = 0.5\n",
+            "@dataclass\nclass SimPOConfig(TrainingArguments):\n    beta: float = 2.0\n"
+            "    gamma: float = 0.5\n",
             "loss",
             "dpo",
         ),
