@@ -62,6 +62,7 @@ _ASSIGNMENT = re.compile(r"""(?:export\s+)?([A-Za-z_]\w*)(\+?)=("[^"]*"|'[^']*'|
 # ``${NAME}``, ``${ARRAY[@]}``, ``${NAME:-default}``, ``${1-default}``, ``$NAME``
 _VARIABLE = re.compile(r"\$\{(\w+)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$(\w+)")
 _ENV_WORD = re.compile(r"[A-Za-z_]\w*=")
+_READ_HEREDOC = re.compile(r"""\s*read\b[^<]*?\b([A-Za-z_]\w*)\s*<<-?\s*['"]?(\w+)['"]?\s*$""")
 _ARRAY_START = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=\((.*)")
 
 
@@ -192,9 +193,23 @@ def _shell_routes(
     found: list[Finding] = []
     variables: dict[str, str] = {}
     array: tuple[str, list[str]] | None = None
+    heredoc: tuple[str, str, list[str]] | None = None  # (variable, terminator, lines so far)
     logical = ""
     start = 1
     for number, line in enumerate(text.splitlines()[:MAX_LINES], 1):
+        if heredoc is not None:
+            # ``read -r -d '' CMD <<EOF`` ... ``EOF``: the lines are the variable's value (OpenRLHF's
+            # examples write their commands so, then run ``python -m $CMD``)
+            if line.strip() == heredoc[1]:
+                value = " ".join(part.rstrip().rstrip("\\") for part in heredoc[2])
+                variables[heredoc[0]] = _expand(value, variables)[:MAX_VALUE]
+                heredoc = None
+            else:
+                heredoc[2].append(line)
+            continue
+        if (read := _READ_HEREDOC.match(line)) is not None:
+            heredoc = (read.group(1), read.group(2), [])
+            continue
         if not logical:
             start = number
         stripped = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""

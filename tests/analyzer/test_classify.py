@@ -747,3 +747,16 @@ def test_turn_limits_of_one_or_of_an_evaluation_are_not_online_rl(tmp_path: Path
     )
     evaluation = classify_path(write(tmp_path, "eval.sh", "python run_eval.py --max_turns 5\n"))
     assert evaluation.primary != "ONLINE_RL"
+
+
+def test_a_command_written_into_a_variable_by_a_heredoc_is_read(tmp_path: Path) -> None:
+    script = (
+        "read -r -d '' training_commands <<EOF\n"
+        "openrlhf.cli.train_sft\n   --pretrain $POLICY \\\n   --save_path ./ckpt\nEOF\n"
+        "deepspeed --module $training_commands\n"
+    )
+    result = classify_path(write(tmp_path, "iterate.sh", script))
+    assert (result.primary, result.role) == ("SFT", "launcher")
+    # a heredoc that never ends holds the rest of the script, as bash reads it
+    open_ended = classify_path(write(tmp_path, "open.sh", "read -r -d '' cmd <<EOF\ntrl dpo --model m\n"))
+    assert open_ended.primary == "NONE_TRAINING"
