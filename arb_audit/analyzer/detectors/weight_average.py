@@ -13,16 +13,39 @@ WEIGHT_LOADERS = frozenset({"torch.load", "safetensors.torch.load_file", "safete
 
 
 def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
-    """Code of the containers that ``value`` indexes with the loop variable ``key`` (``a[k]``)."""
-    return {
-        cst.Module([]).code_for_node(n.value)
-        for n in (value, *descendants(value))
-        if isinstance(n, cst.Subscript)
-        and len(n.slice) == 1
-        and isinstance(n.slice[0].slice, cst.Index)
-        and isinstance(n.slice[0].slice.value, cst.Name)
-        and n.slice[0].slice.value.value == key
-    }
+    """Code of the containers that ``value`` indexes with the loop variable ``key`` (``a[k]``,
+    ``a.get(k, default)``)."""
+    found = set()
+    for n in (value, *descendants(value)):
+        if (
+            isinstance(n, cst.Subscript)
+            and len(n.slice) == 1
+            and isinstance(n.slice[0].slice, cst.Index)
+            and isinstance(n.slice[0].slice.value, cst.Name)
+            and n.slice[0].slice.value.value == key
+        ):
+            found.add(cst.Module([]).code_for_node(n.value))
+        elif (
+            isinstance(n, cst.Call)
+            and method(n) == "get"
+            and isinstance(n.func, cst.Attribute)
+            and n.args
+            and isinstance(n.args[0].value, cst.Name)
+            and n.args[0].value.value == key
+        ):
+            found.add(cst.Module([]).code_for_node(n.func.value))
+    return found
+
+
+def _items_of(iterable: cst.BaseExpression) -> str | None:
+    """Code of the mapping a loop walks with ``.items()`` (its value variable stands for ``m[key]``)."""
+    if (
+        isinstance(iterable, cst.Call)
+        and method(iterable) == "items"
+        and isinstance(iterable.func, cst.Attribute)
+    ):
+        return cst.Module([]).code_for_node(iterable.func.value)
+    return None
 
 
 IN_PLACE_SUMS = frozenset({"add_", "sub_"})
@@ -51,6 +74,7 @@ class WeightAverage(RouteDetector):
     TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open")
 
     VALID = (
+        Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
         Valid(
             "class Policy:\n    def state_dict(self):\n        return self.model.state_dict()\n"
@@ -62,6 +86,19 @@ class WeightAverage(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "base = model.state_dict()\ndef task_vector(ft, base):\n    tv = {}\n"
+            "    for key, param in ft.items():\n        b = base[key]\n        tv[key] = param - b\n"
+            "    return tv\n",
+            "stage",
+            "merge",
+        ),
+        Invalid(
+            "base = model.state_dict()\nfor key in keys:\n    current = base.get(key).clone()\n"
+            "    current += alpha * tv1[key]\n    current += alpha * tv2[key]\n    merged[key] = current\n",
+            "stage",
+            "merge",
+        ),
         Invalid(
             "sd_raw = raw.state_dict()\nsd = tuned.state_dict()\n"
             "for key in sd:\n    sd[key].add_(sd_raw[key])\n",
@@ -118,12 +155,21 @@ class WeightAverage(RouteDetector):
         if _counts(node.iter):
             return  # for i in range(batch): rows of tensors indexed by position, not tensors by name
         target: cst.BaseExpression = node.target
+        walked: dict[str, str] = {}
+        """Locals standing for a checkpoint's tensor at this key -> that checkpoint's code."""
         if isinstance(target, cst.Tuple) and target.elements:
-            target = target.elements[0].value  # for name, tensor in sd.items()
+            value = target.elements[-1].value
+            mapping = _items_of(node.iter)
+            if len(target.elements) == 2 and isinstance(value, cst.Name) and mapping is not None:
+                walked[value.value] = mapping  # for name, tensor in sd.items(): tensor is sd[name]
+            target = target.elements[0].value
         if not isinstance(target, cst.Name):
             return
         key = target.value
-        for statement in descendants(node.body):
+        statements = descendants(node.body)
+        if self._accumulates(node, statements, key, walked):
+            return
+        for statement in statements:
             if (
                 (
                     isinstance(statement, cst.Assign)
@@ -150,6 +196,37 @@ class WeightAverage(RouteDetector):
             ):
                 self._combined(statement)
                 return
+
+    def _accumulates(
+        self, loop: cst.For, statements: list[cst.CSTNode], key: str, walked: dict[str, str]
+    ) -> bool:
+        """Report a loop over keys whose statements, together, read two checkpoints' tensors at the key
+        and write one (``current = base.get(k); current += a * tv[k]; merged[k] = current``)."""
+        sources: set[str] = set()
+        writes = False
+        for statement in statements:
+            if isinstance(statement, cst.Assign):
+                writes = writes or any(_keyed_sources(t.target, key) for t in statement.targets)
+                value: cst.BaseExpression = statement.value
+            elif isinstance(statement, cst.AugAssign):
+                value = statement.value
+            else:
+                continue
+            sources |= _keyed_sources(value, key)
+            sources |= {
+                walked[n.value]
+                for n in (value, *descendants(value))
+                if isinstance(n, cst.Name) and n.value in walked
+            }
+            if isinstance(statement, cst.Assign) and _keyed_sources(value, key):
+                # a local bound to one checkpoint's tensor stands for it below (``base = sd[k]``)
+                for t in statement.targets:
+                    if isinstance(t.target, cst.Name):
+                        walked[t.target.value] = next(iter(_keyed_sources(value, key)))
+        if writes and len(sources) >= 2:
+            self._combined(loop)
+            return True
+        return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.reads_weights and self.combined is not None:
