@@ -13,8 +13,10 @@ WEIGHT_LOADERS = frozenset({"torch.load", "safetensors.torch.load_file", "safete
 
 
 def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
-    """Code of the containers that ``value`` indexes with the loop variable ``key`` (``a[k]``,
-    ``a.get(k, default)``)."""
+    """Code of the containers that ``value`` indexes with the loop variable ``key``.
+
+    ``a[k]`` and ``a.get(k, default)`` both read ``a`` at the key.
+    """
     found = set()
     for n in (value, *descendants(value)):
         if (
@@ -200,8 +202,10 @@ class WeightAverage(RouteDetector):
     def _accumulates(
         self, loop: cst.For, statements: list[cst.CSTNode], key: str, walked: dict[str, str]
     ) -> bool:
-        """Report a loop over keys whose statements, together, read two checkpoints' tensors at the key
-        and write one (``current = base.get(k); current += a * tv[k]; merged[k] = current``)."""
+        """Report a loop over keys whose statements together read two checkpoints' tensors and write one.
+
+        ``current = base.get(k); current += a * tv[k]; merged[k] = current``.
+        """
         sources: set[str] = set()
         writes = False
         for statement in statements:
