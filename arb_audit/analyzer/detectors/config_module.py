@@ -38,6 +38,10 @@ class ConfigModule(RouteDetector):
         Valid("model = dict(type=Qwen, path='m')\noptim_wrapper = dict(type=AmpOptimWrapper)\n"),
         Valid("class ModelConfig(PretrainedConfig):\n    hidden: int = 4\n"),
         Valid("class DPODataset(Dataset):\n    pass\n"),
+        Valid(
+            "class GRPOScriptArguments(ScriptArguments):\n    reward_funcs: list = None\n"
+            "if __name__ == '__main__':\n    main(parse())\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -71,6 +75,8 @@ class ConfigModule(RouteDetector):
         """An optimiser or learning-rate setting was seen at module level."""
         self.defined: tuple[cst.CSTNode, cst.CSTNode | None, str, str] | None = None
         """A settings class the module defines for a route's trainer (``SimPOConfig(TrainingArguments)``)."""
+        self.script = False
+        """The module runs as a script (``if __name__ == "__main__":``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.enclosing():  # only module-level settings count
@@ -119,8 +125,18 @@ class ConfigModule(RouteDetector):
             statement = self.context.statements[-1] if self.context.statements else None
             self.defined = (node, statement, stage, name)
 
+    def visit_If(self, node: cst.If) -> None:
+        test = node.test
+        if (
+            isinstance(test, cst.Comparison)
+            and isinstance(test.left, cst.Name)
+            and test.left.value == "__name__"
+        ):
+            self.script = True
+
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.defined is not None:
+        if self.defined is not None and not self.script:
+            # (a script's own settings class configures what the script does, seen by other detectors)
             node, statement, stage, name = self.defined
             message = f"defines {name}, the settings of a {stage} trainer"
             self.report(node, "loss", message, statement=statement, kind=stage, variant=COMPONENT)
