@@ -274,13 +274,19 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
         return None
     command = Path(words[start]).name.split(".")[0]
     suffix = ".py" if command in LAUNCHERS else ".sh"
-    script = next((w for w in words[start + 1 :] if w.endswith(suffix)), None)
-    if script is None and suffix == ".py":
-        # ``python -m eval.mmlu.run_eval``: the module's file, from the folder the command runs in
-        rest = words[start + 1 :]
-        module = next((rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "-m"), None)
-        if module is not None and re.fullmatch(r"[A-Za-z_][\w.]*", module):
-            script = module.replace(".", "/") + ".py"
+    # The first script named, or ``-m module`` (``python -m eval.mmlu.run_eval``: the module's file,
+    # from the folder the command runs in); what follows is the script's arguments, and a setting's
+    # value (``reward.path=rewards/score.py``) names no script.
+    script = None
+    rest = words[start + 1 :]
+    for i, word in enumerate(rest):
+        if word.endswith(suffix) and "=" not in word:
+            script = word
+            break
+        if word == "-m" and suffix == ".py" and i + 1 < len(rest):
+            if re.fullmatch(r"[A-Za-z_][\w.]*", rest[i + 1]):
+                script = rest[i + 1].replace(".", "/") + ".py"
+            break
     if script is None:
         return None
     return _near(script, folder)
