@@ -238,6 +238,9 @@ def _shell_routes(
         else:
             found.extend(_command_routes(_expand(logical, variables), start, folder, depth, launched))
         logical = ""
+    if logical.strip():
+        # the last line ends in a backslash: bash runs the command at the end of the file
+        found.extend(_command_routes(_expand(logical, variables), start, folder, depth, launched))
     return found
 
 
@@ -290,6 +293,25 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
     if script is None:
         return None
     return _near(script, folder)
+
+
+FALSE_VALUES = frozenset({"false", "0", "no"})
+"""Values that turn a command line's switch off."""
+
+
+def _training_switched_off(words: list[str]) -> str | None:
+    """Return the setting that turns a script's training off (transformers' ``--do_train False``).
+
+    Only when the same command asks for an evaluation or predictions instead (``--do_eval``,
+    ``--do_predict``), as a run that measures or generates with the script does.
+    """
+    pairs = dict(_settings(words))
+    off = pairs.get("do_train", "").lower() in FALSE_VALUES
+    measures = any(
+        pairs.get(k, "").lower() in TRUE_VALUES or (f"--{k}" in words and k not in pairs)
+        for k in ("do_eval", "do_predict")
+    )
+    return f"--do_train {pairs['do_train']}" if off and measures else None
 
 
 def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | None:
@@ -454,7 +476,19 @@ def _command_routes(
             classified[script] = classify_source(read_source(script, str(script)))
         launched = classified[script]
         picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
-        if picked is not None:
+        switched_off = _training_switched_off(words)
+        if switched_off is not None and launched.primary not in NOT_ROUTES:
+            # ``python qlora.py --do_train False --do_predict True``: the script trains, this run not
+            found.append(
+                Finding(
+                    "ShellLauncher",
+                    "scoring",
+                    message=f"runs {script.name} with {switched_off}: it evaluates or predicts only",
+                    line=line,
+                    excerpt=command.strip()[:160],
+                )
+            )
+        elif picked is not None:
             # the script chooses its route by a setting, and this command line sets it
             message = f"runs {script.name} with {picked[1]} ({picked[0]})"
             found.append(_finding("ShellLauncher", line, command, message, picked[0]))

@@ -760,3 +760,15 @@ def test_a_command_written_into_a_variable_by_a_heredoc_is_read(tmp_path: Path) 
     # a heredoc that never ends holds the rest of the script, as bash reads it
     open_ended = classify_path(write(tmp_path, "open.sh", "read -r -d '' cmd <<EOF\ntrl dpo --model m\n"))
     assert open_ended.primary == "NONE_TRAINING"
+
+
+def test_a_run_of_a_training_script_with_training_switched_off_evaluates(tmp_path: Path) -> None:
+    write(
+        tmp_path, "train.py", "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m)\ntrainer.train()\n"
+    )
+    # the last line ends in a backslash: bash still runs the command
+    trains = classify_path(write(tmp_path, "train.sh", "python train.py \\\n    --do_train True \\\n"))
+    assert trains.labels == ["SFT"]
+    predicts = "python train.py \\\n    --do_train False \\\n    --do_predict True \\\n"
+    result = classify_path(write(tmp_path, "predict.sh", predicts))
+    assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
