@@ -15,6 +15,7 @@ import ast
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState  # the state libcst's own code_for_node writes into
 
 from arb_audit.analyzer.detector import Finding
 
@@ -95,6 +96,23 @@ def _header(node: cst.CSTNode) -> cst.CSTNode:
         return node
 
 
+class _FirstLineWritten(Exception):
+    """Raised by :class:`_FirstLineState` once a node's first line of code is complete."""
+
+
+class _FirstLineState(CodegenState):
+    """libcst's code generation, stopped at the end of the first line that holds code.
+
+    A reported call may span a hundred lines of arguments; only its first line is searched for.
+    """
+
+    def add_token(self, value: str) -> None:
+        if "\n" in value and "".join(self.tokens).strip():
+            self.tokens.append(value)
+            raise _FirstLineWritten
+        self.tokens.append(value)
+
+
 def _first_line(module: cst.Module, node: cst.CSTNode | None) -> str:
     """Return the first line of a node's own code (comments and blank lines before a statement left out)."""
     if node is None:
@@ -102,7 +120,12 @@ def _first_line(module: cst.Module, node: cst.CSTNode | None) -> str:
     if isinstance(getattr(node, "leading_lines", None), Sequence) and node.leading_lines:  # type: ignore[attr-defined]
         node = node.with_changes(leading_lines=())
     node = _header(node)
-    code = module.code_for_node(node).strip()
+    state = _FirstLineState(default_indent=module.default_indent, default_newline=module.default_newline)
+    try:
+        node._codegen(state)
+    except _FirstLineWritten:
+        pass
+    code = "".join(state.tokens).strip()
     return code.splitlines()[0].strip() if code else ""
 
 
@@ -117,8 +140,12 @@ def locate(findings: list[Finding], module: cst.Module, text: str, partial: bool
         return
     lines = text.splitlines()
     ambiguous = []
+    firsts: dict[int, str] = {}  # several detectors report on one node: its code is written once
     for finding in findings:
-        first = _first_line(module, finding.node)
+        key = id(finding.node)
+        first = firsts.get(key)
+        if first is None:
+            first = firsts[key] = _first_line(module, finding.node)
         at = text.find(first) if first else -1
         if at >= 0 and text.find(first, at + 1) < 0:
             finding.line = text.count("\n", 0, at) + 1
