@@ -27,12 +27,16 @@ JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 """Encoders whose output, written line by line, is a JSON-lines dataset."""
 
 
+DATASET_WORDS = frozenset({"dataset", "datasets", "samples", "records", "examples", "conversations"})
+"""Words of a helper that writes a dataset of records (``save_dataset``, ``write_samples``)."""
+WRITE_VERBS = frozenset({"dump", "write", "save", "append", "export"})
+"""Verbs of a helper that writes what it is given to a file."""
 JSON_WORDS = frozenset({"json", "jsonl", "jsonlines"})
+"""Words of a helper's name that say it writes JSON (``write_jsonl``, ``save_json``)."""
 DATASET_FORMATS = frozenset(
     {"parquet", "arrow", "jsonl", "jsonlines", "json", "dataset", "record", "records"}
 )
 """Words of a writer class that writes a dataset file (not a log or a TensorBoard summary)."""
-"""Words of a helper's name that say it writes JSON (``write_jsonl``, ``save_json``)."""
 
 
 class DataOutput(RouteDetector):
@@ -51,6 +55,7 @@ class DataOutput(RouteDetector):
         "to_csv",
         "dump",
         "_json",
+        *(f"{verb}_{thing}" for verb in WRITE_VERBS for thing in sorted(DATASET_WORDS)),
         "distilabel",
         "synthetic_data_kit",
         "llama_index",
@@ -60,6 +65,7 @@ class DataOutput(RouteDetector):
     )
 
     VALID = (
+        Valid("save_results(results, 'out/scores.json')\n"),
         Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),
         Valid("config = load_json(path)\n"),
         Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
@@ -69,6 +75,7 @@ class DataOutput(RouteDetector):
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
         Invalid("append_jsonl(rows, 'data/v2.jsonl')\n", "data_output"),
+        Invalid("from utils import save_dataset\nsave_dataset(dataset, SAVED_FILE)\n", "data_output"),
         Invalid(
             "import utils\nutils.jdump(machine_instruction_data, os.path.join(out, 'regen.json'))\n",
             "data_output",
@@ -181,12 +188,18 @@ class DataOutput(RouteDetector):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
 
     def _json_helper(self, node: cst.Call) -> bool:
-        """Say whether ``node`` calls a project's JSON writer with data and a path (``jdump(rows, p)``)."""
+        """Say whether ``node`` calls a project's writer of records with data and a path.
+
+        ``jdump(rows, p)``, ``save_jsonl(rows, p)``, ``save_dataset(dataset, p)``: named for JSON or
+        for a dataset of records (``save_results`` is as often an evaluation's scores: not counted).
+        """
         name = last_name(node.func)
         said = set(words(name))
-        writes = said & {"dump", "write", "save", "append"} or name.endswith("dump")
+        writes = said & WRITE_VERBS or name.endswith("dump")
         return (
-            len(node.args) >= 2 and bool(writes) and (bool(said & JSON_WORDS) or name in ("jdump", "jldump"))
+            len(node.args) >= 2
+            and bool(writes)
+            and (bool(said & (JSON_WORDS | DATASET_WORDS)) or name in ("jdump", "jldump"))
         )
 
     def _json_lines(self, node: cst.Call) -> bool:
