@@ -12,6 +12,7 @@ node is found by its first line within that statement's lines.
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
@@ -121,10 +122,8 @@ def _first_line(module: cst.Module, node: cst.CSTNode | None) -> str:
         node = node.with_changes(leading_lines=())
     node = _header(node)
     state = _FirstLineState(default_indent=module.default_indent, default_newline=module.default_newline)
-    try:
+    with contextlib.suppress(_FirstLineWritten):
         node._codegen(state)
-    except _FirstLineWritten:
-        pass
     code = "".join(state.tokens).strip()
     return code.splitlines()[0].strip() if code else ""
 
