@@ -772,3 +772,14 @@ def test_a_run_of_a_training_script_with_training_switched_off_evaluates(tmp_pat
     predicts = "python train.py \\\n    --do_train False \\\n    --do_predict True \\\n"
     result = classify_path(write(tmp_path, "predict.sh", predicts))
     assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+
+
+def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Path) -> None:
+    env = (
+        "class ShopEnv:\n    def reset(self):\n        return self.obs\n"
+        "    def step(self, action):\n        return self.obs, self.reward, self.done, {}\n"
+    )
+    assert classify_path(write(tmp_path, "env.py", env)).primary == "ONLINE_RL"
+    benchmark = "from agent_eval.tasks import load_tasks\ntasks = load_tasks('shop')\n" + env
+    result = classify_path(write(tmp_path, "bench_env.py", benchmark))
+    assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
