@@ -431,13 +431,19 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
         labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]
         result.primary = labels[0] if labels else "NONE_TRAINING"
+        if environment and result.primary in ("GRPO", "PPO"):
+            # a policy-gradient component whose samples are episodes of several turns (an experience
+            # maker that retrieves between generations)
+            result.primary, labels = "ONLINE_RL", ["ONLINE_RL", *labels]
     elif environment and any(
         f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC, JUDGE) and f.detector == "Scoring"
         for f in findings
     ):
         # an environment driven by (or defined in) evaluation code trains nothing: an agent's benchmark
         result.role, result.primary = "eval", "EVAL_ONLY"
-    elif environment:
+    elif environment and not (
+        "entry_point" in signals and not any(f.signal == "environment" for f in findings)
+    ):
         result.role, result.primary = "component", "ONLINE_RL"
     elif ("environment" in signals and not (_only_rollouts(findings) and _reports_a_metric(findings))) or (
         not _reports_a_metric(findings)

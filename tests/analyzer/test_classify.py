@@ -783,3 +783,19 @@ def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Pat
     benchmark = "from agent_eval.tasks import load_tasks\ntasks = load_tasks('shop')\n" + env
     result = classify_path(write(tmp_path, "bench_env.py", benchmark))
     assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+
+
+def test_a_loop_generating_until_a_tool_call_serves_rl_unless_a_script_runs_it(tmp_path: Path) -> None:
+    rollout = (
+        "from vllm import SamplingParams\n"
+        "def generate_with_search(llm, prompts):\n"
+        "    params = SamplingParams(temperature=1.0, stop=['<|end_of_query|>'])\n"
+        "    for t in range(8):\n"
+        "        outs = llm.generate(prompts, params)\n"
+        "        prompts = [p + o + retrieve(o) for p, o in zip(prompts, outs)]\n"
+        "    return prompts\n"
+    )
+    assert classify_path(write(tmp_path, "rollout.py", rollout)).primary == "ONLINE_RL"
+    script = rollout + "if __name__ == '__main__':\n    rows = generate_with_search(llm, load())\n"
+    result = classify_path(write(tmp_path, "eval_search.py", script))
+    assert result.primary in ("EVAL_ONLY", "DISTILLATION")

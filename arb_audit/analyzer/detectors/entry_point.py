@@ -20,10 +20,12 @@ class EntryPoint(RouteDetector):
     Its absence is what matters: a module of definitions only is a library that other code calls. A
     reward or verifier defined there is a component of the RL training that imports it, even when the
     reward asks a model (an LLM judge as the reward); the same definitions in a script that runs them
-    over a dataset evaluate. Read only in files that define rewards or scores.
+    over a dataset evaluate; a script that plays episodes runs them (an evaluation or data generation),
+    it is no component of a training. Read only in files that define rewards or scores, or that have
+    a ``__main__`` guard.
     """
 
-    TRIGGERS = ("reward", "Reward", "score")
+    TRIGGERS = ("reward", "Reward", "score", "__main__")
 
     VALID = (
         Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),

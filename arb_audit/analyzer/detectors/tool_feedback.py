@@ -20,6 +20,26 @@ OBSERVATION_TAG = re.compile(
 """Tags that wrap what a tool returned when it is spliced into the model's text (Search-R1's
 ``<information>``, code agents' ``<output>``): the next turn reads the world's answer."""
 TURN_WORDS = frozenset({"turn", "turns"})
+STOP_KEYWORDS = frozenset({"stop", "stop_strings", "stop_sequences", "stop_words", "stop_tokens"})
+"""Keywords of a generation call or its sampling settings that end the text at given strings."""
+TOOL_CALL_WORDS = frozenset(
+    {"query", "search", "tool", "observation", "code", "execute", "python", "call", "action", "output"}
+)
+"""Words of a stop string at which the policy has asked a tool (``<|end_of_query|>``, `````output``)."""
+
+
+def tool_call_stop(text: str) -> bool:
+    """Say whether a stop string ends the policy's text where it calls a tool.
+
+    A closing tag (``</search>``, ``</tool_call>``) other than the end of a sequence (``</s>``), a code
+    block's output fence, or a marker named for a query, a tool, an action or an observation.
+    """
+    stripped = text.strip()
+    if not stripped or stripped == "</s>":
+        return False
+    if stripped.startswith("</") or "```output" in stripped:
+        return True
+    return bool(TOOL_CALL_WORDS & set(words(re.sub(r"[^A-Za-z]+", "_", stripped))))
 
 
 class ToolFeedback(RouteDetector):
@@ -34,17 +54,28 @@ class ToolFeedback(RouteDetector):
     not count.
     """
 
-    TRIGGERS = tuple(
-        f"<{tag}>"
-        for tag in (
-            *("information", "observation", "obs", "result", "results", "output", "tool_response"),
-            *("tool_result", "interpreter", "execution_result", "search_result", "search_results"),
-            *("document", "documents"),
-        )
+    TRIGGERS = (
+        *(
+            f"<{tag}>"
+            for tag in (
+                *("information", "observation", "obs", "result", "results", "output", "tool_response"),
+                *("tool_result", "interpreter", "execution_result", "search_result", "search_results"),
+                *("document", "documents"),
+            )
+        ),
+        "stop",
     )
-    """The observation tags themselves: a file without one cannot show this shape."""
+    """The observation tags themselves, or a generation's stop sequences: a file without one cannot
+    show either shape."""
 
     VALID = (
+        Valid(
+            "for batch in loader:\n    outs = llm.generate(batch, SamplingParams(stop=['</s>', '\\n\\n']))\n"
+        ),
+        Valid(
+            "def evaluate(llm):\n    for t in range(3):\n"
+            "        outs = llm.generate(ps, SamplingParams(stop=['</search>']))\n"
+        ),
         Valid("for turn in range(max_turns):\n    out = model.generate(x)\n"),
         Valid("text = f'<information>{docs}</information>'\nout = model.generate(text)\n"),
         Valid(
@@ -53,6 +84,18 @@ class ToolFeedback(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "stop_tokens = ['<|end_of_query|>']\nfor t in range(11):\n"
+            "    params = SamplingParams(temperature=1, stop=stop_tokens)\n"
+            "    outs = llm.generate(prompts, params)\n"
+            "    prompts = [p + o + retrieve(o) for p, o in zip(prompts, outs)]\n",
+            "interactive",
+        ),
+        Invalid(
+            "while calls_left >= 0:\n    sampling_params.stop = ['```output']\n"
+            "    outputs = self.inference_engine.generate(prompts=ps, sampling_params=sampling_params)\n",
+            "interactive",
+        ),
         Invalid(
             "def run_llm_loop(model, text):\n    for _ in range(max_turns):\n"
             "        out = model.generate(text)\n"
@@ -74,6 +117,12 @@ class ToolFeedback(RouteDetector):
         self.loop: cst.CSTNode | None = None
         self.generates = False
         self.tagged = False
+        self.tool_stops = False
+        """A generation's stop strings end the text where the policy calls a tool."""
+        self.loops: list[bool] = []
+        """Per open loop: whether it generates."""
+        self.stopped_loop: cst.CSTNode | None = None
+        """A loop that generates, in a file whose generation stops at tool calls."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -95,21 +144,54 @@ class ToolFeedback(RouteDetector):
         return not any(NOT_TRAINING_SCOPES & set(words(name)) for name in self.functions)
 
     def visit_For(self, node: cst.For) -> None:
+        self.loops.append(False)
         if self.loop is None and self._turns(node.iter) and self._training_scope():
             self.loop = node
 
     def visit_While(self, node: cst.While) -> None:
+        self.loops.append(False)
         if self.loop is None and self._turns(node.test) and self._training_scope():
             self.loop = node
 
+    def _leave_loop(self, node: cst.For | cst.While) -> None:
+        if self.loops.pop() and self.stopped_loop is None and self._training_scope():
+            self.stopped_loop = node
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop(original_node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop(original_node)
+
+    def _stops(self, value: cst.BaseExpression) -> None:
+        """Note stop strings given to a generation (a string or a list of them) that mark a tool call."""
+        items = [e.value for e in value.elements] if isinstance(value, cst.List | cst.Tuple) else [value]
+        for item in items:
+            if isinstance(item, cst.SimpleString) and isinstance(item.evaluated_value, str):
+                self.tool_stops = self.tool_stops or tool_call_stop(item.evaluated_value)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value in STOP_KEYWORDS:
+            self._stops(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            name = target.target.attr.value if isinstance(target.target, cst.Attribute) else target.target
+            if isinstance(name, cst.Name):
+                name = name.value
+            if isinstance(name, str) and "stop" in words(name):
+                self._stops(node.value)
+
     def visit_Call(self, node: cst.Call) -> None:
         # a rollout server is asked over HTTP as often as through a client (``await post(url, payload)``)
-        self.generates = (
-            self.generates
-            or is_generation(node, self.names)
+        generates = (
+            is_generation(node, self.names)
             or is_generation_helper(node, self.names)
             or is_http_post(node, self.names(node.func))
         )
+        self.generates = self.generates or generates
+        if generates and self.loops:
+            self.loops[-1] = True
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self.tagged = self.tagged or OBSERVATION_TAG.search(node.value) is not None
@@ -121,3 +203,6 @@ class ToolFeedback(RouteDetector):
         if self.loop is not None and self.generates and self.tagged:
             message = "a loop over turns generates and splices a tool's result back into the text"
             self.report(self.loop, "interactive", message, interactive=True)
+        elif self.stopped_loop is not None and self.tool_stops:
+            message = "a loop generates until the policy calls a tool (its stop strings), then goes on"
+            self.report(self.stopped_loop, "interactive", message, interactive=True)
