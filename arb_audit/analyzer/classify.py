@@ -234,14 +234,11 @@ def detectors() -> list[type[RouteDetector]]:
     return _DETECTORS
 
 
-MANY_TRIGGERS = 40
-"""Triggers of one detector from which one regular expression finds them faster than a substring test
-each (measured: a hundred quoted route names take half the time; a few words take twice as long)."""
 _TRIGGER_PATTERNS: dict[type[RouteDetector], re.Pattern[str]] = {}
 
 
 def _has_trigger(detector: type[RouteDetector], text: str) -> bool:
-    if len(detector.TRIGGERS) < MANY_TRIGGERS:
+    if not detector.TRIGGERS_AS_PATTERN:
         return any(t in text for t in detector.TRIGGERS)
     pattern = _TRIGGER_PATTERNS.get(detector)
     if pattern is None:

@@ -34,6 +34,7 @@ class FrameworkEntry(RouteDetector):
     """
 
     TRIGGERS = IMPORT_WORDS
+    TRIGGERS_AS_PATTERN = True
 
     VALID = (
         Valid("from nemo_rl.algorithms.grpo import grpo_train\nprint('grpo_train')\n"),

@@ -141,6 +141,7 @@ class RouteDispatch(RouteDetector):
         *(f"{q}{word}" for word in SUBCOMMAND_WORDS for q in "'\""),
         "Trainer",  # a conditional between trainer classes names no route in quotes
     )
+    TRIGGERS_AS_PATTERN = True
 
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
