@@ -9,8 +9,10 @@ a file with no training stage is data generation, evaluation, a component or not
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -259,6 +261,30 @@ def find(
 
     ``guarded``: see :func:`arb_audit.analyzer.source.parse_python` (False only in a worker that may die).
     """
+    with _cycle_collection_paused():
+        return _find(text, chosen, guarded)
+
+
+@contextlib.contextmanager
+def _cycle_collection_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while one file is analysed.
+
+    A file's trees and findings are hundreds of thousands of young objects, none garbage until the
+    analysis ends; the collector would walk them again and again (a tenth of the analysis, measured).
+    Whatever cycles the analysis leaves are collected once it is back on.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _find(
+    text: str, chosen: Sequence[type[RouteDetector]] | None, guarded: bool
+) -> tuple[list[Finding], str | None]:
     running = triggered(text, chosen or detectors())
     if not running:
         try:
