@@ -63,6 +63,8 @@ MARGIN = frozenset({"torch.nn.functional.margin_ranking_loss", "torch.nn.MarginR
 REGRESSION = frozenset({"torch.nn.functional.mse_loss", "torch.nn.MSELoss"})
 
 PREFERENCE_WORDS = frozenset({"chosen", "rejected", "preferred", "dispreferred", "winner", "loser"})
+SCORE_WORDS = frozenset({"reward", "rewards", "score", "scores"})
+"""Words of a scalar scorer's outputs."""
 REFERENCE_WORDS = frozenset({"ref", "reference"})
 LOGPROB_WORDS = frozenset({"logp", "logps", "logprob", "logprobs", "log_probs", "logits"})
 SEQUENCE_LOGPROB_WORDS = frozenset({"logp", "logps", "logprob", "logprobs", "logratios"})
@@ -92,8 +94,9 @@ def names_rl_loss(identifier: str) -> bool:
     return "loss" in found and bool(found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS))
 
 
-PREFERENCE_LOSS_WORDS = frozenset({"dpo", "preference", *DPO_VARIANTS})
-"""With ``loss``, words of an identifier that names a preference-family loss (``dpo_loss``)."""
+PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})
+"""With ``loss``, words of an identifier that names a preference-family loss (``dpo_loss``). Not
+``preference_loss``: a reward model's pairwise loss is called so too (OpenRLHF's)."""
 
 
 def _note_named_loss(f: Features, identifier: str) -> None:
@@ -282,7 +285,10 @@ def loss_form(f: Features) -> Verdict:
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "log-sigmoid of a difference of policy/reference log-ratios")
     if preference and paired:
-        if policy_logps and (w & REFERENCE_WORDS or "beta" in w or w & PREFERENCE_WORDS):
+        # scores named rewards, compared without a reference or a beta, are a reward model's outputs
+        # (``log(sigmoid(chosen_reward - reject_reward))`` has log-probabilities of its own)
+        scored = bool(w & SCORE_WORDS) and not (w & REFERENCE_WORDS or "beta" in w)
+        if policy_logps and not scored and (w & REFERENCE_WORDS or "beta" in w or w & PREFERENCE_WORDS):
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")

@@ -174,6 +174,14 @@ class GradientStep(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "import torch\nclass PairWiseLoss(torch.nn.Module):\n"
+            "    def forward(self, chosen_reward, reject_reward):\n"
+            "        probs = torch.sigmoid(chosen_reward - reject_reward)\n"
+            "        log_probs = torch.log(probs)\n        return -log_probs.mean()\n",
+            "loss",
+            "reward_model",
+        ),
+        Invalid(
             "from preference_trainer import NCATrainer_pairwise\n"
             "dpo_trainer = NCATrainer_pairwise(model, ref_model, args=training_args)\ndpo_trainer.train()\n",
             "stage",
