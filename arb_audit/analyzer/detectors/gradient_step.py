@@ -177,7 +177,7 @@ class GradientStep(RouteDetector):
             "import torch\nclass PairWiseLoss(torch.nn.Module):\n"
             "    def forward(self, chosen_reward, reject_reward):\n"
             "        probs = torch.sigmoid(chosen_reward - reject_reward)\n"
-            "        log_probs = torch.log(probs)\n        return -log_probs.mean()\n",
+            "        log_probs = torch.log(probs)\n        loss = -log_probs.mean()\n        return loss\n",
             "loss",
             "reward_model",
         ),
