@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
@@ -11,6 +13,8 @@ from arb_audit.analyzer.trainers import route_word
 
 IGNORE_INDEX = "100"
 """PyTorch's default ``ignore_index`` is -100: the positions of a target sequence that carry no loss."""
+IGNORE_NAME = re.compile(r"IGNORE_(?:INDEX|IDX|ID|TOKEN_ID|TOKEN_INDEX|LABEL)")
+"""Names projects give the ignore index in a module of constants (``IGNORE_INDEX``, ``IGNORE_IDX``)."""
 TARGET_WORDS = frozenset({"labels", "label", "targets", "target", "ignore", "mask"})
 """Words of what -100 is written into or named as: the targets, or the ignore index itself."""
 PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
@@ -47,10 +51,11 @@ class MaskedTargets(RouteDetector):
     preference pairs (``chosen``/``rejected``) masks its targets for a preference loss instead.
     """
 
-    TRIGGERS = ("-100",)
+    TRIGGERS = ("-100", "IGNORE_I", "IGNORE_TOKEN")
 
     VALID = (
         Valid("x = -100\n"),
+        Valid("from consts import IGNORE_IDX\nprint(IGNORE_IDX)\n"),
         Valid("offset = scores - 100\n"),
         Valid("scores = {'reward': -100}\nclip(x, min_value=-100)\n"),
         Valid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n"),
@@ -59,6 +64,12 @@ class MaskedTargets(RouteDetector):
     INVALID = (
         Invalid("labels[:prompt_len] = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid("IGNORE_INDEX = -100\n", "loss", "sft", MASKED_TARGETS),
+        Invalid(
+            "from dart_math.utils import IGNORE_IDX\nlabels[:source_len] = IGNORE_IDX\n",
+            "loss",
+            "sft",
+            MASKED_TARGETS,
+        ),
         Invalid(
             "def collate(batch, pad_token_id=0, ignore_index=-100):\n    pass\n",
             "loss",
@@ -132,6 +143,13 @@ class MaskedTargets(RouteDetector):
         ):
             self._found(node)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        # ``labels[:n] = IGNORE_IDX``: the ignore index by its name (defined in another module)
+        if self.around and node.value.isupper() and IGNORE_NAME.fullmatch(node.value):
+            named = {w.lower() for part in self.around[-1].split() for w in words(part)}
+            if TARGET_WORDS & named - {"ignore"}:
+                self._found(node)
+
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if _minus_hundred(node) and self.around:
             named = {w.lower() for part in self.around[-1].split() for w in words(part)}
@@ -159,5 +177,5 @@ class MaskedTargets(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.found is not None and not self.preferences:
             node, statement = self.found
-            message = "targets are masked with the ignore index -100 (a token cross-entropy on given targets)"
+            message = "targets are masked with the ignore index (a token cross-entropy on given targets)"
             self.report(node, "loss", message, statement=statement, kind="sft", variant=MASKED_TARGETS)
