@@ -9,7 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
-from arb_audit.analyzer.frameworks import PACKAGES
+from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
@@ -173,6 +173,12 @@ class GradientStep(RouteDetector):
         Valid("with torch.no_grad():\n    out = model(x)\n"),
     )
     INVALID = (
+        Invalid(
+            "from fastchat.train.dpo_trainer import DPOMultiTrainer\n"
+            "trainer = DPOMultiTrainer(model, ref_model, args=training_args)\ntrainer.train()\n",
+            "stage",
+            "dpo",
+        ),
         Invalid(
             "import torch\nclass PairWiseLoss(torch.nn.Module):\n"
             "    def forward(self, chosen_reward, reject_reward):\n"
@@ -785,7 +791,7 @@ class GradientStep(RouteDetector):
         known = self.context.resolver.qualified_names(cls, scope) if scope is not None else set()
         qualified = sorted(known) or [dotted(cls)]
         for name in qualified:
-            if trainer_of(name) is not None or name.split(".")[0] in PACKAGES:
+            if trainer_of(name) is not None or entry_for(name) is not None:
                 return False  # the trainer table or the framework table says what it trains
             *module, class_name = name.split(".")
             named = route_word(class_name) if class_name != "Trainer" else None
