@@ -196,6 +196,17 @@ def _local(resolved: set[str], func: cst.BaseExpression) -> bool:
     return all(n == text or n.endswith(f".<locals>.{text}") for n in resolved)
 
 
+def _names_a_logprob(node: cst.BaseExpression) -> bool:
+    """Say whether an expression is a log-probability by its name (``policy.get_log_prob(...).mean()``)."""
+    for n in (node, *descendants(node)):
+        name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
+        if name is not None:
+            found = set(words(name))
+            if found & {"logp", "logps", "logprob", "logprobs", "nll"} or {"log", "prob"} <= found:
+                return True
+    return False
+
+
 def _dotted(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
@@ -229,6 +240,8 @@ class Features:
     pairwise_difference: bool = False
     """Two slices of one tensor subtracted (``scores[:, 0] - scores[:, 1]``, ``r[:bs] - r[bs:]``): the
     two members of a pair compared."""
+    negated_logprob: bool = False
+    """A log-probability negated (``-agent.get_log_prob(obs, action).mean()``): a likelihood maximised."""
     model_forward: bool = False
     """The loss comes out of a forward pass of the file's model object (its own language-model loss)."""
     named_rl_losses: set[str] = field(default_factory=set)
@@ -316,6 +329,9 @@ def loss_form(f: Features) -> Verdict:
         return Verdict("dpo", variant, None, f"a loss the code calls {', '.join(losses)} (preference)")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
+    if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | {"baseline", "returns", "q"}):
+        # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
+        return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
         return Verdict("sft", None, None, "cross-entropy against given labels")
     if "nll" in w or ("lm" in w and "loss" in w) or ("labels" in w and w & {"logits", "outputs"}):
@@ -354,6 +370,12 @@ class Slice:
             scope, root, depth = pending.pop()
             for node in (root, *descendants(root)):
                 f.nodes += 1
+                if (
+                    isinstance(node, cst.UnaryOperation)
+                    and isinstance(node.operator, cst.Minus)
+                    and not f.negated_logprob
+                ):
+                    f.negated_logprob = _names_a_logprob(node.expression)
                 if isinstance(node, cst.Name):
                     f.words.update(words(node.value))
                     _note_named_loss(f, node.value)

@@ -799,3 +799,10 @@ def test_a_loop_generating_until_a_tool_call_serves_rl_unless_a_script_runs_it(t
     script = rollout + "if __name__ == '__main__':\n    rows = generate_with_search(llm, load())\n"
     result = classify_path(write(tmp_path, "eval_search.py", script))
     assert result.primary in ("EVAL_ONLY", "DISTILLATION")
+
+
+def test_a_negated_log_likelihood_is_supervised_unless_rewards_weight_it(tmp_path: Path) -> None:
+    cloning = "loss = -agent.get_log_prob(observation, action).sum(dim=1).mean()\nloss.backward()\n"
+    assert classify_path(write(tmp_path, "bc.py", cloning)).primary == "SFT"
+    weighted = "loss = -(agent.get_log_prob(observation, action) * rewards).mean()\nloss.backward()\n"
+    assert classify_path(write(tmp_path, "pg.py", weighted)).primary != "SFT"

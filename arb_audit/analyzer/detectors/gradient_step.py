@@ -174,6 +174,12 @@ class GradientStep(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "loss = -self.agent.get_log_prob(observation, action).sum(dim=1).mean()\n"
+            "self.accelerator.backward(loss)\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "from fastchat.train.dpo_trainer import DPOMultiTrainer\n"
             "trainer = DPOMultiTrainer(model, ref_model, args=training_args)\ntrainer.train()\n",
             "stage",
