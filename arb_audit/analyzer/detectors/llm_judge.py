@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import is_generation, is_generation_helper
@@ -20,6 +22,17 @@ FIELD_HINTS = ("judg", "Judg", "verdict", "winner", "eviewer", "chosen", "reject
 """Text a record field must hold to be read at all."""
 JUDGE_HINTS = ("judg", "verdict", "winner", "reviewer")
 """Lower-case text an identifier must hold to be split into words at all."""
+JUDGING_PROMPT = re.compile(
+    r"\b(?:judge|grade|evaluate|verify|assess)\b.{0,200}?\b(?:reference|golden|gold|ground[ -]truth"
+    r"|predicted|model's|candidate)\s+(?:answer|response|solution)"
+    r"|\b(?:reference|golden|gold|ground[ -]truth|predicted|candidate)\s+(?:answer|response|solution)"
+    r"\b.{0,200}?\b(?:is|are)\s+correct",
+    re.IGNORECASE | re.DOTALL,
+)
+"""An instruction asking a model to judge an answer it is given against a reference: the prompt of an
+LLM judge (``verify whether the Predicted Answer is correct``)."""
+MAX_PROMPT = 20_000
+"""Characters of one string literal read for a judge's instruction."""
 JUDGE = "judge"
 """Variant of the ``scoring`` finding of an LLM judge."""
 
@@ -35,9 +48,13 @@ class LlmJudge(RouteDetector):
     pairs (``chosen``/``rejected``) labels training data.
     """
 
-    TRIGGERS = ("judg", "Judg", "verdict", "winner", "eviewer")
+    TRIGGERS = ("judg", "Judg", "verdict", "winner", "eviewer", "nswer", "esponse")
 
     VALID = (
+        Valid(
+            "import openai\nPROMPT = 'Solve the problem and give the final answer in a box.'\n"
+            "out = openai.ChatCompletion.create(messages=[PROMPT])\n"
+        ),
         Valid("judge = load_rules()\nscore = judge(answer)\n"),
         Valid(
             "out = client.chat.completions.create(messages=m)\n"
@@ -51,6 +68,12 @@ class LlmJudge(RouteDetector):
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'product_review': out})\n"),
     )
     INVALID = (
+        Invalid(
+            "import openai\nPROMPT = 'Verify whether the Predicted Answer is correct. Reply True or False.'\n"
+            "out = openai.ChatCompletion.create(messages=[PROMPT.format(q, g, p)])\n",
+            "scoring",
+            variant=JUDGE,
+        ),
         Invalid(
             "def run_judge_pair(q, a, b):\n    return client.chat.completions.create(messages=[q, a, b])\n"
             "g1_winner = run_judge_pair(q, a1, a2)\n",
@@ -110,6 +133,19 @@ class LlmJudge(RouteDetector):
     def visit_Param(self, node: cst.Param) -> None:
         self._judged(node.name, node.name.value)
 
+    def _prompt(self, node: cst.SimpleString | cst.FormattedStringText, text: str) -> None:
+        """Note a literal that instructs a model to judge a given answer (the source text suffices)."""
+        if self.named is not None or not ("nswer" in text or "esponse" in text or "olution" in text):
+            return
+        if JUDGING_PROMPT.search(text[:MAX_PROMPT]):
+            self.named = (node, self.context.statements[-1] if self.context.statements else None)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._prompt(node, node.value)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self._prompt(node, node.value)
+
     def _field(self, node: cst.BaseExpression) -> None:
         if not isinstance(node, cst.SimpleString) or not any(t in node.value for t in FIELD_HINTS):
             return  # most fields: no need to evaluate the literal
@@ -128,8 +164,8 @@ class LlmJudge(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.generates and self.named is not None and not self.preferences:
             message = (
-                "asks a model for text and names a judge, reviewer, judgment, verdict or winner"
-                " (an LLM judge)"
+                "asks a model for text and names a judge, reviewer, judgment, verdict or winner, or"
+                " instructs it to judge a given answer (an LLM judge)"
             )
             node, statement = self.named
             self.report(node, "scoring", message, statement=statement, variant=JUDGE)
