@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import data_generator, method
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 
@@ -27,6 +27,8 @@ JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 """Encoders whose output, written line by line, is a JSON-lines dataset."""
 
 
+RECORD_FILE_OPENERS = frozenset({"jsonlines.open"})
+"""Functions that open a file of records, for writing with a ``w`` or ``a`` mode."""
 DATASET_WORDS = frozenset({"dataset", "datasets", "samples", "records", "examples", "conversations"})
 """Words of a helper that writes a dataset of records (``save_dataset``, ``write_samples``)."""
 WRITE_VERBS = frozenset({"dump", "write", "save", "append", "export"})
@@ -62,6 +64,7 @@ class DataOutput(RouteDetector):
         "curator",
         "datadreamer",
         "Writer(",
+        "jsonlines",
     )
 
     VALID = (
@@ -75,6 +78,10 @@ class DataOutput(RouteDetector):
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
         Invalid("append_jsonl(rows, 'data/v2.jsonl')\n", "data_output"),
+        Invalid(
+            "import jsonlines\nwith jsonlines.open(out, mode='w') as writer:\n    writer.write_all(rows)\n",
+            "data_output",
+        ),
         Invalid("from utils import save_dataset\nsave_dataset(dataset, SAVED_FILE)\n", "data_output"),
         Invalid(
             "import utils\nutils.jdump(machine_instruction_data, os.path.join(out, 'regen.json'))\n",
@@ -135,13 +142,28 @@ class DataOutput(RouteDetector):
                 self.report(call, "data_output", message, statement=statement)
                 return
 
+    def _opens_writer(self, call: cst.BaseExpression) -> bool:
+        """Say whether a call makes a dataset file writer (``JsonlWriter(p)``, ``jsonlines.open(p, "w")``)."""
+        if not isinstance(call, cst.Call):
+            return False
+        if _file_writer(call.func):
+            return True
+        if last_name(call.func) != "open" or not self.names(call.func) & RECORD_FILE_OPENERS:
+            return False
+        mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
+        return (
+            mode is not None
+            and isinstance(mode.value, cst.SimpleString)
+            and str(mode.value.evaluated_value)[:1] in ("w", "a", "x")
+        )
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and _file_writer(node.value.func):
+        if self._opens_writer(node.value):
             self.writers |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         target = node.asname.name if node.asname is not None else None
-        if isinstance(node.item, cst.Call) and _file_writer(node.item.func) and isinstance(target, cst.Name):
+        if self._opens_writer(node.item) and isinstance(target, cst.Name):
             self.writers.add(target.value)
 
     def visit_For(self, node: cst.For) -> None:
