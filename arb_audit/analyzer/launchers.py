@@ -23,6 +23,7 @@ import yaml
 from arb_audit.analyzer.classify import WORK_ROLES, Classification, classify_source
 from arb_audit.analyzer.detector import Finding, Signal
 from arb_audit.analyzer.frameworks import Entry, commands_in
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import ROUTE_WORDS, route_word
 from arb_audit.regular_files import read_regular
@@ -50,6 +51,8 @@ labels of :data:`arb_audit.analyzer.classify.WORK_ROLES`)."""
 WORK_OF_SIGNAL = {signal: label for label, signal in LAUNCHED_WORK.items()}
 """The label such a finding's signal stands for."""
 TRUE_VALUES = frozenset({"true", "1", "yes"})
+JUDGE_KEY_WORDS = frozenset({"judge", "judges", "annotator", "annotators", "evaluator", "grader"})
+"""Words of a config key that sets up a model judging answers (``judge_model``, ``annotators_config``)."""
 RL_ROUTES = frozenset({"GRPO", "PPO", "ONLINE_RL", "UNKNOWN"})
 """Routes of a command whose rollouts a multi-turn setting makes online RL (an unknown loss too)."""
 """Values that turn a command line's switch on."""
@@ -153,6 +156,20 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
         found.append(_finding("YamlLauncher", line, excerpt, "axolotl config without rl: supervised", "SFT"))
     if not found and ("learning_rate" in data or "output_dir" in data):
         found.extend(_trl_config(text, data))
+    if not found:
+        judge = next((k for k in pairs if JUDGE_KEY_WORDS & set(words(k.rsplit(".", 1)[-1]))), None)
+        if judge is not None:
+            # the settings of an LLM judge (``judge_model: gpt-4.1``): a benchmark's configuration
+            line, excerpt = line_of_key(text, judge)
+            found.append(
+                Finding(
+                    "YamlLauncher",
+                    "scoring",
+                    message=f"configures a judge ({judge})",
+                    line=line,
+                    excerpt=excerpt,
+                )
+            )
     if any(r in RL_ROUTES for f in found for r in f.routes) or "actor_rollout_ref" in data:
         for key, value in pairs.items():
             if multi_turn_setting(key, str(value)):

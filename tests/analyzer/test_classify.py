@@ -806,3 +806,12 @@ def test_a_negated_log_likelihood_is_supervised_unless_rewards_weight_it(tmp_pat
     assert classify_path(write(tmp_path, "bc.py", cloning)).primary == "SFT"
     weighted = "loss = -(agent.get_log_prob(observation, action) * rewards).mean()\nloss.backward()\n"
     assert classify_path(write(tmp_path, "pg.py", weighted)).primary != "SFT"
+
+
+def test_a_config_of_an_llm_judge_is_an_evaluation(tmp_path: Path) -> None:
+    judge = "judge_model: gpt-4.1\ntemperature: 0.0\nbench_name: arena\n"
+    result = classify_path(write(tmp_path, "bench.yaml", judge))
+    assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+    # a training config that names a judge for its reward trains
+    training = "algorithm:\n  adv_estimator: grpo\nreward_model:\n  judge_model: gpt-4.1\n"
+    assert classify_path(write(tmp_path, "rl.yaml", training)).primary == "GRPO"
