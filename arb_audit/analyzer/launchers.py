@@ -25,7 +25,7 @@ from arb_audit.analyzer.detector import Finding, Signal
 from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.source import SourceFile, read_source
-from arb_audit.analyzer.trainers import ROUTE_WORDS, route_word
+from arb_audit.analyzer.trainers import LABEL_KINDS, ROUTE_WORDS, route_word
 from arb_audit.regular_files import read_regular
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -51,6 +51,8 @@ labels of :data:`arb_audit.analyzer.classify.WORK_ROLES`)."""
 WORK_OF_SIGNAL = {signal: label for label, signal in LAUNCHED_WORK.items()}
 """The label such a finding's signal stands for."""
 TRUE_VALUES = frozenset({"true", "1", "yes"})
+TRAINER_KEYS = frozenset({"trainer", "trainer_cls", "trainer_class", "trainer_type", "trainer_name"})
+"""Config keys whose value names the trainer class a framework builds (trlx's ``train.trainer``)."""
 JUDGE_KEY_WORDS = frozenset({"judge", "judges", "annotator", "annotators", "evaluator", "grader"})
 """Words of a config key that sets up a model judging answers (``judge_model``, ``annotators_config``)."""
 RL_ROUTES = frozenset({"GRPO", "PPO", "ONLINE_RL", "UNKNOWN"})
@@ -144,6 +146,9 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
             label = ROUTE_WORDS.get(value.lower())
         elif leaf in ("adv_estimator", "estimator") and "adv" in key:
             label = estimator_label(value)
+        elif leaf in TRAINER_KEYS and isinstance(value, str) and (named := route_word(value, strict=True)):
+            # ``train.trainer: AcceleratePPOTrainer`` (trlx): the class the framework builds by name
+            label = named[0] if named[0] in LABEL_KINDS else None
         elif leaf == "merge_method":
             label = "MERGE"
         elif leaf == "reward_funcs" and value:

@@ -815,3 +815,10 @@ def test_a_config_of_an_llm_judge_is_an_evaluation(tmp_path: Path) -> None:
     # a training config that names a judge for its reward trains
     training = "algorithm:\n  adv_estimator: grpo\nreward_model:\n  judge_model: gpt-4.1\n"
     assert classify_path(write(tmp_path, "rl.yaml", training)).primary == "GRPO"
+
+
+def test_a_config_naming_its_trainer_class_takes_that_trainers_route(tmp_path: Path) -> None:
+    trlx = "train:\n  seq_length: 512\n  trainer: AcceleratePPOTrainer\nmethod:\n  name: ppoconfig\n"
+    assert classify_path(write(tmp_path, "ppo.yml", trlx)).labels == ["PPO"]
+    generic = "train:\n  trainer: AccelerateTrainer\n"
+    assert classify_path(write(tmp_path, "generic.yml", generic)).primary == "NONE_TRAINING"
