@@ -6,9 +6,10 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import literal_field, method
+from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
+from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name
@@ -117,6 +118,8 @@ class GradientStep(RouteDetector):
         "backward",
         "step(",
         "trainer.update(",
+        "train(",
+        "train_loop(",
         "autograd",
         "value_and_grad",
         "jax.grad",
@@ -158,6 +161,7 @@ class GradientStep(RouteDetector):
         Valid("env.step(action)\nscheduler.step()\n"),
         Valid("env = make_env()\nobs, reward, done = env.step(action)\n"),
         Valid("info = {}\ninfo.update(stats)\n"),
+        Valid("eval_loop(env=env, agent=agent)\ntrain_tokenizer(corpus)\n"),
         Valid("model.train()\nmodel.eval()\n"),
         Valid("def update_policy(self, data):\n    return data\n"),
         Valid(
@@ -173,6 +177,11 @@ class GradientStep(RouteDetector):
         Valid("with torch.no_grad():\n    out = model(x)\n"),
     )
     INVALID = (
+        Invalid(
+            "from agents.algorithms import offpolicy_train_loop\nenv = BatchedShopEnv(path)\n"
+            "offpolicy_train_loop(env=env, eval_env=env, agent=agent, iterations=100)\n",
+            "interactive",
+        ),
         Invalid(
             "loss = -self.agent.get_log_prob(observation, action).sum(dim=1).mean()\n"
             "self.accelerator.backward(loss)\n",
@@ -589,6 +598,18 @@ class GradientStep(RouteDetector):
             # train_model(model, loader, optimizer, ...): the helper steps the optimiser it is given
             self.steps.append((node, self._statement(), [], f"{last}() given an optimiser"))
             return
+        if (
+            last is not None
+            and trains_in_environment(node, last)
+            and not any(entry_for(q) for q in self.names(node.func))
+        ):
+            # offpolicy_train_loop(env=env, agent=agent): a training loop of another file, on the
+            # episodes of the environment it is handed (a framework's entry is the table's to say:
+            # its environment may only verify single answers)
+            self.steps.append((node, self._statement(), [], f"{last}() given an environment"))
+            message = f"{last}() trains on the episodes of the environment it is handed"
+            self.report(node, "interactive", message, statement=self._statement(), interactive=True)
+            return
         if name in ("append", "extend") and positional and isinstance(node.func, cst.Attribute):
             self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
         if name == "backward" and isinstance(node.func, cst.Attribute):
@@ -961,6 +982,22 @@ class GradientStep(RouteDetector):
                 data_source=verdict.data_source,
                 on_policy=True if verdict.kind in POLICY_GRADIENT else None,
             )
+
+
+def trains_in_environment(node: cst.Call, callee: str) -> bool:
+    """Say whether a call hands an environment to a function named for training (``train_loop(env=e)``)."""
+    named = set(words(callee))
+    if not named & TRAINING_WORDS or named & NOT_TRAINING_SCOPES:
+        return False
+    return any(
+        (a.keyword is not None and set(words(a.keyword.value)) & ENVIRONMENT_WORDS)
+        or (
+            a.keyword is None
+            and isinstance(a.value, cst.Name)
+            and set(words(a.value.value)) & ENVIRONMENT_WORDS
+        )
+        for a in node.args
+    )
 
 
 def updates_model(name: str | None, models: frozenset[str]) -> bool:
