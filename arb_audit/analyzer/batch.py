@@ -30,8 +30,9 @@ FILE_TIMEOUT_S = 60
 WORKER_MEMORY_BYTES = 4 * 1024**3
 """Address space a worker process may map beyond what it maps when it starts."""
 
-Job = tuple[Path, bytes | None, str | None]
-"""A file to classify: its path, its bytes as read once here, or why they could not be read."""
+Job = tuple[Path, bytes | None, str | None, Path | None]
+"""A file to classify: its path, its bytes as read once here, or why they could not be read, and the
+folder nothing above which is read for it (a shell launcher's scripts; None: its repository's)."""
 
 
 def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
@@ -64,10 +65,13 @@ def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
             yield path
 
 
-def classify_loaded(source: SourceFile, guarded: bool = True) -> Classification:
-    """Classify a read file by its kind: launchers (YAML, shell) or Python (scripts, notebooks)."""
+def classify_loaded(source: SourceFile, guarded: bool = True, boundary: Path | None = None) -> Classification:
+    """Classify a read file by its kind: launchers (YAML, shell) or Python (scripts, notebooks).
+
+    ``boundary``: see :func:`arb_audit.analyzer.launchers.place_of`.
+    """
     if source.kind in ("yaml", "shell"):
-        return classify_launcher(source)
+        return classify_launcher(source, boundary)
     if source.kind == "other" and source.error is None:
         return Classification(source.path, error="not a Python, notebook, YAML or shell file")
     return classify_source(source, guarded)
@@ -114,14 +118,14 @@ def _classify_chunk(jobs: list[Job], timeout_s: int = 0, guarded: bool = True) -
     :func:`arb_audit.analyzer.source.parse_python`.
     """
     results = []
-    for path, raw, unreadable in jobs:
+    for path, raw, unreadable, boundary in jobs:
         signal.alarm(timeout_s)
         try:
             if raw is not None:
                 source = source_from_bytes(raw, str(path))
             else:
                 source = SourceFile(str(path), kind_for(str(path)), None, unreadable)
-            results.append(classify_loaded(source, guarded))
+            results.append(classify_loaded(source, guarded, boundary))
         except Exception as exc:  # one file never stops the batch; the error names it
             results.append(Classification(str(path), error=f"internal error: {type(exc).__name__}: {exc}"))
         finally:
@@ -171,7 +175,10 @@ def _isolated(todo: list[Job], jobs: int, timeout_s: int) -> dict[Path, Classifi
 
 
 def _key(path: Path, raw: bytes | None) -> tuple[str, str] | None:
-    return (blob_sha(raw), path.suffix.lower()) if raw is not None else None
+    # A shell launcher's result depends on the scripts beside it too: it is never cached by content.
+    if raw is None or kind_for(str(path)) == "shell":
+        return None
+    return (blob_sha(raw), path.suffix.lower())
 
 
 def classify_many(
@@ -179,17 +186,20 @@ def classify_many(
     jobs: int = 0,
     cache: RunStore | None = None,
     timeout_s: int = FILE_TIMEOUT_S,
+    boundary: Path | None = None,
 ) -> Iterator[Classification]:
     """Classify every file under ``paths``, in order, in ``jobs`` worker processes (0: in this one).
 
     Workers bound each file's time (``timeout_s``) and memory. With a ``cache`` store, files whose
     content was classified by this analyzer version before are not analysed again, and new results
-    are added to it.
+    are added to it. A shell launcher under a folder given is read within that folder; one given on
+    its own within ``boundary`` (an audit's folder of a run's files), else within its repository.
     """
-    files = list(iter_files(paths))
-    loaded: list[Job] = [(p, *read_bytes(p)) for p in files]
+    within = {f: p if p.is_dir() and not p.is_symlink() else boundary for p in paths for f in iter_files([p])}
+    files = list(within)
+    loaded: list[Job] = [(p, *read_bytes(p), within[p]) for p in files]
     version = analyzer_version()
-    keys = {p: _key(p, raw) for p, raw, _ in loaded}
+    keys = {p: _key(p, raw) for p, raw, *_ in loaded}
     cached = cache.load_classifications([k for k in keys.values() if k], version) if cache else {}
     todo = [job for job in loaded if keys[job[0]] not in cached]
     if jobs <= 0:

@@ -202,4 +202,9 @@ def _classify(
     if not shas:
         return {}
     by_path = {local[sha]: sha for sha in shas}
-    return {by_path[Path(c.path)]: c for c in classify_many(sorted(by_path), jobs=jobs, cache=store)}
+    # the run's files lie in one folder: a launcher among them reads nothing outside it
+    folder = next(iter(by_path)).parent
+    return {
+        by_path[Path(c.path)]: c
+        for c in classify_many(sorted(by_path), jobs=jobs, cache=store, boundary=folder)
+    }

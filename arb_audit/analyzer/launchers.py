@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +191,7 @@ def _expand(command: str, variables: dict[str, str]) -> str:
     def value(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)
         default = (match.group(2) or "").strip("'\"")
-        if name not in variables and not default and (name.isdigit() or name == "@"):
+        if name not in variables and not default and name.isdigit():
             return "$" + name  # the script's own argument: given when it runs, unknown here
         return variables.get(name, default)
 
@@ -204,7 +205,7 @@ $1``) or a file that cannot be read here."""
 
 
 def _shell_routes(
-    text: str, folder: Path | None = None, depth: int = 0, launched: dict[Path, Classification] | None = None
+    text: str, folder: Place | None = None, depth: int = 0, launched: dict[Path, Classification] | None = None
 ) -> list[Finding]:
     """Return what each command of a shell script runs.
 
@@ -279,7 +280,7 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _launched_script(words: list[str], folder: Path | None) -> Path | None:
+def _launched_script(words: list[str], folder: Place | None) -> Path | None:
     """Return the file a ``python``/``accelerate launch``/``torchrun``/``deepspeed``/``bash`` command runs.
 
     The script is looked for in the launcher's neighbourhood only (:func:`_near`).
@@ -319,6 +320,8 @@ def _launched_script(words: list[str], folder: Path | None) -> Path | None:
 
 FALSE_VALUES = frozenset({"false", "0", "no"})
 """Values that turn a command line's switch off."""
+OFF_VALUES = FALSE_VALUES | {"", "none", "null", "~"}
+"""Values that set nothing (YAML's null, an empty setting) or turn it off."""
 
 
 def _training_switched_off(words: list[str]) -> str | None:
@@ -369,7 +372,7 @@ DEFAULT_NOTE = "(its default)"
 """Ends the message of a command whose route is its default, which a setting of the line may override."""
 
 
-def _config_argument(words: list[str], end: int, folder: Path | None) -> Path | None:
+def _config_argument(words: list[str], end: int, folder: Place | None) -> Path | None:
     """Return the YAML config a framework command is given (``llamafactory-cli train x.yaml``), if readable.
 
     Looked for as :func:`_launched_script` looks for scripts.
@@ -380,23 +383,61 @@ def _config_argument(words: list[str], end: int, folder: Path | None) -> Path | 
     return None if config is None else _near(config, folder)
 
 
-def _near(named: str, folder: Path) -> Path | None:
-    """Return the file a launcher in ``folder`` names, looked for in its neighbourhood only.
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a launcher is read: its folder, and the folder nothing above which is ever read."""
 
-    The neighbourhood is ``folder`` and up to :data:`MAX_LEVELS_UP` folders above it, nearest
-    first: launchers are run from their own folder or from the repository's root. An absolute
-    path is the agent's machine's; its trailing parts are looked for the same way
-    (``/home/me/proj/finetune.py`` as ``proj/finetune.py``, then ``finetune.py``). Nothing outside
-    the neighbourhood is read, through a symlink or ``..`` either.
+    folder: Path
+    """The launcher's folder (a script it runs is looked for from there)."""
+    boundary: Path
+    """The workspace's root: the folder classified, a run's files, or the launcher's repository."""
+
+
+def place_of(path: Path, boundary: Path | None = None) -> Place:
+    """Return where the launcher at ``path`` is read, within ``boundary`` when one is given.
+
+    A launcher given on its own is read within its repository (the nearest folder above it, up to
+    :data:`MAX_LEVELS_UP`, that holds ``.git``), else within its own folder and those up to
+    :data:`MAX_LEVELS_UP` above it.
     """
-    roots = [folder.resolve(), *folder.resolve().parents][: MAX_LEVELS_UP + 1]
+    folder = path.parent.resolve()
+    if boundary is not None:
+        return Place(folder, boundary.resolve())
+    above = [folder, *folder.parents][: MAX_LEVELS_UP + 1]
+    repository = next((f for f in above if (f / ".git").exists()), None)
+    return Place(folder, repository or above[-1])
+
+
+def _near(named: str, place: Place) -> Path | None:
+    """Return the file a launcher names, looked for in its neighbourhood only.
+
+    The neighbourhood is the launcher's folder and up to :data:`MAX_LEVELS_UP` folders above it,
+    nearest first, never above the place's boundary: launchers are run from their own folder or from
+    the repository's root. An absolute path is the agent's machine's; its trailing parts are looked
+    for the same way (``/home/me/proj/finetune.py`` as ``proj/finetune.py``, then ``finetune.py``).
+    Nothing outside the neighbourhood is read, through a symlink or ``..`` either.
+    """
+    roots = [
+        r
+        for r in [place.folder, *place.folder.parents][: MAX_LEVELS_UP + 1]
+        if r.is_relative_to(place.boundary)
+    ]
+    if not roots:
+        return None
     parts = Path(named).parts
-    tails = [Path(*parts[i:]) for i in range(1, len(parts))] if Path(named).is_absolute() else [Path(named)]
+    tails = (
+        [Path(*parts[i:]) for i in range(1, len(parts))][-MAX_LEVELS_UP - 1 :]
+        if Path(named).is_absolute()
+        else [Path(named)]
+    )
     for tail in tails:
         for root in roots:
-            candidate = (root / tail).resolve()
-            if candidate.is_relative_to(roots[-1]) and candidate.is_file():
-                return candidate
+            try:
+                candidate = (root / tail).resolve()
+                if candidate.is_relative_to(roots[-1]) and candidate.is_file():
+                    return candidate
+            except (OSError, ValueError, RuntimeError):  # a name too long, a symlink loop
+                continue
     return None
 
 
@@ -407,7 +448,7 @@ def _entry_routes(
     settings: list[tuple[str, str]],
     line: int,
     command: str,
-    folder: Path | None,
+    folder: Place | None,
 ) -> list[Finding]:
     """Return what one framework command of a line runs (``words[end:]`` follow the command)."""
     shown = " ".join(words[:end])[-80:]
@@ -444,9 +485,13 @@ def _entry_routes(
     labels = entry.labels
     if not labels:
         return []
-    unread = any(w.startswith("$") for w in words[end:]) or (
-        any(w.endswith((".yaml", ".yml")) for w in words[end:])
-        and _config_argument(words, end, folder) is None
+    # the config the command is given: its first argument, or the value of a config option
+    rest = words[end:]
+    given = next((w for w in rest if not w.startswith("-")), None)
+    given = next((rest[i + 1] for i in range(len(rest) - 1) if rest[i] in CONFIG_FLAGS), given)
+    unread = given is not None and (
+        given.startswith("$")
+        or (given.endswith((".yaml", ".yml")) and _config_argument(words, end, folder) is None)
     )
     return [
         Finding(
@@ -465,7 +510,7 @@ def _entry_routes(
 def _command_routes(
     command: str,
     line: int,
-    folder: Path | None = None,
+    folder: Place | None = None,
     depth: int = 0,
     classified: dict[Path, Classification] | None = None,
 ) -> list[Finding]:
@@ -480,10 +525,10 @@ def _command_routes(
     found: list[Finding] = []
     script = _launched_script(words, folder)
     if script is not None and script.suffix == ".sh":
-        if depth < MAX_SHELL_DEPTH:
+        if depth < MAX_SHELL_DEPTH and folder is not None:  # (a script is only found from a place)
             shell = read_source(script, str(script))
             runs = (
-                _shell_routes(shell.text, script.parent, depth + 1, classified)
+                _shell_routes(shell.text, Place(script.parent, folder.boundary), depth + 1, classified)
                 if shell.text is not None
                 else []
             )
@@ -575,19 +620,25 @@ def multi_turn_setting(key: str, value: str) -> bool:
     ``multi_turn.enable=true``, ``default_agent_flow=agent_env_loop``. A value the script is given
     (``${MAX_TURNS}``) counts: a turn limit is only set where there are turns.
     """
-    key, value = key.lower(), value.strip("'\"").lower()
+    key, value = key.lower(), value.strip("'\"").strip().lower()
     last = key.rsplit(".", 1)[-1]
     if last in TURN_LIMITS or (last == "max_steps" and "agent" in key):
-        return not value.isdigit() or int(value) > 1
+        if value.startswith("$"):
+            return True
+        return value.isascii() and value.isdecimal() and len(value) < 10 and int(value) > 1
     if key.endswith(TOOL_SWITCHES):
         return value in TRUE_VALUES
     if last.endswith(AGENT_LOOPS):
-        return bool(value) and "single" not in value and value not in ("none", "null")
+        return value not in OFF_VALUES and "single" not in value
     return False
 
 
-def classify_launcher(source: SourceFile) -> Classification:
-    """Classify a YAML config or a shell script by the routes it selects."""
+def classify_launcher(source: SourceFile, boundary: Path | None = None) -> Classification:
+    """Classify a YAML config or a shell script by the routes it selects.
+
+    ``boundary``: the folder nothing above which is read for the scripts a shell launcher runs
+    (:func:`place_of`).
+    """
     result = Classification(source.path, error=source.error)
     if source.text is None:
         return result
@@ -595,7 +646,7 @@ def classify_launcher(source: SourceFile) -> Classification:
         findings, error = _yaml_routes(source.text)
         result.error = result.error or error
     else:
-        findings = _shell_routes(source.text, Path(source.path).parent)
+        findings = _shell_routes(source.text, place_of(Path(source.path), boundary))
     result.findings = findings
     routes = list(dict.fromkeys(r for f in findings for r in f.routes))
     work = [f for f in findings if f.signal in WORK_OF_SIGNAL]

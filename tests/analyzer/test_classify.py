@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arb_audit.analyzer import launchers
-from arb_audit.analyzer.batch import classify_path
+from arb_audit.analyzer.batch import classify_many, classify_path
 from arb_audit.analyzer.launchers import classify_launcher, command_routes
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.cli import main
@@ -726,7 +726,7 @@ def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path)
 @pytest.mark.parametrize(
     "setting",
     [
-        "trainer.max_turns=$MAX_TURNS",
+        "trainer.max_turns=$1",
         "trainer.do_search=True",
         "actor_rollout_ref.rollout.agent.max_steps=5",
         "actor_rollout_ref.rollout.agent.default_agent_flow=agent_env_loop",
@@ -822,3 +822,62 @@ def test_a_config_naming_its_trainer_class_takes_that_trainers_route(tmp_path: P
     assert classify_path(write(tmp_path, "ppo.yml", trlx)).labels == ["PPO"]
     generic = "train:\n  trainer: AccelerateTrainer\n"
     assert classify_path(write(tmp_path, "generic.yml", generic)).primary == "NONE_TRAINING"
+
+
+def test_a_launcher_reads_nothing_above_the_folder_classified_or_its_repository(tmp_path: Path) -> None:
+    write(tmp_path, "outside/secret.py", MULTI_TURN_ROLLOUT)
+    launcher = "python ../../outside/secret.py\npython " + str(tmp_path / "outside" / "secret.py") + "\n"
+    write(tmp_path, "repo/scripts/run.sh", launcher)
+    (result,) = classify_many([tmp_path / "repo"])
+    assert result.primary == "NONE_TRAINING"
+    # a launcher given on its own is read within its repository
+    (tmp_path / "repo" / ".git").mkdir()
+    assert classify_path(tmp_path / "repo" / "scripts" / "run.sh").primary == "NONE_TRAINING"
+    # and an audit's folder of a run's files is the boundary it is given
+    (alone,) = classify_many(
+        [tmp_path / "repo" / "scripts" / "run.sh"], boundary=tmp_path / "repo" / "scripts"
+    )
+    assert alone.primary == "NONE_TRAINING"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "python " + "/x" * 3000 + "/t.py\n",
+        "python " + "a" * 300 + ".py\n",
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo rollout.max_turns=\u00b2\n",
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.max_turns="
+        + "9" * 5000
+        + "\n",
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo rollout.agent_name=null\n",
+    ],
+)
+def test_odd_command_lines_are_read_without_error_and_set_no_turns(tmp_path: Path, script: str) -> None:
+    result = classify_path(write(tmp_path, "odd.sh", script))
+    assert result.error is None
+    assert result.primary in ("GRPO", "NONE_TRAINING")
+
+
+def test_odd_literals_and_turn_settings_in_yaml_and_python_are_read_without_error(tmp_path: Path) -> None:
+    yaml_text = (
+        "algorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n  rollout:\n    multi_turn:\n"
+        "      enable: false\n      max_assistant_turns: null\n      max_turns: '\u00b2'\n"
+    )
+    assert classify_path(write(tmp_path, "verl.yaml", yaml_text)).primary == "GRPO"
+    code = (
+        'import jsonlines\nwith jsonlines.open(p, mode="\\N{NOPE}") as w:\n    w.write_all(rows)\n'
+        'for t in range(3):\n    outs = llm.generate(ps, SamplingParams(stop=["\\N{NOPE}"]))\n'
+    )
+    result = classify_path(write(tmp_path, "escapes.py", code))
+    assert result.error is None and result.primary == "EVAL_ONLY"
+
+
+def test_only_the_config_a_framework_command_is_given_can_leave_its_route_open(tmp_path: Path) -> None:
+    write(tmp_path, "cfg.yaml", "model_name_or_path: m\n")
+    result = classify_path(write(tmp_path, "run.sh", "llamafactory-cli train cfg.yaml --output_dir $1\n"))
+    assert result.primary == "SFT"
+
+
+def test_a_log_likelihood_weighted_by_returns_is_no_supervised_loss(tmp_path: Path) -> None:
+    code = "import torch\nloss = -(torch.stack(log_probs) * G).sum()\nloss.backward()\noptimizer.step()\n"
+    assert classify_path(write(tmp_path, "reinforce.py", code)).primary != "SFT"
