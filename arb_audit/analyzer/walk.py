@@ -146,6 +146,19 @@ def _hooks(detector_type: type) -> tuple[tuple[str, str, str], ...]:
     return hooks
 
 
+def _call(hook: Hook, node: cst.CSTNode) -> None:
+    """Run one hook; a literal libcst parsed but cannot evaluate (an unknown named escape) silences it.
+
+    ``SimpleString.evaluated_value`` raises on such text: the file is still analysed, without what
+    that hook would have read of this node.
+    """
+    # try/except costs nothing until it catches; contextlib.suppress would build an object per hook call
+    try:  # noqa: SIM105
+        hook(node)
+    except (SyntaxError, ValueError):
+        pass
+
+
 def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileContext) -> None:
     """Walk ``module`` once, dispatching every detector's visit and leave hooks."""
     visits: dict[str, list[Hook]] = {}
@@ -165,7 +178,7 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
             node = item[0]
             visit_hooks, leave_hooks, is_statement, is_scope = plans[type(node)]
             for hook in leave_hooks:
-                hook(node)
+                _call(hook, node)
             if is_scope:
                 context.scope = outer.pop()
             if is_statement:
@@ -193,7 +206,7 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
             )
             context.scope = opened or context.scope
         for hook in visit_hooks:
-            hook(node)
+            _call(hook, node)
         if leave_hooks or is_statement or is_scope:
             pending.append((node,))
         children = _children(node)
