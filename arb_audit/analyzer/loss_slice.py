@@ -197,7 +197,20 @@ def _local(resolved: set[str], func: cst.BaseExpression) -> bool:
 
 
 def _names_a_logprob(node: cst.BaseExpression) -> bool:
-    """Say whether an expression is a log-probability by its name (``policy.get_log_prob(...).mean()``)."""
+    """Say whether an expression is a log-probability by its name, weighted by nothing.
+
+    ``policy.get_log_prob(obs, act).sum(dim=1).mean()``: names, attributes, calls and subscripts only
+    (the arguments of its calls aside); ``(log_probs * G).sum()`` weights it, a policy gradient's form.
+    """
+    pending: list[cst.CSTNode] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.BinaryOperation):
+            return False
+        if isinstance(current, cst.Call):
+            pending.append(current.func)
+        elif isinstance(current, cst.Attribute | cst.Subscript):
+            pending.append(current.value)
     for n in (node, *descendants(node)):
         name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
         if name is not None:
