@@ -144,10 +144,10 @@ class FileContext:
         """Statements around the node being walked, outermost first."""
         self.findings: list[Finding] = []
         """Everything reported so far."""
-        self.qualified: dict[tuple[int, int], frozenset[str]] = {}
+        self.qualified: dict[tuple[int, int], tuple[Scope, frozenset[str]]] = {}
         """Qualified names of the expressions looked up so far, by (node, scope): most detectors ask
         for the callee of every call, and a name's meaning in one scope does not change."""
-        self.trainers: dict[tuple[int, int], tuple[str, Trainer] | None] = {}
+        self.trainers: dict[tuple[int, int], tuple[Scope, tuple[str, Trainer] | None]] = {}
         """The trainer each call looked up so far constructs, by (call, scope), as for names."""
 
 
@@ -181,22 +181,26 @@ class RouteDetector(cst.BatchableCSTVisitor):
     def names(self, node: cst.CSTNode) -> frozenset[str]:
         """Return the qualified names of a Name or Attribute chain where it is used."""
         context = self.context
-        key = (id(node), id(context.scope))
-        found = context.qualified.get(key)
-        if found is None:
-            found = context.qualified[key] = frozenset(context.resolver.qualified_names(node, context.scope))
-        return found
+        scope = context.scope
+        key = (id(node), id(scope))
+        entry = context.qualified.get(key)
+        if entry is None or entry[0] is not scope:  # (a freed comprehension scope's id may recur)
+            entry = context.qualified[key] = (scope, frozenset(context.resolver.qualified_names(node, scope)))
+        return entry[1]
 
     def trainer(self, node: cst.Call) -> tuple[str, Trainer] | None:
         """Return the trainer class a call constructs (and the name that shows it), if it constructs one."""
         context = self.context
-        key = (id(node), id(context.scope))
-        if key not in context.trainers:
+        scope = context.scope
+        key = (id(node), id(scope))
+        entry = context.trainers.get(key)
+        if entry is None or entry[0] is not scope:
             resolver = context.resolver
-            context.trainers[key] = resolve_trainer(
-                self.names(node.func), resolver.class_bases, resolver.ancestry
+            entry = context.trainers[key] = (
+                scope,
+                resolve_trainer(self.names(node.func), resolver.class_bases, resolver.ancestry),
             )
-        return context.trainers[key]
+        return entry[1]
 
     def report_trainer(self, node: cst.CSTNode, message: str, trainer: Trainer) -> None:
         """Record the training stage a trainer class runs."""

@@ -105,9 +105,9 @@ class NameResolver:
         self.class_bases: dict[str, set[str]] = {}
         """Local qualified name of each class -> the qualified names of its bases."""
         self.imported: set[str] = set()
+        """Every qualified name some import binds."""
         self._imported_names: dict[str, bool] = {}
         """Answers of :meth:`is_imported` so far (detectors ask it of every callee)."""
-        """Every qualified name some import binds."""
         self._classes: list[tuple[cst.ClassDef, Scope]] = []
         self._body(module.body, self.module_scope)
         for node, scope in self._classes:
