@@ -178,7 +178,9 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
             )
     if any(r in RL_ROUTES for f in found for r in f.routes) or "actor_rollout_ref" in data:
         for key, value in pairs.items():
-            if multi_turn_setting(key, str(value)):
+            # scalars only: a list of aliases may expand to billions of items once written out
+            scalar = value is None or isinstance(value, str | int | float | bool)
+            if scalar and multi_turn_setting(key, str(value)[:MAX_VALUE]):
                 line, excerpt = line_of_key(text, key)
                 found.append(_finding("YamlLauncher", line, excerpt, f"{key}: {value}", "ONLINE_RL"))
                 break
