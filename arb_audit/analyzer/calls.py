@@ -165,6 +165,7 @@ def is_env_step(node: cst.Call) -> bool:
 EPISODE_WORDS = frozenset({"interact", "interaction", "rollout", "rollouts", "episode", "episodes"})
 """Words of a helper that plays episodes (``batch_interact_environment``, ``rollout_env``)."""
 ENVIRONMENT_WORDS = frozenset({"env", "envs", "environment", "environments"})
+"""Words of an environment: an argument handed one (``env=env``), a class's last word (``ToolEnv``)."""
 
 
 def runs_episodes(node: cst.Call) -> bool:

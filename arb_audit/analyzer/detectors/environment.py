@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_env_step, method
+from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, is_env_step, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
@@ -17,8 +17,6 @@ TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
 
-ENVIRONMENT_WORDS = frozenset({"env", "environment"})
-"""Last words of a class name that say it is an environment (``ToolEnv``, ``MultiTurnEnvironment``)."""
 TURN_METHODS = frozenset({"env_response", "is_completed", "rollout", "step_env", "get_observation"})
 """Methods by which an environment answers an agent's turn or says the episode is over."""
 
