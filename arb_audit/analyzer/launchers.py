@@ -326,13 +326,13 @@ OFF_VALUES = FALSE_VALUES | {"", "none", "null", "~"}
 """Values that set nothing (YAML's null, an empty setting) or turn it off."""
 
 
-def _training_switched_off(words: list[str]) -> str | None:
+def _training_switched_off(words: list[str], settings: list[tuple[str, str]]) -> str | None:
     """Return the setting that turns a script's training off (transformers' ``--do_train False``).
 
     Only when the same command asks for an evaluation or predictions instead (``--do_eval``,
     ``--do_predict``), as a run that measures or generates with the script does.
     """
-    pairs = dict(_settings(words))
+    pairs = dict(settings)
     off = pairs.get("do_train", "").lower() in FALSE_VALUES
     measures = any(
         pairs.get(k, "").lower() in TRUE_VALUES or (f"--{k}" in words and k not in pairs)
@@ -524,6 +524,7 @@ def _command_routes(
     # set for one command is not the command
     while words and (words[0] == "env" or _ENV_WORD.match(words[0])):
         words = words[1:]
+    settings = _settings(words)
     found: list[Finding] = []
     script = _launched_script(words, folder)
     if script is not None and script.suffix == ".sh":
@@ -545,7 +546,7 @@ def _command_routes(
             classified[script] = classify_source(read_source(script, str(script)))
         launched = classified[script]
         picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
-        switched_off = _training_switched_off(words)
+        switched_off = _training_switched_off(words, settings)
         if switched_off is not None and launched.primary not in NOT_ROUTES:
             # ``python qlora.py --do_train False --do_predict True``: the script trains, this run not
             found.append(
@@ -582,7 +583,6 @@ def _command_routes(
                     excerpt=command.strip()[:160],
                 )
             )
-    settings = _settings(words)
     for end, entry in commands_in(words):
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
     estimators = []

@@ -100,12 +100,9 @@ PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})
 
 
 def _note_named_loss(f: Features, identifier: str) -> None:
-    found = set(words(identifier))
-    if "loss" not in found:
-        return
-    if found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS):
+    if names_rl_loss(identifier):
         f.named_rl_losses.add(identifier)
-    elif found & PREFERENCE_LOSS_WORDS:
+    elif "loss" in (found := set(words(identifier))) and found & PREFERENCE_LOSS_WORDS:
         f.named_preference_losses.add(identifier)
 
 
