@@ -12,7 +12,7 @@ import ast
 import contextlib
 import gc
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -244,9 +244,31 @@ def _has_trigger(detector: type[RouteDetector], text: str) -> bool:
         return any(t in text for t in detector.TRIGGERS)
     pattern = _TRIGGER_PATTERNS.get(detector)
     if pattern is None:
-        longest_first = sorted(set(detector.TRIGGERS), key=len, reverse=True)
-        pattern = _TRIGGER_PATTERNS[detector] = re.compile("|".join(map(re.escape, longest_first)))
+        pattern = _TRIGGER_PATTERNS[detector] = any_of(detector.TRIGGERS)
     return pattern.search(text) is not None
+
+
+def any_of(substrings: Iterable[str]) -> re.Pattern[str]:
+    """Compile an expression that finds any of ``substrings`` (non-empty) in a text.
+
+    The alternatives are merged into a tree of shared prefixes: Python's ``re`` tries alternatives one
+    by one at each position, so a hundred quoted route names sharing a quote cost a hundred tries each
+    time a quote is met; merged, a few (measured five times faster on the corpora's files).
+    """
+    tree: dict[str, dict[str, Any]] = {}
+    for word in substrings:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a substring ends here
+
+    def expression(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""  # one substring found is enough: longer ones through here need not be told apart
+        branches = [re.escape(char) + expression(node[char]) for char in sorted(node)]
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return re.compile(expression(tree))
 
 
 def triggered(text: str, candidates: Sequence[type[RouteDetector]]) -> list[type[RouteDetector]]:

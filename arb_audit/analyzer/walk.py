@@ -38,6 +38,12 @@ _SKIPPED_FIELDS = frozenset(
         "colon",
         "arrow",
         "star",
+        # punctuation and operators: no detector hooks them; those reading an operator read the field
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "operator",
     }
 )
 _LEAF_TYPES: tuple[type, ...] = (
@@ -49,6 +55,10 @@ _LEAF_TYPES: tuple[type, ...] = (
     cst.MaybeSentinel,
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_TEXT_LEAVES = frozenset(
+    {cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.FormattedStringText}
+)
+"""Nodes holding only text: a third of a module's nodes are names, not worth a look for children."""
 _STATEMENT_BASES = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 _STATEMENT: dict[type, bool] = {}
 
@@ -92,28 +102,30 @@ def _walked(node_type: type) -> bool:
     return walked
 
 
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Children in field order; a dead ``if``/``while`` keeps only its test and ``else``."""
+def _children(node: cst.CSTNode, walked: dict[type, bool] = _WALKED) -> list[cst.CSTNode]:
+    """Children in field order; a dead ``if``/``while`` keeps only its test and ``else``.
+
+    ``walked``: whether nodes of a type are walked, as :func:`_walked` says unless a caller says no.
+    """
     # Type-keyed caches instead of isinstance: libcst's node bases are ABCs, slow to check.
     node_type = type(node)
     if (node_type is cst.If or node_type is cst.While) and is_dead(node.test):  # type: ignore[attr-defined]
         orelse = node.orelse  # type: ignore[attr-defined]
         return [node.test] + ([orelse] if orelse is not None else [])  # type: ignore[attr-defined]
     found: list[cst.CSTNode] = []
-    walked = _WALKED
     for value in map(node.__getattribute__, _fields(node_type)):
         value_type = type(value)
         if value_type is tuple or value_type is list:
             for v in value:
                 w = walked.get(type(v))
                 if w is None:
-                    w = _walked(type(v))
+                    w = walked[type(v)] = _walked(type(v))
                 if w:
                     found.append(v)
         else:
             w = walked.get(value_type)
             if w is None:
-                w = _walked(value_type)
+                w = walked[value_type] = _walked(value_type)
             if w:
                 found.append(value)
     return found
@@ -146,19 +158,6 @@ def _hooks(detector_type: type) -> tuple[tuple[str, str, str], ...]:
     return hooks
 
 
-def _call(hook: Hook, node: cst.CSTNode) -> None:
-    """Run one hook; a literal libcst parsed but cannot evaluate (an unknown named escape) silences it.
-
-    ``SimpleString.evaluated_value`` raises on such text: the file is still analysed, without what
-    that hook would have read of this node.
-    """
-    # try/except costs nothing until it catches; contextlib.suppress would build an object per hook call
-    try:  # noqa: SIM105
-        hook(node)
-    except (SyntaxError, ValueError):
-        pass
-
-
 def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileContext) -> None:
     """Walk ``module`` once, dispatching every detector's visit and leave hooks."""
     visits: dict[str, list[Hook]] = {}
@@ -169,6 +168,10 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
     # Per node type, once per file: its visit hooks, its leave hooks, whether it is a statement, and
     # whether it opens a scope. A node with nothing to do on leaving gets no leave marker.
     plans: dict[type, tuple[tuple[Hook, ...], tuple[Hook, ...], bool, bool]] = {}
+    # Text-only nodes no detector of this file hooks are not even put on the stack (names: a third)
+    with_hooks = visits.keys() | leaves.keys()
+    walked: dict[type, bool] = dict(_WALKED)
+    walked.update((t, False) for t in _TEXT_LEAVES if t.__name__ not in with_hooks)
     pending: list[Any] = [module]
     outer: list[Any] = []
     statements = context.statements
@@ -178,7 +181,10 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
             node = item[0]
             visit_hooks, leave_hooks, is_statement, is_scope = plans[type(node)]
             for hook in leave_hooks:
-                _call(hook, node)
+                try:  # noqa: SIM105 (see below)
+                    hook(node)
+                except (SyntaxError, ValueError):
+                    pass
             if is_scope:
                 context.scope = outer.pop()
             if is_statement:
@@ -206,12 +212,19 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
             )
             context.scope = opened or context.scope
         for hook in visit_hooks:
-            _call(hook, node)
+            # A literal libcst parsed but cannot evaluate (an unknown named escape: ``evaluated_value``
+            # raises) silences the hook for this node only; the file is still analysed. try/except
+            # costs nothing until it catches, contextlib.suppress would build an object per call.
+            try:  # noqa: SIM105
+                hook(node)
+            except (SyntaxError, ValueError):
+                pass
         if leave_hooks or is_statement or is_scope:
             pending.append((node,))
-        children = _children(node)
-        children.reverse()
-        pending.extend(children)
+        if node_type not in _TEXT_LEAVES:
+            children = _children(node, walked)
+            children.reverse()
+            pending.extend(children)
 
 
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:

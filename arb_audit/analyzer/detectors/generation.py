@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
@@ -24,6 +26,16 @@ CLIENT_PACKAGES = frozenset({"openai", "anthropic"})
 ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate", "/api/chat")
 """Paths of OpenAI-compatible and inference servers (vLLM, SGLang, TGI, Ollama's ``/api/chat`` and
 ``/api/generate``)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _engine_or_client(name: str) -> bool:
+    """Say whether a qualified name is a generation engine or a hosted model's client (asked per call)."""
+    return (
+        name in GENERATION_ENGINES
+        or name.startswith(CLIENTS)
+        or bool(CLIENT_PACKAGES & set(name.split(".")[1:-1]))
+    )
 
 
 class Generation(RouteDetector):
@@ -175,11 +187,7 @@ class Generation(RouteDetector):
             self.report(node, "generation", f"calls {node.func.value}, a client's method asking for text")
             return
         for name in names:
-            if (
-                name in GENERATION_ENGINES
-                or name.startswith(CLIENTS)
-                or CLIENT_PACKAGES & set(name.split(".")[1:-1])
-            ):
+            if _engine_or_client(name):
                 self.report(node, "generation", f"uses {name}")
                 return
         if (library := data_generator(names, self.context.resolver.ancestry)) is not None:

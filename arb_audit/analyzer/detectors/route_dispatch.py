@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -120,6 +121,21 @@ COMMAND_TEXT = "command_text"
 COMPARED = "compared"
 """Variant of a ``dispatch`` finding for a config field compared with two routes whose branches run no
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _training_route(qualified: str) -> str | None:
+    """Return the training route a called or picked name runs: its table entry's, or its name's.
+
+    A class's method counts for its class (``GRPOStrategy.get_trainer_class``). Asked for every name
+    of every branch, hence the cache.
+    """
+    entry = entry_for(qualified)
+    label = STAGE_LABELS.get(entry.kind) if entry is not None and entry.kind else route_of_name(qualified)
+    owner, _, member = qualified.rpartition(".")
+    if label is None and member[:1].islower() and owner.rpartition(".")[2][:1].isupper():
+        label = route_of_name(owner)
+    return label if label not in ("MERGE", "UNKNOWN") else None
 
 
 class RouteDispatch(RouteDetector):
@@ -275,12 +291,8 @@ class RouteDispatch(RouteDetector):
             if not isinstance(value, cst.Name | cst.Attribute):
                 continue
             for q in self.names(value):
-                entry = entry_for(q)
-                label = STAGE_LABELS.get(entry.kind) if entry is not None and entry.kind else route_of_name(q)
-                owner, _, member = q.rpartition(".")
-                if label is None and member[:1].islower() and owner.rpartition(".")[2][:1].isupper():
-                    label = route_of_name(owner)
-                if label is not None and label not in ("MERGE", "UNKNOWN"):
+                label = _training_route(q)
+                if label is not None:
                     routes.add(label)
         return routes
 

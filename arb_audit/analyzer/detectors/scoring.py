@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 import libcst as cst
@@ -249,8 +250,14 @@ class Scoring(RouteDetector):
 
     def _is_metric(self, name: str) -> bool:
         # only what the file imports: its own ``def evaluate`` and that function's locals are no library
-        if not self.context.resolver.is_imported(name) or _prepares_data(name):
-            return False
-        if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
-            return True
-        return _evaluation_module(name)
+        return self.context.resolver.is_imported(name) and _names_a_metric(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_a_metric(name: str) -> bool:
+    """Say whether an imported qualified name is a metric (asked for every name a call reads)."""
+    if _prepares_data(name):
+        return False
+    if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
+        return True
+    return _evaluation_module(name)
