@@ -175,8 +175,19 @@ class GradientStep(RouteDetector):
             "model, optimizer = accelerator.prepare(model, optimizer)\n"
         ),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
+        Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid(
+            "from federated_learning import *\ntrainer = get_fed_local_sft_trainer(model, args, data)\n"
+            "results = trainer.train()\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
+            "from trainers import build_trainer\ntrainer = build_trainer(config)\ntrainer.train()\n",
+            "gradient_step",
+        ),
         Invalid(
             "from agents.algorithms import offpolicy_train_loop\nenv = BatchedShopEnv(path)\n"
             "offpolicy_train_loop(env=env, eval_env=env, agent=agent, iterations=100)\n",
@@ -897,7 +908,7 @@ class GradientStep(RouteDetector):
         trainer too (the first class named a trainer is the one that names it).
         """
         func = call.func
-        if _names_trainer_class(_tail(func)):
+        if _names_trainer_class(_tail(func)) or _names_trainer_factory(last_name(func)):
             return func
         if isinstance(func, cst.Name):
             where = self.functions[-1] if scope is None else scope
@@ -1008,6 +1019,8 @@ def updates_model(name: str | None, models: frozenset[str]) -> bool:
     return bool(found & UPDATE_WORDS and found & models)
 
 
+TRAINER_FACTORY_VERBS = frozenset({"get", "build", "create", "make", "init", "setup", "new", "construct"})
+"""First words of a helper that returns a trainer it builds (not ``load_trainer_state``'s reading one)."""
 _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 
 
@@ -1017,6 +1030,18 @@ def _names_trainer_class(name: str) -> bool:
     A variable holding a class (``TrainerClass = getattr(trainers, name)``) is not named as one.
     """
     return name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None
+
+
+def _names_trainer_factory(name: str) -> bool:
+    """Say whether a function's name says it builds a trainer (``get_fed_local_sft_trainer``).
+
+    Projects that pick a trainer class by a setting hide the construction in such a helper; what it
+    returns is then trained with ``trainer.train()``.
+    """
+    found = words(name)
+    return (
+        name[:1].islower() and len(found) > 1 and found[-1] == "trainer" and found[0] in TRAINER_FACTORY_VERBS
+    )
 
 
 def _tail(node: cst.BaseExpression) -> str:
