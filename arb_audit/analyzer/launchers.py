@@ -180,7 +180,7 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
         for key, value in pairs.items():
             # scalars only: a list of aliases may expand to billions of items once written out
             scalar = value is None or isinstance(value, str | int | float | bool)
-            if scalar and multi_turn_setting(key, str(value)[:MAX_VALUE]):
+            if scalar and multi_turn_setting(key, str(value)[:MAX_VALUE], override=False):
                 line, excerpt = line_of_key(text, key)
                 found.append(_finding("YamlLauncher", line, excerpt, f"{key}: {value}", "ONLINE_RL"))
                 break
@@ -613,14 +613,21 @@ TOOL_SWITCHES = ("multi_turn.enable", "do_search", "use_tools", "enable_tools", 
 """Switches that put an environment or tool loop into the rollouts."""
 AGENT_LOOPS = ("agent_flow", "agent_loop", "agent_name", "agent_type")
 """Settings naming the agent loop rollouts run through (``rollout.agent.default_agent_flow=...``)."""
+ROLLOUT_TOOLS = frozenset({"tools", "tool_instances", "tool_config", "tool_config_path", "tools_config"})
+"""Parts of a rollout setting's key that configure the tools a policy calls while it generates
+(``actor_rollout_ref.rollout.tools.tool_instances.search.class_path=...``)."""
+ENVIRONMENT_SERVERS = frozenset({"env_addr", "env_url", "env_server", "env_server_url", "env_host"})
+"""Settings giving the address of the environment server episodes are played against."""
 
 
-def multi_turn_setting(key: str, value: str) -> bool:
+def multi_turn_setting(key: str, value: str, override: bool = True) -> bool:
     """Say whether a launcher's setting makes its policy-gradient rollouts multi-turn episodes.
 
     ``trainer.max_turns=4``, ``rollout.agent.max_steps=5``, ``do_search=True``,
-    ``multi_turn.enable=true``, ``default_agent_flow=agent_env_loop``. A value the script is given
-    (``${MAX_TURNS}``) counts: a turn limit is only set where there are turns.
+    ``multi_turn.enable=true``, ``default_agent_flow=agent_env_loop``, ``rollout.mode=sync_with_tool``,
+    an environment server's address. A value the script is given (``${MAX_TURNS}``) counts: a turn
+    limit is only set where there are turns. Tools configured for the rollouts count on a command
+    line (``override``): a base config defines tools that only some launchers switch on.
     """
     key, value = key.lower(), value.strip("'\"").strip().lower()
     last = key.rsplit(".", 1)[-1]
@@ -632,7 +639,12 @@ def multi_turn_setting(key: str, value: str) -> bool:
         return value in TRUE_VALUES
     if last.endswith(AGENT_LOOPS):
         return value not in OFF_VALUES and "single" not in value
-    return False
+    parts = key.split(".")
+    if "rollout" in parts and (
+        (override and ROLLOUT_TOOLS & set(parts)) or (last == "mode" and "tool" in value)
+    ):
+        return value not in OFF_VALUES  # tools configured for (or a mode with tools in) the rollouts
+    return last in ENVIRONMENT_SERVERS and value not in OFF_VALUES
 
 
 def classify_launcher(source: SourceFile, boundary: Path | None = None) -> Classification:

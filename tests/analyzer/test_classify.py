@@ -731,6 +731,9 @@ def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path)
         "actor_rollout_ref.rollout.agent.max_steps=5",
         "actor_rollout_ref.rollout.agent.default_agent_flow=agent_env_loop",
         "actor_rollout_ref.rollout.multi_turn.enable=true",
+        "actor_rollout_ref.rollout.tools.tool_instances.search.class_path=tools.search.Search",
+        "actor_rollout_ref.rollout.mode=sync_with_tool",
+        "actor_rollout_ref.env.env_addr=http://localhost:36001",
     ],
 )
 def test_a_multi_turn_setting_makes_a_policy_gradient_command_online_rl(tmp_path: Path, setting: str) -> None:
@@ -742,6 +745,19 @@ def test_a_multi_turn_setting_makes_a_policy_gradient_command_online_rl(tmp_path
 def test_turn_limits_of_one_or_of_an_evaluation_are_not_online_rl(tmp_path: Path) -> None:
     single = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.max_turns=1\n"
     assert classify_path(write(tmp_path, "one.sh", single)).primary == "GRPO"
+    # tools left unset, a rollout mode without them: single-turn still
+    unset = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo rollout.tool_config_path=null\n"
+    assert classify_path(write(tmp_path, "unset.sh", unset)).primary == "GRPO"
+    plain = (
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.rollout.mode=sync\n"
+    )
+    assert classify_path(write(tmp_path, "sync.sh", plain)).primary == "GRPO"
+    # a base config defines the tools some launchers switch on; by itself it runs none
+    base = (
+        "algorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n  rollout:\n    mode: sync\n"
+        "    tools:\n      tool_instances:\n        search:\n          class_path: tools.Search\n"
+    )
+    assert classify_path(write(tmp_path, "ppo_trainer.yaml", base)).primary == "GRPO"
     write(
         tmp_path, "run_eval.py", "from vllm import LLM\nouts = LLM('m').generate(prompts)\nprint(sum(outs))\n"
     )
