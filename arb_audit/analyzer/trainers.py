@@ -207,7 +207,16 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
         # an acronym written in mixed case splits in two (``SimPOConfig``: "sim", "po")
         joined = [a + b for a, b in pairwise(words)]
         found = next(((ROUTE_WORDS[w], w) for w in joined if w in ROUTE_WORDS and w not in skipped), None)
+    if found is None:
+        # the preference family's variants are named XDPO (MODPO, TDPO, cDPO, SDPO); DDPO is diffusion RL
+        found = next(
+            ((DPO_VARIANT_LABEL, w) for w in words if _DPO_VARIANT.fullmatch(w) and w != "ddpo"), None
+        )
     return found
+
+
+_DPO_VARIANT = re.compile(r"[a-z]{1,4}dpo")
+"""A word a preference-optimisation variant is named by: a short prefix before "dpo"."""
 
 
 def resolve_trainer(

@@ -46,6 +46,10 @@ def test_trainer_of(qualified: str, kind: str | None) -> None:
         ("compute_reward", False, ("REWARD_MODEL", "reward")),
         ("compute_reward", True, None),
         ("MiniSWEPPOExp", False, None),  # acronyms run together are not split
+        ("MODPOTrainer", False, ("DPO", "modpo")),  # but the preference family's XDPO variants are read
+        ("tdpo_loss", True, ("DPO", "tdpo")),
+        ("DDPOTrainer", False, None),  # denoising diffusion policy optimisation is RL on images
+        ("update_policy", True, None),
     ],
 )
 def test_route_word(identifier: str, strict: bool, expected: tuple[str, str] | None) -> None:
