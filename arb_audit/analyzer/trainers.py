@@ -209,9 +209,7 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
         found = next(((ROUTE_WORDS[w], w) for w in joined if w in ROUTE_WORDS and w not in skipped), None)
     if found is None:
         # the preference family's variants are named XDPO (MODPO, TDPO, cDPO, SDPO); DDPO is diffusion RL
-        found = next(
-            ((DPO_VARIANT_LABEL, w) for w in words if _DPO_VARIANT.fullmatch(w) and w != "ddpo"), None
-        )
+        found = next((("DPO", w) for w in words if _DPO_VARIANT.fullmatch(w) and w != "ddpo"), None)
     return found
 
 
