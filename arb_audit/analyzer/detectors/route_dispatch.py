@@ -20,10 +20,23 @@ MULTI_TURN_FLAGS = ("agent_func", "multi_turn", "env_path", "environment")
 """Launcher options that plug multi-turn agent or environment rollouts into policy-gradient training."""
 
 
+RUN_WORDS = frozenset({"train", "training", "finetune", "tuning", "stage", "mode"})
+"""Words a mode's value may add to its route (``"dpo_train"``, ``"train_ppo"``, ``"sft_stage"``)."""
+
+
 def _word(node: cst.BaseExpression) -> str | None:
-    """Return the route label a string literal or an enum member (``RLType.GRPO``) names, if any."""
+    """Return the route label a string literal or an enum member (``RLType.GRPO``) names, if any.
+
+    A mode named by a route and a word for running it (``mode == "dpo_train"``) names the route too.
+    """
     if isinstance(node, cst.SimpleString):
-        return ROUTE_WORDS.get(node.evaluated_value.lower() if isinstance(node.evaluated_value, str) else "")
+        value = node.evaluated_value.lower() if isinstance(node.evaluated_value, str) else ""
+        if value in ROUTE_WORDS:
+            return ROUTE_WORDS[value]
+        parts = re.split(r"[_\-\s]", value)
+        routes = [p for p in parts if p in ROUTE_WORDS]
+        rest = [p for p in parts if p not in ROUTE_WORDS]
+        return ROUTE_WORDS[routes[0]] if len(routes) == 1 and rest and RUN_WORDS.issuperset(rest) else None
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
         return ROUTE_WORDS.get(node.attr.value.lower())
     return None
@@ -155,12 +168,18 @@ class RouteDispatch(RouteDetector):
         *(f"{q}{spelt}{q}" for word in ROUTE_WORDS for spelt in (word, word.upper()) for q in "'\""),
         *MULTI_TURN_FLAGS,
         *(f"{q}{word}" for word in SUBCOMMAND_WORDS for q in "'\""),
+        # a mode named by a route and a word for running it (RUN_WORDS)
+        *(f"{q}{word}{sep}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
+        *(f"{sep}{word}{q}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
         "Trainer",  # a conditional between trainer classes names no route in quotes
     )
     TRIGGERS_AS_PATTERN = True
 
     VALID = (
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
+        Valid(
+            "if mode == 'sft_batch_test':\n    run_sft(test=True)\nelif mode == 'dpo_eval':\n    run_dpo()\n"
+        ),
         Valid(
             "from trl import SFTTrainer\nif args.lora:\n    t = SFTTrainer(model=m, peft_config=p)\n"
             "else:\n    t = SFTTrainer(model=m)\n"
@@ -179,6 +198,13 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "from engines.train import Train\nmode = config.mode\ntrain = Train(config)\n"
+            "if mode == 'dpo_train':\n    train.train_dpo()\n"
+            "elif mode == 'ppo_train':\n    train.train_ppo()\n",
+            "dispatch",
+            routes=("DPO", "PPO"),
+        ),
         # a config field compared with two routes whose branches run no trainer: reported as only
         # compared (a choice where the file's own steps train both routes, classify.combine)
         Invalid(
