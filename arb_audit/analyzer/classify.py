@@ -514,12 +514,35 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # features extracted for another file — nothing is trained, evaluated or generated here
         result.role, result.primary = "none", "NONE_TRAINING"
     elif signals & {"generation", "inference"} and "data_output" in signals and "scoring" not in signals:
-        # a model's outputs (text, or labels, scores and logits from a forward pass) written out as a
-        # dataset: data generation
-        result.role, result.primary = "data_generation", "DISTILLATION"
+        if (place := evaluation_place(result.path)) is not None:
+            # written outputs of a file kept among evaluation code are a benchmark's answers, to be
+            # judged or scored by the next file
+            message = f"the file lies among evaluation code ({place}): what it writes are answers"
+            result.findings.append(Finding("Place", "place", message=message, line=1))
+            result.role, result.primary = "eval", "EVAL_ONLY"
+        else:
+            # a model's outputs (text, or labels, scores and logits from a forward pass) written out
+            # as a dataset: data generation
+            result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
+
+
+EVALUATION_FOLDERS = frozenset({"eval", "evals", "evaluation", "evaluations", "benchmark", "benchmarks"})
+"""Folders a repository keeps its evaluation code in."""
+EVALUATION_FILE_WORDS = frozenset({"eval", "evaluate", "evaluation", "benchmark"})
+"""First words of an evaluation script's name (``eval_search.py``, ``evaluate.py``)."""
+
+
+def evaluation_place(path: str) -> str | None:
+    """Return the folder or file name that places a file among evaluation code, if any."""
+    *folders, name = re.split(r"[\\/]", path)
+    found = next((f for f in reversed(folders) if f.lower() in EVALUATION_FOLDERS), None)
+    if found is not None:
+        return f"{found}/"
+    stem = name.rsplit(".", 1)[0].lower()
+    return name if re.split(r"[_\-.]", stem)[0] in EVALUATION_FILE_WORDS else None
 
 
 def _only_rollouts(findings: list[Finding]) -> bool:

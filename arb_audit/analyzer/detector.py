@@ -40,6 +40,7 @@ Signal = Literal[
     "gradient_step",
     "tensor_output",
     "entry_point",
+    "place",
 ]
 """What a finding says about the file:
 
@@ -63,7 +64,8 @@ Signal = Literal[
 - ``gradient_step``: weights are updated here (``backward``, an optimiser's or engine's ``step``, a trainer's
   ``train``); ``kind`` is what its loss optimises, None when the loss could not be classified;
 - ``tensor_output``: tensors are written to a file (converted or quantised weights, extracted features);
-- ``entry_point``: the file runs something when executed (a script, not a library of definitions).
+- ``entry_point``: the file runs something when executed (a script, not a library of definitions);
+- ``place``: the file's path says what it is (an evaluation folder: its written outputs are answers).
 """
 
 

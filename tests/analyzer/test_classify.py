@@ -897,3 +897,17 @@ def test_only_the_config_a_framework_command_is_given_can_leave_its_route_open(t
 def test_a_log_likelihood_weighted_by_returns_is_no_supervised_loss(tmp_path: Path) -> None:
     code = "import torch\nloss = -(torch.stack(log_probs) * G).sum()\nloss.backward()\noptimizer.step()\n"
     assert classify_path(write(tmp_path, "reinforce.py", code)).primary != "SFT"
+
+
+def test_a_file_among_evaluation_code_writes_answers_not_a_dataset(tmp_path: Path) -> None:
+    script = (
+        "from vllm import LLM\nfrom datasets import Dataset\n"
+        "outs = LLM('m').generate(questions)\n"
+        "Dataset.from_dict({'answer': [o.outputs[0].text for o in outs]}).to_json('answers.jsonl')\n"
+    )
+    generated = classify_path(write(tmp_path / "data", "generate.py", script))
+    assert (generated.primary, generated.role) == ("DISTILLATION", "data_generation")
+    for folder, name in (("evaluation/open_ended", "gen_answers.py"), ("scripts", "eval_search.py")):
+        answered = classify_path(write(tmp_path / folder, name, script))
+        assert (answered.primary, answered.role) == ("EVAL_ONLY", "eval")
+        assert any(f.signal == "place" for f in answered.findings)
