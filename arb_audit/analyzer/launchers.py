@@ -37,6 +37,16 @@ ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator"
 MAX_LINES = 20_000
 """Lines of a shell script read."""
 LAUNCHERS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed", "modal"})
+LAUNCHER_MODULES = frozenset(
+    {
+        "torch.distributed.run",
+        "torch.distributed.launch",
+        "accelerate.commands.launch",
+        "deepspeed.launcher.runner",
+        "deepspeed.launcher.launch",
+    }
+)
+"""Modules that start the script named after their options (``python -m torch.distributed.run``)."""
 """Commands whose ``.py`` argument is the script they run (``modal run app.py`` too)."""
 MAX_WRAPPER_WORDS = 40
 """Words of a command line looked through for the launcher after a wrapper (``srun``, ``nohup``)."""
@@ -312,6 +322,8 @@ def _launched_script(words: list[str], folder: Place | None) -> Path | None:
             script = word
             break
         if word == "-m" and suffix == ".py" and i + 1 < len(rest):
+            if rest[i + 1] in LAUNCHER_MODULES:
+                continue  # ``python -m torch.distributed.run ... train.py``: the script comes next
             if re.fullmatch(r"[A-Za-z_][\w.]*", rest[i + 1]):
                 script = rest[i + 1].replace(".", "/") + ".py"
             break

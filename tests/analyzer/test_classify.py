@@ -911,3 +911,10 @@ def test_a_file_among_evaluation_code_writes_answers_not_a_dataset(tmp_path: Pat
         answered = classify_path(write(tmp_path / folder, name, script))
         assert (answered.primary, answered.role) == ("EVAL_ONLY", "eval")
         assert any(f.signal == "place" for f in answered.findings)
+
+
+@pytest.mark.parametrize("module", ["torch.distributed.run", "torch.distributed.launch"])
+def test_a_launcher_module_runs_the_script_named_after_its_options(tmp_path: Path, module: str) -> None:
+    write(tmp_path, "train_dpo.py", "from trl import DPOTrainer\nDPOTrainer(model=m).train()\n")
+    command = f"python -m {module} --nproc_per_node=8 --master_port=20001 train_dpo.py --beta 0.1\n"
+    assert classify_path(write(tmp_path, "run.sh", command)).primary == "DPO"
