@@ -21,6 +21,7 @@ from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.gradient_step import GRADIENTS_READ, TRAINER_EVALUATION
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
+from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, COMPARED
@@ -368,6 +369,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     if any(s.kind != "merge" for s in stages):
         # a merge function called by training code (shards, an adapter) is part of that training
         stages = [s for s in stages if s.variant != MERGE_FUNCTION]
+    if any(s.variant != MERGED_SAVE for s in stages):
+        # weights saved as merged are a merge of the file's own only when nothing else explains them
+        # (a weight average, a merge function, a training stage whose output is called so)
+        stages = [s for s in stages if s.variant != MERGED_SAVE]
     interactive = "interactive" in signals
     environment = any(
         (f.signal == "environment" and f.variant != SINGLE_TURN)

@@ -46,6 +46,26 @@ SHARD_WORDS = frozenset(
 """Shards of one model put back together: a format conversion, not a merge of models."""
 
 
+FILE_SHARD_WORDS = frozenset({"fsdp", "shard", "shards", "sharded", "dcp", "world"})
+"""Words of a file's names that say it puts one model's shards back together (``world_size``)."""
+
+
+def _saved_name(call: cst.Call) -> str | None:
+    """Return the name of what a save call writes: the model it is called on, else its first argument."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in OBJECT_SAVES:
+        return last_name(func.value) or None
+    if not call.args or call.args[0].keyword is not None:
+        return None
+    return last_name(call.args[0].value) or None
+
+
+MERGED_SAVE = "merged_save"
+"""Variant of a merge shown only by what is saved being called merged: a stage when nothing else is."""
+OBJECT_SAVES = frozenset({"save_pretrained", "save_model", "push_to_hub"})
+"""Save methods called on the model they write."""
+
+
 class Merge(RouteDetector):
     """Combining weights without training: mergekit's merges, or folding a LoRA adapter into its base.
 
@@ -70,6 +90,10 @@ class Merge(RouteDetector):
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid(
+            "world_size = len(shards)\nmerged_state_dict = {}\nfor shard in shards:\n"
+            "    merged_state_dict.update(torch.load(shard))\ntorch.save(merged_state_dict, out)\n"
+        ),
+        Valid(
             "def load_and_merge_models(tp_ckpt_name, out):\n"
             "    parts = [torch.load(f) for f in tp_ckpt_name]\n"
             "    torch.save(join(parts), out)\nload_and_merge_models(ckpt, out)\n"
@@ -82,6 +106,13 @@ class Merge(RouteDetector):
     INVALID = (
         Invalid(
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
+        ),
+        Invalid(
+            "flat = fisher * flatten(a) + (1 - fisher) * flatten(b)\n"
+            "merged_state_dict = unflatten(flat, reference)\ntorch.save(merged_state_dict, out)\n",
+            "stage",
+            "merge",
+            "merged_save",
         ),
         Invalid(
             "model.add_weighted_adapter(adapters=['a', 'b'], weights=[0.5, 0.5], adapter_name='m',"
@@ -153,6 +184,8 @@ class Merge(RouteDetector):
         """The file writes a model (``save_pretrained``, ``torch.save``)."""
         self.generates = False
         """The file samples text from a model."""
+        self.saved_merged: list[tuple[cst.Call, cst.CSTNode | None, str | None, str]] = []
+        """Saves of a model or state dict named as merged: (call, statement, function, its name)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
@@ -177,6 +210,9 @@ class Merge(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         called = method(node) or last_name(node.func)
         self.saves = self.saves or called in SAVE_METHODS
+        if called in SAVE_METHODS and (saved := _saved_name(node)) and "merged" in words(saved):
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.saved_merged.append((node, statement, self.function, saved))
         self.generates = (
             self.generates
             or is_generation(node, self.names)
@@ -210,6 +246,9 @@ class Merge(RouteDetector):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
+    def _joins_shards(self) -> bool:
+        return any(FILE_SHARD_WORDS & set(words(name)) for name in self.used)
+
     def leave_Module(self, original_node: cst.Module) -> None:
         for node, statement in self.folds:
             if self.generates and not self.saves:
@@ -218,6 +257,13 @@ class Merge(RouteDetector):
             else:
                 message = "folds a LoRA adapter into its base"
                 self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
+        if self.saved_merged and not self.folds and not self.named and not self._joins_shards():
+            # a model or state dict the file calls merged and writes (``torch.save(merged_state_dict,
+            # out)``): weights combined here by code of its own (Fisher-weighted, task arithmetic)
+            node, statement, function, saved = self.saved_merged[0]
+            if not (self.main_guard and function is not None and self.used.get(function, 0) <= 1):
+                message = f"writes {saved}, weights it merged"
+                self.report(node, "stage", message, statement=statement, kind="merge", variant=MERGED_SAVE)
         for node, statement, function, callee, said in self.named:
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
             # the tensor-parallel shards of one model)
