@@ -18,7 +18,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
-from arb_audit.analyzer.detectors.gradient_step import GRADIENTS_READ, TRAINER_EVALUATION
+from arb_audit.analyzer.detectors.gradient_step import GRADIENTS_READ, LOSS_HOOK, TRAINER_EVALUATION
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
@@ -351,6 +351,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     # a metric that only decides which generated samples are kept curates data: it evaluates nothing
     signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
     steps = [f for f in findings if f.signal == "gradient_step"]
+    evaluated = any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings)
+    if evaluated and all(LOSS_HOOK in f.message for f in steps):
+        # a trainer's loss method is differentiated only where the trainer trains; one built to
+        # evaluate (trainer.evaluate(), no train()) runs it forward only
+        steps = []
     stages = _stages(_deciding(findings, steps))
     if not steps and any(f.signal == "inference" and f.variant == GRADIENTS_READ for f in findings):
         # the loss a loop differentiates only to read its gradients (Fisher weights) trains nothing
@@ -358,7 +363,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     if steps and stages and all(s.kind == "merge" and s.variant == LORA_FOLD for s in stages):
         # an adapter folded on the way into training (a PEFT reference model) is no stage of its own
         stages = []
-    if not steps and any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings):
+    if not steps and evaluated:
         # a trainer built only to evaluate (trainer.evaluate(), no train() or step anywhere) trains
         # nothing; weights merged before it is evaluated still are
         stages = [s for s in stages if s.kind == "merge"]
@@ -471,12 +476,16 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             result.primary = commands[-1].routes[0]
             result.role = WORK_ROLES[result.primary]
         labels = launched
-    elif "loss" in signals and (
-        any(f.signal == "loss" and f.variant != MASKED_TARGETS for f in findings)
-        or not signals & {"generation", "inference", "scoring"}
+    elif (
+        "loss" in signals
+        and not evaluated
+        and (
+            any(f.signal == "loss" and f.variant != MASKED_TARGETS for f in findings)
+            or not signals & {"generation", "inference", "scoring"}
+        )
     ):
         # masked targets in a file that runs a model score it (perplexity); elsewhere they are the
-        # data of supervised training
+        # data of supervised training. A loss a trainer built to evaluate computes measures a model.
         result.role = "component"
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
         labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]

@@ -918,3 +918,20 @@ def test_a_launcher_module_runs_the_script_named_after_its_options(tmp_path: Pat
     write(tmp_path, "train_dpo.py", "from trl import DPOTrainer\nDPOTrainer(model=m).train()\n")
     command = f"python -m {module} --nproc_per_node=8 --master_port=20001 train_dpo.py --beta 0.1\n"
     assert classify_path(write(tmp_path, "run.sh", command)).primary == "DPO"
+
+
+def test_a_trainer_with_its_own_loss_built_only_to_evaluate_trains_nothing(tmp_path: Path) -> None:
+    script = (
+        "import torch.nn.functional as F\nimport transformers\n"
+        "class MultiTaskTrainer(transformers.Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        "        logits = model(**inputs).logits\n"
+        "        return F.cross_entropy(logits.view(-1, logits.size(-1)), inputs['labels'].view(-1))\n"
+        "trainer = MultiTaskTrainer(model=model, args=args, eval_dataset=data)\n"
+    )
+    evaluates = classify_path(write(tmp_path, "score.py", script + "print(trainer.evaluate())\n"))
+    assert (evaluates.primary, evaluates.role) == ("EVAL_ONLY", "eval")
+    trains = classify_path(
+        write(tmp_path, "train.py", script + "trainer.train()\nprint(trainer.evaluate())\n")
+    )
+    assert (trains.primary, trains.role) == ("SFT", "training")

@@ -58,6 +58,9 @@ GRADIENTS_READ = "gradients_read"
 """Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
 information, saliency): the loss a hand-written loop differentiates then trains nothing
 (classify.combine)."""
+LOSS_HOOK = "returns the loss a framework differentiates"
+"""How the message of a step says it is a trainer's loss method (``compute_loss``): a step only where
+the trainer trains (classify.combine)."""
 TRAINER_EVALUATION = "trainer_evaluation"
 """Variant of a ``scoring`` finding for a trainer object's ``evaluate()``: a file whose trainer only
 evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
@@ -547,7 +550,7 @@ class GradientStep(RouteDetector):
                         original_node,
                         original_node,
                         [(function_id, r) for r in returned],
-                        f"{name} returns the loss a framework differentiates",
+                        f"{name} {LOSS_HOOK}",
                     )
                 )
 
