@@ -40,6 +40,8 @@ class Environment(RouteDetector):
         Valid("optimizer.step()\nscheduler.step()\n"),
         Valid("class Stepper:\n    def step(self, batch):\n        return self.model(batch)\n"),
         Valid("class EnvConfig(BaseModel):\n    def rollout(self):\n        return None\n"),
+        Valid("class Settings(EnvSettings):\n    def path(self):\n        return self.root\n"),
+        Valid("class Spec(Env):\n    pass\n"),
         Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
@@ -67,6 +69,11 @@ class Environment(RouteDetector):
             "class ToolEnv(MultiTurnEnv):\n    def is_completed(self, messages, state):\n"
             "        return state['done']\n"
             "    def env_response(self, messages, state):\n        return run_tool(messages[-1]), state\n",
+            "environment",
+        ),
+        Invalid(
+            "from .base import Env\nclass SearchEnv(Env):\n    def get_step_reward(self, responses):\n"
+            "        return [self.tool_manager.parse_response(r) for r in responses]\n",
             "environment",
         ),
         Invalid(
@@ -108,14 +115,19 @@ class Environment(RouteDetector):
         ``class ToolEnv(MultiTurnEnv)`` with ``env_response`` and ``is_completed``: frameworks whose
         environments are not gym-shaped still name them so, and their turn methods say what they do.
         """
-        names = [node.name.value, *(dotted(b.value).rsplit(".", 1)[-1] for b in node.bases)]
-        said = [words(n) for n in names]
-        if not any(w and w[-1] in ENVIRONMENT_WORDS for w in said) or not methods & TURN_METHODS:
-            return
+        bases = [dotted(b.value).rsplit(".", 1)[-1] for b in node.bases]
+        said = [words(n) for n in (node.name.value, *bases)]
         single = any("single" in w and "turn" in w for w in said)
-        turns = ", ".join(sorted(methods & TURN_METHODS))
-        message = f"{node.name.value} is an environment answering turns ({turns})"
-        self.report(node, "environment", message, variant=SINGLE_TURN if single else None)
+        variant = SINGLE_TURN if single else None
+        if any(w and w[-1] in ENVIRONMENT_WORDS for w in said) and methods & TURN_METHODS:
+            turns = ", ".join(sorted(methods & TURN_METHODS))
+            message = f"{node.name.value} is an environment answering turns ({turns})"
+            self.report(node, "environment", message, variant=variant)
+        elif methods and (base := next((b for b in bases if words(b)[-1:] == ("env",)), None)):
+            # a project's environment specialised (``class SearchEnv(Env)`` overriding its rewards):
+            # the base plays the episodes, the subclass says how they are scored
+            message = f"{node.name.value} specialises the environment {base}"
+            self.report(node, "environment", message, variant=variant)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(set())
