@@ -17,6 +17,10 @@ TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
 
+PLAYING_WORDS = frozenset(
+    {"rollout", "rollouts", "trajectory", "trajectories", "collect", "episode", "generate"}
+)
+"""Words of a method that plays an environment's episodes itself."""
 TURN_METHODS = frozenset({"env_response", "is_completed", "rollout", "step_env", "get_observation"})
 """Methods by which an environment answers an agent's turn or says the episode is over."""
 
@@ -123,9 +127,14 @@ class Environment(RouteDetector):
             turns = ", ".join(sorted(methods & TURN_METHODS))
             message = f"{node.name.value} is an environment answering turns ({turns})"
             self.report(node, "environment", message, variant=variant)
-        elif methods and (base := next((b for b in bases if words(b)[-1:] == ("env",)), None)):
+        elif (
+            methods
+            and not any(PLAYING_WORDS & set(words(m)) for m in methods)
+            and (base := next((b for b in bases if words(b)[-1:] == ("env",)), None))
+        ):
             # a project's environment specialised (``class SearchEnv(Env)`` overriding its rewards):
-            # the base plays the episodes, the subclass says how they are scored
+            # the base plays the episodes, the subclass says how they are scored. A subclass that
+            # plays them itself (``collect_trajectories``) is read by what its own rollout does.
             message = f"{node.name.value} specialises the environment {base}"
             self.report(node, "environment", message, variant=variant)
 
