@@ -208,13 +208,21 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
         joined = [a + b for a, b in pairwise(words)]
         found = next(((ROUTE_WORDS[w], w) for w in joined if w in ROUTE_WORDS and w not in skipped), None)
     if found is None:
-        # the preference family's variants are named XDPO (MODPO, TDPO, cDPO, SDPO); DDPO is diffusion RL
-        found = next((("DPO", w) for w in words if _DPO_VARIANT.fullmatch(w) and w != "ddpo"), None)
+        # the preference family's variants are named XDPO (MODPO, TDPO, cDPO, SDPO), DDPO being
+        # diffusion RL; a project's GRPO is named XGRPO (VLMGRPOTrainer)
+        found = next(
+            (
+                ("DPO" if w.endswith("dpo") else "GRPO", w)
+                for w in words
+                if _NAMED_VARIANT.fullmatch(w) and w != "ddpo"
+            ),
+            None,
+        )
     return found
 
 
-_DPO_VARIANT = re.compile(r"[a-z]{1,4}dpo")
-"""A word a preference-optimisation variant is named by: a short prefix before "dpo"."""
+_NAMED_VARIANT = re.compile(r"[a-z]{1,4}dpo|[a-z]{1,5}grpo")
+"""A word a variant is named by: a short prefix before "dpo" or "grpo"."""
 
 
 def resolve_trainer(

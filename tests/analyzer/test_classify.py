@@ -935,3 +935,14 @@ def test_a_trainer_with_its_own_loss_built_only_to_evaluate_trains_nothing(tmp_p
         write(tmp_path, "train.py", script + "trainer.train()\nprint(trainer.evaluate())\n")
     )
     assert (trains.primary, trains.role) == ("SFT", "training")
+
+
+def test_a_project_trainer_built_with_trainer_arguments_trains_the_model_loss(
+    tmp_path: Path,
+) -> None:
+    built = "trainer = PeftTrainer(model=model, args=args, train_dataset=ds, data_collator=collate{})\n"
+    script = "from utils.trainer import PeftTrainer\n" + built + "trainer.train()\n"
+    assert classify_path(write(tmp_path, "sft.py", script.format(""))).primary == "SFT"
+    # handed a reference model, it trains another objective: its loss is in the other file
+    other = classify_path(write(tmp_path, "other.py", script.format(", ref_model=ref")))
+    assert (other.primary, other.role) == ("UNKNOWN", "training")

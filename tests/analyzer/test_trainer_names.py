@@ -49,6 +49,7 @@ def test_trainer_of(qualified: str, kind: str | None) -> None:
         ("MODPOTrainer", False, ("DPO", "modpo")),  # but the preference family's XDPO variants are read
         ("tdpo_loss", True, ("DPO", "tdpo")),
         ("DDPOTrainer", False, None),  # denoising diffusion policy optimisation is RL on images
+        ("VLMGRPOTrainer", False, ("GRPO", "vlmgrpo")),
         ("update_policy", True, None),
     ],
 )

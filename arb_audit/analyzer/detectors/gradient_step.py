@@ -58,6 +58,15 @@ GRADIENTS_READ = "gradients_read"
 """Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
 information, saliency): the loss a hand-written loop differentiates then trains nothing
 (classify.combine)."""
+HF_TRAINER_KEYWORDS = frozenset({"model", "args", "train_dataset", "data_collator"})
+"""The keywords of transformers' ``Trainer(...)`` a project's subclass is built with, too."""
+OBJECTIVE_KEYWORDS = frozenset(
+    {
+        *("ref_model", "reward_model", "reward_funcs", "value_model", "teacher_model", "beta"),
+        *("loss_type", "reward_processing_classes", "critic_model", "generation_config"),
+    }
+)
+"""Keywords of a trainer's construction that another objective than the model's own loss needs."""
 LOSS_HOOK = "returns the loss a framework differentiates"
 """How the message of a step says it is a trainer's loss method (``compute_loss``): a step only where
 the trainer trains (classify.combine)."""
@@ -858,6 +867,13 @@ class GradientStep(RouteDetector):
             message = (
                 f"the gradient step trains a {qualified[0]} configured by transformers' TrainingArguments"
             )
+            self._name_stage(node, statement, "sft", "hf_trainer", f"{message}: a Trainer subclass")
+            return True
+        given = {a.keyword.value for a in made.args if a.keyword is not None}
+        if given >= HF_TRAINER_KEYWORDS and not given & OBJECTIVE_KEYWORDS:
+            # built as transformers' Trainer is (model, args, train_dataset, data_collator) and handed
+            # nothing another objective needs: a Trainer subclass training its model's forward loss
+            message = f"the gradient step trains a {qualified[0]} built with transformers' Trainer arguments"
             self._name_stage(node, statement, "sft", "hf_trainer", f"{message}: a Trainer subclass")
             return True
         return False
