@@ -88,9 +88,18 @@ def _finding(detector: str, line: int, excerpt: str, message: str, route: str) -
     )
 
 
-def estimator_label(value: object) -> str | None:
-    """Return the label a policy-gradient estimator's name selects (gae = PPO, grpo = GRPO), if any."""
-    label = ROUTE_WORDS.get(str(value).lower().replace("reinforce_plus_plus", "reinforce++"))
+def estimator_label(value: object, extended: bool = False) -> str | None:
+    """Return the label a policy-gradient estimator's name selects (gae = PPO, grpo = GRPO), if any.
+
+    ``extended``: the value is an estimator setting's, so a project's own estimator named after the
+    one it extends (``adv_estimator=grpo_split``) is of its family (elsewhere ``GRPO_search`` names a
+    project, not an estimator).
+    """
+    name = str(value).lower().replace("reinforce_plus_plus", "reinforce++")
+    parts = name.split("_")
+    # the longest leading words that name an estimator: ``dr_grpo_x`` is Dr. GRPO's
+    leading = ("_".join(parts[:n]) for n in range(len(parts), 0 if extended else len(parts) - 1, -1))
+    label = next((ROUTE_WORDS[w] for w in leading if w in ROUTE_WORDS), None)
     return label if label in ("PPO", "GRPO") else None
 
 
@@ -156,7 +165,7 @@ def _yaml_routes(text: str) -> tuple[list[Finding], str | None]:
         if (leaf == "stage" and isinstance(value, str)) or (leaf == "rl" and isinstance(value, str)):
             label = ROUTE_WORDS.get(value.lower())
         elif leaf in ("adv_estimator", "estimator") and "adv" in key:
-            label = estimator_label(value)
+            label = estimator_label(value, extended=True)
         elif leaf in TRAINER_KEYS and isinstance(value, str) and (named := route_word(value, strict=True)):
             # ``train.trainer: AcceleratePPOTrainer`` (trlx): the class the framework builds by name
             label = named[0] if named[0] in LABEL_KINDS else None
@@ -297,7 +306,15 @@ def _launched_script(words: list[str], folder: Place | None) -> Path | None:
 
     The script is looked for in the launcher's neighbourhood only (:func:`_near`).
     """
-    if folder is None or not words:
+    script = _named_script(words)
+    if folder is None or script is None:
+        return None
+    return _near(script, folder)
+
+
+def _named_script(words: list[str]) -> str | None:
+    """Return the script a ``python``/``torchrun``/``bash``... command names, as written (or None)."""
+    if not words:
         return None
     # the launcher may come after a wrapper and its options (``srun -p gpu --gres=gpu:8 torchrun ...``)
     start = next(
@@ -327,9 +344,7 @@ def _launched_script(words: list[str], folder: Place | None) -> Path | None:
             if re.fullmatch(r"[A-Za-z_][\w.]*", rest[i + 1]):
                 script = rest[i + 1].replace(".", "/") + ".py"
             break
-    if script is None:
-        return None
-    return _near(script, folder)
+    return script
 
 
 FALSE_VALUES = frozenset({"false", "0", "no"})
@@ -365,7 +380,7 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
     except ValueError:
         words = command.split()
     for key, value in _settings(words):
-        label = ROUTE_WORDS.get(value.lower()) or estimator_label(value)
+        label = ROUTE_WORDS.get(value.lower()) or estimator_label(value, key.endswith(ESTIMATOR_FLAGS))
         if label is None and value.lower() in TRUE_VALUES:
             # a switch named for a route turned on (``--use_dpo True``)
             named = route_word(key, strict=True)
@@ -521,6 +536,18 @@ def _entry_routes(
     ]
 
 
+def _named_route(script: str | None, why: str, line: int, command: str) -> list[Finding]:
+    """Return the route a launched script's file name says (``train_dpo.py``) when the script cannot.
+
+    The name is the evidence left: read strictly, as a function's name is.
+    """
+    named = route_word(Path(script).stem, strict=True) if script else None
+    if named is None or named[0] not in LABEL_KINDS:
+        return []
+    message = f"runs {Path(script or '').name} ({why}; its name says {named[0]})"
+    return [_finding("ShellLauncher", line, command, message, named[0])]
+
+
 def _command_routes(
     command: str,
     line: int,
@@ -539,6 +566,8 @@ def _command_routes(
     settings = _settings(words)
     found: list[Finding] = []
     script = _launched_script(words, folder)
+    named = _named_script(words)
+    by_name: list[Finding] = []  # what the script's name says, where neither it nor a framework can
     if script is not None and script.suffix == ".sh":
         if depth < MAX_SHELL_DEPTH and folder is not None:  # (a script is only found from a place)
             shell = read_source(script, str(script))
@@ -574,6 +603,10 @@ def _command_routes(
             # the script chooses its route by a setting, and this command line sets it
             message = f"runs {script.name} with {picked[1]} ({picked[0]})"
             found.append(_finding("ShellLauncher", line, command, message, picked[0]))
+        elif launched.primary == "UNKNOWN" and _named_route(named, "", line, command):
+            # it trains a loss of another file: its name says the route (added below, where no
+            # framework's command on the line says it)
+            by_name = _named_route(named, "it trains a loss not read here", line, command)
         elif launched.primary not in NOT_ROUTES:
             found.append(
                 _finding(
@@ -595,15 +628,20 @@ def _command_routes(
                     excerpt=command.strip()[:160],
                 )
             )
-    for end, entry in commands_in(words):
+    elif named is not None and named.endswith(".py") and "$" not in named:
+        by_name = _named_route(named, "not found here", line, command)
+    entries = commands_in(words)
+    for end, entry in entries:
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
     estimators = []
     turns = []
     for key, value in settings:
-        if key.endswith(ESTIMATOR_FLAGS) and (label := estimator_label(value)) is not None:
+        if key.endswith(ESTIMATOR_FLAGS) and (label := estimator_label(value, extended=True)) is not None:
             estimators.append(_finding("ShellLauncher", line, command, f"{key}={value}", label))
         if multi_turn_setting(key, value):
             turns.append(_finding("ShellLauncher", line, command, f"{key}={value}", "ONLINE_RL"))
+    if not entries and not estimators:
+        found.extend(by_name)  # a name is the weakest evidence: only where nothing else says
     if not any(r in RL_ROUTES for f in (*found, *estimators) for r in f.routes):
         turns = []  # an evaluation's turn limit makes nothing online RL
     if estimators:

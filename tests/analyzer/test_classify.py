@@ -946,3 +946,28 @@ def test_a_project_trainer_built_with_trainer_arguments_trains_the_model_loss(
     # handed a reference model, it trains another objective: its loss is in the other file
     other = classify_path(write(tmp_path, "other.py", script.format(", ref_model=ref")))
     assert (other.primary, other.role) == ("UNKNOWN", "training")
+
+
+def test_a_launched_script_that_cannot_say_its_route_is_named_for_it(tmp_path: Path) -> None:
+    # not in the repository (an external checkout): its name is the evidence left
+    missing = classify_path(
+        write(tmp_path, "run.sh", "torchrun --nproc_per_node 8 src/grpo_jsonl.py --lr 1e-6\n")
+    )
+    assert (missing.primary, missing.role) == ("GRPO", "launcher")
+    assert "not found here" in missing.findings[0].message
+    # found, but training with a loss of another file
+    write(tmp_path, "train_dpo.py", "from mylib import CustomTrainer\nCustomTrainer(m).train()\n")
+    unknown = classify_path(write(tmp_path, "dpo.sh", "python train_dpo.py --beta 0.1\n"))
+    assert unknown.primary == "DPO"
+    # a name with no route word, and a framework's module, say nothing by name
+    assert classify_path(write(tmp_path, "q.sh", "python qlora.py --lr 1e-4\n")).primary == "NONE_TRAINING"
+
+
+def test_an_estimator_extending_a_known_one_is_of_its_family(tmp_path: Path) -> None:
+    command = "python -m verl.mix_src.main_mix_ppo algorithm.adv_estimator=grpo_split\n"
+    assert classify_path(write(tmp_path, "mix.sh", command)).primary == "GRPO"
+    # a setting that only names the project after a route picks nothing
+    script = "import trl\nif args.algo == 'ppo':\n    trl.PPOTrainer(m).train()\n"
+    write(tmp_path, "main.py", script + "else:\n    trl.GRPOTrainer(m).train()\n")
+    named = classify_path(write(tmp_path, "named.sh", "python main.py trainer.project_name=GRPO_search\n"))
+    assert named.primary == "CONFIG_DEPENDENT"
