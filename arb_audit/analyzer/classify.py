@@ -538,6 +538,17 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # a model's outputs (text, or labels, scores and logits from a forward pass) written out
             # as a dataset: data generation
             result.role, result.primary = "data_generation", "DISTILLATION"
+    elif (
+        signals & {"generation", "inference"}
+        and "scoring" not in signals
+        and evaluation_place(result.path) is None
+        and (place := data_generation_place(result.path)) is not None
+    ):
+        # a model run whose outputs leave by a way not recognised here, in a file named for making
+        # data (generate_questions.py, synth/): data generation, not an evaluation
+        message = f"the file is named for making data ({place}): what it generates is data"
+        result.findings.append(Finding("Place", "place", message=message, line=1))
+        result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
@@ -557,6 +568,24 @@ def evaluation_place(path: str) -> str | None:
         return f"{found}/"
     stem = name.rsplit(".", 1)[0].lower()
     return name if re.split(r"[_\-.]", stem)[0] in EVALUATION_FILE_WORDS else None
+
+
+DATA_GENERATION_WORDS = frozenset(
+    {
+        *("data", "dataset", "datasets", "synth", "synthesis", "synthesize", "synthetic"),
+        *("distill", "distillation", "questions", "instructions", "trajectories"),
+    }
+)
+"""Words of a file's or folder's name that say it makes training data (``generate_questions.py``)."""
+
+
+def data_generation_place(path: str) -> str | None:
+    """Return the folder or file name that says a file makes training data, if any."""
+    *folders, name = re.split(r"[\\/]", path)
+    stem = name.rsplit(".", 1)[0].lower()
+    if DATA_GENERATION_WORDS & set(re.split(r"[_\-.]", stem)):
+        return name
+    return next((f"{f}/" for f in reversed(folders[-2:]) if f.lower() in DATA_GENERATION_WORDS), None)
 
 
 def _only_rollouts(findings: list[Finding]) -> bool:

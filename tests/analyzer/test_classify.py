@@ -971,3 +971,13 @@ def test_an_estimator_extending_a_known_one_is_of_its_family(tmp_path: Path) -> 
     write(tmp_path, "main.py", script + "else:\n    trl.GRPOTrainer(m).train()\n")
     named = classify_path(write(tmp_path, "named.sh", "python main.py trainer.project_name=GRPO_search\n"))
     assert named.primary == "CONFIG_DEPENDENT"
+
+
+def test_a_model_run_in_a_file_named_for_making_data_generates_data(tmp_path: Path) -> None:
+    script = "from vllm import LLM\nouts = LLM('m').generate(prompts)\nrows = [parse(o) for o in outs]\n"
+    assert classify_path(write(tmp_path, "sample.py", script)).primary == "EVAL_ONLY"
+    made = classify_path(write(tmp_path, "generate_questions.py", script))
+    assert (made.primary, made.role) == ("DISTILLATION", "data_generation")
+    assert any(f.signal == "place" for f in made.findings)
+    # among evaluation code it is an evaluation still
+    assert classify_path(write(tmp_path / "eval", "make_data.py", script)).primary == "EVAL_ONLY"
