@@ -142,6 +142,7 @@ def _specific_trainer(name: str) -> str | None:
 ROUTE_WORDS: dict[str, str] = {
     "pt": "SFT",
     "sft": "SFT",
+    "supervised": "SFT",  # SupervisedFinetuneTrainer, --training_type supervised
     "dpo": "DPO",
     "ipo": "DPO",
     "kto": "DPO",
