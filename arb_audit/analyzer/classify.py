@@ -26,6 +26,7 @@ from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, COMPARED
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
+from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
@@ -501,8 +502,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # an environment driven by (or defined in) evaluation code trains nothing: an agent's benchmark
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif environment and not (
-        "entry_point" in signals and not any(f.signal == "environment" for f in findings)
+        "entry_point" in signals
+        and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
     ):
+        # (a script's own turn loop may only demo or evaluate; an environment defined, or a reward
+        # reading tool results, serves training wherever it is run from)
         result.role, result.primary = "component", "ONLINE_RL"
     elif ("environment" in signals and not (_only_rollouts(findings) and _reports_a_metric(findings))) or (
         not _reports_a_metric(findings)

@@ -20,6 +20,13 @@ OBSERVATION_TAG = re.compile(
 """Tags that wrap what a tool returned when it is spliced into the model's text (Search-R1's
 ``<information>``, code agents' ``<output>``): the next turn reads the world's answer."""
 TURN_WORDS = frozenset({"turn", "turns"})
+SCORED_TOOL_RESULTS = "scored_tool_results"
+"""Variant of an ``interactive`` finding: code scoring or reading responses looks for tool results in
+them (a component of multi-turn tool RL, also where a ``__main__`` demo runs it)."""
+SCORING_WORDS = frozenset(
+    {"reward", "rewards", "score", "scores", "scoring", "validate", "verify", "check", "parse", "extract"}
+)
+"""Words of a function that scores or reads responses (``compute_score``, ``validate_format``)."""
 STOP_KEYWORDS = frozenset({"stop", "stop_strings", "stop_sequences", "stop_words", "stop_tokens"})
 """Keywords of a generation call or its sampling settings that end the text at given strings."""
 TOOL_CALL_WORDS = frozenset(
@@ -79,12 +86,20 @@ class ToolFeedback(RouteDetector):
         ),
         Valid("for turn in range(max_turns):\n    out = model.generate(x)\n"),
         Valid("text = f'<information>{docs}</information>'\nout = model.generate(text)\n"),
+        Valid("def format_prompt(docs):\n    return f'<documents>{docs}</documents>'\n"),
         Valid(
             "def evaluate(model):\n    for t in range(max_turns):\n        out = model.generate(x)\n"
             "        x = out + f'<information>{search(out)}</information>'\n"
         ),
     )
     INVALID = (
+        Invalid(
+            "def compute_score(solution_str, ground_truth):\n"
+            "    calls = re.findall(r'<search>(.*?)</search>\\s*<result>(.*?)</result>', solution_str)\n"
+            "    return 0.1 * bool(calls) + em(extract_answer(solution_str), ground_truth)\n",
+            "interactive",
+            variant="scored_tool_results",
+        ),
         Invalid(
             "stop_tokens = ['<|end_of_query|>']\nfor t in range(11):\n"
             "    params = SamplingParams(temperature=1, stop=stop_tokens)\n"
@@ -124,6 +139,8 @@ class ToolFeedback(RouteDetector):
         """Per open loop: whether it generates."""
         self.stopped_loop: cst.CSTNode | None = None
         """A loop that generates, in a file whose generation stops at tool calls."""
+        self.scored_tag: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        """An observation tag a function scoring or reading responses looks for: they carry tool results."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -195,10 +212,17 @@ class ToolFeedback(RouteDetector):
             self.loops[-1] = True
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.tagged = self.tagged or OBSERVATION_TAG.search(node.value) is not None
+        self._tag(node, node.value)
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self.tagged = self.tagged or OBSERVATION_TAG.search(node.value) is not None
+        self._tag(node, node.value)
+
+    def _tag(self, node: cst.CSTNode, text: str) -> None:
+        if OBSERVATION_TAG.search(text) is None:
+            return
+        self.tagged = True
+        if self.scored_tag is None and any(SCORING_WORDS & set(words(f)) for f in self.functions):
+            self.scored_tag = (node, self.context.statements[-1] if self.context.statements else None)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.loop is not None and self.generates and self.tagged:
@@ -207,3 +231,16 @@ class ToolFeedback(RouteDetector):
         elif self.stopped_loop is not None and self.tool_stops:
             message = "a loop generates until the policy calls a tool (its stop strings), then goes on"
             self.report(self.stopped_loop, "interactive", message, interactive=True)
+        elif self.scored_tag is not None and not self.generates:
+            # a reward that reads the tool results spliced into a response (``<result>...</result>``)
+            # scores trajectories of several turns, whoever plays them
+            message = "a reward reads the tool results spliced into the responses it scores"
+            node, statement = self.scored_tag
+            self.report(
+                node,
+                "interactive",
+                message,
+                statement=statement,
+                interactive=True,
+                variant=SCORED_TOOL_RESULTS,
+            )
