@@ -364,6 +364,28 @@ FRAMEWORKS: tuple[Framework, ...] = (
         invalid=(("from minillm import train\ntrain(args, tokenizer, model, teacher)\n", "SFT"),),
     ),
     Framework(
+        "Tinker cookbook",
+        "tinker_cookbook",
+        (
+            # Each module's main(config) runs one training loop against the Tinker service. RL centres
+            # rewards within each prompt's group of samples; the episodes are whatever environment the
+            # config's dataset builder makes (single answers or several turns).
+            Entry("rl.train.main", "grpo", "grpo"),
+            Entry("supervised.train.main", "sft"),
+            Entry("preference.train_dpo.main", "dpo", "dpo"),
+            Entry("distillation.train_on_policy.main", "sft", "on_policy_distillation", "distilled"),
+            Entry("distillation.train_off_policy.main", "sft", "distillation", "distilled"),
+        ),
+        invalid=(
+            (
+                "from tinker_cookbook.rl.train import Config, main\nasyncio.run(main(Config(lr=1e-5)))\n",
+                "GRPO",
+            ),
+            ("from tinker_cookbook.supervised import train\nasyncio.run(train.main(config))\n", "SFT"),
+        ),
+        valid=("from tinker_cookbook import cli_utils\ncli_utils.check_log_dir(path)\n",),
+    ),
+    Framework(
         "RL4LMs",
         "rl4lms",
         (
