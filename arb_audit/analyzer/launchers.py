@@ -12,10 +12,11 @@ selects when nothing else is set. YAML is read with ``safe_load`` only.
 
 from __future__ import annotations
 
+import errno
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import LABEL_KINDS, ROUTE_WORDS, route_word
+from arb_audit.inert import inert
 from arb_audit.regular_files import read_regular
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -420,6 +422,15 @@ class Place:
     """The launcher's folder (a script it runs is looked for from there)."""
     boundary: Path
     """The workspace's root: the folder classified, a run's files, or the launcher's repository."""
+    problems: list[str] = field(default_factory=list, compare=False)
+    """Scripts and configs the launcher names that are there but were not read, and why (shared by
+    the scripts it runs in turn): its verdict was made without them."""
+
+
+MAX_PROBLEMS = 3
+"""Scripts not read that a launcher's result names (the first ones)."""
+MAX_SHOWN = 200
+"""Characters of a script's name shown in a problem."""
 
 
 def place_of(path: Path, boundary: Path | None = None) -> Place:
@@ -459,14 +470,21 @@ def _near(named: str, place: Place) -> Path | None:
         if Path(named).is_absolute()
         else [Path(named)]
     )
+    refused = None
     for tail in tails:
         for root in roots:
             try:
                 candidate = (root / tail).resolve()
                 if candidate.is_relative_to(roots[-1]) and candidate.is_file():
                     return candidate
-            except (OSError, ValueError, RuntimeError):  # a name too long, a symlink loop
-                continue
+                if refused is None and candidate.is_file():
+                    refused = "outside the folder a launcher may read"  # (through ``..`` or a symlink)
+            except (OSError, ValueError, RuntimeError) as exc:  # a name too long, a symlink loop
+                # a name too long names nothing that can exist; anything else is there, unreadable
+                if not (isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG):
+                    refused = refused or "a symlink loop or an unreadable path"
+    if refused is not None and len(place.problems) < MAX_PROBLEMS:
+        place.problems.append(f"{inert(named[:MAX_SHOWN])}: {refused}, not read")
     return None
 
 
@@ -572,7 +590,9 @@ def _command_routes(
         if depth < MAX_SHELL_DEPTH and folder is not None:  # (a script is only found from a place)
             shell = read_source(script, str(script))
             runs = (
-                _shell_routes(shell.text, Place(script.parent, folder.boundary), depth + 1, classified)
+                _shell_routes(
+                    shell.text, Place(script.parent, folder.boundary, folder.problems), depth + 1, classified
+                )
                 if shell.text is not None
                 else []
             )
@@ -584,7 +604,10 @@ def _command_routes(
     if script is not None:
         classified = {} if classified is None else classified
         if script not in classified:
-            classified[script] = classify_source(read_source(script, str(script)))
+            read = read_source(script, str(script))
+            classified[script] = classify_source(read)
+            if read.text is None and folder is not None and len(folder.problems) < MAX_PROBLEMS:
+                folder.problems.append(f"{inert(script.name[:MAX_SHOWN])}: {read.error}, not read")
         launched = classified[script]
         picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
         switched_off = _training_switched_off(words, settings)
@@ -710,7 +733,10 @@ def classify_launcher(source: SourceFile, boundary: Path | None = None) -> Class
         findings, error = _yaml_routes(source.text)
         result.error = result.error or error
     else:
-        findings = _shell_routes(source.text, place_of(Path(source.path), boundary))
+        place = place_of(Path(source.path), boundary)
+        findings = _shell_routes(source.text, place)
+        if place.problems and result.error is None:
+            result.error = "scripts it runs were not read: " + "; ".join(place.problems)
     result.findings = findings
     routes = list(dict.fromkeys(r for f in findings for r in f.routes))
     work = [f for f in findings if f.signal in WORK_OF_SIGNAL]

@@ -846,6 +846,8 @@ def test_a_launcher_reads_nothing_above_the_folder_classified_or_its_repository(
     write(tmp_path, "repo/scripts/run.sh", launcher)
     (result,) = classify_many([tmp_path / "repo"])
     assert result.primary == "NONE_TRAINING"
+    # what was not read is said, naming the script
+    assert result.error is not None and "secret.py: outside the folder a launcher may read" in result.error
     # a launcher given on its own is read within its repository
     (tmp_path / "repo" / ".git").mkdir()
     assert classify_path(tmp_path / "repo" / "scripts" / "run.sh").primary == "NONE_TRAINING"
@@ -981,3 +983,18 @@ def test_a_model_run_in_a_file_named_for_making_data_generates_data(tmp_path: Pa
     assert any(f.signal == "place" for f in made.findings)
     # among evaluation code it is an evaluation still
     assert classify_path(write(tmp_path / "eval", "make_data.py", script)).primary == "EVAL_ONLY"
+
+
+def test_a_launched_script_that_is_there_but_cannot_be_read_is_a_problem_named(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "loop.py").symlink_to("loop.py")
+    result = classify_path(write(repo, "run.sh", "python loop.py\npython missing_but_fine.py\n"))
+    assert (
+        result.error
+        == "scripts it runs were not read: loop.py: a symlink loop or an unreadable path, not read"
+    )
+    # a name with terminal escapes is shown inert
+    write(tmp_path / "out", "\x1b]0;owned\x07.py", "x = 1\n")
+    escaped = classify_path(write(repo, "esc.sh", "python ../out/\x1b]0;owned\x07.py\n"))
+    assert escaped.error is not None and "\x1b" not in escaped.error and "\\x1b]0;owned" in escaped.error
