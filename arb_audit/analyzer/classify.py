@@ -18,7 +18,12 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
-from arb_audit.analyzer.detectors.gradient_step import GRADIENTS_READ, LOSS_HOOK, TRAINER_EVALUATION
+from arb_audit.analyzer.detectors.gradient_step import (
+    GRADIENTS_READ,
+    LOSS_HOOK,
+    REMOTE_STEP,
+    TRAINER_EVALUATION,
+)
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
@@ -639,7 +644,8 @@ def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[
 
     The advantages often reach the step through a generator or a batch object the loss slice cannot
     follow (``yield ..., advantages``); an estimate in the same file that centres rewards on their own
-    group's mean, with no other baseline beside it, is the one the step uses.
+    group's mean, with no other baseline beside it, is the one the step uses. So it is for a remote
+    service's policy-gradient loss (Tinker's ``importance_sampling``), handed the advantages.
     """
     estimates = {f.kind for f in findings if f.detector == "AdvantageEstimate"}
     grouped = next((f for f in findings if f.detector == "AdvantageEstimate" and f.kind == "grpo"), None)
@@ -649,7 +655,7 @@ def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[
         replace(
             f, kind="grpo", variant="grpo", message=f"{f.message}; {grouped.message} (line {grouped.line})"
         )
-        if f.kind == "ppo" and PLAIN_POLICY_GRADIENT in f.message
+        if f.kind == "ppo" and (PLAIN_POLICY_GRADIENT in f.message or f.message.startswith(REMOTE_STEP))
         else f
         for f in known
     ]

@@ -998,3 +998,18 @@ def test_a_launched_script_that_is_there_but_cannot_be_read_is_a_problem_named(t
     write(tmp_path / "out", "\x1b]0;owned\x07.py", "x = 1\n")
     escaped = classify_path(write(repo, "esc.sh", "python ../out/\x1b]0;owned\x07.py\n"))
     assert escaped.error is not None and "\x1b" not in escaped.error and "\\x1b]0;owned" in escaped.error
+
+
+def test_a_remote_policy_gradient_step_on_group_centred_advantages_is_grpo(tmp_path: Path) -> None:
+    loop = (
+        "for group in groups:\n"
+        "    rewards_G = [get_reward(s) for s in group]\n"
+        "    mean_reward = sum(rewards_G) / len(rewards_G)\n"
+        "    advantages_G = [reward - mean_reward for reward in rewards_G]\n"
+        "    datums.extend(make_datums(group, advantages_G))\n"
+        "training_client.forward_backward(datums, loss_fn='importance_sampling')\n"
+    )
+    assert classify_path(write(tmp_path, "grpo.py", loop)).primary == "GRPO"
+    # a baseline of another kind leaves it the policy-gradient family's
+    other = loop.replace("reward - mean_reward", "reward - baseline")
+    assert classify_path(write(tmp_path, "pg.py", other)).primary == "PPO"

@@ -45,6 +45,12 @@ class AdvantageEstimate(RouteDetector):
     INVALID = (
         Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
         Invalid(
+            "mean_reward = sum(rewards_G) / len(rewards_G)\n"
+            "advantages_G = [reward - mean_reward for reward in rewards_G]\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
             "adv = (scores - scores.mean(dim=-1, keepdim=True))"
             " / (scores.std(dim=-1, keepdim=True) + 1e-6)\n",
             "loss",
@@ -137,6 +143,9 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
     if isinstance(value, cst.IfExp):
         found = [c for c in (_centred(value.body, bound), _centred(value.orelse, bound)) if c is not None]
         return found[0] if found else None
+    if isinstance(value, cst.ListComp | cst.GeneratorExp):
+        # one advantage per sample: ``[reward - mean_reward for reward in rewards_G]``
+        value = value.elt
     while True:
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
             value = value.left
@@ -151,6 +160,8 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         return None
     if isinstance(right, cst.Name) and bound is not None and right.value in bound:
         right = bound[right.value]
+        if _list_mean(right):
+            return True  # ``mean_reward = sum(rewards_G) / len(rewards_G)``: one sample's reward each
     if (
         isinstance(right, cst.Call)
         and isinstance(right.func, cst.Attribute)
@@ -160,6 +171,22 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         return True
     # a name for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
     return bool(isinstance(right, cst.Name) and CENTRES & set(words(right.value)))
+
+
+def _list_mean(value: cst.BaseExpression) -> bool:
+    """``sum(xs) / len(xs)``: the mean of a list (of one reward per sample, in a loop over groups)."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)):
+        return False
+    total, count = value.left, value.right
+    return (
+        isinstance(total, cst.Call)
+        and isinstance(count, cst.Call)
+        and _callee(total) == "sum"
+        and _callee(count) == "len"
+        and len(total.args) == 1
+        and len(count.args) == 1
+        and total.args[0].value.deep_equals(count.args[0].value)
+    )
 
 
 def _td_residual(value: cst.BaseExpression) -> bool:

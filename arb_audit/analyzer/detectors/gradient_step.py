@@ -50,6 +50,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
     "dro": ("ppo", "dro"),
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
+REMOTE_STEP = "a remote forward-backward pass"
+"""How a remote service's step is described (its loss is the service's, named in the call)."""
 HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineTune.create")
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
 TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval"})
@@ -713,13 +715,13 @@ class GradientStep(RouteDetector):
                 self.report(
                     node,
                     "gradient_step",
-                    f"a remote forward-backward pass with the service's {named} loss",
+                    f"{REMOTE_STEP} with the service's {named} loss",
                     kind=kind,
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
                 )
             else:
-                self.steps.append((node, self._statement(), [], "a remote forward-backward pass"))
+                self.steps.append((node, self._statement(), [], REMOTE_STEP))
 
     def _loss_library(self, functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]]) -> None:
         """Report the losses a file defines for another file to train with (``def default_loss_fn``).
