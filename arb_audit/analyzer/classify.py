@@ -358,9 +358,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
     steps = [f for f in findings if f.signal == "gradient_step"]
     evaluated = any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings)
-    if evaluated and all(LOSS_HOOK in f.message for f in steps):
+    if steps and evaluated and all(LOSS_HOOK in f.message for f in steps):
         # a trainer's loss method is differentiated only where the trainer trains; one built to
-        # evaluate (trainer.evaluate(), no train()) runs it forward only
+        # evaluate (trainer.evaluate(), no train()) runs it forward only: a loss, not a step
+        hooks = {id(f) for f in steps}
+        findings[:] = [replace(f, signal="loss") if id(f) in hooks else f for f in findings]
         steps = []
     stages = _stages(_deciding(findings, steps))
     if not steps and any(f.signal == "inference" and f.variant == GRADIENTS_READ for f in findings):

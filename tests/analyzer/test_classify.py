@@ -933,6 +933,7 @@ def test_a_trainer_with_its_own_loss_built_only_to_evaluate_trains_nothing(tmp_p
     )
     evaluates = classify_path(write(tmp_path, "score.py", script + "print(trainer.evaluate())\n"))
     assert (evaluates.primary, evaluates.role) == ("EVAL_ONLY", "eval")
+    assert not any(f.signal == "gradient_step" for f in evaluates.findings)  # the loss is one, no step
     trains = classify_path(
         write(tmp_path, "train.py", script + "trainer.train()\nprint(trainer.evaluate())\n")
     )
