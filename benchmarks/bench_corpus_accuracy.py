@@ -119,9 +119,10 @@ def export(git_dir: Path, commit: str, folder: Path) -> None:
         blob = subprocess.run(
             ["git", "-C", str(git_dir), "show", f"{commit}:{name}"], capture_output=True, check=False
         )
-        if blob.returncode == 0:
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_bytes(blob.stdout)
+        target = (folder / name).resolve()
+        if blob.returncode == 0 and target.is_relative_to(folder.resolve()):  # (a tree's names stay in it)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob.stdout)
 
 
 def measure(name: str, where: Callable[[dict[str, str]], Path], manifest: Path) -> Measured:

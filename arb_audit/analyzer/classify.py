@@ -574,11 +574,14 @@ EVALUATION_FILE_WORDS = frozenset({"eval", "evaluate", "evaluation", "benchmark"
 def evaluation_place(path: str) -> str | None:
     """Return the folder or file name that places a file among evaluation code, if any."""
     *folders, name = re.split(r"[\\/]", path)
-    found = next((f for f in reversed(folders) if f.lower() in EVALUATION_FOLDERS), None)
-    if found is not None:
-        return f"{found}/"
     stem = name.rsplit(".", 1)[0].lower()
-    return name if re.split(r"[_\-.]", stem)[0] in EVALUATION_FILE_WORDS else None
+    if re.split(r"[_\-.]", stem)[0] in EVALUATION_FILE_WORDS:
+        return name
+    if DATA_GENERATION_WORDS & set(re.split(r"[_\-.]", stem)):
+        return None  # ``evals/make_sft_data.py``: the file's own name says what it makes
+    # the nearest folders only: one named so far above the workspace says nothing of the file
+    found = next((f for f in reversed(folders[-2:]) if f.lower() in EVALUATION_FOLDERS), None)
+    return f"{found}/" if found is not None else None
 
 
 DATA_GENERATION_WORDS = frozenset(

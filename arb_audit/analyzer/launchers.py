@@ -39,6 +39,7 @@ ESTIMATOR_FLAGS = ("adv_estimator", "advantage_estimator", "advantage.estimator"
 MAX_LINES = 20_000
 """Lines of a shell script read."""
 LAUNCHERS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed", "modal"})
+"""Commands whose ``.py`` argument is the script they run (``modal run app.py`` too)."""
 LAUNCHER_MODULES = frozenset(
     {
         "torch.distributed.run",
@@ -49,7 +50,6 @@ LAUNCHER_MODULES = frozenset(
     }
 )
 """Modules that start the script named after their options (``python -m torch.distributed.run``)."""
-"""Commands whose ``.py`` argument is the script they run (``modal run app.py`` too)."""
 MAX_WRAPPER_WORDS = 40
 """Words of a command line looked through for the launcher after a wrapper (``srun``, ``nohup``)."""
 SHELLS = frozenset({"bash", "sh"})
@@ -90,6 +90,12 @@ def _finding(detector: str, line: int, excerpt: str, message: str, route: str) -
     )
 
 
+MAX_ESTIMATOR = 64
+"""Characters of an estimator's name read (no estimator is named longer)."""
+MAX_ESTIMATOR_WORDS = 4
+"""Leading words of an estimator's name tried (``reinforce_plus_plus_baseline``)."""
+
+
 def estimator_label(value: object, extended: bool = False) -> str | None:
     """Return the label a policy-gradient estimator's name selects (gae = PPO, grpo = GRPO), if any.
 
@@ -97,8 +103,8 @@ def estimator_label(value: object, extended: bool = False) -> str | None:
     one it extends (``adv_estimator=grpo_split``) is of its family (elsewhere ``GRPO_search`` names a
     project, not an estimator).
     """
-    name = str(value).lower().replace("reinforce_plus_plus", "reinforce++")
-    parts = name.split("_")
+    name = str(value)[:MAX_ESTIMATOR].lower().replace("reinforce_plus_plus", "reinforce++")
+    parts = name.split("_", MAX_ESTIMATOR_WORDS)[:MAX_ESTIMATOR_WORDS]
     # the longest leading words that name an estimator: ``dr_grpo_x`` is Dr. GRPO's
     leading = ("_".join(parts[:n]) for n in range(len(parts), 0 if extended else len(parts) - 1, -1))
     label = next((ROUTE_WORDS[w] for w in leading if w in ROUTE_WORDS), None)
@@ -483,8 +489,9 @@ def _near(named: str, place: Place) -> Path | None:
                 # a name too long names nothing that can exist; anything else is there, unreadable
                 if not (isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG):
                     refused = refused or "a symlink loop or an unreadable path"
-    if refused is not None and len(place.problems) < MAX_PROBLEMS:
-        place.problems.append(f"{inert(named[:MAX_SHOWN])}: {refused}, not read")
+    problem = f"{inert(named[:MAX_SHOWN])}: {refused}, not read"
+    if refused is not None and len(place.problems) < MAX_PROBLEMS and problem not in place.problems:
+        place.problems.append(problem)
     return None
 
 
@@ -554,14 +561,24 @@ def _entry_routes(
     ]
 
 
+NOT_TRAINING_NAME_WORDS = frozenset(
+    {
+        *("eval", "evaluate", "evaluation", "test", "plot", "plots", "convert", "export", "infer"),
+        *("inference", "generate", "gen", "merge", "serve", "server", "demo", "analysis", "analyze"),
+    }
+)
+"""Words of a script's name that say it looks at a route's model rather than training it."""
+
+
 def _named_route(script: str | None, why: str, line: int, command: str) -> list[Finding]:
     """Return the route a launched script's file name says (``train_dpo.py``) when the script cannot.
 
     The name is the evidence left: read strictly, as a function's name is.
     """
-    named = route_word(Path(script).stem, strict=True) if script else None
-    if named is None or named[0] not in LABEL_KINDS:
-        return []
+    stem = Path(script).stem if script else ""
+    named = route_word(stem, strict=True) if stem else None
+    if named is None or named[0] not in LABEL_KINDS or NOT_TRAINING_NAME_WORDS & set(words(stem)):
+        return []  # ``evaluate_grpo.py``, ``plot_ppo.py``: named for the route they look at
     message = f"runs {Path(script or '').name} ({why}; its name says {named[0]})"
     return [_finding("ShellLauncher", line, command, message, named[0])]
 
@@ -606,8 +623,9 @@ def _command_routes(
         if script not in classified:
             read = read_source(script, str(script))
             classified[script] = classify_source(read)
+            problem = f"{inert(script.name[:MAX_SHOWN])}: {read.error}, not read"
             if read.text is None and folder is not None and len(folder.problems) < MAX_PROBLEMS:
-                folder.problems.append(f"{inert(script.name[:MAX_SHOWN])}: {read.error}, not read")
+                folder.problems.append(problem)  # (classified once: no twin)
         launched = classified[script]
         picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
         switched_off = _training_switched_off(words, settings)
@@ -652,7 +670,7 @@ def _command_routes(
                 )
             )
     elif named is not None and named.endswith(".py") and "$" not in named:
-        by_name = _named_route(named, "not found here", line, command)
+        by_name = _named_route(named, "not read here", line, command)
     entries = commands_in(words)
     for end, entry in entries:
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))

@@ -25,6 +25,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import libcst as cst
 
@@ -137,6 +138,21 @@ def _split(identifier: str) -> tuple[str, ...]:
 
 
 _cached_split = functools.lru_cache(maxsize=1 << 15)(_split)
+_T = TypeVar("_T")
+
+
+def cached_by_name(answer: Callable[[str], _T]) -> Callable[[str], _T]:
+    """Cache a question asked of every qualified name a detector meets, for names short enough to recur.
+
+    A hostile file's megabyte-long names are answered without being kept.
+    """
+    cached = functools.lru_cache(maxsize=4096)(answer)
+
+    @functools.wraps(answer)
+    def ask(name: str) -> _T:
+        return cached(name) if len(name) <= MAX_CACHED_IDENTIFIER else answer(name)
+
+    return ask
 
 
 def is_one(node: cst.BaseExpression) -> bool:

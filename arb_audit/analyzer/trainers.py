@@ -142,7 +142,10 @@ def _specific_trainer(name: str) -> str | None:
 ROUTE_WORDS: dict[str, str] = {
     "pt": "SFT",
     "sft": "SFT",
-    "supervised": "SFT",  # SupervisedFinetuneTrainer, --training_type supervised
+    # read as two words run together (SupervisedFinetuneTrainer): "supervised" alone is also
+    # self-supervised, semi-supervised, supervised contrastive
+    "supervisedfinetune": "SFT",
+    "supervisedfinetuning": "SFT",
     "dpo": "DPO",
     "ipo": "DPO",
     "kto": "DPO",

@@ -957,13 +957,14 @@ def test_a_launched_script_that_cannot_say_its_route_is_named_for_it(tmp_path: P
         write(tmp_path, "run.sh", "torchrun --nproc_per_node 8 src/grpo_jsonl.py --lr 1e-6\n")
     )
     assert (missing.primary, missing.role) == ("GRPO", "launcher")
-    assert "not found here" in missing.findings[0].message
+    assert "not read here" in missing.findings[0].message
     # found, but training with a loss of another file
     write(tmp_path, "train_dpo.py", "from mylib import CustomTrainer\nCustomTrainer(m).train()\n")
     unknown = classify_path(write(tmp_path, "dpo.sh", "python train_dpo.py --beta 0.1\n"))
     assert unknown.primary == "DPO"
-    # a name with no route word, and a framework's module, say nothing by name
+    # a name with no route word, or named for looking at a route's model, says nothing
     assert classify_path(write(tmp_path, "q.sh", "python qlora.py --lr 1e-4\n")).primary == "NONE_TRAINING"
+    assert classify_path(write(tmp_path, "e.sh", "python evaluate_grpo.py\n")).primary == "NONE_TRAINING"
 
 
 def test_an_estimator_extending_a_known_one_is_of_its_family(tmp_path: Path) -> None:
@@ -982,8 +983,9 @@ def test_a_model_run_in_a_file_named_for_making_data_generates_data(tmp_path: Pa
     made = classify_path(write(tmp_path, "generate_questions.py", script))
     assert (made.primary, made.role) == ("DISTILLATION", "data_generation")
     assert any(f.signal == "place" for f in made.findings)
-    # among evaluation code it is an evaluation still
-    assert classify_path(write(tmp_path / "eval", "make_data.py", script)).primary == "EVAL_ONLY"
+    # the file's own name says more than the folder it is kept in
+    assert classify_path(write(tmp_path / "eval", "make_data.py", script)).primary == "DISTILLATION"
+    assert classify_path(write(tmp_path / "data" / "eval", "sample.py", script)).primary == "EVAL_ONLY"
 
 
 def test_a_launched_script_that_is_there_but_cannot_be_read_is_a_problem_named(tmp_path: Path) -> None:
@@ -1014,3 +1016,14 @@ def test_a_remote_policy_gradient_step_on_group_centred_advantages_is_grpo(tmp_p
     # a baseline of another kind leaves it the policy-gradient family's
     other = loop.replace("reward - mean_reward", "reward - baseline")
     assert classify_path(write(tmp_path, "pg.py", other)).primary == "PPO"
+
+
+def test_only_the_nearest_folders_place_a_file_among_evaluation_code(tmp_path: Path) -> None:
+    script = (
+        "from vllm import LLM\nfrom datasets import Dataset\n"
+        "outs = LLM('m').generate(questions)\n"
+        "Dataset.from_dict({'answer': [o.outputs[0].text for o in outs]}).to_json('answers.jsonl')\n"
+    )
+    # a folder named so far above the workspace says nothing of the file
+    far = classify_path(write(tmp_path / "evals" / "run1" / "agent" / "src", "sample.py", script))
+    assert far.primary == "DISTILLATION"

@@ -50,7 +50,8 @@ def test_trainer_of(qualified: str, kind: str | None) -> None:
         ("tdpo_loss", True, ("DPO", "tdpo")),
         ("DDPOTrainer", False, None),  # denoising diffusion policy optimisation is RL on images
         ("VLMGRPOTrainer", False, ("GRPO", "vlmgrpo")),
-        ("SupervisedFinetuneTrainer", False, ("SFT", "supervised")),
+        ("SupervisedFinetuneTrainer", False, ("SFT", "supervisedfinetune")),
+        ("SelfSupervisedTrainer", False, None),
         ("update_policy", True, None),
     ],
 )

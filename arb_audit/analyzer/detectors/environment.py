@@ -17,6 +17,10 @@ TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
 
+EPISODE_WORDS = frozenset(
+    {"reward", "rewards", "score", "step", "observation", "obs", "tool", "tools", "done"}
+)
+"""Words of a method by which a specialised environment says how an episode goes or is scored."""
 PLAYING_WORDS = frozenset(
     {"rollout", "rollouts", "trajectory", "trajectories", "collect", "episode", "generate"}
 )
@@ -46,6 +50,7 @@ class Environment(RouteDetector):
         Valid("class EnvConfig(BaseModel):\n    def rollout(self):\n        return None\n"),
         Valid("class Settings(EnvSettings):\n    def path(self):\n        return self.root\n"),
         Valid("class Spec(Env):\n    pass\n"),
+        Valid("class ProjectEnv(DotEnv):\n    def get_secret(self, key):\n        return self[key]\n"),
         Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
@@ -128,7 +133,7 @@ class Environment(RouteDetector):
             message = f"{node.name.value} is an environment answering turns ({turns})"
             self.report(node, "environment", message, variant=variant)
         elif (
-            methods
+            any(EPISODE_WORDS & set(words(m)) for m in methods)
             and not any(PLAYING_WORDS & set(words(m)) for m in methods)
             and (base := next((b for b in bases if words(b)[-1:] == ("env",)), None))
         ):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
@@ -14,7 +12,7 @@ from arb_audit.analyzer.calls import (
     is_http_post,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.loss_slice import cached_by_name, words
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""
@@ -28,7 +26,7 @@ ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/gener
 ``/api/generate``)."""
 
 
-@functools.lru_cache(maxsize=4096)
+@cached_by_name
 def _engine_or_client(name: str) -> bool:
     """Say whether a qualified name is a generation engine or a hosted model's client (asked per call)."""
     return (

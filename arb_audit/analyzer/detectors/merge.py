@@ -89,6 +89,8 @@ class Merge(RouteDetector):
         Valid("merged = {**a, **b}\n"),
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
+        Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
+        Valid("torch.save(merged_predictions, out)\n"),
         Valid(
             "world_size = len(shards)\nmerged_state_dict = {}\nfor shard in shards:\n"
             "    merged_state_dict.update(torch.load(shard))\ntorch.save(merged_state_dict, out)\n"
@@ -210,7 +212,8 @@ class Merge(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         called = method(node) or last_name(node.func)
         self.saves = self.saves or called in SAVE_METHODS
-        if called in SAVE_METHODS and (saved := _saved_name(node)) and "merged" in words(saved):
+        saved = _saved_name(node) if called in SAVE_METHODS else None
+        if saved and "merged" in words(saved) and (WEIGHT_WORDS | {"state", "dict"}) & set(words(saved)):
             statement = self.context.statements[-1] if self.context.statements else None
             self.saved_merged.append((node, statement, self.function, saved))
         self.generates = (

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import re
 
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
+from arb_audit.analyzer.loss_slice import cached_by_name
 from arb_audit.analyzer.loss_slice import words as name_words
 from arb_audit.analyzer.names import is_dead
 from arb_audit.analyzer.trainers import ROUTE_WORDS, route_of_name
@@ -136,7 +136,7 @@ COMPARED = "compared"
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
 
 
-@functools.lru_cache(maxsize=4096)
+@cached_by_name
 def _training_route(qualified: str) -> str | None:
     """Return the training route a called or picked name runs: its table entry's, or its name's.
 

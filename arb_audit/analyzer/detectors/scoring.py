@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.loss_slice import cached_by_name, words
 from arb_audit.analyzer.walk import descendants
 
 FILTER = "filter"
@@ -253,7 +252,7 @@ class Scoring(RouteDetector):
         return self.context.resolver.is_imported(name) and _names_a_metric(name)
 
 
-@functools.lru_cache(maxsize=4096)
+@cached_by_name
 def _names_a_metric(name: str) -> bool:
     """Say whether an imported qualified name is a metric (asked for every name a call reads)."""
     if _prepares_data(name):

@@ -23,10 +23,13 @@ TURN_WORDS = frozenset({"turn", "turns"})
 SCORED_TOOL_RESULTS = "scored_tool_results"
 """Variant of an ``interactive`` finding: code scoring or reading responses looks for tool results in
 them (a component of multi-turn tool RL, also where a ``__main__`` demo runs it)."""
-SCORING_WORDS = frozenset(
-    {"reward", "rewards", "score", "scores", "scoring", "validate", "verify", "check", "parse", "extract"}
+SCORING_WORDS = frozenset({"reward", "rewards", "score", "scores", "scoring", "validate", "verify", "check"})
+"""Words of a function that scores or checks responses (``compute_score``, ``validate_format``)."""
+TOOL_CALL_TAG = re.compile(
+    r"<(?:search|python|tool_call|tool|query|execute|code_interpreter|api_call|function_call)>", re.IGNORECASE
 )
-"""Words of a function that scores or reads responses (``compute_score``, ``validate_format``)."""
+"""Tags in which a policy calls a tool (``<search>query</search>``); with an observation tag read in
+the same scoring code, the responses scored hold tool calls and their results."""
 STOP_KEYWORDS = frozenset({"stop", "stop_strings", "stop_sequences", "stop_words", "stop_tokens"})
 """Keywords of a generation call or its sampling settings that end the text at given strings."""
 TOOL_CALL_WORDS = frozenset(
@@ -87,6 +90,8 @@ class ToolFeedback(RouteDetector):
         Valid("for turn in range(max_turns):\n    out = model.generate(x)\n"),
         Valid("text = f'<information>{docs}</information>'\nout = model.generate(text)\n"),
         Valid("def format_prompt(docs):\n    return f'<documents>{docs}</documents>'\n"),
+        Valid("def parse_xml(text):\n    return re.findall(r'<result>(.*?)</result>', text)\n"),
+        Valid("def format_reward(completion):\n    return float('<output>' in completion)\n"),
         Valid(
             "def evaluate(model):\n    for t in range(max_turns):\n        out = model.generate(x)\n"
             "        x = out + f'<information>{search(out)}</information>'\n"
@@ -139,6 +144,8 @@ class ToolFeedback(RouteDetector):
         """Per open loop: whether it generates."""
         self.stopped_loop: cst.CSTNode | None = None
         """A loop that generates, in a file whose generation stops at tool calls."""
+        self.scored_call = False
+        """A function scoring or checking responses looks for a tool call (``<search>``) in them."""
         self.scored_tag: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         """An observation tag a function scoring or reading responses looks for: they carry tool results."""
 
@@ -218,10 +225,13 @@ class ToolFeedback(RouteDetector):
         self._tag(node, node.value)
 
     def _tag(self, node: cst.CSTNode, text: str) -> None:
+        scoring = any(SCORING_WORDS & set(words(f)) for f in self.functions)
+        if scoring and TOOL_CALL_TAG.search(text) is not None:
+            self.scored_call = True
         if OBSERVATION_TAG.search(text) is None:
             return
         self.tagged = True
-        if self.scored_tag is None and any(SCORING_WORDS & set(words(f)) for f in self.functions):
+        if self.scored_tag is None and scoring:
             self.scored_tag = (node, self.context.statements[-1] if self.context.statements else None)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -231,7 +241,7 @@ class ToolFeedback(RouteDetector):
         elif self.stopped_loop is not None and self.tool_stops:
             message = "a loop generates until the policy calls a tool (its stop strings), then goes on"
             self.report(self.stopped_loop, "interactive", message, interactive=True)
-        elif self.scored_tag is not None and not self.generates:
+        elif self.scored_tag is not None and self.scored_call and not self.generates:
             # a reward that reads the tool results spliced into a response (``<result>...</result>``)
             # scores trajectories of several turns, whoever plays them
             message = "a reward reads the tool results spliced into the responses it scores"
