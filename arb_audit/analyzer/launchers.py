@@ -309,17 +309,6 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _launched_script(words: list[str], folder: Place | None) -> Path | None:
-    """Return the file a ``python``/``accelerate launch``/``torchrun``/``deepspeed``/``bash`` command runs.
-
-    The script is looked for in the launcher's neighbourhood only (:func:`_near`).
-    """
-    script = _named_script(words)
-    if folder is None or script is None:
-        return None
-    return _near(script, folder)
-
-
 def _named_script(words: list[str]) -> str | None:
     """Return the script a ``python``/``torchrun``/``bash``... command names, as written (or None)."""
     if not words:
@@ -412,7 +401,7 @@ DEFAULT_NOTE = "(its default)"
 def _config_argument(words: list[str], end: int, folder: Place | None) -> Path | None:
     """Return the YAML config a framework command is given (``llamafactory-cli train x.yaml``), if readable.
 
-    Looked for as :func:`_launched_script` looks for scripts.
+    Looked for as a launched script is (:func:`_near`).
     """
     if folder is None:
         return None
@@ -489,10 +478,24 @@ def _near(named: str, place: Place) -> Path | None:
                 # a name too long names nothing that can exist; anything else is there, unreadable
                 if not (isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG):
                     refused = refused or "a symlink loop or an unreadable path"
-    problem = f"{inert(named[:MAX_SHOWN])}: {refused}, not read"
-    if refused is not None and len(place.problems) < MAX_PROBLEMS and problem not in place.problems:
-        place.problems.append(problem)
+    if refused is not None:
+        _note(place, named, refused)
     return None
+
+
+def _note(place: Place | None, named: str, why: str) -> None:
+    """Record on the launcher's place that a file it names was not read, and why (once, the first few)."""
+    problem = f"{inert(named[:MAX_SHOWN])}: {why}, not read"
+    if place is not None and len(place.problems) < MAX_PROBLEMS and problem not in place.problems:
+        place.problems.append(problem)
+
+
+def _read_launched(script: Path, place: Place | None) -> SourceFile:
+    """Read a script a launcher runs; one that cannot be read is noted on the launcher's place."""
+    read = read_source(script, str(script))
+    if read.text is None:
+        _note(place, script.name, read.error or "unreadable")
+    return read
 
 
 def _entry_routes(
@@ -518,6 +521,7 @@ def _entry_routes(
             if (choice := entry.choose(word)) is not None and choice.label is not None:
                 return [_finding("ShellLauncher", line, command, f"{shown} {word}", choice.label)]
         return []
+    config = _config_argument(words, end, folder)  # the YAML the command is given, where readable
     if entry.key is not None:
         wanted = entry.key.replace(".", "_")
         for key, value in settings:
@@ -526,12 +530,12 @@ def _entry_routes(
                 label = choice.label if choice is not None else estimator_label(value)
                 if label is not None and label in entry.labels:
                     return [_finding("ShellLauncher", line, command, f"{shown} {key}={value}", label)]
-        config = _config_argument(words, end, folder)
         if config is not None:
             try:
                 raw = read_regular(config, MAX_CONFIG_BYTES, follow_symlinks=True)
                 text = raw[:MAX_CONFIG_BYTES].decode("utf-8", errors="replace")
-            except OSError:
+            except OSError as exc:
+                _note(folder, config.name, exc.strerror or type(exc).__name__)
                 text = ""
             routes = [r for f in _yaml_routes(text)[0] for r in f.routes if r in entry.labels]
             if routes:
@@ -544,8 +548,7 @@ def _entry_routes(
     given = next((w for w in rest if not w.startswith("-")), None)
     given = next((rest[i + 1] for i in range(len(rest) - 1) if rest[i] in CONFIG_FLAGS), given)
     unread = given is not None and (
-        given.startswith("$")
-        or (given.endswith((".yaml", ".yml")) and _config_argument(words, end, folder) is None)
+        given.startswith("$") or (given.endswith((".yaml", ".yml")) and config is None)
     )
     return [
         Finding(
@@ -600,12 +603,13 @@ def _command_routes(
         words = words[1:]
     settings = _settings(words)
     found: list[Finding] = []
-    script = _launched_script(words, folder)
     named = _named_script(words)
+    # the script is looked for in the launcher's neighbourhood only (:func:`_near`)
+    script = _near(named, folder) if named is not None and folder is not None else None
     by_name: list[Finding] = []  # what the script's name says, where neither it nor a framework can
     if script is not None and script.suffix == ".sh":
         if depth < MAX_SHELL_DEPTH and folder is not None:  # (a script is only found from a place)
-            shell = read_source(script, str(script))
+            shell = _read_launched(script, folder)
             runs = (
                 _shell_routes(
                     shell.text, Place(script.parent, folder.boundary, folder.problems), depth + 1, classified
@@ -621,12 +625,13 @@ def _command_routes(
     if script is not None:
         classified = {} if classified is None else classified
         if script not in classified:
-            read = read_source(script, str(script))
-            classified[script] = classify_source(read)
-            problem = f"{inert(script.name[:MAX_SHOWN])}: {read.error}, not read"
-            if read.text is None and folder is not None and len(folder.problems) < MAX_PROBLEMS:
-                folder.problems.append(problem)  # (classified once: no twin)
+            classified[script] = classify_source(_read_launched(script, folder))
         launched = classified[script]
+        by_loss_elsewhere = (
+            _named_route(named, "it trains a loss not read here", line, command)
+            if launched.primary == "UNKNOWN"
+            else []
+        )
         picked = chosen_route(command, launched.possible_routes) if launched.possible_routes else None
         switched_off = _training_switched_off(words, settings)
         if switched_off is not None and launched.primary not in NOT_ROUTES:
@@ -644,10 +649,10 @@ def _command_routes(
             # the script chooses its route by a setting, and this command line sets it
             message = f"runs {script.name} with {picked[1]} ({picked[0]})"
             found.append(_finding("ShellLauncher", line, command, message, picked[0]))
-        elif launched.primary == "UNKNOWN" and _named_route(named, "", line, command):
+        elif by_loss_elsewhere:
             # it trains a loss of another file: its name says the route (added below, where no
             # framework's command on the line says it)
-            by_name = _named_route(named, "it trains a loss not read here", line, command)
+            by_name = by_loss_elsewhere
         elif launched.primary not in NOT_ROUTES:
             found.append(
                 _finding(

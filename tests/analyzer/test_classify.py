@@ -997,6 +997,13 @@ def test_a_launched_script_that_is_there_but_cannot_be_read_is_a_problem_named(t
         result.error
         == "scripts it runs were not read: loop.py: a symlink loop or an unreadable path, not read"
     )
+    # a script too large to read, run by a script the launcher runs, is named the same way
+    write(repo, "huge.py", "#" * (3 * 1024 * 1024))
+    write(repo, "inner.sh", "python huge.py\n")
+    nested = classify_path(write(repo, "outer.sh", "bash inner.sh\n"))
+    assert nested.error is not None and nested.error.startswith(
+        "scripts it runs were not read: huge.py: too large"
+    )
     # a name with terminal escapes is shown inert
     write(tmp_path / "out", "\x1b]0;owned\x07.py", "x = 1\n")
     escaped = classify_path(write(repo, "esc.sh", "python ../out/\x1b]0;owned\x07.py\n"))
