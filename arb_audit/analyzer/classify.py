@@ -542,8 +542,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if (place := evaluation_place(result.path)) is not None:
             # written outputs of a file kept among evaluation code are a benchmark's answers, to be
             # judged or scored by the next file
-            message = f"the file lies among evaluation code ({place}): what it writes are answers"
-            result.findings.append(Finding("Place", "place", message=message, line=1))
+            _placed(result, f"the file lies among evaluation code ({place}): what it writes are answers")
             result.role, result.primary = "eval", "EVAL_ONLY"
         else:
             # a model's outputs (text, or labels, scores and logits from a forward pass) written out
@@ -557,8 +556,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     ):
         # a model run whose outputs leave by a way not recognised here, in a file named for making
         # data (generate_questions.py, synth/): data generation, not an evaluation
-        message = f"the file is named for making data ({place}): what it generates is data"
-        result.findings.append(Finding("Place", "place", message=message, line=1))
+        _placed(result, f"the file is named for making data ({place}): what it generates is data")
         result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
@@ -571,17 +569,24 @@ EVALUATION_FILE_WORDS = frozenset({"eval", "evaluate", "evaluation", "benchmark"
 """First words of an evaluation script's name (``eval_search.py``, ``evaluate.py``)."""
 
 
+def _place(path: str) -> tuple[list[str], str, list[str]]:
+    """Split a path into its two nearest folders (lower-cased), its file name and its stem's words.
+
+    Only the nearest folders: one named so far above the workspace says nothing of the file.
+    """
+    *folders, name = re.split(r"[\\/]", path)
+    stem_words = re.split(r"[_\-.]", name.rsplit(".", 1)[0].lower())
+    return [f.lower() for f in folders[-2:]], name, stem_words
+
+
 def evaluation_place(path: str) -> str | None:
     """Return the folder or file name that places a file among evaluation code, if any."""
-    *folders, name = re.split(r"[\\/]", path)
-    stem = name.rsplit(".", 1)[0].lower()
-    if re.split(r"[_\-.]", stem)[0] in EVALUATION_FILE_WORDS:
+    folders, name, stem_words = _place(path)
+    if stem_words[0] in EVALUATION_FILE_WORDS:
         return name
-    if DATA_GENERATION_WORDS & set(re.split(r"[_\-.]", stem)):
+    if DATA_GENERATION_WORDS & set(stem_words):
         return None  # ``evals/make_sft_data.py``: the file's own name says what it makes
-    # the nearest folders only: one named so far above the workspace says nothing of the file
-    found = next((f for f in reversed(folders[-2:]) if f.lower() in EVALUATION_FOLDERS), None)
-    return f"{found}/" if found is not None else None
+    return next((f"{f}/" for f in reversed(folders) if f in EVALUATION_FOLDERS), None)
 
 
 DATA_GENERATION_WORDS = frozenset(
@@ -595,11 +600,15 @@ DATA_GENERATION_WORDS = frozenset(
 
 def data_generation_place(path: str) -> str | None:
     """Return the folder or file name that says a file makes training data, if any."""
-    *folders, name = re.split(r"[\\/]", path)
-    stem = name.rsplit(".", 1)[0].lower()
-    if DATA_GENERATION_WORDS & set(re.split(r"[_\-.]", stem)):
+    folders, name, stem_words = _place(path)
+    if DATA_GENERATION_WORDS & set(stem_words):
         return name
-    return next((f"{f}/" for f in reversed(folders[-2:]) if f.lower() in DATA_GENERATION_WORDS), None)
+    return next((f"{f}/" for f in reversed(folders) if f in DATA_GENERATION_WORDS), None)
+
+
+def _placed(result: Classification, message: str) -> None:
+    """Add the evidence that the file's path decided its role (it points at the file, line 1)."""
+    result.findings.append(Finding("Place", "place", message=message, line=1))
 
 
 def _only_rollouts(findings: list[Finding]) -> bool:
