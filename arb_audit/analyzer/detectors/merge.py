@@ -46,8 +46,14 @@ SHARD_WORDS = frozenset(
 """Shards of one model put back together: a format conversion, not a merge of models."""
 
 
-FILE_SHARD_WORDS = frozenset({"fsdp", "shard", "shards", "sharded", "dcp", "world"})
-"""Words of a file's names that say it puts one model's shards back together (``world_size``)."""
+FILE_SHARD_WORDS = (SHARD_WORDS - {"zero", "tp", "pp", "parallel", "rank", "ranks", "distributed"}) | {
+    "world"
+}
+"""Words of any name of a file that say it puts one model's shards back together (``world_size``):
+those of :data:`SHARD_WORDS` that training and merge code do not use for other things (``zero_grad``,
+a LoRA's rank)."""
+SAVED_WEIGHT_WORDS = WEIGHT_WORDS | {"state", "dict"}
+"""What the name of something saved says when it holds weights (``merged_state_dict``)."""
 
 
 def _saved_name(call: cst.Call) -> str | None:
@@ -213,7 +219,7 @@ class Merge(RouteDetector):
         called = method(node) or last_name(node.func)
         self.saves = self.saves or called in SAVE_METHODS
         saved = _saved_name(node) if called in SAVE_METHODS else None
-        if saved and "merged" in words(saved) and (WEIGHT_WORDS | {"state", "dict"}) & set(words(saved)):
+        if saved and "merged" in words(saved) and SAVED_WEIGHT_WORDS & set(words(saved)):
             statement = self.context.statements[-1] if self.context.statements else None
             self.saved_merged.append((node, statement, self.function, saved))
         self.generates = (
@@ -249,6 +255,10 @@ class Merge(RouteDetector):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
+    def _never_called(self, function: str | None) -> bool:
+        """Say whether a top-level function of a script is never called (its code is dead)."""
+        return self.main_guard and function is not None and self.used.get(function, 0) <= 1
+
     def _joins_shards(self) -> bool:
         return any(FILE_SHARD_WORDS & set(words(name)) for name in self.used)
 
@@ -264,7 +274,7 @@ class Merge(RouteDetector):
             # a model or state dict the file calls merged and writes (``torch.save(merged_state_dict,
             # out)``): weights combined here by code of its own (Fisher-weighted, task arithmetic)
             node, statement, function, saved = self.saved_merged[0]
-            if not (self.main_guard and function is not None and self.used.get(function, 0) <= 1):
+            if not self._never_called(function):
                 message = f"writes {saved}, weights it merged"
                 self.report(node, "stage", message, statement=statement, kind="merge", variant=MERGED_SAVE)
         for node, statement, function, callee, said in self.named:
@@ -273,7 +283,7 @@ class Merge(RouteDetector):
             named = said | self.parameters.get(callee, set())
             if named & SHARD_WORDS:
                 continue
-            if self.main_guard and function is not None and self.used.get(function, 0) <= 1:
+            if self._never_called(function):
                 continue  # inside a function the script never calls
             variant = "lora_fold" if named & {"lora", "adapter"} else "merge_function"
             message = f"calls {callee}, which merges weights"
