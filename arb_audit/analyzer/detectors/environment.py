@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, is_env_step, method
+from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, EPISODE_WORDS, is_env_step, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
@@ -17,14 +17,12 @@ TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
 
-EPISODE_WORDS = frozenset(
+ENVIRONMENT_METHOD_WORDS = frozenset(
     {"reward", "rewards", "score", "step", "observation", "obs", "tool", "tools", "done"}
 )
 """Words of a method by which a specialised environment says how an episode goes or is scored."""
-PLAYING_WORDS = frozenset(
-    {"rollout", "rollouts", "trajectory", "trajectories", "collect", "episode", "generate"}
-)
-"""Words of a method that plays an environment's episodes itself."""
+PLAYING_WORDS = EPISODE_WORDS | {"trajectory", "trajectories", "collect", "generate"}
+"""Words of a method that plays an environment's episodes itself (``collect_trajectories``)."""
 TURN_METHODS = frozenset({"env_response", "is_completed", "rollout", "step_env", "get_observation"})
 """Methods by which an environment answers an agent's turn or says the episode is over."""
 
@@ -133,7 +131,7 @@ class Environment(RouteDetector):
             message = f"{node.name.value} is an environment answering turns ({turns})"
             self.report(node, "environment", message, variant=variant)
         elif (
-            any(EPISODE_WORDS & set(words(m)) for m in methods)
+            any(ENVIRONMENT_METHOD_WORDS & set(words(m)) for m in methods)
             and not any(PLAYING_WORDS & set(words(m)) for m in methods)
             and (base := next((b for b in bases if words(b)[-1:] == ("env",)), None))
         ):

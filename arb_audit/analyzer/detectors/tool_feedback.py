@@ -103,7 +103,7 @@ class ToolFeedback(RouteDetector):
             "    calls = re.findall(r'<search>(.*?)</search>\\s*<result>(.*?)</result>', solution_str)\n"
             "    return 0.1 * bool(calls) + em(extract_answer(solution_str), ground_truth)\n",
             "interactive",
-            variant="scored_tool_results",
+            variant=SCORED_TOOL_RESULTS,
         ),
         Invalid(
             "stop_tokens = ['<|end_of_query|>']\nfor t in range(11):\n"
