@@ -30,6 +30,10 @@ GENERATION_METHODS = frozenset(
 )
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, verl's rollout
 worker group, Gemini's SDK)."""
+SAMPLE_METHODS = frozenset({"sample", "sample_async"})
+"""Methods of a sampling client that return completions when given sampling settings."""
+SAMPLING_KEYWORDS = frozenset({"sampling_params", "num_samples", "max_tokens", "temperature"})
+"""Keywords that make a ``sample`` call one of a model's (not of a random generator)."""
 CHAT_METHODS = frozenset({"chat", "stream_chat", "chat_stream"})
 """Methods by which a checkpoint's own code answers a chat turn (called on a model)."""
 MODEL_WORDS = frozenset({"model", "llm", "policy", "lm"})
@@ -66,6 +70,10 @@ def data_generator(names: AbstractSet[str], ancestry: Callable[[str], set[str]])
 
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
+OUTPUT_WORDS = frozenset(
+    {"response", "responses", "answer", "answers", "reply", "replies", "text", "output", "outputs"}
+)
+"""Words after ``generate`` in a helper that asks a model for them (``generate_response``)."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
 """A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
@@ -100,6 +108,12 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
         # InternLM and Baichuan checkpoints
         return bool(MODEL_WORDS & set(words(dotted(node.func.value).replace(".", "_"))))
+    if called in SAMPLE_METHODS and any(
+        arg.keyword is not None and arg.keyword.value in SAMPLING_KEYWORDS for arg in node.args
+    ):
+        # ``sampling_client.sample(prompt=p, num_samples=4, sampling_params=params)`` (Tinker, and
+        # samplers like it): a sample of completions, unlike ``random.sample(pool, k)``
+        return True
     chain = dotted(node.func)
     if chain and chain.endswith(API_COMPLETIONS):
         return True
@@ -121,6 +135,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     named = (
         bool(GENERATION_WORDS & set(found))
         or found[0] == "infer"
+        or (found[0] == "generate" and bool(OUTPUT_WORDS & set(found[1:])))
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))

@@ -46,6 +46,8 @@ class Generation(RouteDetector):
 
     TRIGGERS = (
         "generate",
+        ".sample(",
+        ".sample_async(",
         ".chat(",
         "create",
         "completion",
@@ -96,6 +98,11 @@ class Generation(RouteDetector):
             "responses, price = create_test_cases_using_gpt(programs, model='gpt-4o-mini')\n", "generation"
         ),
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
+        Invalid(
+            "result = await sampling_client.sample_async(prompt=p, num_samples=1, sampling_params=sp)\n",
+            "generation",
+        ),
+        Invalid("answer = await instructor.generate_response(prompt, temperature=0.7)\n", "generation"),
         Invalid(
             "request = client.chat_completions if chat else client.dispatch_completions\n"
             "responses = await request(prompts, n=4)\n",
