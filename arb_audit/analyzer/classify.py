@@ -18,6 +18,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
+from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA
 from arb_audit.analyzer.detectors.gradient_step import (
     GRADIENTS_READ,
     LOSS_HOOK,
@@ -544,6 +545,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # judged or scored by the next file
             _placed(result, f"the file lies among evaluation code ({place}): what it writes are answers")
             result.role, result.primary = "eval", "EVAL_ONLY"
+        elif purpose(findings) == ANSWERS:
+            # what it writes answers a benchmark's held-out questions, for a judge or a metric
+            result.role, result.primary = "eval", "EVAL_ONLY"
         else:
             # a model's outputs (text, or labels, scores and logits from a forward pass) written out
             # as a dataset: data generation
@@ -557,6 +561,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a model run whose outputs leave by a way not recognised here, in a file named for making
         # data (generate_questions.py, synth/): data generation, not an evaluation
         _placed(result, f"the file is named for making data ({place}): what it generates is data")
+        result.role, result.primary = "data_generation", "DISTILLATION"
+    elif (
+        signals & {"generation", "inference"}
+        and "scoring" not in signals
+        and evaluation_place(result.path) is None
+        and purpose(findings) == TRAINING_DATA
+    ):
+        # a model's outputs made to be trained on (a teacher's, a training split's answers,
+        # conversations or pairs), though how they are written is not recognised here
         result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
@@ -604,6 +617,16 @@ def data_generation_place(path: str) -> str | None:
     if DATA_GENERATION_WORDS & set(stem_words):
         return name
     return next((f"{f}/" for f in reversed(folders) if f in DATA_GENERATION_WORDS), None)
+
+
+def purpose(findings: list[Finding]) -> str | None:
+    """Return what a model's outputs are for when the file's cues agree (:mod:`.generation_purpose`).
+
+    ``ANSWERS`` or ``TRAINING_DATA``; None without cues, or with cues of both (a pipeline that makes
+    data and evaluates it says nothing by its names alone).
+    """
+    said = {f.variant for f in findings if f.signal == "purpose"}
+    return next(iter(said)) if len(said) == 1 else None
 
 
 def _placed(result: Classification, message: str) -> None:

@@ -41,6 +41,7 @@ Signal = Literal[
     "tensor_output",
     "entry_point",
     "place",
+    "purpose",
 ]
 """What a finding says about the file:
 
@@ -65,7 +66,8 @@ Signal = Literal[
   ``train``); ``kind`` is what its loss optimises, None when the loss could not be classified;
 - ``tensor_output``: tensors are written to a file (converted or quantised weights, extracted features);
 - ``entry_point``: the file runs something when executed (a script, not a library of definitions);
-- ``place``: the file's path says what it is (an evaluation folder: its written outputs are answers).
+- ``place``: the file's path says what it is (an evaluation folder: its written outputs are answers);
+- ``purpose``: what a model's outputs are for (``variant``): answers to held-out questions, or training data.
 """
 
 

@@ -1034,3 +1034,27 @@ def test_only_the_nearest_folders_place_a_file_among_evaluation_code(tmp_path: P
     # a folder named so far above the workspace says nothing of the file
     far = classify_path(write(tmp_path / "evals" / "run1" / "agent" / "src", "sample.py", script))
     assert far.primary == "DISTILLATION"
+
+
+def test_what_a_model_run_makes_is_read_from_what_it_answers_and_for_whom(tmp_path: Path) -> None:
+    written = (
+        "import json\nfrom vllm import LLM\nfrom datasets import load_dataset\n"
+        "ds = load_dataset('org/prompts', split={split!r})\n"
+        "outs = LLM('m').generate([r['prompt'] for r in ds])\n"
+        "with open('out.jsonl', 'w') as f:\n"
+        "    for o in outs:\n        f.write(json.dumps({{'text': o.outputs[0].text}}) + '\\n')\n"
+    )
+    # written outputs are data unless something says they answer held-out questions
+    assert classify_path(write(tmp_path, "a.py", written.format(split="train[:5]"))).primary == "DISTILLATION"
+    answered = classify_path(write(tmp_path, "b.py", written.format(split="test")))
+    assert (answered.primary, answered.role) == ("EVAL_ONLY", "eval")
+    assert any(f.signal == "purpose" for f in answered.findings)
+    # not written in a way recognised here: a model run is an evaluation unless made for training
+    kept = "from vllm import LLM\nteacher = LLM('big')\nouts = teacher.generate(prompts)\nkeep(outs)\n"
+    made = classify_path(write(tmp_path, "c.py", kept))
+    assert (made.primary, made.role) == ("DISTILLATION", "data_generation")
+    plain = classify_path(write(tmp_path, "d.py", kept.replace("teacher", "llm")))
+    assert plain.primary == "EVAL_ONLY"
+    # cues of both kinds say nothing: the file's other evidence decides
+    both = written.format(split="test") + "teacher_name = 'big'\n"
+    assert classify_path(write(tmp_path, "e.py", both)).primary == "DISTILLATION"

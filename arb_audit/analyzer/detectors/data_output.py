@@ -204,9 +204,7 @@ class DataOutput(RouteDetector):
             return
         if name in DATASET_WRITERS:
             assert isinstance(node.func, cst.Attribute)
-            receiver = node.func.value
-            text = receiver.value.lower() if isinstance(receiver, cst.Name) else ""
-            if not any(word in text for word in ("model", "tokenizer", "trainer", "processor")):
+            if not holds_model(node.func.value):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
 
     def _json_helper(self, node: cst.Call) -> bool:
@@ -239,6 +237,16 @@ class DataOutput(RouteDetector):
         if isinstance(value, cst.BinaryOperation):
             return self._encodes_json(value.left)
         return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)
+
+
+MODEL_HOLDERS = ("model", "tokenizer", "trainer", "processor")
+"""Parts of a name that holds a model or its companions, whose ``push_to_hub`` publishes weights."""
+
+
+def holds_model(receiver: cst.BaseExpression) -> bool:
+    """Say whether a writer's receiver is a model or its companion (``model.push_to_hub``), not data."""
+    text = receiver.value.lower() if isinstance(receiver, cst.Name) else ""
+    return any(word in text for word in MODEL_HOLDERS)
 
 
 def _file_writer(func: cst.BaseExpression) -> bool:

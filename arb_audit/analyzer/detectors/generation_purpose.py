@@ -1,0 +1,165 @@
+"""What a model's outputs are for: a benchmark's answers, or data to train on."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import libcst as cst
+
+from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.data_output import holds_model
+from arb_audit.analyzer.loss_slice import words
+
+ANSWERS = "answers"
+"""Variant of a ``purpose`` finding: what the file generates answers held-out questions (evaluation)."""
+TRAINING_DATA = "training_data"
+"""Variant of a ``purpose`` finding: what the file generates is made to be trained on."""
+
+HELD_OUT_SPLITS = frozenset({"test", "validation", "valid", "val", "dev", "eval", "evaluation"})
+"""First words of a dataset split kept out of training (``test``, ``test_gen``, ``validation``)."""
+TRAIN_SPLITS = frozenset({"train"})
+"""First word of a training split: prompts taken from it are answered to make training data."""
+BENCHMARK_WORDS = frozenset({"bench", "benchmark", "benchmarks"})
+"""Words of a name that holds a benchmark (``bench_name``, ``benchmark_dir``)."""
+ANSWER_NAMES = frozenset(
+    {
+        *(("answer", "file"), ("answers", "file"), ("model", "answer"), ("model", "answers")),
+        *(("question", "file"), ("questions", "file"), ("eval", "set"), ("test", "set")),
+        *(("eval", "data"), ("test", "data"), ("eval", "questions"), ("test", "questions")),
+        *(("eval", "prompts"), ("test", "prompts"), ("eval", "dataset"), ("test", "dataset")),
+    }
+)
+"""Two words in a row of a name for a benchmark's questions or a model's answers to them (``answer_file``,
+``eval_set``): the file answers held-out questions for a judge or a metric."""
+PREDICTION_WORDS = frozenset({"prediction", "predictions"})
+"""Words of a name for a model's answers to be scored (``predictions``)."""
+DATA_WORDS = frozenset({"teacher", "distill", "distilled", "distillation", "synthetic"})
+"""Words of a name that says a model's outputs become training data (``teacher_model``, ``distilled``)."""
+SPLIT_OPTION = re.compile(r"-*split")
+"""A command-line option choosing a split (``--split``, ``-split``)."""
+
+
+class GenerationPurpose(RouteDetector):
+    """What a file that runs a model makes: answers to held-out questions, or data to train on.
+
+    Both generate and write; what they read and how they name it differs. Answers come from a test or
+    validation split, a benchmark's questions, into answer or prediction files; training data from a
+    teacher, a training split, into conversations or preference pairs. Each cue is a ``purpose``
+    finding (variant :data:`ANSWERS` or :data:`TRAINING_DATA`); the file's role weighs them only when
+    it trains nothing (TAXONOMY.md: ``eval`` versus ``data_generation``). Names are read where they are
+    bound (assignments, parameters, command-line options), never in comments.
+    """
+
+    TRIGGERS = (
+        *("split", "test", "valid", "eval", "bench", "answer", "question", "predict"),
+        *("teacher", "distill", "synthetic", "conversations", "chosen", "push_to_hub"),
+    )
+
+    VALID = (
+        Valid("ds = load_dataset(name, split='train[:10]')\nx = 1\n"),
+        Valid("import json\nresults = json.load(open('results.json'))\n"),
+        Valid("def answer(question):\n    return question\n"),
+        Valid("record = {'prompt': p, 'response': r}\n"),
+        Valid("latest = ckpts['latest']\n"),
+        Valid("model.push_to_hub('me/model')\n"),
+        Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
+    )
+    INVALID = (
+        Invalid("ds = load_dataset(name, split='test')\n", "purpose", variant=ANSWERS),
+        Invalid("rows = dataset['validation']\n", "purpose", variant=ANSWERS),
+        Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
+        Invalid("parser.add_argument('--bench-name', default='mt_bench')\n", "purpose", variant=ANSWERS),
+        Invalid("answer_file = os.path.join(out, 'model_answer.jsonl')\n", "purpose", variant=ANSWERS),
+        Invalid("def run(eval_set, model):\n    pass\n", "purpose", variant=ANSWERS),
+        Invalid("predictions = []\n", "purpose", variant=ANSWERS),
+        Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
+        Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_DATA),
+        Invalid(
+            "rows.append({'conversations': [{'from': 'human', 'value': q}]})\n",
+            "purpose",
+            variant=TRAINING_DATA,
+        ),
+        Invalid(
+            "pairs.append({'prompt': p, 'chosen': a, 'rejected': b})\n", "purpose", variant=TRAINING_DATA
+        ),
+        Invalid("parser.add_argument('--teacher_model', type=str)\n", "purpose", variant=TRAINING_DATA),
+        Invalid("generated.push_to_hub('me/traces')\n", "purpose", variant=TRAINING_DATA),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.seen: set[str] = set()
+        """Names reported already (one finding each is evidence enough)."""
+
+    def _named(self, node: cst.CSTNode, name: str) -> None:
+        """Report a bound name that says what the outputs are for."""
+        if name in self.seen:
+            return
+        self.seen.add(name)
+        said = words(name)
+        pairs = set(itertools.pairwise(said))
+        if BENCHMARK_WORDS & set(said) or PREDICTION_WORDS & set(said) or pairs & ANSWER_NAMES:
+            message = f"names the benchmark's questions or answers ({name})"
+            self.report(node, "purpose", message, variant=ANSWERS)
+        elif DATA_WORDS & set(said):
+            self.report(node, "purpose", f"names data made to train on ({name})", variant=TRAINING_DATA)
+
+    def _split(self, node: cst.CSTNode, value: cst.BaseExpression) -> None:
+        """Report a split read by name: a held-out one is a benchmark's, a training one is for data."""
+        if not isinstance(value, cst.SimpleString):
+            return
+        split = str(value.evaluated_value).lower()
+        if split in TRAIN_SPLITS:  # (``train[:10]``, a slice, is taken to try something out)
+            self.report(node, "purpose", "answers prompts of a training split", variant=TRAINING_DATA)
+        elif (first := re.match(r"[a-z]*", split)) is not None and first.group() in HELD_OUT_SPLITS:
+            self.report(node, "purpose", f"reads a held-out split ({first.group()})", variant=ANSWERS)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "split":
+            self._split(node, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        called = method(node)
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if called == "push_to_hub" and receiver is not None and not holds_model(receiver):
+            self.report(node, "purpose", "publishes what it made as a dataset", variant=TRAINING_DATA)
+            return
+        if called != "add_argument" or not node.args:
+            return
+        option = node.args[0].value
+        if not isinstance(option, cst.SimpleString):
+            return
+        name = str(option.evaluated_value)
+        if SPLIT_OPTION.fullmatch(name) and (default := keyword(node, "default")) is not None:
+            self._split(node, default.value)
+        elif name.startswith("-"):
+            self._named(node, name.lstrip("-").replace("-", "_"))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # dataset["test"]: a split of a DatasetDict taken by its key
+        if len(node.slice) == 1 and isinstance(index := node.slice[0].slice, cst.Index):
+            value = index.value
+            if isinstance(value, cst.SimpleString) and str(value.evaluated_value) in ("test", "validation"):
+                self.report(node, "purpose", "reads a held-out split", variant=ANSWERS)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Name):
+            self._named(node, target.value)
+        elif isinstance(target, cst.Attribute):
+            self._named(node, target.attr.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._named(node, node.name.value)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        keys = {
+            str(e.key.evaluated_value)
+            for e in node.elements
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+        }
+        if "conversations" in keys or {"chosen", "rejected"} <= keys:
+            message = "builds training records (conversations or pairs)"
+            self.report(node, "purpose", message, variant=TRAINING_DATA)
