@@ -359,6 +359,12 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid(
+            "for batch in loader:\n    loss = model(**batch).loss / accumulation\n"
+            "    booster.backward(loss=loss, optimizer=optimizer)\n    optimizer.step()\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "import torch.nn.functional as F\n"
             "def dpo_loss(pc, pr, rc, rr, beta):\n"
             "    return -F.logsigmoid(beta * ((pc - pr) - (rc - rr))).mean()\n"
@@ -641,6 +647,8 @@ class GradientStep(RouteDetector):
             receiver = node.func.value
             if positional:
                 root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
+            elif (given := keyword(node, "loss")) is not None:
+                root = given.value  # booster.backward(loss=loss, optimizer=optimizer) (ColossalAI)
             elif isinstance(receiver, cst.Call) and method(receiver) == "scale" and receiver.args:
                 root = receiver.args[0].value  # scaler.scale(loss).backward()
             else:
