@@ -30,6 +30,8 @@ GENERATION_METHODS = frozenset(
 )
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, verl's rollout
 worker group, Gemini's SDK)."""
+AGENT_TURNS = frozenset({"step", "astep"})
+"""Methods by which an agent takes its turn: on a chat agent, its model answers a message."""
 SAMPLE_METHODS = frozenset({"sample", "sample_async"})
 """Methods of a sampling client that return completions when given sampling settings."""
 SAMPLING_KEYWORDS = frozenset({"sampling_params", "num_samples", "max_tokens", "temperature"})
@@ -82,9 +84,10 @@ SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "buil
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
 LIBRARY_PREFIXES = ("torch.", "transformers.", "accelerate.", "numpy.", "jax.", "tensorflow.")
 """Libraries whose ``inference``-named functions are modes or device maps, not text generation."""
-NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model", "trainer")
+NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model", "trainer", "agent")
 """Receivers whose ``step`` is an optimiser's, a scheduler's or a trainer's (TRL's classic
-``ppo_trainer.step(queries, responses, rewards)``), not an environment's."""
+``ppo_trainer.step(queries, responses, rewards)``), or an agent's own turn (``agent.step(message)``:
+a chat agent answering, as CAMEL's do), not an environment's."""
 
 
 def method(node: cst.Call) -> str | None:
@@ -108,6 +111,12 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
         # InternLM and Baichuan checkpoints
         return bool(MODEL_WORDS & set(words(dotted(node.func.value).replace(".", "_"))))
+    if called in AGENT_TURNS and node.args and isinstance(node.func, cst.Attribute):
+        # ``agent.step(message)``, ``reason_agent.astep(prompt)``: a chat agent's turn is its model's
+        # answer (CAMEL's ChatAgent and agents like it)
+        said = words(dotted(node.func.value).rsplit(".", 1)[-1])
+        if said and said[-1] in ("agent", "agents"):
+            return True
     if called in SAMPLE_METHODS and any(
         arg.keyword is not None and arg.keyword.value in SAMPLING_KEYWORDS for arg in node.args
     ):

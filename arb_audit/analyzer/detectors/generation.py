@@ -48,6 +48,8 @@ class Generation(RouteDetector):
         "generate",
         ".sample(",
         ".sample_async(",
+        "agent.step(",
+        "agent.astep(",
         ".chat(",
         "create",
         "completion",
@@ -77,6 +79,7 @@ class Generation(RouteDetector):
     VALID = (
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
+        Valid("agent.step()\nobs = env.step(action)\n"),
         Valid("reply = bot.chat(message)\nsession.chat(text)\n"),
         Valid("text = 'model.generate(x)'\n"),
         Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
@@ -103,6 +106,7 @@ class Generation(RouteDetector):
             "generation",
         ),
         Invalid("answer = await instructor.generate_response(prompt, temperature=0.7)\n", "generation"),
+        Invalid("response = self.reason_agent.step(prompt)\n", "generation"),
         Invalid(
             "request = client.chat_completions if chat else client.dispatch_completions\n"
             "responses = await request(prompts, n=4)\n",
