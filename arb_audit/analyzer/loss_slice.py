@@ -63,7 +63,10 @@ SIGMOID = frozenset(
 MARGIN = frozenset({"torch.nn.functional.margin_ranking_loss", "torch.nn.MarginRankingLoss"})
 REGRESSION = frozenset({"torch.nn.functional.mse_loss", "torch.nn.MSELoss"})
 
-PREFERENCE_WORDS = frozenset({"chosen", "rejected", "preferred", "dispreferred", "winner", "loser"})
+PREFERRED_WORDS = frozenset({"chosen", "preferred", "winner", "win"})
+DISPREFERRED_WORDS = frozenset({"rejected", "reject", "dispreferred", "loser", "lose"})
+"""The two members of a preference pair, as people name them (``logprob_actor_reject``)."""
+PREFERENCE_WORDS = (PREFERRED_WORDS | DISPREFERRED_WORDS) - {"win", "lose"}
 SCORE_WORDS = frozenset({"reward", "rewards", "score", "scores"})
 """Words of a scalar scorer's outputs."""
 REFERENCE_WORDS = frozenset({"ref", "reference"})
@@ -108,10 +111,10 @@ def _note_named_loss(f: Features, identifier: str) -> None:
 
 
 FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
-PLAIN_POLICY_GRADIENT = "log-probabilities weighted by advantages"
-"""Why a policy-gradient loss is given when nothing in it shows a critic or a grouping of its advantages."""
 """The weakest form: a loss only known to come out of a model's forward pass (SFT when nothing else
 says what that model computes)."""
+PLAIN_POLICY_GRADIENT = "log-probabilities weighted by advantages"
+"""Why a policy-gradient loss is given when nothing in it shows a critic or a grouping of its advantages."""
 
 
 MAX_CACHED_IDENTIFIER = 256
@@ -331,6 +334,11 @@ def loss_form(f: Features) -> Verdict:
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
+    if w & PREFERRED_WORDS and w & DISPREFERRED_WORDS and policy_logps and not w & SCORE_WORDS:
+        # both members' log-probabilities handed to a loss of another file (ORPO's odds-ratio term
+        # beside the chosen answers' NLL): a preference loss, whatever supervised term is added
+        variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
+        return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
     policy_gradient = advantages or f.clip_around_one or f.exp_of_difference
     if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)

@@ -359,6 +359,14 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid(
+            "from losses import OddsRatioLoss\nodds_ratio = OddsRatioLoss()\n"
+            "nll = model(input_ids=chosen_ids, labels=labels).loss\n"
+            "chosen_logps = logps_of(model, chosen_ids)\nreject_logps = logps_of(model, reject_ids)\n"
+            "loss = nll - lam * odds_ratio(chosen_logps, reject_logps)\nloss.backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
             "for batch in loader:\n    loss = model(**batch).loss / accumulation\n"
             "    booster.backward(loss=loss, optimizer=optimizer)\n    optimizer.step()\n",
             "gradient_step",
