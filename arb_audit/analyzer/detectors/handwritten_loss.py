@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.loss_slice import PREFERENCE_LOSS_WORDS, is_one, one_minus_plus, words
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -85,6 +86,15 @@ class HandwrittenLoss(RouteDetector):
         Valid("import torch.nn.functional as F\nloss = F.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("loss = model(input_ids, labels=labels).loss\nlosses.append(loss.item())\n"),
         Valid("import torch\nx = torch.clamp(y, 0, 1)\nx.backward()\n"),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\nwith torch.no_grad():\n"
+            "    for batch in loader:\n        c, r = score(batch)\n"
+            "        loss = -F.logsigmoid(c - r).mean()\n        total += loss.item()\n"
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n@torch.no_grad()\ndef evaluate(c, r):\n"
+            "    return -F.logsigmoid(c - r).mean()\n"
+        ),
         Valid(
             "import torch.nn.functional as F\n"
             "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
@@ -190,10 +200,41 @@ class HandwrittenLoss(RouteDetector):
         """A cross-entropy computed in a function named for a loss (``compute_loss_with_mask``)."""
         self.named_group_relative = False
         """The clipped ratio sits in code named for GRPO (``class GRPOLoss``, ``def dapo_loss``)."""
+        self.without_gradients = 0
+        """Open ``with torch.no_grad()`` blocks and ``@torch.no_grad()`` functions around the node."""
+        self.closed: list[cst.CSTNode] = []
+        """Those blocks and functions, innermost last."""
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
+        if self.without_gradients:
+            return  # a loss computed where no gradient flows is a measure (an evaluation's), not trained
         statement = self.context.statements[-1] if self.context.statements else None
         self.seen.setdefault(form, (node, statement))
+
+    def _no_grad(self, expression: cst.BaseExpression) -> bool:
+        """Say whether ``expression`` is ``torch.no_grad()`` or ``torch.inference_mode()`` (called or not)."""
+        called = expression.func if isinstance(expression, cst.Call) else expression
+        return bool(self.names(called) & NO_GRAD)
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(self._no_grad(item.item) for item in node.items):
+            self.without_gradients += 1
+            self.closed.append(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        if self.closed and self.closed[-1] is original_node:
+            self.closed.pop()
+            self.without_gradients -= 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if any(self._no_grad(d.decorator) for d in node.decorators):
+            self.without_gradients += 1
+            self.closed.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if self.closed and self.closed[-1] is original_node:
+            self.closed.pop()
+            self.without_gradients -= 1
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append([False, False, False])
