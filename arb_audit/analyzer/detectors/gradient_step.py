@@ -655,8 +655,8 @@ class GradientStep(RouteDetector):
             receiver = node.func.value
             if positional:
                 root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
-            elif (given := keyword(node, "loss")) is not None:
-                root = given.value  # booster.backward(loss=loss, optimizer=optimizer) (ColossalAI)
+            elif (loss_keyword := keyword(node, "loss")) is not None:
+                root = loss_keyword.value  # booster.backward(loss=loss, optimizer=optimizer) (ColossalAI)
             elif isinstance(receiver, cst.Call) and method(receiver) == "scale" and receiver.args:
                 root = receiver.args[0].value  # scaler.scale(loss).backward()
             else:
