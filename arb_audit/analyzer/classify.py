@@ -12,6 +12,7 @@ import ast
 import contextlib
 import gc
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -620,13 +621,14 @@ def data_generation_place(path: str) -> str | None:
 
 
 def purpose(findings: list[Finding]) -> str | None:
-    """Return what a model's outputs are for when the file's cues agree (:mod:`.generation_purpose`).
+    """Return what a model's outputs are for, by the more of the file's cues (:mod:`.generation_purpose`).
 
-    ``ANSWERS`` or ``TRAINING_DATA``; None without cues, or with cues of both (a pipeline that makes
-    data and evaluates it says nothing by its names alone).
+    ``ANSWERS`` or ``TRAINING_DATA``; None without cues, or with as many of each (a pipeline that makes
+    data and evaluates it, with nothing to tell which it mostly does).
     """
-    said = {f.variant for f in findings if f.signal == "purpose"}
-    return next(iter(said)) if len(said) == 1 else None
+    said = Counter(f.variant for f in findings if f.signal == "purpose")
+    answers, data = said[ANSWERS], said[TRAINING_DATA]
+    return ANSWERS if answers > data else TRAINING_DATA if data > answers else None
 
 
 def _placed(result: Classification, message: str) -> None:

@@ -9,8 +9,9 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.detectors.data_output import holds_model
+from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.walk import descendants
 
 ANSWERS = "answers"
 """Variant of a ``purpose`` finding: what the file generates answers held-out questions (evaluation)."""
@@ -37,6 +38,22 @@ PREDICTION_WORDS = frozenset({"prediction", "predictions"})
 """Words of a name for a model's answers to be scored (``predictions``)."""
 DATA_WORDS = frozenset({"teacher", "distill", "distilled", "distillation", "synthetic"})
 """Words of a name that says a model's outputs become training data (``teacher_model``, ``distilled``)."""
+ANSWER_PATH_WORDS = frozenset(
+    {
+        *("answer", "answers", "prediction", "predictions", "preds", "eval", "evaluation", "evals"),
+        *("bench", "benchmark", "judgment", "judgments", "leaderboard"),
+    }
+)
+"""Words of a written file's literal name that say it holds a model's answers (``model_answer/``)."""
+DATA_PATH_WORDS = frozenset(
+    {
+        *("train", "sft", "dpo", "generated", "synthetic", "synth", "distill", "distilled"),
+        *("instructions", "questions", "trajectories", "conversations", "sharegpt", "alpaca"),
+    }
+)
+"""Words of a written file's literal name that say it holds data to train on (``generated_questions``)."""
+OUTPUT_WORDS = frozenset({"output", "out", "save", "dump", "dest", "target"})
+"""Words of a command-line option naming where the file writes (``--output_file``, ``--save_path``)."""
 SPLIT_OPTION = re.compile(r"-*split")
 """A command-line option choosing a split (``--split``, ``-split``)."""
 
@@ -54,7 +71,8 @@ class GenerationPurpose(RouteDetector):
 
     TRIGGERS = (
         *("split", "test", "valid", "eval", "bench", "answer", "question", "predict"),
-        *("teacher", "distill", "synthetic", "conversations", "chosen", "push_to_hub"),
+        *("teacher", "distill", "synthetic", "conversations", "chosen", "open("),
+        *sorted(DATASET_WRITERS),
     )
 
     VALID = (
@@ -64,6 +82,8 @@ class GenerationPurpose(RouteDetector):
         Valid("record = {'prompt': p, 'response': r}\n"),
         Valid("latest = ckpts['latest']\n"),
         Valid("model.push_to_hub('me/model')\n"),
+        Valid("with open('data/generated_answers.json', 'w') as f:\n    f.write(line)\n"),
+        Valid("with open('train_data.json') as f:\n    rows = f.read()\n"),
         Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
     )
     INVALID = (
@@ -86,6 +106,16 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("parser.add_argument('--teacher_model', type=str)\n", "purpose", variant=TRAINING_DATA),
         Invalid("generated.push_to_hub('me/traces')\n", "purpose", variant=TRAINING_DATA),
+        Invalid(
+            "with open(f'data/{name}/model_answer/{model}.jsonl', 'w') as f:\n    f.write(line)\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
+        Invalid(
+            "parser.add_argument('--output_file', default='train_data/train.json')\n",
+            "purpose",
+            variant=TRAINING_DATA,
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -126,16 +156,40 @@ class GenerationPurpose(RouteDetector):
         if called == "push_to_hub" and receiver is not None and not holds_model(receiver):
             self.report(node, "purpose", "publishes what it made as a dataset", variant=TRAINING_DATA)
             return
+        opened = called is None and isinstance(node.func, cst.Name) and node.func.value == "open"
+        if node.args and (
+            (opened and _writes(node))
+            or (called in DATASET_WRITERS and receiver is not None and not holds_model(receiver))
+        ):
+            self._path(node, node.args[0].value)
+            return
         if called != "add_argument" or not node.args:
             return
         option = node.args[0].value
         if not isinstance(option, cst.SimpleString):
             return
         name = str(option.evaluated_value)
-        if SPLIT_OPTION.fullmatch(name) and (default := keyword(node, "default")) is not None:
+        default = keyword(node, "default")
+        if SPLIT_OPTION.fullmatch(name) and default is not None:
             self._split(node, default.value)
         elif name.startswith("-"):
-            self._named(node, name.lstrip("-").replace("-", "_"))
+            option_name = name.lstrip("-").replace("-", "_")
+            self._named(node, option_name)
+            if default is not None and OUTPUT_WORDS & set(words(option_name)):
+                self._path(node, default.value)  # --output_file, default "train_data/train.json"
+
+    def _path(self, node: cst.CSTNode, path: cst.BaseExpression) -> None:
+        """Report a file written whose literal name says what goes in it (``model_answer/``, ``sft_data``)."""
+        text = " ".join(
+            str(n.evaluated_value) if isinstance(n, cst.SimpleString) else n.value
+            for n in (path, *descendants(path))
+            if isinstance(n, cst.SimpleString | cst.FormattedStringText)
+        )
+        said = set(re.findall(r"[a-z]+", text.lower()))
+        if said & ANSWER_PATH_WORDS and not said & DATA_PATH_WORDS:
+            self.report(node, "purpose", "writes to a file named for answers", variant=ANSWERS)
+        elif said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:
+            self.report(node, "purpose", "writes to a file named for training data", variant=TRAINING_DATA)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # dataset["test"]: a split of a DatasetDict taken by its key
@@ -163,3 +217,13 @@ class GenerationPurpose(RouteDetector):
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
             self.report(node, "purpose", message, variant=TRAINING_DATA)
+
+
+def _writes(call: cst.Call) -> bool:
+    """Say whether ``open(path, mode)`` opens for writing (``w``, ``a``, ``x``)."""
+    mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
+    return (
+        mode is not None
+        and isinstance(mode.value, cst.SimpleString)
+        and str(mode.value.evaluated_value)[:1] in ("w", "a", "x")
+    )
