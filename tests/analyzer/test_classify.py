@@ -905,7 +905,7 @@ def test_a_file_among_evaluation_code_writes_answers_not_a_dataset(tmp_path: Pat
     script = (
         "from vllm import LLM\nfrom datasets import Dataset\n"
         "outs = LLM('m').generate(questions)\n"
-        "Dataset.from_dict({'answer': [o.outputs[0].text for o in outs]}).to_json('answers.jsonl')\n"
+        "Dataset.from_dict({'answer': [o.outputs[0].text for o in outs]}).to_json('out.jsonl')\n"
     )
     generated = classify_path(write(tmp_path / "data", "generate.py", script))
     assert (generated.primary, generated.role) == ("DISTILLATION", "data_generation")
@@ -1029,7 +1029,7 @@ def test_only_the_nearest_folders_place_a_file_among_evaluation_code(tmp_path: P
     script = (
         "from vllm import LLM\nfrom datasets import Dataset\n"
         "outs = LLM('m').generate(questions)\n"
-        "Dataset.from_dict({'answer': [o.outputs[0].text for o in outs]}).to_json('answers.jsonl')\n"
+        "Dataset.from_dict({'answer': [o.outputs[0].text for o in outs]}).to_json('out.jsonl')\n"
     )
     # a folder named so far above the workspace says nothing of the file
     far = classify_path(write(tmp_path / "evals" / "run1" / "agent" / "src", "sample.py", script))

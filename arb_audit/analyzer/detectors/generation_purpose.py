@@ -72,7 +72,7 @@ class GenerationPurpose(RouteDetector):
     TRIGGERS = (
         *("split", "test", "valid", "eval", "bench", "answer", "question", "predict"),
         *("teacher", "distill", "synthetic", "conversations", "chosen", "open("),
-        *sorted(DATASET_WRITERS),
+        *("add_argument", *sorted(DATASET_WRITERS)),
     )
 
     VALID = (
