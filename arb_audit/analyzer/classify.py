@@ -27,7 +27,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
     TRAINER_EVALUATION,
 )
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
-from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS
+from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFERENCE_PAIRS
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
@@ -76,7 +76,8 @@ BASES: dict[str, str] = {
     "framework": "an entry of the framework table (a known trainer, pipeline or train function)",
     "command": "a literal training command line the file runs",
     "code": "code that combines weights, or a loss-shaped function not tied to a gradient step",
-    "data": "the batch's targets, masked for a token cross-entropy, where the loss is in another file",
+    "data": "the batch's targets, masked for a token cross-entropy (or in chosen/rejected pairs, for a "
+    "preference loss), where the loss is in another file",
     "name": "a trainer or config class, resolved to its qualified name",
 }
 """What can decide a file's stage, most direct first (TAXONOMY.md: the gradient step decides)."""
@@ -396,7 +397,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     )
     adapter = next((f.variant for f in findings if f.signal == "adapter"), None)
     variants = {f.kind: f.variant for f in findings if f.signal == "variant"}
-    masked = [f for f in findings if f.signal == "loss" and f.variant == MASKED_TARGETS]
+    masked = [f for f in findings if f.signal == "loss" and f.variant in DATA_SHAPES]
     commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
     if reward_head and steps and not stages:
@@ -460,8 +461,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             labels.append("EVAL_ONLY")
     elif steps and masked:
         # the loss is in a helper of another file, the batch's targets are masked for cross-entropy
-        result.role, result.primary, labels = "training", "SFT", ["SFT"]
-        stage = Stage("sft", evidence=[*masked[:1], *steps[:2]], decided_by="data", confidence="low")
+        # (or, in chosen/rejected pairs, for a preference loss)
+        kind = masked[0].kind or "sft"
+        result.role, result.primary = "training", STAGE_LABELS[kind]
+        labels = [result.primary]
+        stage = Stage(kind, evidence=[*masked[:1], *steps[:2]], decided_by="data", confidence="low")
         result.stages = [stage]
     elif steps:
         # Weights are updated but the loss has no recognised form: an honest unknown, never "no training".
@@ -490,7 +494,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         "loss" in signals
         and not evaluated
         and (
-            any(f.signal == "loss" and f.variant != MASKED_TARGETS for f in findings)
+            any(f.signal == "loss" and f.variant not in DATA_SHAPES for f in findings)
             or not signals & {"generation", "inference", "scoring"}
         )
     ):
@@ -648,6 +652,9 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
+DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS})
+"""Variants of a ``loss`` finding read from the data's shape, not from a loss: the weakest evidence of a
+stage, and in a file that runs a model, as likely what it measures."""
 WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}
 """Labels a launched command can have that train nothing, and the role of a file launching only them."""
 GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer"})

@@ -19,6 +19,8 @@ TARGET_WORDS = frozenset({"labels", "label", "targets", "target", "ignore", "mas
 """Words of what -100 is written into or named as: the targets, or the ignore index itself."""
 PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
 """Fields of preference pairs, whose collators mask their targets the same way for another loss."""
+PREFERENCE_PAIRS = "preference_pairs"
+"""Variant of the ``loss`` finding: chosen/rejected targets are masked the same way, for a preference loss."""
 MASKED_TARGETS = "masked_targets"
 """Variant of the ``loss`` finding: targets are masked for a token cross-entropy."""
 
@@ -58,10 +60,16 @@ class MaskedTargets(RouteDetector):
         Valid("from consts import IGNORE_IDX\nprint(IGNORE_IDX)\n"),
         Valid("offset = scores - 100\n"),
         Valid("scores = {'reward': -100}\nclip(x, min_value=-100)\n"),
-        Valid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n"),
-        Valid("class SimPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n"),
+        Valid("class PPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n"),
     )
     INVALID = (
+        Invalid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n", "loss", "dpo", PREFERENCE_PAIRS),
+        Invalid(
+            "class SimPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n",
+            "loss",
+            "dpo",
+            PREFERENCE_PAIRS,
+        ),
         Invalid("labels[:prompt_len] = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid("IGNORE_INDEX = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid(
@@ -158,11 +166,13 @@ class MaskedTargets(RouteDetector):
 
     def _found(self, node: cst.CSTNode) -> None:
         # in a class or function named for another route (``SimPOConfig.label_pad_token_id``) the
-        # masked targets feed that route's loss
-        other = any(
-            (named := route_word(n, strict=True)) is not None and named[0] != "SFT" for n in self.enclosing()
-        )
-        if self.found is None and not other:
+        # masked targets feed that route's loss: a preference one's are its pairs' targets
+        routes = {named[0] for n in self.enclosing() if (named := route_word(n, strict=True)) is not None}
+        if routes - {"SFT", "DPO"}:
+            return
+        if "DPO" in routes:
+            self.preferences = True
+        if self.found is None:
             self.found = (node, self.context.statements[-1] if self.context.statements else None)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -175,7 +185,16 @@ class MaskedTargets(RouteDetector):
             self.preferences = bool(PREFERENCE_WORDS & set(words(name)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.found is not None and not self.preferences:
-            node, statement = self.found
-            message = "targets are masked with the ignore index (a token cross-entropy on given targets)"
-            self.report(node, "loss", message, statement=statement, kind="sft", variant=MASKED_TARGETS)
+        if self.found is None:
+            return
+        node, statement = self.found
+        if self.preferences:
+            # DPO's collators mask each answer's prompt the same way (a reward model's pairs need no
+            # targets at all): the data of a preference loss
+            message = (
+                "chosen and rejected targets are masked with the ignore index (a preference loss's pairs)"
+            )
+            self.report(node, "loss", message, statement=statement, kind="dpo", variant=PREFERENCE_PAIRS)
+            return
+        message = "targets are masked with the ignore index (a token cross-entropy on given targets)"
+        self.report(node, "loss", message, statement=statement, kind="sft", variant=MASKED_TARGETS)
