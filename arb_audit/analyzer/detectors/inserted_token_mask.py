@@ -1,0 +1,110 @@
+"""A rollout's loss mask that keeps the model's tokens and drops tokens inserted between its turns."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from arb_audit.analyzer.calls import is_generation, is_generation_helper, method
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import dotted
+
+INSERTED_TOKENS = "inserted_tokens"
+"""Variant of an ``interactive`` finding: a mask marks the tokens inserted between the model's turns."""
+MASK_WORDS = frozenset({"mask", "masks"})
+"""Words of a per-token mask (``response_mask``, ``result_masks``, ``loss_mask``)."""
+
+
+class InsertedTokenMask(RouteDetector):
+    """Trajectories built for training that interleave the model's tokens with inserted ones.
+
+    An agent loop that trains (verl's tool agent loop, a rollout with tools) grows a per-token mask
+    beside the sequence: ones for what the model generated (``mask += [1] * len(generated)``), zeros
+    for what the loop inserted — a tool's result, an environment's observation, an interaction's reply
+    (``mask.extend([0] * len(tool_ids))``) — so that the loss skips them. Both kinds appended to one mask,
+    in a file that generates, is the shape of multi-turn rollouts made to be trained on (TAXONOMY.md:
+    online RL); an evaluation loop keeps no loss mask. A mask built in one expression
+    (``[0] * len(prompt) + [1] * len(answer)``) masks a prompt, and a dataset's masks of human turns are
+    built where nothing generates: neither is reported.
+    """
+
+    TRIGGERS = ("mask",)
+
+    VALID = (
+        Valid("mask = [0] * len(prompt) + [1] * len(answer)\nout = model.generate(x)\n"),
+        Valid(
+            "for turn in conversation:\n    ids += tok(turn.text)\n"
+            "    target_mask += [1] * n if turn.role == 'assistant' else [0] * n\n"
+        ),
+        Valid(
+            "for turn in turns:\n    target_mask += [0] * len(human_ids)\n"
+            "    target_mask += [1] * len(assistant_ids)\n"
+        ),
+        Valid("out = model.generate(x)\nloss_mask += [1] * len(out)\n"),
+    )
+    INVALID = (
+        Invalid(
+            "out = llm.generate(prompt_ids)\nstate.response_mask += [1] * len(out)\n"
+            "tool_ids = tok(run_tool(out))\nstate.response_mask += [0] * len(tool_ids)\n",
+            "interactive",
+            variant=INSERTED_TOKENS,
+        ),
+        Invalid(
+            "outputs = engine.generate(batch)\nresult_masks[i].extend([1] * len(tokens))\n"
+            "result_masks[i].extend([0] * len(result_tokens))\n",
+            "interactive",
+            variant=INSERTED_TOKENS,
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.generates = False
+        self.grown: dict[str, dict[int, tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
+        """Per mask (its dotted name, indices dropped): the node (and statement) that appended ones, zeros."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.generates and (is_generation(node, self.names) or is_generation_helper(node, self.names)):
+            self.generates = True
+        if method(node) == "extend" and len(node.args) == 1 and isinstance(node.func, cst.Attribute):
+            self._grown(node, node.func.value, node.args[0].value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self._grown(node, node.target, node.value)
+
+    def _grown(self, node: cst.CSTNode, mask: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """Note a mask grown by a run of ones or zeros (``[1] * n``)."""
+        while isinstance(mask, cst.Subscript):
+            mask = mask.value  # result_masks[i]: the masks of all the rollouts
+        name = dotted(mask)
+        if not name or not MASK_WORDS & set(words(name.rsplit(".", 1)[-1])):
+            return
+        flag = _run_of(value)
+        if flag is not None:
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.grown.setdefault(name, {}).setdefault(flag, (node, statement))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.generates:
+            return
+        for name, flags in self.grown.items():
+            if flags.keys() == {0, 1}:
+                node, statement = flags[0]
+                message = f"{name} keeps the model's tokens and drops those inserted between its turns"
+                self.report(
+                    node, "interactive", message, statement, variant=INSERTED_TOKENS, interactive=True
+                )
+                return
+
+
+def _run_of(value: cst.BaseExpression) -> int | None:
+    """Return 1 or 0 for ``[1] * n`` (or ``n * [1]``), None for anything else."""
+    if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Multiply):
+        return None
+    for side in (value.left, value.right):
+        if isinstance(side, cst.List) and len(side.elements) == 1:
+            element = side.elements[0].value
+            if isinstance(element, cst.Integer) and element.value in ("0", "1"):
+                return int(element.value)
+    return None
