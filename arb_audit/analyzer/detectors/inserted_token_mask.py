@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation, is_generation_helper, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted
@@ -60,14 +59,21 @@ class InsertedTokenMask(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.generates = False
+        """A generate method is called in the file."""
         self.grown: dict[str, dict[int, tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         """Per mask (its dotted name, indices dropped): the node (and statement) that appended ones, zeros."""
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.generates and (is_generation(node, self.names) or is_generation_helper(node, self.names)):
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        called = func.attr.value
+        if called == "extend" and len(node.args) == 1:
+            self._grown(node, func.value, node.args[0].value)
+        elif "generate" in called:
+            # a model's or an engine's generate method (``engine.generate``, ``async_generate``): a
+            # name test only, as the masks are what decides here
             self.generates = True
-        if method(node) == "extend" and len(node.args) == 1 and isinstance(node.func, cst.Attribute):
-            self._grown(node, node.func.value, node.args[0].value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign):
