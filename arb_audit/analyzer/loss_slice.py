@@ -438,6 +438,10 @@ class Slice:
                     text = node.value.strip("'\"bru")
                     if text.isidentifier():
                         f.words.update(words(text))
+                        if text in ADVANTAGE_WORDS and (-2, text) not in seen_names:
+                            # ``inputs["advantages"]``: the record's field, as ``batch.advantages``
+                            seen_names.add((-2, text))
+                            pending.extend((s, v, depth) for s, v in self._named(text))
                 elif isinstance(node, cst.Call):
                     self._call(node, scope, depth, f, pending, seen_functions)
                 elif isinstance(node, cst.Arg) and node.keyword is not None:

@@ -359,6 +359,19 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid(
+            "import torch\nclass MyTrainer(Trainer):\n"
+            "    def _prepare(self, rewards):\n"
+            "        mean = rewards.view(-1, self.num_generations).mean(dim=1)\n"
+            "        std = rewards.view(-1, self.num_generations).std(dim=1)\n"
+            "        advantages = (rewards - mean) / (std + 1e-4)\n"
+            "        return {'completion_ids': ids, 'advantages': advantages}\n"
+            "    def compute_loss(self, model, inputs):\n"
+            "        ratio = torch.exp(inputs['logps'] - inputs['old_logps'])\n"
+            "        return -(ratio * inputs['advantages'].unsqueeze(1)).mean()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        Invalid(
             "from losses import OddsRatioLoss\nodds_ratio = OddsRatioLoss()\n"
             "nll = model(input_ids=chosen_ids, labels=labels).loss\n"
             "chosen_logps = logps_of(model, chosen_ids)\nreject_logps = logps_of(model, reject_ids)\n"
