@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
 WEIGHT_LOADERS = frozenset({"torch.load", "safetensors.torch.load_file", "safetensors.safe_open"})
@@ -39,15 +40,41 @@ def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
     return found
 
 
+PROGRESS_BARS = frozenset({"tqdm", "track", "trange"})
+"""Wrappers that show a loop's progress and yield what they are given."""
+NAMED_TENSORS = frozenset({"items", "named_parameters"})
+"""Methods whose loop yields (name, tensor) pairs: a mapping's items, a model's parameters."""
+
+
 def _items_of(iterable: cst.BaseExpression) -> str | None:
-    """Code of the mapping a loop walks with ``.items()`` (its value variable stands for ``m[key]``)."""
+    """Code of the mapping (or model) a loop walks by name (its value variable stands for ``m[key]``).
+
+    ``sd.items()``, ``model.named_parameters()``, also inside a progress bar (``tqdm(sd.items())``).
+    """
     if (
         isinstance(iterable, cst.Call)
-        and method(iterable) == "items"
+        and last_name(iterable.func) in PROGRESS_BARS
+        and iterable.args
+        and iterable.args[0].keyword is None
+    ):
+        iterable = iterable.args[0].value
+    if (
+        isinstance(iterable, cst.Call)
+        and method(iterable) in NAMED_TENSORS
         and isinstance(iterable.func, cst.Attribute)
     ):
         return cst.Module([]).code_for_node(iterable.func.value)
     return None
+
+
+def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
+    """Say whether an assignment target is a walked tensor's data (``param.data = ...``), set in place."""
+    return (
+        isinstance(target, cst.Attribute)
+        and target.attr.value == "data"
+        and isinstance(target.value, cst.Name)
+        and target.value.value in walked
+    )
 
 
 IN_PLACE_SUMS = frozenset({"add_", "sub_"})
@@ -78,6 +105,10 @@ class WeightAverage(RouteDetector):
     VALID = (
         Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
+        Valid(
+            "sd = model.state_dict()\nfor name, param in model.named_parameters():\n"
+            "    param.data = param.data * scale\n"
+        ),
         Valid(
             "class Policy:\n    def state_dict(self):\n        return self.model.state_dict()\n"
             "for i in range(len(batch)):\n    old_logprobs[i] = mask(logprobs[i], masks[i])\n"
@@ -118,6 +149,14 @@ class WeightAverage(RouteDetector):
         Invalid(
             "sd_a, sd_b = model_a.state_dict(), model_b.state_dict()\nmerged = {}\n"
             "for name in sd_a:\n    merged[name] = alpha * sd_a[name] + (1 - alpha) * sd_b[name]\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "for name, param in tqdm(tuned.named_parameters()):\n    base_param = base.state_dict()[name]\n"
+            "    param.data = param.data + alpha * (param.data - base_param.data)\n"
+            "tuned.save_pretrained(out)\n",
             "stage",
             "merge",
             "weight_average",
@@ -210,7 +249,10 @@ class WeightAverage(RouteDetector):
         writes = False
         for statement in statements:
             if isinstance(statement, cst.Assign):
-                writes = writes or any(_keyed_sources(t.target, key) for t in statement.targets)
+                writes = writes or any(
+                    _keyed_sources(t.target, key) or _writes_walked(t.target, walked)
+                    for t in statement.targets
+                )
                 value: cst.BaseExpression = statement.value
             elif isinstance(statement, cst.AugAssign):
                 value = statement.value
