@@ -375,11 +375,18 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("preference.train_dpo.main", "dpo", "dpo"),
             Entry("distillation.train_on_policy.main", "sft", "on_policy_distillation", "distilled"),
             Entry("distillation.train_off_policy.main", "sft", "distillation", "distilled"),
+            # folds a trained LoRA adapter into the base model's weights and saves the merged model
+            Entry("weights.build_hf_model", "merge"),
         ),
         invalid=(
             (
                 "from tinker_cookbook.rl.train import Config, main\nasyncio.run(main(Config(lr=1e-5)))\n",
                 "GRPO",
+            ),
+            (
+                "from tinker_cookbook.weights import build_hf_model\n"
+                "build_hf_model(base_model=m, adapter_path=a, output_path=o)\n",
+                "MERGE",
             ),
             ("from tinker_cookbook.supervised import train\nasyncio.run(train.main(config))\n", "SFT"),
         ),
