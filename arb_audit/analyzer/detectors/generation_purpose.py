@@ -65,12 +65,12 @@ class GenerationPurpose(RouteDetector):
     teacher, a training split, into conversations or preference pairs. Each cue is a ``purpose``
     finding (variant :data:`ANSWERS` or :data:`TRAINING_DATA`); the file's role weighs them only when
     it trains nothing (TAXONOMY.md: ``eval`` versus ``data_generation``). Names are read where they are
-    bound (assignments, parameters, command-line options), never in comments.
+    bound (assignments, parameters, classes, functions, command-line options), never in comments.
     """
 
     TRIGGERS = (
         *("split", "test", "valid", "eval", "bench", "answer", "question", "predict"),
-        *("teacher", "distill", "synthetic", "conversations", "chosen", "open("),
+        *("teacher", "distill", "Distill", "synthetic", "conversations", "chosen", "open("),
         *("add_argument", *sorted(DATASET_WRITERS)),
     )
 
@@ -105,6 +105,11 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("parser.add_argument('--teacher_model', type=str)\n", "purpose", variant=TRAINING_DATA),
         Invalid("generated.push_to_hub('me/traces')\n", "purpose", variant=TRAINING_DATA),
+        Invalid(
+            "class DistillSampler(Sampler):\n    def run(self, rows):\n        return rows\n",
+            "purpose",
+            variant=TRAINING_DATA,
+        ),
         Invalid(
             "with open(f'data/{name}/model_answer/{model}.jsonl', 'w') as f:\n    f.write(line)\n",
             "purpose",
@@ -205,6 +210,12 @@ class GenerationPurpose(RouteDetector):
             self._named(node, target.attr.value)
 
     def visit_Param(self, node: cst.Param) -> None:
+        self._named(node, node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._named(node, node.name.value)  # class DistillSampler: what its code makes
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._named(node, node.name.value)
 
     def visit_Dict(self, node: cst.Dict) -> None:
