@@ -155,6 +155,10 @@ class FileContext:
         """The trainer each call looked up so far constructs, by (call, scope), as for names."""
 
 
+MAX_MESSAGE = 240
+"""Longest message a finding keeps (characters)."""
+
+
 class RouteDetector(cst.BatchableCSTVisitor):
     """Base of every detector; subclasses document themselves in their docstring."""
 
@@ -232,6 +236,9 @@ class RouteDetector(cst.BatchableCSTVisitor):
         """
         if statement is None and self.context.statements:
             statement = self.context.statements[-1]
+        if len(message) > MAX_MESSAGE:
+            # messages quote names from the file: a hostile one is not copied whole into the report
+            message = message[: MAX_MESSAGE - 1] + "…"
         self.context.findings.append(
             Finding(
                 type(self).__name__,

@@ -83,3 +83,14 @@ def test_a_file_that_takes_too_long_is_stopped_and_named(tmp_path: Path) -> None
     assert time.monotonic() - start < 20
     assert "took longer than 1 s" in (results["slow.py"].error or "")
     assert results["a_good.py"].primary == results["z_good.py"].primary == "SFT"
+
+
+def test_a_hostile_name_quoted_in_a_finding_is_not_copied_whole(tmp_path: Path) -> None:
+    # messages quote names from the file; one of 300 000 characters is cut, the verdict unchanged
+    name = "bench_" + "x" * 300_000
+    script = f"from vllm import LLM\n{name} = 1\nouts = LLM('m').generate(x)\n"
+    (path := tmp_path / "gen.py").write_text(script)
+    (result,) = classify_many([path], jobs=0)
+    assert result.primary == "EVAL_ONLY"
+    assert any(f.signal == "purpose" for f in result.findings)
+    assert all(len(f.message) <= 240 for f in result.findings)
