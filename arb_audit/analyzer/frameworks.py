@@ -948,11 +948,33 @@ def _word_matches(word: str, pattern: str) -> bool:
     return fnmatchcase(word, pattern) or fnmatchcase(word.rsplit("/", 1)[-1], pattern)
 
 
+_WILDCARDS = frozenset("*?[")
+_BY_FIRST_WORD: dict[str, list[int]] = {}
+"""Positions in :data:`COMMANDS` of the commands that begin with a word (``-m``: either module flag)."""
+_FIRST_WILDCARD: list[int] = []
+"""Positions of the commands whose first word is a pattern (``*open_r1/sft.py``)."""
+for _at, (_pattern, _) in enumerate(COMMANDS):
+    if _WILDCARDS & set(_pattern[0]):
+        _FIRST_WILDCARD.append(_at)
+    for _literal in MODULE_FLAGS if _pattern[0] == "-m" else (_pattern[0],):
+        _BY_FIRST_WORD.setdefault(_literal, []).append(_at)
+
+
 def commands_in(words: Sequence[str]) -> list[tuple[int, Entry]]:
-    """Return each table command a command line's words hold: the index of the word after it, its entry."""
+    """Return each table command a command line's words hold: the index of the word after it, its entry.
+
+    Only the commands whose first word can match a word are tried at it (a hostile line of half a
+    million words is read in linear time).
+    """
     found = []
-    for i in range(len(words)):
-        for pattern, entry in COMMANDS:
+    for i, word in enumerate(words):
+        candidates = {
+            *_BY_FIRST_WORD.get(word, ()),
+            *_BY_FIRST_WORD.get(word.rsplit("/", 1)[-1], ()),
+            *(at for at in _FIRST_WILDCARD if _word_matches(word, COMMANDS[at][0][0])),
+        }
+        for at in sorted(candidates):  # in the table's order, as every command was tried before
+            pattern, entry = COMMANDS[at]
             end = i + len(pattern)
             if end <= len(words) and all(
                 _word_matches(w, p) for w, p in zip(words[i:end], pattern, strict=True)
