@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from arb_audit.analyzer.classify import WORK_ROLES, Classification, classify_sou
 from arb_audit.analyzer.detector import Finding, Signal
 from arb_audit.analyzer.frameworks import Entry, commands_in
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import LABEL_KINDS, ROUTE_WORDS, route_word
 from arb_audit.inert import inert
@@ -372,10 +372,7 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
     whose value names one of the launcher's ``possible`` routes is what ran, whatever its default; so
     does a switch named for one turned on (``--use_dpo True``).
     """
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        words = command.split()
+    words = shell_words(command, comments=True) or command.split()
     for key, value in _settings(words):
         label = ROUTE_WORDS.get(value.lower()) or estimator_label(value, key.endswith(ESTIMATOR_FLAGS))
         if label is None and value.lower() in TRUE_VALUES:
@@ -593,10 +590,7 @@ def _command_routes(
     depth: int = 0,
     classified: dict[Path, Classification] | None = None,
 ) -> list[Finding]:
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        words = command.split()
+    words = shell_words(command, comments=True) or command.split()
     # ``ACCELERATE_LOG_LEVEL=info accelerate launch ...``, ``env A=1 python ...``: the environment
     # set for one command is not the command
     while words and (words[0] == "env" or _ENV_WORD.match(words[0])):

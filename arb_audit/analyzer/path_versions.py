@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +21,7 @@ from typing import Literal
 
 from arb_audit.analyzer.classify import Stage
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
+from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.model import ArtifactInfo, Command
 from arb_audit.taxonomy.trainer_logs import kind_from_log_keys
 
@@ -110,10 +110,7 @@ def copy_source(segment: str, artifact: str) -> str | None:
 def _words(segment: str) -> list[str] | None:
     if len(segment) > MAX_SEGMENT_CHARS or not _FILE_WORD.search(segment):
         return None  # shlex is slow on long text; a file command is short and names its program
-    try:
-        return shlex.split(segment, comments=True)
-    except ValueError:
-        return None
+    return shell_words(segment, comments=True)
 
 
 def _copy(segment: str) -> tuple[str, str] | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -21,6 +20,7 @@ from arb_audit.analyzer.classify import Classification, Stage
 from arb_audit.analyzer.launchers import chosen_route
 from arb_audit.analyzer.path_versions import END, Moment, PathVersions, Write, same_path
 from arb_audit.analyzer.scripts_run import MAX_SEGMENT_CHARS, ScriptRun
+from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.evidence import Evidence, excerpt
 from arb_audit.model import ArtifactInfo, Command, Revision, RunRecord, Submission
 from arb_audit.taxonomy.routes import KIND_LABELS, label_of, lineage_label
@@ -471,9 +471,8 @@ def _command_models(code: RunCode, command: Command, artifact: str) -> list[str]
     """
     if len(command.command) > MAX_SEGMENT_CHARS:
         return []
-    try:
-        words = shlex.split(command.command, comments=True)
-    except ValueError:
+    words = shell_words(command.command, comments=True)
+    if words is None:
         return []
     record = code.record
     known = {a.path for a in record.artifacts} | {

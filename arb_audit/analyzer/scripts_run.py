@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass, field
 
+from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.model import Command, Revision
 
 RUNNERS = frozenset(
@@ -70,10 +70,7 @@ def _program(word: str) -> str:
 
 
 def _words(segment: str) -> list[str]:
-    try:
-        return shlex.split(segment, comments=True)
-    except ValueError:
-        return segment.split()
+    return shell_words(segment, comments=True) or segment.split()
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, SUBCOMMAND_WORDS
 from arb_audit.analyzer.launchers import LAUNCHERS, command_routes
+from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
 NOT_COMMANDS = frozenset({"help", "description", "epilog", "usage"})
@@ -48,10 +49,7 @@ def _script_route(script: str) -> str | None:
 def launched_routes(text: str) -> list[str]:
     """Return the routes the command lines in ``text`` run, by the table or by the script they run."""
     text = text[:MAX_COMMAND_TEXT]
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        words = text.split()
+    words = shell_words(text) or text.split()
     routes: list[str] = []
     for i, word in enumerate(words):
         if PurePosixPath(word).name.split(".")[0] not in LAUNCHERS:

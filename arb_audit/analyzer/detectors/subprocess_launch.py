@@ -8,6 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.launchers import command_routes
+from arb_audit.analyzer.shell_words import shell_words
 
 RUNNERS = frozenset(
     {
@@ -54,10 +55,7 @@ def _literal_words(
         return [w for w in words if isinstance(w, str)]
     else:
         return None
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return None
+    return shell_words(text)
 
 
 class SubprocessLaunch(RouteDetector):
