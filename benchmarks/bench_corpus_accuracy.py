@@ -9,7 +9,9 @@ Run on demand::
 
 where each DIR holds ``<id>.py`` as ``../shared/corpus/assemble.sh`` writes them. ``--spot`` measures the
 spot sets (``benchmarks/spot_sets/README.md``): each row's repository is exported at its commit from
-``MIRROR_ROOT/owner+name/repo`` into ``WORK_DIR/owner+name`` and the file is classified in place. The two
+``MIRROR_ROOT/owner+name/repo`` into ``WORK_DIR/owner+name`` and the file is classified in place; with
+``--flat`` each file is written alone as ``WORK_DIR/flat/<id><suffix>`` (no path to read, as the held-out
+sets are given) and classified there. The two
 positional folders are measured against ``../shared/corpus/dev.tsv`` and
 ``../shared/corpus/dev_wide.tsv``. Each corpus is reported on its own — ``dev.tsv`` is what the detectors
 were built on and is never an accuracy figure by itself — with: primary-label accuracy, per-label
@@ -98,6 +100,29 @@ def exported(mirrors: Path, work: Path) -> Callable[[dict[str, str]], Path]:
         if not folder.exists():
             export(mirrors / folder.name / "repo", row["commit"], folder)
         return folder / row["path"]
+
+    return where
+
+
+def flattened(mirrors: Path, work: Path) -> Callable[[dict[str, str]], Path]:
+    """Where a spot set's row's file is written alone, as ``assemble.sh`` writes a corpus (no path).
+
+    ``WORK/flat/<id><suffix>``: what the held-out sets are like (a file's place cannot speak for it).
+    """
+
+    def where(row: dict[str, str]) -> Path:
+        target = work / "flat" / (row["id"] + Path(row["path"]).suffix)
+        if not target.exists():
+            git_dir = mirrors / row["repo"].replace("/", "+", 1) / "repo"
+            blob = subprocess.run(
+                ["git", "-C", str(git_dir), "show", f"{row['commit']}:{row['path']}"],
+                capture_output=True,
+                check=False,
+            )
+            if blob.returncode == 0:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(blob.stdout)
+        return target
 
     return where
 
@@ -223,6 +248,9 @@ def main() -> None:
     parser.add_argument(
         "--spot", nargs="+", metavar="MIRROR_ROOT WORK_DIR SET", help="spot sets (benchmarks/spot_sets/*.tsv)"
     )
+    parser.add_argument(
+        "--flat", action="store_true", help="spot set files each alone as <id>.py, as the held-out sets are"
+    )
     args = parser.parse_args()
     corpora: list[tuple[str, Callable[[dict[str, str]], Path], Path]] = []
     if args.dev is not None:
@@ -235,7 +263,8 @@ def main() -> None:
         mirrors, work, *manifests = args.spot
         if not manifests:
             parser.error("--spot needs MIRROR_ROOT WORK_DIR and at least one spot set")
-        corpora += [(Path(m).stem, exported(Path(mirrors), Path(work)), Path(m)) for m in manifests]
+        place = flattened if args.flat else exported
+        corpora += [(Path(m).stem, place(Path(mirrors), Path(work)), Path(m)) for m in manifests]
     if not corpora:
         parser.error("give at least one corpus folder")
     summary([measure(name, where, manifest) for name, where, manifest in corpora])
