@@ -431,7 +431,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         }
     )
     labels: list[str] = []
-    if len(routes) >= 2:
+    if len(routes) >= 2 and "data_output" in signals and not signals & RUNS_OR_TRAINS:
+        # options named for routes in a file that only writes datasets choose which route's data
+        # it prepares (``--split sft|rm|rl``): nothing is trained, launched or generated here
+        result.role, result.primary = "none", "NONE_TRAINING"
+    elif len(routes) >= 2:
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
         result.possible_routes = routes
         result.default_route = next(
@@ -652,6 +656,10 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
+RUNS_OR_TRAINS = frozenset(
+    {"stage", "gradient_step", "loss", "generation", "inference", "scoring", "environment", "interactive"}
+)
+"""Signals of a file that trains, runs a model or plays episodes, rather than only preparing data."""
 DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS})
 """Variants of a ``loss`` finding read from the data's shape, not from a loss: the weakest evidence of a
 stage, and in a file that runs a model, as likely what it measures."""
