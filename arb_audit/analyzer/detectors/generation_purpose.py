@@ -40,7 +40,7 @@ DATA_WORDS = frozenset({"teacher", "distill", "distilled", "distillation", "synt
 ANSWER_PATH_WORDS = frozenset(
     {
         *("answer", "answers", "prediction", "predictions", "preds", "eval", "evaluation", "evals"),
-        *("bench", "benchmark", "judgment", "judgments", "leaderboard"),
+        *("bench", "benchmark", "judgment", "judgments", "leaderboard", "testset"),
     }
 )
 """Words of a written file's literal name that say it holds a model's answers (``model_answer/``)."""
@@ -51,8 +51,9 @@ DATA_PATH_WORDS = frozenset(
     }
 )
 """Words of a written file's literal name that say it holds data to train on (``generated_questions``)."""
-OUTPUT_WORDS = frozenset({"output", "out", "save", "dump", "dest", "target"})
-"""Words of a command-line option naming where the file writes (``--output_file``, ``--save_path``)."""
+FILE_SETTING_WORDS = frozenset({"output", "out", "save", "dump", "dest", "input", "path", "file"})
+"""Words of an option or parameter naming a file read or written (``--output_file``, ``input_data_path``):
+the name of its default says what goes in or comes out."""
 SPLIT_OPTION = re.compile(r"-*split")
 """A command-line option choosing a split (``--split``, ``-split``)."""
 
@@ -112,6 +113,11 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid(
             "with open(f'data/{name}/model_answer/{model}.jsonl', 'w') as f:\n    f.write(line)\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
+        Invalid(
+            "def main(input_data_path='/path/to/WizardLM_testset.jsonl'):\n    pass\n",
             "purpose",
             variant=ANSWERS,
         ),
@@ -179,11 +185,14 @@ class GenerationPurpose(RouteDetector):
         elif name.startswith("-"):
             option_name = name.lstrip("-").replace("-", "_")
             self._named(node, option_name)
-            if default is not None and OUTPUT_WORDS & set(words(option_name)):
+            if default is not None and FILE_SETTING_WORDS & set(words(option_name)):
                 self._path(node, default.value)  # --output_file, default "train_data/train.json"
 
     def _path(self, node: cst.CSTNode, path: cst.BaseExpression) -> None:
-        """Report a file written whose literal name says what goes in it (``model_answer/``, ``sft_data``)."""
+        """Report a file whose literal name says what it holds (``model_answer/``, ``sft_data``, ``testset``).
+
+        A file written holds what the model made; one read by a setting, the questions it answers.
+        """
         text = " ".join(
             _text(n) if isinstance(n, cst.SimpleString) else n.value
             for n in (path, *descendants(path))
@@ -211,6 +220,8 @@ class GenerationPurpose(RouteDetector):
 
     def visit_Param(self, node: cst.Param) -> None:
         self._named(node, node.name.value)
+        if node.default is not None and FILE_SETTING_WORDS & set(words(node.name.value)):
+            self._path(node, node.default)  # input_data_path = "data/WizardLM_testset.jsonl"
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._named(node, node.name.value)  # class DistillSampler: what its code makes
