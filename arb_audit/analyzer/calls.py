@@ -141,10 +141,22 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     found = words(func.value)
     if not found or found[0] in SETUP_WORDS:
         return False
+    if (
+        func.value[:1].isupper()
+        and isinstance(node.func, cst.Name)
+        and not any("." in q for q in names(func))
+    ):
+        return False  # a class of this file named so (``DigitCompletion(...)``, a task) is built, not asked
     named = (
         bool(GENERATION_WORDS & set(found))
         or found[0] == "infer"
-        or (found[0] == "generate" and bool(OUTPUT_WORDS & set(found[1:])))
+        or (
+            # (a function of this file named so shows in its own body whether it asks a model:
+            # ``generate_ground_truth_response`` computes the answer)
+            found[0] == "generate"
+            and bool(OUTPUT_WORDS & set(found[1:]))
+            and (isinstance(node.func, cst.Attribute) or any("." in q for q in names(node.func)))
+        )
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))

@@ -80,6 +80,10 @@ class Generation(RouteDetector):
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("agent.step()\nobs = env.step(action)\n"),
+        Valid(
+            "def generate_ground_truth_response(p):\n    return p[::-1]\ngenerate_ground_truth_response(x)\n"
+        ),
+        Valid("class DigitCompletion:\n    pass\ntask = DigitCompletion(max_number=20)\n"),
         Valid("reply = bot.chat(message)\nsession.chat(text)\n"),
         Valid("text = 'model.generate(x)'\n"),
         Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
