@@ -583,6 +583,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif signals & {"generation", "scoring", "inference"}:
         result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
+    if result.role not in WORK_ROLES.values():
+        # what a model's outputs are for is evidence of an evaluation or a data generation only: in a
+        # file that trains or launches, an ``eval_dataset`` or a ``predictions`` list claims nothing
+        result.findings = [f for f in result.findings if f.signal != "purpose"]
 
 
 EVALUATION_FOLDERS = frozenset({"eval", "evals", "evaluation", "evaluations", "benchmark", "benchmarks"})
