@@ -64,13 +64,13 @@ labels of :data:`arb_audit.analyzer.classify.WORK_ROLES`)."""
 WORK_OF_SIGNAL = {signal: label for label, signal in LAUNCHED_WORK.items()}
 """The label such a finding's signal stands for."""
 TRUE_VALUES = frozenset({"true", "1", "yes"})
+"""Values that turn a command line's switch on."""
 TRAINER_KEYS = frozenset({"trainer", "trainer_cls", "trainer_class", "trainer_type", "trainer_name"})
 """Config keys whose value names the trainer class a framework builds (trlx's ``train.trainer``)."""
 JUDGE_KEY_WORDS = frozenset({"judge", "judges", "annotator", "annotators", "evaluator", "grader"})
 """Words of a config key that sets up a model judging answers (``judge_model``, ``annotators_config``)."""
 RL_ROUTES = frozenset({"GRPO", "PPO", "ONLINE_RL", "UNKNOWN"})
 """Routes of a command whose rollouts a multi-turn setting makes online RL (an unknown loss too)."""
-"""Values that turn a command line's switch on."""
 MAX_VALUE = 4096
 """Characters kept of a shell variable's value."""
 MAX_LEVELS_UP = 3
@@ -570,6 +570,49 @@ NOT_TRAINING_NAME_WORDS = frozenset(
 """Words of a script's name that say it looks at a route's model rather than training it."""
 
 
+EVALUATING_NAME_WORDS = frozenset({"eval", "evaluate", "evaluation", "benchmark"})
+"""First words of a script named for evaluating (``eval_gpqa.py``, ``evaluate.py``)."""
+GENERATING_NAME_WORDS = frozenset({"gen", "generate", "synth", "synthesize", "distill"})
+"""First words of a script named for generating data (``gen_ins.py``, ``generate_data_seqkd.py``)."""
+
+
+def _named_work(script: str, line: int, command: str) -> list[Finding]:
+    """Return what an absent script's file name says it does when it names no training route.
+
+    ``eval_gpqa.py`` evaluates, ``gen_res.py`` generates data, ``merge_models.py`` merges: the name is
+    the evidence left, read by its first word (merging by any), as for :func:`_named_route`.
+    """
+    stem = Path(script).stem
+    said = words(stem)
+    name = Path(script).name
+    if not said:
+        return []
+    if "merge" in said:
+        return [
+            _finding(
+                "ShellLauncher", line, command, f"runs {name} (not read here; its name says MERGE)", "MERGE"
+            )
+        ]
+    work = (
+        "EVAL_ONLY"
+        if said[0] in EVALUATING_NAME_WORDS
+        else "DISTILLATION"
+        if said[0] in GENERATING_NAME_WORDS
+        else None
+    )
+    if work is None:
+        return []
+    return [
+        Finding(
+            "ShellLauncher",
+            LAUNCHED_WORK[work],
+            message=f"runs {name} (not read here; its name says {work})",
+            line=line,
+            excerpt=command.strip()[:160],
+        )
+    ]
+
+
 def _named_route(script: str | None, why: str, line: int, command: str) -> list[Finding]:
     """Return the route a launched script's file name says (``train_dpo.py``) when the script cannot.
 
@@ -670,6 +713,10 @@ def _command_routes(
             )
     elif named is not None and named.endswith(".py") and "$" not in named:
         by_name = _named_route(named, "not read here", line, command)
+        if not by_name and folder is not None:
+            # a launcher's command (not one a Python file writes into a string, whose script name
+            # is all there is to read, as likely a template's): what the script is named for doing
+            by_name = _named_work(named, line, command)
     entries = commands_in(words)
     for end, entry in entries:
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))

@@ -962,9 +962,12 @@ def test_a_launched_script_that_cannot_say_its_route_is_named_for_it(tmp_path: P
     write(tmp_path, "train_dpo.py", "from mylib import CustomTrainer\nCustomTrainer(m).train()\n")
     unknown = classify_path(write(tmp_path, "dpo.sh", "python train_dpo.py --beta 0.1\n"))
     assert unknown.primary == "DPO"
-    # a name with no route word, or named for looking at a route's model, says nothing
+    # a name with no route word says nothing; one named for evaluating a route's model, or for
+    # making data or merging, says that work, not the route
     assert classify_path(write(tmp_path, "q.sh", "python qlora.py --lr 1e-4\n")).primary == "NONE_TRAINING"
-    assert classify_path(write(tmp_path, "e.sh", "python evaluate_grpo.py\n")).primary == "NONE_TRAINING"
+    assert classify_path(write(tmp_path, "e.sh", "python evaluate_grpo.py\n")).primary == "EVAL_ONLY"
+    assert classify_path(write(tmp_path, "g.sh", "python gen_res.py --n 4\n")).primary == "DISTILLATION"
+    assert classify_path(write(tmp_path, "m.sh", "python merge_models.py --a x --b y\n")).primary == "MERGE"
 
 
 def test_an_estimator_extending_a_known_one_is_of_its_family(tmp_path: Path) -> None:
