@@ -216,25 +216,27 @@ class HandwrittenLoss(RouteDetector):
         called = expression.func if isinstance(expression, cst.Call) else expression
         return bool(self.names(called) & NO_GRAD)
 
-    def visit_With(self, node: cst.With) -> None:
-        if any(self._no_grad(item.item) for item in node.items):
+    def _enter(self, node: cst.CSTNode, gradients_off: bool) -> None:
+        if gradients_off:
             self.without_gradients += 1
             self.closed.append(node)
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        if self.closed and self.closed[-1] is node:
+            self.closed.pop()
+            self.without_gradients -= 1
+
+    def visit_With(self, node: cst.With) -> None:
+        self._enter(node, any(self._no_grad(item.item) for item in node.items))
 
     def leave_With(self, original_node: cst.With) -> None:
-        if self.closed and self.closed[-1] is original_node:
-            self.closed.pop()
-            self.without_gradients -= 1
+        self._leave(original_node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if any(self._no_grad(d.decorator) for d in node.decorators):
-            self.without_gradients += 1
-            self.closed.append(node)
+        self._enter(node, any(self._no_grad(d.decorator) for d in node.decorators))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self.closed and self.closed[-1] is original_node:
-            self.closed.pop()
-            self.without_gradients -= 1
+        self._leave(original_node)
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append([False, False, False])
