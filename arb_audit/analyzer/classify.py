@@ -19,7 +19,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
-from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA
+from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA, TRAINING_SHAPED
 from arb_audit.analyzer.detectors.gradient_step import (
     GRADIENTS_READ,
     LOSS_HOOK,
@@ -431,11 +431,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         }
     )
     labels: list[str] = []
-    if len(routes) >= 2 and "data_output" in signals and not signals & RUNS_OR_TRAINS:
-        # options named for routes in a file that only writes datasets choose which route's data
-        # it prepares (``--split sft|rm|rl``): nothing is trained, launched or generated here
-        result.role, result.primary = "none", "NONE_TRAINING"
-    elif len(routes) >= 2:
+    if len(routes) >= 2:
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
         result.possible_routes = routes
         result.default_route = next(
@@ -575,7 +571,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         signals & {"generation", "inference"}
         and "scoring" not in signals
         and evaluation_place(result.path) is None
-        and purpose(findings) == TRAINING_DATA
+        and purpose(findings, written=False) == TRAINING_DATA
     ):
         # a model's outputs made to be trained on (a teacher's, a training split's answers,
         # conversations or pairs), though how they are written is not recognised here
@@ -632,14 +628,15 @@ def data_generation_place(path: str) -> str | None:
     return next((f"{f}/" for f in reversed(folders) if f in DATA_GENERATION_WORDS), None)
 
 
-def purpose(findings: list[Finding]) -> str | None:
+def purpose(findings: list[Finding], written: bool = True) -> str | None:
     """Return what a model's outputs are for, by the more of the file's cues (:mod:`.generation_purpose`).
 
     ``ANSWERS`` or ``TRAINING_DATA``; None without cues, or with as many of each (a pipeline that makes
-    data and evaluates it, with nothing to tell which it mostly does).
+    data and evaluates it, with nothing to tell which it mostly does). ``written``: the file writes its
+    outputs, so records shaped for training and a training split's prompts count as data too.
     """
     said = Counter(f.variant for f in findings if f.signal == "purpose")
-    answers, data = said[ANSWERS], said[TRAINING_DATA]
+    answers, data = said[ANSWERS], said[TRAINING_DATA] + (said[TRAINING_SHAPED] if written else 0)
     return ANSWERS if answers > data else TRAINING_DATA if data > answers else None
 
 
@@ -660,10 +657,6 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
-RUNS_OR_TRAINS = frozenset(
-    {"stage", "gradient_step", "loss", "generation", "inference", "scoring", "environment", "interactive"}
-)
-"""Signals of a file that trains, runs a model or plays episodes, rather than only preparing data."""
 DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS})
 """Variants of a ``loss`` finding read from the data's shape, not from a loss: the weakest evidence of a
 stage, and in a file that runs a model, as likely what it measures."""

@@ -94,3 +94,14 @@ def test_a_hostile_name_quoted_in_a_finding_is_not_copied_whole(tmp_path: Path) 
     assert result.primary == "EVAL_ONLY"
     assert any(f.signal == "purpose" for f in result.findings)
     assert all(len(f.message) <= 240 for f in result.findings)
+
+
+def test_a_cue_repeated_on_every_line_is_reported_once(tmp_path: Path) -> None:
+    # a file padded with the same cue: one finding, and no more than a bounded number of cues in all
+    lines = "".join(f"x{i} = d['test']\nanswer_file_{i} = 1\n" for i in range(3000))
+    (path := tmp_path / "gen.py").write_text("from vllm import LLM\nouts = LLM('m').generate(x)\n" + lines)
+    (result,) = classify_many([path], jobs=0)
+    cues = [f for f in result.findings if f.signal == "purpose"]
+    assert result.primary == "EVAL_ONLY"
+    assert 1 <= len(cues) <= 16
+    assert sum(f.message == "reads a held-out split by its key" for f in cues) == 1

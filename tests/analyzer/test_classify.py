@@ -1061,25 +1061,3 @@ def test_what_a_model_run_makes_is_read_from_what_it_answers_and_for_whom(tmp_pa
     # cues of both kinds say nothing: the file's other evidence decides
     both = written.format(split="test") + "teacher_name = 'big'\n"
     assert classify_path(write(tmp_path, "e.py", both)).primary == "DISTILLATION"
-
-
-def test_options_named_for_routes_in_a_file_that_only_writes_data_choose_no_route(tmp_path: Path) -> None:
-    script = (
-        "import argparse\nfrom datasets import load_dataset\n"
-        "def make_sft_data(out):\n    load_dataset('d', split='train').to_parquet(out)\n"
-        "def make_rm_data(out):\n    load_dataset('d', split='train').to_parquet(out)\n"
-        "parser = argparse.ArgumentParser()\n"
-        "parser.add_argument('--split', choices=['sft', 'rm', 'rl'], required=True)\n"
-        "args = parser.parse_args()\n"
-        "if args.split == 'sft':\n    make_sft_data('sft.parquet')\n"
-        "elif args.split == 'rm':\n    make_rm_data('rm.parquet')\n"
-    )
-    prepared = classify_path(write(tmp_path, "prepare.py", script))
-    assert (prepared.primary, prepared.role) == ("NONE_TRAINING", "none")
-    # the same options in a file that runs the trainers choose the route
-    trainers = "import argparse\nfrom trl import SFTTrainer, RewardTrainer\n"
-    launched = script.replace("import argparse\n", trainers) + (
-        "if args.split == 'sft':\n    SFTTrainer(model=m).train()\n"
-        "else:\n    RewardTrainer(model=m).train()\n"
-    )
-    assert classify_path(write(tmp_path, "run.py", launched)).primary == "CONFIG_DEPENDENT"

@@ -16,6 +16,9 @@ ANSWERS = "answers"
 """Variant of a ``purpose`` finding: what the file generates answers held-out questions (evaluation)."""
 TRAINING_DATA = "training_data"
 """Variant of a ``purpose`` finding: what the file generates is made to be trained on."""
+TRAINING_SHAPED = "training_shaped"
+"""Variant of a ``purpose`` finding: the file reads a training split or builds records shaped for
+training (conversations, pairs), which a demo or an evaluation may do too: data only when written."""
 
 HELD_OUT_SPLITS = frozenset({"test", "validation", "valid", "val", "dev", "eval", "evaluation"})
 """First words of a dataset split kept out of training (``test``, ``test_gen``, ``validation``)."""
@@ -51,9 +54,13 @@ DATA_PATH_WORDS = frozenset(
     }
 )
 """Words of a written file's literal name that say it holds data to train on (``generated_questions``)."""
-FILE_SETTING_WORDS = frozenset({"output", "out", "save", "dump", "dest", "input", "path", "file"})
-"""Words of an option or parameter naming a file read or written (``--output_file``, ``input_data_path``):
-the name of its default says what goes in or comes out."""
+WRITTEN_SETTING_WORDS = frozenset({"output", "out", "save", "dump", "dest"})
+"""Words of an option or parameter naming a file written (``--output_file``, ``save_path``)."""
+FILE_SETTING_WORDS = frozenset({*WRITTEN_SETTING_WORDS, "input", "path", "file"})
+"""Words of an option or parameter naming a file (``input_data_path``): the name of its default says
+what goes in (a benchmark's questions, only) or comes out."""
+MAX_CUES = 16
+"""Most cues one file reports (distinct ones: enough to weigh, few enough to place and show)."""
 SPLIT_OPTION = re.compile(r"-*split")
 """A command-line option choosing a split (``--split``, ``-split``)."""
 
@@ -84,6 +91,7 @@ class GenerationPurpose(RouteDetector):
         Valid("model.push_to_hub('me/model')\n"),
         Valid("with open('data/generated_answers.json', 'w') as f:\n    f.write(line)\n"),
         Valid("with open('train_data.json') as f:\n    rows = f.read()\n"),
+        Valid("parser.add_argument('--input_file', default='data/questions.jsonl')\n"),
         Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
     )
     INVALID = (
@@ -95,14 +103,14 @@ class GenerationPurpose(RouteDetector):
         Invalid("def run(eval_set, model):\n    pass\n", "purpose", variant=ANSWERS),
         Invalid("predictions = []\n", "purpose", variant=ANSWERS),
         Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
-        Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_DATA),
+        Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid(
             "rows.append({'conversations': [{'from': 'human', 'value': q}]})\n",
             "purpose",
-            variant=TRAINING_DATA,
+            variant=TRAINING_SHAPED,
         ),
         Invalid(
-            "pairs.append({'prompt': p, 'chosen': a, 'rejected': b})\n", "purpose", variant=TRAINING_DATA
+            "pairs.append({'prompt': p, 'chosen': a, 'rejected': b})\n", "purpose", variant=TRAINING_SHAPED
         ),
         Invalid("parser.add_argument('--teacher_model', type=str)\n", "purpose", variant=TRAINING_DATA),
         Invalid("generated.push_to_hub('me/traces')\n", "purpose", variant=TRAINING_DATA),
@@ -131,7 +139,20 @@ class GenerationPurpose(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.seen: set[str] = set()
-        """Names reported already (one finding each is evidence enough)."""
+        """Names read already."""
+        self.cues: set[tuple[str, str]] = set()
+        """Cues reported, as (variant, message)."""
+
+    def _cue(self, node: cst.CSTNode, message: str, variant: str) -> None:
+        """Report a cue once (by its message), and at most :data:`MAX_CUES` in all.
+
+        A cue repeated says no more than once (``d["test"]`` on every line of a padded file), and the
+        bound keeps a hostile file's findings, and the time to place them, small.
+        """
+        if len(self.cues) >= MAX_CUES or (variant, message) in self.cues:
+            return
+        self.cues.add((variant, message))
+        self.report(node, "purpose", message, variant=variant)
 
     def _named(self, node: cst.CSTNode, name: str) -> None:
         """Report a bound name that says what the outputs are for."""
@@ -142,9 +163,9 @@ class GenerationPurpose(RouteDetector):
         pairs = set(itertools.pairwise(said))
         if BENCHMARK_WORDS & set(said) or PREDICTION_WORDS & set(said) or pairs & ANSWER_NAMES:
             message = f"names the benchmark's questions or answers ({name})"
-            self.report(node, "purpose", message, variant=ANSWERS)
+            self._cue(node, message, ANSWERS)
         elif DATA_WORDS & set(said):
-            self.report(node, "purpose", f"names data made to train on ({name})", variant=TRAINING_DATA)
+            self._cue(node, f"names data made to train on ({name})", TRAINING_DATA)
 
     def _split(self, node: cst.CSTNode, value: cst.BaseExpression) -> None:
         """Report a split read by name: a held-out one is a benchmark's, a training one is for data."""
@@ -152,9 +173,9 @@ class GenerationPurpose(RouteDetector):
             return
         split = _text(value).lower()
         if split in TRAIN_SPLITS:  # (``train[:10]``, a slice, is taken to try something out)
-            self.report(node, "purpose", "answers prompts of a training split", variant=TRAINING_DATA)
+            self._cue(node, "answers prompts of a training split", TRAINING_SHAPED)
         elif (first := re.match(r"[a-z]*", split)) is not None and first.group() in HELD_OUT_SPLITS:
-            self.report(node, "purpose", f"reads a held-out split ({first.group()})", variant=ANSWERS)
+            self._cue(node, f"reads a held-out split ({first.group()})", ANSWERS)
 
     def visit_Call(self, node: cst.Call) -> None:
         for arg in node.args:  # (one loop here costs less than a hook on every argument)
@@ -164,7 +185,7 @@ class GenerationPurpose(RouteDetector):
         called = func.attr.value if isinstance(func, cst.Attribute) else None
         receiver = func.value if isinstance(func, cst.Attribute) else None
         if called == "push_to_hub" and receiver is not None and not holds_model(receiver):
-            self.report(node, "purpose", "publishes what it made as a dataset", variant=TRAINING_DATA)
+            self._cue(node, "publishes what it made as a dataset", TRAINING_DATA)
             return
         opened = isinstance(func, cst.Name) and func.value == "open"
         if node.args and (
@@ -185,13 +206,16 @@ class GenerationPurpose(RouteDetector):
         elif name.startswith("-"):
             option_name = name.lstrip("-").replace("-", "_")
             self._named(node, option_name)
-            if default is not None and FILE_SETTING_WORDS & set(words(option_name)):
-                self._path(node, default.value)  # --output_file, default "train_data/train.json"
+            said = set(words(option_name))
+            if default is not None and FILE_SETTING_WORDS & said:
+                # --output_file, default "train_data/train.json"
+                self._path(node, default.value, written=bool(WRITTEN_SETTING_WORDS & said))
 
-    def _path(self, node: cst.CSTNode, path: cst.BaseExpression) -> None:
+    def _path(self, node: cst.CSTNode, path: cst.BaseExpression, written: bool = True) -> None:
         """Report a file whose literal name says what it holds (``model_answer/``, ``sft_data``, ``testset``).
 
-        A file written holds what the model made; one read by a setting, the questions it answers.
+        A file written holds what the model made; one read (``written`` False), the questions it
+        answers: only a benchmark's name says something of those.
         """
         text = " ".join(
             _text(n) if isinstance(n, cst.SimpleString) else n.value
@@ -200,16 +224,16 @@ class GenerationPurpose(RouteDetector):
         )
         said = set(re.findall(r"[a-z]+", text.lower()))
         if said & ANSWER_PATH_WORDS and not said & DATA_PATH_WORDS:
-            self.report(node, "purpose", "writes to a file named for answers", variant=ANSWERS)
-        elif said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:
-            self.report(node, "purpose", "writes to a file named for training data", variant=TRAINING_DATA)
+            self._cue(node, f"names a file for answers ({_shown(text)})", ANSWERS)
+        elif written and said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:
+            self._cue(node, f"names a file for training data ({_shown(text)})", TRAINING_DATA)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # dataset["test"]: a split of a DatasetDict taken by its key
         if len(node.slice) == 1 and isinstance(index := node.slice[0].slice, cst.Index):
             value = index.value
             if isinstance(value, cst.SimpleString) and _text(value) in ("test", "validation"):
-                self.report(node, "purpose", "reads a held-out split", variant=ANSWERS)
+                self._cue(node, "reads a held-out split by its key", ANSWERS)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
@@ -220,8 +244,10 @@ class GenerationPurpose(RouteDetector):
 
     def visit_Param(self, node: cst.Param) -> None:
         self._named(node, node.name.value)
-        if node.default is not None and FILE_SETTING_WORDS & set(words(node.name.value)):
-            self._path(node, node.default)  # input_data_path = "data/WizardLM_testset.jsonl"
+        said = set(words(node.name.value))
+        if node.default is not None and FILE_SETTING_WORDS & said:
+            # input_data_path = "data/WizardLM_testset.jsonl"
+            self._path(node, node.default, written=bool(WRITTEN_SETTING_WORDS & said))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._named(node, node.name.value)  # class DistillSampler: what its code makes
@@ -237,7 +263,7 @@ class GenerationPurpose(RouteDetector):
         }
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
-            self.report(node, "purpose", message, variant=TRAINING_DATA)
+            self._cue(node, message, TRAINING_SHAPED)
 
 
 def _writes(call: cst.Call) -> bool:
@@ -257,3 +283,9 @@ def _text(node: cst.SimpleString) -> str:
     (libcst evaluates with :func:`ast.literal_eval`), which this detector would do for every key.
     """
     return node.value.lstrip("rRbBuUfF").strip("'\"")
+
+
+def _shown(text: str) -> str:
+    """Return a file's literal name as a message quotes it (the first 60 characters, one line)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 60 else flat[:59] + "…"
