@@ -24,6 +24,9 @@ CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
 LIBRARY_FORMS = frozenset({"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference"})
 """Forms that, without a backward pass here, still make the file a library of that stage's loss."""
+LOSS_FORMS = frozenset({"clipped_ratio", "preference", "pairwise", "named_preference", "supervised"})
+"""Forms of a loss itself: computed without gradients, they measure. The others (group-normalised or
+leave-one-out advantages, a sample-score-update loop) are statistics computed without gradients anyway."""
 PRECEDENCE = (
     ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
     ("clipped_ratio", "ppo", "ppo", "a probability ratio clipped to [1 - eps, 1 + eps]"),
@@ -106,6 +109,17 @@ class HandwrittenLoss(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import torch\nclass Loss:\n    @torch.no_grad()\n    def advantages(self, rewards):\n"
+            "        mean = rewards.view(-1, self.G).mean(dim=1)\n"
+            "        std = rewards.view(-1, self.G).std(dim=1)\n"
+            "        return (rewards - mean) / (std + 1e-4)\n"
+            "    def __call__(self, logps, old_logps, adv):\n        ratio = torch.exp(logps - old_logps)\n"
+            "        clipped = torch.clamp(ratio, 1 - self.eps, 1 + self.eps)\n"
+            "        return -torch.min(ratio * adv, clipped * adv).mean()\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             "def dpo_loss(ref_logits, logits, labels, beta=0.1):\n"
             "    ratio = (logits.log_softmax(-1) - ref_logits.log_softmax(-1)).sum(1)\n"
@@ -200,13 +214,12 @@ class HandwrittenLoss(RouteDetector):
         """A cross-entropy computed in a function named for a loss (``compute_loss_with_mask``)."""
         self.named_group_relative = False
         """The clipped ratio sits in code named for GRPO (``class GRPOLoss``, ``def dapo_loss``)."""
-        self.without_gradients = 0
-        """Open ``with torch.no_grad()`` blocks and ``@torch.no_grad()`` functions around the node."""
         self.closed: list[cst.CSTNode] = []
-        """Those blocks and functions, innermost last."""
+        """Open ``with torch.no_grad()`` blocks and ``@torch.no_grad()`` functions around the node,
+        innermost last."""
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
-        if self.without_gradients:
+        if self.closed and form in LOSS_FORMS:
             return  # a loss computed where no gradient flows is a measure (an evaluation's), not trained
         statement = self.context.statements[-1] if self.context.statements else None
         self.seen.setdefault(form, (node, statement))
@@ -218,13 +231,11 @@ class HandwrittenLoss(RouteDetector):
 
     def _enter(self, node: cst.CSTNode, gradients_off: bool) -> None:
         if gradients_off:
-            self.without_gradients += 1
             self.closed.append(node)
 
     def _leave(self, node: cst.CSTNode) -> None:
         if self.closed and self.closed[-1] is node:
             self.closed.pop()
-            self.without_gradients -= 1
 
     def visit_With(self, node: cst.With) -> None:
         self._enter(node, any(self._no_grad(item.item) for item in node.items))
