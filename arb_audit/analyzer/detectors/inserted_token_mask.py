@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted
+from arb_audit.analyzer.walk import descendants
 
 INSERTED_TOKENS = "inserted_tokens"
 """Variant of an ``interactive`` finding: a mask marks the tokens inserted between the model's turns."""
@@ -22,15 +23,24 @@ class InsertedTokenMask(RouteDetector):
     for what the loop inserted — a tool's result, an environment's observation, an interaction's reply
     (``mask.extend([0] * len(tool_ids))``) — so that the loss skips them. Both kinds appended to one mask,
     in a file that generates, is the shape of multi-turn rollouts made to be trained on (TAXONOMY.md:
-    online RL); an evaluation loop keeps no loss mask. A mask built in one expression
-    (``[0] * len(prompt) + [1] * len(answer)``) masks a prompt, and a dataset's masks of human turns are
-    built where nothing generates: neither is reported.
+    online RL); an evaluation loop keeps no loss mask. Zeros appended before any one mask a prompt,
+    zeros of a padding's length pad, a mask built in one expression (``[0] * len(prompt) + [1] * n``)
+    is no growing one, and a dataset's masks of human turns are built where nothing generates: none
+    of these is reported.
     """
 
     TRIGGERS = ("mask",)
 
     VALID = (
         Valid("mask = [0] * len(prompt) + [1] * len(answer)\nout = model.generate(x)\n"),
+        Valid(
+            "out = llm.generate(prompts)\nresponse_mask.extend([0] * len(prompt))\n"
+            "response_mask.extend([1] * len(out))\n"
+        ),
+        Valid(
+            "out = llm.generate(prompts)\nloss_mask += [1] * len(out)\n"
+            "loss_mask += [0] * (max_len - len(out))\n"
+        ),
         Valid(
             "for turn in conversation:\n    ids += tok(turn.text)\n"
             "    target_mask += [1] * n if turn.role == 'assistant' else [0] * n\n"
@@ -80,16 +90,22 @@ class InsertedTokenMask(RouteDetector):
             self._grown(node, node.target, node.value)
 
     def _grown(self, node: cst.CSTNode, mask: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """Note a mask grown by a run of ones or zeros (``[1] * n``)."""
+        """Note a mask grown by a run of ones or zeros (``[1] * n``), zeros only after ones.
+
+        Zeros before any one mask a prompt; zeros of a padding's length (``[0] * (max_len - n)``) pad
+        the sequence: neither is a turn inserted after the model's.
+        """
         while isinstance(mask, cst.Subscript):
             mask = mask.value  # result_masks[i]: the masks of all the rollouts
         name = dotted(mask)
         if not name or not MASK_WORDS & set(words(name.rsplit(".", 1)[-1])):
             return
         flag = _run_of(value)
-        if flag is not None:
-            statement = self.context.statements[-1] if self.context.statements else None
-            self.grown.setdefault(name, {}).setdefault(flag, (node, statement))
+        grown = self.grown.get(name, {})
+        if flag is None or (flag == 0 and (1 not in grown or _pads(value))):
+            return
+        statement = self.context.statements[-1] if self.context.statements else None
+        self.grown.setdefault(name, {}).setdefault(flag, (node, statement))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self.generates:
@@ -102,6 +118,16 @@ class InsertedTokenMask(RouteDetector):
                     node, "interactive", message, statement, variant=INSERTED_TOKENS, interactive=True
                 )
                 return
+
+
+def _pads(value: cst.BaseExpression) -> bool:
+    """Say whether a run's length is a padding's (a difference, or a name that says pad)."""
+    for n in descendants(value):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract):
+            return True
+        if isinstance(n, cst.Name) and ("pad" in n.value.lower() or "max" in n.value.lower()):
+            return True
+    return False
 
 
 def _run_of(value: cst.BaseExpression) -> int | None:
