@@ -67,6 +67,18 @@ def _items_of(iterable: cst.BaseExpression) -> str | None:
     return None
 
 
+def _walks_parameters(iterable: cst.BaseExpression) -> bool:
+    """Say whether a loop walks a model's ``named_parameters()`` (in a progress bar too)."""
+    if isinstance(iterable, cst.Call) and last_name(iterable.func) in PROGRESS_BARS and iterable.args:
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Call) and method(iterable) == "named_parameters"
+
+
+def _weights(code: str) -> bool:
+    """Say whether a source's code reads a model's weights (``other.state_dict()``, ``ckpt["model"]``)."""
+    return "state_dict" in code or "parameters" in code
+
+
 def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
     """Say whether an assignment target is a walked tensor's data (``param.data = ...``), set in place."""
     return (
@@ -108,6 +120,15 @@ class WeightAverage(RouteDetector):
         Valid(
             "sd = model.state_dict()\nfor name, param in model.named_parameters():\n"
             "    param.data = param.data * scale\n"
+        ),
+        Valid(
+            "ema = {n: p.clone() for n, p in model.named_parameters()}\nsd = model.state_dict()\n"
+            "for name, param in model.named_parameters():\n"
+            "    ema[name] = 0.999 * ema[name] + 0.001 * param.data\n"
+        ),
+        Valid(
+            "sd = model.state_dict()\nfor name, param in model.named_parameters():\n"
+            "    param.data = param.data + noise[name]\n"
         ),
         Valid(
             "class Policy:\n    def state_dict(self):\n        return self.model.state_dict()\n"
@@ -208,6 +229,11 @@ class WeightAverage(RouteDetector):
             return
         key = target.value
         statements = descendants(node.body)
+        if _walks_parameters(node.iter):
+            # a model's own parameters, set in place: a merge only from another model's weights
+            # (an EMA copy, a perturbation or a sharpness step, beside training, is none)
+            self._accumulates(node, statements, key, walked, in_place=True)
+            return
         if self._accumulates(node, statements, key, walked):
             return
         for statement in statements:
@@ -239,18 +265,24 @@ class WeightAverage(RouteDetector):
                 return
 
     def _accumulates(
-        self, loop: cst.For, statements: list[cst.CSTNode], key: str, walked: dict[str, str]
+        self,
+        loop: cst.For,
+        statements: list[cst.CSTNode],
+        key: str,
+        walked: dict[str, str],
+        in_place: bool = False,
     ) -> bool:
         """Report a loop over keys whose statements together read two checkpoints' tensors and write one.
 
-        ``current = base.get(k); current += a * tv[k]; merged[k] = current``.
+        ``current = base.get(k); current += a * tv[k]; merged[k] = current``. ``in_place``: the loop
+        walks a model's parameters; only their ``.data`` set from another model's weights counts.
         """
         sources: set[str] = set()
         writes = False
         for statement in statements:
             if isinstance(statement, cst.Assign):
                 writes = writes or any(
-                    _keyed_sources(t.target, key) or _writes_walked(t.target, walked)
+                    _writes_walked(t.target, walked) or (not in_place and _keyed_sources(t.target, key))
                     for t in statement.targets
                 )
                 value: cst.BaseExpression = statement.value
@@ -269,6 +301,8 @@ class WeightAverage(RouteDetector):
                 for t in statement.targets:
                     if isinstance(t.target, cst.Name):
                         walked[t.target.value] = next(iter(_keyed_sources(value, key)))
+        if in_place and not any(_weights(code) for code in sources - {_items_of(loop.iter)}):
+            return False
         if writes and len(sources) >= 2:
             self._combined(loop)
             return True
