@@ -334,11 +334,6 @@ def loss_form(f: Features) -> Verdict:
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
-    if w & PREFERRED_WORDS and w & DISPREFERRED_WORDS and policy_logps and not w & SCORE_WORDS:
-        # both members' log-probabilities handed to a loss of another file (ORPO's odds-ratio term
-        # beside the chosen answers' NLL): a preference loss, whatever supervised term is added
-        variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
-        return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
     policy_gradient = advantages or f.clip_around_one or f.exp_of_difference
     if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
@@ -348,6 +343,12 @@ def loss_form(f: Features) -> Verdict:
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
         why = "advantages from a value baseline" if critic else PLAIN_POLICY_GRADIENT
         return Verdict("ppo", variant, None, f"{why} (policy gradient)")
+    if w & PREFERRED_WORDS and w & DISPREFERRED_WORDS and policy_logps and not w & SCORE_WORDS:
+        # both members' log-probabilities handed to a loss of another file (ORPO's odds-ratio term
+        # beside the chosen answers' NLL): a preference loss, whatever supervised term is added.
+        # Asked after policy gradient: a chosen action's log-prob and a rejection mask are its words too
+        variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
+        return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
     if f.named_rl_losses:
         # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is
         critic = any(set(words(n)) & ACTOR_CRITIC_WORDS for n in f.named_rl_losses)

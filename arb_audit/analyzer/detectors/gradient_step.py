@@ -372,6 +372,16 @@ class GradientStep(RouteDetector):
             "grpo",
         ),
         Invalid(
+            "import torch\nfor batch in loader:\n    chosen_logprobs = logprobs_of(model, batch['actions'])\n"
+            "    ratio = torch.exp(chosen_logprobs - batch['old_logprobs'])\n"
+            "    clipped = torch.clamp(ratio, 0.8, 1.2)\n"
+            "    adv = batch['advantages']\n"
+            "    loss = -(torch.min(ratio * adv, clipped * adv) * batch['reject_mask']).mean()\n"
+            "    loss.backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
             "from losses import OddsRatioLoss\nodds_ratio = OddsRatioLoss()\n"
             "nll = model(input_ids=chosen_ids, labels=labels).loss\n"
             "chosen_logps = logps_of(model, chosen_ids)\nreject_logps = logps_of(model, reject_ids)\n"
