@@ -61,6 +61,7 @@ class MaskedTargets(RouteDetector):
         Valid("offset = scores - 100\n"),
         Valid("scores = {'reward': -100}\nclip(x, min_value=-100)\n"),
         Valid("class PPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n"),
+        Valid("text = row['prompt'] + row['chosen']\nlabels[:n] = -100\n"),
     )
     INVALID = (
         Invalid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n", "loss", "dpo", PREFERENCE_PAIRS),
@@ -96,6 +97,9 @@ class MaskedTargets(RouteDetector):
         super().__init__(context)
         self.found: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         self.preferences = False
+        """The targets are masked in a class or function named for the preference family."""
+        self.pair_members: set[str] = set()
+        """Members of a preference pair the file reads (``chosen``, ``rejected``)."""
         self.around: list[str] = []
         """Names of the assignment targets, fields, keywords and parameters open around the node."""
 
@@ -177,18 +181,20 @@ class MaskedTargets(RouteDetector):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         raw = node.value
-        if not self.preferences and ("chosen" in raw or "rejected" in raw):
-            self.preferences = node.evaluated_value in PREFERENCE_WORDS
+        if ("chosen" in raw or "rejected" in raw) and node.evaluated_value in PREFERENCE_WORDS:
+            self.pair_members.add(str(node.evaluated_value))
 
     def _preference_name(self, name: str) -> None:
-        if not self.preferences and ("chosen" in name or "rejected" in name):
-            self.preferences = bool(PREFERENCE_WORDS & set(words(name)))
+        if "chosen" in name or "rejected" in name:
+            self.pair_members |= PREFERENCE_WORDS & set(words(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.found is None:
             return
         node, statement = self.found
-        if self.preferences:
+        if self.pair_members and not self.preferences and self.pair_members != PREFERENCE_WORDS:
+            return  # one member read (SFT on the chosen answers of a preference set): not said here
+        if self.preferences or self.pair_members == PREFERENCE_WORDS:
             # DPO's collators mask each answer's prompt the same way (a reward model's pairs need no
             # targets at all): the data of a preference loss
             message = (
