@@ -372,7 +372,9 @@ def chosen_route(command: str, possible: Sequence[str]) -> tuple[str, str] | Non
     whose value names one of the launcher's ``possible`` routes is what ran, whatever its default; so
     does a switch named for one turned on (``--use_dpo True``).
     """
-    words = shell_words(command, comments=True) or command.split()
+    words = shell_words(command, comments=True)
+    if words is None:  # an unclosed quote, or too long for shlex: the words as written
+        words = command.split()
     for key, value in _settings(words):
         label = ROUTE_WORDS.get(value.lower()) or estimator_label(value, key.endswith(ESTIMATOR_FLAGS))
         if label is None and value.lower() in TRUE_VALUES:
@@ -633,7 +635,9 @@ def _command_routes(
     depth: int = 0,
     classified: dict[Path, Classification] | None = None,
 ) -> list[Finding]:
-    words = shell_words(command, comments=True) or command.split()
+    words = shell_words(command, comments=True)
+    if words is None:  # an unclosed quote, or too long for shlex: the words as written
+        words = command.split()
     # ``ACCELERATE_LOG_LEVEL=info accelerate launch ...``, ``env A=1 python ...``: the environment
     # set for one command is not the command
     while words and (words[0] == "env" or _ENV_WORD.match(words[0])):

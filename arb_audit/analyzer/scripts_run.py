@@ -70,7 +70,8 @@ def _program(word: str) -> str:
 
 
 def _words(segment: str) -> list[str]:
-    return shell_words(segment, comments=True) or segment.split()
+    words = shell_words(segment, comments=True)
+    return segment.split() if words is None else words  # (a comment alone has no words)
 
 
 @dataclass(slots=True)

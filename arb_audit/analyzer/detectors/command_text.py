@@ -49,7 +49,9 @@ def _script_route(script: str) -> str | None:
 def launched_routes(text: str) -> list[str]:
     """Return the routes the command lines in ``text`` run, by the table or by the script they run."""
     text = text[:MAX_COMMAND_TEXT]
-    words = shell_words(text) or text.split()
+    words = shell_words(text)
+    if words is None:  # an unclosed quote, or too long for shlex: the words as written
+        words = text.split()
     routes: list[str] = []
     for i, word in enumerate(words):
         if PurePosixPath(word).name.split(".")[0] not in LAUNCHERS:
