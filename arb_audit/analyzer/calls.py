@@ -72,9 +72,7 @@ def data_generator(names: AbstractSet[str], ancestry: Callable[[str], set[str]])
 
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
-OUTPUT_WORDS = frozenset(
-    {"response", "responses", "answer", "answers", "reply", "replies", "text", "output", "outputs"}
-)
+OUTPUT_WORDS = frozenset({"response", "responses", "answer", "answers", "reply", "replies", "text"})
 """Words after ``generate`` in a helper that asks a model for them (``generate_response``)."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
@@ -155,6 +153,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
             # ``generate_ground_truth_response`` computes the answer)
             found[0] == "generate"
             and bool(OUTPUT_WORDS & set(found[1:]))
+            and not {"path", "file", "dir", "name"} & set(found)
             and (isinstance(node.func, cst.Attribute) or any("." in q for q in names(node.func)))
         )
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
