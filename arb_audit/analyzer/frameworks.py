@@ -949,15 +949,24 @@ def _word_matches(word: str, pattern: str) -> bool:
 
 
 _WILDCARDS = frozenset("*?[")
-_BY_FIRST_WORD: dict[str, list[int]] = {}
-"""Positions in :data:`COMMANDS` of the commands that begin with a word (``-m``: either module flag)."""
-_FIRST_WILDCARD: list[int] = []
-"""Positions of the commands whose first word is a pattern (``*open_r1/sft.py``)."""
-for _at, (_pattern, _) in enumerate(COMMANDS):
-    if _WILDCARDS & set(_pattern[0]):
-        _FIRST_WILDCARD.append(_at)
-    for _literal in MODULE_FLAGS if _pattern[0] == "-m" else (_pattern[0],):
-        _BY_FIRST_WORD.setdefault(_literal, []).append(_at)
+
+
+def _index_commands() -> tuple[dict[str, list[int]], list[int]]:
+    """Index :data:`COMMANDS` by their first word; list those whose first word is a pattern.
+
+    ``-m`` stands for either module flag; a pattern is ``*open_r1/sft.py``.
+    """
+    by_first: dict[str, list[int]] = {}
+    wildcard: list[int] = []
+    for at, (pattern, _) in enumerate(COMMANDS):
+        if _WILDCARDS & set(pattern[0]):
+            wildcard.append(at)
+        for literal in MODULE_FLAGS if pattern[0] == "-m" else (pattern[0],):
+            by_first.setdefault(literal, []).append(at)
+    return by_first, wildcard
+
+
+_BY_FIRST_WORD, _FIRST_WILDCARD = _index_commands()
 
 
 def commands_in(words: Sequence[str]) -> list[tuple[int, Entry]]:

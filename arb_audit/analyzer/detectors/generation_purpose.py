@@ -9,7 +9,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model
-from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
 from arb_audit.analyzer.walk import descendants
 
 ANSWERS = "answers"
@@ -38,7 +38,7 @@ ANSWER_NAMES = frozenset(
 ``eval_set``): the file answers held-out questions for a judge or a metric."""
 PREDICTION_WORDS = frozenset({"prediction", "predictions"})
 """Words of a name for a model's answers to be scored (``predictions``)."""
-DATA_WORDS = frozenset({"teacher", "distill", "distilled", "distillation", "synthetic"})
+DATA_WORDS = TEACHER_WORDS | {"distilled", "synthetic"}
 """Words of a name that says a model's outputs become training data (``teacher_model``, ``distilled``)."""
 ANSWER_PATH_WORDS = frozenset(
     {
