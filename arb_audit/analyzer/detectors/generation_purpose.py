@@ -13,7 +13,7 @@ from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
 from arb_audit.analyzer.walk import descendants
 
 ANSWERS = "answers"
-"""Variant of a ``purpose`` finding: what the file generates answers held-out questions (evaluation)."""
+"""Variant of a ``purpose`` finding: what the file generates answers held-out questions (an evaluation)."""
 TRAINING_DATA = "training_data"
 """Variant of a ``purpose`` finding: what the file generates is made to be trained on."""
 TRAINING_SHAPED = "training_shaped"
@@ -23,7 +23,10 @@ training (conversations, pairs), which a demo or an evaluation may do too: data 
 HELD_OUT_SPLITS = frozenset({"test", "validation", "valid", "val", "dev", "eval", "evaluation"})
 """First words of a dataset split kept out of training (``test``, ``test_gen``, ``validation``)."""
 TRAIN_SPLITS = frozenset({"train"})
-"""First word of a training split: prompts taken from it are answered to make training data."""
+"""First word of a training split (``train``, ``train_sft``): prompts taken from it are answered to make
+training data."""
+SPLIT_KEYS = frozenset({"train", "test", "validation"})
+"""Keys of a dataset dictionary that name nothing but a split (``ds["test"]``)."""
 BENCHMARK_WORDS = frozenset({"bench", "benchmark", "benchmarks"})
 """Words of a name that holds a benchmark (``bench_name``, ``benchmark_dir``)."""
 ANSWER_NAMES = frozenset(
@@ -72,8 +75,8 @@ class GenerationPurpose(RouteDetector):
     validation split, a benchmark's questions, into answer or prediction files; training data from a
     teacher, a training split, into conversations or preference pairs. Each cue is a ``purpose``
     finding (variant :data:`ANSWERS` or :data:`TRAINING_DATA`); the file's role weighs them only when
-    it trains nothing (TAXONOMY.md: ``eval`` versus ``data_generation``). Names are read where they are
-    bound (assignments, parameters, classes, functions, command-line options), never in comments.
+    it trains nothing (TAXONOMY.md: ``eval`` versus ``data_generation``). Names are read where
+    assignments, parameters, classes, functions and command-line options bind them, never in comments.
     """
 
     TRIGGERS = (
@@ -88,6 +91,7 @@ class GenerationPurpose(RouteDetector):
         Valid("def answer(question):\n    return question\n"),
         Valid("record = {'prompt': p, 'response': r}\n"),
         Valid("latest = ckpts['latest']\n"),
+        Valid("loss = metrics['eval']\n"),
         Valid("model.push_to_hub('me/model')\n"),
         Valid("with open('data/generated_answers.json', 'w') as f:\n    f.write(line)\n"),
         Valid("with open('train_data.json') as f:\n    rows = f.read()\n"),
@@ -97,6 +101,7 @@ class GenerationPurpose(RouteDetector):
     INVALID = (
         Invalid("ds = load_dataset(name, split='test')\n", "purpose", variant=ANSWERS),
         Invalid("rows = dataset['validation']\n", "purpose", variant=ANSWERS),
+        Invalid("ds = load_dataset(name, split='train_sft')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
         Invalid("parser.add_argument('--bench-name', default='mt_bench')\n", "purpose", variant=ANSWERS),
         Invalid("answer_file = os.path.join(out, 'model_answer.jsonl')\n", "purpose", variant=ANSWERS),
@@ -172,10 +177,12 @@ class GenerationPurpose(RouteDetector):
         if not isinstance(value, cst.SimpleString):
             return
         split = _text(value).lower()
-        if split in TRAIN_SPLITS:  # (``train[:10]``, a slice, is taken to try something out)
+        first = re.match(r"[a-z]*", split)
+        word = first.group() if first is not None else ""
+        if word in TRAIN_SPLITS and "[" not in split:  # (``train[:10]``, a slice, tries something out)
             self._cue(node, "answers prompts of a training split", TRAINING_SHAPED)
-        elif (first := re.match(r"[a-z]*", split)) is not None and first.group() in HELD_OUT_SPLITS:
-            self._cue(node, f"reads a held-out split ({first.group()})", ANSWERS)
+        elif word in HELD_OUT_SPLITS:
+            self._cue(node, f"reads a held-out split ({word})", ANSWERS)
 
     def visit_Call(self, node: cst.Call) -> None:
         for arg in node.args:  # (one loop here costs less than a hook on every argument)
@@ -229,11 +236,15 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, f"names a file for training data ({_shown(text)})", TRAINING_DATA)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        # dataset["test"]: a split of a DatasetDict taken by its key
+        # dataset["test"]: a split of a DatasetDict taken by its key (only the keys that name nothing
+        # but a split: a dict's "eval" or "val" entry is as often a metric's)
         if len(node.slice) == 1 and isinstance(index := node.slice[0].slice, cst.Index):
             value = index.value
-            if isinstance(value, cst.SimpleString) and _text(value) in ("test", "validation"):
-                self._cue(node, "reads a held-out split by its key", ANSWERS)
+            if isinstance(value, cst.SimpleString) and (key := _text(value)) in SPLIT_KEYS:
+                if key in TRAIN_SPLITS:
+                    self._cue(node, "reads a training split by its key", TRAINING_SHAPED)
+                else:
+                    self._cue(node, "reads a held-out split by its key", ANSWERS)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
