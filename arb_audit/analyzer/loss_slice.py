@@ -29,6 +29,7 @@ from typing import TypeVar
 
 import libcst as cst
 
+from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
 
 MAX_NODES = 6000
@@ -436,7 +437,7 @@ class Slice:
                     if isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
                         f.pairwise_difference = True
                 elif isinstance(node, cst.SimpleString):
-                    text = node.value.strip("'\"bru")
+                    text = literal_text(node)
                     if text.isidentifier():
                         f.words.update(words(text))
                         if text in ADVANTAGE_WORDS and (-2, text) not in seen_names:

@@ -7,7 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from arb_audit.analyzer.detector import FileContext, RouteDetector, discover
-from arb_audit.analyzer.names import NameResolver
+from arb_audit.analyzer.names import NameResolver, literal_text
 from arb_audit.analyzer.walk import run
 
 EXTRA = [
@@ -70,3 +70,11 @@ def test_same_answers_as_the_stock_provider(code: str) -> None:
     dead = "if False" in code or "if 0" in code or "while False" in code
     assert {k: v for k, v in expected.items() if k in recorder.seen} == recorder.seen
     assert dead or set(expected) == set(recorder.seen)  # calls in dead code are not walked
+
+
+def test_a_literal_text_keeps_its_last_letters_and_drops_its_prefix() -> None:
+    texts = [literal_text(cst.ensure_type(cst.parse_expression(c), cst.SimpleString)) for c in CODES]
+    assert texts == ["sub", "advantages", "a\\nb", "grub", "test"]
+
+
+CODES = ("'sub'", 'rb"advantages"', "'a\\nb'", 'u"grub"', "'''test'''")

@@ -10,6 +10,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model
 from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
+from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
 
 ANSWERS = "answers"
@@ -176,7 +177,7 @@ class GenerationPurpose(RouteDetector):
         """Report a split read by name: a held-out one is a benchmark's, a training one is for data."""
         if not isinstance(value, cst.SimpleString):
             return
-        split = _text(value).lower()
+        split = literal_text(value).lower()
         first = re.match(r"[a-z]*", split)
         word = first.group() if first is not None else ""
         if word in TRAIN_SPLITS and "[" not in split:  # (``train[:10]``, a slice, tries something out)
@@ -206,7 +207,7 @@ class GenerationPurpose(RouteDetector):
         option = node.args[0].value
         if not isinstance(option, cst.SimpleString):
             return
-        name = _text(option)
+        name = literal_text(option)
         default = keyword(node, "default")
         if SPLIT_OPTION.fullmatch(name) and default is not None:
             self._split(node, default.value)
@@ -225,7 +226,7 @@ class GenerationPurpose(RouteDetector):
         answers: only a benchmark's name says something of those.
         """
         text = " ".join(
-            _text(n) if isinstance(n, cst.SimpleString) else n.value
+            literal_text(n) if isinstance(n, cst.SimpleString) else n.value
             for n in (path, *descendants(path))
             if isinstance(n, cst.SimpleString | cst.FormattedStringText)
         )
@@ -240,7 +241,7 @@ class GenerationPurpose(RouteDetector):
         # but a split: a dict's "eval" or "val" entry is as often a metric's)
         if len(node.slice) == 1 and isinstance(index := node.slice[0].slice, cst.Index):
             value = index.value
-            if isinstance(value, cst.SimpleString) and (key := _text(value)) in SPLIT_KEYS:
+            if isinstance(value, cst.SimpleString) and (key := literal_text(value)) in SPLIT_KEYS:
                 if key in TRAIN_SPLITS:
                     self._cue(node, "reads a training split by its key", TRAINING_SHAPED)
                 else:
@@ -268,7 +269,7 @@ class GenerationPurpose(RouteDetector):
 
     def visit_Dict(self, node: cst.Dict) -> None:
         keys = {
-            _text(e.key)
+            literal_text(e.key)
             for e in node.elements
             if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
         }
@@ -283,17 +284,8 @@ def _writes(call: cst.Call) -> bool:
     return (
         mode is not None
         and isinstance(mode.value, cst.SimpleString)
-        and _text(mode.value)[:1] in ("w", "a", "x")
+        and literal_text(mode.value)[:1] in ("w", "a", "x")
     )
-
-
-def _text(node: cst.SimpleString) -> str:
-    """Return a string literal's text between its quotes, escapes left as written.
-
-    Enough to read words and short keys, and several times cheaper than evaluating the literal
-    (libcst evaluates with :func:`ast.literal_eval`), which this detector would do for every key.
-    """
-    return node.value.lstrip("rRbBuUfF").strip("'\"")
 
 
 def _shown(text: str) -> str:

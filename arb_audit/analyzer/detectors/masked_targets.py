@@ -8,7 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.trainers import route_word
 
 IGNORE_INDEX = "100"
@@ -127,7 +127,7 @@ class MaskedTargets(RouteDetector):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         # the key's source text is enough to read its words (evaluating every literal is not cheap)
-        self._enter(node.key.value.strip("'\"") if isinstance(node.key, cst.SimpleString) else "")
+        self._enter(literal_text(node.key) if isinstance(node.key, cst.SimpleString) else "")
 
     def leave_DictElement(self, original_node: cst.DictElement) -> None:
         self._leave()

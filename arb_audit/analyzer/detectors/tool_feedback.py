@@ -10,6 +10,7 @@ from arb_audit.analyzer.calls import is_generation, is_generation_helper, is_htt
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
 
 OBSERVATION_TAG = re.compile(
@@ -159,7 +160,7 @@ class ToolFeedback(RouteDetector):
         """Say whether an expression counts turns (``range(self.config.max_turns)``)."""
         # a name or a config key (``range(CONFIGS["max_turns"])``)
         names = [
-            n.value if isinstance(n, cst.Name) else n.value.strip("'\"")
+            n.value if isinstance(n, cst.Name) else literal_text(n)
             for n in (node, *descendants(node))
             if isinstance(n, cst.Name | cst.SimpleString)
         ]
