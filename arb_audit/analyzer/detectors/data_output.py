@@ -7,7 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import data_generator, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_text
 
 DATASET_WRITERS = frozenset(
     {"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv", "write_json", "write_parquet"}
@@ -150,12 +150,7 @@ class DataOutput(RouteDetector):
             return True
         if last_name(call.func) != "open" or not self.names(call.func) & RECORD_FILE_OPENERS:
             return False
-        mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
-        return (
-            mode is not None
-            and isinstance(mode.value, cst.SimpleString)
-            and str(mode.value.evaluated_value)[:1] in ("w", "a", "x")
-        )
+        return opens_for_writing(call)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._opens_writer(node.value):
@@ -241,6 +236,16 @@ class DataOutput(RouteDetector):
 
 MODEL_HOLDERS = ("model", "tokenizer", "trainer", "processor")
 """Parts of a name that holds a model or its companions, whose ``push_to_hub`` publishes weights."""
+
+
+def opens_for_writing(call: cst.Call) -> bool:
+    """Say whether an ``open(path, mode)``-like call's mode writes (``w``, ``a``, ``x``)."""
+    mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
+    return (
+        mode is not None
+        and isinstance(mode.value, cst.SimpleString)
+        and literal_text(mode.value)[:1] in ("w", "a", "x")
+    )
 
 
 def holds_model(receiver: cst.BaseExpression) -> bool:

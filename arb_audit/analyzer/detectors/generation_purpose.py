@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model
+from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model, opens_for_writing
 from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
 from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
@@ -197,7 +197,7 @@ class GenerationPurpose(RouteDetector):
             return
         opened = isinstance(func, cst.Name) and func.value == "open"
         if node.args and (
-            (opened and _writes(node))
+            (opened and opens_for_writing(node))
             or (called in DATASET_WRITERS and receiver is not None and not holds_model(receiver))
         ):
             self._path(node, node.args[0].value)
@@ -232,9 +232,9 @@ class GenerationPurpose(RouteDetector):
         )
         said = set(re.findall(r"[a-z]+", text.lower()))
         if said & ANSWER_PATH_WORDS and not said & DATA_PATH_WORDS:
-            self._cue(node, f"names a file for answers ({_shown(text)})", ANSWERS)
+            self._cue(node, f"names a file for answers ({text})", ANSWERS)
         elif written and said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:
-            self._cue(node, f"names a file for training data ({_shown(text)})", TRAINING_DATA)
+            self._cue(node, f"names a file for training data ({text})", TRAINING_DATA)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # dataset["test"]: a split of a DatasetDict taken by its key (only the keys that name nothing
@@ -276,19 +276,3 @@ class GenerationPurpose(RouteDetector):
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
             self._cue(node, message, TRAINING_SHAPED)
-
-
-def _writes(call: cst.Call) -> bool:
-    """Say whether ``open(path, mode)`` opens for writing (``w``, ``a``, ``x``)."""
-    mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
-    return (
-        mode is not None
-        and isinstance(mode.value, cst.SimpleString)
-        and literal_text(mode.value)[:1] in ("w", "a", "x")
-    )
-
-
-def _shown(text: str) -> str:
-    """Return a file's literal name as a message quotes it (the first 60 characters, one line)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= 60 else flat[:59] + "…"
