@@ -139,11 +139,9 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     found = words(func.value)
     if not found or found[0] in SETUP_WORDS:
         return False
-    if (
-        func.value[:1].isupper()
-        and isinstance(node.func, cst.Name)
-        and not any("." in q for q in names(func))
-    ):
+    # a method, or an imported helper: not a function or class of this file, whose body says more
+    outside = isinstance(node.func, cst.Attribute) or any("." in q for q in names(func))
+    if func.value[:1].isupper() and not outside:
         return False  # a class of this file named so (``DigitCompletion(...)``, a task) is built, not asked
     named = (
         bool(GENERATION_WORDS & set(found))
@@ -154,7 +152,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
             found[0] == "generate"
             and bool(OUTPUT_WORDS & set(found[1:]))
             and not {"path", "file", "dir", "name"} & set(found)
-            and (isinstance(node.func, cst.Attribute) or any("." in q for q in names(node.func)))
+            and outside
         )
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
     )

@@ -51,13 +51,7 @@ def _items_of(iterable: cst.BaseExpression) -> str | None:
 
     ``sd.items()``, ``model.named_parameters()``, also inside a progress bar (``tqdm(sd.items())``).
     """
-    if (
-        isinstance(iterable, cst.Call)
-        and last_name(iterable.func) in PROGRESS_BARS
-        and iterable.args
-        and iterable.args[0].keyword is None
-    ):
-        iterable = iterable.args[0].value
+    iterable = _unwrapped(iterable)
     if (
         isinstance(iterable, cst.Call)
         and method(iterable) in NAMED_TENSORS
@@ -67,10 +61,21 @@ def _items_of(iterable: cst.BaseExpression) -> str | None:
     return None
 
 
+def _unwrapped(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """Return what a progress bar wraps (``tqdm(sd.items())``), or the iterable itself."""
+    if (
+        isinstance(iterable, cst.Call)
+        and last_name(iterable.func) in PROGRESS_BARS
+        and iterable.args
+        and iterable.args[0].keyword is None
+    ):
+        return iterable.args[0].value
+    return iterable
+
+
 def _walks_parameters(iterable: cst.BaseExpression) -> bool:
     """Say whether a loop walks a model's ``named_parameters()`` (in a progress bar too)."""
-    if isinstance(iterable, cst.Call) and last_name(iterable.func) in PROGRESS_BARS and iterable.args:
-        iterable = iterable.args[0].value
+    iterable = _unwrapped(iterable)
     return isinstance(iterable, cst.Call) and method(iterable) == "named_parameters"
 
 
