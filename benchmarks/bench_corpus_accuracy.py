@@ -113,15 +113,10 @@ def flattened(mirrors: Path, work: Path) -> Callable[[dict[str, str]], Path]:
     def where(row: dict[str, str]) -> Path:
         target = work / "flat" / (row["id"] + Path(row["path"]).suffix)
         if not target.exists():
-            git_dir = mirrors / row["repo"].replace("/", "+", 1) / "repo"
-            blob = subprocess.run(
-                ["git", "-C", str(git_dir), "show", f"{row['commit']}:{row['path']}"],
-                capture_output=True,
-                check=False,
-            )
-            if blob.returncode == 0:
+            data = _blob(mirrors / row["repo"].replace("/", "+", 1) / "repo", row["commit"], row["path"])
+            if data is not None:  # (else the row's file is missing: its classification says so)
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(blob.stdout)
+                target.write_bytes(data)
         return target
 
     return where
@@ -141,13 +136,19 @@ def export(git_dir: Path, commit: str, folder: Path) -> None:
         check=True,
     )
     for name in filter(None, listed.stdout.decode().split("\0")):
-        blob = subprocess.run(
-            ["git", "-C", str(git_dir), "show", f"{commit}:{name}"], capture_output=True, check=False
-        )
+        data = _blob(git_dir, commit, name)
         target = (folder / name).resolve()
-        if blob.returncode == 0 and target.is_relative_to(folder.resolve()):  # (a tree's names stay in it)
+        if data is not None and target.is_relative_to(folder.resolve()):  # (a tree's names stay in it)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(blob.stdout)
+            target.write_bytes(data)
+
+
+def _blob(git_dir: Path, commit: str, path: str) -> bytes | None:
+    """Return a file's bytes at ``commit`` in a git copy, or None where it is not there."""
+    blob = subprocess.run(
+        ["git", "-C", str(git_dir), "show", f"{commit}:{path}"], capture_output=True, check=False
+    )
+    return blob.stdout if blob.returncode == 0 else None
 
 
 def measure(name: str, where: Callable[[dict[str, str]], Path], manifest: Path) -> Measured:
