@@ -57,7 +57,22 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
         ),
         Invalid("advantage = reward - self.baseline[agent]\n", "loss", "ppo"),
+        Invalid(
+            "base = sum(t.reward for t in group) / len(history)\nadvantage = t.reward - base\n", "loss", "ppo"
+        ),
         Invalid("advantages = rewards - mean_grouped_rewards\n", "loss", "grpo"),
+        Invalid(
+            "reward_mean = sum(t.reward for t in group) / len(group)\n"
+            "advantage = (trajectory.reward - reward_mean) / (reward_std + 1e-6)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            # a mean over one sequence's tokens, not over a group of samples
+            "reward_mean = (reward * mask).sum(dim=1) / mask.sum(dim=1)\nadv = reward - reward_mean\n",
+            "loss",
+            "ppo",
+        ),
         Invalid("adv = zeros_like(rewards) if m <= 0 else (rewards - rewards.mean()) / m\n", "loss", "grpo"),
         Invalid("assign_advantages(trace, trace.reward - baseline)\n", "loss", "ppo"),
         Invalid("mu = rewards.mean()\nadvantages = rewards - mu\n", "loss", "grpo"),
@@ -169,24 +184,31 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         and right.func.value.deep_equals(left)
     ):
         return True
-    # a name for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
+    # a name, not bound here, for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
     return bool(isinstance(right, cst.Name) and CENTRES & set(words(right.value)))
 
 
 def _list_mean(value: cst.BaseExpression) -> bool:
-    """``sum(xs) / len(xs)``: the mean of a list (of one reward per sample, in a loop over groups)."""
+    """``sum(xs) / len(xs)``: the mean of a list (of one reward per sample, in a loop over groups).
+
+    Also ``sum(t.reward for t in group) / len(group)``: the sum of a field over the items counted.
+    """
     if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)):
         return False
     total, count = value.left, value.right
-    return (
+    if not (
         isinstance(total, cst.Call)
         and isinstance(count, cst.Call)
         and _callee(total) == "sum"
         and _callee(count) == "len"
         and len(total.args) == 1
         and len(count.args) == 1
-        and total.args[0].value.deep_equals(count.args[0].value)
-    )
+    ):
+        return False
+    summed, counted = total.args[0].value, count.args[0].value
+    if isinstance(summed, cst.GeneratorExp | cst.ListComp) and summed.for_in.inner_for_in is None:
+        summed = summed.for_in.iter
+    return summed.deep_equals(counted)
 
 
 def _td_residual(value: cst.BaseExpression) -> bool:
