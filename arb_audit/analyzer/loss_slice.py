@@ -377,6 +377,32 @@ def loss_form(f: Features) -> Verdict:
     return Verdict(None, None, None, "a loss whose form is not recognised")
 
 
+STABILISERS = frozenset({"max", "amax", "logsumexp"})
+"""Reductions subtracted inside ``exp`` only to keep it from overflowing (a softmax's own shift)."""
+
+
+def _stabiliser(node: cst.BaseExpression) -> bool:
+    """Say whether ``node`` is a row's maximum or log-sum-exp (``torch.max(x, dim=1)[0]``, ``x.amax(-1)``).
+
+    ``exp(x - x.max())`` is a softmax computed safely, not an importance ratio ``exp(logp - old_logp)``.
+    """
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Name):  # the shift kept in a name (``max_sim = torch.max(...)[0]``)
+        return bool(STABILISERS & set(words(node.value)))
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else ""
+    )
+    return name in STABILISERS
+
+
 class Slice:
     """Collect :class:`Features` of everything a loss expression is computed from, within one file."""
 
@@ -505,7 +531,11 @@ class Slice:
             f.clip_around_one = True
         if name == "exp" and node.args:
             arg = node.args[0].value
-            if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Subtract):
+            if (
+                isinstance(arg, cst.BinaryOperation)
+                and isinstance(arg.operator, cst.Subtract)
+                and not _stabiliser(arg.right)
+            ):
                 f.exp_of_difference = True
         if name is not None:
             f.words.update(words(name))
