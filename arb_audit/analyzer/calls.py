@@ -201,6 +201,38 @@ ENVIRONMENT_WORDS = frozenset({"env", "envs", "environment", "environments"})
 """Words of an environment: an argument handed one (``env=env``), a class's last word (``ToolEnv``)."""
 
 
+NOT_AGENT_ENVIRONMENTS = ("jinja2.", "dotenv.", "environs.", "lmdb.", "simpy.", "django.", "os.", "ray.")
+"""Libraries whose ``Environment`` classes are templates, settings, stores or a worker's runtime
+(``ray.runtime_env.RuntimeEnv``), not worlds an agent acts in."""
+SOFTWARE_ENVIRONMENT_WORDS = frozenset({"runtime", "virtual", "conda", "python", "docker", "build"})
+"""Words of an environment class that installs or runs software rather than answering an agent."""
+MADE_ENVIRONMENTS = frozenset({"gym.make", "gymnasium.make", "textarena.make"})
+"""Factories that build an environment from its registered id."""
+
+
+def built_environment(node: cst.Call, names: AbstractSet[str], imported: Callable[[str], bool]) -> str | None:
+    """Return the library environment a call builds (``vf.ToolEnv(tools=..., max_turns=10)``, ``gym.make``).
+
+    ``names``: the callee's qualified names; ``imported``: whether a qualified name is imported. A class
+    of the file itself is read by its methods instead (the ``Environment`` detector's class rules).
+    """
+    if names & MADE_ENVIRONMENTS:
+        return min(names & MADE_ENVIRONMENTS)
+    last = last_name(node.func)
+    said = words(last)
+    if not (
+        last[:1].isupper() and said and said[-1] in ENVIRONMENT_WORDS
+    ) or SOFTWARE_ENVIRONMENT_WORDS & set(said):
+        return None
+    return next((q for q in sorted(names) if imported(q) and not q.startswith(NOT_AGENT_ENVIRONMENTS)), None)
+
+
+def single_turn(name: str) -> bool:
+    """Say whether an environment's name says every episode is one turn (``SingleTurnEnv``)."""
+    said = words(name.rsplit(".", 1)[-1])
+    return "single" in said and "turn" in said
+
+
 def runs_episodes(node: cst.Call) -> bool:
     """Say whether ``node`` hands an environment to a helper named for playing episodes in it.
 

@@ -1061,3 +1061,31 @@ def test_what_a_model_run_makes_is_read_from_what_it_answers_and_for_whom(tmp_pa
     # cues of both kinds say nothing: the file's other evidence decides
     both = written.format(split="test") + "teacher_name = 'big'\n"
     assert classify_path(write(tmp_path, "e.py", both)).primary == "DISTILLATION"
+
+
+def test_a_library_environment_built_serves_training_only_where_a_module_returns_it(tmp_path: Path) -> None:
+    module = (
+        "import verifiers as vf\n\n"
+        "def load_environment(**kwargs):\n"
+        "    return vf.{cls}(dataset=ds, tools=[search], max_turns=10, rubric=rubric)\n"
+    )
+    # a module building a multi-turn environment for a trainer to load serves online RL
+    served = classify_path(write(tmp_path, "a.py", module.format(cls="ToolEnv")))
+    assert (served.primary, served.role) == ("ONLINE_RL", "component")
+    # one whose every episode is a single turn does not
+    assert classify_path(write(tmp_path, "b.py", module.format(cls="SingleTurnEnv"))).primary != "ONLINE_RL"
+    # a script playing the environment to write what it answers makes data, whatever the world
+    script = (
+        "import json\nfrom openai import OpenAI\nfrom wordle.env import WordleEnvironment\n\n"
+        "def main():\n    env = WordleEnvironment()\n"
+        "    out = OpenAI().chat.completions.create(model='m', messages=env.prompt())\n"
+        "    with open('train.jsonl', 'w') as f:\n        f.write(json.dumps(out.choices[0].message.content))\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    assert classify_path(write(tmp_path, "c.py", script)).primary == "DISTILLATION"
+    # a policy-gradient trainer handed the multi-turn environment trains on its episodes
+    trained = (
+        "import verifiers as vf\n\nenv = vf.ToolEnv(dataset=ds, tools=[search])\n"
+        "trainer = vf.GRPOTrainer(model=m, env=env, args=vf.grpo_defaults(run_name='r'))\ntrainer.train()\n"
+    )
+    assert classify_path(write(tmp_path, "d.py", trained)).primary == "ONLINE_RL"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, EPISODE_WORDS, is_env_step, method
+from arb_audit.analyzer.calls import (
+    ENVIRONMENT_WORDS,
+    EPISODE_WORDS,
+    built_environment,
+    is_env_step,
+    method,
+    single_turn,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
@@ -13,6 +20,9 @@ from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
 """Variant of an ``environment`` finding whose ``step`` always ends the episode."""
+BUILT = "built"
+"""Variant of an ``environment`` finding for a library's multi-turn environment built, not defined: a
+module that builds and returns one serves training; a script may only play it to make data or evaluate."""
 TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
@@ -39,7 +49,7 @@ class Environment(RouteDetector):
     verifier wrapped as an environment), which is not multi-turn RL.
     """
 
-    TRIGGERS = ("reset", "def step", "Env")
+    TRIGGERS = ("reset", "def step", "Env", "gym", "textarena")
 
     VALID = (
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
@@ -49,6 +59,11 @@ class Environment(RouteDetector):
         Valid("class Settings(EnvSettings):\n    def path(self):\n        return self.root\n"),
         Valid("class Spec(Env):\n    pass\n"),
         Valid("class ProjectEnv(DotEnv):\n    def get_secret(self, key):\n        return self[key]\n"),
+        Valid("from jinja2 import Environment\nenv = Environment(loader=loader)\n"),
+        Valid("class LocalEnv:\n    pass\nenv = LocalEnv()\n"),
+        Valid("import os\nx = os.environ.get('HOME')\ne = SomeEnv()\n"),
+        Valid("from ray.runtime_env import RuntimeEnv\nenv = RuntimeEnv(pip=['torch'])\n"),
+        Valid("from x import PythonVirtualEnv\nenv = PythonVirtualEnv(path)\n"),
         Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
@@ -94,6 +109,22 @@ class Environment(RouteDetector):
             "def episode(env, policy):\n    obs = env.reset()\n    obs, r, done, _ = env.step(policy(obs))\n",
             "environment",
         ),
+        Invalid(
+            "import verifiers as vf\ndef load_environment():\n"
+            "    return vf.ToolEnv(dataset=ds, tools=[search, read], max_turns=10, rubric=rubric)\n",
+            "environment",
+        ),
+        Invalid(
+            "from verifiers.envs.textarena_env import TextArenaEnv\nenv = TextArenaEnv(game='Wordle-v0')\n",
+            "environment",
+        ),
+        Invalid("import gymnasium as gym\nenv = gym.make('FrozenLake-v1')\n", "environment"),
+        Invalid(
+            "import verifiers as vf\nenv = vf.SingleTurnEnv(dataset=ds, rubric=rubric)\n",
+            "environment",
+            None,
+            SINGLE_TURN,
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -124,7 +155,7 @@ class Environment(RouteDetector):
         """
         bases = [dotted(b.value).rsplit(".", 1)[-1] for b in node.bases]
         said = [words(n) for n in (node.name.value, *bases)]
-        single = any("single" in w and "turn" in w for w in said)
+        single = any(single_turn(n) for n in (node.name.value, *bases))
         variant = SINGLE_TURN if single else None
         if any(w and w[-1] in ENVIRONMENT_WORDS for w in said) and methods & TURN_METHODS:
             turns = ", ".join(sorted(methods & TURN_METHODS))
@@ -147,6 +178,12 @@ class Environment(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if self.functions and (is_env_step(node) or method(node) == "reset"):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
+        built = built_environment(node, self.names(node.func), self.context.resolver.is_imported)
+        if built is not None:
+            # a library's environment built here (``vf.ToolEnv(tools=..., max_turns=10)``) is served to
+            # whatever trains or evaluates on its episodes
+            variant = SINGLE_TURN if single_turn(built) else BUILT
+            self.report(node, "environment", f"builds the environment {built}", variant=variant)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         # an environment driven to evaluate or demo an agent (``def eval(args)``) produces no training
