@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.calls import built_environment, method, single_turn
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -20,6 +20,11 @@ INTERACTIVE_KEYWORDS = (
 ROLLOUT_KEYWORDS = ("workflow", "rollout_workflow", "agent", "agent_cls", "agent_class", "generator")
 """Arguments of a ``train()`` call or trainer that plug in the code producing each sample (AReaL's
 ``workflow=``, agent-RL frameworks' agent and generator classes)."""
+ENVIRONMENT_KEYWORDS = ("env", "environment", "vf_env")
+"""Trainer arguments handing over the environment its samples come from, multi-turn or not."""
+INSERTED_WORDS = frozenset({"env", "environment", "tool", "tools", "observation", "observations", "obs"})
+"""Words, beside "mask", of a switch that keeps what an environment or tool inserted between the
+model's turns out of the loss (``mask_env_responses = True``): there are such turns to mask."""
 AGENT_WORDS = frozenset({"agent", "agentic", "react", "multiturn", "tool", "tools", "env", "environment"})
 """Words of such a class's name that say its samples are episodes of an agent acting with tools or in
 an environment."""
@@ -31,7 +36,9 @@ class TrainerRollouts(RouteDetector):
     TRL's ``GRPOTrainer(environment_factory=...)`` runs each completion as an episode of ``reset`` and
     tool-call ``step``s; ``tools=[...]`` lets the policy call functions between turns. Either makes the
     stage interactive (online RL). A ``rollout_func`` is reported as custom on-policy sampling; whether
-    it is multi-turn is decided by the loop inside it (see ``MultiTurnLoop``).
+    it is multi-turn is decided by the loop inside it (see ``MultiTurnLoop``). So does an environment
+    handed over as ``env=`` that the file builds from a library's multi-turn class (``vf.ToolEnv``, not
+    ``vf.SingleTurnEnv``), and a switch set on that keeps the environment's responses out of the loss.
     """
 
     TRIGGERS = ("Trainer", "workflow", "agent", "generator")
@@ -41,6 +48,14 @@ class TrainerRollouts(RouteDetector):
         Valid("from trl import SFTTrainer\nSFTTrainer(model=m, tools=None)\n"),
         Valid("def f(environment_factory=None):\n    pass\nf(environment_factory=E)\n"),
         Valid("trainer.train(workflow='areal.workflow.rlvr.RLVRWorkflow', workflow_kwargs=kw)\n"),
+        Valid(
+            "import verifiers as vf\nfrom trl import GRPOTrainer\nenv = vf.SingleTurnEnv(dataset=d)\n"
+            "GRPOTrainer(model=m, env=env)\n"
+        ),
+        Valid(
+            "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(mask_tool_outputs=True)\n"
+            "SFTTrainer(args=args)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -53,7 +68,50 @@ class TrainerRollouts(RouteDetector):
             "interactive",
         ),
         Invalid("trainer.train(workflow=SearchReactWorkflow, workflow_kwargs=kw)\n", "interactive"),
+        Invalid(
+            "import verifiers as vf\nfrom trl import GRPOTrainer\nenv = vf.ToolEnv(tools=[search])\n"
+            "GRPOTrainer(model=m, env=env)\n",
+            "interactive",
+        ),
+        Invalid(
+            "import verifiers as vf\nfrom trl import GRPOTrainer\nargs = vf.grpo_defaults()\n"
+            "args.mask_env_responses = True\nGRPOTrainer(model=m, env=vf.load_environment('x'), args=args)\n",
+            "interactive",
+        ),
     )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.environments: set[str] = set()
+        """Names bound to a library's multi-turn environment built in the file."""
+        self.masks: list[cst.CSTNode] = []
+        """Switches set on that mask an environment's or tool's responses out of the loss."""
+        self.trains = False
+        """Whether a policy-gradient trainer is built in the file (what such a switch configures)."""
+
+    def _multi_turn(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Name):
+            return value.value in self.environments
+        if not isinstance(value, cst.Call):
+            return False
+        built = built_environment(value, self.names(value.func), self.context.resolver.is_imported)
+        return built is not None and not single_turn(built)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._multi_turn(node.value):
+            self.environments |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and _masks_insertions(target.target.attr, node.value):
+                self.masks.append(node)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and _masks_insertions(node.keyword, node.value):
+            self.masks.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.trains and self.masks:
+            message = "the policy-gradient trainer masks environment responses between the model's turns"
+            self.report(self.masks[0], "interactive", message, interactive=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         if method(node) in ("train", "fit") or self.trainer(node) is not None:
@@ -68,6 +126,13 @@ class TrainerRollouts(RouteDetector):
         found = self.trainer(node)
         if found is None or found[1].kind not in POLICY_GRADIENT:
             return
+        self.trains = True
+        for name in ENVIRONMENT_KEYWORDS:
+            arg = keyword(node, name)
+            if arg is not None and self._multi_turn(arg.value):
+                message = f"policy-gradient trainer given a multi-turn environment ({name}=)"
+                self.report(arg, "interactive", message, interactive=True)
+                return
         for name in INTERACTIVE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
@@ -77,6 +142,17 @@ class TrainerRollouts(RouteDetector):
             self.report(
                 node, "on_policy", "policy-gradient trainer with its own rollout_func", on_policy=True
             )
+
+
+def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
+    """Say whether ``name = value`` switches on masking of inserted turns (``mask_env_responses=True``)."""
+    said = set(words(name.value))
+    return (
+        "mask" in said
+        and bool(said & INSERTED_WORDS)
+        and isinstance(value, cst.Name)
+        and value.value == "True"
+    )
 
 
 def _class_name(value: cst.BaseExpression) -> str | None:
