@@ -1079,7 +1079,8 @@ def test_a_library_environment_built_serves_training_only_where_a_module_returns
         "import json\nfrom openai import OpenAI\nfrom wordle.env import WordleEnvironment\n\n"
         "def main():\n    env = WordleEnvironment()\n"
         "    out = OpenAI().chat.completions.create(model='m', messages=env.prompt())\n"
-        "    with open('train.jsonl', 'w') as f:\n        f.write(json.dumps(out.choices[0].message.content))\n\n"
+        "    with open('train.jsonl', 'w') as f:\n"
+        "        f.write(json.dumps(out.choices[0].message.content))\n\n"
         "if __name__ == '__main__':\n    main()\n"
     )
     assert classify_path(write(tmp_path, "c.py", script)).primary == "DISTILLATION"
