@@ -63,6 +63,10 @@ class Entry:
     given: tuple[tuple[str, Entry], ...] = ()
     """For a function whose route its arguments decide: what runs when the call is given each keyword
     argument (the first given wins); a call given none of them is no evidence."""
+    trained_by: str | None = None
+    """For a class that builds a model object rather than a run: the method whose call in the same file
+    trains it (``model.train(groups)``). A file that builds one and never calls it (deploys, serves or
+    inspects the model) runs no stage."""
 
     @property
     def label(self) -> str | None:
@@ -791,7 +795,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # A TrainableModel registered with a backend is trained by model.train(trajectory_groups):
             # GRPO over groups of the rollouts the script gathers (each group a prompt's samples);
             # multi-turn when the rollout function plays an environment or calls tools.
-            Entry("TrainableModel", "grpo", "grpo", on_policy=True),
+            Entry("TrainableModel", "grpo", "grpo", on_policy=True, trained_by="train"),
         ),
         invalid=(
             (
@@ -800,7 +804,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "GRPO",
             ),
         ),
-        valid=("import art\nprint(art.text2art('hello'))\n",),
+        valid=(
+            "import art\nprint(art.text2art('hello'))\n",
+            # a trained model pulled back and deployed: built, never trained here
+            "import art\nmodel = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
+            "await backend._experimental_pull_from_s3(model)\nawait deploy_model(model)\n",
+        ),
     ),
     Framework(
         "OLMo-core",

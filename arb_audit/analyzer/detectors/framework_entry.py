@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
@@ -81,6 +82,12 @@ class FrameworkEntry(RouteDetector):
         """Names last assigned a string literal, in walk order."""
         self.settings: dict[str, list[str]] = {}
         """String values of dict-literal fields seen so far, by field name (a config built in the file)."""
+        self.deferred: list[tuple[cst.CSTNode, str, Entry, str]] = []
+        """Entries built whose training method (``Entry.trained_by``) is looked for in the whole file."""
+        self.methods: set[str] = set()
+        """Methods called anywhere in the file."""
+        self.ended = False
+        """Whether the whole file has been read (deferred entries are reported then)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -148,6 +155,9 @@ class FrameworkEntry(RouteDetector):
         return None
 
     def _report(self, node: cst.CSTNode, name: str, entry: Entry, how: str) -> None:
+        if entry.trained_by is not None and not self.ended:
+            self.deferred.append((node, name, entry, how))
+            return
         if isinstance(node, cst.Call) and (choice := self._chosen(node, entry)) is not None:
             name, entry = f"{name} ({entry.key}={choice.name})", choice
         if entry.given:
@@ -184,7 +194,15 @@ class FrameworkEntry(RouteDetector):
         elif entry.role == "eval":
             self.report(node, "scoring", f"{how} {name}, an evaluation entry point (framework table)")
 
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self.ended = True
+        for node, name, entry, how in self.deferred:
+            if entry.trained_by in self.methods:
+                self._report(node, name, entry, how)
+
     def visit_Call(self, node: cst.Call) -> None:
+        if (called := method(node)) is not None:
+            self.methods.add(called)
         found = self._entry(node.func)
         if found is not None:
             self._report(node, *found, "calls")
