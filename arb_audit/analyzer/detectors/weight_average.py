@@ -136,6 +136,11 @@ class WeightAverage(RouteDetector):
             "    param.data = param.data + noise[name]\n"
         ),
         Valid(
+            # two mappings read at each key by unrelated statements: nothing computed from both
+            "import torch\nsd = torch.load(p)\nfor dim in dims:\n    grads[dim] = torch.cat(grads[dim])\n"
+            "    out = dirs[dim]\n    torch.save(grads[dim], out)\n"
+        ),
+        Valid(
             "class Policy:\n    def state_dict(self):\n        return self.model.state_dict()\n"
             "for i in range(len(batch)):\n    old_logprobs[i] = mask(logprobs[i], masks[i])\n"
         ),
@@ -277,40 +282,49 @@ class WeightAverage(RouteDetector):
         walked: dict[str, str],
         in_place: bool = False,
     ) -> bool:
-        """Report a loop over keys whose statements together read two checkpoints' tensors and write one.
+        """Report a loop over keys that writes one tensor computed from two checkpoints' tensors.
 
-        ``current = base.get(k); current += a * tv[k]; merged[k] = current``. ``in_place``: the loop
-        walks a model's parameters; only their ``.data`` set from another model's weights counts.
+        ``current = base.get(k); current += a * tv[k]; merged[k] = current``: what a local holds is
+        followed into the value written, so two checkpoints read by unrelated statements of one loop
+        (``out_dir = dirs[k]`` beside ``grads[k] = cat(grads[k])``) are not a merge. ``in_place``: the
+        loop walks a model's parameters; only their ``.data`` set from another model's weights counts.
         """
-        sources: set[str] = set()
-        writes = False
-        for statement in statements:
+        carried: dict[str, set[str]] = {name: {code} for name, code in walked.items()}
+        """Locals -> the checkpoints whose tensors at this key they hold."""
+
+        def sources(value: cst.BaseExpression) -> set[str]:
+            found = set(_keyed_sources(value, key))
+            for n in (value, *descendants(value)):
+                if isinstance(n, cst.Name) and n.value in carried:
+                    found |= carried[n.value]
+            return found
+
+        # (descendants come last first: reversed, assignments are met in the order they run)
+        for statement in reversed(statements):
             if isinstance(statement, cst.Assign):
-                writes = writes or any(
-                    _writes_walked(t.target, walked) or (not in_place and _keyed_sources(t.target, key))
-                    for t in statement.targets
-                )
-                value: cst.BaseExpression = statement.value
-            elif isinstance(statement, cst.AugAssign):
-                value = statement.value
+                read = sources(statement.value)
+                targets = [t.target for t in statement.targets]
+            elif isinstance(statement, cst.AugAssign) and isinstance(statement.target, cst.Name):
+                # ``current += a * tv[k]``: what the local holds grows (a checkpoint's own tensors
+                # changed in place, ``sd[k] += delta[k]``, are read by the loop's statements below)
+                read = sources(statement.value) | sources(statement.target)
+                targets = [statement.target]
             else:
                 continue
-            sources |= _keyed_sources(value, key)
-            sources |= {
-                walked[n.value]
-                for n in (value, *descendants(value))
-                if isinstance(n, cst.Name) and n.value in walked
-            }
-            if isinstance(statement, cst.Assign) and _keyed_sources(value, key):
-                # a local bound to one checkpoint's tensor stands for it below (``base = sd[k]``)
-                for t in statement.targets:
-                    if isinstance(t.target, cst.Name):
-                        walked[t.target.value] = next(iter(_keyed_sources(value, key)))
-        if in_place and not any(_weights(code) for code in sources - {_items_of(loop.iter)}):
-            return False
-        if writes and len(sources) >= 2:
-            self._combined(loop)
-            return True
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    if read:  # a local bound to checkpoints' tensors stands for them below
+                        carried[target.value] = read
+                    continue
+                written = _writes_walked(target, walked) or (
+                    not in_place and bool(_keyed_sources(target, key))
+                )
+                if not written or len(read) < 2:
+                    continue
+                if in_place and not any(_weights(code) for code in read - {_items_of(loop.iter)}):
+                    continue
+                self._combined(loop)
+                return True
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
