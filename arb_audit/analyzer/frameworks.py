@@ -53,7 +53,9 @@ class Entry:
     """The config key, flag or keyword argument that picks the route; for a command with ``choices`` and
     no key, the first word after the command that names a choice picks it (``tune run <recipe>``)."""
     role: str | None = None
-    """``eval`` for an evaluation entry point."""
+    """``eval`` for an evaluation entry point; ``environment`` for the base of a tool or environment that
+    answers a policy between its turns in the framework's multi-turn rollouts (a file defining one is a
+    component of online RL)."""
     choices: tuple[Entry, ...] = ()
     """What each value of ``key`` runs, when the values are known (first match wins)."""
     commands: tuple[str, ...] = ()
@@ -73,7 +75,7 @@ class Entry:
         """The file label a fixed entry runs (None for one whose key picks)."""
         if self.kind is not None:
             return "ONLINE_RL" if self.interactive else STAGE_LABELS[self.kind]
-        return "EVAL_ONLY" if self.role == "eval" else None
+        return {"eval": "EVAL_ONLY", "environment": "ONLINE_RL"}.get(self.role or "")
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -466,12 +468,21 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("", "sft", commands=("-m verl.trainer.fsdp_sft_trainer",)),
             # samples n responses per prompt of a dataset (pass@k on a benchmark, or data to filter)
             Entry("", role="eval", commands=("-m verl.trainer.main_generation",)),
+            # tools and interactions the multi-turn agent loop calls between the policy's turns
+            Entry("tools.base_tool.BaseTool", role="environment"),
+            Entry("interactions.base.BaseInteraction", role="environment"),
         ),
         invalid=(
             (
                 "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
                 "trainer = RayPPOTrainer(config=config, tokenizer=tokenizer)\ntrainer.fit()\n",
                 "CONFIG_DEPENDENT",
+            ),
+            (
+                "from verl.tools.base_tool import BaseTool\n\nclass SearchTool(BaseTool):\n"
+                "    async def execute(self, instance_id, parameters, **kwargs):\n"
+                "        return search(parameters['query']), 0.0, {}\n",
+                "ONLINE_RL",
             ),
         ),
         lines=(

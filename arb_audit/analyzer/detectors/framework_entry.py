@@ -193,6 +193,9 @@ class FrameworkEntry(RouteDetector):
                 self.report(node, "interactive", f"{name} trains on multi-turn environment episodes")
         elif entry.role == "eval":
             self.report(node, "scoring", f"{how} {name}, an evaluation entry point (framework table)")
+        elif entry.role == "environment":
+            message = f"{how} {name}, a tool or environment of multi-turn rollouts (framework table)"
+            self.report(node, "environment", message)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.ended = True
