@@ -8,6 +8,7 @@ from arb_audit.analyzer.calls import data_generator, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_text
+from arb_audit.analyzer.walk import descendants
 
 DATASET_WRITERS = frozenset(
     {"push_to_hub", "to_json", "to_parquet", "save_to_disk", "to_csv", "write_json", "write_parquet"}
@@ -41,6 +42,26 @@ DATASET_FORMATS = frozenset(
 """Words of a writer class that writes a dataset file (not a log or a TensorBoard summary)."""
 
 
+ANSWER_FIELDS = frozenset({"choices", "generated_text"})
+"""Fields of a model's reply holding its text (an OpenAI-style ``response["choices"]``, a
+``transformers`` pipeline's ``generated_text``); vLLM's is ``outputs[i].text``."""
+
+
+def _answer_text(value: cst.BaseExpression) -> bool:
+    """Say whether ``value`` reads the text of a model's reply (``r["choices"][0]["message"]["content"]``)."""
+    fields: set[str] = set()
+    for n in (value, *descendants(value)):
+        if isinstance(n, cst.Attribute):
+            fields.add(n.attr.value)
+        elif (
+            isinstance(n, cst.SubscriptElement)
+            and isinstance(n.slice, cst.Index)
+            and isinstance(key := n.slice.value, cst.SimpleString)
+        ):
+            fields.add(literal_text(key))
+    return bool(fields & ANSWER_FIELDS) or {"outputs", "text"} <= fields
+
+
 class DataOutput(RouteDetector):
     """Saving or pushing a dataset, or writing JSON lines, is how generated data leaves a script.
 
@@ -65,6 +86,9 @@ class DataOutput(RouteDetector):
         "datadreamer",
         "Writer(",
         "jsonlines",
+        "choices",
+        "generated_text",
+        ".outputs",
     )
 
     VALID = (
@@ -73,6 +97,9 @@ class DataOutput(RouteDetector):
         Valid("config = load_json(path)\n"),
         Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
         Valid("import json\nwith open('metrics.json', 'w') as f:\n    json.dump(eval_metrics, f)\n"),
+        Valid("with open(p, 'w') as f:\n    for line in lines:\n        f.write(line.text)\n"),
+        Valid("f = open(p)\nfor o in outs:\n    f.write(o['choices'][0])\n"),
+        Valid("r = client.chat(m)\nwith open(p, 'w') as f:\n    f.write(r.choices[0].message.content)\n"),
     )
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
@@ -119,6 +146,17 @@ class DataOutput(RouteDetector):
             "        f.write('\\n')\n",
             "data_output",
         ),
+        Invalid(
+            "import openai\nout = open(sys.argv[1], 'w')\nfor k in range(n):\n"
+            "    r = openai.ChatCompletion.create(model='m', messages=m)\n"
+            "    out.write(r['choices'][0]['message']['content'] + '\\n')\n",
+            "data_output",
+        ),
+        Invalid(
+            "with open(p, 'a') as f:\n    for o in llm.generate(prompts):\n"
+            "        f.write(o.outputs[0].text)\n",
+            "data_output",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -129,6 +167,10 @@ class DataOutput(RouteDetector):
         parameters annotated as one."""
         self.writes: list[tuple[cst.Call, cst.CSTNode | None]] = []
         """``name.write*(...)`` calls, with their statements."""
+        self.text_files: set[str] = set()
+        """Names bound to a plain file opened for writing (``f = open(path, "w")``)."""
+        self.answers: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        """``name.write(...)`` calls in a loop writing the text of a model's reply, with their statements."""
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.annotation is not None and _file_writer(node.annotation.annotation):
@@ -141,6 +183,22 @@ class DataOutput(RouteDetector):
                 message = f"writes records with a dataset file writer ({call.func.attr.value})"
                 self.report(call, "data_output", message, statement=statement)
                 return
+        for call, statement in self.answers:
+            assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+            if call.func.value.value in self.text_files:
+                # one reply after another into a file: what the model said is kept as text
+                message = "writes the text of a model's replies to a file, one per iteration"
+                self.report(call, "data_output", message, statement=statement)
+                return
+
+    def _opens_text_file(self, call: cst.BaseExpression, target: cst.BaseExpression | None) -> None:
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(target, cst.Name)
+            and self.names(call.func) & {"open", "builtins.open", "io.open"}
+            and opens_for_writing(call)
+        ):
+            self.text_files.add(target.value)
 
     def _opens_writer(self, call: cst.BaseExpression) -> bool:
         """Say whether a call makes a dataset file writer (``JsonlWriter(p)``, ``jsonlines.open(p, "w")``)."""
@@ -155,11 +213,14 @@ class DataOutput(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._opens_writer(node.value):
             self.writers |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        for t in node.targets:
+            self._opens_text_file(node.value, t.target)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         target = node.asname.name if node.asname is not None else None
         if self._opens_writer(node.item) and isinstance(target, cst.Name):
             self.writers.add(target.value)
+        self._opens_text_file(node.item, target)
 
     def visit_For(self, node: cst.For) -> None:
         self.loops += 1
@@ -194,6 +255,8 @@ class DataOutput(RouteDetector):
         if name == "write" and node.args and self._encodes_json(node.args[0].value):
             self.report(node, "data_output", "writes JSON lines")
             return
+        if name == "write" and self.loops and node.args and _answer_text(node.args[0].value):
+            self.answers.append((node, self.context.statements[-1] if self.context.statements else None))
         if name == "join" and self._json_lines(node):
             self.report(node, "data_output", "encodes records as JSON lines")
             return
