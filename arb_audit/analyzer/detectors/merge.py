@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import is_generation, method
@@ -9,6 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.walk import descendants
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
@@ -66,6 +69,43 @@ def _saved_name(call: cst.Call) -> str | None:
     return last_name(call.args[0].value) or None
 
 
+MATMULS = frozenset({"matmul", "mm"})
+"""Functions and methods multiplying two matrices (``torch.matmul(b, a)``, ``b.mm(a)``)."""
+
+
+def _lora_product(value: cst.BaseExpression) -> bool:
+    """Say whether ``value`` multiplies a LoRA adapter's two matrices (``sd[key_B] @ sd[key_A]``).
+
+    The operands are told by the words of their names or keys: B's then A's (``lora_B`` and
+    ``lora_A``, peft's, or ``sd[lora_key_B]``), one of them naming LoRA.
+    """
+    for node in (value, *descendants(value)):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            operands = [node.left, node.right]
+        elif isinstance(node, cst.Call) and last_name(node.func) in MATMULS:
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            operands = [a.value for a in node.args] + (
+                [receiver] if method(node) == "mm" and receiver else []
+            )
+        else:
+            continue
+        if any(_multiplies(o) for o in operands):
+            continue  # an activation through both matrices (``x @ lora_A.T @ lora_B.T``): a forward pass
+        said = [set(words(re.sub(r"\W+", "_", cst.Module([]).code_for_node(o)))) for o in operands]
+        if len(said) == 2 and "b" in said[0] and "a" in said[1] and "lora" in said[0] | said[1]:
+            return True  # delta W = B A
+    return False
+
+
+def _multiplies(node: cst.BaseExpression) -> bool:
+    """Say whether ``node`` holds a matrix product itself."""
+    return any(
+        (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply))
+        or (isinstance(n, cst.Call) and last_name(n.func) in MATMULS)
+        for n in (node, *descendants(node))
+    )
+
+
 MERGED_SAVE = "merged_save"
 """Variant of a merge shown only by what is saved being called merged: a stage when nothing else is."""
 OBJECT_SAVES = frozenset({"save_pretrained", "save_model", "push_to_hub"})
@@ -87,7 +127,7 @@ class Merge(RouteDetector):
     the file then samples from, with nothing saved, is how it runs the model (a decoder), not a merge.
     """
 
-    TRIGGERS = ("merg", "add_weighted_adapter")
+    TRIGGERS = ("merg", "add_weighted_adapter", "lora_B", "lora_b")
 
     VALID = (
         Valid("import mergekit\n"),
@@ -97,6 +137,8 @@ class Merge(RouteDetector):
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
         Valid("torch.save(merged_predictions, out)\n"),
+        Valid("h = x @ lora_A.T\nh += (h @ lora_B.T) * scaling\n"),
+        Valid("result += (dropout(x) @ self.lora_A.T @ self.lora_B.T) * self.scaling\n"),
         Valid(
             "world_size = len(shards)\nmerged_state_dict = {}\nfor shard in shards:\n"
             "    merged_state_dict.update(torch.load(shard))\ntorch.save(merged_state_dict, out)\n"
@@ -159,6 +201,15 @@ class Merge(RouteDetector):
             "lora_fold",
         ),
         Invalid(
+            "import torch\nsd = torch.load(base)\nfor k in sd:\n"
+            "    key_a = k.replace('.weight', '.lora_A.weight')\n"
+            "    key_b = key_a.replace('lora_A', 'lora_B')\n"
+            "    sd[k] += (lora[key_b].float() @ lora[key_a].float()) * scaling\ntorch.save(sd, out)\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
+        Invalid(
             "merged_tv = tv_merging(tv_flat_checks)\nmerged = flat_ptm + lam * merged_tv\n",
             "stage",
             "merge",
@@ -186,8 +237,8 @@ class Merge(RouteDetector):
         """The file runs as a script (``if __name__ == "__main__":``)."""
         self.parameters: dict[str, set[str]] = {}
         """Words of the parameters of each top-level function the file defines (what it is given)."""
-        self.folds: list[tuple[cst.Call, cst.CSTNode | None]] = []
-        """Calls folding an adapter into its base."""
+        self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
+        """Calls (or hand-written updates) folding an adapter into its base."""
         self.saves = False
         """The file writes a model (``save_pretrained``, ``torch.save``)."""
         self.generates = False
@@ -254,6 +305,11 @@ class Merge(RouteDetector):
             if named & WEIGHT_WORDS and not named & SHARD_WORDS:
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        # ``w += (lora_B @ lora_A) * scaling``: an adapter folded by hand, tensor by tensor
+        if isinstance(node.operator, cst.AddAssign) and _lora_product(node.value):
+            self.folds.append((node, self.context.statements[-1] if self.context.statements else None))
 
     def _never_called(self, function: str | None) -> bool:
         """Say whether a top-level function of a script is never called (its code is dead)."""
