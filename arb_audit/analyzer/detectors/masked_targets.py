@@ -13,8 +13,9 @@ from arb_audit.analyzer.trainers import route_word
 
 IGNORE_INDEX = "100"
 """PyTorch's default ``ignore_index`` is -100: the positions of a target sequence that carry no loss."""
-IGNORE_NAME = re.compile(r"IGNORE_(?:INDEX|IDX|ID|TOKEN_ID|TOKEN_INDEX|LABEL)")
-"""Names projects give the ignore index in a module of constants (``IGNORE_INDEX``, ``IGNORE_IDX``)."""
+IGNORE_NAME = re.compile(r"(?:[A-Z0-9]+_)*IGNORE_(?:INDEX|IDX|ID|TOKEN_ID|TOKEN_INDEX|LABEL)")
+"""Names projects give the ignore index in a module of constants (``IGNORE_INDEX``, ``IGNORE_IDX``,
+``CROSS_ENTROPY_IGNORE_INDEX``)."""
 TARGET_WORDS = frozenset({"labels", "label", "targets", "target", "ignore", "mask"})
 """Words of what -100 is written into or named as: the targets, or the ignore index itself."""
 PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
@@ -58,6 +59,7 @@ class MaskedTargets(RouteDetector):
     VALID = (
         Valid("x = -100\n"),
         Valid("from consts import IGNORE_IDX\nprint(IGNORE_IDX)\n"),
+        Valid("from consts import IGNORE_IDX\ndef pad_row(row):\n    return row + [IGNORE_IDX] * 3\n"),
         Valid("offset = scores - 100\n"),
         Valid("scores = {'reward': -100}\nclip(x, min_value=-100)\n"),
         Valid("class PPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n"),
@@ -75,6 +77,13 @@ class MaskedTargets(RouteDetector):
         Invalid("IGNORE_INDEX = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid(
             "from dart_math.utils import IGNORE_IDX\nlabels[:source_len] = IGNORE_IDX\n",
+            "loss",
+            "sft",
+            MASKED_TARGETS,
+        ),
+        Invalid(
+            "from consts import CROSS_ENTROPY_IGNORE_INDEX\ndef _sequence_to_labels_none(seq):\n"
+            "    return [CROSS_ENTROPY_IGNORE_INDEX] * len(seq)\n",
             "loss",
             "sft",
             MASKED_TARGETS,
@@ -156,11 +165,14 @@ class MaskedTargets(RouteDetector):
             self._found(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        # ``labels[:n] = IGNORE_IDX``: the ignore index by its name (defined in another module)
-        if self.around and node.value.isupper() and IGNORE_NAME.fullmatch(node.value):
-            named = {w.lower() for part in self.around[-1].split() for w in words(part)}
-            if TARGET_WORDS & named - {"ignore"}:
-                self._found(node)
+        # ``labels[:n] = IGNORE_IDX``: the ignore index by its name (defined in another module), written
+        # into targets, or returned by a function named for making them (``_sequence_to_labels``)
+        if not (node.value.isupper() and IGNORE_NAME.fullmatch(node.value)):
+            return
+        parts = [*(self.around[-1].split() if self.around else ()), *self.enclosing()[-1:]]
+        named = {w.lower() for part in parts for w in words(part)}
+        if TARGET_WORDS & named - {"ignore"}:
+            self._found(node)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if _minus_hundred(node) and self.around:
