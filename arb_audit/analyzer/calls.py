@@ -74,6 +74,9 @@ GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
 OUTPUT_WORDS = frozenset({"response", "responses", "answer", "answers", "reply", "replies", "text"})
 """Words after ``generate`` in a helper that asks a model for them (``generate_response``)."""
+PROMPT_WORDS = frozenset({"prompt", "prompts", "query", "queries", "instruction", "instructions"})
+"""Words after ``decode`` in a helper that decodes (samples) continuations of prompts
+(``decode_prompts_with_huggingface``), unlike a tokenizer's ``decode(ids)`` of token ids."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
 """A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
@@ -155,6 +158,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
             and outside
         )
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
+        or (found[0] == "decode" and bool(PROMPT_WORDS & set(found[1:])))
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
 

@@ -77,6 +77,7 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("agent.step()\nobs = env.step(action)\n"),
@@ -105,6 +106,11 @@ class Generation(RouteDetector):
             "responses, price = create_test_cases_using_gpt(programs, model='gpt-4o-mini')\n", "generation"
         ),
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
+        Invalid(
+            "from alpaca_farm.inference import decode\n"
+            "outs = decode.decode_prompts_with_huggingface(p, prompts)\n",
+            "generation",
+        ),
         Invalid(
             "result = await sampling_client.sample_async(prompt=p, num_samples=1, sampling_params=sp)\n",
             "generation",
