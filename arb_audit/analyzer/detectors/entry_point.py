@@ -25,7 +25,7 @@ class EntryPoint(RouteDetector):
     a ``__main__`` guard.
     """
 
-    TRIGGERS = ("reward", "Reward", "score", "__main__")
+    TRIGGERS = ("reward", "Reward", "score", "__main__", "def main(")
 
     VALID = (
         Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),
@@ -36,6 +36,9 @@ class EntryPoint(RouteDetector):
         Invalid("def reward(x):\n    return 1.0\nif __name__ == '__main__':\n    main()\n", "entry_point"),
         Invalid("scores = [score(x) for x in data]\nprint(sum(scores))\n", "entry_point"),
         Invalid("for row in rows:\n    row['reward'] = reward(row)\n", "entry_point"),
+        Invalid(
+            "def main(prompt: str, max_new_tokens: int = 50):\n    print(generate(prompt))\n", "entry_point"
+        ),
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -46,7 +49,12 @@ class EntryPoint(RouteDetector):
 
 
 def _runs(statement: cst.BaseStatement) -> bool:
-    """Say whether a module-level statement does work when the file is run (not only defines)."""
+    """Say whether a module-level statement does work when the file is run (not only defines).
+
+    A module-level ``def main`` counts: a command-line tool calls it (``CLI(main)``, a console script).
+    """
+    if isinstance(statement, cst.FunctionDef):
+        return statement.name.value == "main"
     if isinstance(statement, cst.If):
         return _is_main_guard(statement.test)
     if isinstance(statement, cst.For | cst.While | cst.With):
