@@ -584,8 +584,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a model's outputs made to be trained on (a teacher's, a training split's answers,
         # conversations or pairs), though how they are written is not recognised here
         result.role, result.primary = "data_generation", "DISTILLATION"
-    elif signals & {"generation", "scoring", "inference"}:
+    elif signals & {"generation", "scoring"} or (signals & {"inference"} and script):
         result.role, result.primary = "eval", "EVAL_ONLY"
+    elif "inference" in signals:
+        # a library module that runs a model forward and neither scores nor samples text (a sampling
+        # loop's helpers, a feature extractor): what uses it decides; on its own it evaluates nothing
+        result.role, result.primary = "none", "NONE_TRAINING"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
     if result.role not in WORK_ROLES.values():
         # what a model's outputs are for is evidence of an evaluation or a data generation only: in a

@@ -1090,3 +1090,23 @@ def test_a_library_environment_built_serves_training_only_where_a_module_returns
         "trainer = vf.GRPOTrainer(model=m, env=env, args=vf.grpo_defaults(run_name='r'))\ntrainer.train()\n"
     )
     assert classify_path(write(tmp_path, "d.py", trained)).primary == "ONLINE_RL"
+
+
+def test_a_library_module_that_only_runs_a_model_forward_evaluates_nothing(tmp_path: Path) -> None:
+    helpers = (
+        "import torch\n\n"
+        "@torch.no_grad()\n"
+        "def sample(net, prompts, seq_len):\n"
+        "    out = prompts\n"
+        "    for _ in range(seq_len):\n"
+        "        logits = net(out)[:, -1]\n"
+        "        out = torch.cat((out, logits.argmax(-1, keepdim=True)), dim=-1)\n"
+        "    return out\n"
+    )
+    helper = classify_path(write(tmp_path, "a.py", helpers))
+    assert (helper.primary, helper.role) == ("NONE_TRAINING", "none")
+    # the same loop in a command's main() is a model run: an evaluation unless it makes data
+    command = classify_path(
+        write(tmp_path, "b.py", helpers + "\ndef main(n: int = 8):\n    print(sample(m, p, n))\n")
+    )
+    assert (command.primary, command.role) == ("EVAL_ONLY", "eval")
