@@ -465,6 +465,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ),
             # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
             Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
+            # the critic's worker, handed to a trainer's role mapping (``ray.remote(CriticWorker)``): the
+            # file assembles main_ppo's trainer, whose estimator the config picks
+            Entry("CriticWorker", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
             Entry("", "sft", commands=("-m verl.trainer.fsdp_sft_trainer",)),
             # samples n responses per prompt of a dataset (pass@k on a benchmark, or data to filter)
             Entry("", role="eval", commands=("-m verl.trainer.main_generation",)),
@@ -476,6 +479,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
             (
                 "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
                 "trainer = RayPPOTrainer(config=config, tokenizer=tokenizer)\ntrainer.fit()\n",
+                "CONFIG_DEPENDENT",
+            ),
+            (
+                "from verl.workers.fsdp_workers import CriticWorker\n"
+                "role_worker_mapping[Role.Critic] = ray.remote(CriticWorker)\ntrainer.fit()\n",
                 "CONFIG_DEPENDENT",
             ),
             (

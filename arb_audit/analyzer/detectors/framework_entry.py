@@ -10,6 +10,7 @@ from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -17,6 +18,12 @@ DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
 LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
 """Words of a function that loads a class by its path, or of a lookup whose default is one."""
+
+
+INSPECTIONS = frozenset(
+    {"isinstance", "issubclass", "cast", "type", "print", "getattr", "hasattr", "repr", "str"}
+)
+"""Calls that only look at a class handed to them (a type check, a message), building nothing."""
 
 
 class FrameworkEntry(RouteDetector):
@@ -42,6 +49,7 @@ class FrameworkEntry(RouteDetector):
         Valid("def sft_train(x):\n    return x\nsft_train(1)\n"),
         Valid("import roll\nprint('see roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
         Valid("import roll\nlogger.info('roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
+        Valid("from trl import DPOTrainer\nif isinstance(trainer, DPOTrainer):\n    pass\n"),
     )
     INVALID = (
         Invalid(
@@ -210,6 +218,17 @@ class FrameworkEntry(RouteDetector):
         if found is not None:
             self._report(node, *found, "calls")
             return
+        if last_name(node.func) not in INSPECTIONS:
+            for arg in node.args:
+                # a framework's class handed on to be built elsewhere (``ray.remote(CriticWorker)``)
+                value = arg.value
+                if (
+                    isinstance(value, cst.Name | cst.Attribute)
+                    and last_name(value)[:1].isupper()
+                    and (handed := self._entry(value)) is not None
+                ):
+                    self._report(arg, *handed, "hands on")
+                    return
         callee = (
             node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
         )
