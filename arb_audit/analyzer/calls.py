@@ -124,8 +124,7 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         # ``sampling_client.sample(prompt=p, num_samples=4, sampling_params=params)`` (Tinker, and
         # samplers like it): a sample of completions, unlike ``random.sample(pool, k)``
         return True
-    chain = dotted(node.func)
-    if chain and chain.endswith(API_COMPLETIONS):
+    if called == "create" and dotted(node.func).endswith(API_COMPLETIONS):  # (all end with .create)
         return True
     return bool(names(node.func) & GENERATION_FUNCTIONS)
 
@@ -176,7 +175,7 @@ def is_http_post(node: cst.Call, names: AbstractSet[str]) -> bool:
     return (
         bool(names & HTTP_POSTS)
         or method(node) == "post"
-        or any(n.rsplit(".", 1)[-1] == "post" for n in names)
+        or any(n == "post" or n.endswith(".post") for n in names)
     )
 
 
@@ -214,21 +213,27 @@ MADE_ENVIRONMENTS = frozenset({"gym.make", "gymnasium.make", "textarena.make"})
 """Factories that build an environment from its registered id."""
 
 
-def built_environment(node: cst.Call, names: AbstractSet[str], imported: Callable[[str], bool]) -> str | None:
+def built_environment(
+    node: cst.Call, names_of: Callable[[cst.CSTNode], AbstractSet[str]], imported: Callable[[str], bool]
+) -> str | None:
     """Return the library environment a call builds (``vf.ToolEnv(tools=..., max_turns=10)``, ``gym.make``).
 
-    ``names``: the callee's qualified names; ``imported``: whether a qualified name is imported. A class
-    of the file itself is read by its methods instead (the ``Environment`` detector's class rules).
+    ``names_of``: the qualified names of an expression; ``imported``: whether a qualified name is
+    imported. A class of the file itself is read by its methods instead (the ``Environment`` detector's
+    class rules). The callee's own name is read first: most calls are not looked up at all.
     """
-    if names & MADE_ENVIRONMENTS:
-        return min(names & MADE_ENVIRONMENTS)
     last = last_name(node.func)
+    if last == "make":
+        return min(names_of(node.func) & MADE_ENVIRONMENTS, default=None)
     said = words(last)
     if not (
         last[:1].isupper() and said and said[-1] in ENVIRONMENT_WORDS
     ) or SOFTWARE_ENVIRONMENT_WORDS & set(said):
         return None
-    return next((q for q in sorted(names) if imported(q) and not q.startswith(NOT_AGENT_ENVIRONMENTS)), None)
+    return next(
+        (q for q in sorted(names_of(node.func)) if imported(q) and not q.startswith(NOT_AGENT_ENVIRONMENTS)),
+        None,
+    )
 
 
 def single_turn(name: str) -> bool:

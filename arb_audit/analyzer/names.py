@@ -278,6 +278,8 @@ class NameResolver:
 
     def ancestry(self, qualified: str) -> set[str]:
         """Return every qualified name a local class derives from, here, transitively (itself included)."""
+        if qualified not in self.class_bases:
+            return {qualified}  # (most names asked about: no class of this file)
         seen: set[str] = set()
         pending = [qualified]
         while pending:

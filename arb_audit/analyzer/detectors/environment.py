@@ -178,7 +178,7 @@ class Environment(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if self.functions and (is_env_step(node) or method(node) == "reset"):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
-        built = built_environment(node, self.names(node.func), self.context.resolver.is_imported)
+        built = built_environment(node, self.names, self.context.resolver.is_imported)
         if built is not None:
             # a library's environment built here (``vf.ToolEnv(tools=..., max_turns=10)``) is served to
             # whatever trains or evaluates on its episodes

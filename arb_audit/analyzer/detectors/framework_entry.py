@@ -221,12 +221,9 @@ class FrameworkEntry(RouteDetector):
         if last_name(node.func) not in INSPECTIONS:
             for arg in node.args:
                 # a framework's class handed on to be built elsewhere (``ray.remote(CriticWorker)``)
+                # (a Name or Attribute: last_name is "" for anything else)
                 value = arg.value
-                if (
-                    isinstance(value, cst.Name | cst.Attribute)
-                    and last_name(value)[:1].isupper()
-                    and (handed := self._entry(value)) is not None
-                ):
+                if last_name(value)[:1].isupper() and (handed := self._entry(value)) is not None:
                     self._report(arg, *handed, "hands on")
                     return
         callee = (

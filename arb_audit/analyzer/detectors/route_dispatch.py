@@ -313,8 +313,11 @@ class RouteDispatch(RouteDetector):
             return known
         routes = self.branches[id(body)] = set()
         for n in descendants(body):
-            value = n.func if isinstance(n, cst.Call) else n.value if isinstance(n, cst.Assign) else None
-            if not isinstance(value, cst.Name | cst.Attribute):
+            # (exact types: every node of the branch is tested, and libcst's abstract bases make a
+            # failed isinstance slow; its concrete node classes have no subclasses)
+            kind = type(n)
+            value = n.func if kind is cst.Call else n.value if kind is cst.Assign else None  # type: ignore[attr-defined]
+            if type(value) is not cst.Name and type(value) is not cst.Attribute:
                 continue
             for q in self.names(value):
                 label = _training_route(q)
@@ -331,7 +334,8 @@ class RouteDispatch(RouteDetector):
         orelse = node.orelse
         if not isinstance(orelse, cst.Else) or is_dead(node.test):
             return
-        body, other = self._branch_routes(node.body), self._branch_routes(orelse.body)
+        body = self._branch_routes(node.body)
+        other = self._branch_routes(orelse.body) if body else set()  # (the else is read only if needed)
         if body and other and not body & other:
             subject = next(
                 (

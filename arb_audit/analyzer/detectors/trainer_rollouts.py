@@ -94,7 +94,7 @@ class TrainerRollouts(RouteDetector):
             return value.value in self.environments
         if not isinstance(value, cst.Call):
             return False
-        built = built_environment(value, self.names(value.func), self.context.resolver.is_imported)
+        built = built_environment(value, self.names, self.context.resolver.is_imported)
         return built is not None and not single_turn(built)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -146,13 +146,10 @@ class TrainerRollouts(RouteDetector):
 
 def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
     """Say whether ``name = value`` switches on masking of inserted turns (``mask_env_responses=True``)."""
+    if not (isinstance(value, cst.Name) and value.value == "True" and "mask" in name.value):
+        return False  # (most arguments: not split into words at all)
     said = set(words(name.value))
-    return (
-        "mask" in said
-        and bool(said & INSERTED_WORDS)
-        and isinstance(value, cst.Name)
-        and value.value == "True"
-    )
+    return "mask" in said and bool(said & INSERTED_WORDS)
 
 
 def _class_name(value: cst.BaseExpression) -> str | None:
