@@ -100,6 +100,13 @@ class DataOutput(RouteDetector):
         Valid("with open(p, 'w') as f:\n    for line in lines:\n        f.write(line.text)\n"),
         Valid("f = open(p)\nfor o in outs:\n    f.write(o['choices'][0])\n"),
         Valid("r = client.chat(m)\nwith open(p, 'w') as f:\n    f.write(r.choices[0].message.content)\n"),
+        Valid(
+            "import sys\nfor chunk in stream:\n    sys.stdout.write(chunk.choices[0].delta.content or '')\n"
+        ),
+        Valid(
+            "for i, r in enumerate(rs):\n    files[i].write(r.choices[0].text)\n"
+            "    self.f.write(r.choices[0].text)\n"
+        ),
     )
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
@@ -255,7 +262,13 @@ class DataOutput(RouteDetector):
         if name == "write" and node.args and self._encodes_json(node.args[0].value):
             self.report(node, "data_output", "writes JSON lines")
             return
-        if name == "write" and self.loops and node.args and _answer_text(node.args[0].value):
+        if (
+            name == "write"
+            and isinstance(receiver, cst.Name)  # (``sys.stdout.write``, ``files[i].write``: no file of ours)
+            and self.loops
+            and node.args
+            and _answer_text(node.args[0].value)
+        ):
             self.answers.append((node, self.context.statements[-1] if self.context.statements else None))
         if name == "join" and self._json_lines(node):
             self.report(node, "data_output", "encodes records as JSON lines")
