@@ -204,10 +204,14 @@ ENVIRONMENT_WORDS = frozenset({"env", "envs", "environment", "environments"})
 """Words of an environment: an argument handed one (``env=env``), a class's last word (``ToolEnv``)."""
 
 
-NOT_AGENT_ENVIRONMENTS = ("jinja2.", "dotenv.", "environs.", "lmdb.", "simpy.", "django.", "os.", "ray.")
-"""Libraries whose ``Environment`` classes are templates, settings, stores or a worker's runtime
-(``ray.runtime_env.RuntimeEnv``), not worlds an agent acts in."""
-SOFTWARE_ENVIRONMENT_WORDS = frozenset({"runtime", "virtual", "conda", "python", "docker", "build"})
+NOT_AGENT_ENVIRONMENTS = (
+    *("jinja2.", "dotenv.", "environs.", "lmdb.", "simpy.", "django.", "os.", "ray.runtime_env."),
+    *("lightning.", "lightning_fabric.", "pytorch_lightning.", "azureml.", "azure."),
+)
+"""Libraries whose ``Environment`` classes are templates, settings, stores, a cluster's or a job's
+runtime (``ray.runtime_env.RuntimeEnv``, Lightning's ``SLURMEnvironment``, Azure ML's ``Environment``),
+not worlds an agent acts in."""
+SOFTWARE_ENVIRONMENT_WORDS = frozenset({"runtime", "virtual", "conda", "docker", "build", "cluster"})
 """Words of an environment class that installs or runs software rather than answering an agent."""
 MADE_ENVIRONMENTS = frozenset({"gym.make", "gymnasium.make", "textarena.make"})
 """Factories that build an environment from its registered id."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
-from arb_audit.analyzer.detectors.environment import BUILT, SINGLE_TURN
+from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA, TRAINING_SHAPED
 from arb_audit.analyzer.detectors.gradient_step import (
     GRADIENTS_READ,
@@ -358,15 +358,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     """Turn findings into stages, labels, primary label and role (TAXONOMY.md's rules)."""
     result.findings = findings
     script = any(f.signal == "entry_point" for f in findings)
-    # a metric that only decides which generated samples are kept curates data: it evaluates nothing.
-    # A library's environment a script builds is played there to make data or to evaluate; a module
-    # building one serves training (a trainer handed it says so itself: TrainerRollouts)
-    signals = {
-        f.signal
-        for f in findings
-        if (f.signal != "scoring" or f.variant != SCORE_FILTER)
-        and not (script and f.signal == "environment" and f.variant == BUILT)
-    }
+    # a metric that only decides which generated samples are kept curates data: it evaluates nothing
+    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
     steps = [f for f in findings if f.signal == "gradient_step"]
     evaluated = any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings)
     if steps and evaluated and all(LOSS_HOOK in f.message for f in steps):
@@ -399,7 +392,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         stages = [s for s in stages if s.variant != MERGED_SAVE]
     interactive = "interactive" in signals
     environment = any(
-        (f.signal == "environment" and f.variant != SINGLE_TURN and not (script and f.variant == BUILT))
+        (f.signal == "environment" and f.variant != SINGLE_TURN)
         or (f.signal == "interactive" and f.variant != USER_TURN)
         for f in findings
     )

@@ -20,9 +20,6 @@ from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
 """Variant of an ``environment`` finding whose ``step`` always ends the episode."""
-BUILT = "built"
-"""Variant of an ``environment`` finding for a library's multi-turn environment built, not defined: a
-module that builds and returns one serves training; a script may only play it to make data or evaluate."""
 TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
@@ -59,11 +56,18 @@ class Environment(RouteDetector):
         Valid("class Settings(EnvSettings):\n    def path(self):\n        return self.root\n"),
         Valid("class Spec(Env):\n    pass\n"),
         Valid("class ProjectEnv(DotEnv):\n    def get_secret(self, key):\n        return self[key]\n"),
-        Valid("from jinja2 import Environment\nenv = Environment(loader=loader)\n"),
-        Valid("class LocalEnv:\n    pass\nenv = LocalEnv()\n"),
+        Valid("from jinja2 import Environment\ndef env():\n    return Environment(loader=loader)\n"),
+        Valid("class LocalEnv:\n    pass\ndef make():\n    return LocalEnv()\n"),
         Valid("import os\nx = os.environ.get('HOME')\ne = SomeEnv()\n"),
-        Valid("from ray.runtime_env import RuntimeEnv\nenv = RuntimeEnv(pip=['torch'])\n"),
-        Valid("from x import PythonVirtualEnv\nenv = PythonVirtualEnv(path)\n"),
+        Valid("from ray.runtime_env import RuntimeEnv\ndef env():\n    return RuntimeEnv(pip=['torch'])\n"),
+        Valid("from x import PythonVirtualEnv\ndef env():\n    return PythonVirtualEnv(path)\n"),
+        Valid(
+            "from lightning.fabric.plugins.environments import SLURMEnvironment\n"
+            "def plugins():\n    return SLURMEnvironment()\n"
+        ),
+        Valid(
+            "import gymnasium as gym\nenv = gym.make('CartPole-v1')\nfor _ in range(9):\n    env.step(0)\n"
+        ),
         Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
@@ -115,12 +119,16 @@ class Environment(RouteDetector):
             "environment",
         ),
         Invalid(
-            "from verifiers.envs.textarena_env import TextArenaEnv\nenv = TextArenaEnv(game='Wordle-v0')\n",
+            "from verifiers.envs.textarena_env import TextArenaEnv\ndef load_environment():\n"
+            "    env = TextArenaEnv(game='Wordle-v0')\n    return env\n",
             "environment",
         ),
-        Invalid("import gymnasium as gym\nenv = gym.make('FrozenLake-v1')\n", "environment"),
         Invalid(
-            "import verifiers as vf\nenv = vf.SingleTurnEnv(dataset=ds, rubric=rubric)\n",
+            "import gymnasium as gym\ndef make_env():\n    return gym.make('FrozenLake-v1')\n", "environment"
+        ),
+        Invalid(
+            "import verifiers as vf\ndef load_environment():\n"
+            "    env = vf.SingleTurnEnv(dataset=ds, rubric=rubric)\n    return env\n",
             "environment",
             None,
             SINGLE_TURN,
@@ -130,6 +138,8 @@ class Environment(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.functions: list[set[str]] = []
+        self.built: dict[str, tuple[cst.Call, str]] = {}
+        """Names bound to a library's environment built in the file: (the call, the class's name)."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -178,12 +188,30 @@ class Environment(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if self.functions and (is_env_step(node) or method(node) == "reset"):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
-        built = built_environment(node, self.names, self.context.resolver.is_imported)
-        if built is not None:
-            # a library's environment built here (``vf.ToolEnv(tools=..., max_turns=10)``) is served to
-            # whatever trains or evaluates on its episodes
-            variant = SINGLE_TURN if single_turn(built) else BUILT
-            self.report(node, "environment", f"builds the environment {built}", variant=variant)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and (built := self._built(node.value)) is not None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.built[target.target.value] = (node.value, built)
+
+    def _built(self, call: cst.Call) -> str | None:
+        return built_environment(call, self.names, self.context.resolver.is_imported)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        # a library's environment built and handed back (``def load_environment(): return
+        # vf.ToolEnv(tools=..., max_turns=10)``) is served to whatever trains on its episodes; one a
+        # script only builds and plays makes data or evaluates (a trainer handed one says so itself)
+        value = node.value
+        if isinstance(value, cst.Call):
+            built = self._built(value)
+            found = (value, built) if built is not None else None
+        else:
+            found = self.built.get(value.value) if isinstance(value, cst.Name) else None
+        if found is not None:
+            call, name = found
+            variant = SINGLE_TURN if single_turn(name) else None
+            self.report(call, "environment", f"builds and returns the environment {name}", variant=variant)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         # an environment driven to evaluate or demo an agent (``def eval(args)``) produces no training
