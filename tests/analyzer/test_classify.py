@@ -1110,3 +1110,6 @@ def test_a_library_module_that_only_runs_a_model_forward_evaluates_nothing(tmp_p
         write(tmp_path, "b.py", helpers + "\ndef main(n: int = 8):\n    print(sample(m, p, n))\n")
     )
     assert (command.primary, command.role) == ("EVAL_ONLY", "eval")
+    # and so it is in a script's top level, with no main() or __main__ guard
+    top = "import torch\nx = tok('hi')\nwith torch.no_grad():\n    print(model(**x).logits)\n"
+    assert classify_path(write(tmp_path, "c.py", top)).primary == "EVAL_ONLY"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.inference import Inference
 from arb_audit.analyzer.names import last_name
 
 PLUMBING_WORDS = (
@@ -21,11 +22,12 @@ class EntryPoint(RouteDetector):
     reward or verifier defined there is a component of the RL training that imports it, even when the
     reward asks a model (an LLM judge as the reward); the same definitions in a script that runs them
     over a dataset evaluate; a script that plays episodes runs them (an evaluation or data generation),
-    it is no component of a training. Read only in files that define rewards or scores, or that have
-    a ``__main__`` guard.
+    it is no component of a training; a module that only runs a model forward is a helper, a script
+    doing so evaluates. Read only in files that define rewards or scores, that run a model without
+    gradients, or that have a ``__main__`` guard or a ``main`` function.
     """
 
-    TRIGGERS = ("reward", "Reward", "score", "__main__", "def main(")
+    TRIGGERS = ("reward", "Reward", "score", "__main__", "def main(", *Inference.TRIGGERS)
 
     VALID = (
         Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),
