@@ -27,7 +27,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
     updates_model,
 )
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
-from arb_audit.analyzer.detectors.merge import ADAPTER_COMBINATIONS, FOLD_METHODS
+from arb_audit.analyzer.detectors.merge import ADAPTER_COMBINATIONS, FOLD_METHODS, HAND_FOLD_WORDS
 from arb_audit.analyzer.detectors.route_dispatch import MULTI_TURN_FLAGS
 from arb_audit.analyzer.detectors.subprocess_launch import SubprocessLaunch
 from arb_audit.analyzer.detectors.tool_feedback import OBSERVATION_TAG
@@ -48,9 +48,9 @@ ANY_ROUTE_TRIGGERS = (
     *IMPORT_WORDS,
 )
 """Words of detectors whose stage can be of any kind (a loss computed here, a framework of the table)."""
-MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS)
-"""Words of a merge by mergekit (known by its qualified names), by arithmetic on state dicts, or of
-adapters combined into one."""
+MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS, *HAND_FOLD_WORDS)
+"""Words of a merge by mergekit (known by its qualified names), by arithmetic on state dicts, of
+adapters combined into one, or of an adapter folded by hand."""
 _MERGE_CALL = re.compile(r"\b(\w*merg\w*)\s*\(")
 """A call of a function named after merging (a library's merge method)."""
 _TRAINER_WORD = re.compile(r"\b\w*Trainer\w*")

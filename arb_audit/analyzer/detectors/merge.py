@@ -69,6 +69,8 @@ def _saved_name(call: cst.Call) -> str | None:
     return last_name(call.args[0].value) or None
 
 
+HAND_FOLD_WORDS = ("lora_B", "lora_b")
+"""Words any code folding a LoRA adapter by hand contains (its B matrix, by name or key)."""
 MATMULS = frozenset({"matmul", "mm"})
 """Functions and methods multiplying two matrices (``torch.matmul(b, a)``, ``b.mm(a)``)."""
 
@@ -83,10 +85,10 @@ def _lora_product(value: cst.BaseExpression) -> bool:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
             operands = [node.left, node.right]
         elif isinstance(node, cst.Call) and last_name(node.func) in MATMULS:
-            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-            operands = [a.value for a in node.args] + (
-                [receiver] if method(node) == "mm" and receiver else []
-            )
+            args = [a.value for a in node.args]
+            # ``b.mm(a)``/``b.matmul(a)``: the receiver is the left factor; ``torch.mm(b, a)``: two arguments
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) and len(args) == 1 else None
+            operands = [receiver, *args] if receiver is not None else args
         else:
             continue
         if any(_multiplies(o) for o in operands):
@@ -127,7 +129,7 @@ class Merge(RouteDetector):
     the file then samples from, with nothing saved, is how it runs the model (a decoder), not a merge.
     """
 
-    TRIGGERS = ("merg", "add_weighted_adapter", "lora_B", "lora_b")
+    TRIGGERS = ("merg", "add_weighted_adapter", *HAND_FOLD_WORDS)
 
     VALID = (
         Valid("import mergekit\n"),
@@ -139,6 +141,9 @@ class Merge(RouteDetector):
         Valid("torch.save(merged_predictions, out)\n"),
         Valid("h = x @ lora_A.T\nh += (h @ lora_B.T) * scaling\n"),
         Valid("result += (dropout(x) @ self.lora_A.T @ self.lora_B.T) * self.scaling\n"),
+        Valid("sd[k] += (lora_B.T @ x) @ lora_A\ntorch.save(sd, p)\n"),  # (an activation: not B A)
+        Valid("result += F.linear(x, self.lora_B.weight @ self.lora_A.weight) * s\ntorch.save(m, p)\n"),
+        Valid("def merge(self):\n    self.weight.data += (self.lora_B @ self.lora_A) * self.scaling\n"),
         Valid(
             "world_size = len(shards)\nmerged_state_dict = {}\nfor shard in shards:\n"
             "    merged_state_dict.update(torch.load(shard))\ntorch.save(merged_state_dict, out)\n"
@@ -210,6 +215,14 @@ class Merge(RouteDetector):
             "lora_fold",
         ),
         Invalid(
+            "import torch\nfor name, p in model.named_parameters():\n"
+            "    p.data += torch.mm(lora[name + '.lora_B'], lora[name + '.lora_A']) * s\n"
+            "model.save_pretrained(out)\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
+        Invalid(
             "merged_tv = tv_merging(tv_flat_checks)\nmerged = flat_ptm + lam * merged_tv\n",
             "stage",
             "merge",
@@ -238,7 +251,9 @@ class Merge(RouteDetector):
         self.parameters: dict[str, set[str]] = {}
         """Words of the parameters of each top-level function the file defines (what it is given)."""
         self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
-        """Calls (or hand-written updates) folding an adapter into its base."""
+        """Calls folding an adapter into its base."""
+        self.hand_folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
+        """Adapters' products added into weights by hand: a fold where the file saves a model."""
         self.saves = False
         """The file writes a model (``save_pretrained``, ``torch.save``)."""
         self.generates = False
@@ -307,9 +322,15 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        # ``w += (lora_B @ lora_A) * scaling``: an adapter folded by hand, tensor by tensor
-        if isinstance(node.operator, cst.AddAssign) and _lora_product(node.value):
-            self.folds.append((node, self.context.statements[-1] if self.context.statements else None))
+        # ``sd[k] += (lora_B @ lora_A) * scaling``: an adapter folded by hand into a weight (a
+        # checkpoint's entry, a parameter's ``.weight``/``.data``), written out below; an activation
+        # (``result += ...``) is a forward pass, a layer's own ``merge()`` unsaved is a mode switch
+        target = node.target
+        into_weight = isinstance(target, cst.Subscript) or (
+            isinstance(target, cst.Attribute) and target.attr.value in ("weight", "data")
+        )
+        if isinstance(node.operator, cst.AddAssign) and into_weight and _lora_product(node.value):
+            self.hand_folds.append((node, self.context.statements[-1] if self.context.statements else None))
 
     def _never_called(self, function: str | None) -> bool:
         """Say whether a top-level function of a script is never called (its code is dead)."""
@@ -319,6 +340,10 @@ class Merge(RouteDetector):
         return any(FILE_SHARD_WORDS & set(words(name)) for name in self.used)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.saves and self.hand_folds:
+            node, statement = self.hand_folds[0]
+            message = "folds a LoRA adapter into its base (B @ A added to the weights)"
+            self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
         for node, statement in self.folds:
             if self.generates and not self.saves:
                 message = "folds a LoRA adapter into the model it samples from (nothing is saved)"
