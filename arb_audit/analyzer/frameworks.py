@@ -822,12 +822,20 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "await model.train(groups)\n",
                 "GRPO",
             ),
+            (
+                "import art\nagent = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
+                "async def run(model):\n    await model.train(groups, config=art.TrainConfig())\n",
+                "GRPO",
+            ),
         ),
         valid=(
             "import art\nprint(art.text2art('hello'))\n",
             # a trained model pulled back and deployed: built, never trained here
             "import art\nmodel = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
             "await backend._experimental_pull_from_s3(model)\nawait deploy_model(model)\n",
+            # something else trained in the file (a torch module's mode switch) trains not the model
+            "import art\nmodel = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
+            "clf = torch.nn.Linear(3, 3)\nclf.train()\nclf.train(False)\n",
         ),
     ),
     Framework(

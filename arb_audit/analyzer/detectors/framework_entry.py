@@ -6,7 +6,6 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
@@ -18,6 +17,10 @@ DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
 LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
 """Words of a function that loads a class by its path, or of a lookup whose default is one."""
+
+
+def _boolean(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value in ("True", "False")
 
 
 INSPECTIONS = frozenset(
@@ -92,8 +95,9 @@ class FrameworkEntry(RouteDetector):
         """String values of dict-literal fields seen so far, by field name (a config built in the file)."""
         self.deferred: list[tuple[cst.CSTNode, str, Entry, str]] = []
         """Entries built whose training method (``Entry.trained_by``) is looked for in the whole file."""
-        self.methods: set[str] = set()
-        """Methods called anywhere in the file."""
+        self.fed: set[str] = set()
+        """Methods called with data (a first argument that is no ``True``/``False``): ``x.train(groups)``,
+        unlike a torch module's mode switch ``x.train()``/``x.train(False)``."""
         self.ended = False
         """Whether the whole file has been read (deferred entries are reported then)."""
 
@@ -208,12 +212,15 @@ class FrameworkEntry(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         self.ended = True
         for node, name, entry, how in self.deferred:
-            if entry.trained_by in self.methods:
+            # trained where its training method is given data (``await model.train(groups)``, under
+            # whatever name it was handed on as), not where a torch module's mode is switched
+            if entry.trained_by in self.fed:
                 self._report(node, name, entry, how)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if (called := method(node)) is not None:
-            self.methods.add(called)
+        func = node.func
+        if isinstance(func, cst.Attribute) and node.args and not _boolean(node.args[0].value):
+            self.fed.add(func.attr.value)
         found = self._entry(node.func)
         if found is not None:
             self._report(node, *found, "calls")
