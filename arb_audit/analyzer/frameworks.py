@@ -66,9 +66,10 @@ class Entry:
     """For a function whose route its arguments decide: what runs when the call is given each keyword
     argument (the first given wins); a call given none of them is no evidence."""
     trained_by: str | None = None
-    """For a class that builds a model object rather than a run: the method whose call in the same file
-    trains it (``model.train(groups)``). A file that builds one and never calls it (deploys, serves or
-    inspects the model) runs no stage."""
+    """For a class that builds a model object rather than a run: the method whose call with data in the
+    same file trains it (``model.train(groups)``; a torch module's ``train()``/``train(False)`` switches
+    a mode). A file that builds one and never trains it (deploys, serves or inspects the model) runs no
+    stage."""
 
     @property
     def label(self) -> str | None:
