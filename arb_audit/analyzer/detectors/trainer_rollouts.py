@@ -44,6 +44,7 @@ class TrainerRollouts(RouteDetector):
     TRIGGERS = ("Trainer", "workflow", "agent", "generator")
 
     VALID = (
+        Valid("from trl import PPOTrainer\ncfg.mask_observations = True\nPPOTrainer(config=cfg, model=m)\n"),
         Valid("from trl import GRPOTrainer\nGRPOTrainer(model=m, reward_funcs=[r])\n"),
         Valid("from trl import SFTTrainer\nSFTTrainer(model=m, tools=None)\n"),
         Valid("def f(environment_factory=None):\n    pass\nf(environment_factory=E)\n"),
@@ -87,7 +88,8 @@ class TrainerRollouts(RouteDetector):
         self.masks: list[cst.CSTNode] = []
         """Switches set on that mask an environment's or tool's responses out of the loss."""
         self.trains = False
-        """Whether a policy-gradient trainer is built in the file (what such a switch configures)."""
+        """Whether a policy-gradient trainer is built in the file and given an environment (``env=``):
+        what such a switch configures. A switch beside a trainer of prompts alone masks something else."""
 
     def _multi_turn(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Name):
@@ -126,9 +128,9 @@ class TrainerRollouts(RouteDetector):
         found = self.trainer(node)
         if found is None or found[1].kind not in POLICY_GRADIENT:
             return
-        self.trains = True
         for name in ENVIRONMENT_KEYWORDS:
             arg = keyword(node, name)
+            self.trains = self.trains or arg is not None
             if arg is not None and self._multi_turn(arg.value):
                 message = f"policy-gradient trainer given a multi-turn environment ({name}=)"
                 self.report(arg, "interactive", message, interactive=True)
