@@ -75,8 +75,12 @@ GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 OUTPUT_WORDS = frozenset({"response", "responses", "answer", "answers", "reply", "replies", "text"})
 """Words after ``generate`` in a helper that asks a model for them (``generate_response``)."""
 PROMPT_WORDS = frozenset({"prompt", "prompts", "query", "queries", "instruction", "instructions"})
-"""Words after ``decode`` in a helper that decodes (samples) continuations of prompts
-(``decode_prompts_with_huggingface``), unlike a tokenizer's ``decode(ids)`` of token ids."""
+DECODER_WORDS = frozenset(
+    {"with", "using", "via", "by", "model", "hf", "huggingface", "vllm", "llm", "openai"}
+)
+"""Words after ``decode``, with prompt words, of a helper that decodes (samples) continuations of
+prompts by a model (``decode_prompts_with_huggingface``), unlike one that turns a prompt's token ids
+back into text (``decode_prompt(tokenizer, ids)``)."""
 LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gemini"})
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
 """A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
@@ -157,7 +161,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
             and outside
         )
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
-        or (found[0] == "decode" and bool(PROMPT_WORDS & set(found[1:])))
+        or (found[0] == "decode" and bool(PROMPT_WORDS & set(found[1:])) and bool(DECODER_WORDS & set(found)))
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
 

@@ -78,6 +78,7 @@ class Generation(RouteDetector):
 
     VALID = (
         Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
+        Valid("from utils import decode_prompt\nprint(decode_prompt(tok, ex['input_ids']))\n"),
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("agent.step()\nobs = env.step(action)\n"),
