@@ -29,7 +29,7 @@ from typing import TypeVar
 
 import libcst as cst
 
-from arb_audit.analyzer.names import literal_text
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
 
 MAX_NODES = 6000
@@ -385,22 +385,25 @@ def _stabiliser(node: cst.BaseExpression) -> bool:
     """Say whether ``node`` is a row's maximum or log-sum-exp (``torch.max(x, dim=1)[0]``, ``x.amax(-1)``).
 
     ``exp(x - x.max())`` is a softmax computed safely, not an importance ratio ``exp(logp - old_logp)``.
+    What only picks or detaches the maximum (``.values``, ``[0]``, ``.detach()``, ``.data``) is looked
+    through.
     """
-    if isinstance(node, cst.Subscript):
-        node = node.value
+    while True:
+        if isinstance(node, cst.Subscript) or (
+            isinstance(node, cst.Attribute) and node.attr.value in ("values", "data")
+        ):
+            node = node.value
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "detach"
+        ):
+            node = node.func.value
+        else:
+            break
     if isinstance(node, cst.Name):  # the shift kept in a name (``max_sim = torch.max(...)[0]``)
         return bool(STABILISERS & set(words(node.value)))
-    if not isinstance(node, cst.Call):
-        return False
-    func = node.func
-    name = (
-        func.attr.value
-        if isinstance(func, cst.Attribute)
-        else func.value
-        if isinstance(func, cst.Name)
-        else ""
-    )
-    return name in STABILISERS
+    return isinstance(node, cst.Call) and last_name(node.func) in STABILISERS
 
 
 class Slice:

@@ -175,7 +175,8 @@ class GradientStep(RouteDetector):
             "import torch\ndef listnet_loss(pred, scores):\n"
             "    e = torch.exp(pred - torch.max(pred, dim=1, keepdim=True)[0])\n"
             "    max_pred = pred.amax(-1)\n    f = torch.exp(pred - max_pred)\n"
-            "    return torch.sum(-scores.softmax(-1) * torch.log(e / e.sum(1) + f), dim=1).mean()\n"
+            "    g = torch.exp(pred - pred.max(dim=1, keepdim=True).values.detach())\n"
+            "    return torch.sum(-scores.softmax(-1) * torch.log(e / e.sum(1) + f + g), dim=1).mean()\n"
         ),
         Valid("def grpo_train(policy):\n    return policy.generate(prompts)\n"),
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
