@@ -18,7 +18,7 @@ RECORD_WORDS = frozenset(
     {
         *("data", "dataset", "records", "samples", "examples", "outputs", "responses", "generations"),
         *("completions", "conversations", "instructions", "pairs", "rows", "trajectories"),
-        *("objs", "entries", "items", "instances", "questions", "prompts", "problems", "dialogues"),
+        *("objs", "entries", "items", "instances", "questions", "prompts", "problems", "dialogues", "tasks"),
     }
 )
 """Words of a collection of generated examples (not of results or metrics) dumped in one go."""
@@ -128,6 +128,10 @@ class DataOutput(RouteDetector):
         ),
         Invalid(
             "import json\nwith open('evolved.json', 'w') as f:\n    json.dump(evol_objs, f, indent=4)\n",
+            "data_output",
+        ),
+        Invalid(
+            "import json\nwith open(self.out, 'w') as f:\n    json.dump(self.machine_tasks, f, indent=4)\n",
             "data_output",
         ),
         Invalid("ds.write_json('s3://bucket/generated')\n", "data_output"),
