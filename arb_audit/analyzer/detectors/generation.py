@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
+    GENERATION_METHODS,
     GENERATION_WORDS,
     data_generator,
     is_generation,
@@ -108,6 +109,10 @@ class Generation(RouteDetector):
         ),
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
         Invalid(
+            "from threading import Thread\nThread(target=self.model.generate, kwargs=gen_kwargs).start()\n",
+            "generation",
+        ),
+        Invalid(
             "from alpaca_farm.inference import decode\n"
             "outs = decode.decode_prompts_with_huggingface(p, prompts)\n",
             "generation",
@@ -174,7 +179,13 @@ class Generation(RouteDetector):
             self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        self._engine_value(node.value)
+        value = node.value
+        if isinstance(value, cst.Attribute) and value.attr.value in GENERATION_METHODS:
+            # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
+            # stream its tokens, ``pool.submit(llm.generate, prompts)``)
+            self.report(value, "generation", f"hands on {value.attr.value} to run")
+            return
+        self._engine_value(value)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._engine_value(node.value)
