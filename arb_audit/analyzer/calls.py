@@ -36,6 +36,8 @@ SAMPLE_METHODS = frozenset({"sample", "sample_async"})
 """Methods of a sampling client that return completions when given sampling settings."""
 SAMPLING_KEYWORDS = frozenset({"sampling_params", "num_samples", "max_tokens", "temperature"})
 """Keywords that make a ``sample`` call one of a model's (not of a random generator)."""
+SAMPLING_SETTINGS = frozenset({"temperature", "max_tokens", "max_new_tokens", "top_p", "sampling_params"})
+"""Keywords that set how a model samples text."""
 CHAT_METHODS = frozenset({"chat", "stream_chat", "chat_stream"})
 """Methods by which a checkpoint's own code answers a chat turn (called on a model)."""
 MODEL_WORDS = frozenset({"model", "llm", "policy", "lm"})
@@ -162,6 +164,13 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         )
         or bool(LLM_WORDS & set(found) and REQUEST_WORDS & set(found))
         or (found[0] == "decode" and bool(PROMPT_WORDS & set(found[1:])) and bool(DECODER_WORDS & set(found)))
+        or (
+            # an imported ``generate_*`` helper given a model's sampling settings
+            # (``generate_with_references(model=m, messages=ms, temperature=0.7, max_tokens=512)``)
+            found[0] == "generate"
+            and outside
+            and any(a.keyword is not None and a.keyword.value in SAMPLING_SETTINGS for a in node.args)
+        )
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
 

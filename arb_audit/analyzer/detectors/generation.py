@@ -80,6 +80,7 @@ class Generation(RouteDetector):
     VALID = (
         Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
         Valid("from utils import decode_prompt\nprint(decode_prompt(tok, ex['input_ids']))\n"),
+        Valid("def generate_plot(xs, temperature=1.0):\n    pass\ngenerate_plot(xs, temperature=0.5)\n"),
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("agent.step()\nobs = env.step(action)\n"),
@@ -110,6 +111,11 @@ class Generation(RouteDetector):
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
         Invalid(
             "from threading import Thread\nThread(target=self.model.generate, kwargs=gen_kwargs).start()\n",
+            "generation",
+        ),
+        Invalid(
+            "from utils import generate_with_references\n"
+            "out = generate_with_references(model=m, messages=ms, temperature=0.7, max_tokens=512)\n",
             "generation",
         ),
         Invalid(
