@@ -166,6 +166,7 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid("from transformers import TrainerCallback\ncb = TrainerCallback()\ncb.train()\n"),
         Valid(
             "import torch.nn.functional as F\ndef eval_loss(logits, labels):\n"
             "    return F.cross_entropy(logits, labels)\n"
@@ -200,6 +201,11 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid(
+            "from glmtuner.tuner.sft.trainer import Seq2SeqTrainerForChatGLM\n"
+            "trainer = Seq2SeqTrainerForChatGLM(model=model, args=args)\ntrainer.train()\n",
+            "gradient_step",
+        ),
         Invalid(
             "from federated_learning import *\ntrainer = get_fed_local_sft_trainer(model, args, data)\n"
             "results = trainer.train()\n",
@@ -1095,9 +1101,14 @@ _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 def _names_trainer_class(name: str) -> bool:
     """Say whether a class's name says it is a trainer (``PPOTrainer``, ``NCATrainer_pairwise``).
 
-    A variable holding a class (``TrainerClass = getattr(trainers, name)``) is not named as one.
+    Also one specialised for a model (``Seq2SeqTrainerForChatGLM``). A variable holding a class
+    (``TrainerClass = getattr(trainers, name)``) is not named as one, nor are a trainer's parts
+    (``TrainerCallback``, ``TrainerState``).
     """
-    return name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None
+    if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
+        return True
+    said = words(name)
+    return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
 def _names_trainer_factory(name: str) -> bool:
