@@ -19,6 +19,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
+from arb_audit.analyzer.detectors.generation import SERVED
 from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA, TRAINING_SHAPED
 from arb_audit.analyzer.detectors.gradient_step import (
     GRADIENTS_READ,
@@ -577,6 +578,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a model's outputs made to be trained on (a teacher's, a training split's answers,
         # conversations or pairs), though how they are written is not recognised here
         result.role, result.primary = "data_generation", "DISTILLATION"
+    elif (
+        "generation" in signals
+        and signals <= {"generation", "inference", "entry_point"}
+        and all(f.variant == SERVED for f in findings if f.signal == "generation")
+    ):
+        # a model served to whoever asks (HTTP routes answering completions): it neither evaluates nor
+        # makes data by itself
+        result.role, result.primary = "none", "NONE_TRAINING"
     elif signals & {"generation", "scoring"} or (signals & {"inference"} and script):
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif "inference" in signals:

@@ -1113,3 +1113,19 @@ def test_a_library_module_that_only_runs_a_model_forward_evaluates_nothing(tmp_p
     # and so it is in a script's top level, with no main() or __main__ guard
     top = "import torch\nx = tok('hi')\nwith torch.no_grad():\n    print(model(**x).logits)\n"
     assert classify_path(write(tmp_path, "c.py", top)).primary == "EVAL_ONLY"
+
+
+def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Path) -> None:
+    server = (
+        "import uvicorn\nfrom fastapi import FastAPI\nfrom transformers import AutoModelForCausalLM\n\n"
+        "app = FastAPI()\nmodel = AutoModelForCausalLM.from_pretrained('m')\n\n"
+        "def predict(prompt):\n    return model.generate(**tok(prompt), max_new_tokens=64)\n\n"
+        "@app.post('/v1/completions')\nasync def completions(request):\n"
+        "    return predict(request.prompt)\n\n"
+        "if __name__ == '__main__':\n    uvicorn.run(app)\n"
+    )
+    served = classify_path(write(tmp_path, "a.py", server))
+    assert (served.primary, served.role) == ("NONE_TRAINING", "none")
+    # the same model run over a benchmark's questions, with no route answered, evaluates
+    script = server.replace("@app.post('/v1/completions')\n", "")
+    assert classify_path(write(tmp_path, "b.py", script)).primary == "EVAL_ONLY"

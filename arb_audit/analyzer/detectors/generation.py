@@ -14,6 +14,7 @@ from arb_audit.analyzer.calls import (
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import cached_by_name, words
+from arb_audit.analyzer.names import literal_text
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""
@@ -35,6 +36,29 @@ def _engine_or_client(name: str) -> bool:
         or name.startswith(CLIENTS)
         or bool(CLIENT_PACKAGES & set(name.split(".")[1:-1]))
     )
+
+
+SERVED = "served"
+"""Variant of a ``generation`` finding made in a function that answers an HTTP route: the file serves a
+model to whatever asks (an OpenAI-compatible server), it neither evaluates nor makes data by itself."""
+ROUTE_DECORATORS = frozenset({"post", "get", "route", "api_route", "websocket"})
+"""Methods of a web app or router that register a function as an HTTP route's handler."""
+
+
+def _answers_route(node: cst.FunctionDef) -> bool:
+    """Say whether a function is registered as an HTTP route's handler (``@app.post("/v1/chat/...")``)."""
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in ROUTE_DECORATORS
+            and call.args
+            and isinstance(path := call.args[0].value, cst.SimpleString)
+            and literal_text(path).startswith("/")
+        ):
+            return True
+    return False
 
 
 class Generation(RouteDetector):
@@ -114,6 +138,14 @@ class Generation(RouteDetector):
             "generation",
         ),
         Invalid(
+            "from fastapi import FastAPI\napp = FastAPI()\ndef predict(p):\n"
+            "    return model.generate(**tok(p))\n"
+            "@app.post('/v1/completions')\nasync def complete(r):\n    return predict(r.prompt)\n",
+            "generation",
+            None,
+            SERVED,
+        ),
+        Invalid(
             "from utils import generate_with_references\n"
             "out = generate_with_references(model=m, messages=ms, temperature=0.7, max_tokens=512)\n",
             "generation",
@@ -162,10 +194,16 @@ class Generation(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
+        self.serving = False
+        """Whether a function of the file answers an HTTP route (``@app.post("/v1/completions")``): the
+        file is a server, and what it generates it generates for whoever asks."""
         self.endpoint = False
         self.posts: list[tuple[cst.Call, cst.CSTNode | None]] = []
         self.requesters: set[str] = set()
         """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.serving = self.serving or _answers_route(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -183,6 +221,10 @@ class Generation(RouteDetector):
         if self.endpoint and self.posts:
             node, statement = self.posts[0]
             self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
+        if self.serving:
+            for finding in self.context.findings:
+                if finding.detector == "Generation" and finding.variant is None:
+                    finding.variant = SERVED
 
     def visit_Arg(self, node: cst.Arg) -> None:
         value = node.value
