@@ -451,6 +451,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             if stage.data_source == "distilled":
                 labels.append("DISTILLATION")
         last = stages[-1]
+        computed = {f.kind for f in findings if f.signal in ("loss", "gradient_step") and f.kind}
+        built = any(e.detector == "TrainerConstruction" for s in stages for e in s.evidence)
+        if not script and not built and len(stages) > 1 and last.kind not in computed:
+            # a library defining several trainers runs none after another (a pipeline would build
+            # them): the one whose loss it writes out is what it implements, the rest keep a
+            # framework's loss
+            last = next((s for s in stages if s.kind in computed), last)
         result.primary = "ONLINE_RL" if last.interactive else STAGE_LABELS.get(last.kind, "NONE_TRAINING")
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")

@@ -1129,3 +1129,22 @@ def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Pat
     # the same model run over a benchmark's questions, with no route answered, evaluates
     script = server.replace("@app.post('/v1/completions')\n", "")
     assert classify_path(write(tmp_path, "b.py", script)).primary == "EVAL_ONLY"
+
+
+def test_a_library_of_trainers_is_the_one_whose_loss_it_writes(tmp_path: Path) -> None:
+    library = (
+        "import torch.nn.functional as F\nfrom trl import DPOTrainer, SFTTrainer\n\n"
+        "class MyDPOTrainer(DPOTrainer):\n"
+        "    def dpo_loss(self, chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps):\n"
+        "        margin = (chosen_logps - ref_chosen_logps) - (rejected_logps - ref_rejected_logps)\n"
+        "        return -F.logsigmoid(self.beta * margin).mean()\n\n"
+        "class MySFTTrainer(SFTTrainer):\n    pass\n"
+    )
+    found = classify_path(write(tmp_path, "a.py", library))
+    assert found.primary == "DPO" and {"SFT", "DPO"} <= set(found.labels)
+    # a pipeline that builds them runs them in order: the last one is the route
+    pipeline = (
+        library
+        + "\nMySFTTrainer(model=m).train()\nMyDPOTrainer(model=m).train()\nMySFTTrainer(model=m).train()\n"
+    )
+    assert classify_path(write(tmp_path, "b.py", pipeline)).primary == "SFT"
