@@ -208,7 +208,9 @@ def is_env_step(node: cst.Call) -> bool:
         return False
     assert isinstance(node.func, cst.Attribute)
     receiver = dotted(node.func.value).lower()
-    return not any(word in receiver for word in NOT_ENVIRONMENTS)
+    # ``self.step(queries, responses, rewards)``: an object's own step (a TRL-style trainer's), where
+    # ``self.env.step(action)`` is its environment's
+    return receiver != "self" and not any(word in receiver for word in NOT_ENVIRONMENTS)
 
 
 EPISODE_WORDS = frozenset({"interact", "interaction", "rollout", "rollouts", "episode", "episodes"})

@@ -65,6 +65,11 @@ class MultiTurnLoop(RouteDetector):
     VALID = (
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
         Valid(
+            "class PPOTrainerForChat(PPOTrainer):\n    def ppo_train(self):\n        for batch in loader:\n"
+            "            responses = self.generate(batch)\n"
+            "            self.step(queries, responses, rewards)\n"
+        ),
+        Valid(
             "for question, answer in history:\n"
             "    turns.append({'role': 'user', 'content': question})\n"
             "    text = tokenizer.apply_chat_template(turns, add_generation_prompt=True)\n"
