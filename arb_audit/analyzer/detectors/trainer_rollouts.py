@@ -130,7 +130,8 @@ class TrainerRollouts(RouteDetector):
             return
         for name in ENVIRONMENT_KEYWORDS:
             arg = keyword(node, name)
-            self.trains = self.trains or arg is not None
+            given = arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+            self.trains = self.trains or given
             if arg is not None and self._multi_turn(arg.value):
                 message = f"policy-gradient trainer given a multi-turn environment ({name}=)"
                 self.report(arg, "interactive", message, interactive=True)
@@ -148,7 +149,7 @@ class TrainerRollouts(RouteDetector):
 
 def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
     """Say whether ``name = value`` switches on masking of inserted turns (``mask_env_responses=True``)."""
-    if not (isinstance(value, cst.Name) and value.value == "True" and "mask" in name.value):
+    if not (isinstance(value, cst.Name) and value.value == "True" and "mask" in name.value.lower()):
         return False  # (most arguments: not split into words at all)
     said = set(words(name.value))
     return "mask" in said and bool(said & INSERTED_WORDS)
