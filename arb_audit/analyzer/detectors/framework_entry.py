@@ -23,10 +23,11 @@ def _boolean(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Name) and value.value in ("True", "False")
 
 
-INSPECTIONS = frozenset(
-    {"isinstance", "issubclass", "cast", "type", "print", "getattr", "hasattr", "repr", "str"}
+BUILDERS = frozenset(
+    {"remote", "partial", "submit", "register", "options", "map", "run_in_executor", "spawn"}
 )
-"""Calls that only look at a class handed to them (a type check, a message), building nothing."""
+"""Calls that build or run a class they are handed (``ray.remote(CriticWorker)``, ``partial(Trainer, ...)``);
+any other call given a class only looks at it (a type check, a signature, a log line, a mock)."""
 
 
 class FrameworkEntry(RouteDetector):
@@ -52,7 +53,10 @@ class FrameworkEntry(RouteDetector):
         Valid("def sft_train(x):\n    return x\nsft_train(1)\n"),
         Valid("import roll\nprint('see roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
         Valid("import roll\nlogger.info('roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"),
-        Valid("from trl import DPOTrainer\nif isinstance(trainer, DPOTrainer):\n    pass\n"),
+        Valid(
+            "import inspect\nfrom nemo_aligner.algorithms.dpo import DPOTrainer\n"
+            "if isinstance(trainer, DPOTrainer):\n    print(inspect.signature(DPOTrainer), dir(DPOTrainer))\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -225,12 +229,16 @@ class FrameworkEntry(RouteDetector):
         if found is not None:
             self._report(node, *found, "calls")
             return
-        if last_name(node.func) not in INSPECTIONS:
+        if last_name(node.func) in BUILDERS:
             for arg in node.args:
                 # a framework's class handed on to be built elsewhere (``ray.remote(CriticWorker)``)
                 # (a Name or Attribute: last_name is "" for anything else)
                 value = arg.value
-                if last_name(value)[:1].isupper() and (handed := self._entry(value)) is not None:
+                if (
+                    arg.keyword is None  # (a keyword's value is read by visit_Arg)
+                    and last_name(value)[:1].isupper()
+                    and (handed := self._entry(value)) is not None
+                ):
                     self._report(arg, *handed, "hands on")
                     return
         callee = (
