@@ -69,6 +69,11 @@ class Environment(RouteDetector):
             "import gymnasium as gym\nenv = gym.make('CartPole-v1')\nfor _ in range(9):\n    env.step(0)\n"
         ),
         Valid(
+            "import os, gymnasium as gym\nenv = gym.make('CartPole-v1')\n"
+            "def subprocess_env():\n    env = dict(os.environ)\n    return env\n"
+            "def closed():\n    env = gym.make('CartPole-v1')\n    env = None\n    return env\n"
+        ),
+        Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
         ),
@@ -138,8 +143,8 @@ class Environment(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.functions: list[set[str]] = []
-        self.built: dict[str, tuple[cst.Call, str]] = {}
-        """Names bound to a library's environment built in the file: (the call, the class's name)."""
+        self.built: dict[tuple[int, str], tuple[cst.Call, str]] = {}
+        """Names last bound, in a scope, to a library's environment built there: (the call, the class)."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -190,10 +195,15 @@ class Environment(RouteDetector):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and (built := self._built(node.value)) is not None:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.built[target.target.value] = (node.value, built)
+        value = node.value
+        built = self._built(value) if isinstance(value, cst.Call) else None
+        scope = id(self.context.scope)
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                if built is not None and isinstance(value, cst.Call):
+                    self.built[(scope, target.target.value)] = (value, built)
+                else:  # rebound to something else
+                    self.built.pop((scope, target.target.value), None)
 
     def _built(self, call: cst.Call) -> str | None:
         return built_environment(call, self.names, self.context.resolver.is_imported)
@@ -207,7 +217,8 @@ class Environment(RouteDetector):
             built = self._built(value)
             found = (value, built) if built is not None else None
         else:
-            found = self.built.get(value.value) if isinstance(value, cst.Name) else None
+            key = (id(self.context.scope), value.value) if isinstance(value, cst.Name) else None
+            found = self.built.get(key) if key is not None else None
         if found is not None:
             call, name = found
             variant = SINGLE_TURN if single_turn(name) else None
