@@ -10,6 +10,7 @@ from arb_audit.analyzer.names import last_name
 
 PLUMBING_WORDS = (
     *("register", "set", "filter", "basic", "disable", "enable", "add", "install", "patch", "warn"),
+    *("seed", "manual_seed", "load_dotenv", "download", "append", "insert", "makedirs", "mkdir"),
 )
 """Beginnings of a module-level call that configures the importing program (``logging.basicConfig``,
 ``warnings.filterwarnings``, ``registry.register(...)``): libraries make them too."""
@@ -33,6 +34,10 @@ class EntryPoint(RouteDetector):
         Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),
         Valid("import warnings\nwarnings.filterwarnings('ignore')\ndef score(x):\n    return 0\n"),
         Valid("REWARDS = {}\nregister_reward('math', math_reward)\n"),
+        Valid(
+            "import sys, torch\nsys.path.append('..')\ntorch.manual_seed(0)\nload_dotenv()\n"
+            "@torch.no_grad()\ndef sample(m, x):\n    return m(x)\n"
+        ),
     )
     INVALID = (
         Invalid("def reward(x):\n    return 1.0\nif __name__ == '__main__':\n    main()\n", "entry_point"),
