@@ -108,6 +108,13 @@ def _multiplies(node: cst.BaseExpression) -> bool:
     )
 
 
+def _weight(node: cst.BaseExpression) -> bool:
+    """Say whether ``node`` is a checkpoint's entry or a parameter's weight (``sd[k]``, ``p.weight.data``)."""
+    return isinstance(node, cst.Subscript) or (
+        isinstance(node, cst.Attribute) and node.attr.value in ("weight", "data")
+    )
+
+
 MERGED_SAVE = "merged_save"
 """Variant of a merge shown only by what is saved being called merged: a stage when nothing else is."""
 OBJECT_SAVES = frozenset({"save_pretrained", "save_model", "push_to_hub"})
@@ -142,6 +149,7 @@ class Merge(RouteDetector):
         Valid("h = x @ lora_A.T\nh += (h @ lora_B.T) * scaling\n"),
         Valid("result += (dropout(x) @ self.lora_A.T @ self.lora_B.T) * self.scaling\n"),
         Valid("sd[k] += (lora_B.T @ x) @ lora_A\ntorch.save(sd, p)\n"),  # (an activation: not B A)
+        Valid("h = x @ w\nh += (lora_b @ lora_a) * 2.0\ntorch.save(h, p)\n"),
         Valid("result += F.linear(x, self.lora_B.weight @ self.lora_A.weight) * s\ntorch.save(m, p)\n"),
         Valid("def merge(self):\n    self.weight.data += (self.lora_B @ self.lora_A) * self.scaling\n"),
         Valid(
@@ -159,6 +167,13 @@ class Merge(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "from safetensors.torch import save_file\nfor k in base:\n    w = base[k]\n"
+            "    w += (lora_b[k] @ lora_a[k]) * 2.0\nsave_file(base, out)\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
         Invalid(
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
         ),
@@ -252,6 +267,8 @@ class Merge(RouteDetector):
         """Words of the parameters of each top-level function the file defines (what it is given)."""
         self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
         """Calls folding an adapter into its base."""
+        self.weight_locals: set[str] = set()
+        """Names bound to a checkpoint's entry or a parameter's weight (``w = base[k]``)."""
         self.hand_folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
         """Adapters' products added into weights by hand: a fold where the file saves a model."""
         self.saves = False
@@ -321,14 +338,20 @@ class Merge(RouteDetector):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                if _weight(node.value):
+                    self.weight_locals.add(target.target.value)
+                else:
+                    self.weight_locals.discard(target.target.value)
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         # ``sd[k] += (lora_B @ lora_A) * scaling``: an adapter folded by hand into a weight (a
         # checkpoint's entry, a parameter's ``.weight``/``.data``), written out below; an activation
         # (``result += ...``) is a forward pass, a layer's own ``merge()`` unsaved is a mode switch
         target = node.target
-        into_weight = isinstance(target, cst.Subscript) or (
-            isinstance(target, cst.Attribute) and target.attr.value in ("weight", "data")
-        )
+        into_weight = _weight(target) or (isinstance(target, cst.Name) and target.value in self.weight_locals)
         if isinstance(node.operator, cst.AddAssign) and into_weight and _lora_product(node.value):
             self.hand_folds.append((node, self.context.statements[-1] if self.context.statements else None))
 
