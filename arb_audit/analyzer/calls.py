@@ -169,10 +169,20 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
             # (``generate_with_references(model=m, messages=ms, temperature=0.7, max_tokens=512)``)
             found[0] == "generate"
             and outside
-            and any(a.keyword is not None and a.keyword.value in SAMPLING_SETTINGS for a in node.args)
+            and _asks_for_samples({a.keyword.value for a in node.args if a.keyword is not None})
         )
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+
+
+def _asks_for_samples(keywords: AbstractSet[str]) -> bool:
+    """Say whether a call's keywords set how a model samples.
+
+    Twice (``temperature=``, ``max_tokens=``), or once beside a model or its input (``model=``,
+    ``messages=``): a temperature alone may be a softmax's.
+    """
+    settings = len(keywords & SAMPLING_SETTINGS)
+    return settings >= 2 or (settings == 1 and bool(keywords & {"model", "messages", "prompt", "prompts"}))
 
 
 HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen", "requests.Session.post"})
@@ -242,8 +252,10 @@ def built_environment(
     class rules). The callee's own name is read first: most calls are not looked up at all.
     """
     last = last_name(node.func)
-    if last == "make":
-        return min(names_of(node.func) & MADE_ENVIRONMENTS, default=None)
+    if last == "make" or isinstance(node.func, cst.Name):  # (a bare name may be ``make`` imported as)
+        made = names_of(node.func) & MADE_ENVIRONMENTS
+        if made:
+            return min(made)
     said = words(last)
     if not (
         last[:1].isupper() and said and said[-1] in ENVIRONMENT_WORDS

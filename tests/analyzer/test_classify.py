@@ -1129,6 +1129,13 @@ def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Pat
     # the same model run over a benchmark's questions, with no route answered, evaluates
     script = server.replace("@app.post('/v1/completions')\n", "")
     assert classify_path(write(tmp_path, "b.py", script)).primary == "EVAL_ONLY"
+    # and so does a batch run beside a route that answers something else (a health check)
+    checked = (
+        "from fastapi import FastAPI\nfrom vllm import LLM\napp = FastAPI()\n\n"
+        "@app.get('/health')\ndef health():\n    return 'ok'\n\n"
+        "if __name__ == '__main__':\n    print(LLM('m').generate(prompts))\n"
+    )
+    assert classify_path(write(tmp_path, "c.py", checked)).primary == "EVAL_ONLY"
 
 
 def test_a_library_of_trainers_is_the_one_whose_loss_it_writes(tmp_path: Path) -> None:

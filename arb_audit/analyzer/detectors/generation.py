@@ -12,9 +12,9 @@ from arb_audit.analyzer.calls import (
     is_generation_helper,
     is_http_post,
 )
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Signal, Valid
 from arb_audit.analyzer.loss_slice import cached_by_name, words
-from arb_audit.analyzer.names import literal_text
+from arb_audit.analyzer.names import last_name, literal_text
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""
@@ -61,6 +61,30 @@ def _answers_route(node: cst.FunctionDef) -> bool:
     return False
 
 
+SERVERS = ("vllm.entrypoints.", "sglang.srt.entrypoints.")
+"""Modules whose functions build an inference server (vLLM's OpenAI-compatible API server)."""
+RUNNERS = frozenset({"submit", "run_in_executor", "partial", "map", "apply_async", "to_thread"})
+"""Calls that run the function given first (or as ``target=``) with the arguments that follow."""
+
+
+def _run_generate(node: cst.Call) -> cst.Attribute | None:
+    """Return a model's ``generate`` a call hands on to be run, if it does.
+
+    ``Thread(target=model.generate, ...)``, ``pool.submit(llm.generate, prompts)``; a signature read or
+    a wrapper's ``functools.wraps(model.generate)`` runs nothing.
+    """
+    runs = last_name(node.func) in RUNNERS
+    for index, arg in enumerate(node.args):
+        value = arg.value
+        if (
+            isinstance(value, cst.Attribute)
+            and value.attr.value in GENERATION_METHODS
+            and ((arg.keyword is not None and arg.keyword.value == "target") or (runs and index == 0))
+        ):
+            return value
+    return None
+
+
 class Generation(RouteDetector):
     """Sampling text: ``model.generate``, vLLM, a pipeline, or a hosted LLM client.
 
@@ -102,9 +126,17 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        Valid(
+            "import functools, inspect\nprint(inspect.signature(model.generate))\n"
+            "@functools.wraps(model.generate)\ndef patched(*a, **k):\n    return None\n"
+        ),
         Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
         Valid("from utils import decode_prompt\nprint(decode_prompt(tok, ex['input_ids']))\n"),
         Valid("def generate_plot(xs, temperature=1.0):\n    pass\ngenerate_plot(xs, temperature=0.5)\n"),
+        Valid(
+            "from kd import generate_soft_labels\nsoft = generate_soft_labels(teacher(x), temperature=4.0)\n"
+            "from data import generate_dataset\nds = generate_dataset(n=1000, noise=0.1, temperature=0.5)\n"
+        ),
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
         Valid("agent.step()\nobs = env.step(action)\n"),
@@ -136,6 +168,13 @@ class Generation(RouteDetector):
         Invalid(
             "from threading import Thread\nThread(target=self.model.generate, kwargs=gen_kwargs).start()\n",
             "generation",
+        ),
+        Invalid("import asyncio\nout = await asyncio.to_thread(llm.generate, prompts)\n", "generation"),
+        Invalid(
+            "from vllm.entrypoints.openai.api_server import build_app\napp = build_app(args)\n",
+            "generation",
+            None,
+            SERVED,
         ),
         Invalid(
             "from fastapi import FastAPI\napp = FastAPI()\ndef predict(p):\n"
@@ -194,16 +233,42 @@ class Generation(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.serving = False
-        """Whether a function of the file answers an HTTP route (``@app.post("/v1/completions")``): the
-        file is a server, and what it generates it generates for whoever asks."""
+        self.handling = 0
+        """How many functions around the node answer an HTTP route (``@app.post("/v1/completions")``)."""
+        self.served: set[str] = set()
+        """Route handlers and the functions they call: what they generate, they generate for whoever
+        asks (the file serves a model)."""
+        self.decorators: set[int] = set()
+        """Calls that decorate a function (a route's registration is no request)."""
+        self.where: dict[int, tuple[str, ...]] = {}
+        """The functions around each generation finding of this detector, by the finding's id."""
         self.endpoint = False
         self.posts: list[tuple[cst.Call, cst.CSTNode | None]] = []
         self.requesters: set[str] = set()
         """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.serving = self.serving or _answers_route(node)
+        # ``@app.post("/v1/completions")`` registers a handler: it posts nothing
+        self.decorators |= {id(d.decorator) for d in node.decorators}
+        if _answers_route(node):
+            self.handling += 1
+            self.served.add(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if _answers_route(original_node):
+            self.handling -= 1
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        signal: Signal,
+        message: str,
+        statement: cst.CSTNode | None = None,
+        **details: object,
+    ) -> None:
+        """Record a finding, and the functions around it (to tell what a route handler serves)."""
+        super().report(node, signal, message, statement, **details)
+        self.where[id(self.context.findings[-1])] = tuple(self.enclosing())
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -221,19 +286,13 @@ class Generation(RouteDetector):
         if self.endpoint and self.posts:
             node, statement = self.posts[0]
             self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
-        if self.serving:
-            for finding in self.context.findings:
-                if finding.detector == "Generation" and finding.variant is None:
-                    finding.variant = SERVED
+        for finding in self.context.findings:
+            around = self.where.get(id(finding))
+            if around and finding.variant is None and self.served & set(around):
+                finding.variant = SERVED
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        value = node.value
-        if isinstance(value, cst.Attribute) and value.attr.value in GENERATION_METHODS:
-            # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
-            # stream its tokens, ``pool.submit(llm.generate, prompts)``)
-            self.report(value, "generation", f"hands on {value.attr.value} to run")
-            return
-        self._engine_value(value)
+        self._engine_value(node.value)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._engine_value(node.value)
@@ -253,8 +312,15 @@ class Generation(RouteDetector):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.handling and (called := last_name(node.func)):
+            self.served.add(called)  # a function a route handler calls serves too
+        if (run := _run_generate(node)) is not None:
+            # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
+            # stream its tokens, ``pool.submit(llm.generate, prompts)``)
+            self.report(run, "generation", f"hands on {run.attr.value} to run")
+            return
         names = self.names(node.func)
-        if is_http_post(node, names):
+        if is_http_post(node, names) and id(node) not in self.decorators:
             self.posts.append((node, self.context.statements[-1] if self.context.statements else None))
         if is_generation(node, self.names):
             self.report(node, "generation", "samples text")
@@ -267,7 +333,8 @@ class Generation(RouteDetector):
             return
         for name in names:
             if _engine_or_client(name):
-                self.report(node, "generation", f"uses {name}")
+                served = SERVED if name.startswith(SERVERS) else None  # (an inference server built)
+                self.report(node, "generation", f"uses {name}", variant=served)
                 return
         if (library := data_generator(names, self.context.resolver.ancestry)) is not None:
             self.report(node, "generation", f"uses {library}")
