@@ -1126,6 +1126,18 @@ def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Pat
     )
     served = classify_path(write(tmp_path, "a.py", server))
     assert (served.primary, served.role) == ("NONE_TRAINING", "none")
+    # a client built at module level, two hops down, or a model run in an executor: served all the same
+    shapes = {
+        "client.py": "from openai import OpenAI\nclient = OpenAI()\n\n@app.post('/v1/chat')\ndef chat(r):\n"
+        "    return client.chat.completions.create(model='m', messages=r.messages)\n",
+        "hops.py": "from vllm import LLM\nllm = LLM('m')\ndef run(p):\n    return llm.generate(p)\n"
+        "def predict(p):\n    return run(p)\n@app.post('/v1/completions')\ndef done(r):\n"
+        "    return predict(r.prompt)\n",
+        "pool.py": "def predict(p):\n    return model.generate(**tok(p))\n@app.post('/v1/completions')\n"
+        "async def done(r):\n    return await loop.run_in_executor(None, predict, r.prompt)\n",
+    }
+    for name, text in shapes.items():
+        assert classify_path(write(tmp_path, name, text)).primary == "NONE_TRAINING", name
     # the same model run over a benchmark's questions, with no route answered, evaluates
     script = server.replace("@app.post('/v1/completions')\n", "")
     assert classify_path(write(tmp_path, "b.py", script)).primary == "EVAL_ONLY"

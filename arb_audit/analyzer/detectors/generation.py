@@ -39,7 +39,8 @@ def _engine_or_client(name: str) -> bool:
 
 
 SERVED = "served"
-"""Variant of a ``generation`` finding made in a function that answers an HTTP route: the file serves a
+"""Variant of a ``generation`` finding made in a function that answers an HTTP route, in a function it
+calls, in building the model such functions answer with, or in building vLLM's server: the file serves a
 model to whatever asks (an OpenAI-compatible server), it neither evaluates nor makes data by itself."""
 ROUTE_DECORATORS = frozenset({"post", "get", "route", "api_route", "websocket"})
 """Methods of a web app or router that register a function as an HTTP route's handler."""
@@ -63,7 +64,19 @@ def _answers_route(node: cst.FunctionDef) -> bool:
 
 SERVERS = ("vllm.entrypoints.", "sglang.srt.entrypoints.")
 """Modules whose functions build an inference server (vLLM's OpenAI-compatible API server)."""
-RUNNERS = frozenset({"submit", "run_in_executor", "partial", "map", "apply_async", "to_thread"})
+RUNNERS = frozenset(
+    {
+        "submit",
+        "run_in_executor",
+        "partial",
+        "map",
+        "starmap",
+        "imap",
+        "imap_unordered",
+        "apply_async",
+        "to_thread",
+    }
+)
 """Calls that run the function given first (or as ``target=``) with the arguments that follow."""
 
 
@@ -73,13 +86,17 @@ def _run_generate(node: cst.Call) -> cst.Attribute | None:
     ``Thread(target=model.generate, ...)``, ``pool.submit(llm.generate, prompts)``; a signature read or
     a wrapper's ``functools.wraps(model.generate)`` runs nothing.
     """
-    runs = last_name(node.func) in RUNNERS
+    runner = last_name(node.func)
+    at = 1 if runner == "run_in_executor" else 0  # (its first argument is the executor)
     for index, arg in enumerate(node.args):
         value = arg.value
         if (
             isinstance(value, cst.Attribute)
             and value.attr.value in GENERATION_METHODS
-            and ((arg.keyword is not None and arg.keyword.value == "target") or (runs and index == 0))
+            and (
+                (arg.keyword is not None and arg.keyword.value == "target")
+                or (runner in RUNNERS and index == at)
+            )
         ):
             return value
     return None
@@ -233,17 +250,18 @@ class Generation(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.handling = 0
-        """How many functions around the node answer an HTTP route (``@app.post("/v1/completions")``)."""
-        self.served: set[str] = set()
-        """Route handlers and the functions they call: what they generate, they generate for whoever
-        asks (the file serves a model)."""
+        self.handlers: set[str] = set()
+        """Functions that answer an HTTP route: what they, and what they call, generate is generated
+        for whoever asks (the file serves a model)."""
+        self.callees: dict[str, set[str]] = {}
+        """Functions each function of the file calls, or hands to a runner (``run_in_executor(None, f)``)."""
         self.decorators: set[int] = set()
         """Calls that decorate a function (a route's registration is no request)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """The functions around each generation finding of this detector, by the finding's id."""
         self.endpoint = False
-        self.posts: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        self.posts: list[tuple[cst.Call, cst.CSTNode | None, tuple[str, ...]]] = []
+        """HTTP requests sent (call, statement, the functions around it)."""
         self.requesters: set[str] = set()
         """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
 
@@ -251,12 +269,7 @@ class Generation(RouteDetector):
         # ``@app.post("/v1/completions")`` registers a handler: it posts nothing
         self.decorators |= {id(d.decorator) for d in node.decorators}
         if _answers_route(node):
-            self.handling += 1
-            self.served.add(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if _answers_route(original_node):
-            self.handling -= 1
+            self.handlers.add(node.name.value)
 
     def report(
         self,
@@ -284,12 +297,33 @@ class Generation(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.endpoint and self.posts:
-            node, statement = self.posts[0]
+            node, statement, around = self.posts[0]
             self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
-        for finding in self.context.findings:
-            around = self.where.get(id(finding))
-            if around and finding.variant is None and self.served & set(around):
-                finding.variant = SERVED
+            self.where[id(self.context.findings[-1])] = around
+        self._mark_served()
+
+    def _mark_served(self) -> None:
+        """Mark what route handlers generate, through the functions they call (a proxy's post too).
+
+        Where they do, the model they answer with is built at module level or in ``__init__``
+        (``client = OpenAI()``, ``self.llm = LLM(...)``): that is served as well.
+        """
+        served = set(self.handlers)
+        pending = list(served)
+        while pending:
+            for callee in self.callees.get(pending.pop(), ()):
+                if callee not in served:
+                    served.add(callee)
+                    pending.append(callee)
+        mine = [f for f in self.context.findings if id(f) in self.where and f.variant is None]
+        marked = [f for f in mine if served & set(self.where[id(f)])]
+        for finding in marked:
+            finding.variant = SERVED
+        if marked:
+            for finding in mine:
+                around = self.where[id(finding)]
+                if not around or around[-1] == "__init__":
+                    finding.variant = SERVED
 
     def visit_Arg(self, node: cst.Arg) -> None:
         self._engine_value(node.value)
@@ -312,8 +346,12 @@ class Generation(RouteDetector):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.handling and (called := last_name(node.func)):
-            self.served.add(called)  # a function a route handler calls serves too
+        caller = self.enclosing()
+        if caller:
+            # what each function calls or hands to a runner: a route handler's callees serve too
+            found = self.callees.setdefault(caller[-1], set())
+            found.add(last_name(node.func))
+            found.update(last_name(a.value) for a in node.args if isinstance(a.value, cst.Name))
         if (run := _run_generate(node)) is not None:
             # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
             # stream its tokens, ``pool.submit(llm.generate, prompts)``)
@@ -321,7 +359,8 @@ class Generation(RouteDetector):
             return
         names = self.names(node.func)
         if is_http_post(node, names) and id(node) not in self.decorators:
-            self.posts.append((node, self.context.statements[-1] if self.context.statements else None))
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.posts.append((node, statement, tuple(self.enclosing())))
         if is_generation(node, self.names):
             self.report(node, "generation", "samples text")
             return
