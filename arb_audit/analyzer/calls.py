@@ -182,7 +182,11 @@ def _asks_for_samples(keywords: AbstractSet[str]) -> bool:
     ``messages=``): a temperature alone may be a softmax's.
     """
     settings = len(keywords & SAMPLING_SETTINGS)
-    return settings >= 2 or (settings == 1 and bool(keywords & {"model", "messages", "prompt", "prompts"}))
+    return (
+        settings >= 2
+        or "sampling_params" in keywords  # (vLLM's: nothing else is called so)
+        or (settings == 1 and bool(keywords & {"model", "messages", "prompt", "prompts"}))
+    )
 
 
 HTTP_POSTS = frozenset({"requests.post", "httpx.post", "urllib.request.urlopen", "requests.Session.post"})
@@ -249,7 +253,8 @@ def built_environment(
 
     ``names_of``: the qualified names of an expression; ``imported``: whether a qualified name is
     imported. A class of the file itself is read by its methods instead (the ``Environment`` detector's
-    class rules). The callee's own name is read first: most calls are not looked up at all.
+    class rules). The callee's own name is read first: only ``make`` and bare names (``make`` imported
+    under another name) are looked up before the name says it is an environment.
     """
     last = last_name(node.func)
     if last == "make" or isinstance(node.func, cst.Name):  # (a bare name may be ``make`` imported as)
