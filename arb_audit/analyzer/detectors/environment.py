@@ -80,6 +80,16 @@ class Environment(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "import gymnasium as gym\ndef make_env(env_id):\n    env = gym.make(env_id)\n"
+            "    env = gym.wrappers.RecordEpisodeStatistics(env)\n    return env\n",
+            "environment",
+        ),
+        Invalid(
+            "import verifiers as vf\nENV = vf.ToolEnv(tools=[search])\n"
+            "def load_environment():\n    return ENV\n",
+            "environment",
+        ),
+        Invalid(
             "class Maze:\n    def reset(self):\n        return 'start'\n"
             "    def step(self, action):\n        return 'obs', 0.0, False\n",
             "environment",
@@ -143,6 +153,8 @@ class Environment(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.functions: list[set[str]] = []
+        self.assigned: set[tuple[int, str]] = set()
+        """(scope, name) of every name assigned, to tell a function's own binding from the module's."""
         self.built: dict[tuple[int, str], tuple[cst.Call, str]] = {}
         """Names last bound, in a scope, to a library's environment built there: (the call, the class)."""
 
@@ -200,10 +212,14 @@ class Environment(RouteDetector):
         scope = id(self.context.scope)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
+                key = (scope, target.target.value)
+                self.assigned.add(key)
                 if built is not None and isinstance(value, cst.Call):
-                    self.built[(scope, target.target.value)] = (value, built)
+                    self.built[key] = (value, built)
+                elif key in self.built and _wraps(value, target.target.value):
+                    pass  # ``env = RecordEpisodeStatistics(env)``: the same environment, wrapped
                 else:  # rebound to something else
-                    self.built.pop((scope, target.target.value), None)
+                    self.built.pop(key, None)
 
     def _built(self, call: cst.Call) -> str | None:
         return built_environment(call, self.names, self.context.resolver.is_imported)
@@ -217,8 +233,13 @@ class Environment(RouteDetector):
             built = self._built(value)
             found = (value, built) if built is not None else None
         else:
-            key = (id(self.context.scope), value.value) if isinstance(value, cst.Name) else None
-            found = self.built.get(key) if key is not None else None
+            found = None
+            if isinstance(value, cst.Name):
+                # the function's own binding, else, where it binds none, the module's
+                # (``ENV = vf.ToolEnv(...)`` returned by ``load_environment``)
+                own = (id(self.context.scope), value.value)
+                module = (id(self.context.resolver.module_scope), value.value)
+                found = self.built.get(own if own in self.assigned else module)
         if found is not None:
             call, name = found
             variant = SINGLE_TURN if single_turn(name) else None
@@ -231,6 +252,13 @@ class Environment(RouteDetector):
             self.report(
                 original_node, "environment", f"{original_node.name.value}() resets and steps an environment"
             )
+
+
+def _wraps(value: cst.BaseExpression, name: str) -> bool:
+    """Say whether ``value`` is a call given ``name`` itself (a wrapper around what the name holds)."""
+    return isinstance(value, cst.Call) and any(
+        isinstance(a.value, cst.Name) and a.value.value == name for a in value.args
+    )
 
 
 def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
