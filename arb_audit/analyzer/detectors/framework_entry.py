@@ -24,7 +24,17 @@ def _boolean(value: cst.BaseExpression) -> bool:
 
 
 BUILDERS = frozenset(
-    {"remote", "partial", "submit", "register", "options", "map", "run_in_executor", "spawn"}
+    {
+        "remote",
+        "partial",
+        "submit",
+        "register",
+        "options",
+        "map",
+        "run_in_executor",
+        "spawn",
+        "RayClassWithInitArgs",
+    }
 )
 """Calls that build or run a class they are handed (``ray.remote(CriticWorker)``, ``partial(Trainer, ...)``);
 any other call given a class only looks at it (a type check, a signature, a log line, a mock)."""
@@ -229,7 +239,9 @@ class FrameworkEntry(RouteDetector):
         if found is not None:
             self._report(node, *found, "calls")
             return
-        if last_name(node.func) in BUILDERS:
+        # (``ray.remote(num_gpus=1)(CriticWorker)``: the builder is the call that makes the callee)
+        builder = node.func.func if isinstance(node.func, cst.Call) else node.func
+        if last_name(builder) in BUILDERS:
             for arg in node.args:
                 # a framework's class handed on to be built elsewhere (``ray.remote(CriticWorker)``)
                 # (a Name or Attribute: last_name is "" for anything else)
