@@ -10,7 +10,7 @@ from arb_audit.analyzer.names import last_name
 
 PLUMBING_WORDS = (
     *("register", "set", "filter", "basic", "disable", "enable", "add", "install", "patch", "warn"),
-    *("seed", "manual_seed", "load_dotenv", "download", "append", "insert", "makedirs", "mkdir"),
+    *("seed", "manual_seed", "load_dotenv", "download", "makedirs", "mkdir"),
 )
 """Beginnings of a module-level call that configures the importing program (``logging.basicConfig``,
 ``warnings.filterwarnings``, ``registry.register(...)``): libraries make them too."""
@@ -40,6 +40,10 @@ class EntryPoint(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "@torch.no_grad()\ndef evaluate(m):\n    return m(x)\nresults.append(evaluate(model))\n",
+            "entry_point",
+        ),
         Invalid("def reward(x):\n    return 1.0\nif __name__ == '__main__':\n    main()\n", "entry_point"),
         Invalid("scores = [score(x) for x in data]\nprint(sum(scores))\n", "entry_point"),
         Invalid("for row in rows:\n    row['reward'] = reward(row)\n", "entry_point"),
@@ -70,7 +74,7 @@ def _runs(statement: cst.BaseStatement) -> bool:
         for small in statement.body:
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call | cst.Await):
                 call = small.value.expression if isinstance(small.value, cst.Await) else small.value
-                if isinstance(call, cst.Call) and not _plumbing(call.func):
+                if isinstance(call, cst.Call) and not _plumbing(call):
                     return True
     return False
 
@@ -85,6 +89,9 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     return "__name__" in names and "__main__" in strings
 
 
-def _plumbing(func: cst.BaseExpression) -> bool:
-    name = last_name(func)
-    return name.lower().startswith(tuple(PLUMBING_WORDS))
+def _plumbing(call: cst.Call) -> bool:
+    name = last_name(call.func).lower()
+    if name in ("append", "insert"):
+        # ``sys.path.append("..")`` is plumbing; ``results.append(evaluate(model))`` does the work
+        return not any(isinstance(a.value, cst.Call) for a in call.args)
+    return name.startswith(tuple(PLUMBING_WORDS))
