@@ -1108,12 +1108,7 @@ def _names_trainer_class(name: str) -> bool:
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
     said = words(name)
-    return (
-        name[:1].isupper()
-        and not name.isupper()  # (a constant: ``TRAINER_FOR_TASK``)
-        and "trainer" in said[:-1]
-        and said[said.index("trainer") + 1] == "for"
-    )
+    return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
 def _names_trainer_factory(name: str) -> bool:
