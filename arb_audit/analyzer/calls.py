@@ -34,10 +34,11 @@ AGENT_TURNS = frozenset({"step", "astep"})
 """Methods by which an agent takes its turn: on a chat agent, its model answers a message."""
 SAMPLE_METHODS = frozenset({"sample", "sample_async"})
 """Methods of a sampling client that return completions when given sampling settings."""
-SAMPLING_KEYWORDS = frozenset({"sampling_params", "num_samples", "max_tokens", "temperature"})
-"""Keywords that make a ``sample`` call one of a model's (not of a random generator)."""
-SAMPLING_SETTINGS = frozenset({"temperature", "max_tokens", "max_new_tokens", "top_p", "sampling_params"})
-"""Keywords that set how a model samples text."""
+SAMPLING_KEYWORDS = frozenset(
+    {"sampling_params", "num_samples", "max_tokens", "max_new_tokens", "temperature", "top_p"}
+)
+"""Keywords that set how a model samples text: they make a ``sample`` call one of a model's (not of a
+random generator), and a ``generate_*`` helper given them one that asks a model."""
 CHAT_METHODS = frozenset({"chat", "stream_chat", "chat_stream"})
 """Methods by which a checkpoint's own code answers a chat turn (called on a model)."""
 MODEL_WORDS = frozenset({"model", "llm", "policy", "lm"})
@@ -181,7 +182,7 @@ def _asks_for_samples(keywords: AbstractSet[str]) -> bool:
     Twice (``temperature=``, ``max_tokens=``), or once beside a model or its input (``model=``,
     ``messages=``): a temperature alone may be a softmax's.
     """
-    settings = len(keywords & SAMPLING_SETTINGS)
+    settings = len(keywords & SAMPLING_KEYWORDS)
     return (
         settings >= 2
         or "sampling_params" in keywords  # (vLLM's: nothing else is called so)
