@@ -229,8 +229,8 @@ class RouteDetector(cst.BatchableCSTVisitor):
         message: str,
         statement: cst.CSTNode | None = None,
         **details: object,
-    ) -> None:
-        """Record a finding at ``node``; ``details`` are :class:`Finding` fields (kind, variant...).
+    ) -> Finding:
+        """Record a finding at ``node`` and return it; ``details`` are :class:`Finding` fields.
 
         ``statement``: the statement around ``node`` when reporting after the walk has left it.
         """
@@ -239,16 +239,16 @@ class RouteDetector(cst.BatchableCSTVisitor):
         if len(message) > MAX_MESSAGE:
             # messages quote names from the file: a hostile one is not copied whole into the report
             message = message[: MAX_MESSAGE - 1] + "…"
-        self.context.findings.append(
-            Finding(
-                type(self).__name__,
-                signal,
-                message=message,
-                node=node,
-                statement=statement,
-                **details,  # type: ignore[arg-type]
-            )
+        finding = Finding(
+            type(self).__name__,
+            signal,
+            message=message,
+            node=node,
+            statement=statement,
+            **details,  # type: ignore[arg-type]
         )
+        self.context.findings.append(finding)
+        return finding
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

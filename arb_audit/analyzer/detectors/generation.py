@@ -12,7 +12,7 @@ from arb_audit.analyzer.calls import (
     is_generation_helper,
     is_http_post,
 )
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Signal, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import cached_by_name, words
 from arb_audit.analyzer.names import last_name, literal_text
 
@@ -271,17 +271,17 @@ class Generation(RouteDetector):
         if _answers_route(node):
             self.handlers.add(node.name.value)
 
-    def report(
+    def _generates(
         self,
         node: cst.CSTNode,
-        signal: Signal,
         message: str,
         statement: cst.CSTNode | None = None,
-        **details: object,
+        around: tuple[str, ...] | None = None,
+        variant: str | None = None,
     ) -> None:
-        """Record a finding, and the functions around it (to tell what a route handler serves)."""
-        super().report(node, signal, message, statement, **details)
-        self.where[id(self.context.findings[-1])] = tuple(self.enclosing())
+        """Report generation, and the functions around it (``around``: where a deferred one was seen)."""
+        finding = self.report(node, "generation", message, statement, variant=variant)
+        self.where[id(finding)] = tuple(self.enclosing()) if around is None else around
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -298,8 +298,7 @@ class Generation(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.endpoint and self.posts:
             node, statement, around = self.posts[0]
-            self.report(node, "generation", "posts to an inference server's endpoint", statement=statement)
-            self.where[id(self.context.findings[-1])] = around
+            self._generates(node, "posts to an inference server's endpoint", statement, around)
         self._mark_served()
 
     def _mark_served(self) -> None:
@@ -342,7 +341,7 @@ class Generation(RouteDetector):
         )
         if last in ENGINE_LAST:  # only these few names need resolving
             for name in self.names(value) & GENERATION_ENGINES:
-                self.report(value, "generation", f"hands on {name} to build a model")
+                self._generates(value, f"hands on {name} to build a model")
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -355,25 +354,25 @@ class Generation(RouteDetector):
         if (run := _run_generate(node)) is not None:
             # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
             # stream its tokens, ``pool.submit(llm.generate, prompts)``)
-            self.report(run, "generation", f"hands on {run.attr.value} to run")
+            self._generates(run, f"hands on {run.attr.value} to run")
             return
         names = self.names(node.func)
         if is_http_post(node, names) and id(node) not in self.decorators:
             statement = self.context.statements[-1] if self.context.statements else None
             self.posts.append((node, statement, tuple(self.enclosing())))
         if is_generation(node, self.names):
-            self.report(node, "generation", "samples text")
+            self._generates(node, "samples text")
             return
         if is_generation_helper(node, self.names):
-            self.report(node, "generation", "calls a helper named for asking a model for text")
+            self._generates(node, "calls a helper named for asking a model for text")
             return
         if isinstance(node.func, cst.Name) and node.func.value in self.requesters:
-            self.report(node, "generation", f"calls {node.func.value}, a client's method asking for text")
+            self._generates(node, f"calls {node.func.value}, a client's method asking for text")
             return
         for name in names:
             if _engine_or_client(name):
                 served = SERVED if name.startswith(SERVERS) else None  # (an inference server built)
-                self.report(node, "generation", f"uses {name}", variant=served)
+                self._generates(node, f"uses {name}", variant=served)
                 return
         if (library := data_generator(names, self.context.resolver.ancestry)) is not None:
-            self.report(node, "generation", f"uses {library}")
+            self._generates(node, f"uses {library}")
