@@ -29,7 +29,7 @@ from typing import TypeVar
 
 import libcst as cst
 
-from arb_audit.analyzer.names import last_name, literal_text
+from arb_audit.analyzer.names import last_name, literal_bool, literal_text
 from arb_audit.analyzer.walk import descendants
 
 MAX_NODES = 6000
@@ -164,10 +164,6 @@ def is_one(node: cst.BaseExpression) -> bool:
     return (isinstance(node, cst.Integer) and node.value == "1") or (
         isinstance(node, cst.Float) and node.value in ("1.0", "1.")
     )
-
-
-def _is_true(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _same_tensor(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
@@ -504,7 +500,7 @@ class Slice:
             if name in ("clamp", "clip") and one_minus_plus(a.value for a in node.args):
                 f.clip_around_one = True
             if name in ("mean", "std") and any(
-                a.keyword is not None and a.keyword.value == "keepdim" and _is_true(a.value)
+                a.keyword is not None and a.keyword.value == "keepdim" and literal_bool(a.value) is True
                 for a in node.args
             ):
                 f.kept.add(name)

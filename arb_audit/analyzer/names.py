@@ -57,6 +57,13 @@ def is_dead(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Integer) and test.value == "0"
 
 
+def literal_bool(node: cst.BaseExpression) -> bool | None:
+    """Return the value of a ``True`` or ``False`` written as such, else None."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
 def dotted(node: cst.BaseExpression | None) -> str:
     """Return ``a.b.c`` for a Name/Attribute chain (an import's module), else ``""``."""
     if isinstance(node, cst.Name):

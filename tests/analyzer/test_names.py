@@ -7,7 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from arb_audit.analyzer.detector import FileContext, RouteDetector, discover
-from arb_audit.analyzer.names import NameResolver, literal_text
+from arb_audit.analyzer.names import NameResolver, literal_bool, literal_text
 from arb_audit.analyzer.walk import run
 
 EXTRA = [
@@ -78,3 +78,10 @@ def test_a_literal_text_keeps_its_last_letters_and_drops_its_prefix() -> None:
 
 
 CODES = ("'sub'", 'rb"advantages"', "'a\\nb'", 'u"grub"', "'''test'''")
+
+
+def test_a_boolean_is_read_only_where_it_is_written_as_one() -> None:
+    assert literal_bool(cst.parse_expression("True")) is True
+    assert literal_bool(cst.parse_expression("False")) is False
+    for text in ("1", "x", "'True'", "None", "not False"):
+        assert literal_bool(cst.parse_expression(text)) is None, text

@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.names import literal_bool
 
 LORA = frozenset({"peft.LoraConfig", "peft.get_peft_model", "peft.prepare_model_for_kbit_training"})
 """peft's constructors of LoRA adapters."""
@@ -14,7 +15,7 @@ OPTIONAL_LORA = frozenset({"trl.get_peft_config", "trl.trainer.utils.get_peft_co
 
 
 def _true(arg: cst.Arg | None) -> bool:
-    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return arg is not None and literal_bool(arg.value) is True
 
 
 class Adapter(RouteDetector):

@@ -15,7 +15,7 @@ from arb_audit.analyzer.calls import (
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import dotted
+from arb_audit.analyzer.names import dotted, literal_bool
 from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
@@ -282,11 +282,11 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                 and _ends(node.keyword.value)
                 and not isinstance(node.value, cst.Name)
             ):
-                ends.append(_true(node.value))
+                ends.append(literal_bool(node.value) is True)
         elif isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and _ends(target.target.value):
-                    ends.append(_true(node.value))
+                    ends.append(literal_bool(node.value) is True)
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
@@ -294,7 +294,3 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
 
 def _ends(name: str) -> bool:
     return any(word in name.lower() for word in TERMINATION_WORDS)
-
-
-def _true(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value == "True"

@@ -9,7 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -17,10 +17,6 @@ DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
 LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
 """Words of a function that loads a class by its path, or of a lookup whose default is one."""
-
-
-def _boolean(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value in ("True", "False")
 
 
 BUILDERS = frozenset(
@@ -233,7 +229,7 @@ class FrameworkEntry(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and node.args and not _boolean(node.args[0].value):
+        if isinstance(func, cst.Attribute) and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
         found = self._entry(node.func)
         if found is not None:

@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import built_environment, method, single_turn
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import literal_bool
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 INTERACTIVE_KEYWORDS = (
@@ -149,7 +150,7 @@ class TrainerRollouts(RouteDetector):
 
 def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
     """Say whether ``name = value`` switches on masking of inserted turns (``mask_env_responses=True``)."""
-    if not (isinstance(value, cst.Name) and value.value == "True" and "mask" in name.value.lower()):
+    if not (literal_bool(value) is True and "mask" in name.value.lower()):
         return False  # (most arguments: not split into words at all)
     said = set(words(name.value))
     return "mask" in said and bool(said & INSERTED_WORDS)
