@@ -41,6 +41,8 @@ class AdvantageEstimate(RouteDetector):
         Valid("advantages = []\n"),
         Valid("x = rewards - rewards.mean()\n"),
         Valid("normalized_rewards = rewards / 10\n"),
+        # returned from a function not named for advantages: a statistic, whatever it feeds
+        Valid("def spread(rewards):\n    return rewards - rewards.mean()\n"),
     )
     INVALID = (
         Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
@@ -79,6 +81,20 @@ class AdvantageEstimate(RouteDetector):
         Invalid("mu = baseline.mean()\nadvantages = rewards - mu\n", "loss", "ppo"),
         Invalid("normalized_rewards = safe_div(rewards - rewards.mean(), rewards.std())\n", "loss", "grpo"),
         Invalid(
+            # an estimator's method, named for what it returns by its class's base
+            "class GroupEstimator(AdvantageEstimator):\n"
+            "    def compute(self, rewards, group):\n"
+            "        mean = rewards.mean()\n"
+            "        return (rewards - mean) / (rewards.std() + 1e-8)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "def compute_advantages(rewards, baseline):\n    return rewards - baseline.mean()\n",
+            "loss",
+            "ppo",
+        ),
+        Invalid(
             "for t in reversed(range(n)):\n"
             "    delta = rewards[:, t] + gamma * nextvalues - values[:, t]\n"
             "    lastgaelam = delta + gamma * lam * lastgaelam\n    advantages.append(lastgaelam)\n",
@@ -91,6 +107,23 @@ class AdvantageEstimate(RouteDetector):
         super().__init__(context)
         self.bound: dict[str, cst.BaseExpression] = {}
         """The value last assigned to each plain name (``mu = rewards.mean()``), to read a baseline by."""
+        self.class_bases: list[frozenset[str]] = []
+        """Words of the bases of each class around the node visited, innermost last."""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_bases.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        # what a function named for advantages returns is its advantages (``def compute_advantages``,
+        # an estimator class's ``compute`` whose base says what it estimates)
+        if node.value is not None and (
+            any(ADVANTAGE_NAMES & set(words(name)) for name in self.enclosing())
+            or any(ADVANTAGE_NAMES & bases for bases in self.class_bases)
+        ):
+            self._judge(node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
