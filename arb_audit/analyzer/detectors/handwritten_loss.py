@@ -7,7 +7,16 @@ import libcst as cst
 from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.inference import NO_GRAD
-from arb_audit.analyzer.loss_slice import PREFERENCE_LOSS_WORDS, is_one, one_minus_plus, words
+from arb_audit.analyzer.loss_slice import (
+    DISPREFERRED_WORDS,
+    PREFERENCE_LOSS_WORDS,
+    PREFERRED_WORDS,
+    SCORE_WORDS,
+    SEQUENCE_LOGPROB_WORDS,
+    is_one,
+    one_minus_plus,
+    words,
+)
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -22,9 +31,13 @@ SIGMOID = frozenset({"torch.sigmoid", "torch.nn.functional.sigmoid"})
 """``torch.log(torch.sigmoid(x))``: the log-sigmoid written out, as older reward-model code does."""
 CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
-LIBRARY_FORMS = frozenset({"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference"})
+LIBRARY_FORMS = frozenset(
+    {"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference", "handed_pairs"}
+)
 """Forms that, without a backward pass here, still make the file a library of that stage's loss."""
-LOSS_FORMS = frozenset({"clipped_ratio", "preference", "pairwise", "named_preference", "supervised"})
+LOSS_FORMS = frozenset(
+    {"clipped_ratio", "preference", "pairwise", "named_preference", "handed_pairs", "supervised"}
+)
 """Forms of a loss itself: computed without gradients, they measure. The others (group-normalised or
 leave-one-out advantages, a sample-score-update loop) are statistics computed without gradients anyway."""
 PRECEDENCE = (
@@ -39,6 +52,12 @@ PRECEDENCE = (
         "dpo",
         "dpo",
         "log-probabilities normalised in a function named for a preference loss",
+    ),
+    (
+        "handed_pairs",
+        "dpo",
+        "dpo",
+        "a loss computed from the chosen and rejected answers' log-probabilities",
     ),
     ("supervised", "sft", None, "cross-entropy against fixed labels"),
 )
@@ -83,6 +102,10 @@ class HandwrittenLoss(RouteDetector):
         "sigmoid",
         "log_softmax",
         "LogSoftmax",
+        # a preference loss handed both members' log-probabilities (PREFERRED_WORDS, but "win")
+        "chosen",
+        "preferred",
+        "winner",
     )
 
     VALID = (
@@ -103,12 +126,24 @@ class HandwrittenLoss(RouteDetector):
             "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
         ),
         Valid("def dpo_loss_report(losses):\n    print(losses)\n"),
+        # the members' scores, not their log-probabilities: a reward model's outputs
+        Valid("loss = loss_fn(chosen_rewards, rejected_rewards, chosen_logps, rejected_logps)\n"),
+        Valid("stats = summarise(chosen_logps=c, rejected_logps=r)\n"),
         Valid(
             "import torch.nn.functional as F\n"
             "def eval_loss(logits, labels):\n    return F.cross_entropy(logits, labels)\n"
         ),
     )
     INVALID = (
+        Invalid(
+            "class Model(nn.Module):\n    def forward(self, batch):\n"
+            "        loss, chosen_rewards, rejected_rewards = self.loss_fn(\n"
+            "            policy_chosen_logps=out['chosen'], policy_rejected_logps=out['rejected'],\n"
+            "            reference_chosen_logps=ref['chosen'], reference_rejected_logps=ref['rejected'])\n"
+            "        return loss\n",
+            "loss",
+            "dpo",
+        ),
         Invalid(
             "import torch\nclass Loss:\n    @torch.no_grad()\n    def advantages(self, rewards):\n"
             "        mean = rewards.view(-1, self.G).mean(dim=1)\n"
@@ -353,6 +388,14 @@ class HandwrittenLoss(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if (
+            isinstance(value, cst.Call)
+            and any("loss" in _target_words(t.target) for t in node.targets)
+            and _pair_logps(value)
+        ):
+            # ``loss, *_ = self.loss_fn(policy_chosen_logps=..., policy_rejected_logps=...)``: the
+            # preference loss is configured elsewhere, what it is handed shows its family
+            self._saw("handed_pairs", value)
         if isinstance(value, cst.Call) and method(value) in GROUPING and value.args:
             first = value.args[0].value
             if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
@@ -386,3 +429,37 @@ class HandwrittenLoss(RouteDetector):
                     message = f"{message}, in a function named for a loss"
                 self.report(node, "loss", message, statement=statement, kind=kind, variant=variant)
                 return
+
+
+def _target_words(target: cst.BaseExpression) -> set[str]:
+    """Words of the names an assignment binds (``loss, chosen_rewards = ...``: both)."""
+    if isinstance(target, cst.Tuple | cst.List):
+        return {w for element in target.elements for w in _target_words(element.value)}
+    if isinstance(target, cst.Subscript | cst.StarredElement):
+        return _target_words(target.value)
+    if isinstance(target, cst.Name):
+        return set(words(target.value))
+    return set(words(target.attr.value)) if isinstance(target, cst.Attribute) else set()
+
+
+def _pair_logps(call: cst.Call) -> bool:
+    """Say whether a call is handed both members' sequence log-probabilities and no scorer's outputs.
+
+    Read from keyword names and from the arguments' own names (``policy_chosen_logps=out["c"]``,
+    ``loss_fn(chosen_logps, rejected_logps, ref_chosen, ref_rejected)``).
+    """
+    found: set[str] = set()
+    for arg in call.args:
+        if arg.keyword is not None:
+            found.update(words(arg.keyword.value))
+        value = arg.value
+        if isinstance(value, cst.Name):
+            found.update(words(value.value))
+        elif isinstance(value, cst.Attribute):
+            found.update(words(value.attr.value))
+    return bool(
+        found & PREFERRED_WORDS
+        and found & DISPREFERRED_WORDS
+        and found & SEQUENCE_LOGPROB_WORDS
+        and not found & SCORE_WORDS
+    )
