@@ -12,6 +12,8 @@ from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
 CONFIG_SUFFIXES = ("Config", "Cfg", "Arguments", "Args")
 """Endings of a settings class's name (``GRPOLossConfig``, ``RLColocateTrainerConfig``)."""
+CONFIG_WORDS = frozenset({"config", "configs", "cfg", "arguments", "args"})
+"""Words that begin or end a settings class's name (``SimPOConfig``, ``ConfigDPOTraining``)."""
 TRAINING_SETTINGS = frozenset({"optim", "optimizer", "optimiser", "lr", "scheduler", "adamw", "adam", "sgd"})
 """Words of a setting that only a training run has (``optim_wrapper``, ``AdamWConfig``, ``LRConfig``)."""
 COMPONENT = "config"
@@ -38,6 +40,7 @@ class ConfigModule(RouteDetector):
         Valid("model = dict(type=Qwen, path='m')\noptim_wrapper = dict(type=AmpOptimWrapper)\n"),
         Valid("class ModelConfig(PretrainedConfig):\n    hidden: int = 4\n"),
         Valid("class DPODataset(Dataset):\n    pass\n"),
+        Valid("class ConfigDPODataset(Dataset):\n    pass\n"),
         Valid(
             "class GRPOScriptArguments(ScriptArguments):\n    reward_funcs: list = None\n"
             "if __name__ == '__main__':\n    main(parse())\n"
@@ -48,6 +51,12 @@ class ConfigModule(RouteDetector):
             "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
             "@dataclass\nclass SimPOConfig(TrainingArguments):\n    beta: float = 2.0\n"
             "    gamma: float = 0.5\n",
+            "loss",
+            "dpo",
+        ),
+        Invalid(
+            "@dataclass\nclass ConfigDPOTraining(ConfigNLPCausalLMTraining):\n"
+            "    loss_function: str = 'DPOLoss'\n",
             "loss",
             "dpo",
         ),
@@ -117,11 +126,10 @@ class ConfigModule(RouteDetector):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # ``class SimPOConfig(TrainingArguments)``: a route's settings, defined for a trainer to read
         name = node.name.value
-        if self.enclosing()[:-1] or not name.endswith(CONFIG_SUFFIXES) or self.defined is not None:
+        if self.enclosing()[:-1] or not _settings(name) or self.defined is not None:
             return
-        bases = [last_name(b.value) for b in node.bases]
         stage = self._stage(name)
-        if stage is not None and any(b.endswith(CONFIG_SUFFIXES) for b in bases):
+        if stage is not None and any(_settings(last_name(b.value)) for b in node.bases):
             statement = self.context.statements[-1] if self.context.statements else None
             self.defined = (node, statement, stage, name)
 
@@ -146,3 +154,9 @@ class ConfigModule(RouteDetector):
         for node, statement, stage, name in self.named[:1]:
             message = f"a config module sets up training with {name}"
             self.report(node, "loss", message, statement=statement, kind=stage, variant=COMPONENT)
+
+
+def _settings(name: str) -> bool:
+    """Say whether a class's name is a settings class's: it begins or ends with a word for one."""
+    found = words(name)
+    return bool(found) and (found[0] in CONFIG_WORDS or found[-1] in CONFIG_WORDS)
