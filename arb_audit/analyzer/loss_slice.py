@@ -444,6 +444,7 @@ class Slice:
                         if key not in seen_names and key in self.assigns:
                             seen_names.add(key)
                             pending.extend((key[0], v, depth) for v in self.assigns[key])
+                    self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
                 elif isinstance(node, cst.Attribute):
                     attr = node.attr.value
                     f.words.update(words(attr))
@@ -538,7 +539,13 @@ class Slice:
                 f.exp_of_difference = True
         if name is not None:
             f.words.update(words(name))
-            if name in self.functions and name not in seen_functions and depth < MAX_DEPTH:
-                seen_functions.add(name)
-                for function_id, returns in self.functions[name]:
-                    pending.extend((function_id, r, depth + 1) for r in returns)
+            self._follow(name, depth, pending, seen_functions)
+
+    def _follow(
+        self, name: str, depth: int, pending: list[tuple[int, cst.CSTNode, int]], seen_functions: set[str]
+    ) -> None:
+        """Read what the file's function or method ``name`` returns, once, within the depth bound."""
+        if name in self.functions and name not in seen_functions and depth < MAX_DEPTH:
+            seen_functions.add(name)
+            for function_id, returns in self.functions[name]:
+                pending.extend((function_id, r, depth + 1) for r in returns)

@@ -161,6 +161,7 @@ class GradientStep(RouteDetector):
     )
     LOSS_TRIGGERS = (
         *("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss"),
+        ".train_batch(",  # a pipeline engine's step on the loss function it is handed
         *(f"def {hook}(" for hook in sorted(TRAINER_LOSS_HOOKS)),
     )
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
@@ -297,6 +298,15 @@ class GradientStep(RouteDetector):
             "    ratio = torch.exp(logprobs - old_logprobs)\n    return -(ratio * advantages).sum()\n",
             "loss",
             "ppo",
+        ),
+        Invalid(
+            # a pipeline engine's step on the loss function it is handed, followed into the function
+            "def packed_loss(logits, batch):\n    logprobs = gather_logprobs(logits, batch.ids)\n"
+            "    return -logprobs.sum() / batch.n_tokens\n"
+            "def train_step(module, batch):\n"
+            "    return module.train_batch(input_=batch, loss_fn=packed_loss)\n",
+            "gradient_step",
+            "sft",
         ),
         Invalid(
             "def grpo_train(policy, batches, loss_fn):\n    for batch in batches:\n"
@@ -718,11 +728,12 @@ class GradientStep(RouteDetector):
             # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer): a trainer's
             # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
-        elif name in ("train", "fit") and isinstance(node.func, cst.Attribute):
+        elif name in ("train", "fit", "train_batch") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
             given = [a.value for a in node.args if _names_a_loss(a)]
             if given:
-                # policy.train(data, loss_fn): a worker trains with the loss it is handed
+                # policy.train(data, loss_fn), engine.train_batch(input_=x, loss_fn=sft_loss) (pipeline
+                # engines): a worker trains with the loss it is handed
                 self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
             elif isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
                 self.trainer_of_step[id(node)] = receiver
