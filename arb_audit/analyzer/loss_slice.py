@@ -366,12 +366,21 @@ def loss_form(f: Features) -> Verdict:
         return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
         return Verdict("sft", None, None, "cross-entropy against given labels")
-    if "nll" in w or ("lm" in w and "loss" in w) or ("labels" in w and w & {"logits", "outputs"}):
+    if (
+        "nll" in w
+        or ("lm" in w and "loss" in w)
+        or ("labels" in w and w & {"logits", "outputs"})
+        # a class named for a language-model loss, its acronyms run together (``GPTLMLoss``)
+        or any(c.rsplit(".", 1)[-1].endswith(LM_LOSS_SUFFIXES) for c in f.calls)
+    ):
         return Verdict("sft", None, None, "a language-model negative log-likelihood on given labels")
     if f.model_forward:
         return Verdict("sft", None, None, FORWARD_ONLY)
     return Verdict(None, None, None, "a loss whose form is not recognised")
 
+
+LM_LOSS_SUFFIXES = ("LMLoss", "LmLoss")
+"""Endings of a loss class's name that say it is a language model's (``GPTLMLoss``, ``CausalLMLoss``)."""
 
 STABILISERS = frozenset({"max", "amax", "logsumexp"})
 """Reductions subtracted inside ``exp`` only to keep it from overflowing (a softmax's own shift)."""

@@ -300,6 +300,13 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
+            # a trainer no table knows trains with the loss it is built with
+            "from mylib.trainer import Trainer\nfrom mylib.losses import CausalLMLoss\n"
+            "trainer = Trainer(model=m, loss_fn=CausalLMLoss(ignore_index=-100))\ntrainer.train()\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             # a pipeline engine's step on the loss function it is handed, followed into the function
             "def packed_loss(logits, batch):\n    logprobs = gather_logprobs(logits, batch.ids)\n"
             "    return -logprobs.sum() / batch.n_tokens\n"
@@ -891,6 +898,28 @@ class GradientStep(RouteDetector):
                 self._report_named(node, statement, named, f"{where} {name}")
                 return
 
+    def _handed_loss(self, made: cst.Call, scope: int) -> list[tuple[int, cst.BaseExpression]]:
+        """Return the loss a trainer no table knows is built with (``Trainer(m, loss_fn=GPTLMLoss())``).
+
+        A library's trainer of a kind the table has no entry for trains with the loss it is handed,
+        so that loss's form is the stage's. Known trainers are the tables' to say (their loss
+        settings are strings: ``loss_type="sigmoid"``), and a literal names no form.
+        """
+        cls = self._trainer_class(made, scope)
+        func_scope = self.scopes_of.get(id(made.func))
+        known = (
+            self.context.resolver.qualified_names(cls, func_scope)
+            if cls is not None and func_scope is not None
+            else set()
+        )
+        if any(trainer_of(q) is not None or entry_for(q) is not None for q in known):
+            return []
+        return [
+            (scope, a.value)
+            for a in made.args
+            if _names_a_loss(a) and isinstance(a.value, cst.Call | cst.Name | cst.Attribute)
+        ]
+
     def _named_trainer(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
         """Name the stage of a trainer's ``train()`` by the trainer's class when no library knows it.
 
@@ -1040,7 +1069,8 @@ class GradientStep(RouteDetector):
                     self.trainer_of_step[id(node)] = made[0]
                     self.trainer_scope[id(node)] = made_in
                     called = method(node) if isinstance(node, cst.Call) else None
-                    self.steps.append((node, statement, [], f"{called or 'train'}() of a trainer object"))
+                    roots = self._handed_loss(made[0], made_in)
+                    self.steps.append((node, statement, roots, f"{called or 'train'}() of a trainer object"))
         if not self.steps:
             self._loss_library(functions)
             return
@@ -1066,7 +1096,7 @@ class GradientStep(RouteDetector):
                     self._named(node, statement)
                 continue
             verdict = _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ()))
-            if verdict.kind is None:
+            if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
             self.report(
                 node,
