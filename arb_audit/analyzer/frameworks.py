@@ -699,6 +699,28 @@ FRAMEWORKS: tuple[Framework, ...] = (
         invalid=(("from composer import Trainer\ntrainer = Trainer(model=m)\ntrainer.fit()\n", "SFT"),),
     ),
     Framework(
+        "CoLLiE",
+        "collie",
+        (
+            # OpenLMLab's trainer: next-token cross-entropy (its default loss_fn, GPTLMLoss) unless
+            # handed another loss; its evaluators measure (the classification one is spelt so).
+            Entry("Trainer", "sft", "collie_trainer"),
+            Entry("Evaluator", role="eval"),
+            Entry("EvaluatorForPerplexity", role="eval"),
+            Entry("EvaluatorForGeneration", role="eval"),
+            Entry("EvaluatorForClassfication", role="eval"),
+        ),
+        invalid=(
+            ("from collie import Trainer\ntrainer = Trainer(model=m, config=c)\ntrainer.train()\n", "SFT"),
+            (
+                "from collie import EvaluatorForClassfication\n"
+                "ev = EvaluatorForClassfication(model=m, dataset=d)\nprint(ev.eval())\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from collie import CollieConfig\nconfig = CollieConfig.from_pretrained(path)\n",),
+    ),
+    Framework(
         "litgpt",
         "litgpt",
         (
