@@ -364,6 +364,11 @@ def loss_form(f: Features) -> Verdict:
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | {"baseline", "returns", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
         return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
+    ranked = f.calls & ZEROS and w & SCORE_WORDS and not w & (LOGPROB_WORDS | {"labels"})
+    if f.calls & CROSS_ENTROPY and ranked:
+        # ``cross_entropy(reward, zeros(n))`` over [better, worse] scores: the first candidate of each
+        # row is to score highest, a ranking (Bradley-Terry for pairs) loss on a scorer's outputs
+        return Verdict("reward_model", "ranking", None, "cross-entropy of ranked candidates' scores")
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
         return Verdict("sft", None, None, "cross-entropy against given labels")
     if (
@@ -379,6 +384,8 @@ def loss_form(f: Features) -> Verdict:
     return Verdict(None, None, None, "a loss whose form is not recognised")
 
 
+ZEROS = frozenset({"torch.zeros", "torch.zeros_like", "numpy.zeros"})
+"""A target of all zeros: every row's first candidate is the right one."""
 LM_LOSS_SUFFIXES = ("LMLoss", "LmLoss")
 """Endings of a loss class's name that say it is a language model's (``GPTLMLoss``, ``CausalLMLoss``)."""
 

@@ -300,6 +300,23 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
+            # scores of [better, worse] candidates, the first the target of every row: a ranking loss
+            "import torch\nimport torch.nn.functional as F\n"
+            "def loss_func(reward):\n    target = torch.zeros(reward.shape[0], dtype=torch.long)\n"
+            "    return F.cross_entropy(reward, target)\n"
+            "for batch in loader:\n    loss = loss_func(model(batch))\n    loss.backward()\n",
+            "gradient_step",
+            "reward_model",
+        ),
+        Invalid(
+            # the same target over a contrastive model's logits: an embedding's loss, supervised
+            "import torch\nimport torch.nn.functional as F\n"
+            "logits = q @ d.T\nloss = F.cross_entropy(logits, torch.zeros(len(q), dtype=torch.long))\n"
+            "loss.backward()\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             # a trainer no table knows trains with the loss it is built with
             "from mylib.trainer import Trainer\nfrom mylib.losses import CausalLMLoss\n"
             "trainer = Trainer(model=m, loss_fn=CausalLMLoss(ignore_index=-100))\ntrainer.train()\n",
