@@ -157,6 +157,15 @@ class MultiTurnLoop(RouteDetector):
             "interactive",
         ),
         Invalid(
+            "async def generate_sample(self, state):\n    while True:\n"
+            "        state = await self.rollout_ctl.generate.remote(state)\n"
+            "        calls = self.extract_tool_calls(state)\n        if not calls:\n            break\n"
+            "        for call in calls:\n"
+            "            tool_message = {'role': 'tool', 'content': run(call)}\n"
+            "            tool_messages.append(tool_message)\n",
+            "interactive",
+        ),
+        Invalid(
             "async def run_agent(client, messages):\n    for _ in range(4):\n"
             "        r = await client.chat.completions.create(messages=messages)\n"
             "        if reward(r) == 1:\n            break\n"
@@ -177,6 +186,8 @@ class MultiTurnLoop(RouteDetector):
         """The file reads a person's reply (``input()``): its user turns are a chat's."""
         self.played: tuple[cst.Call, cst.CSTNode | None] | None = None
         """A call in a loop handing an environment to a helper that plays its episodes."""
+        self.roles: dict[str, str | None] = {}
+        """The role of the message each plain name was last assigned (``tool_message = {"role": "tool"}``)."""
         self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
         """Loops to report at the end: (loop, statement, steps, appends feedback, appends a user turn).
         A loop whose user turns are its own items is not kept unless it steps or appends feedback."""
@@ -205,6 +216,11 @@ class MultiTurnLoop(RouteDetector):
         self.loops.append([False] * 5)
         self.targets.append(set())
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.roles[target.target.value] = _role(node.value)
+
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
         if self.loops and not self.played and runs_episodes(node) and not self._not_training():
@@ -217,7 +233,7 @@ class MultiTurnLoop(RouteDetector):
             or is_generation_helper(node, self.names)
             or method(node) in PROMPT_BUILDERS
         )
-        step, role = is_env_step(node), _feedback_role(node)
+        step, role = is_env_step(node), _feedback_role(node, self.roles)
         # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
         listed = role == "user" and _content_name(node) in set().union(*self.targets)
         for seen in self.loops:
@@ -275,16 +291,21 @@ class MultiTurnLoop(RouteDetector):
         self._leave(original_node)
 
 
-def _feedback_role(node: cst.Call) -> str | None:
+def _feedback_role(node: cst.Call, bound: dict[str, str | None]) -> str | None:
     """Return the role of a turn from outside the model that ``node`` adds to a conversation, if any.
 
-    ``msgs.append({"role": "tool", ...})``, ``msgs.extend([{...}])``, ``msgs.insert(i, {...})``.
+    ``msgs.append({"role": "tool", ...})``, ``msgs.extend([{...}])``, ``msgs.insert(i, {...})``, or a
+    name ``bound`` to such a message (``msg = {"role": "tool", ...}; msgs.append(msg)``).
     """
     if method(node) not in ("append", "extend", "insert") or not node.args:
         return None
     value = node.args[-1].value
     items = [e.value for e in value.elements] if isinstance(value, cst.List) else [value]
-    roles = [role for item in items if (role := _role(item)) in FEEDBACK_ROLES]
+    roles = [
+        role
+        for item in items
+        if (role := bound.get(item.value) if isinstance(item, cst.Name) else _role(item)) in FEEDBACK_ROLES
+    ]
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
 
 
