@@ -1167,3 +1167,29 @@ def test_a_library_of_trainers_is_the_one_whose_loss_it_writes(tmp_path: Path) -
         + "\nMySFTTrainer(model=m).train()\nMyDPOTrainer(model=m).train()\nMySFTTrainer(model=m).train()\n"
     )
     assert classify_path(write(tmp_path, "b.py", pipeline)).primary == "SFT"
+
+
+CONFIG_MODULE_GRPO = """\
+from xtuner.v1.rl.loss import GRPOLossConfig
+from xtuner.v1.config import AdamWConfig
+optim_cfg = AdamWConfig(lr=1e-6)
+loss_cfg = GRPOLossConfig(policy_loss_cfg=dict(cliprange_high=0.28))
+"""
+
+
+@pytest.mark.parametrize(
+    ("loop", "primary"),
+    [
+        ("agent_loop_config = GSM8KToolAgentLoopConfig(max_turns=2)\n", "ONLINE_RL"),
+        ("rollout_config = RolloutConfig(tool_call_parser='qwen3coder')\n", "ONLINE_RL"),
+        ("rollout_config = RolloutConfig(extra=dict(lmdeploy_tool_call_parser='q'))\n", "ONLINE_RL"),
+        ("agent_loop_config = SingleTurnAgentLoopConfig(max_turns=1)\n", "GRPO"),
+        ("agent_loop_config = AgentLoopConfig(max_turns=1)\n", "GRPO"),
+        ("rollout_config = RolloutConfig(env=experiment_name)\n", "GRPO"),
+    ],
+)
+def test_a_config_module_giving_rollouts_tools_configures_online_rl(
+    tmp_path: Path, loop: str, primary: str
+) -> None:
+    result = classify_path(write(tmp_path, "rl_config.py", CONFIG_MODULE_GRPO + loop))
+    assert (result.primary, result.role) == (primary, "component")

@@ -9,6 +9,7 @@ from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 CONFIG_SUFFIXES = ("Config", "Cfg", "Arguments", "Args")
 """Endings of a settings class's name (``GRPOLossConfig``, ``RLColocateTrainerConfig``)."""
@@ -16,6 +17,10 @@ CONFIG_WORDS = frozenset({"config", "configs", "cfg", "arguments", "args"})
 """Words that begin or end a settings class's name (``SimPOConfig``, ``ConfigDPOTraining``)."""
 TRAINING_SETTINGS = frozenset({"optim", "optimizer", "optimiser", "lr", "scheduler", "adamw", "adam", "sgd"})
 """Words of a setting that only a training run has (``optim_wrapper``, ``AdamWConfig``, ``LRConfig``)."""
+TOOL_WORDS = frozenset({"tool", "tools", "interaction", "interactions"})
+"""Words of a setting that gives the rollouts tools or an interaction (``tools_schema=``,
+``tool_call_parser=``, ``GSM8KToolAgentLoopConfig``): the policy acts between its turns. Not "env":
+that names environment variables and runtime environments as often (``env=experiment_name``)."""
 COMPONENT = "config"
 """Variant of the ``loss`` finding of a config module: it names the stage its runner trains."""
 
@@ -70,6 +75,13 @@ class ConfigModule(RouteDetector):
         Invalid(
             "from xtuner.v1.rl.loss import GRPOLossConfig\nfrom xtuner.v1.config import AdamWConfig\n"
             "loss_cfg = GRPOLossConfig(policy_loss_cfg=dict(cliprange_high=0.28))\n"
+            "optim_cfg = AdamWConfig(lr=1e-6)\n"
+            "agent_loop_config = ToolAgentLoopConfig(max_turns=2)\n",
+            "interactive",
+        ),
+        Invalid(
+            "from xtuner.v1.rl.loss import GRPOLossConfig\nfrom xtuner.v1.config import AdamWConfig\n"
+            "loss_cfg = GRPOLossConfig(policy_loss_cfg=dict(cliprange_high=0.28))\n"
             "optim_cfg = AdamWConfig(lr=1e-6)\n",
             "loss",
             "grpo",
@@ -86,6 +98,8 @@ class ConfigModule(RouteDetector):
         """A settings class the module defines for a route's trainer (``SimPOConfig(TrainingArguments)``)."""
         self.script = False
         """The module runs as a script (``if __name__ == "__main__":``)."""
+        self.tools: cst.CSTNode | None = None
+        """A module-level setting that gives the rollouts tools or an interaction, or several turns."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.enclosing():  # only module-level settings count
@@ -104,6 +118,8 @@ class ConfigModule(RouteDetector):
         candidates = []
         if name.endswith(CONFIG_SUFFIXES):
             candidates.append(name)
+            if self.tools is None and _gives_tools(node, name):
+                self.tools = node
         kind = keyword(node, "type")
         if name == "dict" and kind is not None:
             candidates.append(last_name(kind.value))
@@ -154,9 +170,35 @@ class ConfigModule(RouteDetector):
         for node, statement, stage, name in self.named[:1]:
             message = f"a config module sets up training with {name}"
             self.report(node, "loss", message, statement=statement, kind=stage, variant=COMPONENT)
+            if self.tools is not None and stage in POLICY_GRADIENT:
+                message = "the config gives the rollouts tools, an interaction or several turns"
+                self.report(self.tools, "interactive", message, interactive=True)
 
 
 def _settings(name: str) -> bool:
     """Say whether a class's name is a settings class's: it begins or ends with a word for one."""
     found = words(name)
     return bool(found) and (found[0] in CONFIG_WORDS or found[-1] in CONFIG_WORDS)
+
+
+def _gives_tools(call: cst.Call, name: str) -> bool:
+    """Say whether a settings call gives rollouts tools, an interaction or more than one turn.
+
+    Its class is named for them (``GSM8KToolAgentLoopConfig``), a keyword is (``tools_schema=``,
+    ``lmdeploy_tool_call_parser=``, also in a ``dict`` it is given), or it sets ``max_turns`` above one.
+    """
+    if TOOL_WORDS & set(words(name)) and not {"single", "turn"} <= set(words(name)):
+        return True
+    args = list(call.args)
+    for arg in call.args:
+        # and the settings it nests (``extra_rollout_config=dict(tool_call_parser="qwen3coder")``)
+        if isinstance(arg.value, cst.Call) and last_name(arg.value.func) == "dict":
+            args.extend(arg.value.args)
+    for arg in args:
+        if arg.keyword is None:
+            continue
+        if TOOL_WORDS & set(words(arg.keyword.value)):
+            return True
+        if arg.keyword.value == "max_turns" and isinstance(arg.value, cst.Integer):
+            return int(arg.value.value, 0) > 1
+    return False
