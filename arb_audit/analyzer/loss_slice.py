@@ -335,7 +335,9 @@ def loss_form(f: Features) -> Verdict:
     if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
         grouped = f.regrouped and bool(f.methods & {"mean", "std"})
-        if grouped or f.row_normalised or (w & GROUP_WORDS and not critic):
+        # (a learned critic's advantages are whitened per row too: keepdim statistics alone are
+        # not a group's when a value model is trained beside the policy)
+        if grouped or ((f.row_normalised or w & GROUP_WORDS) and not critic):
             return Verdict("grpo", "grpo", None, "policy gradient with advantages normalised within groups")
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
         why = "advantages from a value baseline" if critic else PLAIN_POLICY_GRADIENT

@@ -300,6 +300,16 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
+            # advantages whitened per row beside a learned value's loss: PPO, not a group's statistics
+            "import torch\ndef whiten(x):\n"
+            "    return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-8)\n"
+            "adv = whiten(returns - values)\nratio = torch.exp(logprobs - old_logprobs)\n"
+            "pg_loss = -torch.min(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv).mean()\n"
+            "vf_loss = ((vpred - returns) ** 2).mean()\n(pg_loss + 0.5 * vf_loss).backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
             # scores of [better, worse] candidates, the first the target of every row: a ranking loss
             "import torch\nimport torch.nn.functional as F\n"
             "def loss_func(reward):\n    target = torch.zeros(reward.shape[0], dtype=torch.long)\n"
