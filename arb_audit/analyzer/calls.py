@@ -133,7 +133,31 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         return True
     if called == "create" and dotted(node.func).endswith(API_COMPLETIONS):  # (all end with .create)
         return True
+    if _samples_messages(node):
+        return True
     return bool(names(node.func) & GENERATION_FUNCTIONS)
+
+
+SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot"})
+"""Last words of an object called with a conversation to answer it (simple-evals' ``sampler(messages)``)."""
+CONVERSATION_WORDS = frozenset({"messages", "conversation", "convo", "chat", "prompt", "prompts"})
+"""Words of a name holding what a model is asked (``prompt_messages``)."""
+
+
+def _samples_messages(node: cst.Call) -> bool:
+    """Say whether ``node`` calls a sampler object with a conversation (``sampler(prompt_messages)``).
+
+    A data sampler of torch is never handed messages or prompts.
+    """
+    if not (isinstance(node.func, cst.Name | cst.Attribute) and node.args):
+        return False
+    found = words(last_name(node.func))
+    if not found or found[-1] not in SAMPLER_WORDS:
+        return False
+    first = node.args[0].value
+    return isinstance(first, cst.Name | cst.Attribute) and bool(
+        CONVERSATION_WORDS & set(words(last_name(first)))
+    )
 
 
 def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:

@@ -140,6 +140,8 @@ class Generation(RouteDetector):
         "/v1/",
         "/generate",
         "/api/chat",
+        "sampler(",
+        "chatbot(",
     )
 
     VALID = (
@@ -148,6 +150,7 @@ class Generation(RouteDetector):
             "@functools.wraps(model.generate)\ndef patched(*a, **k):\n    return None\n"
         ),
         Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
+        Valid("indices = list(sampler(dataset))\nbatch = batch_sampler(indices)\n"),
         Valid("from utils import decode_prompt\nprint(decode_prompt(tok, ex['input_ids']))\n"),
         Valid("def generate_plot(xs, temperature=1.0):\n    pass\ngenerate_plot(xs, temperature=0.5)\n"),
         Valid(
@@ -168,6 +171,12 @@ class Generation(RouteDetector):
         Valid("engine = Policy.load_inference(path)\npolicy.prepare_for_lp_inference()\n"),
     )
     INVALID = (
+        Invalid(
+            # simple-evals' sampler objects: called with the conversation, they return the reply
+            "def fn(row):\n    prompt_messages = [pack(row['Question'])]\n"
+            "    response_text = sampler(prompt_messages)\n    return grade(response_text)\n",
+            "generation",
+        ),
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
         Invalid(
             "from bespokelabs import curator\nclass Reasoner(curator.LLM):\n"
