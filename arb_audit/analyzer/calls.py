@@ -140,6 +140,7 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
 
 SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot"})
 """Last words of an object called with a conversation to answer it (simple-evals' ``sampler(messages)``)."""
+SAMPLER_ENDINGS = tuple(SAMPLER_WORDS)
 CONVERSATION_WORDS = frozenset({"messages", "conversation", "convo", "chat", "prompt", "prompts"})
 """Words of a name holding what a model is asked (``prompt_messages``)."""
 
@@ -149,9 +150,12 @@ def _samples_messages(node: cst.Call) -> bool:
 
     A data sampler of torch is never handed messages or prompts.
     """
-    if not (isinstance(node.func, cst.Name | cst.Attribute) and node.args):
+    if not node.args:
         return False
-    found = words(last_name(node.func))
+    name = last_name(node.func)  # ("" for a call of anything but a name or an attribute)
+    if not name.lower().endswith(SAMPLER_ENDINGS):  # (cheap: every call of a file is asked)
+        return False
+    found = words(name)
     if not found or found[-1] not in SAMPLER_WORDS:
         return False
     first = node.args[0].value

@@ -217,9 +217,15 @@ class MultiTurnLoop(RouteDetector):
         self.targets.append(set())
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if not self.loops:
+            return  # (a message appended in a turn loop is built in it)
+        value = node.value
+        # (only a dict or a call can be a message; most assignments are neither, and are not read)
+        role = _role(value) if isinstance(value, cst.Dict | cst.Call) else None
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.roles[target.target.value] = _role(node.value)
+            name = target.target.value if isinstance(target.target, cst.Name) else None
+            if name is not None and (role is not None or name in self.roles):
+                self.roles[name] = role
 
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
