@@ -745,7 +745,34 @@ def _command_routes(
         ]
     # episodes of several turns make the policy-gradient training this command runs online RL
     found += turns + estimators
+    validates = _validation_only(words, settings)
+    if validates is not None:
+        # ``main_ppo ... trainer.val_only=True``: the trainer validates its checkpoint and returns
+        # before its first update; this command trains nothing, whatever the entry point could train
+        # (also an entry point not known here: the setting is a trainer's)
+        found = [f for f in found if not f.routes]
+        message = f"runs its training entry point with {validates}: it validates only, no update"
+        excerpt = command.strip()[:160]
+        found.append(Finding("ShellLauncher", "scoring", message=message, line=line, excerpt=excerpt))
     return found
+
+
+VALIDATION_ONLY = frozenset({"val_only", "eval_only", "only_eval", "test_only", "evaluate_only"})
+"""Last parts of a setting that makes a training entry point only validate (verl's
+``trainer.val_only=True``, ``--eval_only``)."""
+
+
+def _validation_only(words: list[str], settings: list[tuple[str, str]]) -> str | None:
+    """Return the setting of a command line that turns its training into a validation run, if any."""
+    for key, value in settings:
+        if key.rsplit(".", 1)[-1].replace("-", "_") in VALIDATION_ONLY and value.lower() in TRUE_VALUES:
+            return f"{key}={value}"
+    valued = {key for key, _ in settings}
+    for word in words:
+        switch = word[2:].replace("-", "_") if word.startswith("--") else ""
+        if switch in VALIDATION_ONLY and word[2:] not in valued:
+            return word
+    return None
 
 
 TURN_LIMITS = ("max_turns", "max_turn", "max_rounds", "max_assistant_turns", "max_tool_calls")

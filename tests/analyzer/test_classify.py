@@ -1193,3 +1193,24 @@ def test_a_config_module_giving_rollouts_tools_configures_online_rl(
 ) -> None:
     result = classify_path(write(tmp_path, "rl_config.py", CONFIG_MODULE_GRPO + loop))
     assert (result.primary, result.role) == (primary, "component")
+
+
+@pytest.mark.parametrize(
+    ("command", "routes"),
+    [
+        (
+            "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.val_only=True",
+            ["EVAL_ONLY"],
+        ),
+        ("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.val_only=False", ["GRPO"]),
+        ("python3 -m verl.trainer.main_ppo trainer.val_before_train=True", ["PPO"]),  # then it trains
+        ("trl sft --eval_only --model_name_or_path m", ["EVAL_ONLY"]),
+        ("trl sft --eval_only results/ --model_name_or_path m", ["SFT"]),  # a value, not a switch
+    ],
+)
+def test_a_training_command_set_to_validate_only_trains_nothing(command: str, routes: list[str]) -> None:
+    assert command_routes(command) == routes
+
+
+def test_an_unknown_entry_point_set_to_validate_only_evaluates() -> None:
+    assert command_routes("python3 -m recipe.cppo.main_cppo trainer.val_only=True") == ["EVAL_ONLY"]
