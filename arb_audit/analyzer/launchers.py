@@ -615,6 +615,33 @@ def _named_work(script: str, line: int, command: str) -> list[Finding]:
     ]
 
 
+ALGORITHM_KEYS = frozenset(
+    {"algo", "algorithm", "algorithm_name", "alg", "rl_algo", "rl_algorithm", "rl_type", "critic_type"}
+)
+"""Last parts of a script's setting that choose its training algorithm (``--algo remax``,
+``--critic_type rloo``, ``--algorithm_name ppo``)."""
+
+
+def _algorithm_setting(
+    script: str, settings: list[tuple[str, str]], line: int, command: str
+) -> list[Finding]:
+    """Return the route a command's algorithm setting names for a script not read here.
+
+    ``deepspeed main.py --algo remax``: the script's own choice of algorithm is set by the command,
+    stronger evidence than the script's file name.
+    """
+    if NOT_TRAINING_NAME_WORDS & set(words(Path(script).stem)):
+        return []  # ``eval.py --algo ppo``: the checkpoint of that algorithm is looked at
+    for key, value in settings:
+        if key.rsplit(".", 1)[-1].replace("-", "_").lower() not in ALGORITHM_KEYS:
+            continue
+        label = ROUTE_WORDS.get(value.lower()) or estimator_label(value, extended=True)
+        if label is not None:
+            message = f"runs {Path(script).name} (not read here) with {key}={value} ({label})"
+            return [_finding("ShellLauncher", line, command, message, label)]
+    return []
+
+
 def _named_route(script: str | None, why: str, line: int, command: str) -> list[Finding]:
     """Return the route a launched script's file name says (``train_dpo.py``) when the script cannot.
 
@@ -716,7 +743,10 @@ def _command_routes(
                 )
             )
     elif named is not None and named.endswith(".py") and "$" not in named:
-        by_name = _named_route(named, "not read here", line, command)
+        # what the command's own setting names as the algorithm, else the script's file name
+        by_name = _algorithm_setting(named, settings, line, command) or _named_route(
+            named, "not read here", line, command
+        )
         if not by_name and folder is not None:
             # a launcher's command (not one a Python file writes into a string, whose script name
             # is all there is to read, as likely a template's): what the script is named for doing

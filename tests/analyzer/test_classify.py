@@ -1214,3 +1214,18 @@ def test_a_training_command_set_to_validate_only_trains_nothing(command: str, ro
 
 def test_an_unknown_entry_point_set_to_validate_only_evaluates() -> None:
     assert command_routes("python3 -m recipe.cppo.main_cppo trainer.val_only=True") == ["EVAL_ONLY"]
+
+
+@pytest.mark.parametrize(
+    ("command", "routes"),
+    [
+        ("deepspeed main.py --algo remax --actor_model_name_or_path m", ["PPO"]),
+        ("python verifree.py --critic_type rloo --num_samples 8", ["PPO"]),
+        ("python train.py --algorithm dpo", ["DPO"]),
+        ("python train_dpo.py --algo grpo", ["GRPO"]),  # the setting before the file's name
+        ("python eval.py --algo ppo", []),  # a checkpoint of that algorithm evaluated
+        ("python main.py --algo mystery", []),
+    ],
+)
+def test_an_algorithm_setting_names_the_route_of_a_script_not_read(command: str, routes: list[str]) -> None:
+    assert command_routes(command) == routes
