@@ -642,6 +642,11 @@ def _algorithm_setting(
     return []
 
 
+FINE_TUNING_NAME_WORDS = frozenset({"finetune", "finetuning", "lora", "qlora", "peft"})
+"""Words of a script named for fine-tuning (``qlora.py``, ``train_lora.py``): supervised, where the
+name says no other route (``lora_dpo.py`` is DPO)."""
+
+
 def _named_route(script: str | None, why: str, line: int, command: str) -> list[Finding]:
     """Return the route a launched script's file name says (``train_dpo.py``) when the script cannot.
 
@@ -649,7 +654,14 @@ def _named_route(script: str | None, why: str, line: int, command: str) -> list[
     """
     stem = Path(script).stem if script else ""
     named = route_word(stem, strict=True) if stem else None
-    if named is None or named[0] not in LABEL_KINDS or NOT_TRAINING_NAME_WORDS & set(words(stem)):
+    said = set(words(stem))
+    if (
+        named is None
+        and not said & ROUTE_WORDS.keys()
+        and (FINE_TUNING_NAME_WORDS & said or {"fine", "tune"} <= said)
+    ):
+        named = ("SFT", "finetune")  # ``qlora.py``, ``train_lora.py``, ``finetune.py``: no other route named
+    if named is None or named[0] not in LABEL_KINDS or NOT_TRAINING_NAME_WORDS & said:
         return []  # ``evaluate_grpo.py``, ``plot_ppo.py``: named for the route they look at
     message = f"runs {Path(script or '').name} ({why}; its name says {named[0]})"
     return [_finding("ShellLauncher", line, command, message, named[0])]
@@ -747,6 +759,12 @@ def _command_routes(
         by_name = _algorithm_setting(named, settings, line, command) or _named_route(
             named, "not read here", line, command
         )
+        switched_off = _training_switched_off(words, settings)
+        if switched_off is not None and by_name:
+            # ``python qlora.py --do_train False --do_predict True``: named for training, run to predict
+            message = f"runs {Path(named).name} (not read here) with {switched_off}: it evaluates or predicts"
+            excerpt = command.strip()[:160]
+            by_name = [Finding("ShellLauncher", "scoring", message=message, line=line, excerpt=excerpt)]
         if not by_name and folder is not None:
             # a launcher's command (not one a Python file writes into a string, whose script name
             # is all there is to read, as likely a template's): what the script is named for doing

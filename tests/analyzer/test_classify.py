@@ -964,7 +964,7 @@ def test_a_launched_script_that_cannot_say_its_route_is_named_for_it(tmp_path: P
     assert unknown.primary == "DPO"
     # a name with no route word says nothing; one named for evaluating a route's model, or for
     # making data or merging, says that work, not the route
-    assert classify_path(write(tmp_path, "q.sh", "python qlora.py --lr 1e-4\n")).primary == "NONE_TRAINING"
+    assert classify_path(write(tmp_path, "q.sh", "python run.py --lr 1e-4\n")).primary == "NONE_TRAINING"
     assert classify_path(write(tmp_path, "e.sh", "python evaluate_grpo.py\n")).primary == "EVAL_ONLY"
     assert classify_path(write(tmp_path, "g.sh", "python gen_res.py --n 4\n")).primary == "DISTILLATION"
     assert classify_path(write(tmp_path, "m.sh", "python merge_models.py --a x --b y\n")).primary == "MERGE"
@@ -1228,4 +1228,20 @@ def test_an_unknown_entry_point_set_to_validate_only_evaluates() -> None:
     ],
 )
 def test_an_algorithm_setting_names_the_route_of_a_script_not_read(command: str, routes: list[str]) -> None:
+    assert command_routes(command) == routes
+
+
+@pytest.mark.parametrize(
+    ("command", "routes"),
+    [
+        ("python qlora.py --do_train --do_eval", ["SFT"]),
+        ("deepspeed toolbench/train/train_lora.py --data_path d.json", ["SFT"]),
+        ("python fine_tune.py", ["SFT"]),
+        ("python lora_dpo.py", ["DPO"]),  # another route named
+        ("python eval_lora.py --adapter out", []),  # a fine-tuned adapter looked at
+        ("torchrun run_rm_with_peft.py --data pairs", []),  # a reward model's, by a word of its own
+        ("python qlora.py --do_train False --do_predict True", ["EVAL_ONLY"]),
+    ],
+)
+def test_a_script_not_read_named_for_fine_tuning_is_sft(command: str, routes: list[str]) -> None:
     assert command_routes(command) == routes
