@@ -141,14 +141,20 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
 SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot"})
 """Last words of an object called with a conversation to answer it (simple-evals' ``sampler(messages)``)."""
 SAMPLER_ENDINGS = tuple(SAMPLER_WORDS)
-CONVERSATION_WORDS = frozenset({"messages", "conversation", "convo", "chat", "prompt", "prompts"})
+BUILD_WORDS = SETUP_WORDS | {"make", "create", "new"}
+"""First words of a function that builds a sampler or a model (``build_sampler``, ``make_chatbot``)."""
+CONVERSATION_WORDS = frozenset({"messages", "msgs", "conversation", "convo", "chat", "prompt", "prompts"})
 """Words of a name holding what a model is asked (``prompt_messages``)."""
+NOT_CONVERSATION_WORDS = frozenset({"dataset", "data", "config", "cfg", "template", "loader", "indices"})
+"""Words of a name holding what a sampler or model is built from, not a conversation it answers."""
 
 
 def _samples_messages(node: cst.Call) -> bool:
     """Say whether ``node`` calls a sampler object with a conversation (``sampler(prompt_messages)``).
 
-    A data sampler of torch is never handed messages or prompts.
+    The object itself (not a function building one, ``build_sampler(prompts)``, nor a class,
+    ``DistributedSampler(prompts_dataset)``) handed messages: a name for them (not a dataset's or a
+    config's), a list of chat messages, or ``messages=``.
     """
     if not node.args:
         return False
@@ -156,12 +162,15 @@ def _samples_messages(node: cst.Call) -> bool:
     if not name.lower().endswith(SAMPLER_ENDINGS):  # (cheap: every call of a file is asked)
         return False
     found = words(name)
-    if not found or found[-1] not in SAMPLER_WORDS:
+    if not found or found[-1] not in SAMPLER_WORDS or name[:1].isupper() or found[0] in BUILD_WORDS:
         return False
+    if any(a.keyword is not None and a.keyword.value == "messages" for a in node.args):
+        return True  # (``sampler(messages=row["messages"])``: the keyword says what it is handed)
     first = node.args[0].value
-    return isinstance(first, cst.Name | cst.Attribute) and bool(
-        CONVERSATION_WORDS & set(words(last_name(first)))
-    )
+    if isinstance(first, cst.List):
+        return any(literal_field(e.value, "role") is not None for e in first.elements)
+    said = set(words(last_name(first)))
+    return bool(CONVERSATION_WORDS & said) and not NOT_CONVERSATION_WORDS & said
 
 
 def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:

@@ -151,6 +151,10 @@ class Generation(RouteDetector):
         ),
         Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
         Valid("indices = list(sampler(dataset))\nbatch = batch_sampler(indices)\n"),
+        Valid(
+            "sampler = build_sampler(prompts)\nllm = make_llm(prompt_config)\n"
+            "s = DistributedSampler(prompts_dataset)\nt = sampler(prompts_dataset)\n"
+        ),
         Valid("from utils import decode_prompt\nprint(decode_prompt(tok, ex['input_ids']))\n"),
         Valid("def generate_plot(xs, temperature=1.0):\n    pass\ngenerate_plot(xs, temperature=0.5)\n"),
         Valid(
@@ -177,6 +181,8 @@ class Generation(RouteDetector):
             "    response_text = sampler(prompt_messages)\n    return grade(response_text)\n",
             "generation",
         ),
+        Invalid("reply = sampler([{'role': 'user', 'content': q}])\n", "generation"),
+        Invalid("reply = self.sampler(messages=msgs)\n", "generation"),
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
         Invalid(
             "from bespokelabs import curator\nclass Reasoner(curator.LLM):\n"
