@@ -336,8 +336,10 @@ def loss_form(f: Features) -> Verdict:
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
         grouped = f.regrouped and bool(f.methods & {"mean", "std"})
         # (a learned critic's advantages are whitened per row too: keepdim statistics alone are
-        # not a group's when a value model is trained beside the policy)
-        if grouped or ((f.row_normalised or w & GROUP_WORDS) and not critic):
+        # not a group's when a value model is trained beside the policy; "returns" alone is no
+        # critic there: group-relative code names its advantages returns too)
+        learned_value = bool(w & {"critic", "vf", "vpred"}) or bool("gamma" in w and w & VALUE_WORDS)
+        if grouped or ((f.row_normalised or w & GROUP_WORDS) and not learned_value):
             return Verdict("grpo", "grpo", None, "policy gradient with advantages normalised within groups")
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
         why = "advantages from a value baseline" if critic else PLAIN_POLICY_GRADIENT
@@ -366,7 +368,8 @@ def loss_form(f: Features) -> Verdict:
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | {"baseline", "returns", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
         return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
-    ranked = f.calls & ZEROS and w & SCORE_WORDS and not w & (LOGPROB_WORDS | {"labels"})
+    # (rewards, not "scores": a bi-encoder's in-batch similarity scores take the same zeros target)
+    ranked = f.calls & ZEROS and w & {"reward", "rewards"} and not w & (LOGPROB_WORDS | {"labels"})
     if f.calls & CROSS_ENTROPY and ranked:
         # ``cross_entropy(reward, zeros(n))`` over [better, worse] scores: the first candidate of each
         # row is to score highest, a ranking (Bradley-Terry for pairs) loss on a scorer's outputs

@@ -319,9 +319,9 @@ class GradientStep(RouteDetector):
             "reward_model",
         ),
         Invalid(
-            # the same target over a contrastive model's logits: an embedding's loss, supervised
+            # the same target over a bi-encoder's similarity scores: an embedding's loss, supervised
             "import torch\nimport torch.nn.functional as F\n"
-            "logits = q @ d.T\nloss = F.cross_entropy(logits, torch.zeros(len(q), dtype=torch.long))\n"
+            "scores = q @ d.T / 0.05\nloss = F.cross_entropy(scores, torch.zeros(len(q), dtype=torch.long))\n"
             "loss.backward()\n",
             "gradient_step",
             "sft",
