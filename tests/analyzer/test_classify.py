@@ -1186,6 +1186,12 @@ loss_cfg = GRPOLossConfig(policy_loss_cfg=dict(cliprange_high=0.28))
         ("agent_loop_config = SingleTurnAgentLoopConfig(max_turns=1)\n", "GRPO"),
         ("agent_loop_config = AgentLoopConfig(max_turns=1)\n", "GRPO"),
         ("rollout_config = RolloutConfig(env=experiment_name)\n", "GRPO"),
+        ("rollout_config = RolloutConfig(tools=None, enable_tools=False)\n", "GRPO"),  # switched off
+        ("profiler_config = ProfilerConfig(tools=['tensorboard'])\n", "GRPO"),  # not the rollouts'
+        ("eval_config = EvalRolloutConfig(tools=['python'], max_turns=8)\n", "GRPO"),  # measuring
+        ("agent_loop_config = AgentLoopConfig(max_turns=1, tools=[search_tool])\n", "ONLINE_RL"),
+        ("agent_loop_config = AgentLoopConfig(max_assistant_turns=5)\n", "ONLINE_RL"),
+        ("agent_loop_config = AgentLoopConfig(max_turns=-1)\n", "ONLINE_RL"),  # unlimited
     ],
 )
 def test_a_config_module_giving_rollouts_tools_configures_online_rl(

@@ -15,12 +15,21 @@ CONFIG_SUFFIXES = ("Config", "Cfg", "Arguments", "Args")
 """Endings of a settings class's name (``GRPOLossConfig``, ``RLColocateTrainerConfig``)."""
 CONFIG_WORDS = frozenset({"config", "configs", "cfg", "arguments", "args"})
 """Words that begin or end a settings class's name (``SimPOConfig``, ``ConfigDPOTraining``)."""
+LOOKING_WORDS = frozenset({"eval", "evaluation", "evaluator", "test", "plot", "plotter", "plots", "viz"})
+"""Words of a settings class for measuring or showing a route's model, not for training it."""
 TRAINING_SETTINGS = frozenset({"optim", "optimizer", "optimiser", "lr", "scheduler", "adamw", "adam", "sgd"})
 """Words of a setting that only a training run has (``optim_wrapper``, ``AdamWConfig``, ``LRConfig``)."""
 TOOL_WORDS = frozenset({"tool", "tools", "interaction", "interactions"})
 """Words of a setting that gives the rollouts tools or an interaction (``tools_schema=``,
 ``tool_call_parser=``, ``GSM8KToolAgentLoopConfig``): the policy acts between its turns. Not "env":
 that names environment variables and runtime environments as often (``env=experiment_name``)."""
+ROLLOUT_WORDS = frozenset({"rollout", "rollouts", "agent", "loop", "actor", "generation", "sampling", "env"})
+"""Words of a settings class for the rollouts a policy is trained on (``RolloutConfig``,
+``GSM8KToolAgentLoopConfig``): where tools or turns make the samples multi-turn."""
+NOT_ROLLOUT_WORDS = frozenset({"eval", "evaluation", "evaluator", "judge", "judger", "profiler", "test"})
+"""Words of a settings class whose tools or turns serve measuring, not the rollouts trained on."""
+TURN_LIMITS = frozenset({"max_turns", "max_assistant_turns", "max_num_turns", "max_turn", "num_turns"})
+"""Keywords bounding an episode's turns: above one, rollouts are multi-turn."""
 COMPONENT = "config"
 """Variant of the ``loss`` finding of a config module: it names the stage its runner trains."""
 
@@ -46,6 +55,9 @@ class ConfigModule(RouteDetector):
         Valid("class ModelConfig(PretrainedConfig):\n    hidden: int = 4\n"),
         Valid("class DPODataset(Dataset):\n    pass\n"),
         Valid("class ConfigDPODataset(Dataset):\n    pass\n"),
+        Valid(
+            "class ConfigRewardModelEval(ConfigEval):\n    pass\nclass ArgsPPOPlotter(ArgsBase):\n    pass\n"
+        ),
         Valid(
             "class GRPOScriptArguments(ScriptArguments):\n    reward_funcs: list = None\n"
             "if __name__ == '__main__':\n    main(parse())\n"
@@ -176,9 +188,17 @@ class ConfigModule(RouteDetector):
 
 
 def _settings(name: str) -> bool:
-    """Say whether a class's name is a settings class's: it begins or ends with a word for one."""
+    """Say whether a class's name is a settings class's: it begins or ends with a word for one.
+
+    Not one named for measuring or showing (``ConfigRewardModelEval``, ``ArgsPPOPlotter``): the route
+    in its name is what it looks at.
+    """
     found = words(name)
-    return bool(found) and (found[0] in CONFIG_WORDS or found[-1] in CONFIG_WORDS)
+    return (
+        bool(found)
+        and (found[0] in CONFIG_WORDS or found[-1] in CONFIG_WORDS)
+        and not LOOKING_WORDS & set(found)
+    )
 
 
 def _gives_tools(call: cst.Call, name: str) -> bool:
@@ -187,7 +207,10 @@ def _gives_tools(call: cst.Call, name: str) -> bool:
     Its class is named for them (``GSM8KToolAgentLoopConfig``), a keyword is (``tools_schema=``,
     ``lmdeploy_tool_call_parser=``, also in a ``dict`` it is given), or it sets ``max_turns`` above one.
     """
-    if TOOL_WORDS & set(words(name)) and not {"single", "turn"} <= set(words(name)):
+    said = set(words(name))
+    if not ROLLOUT_WORDS & said or said & NOT_ROLLOUT_WORDS:
+        return False  # (a profiler's or a judge's tools, an evaluation's turns: not the rollouts')
+    if TOOL_WORDS & said and not {"single", "turn"} <= said:
         return True
     args = list(call.args)
     for arg in call.args:
@@ -195,10 +218,34 @@ def _gives_tools(call: cst.Call, name: str) -> bool:
         if isinstance(arg.value, cst.Call) and last_name(arg.value.func) == "dict":
             args.extend(arg.value.args)
     for arg in args:
-        if arg.keyword is None:
-            continue
-        if TOOL_WORDS & set(words(arg.keyword.value)):
+        if arg.keyword is None or literal_off(arg.value):
+            continue  # (``tools=None``, ``enable_tools=False``: switched off)
+        key = arg.keyword.value
+        if TOOL_WORDS & set(words(key)) or key == "multi_turn":
             return True
-        if arg.keyword.value == "max_turns" and isinstance(arg.value, cst.Integer):
-            return int(arg.value.value, 0) > 1
+        if key in TURN_LIMITS and _turns(arg.value) > 1:
+            return True
     return False
+
+
+def _turns(value: cst.BaseExpression) -> int:
+    """Return a turn limit written as a literal (-1, unlimited, as a large number), else 0."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        return 2**31 if isinstance(value.expression, cst.Integer) else 0
+    if isinstance(value, cst.Integer):
+        try:
+            return int(value.value.replace("_", ""), 0)
+        except ValueError:  # ("00"-style literals int() rejects with base 0)
+            return int(value.value.replace("_", ""))
+    return 0
+
+
+def literal_off(value: cst.BaseExpression) -> bool:
+    """Say whether a setting's value is written as off: ``None``, ``False``, ``0`` or empty."""
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "False")
+    if isinstance(value, cst.Integer):
+        return _turns(value) == 0
+    if isinstance(value, cst.SimpleString):
+        return value.value.strip("'\"rbuRBU") == ""
+    return isinstance(value, cst.List | cst.Tuple | cst.Dict) and not value.elements
