@@ -17,6 +17,8 @@ VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"
 """Words of a name holding a learned value estimate."""
 NORMALISED_WORDS = frozenset({"normalized", "normalised", "norm", "centered", "centred", "whitened"})
 """Words that, beside "rewards", name rewards normalised for use as advantages (``normalized_rewards``)."""
+TEST_WORDS = frozenset({"test", "tests", "testcase"})
+"""Words of a test case's base class (``unittest.TestCase``)."""
 DIVIDERS = frozenset({"safe_div", "div", "divide", "true_divide"})
 """Functions that divide their first argument by their second (``safe_div(r - r.mean(), std)``)."""
 
@@ -43,6 +45,10 @@ class AdvantageEstimate(RouteDetector):
         Valid("normalized_rewards = rewards / 10\n"),
         # returned from a function not named for advantages: a statistic, whatever it feeds
         Valid("def spread(rewards):\n    return rewards - rewards.mean()\n"),
+        Valid(
+            "class AdvantageTests(unittest.TestCase):\n"
+            "    def reference(self, rewards):\n        return rewards - rewards.mean()\n"
+        ),
     )
     INVALID = (
         Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
@@ -119,9 +125,11 @@ class AdvantageEstimate(RouteDetector):
     def visit_Return(self, node: cst.Return) -> None:
         # what a function named for advantages returns is its advantages (``def compute_advantages``,
         # an estimator class's ``compute`` whose base says what it estimates)
-        if node.value is not None and (
-            any(ADVANTAGE_NAMES & set(words(name)) for name in self.enclosing())
-            or any(ADVANTAGE_NAMES & bases for bases in self.class_bases)
+        around = self.enclosing()
+        if node.value is None or not around or any(TEST_WORDS & bases for bases in self.class_bases):
+            return  # (a test case's reference computation is no estimator)
+        if any(ADVANTAGE_NAMES & set(words(name)) for name in around) or any(
+            ADVANTAGE_NAMES & b for b in self.class_bases
         ):
             self._judge(node.value)
 

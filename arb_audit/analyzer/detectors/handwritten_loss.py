@@ -17,6 +17,7 @@ from arb_audit.analyzer.loss_slice import (
     one_minus_plus,
     words,
 )
+from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -141,6 +142,18 @@ class HandwrittenLoss(RouteDetector):
             "            policy_chosen_logps=out['chosen'], policy_rejected_logps=out['rejected'],\n"
             "            reference_chosen_logps=ref['chosen'], reference_rejected_logps=ref['rejected'])\n"
             "        return loss\n",
+            "loss",
+            "dpo",
+        ),
+        Invalid(
+            "def forward(self, batch):\n"
+            "    out['loss'] = self.loss_fn(chosen_logps=c, rejected_logps=r, ref_chosen_logps=rc)\n",
+            "loss",
+            "dpo",
+        ),
+        Invalid(
+            "losses, chosen_rewards, rejected_rewards = self.dpo(\n"
+            "    policy_chosen_logps=c, policy_rejected_logps=r)\n",
             "loss",
             "dpo",
         ),
@@ -386,16 +399,23 @@ class HandwrittenLoss(RouteDetector):
         """Say whether a name was assigned from ``x.view(-1, G)`` (tracked by its code, per file)."""
         return cst.Module([]).code_for_node(receiver) in self.grouped_names
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._handed_pairs([node.target], node.value)
+
+    def _handed_pairs(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         if (
             isinstance(value, cst.Call)
-            and any("loss" in _target_words(t.target) for t in node.targets)
+            and any(_target_words(t) & {"loss", "losses"} for t in targets)
             and _pair_logps(value)
         ):
             # ``loss, *_ = self.loss_fn(policy_chosen_logps=..., policy_rejected_logps=...)``: the
             # preference loss is configured elsewhere, what it is handed shows its family
             self._saw("handed_pairs", value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        self._handed_pairs([t.target for t in node.targets], value)
         if isinstance(value, cst.Call) and method(value) in GROUPING and value.args:
             first = value.args[0].value
             if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
@@ -435,7 +455,12 @@ def _target_words(target: cst.BaseExpression) -> set[str]:
     """Words of the names an assignment binds (``loss, chosen_rewards = ...``: both)."""
     if isinstance(target, cst.Tuple | cst.List):
         return {w for element in target.elements for w in _target_words(element.value)}
-    if isinstance(target, cst.Subscript | cst.StarredElement):
+    if isinstance(target, cst.Subscript):
+        # ``out["loss"] = ...``: the key written, else the container's name
+        keys = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
+        named = {w for k in keys if isinstance(k, cst.SimpleString) for w in words(literal_text(k))}
+        return named or _target_words(target.value)
+    if isinstance(target, cst.StarredElement):
         return _target_words(target.value)
     if isinstance(target, cst.Name):
         return set(words(target.value))

@@ -217,13 +217,19 @@ class MultiTurnLoop(RouteDetector):
         self.targets.append(set())
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._bind([t.target for t in node.targets], node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind([node.target], node.value)
+
+    def _bind(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         if not self.loops:
             return  # (a message appended in a turn loop is built in it)
-        value = node.value
         # (only a dict or a call can be a message; most assignments are neither, and are not read)
         role = _role(value) if isinstance(value, cst.Dict | cst.Call) else None
-        for target in node.targets:
-            name = target.target.value if isinstance(target.target, cst.Name) else None
+        for target in targets:
+            name = target.value if isinstance(target, cst.Name) else None
             if name is not None and (role is not None or name in self.roles):
                 self.roles[name] = role
 
