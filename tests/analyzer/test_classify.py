@@ -1251,3 +1251,24 @@ def test_an_algorithm_setting_names_the_route_of_a_script_not_read(command: str,
 )
 def test_a_script_not_read_named_for_fine_tuning_is_sft(command: str, routes: list[str]) -> None:
     assert command_routes(command) == routes
+
+
+@pytest.mark.parametrize(
+    ("code", "primary"),
+    [
+        (
+            "def compute_turn_reward(tool_interact_info):\n"
+            "    return sum(i['ok'] for i in tool_interact_info) / max(len(tool_interact_info), 1)\n",
+            "ONLINE_RL",
+        ),
+        (
+            # an optional turns parameter is support a caller may not use: single-turn GRPO's reward
+            "def accuracy_reward(completions, solution, remaining_turns=None, **kwargs):\n"
+            "    return [float(c == s) for c, s in zip(completions, solution)]\n",
+            "GRPO",
+        ),
+    ],
+)
+def test_a_reward_for_an_episode_s_turns_serves_online_rl(tmp_path: Path, code: str, primary: str) -> None:
+    result = classify_path(write(tmp_path, "rewards.py", code))
+    assert (result.primary, result.role) == (primary, "component")

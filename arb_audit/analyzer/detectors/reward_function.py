@@ -27,6 +27,10 @@ RESPONSE_WORDS = frozenset({"completion", "completions", "response", "responses"
 """Words of a parameter holding the policy's response."""
 
 
+TURN_WORDS = frozenset({"turn", "turns", "multiturn"})
+"""Words of a reward function or its parameters that credit an episode's turns (``compute_turn_reward``)."""
+
+
 class RewardFunction(RouteDetector):
     """A function or callable class that scores one policy sample is a reward for RL training.
 
@@ -61,8 +65,14 @@ class RewardFunction(RouteDetector):
         Valid("def select_reward_fn(data_source):\n    return gsm8k.compute_score\n"),
         Valid("def compute_score(predictions, model):\n    return 0.0\n"),
         Valid("def compute_bleu_score(predictions, references):\n    return 0.0\n"),
+        Valid("def format_turn(message):\n    return message['content']\n"),
     )
     INVALID = (
+        Invalid(
+            "def compute_turn_reward(tool_interact_info):\n"
+            "    return sum(i['ok'] for i in tool_interact_info) / max(len(tool_interact_info), 1)\n",
+            "interactive",
+        ),
         Invalid(
             "def accuracy_reward(completions, solution, **kwargs):\n    return [1.0 for _ in completions]\n",
             "reward_function",
@@ -101,6 +111,21 @@ class RewardFunction(RouteDetector):
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        before = len(self.context.findings)
+        self._reward(node)
+        if len(self.context.findings) > before:
+            # (a parameter with a default, ``remaining_turns=None``, is support the caller may not use)
+            required = [
+                p.name.value for p in (*node.params.posonly_params, *node.params.params) if p.default is None
+            ]
+            said = {w for n in (node.name.value, *required) for w in words(n)}
+            if said & TURN_WORDS:
+                # ``compute_turn_reward(tool_interact_info)``: a reward per turn of an episode, whose
+                # samples are multi-turn (a single-turn sample has no turns to credit)
+                message = f"{node.name.value}() rewards the turns of multi-turn episodes"
+                self.report(node, "interactive", message, interactive=True)
+
+    def _reward(self, node: cst.FunctionDef) -> None:
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         name = node.name.value
         if "completions" in params and isinstance(node.params.star_kwarg, cst.Param):
