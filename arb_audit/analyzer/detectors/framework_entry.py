@@ -36,6 +36,10 @@ BUILDERS = frozenset(
 any other call given a class only looks at it (a type check, a signature, a log line, a mock)."""
 
 
+AGENT_WORDS = frozenset({"agent", "agentic", "multiturn", "tool"})
+"""Words of a trainer subclass's name that say it trains an agent over multi-turn episodes."""
+
+
 class FrameworkEntry(RouteDetector):
     """Calling, constructing or subclassing a name of :data:`arb_audit.analyzer.frameworks.FRAMEWORKS`.
 
@@ -65,6 +69,11 @@ class FrameworkEntry(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
+            "class AgentRayPPOTrainer(RayPPOTrainer):\n    pass\n",
+            "interactive",
+        ),
         Invalid(
             "from openrlhf.cli.train_ppo_ray import train\n"
             "args = {'advantage_estimator': 'group_norm'}\ntrain(args)\n",
@@ -293,6 +302,13 @@ class FrameworkEntry(RouteDetector):
             if found is None:
                 continue
             name, entry = found
+            if AGENT_WORDS & set(words(node.name.value)) and (
+                set(entry.labels) & {"GRPO", "PPO"} or entry.kind in POLICY_GRADIENT
+            ):
+                # ``class AgentRayPPOTrainer(RayPPOTrainer)``: a policy-gradient trainer subclassed to
+                # train an agent, whose rollouts are its episodes of tool calls or environment turns
+                message = f"defines {node.name.value}, a {name} named for training an agent"
+                self.report(node, "interactive", message, interactive=True)
             named = route_word(node.name.value) if entry.labels else None
             if named is not None and named[0] in entry.labels and named[0] in LABEL_KINDS:
                 # A subclass of a configurable trainer named for one of its routes (SkyRL's
