@@ -10,7 +10,7 @@ from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_bool
 from arb_audit.analyzer.walk import descendants
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
@@ -70,6 +70,8 @@ def _saved_name(call: cst.Call) -> str | None:
 
 
 HAND_FOLD_WORDS = ("lora_B", "lora_b")
+MERGE_FLAG = "merge_weights"
+"""Early peft's (and loralib's) LoRA layer flag: set, the adapter is folded into the weight on ``eval()``."""
 """Words any code folding a LoRA adapter by hand contains (its B matrix, by name or key)."""
 MATMULS = frozenset({"matmul", "mm"})
 """Functions and methods multiplying two matrices (``torch.matmul(b, a)``, ``b.mm(a)``)."""
@@ -142,6 +144,8 @@ class Merge(RouteDetector):
         Valid("import mergekit\n"),
         Valid("if False:\n    model.save_pretrained_merged('out', tok)\n"),
         Valid("merged = {**a, **b}\n"),
+        Valid("layer.q_proj.merge_weights = False\nmodel.save_pretrained('out')\n"),
+        Valid("lora.Linear(4, 4, r=8, merge_weights=True)\n"),  # (a layer that may fold, built: no fold)
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
@@ -167,6 +171,14 @@ class Merge(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "lora_model = PeftModel.from_pretrained(base, 'tloen/alpaca-lora-7b')\n"
+            "for layer in lora_model.base_model.model.model.layers:\n"
+            "    layer.self_attn.q_proj.merge_weights = True\n"
+            "lora_model.train(False)\ntorch.save(base.state_dict(), 'consolidated.00.pth')\n",
+            "stage",
+            "merge",
+        ),
         Invalid(
             "from safetensors.torch import save_file\nfor k in base:\n    w = base[k]\n"
             "    w += (lora_b[k] @ lora_a[k]) * 2.0\nsave_file(base, out)\n",
@@ -340,6 +352,16 @@ class Merge(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            if (
+                isinstance(target.target, cst.Attribute)
+                and target.target.attr.value == MERGE_FLAG
+                and literal_bool(node.value) is True
+            ):
+                # ``layer.q_proj.merge_weights = True``: early peft's LoRA layers fold their adapter into
+                # the base weight when the model leaves training mode (``model.train(False)``)
+                self.hand_folds.append(
+                    (node, self.context.statements[-1] if self.context.statements else None)
+                )
             if isinstance(target.target, cst.Name):
                 if _weight(node.value):
                     self.weight_locals.add(target.target.value)
@@ -365,7 +387,11 @@ class Merge(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.saves and self.hand_folds:
             node, statement = self.hand_folds[0]
-            message = "folds a LoRA adapter into its base (B @ A added to the weights)"
+            message = (
+                "folds a LoRA adapter into its base (B @ A added to the weights)"
+                if isinstance(node, cst.AugAssign)
+                else "folds a LoRA adapter into its base (peft's merge_weights flag, then a save)"
+            )
             self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
         for node, statement in self.folds:
             if self.generates and not self.saves:
