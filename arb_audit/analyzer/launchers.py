@@ -244,6 +244,8 @@ def _shell_routes(
     launched = {} if launched is None else launched
     found: list[Finding] = []
     variables: dict[str, str] = {}
+    conditional: set[str] = set()  # variables assigned in an ``if``/``case`` branch: maybe not set
+    branches = 0
     array: tuple[str, list[str]] | None = None
     heredoc: tuple[str, str, list[str]] | None = None  # (variable, terminator, lines so far)
     logical = ""
@@ -280,6 +282,8 @@ def _shell_routes(
             logical += stripped.rstrip()[:-1] + " "
             continue
         logical += stripped
+        opening = logical.split(maxsplit=1)[0] if logical.strip() else ""
+        branches += (opening in ("if", "case")) - (opening in ("fi", "esac"))
         if (assignment := _ASSIGNMENT.fullmatch(logical.strip())) is not None:
             # Capped: `A=$A$A` repeated would double a value on every line.
             name, append, value = assignment.groups()
@@ -287,8 +291,12 @@ def _shell_routes(
             if append:  # ``OPTS+=" --lr 1e-5"``
                 value = variables.get(name, "") + value
             variables[name] = value[:MAX_VALUE]
+            if branches > 0:
+                conditional.add(name)
         else:
-            found.extend(_command_routes(_expand(logical, variables), start, folder, depth, launched))
+            maybe = any(re.search(rf"\$\{{?{re.escape(n)}\b", logical) for n in conditional)
+            command = _expand(logical, variables)
+            found.extend(_command_routes(command, start, folder, depth, launched, settled=not maybe))
         logical = ""
     if logical.strip():
         # the last line ends in a backslash: bash runs the command at the end of the file
@@ -616,10 +624,20 @@ def _named_work(script: str, line: int, command: str) -> list[Finding]:
 
 
 ALGORITHM_KEYS = frozenset(
-    {"algo", "algorithm", "algorithm_name", "alg", "rl_algo", "rl_algorithm", "rl_type", "critic_type"}
+    {
+        "algo",
+        "algorithm",
+        "algorithm_name",
+        "alg",
+        "rl_algo",
+        "rl_algorithm",
+        "rl_type",
+        "critic_type",
+        "stage",
+    }
 )
 """Last parts of a script's setting that choose its training algorithm (``--algo remax``,
-``--critic_type rloo``, ``--algorithm_name ppo``)."""
+``--critic_type rloo``, ``--algorithm_name ppo``, LLaMA-Factory's ``--stage dpo``)."""
 
 
 def _algorithm_setting(
@@ -630,8 +648,8 @@ def _algorithm_setting(
     ``deepspeed main.py --algo remax``: the script's own choice of algorithm is set by the command,
     stronger evidence than the script's file name.
     """
-    if NOT_TRAINING_NAME_WORDS & set(words(Path(script).stem)):
-        return []  # ``eval.py --algo ppo``: the checkpoint of that algorithm is looked at
+    if (NOT_TRAINING_NAME_WORDS | OTHER_WORK_NAME_WORDS) & set(words(Path(script).stem)):
+        return []  # ``eval.py --algo ppo``, ``enjoy.py --algo ppo``: that algorithm's model is used
     for key, value in settings:
         if key.rsplit(".", 1)[-1].replace("-", "_").lower() not in ALGORITHM_KEYS:
             continue
@@ -644,7 +662,18 @@ def _algorithm_setting(
 
 FINE_TUNING_NAME_WORDS = frozenset({"finetune", "finetuning", "lora", "qlora", "peft"})
 """Words of a script named for fine-tuning (``qlora.py``, ``train_lora.py``): supervised, where the
-name says no other route (``lora_dpo.py`` is DPO)."""
+name says nothing else (``lora_dpo.py`` is DPO, ``apply_lora.py`` folds, ``chat_lora.py`` chats)."""
+FINE_TUNE_SCRIPT_WORDS = FINE_TUNING_NAME_WORDS | {"fine", "tune", "train", "training", "run", "main"}
+"""All the words a fine-tuning script's name may hold: it says only that it fine-tunes or runs."""
+OTHER_WORK_NAME_WORDS = frozenset(
+    {
+        *("enjoy", "record", "video", "collect", "rollout", "rollouts", "sample", "sampling", "score"),
+        *("scoring", "visualize", "visualise", "results", "benchmark", "compare", "prepare", "data"),
+        *("dataset", "build", "apply", "chat", "predict", "quantize", "upload", "check", "download"),
+        *("preprocess", "process", "render", "play"),
+    }
+)
+"""Words of a script's name for work other than training (``enjoy.py --algo ppo`` replays an agent)."""
 
 
 def _named_route(script: str | None, why: str, line: int, command: str) -> list[Finding]:
@@ -655,11 +684,7 @@ def _named_route(script: str | None, why: str, line: int, command: str) -> list[
     stem = Path(script).stem if script else ""
     named = route_word(stem, strict=True) if stem else None
     said = set(words(stem))
-    if (
-        named is None
-        and not said & ROUTE_WORDS.keys()
-        and (FINE_TUNING_NAME_WORDS & said or {"fine", "tune"} <= said)
-    ):
+    if named is None and said & (FINE_TUNING_NAME_WORDS | {"tune"}) and said <= FINE_TUNE_SCRIPT_WORDS:
         named = ("SFT", "finetune")  # ``qlora.py``, ``train_lora.py``, ``finetune.py``: no other route named
     if named is None or named[0] not in LABEL_KINDS or NOT_TRAINING_NAME_WORDS & said:
         return []  # ``evaluate_grpo.py``, ``plot_ppo.py``: named for the route they look at
@@ -673,7 +698,13 @@ def _command_routes(
     folder: Place | None = None,
     depth: int = 0,
     classified: dict[Path, Classification] | None = None,
+    settled: bool = True,
 ) -> list[Finding]:
+    """Return what one command line runs.
+
+    ``settled``: no variable the line reads was set in only one branch of an ``if``/``case`` (a
+    setting from there may not hold, so it does not turn the run into a validation).
+    """
     words = shell_words(command, comments=True)
     if words is None:  # an unclosed quote, or too long for shlex: the words as written
         words = command.split()
@@ -793,7 +824,7 @@ def _command_routes(
         ]
     # episodes of several turns make the policy-gradient training this command runs online RL
     found += turns + estimators
-    validates = _validation_only(words, settings)
+    validates = _validation_only(words, settings) if settled else None
     if validates is not None:
         # ``main_ppo ... trainer.val_only=True``: the trainer validates its checkpoint and returns
         # before its first update; this command trains nothing, whatever the entry point could train
@@ -810,8 +841,19 @@ VALIDATION_ONLY = frozenset({"val_only", "eval_only", "only_eval", "test_only", 
 ``trainer.val_only=True``, ``--eval_only``)."""
 
 
+COMMAND_SEPARATORS = frozenset({"&&", "||", ";"})
+"""Words that end one command and begin another on the same line (not a pipe into ``tee``, nor ``&``
+sending the one command to the background)."""
+
+
 def _validation_only(words: list[str], settings: list[tuple[str, str]]) -> str | None:
-    """Return the setting of a command line that turns its training into a validation run, if any."""
+    """Return the setting of a command line that turns its training into a validation run, if any.
+
+    Not on a line of several commands (``train.py && eval.py --eval_only``): which one it set is not
+    told apart here, and the training one still trains.
+    """
+    if any(w in COMMAND_SEPARATORS or w.endswith(";") for w in words):
+        return None
     for key, value in settings:
         if key.rsplit(".", 1)[-1].replace("-", "_") in VALIDATION_ONLY and value.lower() in TRUE_VALUES:
             return f"{key}={value}"

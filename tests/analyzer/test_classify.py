@@ -1192,6 +1192,9 @@ loss_cfg = GRPOLossConfig(policy_loss_cfg=dict(cliprange_high=0.28))
         ("agent_loop_config = AgentLoopConfig(max_turns=1, tools=[search_tool])\n", "ONLINE_RL"),
         ("agent_loop_config = AgentLoopConfig(max_assistant_turns=5)\n", "ONLINE_RL"),
         ("agent_loop_config = AgentLoopConfig(max_turns=-1)\n", "ONLINE_RL"),  # unlimited
+        ("rollout_config = RolloutConfig(multi_turn=MultiTurnConfig(enable=False))\n", "GRPO"),
+        ("rollout_config = RolloutConfig(multi_turn={'enable': False})\n", "GRPO"),
+        ("val_rollout_config = ValRolloutConfig(max_turns=5)\n", "GRPO"),
     ],
 )
 def test_a_config_module_giving_rollouts_tools_configures_online_rl(
@@ -1272,3 +1275,28 @@ def test_a_script_not_read_named_for_fine_tuning_is_sft(command: str, routes: li
 def test_a_reward_for_an_episode_s_turns_serves_online_rl(tmp_path: Path, code: str, primary: str) -> None:
     result = classify_path(write(tmp_path, "rewards.py", code))
     assert (result.primary, result.role) == (primary, "component")
+
+
+@pytest.mark.parametrize(
+    ("command", "routes"),
+    [
+        ("python train_dpo.py --beta 0.1; python train_dpo.py --eval_only", ["DPO"]),  # two commands
+        ("python apply_lora.py --base-model-path b --target-model-path t", []),  # folds, not SFT
+        ("python chat_lora.py --adapter out", []),
+        ("python enjoy.py --algo ppo --env LunarLander-v2", []),  # replays a trained agent
+        ("python collect_rollouts.py --algo grpo", []),
+        ("python src/train_bash.py --stage dpo --do_train", ["DPO"]),
+    ],
+)
+def test_launcher_names_and_settings_read_only_for_training(command: str, routes: list[str]) -> None:
+    assert command_routes(command) == routes
+
+
+def test_a_validate_only_setting_set_in_one_branch_does_not_hold(tmp_path: Path) -> None:
+    branch = (
+        'VAL_ONLY=False\nif [ "$MODE" = eval ]; then\n  VAL_ONLY=True\nfi\n'
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.val_only=$VAL_ONLY\n"
+    )
+    assert classify_path(write(tmp_path, "branch.sh", branch)).primary == "GRPO"
+    always = "VAL_ONLY=True\npython3 -m verl.trainer.main_ppo trainer.val_only=$VAL_ONLY\n"
+    assert classify_path(write(tmp_path, "always.sh", always)).primary == "EVAL_ONLY"
