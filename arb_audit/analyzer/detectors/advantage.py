@@ -46,6 +46,10 @@ class AdvantageEstimate(RouteDetector):
         # returned from a function not named for advantages: a statistic, whatever it feeds
         Valid("def spread(rewards):\n    return rewards - rewards.mean()\n"),
         Valid(
+            "class TestGRPO:\n    def reference_advantages(self, r):\n"
+            "        return (r - r.mean()) / (r.std() + 1e-6)\n"
+        ),
+        Valid(
             "class AdvantageTests(unittest.TestCase):\n"
             "    def reference(self, rewards):\n        return rewards - rewards.mean()\n"
         ),
@@ -126,8 +130,13 @@ class AdvantageEstimate(RouteDetector):
         # what a function named for advantages returns is its advantages (``def compute_advantages``,
         # an estimator class's ``compute`` whose base says what it estimates)
         around = self.enclosing()
-        if node.value is None or not around or any(TEST_WORDS & bases for bases in self.class_bases):
-            return  # (a test case's reference computation is no estimator)
+        if (
+            node.value is None
+            or not around
+            or any(TEST_WORDS & bases for bases in self.class_bases)
+            or any(words(name)[:1] == ("test",) for name in around)
+        ):
+            return  # (a test case's reference computation is no estimator: ``class TestGRPO``)
         if any(ADVANTAGE_NAMES & set(words(name)) for name in around) or any(
             ADVANTAGE_NAMES & b for b in self.class_bases
         ):

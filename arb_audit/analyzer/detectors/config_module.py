@@ -7,7 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -26,7 +26,9 @@ that names environment variables and runtime environments as often (``env=experi
 ROLLOUT_WORDS = frozenset({"rollout", "rollouts", "agent", "loop", "actor", "generation", "sampling", "env"})
 """Words of a settings class for the rollouts a policy is trained on (``RolloutConfig``,
 ``GSM8KToolAgentLoopConfig``): where tools or turns make the samples multi-turn."""
-NOT_ROLLOUT_WORDS = frozenset({"eval", "evaluation", "evaluator", "judge", "judger", "profiler", "test"})
+NOT_ROLLOUT_WORDS = frozenset(
+    {"eval", "evaluation", "evaluator", "val", "validation", "judge", "judger", "profiler", "test"}
+)
 """Words of a settings class whose tools or turns serve measuring, not the rollouts trained on."""
 TURN_LIMITS = frozenset({"max_turns", "max_assistant_turns", "max_num_turns", "max_turn", "num_turns"})
 """Keywords bounding an episode's turns: above one, rollouts are multi-turn."""
@@ -241,7 +243,14 @@ def _turns(value: cst.BaseExpression) -> int:
 
 
 def literal_off(value: cst.BaseExpression) -> bool:
-    """Say whether a setting's value is written as off: ``None``, ``False``, ``0`` or empty."""
+    """Say whether a setting's value is written as off.
+
+    ``None``, ``False``, ``0``, empty, or settings switched off (``MultiTurnConfig(enable=False)``,
+    ``{"enable": False}``).
+    """
+    switch = _enable_field(value)
+    if switch is not None:
+        return literal_off(switch)
     if isinstance(value, cst.Name):
         return value.value in ("None", "False")
     if isinstance(value, cst.Integer):
@@ -249,3 +258,17 @@ def literal_off(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.SimpleString):
         return value.value.strip("'\"rbuRBU") == ""
     return isinstance(value, cst.List | cst.Tuple | cst.Dict) and not value.elements
+
+
+def _enable_field(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """Return the ``enable``/``enabled`` setting of a call's keywords or a dict literal, if any."""
+    if isinstance(value, cst.Call):
+        for arg in value.args:
+            if arg.keyword is not None and arg.keyword.value in ("enable", "enabled"):
+                return arg.value
+    elif isinstance(value, cst.Dict):
+        for element in value.elements:
+            key = element.key if isinstance(element, cst.DictElement) else None
+            if isinstance(key, cst.SimpleString) and literal_text(key) in ("enable", "enabled"):
+                return element.value
+    return None
