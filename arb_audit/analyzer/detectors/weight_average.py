@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
@@ -94,6 +95,19 @@ def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
     )
 
 
+STATISTICS_WORDS = frozenset(
+    {"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs", "info", "results", "scores"}
+)
+"""Words of a container of measurements: ``stats[k] = w[k] * stats[k]`` weights losses, not tensors."""
+
+
+def _records_statistics(target: cst.BaseExpression) -> bool:
+    """Say whether an assignment writes into a container named for losses or metrics (``stats[k]``)."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return bool(STATISTICS_WORDS & set(words(last_name(target))))
+
+
 IN_PLACE_SUMS = frozenset({"add_", "sub_"})
 """Tensor methods that add another tensor into this one in place."""
 COUNTERS = frozenset({"range", "enumerate", "zip"})
@@ -120,6 +134,7 @@ class WeightAverage(RouteDetector):
     TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open")
 
     VALID = (
+        Valid("sd = torch.load(path)\nfor k in stats:\n    stats[k] = self.w[k] * stats[k] / n\n"),
         Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
         Valid(
@@ -251,6 +266,7 @@ class WeightAverage(RouteDetector):
                 (
                     isinstance(statement, cst.Assign)
                     and any(_keyed_sources(t.target, key) for t in statement.targets)
+                    and not any(_records_statistics(t.target) for t in statement.targets)
                     and len(_keyed_sources(statement.value, key)) >= 2
                 )
                 or (
@@ -317,7 +333,7 @@ class WeightAverage(RouteDetector):
                         carried[target.value] = read
                     continue
                 written = _writes_walked(target, walked) or (
-                    not in_place and bool(_keyed_sources(target, key))
+                    not in_place and bool(_keyed_sources(target, key)) and not _records_statistics(target)
                 )
                 if not written or len(read) < 2:
                     continue
