@@ -332,11 +332,7 @@ def loss_form(f: Features) -> Verdict:
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
     policy_gradient = advantages or f.clip_around_one or f.exp_of_difference
-    # (with advantages: a log of the chosen actions' probabilities, or a loss the code calls "pg")
-    weighted_log = advantages and bool(w & {"log", "pg"})
-    if policy_gradient and (
-        w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one or weighted_log
-    ):
+    if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
         grouped = f.regrouped and bool(f.methods & {"mean", "std"})
         # (a learned critic's advantages are whitened per row too: keepdim statistics alone are

@@ -300,14 +300,6 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
-            # losses kept in a dict, one of them log-probabilities weighted by advantages
-            "stats = {}\nstats['loss_pg'] = -(log_a * adv.detach()).mean()\n"
-            "stats['loss_td'] = adv.pow(2).mean()\nstats['loss'] = stats['loss_pg'] + stats['loss_td']\n"
-            "stats['loss'].backward()\n",
-            "gradient_step",
-            "ppo",
-        ),
-        Invalid(
             # advantages whitened per row beside a learned value's loss: PPO, not a group's statistics
             "import torch\ndef whiten(x):\n"
             "    return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-8)\n"
@@ -681,9 +673,6 @@ class GradientStep(RouteDetector):
                 self._bind(element.value, value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, value)
-        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-            # ``stats["loss_pg"] = -(logp * adv).mean()``: the container holds what is put in it
-            self.assigns.setdefault((self.functions[-1], target.value.value), []).append(value)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
