@@ -36,8 +36,9 @@ class Inference(RouteDetector):
     In a file with no training stage this is evaluation or serving (a reward-model server, a scorer);
     in a training file it is only the reference model's or the evaluation's forward pass. A block that
     only calls torch's functions and tensors' methods (``torch.cat(shards)``, ``w.clone().detach()``)
-    rearranges weights: nothing is run. A context made elsewhere (``ctx = torch.inference_mode()``) is
-    taken to run a model.
+    rearranges weights: nothing is run. A context chosen by a condition or kept in a name (``ctx =
+    torch.inference_mode()``, then ``with ctx:``) is read the same way; one only made and returned (a
+    ``maybe_no_grad()`` helper) runs nothing here.
     """
 
     TRIGGERS = ("no_grad", "inference_mode")
@@ -48,6 +49,10 @@ class Inference(RouteDetector):
         Valid(
             "import torch\nwith torch.no_grad():\n    merged = torch.cat(tensors, 0)\n"
             "    for r in range(n):\n        out[r][key] = merged[r].clone().detach()\n"
+        ),
+        Valid(
+            "import torch, contextlib\ndef maybe_no_grad(enabled):\n"
+            "    return torch.no_grad() if enabled else contextlib.nullcontext()\n"
         ),
         Valid(
             "import torch\nwith torch.no_grad():\n    for name, p in base.named_parameters():\n"
@@ -65,37 +70,42 @@ class Inference(RouteDetector):
             "with ctx:\n    out = model(**batch)\n",
             "inference",
         ),
+        Invalid(
+            "import torch, contextlib\n"
+            "with (torch.no_grad() if not grad else contextlib.nullcontext()):\n    out = model(**batch)\n",
+            "inference",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.read: set[int] = set()
-        """The no-gradient calls whose block was read (a ``with`` item, a decorator)."""
+        self.contexts: set[str] = set()
+        """Names bound to a no-gradient context (``ctx = torch.no_grad() if eval else nullcontext()``)."""
+
+    def _no_grad(self, expression: cst.BaseExpression) -> bool:
+        """Say whether an expression is, or may be, a no-gradient context (a conditional choosing one)."""
+        if isinstance(expression, cst.Name):
+            return expression.value in self.contexts
+        nodes = (expression, *descendants(expression)) if isinstance(expression, cst.IfExp) else (expression,)
+        return any(isinstance(n, cst.Call) and self.names(n.func) & NO_GRAD for n in nodes)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call | cst.IfExp) and self._no_grad(node.value):
+            self.contexts.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
-            call = item.item
-            if isinstance(call, cst.Call) and self.names(call.func) & NO_GRAD:
-                self.read.add(id(call))
-                if self._runs(node.body):
-                    self.report(call, "inference", "runs the model without gradients")
-                    return
+            if self._no_grad(item.item) and self._runs(node.body):
+                self.report(item.item, "inference", "runs the model without gradients")
+                return
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
             found = decorator.decorator
             called = found.func if isinstance(found, cst.Call) else found
-            if self.names(called) & NO_GRAD:
-                self.read.add(id(found))
-                if self._runs(node.body):
-                    self.report(found, "inference", "runs the model without gradients")
-                    return
-
-    def visit_Call(self, node: cst.Call) -> None:
-        # a context made elsewhere (``ctx = torch.inference_mode()``, ``torch.no_grad() if x else
-        # nullcontext()``): its block is not read here, the model is taken to run in it
-        if id(node) not in self.read and self.names(node.func) & NO_GRAD:
-            self.report(node, "inference", "runs the model without gradients")
+            if self.names(called) & NO_GRAD and self._runs(node.body):
+                self.report(found, "inference", "runs the model without gradients")
+                return
 
     def _runs(self, body: cst.CSTNode) -> bool:
         """Say whether a block calls anything but torch's functions, tensor methods and builtins."""
