@@ -1270,6 +1270,14 @@ def test_a_script_not_read_named_for_fine_tuning_is_sft(command: str, routes: li
             "    return [float(c == s) for c, s in zip(completions, solution)]\n",
             "GRPO",
         ),
+        (
+            # one turn of a chat completion: its last message, its format
+            "def last_turn_reward(completions, **kwargs):\n"
+            "    return [float('###' in c[-1]['content']) for c in completions]\n"
+            "def single_turn_format_reward(completions, **kwargs):\n"
+            "    return [1.0 for _ in completions]\n",
+            "GRPO",
+        ),
     ],
 )
 def test_a_reward_for_an_episode_s_turns_serves_online_rl(tmp_path: Path, code: str, primary: str) -> None:

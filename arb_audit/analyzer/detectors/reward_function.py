@@ -28,7 +28,9 @@ RESPONSE_WORDS = frozenset({"completion", "completions", "response", "responses"
 
 
 TURN_WORDS = frozenset({"turn", "turns", "multiturn"})
-"""Words of a reward function or its parameters that credit an episode's turns (``compute_turn_reward``)."""
+"""Words of a reward function's name that credit an episode's turns (``compute_turn_reward``)."""
+ONE_TURN_WORDS = frozenset({"single", "last", "first", "final", "format", "next"})
+"""Words beside "turn" in a reward's name that speak of one turn of a chat (``last_turn_reward``)."""
 
 
 class RewardFunction(RouteDetector):
@@ -114,12 +116,14 @@ class RewardFunction(RouteDetector):
         before = len(self.context.findings)
         self._reward(node)
         if len(self.context.findings) > before:
-            # (a parameter with a default, ``remaining_turns=None``, is support the caller may not use)
+            # (a parameter with a default, ``remaining_turns=None``, is support the caller may not use;
+            # a parameter ``turn`` is as often a speaker's or a player's)
             required = [
                 p.name.value for p in (*node.params.posonly_params, *node.params.params) if p.default is None
             ]
-            said = {w for n in (node.name.value, *required) for w in words(n)}
-            if said & TURN_WORDS:
+            named = set(words(node.name.value))
+            said = {w for n in required for w in words(n)}
+            if (named & TURN_WORDS and not named & ONE_TURN_WORDS) or said & {"turns", "multiturn"}:
                 # ``compute_turn_reward(tool_interact_info)``: a reward per turn of an episode, whose
                 # samples are multi-turn (a single-turn sample has no turns to credit)
                 message = f"{node.name.value}() rewards the turns of multi-turn episodes"
