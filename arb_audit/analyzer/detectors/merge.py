@@ -146,6 +146,10 @@ class Merge(RouteDetector):
         Valid("merged = {**a, **b}\n"),
         Valid("layer.q_proj.merge_weights = False\nmodel.save_pretrained('out')\n"),
         Valid("lora.Linear(4, 4, r=8, merge_weights=True)\n"),  # (a layer that may fold, built: no fold)
+        Valid(
+            "model.merge_weights = True\nloss = model(**batch).loss\nloss.backward()\nopt.step()\n"
+            "model.eval()\ntorch.save(model.state_dict(), 'ckpt.pt')\n"
+        ),
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
@@ -283,6 +287,12 @@ class Merge(RouteDetector):
         """Names bound to a checkpoint's entry or a parameter's weight (``w = base[k]``)."""
         self.hand_folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
         """Adapters' products added into weights by hand: a fold where the file saves a model."""
+        self.flag_folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
+        """LoRA layers flagged to fold themselves (``merge_weights = True``) when training mode is left."""
+        self.leaves_training = False
+        """The file switches a model out of training mode (``eval()``, ``train(False)``)."""
+        self.backward = False
+        """The file takes a backward pass (then the flag is a training run's evaluation setting)."""
         self.saves = False
         """The file writes a model (``save_pretrained``, ``torch.save``)."""
         self.generates = False
@@ -312,6 +322,13 @@ class Merge(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         called = method(node) or last_name(node.func)
+        self.backward = self.backward or called == "backward"
+        # ``model.eval()``, ``model.train(False)``: the mode switch at which flagged layers fold
+        self.leaves_training = (
+            self.leaves_training
+            or called == "eval"
+            or (called == "train" and bool(node.args) and literal_bool(node.args[0].value) is False)
+        )
         self.saves = self.saves or called in SAVE_METHODS
         saved = _saved_name(node) if called in SAVE_METHODS else None
         if saved and "merged" in words(saved) and SAVED_WEIGHT_WORDS & set(words(saved)):
@@ -359,7 +376,7 @@ class Merge(RouteDetector):
             ):
                 # ``layer.q_proj.merge_weights = True``: early peft's LoRA layers fold their adapter into
                 # the base weight when the model leaves training mode (``model.train(False)``)
-                self.hand_folds.append(
+                self.flag_folds.append(
                     (node, self.context.statements[-1] if self.context.statements else None)
                 )
             if isinstance(target.target, cst.Name):
@@ -385,13 +402,14 @@ class Merge(RouteDetector):
         return any(FILE_SHARD_WORDS & set(words(name)) for name in self.used)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.saves and self.flag_folds and self.leaves_training and not self.backward:
+            # (in a file that also trains, the flag only says how the layers behave at evaluation)
+            node, statement = self.flag_folds[0]
+            message = "folds a LoRA adapter into its base (peft's merge_weights flag, then a save)"
+            self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
         if self.saves and self.hand_folds:
             node, statement = self.hand_folds[0]
-            message = (
-                "folds a LoRA adapter into its base (B @ A added to the weights)"
-                if isinstance(node, cst.AugAssign)
-                else "folds a LoRA adapter into its base (peft's merge_weights flag, then a save)"
-            )
+            message = "folds a LoRA adapter into its base (B @ A added to the weights)"
             self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
         for node, statement in self.folds:
             if self.generates and not self.saves:

@@ -95,9 +95,7 @@ def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
     )
 
 
-STATISTICS_WORDS = frozenset(
-    {"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs", "info", "results", "scores"}
-)
+STATISTICS_WORDS = frozenset({"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs"})
 """Words of a container of measurements: ``stats[k] = w[k] * stats[k]`` weights losses, not tensors."""
 
 
