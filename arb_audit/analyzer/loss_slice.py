@@ -483,6 +483,15 @@ class Slice:
                 elif isinstance(node, cst.BinaryOperation):
                     if isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
                         f.pairwise_difference = True
+                elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+                    # ``stats["loss_pg"]``: what was put into that entry; ``stats[k]``: into any
+                    named = keyed_entry(node)
+                    entries = [named] if named is not None else self._entries(node.value.value)
+                    for entry in entries:
+                        for slot in ((scope, entry), (0, entry)):
+                            if slot not in seen_names and slot in self.assigns:
+                                seen_names.add(slot)
+                                pending.extend((slot[0], v, depth) for v in self.assigns[slot])
                 elif isinstance(node, cst.SimpleString):
                     text = literal_text(node)
                     if text.isidentifier():
@@ -498,6 +507,11 @@ class Slice:
                     f.words.update(words(node.keyword.value))
         f.row_normalised = f.kept >= {"mean", "std"}
         return f
+
+    def _entries(self, container: str) -> list[str]:
+        """Every entry of ``container`` given a value by a constant key (``stats["loss_pg"]``)."""
+        prefix = container + "["
+        return sorted({name for _, name in self.assigns if name.startswith(prefix)})
 
     def _named(self, name: str) -> list[tuple[int, cst.BaseExpression]]:
         """Every value assigned to a local or module name ``name``, in any function of the file."""
@@ -570,3 +584,13 @@ class Slice:
             seen_functions.add(name)
             for function_id, returns in self.functions[name]:
                 pending.extend((function_id, r, depth + 1) for r in returns)
+
+
+def keyed_entry(node: cst.BaseExpression) -> str | None:
+    """Return ``name["key"]`` for an entry of a plain name at a constant string key, else None."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        return f"{node.value.value}[{literal_text(index.value)}]"
+    return None

@@ -11,7 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDete
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.frameworks import entry_for
-from arb_audit.analyzer.loss_slice import Slice, Verdict, loss_form, words
+from arb_audit.analyzer.loss_slice import Slice, Verdict, keyed_entry, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -298,6 +298,23 @@ class GradientStep(RouteDetector):
             "    ratio = torch.exp(logprobs - old_logprobs)\n    return -(ratio * advantages).sum()\n",
             "loss",
             "ppo",
+        ),
+        Invalid(
+            # losses kept in a dict by key, one of them log-probabilities weighted by advantages
+            "stats = {}\nstats['loss_pg'] = -(logprobs * adv.detach()).mean()\n"
+            "stats['loss_td'] = adv.pow(2).mean()\nstats['loss'] = stats['loss_pg'] + stats['loss_td']\n"
+            "stats['loss'].backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
+            # a batch's other entries (logged along) are not what the loss reads by key
+            "import torch.nn.functional as F\nbatch['returns'] = ex['returns']\n"
+            "batch['advantages'] = ex['adv']\n"
+            "logp = F.log_softmax(model(batch['input_ids']).logits[:, :-1], -1)\n"
+            "loss = -logp.gather(-1, batch['input_ids'][:, 1:, None]).mean()\nloss.backward()\n",
+            "gradient_step",
+            "sft",
         ),
         Invalid(
             # advantages whitened per row beside a learned value's loss: PPO, not a group's statistics
@@ -673,6 +690,10 @@ class GradientStep(RouteDetector):
                 self._bind(element.value, value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, value)
+        elif (key := keyed_entry(target)) is not None:
+            # ``stats["loss_pg"] = -(logp * adv).mean()``: that entry holds it (read by its key, or by
+            # any key that is not a constant: ``sum(stats[k] for k in stats)``)
+            self.assigns.setdefault((self.functions[-1], key), []).append(value)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
