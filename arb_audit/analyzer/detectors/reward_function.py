@@ -68,6 +68,8 @@ class RewardFunction(RouteDetector):
         Valid("def compute_score(predictions, model):\n    return 0.0\n"),
         Valid("def compute_bleu_score(predictions, references):\n    return 0.0\n"),
         Valid("def format_turn(message):\n    return message['content']\n"),
+        Valid("def reward_guided_search(s, question, paras):\n    return Tree(s, paras).run(question)\n"),
+        Valid("class RewardWeightedSampler:\n    def __call__(self, pool):\n        return pool[0]\n"),
     )
     INVALID = (
         Invalid(
@@ -199,9 +201,17 @@ def _score_contract(name: str, params: list[str]) -> bool:
 
 
 def _reward_named(name: str) -> bool:
-    """Say whether a definition's name is a reward's: says reward, and no reward model or plumbing."""
-    found = set(words(name))
-    return bool(found & {"reward", "rewards"}) and not found & NOT_A_REWARD_FUNCTION
+    """Say whether a definition's name is a reward's: says reward, and no reward model or plumbing.
+
+    A reward that qualifies another word through a participle (``reward_guided_search``,
+    ``reward_weighted_sampling``, ``RewardBasedFilter``) names that other thing, steered by rewards.
+    """
+    named = words(name)
+    found = set(named)
+    if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION:
+        return False
+    said = [i for i, w in enumerate(named) if w in ("reward", "rewards")]
+    return not any(w.endswith("ed") and w != "shaped" for w in named[said[0] + 1 : said[0] + 2])
 
 
 class _Return(cst.CSTVisitor):
