@@ -51,6 +51,11 @@ class RewardHead(RouteDetector):
 
     VALID = (
         Valid(
+            "import torch.nn.functional as F\n"
+            "def value_loss(policy: PolicyModel, reward_model: RewardModel, batch):\n"
+            "    return F.mse_loss(policy(batch), reward_model(batch))\n"
+        ),
+        Valid(
             "from transformers import AutoModelForSequenceClassification\n"
             "AutoModelForSequenceClassification.from_pretrained('m', num_labels=3)\n"
         ),
@@ -101,6 +106,13 @@ class RewardHead(RouteDetector):
             "reward_head",
         ),
         Invalid(
+            "import torch.nn.functional as F\n"
+            "def forward_with_loss(model: RewardModel, input_ids, labels):\n"
+            "    return F.binary_cross_entropy_with_logits(model(input_ids), labels)\n",
+            "loss",
+            "reward_model",
+        ),
+        Invalid(
             "class DataParallelPRIMERewardModel:\n    def update_rm(self, batch):\n"
             "        loss = compute_ce_loss_rm(self.rm(batch), batch['acc'])\n        loss.backward()\n",
             "reward_head",
@@ -111,6 +123,9 @@ class RewardHead(RouteDetector):
         super().__init__(context)
         self.classes: list[bool] = []
         """Per open class: whether it is named for a reward model (``RewardModel``, ``ImplicitPRM``)."""
+        self.functions: list[bool] = []
+        """Per open function: whether its one model parameter is typed as a reward model
+        (``def forward_with_loss(model: RewardModel, ...)``)."""
         self.reported_class = False
         self.built: dict[str, cst.Call] = {}
         """Names bound to a reward or critic model built here -> the call that builds it."""
@@ -138,9 +153,24 @@ class RewardHead(RouteDetector):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        typed = [
+            last_name(p.annotation.annotation)
+            for p in (*node.params.posonly_params, *node.params.params)
+            if p.annotation is not None and isinstance(p.annotation.annotation, cst.Name | cst.Attribute)
+        ]
+        models = [t for t in typed if "model" in words(t) or names_a_reward_model(t)]
+        self.functions.append(len(models) == 1 and names_a_reward_model(models[0]))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
     def _in_reward_model(self, node: cst.Call) -> None:
-        """Report a reward model's class that computes a loss or takes a step: its training is its own."""
-        if self.reported_class or not any(self.classes):
+        """Report a reward model's code that computes a loss or takes a step: it trains the scorer.
+
+        That code is a reward model's class, or a function handed no model but a reward model.
+        """
+        if self.reported_class or not (any(self.classes) or any(self.functions)):
             return
         statement = self.context.statements[-1] if self.context.statements else None
         if self.names(node.func) & LOSS_FUNCTIONS:
