@@ -8,6 +8,7 @@ from arb_audit.analyzer.calls import (
     GENERATION_METHODS,
     GENERATION_WORDS,
     data_generator,
+    delegates,
     is_generation,
     is_generation_helper,
     is_http_post,
@@ -145,6 +146,10 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        Valid(
+            "class WithValueHead(nn.Module):\n    def generate(self, *args, **kwargs):\n"
+            "        return self.pretrained_model.generate(*args, **kwargs)\n"
+        ),
         Valid(
             "import functools, inspect\nprint(inspect.signature(model.generate))\n"
             "@functools.wraps(model.generate)\ndef patched(*a, **k):\n    return None\n"
@@ -361,6 +366,8 @@ class Generation(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         caller = self.enclosing()
+        if delegates(node, caller):
+            return  # a wrapper's pass-through (``def generate(self, *a, **kw)``): its callers generate
         if caller:
             # what each function calls or hands to a runner: a route handler's callees serve too
             found = self.callees.setdefault(caller[-1], set())

@@ -7,6 +7,7 @@ import re
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import delegates
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model, opens_for_writing
 from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
@@ -87,6 +88,10 @@ class GenerationPurpose(RouteDetector):
     )
 
     VALID = (
+        Valid(
+            "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
+            "        return self.pretrained_model.push_to_hub(*args, **kwargs)\n"
+        ),
         Valid("ds = load_dataset(name, split='train[:10]')\nx = 1\n"),
         Valid("import json\nresults = json.load(open('results.json'))\n"),
         Valid("def answer(question):\n    return question\n"),
@@ -186,6 +191,8 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, f"reads a held-out split ({word})", ANSWERS)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if delegates(node, self.enclosing()):
+            return  # a wrapper's pass-through (``def push_to_hub(self, *a, **kw)``): its callers decide
         for arg in node.args:  # (one loop here costs less than a hook on every argument)
             if arg.keyword is not None and arg.keyword.value == "split":
                 self._split(arg, arg.value)
