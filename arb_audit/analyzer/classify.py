@@ -32,7 +32,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
-from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, COMPARED
+from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
@@ -440,6 +440,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             (f.default for f in findings if f.signal == "dispatch" and f.default), None
         )
         labels = ["CONFIG_DEPENDENT", *routes]
+    elif not stages and not steps and any(f.signal == "dispatch" and f.variant == BY_NAME for f in findings):
+        # the trainer class run is looked up by a setting's value (``getattr(trainers, cfg.trainer)``):
+        # a launcher whose routes are the looked-up module's, not this file's
+        result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
+        labels = ["CONFIG_DEPENDENT"]
     elif stages:
         result.role = "training"
         for stage in stages:

@@ -47,13 +47,18 @@ KEEPS_OWN = frozenset({"training", "launcher"})
 def keeps_own(result: Classification) -> bool:
     """Say whether a file's own verdict stands over the workspace code it uses.
 
-    A file that trains or launches keeps its verdict, unless its training is an honest ``UNKNOWN`` or
-    only names its stage: a step whose loss is not in the file (``GRPOTrainer(...).train()`` of a
-    workspace class) is what the used module's code says it is, which outranks the class's name.
+    A file that trains or launches keeps its verdict, unless its training is an honest ``UNKNOWN``, its
+    launch names no route, or it only names its stage: a step whose loss is not in the file
+    (``GRPOTrainer(...).train()`` of a workspace class) is what the used module's code says it is,
+    which outranks the class's name.
     """
     if result.role not in KEEPS_OWN or result.primary == "UNKNOWN":
         return False
-    return result.role == "launcher" or any(stage.decided_by != "name" for stage in result.stages)
+    if result.role == "launcher":
+        # (a trainer class looked up by a setting names no route of its own: the module it is looked
+        # up in has them)
+        return bool(result.possible_routes)
+    return any(stage.decided_by != "name" for stage in result.stages)
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,6 +131,13 @@ MANY_ROUTES = 3
 COMMAND_TEXT = "command_text"
 """Variant of the ``dispatch`` finding of a command line written as text for a scheduler to run
 (detectors/command_text.py; classify.combine uses it only for a file that trains nothing itself)."""
+BY_NAME = "by_name"
+"""Variant of a ``dispatch`` finding for a trainer class looked up by a setting's value
+(``getattr(trainers, config.trainer)``): the routes are whatever the module it is looked up in holds."""
+LOOKUP_WORDS = frozenset({"trainer", "algorithm", "algo"})
+"""Words of a setting, or of the name bound to what it looks up, that make the lookup the trainer's."""
+TRAIN_METHODS = frozenset({"train", "train_and_eval", "fit"})
+"""Methods that run a trainer."""
 COMPARED = "compared"
 """Variant of a ``dispatch`` finding for a config field compared with two routes whose branches run no
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
@@ -191,6 +198,8 @@ class RouteDispatch(RouteDetector):
         ),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
         Valid("print('sft', 'dpo')\n"),
+        Valid("import torch\nTrainer = None\ndtype = getattr(torch, config.model.dtype)\nmodel.train()\n"),
+        Valid("TrainerClass = getattr(trainers, config.trainer)\nprint(TrainerClass.__doc__)\n"),
         Valid("if task == 'sft':\n    text = fmt(x)\nelif task == 'dpo':\n    text = fmt(y)\n"),
         Valid(
             "from typing import Literal\n"
@@ -198,6 +207,12 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import trainers\nTrainerClass = getattr(trainers, config.loss.trainer)\n"
+            "trainer = TrainerClass(policy, config)\ntrainer.train()\n",
+            "dispatch",
+            variant=BY_NAME,
+        ),
         Invalid(
             "from engines.train import Train\nmode = config.mode\ntrain = Train(config)\n"
             "if mode == 'dpo_train':\n    train.train_dpo()\n"
@@ -296,6 +311,30 @@ class RouteDispatch(RouteDetector):
         code, every route it is compared with)."""
         self.branches: dict[int, set[str]] = {}
         """Routes each branch read so far runs, by the branch's node."""
+        self.looked_up: dict[str, tuple[cst.Call, cst.CSTNode | None, str]] = {}
+        """Names bound to a trainer class looked up by a setting -> (the lookup, its statement, the key)."""
+        self.constructed: set[str] = set()
+        """Looked-up names called (the trainer constructed)."""
+        self.runs_trainer = False
+        """Whether the file calls a trainer's run method (``trainer.train()``)."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if not (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value == "getattr"
+            and len(value.args) == 2
+            and isinstance(value.args[1].value, cst.Attribute | cst.Subscript)
+        ):
+            return
+        key = _setting_key(cst.Module([]).code_for_node(value.args[1].value))
+        for target in node.targets:
+            if key is None or not isinstance(target.target, cst.Name):
+                continue
+            said = {w for part in (key.split(".")[-1], target.target.value) for w in name_words(part)}
+            if said & LOOKUP_WORDS:
+                self.looked_up[target.target.value] = (value, self._statement(), key)
 
     def _leads_to_training(self, body: cst.CSTNode) -> bool:
         """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``)."""
@@ -387,6 +426,10 @@ class RouteDispatch(RouteDetector):
                 entry[3].update(words)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.looked_up:
+            self.constructed.add(node.func.value)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAIN_METHODS and not node.args:
+            self.runs_trainer = True
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument" and node.args:
             flag = node.args[0].value
             if isinstance(flag, cst.SimpleString) and any(
@@ -449,6 +492,11 @@ class RouteDispatch(RouteDetector):
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.runs_trainer:
+            for name in self.constructed:
+                lookup, statement, key = self.looked_up[name]
+                message = f"the trainer class is looked up by the value of {key}"
+                self.report(lookup, "dispatch", message, statement=statement, key=key, variant=BY_NAME)
         for subject, (node, statement, leading, compared) in self.compared.items():
             # Two routes whose branches select training code, or one config field compared with three
             # routes or more throughout the file (its branches prepare models, data and arguments). A
