@@ -103,19 +103,17 @@ def method(node: cst.Call) -> str | None:
     return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
 
 
-def delegates(node: cst.Call, enclosing: list[str]) -> bool:
+def delegates(node: cst.Call, enclosing: Callable[[], list[str]]) -> bool:
     """Say whether ``node`` hands a wrapper's own arguments on to the method of the same name.
 
     ``def generate(self, *args, **kwargs): return self.pretrained_model.generate(*args, **kwargs)``
     (a value-head or reference-model wrapper) passes calls through: what is generated, or pushed,
     depends on whoever calls the wrapper, not on the file that defines it.
     """
-    return (
-        bool(enclosing)
-        and method(node) == enclosing[-1]
-        and bool(node.args)
-        and all(a.star in ("*", "**") and isinstance(a.value, cst.Name) for a in node.args)
-    )
+    if not node.args or not all(a.star in ("*", "**") and isinstance(a.value, cst.Name) for a in node.args):
+        return False
+    around = enclosing()  # (asked last: most calls pass their own arguments)
+    return bool(around) and method(node) == around[-1]
 
 
 def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:

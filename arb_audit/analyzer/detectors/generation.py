@@ -365,9 +365,9 @@ class Generation(RouteDetector):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
-        caller = self.enclosing()
-        if delegates(node, caller):
+        if delegates(node, self.enclosing):
             return  # a wrapper's pass-through (``def generate(self, *a, **kw)``): its callers generate
+        caller = self.enclosing()
         if caller:
             # what each function calls or hands to a runner: a route handler's callees serve too
             found = self.callees.setdefault(caller[-1], set())
