@@ -591,12 +591,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # conversations or pairs), though how they are written is not recognised here
         result.role, result.primary = "data_generation", "DISTILLATION"
     elif (
-        "generation" in signals
-        and signals <= {"generation", "inference", "entry_point"}
-        and all(f.variant == SERVED for f in findings if f.signal == "generation")
+        signals & {"generation", "inference"}
+        and signals <= {"generation", "inference", "entry_point", "purpose"}
+        and all(f.variant == SERVED for f in findings if f.signal in ("generation", "inference"))
     ):
-        # a model served to whoever asks (HTTP routes answering completions): it neither evaluates nor
-        # makes data by itself
+        # a model served to whoever asks (HTTP routes answering completions, a retriever's encoder
+        # answering queries): it neither evaluates nor makes data by itself
         result.role, result.primary = "none", "NONE_TRAINING"
     elif signals & {"generation", "scoring"} or (signals & {"inference"} and script):
         result.role, result.primary = "eval", "EVAL_ONLY"

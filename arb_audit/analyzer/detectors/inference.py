@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.generation import SERVED
 from arb_audit.analyzer.walk import descendants
 
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
@@ -25,6 +26,8 @@ TENSOR_METHODS = frozenset(
 )
 """Methods of tensors, modules' weights, containers and strings: what a no-gradient block calls when it
 only moves, rearranges or combines weights (resharding, copying, averaging), not when it runs a model."""
+WEB_APPS = frozenset({"fastapi.FastAPI", "flask.Flask", "uvicorn.run"})
+"""A web application built or run: the file answers HTTP requests."""
 BUILTINS = frozenset(
     {"range", "len", "print", "enumerate", "zip", "list", "dict", "tuple", "set", "isinstance", "sorted"}
 )
@@ -38,7 +41,8 @@ class Inference(RouteDetector):
     only calls torch's functions and tensors' methods (``torch.cat(shards)``, ``w.clone().detach()``)
     rearranges weights: nothing is run. A context chosen by a condition or kept in a name (``ctx =
     torch.inference_mode()``, then ``with ctx:``) is read the same way; one only made and returned (a
-    ``maybe_no_grad()`` helper) runs nothing here.
+    ``maybe_no_grad()`` helper) runs nothing here. In a file that builds a web application (a
+    retrieval or embedding server) the model runs to answer requests: served, like generation there.
     """
 
     TRIGGERS = ("no_grad", "inference_mode")
@@ -63,6 +67,12 @@ class Inference(RouteDetector):
         Invalid("import torch\nwith torch.no_grad():\n    scores = model(**batch).logits\n", "inference"),
         Invalid("import torch\n@torch.inference_mode()\ndef score(x):\n    return model(x)\n", "inference"),
         Invalid(
+            "import torch\nfrom fastapi import FastAPI\napp = FastAPI()\n@torch.no_grad()\n"
+            "def encode(q):\n    return encoder(q)\n",
+            "inference",
+            variant=SERVED,
+        ),
+        Invalid(
             "import torch\nwith torch.no_grad():\n    out = self.reward_model.score(texts)\n", "inference"
         ),
         Invalid(
@@ -81,6 +91,17 @@ class Inference(RouteDetector):
         super().__init__(context)
         self.contexts: set[str] = set()
         """Names bound to a no-gradient context (``ctx = torch.no_grad() if eval else nullcontext()``)."""
+        self.serves = False
+        """Whether the file builds or runs a web application."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.serves = self.serves or bool(self.names(node.func) & WEB_APPS)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.serves:
+            for finding in self.context.findings:
+                if finding.signal == "inference" and finding.detector == type(self).__name__:
+                    finding.variant = SERVED
 
     def _no_grad(self, expression: cst.BaseExpression) -> bool:
         """Say whether an expression is, or may be, a no-gradient context (a conditional choosing one)."""
