@@ -32,7 +32,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
-from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED
+from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
@@ -445,6 +445,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a launcher whose routes are the looked-up module's, not this file's
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
         labels = ["CONFIG_DEPENDENT"]
+    elif not script and len(trained - {"UNKNOWN"}) >= MANY_ROUTES:
+        # a library of trainers for three routes or more (SFT, reward model, PPO, ...) runs none of
+        # them: the script or config that picks one decides the route
+        result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
+        result.possible_routes = sorted(trained - {"UNKNOWN"})
+        labels = ["CONFIG_DEPENDENT", *result.possible_routes]
     elif stages:
         result.role = "training"
         for stage in stages:

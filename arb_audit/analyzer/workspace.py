@@ -27,6 +27,7 @@ from arb_audit.analyzer.classify import GENERIC_VARIANTS, Classification, Stage,
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
+from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 if TYPE_CHECKING:
@@ -270,7 +271,8 @@ def _of_definition(sub: Classification, span: tuple[int, int] | None) -> Classif
 
     A module holding a DPO and a GRPO train module: ``module.DPOTrainModule(...)`` uses the DPO one.
     When no stage's own evidence lies inside the definition (it calls code elsewhere in the module),
-    the module's stages all stand.
+    the module's stages all stand. A trainer taken from a library of trainers for several routes (a
+    launcher by itself) trains its own route.
     """
     if span is None:
         return sub
@@ -280,7 +282,14 @@ def _of_definition(sub: Classification, span: tuple[int, int] | None) -> Classif
         for stage in sub.stages
         if any(f.path is None and first <= f.line <= last for f in stage.evidence)
     ]
-    return replace(sub, stages=inside) if inside else sub
+    if not inside:
+        return sub
+    if sub.role == "launcher":
+        # one trainer taken from a library of trainers for several routes: that trainer's route
+        taken = inside[-1]
+        label = "ONLINE_RL" if taken.interactive else STAGE_LABELS.get(taken.kind, "UNKNOWN")
+        return replace(sub, stages=inside, role="training", primary=label, labels=[label], possible_routes=[])
+    return replace(sub, stages=inside)
 
 
 def in_workspace(

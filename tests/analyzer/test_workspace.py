@@ -341,3 +341,45 @@ def test_a_used_module_is_parsed_once_for_its_imports_and_definitions() -> None:
     workspace.bindings("mod.py", text, {})
     info = workspace._parsed_kept.cache_info()
     assert (info.misses, info.hits) == (1, 2)
+
+
+LIBRARY_OF_TRAINERS = """
+import torch.nn.functional as F
+from transformers import Trainer
+
+
+class SFTTrainer(Trainer):
+    def compute_loss(self, model, inputs):
+        logits = model(inputs["input_ids"]).logits
+        return F.cross_entropy(logits[:, :-1].flatten(0, 1), inputs["labels"][:, 1:].flatten())
+
+
+class RewardTrainer(Trainer):
+    def compute_loss(self, model, inputs):
+        chosen, rejected = model(inputs["chosen"]), model(inputs["rejected"])
+        return -F.logsigmoid(chosen - rejected).mean()
+
+
+class AlignTrainer(Trainer):
+    def compute_loss(self, model, inputs):
+        pi = inputs["policy_chosen_logps"] - inputs["policy_rejected_logps"]
+        ref = inputs["reference_chosen_logps"] - inputs["reference_rejected_logps"]
+        return -F.logsigmoid(self.beta * (pi - ref)).mean()
+"""
+
+
+def test_a_library_of_trainers_for_three_routes_is_config_dependent_and_a_script_gets_the_one_it_uses(
+    tmp_path: Path,
+) -> None:
+    train = """
+    from trainers import AlignTrainer
+
+    if __name__ == "__main__":
+        AlignTrainer(model=model, args=args, train_dataset=pairs).train()
+    """
+    root = _write(tmp_path, {"trainers.py": LIBRARY_OF_TRAINERS, "train_dpo.py": train})
+    found = _by_name(root)
+    library = found["trainers.py"]
+    assert library.primary == "CONFIG_DEPENDENT" and library.role == "launcher"
+    assert set(library.possible_routes) == {"SFT", "REWARD_MODEL", "DPO"}
+    assert found["train_dpo.py"].primary == "DPO" and found["train_dpo.py"].role == "training"
