@@ -439,6 +439,30 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from lm_eval.utils import make_table\nmake_table(r)\n",),
     ),
     Framework(
+        "FlashRAG",
+        "flashrag",
+        (
+            # retrieval-augmented generation pipelines run over a benchmark split and scored by the
+            # toolkit's evaluator: what search-agent RL papers report their test numbers with
+            *(
+                Entry(pipeline, role="eval")
+                for pipeline in (
+                    *("SequentialPipeline", "ConditionalPipeline", "AdaptivePipeline", "REPLUGPipeline"),
+                    *("SuRePipeline", "IterativePipeline", "SelfAskPipeline", "SelfRAGPipeline"),
+                    *("FLAREPipeline", "IRCOTPipeline", "ReasoningPipeline", "Evaluator"),
+                )
+            ),
+        ),
+        invalid=(
+            (
+                "from flashrag.pipeline import SequentialPipeline\n"
+                "pipeline = SequentialPipeline(config)\nresult = pipeline.run(test_data)\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from flashrag.config import Config\nconfig = Config('eval_config.yaml')\n",),
+    ),
+    Framework(
         "TRL",
         "trl",
         (
