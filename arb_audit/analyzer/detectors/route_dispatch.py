@@ -10,7 +10,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
 from arb_audit.analyzer.loss_slice import words as name_words
-from arb_audit.analyzer.names import is_dead
+from arb_audit.analyzer.names import is_dead, last_name
 from arb_audit.analyzer.trainers import ROUTE_WORDS, route_of_name
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
@@ -179,6 +179,7 @@ class RouteDispatch(RouteDetector):
         *(f"{q}{word}{sep}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
         *(f"{sep}{word}{q}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
         "Trainer",  # a conditional between trainer classes names no route in quotes
+        "@register",  # a registry filled by a decorator (``@register_adv_estimator(Estimator.GRPO)``)
     )
     TRIGGERS_AS_PATTERN = True
 
@@ -198,6 +199,7 @@ class RouteDispatch(RouteDetector):
         ),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
         Valid("print('sft', 'dpo')\n"),
+        Valid("@register_adv_estimator('grpo')\ndef grpo(rewards, index):\n    return a\n"),
         Valid("import torch\nTrainer = None\ndtype = getattr(torch, config.model.dtype)\nmodel.train()\n"),
         Valid("TrainerClass = getattr(trainers, config.trainer)\nprint(TrainerClass.__doc__)\n"),
         Valid("if task == 'sft':\n    text = fmt(x)\nelif task == 'dpo':\n    text = fmt(y)\n"),
@@ -207,6 +209,12 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "@register_adv_estimator(AdvantageEstimator.GAE)\ndef gae(rewards, values):\n    return a\n"
+            "@register_adv_estimator(AdvantageEstimator.GRPO)\ndef grpo(rewards, index):\n    return a\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
+        ),
         Invalid(
             "import trainers\nTrainerClass = getattr(trainers, config.loss.trainer)\n"
             "trainer = TrainerClass(policy, config)\ntrainer.train()\n",
@@ -317,6 +325,17 @@ class RouteDispatch(RouteDetector):
         """Looked-up names called (the trainer constructed)."""
         self.runs_trainer = False
         """Whether the file calls a trainer's run method (``trainer.train()``)."""
+        self.registered: dict[str, tuple[cst.Call, set[str]]] = {}
+        """Registering decorators -> (their first use, the routes of the names they register code under)."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            call = decorator.decorator
+            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
+                continue
+            registrar = last_name(call.func)
+            if "register" in name_words(registrar) and (word := _word(call.args[0].value)) is not None:
+                self.registered.setdefault(registrar, (call, set()))[1].add(word)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -492,6 +511,12 @@ class RouteDispatch(RouteDetector):
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for call, registered in self.registered.values():
+            if len(registered) >= 2:
+                # code registered under route names (advantage estimators, losses): a setting's
+                # value looks one up, as in a dispatch table
+                message = "a registry maps route names to code"
+                self.report(call, "dispatch", message, routes=tuple(sorted(registered)))
         if self.runs_trainer:
             for name in self.constructed:
                 lookup, statement, key = self.looked_up[name]
