@@ -161,6 +161,26 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "rLLM",
+        "rllm",
+        (
+            # AgentTrainer runs a workflow's episodes (one model call or many, as the workflow says)
+            # through verl's or tinker's policy-gradient update; rllm.algorithm.adv_estimator picks the
+            # estimator, grpo by default. AgentSFTTrainer fine-tunes on recorded trajectories.
+            Entry("AgentTrainer", "grpo", "grpo", key="adv_estimator", choices=ESTIMATORS),
+            Entry("AgentSFTTrainer", "sft"),
+        ),
+        invalid=(
+            (
+                "from rllm.trainer import AgentTrainer\n"
+                "trainer = AgentTrainer(workflow_class=math_flow, config=config, train_dataset=d)\n"
+                "trainer.train()\n",
+                "GRPO",
+            ),
+        ),
+        valid=("from rllm.data.dataset import DatasetRegistry\nDatasetRegistry.load_dataset('math')\n",),
+    ),
+    Framework(
         "pyreft",
         "pyreft",
         (
