@@ -169,6 +169,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # estimator, grpo by default. AgentSFTTrainer fine-tunes on recorded trajectories.
             Entry("AgentTrainer", "grpo", "grpo", key="adv_estimator", choices=ESTIMATORS),
             Entry("AgentSFTTrainer", "sft"),
+            # the verl backend's trainer, built by its Hydra entry script: the config picks
+            Entry("AgentWorkflowPPOTrainer", routes=RL_ROUTES, default="GRPO", key="algorithm.adv_estimator"),
         ),
         invalid=(
             (
@@ -1025,6 +1027,31 @@ TRAINER_PACKAGES = frozenset(
 """Packages of frameworks with trainers of their own in the table, or routes a config key picks: what
 such a framework's class runs is the table's to say (OpenRLHF's ``PPOTrainer`` runs whatever estimator
 it is given), not its name's."""
+
+
+def _merged(entries: list[Entry]) -> Entry:
+    """One entry for a class name that several frameworks' tables give, each picked by a config key."""
+    routes = tuple(dict.fromkeys(r for e in entries for r in e.labels))
+    defaults = {e.default for e in entries}
+    keys = {e.key for e in entries}
+    return Entry(
+        entries[0].name.rsplit(".", 1)[-1],
+        routes=routes,
+        default=defaults.pop() if len(defaults) == 1 else None,
+        key=keys.pop() if len(keys) == 1 else None,
+    )
+
+
+CONFIG_PICKED_TRAINERS: dict[str, Entry] = {
+    last: _merged(entries)
+    for last in sorted({n for by_name in _BY_PACKAGE.values() for n in by_name})
+    if "Trainer" in last
+    and (entries := [e for by_name in _BY_PACKAGE.values() for e in by_name.get(last, ())])
+    and all(e.routes for e in entries)
+}
+"""Trainer classes the table knows only as run by a config key that picks the route (verl's and
+SkyRL's ``RayPPOTrainer``), by name: a framework's own source, or a fork of it, imports them relatively
+(``from .ray_trainer import RayPPOTrainer``), and the class name's "PPO" does not say what runs."""
 IMPORT_WORDS: tuple[str, ...] = tuple(w for p in PACKAGES for w in (f"from {p}", f"import {p}"))
 """What a file that uses a framework of the table holds (a file with none of these needs no lookup)."""
 COMMANDS: tuple[tuple[tuple[str, ...], Entry], ...] = tuple(

@@ -103,12 +103,14 @@ def trainer_of(qualified: str) -> Trainer | None:
     generic ``Trainer`` or a prefixed name says nothing, nor does a class of a framework whose own
     trainers the table lists (:data:`~arb_audit.analyzer.frameworks.TRAINER_PACKAGES`).
     """
-    from arb_audit.analyzer.frameworks import TRAINER_PACKAGES
+    from arb_audit.analyzer.frameworks import CONFIG_PICKED_TRAINERS, TRAINER_PACKAGES
 
     root, _, rest = qualified.partition(".")
     name = qualified.rsplit(".", 1)[-1]
     if not rest:
         return None
+    if qualified.startswith(".") and name in CONFIG_PICKED_TRAINERS:
+        return None  # a fork's own RayPPOTrainer runs what its config picks (framework_entry says so)
     if root not in TRAINING_LIBRARIES and not qualified.startswith("."):
         specific = _specific_trainer(name)
         return TRAINERS[specific] if specific is not None and root not in TRAINER_PACKAGES else None

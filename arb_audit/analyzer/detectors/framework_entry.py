@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.frameworks import IMPORT_WORDS, PACKAGES, Entry, entry_for
+from arb_audit.analyzer.frameworks import CONFIG_PICKED_TRAINERS, IMPORT_WORDS, PACKAGES, Entry, entry_for
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
@@ -55,7 +55,7 @@ class FrameworkEntry(RouteDetector):
     (tests/analyzer/test_frameworks.py).
     """
 
-    TRIGGERS = IMPORT_WORDS
+    TRIGGERS = (*IMPORT_WORDS, *CONFIG_PICKED_TRAINERS)
     TRIGGERS_AS_PATTERN = True
 
     VALID = (
@@ -97,6 +97,10 @@ class FrameworkEntry(RouteDetector):
         Invalid(
             "from oat.algorithms.ppo import PPOLearner\nclass PPOMultiTurnLearner(PPOLearner):\n    pass\n",
             "interactive",
+        ),
+        Invalid(
+            "from .ray_trainer import RayPPOTrainer\ntrainer = RayPPOTrainer(config=config)\ntrainer.fit()\n",
+            "dispatch",
         ),
         Invalid(
             "from skyrl.train.trainer import RayPPOTrainer\nclass DAPOTrainer(RayPPOTrainer):\n    pass\n",
@@ -183,6 +187,9 @@ class FrameworkEntry(RouteDetector):
             entry = entry_for(name)
             if entry is not None:
                 return name, entry
+            if name.startswith(".") and (picked := CONFIG_PICKED_TRAINERS.get(name.rsplit(".", 1)[-1])):
+                # a framework's own source (or its fork) importing its trainer relatively
+                return name, picked
         return None
 
     def _report(self, node: cst.CSTNode, name: str, entry: Entry, how: str) -> None:
