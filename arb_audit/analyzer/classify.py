@@ -711,7 +711,18 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         # computes: the trainer or framework the file names says it (trlx's ILQL trainer)
         known = [f for f in known if not f.message.endswith(FORWARD_ONLY)]
     if not known:
-        return named
+        # a framework's policy-gradient learner subclassed here, the step in the framework: the
+        # advantages the file computes for it say whether it is GRPO (oat's PPOLearner, Dr. GRPO)
+        grouped = _group_relative(findings)
+        if grouped is None:
+            return named
+        message = f"{grouped.message} (line {grouped.line})"
+        return [
+            replace(f, kind="grpo", variant="grpo", message=f"{f.message}; {message}")
+            if f.kind == "ppo" and f.variant in (None, "ppo")
+            else f
+            for f in named
+        ]
     known = _grouped_by_estimate(known, findings)
     kinds = {f.kind for f in known}
     kept = [
@@ -730,9 +741,8 @@ def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[
     group's mean, with no other baseline beside it, is the one the step uses. So it is for a remote
     service's policy-gradient loss (Tinker's ``importance_sampling``), handed the advantages.
     """
-    estimates = {f.kind for f in findings if f.detector == "AdvantageEstimate"}
-    grouped = next((f for f in findings if f.detector == "AdvantageEstimate" and f.kind == "grpo"), None)
-    if grouped is None or estimates != {"grpo"}:
+    grouped = _group_relative(findings)
+    if grouped is None:
         return known
     return [
         replace(
@@ -742,6 +752,14 @@ def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[
         else f
         for f in known
     ]
+
+
+def _group_relative(findings: list[Finding]) -> Finding | None:
+    """Return the file's advantage estimate when every estimate in it centres rewards on their group."""
+    estimates = {f.kind for f in findings if f.detector == "AdvantageEstimate"}
+    if estimates != {"grpo"}:
+        return None
+    return next(f for f in findings if f.detector == "AdvantageEstimate")
 
 
 def _stages(found: list[Finding]) -> list[Stage]:

@@ -1308,3 +1308,21 @@ def test_a_validate_only_setting_set_in_one_branch_does_not_hold(tmp_path: Path)
     assert classify_path(write(tmp_path, "branch.sh", branch)).primary == "GRPO"
     always = "VAL_ONLY=True\npython3 -m verl.trainer.main_ppo trainer.val_only=$VAL_ONLY\n"
     assert classify_path(write(tmp_path, "always.sh", always)).primary == "EVAL_ONLY"
+
+
+def test_a_framework_learner_given_group_relative_advantages_trains_grpo(tmp_path: Path) -> None:
+    learner = """
+    from oat.algorithms.ppo import PPOLearner
+
+    class ZeroLearner(PPOLearner):
+        def compute_monte_carlo_advantages(self, rewards, masks):
+            rewards = rewards.sum(-1)
+            values = rewards.view(-1, self.args.num_samples).mean(dim=1)
+            values = values.repeat_interleave(self.args.num_samples, dim=0)
+            advantages = rewards - values
+            return advantages
+    """
+    result = classify_path(write(tmp_path, "learner.py", textwrap.dedent(learner)))
+    assert result.primary == "GRPO" and [s.kind for s in result.stages] == ["grpo"]
+    plain = "from oat.algorithms.ppo import PPOLearner\n\nclass Learner(PPOLearner):\n    pass\n"
+    assert classify_path(write(tmp_path, "plain.py", plain)).primary == "PPO"

@@ -11,6 +11,10 @@ ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantag
 """Words of a name that holds advantages."""
 CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
+REGROUPINGS = frozenset({"view", "reshape", "unflatten", "view_as", "reshape_as"})
+"""Methods that lay a tensor's values out in groups without changing them (``rewards.view(-1, n)``)."""
+SPREADS = frozenset({"repeat_interleave", "repeat", "expand", "expand_as", "unsqueeze", "tile"})
+"""Methods that spread one value per group back over the group's samples."""
 DISCOUNT_WORDS = frozenset({"gamma", "discount"})
 """Words of the discount factor of a temporal-difference residual."""
 VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"})
@@ -100,6 +104,14 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
         ),
         Invalid(
+            "def compute_monte_carlo_advantages(self, rewards):\n"
+            "    values = rewards.view(-1, self.n).mean(dim=1)\n"
+            "    values = values.repeat_interleave(self.n, dim=0)\n    advantages = rewards - values\n"
+            "    return advantages\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
             "def compute_advantages(rewards, baseline):\n    return rewards - baseline.mean()\n",
             "loss",
             "ppo",
@@ -145,7 +157,17 @@ class AdvantageEstimate(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             if isinstance(t.target, cst.Name):
-                self.bound[t.target.value] = node.value
+                value = node.value
+                if (
+                    isinstance(value, cst.Call)
+                    and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in SPREADS
+                    and isinstance(value.func.value, cst.Name)
+                    and value.func.value.value == t.target.value
+                    and t.target.value in self.bound
+                ):
+                    continue  # ``values = values.repeat_interleave(n)``: still the baseline bound before
+                self.bound[t.target.value] = value
         if any(_advantage_target(t.target) or _normalised_rewards(t.target) for t in node.targets):
             self._judge(node.value)
         elif _td_residual(node.value):
@@ -231,11 +253,22 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         isinstance(right, cst.Call)
         and isinstance(right.func, cst.Attribute)
         and right.func.attr.value in CENTRES
-        and right.func.value.deep_equals(left)
+        and _regrouped(right.func.value).deep_equals(left)
     ):
-        return True
+        return True  # ``rewards - rewards.mean()``, ``rewards - rewards.view(-1, n).mean(dim=1)``
     # a name, not bound here, for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
     return bool(isinstance(right, cst.Name) and CENTRES & set(words(right.value)))
+
+
+def _regrouped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return what ``value`` lays out in groups (``rewards`` of ``rewards.view(-1, n)``), else ``value``."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in REGROUPINGS
+    ):
+        value = value.func.value
+    return value
 
 
 def _list_mean(value: cst.BaseExpression) -> bool:
