@@ -433,7 +433,16 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         }
     )
     labels: list[str] = []
-    if len(routes) >= 2:
+    if len(routes) >= 2 and set(routes) <= {"GRPO", "PPO"} and any(s.interactive for s in stages):
+        # the setting picks only the policy-gradient estimator, while every route trains on
+        # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from)
+        result.role, result.primary = "training", "ONLINE_RL"
+        result.possible_routes = routes
+        result.default_route = next(
+            (f.default for f in findings if f.signal == "dispatch" and f.default), None
+        )
+        labels = ["ONLINE_RL", *routes]
+    elif len(routes) >= 2:
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
         result.possible_routes = routes
         result.default_route = next(

@@ -1326,3 +1326,18 @@ def test_a_framework_learner_given_group_relative_advantages_trains_grpo(tmp_pat
     assert result.primary == "GRPO" and [s.kind for s in result.stages] == ["grpo"]
     plain = "from oat.algorithms.ppo import PPOLearner\n\nclass Learner(PPOLearner):\n    pass\n"
     assert classify_path(write(tmp_path, "plain.py", plain)).primary == "PPO"
+
+
+def test_a_setting_that_picks_only_the_estimator_of_multi_turn_training_leaves_it_online_rl(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import argparse\nfrom oat.algorithms.ppo import PPOMultiTurnLearner\n\n"
+        "class Learner(PPOMultiTurnLearner):\n    pass\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--critic_type', choices=['ppo', 'grpo'], default='grpo')\n"
+    )
+    result = classify_path(write(tmp_path, "agent.py", code))
+    assert result.primary == "ONLINE_RL" and set(result.possible_routes) == {"GRPO", "PPO"}
+    single = code.replace("PPOMultiTurnLearner", "PPOLearner")
+    assert classify_path(write(tmp_path, "single.py", single)).primary == "CONFIG_DEPENDENT"
