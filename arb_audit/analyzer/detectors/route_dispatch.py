@@ -24,6 +24,40 @@ RUN_WORDS = frozenset({"train", "training", "finetune", "tuning", "stage", "mode
 """Words a mode's value may add to its route (``"dpo_train"``, ``"train_ppo"``, ``"sft_stage"``)."""
 
 
+def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
+    """Return (setting key, looker's name) when ``value`` looks something up by a setting's value.
+
+    ``getattr(trainers, config.trainer)``, a registry's getter (``get_registered_trainer(name=
+    config.type)``) or a table indexed by it (``TRAINERS[args.algo]``); the looker's name and the
+    key say whether a trainer is looked up.
+    """
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+        index = value.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Attribute | cst.Subscript):
+            key = _setting_key(cst.Module([]).code_for_node(index.value))
+            return (key, last_name(value.value)) if key is not None else None
+        return None
+    if not isinstance(value, cst.Call) or not value.args:
+        return None
+    callee = last_name(value.func)
+    if callee == "getattr":
+        settings = [value.args[1].value] if len(value.args) == 2 else []
+    elif set(name_words(callee)) & REGISTRY_WORDS:
+        settings = [a.value for a in value.args]
+    else:
+        return None
+    for setting in settings:
+        if isinstance(setting, cst.Attribute | cst.Subscript):
+            key = _setting_key(cst.Module([]).code_for_node(setting))
+            if key is not None:
+                return key, callee
+    return None
+
+
+REGISTRY_WORDS = frozenset({"registered", "registry", "lookup"})
+"""Words of a function that returns what was registered under a name (``get_registered_trainer``)."""
+
+
 def _word(node: cst.BaseExpression) -> str | None:
     """Return the route label a string literal or an enum member (``RLType.GRPO``) names, if any.
 
@@ -180,6 +214,7 @@ class RouteDispatch(RouteDetector):
         *(f"{sep}{word}{q}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
         "Trainer",  # a conditional between trainer classes names no route in quotes
         "@register",  # a registry filled by a decorator (``@register_adv_estimator(Estimator.GRPO)``)
+        *("registered", "registry", "TRAINER"),  # a trainer looked up by a setting (``_lookup``)
     )
     TRIGGERS_AS_PATTERN = True
 
@@ -202,6 +237,10 @@ class RouteDispatch(RouteDetector):
         Valid("@register_adv_estimator('grpo')\ndef grpo(rewards, index):\n    return a\n"),
         Valid("import torch\nTrainer = None\ndtype = getattr(torch, config.model.dtype)\nmodel.train()\n"),
         Valid("TrainerClass = getattr(trainers, config.trainer)\nprint(TrainerClass.__doc__)\n"),
+        Valid(
+            "Trainer = None\nmodel_cls = get_registered_model(name=config.model_type)\n"
+            "m = model_cls()\nm.train()\n"
+        ),
         Valid("if task == 'sft':\n    text = fmt(x)\nelif task == 'dpo':\n    text = fmt(y)\n"),
         Valid(
             "from typing import Literal\n"
@@ -214,6 +253,18 @@ class RouteDispatch(RouteDetector):
             "@register_adv_estimator(AdvantageEstimator.GRPO)\ndef grpo(rewards, index):\n    return a\n",
             "dispatch",
             routes=("GRPO", "PPO"),
+        ),
+        Invalid(
+            "from arctic_training.registry import get_registered_trainer\n"
+            "trainer_cls = get_registered_trainer(name=config.type)\ntrainer = trainer_cls(config)\n"
+            "trainer.train()\n",
+            "dispatch",
+            variant=BY_NAME,
+        ),
+        Invalid(
+            "TRAINERS = {}\ntrainer_cls = TRAINERS[args.algorithm]\ntrainer_cls(model).train()\n",
+            "dispatch",
+            variant=BY_NAME,
         ),
         Invalid(
             "import trainers\nTrainerClass = getattr(trainers, config.loss.trainer)\n"
@@ -319,7 +370,7 @@ class RouteDispatch(RouteDetector):
         code, every route it is compared with)."""
         self.branches: dict[int, set[str]] = {}
         """Routes each branch read so far runs, by the branch's node."""
-        self.looked_up: dict[str, tuple[cst.Call, cst.CSTNode | None, str]] = {}
+        self.looked_up: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, str]] = {}
         """Names bound to a trainer class looked up by a setting -> (the lookup, its statement, the key)."""
         self.constructed: set[str] = set()
         """Looked-up names called (the trainer constructed)."""
@@ -338,22 +389,16 @@ class RouteDispatch(RouteDetector):
                 self.registered.setdefault(registrar, (call, set()))[1].add(word)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        if not (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Name)
-            and value.func.value == "getattr"
-            and len(value.args) == 2
-            and isinstance(value.args[1].value, cst.Attribute | cst.Subscript)
-        ):
+        found = _lookup(node.value)
+        if found is None:
             return
-        key = _setting_key(cst.Module([]).code_for_node(value.args[1].value))
+        key, callee = found
         for target in node.targets:
-            if key is None or not isinstance(target.target, cst.Name):
+            if not isinstance(target.target, cst.Name):
                 continue
-            said = {w for part in (key.split(".")[-1], target.target.value) for w in name_words(part)}
-            if said & LOOKUP_WORDS:
-                self.looked_up[target.target.value] = (value, self._statement(), key)
+            parts = (key.split(".")[-1], target.target.value, callee)
+            if {w for part in parts for w in name_words(part)} & LOOKUP_WORDS:
+                self.looked_up[target.target.value] = (node.value, self._statement(), key)
 
     def _leads_to_training(self, body: cst.CSTNode) -> bool:
         """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``)."""
