@@ -32,6 +32,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
+from arb_audit.analyzer.detectors.reward_head import STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
@@ -407,10 +408,17 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # optimiser): the scorer is what it trains
         scorer = [f for f in findings if f.signal == "reward_head"]
         stages = [Stage("reward_model", evidence=[*scorer[:1], *steps[:2]])]
+    scorer_only = any(f.signal == "reward_head" and f.variant == STEPPED for f in findings) and not any(
+        s.kind == "reward_model" for s in stages
+    )
     for stage in stages:
         if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model)
             stage.kind, stage.variant = "reward_model", "scalar_head"
+        elif scorer_only and stage.kind == "dpo":
+            # a preference loss stepped by a reward model's own code or optimiser trains that scorer
+            # (PRIME's implicit process reward model: a DPO-form loss on the reward model's log-ratios)
+            stage.kind, stage.variant = "reward_model", "implicit"
         if stage.kind in variants and stage.variant in (None, stage.kind):
             stage.variant = variants[stage.kind]  # the config's variant refines the trainer's default
         if stage.kind not in ("merge",):

@@ -1341,3 +1341,25 @@ def test_a_setting_that_picks_only_the_estimator_of_multi_turn_training_leaves_i
     assert result.primary == "ONLINE_RL" and set(result.possible_routes) == {"GRPO", "PPO"}
     single = code.replace("PPOMultiTurnLearner", "PPOLearner")
     assert classify_path(write(tmp_path, "single.py", single)).primary == "CONFIG_DEPENDENT"
+
+
+def test_a_preference_loss_stepped_by_a_reward_models_optimiser_trains_the_reward_model(
+    tmp_path: Path,
+) -> None:
+    code = """
+    import torch.nn.functional as F
+
+    class ProcessRewardUpdater:
+        def update(self, batch):
+            policy_chosen_logps, policy_rejected_logps = self.logps(self.model, batch)
+            reference_chosen_logps, reference_rejected_logps = self.logps(self.ref, batch)
+            chosen = policy_chosen_logps - reference_chosen_logps
+            rejected = policy_rejected_logps - reference_rejected_logps
+            loss = -F.logsigmoid(self.beta * (chosen - rejected)).mean()
+            loss.backward()
+            self.reward_optimizer.step()
+    """
+    result = classify_path(write(tmp_path, "prm.py", textwrap.dedent(code)))
+    assert result.primary == "REWARD_MODEL"
+    policy = textwrap.dedent(code).replace("reward_optimizer", "actor_optimizer")
+    assert classify_path(write(tmp_path, "dpo.py", policy)).primary == "DPO"

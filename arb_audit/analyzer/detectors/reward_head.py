@@ -29,6 +29,9 @@ LOSS_FUNCTIONS = frozenset(
     )
 )
 """Losses a scorer's own code computes on its predictions (pointwise, binned or pairwise)."""
+STEPPED = "stepped"
+"""Variant of a ``reward_head`` finding where the gradient step itself is the reward model's (its own
+class takes it, or an optimiser named for it is stepped): whatever the loss, the scorer is trained."""
 BUILD_VERBS = frozenset({"create", "build", "make", "init", "new"})
 """Verbs of a factory that builds a fresh model (``create_critic_model``), not one loading a trained one."""
 
@@ -181,7 +184,7 @@ class RewardHead(RouteDetector):
         elif method(node) == "backward":
             self.reported_class = True
             message = "a reward model's class takes the gradient step: what it trains is the scorer"
-            self.report(node, "reward_head", message, statement=statement)
+            self.report(node, "reward_head", message, statement=statement, variant=STEPPED)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._in_reward_model(node)
@@ -189,7 +192,9 @@ class RewardHead(RouteDetector):
             # the optimiser is named for what it optimises (``self.reward_optimizer.step()``)
             optimiser = set(words(last_name(node.func.value)))
             if optimiser & {"optimizer", "optimiser", "optim", "opt"} and optimiser & {"reward", "rm", "prm"}:
-                self.report(node, "reward_head", "steps an optimiser named for a reward model")
+                self.report(
+                    node, "reward_head", "steps an optimiser named for a reward model", variant=STEPPED
+                )
         model = keyword(node, "model")
         if model is not None and isinstance(model.value, cst.Name):
             self.trained.add(model.value.value)
