@@ -29,6 +29,8 @@ LOSS_FUNCTIONS = frozenset(
     )
 )
 """Losses a scorer's own code computes on its predictions (pointwise, binned or pairwise)."""
+SCORER_ROLES = frozenset({"reward", "rm", "judge", "scorer", "value", "critic"})
+"""Words of a keyword that hands a model on as another trainer's scorer (``reward_model=``)."""
 STEPPED = "stepped"
 """Variant of a ``reward_head`` finding where the gradient step itself is the reward model's (its own
 class takes it, or an optimiser named for it is stepped): whatever the loss, the scorer is trained."""
@@ -64,6 +66,11 @@ class RewardHead(RouteDetector):
         ),
         Valid("rm = RewardModel.from_pretrained(path)\n"),
         Valid("scorer = load_reward_model(path)\n"),
+        Valid(
+            "from transformers import AutoModelForSequenceClassification as Head\n"
+            "rm = Head.from_pretrained(path, num_labels=1)\n"
+            "RLOOTrainer(policy=p, reward_model=rm, args=a).train()\n"
+        ),
         Valid("class RewardModel(nn.Module):\n    pass\n"),
         Valid(
             "import torch.nn.functional as F\nclass Policy(nn.Module):\n    def forward(self, x, y):\n"
@@ -134,21 +141,46 @@ class RewardHead(RouteDetector):
         """Names bound to a reward or critic model built here -> the call that builds it."""
         self.trained: set[str] = set()
         """Names the file trains: given as ``model=``, stepped, or whose parameters are optimised."""
+        self.heads: dict[str, cst.Call] = {}
+        """Names bound to a one-output classification head -> the call that loads or builds it."""
+        self.scorers: set[str] = set()
+        """Names handed on as another trainer's scorer (``reward_model=rm``, ``judge=rm``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and (
-            _builds_scorer(node.value.func) or _factory_of_scorer(node.value)
-        ):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.built[target.target.value] = node.value
+        if not isinstance(node.value, cst.Call):
+            return
+        targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        if _builds_scorer(node.value.func) or _factory_of_scorer(node.value):
+            for target in targets:
+                self.built[target] = node.value
+        if targets and self._scalar_head(node.value):
+            for target in targets:
+                self.heads[target] = node.value
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        reported = {id(f.node) for f in self.context.findings if f.signal == "reward_head"}
+        for name, call in self.heads.items():
+            if (name in self.trained or name not in self.scorers) and id(call) not in reported:
+                # (a head handed to a policy-gradient or online-preference trainer as its reward
+                # model scores that trainer's samples: it is not what the file trains)
+                message = "a classification head with one output scores sequences"
+                self.report(call, "reward_head", message)
+                reported.add(id(call))
         for name, call in self.built.items():
             if name in self.trained:
                 message = f"trains {name}, a model built as a scalar scorer (reward or critic)"
                 self.report(call, "reward_head", message, statement=call)
                 return
+
+    def _scalar_head(self, node: cst.Call) -> bool:
+        """Say whether ``node`` loads or builds a classification head with one output."""
+        labels = keyword(node, "num_labels")
+        return (
+            labels is not None
+            and isinstance(labels.value, cst.Integer)
+            and labels.value.value == "1"
+            and bool(self.names(node.func) & SCALAR_HEADS)
+        )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(names_a_reward_model(node.name.value))
@@ -205,13 +237,17 @@ class RewardHead(RouteDetector):
             and func.attr.value in TRAINED_BY
         ):
             self.trained.add(func.value.value)
-        labels = keyword(node, "num_labels")
-        if (
-            labels is not None
-            and isinstance(labels.value, cst.Integer)
-            and labels.value.value == "1"
-            and self.names(node.func) & SCALAR_HEADS
-        ):
+        for arg in node.args:
+            if (
+                arg.keyword is not None
+                and arg.keyword.value != "model"
+                and isinstance(arg.value, cst.Name)
+                and set(words(arg.keyword.value)) & SCORER_ROLES
+            ):
+                self.scorers.add(arg.value.value)
+        parent = self.context.statements[-1] if self.context.statements else None
+        bound = isinstance(parent, cst.Assign) and parent.value is node
+        if not bound and self._scalar_head(node):
             self.report(node, "reward_head", "a classification head with one output scores sequences")
 
 
