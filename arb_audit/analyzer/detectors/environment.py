@@ -107,6 +107,14 @@ class Environment(RouteDetector):
             SINGLE_TURN,
         ),
         Invalid(
+            "class Countdown(BaseEnv, gym.Env):\n    def step(self, action):\n"
+            "        reward = self.score(action)\n        obs, done, info = 'scored', True, {}\n"
+            "        return obs, reward, done, info\n",
+            "environment",
+            None,
+            SINGLE_TURN,
+        ),
+        Invalid(
             "class ToolEnv(MultiTurnEnv):\n    def is_completed(self, messages, state):\n"
             "        return state['done']\n"
             "    def env_response(self, messages, state):\n        return run_tool(messages[-1]), state\n",
@@ -287,6 +295,15 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and _ends(target.target.value):
                     ends.append(literal_bool(node.value) is True)
+                elif (
+                    isinstance(target.target, cst.Tuple)
+                    and isinstance(node.value, cst.Tuple)
+                    and len(target.target.elements) == len(node.value.elements)
+                ):
+                    # ``obs, done, info = text, True, {}``: each name takes its own value
+                    for name, value in zip(target.target.elements, node.value.elements, strict=True):
+                        if isinstance(name.value, cst.Name) and _ends(name.value.value):
+                            ends.append(literal_bool(value.value) is True)
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
