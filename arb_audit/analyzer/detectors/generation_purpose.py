@@ -9,7 +9,13 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import delegates
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.detectors.data_output import DATASET_WRITERS, holds_model, opens_for_writing
+from arb_audit.analyzer.detectors.data_output import (
+    DATASET_WRITERS,
+    JSON_WORDS,
+    WRITE_VERBS,
+    holds_model,
+    opens_for_writing,
+)
 from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
 from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
@@ -125,6 +131,7 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("parser.add_argument('--teacher_model', type=str)\n", "purpose", variant=TRAINING_DATA),
         Invalid("generated.push_to_hub('me/traces')\n", "purpose", variant=TRAINING_DATA),
+        Invalid("write_to_json(f'rm-eval-{name}-results.json', results)\n", "purpose", variant=ANSWERS),
         Invalid(
             "class DistillSampler(Sampler):\n    def run(self, rows):\n        return rows\n",
             "purpose",
@@ -209,6 +216,12 @@ class GenerationPurpose(RouteDetector):
         ):
             self._path(node, node.args[0].value)
             return
+        if isinstance(func, cst.Name) and _json_writer(func.value):
+            # a project's JSON writer handed the path it writes (``write_to_json(f"rm-eval-{m}.json", r)``)
+            for arg in node.args:
+                if isinstance(arg.value, cst.SimpleString | cst.FormattedString):
+                    self._path(node, arg.value)
+            return
         if called != "add_argument" or not node.args:
             return
         option = node.args[0].value
@@ -283,3 +296,9 @@ class GenerationPurpose(RouteDetector):
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
             self._cue(node, message, TRAINING_SHAPED)
+
+
+def _json_writer(name: str) -> bool:
+    """Say whether a function's name is a JSON writer's (``write_to_json``, ``save_jsonl``, ``jdump``)."""
+    said = set(words(name))
+    return bool(said & WRITE_VERBS and said & JSON_WORDS) or name in ("jdump", "jldump")
