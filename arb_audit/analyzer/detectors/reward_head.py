@@ -19,6 +19,8 @@ SCALAR_HEADS = frozenset(
 SCORER_WORDS = frozenset({"reward", "critic", "value"})
 """Words of a model class or factory that make a scalar scorer (with ``model``: ``RewardModel``)."""
 TRAINED_BY = frozenset({"backward", "parameters", "named_parameters", "train"})
+WEIGHT_ACCESS = frozenset({"parameters", "named_parameters"})
+"""Of :data:`TRAINED_BY`, the methods that only reach a model's weights (to optimise or to freeze)."""
 """Methods whose call on a model says the file trains it (``rm.backward(loss)``, ``rm.parameters()``)."""
 LOSS_FUNCTIONS = frozenset(
     f"torch.nn.{name}"
@@ -29,6 +31,27 @@ LOSS_FUNCTIONS = frozenset(
     )
 )
 """Losses a scorer's own code computes on its predictions (pointwise, binned or pairwise)."""
+MODEL_PARAMETER_WORDS = frozenset({"model", "policy", "actor", "critic", "ref", "reference", "rm"})
+"""Words of a parameter that holds a model."""
+
+
+def _innermost(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return the first call of a chain (``Head.from_pretrained(p, num_labels=1)`` of ``....to(d)``)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.Call)
+    ):
+        value = value.func.value
+    return value
+
+
+def _decorated(decorator: cst.Decorator) -> cst.BaseExpression:
+    """Return the decorator's callee (``torch.no_grad`` of ``@torch.no_grad()``)."""
+    found = decorator.decorator
+    return found.func if isinstance(found, cst.Call) else found
+
+
 SCORER_ROLES = frozenset({"reward", "rm", "judge", "scorer", "value", "critic"})
 """Words of a keyword that hands a model on as another trainer's scorer (``reward_model=``)."""
 STEPPED = "stepped"
@@ -57,6 +80,16 @@ class RewardHead(RouteDetector):
     VALID = (
         Valid(
             "import torch.nn.functional as F\n"
+            "def raft_epoch(policy, reward_model: RewardModel, loader, optimizer):\n"
+            "    loss = F.cross_entropy(policy(loader.best).logits, loader.labels)\n    loss.backward()\n"
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n@torch.no_grad()\n"
+            "def evaluate(model: RewardModel, batch):\n"
+            "    return F.binary_cross_entropy_with_logits(model(batch.x), batch.y)\n"
+        ),
+        Valid(
+            "import torch.nn.functional as F\n"
             "def value_loss(policy: PolicyModel, reward_model: RewardModel, batch):\n"
             "    return F.mse_loss(policy(batch), reward_model(batch))\n"
         ),
@@ -70,6 +103,12 @@ class RewardHead(RouteDetector):
             "from transformers import AutoModelForSequenceClassification as Head\n"
             "rm = Head.from_pretrained(path, num_labels=1)\n"
             "RLOOTrainer(policy=p, reward_model=rm, args=a).train()\n"
+        ),
+        Valid(
+            "from transformers import AutoModelForSequenceClassification as Head\n"
+            "rm = Head.from_pretrained(path, num_labels=1).to('cuda')\n"
+            "for p in rm.parameters():\n    p.requires_grad = False\n"
+            "SFTTrainer(model=policy, reward_model=rm).train()\n"
         ),
         Valid("class RewardModel(nn.Module):\n    pass\n"),
         Valid(
@@ -141,6 +180,8 @@ class RewardHead(RouteDetector):
         """Names bound to a reward or critic model built here -> the call that builds it."""
         self.trained: set[str] = set()
         """Names the file trains: given as ``model=``, stepped, or whose parameters are optimised."""
+        self.weighed: set[str] = set()
+        """Names whose weights are iterated (``rm.parameters()``): optimised, or only frozen."""
         self.heads: dict[str, cst.Call] = {}
         """Names bound to a one-output classification head -> the call that loads or builds it."""
         self.scorers: set[str] = set()
@@ -153,21 +194,23 @@ class RewardHead(RouteDetector):
         if _builds_scorer(node.value.func) or _factory_of_scorer(node.value):
             for target in targets:
                 self.built[target] = node.value
-        if targets and self._scalar_head(node.value):
+        head = _innermost(node.value)
+        if targets and isinstance(head, cst.Call) and self._scalar_head(head):
             for target in targets:
-                self.heads[target] = node.value
+                self.heads[target] = head
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported = {id(f.node) for f in self.context.findings if f.signal == "reward_head"}
         for name, call in self.heads.items():
             if (name in self.trained or name not in self.scorers) and id(call) not in reported:
+                # (``for p in rm.parameters(): p.requires_grad = False`` freezes a scorer handed on)
                 # (a head handed to a policy-gradient or online-preference trainer as its reward
                 # model scores that trainer's samples: it is not what the file trains)
                 message = "a classification head with one output scores sequences"
                 self.report(call, "reward_head", message)
                 reported.add(id(call))
         for name, call in self.built.items():
-            if name in self.trained:
+            if name in self.trained | self.weighed:
                 message = f"trains {name}, a model built as a scalar scorer (reward or critic)"
                 self.report(call, "reward_head", message, statement=call)
                 return
@@ -189,13 +232,23 @@ class RewardHead(RouteDetector):
         self.classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = [*node.params.posonly_params, *node.params.params]
         typed = [
             last_name(p.annotation.annotation)
-            for p in (*node.params.posonly_params, *node.params.params)
+            for p in params
             if p.annotation is not None and isinstance(p.annotation.annotation, cst.Name | cst.Attribute)
         ]
         models = [t for t in typed if "model" in words(t) or names_a_reward_model(t)]
-        self.functions.append(len(models) == 1 and names_a_reward_model(models[0]))
+        # the reward model must be the function's only model: one handed beside a policy or a
+        # reference scores that policy's samples (online DPO, best-of-n SFT, a PPO rollout)
+        named = [p for p in params if set(words(p.name.value)) & MODEL_PARAMETER_WORDS]
+        no_grad = any(
+            "no_grad" in last_name(_decorated(d)) or "inference" in last_name(_decorated(d))
+            for d in node.decorators
+        )
+        self.functions.append(
+            len(models) == 1 and names_a_reward_model(models[0]) and len(named) <= 1 and not no_grad
+        )
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
@@ -236,7 +289,10 @@ class RewardHead(RouteDetector):
             and isinstance(func.value, cst.Name)
             and func.attr.value in TRAINED_BY
         ):
-            self.trained.add(func.value.value)
+            if func.attr.value in WEIGHT_ACCESS:
+                self.weighed.add(func.value.value)
+            else:
+                self.trained.add(func.value.value)
         for arg in node.args:
             if (
                 arg.keyword is not None
@@ -246,7 +302,7 @@ class RewardHead(RouteDetector):
             ):
                 self.scorers.add(arg.value.value)
         parent = self.context.statements[-1] if self.context.statements else None
-        bound = isinstance(parent, cst.Assign) and parent.value is node
+        bound = isinstance(parent, cst.Assign) and _innermost(parent.value) is node
         if not bound and self._scalar_head(node):
             self.report(node, "reward_head", "a classification head with one output scores sequences")
 
