@@ -27,6 +27,8 @@ RESPONSE_WORDS = frozenset({"completion", "completions", "response", "responses"
 """Words of a parameter holding the policy's response."""
 
 
+PREPOSITIONS = frozenset({"on", "of", "for", "by", "from", "with", "in", "to", "at"})
+"""Words after a participle that keep a reward the head of its name (``reward_based_on_format``)."""
 TURN_WORDS = frozenset({"turn", "turns", "multiturn"})
 """Words of a reward function's name that credit an episode's turns (``compute_turn_reward``)."""
 ONE_TURN_WORDS = frozenset({"single", "last", "first", "final", "format", "next"})
@@ -92,6 +94,10 @@ class RewardFunction(RouteDetector):
         ),
         Invalid(
             "def math_reward(response, answer):\n    return float(response == answer)\n",
+            "reward_named",
+        ),
+        Invalid(
+            "def reward_based_on_format(response):\n    return float(response.endswith('</answer>'))\n",
             "reward_named",
         ),
         Invalid(
@@ -210,8 +216,10 @@ def _reward_named(name: str) -> bool:
     found = set(named)
     if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION:
         return False
-    said = [i for i, w in enumerate(named) if w in ("reward", "rewards")]
-    return not any(w.endswith("ed") and w != "shaped" for w in named[said[0] + 1 : said[0] + 2])
+    at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
+    qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
+    # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
+    return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
 
 
 class _Return(cst.CSTVisitor):
