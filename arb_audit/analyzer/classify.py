@@ -441,7 +441,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         }
     )
     labels: list[str] = []
-    if len(routes) >= 2 and set(routes) <= {"GRPO", "PPO"} and any(s.interactive for s in stages):
+    policy_gradient = [s for s in stages if s.kind in POLICY_GRADIENT]
+    if (
+        len(routes) >= 2
+        and set(routes) <= {"GRPO", "PPO"}
+        and policy_gradient
+        and all(s.interactive for s in policy_gradient)
+    ):
         # the setting picks only the policy-gradient estimator, while every route trains on
         # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from)
         result.role, result.primary = "training", "ONLINE_RL"
@@ -462,11 +468,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a launcher whose routes are the looked-up module's, not this file's
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
         labels = ["CONFIG_DEPENDENT"]
-    elif not script and len(trained - {"UNKNOWN"}) >= MANY_ROUTES:
-        # a library of trainers for three routes or more (SFT, reward model, PPO, ...) runs none of
-        # them: the script or config that picks one decides the route
+    elif not script and len(defined := _trainer_classes(stages)) >= MANY_ROUTES:
+        # a library of trainer classes for three routes or more (SFT, reward model, PPO, ...) runs
+        # none of them: the script or config that picks one decides the route (functions for each
+        # stage may be a pipeline that chains them, SFT then reward model then PPO: the last stands)
         result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
-        result.possible_routes = sorted(trained - {"UNKNOWN"})
+        result.possible_routes = sorted(defined)
         labels = ["CONFIG_DEPENDENT", *result.possible_routes]
     elif stages:
         result.role = "training"
@@ -731,8 +738,8 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         # a framework's policy-gradient learner subclassed here, the step in the framework: the
         # advantages the file computes for it say whether it is GRPO (oat's PPOLearner, Dr. GRPO)
         grouped = _group_relative(findings)
-        if grouped is None:
-            return named
+        if grouped is None or not any(f.detector == "HandwrittenLoss" and f.kind == "grpo" for f in findings):
+            return named  # (a batch-wide mean is no group's: rewards shaped into prompts' groups are)
         message = f"{grouped.message} (line {grouped.line})"
         return [
             replace(f, kind="grpo", variant="grpo", message=f"{f.message}; {message}")
@@ -769,6 +776,21 @@ def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[
         else f
         for f in known
     ]
+
+
+def _trainer_classes(stages: list[Stage]) -> set[str]:
+    """Routes of the stages a file defines as trainer classes.
+
+    A framework trainer subclassed (``class RewardTrainer(Trainer)``), or a class whose loss hook a
+    framework differentiates.
+    """
+    return {
+        STAGE_LABELS[s.kind]
+        for s in stages
+        if s.kind in STAGE_LABELS
+        and s.kind != "unknown"
+        and any(e.detector == "TrainerSubclass" or LOSS_HOOK in e.message for e in s.evidence)
+    }
 
 
 def _group_relative(findings: list[Finding]) -> Finding | None:

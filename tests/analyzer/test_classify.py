@@ -1363,3 +1363,40 @@ def test_a_preference_loss_stepped_by_a_reward_models_optimiser_trains_the_rewar
     assert result.primary == "REWARD_MODEL"
     policy = textwrap.dedent(code).replace("reward_optimizer", "actor_optimizer")
     assert classify_path(write(tmp_path, "dpo.py", policy)).primary == "DPO"
+
+
+def test_stage_functions_chained_by_the_module_keep_the_last_stage_not_config_dependent(
+    tmp_path: Path,
+) -> None:
+    code = """
+    import torch
+    import torch.nn.functional as F
+
+    def sft_stage(model, loader, opt):
+        for batch in loader:
+            logits = model(batch["input_ids"]).logits
+            loss = F.cross_entropy(logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=-100)
+            loss.backward()
+            opt.step()
+
+    def reward_stage(rm, loader, opt):
+        for batch in loader:
+            loss = -F.logsigmoid(rm(batch["chosen_ids"]) - rm(batch["rejected_ids"])).mean()
+            loss.backward()
+            opt.step()
+
+    def ppo_stage(policy, value, loader, opt, clip=0.2):
+        for batch in loader:
+            ratio = torch.exp(policy.logprobs(batch["seqs"]) - batch["old_logp"])
+            adv = batch["returns"] - value(batch["seqs"]).detach()
+            loss = -torch.min(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv).mean()
+            loss.backward()
+            opt.step()
+
+    def run_pipeline(policy, rm, value, data, opts):
+        sft_stage(policy, data["sft"], opts["sft"])
+        reward_stage(rm, data["pairs"], opts["rm"])
+        ppo_stage(policy, value, data["prompts"], opts["ppo"])
+    """
+    result = classify_path(write(tmp_path, "pipeline.py", textwrap.dedent(code)))
+    assert result.primary == "PPO" and result.role == "training"
