@@ -33,17 +33,28 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
     """
     if isinstance(value, cst.Subscript) and len(value.slice) == 1:
         index = value.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.Attribute | cst.Subscript):
+        table = last_name(value.value)
+        if (
+            isinstance(index, cst.Index)
+            and isinstance(index.value, cst.Attribute | cst.Subscript)
+            and set(name_words(table)) & TABLE_WORDS  # (``ALGOS[args.algo]`` may hold agents to play)
+        ):
             key = _setting_key(cst.Module([]).code_for_node(index.value))
-            return (key, last_name(value.value)) if key is not None else None
+            return (key, table) if key is not None else None
         return None
     if not isinstance(value, cst.Call) or not value.args:
         return None
     callee = last_name(value.func)
+    said = set(name_words(callee))
     if callee == "getattr":
         settings = [value.args[1].value] if len(value.args) == 2 else []
-    elif set(name_words(callee)) & REGISTRY_WORDS:
-        settings = [a.value for a in value.args]
+    elif said & REGISTRY_WORDS or (said & GETTER_WORDS and "trainer" in said):
+        settings = [a.value for a in value.args]  # get_registered_trainer(name=...), get_trainer_class(x)
+    elif callee == "get" and isinstance(value.func, cst.Attribute):
+        table = last_name(value.func.value)  # TRAINER_REGISTRY.get(cfg.trainer)
+        if not set(name_words(table)) & TABLE_WORDS:
+            return None
+        settings, callee = [a.value for a in value.args[:1]], table
     else:
         return None
     for setting in settings:
@@ -56,6 +67,15 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
 
 REGISTRY_WORDS = frozenset({"registered", "registry", "lookup"})
 """Words of a function that returns what was registered under a name (``get_registered_trainer``)."""
+REGISTERED_WORDS = frozenset(
+    {"adv", "advantage", "estimator", "est", "loss", "algorithm", "algo", "trainer", "policy", "objective"}
+)
+"""Words of a registering decorator whose names pick training code (``register_adv_est``), not data
+formatting or prompts (``register_processor("sft")``)."""
+GETTER_WORDS = frozenset({"get", "select", "choose", "pick", "resolve"})
+"""Verbs of a function that returns a trainer class for a name (``get_trainer_class``)."""
+TABLE_WORDS = frozenset({"trainer", "trainers", "registry", "registries"})
+"""Words of a table or registry of trainers (``TRAINERS``, ``TRAINER_REGISTRY``)."""
 
 
 def _word(node: cst.BaseExpression) -> str | None:
@@ -235,8 +255,13 @@ class RouteDispatch(RouteDetector):
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
         Valid("print('sft', 'dpo')\n"),
         Valid("@register_adv_estimator('grpo')\ndef grpo(rewards, index):\n    return a\n"),
+        Valid(
+            "@register_processor('sft')\ndef sft(example):\n    return example\n"
+            "@register_processor('dpo')\ndef dpo(example):\n    return example\n"
+        ),
         Valid("import torch\nTrainer = None\ndtype = getattr(torch, config.model.dtype)\nmodel.train()\n"),
         Valid("TrainerClass = getattr(trainers, config.trainer)\nprint(TrainerClass.__doc__)\n"),
+        Valid("Trainer = None\nagent_cls = ALGOS[args.algo]\nagent = agent_cls.load(path)\nagent.train()\n"),
         Valid(
             "Trainer = None\nmodel_cls = get_registered_model(name=config.model_type)\n"
             "m = model_cls()\nm.train()\n"
@@ -263,6 +288,17 @@ class RouteDispatch(RouteDetector):
         ),
         Invalid(
             "TRAINERS = {}\ntrainer_cls = TRAINERS[args.algorithm]\ntrainer_cls(model).train()\n",
+            "dispatch",
+            variant=BY_NAME,
+        ),
+        Invalid(
+            "Trainer = None\ntrainer_cls = TRAINER_REGISTRY.get(cfg.trainer)\ntrainer = trainer_cls(cfg)\n"
+            "trainer.train(resume_from_checkpoint=cfg.ckpt)\n",
+            "dispatch",
+            variant=BY_NAME,
+        ),
+        Invalid(
+            "Trainer = None\ntrainer_cls = get_trainer_class(cfg.algorithm)\ntrainer_cls(cfg).fit()\n",
             "dispatch",
             variant=BY_NAME,
         ),
@@ -385,7 +421,8 @@ class RouteDispatch(RouteDetector):
             if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
                 continue
             registrar = last_name(call.func)
-            if "register" in name_words(registrar) and (word := _word(call.args[0].value)) is not None:
+            said = set(name_words(registrar))
+            if "register" in said and said & REGISTERED_WORDS and (word := _word(call.args[0].value)):
                 self.registered.setdefault(registrar, (call, set()))[1].add(word)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -492,7 +529,13 @@ class RouteDispatch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in self.looked_up:
             self.constructed.add(node.func.value)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAIN_METHODS and not node.args:
+        if (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in TRAIN_METHODS
+            and all(a.keyword is not None for a in node.args)
+        ):
+            # ``trainer.train()``, ``trainer.train(resume_from_checkpoint=ckpt)``; not a torch
+            # module's mode switch ``model.train(False)``
             self.runs_trainer = True
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument" and node.args:
             flag = node.args[0].value
