@@ -107,6 +107,21 @@ class Environment(RouteDetector):
             SINGLE_TURN,
         ),
         Invalid(
+            "class Wordle(gym.Env):\n    def step(self, action):\n        reward = self.score(action)\n"
+            "        if not valid(action):\n            obs, done = 'invalid', True\n"
+            "            return obs, -1.0, done, {}\n"
+            "        return self.feedback(action), reward, action == self.target, {}\n",
+            "environment",
+        ),
+        Invalid(
+            "class MathEnv(gym.Env):\n    def step(self, action):\n        reward = score(action)\n"
+            "        obs, terminated, truncated, info = '', True, False, {}\n"
+            "        return obs, reward, terminated, truncated, info\n",
+            "environment",
+            None,
+            SINGLE_TURN,
+        ),
+        Invalid(
             "class Countdown(BaseEnv, gym.Env):\n    def step(self, action):\n"
             "        reward = self.score(action)\n        obs, done, info = 'scored', True, {}\n"
             "        return obs, reward, done, info\n",
@@ -294,7 +309,8 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
         elif isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and _ends(target.target.value):
-                    ends.append(literal_bool(node.value) is True)
+                    if not _uncut(target.target.value, node.value):
+                        ends.append(literal_bool(node.value) is True)
                 elif (
                     isinstance(target.target, cst.Tuple)
                     and isinstance(node.value, cst.Tuple)
@@ -302,11 +318,32 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                 ):
                     # ``obs, done, info = text, True, {}``: each name takes its own value
                     for name, value in zip(target.target.elements, node.value.elements, strict=True):
-                        if isinstance(name.value, cst.Name) and _ends(name.value.value):
+                        flag = name.value
+                        if (
+                            isinstance(flag, cst.Name)
+                            and _ends(flag.value)
+                            and not _uncut(flag.value, value.value)
+                        ):
                             ends.append(literal_bool(value.value) is True)
+        elif (
+            isinstance(node, cst.Return)
+            and isinstance(node.value, cst.Tuple)
+            and len(node.value.elements) >= 3
+            and not isinstance(flag := node.value.elements[2].value, cst.Name)
+        ):
+            # gym's ``(obs, reward, done, ...)`` with the end computed in place (``guess == target``)
+            ends.append(literal_bool(flag) is True)
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
+
+
+def _uncut(name: str, value: cst.BaseExpression) -> bool:
+    """Say whether a flag only says no time limit cut the episode (``truncated = False``).
+
+    Gymnasium's ``terminated`` then says whether the episode ended.
+    """
+    return "truncat" in name.lower() and literal_bool(value) is False
 
 
 def _ends(name: str) -> bool:
