@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import SERVED
 from arb_audit.analyzer.walk import descendants
 
@@ -73,6 +73,11 @@ class Inference(RouteDetector):
             variant=SERVED,
         ),
         Invalid(
+            "import torch\nfrom flask import Flask\nwith torch.no_grad():\n    scores = model(test_set)\n"
+            "app = Flask(__name__)\n",
+            "inference",
+        ),
+        Invalid(
             "import torch\nwith torch.no_grad():\n    out = self.reward_model.score(texts)\n", "inference"
         ),
         Invalid(
@@ -93,15 +98,22 @@ class Inference(RouteDetector):
         """Names bound to a no-gradient context (``ctx = torch.no_grad() if eval else nullcontext()``)."""
         self.serves = False
         """Whether the file builds or runs a web application."""
+        self.in_functions: list[Finding] = []
+        """Findings inside functions: what a web application's handlers may run per request."""
 
     def visit_Call(self, node: cst.Call) -> None:
         self.serves = self.serves or bool(self.names(node.func) & WEB_APPS)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.serves:
-            for finding in self.context.findings:
-                if finding.signal == "inference" and finding.detector == type(self).__name__:
-                    finding.variant = SERVED
+            # (what runs at module level runs once, before any request: an evaluation it serves)
+            for finding in self.in_functions:
+                finding.variant = SERVED
+
+    def _report(self, node: cst.CSTNode, in_function: bool = False) -> None:
+        finding = self.report(node, "inference", "runs the model without gradients")
+        if in_function or self.enclosing():
+            self.in_functions.append(finding)
 
     def _no_grad(self, expression: cst.BaseExpression) -> bool:
         """Say whether an expression is, or may be, a no-gradient context (a conditional choosing one)."""
@@ -117,7 +129,7 @@ class Inference(RouteDetector):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             if self._no_grad(item.item) and self._runs(node.body):
-                self.report(item.item, "inference", "runs the model without gradients")
+                self._report(item.item)
                 return
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -125,7 +137,7 @@ class Inference(RouteDetector):
             found = decorator.decorator
             called = found.func if isinstance(found, cst.Call) else found
             if self.names(called) & NO_GRAD and self._runs(node.body):
-                self.report(found, "inference", "runs the model without gradients")
+                self._report(found, in_function=True)  # (a decorated function runs when called)
                 return
 
     def _runs(self, body: cst.CSTNode) -> bool:
