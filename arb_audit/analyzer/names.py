@@ -295,3 +295,9 @@ class NameResolver:
                 seen.add(current)
                 pending.extend(self.class_bases.get(current, ()))
         return seen
+
+
+def decorator_callee(decorator: cst.Decorator) -> cst.BaseExpression:
+    """Return what a decorator names (``torch.no_grad`` of ``@torch.no_grad()`` and of ``@torch.no_grad``)."""
+    found = decorator.decorator
+    return found.func if isinstance(found, cst.Call) else found

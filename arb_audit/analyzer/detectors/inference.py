@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import SERVED
+from arb_audit.analyzer.names import decorator_callee
 from arb_audit.analyzer.walk import descendants
 
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
@@ -134,10 +135,8 @@ class Inference(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
-            found = decorator.decorator
-            called = found.func if isinstance(found, cst.Call) else found
-            if self.names(called) & NO_GRAD and self._runs(node.body):
-                self._report(found, in_function=True)  # (a decorated function runs when called)
+            if self.names(decorator_callee(decorator)) & NO_GRAD and self._runs(node.body):
+                self._report(decorator.decorator, in_function=True)  # (a decorated function runs when called)
                 return
 
     def _runs(self, body: cst.CSTNode) -> bool:

@@ -6,8 +6,9 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import decorator_callee, last_name
 
 SCALAR_HEADS = frozenset(
     {
@@ -44,12 +45,6 @@ def _innermost(value: cst.BaseExpression) -> cst.BaseExpression:
     ):
         value = value.func.value
     return value
-
-
-def _decorated(decorator: cst.Decorator) -> cst.BaseExpression:
-    """Return the decorator's callee (``torch.no_grad`` of ``@torch.no_grad()``)."""
-    found = decorator.decorator
-    return found.func if isinstance(found, cst.Call) else found
 
 
 SCORER_ROLES = frozenset({"reward", "rm", "judge", "scorer", "value", "critic"})
@@ -242,10 +237,7 @@ class RewardHead(RouteDetector):
         # the reward model must be the function's only model: one handed beside a policy or a
         # reference scores that policy's samples (online DPO, best-of-n SFT, a PPO rollout)
         named = [p for p in params if set(words(p.name.value)) & MODEL_PARAMETER_WORDS]
-        no_grad = any(
-            "no_grad" in last_name(_decorated(d)) or "inference" in last_name(_decorated(d))
-            for d in node.decorators
-        )
+        no_grad = any(self.names(decorator_callee(d)) & NO_GRAD for d in node.decorators)
         self.functions.append(
             len(models) == 1 and names_a_reward_model(models[0]) and len(named) <= 1 and not no_grad
         )
