@@ -13,7 +13,7 @@ import contextlib
 import gc
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,6 +71,11 @@ class Stage:
     ``name``."""
     confidence: str = "low"
     """How firmly (:data:`CONFIDENCES`): ``high``, ``medium`` or ``low``."""
+
+    @property
+    def label(self) -> str:
+        """The file label this stage gives a file it is the last stage of (multi-turn: ``ONLINE_RL``)."""
+        return "ONLINE_RL" if self.interactive else STAGE_LABELS.get(self.kind, "NONE_TRAINING")
 
 
 BASES: dict[str, str] = {
@@ -442,27 +447,18 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     )
     labels: list[str] = []
     policy_gradient = [s for s in stages if s.kind in POLICY_GRADIENT]
-    if (
-        len(routes) >= 2
-        and set(routes) <= {"GRPO", "PPO"}
-        and policy_gradient
-        and all(s.interactive for s in policy_gradient)
-    ):
-        # the setting picks only the policy-gradient estimator, while every route trains on
-        # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from)
-        result.role, result.primary = "training", "ONLINE_RL"
+    if len(routes) >= 2:
         result.possible_routes = routes
         result.default_route = next(
             (f.default for f in findings if f.signal == "dispatch" and f.default), None
         )
-        labels = ["ONLINE_RL", *routes]
-    elif len(routes) >= 2:
-        result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
-        result.possible_routes = routes
-        result.default_route = next(
-            (f.default for f in findings if f.signal == "dispatch" and f.default), None
-        )
-        labels = ["CONFIG_DEPENDENT", *routes]
+        if set(routes) <= {"GRPO", "PPO"} and policy_gradient and all(s.interactive for s in policy_gradient):
+            # the setting picks only the policy-gradient estimator, while every route trains on
+            # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from)
+            result.role, result.primary = "training", "ONLINE_RL"
+        else:
+            result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
+        labels = [result.primary, *routes]
     elif not stages and not steps and any(f.signal == "dispatch" and f.variant == BY_NAME for f in findings):
         # the trainer class run is looked up by a setting's value (``getattr(trainers, cfg.trainer)``):
         # a launcher whose routes are the looked-up module's, not this file's
@@ -493,7 +489,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # them): the one whose loss it writes out is what it implements, the rest keep a
             # framework's loss
             last = next((s for s in stages if s.kind in computed), last)
-        result.primary = "ONLINE_RL" if last.interactive else STAGE_LABELS.get(last.kind, "NONE_TRAINING")
+        result.primary = last.label
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
         if any(
@@ -737,17 +733,10 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
     if not known:
         # a framework's policy-gradient learner subclassed here, the step in the framework: the
         # advantages the file computes for it say whether it is GRPO (oat's PPOLearner, Dr. GRPO)
-        grouped = _group_relative(findings)
-        if grouped is None or not any(f.detector == "HandwrittenLoss" and f.kind == "grpo" for f in findings):
+        if not any(f.detector == "HandwrittenLoss" and f.kind == "grpo" for f in findings):
             return named  # (a batch-wide mean is no group's: rewards shaped into prompts' groups are)
-        message = f"{grouped.message} (line {grouped.line})"
-        return [
-            replace(f, kind="grpo", variant="grpo", message=f"{f.message}; {message}")
-            if f.kind == "ppo" and f.variant in (None, "ppo")
-            else f
-            for f in named
-        ]
-    known = _grouped_by_estimate(known, findings)
+        return _grouped_by_estimate(named, findings, lambda f: f.variant in (None, "ppo"))
+    known = _grouped_by_estimate(known, findings, _plain_step)
     kinds = {f.kind for f in known}
     kept = [
         f
@@ -757,13 +746,17 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
     return kept + known
 
 
-def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[Finding]:
-    """Make a plain policy-gradient step GRPO when the file's only advantage estimate is group-relative.
+def _grouped_by_estimate(
+    known: list[Finding], findings: list[Finding], plain: Callable[[Finding], bool]
+) -> list[Finding]:
+    """Make a plain policy-gradient stage GRPO when the file's only advantage estimate is group-relative.
 
     The advantages often reach the step through a generator or a batch object the loss slice cannot
     follow (``yield ..., advantages``); an estimate in the same file that centres rewards on their own
     group's mean, with no other baseline beside it, is the one the step uses. So it is for a remote
-    service's policy-gradient loss (Tinker's ``importance_sampling``), handed the advantages.
+    service's policy-gradient loss (Tinker's ``importance_sampling``), handed the advantages, and for a
+    framework's PPO learner the file subclasses (oat's ``PPOLearner`` running Dr. GRPO). ``plain``
+    says which PPO-family findings carry no variant of their own.
     """
     grouped = _group_relative(findings)
     if grouped is None:
@@ -772,10 +765,15 @@ def _grouped_by_estimate(known: list[Finding], findings: list[Finding]) -> list[
         replace(
             f, kind="grpo", variant="grpo", message=f"{f.message}; {grouped.message} (line {grouped.line})"
         )
-        if f.kind == "ppo" and (PLAIN_POLICY_GRADIENT in f.message or f.message.startswith(REMOTE_STEP))
+        if f.kind == "ppo" and plain(f)
         else f
         for f in known
     ]
+
+
+def _plain_step(found: Finding) -> bool:
+    """Say whether a step's loss is plain policy gradient (or a remote service's), no variant shown."""
+    return PLAIN_POLICY_GRADIENT in found.message or found.message.startswith(REMOTE_STEP)
 
 
 def _trainer_classes(stages: list[Stage]) -> set[str]:

@@ -27,7 +27,6 @@ from arb_audit.analyzer.classify import GENERIC_VARIANTS, Classification, Stage,
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
-from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 if TYPE_CHECKING:
@@ -286,8 +285,7 @@ def _of_definition(sub: Classification, span: tuple[int, int] | None) -> Classif
         return sub
     if sub.role == "launcher":
         # one trainer taken from a library of trainers for several routes: that trainer's route
-        taken = inside[-1]
-        label = "ONLINE_RL" if taken.interactive else STAGE_LABELS.get(taken.kind, "UNKNOWN")
+        label = inside[-1].label
         return replace(sub, stages=inside, role="training", primary=label, labels=[label], possible_routes=[])
     return replace(sub, stages=inside)
 
