@@ -294,14 +294,7 @@ class DataOutput(RouteDetector):
         ``jdump(rows, p)``, ``save_jsonl(rows, p)``, ``save_dataset(dataset, p)``: named for JSON or
         for a dataset of records (``save_results`` is as often an evaluation's scores: not counted).
         """
-        name = last_name(node.func)
-        said = set(words(name))
-        writes = said & WRITE_VERBS or name.endswith("dump")
-        return (
-            len(node.args) >= 2
-            and bool(writes)
-            and (bool(said & (JSON_WORDS | DATASET_WORDS)) or name in ("jdump", "jldump"))
-        )
+        return len(node.args) >= 2 and records_writer(last_name(node.func))
 
     def _json_lines(self, node: cst.Call) -> bool:
         """Say whether ``node`` joins JSON-encoded records with newlines: a JSON-lines document."""
@@ -318,6 +311,17 @@ class DataOutput(RouteDetector):
         if isinstance(value, cst.BinaryOperation):
             return self._encodes_json(value.left)
         return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)
+
+
+def records_writer(name: str) -> bool:
+    """Say whether a function's name is a project's writer of records (``save_jsonl``, ``jdump``).
+
+    Named for writing, and for JSON or a dataset of records (``save_results`` is as often an
+    evaluation's scores: not counted).
+    """
+    said = set(words(name))
+    writes = said & WRITE_VERBS or name.endswith("dump")
+    return bool(writes) and (bool(said & (JSON_WORDS | DATASET_WORDS)) or name in ("jdump", "jldump"))
 
 
 MODEL_HOLDERS = ("model", "tokenizer", "trainer", "processor")

@@ -11,10 +11,9 @@ from arb_audit.analyzer.calls import delegates
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.data_output import (
     DATASET_WRITERS,
-    JSON_WORDS,
-    WRITE_VERBS,
     holds_model,
     opens_for_writing,
+    records_writer,
 )
 from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
 from arb_audit.analyzer.names import literal_text
@@ -216,7 +215,7 @@ class GenerationPurpose(RouteDetector):
         ):
             self._path(node, node.args[0].value)
             return
-        if isinstance(func, cst.Name) and _json_writer(func.value):
+        if isinstance(func, cst.Name) and records_writer(func.value):
             # a project's JSON writer handed the path it writes (``write_to_json(f"rm-eval-{m}.json", r)``)
             for arg in node.args:
                 if isinstance(arg.value, cst.SimpleString | cst.FormattedString):
@@ -296,9 +295,3 @@ class GenerationPurpose(RouteDetector):
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
             self._cue(node, message, TRAINING_SHAPED)
-
-
-def _json_writer(name: str) -> bool:
-    """Say whether a function's name is a JSON writer's (``write_to_json``, ``save_jsonl``, ``jdump``)."""
-    said = set(words(name))
-    return bool(said & WRITE_VERBS and said & JSON_WORDS) or name in ("jdump", "jldump")
