@@ -12,6 +12,7 @@ from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
+from arb_audit.analyzer.frameworks import PACKAGES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted, last_name
 
@@ -343,6 +344,29 @@ def runs_episodes(node: cst.Call) -> bool:
         or set(words(last_name(a.value))) & ENVIRONMENT_WORDS
         for a in node.args
     )
+
+
+TURN_WORDS = frozenset({"agent", "agentic", "tool", "tools", "turn", "turns", "multiturn"})
+"""Words that, beside "loop" or "rollout" (``agent_loop``, ``multi_turn_rollout``, ``tool_rollout``),
+name a helper running the model's turns against tools or an environment."""
+
+
+def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
+    """Say whether ``node`` calls a helper named for running the model's turns with tools or a world.
+
+    ``generation_manager.run_llm_loop(gen_batch, initial_input_ids)`` (Search-R1 and its forks),
+    ``agent_loop(...)``, ``multi_turn_rollout(...)``: the multi-turn loop is the helper's, in another
+    file; the name says generation is interleaved with the world's turns. ``train_loop``,
+    ``generate_rollout`` and ``llm_rollout`` say nothing of turns and do not count, nor does a
+    framework's own helper (NeMo-RL's ``run_multi_turn_rollout`` runs as many turns as its config says,
+    one by default): what a framework runs is its table's to say.
+    """
+    if any(q.partition(".")[0] in PACKAGES for q in names(node.func)):
+        return False
+    named = set(words(last_name(node.func)))
+    if "loop" in named:
+        return bool(named & (TURN_WORDS | {"llm"}))
+    return bool(named & {"rollout", "rollouts"} and named & TURN_WORDS)
 
 
 def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:

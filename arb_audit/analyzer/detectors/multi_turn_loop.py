@@ -11,6 +11,7 @@ from arb_audit.analyzer.calls import (
     is_generation_helper,
     literal_field,
     method,
+    runs_agent_loop,
     runs_episodes,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
@@ -57,7 +58,9 @@ class MultiTurnLoop(RouteDetector):
     ``scheduler.step()`` take no action and are not environment steps; a loop that only generates is
     not reported, nor one inside a function named for evaluation, testing or a demo (such loops do not
     produce what a stage trains on). A loop that hands an environment to a helper named for playing
-    its episodes (``batch_interact_environment(agent=a, env=env)``) runs them there.
+    its episodes (``batch_interact_environment(agent=a, env=env)``) runs them there, and so does one
+    sampling through a helper named for the model's turns with tools (``manager.run_llm_loop(batch)``,
+    ``multi_turn_rollout(...)``), whose loop lives in another file.
     """
 
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
@@ -87,6 +90,12 @@ class MultiTurnLoop(RouteDetector):
             "        scores.append(interact_environment(agent, env))\n"
         ),
         Valid("for i in range(3):\n    rollouts = collect_rollouts(policy, prompts)\n"),
+        Valid("for epoch in range(3):\n    train_loop(model, loader)\n    out = llm_rollout(prompts)\n"),
+        Valid("def _validate(self):\n    for batch in loader:\n        out = manager.run_llm_loop(batch)\n"),
+        Valid(
+            "from nemo_rl.experience.rollouts import run_multi_turn_rollout\n"
+            "for batch in loader:\n    out = run_multi_turn_rollout(policy, batch, max_rollout_turns=n)\n"
+        ),
         Valid("for row in rows:\n    for tc in row.tool_calls:\n        names.append(tc.name)\n"),
         Valid(
             "def evaluate(model, tasks):\n    for turn in range(5):\n"
@@ -99,6 +108,12 @@ class MultiTurnLoop(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "for batch in self.train_dataloader:\n"
+            "    out = generation_manager.run_llm_loop(gen_batch, initial_input_ids=ids)\n"
+            "    self.actor_rollout_wg.update_actor(out)\n",
+            "interactive",
+        ),
         Invalid(
             "for i in range(iterations):\n"
             "    trajectories = batch_interact_environment(agent=agent, env=env, n=rollout_size)\n"
@@ -235,7 +250,12 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
-        if self.loops and not self.played and runs_episodes(node) and not self._not_training():
+        if (
+            self.loops
+            and not self.played
+            and (runs_episodes(node) or runs_agent_loop(node, self.names))
+            and not self._not_training()
+        ):
             statement = self.context.statements[-1] if self.context.statements else None
             self.played = (node, statement)
         if not self.loops:
@@ -271,7 +291,11 @@ class MultiTurnLoop(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.played is not None and not self.pending:
             call, at = self.played
-            message = f"a loop hands an environment to {last_name(call.func)}, which plays its episodes"
+            message = (
+                f"a loop hands an environment to {last_name(call.func)}, which plays its episodes"
+                if runs_episodes(call)
+                else f"a loop samples through {last_name(call.func)}, named for the model's turns with tools"
+            )
             self.report(call, "interactive", message, statement=at, interactive=True)
         for node, statement, step, feedback, user in self.pending:
             # a user turn the code writes itself (a game's board after the move, a simulated user) is
