@@ -95,6 +95,13 @@ def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
     )
 
 
+def _walked_name(target: cst.BaseExpression, walked: dict[str, str]) -> str | None:
+    """Return the walked tensor an in-place target is (``param`` or ``param.data``), if it is one."""
+    if isinstance(target, cst.Attribute) and target.attr.value == "data":
+        target = target.value
+    return target.value if isinstance(target, cst.Name) and target.value in walked else None
+
+
 STATISTICS_WORDS = frozenset({"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs"})
 """Words of a container of measurements: ``stats[k] = w[k] * stats[k]`` weights losses, not tensors."""
 
@@ -104,6 +111,19 @@ def _records_statistics(target: cst.BaseExpression) -> bool:
     while isinstance(target, cst.Subscript):
         target = target.value
     return bool(STATISTICS_WORDS & set(words(last_name(target))))
+
+
+CASTS = frozenset(
+    {"to", "float", "half", "bfloat16", "double", "cpu", "cuda", "contiguous", "clone", "detach"}
+)
+"""Tensor methods that return the same values in another dtype, device or memory."""
+
+
+def _cast_of(value: cst.BaseExpression) -> str | None:
+    """Return the name a value is, through casts (``tk.to(dtype=torch.float32)`` -> ``tk``)."""
+    while isinstance(value, cst.Call) and method(value) in CASTS and isinstance(value.func, cst.Attribute):
+        value = value.func.value
+    return value.value if isinstance(value, cst.Name) else None
 
 
 IN_PLACE_SUMS = frozenset({"add_", "sub_"})
@@ -161,6 +181,17 @@ class WeightAverage(RouteDetector):
             "import torch\nsd = torch.load('x.pt', weights_only=True)\n"
             "sd2 = {k: v.half() for k, v in sd.items()}\n"
         ),
+        Valid(
+            "sd = model.state_dict()\nfor name, p in sd.items():\n    p.data += 1e-3 * torch.randn_like(p)\n"
+        ),
+        Valid(
+            "for name, param in tqdm(target.state_dict().items()):\n"
+            "    param.data -= base.state_dict()[name]\ntarget.save_pretrained(delta_path)\n"
+        ),
+        Valid(
+            "for path in paths:\n    sd = torch.load(path)\n    w = sd['weight']\n"
+            "    total_norm += w.norm()\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -212,6 +243,29 @@ class WeightAverage(RouteDetector):
             "merge",
             "weight_average",
         ),
+        Invalid(
+            "from safetensors import safe_open\nacc = first.get_tensor(k).float()\n"
+            "for d in dirs[1:]:\n    with safe_open(d, framework='pt') as fh:\n"
+            "        tk = fh.get_tensor(k)\n        acc.add_(tk.to(dtype=torch.float32))\n"
+            "acc.div_(len(dirs))\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "import torch\navg = None\nfor p in ckpts:\n    w = torch.load(p)['model']\n"
+            "    avg = w if avg is None else avg\n    summed += w\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "for name, param in tqdm(base.state_dict().items()):\n"
+            "    param.data += delta.state_dict()[name]\nbase.save_pretrained(out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -237,6 +291,9 @@ class WeightAverage(RouteDetector):
             self._combined(node)
 
     def visit_For(self, node: cst.For) -> None:
+        if self._sums_checkpoints(node):
+            self._combined(node)
+            return
         if _counts(node.iter):
             return  # for i in range(batch): rows of tensors indexed by position, not tensors by name
         target: cst.BaseExpression = node.target
@@ -268,10 +325,23 @@ class WeightAverage(RouteDetector):
                     and len(_keyed_sources(statement.value, key)) >= 2
                 )
                 or (
-                    # base[k] += delta[k]: one checkpoint's tensors added to another's
+                    # base[k] += delta[k]: one checkpoint's tensors added to another's; so is
+                    # ``param.data += delta[k]`` walking ``base.state_dict().items()``
+                    # (``param.data -= base[k]`` takes a delta out for distribution: it combines
+                    # nothing into a model)
                     isinstance(statement, cst.AugAssign)
                     and isinstance(statement.operator, cst.AddAssign | cst.SubtractAssign)
-                    and len(_keyed_sources(statement.target, key) | _keyed_sources(statement.value, key)) >= 2
+                    and len(
+                        _keyed_sources(statement.target, key)
+                        | _keyed_sources(statement.value, key)
+                        | (
+                            {walked[n]}
+                            if isinstance(statement.operator, cst.AddAssign)
+                            and (n := _walked_name(statement.target, walked))
+                            else set()
+                        )
+                    )
+                    >= 2
                 )
                 or (
                     # base[k].add_(delta[k]): the same, in place
@@ -287,6 +357,50 @@ class WeightAverage(RouteDetector):
             ):
                 self._combined(statement)
                 return
+
+    def _sums_checkpoints(self, loop: cst.For) -> bool:
+        """Say whether a loop adds a tensor it reads from a checkpoint into one kept outside it.
+
+        ``for d in dirs[1:]: t = safe_open(d).get_tensor(k); acc.add_(t)`` (and ``acc += t``): one
+        tensor summed over checkpoints, as averaging them does. A norm or a statistic of the tensor
+        (``total += t.norm()``) is not the tensor, nor is a sum into a container named for metrics.
+        """
+        read: set[str] = set()
+        for statement in reversed(descendants(loop.body)):
+            if isinstance(statement, cst.Assign) and self._reads_tensor(statement.value):
+                read |= {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+            elif (
+                isinstance(statement, cst.Call)
+                and method(statement) in IN_PLACE_SUMS
+                and isinstance(statement.func, cst.Attribute)
+                and statement.args
+            ):
+                into, added = statement.func.value, statement.args[0].value
+                if isinstance(into, cst.Name) and into.value not in read and _cast_of(added) in read:
+                    return not _records_statistics(into)
+            elif (
+                isinstance(statement, cst.AugAssign)
+                and isinstance(statement.operator, cst.AddAssign)
+                and isinstance(statement.target, cst.Name)
+                and statement.target.value not in read
+                and _cast_of(statement.value) in read
+            ):
+                return not _records_statistics(statement.target)
+        return False
+
+    def _reads_tensor(self, value: cst.BaseExpression) -> bool:
+        """Say whether ``value`` is a tensor read from a checkpoint (``f.get_tensor(k)``, ``load(p)[k]``)."""
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        while (
+            isinstance(value, cst.Call) and method(value) in CASTS and isinstance(value.func, cst.Attribute)
+        ):
+            value = value.func.value
+            while isinstance(value, cst.Subscript):
+                value = value.value
+        return isinstance(value, cst.Call) and (
+            method(value) == "get_tensor" or bool(self.names(value.func) & WEIGHT_LOADERS)
+        )
 
     def _accumulates(
         self,
