@@ -186,6 +186,23 @@ def _same_tensor(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     )
 
 
+def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
+    """Say whether a subtraction takes every pair of a vector's entries (``s.unsqueeze(0) - s.unsqueeze(1)``).
+
+    Broadcast against itself along two new axes, a vector gives the matrix of all its pairwise
+    differences: how a ranking loss compares each candidate with every other.
+    """
+    if not (isinstance(left, cst.Call) and isinstance(right, cst.Call)):
+        return False
+    if not all(
+        isinstance(n.func, cst.Attribute) and n.func.attr.value == "unsqueeze" and n.args
+        for n in (left, right)
+    ):
+        return False
+    assert isinstance(left.func, cst.Attribute) and isinstance(right.func, cst.Attribute)
+    return left.func.value.deep_equals(right.func.value) and not left.args[0].deep_equals(right.args[0])
+
+
 def _reduced(node: cst.BaseExpression) -> cst.BaseExpression:
     """``x.sum()`` / ``x.mean()`` -> ``x``."""
     while (
@@ -266,6 +283,9 @@ class Features:
     pairwise_difference: bool = False
     """Two slices of one tensor subtracted (``scores[:, 0] - scores[:, 1]``, ``r[:bs] - r[bs:]``): the
     two members of a pair compared."""
+    outer_difference: bool = False
+    """Every pair of one vector's entries subtracted (``s.unsqueeze(0) - s.unsqueeze(-1)``): the
+    comparisons of a ranking loss over several candidates."""
     negated_logprob: bool = False
     """A log-probability negated (``-agent.get_log_prob(obs, action).mean()``): a likelihood maximised."""
     model_forward: bool = False
@@ -312,7 +332,7 @@ def loss_form(f: Features) -> Verdict:
     preference = bool(f.calls & SIGMOID or "logsigmoid" in f.methods or "sigmoid" in f.methods) or (
         "relu" in f.methods or "hinge" in w
     )
-    paired = bool(w & PREFERENCE_WORDS) or f.pairwise_difference
+    paired = bool(w & PREFERENCE_WORDS) or f.pairwise_difference or f.outer_difference
     policy_logps = bool(w & SEQUENCE_LOGPROB_WORDS)
     advantages = bool(w & ADVANTAGE_WORDS)
     if f.calls & MARGIN:
@@ -331,6 +351,15 @@ def loss_form(f: Features) -> Verdict:
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
+    if (
+        f.outer_difference
+        and w & SCORE_WORDS
+        and (w & SEQUENCE_LOGPROB_WORDS or any(c.endswith("log_softmax") for c in f.calls))
+        and not advantages
+    ):
+        # every candidate's length-normalised log-likelihood compared with every other's, the pairs
+        # ordered by the candidates' reward scores (RRHF): a ranking form of preference optimisation
+        return Verdict("dpo", "ranking", None, "candidates' log-likelihoods ranked by their reward scores")
     policy_gradient = advantages or f.clip_around_one or f.exp_of_difference
     if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
@@ -483,6 +512,8 @@ class Slice:
                 elif isinstance(node, cst.BinaryOperation):
                     if isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
                         f.pairwise_difference = True
+                    elif isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
+                        f.outer_difference = True
                 elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
                     # ``stats["loss_pg"]``: what was put into that entry; ``stats[k]``: into any
                     named = keyed_entry(node)

@@ -487,6 +487,27 @@ class GradientStep(RouteDetector):
             "reward_model",
         ),
         Invalid(
+            "import torch.nn.functional as F\n"
+            "def rank_loss(scores, rw_scores):\n"
+            "    diff = scores.unsqueeze(0) - scores.unsqueeze(-1)\n"
+            "    rw_diff = rw_scores.unsqueeze(0) - rw_scores.unsqueeze(-1)\n"
+            "    return -diff[(rw_diff > 0) & (diff < 0)].sum()\n"
+            "logits = F.log_softmax(model(input_ids=ids).logits, dim=-1)\n"
+            "token_logps = torch.gather(logits, -1, labels.unsqueeze(-1)).squeeze(-1)\n"
+            "scores = token_logps.sum(-1) / lengths\n"
+            "loss = rank_loss(scores, rewards) - token_logps[best].mean()\nloss.backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "scores = rm(ids)\n"
+            "loss = -F.logsigmoid(scores.unsqueeze(1) - scores.unsqueeze(0))[order].mean()\n"
+            "loss.backward()\n",
+            "gradient_step",
+            "reward_model",
+        ),
+        Invalid(
             "import torch\n"
             "def group_advantages(r, g):\n    r = r.view(-1, g)\n"
             "    return ((r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-6)).flatten()\n"
