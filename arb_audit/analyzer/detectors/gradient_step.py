@@ -417,6 +417,13 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
+            "import torch\nfrom pefts.mft_trainer import MftTrainer\n"
+            "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
+            "trainer = MftTrainer(model=model, optimizer=optimizer, train_dataloader=loader)\n"
+            "trainer.accelerate_train()\n",
+            "gradient_step",
+        ),
+        Invalid(
             "import torch\nfrom chapter5 import train_model_simple\n"
             "optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
             "train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs=2)\n",
@@ -825,11 +832,12 @@ class GradientStep(RouteDetector):
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "evaluates"))
         elif (
             name is not None
-            and name.startswith("train_")
+            and (name.startswith("train_") or name.endswith("_train"))
             and isinstance(node.func, cst.Attribute)
             and isinstance(node.func.value, cst.Name)
         ):
-            # trainer.train_rlhf(experience): a trainer's own training method, once the name is a trainer
+            # trainer.train_rlhf(experience), trainer.accelerate_train(): a trainer's own training
+            # method, once the name is a trainer
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
         elif updates_model(name, POLICY_WORDS) and isinstance(node.func, cst.Attribute):
             self.steps.append((node, self._statement(), [], f"{name}(): a worker's policy update"))
