@@ -79,7 +79,7 @@ CALLED_METHODS = frozenset({"__call__", "forward"})
 """Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 """The settings classes of transformers' Trainer."""
-LOSS_NAME_WORDS = frozenset({"loss", "objective"})
+LOSS_NAME_WORDS = frozenset({"loss", "losses", "objective"})
 """Words of a function's name that say it computes a loss."""
 TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 """Words of a function's name that, handed an optimiser, runs the training loop with it."""
@@ -241,6 +241,15 @@ class GradientStep(RouteDetector):
             "        log_probs = torch.log(probs)\n        loss = -log_probs.mean()\n        return loss\n",
             "loss",
             "reward_model",
+        ),
+        Invalid(
+            "from ..loss_gallery import calculate_grpo_loss\n"
+            "def _compute_all_losses(args, log_probs, inputs):\n"
+            "    pg_loss = calculate_grpo_loss(log_probs=log_probs, old_log_probs=inputs['old_logprobs'],\n"
+            "                                  advantages=inputs['advantages'])\n"
+            "    return {'pg_loss': pg_loss, 'kl_loss': inputs['ref_logprobs'] - log_probs}\n",
+            "loss",
+            "grpo",
         ),
         Invalid(
             "from preference_trainer import NCATrainer_pairwise\n"
