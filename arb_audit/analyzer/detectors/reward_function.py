@@ -6,6 +6,8 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import MODEL_WORDS, words
+from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.walk import descendants
 
 NOT_A_REWARD_FUNCTION = frozenset(
     {
@@ -72,6 +74,14 @@ class RewardFunction(RouteDetector):
         Valid("def format_turn(message):\n    return message['content']\n"),
         Valid("def reward_guided_search(s, question, paras):\n    return Tree(s, paras).run(question)\n"),
         Valid("class RewardWeightedSampler:\n    def __call__(self, pool):\n        return pool[0]\n"),
+        Valid(
+            "class RewardLogger:\n    def log(self, output, ground_truth):\n"
+            "        print(output, ground_truth)\n"
+        ),
+        Valid(
+            "class RewardModelWorker:\n    def forward_step(self, data):\n"
+            "        return self.score(data['output'], data['ground_truth'])\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -111,6 +121,12 @@ class RewardFunction(RouteDetector):
         ),
         Invalid(
             "def compute_gt_score(completions, references, tasks):\n    return [1.0 for c in completions]\n",
+            "reward_named",
+        ),
+        Invalid(
+            "class RuleReward(BaseModule):\n    def forward_step(self, data):\n"
+            "        fn = self.select_score_fn(data['source'])\n"
+            "        return [compute_score_fn(d['output'], ground_truth) for d, ground_truth in data]\n",
             "reward_named",
         ),
         Invalid(
@@ -184,6 +200,34 @@ class RewardFunction(RouteDetector):
         )
         if call is not None:
             self.report(node, "reward_named", f"{node.name.value} is called to score samples")
+            return
+        scorer = next(
+            (
+                c
+                for s in node.body.body
+                if isinstance(s, cst.FunctionDef)
+                for c in descendants(s)
+                if isinstance(c, cst.Call) and _scores_against_truth(c)
+            ),
+            None,
+        )
+        if scorer is not None:
+            # a framework module's reward (``class RuleReward(BaseModule)`` with ``forward_step``):
+            # its methods score each output against the reference, whatever the method is called
+            message = f"{node.name.value} scores outputs against their references"
+            self.report(scorer, "reward_named", message)
+
+
+SCORER_WORDS = frozenset({"score", "scorer", "reward", "verify", "verifier", "grade", "grader", "judge"})
+"""Words of a function that scores a response (``compute_score_fn``, ``grade_answer``)."""
+
+
+def _scores_against_truth(call: cst.Call) -> bool:
+    """Say whether a call scores something against a reference (``score_fn(output, ground_truth)``)."""
+    if not set(words(last_name(call.func))) & SCORER_WORDS:
+        return False
+    given = [last_name(a.value) for a in call.args] + [a.keyword.value for a in call.args if a.keyword]
+    return any(set(words(g)) & TRUTH_WORDS for g in given)
 
 
 def _score_contract(name: str, params: list[str]) -> bool:
