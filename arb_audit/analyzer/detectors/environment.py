@@ -15,7 +15,7 @@ from arb_audit.analyzer.calls import (
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import dotted, literal_bool
+from arb_audit.analyzer.names import dotted, last_name, literal_bool
 from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
@@ -102,6 +102,16 @@ class Environment(RouteDetector):
         Invalid(
             "class Gsm8k(BaseTextEnv):\n    def step(self, action):\n        done = True\n"
             "        return StepOutput(observations=[], reward=score(action), done=done)\n",
+            "environment",
+            None,
+            SINGLE_TURN,
+        ),
+        Invalid(
+            "class MathEnvironment(EnvironmentInterface):\n"
+            "    def step(self, message_log_batch, metadata):\n"
+            "        rewards = torch.tensor(self.grade(message_log_batch, metadata)).cpu()\n"
+            "        done = torch.ones_like(rewards).cpu()\n"
+            "        return EnvironmentReturn(observations=obs, rewards=rewards, terminateds=done)\n",
             "environment",
             None,
             SINGLE_TURN,
@@ -305,12 +315,12 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                 and _ends(node.keyword.value)
                 and not isinstance(node.value, cst.Name)
             ):
-                ends.append(literal_bool(node.value) is True)
+                ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and _ends(target.target.value):
                     if not _uncut(target.target.value, node.value):
-                        ends.append(literal_bool(node.value) is True)
+                        ends.append(_always_ends(node.value))
                 elif (
                     isinstance(target.target, cst.Tuple)
                     and isinstance(node.value, cst.Tuple)
@@ -324,7 +334,7 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                             and _ends(flag.value)
                             and not _uncut(flag.value, value.value)
                         ):
-                            ends.append(literal_bool(value.value) is True)
+                            ends.append(_always_ends(value.value))
         elif (
             isinstance(node, cst.Return)
             and isinstance(node.value, cst.Tuple)
@@ -332,10 +342,40 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
             and not isinstance(flag := node.value.elements[2].value, cst.Name)
         ):
             # gym's ``(obs, reward, done, ...)`` with the end computed in place (``guess == target``)
-            ends.append(literal_bool(flag) is True)
+            ends.append(_always_ends(flag))
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
+
+
+ALL_ONES = frozenset({"ones", "ones_like"})
+"""Constructors of a tensor or array of ones: an end flag set for every episode of a batch."""
+SAME_VALUES = frozenset({"cpu", "cuda", "to", "bool", "float", "int", "long", "tolist"})
+"""Methods that move or cast a flag without changing which episodes it ends."""
+
+
+def _always_ends(value: cst.BaseExpression) -> bool:
+    """Say whether an end flag is set for every episode (``True``, ``torch.ones_like(r)``, ``[True] * n``).
+
+    A batched ``step`` that ends each of its episodes after one answer (NeMo-RL's math environment:
+    ``done = torch.ones_like(rewards)``) is single-turn as one returning ``done = True`` is.
+    """
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in SAME_VALUES
+    ):
+        value = value.func.value
+    if isinstance(value, cst.Call):
+        return last_name(value.func) in ALL_ONES
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        listed = value.left if isinstance(value.left, cst.List) else value.right
+        return (
+            isinstance(listed, cst.List)
+            and len(listed.elements) == 1
+            and literal_bool(listed.elements[0].value) is True
+        )
+    return literal_bool(value) is True
 
 
 def _uncut(name: str, value: cst.BaseExpression) -> bool:
