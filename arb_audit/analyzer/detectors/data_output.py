@@ -29,6 +29,8 @@ JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 
 
 RECORD_FILE_OPENERS = frozenset({"jsonlines.open"})
+RECORD_FILE_WRITERS = frozenset({"jsonlines.Writer"})
+"""Classes that write records to a file one JSON line each (``jsonlines.Writer(f)``)."""
 """Functions that open a file of records, for writing with a ``w`` or ``a`` mode."""
 DATASET_WORDS = frozenset({"dataset", "datasets", "samples", "records", "examples", "conversations"})
 """Words of a helper that writes a dataset of records (``save_dataset``, ``write_samples``)."""
@@ -127,6 +129,11 @@ class DataOutput(RouteDetector):
         ),
         Invalid("write_jsonl(rows, 'train.jsonl')\n", "data_output"),
         Invalid(
+            "import jsonlines\nwith open(path, 'w') as f:\n    writer = jsonlines.Writer(f)\n"
+            "    for item in items:\n        writer.write(item)\n",
+            "data_output",
+        ),
+        Invalid(
             "import json\nwith open('out.json', 'w') as f:\n    json.dump(new_records, f, indent=4)\n",
             "data_output",
         ),
@@ -188,7 +195,10 @@ class DataOutput(RouteDetector):
         """``name.write(...)`` calls in a loop writing the text of a model's reply, with their statements."""
 
     def visit_Param(self, node: cst.Param) -> None:
-        if node.annotation is not None and _file_writer(node.annotation.annotation):
+        annotation = node.annotation.annotation if node.annotation is not None else None
+        if annotation is not None and (
+            _file_writer(annotation) or self.names(annotation) & RECORD_FILE_WRITERS
+        ):
             self.writers.add(node.name.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -219,7 +229,7 @@ class DataOutput(RouteDetector):
         """Say whether a call makes a dataset file writer (``JsonlWriter(p)``, ``jsonlines.open(p, "w")``)."""
         if not isinstance(call, cst.Call):
             return False
-        if _file_writer(call.func):
+        if _file_writer(call.func) or self.names(call.func) & RECORD_FILE_WRITERS:
             return True
         if last_name(call.func) != "open" or not self.names(call.func) & RECORD_FILE_OPENERS:
             return False
