@@ -99,6 +99,10 @@ def _read(node: cst.CSTNode) -> set[str]:
     return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name)}
 
 
+FILTERING_WORDS = frozenset({"filter", "decontaminate", "decontamination", "dedup", "deduplicate"})
+"""Words of a function that removes data (a benchmark's questions from a training set), scoring nothing."""
+
+
 def _prepares_data(qualified: str) -> bool:
     """Say whether a function comes from a data-preparation module (``lm_eval.decontamination.janitor``)."""
     return bool(DATA_PREPARATION_PARTS & set(qualified.split(".")[:-1]))
@@ -112,6 +116,10 @@ def _evaluation_module(qualified: str) -> bool:
     """
     parts = qualified.split(".")[:-1]
     if not parts or parts[0] in ("transformers", "trl", "torch", "builtins"):
+        return False
+    if FILTERING_WORDS & set(words(qualified.rsplit(".", 1)[-1])):
+        # ``benchmark_data.filter_out()``: a benchmark's questions read to keep them out of training
+        # data (decontamination), not answers scored
         return False
     found = [
         i
@@ -155,6 +163,7 @@ class Scoring(RouteDetector):
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
         Valid("from mypy.evalexpr import evaluate_expression\nevaluate_expression(node)\n"),
         Valid("from lm_eval.decontamination.janitor import Janitor\njanitor = Janitor()\n"),
+        Valid("import benchmark_data\nbench_filter = benchmark_data.filter_out()\n"),
         Valid(
             "from skythought.evals.util.math_parsing_util import strip_answer_string\n"
             "gt = strip_answer_string(problem['answer'])\n"
