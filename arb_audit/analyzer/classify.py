@@ -35,6 +35,7 @@ from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.reward_head import STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
+from arb_audit.analyzer.detectors.teacher_rewards import ON_POLICY_DISTILLATION
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
@@ -416,7 +417,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     scorer_only = any(f.signal == "reward_head" and f.variant == STEPPED for f in findings) and not any(
         s.kind == "reward_model" for s in stages
     )
+    distilled = any(f.signal == "loss" and f.variant == ON_POLICY_DISTILLATION for f in findings)
     for stage in stages:
+        if distilled and stage.kind in POLICY_GRADIENT:
+            # the rewards it maximises are a teacher's log-probabilities of the policy's own samples:
+            # whatever the estimator, the teacher's distribution is learnt (on-policy distillation)
+            stage.kind, stage.variant, stage.data_source = "sft", ON_POLICY_DISTILLATION, "distilled"
+            continue
         if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model)
             stage.kind, stage.variant = "reward_model", "scalar_head"
@@ -456,6 +463,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # the setting picks only the policy-gradient estimator, while every route trains on
             # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from)
             result.role, result.primary = "training", "ONLINE_RL"
+        elif set(routes) <= {"GRPO", "PPO"} and distilled:
+            # the setting picks only the estimator of rewards that are a teacher's log-probabilities:
+            # on-policy distillation whichever it picks
+            result.role, result.primary = "training", "SFT"
+            routes = ["DISTILLATION", *routes]
         else:
             result.role, result.primary = "launcher", "CONFIG_DEPENDENT"
         labels = [result.primary, *routes]
@@ -544,6 +556,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
         labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]
         result.primary = labels[0] if labels else "NONE_TRAINING"
+        if any(f.signal == "loss" and f.data_source == "distilled" for f in findings):
+            labels.append("DISTILLATION")
         if environment and result.primary in ("GRPO", "PPO"):
             # a policy-gradient component whose samples are episodes of several turns (an experience
             # maker that retrieves between generations)

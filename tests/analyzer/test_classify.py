@@ -1400,3 +1400,37 @@ def test_stage_functions_chained_by_the_module_keep_the_last_stage_not_config_de
     """
     result = classify_path(write(tmp_path, "pipeline.py", textwrap.dedent(code)))
     assert result.primary == "PPO" and result.role == "training"
+
+
+TEACHER_LOGPROB_REWARDS = """
+import torch
+from .ray_trainer import RayPPOTrainer
+
+
+class OnPolicyDistillationTrainer(RayPPOTrainer):
+    def apply_reward_kl_penalty(self, data):
+        teacher_action_log_probs = data["base_action_log_probs"]
+        rewards = -(data["action_log_probs"] - teacher_action_log_probs) * data["loss_mask"]
+        data["rewards"] = rewards
+        return data
+
+
+def policy_loss(log_probs, old_log_probs, advantages):
+    ratio = torch.exp(log_probs - old_log_probs)
+    return -torch.min(ratio * advantages, ratio.clamp(0.8, 1.2) * advantages).mean()
+
+
+loss = policy_loss(log_probs, old_log_probs, advantages)
+loss.backward()
+"""
+
+
+def test_rewards_that_are_a_teachers_log_probabilities_make_on_policy_distillation(tmp_path: Path) -> None:
+    # the policy-gradient step maximises the teacher's log-probabilities of the policy's own samples
+    result = classify_path(write(tmp_path, "distill.py", TEACHER_LOGPROB_REWARDS))
+    assert (result.primary, result.role) == ("SFT", "training")
+    assert "DISTILLATION" in result.labels
+    stage = result.stages[-1]
+    assert (stage.kind, stage.variant, stage.data_source) == ("sft", "on_policy_distillation", "distilled")
+    plain = TEACHER_LOGPROB_REWARDS.replace("teacher_action_log_probs", "baseline_values")
+    assert classify_path(write(tmp_path, "ppo.py", plain)).primary in ("PPO", "GRPO", "CONFIG_DEPENDENT")
