@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import Trainer, resolve_trainer
 
 
@@ -26,6 +27,7 @@ class TrainerConstruction(RouteDetector):
         Valid("from trl import SFTTrainer\nif False:\n    SFTTrainer(model=m)\n"),
         Valid("class GRPOTrainer:\n    pass\n\nGRPOTrainer()\n"),
         Valid("from trl import SFTConfig\nargs = SFTConfig(output_dir='x')\n"),
+        Valid("build_trainer(model=m, reward_funcs=[r])\n"),
     )
     INVALID = (
         Invalid("from trl import GRPOTrainer as G\nG(model=m, reward_funcs=[r])\n", "stage", "grpo"),
@@ -49,6 +51,12 @@ class TrainerConstruction(RouteDetector):
             "reward_model",
         ),
         Invalid("from transformers import Trainer\nTrainer(model=m, train_dataset=d)\n", "stage", "sft"),
+        Invalid(
+            "from open_r1.intuitor_trainer import INTUITORTrainer\n"
+            "INTUITORTrainer(model=m, reward_funcs=fns, args=training_args)\n",
+            "stage",
+            "grpo",
+        ),
         Invalid(
             "def main():\n    from trl import GRPOTrainer\n"
             "    trainer_cls = GRPOTrainer\n    trainer_cls(model=m)\n",
@@ -78,3 +86,9 @@ class TrainerConstruction(RouteDetector):
         )
         if found is not None:
             self.report_trainer(node, f"constructs {found[0]}", found[1])
+        elif last_name(node.func).endswith("Trainer") and keyword(node, "reward_funcs") is not None:
+            # a project's own trainer (``INTUITORTrainer(model=m, reward_funcs=fns, args=grpo_config)``)
+            # built with the reward functions TRL's GRPOTrainer takes: GRPO's contract, a sampling
+            # trainer scoring its own completions
+            message = f"constructs {last_name(node.func)} with reward_funcs=, as TRL's GRPOTrainer is"
+            self.report(node, "stage", message, kind="grpo", on_policy=True)
