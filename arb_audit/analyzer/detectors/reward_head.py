@@ -69,7 +69,7 @@ class RewardHead(RouteDetector):
 
     TRIGGERS = (
         *("SequenceClassification", "RewardModel", "reward_model", "CriticModel", "critic_model"),
-        *("PRM", "reward_optim", "rm_optim", "ranker", "Ranker"),
+        *("PRM", "reward_optim", "rm_optim", "ranker", "Ranker", "Linear"),
     )
 
     VALID = (
@@ -112,6 +112,10 @@ class RewardHead(RouteDetector):
         ),
         Valid("reward_model = make_reward_model()\nscores = reward_model(**batch)\nloss.backward()\n"),
         Valid("model = create_model(GPT2LMHeadModel, path)\nmodel.backward(loss)\n"),
+        Valid(
+            "import torch.nn as nn\nclass Gate(nn.Module):\n    def __init__(self, d):\n"
+            "        self.proj = nn.Linear(d, 8)\ngate = Gate(16)\nopt = AdamW(gate.parameters())\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -150,6 +154,12 @@ class RewardHead(RouteDetector):
             "reward_head",
         ),
         Invalid(
+            "import torch.nn as nn\nclass Mistral_VM(nn.Module):\n    def __init__(self, base, vocab_size):\n"
+            "        self.base = base\n        self.LN = nn.Linear(vocab_size, 1)\n"
+            "VM = Mistral_VM(base, 32000)\noptimizer = AdamW(VM.parameters(), lr=1e-5)\n",
+            "reward_head",
+        ),
+        Invalid(
             "import torch.nn.functional as F\n"
             "def forward_with_loss(model: RewardModel, input_ids, labels):\n"
             "    return F.binary_cross_entropy_with_logits(model(input_ids), labels)\n",
@@ -181,11 +191,22 @@ class RewardHead(RouteDetector):
         """Names bound to a one-output classification head -> the call that loads or builds it."""
         self.scorers: set[str] = set()
         """Names handed on as another trainer's scorer (``reward_model=rm``, ``judge=rm``)."""
+        self.class_names: list[str] = []
+        """Names of the classes open around the node."""
+        self.scalar_classes: set[str] = set()
+        """Classes of the file that end in a one-output linear layer (a value or reward head)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
             return
+        if self.class_names and self._one_output_layer(node.value):
+            # ``self.v_head = nn.Linear(hidden, 1)`` in a model class of the file: the class scores
+            # each sequence with one number (a value or reward model built here)
+            self.scalar_classes.add(self.class_names[-1])
         targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        if targets and last_name(node.value.func) in self.scalar_classes:
+            for target in targets:
+                self.heads[target] = node.value
         if _builds_scorer(node.value.func) or _factory_of_scorer(node.value):
             for target in targets:
                 self.built[target] = node.value
@@ -210,6 +231,14 @@ class RewardHead(RouteDetector):
                 self.report(call, "reward_head", message, statement=call)
                 return
 
+    def _one_output_layer(self, node: cst.Call) -> bool:
+        """Say whether ``node`` builds a linear layer with one output (``nn.Linear(hidden, 1)``)."""
+        if not self.names(node.func) & LINEAR_LAYERS:
+            return False
+        out = keyword(node, "out_features")
+        value = out.value if out is not None else node.args[1].value if len(node.args) > 1 else None
+        return isinstance(value, cst.Integer) and value.value == "1"
+
     def _scalar_head(self, node: cst.Call) -> bool:
         """Say whether ``node`` loads or builds a classification head with one output."""
         labels = keyword(node, "num_labels")
@@ -222,9 +251,11 @@ class RewardHead(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(names_a_reward_model(node.name.value))
+        self.class_names.append(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
+        self.class_names.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = [*node.params.posonly_params, *node.params.params]
@@ -297,6 +328,10 @@ class RewardHead(RouteDetector):
         bound = isinstance(parent, cst.Assign) and _innermost(parent.value) is node
         if not bound and self._scalar_head(node):
             self.report(node, "reward_head", "a classification head with one output scores sequences")
+
+
+LINEAR_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
+"""A fully connected layer: with one output, a scalar head."""
 
 
 def names_a_reward_model(name: str) -> bool:
