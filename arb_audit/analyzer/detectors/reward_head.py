@@ -113,6 +113,11 @@ class RewardHead(RouteDetector):
         Valid("reward_model = make_reward_model()\nscores = reward_model(**batch)\nloss.backward()\n"),
         Valid("model = create_model(GPT2LMHeadModel, path)\nmodel.backward(loss)\n"),
         Valid(
+            "from transformers import AutoModelForSequenceClassification as Head\n"
+            "base = Head.from_pretrained(path, num_labels=1)\n"
+            "PeftModel.from_pretrained(base, adapter).merge_and_unload().save_pretrained(out)\n"
+        ),
+        Valid(
             "import torch.nn as nn\nclass Gate(nn.Module):\n    def __init__(self, d):\n"
             "        self.proj = nn.Linear(d, 8)\ngate = Gate(16)\nopt = AdamW(gate.parameters())\n"
         ),
@@ -191,6 +196,8 @@ class RewardHead(RouteDetector):
         """Names bound to a one-output classification head -> the call that loads or builds it."""
         self.scorers: set[str] = set()
         """Names handed on as another trainer's scorer (``reward_model=rm``, ``judge=rm``)."""
+        self.handed: set[str] = set()
+        """Names given positionally to a call (``PeftModel.from_pretrained(head, path)``)."""
         self.class_names: list[str] = []
         """Names of the classes open around the node."""
         self.scalar_classes: set[str] = set()
@@ -218,8 +225,10 @@ class RewardHead(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         reported = {id(f.node) for f in self.context.findings if f.signal == "reward_head"}
         for name, call in self.heads.items():
-            if (name in self.trained or name not in self.scorers) and id(call) not in reported:
-                # (``for p in rm.parameters(): p.requires_grad = False`` freezes a scorer handed on)
+            if (name in self.trained or name not in self.scorers | self.handed) and id(call) not in reported:
+                # (``for p in rm.parameters(): p.requires_grad = False`` freezes a scorer handed on; a
+                # head given to another call, ``PeftModel.from_pretrained(head, adapter)`` to merge an
+                # adapter into it, is that call's and not trained here)
                 # (a head handed to a policy-gradient or online-preference trainer as its reward
                 # model scores that trainer's samples: it is not what the file trains)
                 message = "a classification head with one output scores sequences"
@@ -316,6 +325,9 @@ class RewardHead(RouteDetector):
                 self.weighed.add(func.value.value)
             else:
                 self.trained.add(func.value.value)
+        self.handed |= {
+            a.value.value for a in node.args if a.keyword is None and isinstance(a.value, cst.Name)
+        }
         for arg in node.args:
             if (
                 arg.keyword is not None
