@@ -346,9 +346,9 @@ def runs_episodes(node: cst.Call) -> bool:
     )
 
 
-TURN_WORDS = frozenset({"agent", "agentic", "tool", "tools", "turn", "turns", "multiturn"})
-"""Words that, beside "loop" or "rollout" (``agent_loop``, ``multi_turn_rollout``, ``tool_rollout``),
-name a helper running the model's turns against tools or an environment."""
+TURN_WORDS = frozenset({"agent", "agentic", "tool", "tools", "multiturn"})
+"""Words that, beside "loop" or "rollout" (``agent_loop``, ``tool_rollout``), name a helper running the
+model's turns against tools or an environment (so does "multi" with "turn": ``multi_turn_rollout``)."""
 
 
 def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
@@ -357,16 +357,20 @@ def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[s
     ``generation_manager.run_llm_loop(gen_batch, initial_input_ids)`` (Search-R1 and its forks),
     ``agent_loop(...)``, ``multi_turn_rollout(...)``: the multi-turn loop is the helper's, in another
     file; the name says generation is interleaved with the world's turns. ``train_loop``,
-    ``generate_rollout`` and ``llm_rollout`` say nothing of turns and do not count, nor does a
-    framework's own helper (NeMo-RL's ``run_multi_turn_rollout`` runs as many turns as its config says,
-    one by default): what a framework runs is its table's to say.
+    ``generate_rollout``, ``llm_rollout``, ``single_turn_rollout`` and ``turn_rollouts_into_batch``
+    say nothing of several turns and do not count, nor does a framework's own helper (NeMo-RL's
+    ``run_multi_turn_rollout`` runs as many turns as its config says, one by default): what a
+    framework runs is its table's to say.
     """
     if any(q.partition(".")[0] in PACKAGES for q in names(node.func)):
         return False
     named = set(words(last_name(node.func)))
+    turns = bool(named & TURN_WORDS) or {"multi", "turn"} <= named or {"multi", "turns"} <= named
+    if named & {"single", "one"}:
+        return False
     if "loop" in named:
-        return bool(named & (TURN_WORDS | {"llm"}))
-    return bool(named & {"rollout", "rollouts"} and named & TURN_WORDS)
+        return turns or "llm" in named
+    return bool(named & {"rollout", "rollouts"}) and turns
 
 
 def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:

@@ -31,6 +31,7 @@ PROMPT_BUILDERS = frozenset({"apply_chat_template", "rollout"})
 NOT_TRAINING_SCOPES = frozenset(
     {
         "eval",
+        "val",
         "evaluate",
         "evaluation",
         "test",
@@ -92,6 +93,12 @@ class MultiTurnLoop(RouteDetector):
         Valid("for i in range(3):\n    rollouts = collect_rollouts(policy, prompts)\n"),
         Valid("for epoch in range(3):\n    train_loop(model, loader)\n    out = llm_rollout(prompts)\n"),
         Valid("def _validate(self):\n    for batch in loader:\n        out = manager.run_llm_loop(batch)\n"),
+        Valid(
+            "def agent_loop(agent, prompts):\n    return agent.model.generate(prompts)\n"
+            "for batch in loader:\n    seqs = agent_loop(agent, batch)\n    loss.backward()\n"
+        ),
+        Valid("for batch in loader:\n    out = single_turn_rollout(policy, batch)\n"),
+        Valid("for batch in loader:\n    b = turn_rollouts_into_batch(rollouts)\n"),
         Valid(
             "from nemo_rl.experience.rollouts import run_multi_turn_rollout\n"
             "for batch in loader:\n    out = run_multi_turn_rollout(policy, batch, max_rollout_turns=n)\n"
@@ -201,6 +208,11 @@ class MultiTurnLoop(RouteDetector):
         """The file reads a person's reply (``input()``): its user turns are a chat's."""
         self.played: tuple[cst.Call, cst.CSTNode | None] | None = None
         """A call in a loop handing an environment to a helper that plays its episodes."""
+        self.loop_helpers: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        """Calls in a loop of helpers named for the model's turns with tools (``run_llm_loop``): they
+        play episodes when the helper is not defined in this file (one defined here is read here)."""
+        self.defined: set[str] = set()
+        """Names of the functions and methods the file defines."""
         self.roles: dict[str, str | None] = {}
         """The role of the message each plain name was last assigned (``tool_message = {"role": "tool"}``)."""
         self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
@@ -209,6 +221,7 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
+        self.defined.add(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
@@ -250,14 +263,12 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
-        if (
-            self.loops
-            and not self.played
-            and (runs_episodes(node) or runs_agent_loop(node, self.names))
-            and not self._not_training()
-        ):
+        if self.loops and not self.played and not self._not_training():
             statement = self.context.statements[-1] if self.context.statements else None
-            self.played = (node, statement)
+            if runs_episodes(node):
+                self.played = (node, statement)
+            elif runs_agent_loop(node, self.names) and not any(c is node for c, _ in self.loop_helpers):
+                self.loop_helpers.append((node, statement))
         if not self.loops:
             return
         generation = (
@@ -289,6 +300,10 @@ class MultiTurnLoop(RouteDetector):
         self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.played is None:
+            self.played = next(
+                ((c, at) for c, at in self.loop_helpers if last_name(c.func) not in self.defined), None
+            )
         if self.played is not None and not self.pending:
             call, at = self.played
             message = (
