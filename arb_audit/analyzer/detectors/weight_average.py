@@ -95,6 +95,18 @@ def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
     )
 
 
+def _adds_other_weights(value: cst.BaseExpression, key: str, walked: str, weights: set[str]) -> bool:
+    """Say whether an in-place ``+=`` adds another model's weights to a walked tensor.
+
+    ``param.data += delta.state_dict()[k]`` does; an EMA or a Reptile step moving the tensor toward
+    another (``p.data += a * (other[k] - p.data)``, it reads itself) and noise (``sigma * noise[k]``)
+    do not. ``weights``: names bound to a model's weights (``delta_sd = delta.state_dict()``).
+    """
+    if any(isinstance(n, cst.Name) and n.value == walked for n in (value, *descendants(value))):
+        return False
+    return any(_weights(code) or code in weights for code in _keyed_sources(value, key))
+
+
 def _walked_name(target: cst.BaseExpression, walked: dict[str, str]) -> str | None:
     """Return the walked tensor an in-place target is (``param`` or ``param.data``), if it is one."""
     if isinstance(target, cst.Attribute) and target.attr.value == "data":
@@ -117,6 +129,15 @@ CASTS = frozenset(
     {"to", "float", "half", "bfloat16", "double", "cpu", "cuda", "contiguous", "clone", "detach"}
 )
 """Tensor methods that return the same values in another dtype, device or memory."""
+
+
+def _variable_index(node: cst.Subscript) -> bool:
+    """Say whether a subscript indexes by a variable (``sd[k]``), not a literal (``ckpt["step"]``)."""
+    return (
+        len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.slice[0].slice.value, cst.Name)
+    )
 
 
 def _cast_of(value: cst.BaseExpression) -> str | None:
@@ -156,6 +177,10 @@ class WeightAverage(RouteDetector):
         Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
         Valid(
+            "sd = model.state_dict()\n"
+            "rates = {f'timing/{k}': timing_raw[k] * 1000 / tokens[k] for k in timing_raw}\n"
+        ),
+        Valid(
             "sd = model.state_dict()\nfor name, param in model.named_parameters():\n"
             "    param.data = param.data * scale\n"
         ),
@@ -191,6 +216,17 @@ class WeightAverage(RouteDetector):
         Valid(
             "for path in paths:\n    sd = torch.load(path)\n    w = sd['weight']\n"
             "    total_norm += w.norm()\n"
+        ),
+        Valid(
+            "import torch\nfor run in runs:\n    seen = torch.load(run)['tokens_seen']\n"
+            "    total_tokens += seen\n"
+        ),
+        Valid(
+            "ema_sd = ema.state_dict()\nfor name, ema_param in ema_sd.items():\n"
+            "    ema_param.data += (1 - decay) * (model_sd[name] - ema_param.data)\n"
+        ),
+        Valid(
+            "sd = model.state_dict()\nfor name, param in sd.items():\n    param.data += sigma * noise[name]\n"
         ),
     )
     INVALID = (
@@ -253,8 +289,7 @@ class WeightAverage(RouteDetector):
             "weight_average",
         ),
         Invalid(
-            "import torch\navg = None\nfor p in ckpts:\n    w = torch.load(p)['model']\n"
-            "    avg = w if avg is None else avg\n    summed += w\n",
+            "import torch\nfor p in ckpts:\n    w = torch.load(p)[name]\n    summed = summed + w.float()\n",
             "stage",
             "merge",
             "weight_average",
@@ -271,6 +306,8 @@ class WeightAverage(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.reads_weights = False
+        self.weight_names: set[str] = set()
+        """Names bound to a model's or a checkpoint's weights (``delta_sd = delta.state_dict()``)."""
         self.combined: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
 
     def _combined(self, node: cst.CSTNode) -> None:
@@ -281,10 +318,20 @@ class WeightAverage(RouteDetector):
         if method(node) in ("state_dict", "load_state_dict") or self.names(node.func) & WEIGHT_LOADERS:
             self.reads_weights = True
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and (
+            method(value) == "state_dict" or self.names(value.func) & WEIGHT_LOADERS
+        ):
+            self.weight_names |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+
     def visit_DictComp(self, node: cst.DictComp) -> None:
         target = node.for_in.target
         if (
             isinstance(target, cst.Name)
+            # a merged state dict keeps the tensors' names as keys (``f"timing/{k}": ...`` is a report)
+            and isinstance(node.key, cst.Name)
+            and node.key.value == target.value
             and not _counts(node.for_in.iter)
             and len(_keyed_sources(node.value, target.value)) >= 2
         ):
@@ -338,6 +385,7 @@ class WeightAverage(RouteDetector):
                             {walked[n]}
                             if isinstance(statement.operator, cst.AddAssign)
                             and (n := _walked_name(statement.target, walked))
+                            and _adds_other_weights(statement.value, key, n, self.weight_names)
                             else set()
                         )
                     )
@@ -370,14 +418,25 @@ class WeightAverage(RouteDetector):
             if isinstance(statement, cst.Assign) and self._reads_tensor(statement.value):
                 read |= {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
             elif (
+                isinstance(statement, cst.Assign)
+                and len(statement.targets) == 1
+                and isinstance(into := statement.targets[0].target, cst.Name)
+                and into.value not in read
+                and isinstance(total := statement.value, cst.BinaryOperation)
+                and isinstance(total.operator, cst.Add)
+                and {_cast_of(total.left), _cast_of(total.right)} & read
+                and into.value in (_cast_of(total.left), _cast_of(total.right))
+            ):
+                return not _records_statistics(into)  # acc = acc + t
+            elif (
                 isinstance(statement, cst.Call)
                 and method(statement) in IN_PLACE_SUMS
                 and isinstance(statement.func, cst.Attribute)
                 and statement.args
             ):
-                into, added = statement.func.value, statement.args[0].value
-                if isinstance(into, cst.Name) and into.value not in read and _cast_of(added) in read:
-                    return not _records_statistics(into)
+                summed, added = statement.func.value, statement.args[0].value
+                if isinstance(summed, cst.Name) and summed.value not in read and _cast_of(added) in read:
+                    return not _records_statistics(summed)
             elif (
                 isinstance(statement, cst.AugAssign)
                 and isinstance(statement.operator, cst.AddAssign)
@@ -390,17 +449,26 @@ class WeightAverage(RouteDetector):
 
     def _reads_tensor(self, value: cst.BaseExpression) -> bool:
         """Say whether ``value`` is a tensor read from a checkpoint (``f.get_tensor(k)``, ``load(p)[k]``)."""
-        while isinstance(value, cst.Subscript):
-            value = value.value
-        while (
-            isinstance(value, cst.Call) and method(value) in CASTS and isinstance(value.func, cst.Attribute)
-        ):
-            value = value.func.value
-            while isinstance(value, cst.Subscript):
+        # (one tensor per parameter name: read at a variable key, ``f.get_tensor(k)``, ``sd[k]``; a
+        # literal key, ``torch.load(p)["tokens_seen"]``, reads a counter or a metric kept beside them)
+        keyed = False
+        while True:
+            if isinstance(value, cst.Subscript):
+                keyed = keyed or _variable_index(value)
                 value = value.value
-        return isinstance(value, cst.Call) and (
-            method(value) == "get_tensor" or bool(self.names(value.func) & WEIGHT_LOADERS)
-        )
+            elif (
+                isinstance(value, cst.Call)
+                and method(value) in CASTS
+                and isinstance(value.func, cst.Attribute)
+            ):
+                value = value.func.value
+            else:
+                break
+        if not isinstance(value, cst.Call):
+            return False
+        if method(value) == "get_tensor":
+            return bool(value.args) and isinstance(value.args[0].value, cst.Name)
+        return keyed and bool(self.names(value.func) & WEIGHT_LOADERS)
 
     def _accumulates(
         self,
