@@ -192,6 +192,14 @@ def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bo
     Broadcast against itself along two new axes, a vector gives the matrix of all its pairwise
     differences: how a ranking loss compares each candidate with every other.
     """
+    if isinstance(left, cst.Subscript) and isinstance(right, cst.Subscript):
+        # ``s[:, None] - s[None, :]``: the same vector, a new axis in two places
+        return (
+            left.value.deep_equals(right.value)
+            and any(_new_axis(e) for e in left.slice)
+            and any(_new_axis(e) for e in right.slice)
+            and not left.deep_equals(right)
+        )
     if not (isinstance(left, cst.Call) and isinstance(right, cst.Call)):
         return False
     if not all(
@@ -201,6 +209,15 @@ def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bo
         return False
     assert isinstance(left.func, cst.Attribute) and isinstance(right.func, cst.Attribute)
     return left.func.value.deep_equals(right.func.value) and not left.args[0].deep_equals(right.args[0])
+
+
+def _new_axis(element: cst.SubscriptElement) -> bool:
+    """Say whether a subscript element adds an axis (``None``)."""
+    return (
+        isinstance(element.slice, cst.Index)
+        and isinstance(element.slice.value, cst.Name)
+        and (element.slice.value.value == "None")
+    )
 
 
 def _reduced(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -283,9 +300,9 @@ class Features:
     pairwise_difference: bool = False
     """Two slices of one tensor subtracted (``scores[:, 0] - scores[:, 1]``, ``r[:bs] - r[bs:]``): the
     two members of a pair compared."""
-    outer_difference: bool = False
-    """Every pair of one vector's entries subtracted (``s.unsqueeze(0) - s.unsqueeze(-1)``): the
-    comparisons of a ranking loss over several candidates."""
+    outer_differences: int = 0
+    """How often every pair of one vector's entries is subtracted (``s.unsqueeze(0) - s.unsqueeze(-1)``):
+    the comparisons of a ranking loss over several candidates."""
     negated_logprob: bool = False
     """A log-probability negated (``-agent.get_log_prob(obs, action).mean()``): a likelihood maximised."""
     model_forward: bool = False
@@ -332,7 +349,7 @@ def loss_form(f: Features) -> Verdict:
     preference = bool(f.calls & SIGMOID or "logsigmoid" in f.methods or "sigmoid" in f.methods) or (
         "relu" in f.methods or "hinge" in w
     )
-    paired = bool(w & PREFERENCE_WORDS) or f.pairwise_difference or f.outer_difference
+    paired = bool(w & PREFERENCE_WORDS) or f.pairwise_difference or f.outer_differences > 0
     policy_logps = bool(w & SEQUENCE_LOGPROB_WORDS)
     advantages = bool(w & ADVANTAGE_WORDS)
     if f.calls & MARGIN:
@@ -343,6 +360,18 @@ def loss_form(f: Features) -> Verdict:
     if preference and w & REFERENCE_WORDS and policy_logps and not advantages:
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "log-sigmoid of a difference of policy/reference log-ratios")
+    if (
+        # two orders compared pair by pair: the candidates' log-likelihoods against their rewards'
+        f.outer_differences >= 2
+        and w & SCORE_WORDS
+        # (the likelihoods of given tokens: log-probabilities gathered at the targets, not a
+        # scorer's softmax over its candidates, which a listwise reward model takes)
+        and (w & SEQUENCE_LOGPROB_WORDS or "gather" in f.methods or "torch.gather" in f.calls)
+        and not advantages
+    ):
+        # every candidate's length-normalised log-likelihood compared with every other's, the pairs
+        # ordered by the candidates' reward scores (RRHF): a ranking form of preference optimisation
+        return Verdict("dpo", "ranking", None, "candidates' log-likelihoods ranked by their reward scores")
     if preference and paired:
         # scores named rewards, compared without a reference or a beta, are a reward model's outputs
         # (``log(sigmoid(chosen_reward - reject_reward))`` has log-probabilities of its own)
@@ -351,15 +380,6 @@ def loss_form(f: Features) -> Verdict:
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")
-    if (
-        f.outer_difference
-        and w & SCORE_WORDS
-        and (w & SEQUENCE_LOGPROB_WORDS or any(c.endswith("log_softmax") for c in f.calls))
-        and not advantages
-    ):
-        # every candidate's length-normalised log-likelihood compared with every other's, the pairs
-        # ordered by the candidates' reward scores (RRHF): a ranking form of preference optimisation
-        return Verdict("dpo", "ranking", None, "candidates' log-likelihoods ranked by their reward scores")
     policy_gradient = advantages or f.clip_around_one or f.exp_of_difference
     if policy_gradient and (w & LOGPROB_WORDS or w & RATIO_WORDS or f.exp_of_difference or f.clip_around_one):
         critic = bool(w & {"critic", "vf"}) or bool(w & {"gamma", "returns"} and w & VALUE_WORDS)
@@ -510,10 +530,10 @@ class Slice:
                         seen_names.add((-2, attr))
                         pending.extend((s, v, depth) for s, v in self._named(attr))
                 elif isinstance(node, cst.BinaryOperation):
-                    if isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
+                    if isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
+                        f.outer_differences += 1
+                    elif isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
                         f.pairwise_difference = True
-                    elif isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
-                        f.outer_difference = True
                 elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
                     # ``stats["loss_pg"]``: what was put into that entry; ``stats[k]``: into any
                     named = keyed_entry(node)
