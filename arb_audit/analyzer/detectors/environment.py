@@ -318,7 +318,15 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                 ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Assign):
             for target in node.targets:
-                if isinstance(target.target, cst.Name) and _ends(target.target.value):
+                flagged = target.target
+                if (
+                    isinstance(flagged, cst.Subscript)
+                    and isinstance(flagged.value, cst.Name)
+                    and _ends(flagged.value.value)
+                ):
+                    # ``done[i] = 0`` after ``done = torch.ones_like(r)``: some episodes go on
+                    ends.append(literal_bool(node.value) is True)
+                elif isinstance(target.target, cst.Name) and _ends(target.target.value):
                     if not _uncut(target.target.value, node.value):
                         ends.append(_always_ends(node.value))
                 elif (
@@ -366,6 +374,8 @@ def _always_ends(value: cst.BaseExpression) -> bool:
         and value.func.attr.value in SAME_VALUES
     ):
         value = value.func.value
+    if isinstance(value, cst.Integer):
+        return value.value == "1"
     if isinstance(value, cst.Call):
         return last_name(value.func) in ALL_ONES
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):

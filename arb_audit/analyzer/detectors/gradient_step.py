@@ -79,6 +79,8 @@ CALLED_METHODS = frozenset({"__call__", "forward"})
 """Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 """The settings classes of transformers' Trainer."""
+EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "test", "predict", "validate", "val"})
+"""Words of a trainer's method that measures a model (``evaluate_after_train``), whatever else it says."""
 LOSS_NAME_WORDS = frozenset({"loss", "losses", "objective"})
 """Words of a function's name that say it computes a loss."""
 TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
@@ -842,6 +844,7 @@ class GradientStep(RouteDetector):
         elif (
             name is not None
             and (name.startswith("train_") or name.endswith("_train"))
+            and not set(words(name)) & EVALUATION_WORDS
             and isinstance(node.func, cst.Attribute)
             and isinstance(node.func.value, cst.Name)
         ):

@@ -79,6 +79,11 @@ class RewardFunction(RouteDetector):
             "        print(output, ground_truth)\n"
         ),
         Valid(
+            "class RewardStatsCallback:\n    def sanity_check(self, batch):\n"
+            "        for out, gt in batch:\n            assert grade_answer(out, gt) == 1\n"
+            "        return True\n"
+        ),
+        Valid(
             "class RewardModelWorker:\n    def forward_step(self, data):\n"
             "        return self.score(data['output'], data['ground_truth'])\n"
         ),
@@ -201,16 +206,20 @@ class RewardFunction(RouteDetector):
         if call is not None:
             self.report(node, "reward_named", f"{node.name.value} is called to score samples")
             return
+        named = words(node.name.value)
         scorer = next(
             (
                 c
                 for s in node.body.body
-                if isinstance(s, cst.FunctionDef)
+                if isinstance(s, cst.FunctionDef) and _returns(s)
                 for c in descendants(s)
                 if isinstance(c, cst.Call) and _scores_against_truth(c)
             ),
             None,
         )
+        if named[0] == "test" or named[-1] not in REWARD_CLASS_HEADS:
+            # ``TestRewardMath`` tests a reward, ``RewardStatsCallback`` logs one: neither computes it
+            scorer = None
         if scorer is not None:
             # a framework module's reward (``class RuleReward(BaseModule)`` with ``forward_step``):
             # its methods score each output against the reference, whatever the method is called
@@ -218,6 +227,11 @@ class RewardFunction(RouteDetector):
             self.report(scorer, "reward_named", message)
 
 
+REWARD_CLASS_HEADS = frozenset(
+    {"reward", "rewards", "fn", "func", "function", "scorer", "verifier", "grader", "judge", "manager"}
+)
+"""Last words of a class that computes rewards (``RuleReward``, ``MathRewardFn``, ``RewardManager``),
+not one that logs, tests or plots them."""
 SCORER_WORDS = frozenset({"score", "scorer", "reward", "verify", "verifier", "grade", "grader", "judge"})
 """Words of a function that scores a response (``compute_score_fn``, ``grade_answer``)."""
 
