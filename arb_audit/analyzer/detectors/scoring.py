@@ -99,7 +99,9 @@ def _read(node: cst.CSTNode) -> set[str]:
     return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name)}
 
 
-FILTERING_WORDS = frozenset({"filter", "decontaminate", "decontamination", "dedup", "deduplicate"})
+FILTERING_WORDS = frozenset(
+    {"filter", "decontaminate", "decontamination", "contaminated", "contamination", "dedup", "deduplicate"}
+)
 """Words of a function that removes data (a benchmark's questions from a training set), scoring nothing."""
 
 
