@@ -428,6 +428,11 @@ class GradientStep(RouteDetector):
             "ppo",
         ),
         Invalid(
+            "from pykoi.rlhf import RLFinetuning, RLHFConfig\n"
+            "rl = RLFinetuning(RLHFConfig(base_model_path=p))\nrl.train_and_save('./models/rl')\n",
+            "gradient_step",
+        ),
+        Invalid(
             "import torch\nfrom pefts.mft_trainer import MftTrainer\n"
             "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
             "trainer = MftTrainer(model=model, optimizer=optimizer, train_dataloader=loader)\n"
@@ -1228,6 +1233,10 @@ TRAINER_FACTORY_VERBS = frozenset({"get", "build", "create", "make", "init", "se
 _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 
 
+FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner", "tuner"})
+"""Last words of a class named for fine-tuning a model (pykoi's ``SupervisedFinetuning``)."""
+
+
 def _names_trainer_class(name: str) -> bool:
     """Say whether a class's name says it is a trainer (``PPOTrainer``, ``NCATrainer_pairwise``).
 
@@ -1238,6 +1247,8 @@ def _names_trainer_class(name: str) -> bool:
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
     said = words(name)
+    if name[:1].isupper() and said and said[-1] in FINE_TUNER_WORDS:
+        return True  # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
