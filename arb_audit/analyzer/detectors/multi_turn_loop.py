@@ -19,6 +19,8 @@ from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
+TOOL_ROLES = frozenset({"tool", "observation", "environment", "env", "ipython", "function"})
+"""Roles of a turn a tool or an environment writes (not a user's)."""
 FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
 """Chat roles of a turn that comes from outside the policy: a tool's result, an environment's
 observation, a (simulated) user's reply."""
@@ -100,6 +102,15 @@ class MultiTurnLoop(RouteDetector):
         Valid("for batch in loader:\n    out = single_turn_rollout(policy, batch)\n"),
         Valid("for batch in loader:\n    b = turn_rollouts_into_batch(rollouts)\n"),
         Valid(
+            "class EvalAgent:\n    def answer(self, q):\n        return self.llm.generate(q)\n"
+            "    def observe(self, msgs, result):\n        msgs.append({'role': 'tool', 'content': result})\n"
+        ),
+        Valid(
+            "class ChatFormatter:\n    def render(self, msgs, tok):\n"
+            "        return tok.apply_chat_template(msgs)\n"
+            "    def add_tool(self, msgs, r):\n        msgs.append({'role': 'tool', 'content': r})\n"
+        ),
+        Valid(
             "from nemo_rl.experience.rollouts import run_multi_turn_rollout\n"
             "for batch in loader:\n    out = run_multi_turn_rollout(policy, batch, max_rollout_turns=n)\n"
         ),
@@ -115,6 +126,16 @@ class MultiTurnLoop(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "class SearchAgentLoop(AgentLoopBase):\n"
+            "    async def generate_llm_response(self, ctx):\n"
+            "        return await self.generate(ctx['ids'], sampling_params=self.sp)\n"
+            "    async def generate_tool_response(self, ctx, text):\n"
+            "        for resp in await self.run_tools(text):\n"
+            "            message = {'role': 'tool', 'content': resp.text}\n"
+            "            ctx['messages'].append(message)\n",
+            "interactive",
+        ),
         Invalid(
             "for batch in self.train_dataloader:\n"
             "    out = generation_manager.run_llm_loop(gen_batch, initial_input_ids=ids)\n"
@@ -213,6 +234,10 @@ class MultiTurnLoop(RouteDetector):
         play episodes when the helper is not defined in this file (one defined here is read here)."""
         self.defined: set[str] = set()
         """Names of the functions and methods the file defines."""
+        self.classes: list[list[bool]] = []
+        """Per open class: [one of its methods generates, one appends a tool's or environment's turn]."""
+        self.tool_class: cst.ClassDef | None = None
+        """A class whose methods both generate and append tool turns (an agent loop's hooks)."""
         self.roles: dict[str, str | None] = {}
         """The role of the message each plain name was last assigned (``tool_message = {"role": "tool"}``)."""
         self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
@@ -222,6 +247,15 @@ class MultiTurnLoop(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
         self.defined.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append([False, False])
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        generates, tool_turns = self.classes.pop()
+        named = set(words(original_node.name.value))
+        if generates and tool_turns and not named & NOT_TRAINING_SCOPES and self.tool_class is None:
+            self.tool_class = original_node
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
@@ -252,8 +286,8 @@ class MultiTurnLoop(RouteDetector):
             self._bind([node.target], node.value)
 
     def _bind(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
-        if not self.loops:
-            return  # (a message appended in a turn loop is built in it)
+        if not self.loops and not self.classes:
+            return  # (a message appended in a turn loop, or by an agent's hook, is built there)
         # (only a dict or a call can be a message; most assignments are neither, and are not read)
         role = _role(value) if isinstance(value, cst.Dict | cst.Call) else None
         for target in targets:
@@ -269,7 +303,7 @@ class MultiTurnLoop(RouteDetector):
                 self.played = (node, statement)
             elif runs_agent_loop(node, self.names) and not any(c is node for c, _ in self.loop_helpers):
                 self.loop_helpers.append((node, statement))
-        if not self.loops:
+        if not self.loops and not self.classes:
             return
         generation = (
             is_generation(node, self.names)
@@ -277,6 +311,14 @@ class MultiTurnLoop(RouteDetector):
             or method(node) in PROMPT_BUILDERS
         )
         step, role = is_env_step(node), _feedback_role(node, self.roles)
+        if self.classes and not self._not_training():
+            # a class whose hooks generate and turn tool calls into tool turns (an agent loop's
+            # subclass: its base alternates them), whether or not one loop holds both
+            seen_in_class = self.classes[-1]
+            seen_in_class[0] = seen_in_class[0] or (generation and method(node) not in PROMPT_BUILDERS)
+            seen_in_class[1] = seen_in_class[1] or role in TOOL_ROLES
+        if not self.loops:
+            return
         # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
         listed = role == "user" and _content_name(node) in set().union(*self.targets)
         for seen in self.loops:
@@ -304,6 +346,11 @@ class MultiTurnLoop(RouteDetector):
             self.played = next(
                 ((c, at) for c, at in self.loop_helpers if last_name(c.func) not in self.defined), None
             )
+        if self.played is None and self.tool_class is not None and not self.pending:
+            message = (
+                f"{self.tool_class.name.value} generates and answers the model's tool calls with tool turns"
+            )
+            self.report(self.tool_class, "interactive", message, statement=self.tool_class, interactive=True)
         if self.played is not None and not self.pending:
             call, at = self.played
             message = (
