@@ -197,7 +197,7 @@ class RewardHead(RouteDetector):
         self.scorers: set[str] = set()
         """Names handed on as another trainer's scorer (``reward_model=rm``, ``judge=rm``)."""
         self.handed: set[str] = set()
-        """Names given positionally to a call (``PeftModel.from_pretrained(head, path)``)."""
+        """Names given positionally to a ``from_pretrained`` (``PeftModel.from_pretrained(head, path)``)."""
         self.class_names: list[str] = []
         """Names of the classes open around the node."""
         self.scalar_classes: set[str] = set()
@@ -325,9 +325,12 @@ class RewardHead(RouteDetector):
                 self.weighed.add(func.value.value)
             else:
                 self.trained.add(func.value.value)
-        self.handed |= {
-            a.value.value for a in node.args if a.keyword is None and isinstance(a.value, cst.Name)
-        }
+        if method(node) == "from_pretrained":
+            # ``PeftModel.from_pretrained(head, adapter)``: trained weights loaded onto the head (to
+            # merge or serve them); a head wrapped for training (``get_peft_model(head, cfg)``) is not
+            self.handed |= {
+                a.value.value for a in node.args if a.keyword is None and isinstance(a.value, cst.Name)
+            }
         for arg in node.args:
             if (
                 arg.keyword is not None
