@@ -553,8 +553,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # masked targets in a file that runs a model score it (perplexity); elsewhere they are the
         # data of supervised training. A loss a trainer built to evaluate computes measures a model.
         result.role = "component"
-        kinds = [f.kind for f in findings if f.signal == "loss" and f.kind]
-        labels = [STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS]
+        # (a clipped-ratio loss defined beside an estimate that centres rewards on their group's
+        # mean is GRPO's, as it is for a step)
+        losses = _grouped_by_estimate(
+            [f for f in findings if f.signal == "loss"], findings, lambda f: f.variant in (None, "ppo")
+        )
+        kinds = [f.kind for f in losses if f.kind]
+        labels = list(dict.fromkeys(STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS))
         result.primary = labels[0] if labels else "NONE_TRAINING"
         if any(f.signal == "loss" and f.data_source == "distilled" for f in findings):
             labels.append("DISTILLATION")

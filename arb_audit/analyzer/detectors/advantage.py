@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.walk import descendants
 
 ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantages_"})
 """Words of a name that holds advantages."""
@@ -46,6 +49,8 @@ class AdvantageEstimate(RouteDetector):
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
         Valid("x = rewards - rewards.mean()\n"),
+        Valid("stats = df.groupby('model')['latency'].agg(['mean', 'std'])\n"),
+        Valid("by_task = df.groupby('task')['reward'].mean()\n"),
         Valid("normalized_rewards = rewards / 10\n"),
         # returned from a function not named for advantages: a statistic, whatever it feeds
         Valid("def spread(rewards):\n    return rewards - rewards.mean()\n"),
@@ -59,6 +64,12 @@ class AdvantageEstimate(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "grouped = df.groupby('group_id')['reward'].agg(['mean', 'std', 'count']).reset_index()\n",
+            "loss",
+            "grpo",
+            "grpo",
+        ),
         Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
         Invalid(
             "mean_reward = sum(rewards_G) / len(rewards_G)\n"
@@ -131,6 +142,8 @@ class AdvantageEstimate(RouteDetector):
         """The value last assigned to each plain name (``mu = rewards.mean()``), to read a baseline by."""
         self.class_bases: list[frozenset[str]] = []
         """Words of the bases of each class around the node visited, innermost last."""
+        self.grouped = False
+        """Rewards' statistics per group were reported (once per file)."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
@@ -179,6 +192,12 @@ class AdvantageEstimate(RouteDetector):
             self._judge(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if _group_statistics(node) and not self.grouped:
+            # ``df.groupby("group_id")["reward"].agg(["mean", "std"])``: each sample's reward is then
+            # compared with its own group's (a table's rows grouped by prompt)
+            self.grouped = True
+            message = "rewards' mean and std are taken per group of samples (groupby)"
+            self.report(node, "loss", message, kind="grpo", variant="grpo")
         # handed straight to a function that stores advantages (``assign_advantages(t, r - baseline)``)
         func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
         if isinstance(func, cst.Name) and ADVANTAGE_NAMES & set(words(func.value)):
@@ -201,6 +220,48 @@ class AdvantageEstimate(RouteDetector):
             self.report(
                 value, "loss", "advantages are rewards minus a separate baseline", kind="ppo", variant="ppo"
             )
+
+
+GROUP_KEY_WORDS = frozenset({"group", "prompt", "uid", "question", "query", "problem"})
+"""Words of the column rollouts are grouped by: one group per prompt."""
+
+
+def _group_statistics(node: cst.Call) -> bool:
+    """Say whether ``node`` aggregates rewards by group (``df.groupby("group_id")["reward"].agg(["mean"])``).
+
+    The grouping key names a prompt's group and the aggregation, or the selected column, a reward;
+    a mean is among the statistics (``.agg(["mean", "std"])``, ``.transform("mean")``, ``.mean()``).
+    """
+    called = method(node)
+    if called not in ("agg", "aggregate", "transform", "mean"):
+        return False
+    statistics = {
+        t
+        for a in node.args
+        for n in (a.value, *descendants(a.value))
+        if isinstance(n, cst.SimpleString)
+        if isinstance(t := n.evaluated_value, str)
+    }
+    if called != "mean" and "mean" not in statistics:
+        return False
+    assert isinstance(node.func, cst.Attribute)
+    chain = node.func.value
+    column = ""
+    if isinstance(chain, cst.Subscript) and len(chain.slice) == 1:
+        index = chain.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            column = str(index.value.evaluated_value)
+        chain = chain.value
+    if not (isinstance(chain, cst.Call) and method(chain) == "groupby" and chain.args):
+        return False
+    key = chain.args[0].value
+    said = (
+        set(words(key.evaluated_value))
+        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)
+        else set(words(last_name(key)))
+    )
+    rewarded = "reward" in words(column) or any("reward" in words(t) for t in statistics if t.isidentifier())
+    return bool(said & GROUP_KEY_WORDS) and rewarded
 
 
 def _advantage_target(target: cst.BaseExpression) -> bool:
