@@ -31,7 +31,8 @@ RESOLVED_LAST = frozenset(
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
-UPDATE_WORDS = frozenset({"update", "train"})
+UPDATE_WORDS = frozenset({"update", "train", "fit"})
+"""Verbs of a worker's method that optimises a model (``update_actor``, ``async_fit_actor_model``)."""
 POLICY_WORDS = frozenset({"policy", "actor"})
 """Words of an RL worker's method that runs the policy's optimisation step on a batch of rollouts
 (verl's ``actor.update_policy(data)``, ``ppo_local_train_policy``): a gradient step whose loss lives
@@ -145,6 +146,10 @@ class GradientStep(RouteDetector):
         ".evaluate(",
         "fine_tuning",
         "FineTun",
+        "Finetun",
+        "_train(",
+        "fit_actor",
+        "fit_policy",
         ".predict(",
         ".eval(",
         ".fit(",
@@ -426,6 +431,10 @@ class GradientStep(RouteDetector):
             "    trainer.train_rlhf(exp)\n",
             "stage",
             "ppo",
+        ),
+        Invalid(
+            "import ray\nrefs = actor_model.async_fit_actor_model(ref_model, reward_model)\nray.get(refs)\n",
+            "gradient_step",
         ),
         Invalid(
             "from pykoi.rlhf import RLFinetuning, RLHFConfig\n"
