@@ -12,7 +12,7 @@ from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import Slice, Verdict, keyed_entry, loss_form, words
-from arb_audit.analyzer.names import Scope, dotted, last_name
+from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -80,6 +80,10 @@ CALLED_METHODS = frozenset({"__call__", "forward"})
 """Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 """The settings classes of transformers' Trainer."""
+TRAINING_DATA_WORDS = frozenset(
+    {"dataset", "data", "loader", "dataloader", "split", "files", "file", "examples", "samples", "report"}
+)
+"""Words of a method that returns or describes training data (``train_dataset()``), not one that trains."""
 EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "test", "predict", "validate", "val"})
 """Words of a trainer's method that measures a model (``evaluate_after_train``), whatever else it says."""
 LOSS_NAME_WORDS = frozenset({"loss", "losses", "objective"})
@@ -836,7 +840,11 @@ class GradientStep(RouteDetector):
             # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer): a trainer's
             # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
-        elif name in ("train", "fit", "train_batch") and isinstance(node.func, cst.Attribute):
+        elif (
+            name in ("train", "fit", "train_batch")
+            and isinstance(node.func, cst.Attribute)
+            and not (positional and literal_bool(positional[0]) is False)  # ``model.train(False)``: eval mode
+        ):
             receiver = node.func.value
             given = [a.value for a in node.args if _names_a_loss(a)]
             if given:
@@ -858,7 +866,7 @@ class GradientStep(RouteDetector):
         elif (
             name is not None
             and (name.startswith("train_") or name.endswith("_train"))
-            and not set(words(name)) & EVALUATION_WORDS
+            and not set(words(name)) & (EVALUATION_WORDS | TRAINING_DATA_WORDS)
             and isinstance(node.func, cst.Attribute)
             and isinstance(node.func.value, cst.Name)
         ):
@@ -1234,6 +1242,9 @@ def updates_model(name: str | None, models: frozenset[str]) -> bool:
     if name is None:
         return False
     found = set(words(name))
+    if found & UPDATE_WORDS == {"fit"}:
+        # ``async_fit_actor_model``; ``fit_actor_bundles`` packs Ray actors onto devices
+        return bool(found & models) and words(name)[-1] in (*models, "model")
     return bool(found & UPDATE_WORDS and found & models)
 
 
@@ -1242,8 +1253,9 @@ TRAINER_FACTORY_VERBS = frozenset({"get", "build", "create", "make", "init", "se
 _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 
 
-FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner", "tuner"})
-"""Last words of a class named for fine-tuning a model (pykoi's ``SupervisedFinetuning``)."""
+FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner"})
+"""Last words of a class named for fine-tuning a model (pykoi's ``SupervisedFinetuning``); not a
+``Tuner``, which searches settings (Ray Tune's, a threshold's, a prompt's)."""
 
 
 def _names_trainer_class(name: str) -> bool:
@@ -1256,8 +1268,10 @@ def _names_trainer_class(name: str) -> bool:
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
     said = words(name)
-    if name[:1].isupper() and said and said[-1] in FINE_TUNER_WORDS:
-        return True  # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune
+    if name[:1].isupper() and said and said[-1] in FINE_TUNER_WORDS and "for" not in said:
+        # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune (a
+        # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
+        return True
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
