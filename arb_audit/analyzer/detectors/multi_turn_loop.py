@@ -19,6 +19,8 @@ from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
+LOOP_CLASS_WORDS = frozenset({"loop", "rollout", "rollouts"})
+"""Words of a class that is a trainer's rollout loop (an agent loop worker, a rollout manager)."""
 TOOL_ROLES = frozenset({"tool", "observation", "environment", "env", "ipython", "function"})
 """Roles of a turn a tool or an environment writes (not a user's)."""
 FEEDBACK_ROLES = frozenset({"tool", "user", "observation", "environment", "env", "ipython", "function"})
@@ -102,10 +104,6 @@ class MultiTurnLoop(RouteDetector):
         Valid("for batch in loader:\n    out = single_turn_rollout(policy, batch)\n"),
         Valid("for batch in loader:\n    b = turn_rollouts_into_batch(rollouts)\n"),
         Valid(
-            "class EvalAgent:\n    def answer(self, q):\n        return self.llm.generate(q)\n"
-            "    def observe(self, msgs, result):\n        msgs.append({'role': 'tool', 'content': result})\n"
-        ),
-        Valid(
             "class ChatFormatter:\n    def render(self, msgs, tok):\n"
             "        return tok.apply_chat_template(msgs)\n"
             "    def add_tool(self, msgs, r):\n        msgs.append({'role': 'tool', 'content': r})\n"
@@ -126,6 +124,14 @@ class MultiTurnLoop(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "class ToolAgent:\n    def answer(self, q):\n        return self.llm.generate(q)\n"
+            "    def observe(self, msgs, result):\n"
+            "        msgs.append({'role': 'tool', 'content': result})\n",
+            "interactive",
+            None,
+            USER_TURN,
+        ),
         Invalid(
             "class SearchAgentLoop(AgentLoopBase):\n"
             "    async def generate_llm_response(self, ctx):\n"
@@ -347,10 +353,22 @@ class MultiTurnLoop(RouteDetector):
                 ((c, at) for c, at in self.loop_helpers if last_name(c.func) not in self.defined), None
             )
         if self.played is None and self.tool_class is not None and not self.pending:
+            named = set(words(self.tool_class.name.value))
             message = (
                 f"{self.tool_class.name.value} generates and answers the model's tool calls with tool turns"
             )
-            self.report(self.tool_class, "interactive", message, statement=self.tool_class, interactive=True)
+            # Named for a trainer's rollout loop (``Searchr1AgentLoopWorker``), the class is online
+            # RL's component; any other (an agent answering a benchmark, or writing a teacher's traces)
+            # qualifies the rollouts of a stage the file trains, and makes nothing else online RL.
+            variant = None if named & LOOP_CLASS_WORDS else USER_TURN
+            self.report(
+                self.tool_class,
+                "interactive",
+                message,
+                statement=self.tool_class,
+                interactive=True,
+                variant=variant,
+            )
         if self.played is not None and not self.pending:
             call, at = self.played
             message = (
