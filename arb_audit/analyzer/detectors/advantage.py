@@ -51,6 +51,10 @@ class AdvantageEstimate(RouteDetector):
         Valid("x = rewards - rewards.mean()\n"),
         Valid("stats = df.groupby('model')['latency'].agg(['mean', 'std'])\n"),
         Valid("by_task = df.groupby('task')['reward'].mean()\n"),
+        Valid(
+            "def report(df):\n    stats = df.groupby('prompt_id')['reward'].agg(['mean', 'std'])\n"
+            "    print(stats)\n"
+        ),
         Valid("normalized_rewards = rewards / 10\n"),
         # returned from a function not named for advantages: a statistic, whatever it feeds
         Valid("def spread(rewards):\n    return rewards - rewards.mean()\n"),
@@ -65,7 +69,10 @@ class AdvantageEstimate(RouteDetector):
     )
     INVALID = (
         Invalid(
-            "grouped = df.groupby('group_id')['reward'].agg(['mean', 'std', 'count']).reset_index()\n",
+            "def update_advantages(df):\n"
+            "    grouped = df.groupby('group_id')['reward'].agg(['mean', 'std', 'count']).reset_index()\n"
+            "    df = df.merge(grouped, on='group_id')\n"
+            "    df['advantages'] = (df['reward'] - df['mean']) / (df['std'] + 1e-6)\n",
             "loss",
             "grpo",
             "grpo",
@@ -144,6 +151,8 @@ class AdvantageEstimate(RouteDetector):
         """Words of the bases of each class around the node visited, innermost last."""
         self.grouped = False
         """Rewards' statistics per group were reported (once per file)."""
+        self.defs: list[cst.FunctionDef] = []
+        """The functions around the node visited, innermost last."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
@@ -192,7 +201,7 @@ class AdvantageEstimate(RouteDetector):
             self._judge(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if _group_statistics(node) and not self.grouped:
+        if _group_statistics(node) and not self.grouped and self._estimates_advantages():
             # ``df.groupby("group_id")["reward"].agg(["mean", "std"])``: each sample's reward is then
             # compared with its own group's (a table's rows grouped by prompt)
             self.grouped = True
@@ -203,6 +212,36 @@ class AdvantageEstimate(RouteDetector):
         if isinstance(func, cst.Name) and ADVANTAGE_NAMES & set(words(func.value)):
             for arg in node.args:
                 self._judge(arg.value)
+
+    def _estimates_advantages(self) -> bool:
+        """Say whether the function around the node assigns advantages (the statistics feed them).
+
+        A group's reward statistics printed, plotted or used to filter prompts by pass rate are a
+        report or a data filter, not a baseline.
+        """
+        if not self.defs:
+            return False
+        if ADVANTAGE_NAMES & set(words(self.defs[-1].name.value)):
+            return True  # ``def compute_group_advantages(batch)``: what it returns
+        for n in descendants(self.defs[-1].body):
+            if isinstance(n, cst.Assign | cst.AugAssign | cst.AnnAssign):
+                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+                for t in targets:
+                    key = t.slice[0].slice if isinstance(t, cst.Subscript) and len(t.slice) == 1 else None
+                    if _advantage_target(t) or (
+                        isinstance(key, cst.Index)
+                        and isinstance(key.value, cst.SimpleString)
+                        and isinstance(text := key.value.evaluated_value, str)
+                        and ADVANTAGE_NAMES & set(words(text))
+                    ):
+                        return True
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.defs.pop()
 
     def _judge(self, value: cst.BaseExpression) -> None:
         centred = _centred(value, self.bound)
