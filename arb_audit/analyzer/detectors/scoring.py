@@ -59,7 +59,15 @@ EVALUATION_PARTS = frozenset(
 
 
 DATA_PREPARATION_PARTS = frozenset(
-    {"decontamination", "decontaminate", "dedup", "deduplication", "preprocess", "preprocessing"}
+    {
+        "decontamination",
+        "decontaminate",
+        "contamination",
+        "dedup",
+        "deduplication",
+        "preprocess",
+        "preprocessing",
+    }
 )
 """Module names of data preparation inside an evaluation package (lm-eval's 13-gram decontamination):
 their functions clean a corpus, they score nothing."""
