@@ -373,6 +373,24 @@ def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[s
     return bool(named & {"rollout", "rollouts"}) and turns
 
 
+SAME_VALUES = frozenset(
+    {
+        *("to", "cpu", "cuda", "contiguous", "clone", "detach", "tolist"),
+        *("float", "half", "bfloat16", "double", "bool", "int", "long"),
+    }
+)
+"""Tensor methods that return the same values in another dtype, device or memory."""
+
+
+def uncast(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return what a value is through moves and casts (``flags.to(torch.float32).cpu()`` -> ``flags``)."""
+    while (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and method(value) in SAME_VALUES
+    ):
+        value = value.func.value
+    return value
+
+
 def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
     """Return the value of ``key`` in a dict literal or a ``dict(...)`` call, if given there."""
     if isinstance(value, cst.Dict):

@@ -11,6 +11,7 @@ from arb_audit.analyzer.calls import (
     is_env_step,
     method,
     single_turn,
+    uncast,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
@@ -358,8 +359,6 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
 
 ALL_ONES = frozenset({"ones", "ones_like"})
 """Constructors of a tensor or array of ones: an end flag set for every episode of a batch."""
-SAME_VALUES = frozenset({"cpu", "cuda", "to", "bool", "float", "int", "long", "tolist"})
-"""Methods that move or cast a flag without changing which episodes it ends."""
 
 
 def _always_ends(value: cst.BaseExpression) -> bool:
@@ -368,12 +367,7 @@ def _always_ends(value: cst.BaseExpression) -> bool:
     A batched ``step`` that ends each of its episodes after one answer (NeMo-RL's math environment:
     ``done = torch.ones_like(rewards)``) is single-turn as one returning ``done = True`` is.
     """
-    while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in SAME_VALUES
-    ):
-        value = value.func.value
+    value = uncast(value)
     if isinstance(value, cst.Integer):
         return value.value == "1"
     if isinstance(value, cst.Call):

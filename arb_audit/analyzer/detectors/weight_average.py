@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import method
+from arb_audit.analyzer.calls import method, uncast
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
@@ -125,12 +125,6 @@ def _records_statistics(target: cst.BaseExpression) -> bool:
     return bool(STATISTICS_WORDS & set(words(last_name(target))))
 
 
-CASTS = frozenset(
-    {"to", "float", "half", "bfloat16", "double", "cpu", "cuda", "contiguous", "clone", "detach"}
-)
-"""Tensor methods that return the same values in another dtype, device or memory."""
-
-
 def _variable_index(node: cst.Subscript) -> bool:
     """Say whether a subscript indexes by a variable (``sd[k]``), not a literal (``ckpt["step"]``)."""
     return (
@@ -142,8 +136,7 @@ def _variable_index(node: cst.Subscript) -> bool:
 
 def _cast_of(value: cst.BaseExpression) -> str | None:
     """Return the name a value is, through casts (``tk.to(dtype=torch.float32)`` -> ``tk``)."""
-    while isinstance(value, cst.Call) and method(value) in CASTS and isinstance(value.func, cst.Attribute):
-        value = value.func.value
+    value = uncast(value)
     return value.value if isinstance(value, cst.Name) else None
 
 
@@ -452,18 +445,9 @@ class WeightAverage(RouteDetector):
         # (one tensor per parameter name: read at a variable key, ``f.get_tensor(k)``, ``sd[k]``; a
         # literal key, ``torch.load(p)["tokens_seen"]``, reads a counter or a metric kept beside them)
         keyed = False
-        while True:
-            if isinstance(value, cst.Subscript):
-                keyed = keyed or _variable_index(value)
-                value = value.value
-            elif (
-                isinstance(value, cst.Call)
-                and method(value) in CASTS
-                and isinstance(value.func, cst.Attribute)
-            ):
-                value = value.func.value
-            else:
-                break
+        while isinstance(value := uncast(value), cst.Subscript):
+            keyed = keyed or _variable_index(value)
+            value = value.value
         if not isinstance(value, cst.Call):
             return False
         if method(value) == "get_tensor":
