@@ -84,8 +84,6 @@ TRAINING_DATA_WORDS = frozenset(
     {"dataset", "data", "loader", "dataloader", "split", "files", "file", "examples", "samples", "report"}
 )
 """Words of a method that returns or describes training data (``train_dataset()``), not one that trains."""
-EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "test", "predict", "validate", "val"})
-"""Words of a trainer's method that measures a model (``evaluate_after_train``), whatever else it says."""
 LOSS_NAME_WORDS = frozenset({"loss", "losses", "objective"})
 """Words of a function's name that say it computes a loss."""
 TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
@@ -866,7 +864,7 @@ class GradientStep(RouteDetector):
         elif (
             name is not None
             and (name.startswith("train_") or name.endswith("_train"))
-            and not set(words(name)) & (EVALUATION_WORDS | TRAINING_DATA_WORDS)
+            and not set(words(name)) & (NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS)
             and isinstance(node.func, cst.Attribute)
             and isinstance(node.func.value, cst.Name)
         ):

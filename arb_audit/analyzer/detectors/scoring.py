@@ -60,17 +60,13 @@ EVALUATION_PARTS = frozenset(
 
 DATA_PREPARATION_PARTS = frozenset(
     {
-        "decontamination",
-        "decontaminate",
-        "contamination",
-        "dedup",
-        "deduplication",
-        "preprocess",
-        "preprocessing",
+        *("decontamination", "decontaminate", "contamination", "contaminated", "filter"),
+        *("dedup", "deduplicate", "deduplication", "preprocess", "preprocessing"),
     }
 )
-"""Module names of data preparation inside an evaluation package (lm-eval's 13-gram decontamination):
-their functions clean a corpus, they score nothing."""
+"""Words of data preparation inside an evaluation package, as a module's name (lm-eval's 13-gram
+decontamination) or a function's (``benchmark_data.filter_out()``): such code reads a benchmark's
+questions to keep them out of training data, and scores nothing."""
 
 
 HELPER_PARTS = frozenset(
@@ -107,12 +103,6 @@ def _read(node: cst.CSTNode) -> set[str]:
     return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name)}
 
 
-FILTERING_WORDS = frozenset(
-    {"filter", "decontaminate", "decontamination", "contaminated", "contamination", "dedup", "deduplicate"}
-)
-"""Words of a function that removes data (a benchmark's questions from a training set), scoring nothing."""
-
-
 def _prepares_data(qualified: str) -> bool:
     """Say whether a function comes from a data-preparation module (``lm_eval.decontamination.janitor``)."""
     return bool(DATA_PREPARATION_PARTS & set(qualified.split(".")[:-1]))
@@ -127,10 +117,8 @@ def _evaluation_module(qualified: str) -> bool:
     parts = qualified.split(".")[:-1]
     if not parts or parts[0] in ("transformers", "trl", "torch", "builtins"):
         return False
-    if FILTERING_WORDS & set(words(qualified.rsplit(".", 1)[-1])):
-        # ``benchmark_data.filter_out()``: a benchmark's questions read to keep them out of training
-        # data (decontamination), not answers scored
-        return False
+    if DATA_PREPARATION_PARTS & set(words(qualified.rsplit(".", 1)[-1])):
+        return False  # ``benchmark_data.filter_out()``
     found = [
         i
         for i, part in enumerate(parts)
