@@ -5,13 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
+from arb_audit.analyzer.loss_slice import SEQUENCE_LOGPROB_WORDS, TEACHER_WORDS, words
 from arb_audit.analyzer.names import dotted, last_name
 from arb_audit.analyzer.walk import descendants
 
 ON_POLICY_DISTILLATION = "on_policy_distillation"
 """Variant of the ``loss`` finding (and of the stage it turns a policy-gradient one into)."""
-LOGPROB_WORDS = frozenset({"logp", "logps", "logprob", "logprobs"})
+LOGPROB_WORDS = SEQUENCE_LOGPROB_WORDS - {"logratios"}
 """Words of a per-token log-probability (``teacher_log_probs`` splits to ..., log, probs, logprobs)."""
 REWARD_WORDS = frozenset({"reward", "rewards", "advantage", "advantages", "adv", "advs"})
 """Words of what a policy-gradient step weights the samples' log-probabilities by."""
@@ -58,10 +58,9 @@ class TeacherRewards(RouteDetector):
     (``sample.teacher_log_probs = ...`` in ``post_process_rewards``). A teacher's probability used as a
     reward (an LLM judge's "yes"), only logged, or a KL penalty toward a teacher beside a task reward
     (``rewards = task_rewards - beta * kl``) is not this: the reward is the student-teacher gap alone.
-    Whatever estimator the RL
-    framework runs, what is learnt is the teacher's distribution on the student's own samples: SFT by
-    distillation (TAXONOMY.md), not reward-driven RL. A teacher's log-probabilities used in a loss
-    are a distillation loss (see :mod:`.gradient_step`), not this.
+    Whatever estimator the RL framework runs, what is learnt is the teacher's distribution on the
+    student's own samples: SFT by distillation (TAXONOMY.md), not reward-driven RL. A teacher's
+    log-probabilities used in a loss are a distillation loss (see :mod:`.gradient_step`), not this.
     """
 
     TRIGGERS = ("teacher",)
