@@ -180,8 +180,8 @@ class RewardHead(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.classes: list[bool] = []
-        """Per open class: whether it is named for a reward model (``RewardModel``, ``ImplicitPRM``)."""
+        self.classes: list[str] = []
+        """Names of the classes open around the node, innermost last."""
         self.functions: list[bool] = []
         """Per open function: whether its one model parameter is typed as a reward model
         (``def forward_with_loss(model: RewardModel, ...)``)."""
@@ -198,18 +198,16 @@ class RewardHead(RouteDetector):
         """Names handed on as another trainer's scorer (``reward_model=rm``, ``judge=rm``)."""
         self.handed: set[str] = set()
         """Names given positionally to a ``from_pretrained`` (``PeftModel.from_pretrained(head, path)``)."""
-        self.class_names: list[str] = []
-        """Names of the classes open around the node."""
         self.scalar_classes: set[str] = set()
         """Classes of the file that end in a one-output linear layer (a value or reward head)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
             return
-        if self.class_names and self._one_output_layer(node.value):
+        if self.classes and self._one_output_layer(node.value):
             # ``self.v_head = nn.Linear(hidden, 1)`` in a model class of the file: the class scores
             # each sequence with one number (a value or reward model built here)
-            self.scalar_classes.add(self.class_names[-1])
+            self.scalar_classes.add(self.classes[-1])
         targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
         if targets and last_name(node.value.func) in self.scalar_classes:
             for target in targets:
@@ -259,12 +257,10 @@ class RewardHead(RouteDetector):
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(names_a_reward_model(node.name.value))
-        self.class_names.append(node.name.value)
+        self.classes.append(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
-        self.class_names.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = [*node.params.posonly_params, *node.params.params]
@@ -290,7 +286,8 @@ class RewardHead(RouteDetector):
 
         That code is a reward model's class, or a function handed no model but a reward model.
         """
-        if self.reported_class or not (any(self.classes) or any(self.functions)):
+        in_class = any(names_a_reward_model(c) for c in self.classes)
+        if self.reported_class or not (in_class or any(self.functions)):
             return
         statement = self.context.statements[-1] if self.context.statements else None
         if self.names(node.func) & LOSS_FUNCTIONS:
