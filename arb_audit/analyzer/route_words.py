@@ -11,7 +11,8 @@ trainer's route, or any route for a trainer class of the agent's own; a policy-g
 an environment's words could also be online RL; mergekit, weights arithmetic and a call of a function
 named after merging give a merge, and so does folding a LoRA adapter, unless a library trainer is
 constructed beside it (then the fold ends that trainer's stage); a gradient step's words beside a
-function or class named for a route (defined or called) give that route; and the words of a hand-written loss,
+function or class named for a route (defined or called), or a module one is imported from, give that
+route; and the words of a hand-written loss,
 of a gradient step whose loss is here, of a framework in the table or of a training launched as a
 subprocess could be any route.
 """
@@ -63,6 +64,8 @@ _IMPORTS = re.compile(
 """``from trl import A, B`` (or a parenthesised list): a library and the names taken from it."""
 _TRAINER_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+[^\n]*\bTrainer\b", re.M)
 """``from pkg.module import Trainer`` (and other names on the line)."""
+_FROM_MODULE = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.M)
+"""The module of ``from pkg.module import helper`` (a step's helper is named for a route by it)."""
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 """A function or class called (the helper a step's optimiser is handed to)."""
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
@@ -94,7 +97,8 @@ def possible_routes(text: str) -> frozenset[str]:
     if any(t in text for t in GradientStep.TRIGGERS):
         # a step whose loss is not classified takes the route its function or class is named for
         # (or a helper or class it is handed to: ``DPOTrainModule(model, optim)``)
-        for name in {*_DEFINED.findall(text), *_CALLED.findall(text)}:
+        modules = {m.rsplit(".", 1)[-1] for m in _FROM_MODULE.findall(text)}  # (a helper's: ``from run_sft``)
+        for name in {*_DEFINED.findall(text), *_CALLED.findall(text), *modules}:
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
                 found.add(named[0])

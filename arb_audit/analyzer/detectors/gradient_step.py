@@ -31,8 +31,21 @@ RESOLVED_LAST = frozenset(
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
+STEP_WORDS = frozenset({"step", "update"})
+"""Words of a helper's name that, handed an optimiser, applies its update (``update_step(model,
+optimizer, scheduler)``, ``optimizer_step``)."""
+LEARNING_RATE_WORDS = frozenset({"lr", "learning", "rate", "schedule", "scheduler", "warmup"})
+"""Words of a helper handed an optimiser only to set its learning rate (``update_lr(optimizer, lr)``)."""
+RUN_VERBS = frozenset({"run", "start", "do", "launch", "begin"})
+"""First words of a method that runs what the next word names (``run_train``, ``start_training``)."""
+OPTIMISER_NOUNS = frozenset({"optimizer", "optimiser", "optimizers", "optimisers", "optim"})
+"""Last words of a project's function that returns an optimiser (``create_optimizer``)."""
+OPTIMISER_BUILDERS = frozenset({"create", "build", "get", "make", "init", "setup", "configure", "prepare"})
+"""First words of a project's function that returns an optimiser."""
 UPDATE_WORDS = frozenset({"update", "train", "fit"})
 """Verbs of a worker's method that optimises a model (``update_actor``, ``async_fit_actor_model``)."""
+UPDATE_NOT_TRAINING = frozenset({"stats", "statistics", "metrics", "logs", "log", "buffer", "config", "lr"})
+"""Words of an ``update_*`` method that keeps records or settings, not weights (``update_stats``)."""
 POLICY_WORDS = frozenset({"policy", "actor"})
 """Words of an RL worker's method that runs the policy's optimisation step on a batch of rollouts
 (verl's ``actor.update_policy(data)``, ``ppo_local_train_policy``): a gradient step whose loss lives
@@ -161,6 +174,7 @@ class GradientStep(RouteDetector):
         "forward_backward",
         "optim.",
         "loss",
+        ".update_",
         "update_policy",
         "update_actor",
         "update_critic",
@@ -177,6 +191,17 @@ class GradientStep(RouteDetector):
 
     VALID = (
         Valid("from transformers import TrainerCallback\ncb = TrainerCallback()\ncb.train()\n"),
+        Valid("from lib import TrainerStateMixin\nstate = TrainerStateMixin()\nstate.train()\n"),
+        Valid("tracker = StatsTracker(env=env)\ntracker.update_stats(rewards)\n"),
+        Valid("algo = Evaluator(envs, model)\nalgo.update_eval_metrics()\n"),
+        Valid(
+            "import torch\nfrom utils import update_lr_step\n"
+            "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\nupdate_lr_step(optimizer, 1e-5)\n"
+        ),
+        Valid(
+            "import torch\nfrom tools import Logger\noptimizer = torch.optim.AdamW(model.parameters())\n"
+            "log = Logger(optimizer)\nlog.save_train_stats()\n"
+        ),
         Valid(
             "import torch.nn.functional as F\ndef eval_loss(logits, labels):\n"
             "    return F.cross_entropy(logits, labels)\n"
@@ -439,6 +464,12 @@ class GradientStep(RouteDetector):
             "gradient_step",
         ),
         Invalid(
+            "from trainer import TrainerNoShuffle\n"
+            "trainer = TrainerNoShuffle(model=model, args=training_args, train_dataset=ds)\n"
+            "trainer.train(resume_from_checkpoint=False)\n",
+            "gradient_step",
+        ),
+        Invalid(
             "from pykoi.rlhf import RLFinetuning, RLHFConfig\n"
             "rl = RLFinetuning(RLHFConfig(base_model_path=p))\nrl.train_and_save('./models/rl')\n",
             "gradient_step",
@@ -449,6 +480,28 @@ class GradientStep(RouteDetector):
             "trainer = MftTrainer(model=model, optimizer=optimizer, train_dataloader=loader)\n"
             "trainer.accelerate_train()\n",
             "gradient_step",
+        ),
+        Invalid(
+            "def run_agent(args, algo):\n    while True:\n        logs = algo.update_parameters()\n"
+            "def main(cfg):\n    envs = ParallelEnv([make_env(i) for i in range(4)])\n"
+            "    algo = LLMPPOAgent(envs, lm_server, cfg.lr)\n    run_agent(cfg, algo)\n",
+            "interactive",
+        ),
+        Invalid(
+            "from helpers import create_optimizer\nfrom run_sft import train_step, update_step\n"
+            "optimizer = create_optimizer(model=model, lr=1e-5, weight_decay=0.0)\n"
+            "for batch in loader:\n    train_step(model, batch, scaler)\n"
+            "    update_step(model, optimizer, scheduler, 1.0, scaler)\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
+            "from helpers import create_optimizer\nfrom core.rl_ppo import PPOAgent\n"
+            "policy_optimizer = create_optimizer(model=policy, lr=1e-5)\n"
+            "agent = PPOAgent(policy_model=policy, policy_optimizer=policy_optimizer)\n"
+            "agent.run_selfplay(episodes=64)\nagent.run_train(log_interval=10)\n",
+            "stage",
+            "ppo",
         ),
         Invalid(
             "import torch\nfrom chapter5 import train_model_simple\n"
@@ -660,6 +713,8 @@ class GradientStep(RouteDetector):
         super().__init__(context)
         self.functions: list[int] = [0]
         """Ids of the functions being walked (0: the module)."""
+        self.holders: dict[int, list[str]] = {}
+        """Classes of the objects that hold this file's optimiser, by the step that trains them."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
         self.class_names: list[str] = []
@@ -794,6 +849,9 @@ class GradientStep(RouteDetector):
             # train_model(model, loader, optimizer, ...): the helper steps the optimiser it is given
             self.steps.append((node, self._statement(), [], f"{last}() given an optimiser"))
             return
+        if self._trains_given_optimiser(node, name, scope):
+            self.steps.append((node, self._statement(), [], f"{name}() of an object given an optimiser"))
+            return
         if (
             last is not None
             and trains_in_environment(node, last)
@@ -806,6 +864,9 @@ class GradientStep(RouteDetector):
             message = f"{last}() trains on the episodes of the environment it is handed"
             self.report(node, "interactive", message, statement=self._statement(), interactive=True)
             return
+        if _names_an_update(name) and isinstance(holder := getattr(node.func, "value", None), cst.Name):
+            # algo.update_parameters(): decided once the file is read, by what ``algo`` was built with
+            self.deferred.append((node, self._statement(), scope, holder.value, "environment"))
         if name in ("append", "extend") and positional and isinstance(node.func, cst.Attribute):
             self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
         if name == "backward" and isinstance(node.func, cst.Attribute):
@@ -997,15 +1058,33 @@ class GradientStep(RouteDetector):
         The name is the only evidence left, so the stage is decided by name (TAXONOMY.md: a name never
         decides against a loss, and here there is none to go against).
         """
-        # the helper or module class handed the optimiser (``DPOTrainModule(model, optim=...)``), then
-        # the functions and classes the step sits in
+        # the helper or module class handed the optimiser (``DPOTrainModule(model, optim=...)``), the
+        # class of the object that holds it (``PPOAgent(policy_optimizer=opt).run_train()``), the
+        # project module the helper comes from (``from run_sft import update_step``), then the
+        # functions and classes the step sits in
         callee = [last_name(node.func)] if isinstance(node, cst.Call) else []
-        for name in (*callee, *self.where.get(id(node), ())):
+        for name, where in (
+            *((c, "the optimiser is handed to") for c in callee),
+            *((c, "the optimiser is held by a") for c in self._holder_classes(node)),
+            *((m, "the helper stepping it comes from") for m in self._helper_modules(node)),
+            *((f, "the gradient step is in") for f in self.where.get(id(node), ())),
+        ):
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
-                where = "the optimiser is handed to" if name in callee else "the gradient step is in"
                 self._report_named(node, statement, named, f"{where} {name}")
                 return
+
+    def _holder_classes(self, node: cst.CSTNode) -> list[str]:
+        """Classes of the object that holds the optimiser (``PPOAgent`` of ``agent.run_train()``)."""
+        return self.holders.get(id(node), [])
+
+    def _helper_modules(self, node: cst.CSTNode) -> list[str]:
+        """Last parts of the modules a called helper comes from (``run_sft`` of ``run_sft.update_step``)."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+            return []  # (a method's qualified name ends in its class, not its module)
+        scope = self.scopes_of.get(id(node.func))
+        known = self.context.resolver.qualified_names(node.func, scope) if scope is not None else set()
+        return [q.split(".")[-2] for q in sorted(known) if q.count(".") >= 1]
 
     def _handed_loss(self, made: cst.Call, scope: int) -> list[tuple[int, cst.BaseExpression]]:
         """Return the loss a trainer no table knows is built with (``Trainer(m, loss_fn=GPTLMLoss())``).
@@ -1092,11 +1171,20 @@ class GradientStep(RouteDetector):
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
-        if function is None or not (
-            TRAINING_WORDS & set(words(function)) or updates_model(function, POLICY_WORDS)
+        if function is None:
+            return False
+        said = set(words(function))
+        if not (
+            said & TRAINING_WORDS
+            or updates_model(function, POLICY_WORDS)
+            or (said & STEP_WORDS and not said & LEARNING_RATE_WORDS)
         ):
-            return False  # train_model(...), fit(...), update_policy(...): a helper that steps it
-        for arg in node.args:
+            return False  # train_model(...), fit(...), update_policy(...), update_step(...): it steps it
+        return self._given_optimiser(node, scope)
+
+    def _given_optimiser(self, call: cst.Call, scope: int) -> bool:
+        """Say whether a call is handed, by name, an optimiser built in this file."""
+        for arg in call.args:
             if not isinstance(arg.value, cst.Name):
                 continue
             values = self.assigns.get((scope, arg.value.value), []) + self.assigns.get(
@@ -1106,6 +1194,51 @@ class GradientStep(RouteDetector):
                 return True
         return False
 
+    def _built_with_environment(self, scope: int, name: str) -> str | None:
+        """Return the class ``name`` was built by, when it was built here and handed an environment.
+
+        ``algo = LLMPPOAgent(envs, lm_server)``: a class of no table's, not named a trainer, given an
+        environment by keyword or by name.
+        """
+        for where, value in self._bound_or_handed(scope, name):
+            if (
+                isinstance(value, cst.Call)
+                and last_name(value.func)[:1].isupper()
+                and not self._constructs_trainer(value, where)
+                and any(_names_environment(a) for a in value.args)
+            ):
+                return last_name(value.func)
+        return None
+
+    def _trains_given_optimiser(self, node: cst.Call, name: str | None, scope: int) -> bool:
+        """Say whether ``agent.run_train()`` trains an object that was built with this file's optimiser.
+
+        ``PPOAgent(policy_optimizer=opt, ...)`` then ``agent.run_train()``: the object steps the
+        optimiser it holds (a project's own trainer, named for its algorithm rather than "trainer").
+        """
+        said = words(name) if name is not None else ()
+        if not said or not isinstance(node.func, cst.Attribute):
+            return False
+        if not (
+            said[0] in TRAINING_WORDS
+            or (len(said) > 1 and said[0] in RUN_VERBS and said[1] in TRAINING_WORDS)
+        ):
+            return False  # ``train_epoch()``, ``run_train()``; not ``save_train_stats()``
+        receiver = node.func.value
+        if not isinstance(receiver, cst.Name):
+            return False
+        holders = [
+            v
+            for v in self._bound(scope, receiver.value)
+            if isinstance(v, cst.Call)
+            and not self._constructs_trainer(v, scope)  # (a trainer's train() is decided as a trainer's)
+            and not (isinstance(v.func, cst.Name) and self._bound(scope, v.func.value))  # a class picked
+            and self._given_optimiser(v, scope)
+        ]
+        if holders:
+            self.holders[id(node)] = [last_name(v.func) for v in holders]
+        return bool(holders)
+
     def _builds_optimiser(self, call: cst.Call) -> bool:
         """Say whether a call constructs an optimiser (``torch.optim.AdamW(...)``, ``bnb.optim.Lion``).
 
@@ -1114,8 +1247,25 @@ class GradientStep(RouteDetector):
         """
         if any("optim" in q.split(".")[:-1] and "lr_scheduler" not in q for q in self.names(call.func)):
             return True
+        said = words(last_name(call.func))
+        if len(said) > 1 and said[-1] in OPTIMISER_NOUNS and said[0] in OPTIMISER_BUILDERS:
+            return (
+                True  # the project's factory: ``create_optimizer(model, lr=...)``, ``build_optimizer(cfg)``
+            )
         first = call.args[0].value if call.args and call.args[0].keyword is None else None
         return isinstance(first, cst.Call) and method(first) in ("parameters", "named_parameters")
+
+    def _bound_or_handed(self, scope: int, name: str) -> list[tuple[int, cst.BaseExpression]]:
+        """Return ``(function, value)`` of what ``name`` holds in ``scope``, else in other functions.
+
+        Other functions count only when nothing is bound to the name in ``scope``: a helper's
+        parameter (``def run_agent(args, algo): algo.update_parameters()``) holds what another function
+        builds under that name and hands in.
+        """
+        here = self._bound(scope, name)
+        if here:
+            return [(scope, v) for v in here]
+        return [(s, v) for (s, n), bound in self.assigns.items() if n == name and s != scope for v in bound]
 
     def _bound(self, scope: int, name: str) -> list[cst.BaseExpression]:
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
@@ -1158,22 +1308,21 @@ class GradientStep(RouteDetector):
                     called = method(node) if isinstance(node, cst.Call) else "evaluate"
                     message = f"{called}() of a trainer object: it measures a model"
                     self.report(node, "scoring", message, statement=statement, variant=TRAINER_EVALUATION)
+            elif how == "environment":
+                if (built := self._built_with_environment(scope, name)) is not None and isinstance(
+                    node, cst.Call
+                ):
+                    # an agent handed the environments trains on the episodes it collects from them
+                    called = method(node)
+                    self.steps.append((node, statement, [], f"{called}() of a {built} given an environment"))
+                    message = f"{called}() trains a {built} on the episodes of the environment it was given"
+                    self.report(node, "interactive", message, statement=statement, interactive=True)
             elif how == "trainer":
-                values = self._bound(scope, name)
-                made = [v for v in values if isinstance(v, cst.Call) and self._constructs_trainer(v, scope)]
-                made_in = scope
-                if not values:
-                    # a helper's parameter (``def train_and_evaluate(trainer): trainer.train()``): the
-                    # trainer another function of the file builds under that name is the one handed in
-                    elsewhere = [
-                        (s, v)
-                        for (s, n), bound in self.assigns.items()
-                        if n == name and s != scope
-                        for v in bound
-                        if isinstance(v, cst.Call) and self._constructs_trainer(v, s)
-                    ]
-                    if elsewhere:
-                        made_in, made = elsewhere[0][0], [elsewhere[0][1]]
+                made_in, made = scope, []
+                for where, value in self._bound_or_handed(scope, name):
+                    if isinstance(value, cst.Call) and self._constructs_trainer(value, where):
+                        made_in, made = where, [value]
+                        break
                 if made:
                     self.trainer_of_step[id(node)] = made[0]
                     self.trainer_scope[id(node)] = made_in
@@ -1219,20 +1368,30 @@ class GradientStep(RouteDetector):
             )
 
 
+def _names_an_update(name: str | None) -> bool:
+    """Say whether a method's name says it updates or trains its object (``update_parameters``, ``train``).
+
+    Not one that keeps records (``update_stats``) or that measures (``train_eval``).
+    """
+    said = words(name) if name is not None else ()
+    return (
+        bool(said) and said[0] in UPDATE_WORDS and not set(said) & (NOT_TRAINING_SCOPES | UPDATE_NOT_TRAINING)
+    )
+
+
+def _names_environment(arg: cst.Arg) -> bool:
+    """Say whether an argument is an environment by its keyword or its name (``env=e``, ``envs``)."""
+    if arg.keyword is not None:
+        return bool(set(words(arg.keyword.value)) & ENVIRONMENT_WORDS)
+    return isinstance(arg.value, cst.Name) and bool(set(words(arg.value.value)) & ENVIRONMENT_WORDS)
+
+
 def trains_in_environment(node: cst.Call, callee: str) -> bool:
     """Say whether a call hands an environment to a function named for training (``train_loop(env=e)``)."""
     named = set(words(callee))
     if not named & TRAINING_WORDS or named & NOT_TRAINING_SCOPES:
         return False
-    return any(
-        (a.keyword is not None and set(words(a.keyword.value)) & ENVIRONMENT_WORDS)
-        or (
-            a.keyword is None
-            and isinstance(a.value, cst.Name)
-            and set(words(a.value.value)) & ENVIRONMENT_WORDS
-        )
-        for a in node.args
-    )
+    return any(_names_environment(a) for a in node.args)
 
 
 def updates_model(name: str | None, models: frozenset[str]) -> bool:
@@ -1251,6 +1410,15 @@ TRAINER_FACTORY_VERBS = frozenset({"get", "build", "create", "make", "init", "se
 _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 
 
+TRAINER_PART_WORDS = frozenset(
+    {
+        *("callback", "callbacks", "state", "control", "config", "cfg", "args", "arguments", "output"),
+        *("utils", "mixin", "plugin", "hook", "hooks", "handler", "logger", "factory", "builder"),
+        *("options", "params", "spec", "registry", "type", "class", "base", "interface", "memory"),
+    }
+)
+"""Words of a class's name that make it a part of a trainer (``TrainerCallback``, ``TrainerState``),
+not one: such a class's ``train`` is not a training run."""
 FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner"})
 """Last words of a class named for fine-tuning a model (pykoi's ``SupervisedFinetuning``); not a
 ``Tuner``, which searches settings (Ray Tune's, a threshold's, a prompt's)."""
@@ -1266,6 +1434,8 @@ def _names_trainer_class(name: str) -> bool:
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
     said = words(name)
+    if name[:1].isupper() and len(said) > 1 and said[0] == "trainer" and not TRAINER_PART_WORDS & set(said):
+        return True  # ``TrainerNoShuffle``, ``TrainerWithPacking``: a trainer told apart by its behaviour
     if name[:1].isupper() and said and said[-1] in FINE_TUNER_WORDS and "for" not in said:
         # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune (a
         # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
