@@ -89,6 +89,8 @@ LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gem
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
 """A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
 ``create_test_cases_using_gpt``) asks it for text."""
+CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
+"""Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
 LIBRARY_PREFIXES = ("torch.", "transformers.", "accelerate.", "numpy.", "jax.", "tensorflow.")
@@ -206,6 +208,8 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     named = (
         bool(GENERATION_WORDS & set(found))
         or found[0] == "infer"
+        # the generation function a loop is handed (``responses = generate_fn(prompts)``)
+        or (found[0] in ("generate", "generation") and len(found) > 1 and found[-1] in CALLABLE_WORDS)
         or (
             # (a function of this file named so shows in its own body whether it asks a model:
             # ``generate_ground_truth_response`` computes the answer)

@@ -567,11 +567,18 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # a policy-gradient component whose samples are episodes of several turns (an experience
             # maker that retrieves between generations)
             result.primary, labels = "ONLINE_RL", ["ONLINE_RL", *labels]
-    elif environment and any(
-        f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC, JUDGE) and f.detector == "Scoring"
-        for f in findings
+    elif (
+        environment
+        and "reward_function" not in signals
+        and any(
+            f.signal == "scoring"
+            and f.variant not in (SCORE_FILTER, METRIC, JUDGE)
+            and f.detector == "Scoring"
+            for f in findings
+        )
     ):
         # an environment driven by (or defined in) evaluation code trains nothing: an agent's benchmark
+        # (reward functions scoring a trainer's samples serve training, whatever checker they call)
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif environment and not (
         "entry_point" in signals

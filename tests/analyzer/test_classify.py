@@ -801,6 +801,23 @@ def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Pat
     assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
 
 
+def test_reward_functions_reading_tool_results_serve_online_rl_whatever_checker_they_call(
+    tmp_path: Path,
+) -> None:
+    """A trainer's reward functions score its samples, even when the checker comes from evaluation code."""
+    rewards = (
+        "import re\nfrom src.evaluation import check_student_answers\n"
+        "def reward_correctness(prompts, completions, **kwargs):\n"
+        "    finals = [c['messages'][-1]['content'] for c in completions]\n"
+        "    has_search = [re.search(r'<search>[\\s\\S]*?</search>', a) is not None for a in finals]\n"
+        "    has_info = [re.search(r'<information>(.*?)</information>', a) is not None for a in finals]\n"
+        "    ok = check_student_answers(prompts, kwargs['answer'], finals)\n"
+        "    return [float(o and not s and not i) for o, s, i in zip(ok, has_search, has_info)]\n"
+    )
+    result = classify_path(write(tmp_path, "rewards.py", rewards))
+    assert (result.primary, result.role) == ("ONLINE_RL", "component")
+
+
 def test_a_loop_generating_until_a_tool_call_serves_rl_unless_a_script_runs_it(tmp_path: Path) -> None:
     rollout = (
         "from vllm import SamplingParams\n"

@@ -187,6 +187,7 @@ class Generation(RouteDetector):
             "generation",
         ),
         Invalid("reply = sampler([{'role': 'user', 'content': q}])\n", "generation"),
+        Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
         Invalid("reply = self.sampler(messages=msgs)\n", "generation"),
         Invalid("outputs = model.generate(**inputs, max_new_tokens=64)\n", "generation"),
         Invalid(
