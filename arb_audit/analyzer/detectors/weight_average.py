@@ -147,7 +147,17 @@ COUNTERS = frozenset({"range", "enumerate", "zip"})
 
 
 def _counts(iterable: cst.BaseExpression) -> bool:
-    """Say whether a loop runs over positions (``range(n)``, ``enumerate(x)``), not over tensor names."""
+    """Say whether a loop runs over positions (``range(n)``, ``enumerate(x)``), not over tensor names.
+
+    Also backwards (``reversed(range(T))``: a return or an advantage computed step by step).
+    """
+    while (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value in ("reversed", "list")
+        and iterable.args
+    ):
+        iterable = iterable.args[0].value
     return (
         isinstance(iterable, cst.Call)
         and isinstance(iterable.func, cst.Name)
@@ -166,6 +176,10 @@ class WeightAverage(RouteDetector):
     TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open")
 
     VALID = (
+        Valid(
+            "import torch\nsd = torch.load(path)\ngae = 0\nfor i in reversed(range(len(delta))):\n"
+            "    gae = delta[i] + discount[i] * lam[i] * gae\n    adv[i] = gae\n"
+        ),
         Valid("sd = torch.load(path)\nfor k in stats:\n    stats[k] = self.w[k] * stats[k] / n\n"),
         Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
