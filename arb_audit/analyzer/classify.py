@@ -24,6 +24,7 @@ from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DA
 from arb_audit.analyzer.detectors.gradient_step import (
     GRADIENTS_READ,
     LOSS_HOOK,
+    PRETRAINING_MIX,
     REMOTE_STEP,
     TRAINER_EVALUATION,
 )
@@ -849,4 +850,12 @@ def _stages(found: list[Finding]) -> list[Stage]:
             same.data_source = same.data_source or stage.data_source
         else:
             merged[stage.kind if same is None else f"{stage.kind}:{stage.variant}"] = stage
+    rl = [s for s in merged.values() if s.kind in POLICY_GRADIENT]
+    mixes = [k for k, s in merged.items() if s.kind == "sft" and s.variant == PRETRAINING_MIX]
+    for key in mixes:
+        if rl:
+            # a pretraining mix stepped beside policy updates (PPO-ptx) regularises that RL stage
+            rl[-1].evidence += merged.pop(key).evidence
+        else:
+            merged[key].variant = None  # with no RL stage to mix into, it is plain language modelling
     return sorted(merged.values(), key=lambda s: min((f.line, f.col) for f in s.evidence))

@@ -801,6 +801,30 @@ def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Pat
     assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
 
 
+def test_a_pretraining_mix_beside_policy_updates_is_part_of_the_rl_stage(tmp_path: Path) -> None:
+    """PPO-ptx steps a language-modelling loss after the policy update: the file still runs PPO."""
+    agent = (
+        "import torch\nimport torch.nn.functional as F\nclass PPOAgent:\n"
+        "    def update_policy(self, batch):\n"
+        "        ratio = torch.exp(batch['logp'] - batch['old_logp'])\n"
+        "        adv = batch['adv']\n"
+        "        loss = -torch.min(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv).mean()\n"
+        "        loss.backward()\n        self.optimizer.step()\n"
+        "    def compute_ptx_loss(self, batch):\n"
+        "        logits = self.policy(batch['x'])\n"
+        "        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch['y'].view(-1))\n"
+        "        loss.backward()\n        self.optimizer.step()\n"
+    )
+    result = classify_path(write(tmp_path, "rl_ppo.py", agent))
+    assert (result.primary, [s.kind for s in result.stages]) == ("PPO", ["ppo"])
+    alone = (
+        "import torch.nn.functional as F\nclass Model:\n    def compute_ptx_loss"
+        + agent.split("def compute_ptx_loss")[1]
+    )
+    result = classify_path(write(tmp_path, "lm.py", alone))
+    assert (result.primary, result.stages[0].variant) == ("SFT", None)
+
+
 def test_reward_functions_reading_tool_results_serve_online_rl_whatever_checker_they_call(
     tmp_path: Path,
 ) -> None:

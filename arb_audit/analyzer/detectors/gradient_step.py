@@ -36,6 +36,10 @@ STEP_WORDS = frozenset({"step", "update"})
 optimizer, scheduler)``, ``optimizer_step``)."""
 LEARNING_RATE_WORDS = frozenset({"lr", "learning", "rate", "schedule", "scheduler", "warmup"})
 """Words of a helper handed an optimiser only to set its learning rate (``update_lr(optimizer, lr)``)."""
+PRETRAINING_MIX = "pretraining_mix"
+"""Variant of a supervised step in code named for a pretraining mix (PPO-ptx's language-modelling term)."""
+PRETRAINING_MIX_WORDS = frozenset({"ptx", "unsupervised", "unsup"})
+"""Words of a function that steps the pretraining mix of an RL stage (``compute_ptx_pretrain_loss``)."""
 RUN_VERBS = frozenset({"run", "start", "do", "launch", "begin"})
 """First words of a method that runs what the next word names (``run_train``, ``start_training``)."""
 OPTIMISER_NOUNS = frozenset({"optimizer", "optimiser", "optimizers", "optimisers", "optim"})
@@ -122,6 +126,22 @@ def _group_relative(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
     if word is None:
         return verdict
     return Verdict("grpo", word, verdict.data_source, f"{verdict.why}, in code named for {word.upper()}")
+
+
+def _pretraining_mix(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
+    """Mark a supervised loss stepped in code named for a pretraining mix (``compute_ptx_loss``).
+
+    InstructGPT's PPO-ptx (and DeepSpeed-Chat's ``train_unsupervised``) steps a language-modelling
+    loss on pretraining data between policy updates to keep the model's general skills: beside a
+    policy-gradient stage it is that stage's regulariser, not a stage of its own.
+    """
+    if verdict.kind != "sft" or verdict.variant is not None:
+        return verdict
+    if not any(PRETRAINING_MIX_WORDS & set(words(n)) for n in names):
+        return verdict
+    return Verdict(
+        "sft", PRETRAINING_MIX, verdict.data_source, f"{verdict.why}, in code named for a pretraining mix"
+    )
 
 
 def _names_a_loss(arg: cst.Arg) -> bool:
@@ -480,6 +500,16 @@ class GradientStep(RouteDetector):
             "trainer = MftTrainer(model=model, optimizer=optimizer, train_dataloader=loader)\n"
             "trainer.accelerate_train()\n",
             "gradient_step",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\nclass PPOAgent:\n"
+            "    def compute_ptx_loss(self, batch):\n"
+            "        logits = self.policy(batch['x'])\n"
+            "        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch['y'].view(-1))\n"
+            "        loss.backward()\n",
+            "gradient_step",
+            "sft",
+            PRETRAINING_MIX,
         ),
         Invalid(
             "def run_agent(args, algo):\n    while True:\n        logs = algo.update_parameters()\n"
@@ -1353,7 +1383,10 @@ class GradientStep(RouteDetector):
                 if not self._named_trainer(node, statement):
                     self._named(node, statement)
                 continue
-            verdict = _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ()))
+            verdict = _pretraining_mix(
+                _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ())),
+                self.where.get(id(node), ()),
+            )
             if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
             self.report(
