@@ -852,10 +852,10 @@ def _stages(found: list[Finding]) -> list[Stage]:
             merged[stage.kind if same is None else f"{stage.kind}:{stage.variant}"] = stage
     rl = [s for s in merged.values() if s.kind in POLICY_GRADIENT]
     mixes = [k for k, s in merged.items() if s.kind == "sft" and s.variant == PRETRAINING_MIX]
-    for key in mixes:
+    for mix in mixes:
         if rl:
             # a pretraining mix stepped beside policy updates (PPO-ptx) regularises that RL stage
-            rl[-1].evidence += merged.pop(key).evidence
+            rl[-1].evidence += merged.pop(mix).evidence
         else:
-            merged[key].variant = None  # with no RL stage to mix into, it is plain language modelling
+            merged[mix].variant = None  # with no RL stage to mix into, it is plain language modelling
     return sorted(merged.values(), key=lambda s: min((f.line, f.col) for f in s.evidence))
