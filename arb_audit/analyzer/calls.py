@@ -208,8 +208,14 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     named = (
         bool(GENERATION_WORDS & set(found))
         or found[0] == "infer"
-        # the generation function a loop is handed (``responses = generate_fn(prompts)``)
-        or (found[0] in ("generate", "generation") and len(found) > 1 and found[-1] in CALLABLE_WORDS)
+        # the generation function a loop is handed (``responses = generate_fn(prompts)``); one this
+        # module defines shows in its own body whether it asks a model
+        or (
+            found[0] in ("generate", "generation")
+            and len(found) > 1
+            and found[-1] in CALLABLE_WORDS
+            and func.value not in names(func)
+        )
         or (
             # (a function of this file named so shows in its own body whether it asks a model:
             # ``generate_ground_truth_response`` computes the answer)

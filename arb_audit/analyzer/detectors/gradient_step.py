@@ -40,6 +40,8 @@ PRETRAINING_MIX = "pretraining_mix"
 """Variant of a supervised step in code named for a pretraining mix (PPO-ptx's language-modelling term)."""
 PRETRAINING_MIX_WORDS = frozenset({"ptx", "unsupervised", "unsup"})
 """Words of a function that steps the pretraining mix of an RL stage (``compute_ptx_pretrain_loss``)."""
+READ_VERBS = frozenset({"get", "read", "load", "log", "print", "show", "inspect", "count", "save", "plot"})
+"""First words of a helper that reads an optimiser it is handed rather than stepping it."""
 RUN_VERBS = frozenset({"run", "start", "do", "launch", "begin"})
 """First words of a method that runs what the next word names (``run_train``, ``start_training``)."""
 OPTIMISER_NOUNS = frozenset({"optimizer", "optimiser", "optimizers", "optimisers", "optim"})
@@ -48,8 +50,13 @@ OPTIMISER_BUILDERS = frozenset({"create", "build", "get", "make", "init", "setup
 """First words of a project's function that returns an optimiser."""
 UPDATE_WORDS = frozenset({"update", "train", "fit"})
 """Verbs of a worker's method that optimises a model (``update_actor``, ``async_fit_actor_model``)."""
-UPDATE_NOT_TRAINING = frozenset({"stats", "statistics", "metrics", "logs", "log", "buffer", "config", "lr"})
-"""Words of an ``update_*`` method that keeps records or settings, not weights (``update_stats``)."""
+WEIGHT_HOLDERS = frozenset(
+    {
+        *("parameters", "params", "policy", "model", "models", "weights", "network", "networks"),
+        *("net", "agent", "actor", "critic", "value", "q", "learner"),
+    }
+)
+"""What an ``update_*`` method of an agent updates when it trains (``update_parameters``)."""
 POLICY_WORDS = frozenset({"policy", "actor"})
 """Words of an RL worker's method that runs the policy's optimisation step on a batch of rollouts
 (verl's ``actor.update_policy(data)``, ``ppo_local_train_policy``): a gradient step whose loss lives
@@ -213,6 +220,15 @@ class GradientStep(RouteDetector):
         Valid("from transformers import TrainerCallback\ncb = TrainerCallback()\ncb.train()\n"),
         Valid("from lib import TrainerStateMixin\nstate = TrainerStateMixin()\nstate.train()\n"),
         Valid("tracker = StatsTracker(env=env)\ntracker.update_stats(rewards)\n"),
+        Valid("agent = ReflexionAgent(env=env, llm=llm)\nagent.update_memory(reflection)\n"),
+        Valid(
+            "board = Evaluator(env=env)\nboard.update_leaderboard(results)\n"
+            "stats = Stats(envs)\nstats.update(r)\n"
+        ),
+        Valid(
+            "import torch\nfrom ckpt import get_global_step\n"
+            "optimizer = torch.optim.AdamW(model.parameters())\nprint(get_global_step(optimizer))\n"
+        ),
         Valid("algo = Evaluator(envs, model)\nalgo.update_eval_metrics()\n"),
         Valid(
             "import torch\nfrom utils import update_lr_step\n"
@@ -516,6 +532,17 @@ class GradientStep(RouteDetector):
             "def main(cfg):\n    envs = ParallelEnv([make_env(i) for i in range(4)])\n"
             "    algo = LLMPPOAgent(envs, lm_server, cfg.lr)\n    run_agent(cfg, algo)\n",
             "interactive",
+        ),
+        Invalid(
+            "import torch\nfrom sft_utils import optimizer_step\n"
+            "optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-6)\n"
+            "r = rewards.view(-1, group_size)\n"
+            "adv = ((r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-4)).view(-1)\n"
+            "ratio = torch.exp(logp - old_logp)\n"
+            "loss = -torch.min(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv).mean()\n"
+            "optimizer_step(loss, optimizer)\n",
+            "gradient_step",
+            "grpo",
         ),
         Invalid(
             "from helpers import create_optimizer\nfrom run_sft import train_step, update_step\n"
@@ -876,8 +903,10 @@ class GradientStep(RouteDetector):
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
         if self._hands_on_optimiser(node, last, scope):
-            # train_model(model, loader, optimizer, ...): the helper steps the optimiser it is given
-            self.steps.append((node, self._statement(), [], f"{last}() given an optimiser"))
+            # train_model(model, loader, optimizer, ...): the helper steps the optimiser it is given,
+            # on the loss it is given if it is given one (``optimizer_step(loss, optimizer)``)
+            handed = [(scope, a.value) for a in node.args if _names_a_loss(a)]
+            self.steps.append((node, self._statement(), handed[:1], f"{last}() given an optimiser"))
             return
         if self._trains_given_optimiser(node, name, scope):
             self.steps.append((node, self._statement(), [], f"{name}() of an object given an optimiser"))
@@ -1204,6 +1233,8 @@ class GradientStep(RouteDetector):
         if function is None:
             return False
         said = set(words(function))
+        if words(function)[:1] and words(function)[0] in READ_VERBS:
+            return False  # get_global_step(optimizer), log_step(optimizer): it reads, it does not step
         if not (
             said & TRAINING_WORDS
             or updates_model(function, POLICY_WORDS)
@@ -1249,11 +1280,13 @@ class GradientStep(RouteDetector):
         said = words(name) if name is not None else ()
         if not said or not isinstance(node.func, cst.Attribute):
             return False
-        if not (
+        if set(said) & NOT_TRAINING_SCOPES or not (
             said[0] in TRAINING_WORDS
             or (len(said) > 1 and said[0] in RUN_VERBS and said[1] in TRAINING_WORDS)
         ):
-            return False  # ``train_epoch()``, ``run_train()``; not ``save_train_stats()``
+            return (
+                False  # ``train_epoch()``, ``run_train()``; not ``save_train_stats()``, ``run_train_eval()``
+            )
         receiver = node.func.value
         if not isinstance(receiver, cst.Name):
             return False
@@ -1402,14 +1435,18 @@ class GradientStep(RouteDetector):
 
 
 def _names_an_update(name: str | None) -> bool:
-    """Say whether a method's name says it updates or trains its object (``update_parameters``, ``train``).
+    """Say whether a method's name says it trains its object's weights (``update_parameters``, ``train``).
 
-    Not one that keeps records (``update_stats``) or that measures (``train_eval``).
+    ``train*``/``fit*``/``learn*``, or ``update_`` followed by what holds weights; not a bare
+    ``update()`` nor one that keeps records or state (``update_memory``, ``update_stats``), nor one
+    that measures (``train_eval``).
     """
     said = words(name) if name is not None else ()
-    return (
-        bool(said) and said[0] in UPDATE_WORDS and not set(said) & (NOT_TRAINING_SCOPES | UPDATE_NOT_TRAINING)
-    )
+    if not said or set(said) & NOT_TRAINING_SCOPES:
+        return False
+    if said[0] in ("train", "fit", "learn"):
+        return True
+    return said[0] == "update" and len(said) > 1 and said[1] in WEIGHT_HOLDERS
 
 
 def _names_environment(arg: cst.Arg) -> bool:
