@@ -44,8 +44,8 @@ READ_VERBS = frozenset({"get", "read", "load", "log", "print", "show", "inspect"
 """First words of a helper that reads an optimiser it is handed rather than stepping it."""
 RUN_VERBS = frozenset({"run", "start", "do", "launch", "begin"})
 """First words of a method that runs what the next word names (``run_train``, ``start_training``)."""
-OPTIMISER_NOUNS = frozenset({"optimizer", "optimiser", "optimizers", "optimisers", "optim"})
-"""Last words of a project's function that returns an optimiser (``create_optimizer``)."""
+OPTIMISER_NOUNS = OPTIMISER_WORDS | {"optimizers", "optimisers"}
+"""Last words of a project's function that returns an optimiser (``create_optimizer``, ``build_optim``)."""
 OPTIMISER_BUILDERS = frozenset({"create", "build", "get", "make", "init", "setup", "configure", "prepare"})
 """First words of a project's function that returns an optimiser."""
 UPDATE_WORDS = frozenset({"update", "train", "fit"})
@@ -1124,7 +1124,7 @@ class GradientStep(RouteDetector):
         callee = [last_name(node.func)] if isinstance(node, cst.Call) else []
         for name, where in (
             *((c, "the optimiser is handed to") for c in callee),
-            *((c, "the optimiser is held by a") for c in self._holder_classes(node)),
+            *((c, "the optimiser is held by a") for c in self.holders.get(id(node), [])),
             *((m, "the helper stepping it comes from") for m in self._helper_modules(node)),
             *((f, "the gradient step is in") for f in self.where.get(id(node), ())),
         ):
@@ -1132,10 +1132,6 @@ class GradientStep(RouteDetector):
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"{where} {name}")
                 return
-
-    def _holder_classes(self, node: cst.CSTNode) -> list[str]:
-        """Classes of the object that holds the optimiser (``PPOAgent`` of ``agent.run_train()``)."""
-        return self.holders.get(id(node), [])
 
     def _helper_modules(self, node: cst.CSTNode) -> list[str]:
         """Last parts of the modules a called helper comes from (``run_sft`` of ``run_sft.update_step``)."""
