@@ -1175,6 +1175,8 @@ class GradientStep(RouteDetector):
         cls = self._trainer_class(made, self.trainer_scope.get(id(node))) if made is not None else None
         if made is None or cls is None:
             return False
+        if keyword(made, "reward_funcs") is not None and names_trainer_class(last_name(made.func)):
+            return True  # built to GRPOTrainer's contract: TrainerConstruction reports that stage
         scope = self.scopes_of.get(id(made.func))
         known = self.context.resolver.qualified_names(cls, scope) if scope is not None else set()
         qualified = sorted(known) or [dotted(cls)]
@@ -1340,14 +1342,14 @@ class GradientStep(RouteDetector):
         trainer too (the first class named a trainer is the one that names it).
         """
         func = call.func
-        if _names_trainer_class(_tail(func)) or _names_trainer_factory(last_name(func)):
+        if names_trainer_class(_tail(func)) or _names_trainer_factory(last_name(func)):
             return func
         if isinstance(func, cst.Name):
             where = self.functions[-1] if scope is None else scope
             for value in self._bound(where, func.value):
                 choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
                 for choice in choices:
-                    if isinstance(choice, cst.Name | cst.Attribute) and _names_trainer_class(_tail(choice)):
+                    if isinstance(choice, cst.Name | cst.Attribute) and names_trainer_class(_tail(choice)):
                         return choice
         return None
 
@@ -1490,7 +1492,7 @@ FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner"})
 ``Tuner``, which searches settings (Ray Tune's, a threshold's, a prompt's)."""
 
 
-def _names_trainer_class(name: str) -> bool:
+def names_trainer_class(name: str) -> bool:
     """Say whether a class's name says it is a trainer (``PPOTrainer``, ``NCATrainer_pairwise``).
 
     Also one specialised for a model (``Seq2SeqTrainerForChatGLM``). A variable holding a class

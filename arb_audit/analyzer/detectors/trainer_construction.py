@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.gradient_step import names_trainer_class
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import Trainer, resolve_trainer
 
@@ -58,6 +59,12 @@ class TrainerConstruction(RouteDetector):
             "grpo",
         ),
         Invalid(
+            "from my_trainers import TrainerWithRewardLogging\n"
+            "TrainerWithRewardLogging(model=m, reward_funcs=[fmt, acc], args=config).train()\n",
+            "stage",
+            "grpo",
+        ),
+        Invalid(
             "def main():\n    from trl import GRPOTrainer\n"
             "    trainer_cls = GRPOTrainer\n    trainer_cls(model=m)\n",
             "stage",
@@ -86,7 +93,7 @@ class TrainerConstruction(RouteDetector):
         )
         if found is not None:
             self.report_trainer(node, f"constructs {found[0]}", found[1])
-        elif last_name(node.func).endswith("Trainer") and keyword(node, "reward_funcs") is not None:
+        elif names_trainer_class(last_name(node.func)) and keyword(node, "reward_funcs") is not None:
             # a project's own trainer (``INTUITORTrainer(model=m, reward_funcs=fns, args=grpo_config)``)
             # built with the reward functions TRL's GRPOTrainer takes: GRPO's contract, a sampling
             # trainer scoring its own completions
