@@ -29,6 +29,20 @@ RESPONSE_WORDS = frozenset({"completion", "completions", "response", "responses"
 """Words of a parameter holding the policy's response."""
 
 
+def takes_samples(node: cst.FunctionDef) -> str | None:
+    """Say which trainer's reward-function contract a definition follows, if any.
+
+    ``"trl"``: ``f(completions, **kwargs)``, as TRL's GRPOTrainer calls its ``reward_funcs``;
+    ``"verl"``: ``f(..., solution_str, ground_truth, ...)``, as verl calls ``compute_score``.
+    """
+    params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+    if "completions" in params and isinstance(node.params.star_kwarg, cst.Param):
+        return "trl"
+    if RESPONSE_CONTRACT & params and "ground_truth" in params:
+        return "verl"
+    return None
+
+
 PREPOSITIONS = frozenset({"on", "of", "for", "by", "from", "with", "in", "to", "at"})
 """Words after a participle that keep a reward the head of its name (``reward_based_on_format``)."""
 TURN_WORDS = frozenset({"turn", "turns", "multiturn"})
@@ -161,9 +175,9 @@ class RewardFunction(RouteDetector):
     def _reward(self, node: cst.FunctionDef) -> None:
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         name = node.name.value
-        if "completions" in params and isinstance(node.params.star_kwarg, cst.Param):
+        if takes_samples(node) == "trl":
             self.report(node, "reward_function", f"{name}(completions, **kwargs) scores samples")
-        elif RESPONSE_CONTRACT & set(params) and "ground_truth" in params:
+        elif takes_samples(node) == "verl":
             self.report(node, "reward_function", f"{name}() scores a response (verl's reward contract)")
         elif _score_contract(name, params):
             # known by name and parameters only, like a reward-named definition: an evaluation script

@@ -9,6 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import is_generation, is_generation_helper, is_http_post
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
+from arb_audit.analyzer.detectors.reward_function import takes_samples
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import literal_text
 from arb_audit.analyzer.walk import descendants
@@ -100,6 +101,14 @@ class ToolFeedback(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "import re\ndef search_penalty(completions, **kwargs):\n"
+            "    calls = [len(re.findall(r'<search>.*?</search>', c)) for c in completions]\n"
+            "    seen = [len(re.findall(r'<observation>.*?</observation>', c)) for c in completions]\n"
+            "    return [-0.2 if a > b else 0.0 for a, b in zip(calls, seen)]\n",
+            "interactive",
+            variant=SCORED_TOOL_RESULTS,
+        ),
+        Invalid(
             "def compute_score(solution_str, ground_truth):\n"
             "    calls = re.findall(r'<search>(.*?)</search>\\s*<result>(.*?)</result>', solution_str)\n"
             "    return 0.1 * bool(calls) + em(extract_answer(solution_str), ground_truth)\n",
@@ -136,6 +145,8 @@ class ToolFeedback(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.functions: list[str] = []
+        self.scorers: list[bool] = []
+        """Per open function: whether it scores or checks responses."""
         self.loop: cst.CSTNode | None = None
         self.generates = False
         self.tagged = False
@@ -152,9 +163,15 @@ class ToolFeedback(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
+        # a function scores responses when it is named so (``compute_score``) or takes a trainer's
+        # samples as a reward function does (``search_penalty(completions, **kwargs)``)
+        self.scorers.append(
+            bool(SCORING_WORDS & set(words(node.name.value))) or takes_samples(node) is not None
+        )
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
+        self.scorers.pop()
 
     def _turns(self, node: cst.CSTNode) -> bool:
         """Say whether an expression counts turns (``range(self.config.max_turns)``)."""
@@ -226,7 +243,7 @@ class ToolFeedback(RouteDetector):
         self._tag(node, node.value)
 
     def _tag(self, node: cst.CSTNode, text: str) -> None:
-        scoring = any(SCORING_WORDS & set(words(f)) for f in self.functions)
+        scoring = any(self.scorers)
         if scoring and TOOL_CALL_TAG.search(text) is not None:
             self.scored_call = True
         if OBSERVATION_TAG.search(text) is None:
