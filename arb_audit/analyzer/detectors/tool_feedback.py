@@ -11,7 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_function import takes_samples
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import literal_text
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
 
 OBSERVATION_TAG = re.compile(
@@ -27,6 +27,10 @@ SCORED_TOOL_RESULTS = "scored_tool_results"
 them (a component of multi-turn tool RL, also where a ``__main__`` demo runs it)."""
 SCORING_WORDS = frozenset({"reward", "rewards", "score", "scores", "scoring", "validate", "verify", "check"})
 """Words of a function that scores or checks responses (``compute_score``, ``validate_format``)."""
+STEP_GENERATION_WORDS = frozenset({"generate", "generation", "generations"})
+"""Words of a loop step's name that says it has the policy generate (``run_agent_generations``)."""
+TOOL_CALL_VERBS = frozenset({"run", "call", "calls", "execute", "exec", "invoke", "handle", "process"})
+"""Verbs of a loop step's name that runs the tool calls the policy wrote (``run_tool_calls``)."""
 TOOL_CALL_TAG = re.compile(
     r"<(?:search|python|tool_call|tool|query|execute|code_interpreter|api_call|function_call)>", re.IGNORECASE
 )
@@ -86,6 +90,23 @@ class ToolFeedback(RouteDetector):
             "for batch in loader:\n    outs = llm.generate(batch, SamplingParams(stop=['</s>', '\\n\\n']))\n"
         ),
         Valid(
+            "def evaluate(agent, states):\n    for i in range(max_generations):\n"
+            "        states = agent.run_generations(states)\n        states = agent.run_tool_calls(states)\n"
+            "    return f'<information>{states}</information>'\n"
+        ),
+        Valid(
+            "def run(self, env, question):\n    prompt = question\n    for _ in range(5):\n"
+            "        params = {'temperature': 0.0, 'max_new_tokens': 512}\n"
+            "        out = requests.post(url, json={'text': prompt, 'sampling_params': params})\n"
+            "        calls = self.extract_tool_calls(out['text'])\n"
+            "        results = self.execute_tool_calls(env, calls)\n"
+            "        prompt += out['text'] + f'<tool_response>{results}</tool_response>'\n"
+        ),
+        Valid(
+            "for i in range(3):\n    outs = run_generations(states)\n    save(outs)\n"
+            "tag = f'<information>{docs}</information>'\n"
+        ),
+        Valid(
             "def evaluate(llm):\n    for t in range(3):\n"
             "        outs = llm.generate(ps, SamplingParams(stop=['</search>']))\n"
         ),
@@ -100,6 +121,16 @@ class ToolFeedback(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "class Agent:\n    def run_tool_calls(self, states):\n        for s in states:\n"
+            "            obs = f'<information>{search(s)}</information>'\n"
+            "            s['messages'].append({'role': 'user', 'content': obs})\n"
+            "        return states\n"
+            "    def run_agent(self, generate_fn, states):\n        for i in range(max_generations):\n"
+            "            states = self.run_agent_generations(generate_fn, states)\n"
+            "            states = self.run_tool_calls(states)\n        return states\n",
+            "interactive",
+        ),
         Invalid(
             "import re\ndef search_penalty(completions, **kwargs):\n"
             "    calls = [len(re.findall(r'<search>.*?</search>', c)) for c in completions]\n"
@@ -145,6 +176,12 @@ class ToolFeedback(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.functions: list[str] = []
+        self.greedy: list[bool] = []
+        """Per open loop: whether a generation in it is told to decode greedily."""
+        self.tool_steps: list[set[str]] = []
+        """Per open loop: what its calls are named for ("generate", "tools")."""
+        self.agent_loop: cst.CSTNode | None = None
+        """A loop that calls a generation step and a tool-calling step."""
         self.scorers: list[bool] = []
         """Per open function: whether it scores or checks responses."""
         self.loop: cst.CSTNode | None = None
@@ -188,17 +225,39 @@ class ToolFeedback(RouteDetector):
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append(False)
+        self.tool_steps.append(set())
+        self.greedy.append(False)
         if self.loop is None and self._turns(node.iter) and self._training_scope():
             self.loop = node
 
     def visit_While(self, node: cst.While) -> None:
         self.loops.append(False)
+        self.tool_steps.append(set())
+        self.greedy.append(False)
         if self.loop is None and self._turns(node.test) and self._training_scope():
             self.loop = node
 
     def _leave_loop(self, node: cst.For | cst.While) -> None:
-        if self.loops.pop() and self.stopped_loop is None and self._training_scope():
+        steps = self.tool_steps.pop()
+        generates = self.loops.pop()
+        if self.greedy.pop():
+            # decoding without sampling (``temperature: 0.0``) answers; rollouts for RL sample
+            if self.loop is node:
+                self.loop = None
+            return
+        if steps == {"generate", "tools"} and self.agent_loop is None and self._training_scope():
+            self.agent_loop = node
+        if generates and self.stopped_loop is None and self._training_scope():
             self.stopped_loop = node
+
+    def _temperature(self, key: str | None, value: cst.BaseExpression) -> None:
+        """Note a loop whose generation is told to decode greedily (``temperature=0``)."""
+        if self.greedy and key == "temperature" and isinstance(value, cst.Integer | cst.Float):
+            self.greedy[-1] = self.greedy[-1] or float(value.value) == 0.0
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        if isinstance(node.key, cst.SimpleString):
+            self._temperature(literal_text(node.key), node.value)
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave_loop(original_node)
@@ -216,6 +275,7 @@ class ToolFeedback(RouteDetector):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in STOP_KEYWORDS:
             self._stops(node.value)
+        self._temperature(node.keyword.value if node.keyword is not None else None, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -235,6 +295,14 @@ class ToolFeedback(RouteDetector):
         self.generates = self.generates or generates
         if generates and self.loops:
             self.loops[-1] = True
+        if self.tool_steps:
+            # an agent loop whose steps are the class's own methods (``self.run_agent_generations(...)``
+            # then ``self.run_tool_calls(...)``): each named for what it does
+            said = set(words(last_name(node.func)))
+            if generates or said & STEP_GENERATION_WORDS:
+                self.tool_steps[-1].add("generate")
+            if said & {"tool", "tools"} and said & TOOL_CALL_VERBS:
+                self.tool_steps[-1].add("tools")
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self._tag(node, node.value)
@@ -256,6 +324,9 @@ class ToolFeedback(RouteDetector):
         if self.loop is not None and self.generates and self.tagged:
             message = "a loop over turns generates and splices a tool's result back into the text"
             self.report(self.loop, "interactive", message, interactive=True)
+        elif self.agent_loop is not None and self.tagged:
+            message = "a loop generates, then runs the tool calls, whose results go back tagged into the text"
+            self.report(self.agent_loop, "interactive", message, interactive=True)
         elif self.stopped_loop is not None and self.tool_stops:
             message = "a loop generates until the policy calls a tool (its stop strings), then goes on"
             self.report(self.stopped_loop, "interactive", message, interactive=True)
