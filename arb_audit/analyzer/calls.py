@@ -421,3 +421,11 @@ def literal_field(value: cst.BaseExpression, key: str) -> str | None:
     found = dict_field(value, key)
     text = found.evaluated_value if isinstance(found, cst.SimpleString) else None
     return text if isinstance(text, str) else None
+
+
+def decodes_greedily(key: str | None, value: cst.BaseExpression) -> bool:
+    """Say whether a setting tells a generation to decode greedily (``temperature=0``).
+
+    Greedy decoding answers (a benchmark, a demo); rollouts that RL trains on are sampled.
+    """
+    return key == "temperature" and isinstance(value, cst.Integer | cst.Float) and float(value.value) == 0.0

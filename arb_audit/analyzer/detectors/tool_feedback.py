@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation, is_generation_helper, is_http_post
+from arb_audit.analyzer.calls import decodes_greedily, is_generation, is_generation_helper, is_http_post
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_function import takes_samples
@@ -252,8 +252,8 @@ class ToolFeedback(RouteDetector):
 
     def _temperature(self, key: str | None, value: cst.BaseExpression) -> None:
         """Note a loop whose generation is told to decode greedily (``temperature=0``)."""
-        if self.greedy and key == "temperature" and isinstance(value, cst.Integer | cst.Float):
-            self.greedy[-1] = self.greedy[-1] or float(value.value) == 0.0
+        if self.greedy and decodes_greedily(key, value):
+            self.greedy[-1] = True
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if isinstance(node.key, cst.SimpleString):
