@@ -93,6 +93,7 @@ class GenerationPurpose(RouteDetector):
     )
 
     VALID = (
+        Valid("import torch\ntorch.backends.cudnn.benchmark = False\nouts = llm.generate(prompts)\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
             "        return self.pretrained_model.push_to_hub(*args, **kwargs)\n"
@@ -270,7 +271,8 @@ class GenerationPurpose(RouteDetector):
         target = node.target
         if isinstance(target, cst.Name):
             self._named(node, target.value)
-        elif isinstance(target, cst.Attribute):
+        elif isinstance(target, cst.Attribute) and not any("." in q for q in self.names(target.value)):
+            # (a library's setting, ``torch.backends.cudnn.benchmark = False``, names no output)
             self._named(node, target.attr.value)
 
     def visit_Param(self, node: cst.Param) -> None:
