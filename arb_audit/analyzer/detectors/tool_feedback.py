@@ -44,6 +44,24 @@ TOOL_CALL_WORDS = frozenset(
 """Words of a stop string at which the policy has asked a tool (``<|end_of_query|>``, `````output``)."""
 
 
+def _greedy_settings(value: cst.BaseExpression, greedy_names: set[str]) -> bool:
+    """Say whether a call or a value tells a generation to decode greedily.
+
+    By keyword or in a dict it holds (``llm.generate(p, temperature=0)``, ``{"sampling_params":
+    {"temperature": 0.0}}``), or through a name bound to such settings (``SamplingParams(temperature=0)``).
+    """
+    for element in (value, *descendants(value)):
+        if isinstance(element, cst.Arg) and element.keyword is not None:
+            if decodes_greedily(element.keyword.value, element.value):
+                return True
+        elif isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+            if decodes_greedily(literal_text(element.key), element.value):
+                return True
+        elif isinstance(element, cst.Name) and element.value in greedy_names:
+            return True
+    return False
+
+
 def tool_call_stop(text: str) -> bool:
     """Say whether a stop string ends the policy's text where it calls a tool.
 
@@ -176,8 +194,10 @@ class ToolFeedback(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.functions: list[str] = []
-        self.greedy: list[bool] = []
-        """Per open loop: whether a generation in it is told to decode greedily."""
+        self.greedy_names: set[str] = set()
+        """Names bound to greedy generation settings."""
+        self.greedy: list[list[bool]] = []
+        """Per open loop: whether a generation in it samples, and whether one decodes greedily."""
         self.tool_steps: list[set[str]] = []
         """Per open loop: what its calls are named for ("generate", "tools")."""
         self.agent_loop: cst.CSTNode | None = None
@@ -226,21 +246,22 @@ class ToolFeedback(RouteDetector):
     def visit_For(self, node: cst.For) -> None:
         self.loops.append(False)
         self.tool_steps.append(set())
-        self.greedy.append(False)
+        self.greedy.append([False, False])
         if self.loop is None and self._turns(node.iter) and self._training_scope():
             self.loop = node
 
     def visit_While(self, node: cst.While) -> None:
         self.loops.append(False)
         self.tool_steps.append(set())
-        self.greedy.append(False)
+        self.greedy.append([False, False])
         if self.loop is None and self._turns(node.test) and self._training_scope():
             self.loop = node
 
     def _leave_loop(self, node: cst.For | cst.While) -> None:
         steps = self.tool_steps.pop()
         generates = self.loops.pop()
-        if self.greedy.pop():
+        sampled, greedy = self.greedy.pop()
+        if greedy and not sampled:
             # decoding without sampling (``temperature: 0.0``) answers; rollouts for RL sample
             if self.loop is node:
                 self.loop = None
@@ -249,15 +270,6 @@ class ToolFeedback(RouteDetector):
             self.agent_loop = node
         if generates and self.stopped_loop is None and self._training_scope():
             self.stopped_loop = node
-
-    def _temperature(self, key: str | None, value: cst.BaseExpression) -> None:
-        """Note a loop whose generation is told to decode greedily (``temperature=0``)."""
-        if self.greedy and decodes_greedily(key, value):
-            self.greedy[-1] = True
-
-    def visit_DictElement(self, node: cst.DictElement) -> None:
-        if isinstance(node.key, cst.SimpleString):
-            self._temperature(literal_text(node.key), node.value)
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave_loop(original_node)
@@ -275,7 +287,6 @@ class ToolFeedback(RouteDetector):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in STOP_KEYWORDS:
             self._stops(node.value)
-        self._temperature(node.keyword.value if node.keyword is not None else None, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -284,6 +295,8 @@ class ToolFeedback(RouteDetector):
                 name = name.value
             if isinstance(name, str) and "stop" in words(name):
                 self._stops(node.value)
+            if isinstance(name, str) and _greedy_settings(node.value, self.greedy_names):
+                self.greedy_names.add(name)  # greedy = SamplingParams(temperature=0): handed on by name
 
     def visit_Call(self, node: cst.Call) -> None:
         # a rollout server is asked over HTTP as often as through a client (``await post(url, payload)``)
@@ -295,6 +308,8 @@ class ToolFeedback(RouteDetector):
         self.generates = self.generates or generates
         if generates and self.loops:
             self.loops[-1] = True
+            # which of the loop's generations decode greedily (a judge's may, the policy's may not)
+            self.greedy[-1][1 if _greedy_settings(node, self.greedy_names) else 0] = True
         if self.tool_steps:
             # an agent loop whose steps are the class's own methods (``self.run_agent_generations(...)``
             # then ``self.run_tool_calls(...)``): each named for what it does
@@ -305,6 +320,9 @@ class ToolFeedback(RouteDetector):
                 self.tool_steps[-1].add("tools")
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        statement = self.context.statements[-1] if self.context.statements else None
+        if isinstance(statement, cst.Expr) and statement.value is node:
+            return  # a docstring describes tags; code that reads or writes them holds them elsewhere
         self._tag(node, node.value)
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
