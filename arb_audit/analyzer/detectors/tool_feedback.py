@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -42,6 +43,20 @@ TOOL_CALL_WORDS = frozenset(
     {"query", "search", "tool", "observation", "code", "execute", "python", "call", "action", "output"}
 )
 """Words of a stop string at which the policy has asked a tool (``<|end_of_query|>``, `````output``)."""
+
+
+@dataclass(slots=True)
+class _Loop:
+    """What one open loop's calls do."""
+
+    generates: bool = False
+    """A call in it generates."""
+    samples: bool = False
+    """A generation in it samples."""
+    greedy: bool = False
+    """A generation in it decodes greedily (``temperature=0``)."""
+    steps: set[str] = field(default_factory=set)
+    """What its calls are named for: "generate", "tools" (``run_agent_generations``, ``run_tool_calls``)."""
 
 
 def _greedy_settings(value: cst.BaseExpression, greedy_names: set[str]) -> bool:
@@ -196,10 +211,6 @@ class ToolFeedback(RouteDetector):
         self.functions: list[str] = []
         self.greedy_names: set[str] = set()
         """Names bound to greedy generation settings."""
-        self.greedy: list[list[bool]] = []
-        """Per open loop: whether a generation in it samples, and whether one decodes greedily."""
-        self.tool_steps: list[set[str]] = []
-        """Per open loop: what its calls are named for ("generate", "tools")."""
         self.agent_loop: cst.CSTNode | None = None
         """A loop that calls a generation step and a tool-calling step."""
         self.scorers: list[bool] = []
@@ -209,8 +220,8 @@ class ToolFeedback(RouteDetector):
         self.tagged = False
         self.tool_stops = False
         """A generation's stop strings end the text where the policy calls a tool."""
-        self.loops: list[bool] = []
-        """Per open loop: whether it generates."""
+        self.loops: list[_Loop] = []
+        """What each open loop does, outermost first."""
         self.stopped_loop: cst.CSTNode | None = None
         """A loop that generates, in a file whose generation stops at tool calls."""
         self.scored_call = False
@@ -244,31 +255,25 @@ class ToolFeedback(RouteDetector):
         return not any(NOT_TRAINING_SCOPES & set(words(name)) for name in self.functions)
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops.append(False)
-        self.tool_steps.append(set())
-        self.greedy.append([False, False])
+        self.loops.append(_Loop())
         if self.loop is None and self._turns(node.iter) and self._training_scope():
             self.loop = node
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops.append(False)
-        self.tool_steps.append(set())
-        self.greedy.append([False, False])
+        self.loops.append(_Loop())
         if self.loop is None and self._turns(node.test) and self._training_scope():
             self.loop = node
 
     def _leave_loop(self, node: cst.For | cst.While) -> None:
-        steps = self.tool_steps.pop()
-        generates = self.loops.pop()
-        sampled, greedy = self.greedy.pop()
-        if greedy and not sampled:
+        loop = self.loops.pop()
+        if loop.greedy and not loop.samples:
             # decoding without sampling (``temperature: 0.0``) answers; rollouts for RL sample
             if self.loop is node:
                 self.loop = None
             return
-        if steps == {"generate", "tools"} and self.agent_loop is None and self._training_scope():
+        if loop.steps == {"generate", "tools"} and self.agent_loop is None and self._training_scope():
             self.agent_loop = node
-        if generates and self.stopped_loop is None and self._training_scope():
+        if loop.generates and self.stopped_loop is None and self._training_scope():
             self.stopped_loop = node
 
     def leave_For(self, original_node: cst.For) -> None:
@@ -307,17 +312,20 @@ class ToolFeedback(RouteDetector):
         )
         self.generates = self.generates or generates
         if generates and self.loops:
-            self.loops[-1] = True
+            self.loops[-1].generates = True
             # which of the loop's generations decode greedily (a judge's may, the policy's may not)
-            self.greedy[-1][1 if _greedy_settings(node, self.greedy_names) else 0] = True
-        if self.tool_steps:
+            if _greedy_settings(node, self.greedy_names):
+                self.loops[-1].greedy = True
+            else:
+                self.loops[-1].samples = True
+        if self.loops:
             # an agent loop whose steps are the class's own methods (``self.run_agent_generations(...)``
             # then ``self.run_tool_calls(...)``): each named for what it does
             said = set(words(last_name(node.func)))
             if generates or said & STEP_GENERATION_WORDS:
-                self.tool_steps[-1].add("generate")
+                self.loops[-1].steps.add("generate")
             if said & {"tool", "tools"} and said & TOOL_CALL_VERBS:
-                self.tool_steps[-1].add("tools")
+                self.loops[-1].steps.add("tools")
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         statement = self.context.statements[-1] if self.context.statements else None
