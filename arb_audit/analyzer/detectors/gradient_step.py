@@ -1243,15 +1243,12 @@ class GradientStep(RouteDetector):
 
     def _given_optimiser(self, call: cst.Call, scope: int) -> bool:
         """Say whether a call is handed, by name, an optimiser built in this file."""
-        for arg in call.args:
-            if not isinstance(arg.value, cst.Name):
-                continue
-            values = self.assigns.get((scope, arg.value.value), []) + self.assigns.get(
-                (0, arg.value.value), []
-            )
-            if any(isinstance(v, cst.Call) and self._builds_optimiser(v) for v in values):
-                return True
-        return False
+        return any(
+            isinstance(v, cst.Call) and self._builds_optimiser(v)
+            for arg in call.args
+            if isinstance(arg.value, cst.Name)
+            for v in self._bound(scope, arg.value.value)
+        )
 
     def _built_with_environment(self, scope: int, name: str) -> str | None:
         """Return the class ``name`` was built by, when it was built here and handed an environment.
