@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
+import sys
+
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid
@@ -29,9 +32,12 @@ TENSOR_METHODS = frozenset(
 only moves, rearranges or combines weights (resharding, copying, averaging), not when it runs a model."""
 WEB_APPS = frozenset({"fastapi.FastAPI", "flask.Flask", "uvicorn.run"})
 """A web application built or run: the file answers HTTP requests."""
-BUILTINS = frozenset(
-    {"range", "len", "print", "enumerate", "zip", "list", "dict", "tuple", "set", "isinstance", "sorted"}
-)
+BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+"""Python's builtins (``len``, ``hasattr``, ``ValueError``): calling one runs no model."""
+STANDARD_LIBRARY = frozenset({"torch", *sys.stdlib_module_names})
+"""Top-level modules whose functions run no model: torch's own (tensors rearranged) and Python's."""
+MAX_HELPER_DEPTH = 4
+"""How deep calls through the file's own functions are followed to see whether a block runs a model."""
 
 
 class Inference(RouteDetector):
@@ -39,10 +45,12 @@ class Inference(RouteDetector):
 
     In a file with no training stage this is evaluation or serving (a reward-model server, a scorer);
     in a training file it is only the reference model's or the evaluation's forward pass. A block that
-    only calls torch's functions and tensors' methods (``torch.cat(shards)``, ``w.clone().detach()``)
-    rearranges weights: nothing is run. A context chosen by a condition or kept in a name (``ctx =
-    torch.inference_mode()``, then ``with ctx:``) is read the same way; one only made and returned (a
-    ``maybe_no_grad()`` helper) runs nothing here. In a file that builds a web application (a
+    only calls torch's functions, Python's (builtins, the standard library: ``warnings.warn``) and
+    tensors' methods (``torch.cat(shards)``, ``w.clone().detach()``) rearranges weights: nothing is
+    run. A function of the file the block calls is judged by its own body (a ``safe_copy(src, dst)``
+    helper that checks shapes runs no model). A context chosen by a condition or kept in a name (``ctx
+    = torch.inference_mode()``, then ``with ctx:``) is read the same way; one only made and returned
+    (a ``maybe_no_grad()`` helper) runs nothing here. In a file that builds a web application (a
     retrieval or embedding server) the model runs to answer requests: served, like generation there.
     """
 
@@ -63,6 +71,11 @@ class Inference(RouteDetector):
             "import torch\nwith torch.no_grad():\n    for name, p in base.named_parameters():\n"
             "        p.copy_(0.5 * sa[name] + 0.5 * sb[name])\n"
         ),
+        Valid(
+            "import torch\n@torch.no_grad()\ndef convert(hf, mg):\n"
+            "    if hasattr(hf, 'bias'):\n        safe_copy(hf.bias, mg.bias)\n"
+            "def safe_copy(src, dst):\n    assert src.shape == dst.shape\n    dst.copy_(src)\n"
+        ),
     )
     INVALID = (
         Invalid("import torch\nwith torch.no_grad():\n    scores = model(**batch).logits\n", "inference"),
@@ -80,6 +93,11 @@ class Inference(RouteDetector):
         ),
         Invalid(
             "import torch\nwith torch.no_grad():\n    out = self.reward_model.score(texts)\n", "inference"
+        ),
+        Invalid(
+            "import torch\nwith torch.no_grad():\n    scores = [score(t) for t in texts]\n"
+            "def score(text):\n    return rm(**tok(text)).logits\n",
+            "inference",
         ),
         Invalid(
             "import torch, contextlib\nctx = torch.no_grad() if not grad else contextlib.nullcontext()\n"
@@ -101,18 +119,29 @@ class Inference(RouteDetector):
         """Whether the file builds or runs a web application."""
         self.in_functions: list[Finding] = []
         """Findings inside functions: what a web application's handlers may run per request."""
+        self.bodies: dict[str, cst.BaseSuite] = {}
+        """The body of each function the file defines, by name."""
+        self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, set[str]]] = []
+        """No-gradient blocks that call only functions that may be the file's own: (the context or
+        decorator, its statement, whether it is in a function, the names called), decided at the end,
+        when every function's body has been seen."""
 
     def visit_Call(self, node: cst.Call) -> None:
         self.serves = self.serves or bool(self.names(node.func) & WEB_APPS)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for node, statement, in_function, called in self.pending:
+            if self._helpers_run(called, MAX_HELPER_DEPTH, set()):
+                self._report(node, in_function, statement)
         if self.serves:
             # (what runs at module level runs once, before any request: an evaluation it serves)
             for finding in self.in_functions:
                 finding.variant = SERVED
 
-    def _report(self, node: cst.CSTNode, in_function: bool = False) -> None:
-        finding = self.report(node, "inference", "runs the model without gradients")
+    def _report(
+        self, node: cst.CSTNode, in_function: bool = False, statement: cst.CSTNode | None = None
+    ) -> None:
+        finding = self.report(node, "inference", "runs the model without gradients", statement=statement)
         if in_function or self.enclosing():
             self.in_functions.append(finding)
 
@@ -129,18 +158,47 @@ class Inference(RouteDetector):
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
-            if self._no_grad(item.item) and self._runs(node.body):
-                self._report(item.item)
+            if self._no_grad(item.item):
+                self._decide(item.item, node.body)
                 return
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bodies[node.name.value] = node.body
         for decorator in node.decorators:
-            if self.names(decorator_callee(decorator)) & NO_GRAD and self._runs(node.body):
-                self._report(decorator.decorator, in_function=True)  # (a decorated function runs when called)
+            if self.names(decorator_callee(decorator)) & NO_GRAD:
+                self._decide(decorator.decorator, node.body, in_function=True)  # (it runs when called)
                 return
 
-    def _runs(self, body: cst.CSTNode) -> bool:
-        """Say whether a block calls anything but torch's functions, tensor methods and builtins."""
+    def _decide(self, node: cst.CSTNode, body: cst.CSTNode, in_function: bool = False) -> None:
+        """Report a no-gradient block that runs a model.
+
+        One that calls only what may be the file's own functions waits for the end of the file.
+        """
+        called = self._called(body)
+        if called is None:
+            self._report(node, in_function)
+        elif called:
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.pending.append((node, statement, in_function or bool(self.enclosing()), called))
+
+    def _helpers_run(self, called: set[str], depth: int, seen: set[str]) -> bool:
+        """Say whether any of the functions called runs a model: one the file does not define may."""
+        for name in called - seen:
+            seen.add(name)
+            body = self.bodies.get(name)
+            if body is None or depth == 0:
+                return True
+            inner = self._called(body)
+            if inner is None or self._helpers_run(inner, depth - 1, seen):
+                return True
+        return False
+
+    def _called(self, body: cst.CSTNode) -> set[str] | None:
+        """Return the plain names a block calls besides torch's and Python's functions and tensor methods.
+
+        Each may be the file's own function; None when it calls anything else (a model).
+        """
+        called: set[str] = set()
         for node in descendants(body):
             if not isinstance(node, cst.Call):
                 continue
@@ -148,12 +206,20 @@ class Inference(RouteDetector):
             if isinstance(func, cst.Attribute):
                 if func.attr.value in TENSOR_METHODS:
                     continue
-                if any(q.startswith("torch.") for q in self.names(func)):
+                if any(_library(q) for q in self.names(func)):
                     continue
-                return True
-            if isinstance(func, cst.Name) and (
-                func.value in BUILTINS or any(q.startswith("torch.") for q in self.names(func))
-            ):
+                return None
+            if not isinstance(func, cst.Name):
+                return None
+            qualified = self.names(func)
+            if func.value in BUILTINS or any(_library(q) for q in qualified):
                 continue
-            return True
-        return False
+            if any("." in q for q in qualified):
+                return None  # imported: not the file's own
+            called.add(func.value)
+        return called
+
+
+def _library(qualified: str) -> bool:
+    """Say whether a qualified name is torch's or the standard library's (``warnings.warn``): no model."""
+    return qualified.split(".", 1)[0] in STANDARD_LIBRARY
