@@ -13,10 +13,11 @@ NOT_A_REWARD_FUNCTION = frozenset(
     {
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
+        *("data", "tokenize", "tokenise", "collate", "preprocess"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated), not a reward function."""
 RESPONSE_CONTRACT = frozenset({"solution_str"})
 """Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
 ground_truth, extra_info)``): the policy's decoded response."""
