@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
-from arb_audit.analyzer.detectors.environment import SINGLE_TURN
+from arb_audit.analyzer.detectors.environment import DEFINED, SINGLE_TURN
 from arb_audit.analyzer.detectors.generation import SERVED
 from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA, TRAINING_SHAPED
 from arb_audit.analyzer.detectors.gradient_step import (
@@ -571,6 +571,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif (
         environment
         and "reward_function" not in signals
+        and (
+            "entry_point" in signals
+            or evaluation_place(result.path) is not None
+            or not any(f.signal == "environment" and f.variant == DEFINED for f in findings)
+        )
         and any(
             f.signal == "scoring"
             and f.variant not in (SCORE_FILTER, METRIC, JUDGE)
@@ -579,7 +584,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         )
     ):
         # an environment driven by (or defined in) evaluation code trains nothing: an agent's benchmark
-        # (reward functions scoring a trainer's samples serve training, whatever checker they call)
+        # (reward functions scoring a trainer's samples serve training, whatever checker they call;
+        # a library module defining an environment class, not kept among evaluation code, serves
+        # whoever runs it, even where its world is a benchmark's tasks)
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif environment and not (
         "entry_point" in signals

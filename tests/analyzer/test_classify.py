@@ -797,8 +797,16 @@ def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Pat
     )
     assert classify_path(write(tmp_path, "env.py", env)).primary == "ONLINE_RL"
     benchmark = "from agent_eval.tasks import load_tasks\ntasks = load_tasks('shop')\n" + env
-    result = classify_path(write(tmp_path, "bench_env.py", benchmark))
+    (tmp_path / "evals").mkdir()
+    result = classify_path(write(tmp_path, "evals/bench_env.py", benchmark))
     assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+    # run as a script, the benchmark's environment is driven to evaluate
+    script = benchmark + "if __name__ == '__main__':\n    print(len(tasks))\n"
+    assert classify_path(write(tmp_path, "bench_env.py", script)).primary == "EVAL_ONLY"
+    # a library module defining the environment, outside evaluation code, serves whoever runs it,
+    # even when its world is a benchmark's tasks (a terminal benchmark's harness as an RL world)
+    library = classify_path(write(tmp_path, "shop_env.py", benchmark))
+    assert (library.primary, library.role) == ("ONLINE_RL", "component")
 
 
 def test_a_pretraining_mix_beside_policy_updates_is_part_of_the_rl_stage(tmp_path: Path) -> None:

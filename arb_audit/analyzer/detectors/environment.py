@@ -21,6 +21,9 @@ from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
 """Variant of an ``environment`` finding whose ``step`` always ends the episode."""
+DEFINED = "defined"
+"""Variant of an ``environment`` finding for a class the file defines (not one it drives): an
+environment serves whoever runs it, the benchmark it wraps included."""
 TERMINATION_WORDS = ("done", "terminated", "terminal", "truncated", "game_over")
 """Words of the names that say an episode is over."""
 
@@ -206,7 +209,8 @@ class Environment(RouteDetector):
             "defines reset() and step()" if "reset" in methods else "step() answers with a reward and an end"
         )
         single = answers is not None and answers[1] and all(answers[1])
-        self.report(node, "environment", f"{node.name.value} {how}", variant=SINGLE_TURN if single else None)
+        variant = SINGLE_TURN if single else DEFINED
+        self.report(node, "environment", f"{node.name.value} {how}", variant=variant)
 
     def _named_environment(self, node: cst.ClassDef, methods: set[str]) -> None:
         """Report a class named as an environment that answers an agent's turns (``env_response``).
@@ -217,7 +221,7 @@ class Environment(RouteDetector):
         bases = [dotted(b.value).rsplit(".", 1)[-1] for b in node.bases]
         said = [words(n) for n in (node.name.value, *bases)]
         single = any(single_turn(n) for n in (node.name.value, *bases))
-        variant = SINGLE_TURN if single else None
+        variant = SINGLE_TURN if single else DEFINED
         if any(w and w[-1] in ENVIRONMENT_WORDS for w in said) and methods & TURN_METHODS:
             turns = ", ".join(sorted(methods & TURN_METHODS))
             message = f"{node.name.value} is an environment answering turns ({turns})"
