@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
+    ENVIRONMENT_WORDS,
     dict_field,
     is_env_step,
     is_generation,
@@ -65,7 +66,8 @@ class MultiTurnLoop(RouteDetector):
     produce what a stage trains on). A loop that hands an environment to a helper named for playing
     its episodes (``batch_interact_environment(agent=a, env=env)``) runs them there, and so does one
     sampling through a helper named for the model's turns with tools (``manager.run_llm_loop(batch)``,
-    ``multi_turn_rollout(...)``), whose loop lives in another file.
+    ``multi_turn_rollout(...)``), whose loop lives in another file. A helper named for an
+    environment's answer and handed the outputs (``self.get_batch_env_outputs(lm_outputs)``) steps it.
     """
 
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
@@ -113,6 +115,13 @@ class MultiTurnLoop(RouteDetector):
             "for batch in loader:\n    out = run_multi_turn_rollout(policy, batch, max_rollout_turns=n)\n"
         ),
         Valid("for row in rows:\n    for tc in row.tool_calls:\n        names.append(tc.name)\n"),
+        Valid(
+            "class Rollout:\n    async def run(self, req):\n        while turns < self.max_turns:\n"
+            "            req.add_tool_response_messages(self.tok, await self.execute(req.calls))\n"
+            "            out = await self._handle_call(req)\n"
+            "    async def _handle_call(self, req):\n        return self.cache[req.id]\n"
+        ),
+        Valid("for cfg in configs:\n    out = llm.generate(prompt)\n    env_config = get_env_config(cfg)\n"),
         Valid(
             "def evaluate(model, tasks):\n    for turn in range(5):\n"
             "        reply = model.generate(msgs)\n"
@@ -170,6 +179,21 @@ class MultiTurnLoop(RouteDetector):
         ),
         Invalid(
             "while not done:\n    text = llm.generate(messages)\n    result = env.step(parse(text))\n",
+            "interactive",
+        ),
+        Invalid(
+            "class Rollout:\n    async def run(self, req):\n        while turns < self.max_turns:\n"
+            "            if req.state == CALLING:\n                results = await self.execute(req.calls)\n"
+            "                req.add_tool_response_messages(self.tok, results)\n"
+            "            else:\n                out = await self._handle_engine_call(req)\n"
+            "    async def _handle_engine_call(self, req):\n"
+            "        return await self._engine.async_generate(input_ids=req.ids)\n",
+            "interactive",
+        ),
+        Invalid(
+            "def rollout(self):\n    for turn in range(self.max_turns):\n"
+            "        outs = self.actor.generate_sequences(self.prompts(self.env_outs))\n"
+            "        self.env_outs = self.get_batch_env_outputs(outs)\n",
             "interactive",
         ),
         Invalid(
@@ -249,6 +273,13 @@ class MultiTurnLoop(RouteDetector):
         self.pending: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool]] = []
         """Loops to report at the end: (loop, statement, steps, appends feedback, appends a user turn).
         A loop whose user turns are its own items is not kept unless it steps or appends feedback."""
+        self.called: list[set[str]] = []
+        """Per open loop: the names of the functions and methods it calls (``self._handle_engine_call``)."""
+        self.generating: set[str] = set()
+        """Names of the file's functions and methods whose own body generates."""
+        self.unresolved: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool, set[str]]] = []
+        """Loops that step or take a turn back but generate only, if at all, through the file's own
+        helpers (defined anywhere in the file): as ``pending``, with the names they call."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -276,12 +307,14 @@ class MultiTurnLoop(RouteDetector):
             for seen in self.loops:
                 seen[2] = True
         self.loops.append([False] * 5)
+        self.called.append(set())
         self.targets.append(
             {n.value for n in (node.target, *descendants(node.target)) if isinstance(n, cst.Name)}
         )
 
     def visit_While(self, node: cst.While) -> None:
         self.loops.append([False] * 5)
+        self.called.append(set())
         self.targets.append(set())
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -309,14 +342,18 @@ class MultiTurnLoop(RouteDetector):
                 self.played = (node, statement)
             elif runs_agent_loop(node, self.names) and not any(c is node for c, _ in self.loop_helpers):
                 self.loop_helpers.append((node, statement))
-        if not self.loops and not self.classes:
+        if not self.loops and not self.classes and not self.functions:
             return
         generation = (
             is_generation(node, self.names)
             or is_generation_helper(node, self.names)
             or method(node) in PROMPT_BUILDERS
         )
-        step, role = is_env_step(node), _feedback_role(node, self.roles)
+        if generation and self.functions and method(node) not in PROMPT_BUILDERS:
+            self.generating.add(self.functions[-1])
+        if not self.loops and not self.classes:
+            return
+        step, role = is_env_step(node) or _environment_answers(node), _feedback_role(node, self.roles)
         if self.classes and not self._not_training():
             # a class whose hooks generate and turn tool calls into tool turns (an agent loop's
             # subclass: its base alternates them), whether or not one loop holds both
@@ -327,6 +364,10 @@ class MultiTurnLoop(RouteDetector):
             return
         # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
         listed = role == "user" and _content_name(node) in set().union(*self.targets)
+        callee = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+        if not generation and isinstance(callee, cst.Name):
+            for called in self.called:
+                called.add(callee.value)
         for seen in self.loops:
             seen[0] = seen[0] or generation
             seen[1] = seen[1] or step
@@ -336,18 +377,29 @@ class MultiTurnLoop(RouteDetector):
 
     def _leave(self, node: cst.For | cst.While) -> None:
         self.targets.pop()
+        called = self.called.pop()
         generation, step, feedback, user, listed = self.loops.pop()
-        if not generation or not (step or feedback or user) or self._not_training():
+        if not (step or feedback or user) or self._not_training():
             return
         if listed and not (step or feedback):
             # the user turns are the loop's own items: a recorded conversation replayed turn by turn
             # (formatting a dataset's dialogues), not a world answering the policy
             return
         statement = self.context.statements[-1] if self.context.statements else None
+        if not generation:
+            if called and (step or feedback):
+                # the model may be asked through a helper of this file, defined below the loop
+                self.unresolved.append((node, statement, step, feedback, user, called))
+            return
         self.pending.append((node, statement, step, feedback, user))
         self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        accepted: list[cst.CSTNode] = []
+        for node, statement, step, feedback, user, called in self.unresolved:  # innermost first
+            if called & self.generating and not any(n is a for n in descendants(node) for a in accepted):
+                accepted.append(node)
+                self.pending.append((node, statement, step, feedback, user))
         if self.played is None:
             self.played = next(
                 ((c, at) for c, at in self.loop_helpers if last_name(c.func) not in self.defined), None
@@ -410,11 +462,19 @@ class MultiTurnLoop(RouteDetector):
 def _feedback_role(node: cst.Call, bound: dict[str, str | None]) -> str | None:
     """Return the role of a turn from outside the model that ``node`` adds to a conversation, if any.
 
+    Also a method named for adding a tool's or an environment's turns (``add_tool_response_messages``).
+
     ``msgs.append({"role": "tool", ...})``, ``msgs.extend([{...}])``, ``msgs.insert(i, {...})``, or a
     name ``bound`` to such a message (``msg = {"role": "tool", ...}; msgs.append(msg)``).
     """
-    if method(node) not in ("append", "extend", "insert") or not node.args:
+    if not node.args:
         return None
+    if method(node) not in ("append", "extend", "insert"):
+        # a method adding turns named for their role (``req.add_tool_response_messages(tok, results)``)
+        named = words(method(node) or "")
+        if named[:1] not in (("add",), ("append",)) or not set(named) & (MESSAGE_WORDS | {"messages"}):
+            return None
+        return next((r for r in sorted(FEEDBACK_ROLES - {"user"}) if r in named), None)
     value = node.args[-1].value
     items = [e.value for e in value.elements] if isinstance(value, cst.List) else [value]
     roles = [
@@ -423,6 +483,22 @@ def _feedback_role(node: cst.Call, bound: dict[str, str | None]) -> str | None:
         if (role := bound.get(item.value) if isinstance(item, cst.Name) else _role(item)) in FEEDBACK_ROLES
     ]
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
+
+
+ANSWER_WORDS = frozenset(
+    {"step", "output", "outputs", "feedback", "response", "responses", "observation", "observations"}
+)
+"""Words of a helper, named for an environment too, that hands it actions and takes back its answer
+(``get_batch_env_outputs(lm_outputs)``, ``env_feedback(actions)``)."""
+
+
+def _environment_answers(node: cst.Call) -> bool:
+    """Say whether ``node`` is a helper named for an environment's answer, handed something to act on."""
+    func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+    if not isinstance(func, cst.Name) or not node.args:
+        return False
+    named = set(words(func.value))
+    return bool(named & ENVIRONMENT_WORDS) and bool(named & ANSWER_WORDS)
 
 
 MESSAGE_WORDS = frozenset({"response", "result", "results", "message", "msg", "output", "turn", "reply"})
