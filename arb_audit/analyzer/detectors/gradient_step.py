@@ -208,6 +208,8 @@ class GradientStep(RouteDetector):
         "_critic(",
         "_policy(",
         "_actor(",
+        # a function or module named for a route (``from recipes.train_dpo import main``)
+        *("sft", "dpo", "grpo", "ppo", "kto", "orpo", "simpo", "rloo", "dapo", "gspo", "remax", "reinforce"),
     )
     LOSS_TRIGGERS = (
         *("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss"),
@@ -217,6 +219,13 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
+        Valid("from data.sft import train_dataset\nds = train_dataset(path)\n"),
+        Valid("from grpo_eval import main\nmain()\n"),
+        Valid("from pipeline.steps import run_build_sft_stage\nrun_build_sft_stage(cfg)\n"),
+        Valid("from mlx_lm_lora.trainer.sft_trainer import SFTTrainingArgs\nargs = SFTTrainingArgs(lr=1)\n"),
+        Valid("from launch import TrainingConfig\nc = TrainingConfig(env_vars={'K': 'v'})\n"),
+        Valid("def train_grpo(cfg):\n    return cfg\ntrain_grpo(c)\n"),
         Valid("from transformers import TrainerCallback\ncb = TrainerCallback()\ncb.train()\n"),
         Valid("from lib import TrainerStateMixin\nstate = TrainerStateMixin()\nstate.train()\n"),
         Valid("tracker = StatsTracker(env=env)\ntracker.update_stats(rewards)\n"),
@@ -272,6 +281,9 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
+        Invalid("import fire\nfrom recipes.llm import run_sft\nfire.Fire(run_sft)\n", "stage", "sft"),
+        Invalid("from recipes.train_dpo import main\nmain()\n", "stage", "dpo"),
         Invalid(
             "from glmtuner.tuner.sft.trainer import Seq2SeqTrainerForChatGLM\n"
             "trainer = Seq2SeqTrainerForChatGLM(model=model, args=args)\ntrainer.train()\n",
@@ -772,6 +784,8 @@ class GradientStep(RouteDetector):
         """Ids of the functions being walked (0: the module)."""
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
+        self.ran: dict[int, list[str]] = {}
+        """Per step that runs another module's training: the function's name and its module's."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
         self.class_names: list[str] = []
@@ -922,6 +936,15 @@ class GradientStep(RouteDetector):
             self.steps.append((node, self._statement(), [], f"{last}() given an environment"))
             message = f"{last}() trains on the episodes of the environment it is handed"
             self.report(node, "interactive", message, statement=self._statement(), interactive=True)
+            return
+        run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
+        if isinstance(run, cst.Name) and _runs_imported_training(run.value, self.names(run)):
+            # from trainers.grpo import train_grpo; train_grpo(cfg) (or fire.Fire(train_grpo)): a
+            # training run of another module, whose stage only its name (or its module's) says here;
+            # in a workspace the module's code decides
+            modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(self.names(run)) if "." in q]
+            self.ran[id(node)] = [run.value, *modules]
+            self.steps.append((node, self._statement(), [], f"{run.value}() of another module"))
             return
         if _names_an_update(name) and isinstance(holder := getattr(node.func, "value", None), cst.Name):
             # algo.update_parameters(): decided once the file is read, by what ``algo`` was built with
@@ -1123,6 +1146,7 @@ class GradientStep(RouteDetector):
         # functions and classes the step sits in
         callee = [last_name(node.func)] if isinstance(node, cst.Call) else []
         for name, where in (
+            *((c, "the training run is named") for c in self.ran.get(id(node), [])),
             *((c, "the optimiser is handed to") for c in callee),
             *((c, "the optimiser is held by a") for c in self.holders.get(id(node), [])),
             *((m, "the helper stepping it comes from") for m in self._helper_modules(node)),
@@ -1444,18 +1468,61 @@ def _names_an_update(name: str | None) -> bool:
     return said[0] == "update" and len(said) > 1 and said[1] in WEIGHT_HOLDERS
 
 
+PROCESS_ENVIRONMENT_WORDS = frozenset({"vars", "var", "variables", "variable"})
+"""Words that make an environment a process's variables (``env_vars={...}``), not a world to act in."""
+
+
 def _names_environment(arg: cst.Arg) -> bool:
     """Say whether an argument is an environment by its keyword or its name (``env=e``, ``envs``)."""
-    if arg.keyword is not None:
-        return bool(set(words(arg.keyword.value)) & ENVIRONMENT_WORDS)
-    return isinstance(arg.value, cst.Name) and bool(set(words(arg.value.value)) & ENVIRONMENT_WORDS)
+    name = arg.keyword.value if arg.keyword is not None else getattr(arg.value, "value", None)
+    if not isinstance(name, str) or (arg.keyword is None and not isinstance(arg.value, cst.Name)):
+        return False
+    said = set(words(name))
+    return bool(said & ENVIRONMENT_WORDS) and not said & PROCESS_ENVIRONMENT_WORDS
+
+
+CLI_RUNNERS = frozenset({"fire.Fire", "typer.run", "tyro.cli", "jsonargparse.CLI"})
+"""Functions that run the function they are handed as a command line."""
+SETTINGS_WORDS = frozenset({"config", "configs", "args", "arguments", "settings", "params", "options"})
+"""Words of a class or function that holds or builds settings (``SFTTrainingArgs``, ``TrainingConfig``)."""
+BUILDER_WORDS = frozenset({"build", "make", "prepare", "create", "generate", "load", "save", "convert"})
+"""Words of a function that builds, loads or converts something (``run_build_sft_stage``'s data)."""
+RUN_WORDS = frozenset({*TRAINING_WORDS, "run", "main"})
+"""Words of an imported function that runs a whole training (``train_grpo``, ``run_sft``, a
+``train_dpo`` module's ``main``), once a route is named by it or by its module."""
+
+
+def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
+    """Say whether a call runs a training of another module named for a route.
+
+    The function is imported (its qualified name has a module), named for running or training
+    (``train_grpo``, ``run_sft``, ``main``), and it or the module it comes from names a route
+    (``from recipes.train_dpo import main``). Evaluation, inference and data helpers
+    (``run_eval_grpo``, ``train_dataset``) do not count.
+    """
+    named = set(words(callee))
+    skipped = NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS | SETTINGS_WORDS | BUILDER_WORDS
+    if callee[:1].isupper() or not named & RUN_WORDS or named & skipped:
+        return False  # (a class is built, not run: ``SFTTrainingArgs(...)``)
+    for q in qualified:
+        module = q.rpartition(".")[0]
+        if not module or callee not in q.split("."):
+            continue
+        module_words = set(words(module.rsplit(".", 1)[-1]))
+        if module_words & skipped:
+            continue
+        for said in (callee, module.rsplit(".", 1)[-1]):
+            found = route_word(said, strict=True)
+            if found is not None and found[0] in LABEL_KINDS:
+                return True
+    return False
 
 
 def trains_in_environment(node: cst.Call, callee: str) -> bool:
     """Say whether a call hands an environment to a function named for training (``train_loop(env=e)``)."""
     named = set(words(callee))
-    if not named & TRAINING_WORDS or named & NOT_TRAINING_SCOPES:
-        return False
+    if not named & TRAINING_WORDS or named & (NOT_TRAINING_SCOPES | SETTINGS_WORDS):
+        return False  # (``TrainingConfig(env_name=...)`` holds settings: it trains nothing)
     return any(_names_environment(a) for a in node.args)
 
 
