@@ -755,8 +755,9 @@ GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer"})
 def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
     """Return the findings that make stages: what the gradient steps' losses show decides over names.
 
-    A classified loss replaces the file-wide loss heuristic and a generic trainer's default stage
-    where they disagree with it; a named trainer of another kind stays (a file may run two stages).
+    A classified loss replaces the file-wide loss heuristic, a generic trainer's default stage and a
+    stage only a name gives to a step whose loss is unseen, where they disagree with it; a named
+    trainer of another kind stays (a file may run two stages).
     """
     named = [f for f in findings if f.signal == "stage"]
     known = [f for f in steps if f.kind is not None]
@@ -772,10 +773,13 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         return _grouped_by_estimate(named, findings, lambda f: f.variant in (None, "ppo"))
     known = _grouped_by_estimate(known, findings, _plain_step)
     kinds = {f.kind for f in known}
+    # (a step named only by the function, class or module it sits in, its loss unseen, says nothing
+    # against a loss the file's, or the workspace's, code shows: a name never decides against a loss)
     kept = [
         f
         for f in named
-        if f.kind in kinds or (f.detector != "HandwrittenLoss" and f.variant not in GENERIC_VARIANTS)
+        if f.kind in kinds
+        or (f.detector not in ("HandwrittenLoss", "NamedStep") and f.variant not in GENERIC_VARIANTS)
     ]
     return kept + known
 
