@@ -64,6 +64,18 @@ def test_entry_script_gets_the_route_of_the_module_it_calls(tmp_path: Path) -> N
     assert result.stages[0].decided_by == "loss"
 
 
+def test_a_training_run_named_for_a_route_takes_the_route_its_module_shows(tmp_path: Path) -> None:
+    """Alone, ``train_grpo()`` of another module names its stage; with the module read, its loss decides."""
+    module = SFT_LOOP.replace("def run_training(", "def train_grpo(")
+    entry = "from trainers.grpo import train_grpo\nif __name__ == '__main__':\n    train_grpo(dl, m, opt)\n"
+    root = _write(tmp_path, {"trainers/__init__.py": "", "trainers/grpo.py": module, "main.py": entry})
+    result = _by_name(root)["main.py"]
+    assert (result.primary, result.labels) == ("SFT", ["SFT"])
+    assert result.stages[0].decided_by == "loss"
+    alone = _by_name(_write(tmp_path / "alone", {"main.py": entry}))["main.py"]
+    assert alone.primary == "GRPO" and alone.stages[0].decided_by == "name"
+
+
 def test_relative_import_inside_a_package_and_a_subclass(tmp_path: Path) -> None:
     root = _write(
         tmp_path,
