@@ -575,6 +575,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             "entry_point" in signals
             or evaluation_place(result.path) is not None
             or not any(f.signal == "environment" and f.variant == DEFINED for f in findings)
+            or any(f.signal == "scoring" and f.detector == "Scoring" and f.variant is None for f in findings)
         )
         and any(
             f.signal == "scoring"
@@ -586,7 +587,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # an environment driven by (or defined in) evaluation code trains nothing: an agent's benchmark
         # (reward functions scoring a trainer's samples serve training, whatever checker they call;
         # a library module defining an environment class, not kept among evaluation code, serves
-        # whoever runs it, even where its world is a benchmark's tasks)
+        # whoever runs it when the only evaluation code it uses is a benchmark's package: its world
+        # is that benchmark's tasks)
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif environment and not (
         "entry_point" in signals

@@ -803,9 +803,12 @@ def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Pat
     # run as a script, the benchmark's environment is driven to evaluate
     script = benchmark + "if __name__ == '__main__':\n    print(len(tasks))\n"
     assert classify_path(write(tmp_path, "bench_env.py", script)).primary == "EVAL_ONLY"
-    # a library module defining the environment, outside evaluation code, serves whoever runs it,
-    # even when its world is a benchmark's tasks (a terminal benchmark's harness as an RL world)
-    library = classify_path(write(tmp_path, "shop_env.py", benchmark))
+    # a library module defining the environment beside evaluation code's helpers is that evaluation's
+    assert classify_path(write(tmp_path, "shop_env.py", benchmark)).primary == "EVAL_ONLY"
+    # one whose world is a benchmark's tasks (a terminal benchmark's harness), outside evaluation
+    # code, serves whoever runs it: an RL environment
+    world = "from shop_bench.tasks import load_tasks\ntasks = load_tasks('shop')\n" + env
+    library = classify_path(write(tmp_path, "world_env.py", world))
     assert (library.primary, library.role) == ("ONLINE_RL", "component")
 
 

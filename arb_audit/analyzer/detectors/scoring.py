@@ -12,6 +12,9 @@ from arb_audit.analyzer.walk import descendants
 
 FILTER = "filter"
 """Variant of a ``scoring`` finding whose score only decides which generated samples are kept."""
+BENCHMARK_TASKS = "benchmark_tasks"
+"""Variant of a ``scoring`` finding for code of a benchmark's package (``terminal_bench``, ``swebench``),
+not of evaluation code: its tasks and harness may be the world an environment trains in."""
 
 EVALUATION_LIBRARIES = frozenset(
     {
@@ -133,6 +136,20 @@ def _evaluation_module(qualified: str) -> bool:
     return bool(SCORING_WORDS & set(words(qualified.rsplit(".", 1)[-1])))
 
 
+def _benchmark_package(qualified: str) -> bool:
+    """Say whether a function comes from a benchmark's package (``terminal_bench.handlers``).
+
+    Not when a part of its path is named for evaluation (``eval_agent.prompt``), nor from an
+    evaluation library.
+    """
+    parts = qualified.split(".")[:-1]
+    if not parts or parts[0] in EVALUATION_LIBRARIES:
+        return False
+    if any(EVALUATION_PARTS & set(part.split("_")) for part in parts):
+        return False
+    return any(part.endswith(("bench", "benchmark")) for part in parts)
+
+
 class Scoring(RouteDetector):
     """Calling an evaluation harness or metric (lm-eval, lighteval, evaluate, math-verify, BLEU, ROUGE).
 
@@ -177,6 +194,11 @@ class Scoring(RouteDetector):
         ),
         Invalid("from eval_bleu import compute_metrics\nds.map(compute_metrics, num_proc=8)\n", "scoring"),
         Invalid("from rewardbench.utils import calculate_scores\ncalculate_scores(results)\n", "scoring"),
+        Invalid(
+            "from terminal_bench.handlers.trial_handler import TrialHandler\nh = TrialHandler(t)\n",
+            "scoring",
+            variant=BENCHMARK_TASKS,
+        ),
         Invalid(
             "from rouge_score import rouge_scorer\nscorer = rouge_scorer.RougeScorer(['rougeL'])\n"
             "for inst in generated:\n    scores = [scorer.score(inst, k)['rougeL'].fmeasure for k in kept]\n"
@@ -238,7 +260,8 @@ class Scoring(RouteDetector):
                 message = f"uses {name} to drop generated samples (a filter, not an evaluation)"
                 self.report(node, "scoring", message, statement=statement, variant=FILTER)
             else:
-                self.report(node, "scoring", f"uses {name}", statement=statement)
+                variant = BENCHMARK_TASKS if _benchmark_package(name) else None
+                self.report(node, "scoring", f"uses {name}", statement=statement, variant=variant)
 
     def _filters_samples(self, bound: set[str]) -> bool:
         """Say whether what a metric's result flows into decides which samples are skipped.
