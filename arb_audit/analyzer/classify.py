@@ -544,6 +544,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             result.role = WORK_ROLES[result.primary]
         labels = launched
     elif (
+        "entry_point" in signals
+        and masked
+        and all(f.variant in DATA_SHAPES for f in findings if f.signal == "loss")
+        and signals <= {"entry_point", "loss", "tensor_output", "data_output", "purpose"}
+    ):
+        # a script whose only evidence of training is targets masked for a loss, with no model run,
+        # scored or stepped: it tokenises a dataset (and writes it) for a training elsewhere
+        result.role, result.primary = "none", "NONE_TRAINING"
+    elif (
         "loss" in signals
         and not evaluated
         and (

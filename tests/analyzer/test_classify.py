@@ -1486,3 +1486,16 @@ def test_rewards_that_are_a_teachers_log_probabilities_make_on_policy_distillati
     assert (stage.kind, stage.variant, stage.data_source) == ("sft", "on_policy_distillation", "distilled")
     plain = TEACHER_LOGPROB_REWARDS.replace("teacher_action_log_probs", "baseline_values")
     assert classify_path(write(tmp_path, "ppo.py", plain)).primary in ("PPO", "GRPO", "CONFIG_DEPENDENT")
+
+
+def test_a_script_that_only_masks_targets_prepares_data(tmp_path: Path) -> None:
+    """Tokenising with ``-100`` labels and writing the rows out trains nothing (the corpus convention)."""
+    collator = (
+        "def collate(rows):\n    labels = [[-100] * r['n'] + r['ids'][r['n']:] for r in rows]\n"
+        "    return labels\n"
+    )
+    component = classify_path(write(tmp_path, "collate.py", collator))
+    assert (component.primary, component.role) == ("SFT", "component")
+    script = collator + "if __name__ == '__main__':\n    json.dump(collate(rows), open('out.json', 'w'))\n"
+    result = classify_path(write(tmp_path, "binarize.py", "import json\n" + script))
+    assert (result.primary, result.role) == ("NONE_TRAINING", "none")
