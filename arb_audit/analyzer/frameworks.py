@@ -68,7 +68,8 @@ class Entry:
     trained_by: str | None = None
     """For a class that builds a model object rather than a run: the method whose call with data in the
     same file trains it (``model.train(groups)``; a torch module's ``train()``/``train(False)`` switches
-    a mode). A file that builds one and never trains it (deploys, serves or inspects the model) runs no
+    a mode), or ``method(keyword)`` when a method so common (``fit``) only counts given that keyword.
+    A file that builds one and never trains it (deploys, serves or inspects the model) runs no
     stage."""
 
     @property
@@ -905,6 +906,37 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # something else trained in the file (a torch module's mode switch) trains not the model
             "import art\nmodel = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
             "clf = torch.nn.Linear(3, 3)\nclf.train()\nclf.train(False)\n",
+        ),
+    ),
+    Framework(
+        "Sentence Transformers",
+        "sentence_transformers",
+        (
+            Entry("SentenceTransformerTrainer", "sft", "embedding"),
+            Entry("CrossEncoderTrainer", "sft", "embedding"),
+            # the classic API: the model object is trained by its own fit(train_objectives=...)
+            # (a contrastive or pairwise loss on given pairs: supervised, of an embedding model)
+            # (a scikit-learn classifier's fit on the embeddings it made trains another model)
+            Entry("SentenceTransformer", "sft", "embedding", trained_by="fit(train_objectives)"),
+            Entry("CrossEncoder", "sft", "embedding", trained_by="fit(train_dataloader)"),
+        ),
+        invalid=(
+            (
+                "from sentence_transformers import SentenceTransformer, losses\n"
+                "model = SentenceTransformer('all-MiniLM-L6-v2')\n"
+                "loss = losses.MultipleNegativesRankingLoss(model)\n"
+                "model.fit(train_objectives=[(loader, loss)], epochs=1)\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            # an embedding model built to encode (a retriever's index): nothing is trained
+            "from sentence_transformers import SentenceTransformer\n"
+            "model = SentenceTransformer('all-MiniLM-L6-v2')\nvectors = model.encode(docs)\n",
+            # a classifier fitted on frozen embeddings trains no language model
+            "from sentence_transformers import SentenceTransformer\n"
+            "model = SentenceTransformer('all-mpnet-base-v2')\nx = model.encode(texts)\n"
+            "clf = LogisticRegression()\nclf.fit(x, labels)\n",
         ),
     ),
     Framework(

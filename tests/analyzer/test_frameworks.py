@@ -50,7 +50,9 @@ def test_every_entry_resolves(package: str, entry: Entry) -> None:
     if entry.trained_by is not None:
         # a model object: built alone it runs nothing, trained in the file it runs the entry's stage
         assert not [f for f in find(code)[0] if f.detector == "FrameworkEntry"]
-        code = f"from {where} import {name} as thing\nm = thing(config)\nm.{entry.trained_by}(data)\n"
+        method, _, given = entry.trained_by.rstrip(")").partition("(")
+        call = f"m.{method}({given}=data)" if given else f"m.{method}(data)"
+        code = f"from {where} import {name} as thing\nm = thing(config)\n{call}\n"
     if not entry.given:
         assert _classify(code).primary == _label(entry)
         return

@@ -120,7 +120,8 @@ class FrameworkEntry(RouteDetector):
         """Entries built whose training method (``Entry.trained_by``) is looked for in the whole file."""
         self.fed: set[str] = set()
         """Methods called with data (a first argument that is no ``True``/``False``): ``x.train(groups)``,
-        unlike a torch module's mode switch ``x.train()``/``x.train(False)``."""
+        unlike a torch module's mode switch ``x.train()``/``x.train(False)``; also as
+        ``method(keyword)`` for each keyword such a call is given (``fit(train_objectives)``)."""
         self.ended = False
         """Whether the whole file has been read (deferred entries are reported then)."""
 
@@ -247,6 +248,9 @@ class FrameworkEntry(RouteDetector):
         func = node.func
         if isinstance(func, cst.Attribute) and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
+            self.fed.update(
+                f"{func.attr.value}({a.keyword.value})" for a in node.args if a.keyword is not None
+            )
         found = self._entry(node.func)
         if found is not None:
             self._report(node, *found, "calls")
