@@ -1499,3 +1499,16 @@ def test_a_script_that_only_masks_targets_prepares_data(tmp_path: Path) -> None:
     script = collator + "if __name__ == '__main__':\n    json.dump(collate(rows), open('out.json', 'w'))\n"
     result = classify_path(write(tmp_path, "binarize.py", "import json\n" + script))
     assert (result.primary, result.role) == ("NONE_TRAINING", "none")
+
+
+def test_a_project_trainer_takes_the_route_of_the_one_config_class_it_is_built_beside(tmp_path: Path) -> None:
+    """``SELMTrainer(args=DPOConfig...)`` trains DPO; beside config classes of two routes, nothing says."""
+    code = (
+        "from alignment import {configs}, H4ArgumentParser\nfrom scripts.selm_trainer import SELMTrainer\n"
+        "args = H4ArgumentParser(({configs},)).parse()\ntrainer = SELMTrainer(m, ref, args=args)\n"
+        "trainer.train()\n"
+    )
+    one = classify_path(write(tmp_path, "run_selm.py", code.format(configs="DPOConfig")))
+    assert one.primary == "DPO" and one.stages[0].decided_by == "name"
+    two = classify_path(write(tmp_path, "run_two.py", code.format(configs="DPOConfig, SFTConfig")))
+    assert two.primary == "UNKNOWN"

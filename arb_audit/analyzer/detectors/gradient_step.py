@@ -281,6 +281,14 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid(
+            "from alignment import DPOConfig, H4ArgumentParser\n"
+            "from scripts.selm_trainer import SELMTrainer\n"
+            "args = H4ArgumentParser((DPOConfig,)).parse()\ntrainer = SELMTrainer(m, ref, args=args)\n"
+            "trainer.train()\n",
+            "stage",
+            "dpo",
+        ),
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
         Invalid("import fire\nfrom recipes.llm import run_sft\nfire.Fire(run_sft)\n", "stage", "sft"),
         Invalid("from recipes.train_dpo import main\nmain()\n", "stage", "dpo"),
@@ -1225,6 +1233,14 @@ class GradientStep(RouteDetector):
                 message = f"the gradient step trains a {qualified[0]}, held as {receiver.value}"
                 self._report_named(node, statement, named, message)
                 return True
+        if (configured := self._route_config()) is not None:
+            # a project's trainer built beside one route's imported config class
+            # (``H4ArgumentParser((ModelArguments, DataArguments, DPOConfig))``) trains that route:
+            # it is that library trainer's subclass or twin, taking its settings
+            label, config = configured
+            message = f"the gradient step trains a {qualified[0]} configured by {config}"
+            self._report_named(node, statement, (label, LABEL_KINDS[label]), message)
+            return True
         if self._hf_arguments():
             # a project's trainer built beside transformers' TrainingArguments is a Trainer subclass:
             # it trains the loss its model's forward pass returns, like the generic Trainer
@@ -1241,6 +1257,25 @@ class GradientStep(RouteDetector):
             self._name_stage(node, statement, "sft", "hf_trainer", f"{message}: a Trainer subclass")
             return True
         return False
+
+    def _route_config(self) -> tuple[str, str] | None:
+        """Return the route of the imported config classes the file uses, if one (and which).
+
+        ``trl.DPOConfig`` (or alignment-handbook's) configures DPO; a file using config classes of two
+        routes names neither.
+        """
+        resolver = self.context.resolver
+        used = {q for names in resolver.module_scope.bindings.values() for q in names}
+        derived = {q for bases in resolver.class_bases.values() for q in bases}
+        found: dict[str, str] = {}
+        for q in sorted(used | derived):
+            last = q.rsplit(".", 1)[-1]
+            if "." not in q or not last.endswith(("Config", "Arguments")):
+                continue  # (an imported class: the library's, or a project's own for that route)
+            named = route_word(last.removesuffix("Config").removesuffix("Arguments"))
+            if named is not None and named[0] in LABEL_KINDS:
+                found.setdefault(named[0], q)
+        return next(iter(found.items())) if len(found) == 1 else None
 
     def _hf_arguments(self) -> bool:
         """Say whether the file takes transformers' ``TrainingArguments`` (a HF Trainer's settings)."""
