@@ -67,7 +67,9 @@ class MultiTurnLoop(RouteDetector):
     its episodes (``batch_interact_environment(agent=a, env=env)``) runs them there, and so does one
     sampling through a helper named for the model's turns with tools (``manager.run_llm_loop(batch)``,
     ``multi_turn_rollout(...)``), whose loop lives in another file. A helper named for an
-    environment's answer and handed the outputs (``self.get_batch_env_outputs(lm_outputs)``) steps it.
+    environment's answer and handed the outputs (``self.get_batch_env_outputs(lm_outputs)``) steps it,
+    and so does any call whose result is unpacked as an environment's answer is (``next_obs, dones, _ =
+    self.execute_predictions(responses)``).
     """
 
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
@@ -120,6 +122,10 @@ class MultiTurnLoop(RouteDetector):
             "            req.add_tool_response_messages(self.tok, await self.execute(req.calls))\n"
             "            out = await self._handle_call(req)\n"
             "    async def _handle_call(self, req):\n        return self.cache[req.id]\n"
+        ),
+        Valid(
+            "for batch in loader:\n    out = model.generate(batch)\n"
+            "    states, finished = decode_states(out), out.eos\n"
         ),
         Valid("for cfg in configs:\n    out = llm.generate(prompt)\n    env_config = get_env_config(cfg)\n"),
         Valid(
@@ -188,6 +194,13 @@ class MultiTurnLoop(RouteDetector):
             "            else:\n                out = await self._handle_engine_call(req)\n"
             "    async def _handle_engine_call(self, req):\n"
             "        return await self._engine.async_generate(input_ids=req.ids)\n",
+            "interactive",
+        ),
+        Invalid(
+            "def run_llm_loop(self, batch):\n    for step in range(self.config.max_turns):\n"
+            "        out = self._generate_with_gpu_padding(batch)\n"
+            "        next_obs, dones, void = self.execute_predictions(out, self.tokenizer.pad_token)\n"
+            "def _generate_with_gpu_padding(self, batch):\n    return self.wg.generate_sequences(batch)\n",
             "interactive",
         ),
         Invalid(
@@ -319,6 +332,11 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._bind([t.target for t in node.targets], node.value)
+        if self.loops and isinstance(node.value, cst.Call | cst.Await) and _answers_as_environment(node):
+            # ``next_obs, dones, info = self.execute_predictions(actions)``: whatever the call is named,
+            # it answers as an environment does (observations and end-of-episode flags)
+            for seen in self.loops:
+                seen[1] = True
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -483,6 +501,23 @@ def _feedback_role(node: cst.Call, bound: dict[str, str | None]) -> str | None:
         if (role := bound.get(item.value) if isinstance(item, cst.Name) else _role(item)) in FEEDBACK_ROLES
     ]
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
+
+
+OBSERVATION_WORDS = frozenset({"obs", "observation", "observations", "state", "states"})
+"""Words of what an environment answers an action with (``next_obs``)."""
+DONE_WORDS = frozenset({"done", "dones", "terminated", "terminal", "finished"})
+"""Words of an environment's end-of-episode flags."""
+
+
+def _answers_as_environment(node: cst.Assign) -> bool:
+    """Say whether an assignment unpacks an observation and end-of-episode flags, as from ``env.step``."""
+    said: list[set[str]] = []
+    for target in node.targets:
+        if isinstance(target.target, cst.Tuple | cst.List):
+            said += [
+                set(words(e.value.value)) for e in target.target.elements if isinstance(e.value, cst.Name)
+            ]
+    return any(w & OBSERVATION_WORDS for w in said) and any(w & DONE_WORDS for w in said)
 
 
 ANSWER_WORDS = frozenset(
