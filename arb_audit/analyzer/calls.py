@@ -76,7 +76,9 @@ def data_generator(names: AbstractSet[str], ancestry: Callable[[str], set[str]])
 
 GENERATION_WORDS = frozenset({"completion", "completions", "inference"})
 """Words of a helper of the project that asks a model for text (``openai_completion``)."""
-OUTPUT_WORDS = frozenset({"response", "responses", "answer", "answers", "reply", "replies", "text"})
+OUTPUT_WORDS = frozenset(
+    {"response", "responses", "answer", "answers", "reply", "replies", "text", "questions", "instructions"}
+)
 """Words after ``generate`` in a helper that asks a model for them (``generate_response``)."""
 PROMPT_WORDS = frozenset({"prompt", "prompts", "query", "queries", "instruction", "instructions"})
 DECODER_WORDS = frozenset(
