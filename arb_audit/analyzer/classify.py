@@ -550,7 +550,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         and signals <= {"entry_point", "loss", "tensor_output", "data_output", "purpose"}
     ):
         # a script whose only evidence of training is targets masked for a loss, with no model run,
-        # scored or stepped: it tokenises a dataset (and writes it) for a training elsewhere
+        # scored or stepped: it tokenises a dataset (and writes it) for a training elsewhere (a
+        # library module that builds and caches such a dataset serves the SFT that loads it)
         result.role, result.primary = "none", "NONE_TRAINING"
     elif (
         "loss" in signals

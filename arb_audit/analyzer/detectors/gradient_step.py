@@ -222,6 +222,7 @@ class GradientStep(RouteDetector):
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
         Valid("from data.sft import train_dataset\nds = train_dataset(path)\n"),
         Valid("from grpo_eval import main\nmain()\n"),
+        Valid("from recipes.train_dpo import evaluate as dpo_main\ndpo_main()\n"),
         Valid("from pipeline.steps import run_build_sft_stage\nrun_build_sft_stage(cfg)\n"),
         Valid("from mlx_lm_lora.trainer.sft_trainer import SFTTrainingArgs\nargs = SFTTrainingArgs(lr=1)\n"),
         Valid("from launch import TrainingConfig\nc = TrainingConfig(env_vars={'K': 'v'})\n"),
@@ -292,6 +293,7 @@ class GradientStep(RouteDetector):
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
         Invalid("import fire\nfrom recipes.llm import run_sft\nfire.Fire(run_sft)\n", "stage", "sft"),
         Invalid("from recipes.train_dpo import main\nmain()\n", "stage", "dpo"),
+        Invalid("from recipes.train_dpo import main as dpo_main\ndpo_main()\n", "stage", "dpo"),
         Invalid(
             "from glmtuner.tuner.sft.trainer import Seq2SeqTrainerForChatGLM\n"
             "trainer = Seq2SeqTrainerForChatGLM(model=model, args=args)\ntrainer.train()\n",
@@ -1535,19 +1537,20 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     (``from recipes.train_dpo import main``). Evaluation, inference and data helpers
     (``run_eval_grpo``, ``train_dataset``) do not count.
     """
-    named = set(words(callee))
     skipped = NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS | SETTINGS_WORDS | BUILDER_WORDS
-    if callee[:1].isupper() or not named & RUN_WORDS or named & skipped:
+    if callee[:1].isupper():
         return False  # (a class is built, not run: ``SFTTrainingArgs(...)``)
     for q in qualified:
-        module = q.rpartition(".")[0]
-        if not module or callee not in q.split("."):
+        module, _, imported = q.rpartition(".")
+        if not module:
             continue
-        module_words = set(words(module.rsplit(".", 1)[-1]))
-        if module_words & skipped:
+        # the name as imported and as bound here (``from recipes.train_dpo import main as dpo_main``)
+        names = (callee, imported, module.rsplit(".", 1)[-1])
+        said = [set(words(n)) for n in names]
+        if not (said[0] | said[1]) & RUN_WORDS or any(w & skipped for w in said):
             continue
-        for said in (callee, module.rsplit(".", 1)[-1]):
-            found = route_word(said, strict=True)
+        for name in names:
+            found = route_word(name, strict=True)
             if found is not None and found[0] in LABEL_KINDS:
                 return True
     return False

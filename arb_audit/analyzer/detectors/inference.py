@@ -26,6 +26,9 @@ TENSOR_METHODS = frozenset(
         *("data_ptr", "dim", "type", "startswith", "endswith", "lower", "strip", "parameters"),
         *("named_parameters", "state_dict", "quantile", "requires_grad_", "lerp_", "addcmul_"),
         *("topk", "sort", "sign", "abs_", "masked_fill", "masked_fill_", "where", "kthvalue"),
+        *("pow", "square", "sqrt", "exp", "log", "std", "var", "softmax", "log_softmax", "clamp", "clip"),
+        *("narrow", "repeat", "expand", "split", "cumsum", "prod", "argmax", "argmin", "all", "any"),
+        *("eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "nan_to_num", "round", "copy", "setdefault"),
     }
 )
 """Methods of tensors, modules' weights, containers and strings: what a no-gradient block calls when it

@@ -127,6 +127,10 @@ class MultiTurnLoop(RouteDetector):
             "for batch in loader:\n    out = model.generate(batch)\n"
             "    states, finished = decode_states(out), out.eos\n"
         ),
+        Valid(
+            "for batch in loader:\n    outs = policy.generate(batch['prompt'])\n"
+            "    rewards = env_feedback(outs, batch['tests'])\n    loss = pg_loss(outs, rewards)\n"
+        ),
         Valid("for cfg in configs:\n    out = llm.generate(prompt)\n    env_config = get_env_config(cfg)\n"),
         Valid(
             "def evaluate(model, tasks):\n    for turn in range(5):\n"
@@ -371,7 +375,8 @@ class MultiTurnLoop(RouteDetector):
             self.generating.add(self.functions[-1])
         if not self.loops and not self.classes:
             return
-        step, role = is_env_step(node) or _environment_answers(node), _feedback_role(node, self.roles)
+        answers = _environment_answers(node) and not _scores(self.context.statements[-1:])
+        step, role = is_env_step(node) or answers, _feedback_role(node, self.roles)
         if self.classes and not self._not_training():
             # a class whose hooks generate and turn tool calls into tool turns (an agent loop's
             # subclass: its base alternates them), whether or not one loop holds both
@@ -525,6 +530,27 @@ ANSWER_WORDS = frozenset(
 )
 """Words of a helper, named for an environment too, that hands it actions and takes back its answer
 (``get_batch_env_outputs(lm_outputs)``, ``env_feedback(actions)``)."""
+
+
+SCORE_WORDS = frozenset({"reward", "rewards", "score", "scores"})
+"""Words of what a reward, not an environment's next observation, is kept in."""
+
+
+def _scores(statements: list[cst.CSTNode]) -> bool:
+    """Say whether the statement keeps what it computes as rewards (``rewards = env_feedback(outs)``).
+
+    A single-turn rollout scored in a sandbox takes only rewards back, which no later turn reads.
+    """
+    statement = statements[0] if statements else None
+    targets = (
+        [t.target for t in statement.targets]
+        if isinstance(statement, cst.Assign)
+        else [statement.target]
+        if isinstance(statement, cst.AnnAssign)
+        else []
+    )
+    names = [n.value for t in targets for n in (t, *descendants(t)) if isinstance(n, cst.Name)]
+    return any(set(words(n)) & SCORE_WORDS for n in names)
 
 
 def _environment_answers(node: cst.Call) -> bool:
