@@ -208,6 +208,15 @@ class MultiTurnLoop(RouteDetector):
             "interactive",
         ),
         Invalid(
+            "class ToolAgent:\n    def solve(self, msgs):\n        for _ in range(6):\n"
+            "            text = self.respond(msgs)\n"
+            "            msgs.append({'role': 'tool', 'content': run_tool(text)})\n"
+            "    def respond(self, msgs):\n        return self.model.generate(msgs)\n",
+            "interactive",
+            None,
+            USER_TURN,
+        ),
+        Invalid(
             "def rollout(self):\n    for turn in range(self.max_turns):\n"
             "        outs = self.actor.generate_sequences(self.prompts(self.env_outs))\n"
             "        self.env_outs = self.get_batch_env_outputs(outs)\n",
@@ -270,6 +279,8 @@ class MultiTurnLoop(RouteDetector):
         """Per open loop: [generates, steps an environment, appends a tool turn, appends a user turn,
         appends the loop's own item as the user turn]."""
         self.functions: list[str] = []
+        self.classes_named: list[str] = []
+        """Names of the classes around the node being walked."""
         self.targets: list[set[str]] = []
         """Names each open ``for`` loop binds (a prompt taken from a list)."""
         self.typed = False
@@ -294,9 +305,12 @@ class MultiTurnLoop(RouteDetector):
         """Per open loop: the names of the functions and methods it calls (``self._handle_engine_call``)."""
         self.generating: set[str] = set()
         """Names of the file's functions and methods whose own body generates."""
-        self.unresolved: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool, set[str]]] = []
+        self.unresolved: list[tuple[cst.CSTNode, cst.CSTNode | None, bool, bool, bool, set[str], bool]] = []
         """Loops that step or take a turn back but generate only, if at all, through the file's own
-        helpers (defined anywhere in the file): as ``pending``, with the names they call."""
+        helpers (defined anywhere in the file): as ``pending``, with the names they call and whether
+        a class or function around them is named for a rollout loop."""
+        self.qualifying: set[int] = set()
+        """Ids of pending loops that only qualify a stage's rollouts (reported as ``USER_TURN``)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -304,8 +318,10 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append([False, False])
+        self.classes_named.append(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes_named.pop()
         generates, tool_turns = self.classes.pop()
         named = set(words(original_node.name.value))
         if generates and tool_turns and not named & NOT_TRAINING_SCOPES and self.tool_class is None:
@@ -412,17 +428,28 @@ class MultiTurnLoop(RouteDetector):
         if not generation:
             if called and (step or feedback):
                 # the model may be asked through a helper of this file, defined below the loop
-                self.unresolved.append((node, statement, step, feedback, user, called))
+                # (named for a rollout loop or not: see ``leave_Module``)
+                rollout = any(set(words(n)) & LOOP_CLASS_WORDS for n in self.classes_named) or any(
+                    "loop" in words(n) for n in self.functions
+                )
+                self.unresolved.append((node, statement, step, feedback, user, called, rollout))
             return
         self.pending.append((node, statement, step, feedback, user))
         self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
         accepted: list[cst.CSTNode] = []
-        for node, statement, step, feedback, user, called in self.unresolved:  # innermost first
+        for node, statement, step, feedback, user, called, rollout in self.unresolved:  # innermost first
             if called & self.generating and not any(n is a for n in descendants(node) for a in accepted):
                 accepted.append(node)
                 self.pending.append((node, statement, step, feedback, user))
+                if not rollout:
+                    # an agent whose turns a helper of its own generates (``text = self.respond(msgs)``)
+                    # may answer a benchmark or write a teacher's traces: as for an agent class, it
+                    # qualifies the rollouts of a stage the file trains, and makes nothing else online
+                    # RL; in a class named for a rollout loop (``MCPSGLangRollout``), or a function
+                    # named a loop (``run_llm_loop``), it plays them
+                    self.qualifying.add(id(node))
         if self.played is None:
             self.played = next(
                 ((c, at) for c, at in self.loop_helpers if last_name(c.func) not in self.defined), None
@@ -467,7 +494,7 @@ class MultiTurnLoop(RouteDetector):
             )
             # A user turn alone may be a chat demo's next prompt: it qualifies a training stage's
             # rollouts, but does not make a file that trains nothing an environment component.
-            variant = USER_TURN if not (step or feedback or written) else None
+            variant = USER_TURN if not (step or feedback or written) or id(node) in self.qualifying else None
             message = f"a loop generates with the policy and {how}"
             self.report(node, "interactive", message, statement=statement, interactive=True, variant=variant)
 
