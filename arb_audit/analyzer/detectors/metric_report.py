@@ -9,6 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
 METRIC = "metric"
@@ -32,6 +33,21 @@ CORRECT_WORDS = frozenset({"correct", "corrects", "right", "hit", "hits", "solve
 METRIC_VERBS = frozenset({"compute", "calc", "calculate", "eval", "evaluate", "get"})
 NAMED_METRICS = frozenset({"rouge", "bleu", "f1", "exact", "em", "accuracy", "meteor", "chrf", "bertscore"})
 """A call named verb + metric (``compute_rouge``, ``calc_f1``, ``compute_exact_match``) computes it."""
+
+
+PREDICTION_PARAMS = frozenset({"predictions", "preds", "prediction", "pred"})
+REFERENCE_PARAMS = frozenset({"references", "refs", "reference", "ref", "targets", "labels", "answers"})
+
+
+def _scores_predictions(node: cst.ClassDef) -> bool:
+    """Say whether a class has a method taking predictions and references (a metric's contract)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for method_def in body:
+        if isinstance(method_def, cst.FunctionDef):
+            params = {p.name.value for p in method_def.params.params}
+            if params & PREDICTION_PARAMS and params & REFERENCE_PARAMS:
+                return True
+    return False
 
 
 class MetricReport(RouteDetector):
@@ -59,6 +75,9 @@ class MetricReport(RouteDetector):
         Valid("correction = base / scale\n"),
         Valid("metrics['train/percent_correct'] = sum(correct) / len(correct)\n"),
         Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
+        Valid(
+            "class RunningMetric(BaseMetric):\n    def update(self, value):\n        self.total += value\n"
+        ),
     )
     INVALID = (
         Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
@@ -70,6 +89,12 @@ class MetricReport(RouteDetector):
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
         Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
         Invalid("scores = compute_rouge(predictions, references)\n", "scoring", variant=METRIC),
+        Invalid(
+            "from .metric import Metric\nclass GPTEval(Metric):\n"
+            "    def __call__(self, predictions, references):\n        return {'score': 1.0}\n",
+            "scoring",
+            variant=METRIC,
+        ),
         Invalid(
             "import datasets\nclass LongMetrics(datasets.Metric):\n    def _compute(self, p, r):\n"
             "        return {}\n",
@@ -88,8 +113,11 @@ class MetricReport(RouteDetector):
             self.report(node, "scoring", f"computes {names[0]} from the outputs", variant=METRIC)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        # class LEvalMetrics(datasets.Metric): a metric implemented for Hugging Face's loaders
-        if any(self.names(base.value) & METRIC_CLASSES for base in node.bases):
+        # class LEvalMetrics(datasets.Metric): a metric implemented for Hugging Face's loaders; class
+        # GPTEval(Metric) of an evaluation library, scoring predictions against references
+        if any(self.names(base.value) & METRIC_CLASSES for base in node.bases) or (
+            any(last_name(base.value).endswith("Metric") for base in node.bases) and _scores_predictions(node)
+        ):
             self.report(node, "scoring", f"{node.name.value} implements a benchmark metric", variant=METRIC)
 
     def visit_Call(self, node: cst.Call) -> None:
