@@ -139,6 +139,16 @@ SUBCOMMAND_WORDS: dict[str, str] = {
 maps them to their code: what each selects, besides the route names themselves."""
 
 
+def _passes_by_name(element: cst.DictElement) -> bool:
+    """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``)."""
+    key = element.key
+    return (
+        isinstance(element.value, cst.Name)
+        and isinstance(key, cst.SimpleString)
+        and key.evaluated_value == element.value.value
+    )
+
+
 def _table_word(node: cst.BaseExpression) -> str | None:
     """Return what a dispatch table's key selects: a route name, or a subcommand by its first word."""
     if (word := _word(node)) is not None:
@@ -239,6 +249,10 @@ class RouteDispatch(RouteDetector):
     TRIGGERS_AS_PATTERN = True
 
     VALID = (
+        Valid(
+            "def ppo_settings(cfg):\n    gae_lambda, grpo_groups = cfg.lam, cfg.groups\n"
+            "    return {'gae_lambda': gae_lambda, 'grpo_groups': grpo_groups}\n"
+        ),
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
         Valid(
             "if mode == 'sft_batch_test':\n    run_sft(test=True)\nelif mode == 'dpo_eval':\n    run_dpo()\n"
@@ -587,10 +601,13 @@ class RouteDispatch(RouteDetector):
             )
 
     def visit_Dict(self, node: cst.Dict) -> None:
+        # (a settings dict returned or logged passes variables on under their own names: no table)
         routes = {
             w
             for element in node.elements
             if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name | cst.Attribute)
+            # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
+            if not _passes_by_name(element)
             if (w := _table_word(element.key)) is not None
         }
         if routes <= {"EVAL_ONLY", "MERGE"}:
