@@ -70,6 +70,9 @@ def _saved_name(call: cst.Call) -> str | None:
 
 
 HAND_FOLD_WORDS = ("lora_B", "lora_b")
+OTHER_MERGES = ("flax.", "jax.", "pandas.", "polars.", "omegaconf.", "numpy.", "dask.", "tensorflow.")
+"""Libraries whose ``merge`` joins something else than models' weights: a module's graph definition
+with its state (``flax.nnx.merge``), tables, configs."""
 MERGE_FLAG = "merge_weights"
 """Early peft's (and loralib's) LoRA layer flag: set, the adapter is folded into the weight on ``eval()``."""
 """Words any code folding a LoRA adapter by hand contains (its B matrix, by name or key)."""
@@ -141,6 +144,10 @@ class Merge(RouteDetector):
     TRIGGERS = ("merg", "add_weighted_adapter", *HAND_FOLD_WORDS)
 
     VALID = (
+        Valid(
+            "from flax import nnx\ngraph_def, params = nnx.split(model)\n"
+            "ref = nnx.merge(graph_def, restored_params)\n"
+        ),
         Valid("import mergekit\n"),
         Valid("if False:\n    model.save_pretrained_merged('out', tok)\n"),
         Valid("merged = {**a, **b}\n"),
@@ -354,6 +361,8 @@ class Merge(RouteDetector):
                 return
         callee = last_name(node.func)
         said = set(words(callee))
+        if any(name.startswith(OTHER_MERGES) for name in self.names(node.func)):
+            return  # flax's nnx.merge(graphdef, params) rebuilds a module; pandas joins tables
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
             # what the call names: its keywords, and the names of the values it is handed
             named = said | {
