@@ -33,7 +33,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
-from arb_audit.analyzer.detectors.reward_head import STEPPED
+from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.teacher_rewards import ON_POLICY_DISTILLATION
@@ -755,7 +755,7 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
-DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS})
+DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS, SCORER_CLASS})
 """Variants of a ``loss`` finding read from the data's shape, not from a loss: the weakest evidence of a
 stage, and in a file that runs a model, as likely what it measures."""
 WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}

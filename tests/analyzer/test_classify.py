@@ -1512,3 +1512,20 @@ def test_a_project_trainer_takes_the_route_of_the_one_config_class_it_is_built_b
     assert one.primary == "DPO" and one.stages[0].decided_by == "name"
     two = classify_path(write(tmp_path, "run_two.py", code.format(configs="DPOConfig, SFTConfig")))
     assert two.primary == "UNKNOWN"
+
+
+def test_a_module_defining_a_reward_model_class_serves_reward_modelling(tmp_path: Path) -> None:
+    """A reward model's class (a one-output head) defined alone is that stage's component."""
+    model = (
+        "import torch.nn as nn\nclass PairedRewardModel(PreTrainedModel):\n    def __init__(self, config):\n"
+        "        self.model = AutoModel.from_config(config)\n"
+        "        self.value_head = nn.Linear(config.hidden_size, 1)\n"
+    )
+    component = classify_path(write(tmp_path, "reward_model.py", model))
+    assert (component.primary, component.role) == ("REWARD_MODEL", "component")
+    # built and loaded to be exported, the class is what the file serves, not a stage it trains
+    export = (
+        model
+        + "rm = PairedRewardModel(cfg)\nrm.load_state_dict(torch.load('rm.pt'))\ntorch.jit.trace(rm, x)\n"
+    )
+    assert classify_path(write(tmp_path, "to_triton.py", export)).primary != "REWARD_MODEL"

@@ -49,6 +49,9 @@ def _innermost(value: cst.BaseExpression) -> cst.BaseExpression:
 
 SCORER_ROLES = frozenset({"reward", "rm", "judge", "scorer", "value", "critic"})
 """Words of a keyword that hands a model on as another trainer's scorer (``reward_model=``)."""
+SCORER_CLASS = "scorer_class"
+"""Variant of a ``loss`` finding for a reward model's class defined in the file (a scalar head): what a
+stage trains, known from the model rather than from a loss (the weakest evidence, like masked data)."""
 STEPPED = "stepped"
 """Variant of a ``reward_head`` finding where the gradient step itself is the reward model's (its own
 class takes it, or an optimiser named for it is stepped): whatever the loss, the scorer is trained."""
@@ -73,6 +76,10 @@ class RewardHead(RouteDetector):
     )
 
     VALID = (
+        Valid(
+            "import torch.nn as nn\nclass ValueModel(nn.Module):\n    def __init__(self, h):\n"
+            "        self.body = Backbone(h)\n        self.v_head = nn.Linear(h, 1)\n"
+        ),
         Valid(
             "import torch.nn.functional as F\n"
             "def raft_epoch(policy, reward_model: RewardModel, loader, optimizer):\n"
@@ -123,6 +130,14 @@ class RewardHead(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import torch.nn as nn\nclass LlamaRewardModel(LlamaPreTrainedModel):\n"
+            "    def __init__(self, config):\n        self.model = LlamaModel(config)\n"
+            "        self.reward_head = nn.Linear(config.hidden_size, 1, bias=False)\n",
+            "loss",
+            "reward_model",
+            SCORER_CLASS,
+        ),
         Invalid(
             "from transformers import AutoModelForSequenceClassification as Head\n"
             "rm = Head.from_pretrained('base', num_labels=1)\n",
@@ -200,6 +215,8 @@ class RewardHead(RouteDetector):
         """Names given positionally to a ``from_pretrained`` (``PeftModel.from_pretrained(head, path)``)."""
         self.scalar_classes: set[str] = set()
         """Classes of the file that end in a one-output linear layer (a value or reward head)."""
+        self.defined_scorer: tuple[str, cst.CSTNode] | None = None
+        """The first class named for a reward model that builds a one-output head, and that head."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
@@ -208,6 +225,8 @@ class RewardHead(RouteDetector):
             # ``self.v_head = nn.Linear(hidden, 1)`` in a model class of the file: the class scores
             # each sequence with one number (a value or reward model built here)
             self.scalar_classes.add(self.classes[-1])
+            if names_a_reward_model(self.classes[-1]) and self.defined_scorer is None:
+                self.defined_scorer = (self.classes[-1], node)
         targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
         if targets and last_name(node.value.func) in self.scalar_classes:
             for target in targets:
@@ -221,6 +240,14 @@ class RewardHead(RouteDetector):
                 self.heads[target] = head
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.defined_scorer is not None and not self.reported_class and not self.heads:
+            # ``class LlamaRewardModel(LlamaPreTrainedModel)`` with ``self.reward_head = nn.Linear(h,
+            # 1)``: the file defines the scorer a reward-model stage trains (its loss may be elsewhere);
+            # a file that builds and uses it is decided by that use (a trained one loaded to score
+            # or to export)
+            name, head = self.defined_scorer
+            message = f"{name} is a reward model: a language model with a one-output head"
+            self.report(head, "loss", message, statement=head, kind="reward_model", variant=SCORER_CLASS)
         reported = {id(f.node) for f in self.context.findings if f.signal == "reward_head"}
         for name, call in self.heads.items():
             if (name in self.trained or name not in self.scorers | self.handed) and id(call) not in reported:
