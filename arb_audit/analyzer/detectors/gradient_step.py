@@ -948,7 +948,11 @@ class GradientStep(RouteDetector):
             self.report(node, "interactive", message, statement=self._statement(), interactive=True)
             return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
-        if isinstance(run, cst.Name) and _runs_imported_training(run.value, self.names(run)):
+        if (
+            isinstance(run, cst.Name)
+            and _runs_imported_training(run.value, self.names(run))
+            and not any(entry_for(q) for q in self.names(run))  # (the framework table's to say)
+        ):
             # from trainers.grpo import train_grpo; train_grpo(cfg) (or fire.Fire(train_grpo)): a
             # training run of another module, whose stage only its name (or its module's) says here;
             # in a workspace the module's code decides
