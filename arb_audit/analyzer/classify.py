@@ -557,7 +557,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         "loss" in signals
         and not evaluated
         and (
-            any(f.signal == "loss" and f.variant not in DATA_SHAPES for f in findings)
+            # (a reward model's class scores with its own no-gradient method: still the scorer)
+            any(f.signal == "loss" and f.variant not in DATA_SHAPES - {SCORER_CLASS} for f in findings)
             or not signals & {"generation", "inference", "scoring"}
         )
     ):

@@ -1529,3 +1529,23 @@ def test_a_module_defining_a_reward_model_class_serves_reward_modelling(tmp_path
         + "rm = PairedRewardModel(cfg)\nrm.load_state_dict(torch.load('rm.pt'))\ntorch.jit.trace(rm, x)\n"
     )
     assert classify_path(write(tmp_path, "to_triton.py", export)).primary != "REWARD_MODEL"
+
+
+def test_review_cases_process_rm_class_and_an_execution_round_loop(tmp_path: Path) -> None:
+    """A ``ProcessRM`` class with a one-output head and its own no-gradient scoring method is the scorer;
+    a loop named a loop that feeds code execution back tagged, round after round, plays rollouts."""
+    rm = (
+        "import torch\nimport torch.nn as nn\nclass ProcessRM(PreTrainedModel):\n    def __init__(self, c):\n"
+        "        self.body = AutoModel.from_config(c)\n        self.head = nn.Linear(c.hidden_size, 1)\n"
+        "    @torch.no_grad()\n    def step_scores(self, ids):\n        return self.head(self.body(ids)[0])\n"
+    )
+    assert classify_path(write(tmp_path, "prm.py", rm)).primary == "REWARD_MODEL"
+    loop = (
+        "class CodeActPolicy:\n    def think(self, history):\n"
+        "        return self.model.generate(history, temperature=1.0)\n"
+        "    def run_llm_loop(self, task):\n        history = [task]\n"
+        "        for _ in range(self.max_rounds):\n            text = self.think(history)\n"
+        "            result = self.sandbox.run(text)\n"
+        "            history.append({'role': 'user', 'content': f'<execution>{result}</execution>'})\n"
+    )
+    assert classify_path(write(tmp_path, "codeact.py", loop)).primary == "ONLINE_RL"

@@ -426,7 +426,7 @@ class MultiTurnLoop(RouteDetector):
             return
         statement = self.context.statements[-1] if self.context.statements else None
         if not generation:
-            if called and (step or feedback):
+            if called:
                 # the model may be asked through a helper of this file, defined below the loop
                 # (named for a rollout loop or not: see ``leave_Module``)
                 rollout = any(set(words(n)) & LOOP_CLASS_WORDS for n in self.classes_named) or any(

@@ -374,10 +374,12 @@ LINEAR_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
 
 
 def names_a_reward_model(name: str) -> bool:
-    """Say whether a class is named for a reward model (``RewardModel``, ``ImplicitPRM``)."""
-    found = set(words(name))
+    """Say whether a class is named for a reward model (``RewardModel``, ``ImplicitPRM``, ``ProcessRM``)."""
+    said = words(name)
+    found = set(said)
     return (
         ("reward" in found and bool(found & {"model", "net", "rm"}))
+        or said[-1:] == ("rm",)  # ``ProcessRM``, ``LlamaRM``
         or bool(found & {"prm", "orm"})
         or bool(found & RANKER_WORDS)
     )

@@ -17,12 +17,12 @@ from arb_audit.analyzer.walk import descendants
 
 OBSERVATION_TAG = re.compile(
     r"<(?:information|observation|obs|result|results|output|tool_response|tool_result|interpreter"
-    r"|execution_result|search_result|search_results|documents?)>",
+    r"|execution|execution_result|search_result|search_results|documents?)>",
     re.IGNORECASE,
 )
 """Tags that wrap what a tool returned when it is spliced into the model's text (Search-R1's
 ``<information>``, code agents' ``<output>``): the next turn reads the world's answer."""
-TURN_WORDS = frozenset({"turn", "turns"})
+TURN_WORDS = frozenset({"turn", "turns", "round", "rounds"})
 SCORED_TOOL_RESULTS = "scored_tool_results"
 """Variant of an ``interactive`` finding: code scoring or reading responses looks for tool results in
 them (a component of multi-turn tool RL, also where a ``__main__`` demo runs it)."""
@@ -108,7 +108,8 @@ class ToolFeedback(RouteDetector):
             f"<{tag}>"
             for tag in (
                 *("information", "observation", "obs", "result", "results", "output", "tool_response"),
-                *("tool_result", "interpreter", "execution_result", "search_result", "search_results"),
+                *("tool_result", "interpreter", "execution", "execution_result", "search_result"),
+                "search_results",
                 *("document", "documents"),
             )
         ),
