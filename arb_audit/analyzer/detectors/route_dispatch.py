@@ -139,6 +139,13 @@ SUBCOMMAND_WORDS: dict[str, str] = {
 maps them to their code: what each selects, besides the route names themselves."""
 
 
+def _code_of(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return the code a table's entry holds: itself, or a tuple's first (``(SFTTrainer, SFTConfig)``)."""
+    if isinstance(value, cst.Tuple) and value.elements:
+        return value.elements[0].value
+    return value
+
+
 def _passes_by_name(element: cst.DictElement) -> bool:
     """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``)."""
     key = element.key
@@ -287,6 +294,11 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "TRAINERS = {'sft': (SFTTrainer, SFTConfig), 'dpo': (DPOTrainer, DPOConfig)}\n",
+            "dispatch",
+            routes=("DPO", "SFT"),
+        ),
         Invalid(
             "@register_adv_estimator(AdvantageEstimator.GAE)\ndef gae(rewards, values):\n    return a\n"
             "@register_adv_estimator(AdvantageEstimator.GRPO)\ndef grpo(rewards, index):\n    return a\n",
@@ -605,7 +617,8 @@ class RouteDispatch(RouteDetector):
         routes = {
             w
             for element in node.elements
-            if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name | cst.Attribute)
+            if isinstance(element, cst.DictElement)
+            and isinstance(_code_of(element.value), cst.Name | cst.Attribute)
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
             if not _passes_by_name(element)
             if (w := _table_word(element.key)) is not None
