@@ -15,11 +15,13 @@ from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
 
-OBSERVATION_TAG = re.compile(
-    r"<(?:information|observation|obs|result|results|output|tool_response|tool_result|interpreter"
-    r"|execution|execution_result|search_result|search_results|documents?)>",
-    re.IGNORECASE,
+OBSERVATION_TAGS = (
+    *("information", "observation", "obs", "result", "results", "output", "tool_response", "tool_result"),
+    *("interpreter", "execution", "execution_result", "search_result", "search_results", "document"),
+    "documents",
 )
+"""Names of the tags that wrap a tool's result spliced into the model's text."""
+OBSERVATION_TAG = re.compile(rf"<(?:{'|'.join(OBSERVATION_TAGS)})>", re.IGNORECASE)
 """Tags that wrap what a tool returned when it is spliced into the model's text (Search-R1's
 ``<information>``, code agents' ``<output>``): the next turn reads the world's answer."""
 TURN_WORDS = frozenset({"turn", "turns", "round", "rounds"})
@@ -104,15 +106,7 @@ class ToolFeedback(RouteDetector):
     """
 
     TRIGGERS = (
-        *(
-            f"<{tag}>"
-            for tag in (
-                *("information", "observation", "obs", "result", "results", "output", "tool_response"),
-                *("tool_result", "interpreter", "execution", "execution_result", "search_result"),
-                "search_results",
-                *("document", "documents"),
-            )
-        ),
+        *(f"<{tag}>" for tag in OBSERVATION_TAGS),
         "stop",
     )
     """The observation tags themselves, or a generation's stop sequences: a file without one cannot
