@@ -1270,11 +1270,8 @@ class GradientStep(RouteDetector):
         ``trl.DPOConfig`` (or alignment-handbook's) configures DPO; a file using config classes of two
         routes names neither.
         """
-        resolver = self.context.resolver
-        used = {q for names in resolver.module_scope.bindings.values() for q in names}
-        derived = {q for bases in resolver.class_bases.values() for q in bases}
         found: dict[str, str] = {}
-        for q in sorted(used | derived):
+        for q in sorted(self._module_names()):
             last = q.rsplit(".", 1)[-1]
             if "." not in q or not last.endswith(("Config", "Arguments")):
                 continue  # (an imported class: the library's, or a project's own for that route)
@@ -1285,11 +1282,17 @@ class GradientStep(RouteDetector):
 
     def _hf_arguments(self) -> bool:
         """Say whether the file takes transformers' ``TrainingArguments`` (a HF Trainer's settings)."""
+        return bool(self._module_names() & HF_ARGUMENTS)
+
+    def _module_names(self) -> set[str]:
+        """Qualified names the module binds, and the bases of its classes.
+
+        A base counts as used: LLaVA's ``class TrainingArguments(transformers.TrainingArguments)``
+        extends them.
+        """
         resolver = self.context.resolver
         used = {q for names in resolver.module_scope.bindings.values() for q in names}
-        # LLaVA's ``class TrainingArguments(transformers.TrainingArguments)`` extends them
-        derived = {q for bases in resolver.class_bases.values() for q in bases}
-        return bool((used | derived) & HF_ARGUMENTS)
+        return used | {q for bases in resolver.class_bases.values() for q in bases}
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
