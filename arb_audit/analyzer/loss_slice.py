@@ -166,6 +166,38 @@ def is_one(node: cst.BaseExpression) -> bool:
     )
 
 
+def leave_one_out(node: cst.BinaryOperation) -> bool:
+    """Say whether an operation takes a leave-one-out baseline (RLOO's).
+
+    The others' total, ``rewards.sum(1, keepdim=True) - rewards`` (or ``torch.sum(r, 0) - r``), or
+    a difference over one fewer than the samples, ``(total - r) / (k - 1)``: each sample's reward is
+    compared with the mean of the other samples of its prompt, not with a mean over its group that
+    includes itself (GRPO's).
+    """
+    left, right = node.left, node.right
+    if isinstance(node.operator, cst.Divide):
+        return (
+            isinstance(left, cst.BinaryOperation)
+            and isinstance(left.operator, cst.Subtract)
+            and isinstance(right, cst.BinaryOperation)
+            and isinstance(right.operator, cst.Subtract)
+            and is_one(right.right)
+        )
+    if not (isinstance(node.operator, cst.Subtract) and isinstance(left, cst.Call)):
+        return False
+    func = left.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "sum":
+        return func.value.deep_equals(right)
+    return last_name(func) == "sum" and bool(left.args) and left.args[0].value.deep_equals(right)
+
+
+def _unsliced(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``scores[i]`` -> ``scores``: what an entry is taken from."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node
+
+
 def _same_tensor(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     """Say whether two expressions are the two members of a pair.
 
@@ -315,6 +347,14 @@ class Features:
     """Nodes read."""
     kept: set[str] = field(default_factory=set)
     """Reductions (``mean``, ``std``) taken with ``keepdim=True``."""
+    scores_exponentiated: bool = False
+    """``exp`` taken of a value named for scores or rewards (``torch.exp(reward_scores[i])``): a softmax
+    over a scorer's outputs for its candidates, as a listwise (Plackett-Luce) reward-model loss is."""
+    beta_exponentiated: bool = False
+    """``exp(beta * x)``: a log-ratio scaled by a preference loss's temperature and exponentiated, as a
+    listwise (Plackett-Luce) preference loss over several candidates does."""
+    leave_one_out: bool = False
+    """A leave-one-out baseline (:func:`leave_one_out`): each sample against the others of its prompt."""
 
 
 def one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
@@ -354,10 +394,17 @@ def loss_form(f: Features) -> Verdict:
     advantages = bool(w & ADVANTAGE_WORDS)
     if f.calls & MARGIN:
         return Verdict("reward_model", "pairwise", None, "a margin ranking loss between two scores")
-    if w & PREFERENCE_WORDS and w & REFERENCE_WORDS and policy_logps:
+    if (
+        w & PREFERRED_WORDS & PREFERENCE_WORDS
+        and w & DISPREFERRED_WORDS
+        and w & REFERENCE_WORDS
+        and policy_logps
+    ):
+        # (both members of a pair: one word alone may name something else, as DeepSpeed-Chat's reward
+        # model returns a ``chosen_end_scores`` a PPO loop reads)
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen/rejected log-probabilities against a reference model")
-    if preference and w & REFERENCE_WORDS and policy_logps and not advantages:
+    if (preference or f.beta_exponentiated) and w & REFERENCE_WORDS and policy_logps and not advantages:
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "log-sigmoid of a difference of policy/reference log-ratios")
     if (
@@ -388,6 +435,9 @@ def loss_form(f: Features) -> Verdict:
         # not a group's when a value model is trained beside the policy; "returns" alone is no
         # critic there: group-relative code names its advantages returns too)
         learned_value = bool(w & {"critic", "vf", "vpred"}) or bool("gamma" in w and w & VALUE_WORDS)
+        if f.leave_one_out and not learned_value:
+            # (viewed per prompt and averaged too: the baseline leaves the sample out, RLOO's)
+            return Verdict("ppo", "rloo", None, "advantages from a leave-one-out baseline (policy gradient)")
         if grouped or ((f.row_normalised or w & GROUP_WORDS) and not learned_value):
             return Verdict("grpo", "grpo", None, "policy gradient with advantages normalised within groups")
         variant = next((v for word, v in PG_VARIANTS if word in w), "ppo")
@@ -414,6 +464,15 @@ def loss_form(f: Features) -> Verdict:
         return Verdict("dpo", variant, None, f"a loss the code calls {', '.join(losses)} (preference)")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
+    if (
+        f.scores_exponentiated
+        and not w & LOGPROB_WORDS
+        and not advantages
+        and "log" in f.methods | {c.rsplit(".", 1)[-1] for c in f.calls}
+    ):
+        # -log(exp(s_i) / sum_j exp(s_j)) over a scorer's candidates, best first: a listwise ranking
+        # (Plackett-Luce; Bradley-Terry for two) loss on reward scores
+        return Verdict("reward_model", "ranking", None, "a log-softmax over candidates' reward scores")
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | {"baseline", "returns", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
         return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
@@ -530,6 +589,7 @@ class Slice:
                         seen_names.add((-2, attr))
                         pending.extend((s, v, depth) for s, v in self._named(attr))
                 elif isinstance(node, cst.BinaryOperation):
+                    f.leave_one_out = f.leave_one_out or leave_one_out(node)
                     if isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
                         f.outer_differences += 1
                     elif isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
@@ -617,6 +677,15 @@ class Slice:
             f.clip_around_one = True
         if name == "exp" and node.args:
             arg = node.args[0].value
+            if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Multiply):
+                f.beta_exponentiated = f.beta_exponentiated or "beta" in {
+                    last_name(arg.left),
+                    last_name(arg.right),
+                }
+            if isinstance(arg, cst.Name | cst.Attribute | cst.Subscript):
+                f.scores_exponentiated = f.scores_exponentiated or bool(
+                    set(words(last_name(_unsliced(arg)))) & SCORE_WORDS
+                )
             if (
                 isinstance(arg, cst.BinaryOperation)
                 and isinstance(arg.operator, cst.Subtract)

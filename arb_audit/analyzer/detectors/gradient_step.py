@@ -394,6 +394,43 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "grpo",
         ),
+        # a scorer's candidates, best first, ranked by a log-softmax over their scores (Plackett-Luce)
+        Invalid(
+            "import torch\nreward_scores = model(input_ids)\nterms = []\nfor i in range(n):\n"
+            "    rest = torch.stack([torch.exp(reward_scores[j]) for j in range(i, n)]).sum(0)\n"
+            "    terms.append(-torch.log(torch.exp(reward_scores[i]) / rest))\n"
+            "loss = torch.stack(terms).sum()\nmodel.backward(loss)\n",
+            "gradient_step",
+            "reward_model",
+            "ranking",
+        ),
+        # candidates' policy/reference log-ratios, scaled by beta, in a Plackett-Luce product: listwise DPO
+        Invalid(
+            "import torch\nlogps, ref_logps = policy_logps(model, b), policy_logps(ref_model, b)\n"
+            "p = 1\nfor i in range(n):\n"
+            "    rest = sum(torch.exp(args.beta * (logps[j] - ref_logps[j])) for j in range(i, n))\n"
+            "    p = p * torch.exp(args.beta * (logps[i] - ref_logps[i])) / rest\n"
+            "loss = -torch.log(p)\nloss.backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
+        # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
+        Invalid(
+            "import torch\nr = rewards.view(-1, k)\nbaseline = (r.sum(1, keepdim=True) - r) / (k - 1)\n"
+            "adv = (r - baseline).flatten()\nratio = torch.exp(logprobs - old_logprobs)\n"
+            "loss = -(adv * torch.clamp(ratio, 1 - eps, 1 + eps)).mean()\nloss.backward()\n",
+            "gradient_step",
+            "ppo",
+            "rloo",
+        ),
+        Invalid(
+            "import torch\nr = rewards.view(-1, k)\n"
+            "adv = (r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)\n"
+            "ratio = torch.exp(logprobs - old_logprobs)\n"
+            "loss = -(adv.flatten() * torch.clamp(ratio, 1 - eps, 1 + eps)).mean()\nloss.backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
         Invalid(
             "import torch\ndef pg_loss_fn(logprobs, old_logprobs, advantages):\n"
             "    ratio = torch.exp(logprobs - old_logprobs)\n    return -(ratio * advantages).sum()\n",

@@ -14,6 +14,7 @@ from arb_audit.analyzer.loss_slice import (
     SCORE_WORDS,
     SEQUENCE_LOGPROB_WORDS,
     is_one,
+    leave_one_out,
     one_minus_plus,
     words,
 )
@@ -385,16 +386,7 @@ class HandwrittenLoss(RouteDetector):
                 self._saw("group_advantage", node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not isinstance(node.operator, cst.Divide):
-            return
-        left, right = node.left, node.right
-        if (
-            isinstance(left, cst.BinaryOperation)
-            and isinstance(left.operator, cst.Subtract)
-            and isinstance(right, cst.BinaryOperation)
-            and isinstance(right.operator, cst.Subtract)
-            and is_one(right.right)
-        ):
+        if leave_one_out(node):
             self._saw("leave_one_out", node)
 
     def _grouped(self, receiver: cst.BaseExpression) -> bool:
