@@ -150,6 +150,15 @@ def _benchmark_package(qualified: str) -> bool:
     return any(part.endswith(("bench", "benchmark")) for part in parts)
 
 
+EVALUATOR_WORDS = frozenset({"evaluator", "evaluators"})
+"""Words of an imported class or function named for running evaluations (``Evaluator``,
+``build_evaluator``): a project's benchmark runner."""
+BENCHMARK_WORDS = frozenset({"benchmark", "benchmarks"})
+RUN_BENCHMARK_VERBS = frozenset({"run", "evaluate", "eval"})
+"""A method named run + benchmark (``elm.run_benchmarks(config)``, ``evaluate_benchmark``) runs a
+library's benchmark on a model: the method is not resolved (its object is a local), its name says so."""
+
+
 class Scoring(RouteDetector):
     """Calling an evaluation harness or metric (lm-eval, lighteval, evaluate, math-verify, BLEU, ROUGE).
 
@@ -159,6 +168,7 @@ class Scoring(RouteDetector):
 
     TRIGGERS = (
         "eval",
+        "Evaluator",
         "bench",
         "math_verify",
         "sacrebleu",
@@ -174,6 +184,8 @@ class Scoring(RouteDetector):
             "evaluate(m, t)\n"
         ),
         Valid("import evaluate\n"),
+        Valid("import torch.utils.benchmark as benchmark\ntimer = benchmark.Timer(stmt='f(x)')\n"),
+        Valid("from sentence_transformers.evaluation import InformationRetrievalEvaluation\n"),
         Valid("score = 0.0\n"),
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
         Valid("from mypy.evalexpr import evaluate_expression\nevaluate_expression(node)\n"),
@@ -194,6 +206,8 @@ class Scoring(RouteDetector):
         ),
         Invalid("from eval_bleu import compute_metrics\nds.map(compute_metrics, num_proc=8)\n", "scoring"),
         Invalid("from rewardbench.utils import calculate_scores\ncalculate_scores(results)\n", "scoring"),
+        Invalid("from llmbox.utilization import Evaluator\nEvaluator(args).evaluate()\n", "scoring"),
+        Invalid("import easydel as ed\nelm.run_benchmarks(ed.BenchmarkConfig(tasks=['gsm8k']))\n", "scoring"),
         Invalid(
             "from terminal_bench.handlers.trial_handler import TrialHandler\nh = TrialHandler(t)\n",
             "scoring",
@@ -245,6 +259,12 @@ class Scoring(RouteDetector):
         self.filters.append(node.test)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            said = words(node.func.attr.value)
+            if len(said) > 1 and said[0] in RUN_BENCHMARK_VERBS and BENCHMARK_WORDS & set(said[1:]):
+                statement = self.context.statements[-1] if self.context.statements else None
+                self.found.append((node, statement, node.func.attr.value, set()))
+                return
         # The metric may be called here or handed to something that calls it (dataset.map(metric)).
         for target in (node.func, *(arg.value for arg in node.args)):
             for name in self.names(target) if isinstance(target, cst.Name | cst.Attribute) else ():
@@ -289,4 +309,6 @@ def _names_a_metric(name: str) -> bool:
         return False
     if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
         return True
+    if name.count(".") and EVALUATOR_WORDS & set(words(name.rsplit(".", 1)[-1])):
+        return True  # ``from llmbox.utilization import Evaluator``: a class named for evaluating
     return _evaluation_module(name)
