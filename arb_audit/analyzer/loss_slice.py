@@ -449,6 +449,10 @@ def loss_form(f: Features) -> Verdict:
         # Asked after policy gradient: a chosen action's log-prob and a rejection mask are its words too
         variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
+    if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | ADVANTAGE_WORDS | {"baseline", "q"}):
+        # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
+        # (whatever the code calls it: RAFT's ``pg_loss = -logprobs.sum(1).mean()`` on its best samples)
+        return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
     if f.named_rl_losses:
         # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is
         critic = any(set(words(n)) & ACTOR_CRITIC_WORDS for n in f.named_rl_losses)
@@ -473,9 +477,6 @@ def loss_form(f: Features) -> Verdict:
         # -log(exp(s_i) / sum_j exp(s_j)) over a scorer's candidates, best first: a listwise ranking
         # (Plackett-Luce; Bradley-Terry for two) loss on reward scores
         return Verdict("reward_model", "ranking", None, "a log-softmax over candidates' reward scores")
-    if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | {"baseline", "returns", "q"}):
-        # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
-        return Verdict("sft", None, None, "the negative log-likelihood of given actions or targets")
     # (rewards, not "scores": a bi-encoder's in-batch similarity scores take the same zeros target)
     ranked = f.calls & ZEROS and w & {"reward", "rewards"} and not w & (LOGPROB_WORDS | {"labels"})
     if f.calls & CROSS_ENTROPY and ranked:

@@ -414,6 +414,13 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # a likelihood maximised with nothing weighting it is supervised, whatever the code calls it
+        Invalid(
+            "import torch\nlogprobs = torch.gather(logits.log_softmax(-1), 2, ids).squeeze(-1)\n"
+            "pg_loss = -logprobs.sum(1).mean()\npg_loss.backward()\n",
+            "gradient_step",
+            "sft",
+        ),
         # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
         Invalid(
             "import torch\nr = rewards.view(-1, k)\nbaseline = (r.sum(1, keepdim=True) - r) / (k - 1)\n"
