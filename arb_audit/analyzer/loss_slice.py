@@ -348,8 +348,8 @@ class Features:
     kept: set[str] = field(default_factory=set)
     """Reductions (``mean``, ``std``) taken with ``keepdim=True``."""
     scores_exponentiated: bool = False
-    """``exp`` taken of a value named for scores or rewards (``torch.exp(reward_scores[i])``): a softmax
-    over a scorer's outputs for its candidates, as a listwise (Plackett-Luce) reward-model loss is."""
+    """``exp`` taken of a value named for rewards (``torch.exp(reward_scores[i])``): a softmax over a
+    scorer's outputs for its candidates, as a listwise (Plackett-Luce) reward-model loss is."""
     beta_exponentiated: bool = False
     """``exp(beta * x)``: a log-ratio scaled by a preference loss's temperature and exponentiated, as a
     listwise (Plackett-Luce) preference loss over several candidates does."""
@@ -684,8 +684,9 @@ class Slice:
                     last_name(arg.right),
                 }
             if isinstance(arg, cst.Name | cst.Attribute | cst.Subscript):
+                # (rewards, not "scores": a bi-encoder's InfoNCE exponentiates similarity scores)
                 f.scores_exponentiated = f.scores_exponentiated or bool(
-                    set(words(last_name(_unsliced(arg)))) & SCORE_WORDS
+                    set(words(last_name(_unsliced(arg)))) & {"reward", "rewards"}
                 )
             if (
                 isinstance(arg, cst.BinaryOperation)

@@ -1549,3 +1549,28 @@ def test_review_cases_process_rm_class_and_an_execution_round_loop(tmp_path: Pat
         "            history.append({'role': 'user', 'content': f'<execution>{result}</execution>'})\n"
     )
     assert classify_path(write(tmp_path, "codeact.py", loop)).primary == "ONLINE_RL"
+
+
+def test_listwise_losses_over_rewards_log_ratios_and_similarities(tmp_path: Path) -> None:
+    """A log-softmax over a scorer's reward scores trains the scorer; over beta-scaled policy/reference
+    log-ratios it is a listwise preference loss; over an embedding model's similarity scores, neither."""
+    reward = (
+        "import torch\nreward_scores = model(input_ids)\nterms = []\nfor i in range(n):\n"
+        "    rest = torch.stack([torch.exp(reward_scores[j]) for j in range(i, n)]).sum(0)\n"
+        "    terms.append(-torch.log(torch.exp(reward_scores[i]) / rest))\n"
+        "loss = torch.stack(terms).sum()\nmodel.backward(loss)\n"
+    )
+    assert classify_path(write(tmp_path, "rm.py", reward)).primary == "REWARD_MODEL"
+    preference = (
+        "import torch\nlogps, ref_logps = policy_logps(model, b), policy_logps(ref_model, b)\np = 1\n"
+        "for i in range(n):\n"
+        "    rest = sum(torch.exp(args.beta * (logps[j] - ref_logps[j])) for j in range(i, n))\n"
+        "    p = p * torch.exp(args.beta * (logps[i] - ref_logps[i])) / rest\n"
+        "loss = -torch.log(p)\nloss.backward()\n"
+    )
+    assert classify_path(write(tmp_path, "lpo.py", preference)).primary == "DPO"
+    contrastive = (
+        "import torch\nscores = q @ d.T / tau\n"
+        "loss = -torch.log(torch.exp(scores.diag()) / torch.exp(scores).sum(1)).mean()\nloss.backward()\n"
+    )
+    assert classify_path(write(tmp_path, "embed.py", contrastive)).primary not in ("REWARD_MODEL", "DPO")
