@@ -24,6 +24,8 @@ import re
 from arb_audit.analyzer.detectors.gradient_step import (
     CRITIC_WORDS,
     HOSTED_FINE_TUNING,
+    STAGE_ALIASES,
+    STAGE_KEYWORDS,
     GradientStep,
     updates_model,
 )
@@ -71,6 +73,8 @@ _CALLED = re.compile(r"\b(\w+)\s*\(")
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
 """A method called (``worker.train_critic(``)."""
 _WORD = re.compile(r"\w+")
+_STAGE_VALUE = re.compile(r"""\b(\w+)\s*=\s*["']([\w-]+)["']""")
+"""A keyword given a literal (``stage="dpo"``): a stage keyword's names the stage a call runs."""
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 """Functions and classes the file defines (a gradient step in one named for a route takes it)."""
 _ENVIRONMENT = re.compile(
@@ -98,7 +102,10 @@ def possible_routes(text: str) -> frozenset[str]:
         # a step whose loss is not classified takes the route its function or class is named for
         # (or a helper or class it is handed to: ``DPOTrainModule(model, optim)``)
         modules = {m.rsplit(".", 1)[-1] for m in _FROM_MODULE.findall(text)}  # (a helper's: ``from run_sft``)
-        for name in {*_DEFINED.findall(text), *_CALLED.findall(text), *modules}:
+        staged = {
+            STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
+        }
+        for name in {*_DEFINED.findall(text), *_CALLED.findall(text), *modules, *staged}:
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
                 found.add(named[0])

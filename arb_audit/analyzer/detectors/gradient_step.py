@@ -187,6 +187,7 @@ class GradientStep(RouteDetector):
         ".train_",
         ".evaluate(",
         "fine_tuning",
+        "finetune(",
         "FineTun",
         "Finetun",
         "_train(",
@@ -220,6 +221,8 @@ class GradientStep(RouteDetector):
 
     VALID = (
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
+        Valid("m = base.finetune(data=d, algo='full_param')\n"),
+        Valid("cfg = make_training_config(stage='sft')\nres = evaluate_model(stage='dpo')\n"),
         Valid("from data.sft import train_dataset\nds = train_dataset(path)\n"),
         Valid("from grpo_eval import main\nmain()\n"),
         Valid("from recipes.train_dpo import evaluate as dpo_main\ndpo_main()\n"),
@@ -291,6 +294,8 @@ class GradientStep(RouteDetector):
             "dpo",
         ),
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
+        Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
+        Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
         Invalid("import fire\nfrom recipes.llm import run_sft\nfire.Fire(run_sft)\n", "stage", "sft"),
         Invalid("from recipes.train_dpo import main\nmain()\n", "stage", "dpo"),
         Invalid("from recipes.train_dpo import main as dpo_main\ndpo_main()\n", "stage", "dpo"),
@@ -991,6 +996,13 @@ class GradientStep(RouteDetector):
             message = f"{last}() trains on the episodes of the environment it is handed"
             self.report(node, "interactive", message, statement=self._statement(), interactive=True)
             return
+        staged = _staged_run(node, last)
+        if staged is not None:
+            # model.finetune(data, stage="dpo"), trainer.train(algorithm="grpo"): a training run of a
+            # wrapper whose stage the literal it is handed names (the wrapper's code is elsewhere)
+            self.ran[id(node)] = [staged]
+            self.steps.append((node, self._statement(), [], f"{last}() told to run {staged}"))
+            return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
         if (
             isinstance(run, cst.Name)
@@ -1605,6 +1617,35 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
             if found is not None and found[0] in LABEL_KINDS:
                 return True
     return False
+
+
+STAGE_KEYWORDS = frozenset({"stage", "algorithm", "algo", "training_type", "trainer_type", "rl_type"})
+"""Keywords by which a wrapper's training method is told which stage to run (``finetune(stage="dpo")``)."""
+STAGE_ALIASES = {"rlhf": "ppo"}
+"""Stage values that are no route word: RLHF's policy stage is PPO (LLaMA-Factory's and others' ``rlhf``)."""
+
+
+def _staged_run(node: cst.Call, callee: str | None) -> str | None:
+    """Return the stage a training call is told to run by a literal keyword (``finetune(stage="dpo")``).
+
+    The call is named for training (``finetune``, ``train``, ``run_training``); the keyword is a
+    stage or algorithm setting whose string value is a route's name. Not a value naming something
+    else (``algo="full_param"``).
+    """
+    said = set(words(callee)) if callee else set()
+    if not said & TRAINING_WORDS or said & (NOT_TRAINING_SCOPES | SETTINGS_WORDS):
+        return None
+    for arg in node.args:
+        if arg.keyword is None or arg.keyword.value not in STAGE_KEYWORDS:
+            continue
+        value = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+        if not isinstance(value, str):
+            continue
+        value = STAGE_ALIASES.get(value.lower(), value)
+        found = route_word(value, strict=True)
+        if found is not None and found[0] in LABEL_KINDS:
+            return value
+    return None
 
 
 def trains_in_environment(node: cst.Call, callee: str) -> bool:
