@@ -123,6 +123,8 @@ class NameResolver:
         """Local qualified name of each class -> the qualified names of its bases."""
         self.imported: set[str] = set()
         """Every qualified name some import binds."""
+        self.star_modules: list[str] = []
+        """Modules whose names ``from module import *`` binds here (which names, only the module knows)."""
         self._imported_names: dict[str, bool] = {}
         """Answers of :meth:`is_imported` so far (detectors ask it of every callee)."""
         self._classes: list[tuple[cst.ClassDef, Scope]] = []
@@ -210,9 +212,10 @@ class NameResolver:
                     scope.bind(head, head)
                     self.imported.add(head)
         elif isinstance(node, cst.ImportFrom):
-            if isinstance(node.names, cst.ImportStar):
-                return
             module = "." * len(node.relative) + dotted(node.module)
+            if isinstance(node.names, cst.ImportStar):
+                self.star_modules.append(module)
+                return
             for alias in node.names:
                 name = dotted(alias.name)
                 full = f"{module}.{name}" if module and not module.endswith(".") else module + name

@@ -10,6 +10,7 @@ from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
+from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import Slice, Verdict, keyed_entry, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool
@@ -222,6 +223,8 @@ class GradientStep(RouteDetector):
     VALID = (
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
         Valid("m = base.finetune(data=d, algo='full_param')\n"),
+        Valid("from grpo_utils import *\ndef train(a):\n    return a\ntrain(args)\n"),
+        Valid("from rms.models import ProcessRM\nrm = ProcessRM(path)\nrm.train()\nrm.eval()\n"),
         Valid("cfg = make_training_config(stage='sft')\nres = evaluate_model(stage='dpo')\n"),
         Valid("from data.sft import train_dataset\nds = train_dataset(path)\n"),
         Valid("from grpo_eval import main\nmain()\n"),
@@ -296,6 +299,13 @@ class GradientStep(RouteDetector):
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
         Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
         Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
+        Invalid("from grpo_utils import *\nif __name__ == '__main__':\n    train(args)\n", "stage", "grpo"),
+        Invalid(
+            "from rms.models import StandardScalarRM\nrm = StandardScalarRM(backend, device)\n"
+            "results = rm.train(args.train_pth, args.lr, args.epochs)\n",
+            "stage",
+            "reward_model",
+        ),
         Invalid("import fire\nfrom recipes.llm import run_sft\nfire.Fire(run_sft)\n", "stage", "sft"),
         Invalid("from recipes.train_dpo import main\nmain()\n", "stage", "dpo"),
         Invalid("from recipes.train_dpo import main as dpo_main\ndpo_main()\n", "stage", "dpo"),
@@ -844,6 +854,8 @@ class GradientStep(RouteDetector):
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
         self.ran: dict[int, list[str]] = {}
+        self.scorers: dict[int, str] = {}
+        """Steps training an object built from a class named for a reward model: that class's name."""
         """Per step that runs another module's training: the function's name and its module's."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
@@ -1006,13 +1018,13 @@ class GradientStep(RouteDetector):
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
         if (
             isinstance(run, cst.Name)
-            and _runs_imported_training(run.value, self.names(run))
-            and not any(entry_for(q) for q in self.names(run))  # (the framework table's to say)
+            and _runs_imported_training(run.value, ran := self._run_names(run))
+            and not any(entry_for(q) for q in ran)  # (the framework table's to say)
         ):
             # from trainers.grpo import train_grpo; train_grpo(cfg) (or fire.Fire(train_grpo)): a
             # training run of another module, whose stage only its name (or its module's) says here;
             # in a workspace the module's code decides
-            modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(self.names(run)) if "." in q]
+            modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(ran) if "." in q]
             self.ran[id(node)] = [run.value, *modules]
             self.steps.append((node, self._statement(), [], f"{run.value}() of another module"))
             return
@@ -1453,6 +1465,24 @@ class GradientStep(RouteDetector):
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
 
+    def _run_names(self, run: cst.Name) -> frozenset[str]:
+        """Qualified names of a called name; an unbound one may come from a module imported with ``*``.
+
+        ``from grpo_utils import *; train(args)``: ``train`` is not bound here, so it is one of the
+        star-imported modules' names (which one, only they know).
+        """
+        names = self.names(run)
+        if names:
+            return names
+        return frozenset(f"{module}.{run.value}" for module in self.context.resolver.star_modules)
+
+    def _scorer(self, scope: int, name: str) -> str | None:
+        """Return the class a name is built from when that class is named for a reward model."""
+        for _, value in self._bound_or_handed(scope, name):
+            if isinstance(value, cst.Call) and names_a_reward_model(built := _tail(value.func)):
+                return built
+        return None
+
     def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
         return self._trainer_class(call, scope) is not None
 
@@ -1511,6 +1541,11 @@ class GradientStep(RouteDetector):
                     called = method(node) if isinstance(node, cst.Call) else None
                     roots = self._handed_loss(made[0], made_in)
                     self.steps.append((node, statement, roots, f"{called or 'train'}() of a trainer object"))
+                elif isinstance(node, cst.Call) and node.args and (scorer := self._scorer(scope, name)):
+                    # rm = StandardScalarRM(...); rm.train(args): a reward model's own training method,
+                    # told what to train on (a bare ``train()`` only switches a module's mode)
+                    self.scorers[id(node)] = scorer
+                    self.steps.append((node, statement, [], f"{method(node)}() of a {scorer}"))
         if not self.steps:
             self._loss_library(functions)
             return
@@ -1532,7 +1567,10 @@ class GradientStep(RouteDetector):
                 self.report(
                     node, "gradient_step", f"{how}; its loss is not in this file", statement=statement
                 )
-                if not self._named_trainer(node, statement):
+                if id(node) in self.scorers:
+                    message = f"the object trained is a {self.scorers[id(node)]}, named for a reward model"
+                    self._name_stage(node, statement, "reward_model", None, message)
+                elif not self._named_trainer(node, statement):
                     self._named(node, statement)
                 continue
             verdict = _pretraining_mix(
