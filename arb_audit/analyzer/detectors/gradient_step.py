@@ -299,6 +299,12 @@ class GradientStep(RouteDetector):
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
         Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
         Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
+        Invalid(
+            "from openrlhf.trainer.ray import PPORayActorGroup\nactor = PPORayActorGroup(1, 8, Actor)\n"
+            "ray.get(actor.async_fit_actor_model(critic, ref, rms))\n",
+            "stage",
+            "ppo",
+        ),
         Invalid("from grpo_utils import *\nif __name__ == '__main__':\n    train(args)\n", "stage", "grpo"),
         Invalid(
             "from rms.models import StandardScalarRM\nrm = StandardScalarRM(backend, device)\n"
@@ -1098,6 +1104,13 @@ class GradientStep(RouteDetector):
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
         elif updates_model(name, POLICY_WORDS) and isinstance(node.func, cst.Attribute):
             self.steps.append((node, self._statement(), [], f"{name}(): a worker's policy update"))
+            if isinstance(receiver := node.func.value, cst.Name):
+                # actor = PPORayActorGroup(...); actor.async_fit_actor_model(...): the worker group's
+                # class is named for what its workers train (its loss lives in its own module)
+                built = [
+                    last_name(v.func) for v in self._bound(scope, receiver.value) if isinstance(v, cst.Call)
+                ]
+                self.holders[id(node)] = [b for b in built if b]
         elif updates_model(name, CRITIC_WORDS) and isinstance(node.func, cst.Attribute):
             message = f"{name}(): a learned value model, the actor-critic (PPO) family"
             self.report(node, "gradient_step", message, kind="ppo", variant="ppo", on_policy=True)
@@ -1230,7 +1243,7 @@ class GradientStep(RouteDetector):
         for name, where in (
             *((c, "the training run is named") for c in self.ran.get(id(node), [])),
             *((c, "the optimiser is handed to") for c in callee),
-            *((c, "the optimiser is held by a") for c in self.holders.get(id(node), [])),
+            *((c, "the update is made by a") for c in self.holders.get(id(node), [])),
             *((m, "the helper stepping it comes from") for m in self._helper_modules(node)),
             *((f, "the gradient step is in") for f in self.where.get(id(node), ())),
         ):
