@@ -654,7 +654,7 @@ class Slice:
                 f.kept.add(name)
             if (
                 name in ("view", "reshape", "unflatten")
-                and node.args
+                and len(node.args) >= 2  # (``x.view(-1)`` flattens: no groups)
                 and isinstance(first := node.args[0].value, cst.UnaryOperation)
                 and is_one(first.expression)
             ):

@@ -442,6 +442,16 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # a critic's advantages whitened over the batch; a ``view(-1)`` flattens, it makes no groups
+        Invalid(
+            "import torch\nadv = returns[:-1] - value_preds[:-1]\n"
+            "adv = (adv - adv.mean()) / (adv.std() + 1e-5)\n"
+            "ratio = torch.exp(logp - old_logp.view(-1))\n"
+            "loss = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv).mean()\n"
+            "loss.backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
         # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
         Invalid(
             "import torch\nr = rewards.view(-1, k)\nbaseline = (r.sum(1, keepdim=True) - r) / (k - 1)\n"

@@ -378,7 +378,7 @@ class HandwrittenLoss(RouteDetector):
             )
         if name in ("mean", "std") and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
-            if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and receiver.args:
+            if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and len(receiver.args) >= 2:
                 first = receiver.args[0].value
                 if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
                     self._saw("group_advantage", node)
@@ -411,7 +411,8 @@ class HandwrittenLoss(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         self._handed_pairs([t.target for t in node.targets], value)
-        if isinstance(value, cst.Call) and method(value) in GROUPING and value.args:
+        # (``x.view(-1, G)`` lays out groups; ``x.view(-1)`` flattens them)
+        if isinstance(value, cst.Call) and method(value) in GROUPING and len(value.args) >= 2:
             first = value.args[0].value
             if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
                 for target in node.targets:
