@@ -20,8 +20,12 @@ PREFERENCE_FIELDS = frozenset({"chosen", "rejected"})
 """Record fields of a preference pair: a judge that fills them labels training data, it evaluates nothing."""
 FIELD_HINTS = ("judg", "Judg", "verdict", "winner", "eviewer", "chosen", "rejected")
 """Text a record field must hold to be read at all."""
-JUDGE_HINTS = ("judg", "verdict", "winner", "reviewer")
+JUDGE_HINTS = ("judg", "verdict", "winner", "reviewer", "eval")
 """Lower-case text an identifier must hold to be split into words at all."""
+EVALUATING_WORDS = frozenset({"eval", "evaluation", "evaluate", "evaluator"})
+PROMPT_WORDS = frozenset({"prompt", "prompts"})
+"""With an evaluating word, the words of a prompt that asks a model to evaluate answers
+(``get_dialog_eval_gpt4_prompt``, ``model_A_vs_B_eval_prompt``): a judge's instruction."""
 JUDGING_PROMPT = re.compile(
     r"\b(?:judge|grade|evaluate|verify|assess)\b.{0,200}?\b(?:reference|golden|gold|ground[ -]truth"
     r"|predicted|model's|candidate)\s+(?:answer|response|solution)"
@@ -65,6 +69,7 @@ class LlmJudge(RouteDetector):
             "rows.append({'chosen': a, 'rejected': b})\n"
         ),
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'output': out})\n"),
+        Valid("eval_set = load('test')\nout = client.chat.completions.create(messages=eval_set)\n"),
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'product_review': out})\n"),
     )
     INVALID = (
@@ -83,6 +88,13 @@ class LlmJudge(RouteDetector):
         Invalid(
             "import openai\ndef get_eval(s, p):\n    return openai.ChatCompletion.create(messages=[s, p])\n"
             "review = get_eval(sys_prompt, prompt)\nreviewer_idx = pick(reviewers, category)\n",
+            "scoring",
+            variant=JUDGE,
+        ),
+        Invalid(
+            "def get_dialog_eval_gpt4_prompt(prefix, a, b):\n    return TEMPLATE.format(prefix, a, b)\n"
+            "r = api.run_inference([get_dialog_eval_gpt4_prompt(prefix, a, b)])\n"
+            "rows.append({'response_A_vs_B': r})\n",
             "scoring",
             variant=JUDGE,
         ),
@@ -110,7 +122,8 @@ class LlmJudge(RouteDetector):
         lowered = identifier.lower()
         if self.named is not None or not any(t in lowered for t in JUDGE_HINTS):
             return  # most identifiers: no need to split them into words
-        if JUDGE_WORDS & set(words(identifier)):
+        said = set(words(identifier))
+        if JUDGE_WORDS & said or (said & EVALUATING_WORDS and said & PROMPT_WORDS):
             self.named = (node, self.context.statements[-1] if self.context.statements else None)
 
     def _bound(self, target: cst.BaseExpression) -> None:
