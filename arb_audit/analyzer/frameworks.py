@@ -624,6 +624,42 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "Oumi",
+        "oumi",
+        (
+            # ``oumi train -c config.yaml`` (``oumi.train(config)``): training.trainer_type picks the
+            # trainer, Hugging Face's supervised Trainer by default; TRL's and verl's for the others
+            Entry(
+                "train",
+                key="training.trainer_type",
+                default="SFT",
+                choices=_stages(
+                    ("*sft", SFT),
+                    ("hf", SFT),
+                    ("oumi", SFT),
+                    ("*dpo", DPO),
+                    ("*kto", KTO),
+                    ("*grpo", GRPO),
+                    ("*gkd", Entry("", "sft", "gkd", "distilled")),
+                    ("*gold", DISTILL),
+                ),
+                commands=("oumi train",),
+            ),
+            Entry("evaluate", role="eval", commands=("oumi evaluate", "oumi eval")),
+        ),
+        invalid=(
+            ("import oumi\noumi.train(config)\n", "CONFIG_DEPENDENT"),
+            ("from oumi import evaluate\nresults = evaluate(eval_config)\n", "EVAL_ONLY"),
+        ),
+        valid=("from oumi.core.configs import TrainingConfig\nc = TrainingConfig.from_yaml(p)\n",),
+        lines=(
+            ("oumi train -c train.yaml --training.trainer_type TRL_DPO", "DPO"),
+            ("oumi train -c configs/recipes/llama3_1/sft/8b_full/train.yaml", "SFT"),
+            ("oumi evaluate -c eval.yaml", "EVAL_ONLY"),
+            ("oumi infer -c infer.yaml -i", None),
+        ),
+    ),
+    Framework(
         "torchtune",
         "torchtune",
         (
