@@ -649,6 +649,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
         invalid=(
             ("import oumi\noumi.train(config)\n", "CONFIG_DEPENDENT"),
+            (
+                "import oumi\nconfig = TrainingConfig.from_yaml(p)\n"
+                "config.training.trainer_type = TrainerType.TRL_DPO\noumi.train(config)\n",
+                "DPO",
+            ),
+            (
+                "from oumi import train\n"
+                "c = TrainingConfig(training=TrainingParams(trainer_type=TrainerType.TRL_GRPO))\ntrain(c)\n",
+                "GRPO",
+            ),
             ("from oumi import evaluate\nresults = evaluate(eval_config)\n", "EVAL_ONLY"),
         ),
         valid=("from oumi.core.configs import TrainingConfig\nc = TrainingConfig.from_yaml(p)\n",),

@@ -126,6 +126,10 @@ class FrameworkEntry(RouteDetector):
         """Whether the whole file has been read (deferred entries are reported then)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Attribute) and (setting := self._setting(node.value)) is not None:
+            # config.training.trainer_type = TrainerType.TRL_DPO: a setting the file fixes itself
+            self.settings.setdefault(target.attr.value, []).append(setting)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             value = node.value
             if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
@@ -137,6 +141,9 @@ class FrameworkEntry(RouteDetector):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self._picked(node, node.value, "hands on")
+            if (value := self._setting(node.value)) is not None:
+                # TrainingParams(trainer_type=TrainerType.TRL_GRPO): a config built in the file
+                self.settings.setdefault(node.keyword.value, []).append(value)
 
     def _picked(self, node: cst.CSTNode, value: cst.BaseExpression, how: str) -> None:
         """Report an entry chosen as a value (``learner_cls = DAPLearner``, ``actor_cls=PPOActor``).
@@ -145,6 +152,12 @@ class FrameworkEntry(RouteDetector):
         """
         if isinstance(value, cst.Name | cst.Attribute) and (found := self._entry(value)) is not None:
             self._report(node, *found, how)
+
+    def _setting(self, node: cst.BaseExpression) -> str | None:
+        """Return a setting's value: a string, or an enum member by its name (``TrainerType.TRL_DPO``)."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
+            return node.attr.value
+        return self._string(node)
 
     def _string(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
@@ -171,7 +184,7 @@ class FrameworkEntry(RouteDetector):
                     values.append(arg.value)
                 break
         for value in values:
-            text = self._string(value)
+            text = self._setting(value)
             if text is not None and (choice := entry.choose(text)) is not None:
                 return choice
         # a config the file built before the call (``{"algorithm": {"adv_estimator": "grpo"}}``)
