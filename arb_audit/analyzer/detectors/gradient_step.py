@@ -222,7 +222,7 @@ class GradientStep(RouteDetector):
 
     VALID = (
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
-        Valid("m = base.finetune(data=d, algo='full_param')\n"),
+        Valid("cfg = FinetuneConfig(algo='full_param')\nprint(cfg.finetune)\n"),
         Valid("from grpo_utils import *\ndef train(a):\n    return a\ntrain(args)\n"),
         Valid("from rms.models import ProcessRM\nrm = ProcessRM(path)\nrm.train()\nrm.eval()\n"),
         Valid("cfg = make_training_config(stage='sft')\nres = evaluate_model(stage='dpo')\n"),
@@ -299,6 +299,7 @@ class GradientStep(RouteDetector):
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
         Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
         Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
+        Invalid("m = ChatModel(path)\nm.finetune(ds, algo='full_param', num_epochs=3)\n", "gradient_step"),
         Invalid(
             "from openrlhf.trainer.ray import PPORayActorGroup\nactor = PPORayActorGroup(1, 8, Actor)\n"
             "ray.get(actor.async_fit_actor_model(critic, ref, rms))\n",
@@ -1031,6 +1032,11 @@ class GradientStep(RouteDetector):
             self.ran[id(node)] = [staged]
             self.steps.append((node, self._statement(), [], f"{last}() told to run {staged}"))
             return
+        if name in FINE_TUNE_METHODS and isinstance(node.func, cst.Attribute) and node.args:
+            # chat_model.finetune(dataset, num_epochs=3): an object's fine-tuning run, given its data
+            # (its loss is the object's library's, not read here)
+            self.steps.append((node, self._statement(), [], f"{name}() given data"))
+            return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
         if (
             isinstance(run, cst.Name)
@@ -1680,6 +1686,8 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     return False
 
 
+FINE_TUNE_METHODS = frozenset({"finetune", "fine_tune"})
+"""Methods that fine-tune the object they are called on, given data (``model.finetune(ds)``)."""
 STAGE_KEYWORDS = frozenset({"stage", "algorithm", "algo", "training_type", "trainer_type", "rl_type"})
 """Keywords by which a wrapper's training method is told which stage to run (``finetune(stage="dpo")``)."""
 STAGE_ALIASES = {"rlhf": "ppo"}
