@@ -275,6 +275,18 @@ def _local(resolved: set[str], func: cst.BaseExpression) -> bool:
     return all(n == text or n.endswith(f".<locals>.{text}") for n in resolved)
 
 
+def _mask_factor(node: cst.BinaryOperation) -> cst.BaseExpression | None:
+    """Return the other factor of a product with a mask (``logps * mask[:, 1:]``), else None."""
+    if not isinstance(node.operator, cst.Multiply):
+        return None
+    for factor, other in ((node.left, node.right), (node.right, node.left)):
+        while isinstance(factor, cst.Subscript | cst.Call):
+            factor = factor.value if isinstance(factor, cst.Subscript) else factor.func
+        if "mask" in words(last_name(factor)):
+            return other
+    return None
+
+
 def _names_a_logprob(node: cst.BaseExpression) -> bool:
     """Say whether an expression is a log-probability by its name, weighted by nothing.
 
@@ -285,7 +297,11 @@ def _names_a_logprob(node: cst.BaseExpression) -> bool:
     while pending:
         current = pending.pop()
         if isinstance(current, cst.BinaryOperation):
-            return False
+            masked = _mask_factor(current)
+            if masked is None:
+                return False
+            pending.append(masked)  # (``logps * action_mask``: the given tokens picked, not weighted)
+            continue
         if isinstance(current, cst.Call):
             pending.append(current.func)
         elif isinstance(current, cst.Attribute | cst.Subscript):
