@@ -453,6 +453,13 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "ppo",
         ),
+        # behaviour cloning on demonstrations: the mask picks the response's tokens, it weights nothing
+        Invalid(
+            "import torch\ntoken_logps = torch.gather(logits.log_softmax(-1), 2, ids).squeeze(-1)\n"
+            "policy_loss = -(token_logps * action_mask[:, 1:]).sum(-1).mean()\npolicy_loss.backward()\n",
+            "gradient_step",
+            "sft",
+        ),
         # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
         Invalid(
             "import torch\nr = rewards.view(-1, k)\nbaseline = (r.sum(1, keepdim=True) - r) / (k - 1)\n"
