@@ -139,6 +139,13 @@ ESTIMATORS = _stages(
     ("remax", Entry("", "ppo", "remax")),
 )
 """Advantage estimators of policy-gradient launchers (OpenRLHF, verl): GAE is PPO, group-normalised GRPO."""
+
+
+def estimator_entry(value: str) -> Entry | None:
+    """Return what an advantage estimator's name runs (``group_norm`` -> GRPO, ``gae`` -> PPO), if known."""
+    return next((e for e in ESTIMATORS if fnmatchcase(value.lower(), e.name)), None)
+
+
 AGENT_ESTIMATORS = tuple(replace(e, interactive=True) for e in ESTIMATORS)
 """The same estimators over an agent framework's episodes (multi-turn calls, tools, environments)."""
 RL_ROUTES = ("GRPO", "PPO")

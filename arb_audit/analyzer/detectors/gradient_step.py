@@ -11,7 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDete
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
-from arb_audit.analyzer.frameworks import entry_for
+from arb_audit.analyzer.frameworks import entry_for, estimator_entry
 from arb_audit.analyzer.loss_slice import Slice, Verdict, keyed_entry, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
@@ -305,6 +305,12 @@ class GradientStep(RouteDetector):
             "ray.get(actor.async_fit_actor_model(critic, ref, rms))\n",
             "stage",
             "ppo",
+        ),
+        Invalid(
+            "from openrlhf.trainer.ray import PPORayActorGroup\nargs.advantage_estimator = 'group_norm'\n"
+            "actor = PPORayActorGroup(1, 8, Actor)\nray.get(actor.async_fit_actor_model(None, ref, rms))\n",
+            "stage",
+            "grpo",
         ),
         Invalid("from grpo_utils import *\nif __name__ == '__main__':\n    train(args)\n", "stage", "grpo"),
         Invalid(
@@ -878,6 +884,8 @@ class GradientStep(RouteDetector):
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
         self.ran: dict[int, list[str]] = {}
+        self.estimators: list[str] = []
+        """Advantage estimators the file sets by name (``args.advantage_estimator = "group_norm"``)."""
         self.scorers: dict[int, str] = {}
         """Steps training an object built from a class named for a reward model: that class's name."""
         """Per step that runs another module's training: the function's name and its module's."""
@@ -980,6 +988,16 @@ class GradientStep(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, node.value)
+            self._estimator(last_name(target.target), node.value)
+
+    def _estimator(self, setting: str, value: cst.BaseExpression) -> None:
+        """Note an advantage estimator set by name (``advantage_estimator="group_norm"``)."""
+        if (
+            "estimator" in words(setting)
+            and isinstance(value, cst.SimpleString)
+            and isinstance(text := value.evaluated_value, str)
+        ):
+            self.estimators.append(text)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -995,6 +1013,9 @@ class GradientStep(RouteDetector):
             self.reads_grad = True
 
     def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._estimator(arg.keyword.value, arg.value)
         before = (len(self.steps), len(self.deferred))
         self._call(node)
         if (len(self.steps), len(self.deferred)) != before:
@@ -1233,6 +1254,14 @@ class GradientStep(RouteDetector):
         """Record the stage a name says (``route_word``'s label and word) for the step at ``node``."""
         label, word = named
         kind = LABEL_KINDS[label]
+        chosen = {(e.kind, e.variant) for v in self.estimators if (e := estimator_entry(v)) is not None}
+        if kind in POLICY_GRADIENT and len(chosen) == 1 and (set_kind := next(iter(chosen)))[0]:
+            # a PPO-named worker set to estimate advantages by group normalisation trains GRPO: the
+            # setting the file fixes says more than the class's name
+            estimator = ", ".join(sorted(set(self.estimators)))
+            message = f"{where}, its advantage estimator set to {estimator}"
+            self._name_stage(node, statement, str(set_kind[0]), set_kind[1], message)
+            return
         self._name_stage(node, statement, kind, word if word != kind else None, f"{where}, named for {label}")
 
     def _name_stage(
