@@ -79,6 +79,19 @@ VALUE_WORDS = frozenset({"value", "values"})
 """A learned value baseline: with a discount (``gamma``) or returns it is a critic's advantage estimate
 (PPO's GAE); a ``critic`` or a value-function (``vf``) loss term says the same."""
 ADVANTAGE_WORDS = frozenset({"advantage", "advantages", "adv", "advs", "gae", "returns"})
+ADVERSARIAL_WORDS = frozenset({"perturb", "perturbed", "perturbation", "adversarial", "attack", "epsilon"})
+"""Words of adversarial training (inputs perturbed along a gradient), where "adv" is no advantage."""
+PERTURBED_INPUTS = frozenset({"embedding", "embeddings", "embeds", "emb", "example", "examples", "noise"})
+"""What "adv" qualifies in adversarial training (``context_adv_embeddings``): perturbed inputs."""
+
+
+def _adversarial(said: tuple[str, ...]) -> tuple[str, ...]:
+    """An identifier's words, with "adversarial" added when "adv" qualifies perturbed inputs."""
+    if "adv" in said and PERTURBED_INPUTS & set(said):
+        return (*said, "adversarial")
+    return said
+
+
 RATIO_WORDS = frozenset({"ratio", "ratios", "clip", "cliprange", "importance"})
 TEACHER_WORDS = frozenset({"teacher", "distill", "distillation", "kd"})
 GROUP_WORDS = frozenset({"group", "grpo", "generations"})
@@ -407,7 +420,8 @@ def loss_form(f: Features) -> Verdict:
     )
     paired = bool(w & PREFERENCE_WORDS) or f.pairwise_difference or f.outer_differences > 0
     policy_logps = bool(w & SEQUENCE_LOGPROB_WORDS)
-    advantages = bool(w & ADVANTAGE_WORDS)
+    # "adv" beside perturbed embeddings is adversarial training's (``adv_embeddings``), no advantage
+    advantages = bool(w & (ADVANTAGE_WORDS - {"adv"} if w & ADVERSARIAL_WORDS else ADVANTAGE_WORDS))
     if f.calls & MARGIN:
         return Verdict("reward_model", "pairwise", None, "a margin ranking loss between two scores")
     if (
@@ -584,7 +598,7 @@ class Slice:
                 ):
                     f.negated_logprob = _names_a_logprob(node.expression)
                 if isinstance(node, cst.Name):
-                    f.words.update(words(node.value))
+                    f.words.update(_adversarial(words(node.value)))
                     _note_named_loss(f, node.value)
                     for key in ((scope, node.value), (0, node.value)):
                         if key not in seen_names and key in self.assigns:
