@@ -225,6 +225,7 @@ class GradientStep(RouteDetector):
         Valid("cfg = FinetuneConfig(algo='full_param')\nprint(cfg.finetune)\n"),
         Valid("from grpo_utils import *\ndef train(a):\n    return a\ntrain(args)\n"),
         Valid("from rms.models import ProcessRM\nrm = ProcessRM(path)\nrm.train()\nrm.eval()\n"),
+        Valid("rm = BloomRewardModel(config)\nrm.set_train(False)\nscores = rm(ids)\n"),
         Valid("cfg = make_training_config(stage='sft')\nres = evaluate_model(stage='dpo')\n"),
         Valid("from data.sft import train_dataset\nds = train_dataset(path)\n"),
         Valid("from grpo_eval import main\nmain()\n"),
@@ -465,6 +466,13 @@ class GradientStep(RouteDetector):
             "policy_loss = -(token_logps * action_mask[:, 1:]).sum(-1).mean()\npolicy_loss.backward()\n",
             "gradient_step",
             "sft",
+        ),
+        # adversarial training's perturbed embeddings ("adv") are no advantages: a SimPO loss stays DPO
+        Invalid(
+            "chosen_logps, rejected_logps = forward(model, context_adv_embeddings, clue_adv_embeddings)\n"
+            "losses = simpo_loss_fn(chosen_logps, rejected_logps)\nloss = losses.mean()\nloss.backward()\n",
+            "gradient_step",
+            "dpo",
         ),
         # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
         Invalid(
@@ -1606,7 +1614,12 @@ class GradientStep(RouteDetector):
                     called = method(node) if isinstance(node, cst.Call) else None
                     roots = self._handed_loss(made[0], made_in)
                     self.steps.append((node, statement, roots, f"{called or 'train'}() of a trainer object"))
-                elif isinstance(node, cst.Call) and node.args and (scorer := self._scorer(scope, name)):
+                elif (
+                    isinstance(node, cst.Call)
+                    and node.args
+                    and literal_bool(node.args[0].value) is None  # (``set_train(False)``: a mode)
+                    and (scorer := self._scorer(scope, name))
+                ):
                     # rm = StandardScalarRM(...); rm.train(args): a reward model's own training method,
                     # told what to train on (a bare ``train()`` only switches a module's mode)
                     self.scorers[id(node)] = scorer
