@@ -86,7 +86,7 @@ PERTURBED_INPUTS = frozenset({"embedding", "embeddings", "embeds", "emb", "examp
 
 
 def _adversarial(said: tuple[str, ...]) -> tuple[str, ...]:
-    """An identifier's words, with "adversarial" added when "adv" qualifies perturbed inputs."""
+    """Return an identifier's words, with "adversarial" added when "adv" qualifies perturbed inputs."""
     if "adv" in said and PERTURBED_INPUTS & set(said):
         return (*said, "adversarial")
     return said
