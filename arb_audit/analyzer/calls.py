@@ -191,6 +191,12 @@ def _samples_messages(node: cst.Call) -> bool:
     return bool(CONVERSATION_WORDS & said) and not NOT_CONVERSATION_WORDS & said
 
 
+INFERRED_SETTINGS = frozenset(
+    {"device", "devices", "dtype", "type", "types", "shape", "shapes", "format", "schema", "config", "size"}
+)
+"""What an ``infer_*`` helper that asks no model infers (``infer_device``, ``infer_dtype``)."""
+
+
 def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
     """Say whether ``node`` calls a helper named for asking a model for text.
 
@@ -209,7 +215,8 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         return False  # a class of this file named so (``DigitCompletion(...)``, a task) is built, not asked
     named = (
         bool(GENERATION_WORDS & set(found))
-        or found[0] == "infer"
+        # (``infer_device()``, ``infer_dtype``: the setting inferred, no model asked)
+        or (found[0] == "infer" and not INFERRED_SETTINGS & set(found[1:]))
         # the generation function a loop is handed (``responses = generate_fn(prompts)``); one this
         # module defines shows in its own body whether it asks a model
         or (

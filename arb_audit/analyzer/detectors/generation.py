@@ -146,6 +146,7 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        Valid("from liger_kernel.utils import infer_device\ndevice = infer_device()\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def generate(self, *args, **kwargs):\n"
             "        return self.pretrained_model.generate(*args, **kwargs)\n"
