@@ -153,6 +153,13 @@ def _benchmark_package(qualified: str) -> bool:
 EVALUATOR_WORDS = frozenset({"evaluator", "evaluators"})
 """Words of an imported class or function named for running evaluations (``Evaluator``,
 ``build_evaluator``): a project's benchmark runner."""
+PERFORMANCE_WORDS = frozenset({"speed", "latency", "throughput", "memory", "flops", "tflops", "timing"})
+"""Words of what a performance benchmark measures (``build_speed_bench_fn``): a kernel's or a model's
+cost, not its answers."""
+TIMERS = frozenset(
+    {"triton.testing.do_bench", "torch.utils.benchmark.Timer", "torch.cuda.max_memory_allocated"}
+)
+"""Functions that time code or measure its memory."""
 BENCHMARK_WORDS = frozenset({"benchmark", "benchmarks"})
 RUN_BENCHMARK_VERBS = frozenset({"run", "evaluate", "eval"})
 """A method named run + benchmark (``elm.run_benchmarks(config)``, ``evaluate_benchmark``) runs a
@@ -184,6 +191,11 @@ class Scoring(RouteDetector):
             "evaluate(m, t)\n"
         ),
         Valid("import evaluate\n"),
+        Valid(
+            "from benchmark_model_configs import build_model_config_sweep\n"
+            "from utils import build_speed_bench_fn, run_benchmarks\nsweep = build_model_config_sweep(m)\n"
+            "run_benchmarks(bench_test_fn=build_speed_bench_fn(setup), metric_name='speed')\n"
+        ),
         Valid("import torch.utils.benchmark as benchmark\ntimer = benchmark.Timer(stmt='f(x)')\n"),
         Valid("from sentence_transformers.evaluation import InformationRetrievalEvaluation\n"),
         Valid("score = 0.0\n"),
@@ -234,6 +246,8 @@ class Scoring(RouteDetector):
         """Tests that only skip a sample (``if ...: continue``, a comprehension's ``if``)."""
         self.found: list[tuple[cst.Call, cst.CSTNode | None, str, set[str]]] = []
         """Metric calls: (call, statement, what is used, names its result is bound to)."""
+        self.timed = False
+        """The file measures speed or memory (a performance benchmark: its "benchmark" scores nothing)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.assigned.append(node)
@@ -259,6 +273,11 @@ class Scoring(RouteDetector):
         self.filters.append(node.test)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if not self.timed and isinstance(node.func, cst.Name | cst.Attribute):
+            called = self.names(node.func)
+            self.timed = bool(called & TIMERS) or any(
+                "bench" in q and PERFORMANCE_WORDS & set(words(q.rsplit(".", 1)[-1])) for q in called
+            )
         if isinstance(node.func, cst.Attribute):
             said = words(node.func.attr.value)
             if len(said) > 1 and said[0] in RUN_BENCHMARK_VERBS and BENCHMARK_WORDS & set(said[1:]):
@@ -276,6 +295,8 @@ class Scoring(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for node, statement, name, bound in self.found:
+            if self.timed and name.partition(".")[0] not in EVALUATION_LIBRARIES and "bench" in name:
+                continue  # (a kernel's speed and memory benchmarked: nothing is evaluated)
             if self._filters_samples(bound):
                 message = f"uses {name} to drop generated samples (a filter, not an evaluation)"
                 self.report(node, "scoring", message, statement=statement, variant=FILTER)
