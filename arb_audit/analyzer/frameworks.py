@@ -1104,6 +1104,10 @@ for _framework in FRAMEWORKS:
         if _entry.name:
             last = _entry.name.rsplit(".", 1)[-1]
             _BY_PACKAGE.setdefault(_framework.package, {}).setdefault(last, []).append(_entry)
+SETTING_LEAVES = frozenset(
+    e.key.rsplit(".", 1)[-1].lstrip("-").replace("-", "_") for f in FRAMEWORKS for e in f.entries if e.key
+)
+"""Last parts of the config keys that pick a framework's route (``trainer_type``, ``adv_estimator``)."""
 PACKAGES: tuple[str, ...] = tuple(_BY_PACKAGE)
 """Top-level packages of the frameworks whose Python names the table knows."""
 TRAINER_PACKAGES = frozenset(

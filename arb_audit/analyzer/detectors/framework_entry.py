@@ -7,7 +7,14 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
-from arb_audit.analyzer.frameworks import CONFIG_PICKED_TRAINERS, IMPORT_WORDS, PACKAGES, Entry, entry_for
+from arb_audit.analyzer.frameworks import (
+    CONFIG_PICKED_TRAINERS,
+    IMPORT_WORDS,
+    PACKAGES,
+    SETTING_LEAVES,
+    Entry,
+    entry_for,
+)
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
@@ -127,7 +134,11 @@ class FrameworkEntry(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target if len(node.targets) == 1 else None
-        if isinstance(target, cst.Attribute) and (setting := self._setting(node.value)) is not None:
+        if (
+            isinstance(target, cst.Attribute)
+            and target.attr.value in SETTING_LEAVES
+            and (setting := self._setting(node.value)) is not None
+        ):
             # config.training.trainer_type = TrainerType.TRL_DPO: a setting the file fixes itself
             self.settings.setdefault(target.attr.value, []).append(setting)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -141,7 +152,7 @@ class FrameworkEntry(RouteDetector):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self._picked(node, node.value, "hands on")
-            if (value := self._setting(node.value)) is not None:
+            if node.keyword.value in SETTING_LEAVES and (value := self._setting(node.value)) is not None:
                 # TrainingParams(trainer_type=TrainerType.TRL_GRPO): a config built in the file
                 self.settings.setdefault(node.keyword.value, []).append(value)
 

@@ -1001,7 +1001,8 @@ class GradientStep(RouteDetector):
     def _estimator(self, setting: str, value: cst.BaseExpression) -> None:
         """Note an advantage estimator set by name (``advantage_estimator="group_norm"``)."""
         if (
-            "estimator" in words(setting)
+            "estimator" in setting  # (a substring first: most keywords of most calls are not)
+            and "estimator" in words(setting)
             and isinstance(value, cst.SimpleString)
             and isinstance(text := value.evaluated_value, str)
         ):

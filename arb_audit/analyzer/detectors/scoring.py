@@ -160,6 +160,7 @@ TIMERS = frozenset(
     {"triton.testing.do_bench", "torch.utils.benchmark.Timer", "torch.cuda.max_memory_allocated"}
 )
 """Functions that time code or measure its memory."""
+TIMER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in TIMERS)
 BENCHMARK_WORDS = frozenset({"benchmark", "benchmarks"})
 RUN_BENCHMARK_VERBS = frozenset({"run", "evaluate", "eval"})
 """A method named run + benchmark (``elm.run_benchmarks(config)``, ``evaluate_benchmark``) runs a
@@ -273,7 +274,10 @@ class Scoring(RouteDetector):
         self.filters.append(node.test)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.timed and isinstance(node.func, cst.Name | cst.Attribute):
+        callee = (
+            node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+        )
+        if not self.timed and isinstance(callee, str) and ("bench" in callee or callee in TIMER_NAMES):
             called = self.names(node.func)
             self.timed = bool(called & TIMERS) or any(
                 "bench" in q and PERFORMANCE_WORDS & set(words(q.rsplit(".", 1)[-1])) for q in called
