@@ -657,6 +657,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
         invalid=(
             ("import oumi\noumi.train(config)\n", "CONFIG_DEPENDENT"),
             (
+                "import oumi\nconfig.training.trainer_type = args.trl_dpo\noumi.train(config)\n",
+                "CONFIG_DEPENDENT",
+            ),
+            (
                 "import oumi\nconfig = TrainingConfig.from_yaml(p)\n"
                 "config.training.trainer_type = TrainerType.TRL_DPO\noumi.train(config)\n",
                 "DPO",

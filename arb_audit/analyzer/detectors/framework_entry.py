@@ -166,7 +166,11 @@ class FrameworkEntry(RouteDetector):
 
     def _setting(self, node: cst.BaseExpression) -> str | None:
         """Return a setting's value: a string, or an enum member by its name (``TrainerType.TRL_DPO``)."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name | cst.Attribute)
+            and node.attr.value.isupper()  # (``args.stage`` reads a setting: only its value would say)
+        ):
             return node.attr.value
         return self._string(node)
 
