@@ -74,6 +74,7 @@ class MetricReport(RouteDetector):
         Valid("print('loss', sum(losses) / len(losses))\n"),
         Valid("correction = base / scale\n"),
         Valid("metrics['train/percent_correct'] = sum(correct) / len(correct)\n"),
+        Valid("logs = {'train/accuracy': acc_sum / n}\nstats = {'accuracy': None, 'loss': total / n}\n"),
         Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
         Valid(
             "class RunningMetric(BaseMetric):\n    def update(self, value):\n        self.total += value\n"
@@ -82,6 +83,11 @@ class MetricReport(RouteDetector):
     INVALID = (
         Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
         Invalid("results['accuracy'] = np.mean(correct)\n", "scoring", variant=METRIC),
+        Invalid(
+            "stats = {'total': len(scores), 'accuracy': sum(scores) / len(scores) if scores else 0}\n",
+            "scoring",
+            variant=METRIC,
+        ),
         Invalid("print(f'pass@5: {passes / total}')\n", "scoring", variant=METRIC),
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
         Invalid("def evaluate(rows):\n    return num_correct * 1.0 / total\n", "scoring", variant=METRIC),
@@ -111,6 +117,17 @@ class MetricReport(RouteDetector):
         names = [_name(t.target) for t in node.targets]
         if any(METRIC_WORDS & set(words(n)) for n in names if n) and _aggregate(node.value):
             self.report(node, "scoring", f"computes {names[0]} from the outputs", variant=METRIC)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        # {"accuracy": sum(scores) / len(scores)}: a summary's entry is a metric bound to its key
+        key = node.key.evaluated_value if isinstance(node.key, cst.SimpleString) else None
+        if (
+            isinstance(key, str)
+            and METRIC_WORDS & set(words(key))
+            and not key.lower().startswith("train")
+            and _aggregate(node.value)
+        ):
+            self.report(node, "scoring", f"computes {key} from the outputs", variant=METRIC)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # class LEvalMetrics(datasets.Metric): a metric implemented for Hugging Face's loaders; class
