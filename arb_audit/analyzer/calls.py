@@ -238,12 +238,25 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         or (
             # an imported ``generate_*`` helper given a model's sampling settings
             # (``generate_with_references(model=m, messages=ms, temperature=0.7, max_tokens=512)``)
-            found[0] == "generate"
-            and outside
-            and _asks_for_samples({a.keyword.value for a in node.args if a.keyword is not None})
+            found[0] == "generate" and outside and _asks_for_samples(_given(node))
         )
     )
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+
+
+def _given(node: cst.Call) -> set[str]:
+    """Return a call's keywords, and ``model`` where its first positional argument names a model.
+
+    ``generate(model, input_ids, tokenizer, temperature=0.0)``: a project's sampling loop is handed
+    the model first, as ``model.generate`` is called on it.
+    """
+    given = {a.keyword.value for a in node.args if a.keyword is not None}
+    first = node.args[0] if node.args and node.args[0].keyword is None and not node.args[0].star else None
+    if first is not None and isinstance(first.value, cst.Name | cst.Attribute):
+        said = words(last_name(first.value))
+        if said and said[-1] in MODEL_WORDS:
+            given.add("model")
+    return given
 
 
 def _asks_for_samples(keywords: AbstractSet[str]) -> bool:

@@ -29,13 +29,29 @@ ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/gener
 ``/api/generate``)."""
 
 
+HOSTED_WORDS = (("open", "ai"), ("anthropic",))
+"""Words of a hosted model's provider in a class's name (``ChatOpenAI``, ``OpenAIServerModel``)."""
+CLIENT_ENDINGS = frozenset({"ai", "anthropic", "model", "client", "llm", "chat"})
+"""Last words of such a class that asks the provider's model (not ``OpenAIConfig``, a setting)."""
+
+
 @cached_by_name
 def _engine_or_client(name: str) -> bool:
-    """Say whether a qualified name is a generation engine or a hosted model's client (asked per call)."""
+    """Say whether a qualified name is a generation engine or a hosted model's client (asked per call).
+
+    Agent and chain libraries wrap the clients in classes of their own named for the provider
+    (LangChain's ``ChatOpenAI``, smolagents' ``OpenAIServerModel``, a project's ``engines.ChatOpenAI``).
+    """
+    if name in GENERATION_ENGINES or name.startswith(CLIENTS) or CLIENT_PACKAGES & set(name.split(".")[1:-1]):
+        return True
+    last = name.rsplit(".", 1)[-1]
+    said = words(last)
     return (
-        name in GENERATION_ENGINES
-        or name.startswith(CLIENTS)
-        or bool(CLIENT_PACKAGES & set(name.split(".")[1:-1]))
+        "." in name
+        and last[:1].isupper()
+        and bool(said)
+        and said[-1] in CLIENT_ENDINGS
+        and any(said[i : i + len(w)] == w for w in HOSTED_WORDS for i in range(len(said)))
     )
 
 
@@ -130,6 +146,8 @@ class Generation(RouteDetector):
         "sglang",
         "openai",
         "anthropic",
+        "OpenAI",
+        "Anthropic",
         "aiohttp",
         "litellm",
         "httpx",
@@ -169,6 +187,8 @@ class Generation(RouteDetector):
         ),
         Valid("import random\nrandom.sample(corpus, 3)\nrng.sample(pool, 2)\n"),
         Valid("import vllm\n"),
+        Valid("from myproj.settings import OpenAIConfig\ncfg = OpenAIConfig(key=k)\n"),
+        Valid("from gen import generate\nout = generate(model_config, temperature=0.5)\n"),
         Valid("agent.step()\nobs = env.step(action)\n"),
         Valid(
             "def generate_ground_truth_response(p):\n    return p[::-1]\ngenerate_ground_truth_response(x)\n"
@@ -248,6 +268,18 @@ class Generation(RouteDetector):
             "reply = client.models.generate_content(model='gemini-2.5-pro', contents=msgs)\n", "generation"
         ),
         Invalid("from vllm import LLM\nllm = LLM(model='m')\n", "generation"),
+        Invalid(
+            "from langchain_openai import ChatOpenAI\nllm = ChatOpenAI(model='gpt-4o-mini', temperature=0)\n",
+            "generation",
+        ),
+        Invalid(
+            "from smolagents import OpenAIServerModel\nm = OpenAIServerModel(model_id='gpt-4o')\n",
+            "generation",
+        ),
+        Invalid(
+            "from generate import generate\nout = generate(model, ids, tok, steps=64, temperature=0.0)\n",
+            "generation",
+        ),
         Invalid(
             "from openai import OpenAI\nclient = OpenAI()\n"
             "client.chat.completions.create(model='x', messages=m)\n",
