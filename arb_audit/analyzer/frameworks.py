@@ -1074,6 +1074,42 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from trlx.data.configs import TRLConfig\nconfig = TRLConfig.load_yaml(path)\n",),
     ),
     Framework(
+        "TorchRL",
+        "torchrl",
+        (
+            # Loss modules (``torchrl.objectives``): a file that builds one names what it optimises.
+            # The LLM ones (``torchrl.objectives.llm``) train on the policy's groups of samples (GRPO and
+            # its DAPO/CISPO variants), on given or selected samples (SFT, expert iteration) or on a
+            # teacher's distribution; the classic ones are the policy-gradient family.
+            Entry("GRPOLoss", "grpo", "grpo"),
+            Entry("DAPO", "grpo", "dapo"),
+            Entry("CISPOLoss", "grpo", "cispo"),
+            Entry("MCAdvantage", "grpo", "grpo"),
+            Entry("SFTLoss", "sft"),
+            Entry("DistillationLoss", "sft", "distillation", "distilled"),
+            Entry("ClipPPOLoss", "ppo", "ppo"),
+            Entry("KLPENPPOLoss", "ppo", "ppo"),
+            Entry("PPOLoss", "ppo", "ppo"),
+            Entry("ReinforceLoss", "ppo", "reinforce"),
+            Entry("A2CLoss", "ppo", "a2c"),
+            # the RLHF example's collector: the policy's samples scored by a reward model with a KL
+            # penalty to the reference, for PPO
+            Entry("RolloutFromModel", "ppo", "ppo", on_policy=True),
+        ),
+        invalid=(
+            (
+                "from torchrl.objectives.llm import GRPOLoss\nloss_fn = GRPOLoss(actor, clip_epsilon=0.2)\n",
+                "GRPO",
+            ),
+            ("from torchrl.objectives import ClipPPOLoss\nloss_module = ClipPPOLoss(actor, critic)\n", "PPO"),
+            ("from torchrl.objectives.llm import SFTLoss\nloss_fn = SFTLoss(actor_network=policy)\n", "SFT"),
+        ),
+        valid=(
+            "from torchrl.envs import GymEnv\nenv = GymEnv('CartPole-v1')\n",
+            "from torchrl.objectives.llm import GRPOLossOutput\nout: GRPOLossOutput\n",
+        ),
+    ),
+    Framework(
         "LMRL-Gym",
         "LLM_RL",
         (
