@@ -50,6 +50,12 @@ PREDICTION_WORDS = frozenset({"prediction", "predictions"})
 """Words of a name for a model's answers to be scored (``predictions``)."""
 DATA_WORDS = TEACHER_WORDS | {"distilled", "synthetic"}
 """Words of a name that says a model's outputs become training data (``teacher_model``, ``distilled``)."""
+MAKING_VERBS = frozenset({"generate", "synthesize", "create"})
+MAKERS = frozenset({"generator", "generators", "synthesizer", "synthesizers"})
+DATASET_WORDS = frozenset({"dataset", "datasets"})
+"""A name made of a making verb first or a maker last, and a dataset (``generate_dataset``,
+``PreferenceDatasetGenerator``), says the model's outputs are made into a dataset (a benchmark's
+questions are not one the file makes; ``load_dataset_for_generation`` makes none)."""
 ANSWER_PATH_WORDS = frozenset(
     {
         *("answer", "answers", "prediction", "predictions", "preds", "eval", "evaluation", "evals"),
@@ -88,7 +94,17 @@ class GenerationPurpose(RouteDetector):
 
     TRIGGERS = (
         *("split", "test", "valid", "eval", "bench", "answer", "question", "predict"),
-        *("teacher", "distill", "Distill", "synthetic", "conversations", "chosen", "open("),
+        *(
+            "teacher",
+            "distill",
+            "Distill",
+            "synthetic",
+            "conversations",
+            "chosen",
+            "open(",
+            "DatasetGenerator",
+            "_dataset",
+        ),
         *("add_argument", *sorted(DATASET_WRITERS)),
     )
 
@@ -101,6 +117,7 @@ class GenerationPurpose(RouteDetector):
         Valid("ds = load_dataset(name, split='train[:10]')\nx = 1\n"),
         Valid("import json\nresults = json.load(open('results.json'))\n"),
         Valid("def answer(question):\n    return question\n"),
+        Valid("def load_dataset_for_generation(path):\n    return path\n"),
         Valid("record = {'prompt': p, 'response': r}\n"),
         Valid("latest = ckpts['latest']\n"),
         Valid("loss = metrics['eval']\n"),
@@ -118,6 +135,11 @@ class GenerationPurpose(RouteDetector):
         Invalid("parser.add_argument('--bench-name', default='mt_bench')\n", "purpose", variant=ANSWERS),
         Invalid("answer_file = os.path.join(out, 'model_answer.jsonl')\n", "purpose", variant=ANSWERS),
         Invalid("def run(eval_set, model):\n    pass\n", "purpose", variant=ANSWERS),
+        Invalid(
+            "class PreferenceDatasetGenerator:\n    def generate(self, docs):\n        return docs\n",
+            "purpose",
+            variant=TRAINING_DATA,
+        ),
         Invalid("predictions = []\n", "purpose", variant=ANSWERS),
         Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
         Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
@@ -182,7 +204,9 @@ class GenerationPurpose(RouteDetector):
         if BENCHMARK_WORDS & set(said) or PREDICTION_WORDS & set(said) or pairs & ANSWER_NAMES:
             message = f"names the benchmark's questions or answers ({name})"
             self._cue(node, message, ANSWERS)
-        elif DATA_WORDS & set(said):
+        elif DATA_WORDS & set(said) or (
+            DATASET_WORDS & set(said) and (said[0] in MAKING_VERBS or said[-1] in MAKERS)
+        ):
             self._cue(node, f"names data made to train on ({name})", TRAINING_DATA)
 
     def _split(self, node: cst.CSTNode, value: cst.BaseExpression) -> None:
