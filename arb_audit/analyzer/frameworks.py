@@ -1110,6 +1110,45 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "Tunix",
+        "tunix",
+        (
+            # Google's JAX post-training library: learners for RL (the agentic GRPO learner's
+            # rollouts are multi-turn agent-environment episodes), trainers for SFT (PEFT or full:
+            # next-token cross-entropy by default), DPO/ORPO and logit distillation.
+            Entry("agentic_grpo_learner.GRPOLearner", "grpo", "grpo", interactive=True),
+            Entry("agentic_grpo_learner.GrpoLearner", "grpo", "grpo", interactive=True),
+            Entry("grpo_learner.GRPOLearner", "grpo", "grpo"),
+            Entry("grpo_learner.GrpoLearner", "grpo", "grpo"),
+            Entry("DAPOLearner", "grpo", "dapo"),
+            Entry("DrGRPOLearner", "grpo", "dr_grpo"),
+            Entry("PpoLearner", "ppo", "ppo"),
+            Entry("PPOLearner", "ppo", "ppo"),
+            Entry("DPOTrainer", "dpo", "dpo"),
+            Entry("PeftTrainer", "sft"),
+            Entry("DistillationTrainer", "sft", "distillation", "distilled"),
+        ),
+        invalid=(
+            (
+                "from tunix.rl.grpo import grpo_learner\n"
+                "grpo_learner.GrpoLearner(rl_cluster=c, reward_fns=[r], algo_config=g).train(ds)\n",
+                "GRPO",
+            ),
+            (
+                "from tunix.rl.agentic.agentic_grpo_learner import GRPOLearner\n"
+                "GRPOLearner(rl_cluster=c, reward_fns=[r], agent_class=A, env_class=E).train(ds)\n",
+                "ONLINE_RL",
+            ),
+            (
+                "from tunix.sft import peft_trainer\npeft_trainer.PeftTrainer(model, opt, cfg).train(ds)\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            "from tunix.generate import sampler\ns = sampler.Sampler(model, tokenizer, cache_config=c)\n",
+        ),
+    ),
+    Framework(
         "LMRL-Gym",
         "LLM_RL",
         (
