@@ -50,11 +50,13 @@ class Environment(RouteDetector):
     verifier wrapped as an environment), which is not multi-turn RL.
     """
 
-    TRIGGERS = ("reset", "def step", "Env", "gym", "textarena")
+    TRIGGERS = ("reset", "def step", "env_step", "environment_step", "Env", "gym", "textarena")
 
     VALID = (
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
         Valid("optimizer.step()\nscheduler.step()\n"),
+        Valid("def train_step(batch):\n    return {'loss': loss(batch), 'reward': r, 'done': True}\n"),
+        Valid("def env_step_time(log):\n    return {'reward_ms': log.t, 'done_ms': log.d}\n"),
         Valid("class Stepper:\n    def step(self, batch):\n        return self.model(batch)\n"),
         Valid("class EnvConfig(BaseModel):\n    def rollout(self):\n        return None\n"),
         Valid("class Settings(EnvSettings):\n    def path(self):\n        return self.root\n"),
@@ -162,6 +164,19 @@ class Environment(RouteDetector):
             SINGLE_TURN,
         ),
         Invalid(
+            "async def env_step(sample):\n    out = {'next_state': None, 'done': False, 'reward': 0.0}\n"
+            "    if sample.finished:\n        out['done'] = True\n        out['reward'] = score(sample)\n"
+            "    else:\n        out['next_state'] = sample.text + search(sample.query)\n    return out\n",
+            "environment",
+            variant=DEFINED,
+        ),
+        Invalid(
+            "def env_step(sample):\n    out = {'next_state': None, 'done': True, 'reward': 0.0}\n"
+            "    out['reward'] = float(check(sample.action_text))\n    return out\n",
+            "environment",
+            variant=SINGLE_TURN,
+        ),
+        Invalid(
             "def episode(env, policy):\n    obs = env.reset()\n    obs, r, done, _ = env.step(policy(obs))\n",
             "environment",
         ),
@@ -239,6 +254,15 @@ class Environment(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(set())
+        said = words(node.name.value)
+        if said[-1:] == ("step",) and ENVIRONMENT_WORDS & set(said):
+            # a framework's environment written as a function (``async def env_step(sample)``
+            # answering ``{"next_state": ..., "reward": r, "done": d}``), handed to its rollout
+            answers = _answers(node)
+            if answers is not None:
+                single = bool(answers[1]) and all(answers[1])
+                message = f"{node.name.value}() answers an action with a reward and an end"
+                self.report(node, "environment", message, variant=SINGLE_TURN if single else DEFINED)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.functions and (is_env_step(node) or method(node) == "reset"):
@@ -314,6 +338,15 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
     for node in descendants(step.body):
         if isinstance(node, cst.Name):
             words.add(node.value.lower())
+        elif isinstance(node, cst.SimpleString) and isinstance(key := node.evaluated_value, str):
+            words.add(key.lower())  # an answer built as a record (``response["reward"] = 1.0``)
+        elif (
+            isinstance(node, cst.DictElement)
+            and isinstance(node.key, cst.SimpleString)
+            and isinstance(key := node.key.evaluated_value, str)
+            and _ends(key)
+        ):
+            ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Arg):
             if (
                 node.keyword is not None
@@ -324,7 +357,10 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
         elif isinstance(node, cst.Assign):
             for target in node.targets:
                 flagged = target.target
-                if (
+                named = _string_key(flagged) if isinstance(flagged, cst.Subscript) else None
+                if named is not None and _ends(named):
+                    ends.append(_always_ends(node.value))  # ``response["done"] = True``
+                elif (
                     isinstance(flagged, cst.Subscript)
                     and isinstance(flagged.value, cst.Name)
                     and _ends(flagged.value.value)
@@ -359,6 +395,15 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
+
+
+def _string_key(target: cst.Subscript) -> str | None:
+    """Return the literal key of ``record["key"]``, if it is one."""
+    index = target.slice[0].slice if len(target.slice) == 1 else None
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        key = index.value.evaluated_value
+        return key if isinstance(key, str) else None
+    return None
 
 
 ALL_ONES = frozenset({"ones", "ones_like"})
