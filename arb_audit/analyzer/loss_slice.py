@@ -97,6 +97,9 @@ TEACHER_WORDS = frozenset({"teacher", "distill", "distillation", "kd"})
 GROUP_WORDS = frozenset({"group", "grpo", "generations"})
 MODEL_WORDS = frozenset({"model", "lm", "policy", "net", "gpt", "student", "engine", "actor", "llm"})
 """Words of an object whose forward pass returns its own loss (``model(**batch).loss``)."""
+FORWARD_WORDS = MODEL_WORDS | {"agent"}
+"""Those, and an agent's: RL libraries wrap the policy as one (``self.agent(**inputs)[0]``), and in a
+loss's slice its forward pass is the model's (a reward's parameters named so are not a model's)."""
 DPO_VARIANTS = ("kto", "ipo", "orpo", "simpo", "cpo", "spin", "sppo")
 PG_VARIANTS = (("rloo", "rloo"), ("reinforce", "reinforce"), ("remax", "remax"))
 
@@ -702,7 +705,7 @@ class Slice:
                 if isinstance(receiver, cst.Attribute)
                 else ""
             )
-            if set(words(chain)) & MODEL_WORDS:
+            if set(words(chain)) & FORWARD_WORDS:
                 f.model_forward = True
         if name in ("clamp", "clip") and one_minus_plus(a.value for a in node.args[1:]):
             f.clip_around_one = True

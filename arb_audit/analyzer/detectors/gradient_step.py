@@ -691,6 +691,13 @@ class GradientStep(RouteDetector):
             "gradient_step",
         ),
         Invalid(
+            "class BC(Base):\n    def compute_loss(self, inputs):\n        output = self.agent(**inputs)\n"
+            "        return output[0].mean()\n    def step(self, batch):\n"
+            "        self.accelerator.backward(self.compute_loss(batch))\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "for batch in loader:\n    out = model(input_ids=batch['input_ids'], labels=batch['labels'])\n"
             "    loss = out.loss\n    engine.backward(loss)\n    engine.step()\n",
             "gradient_step",
