@@ -14,7 +14,7 @@ import libcst as cst
 
 from arb_audit.analyzer.frameworks import PACKAGES
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import dotted, last_name
+from arb_audit.analyzer.names import dotted, last_name, literal_text
 
 GENERATION_METHODS = frozenset(
     {
@@ -156,7 +156,7 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
     return bool(names(node.func) & GENERATION_FUNCTIONS)
 
 
-SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot"})
+SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot", "generator"})
 """Last words of an object called with a conversation to answer it (simple-evals' ``sampler(messages)``)."""
 SAMPLER_ENDINGS = tuple(SAMPLER_WORDS)
 BUILD_WORDS = SETUP_WORDS | {"make", "create", "new"}
@@ -182,13 +182,27 @@ def _samples_messages(node: cst.Call) -> bool:
     found = words(name)
     if not found or found[-1] not in SAMPLER_WORDS or name[:1].isupper() or found[0] in BUILD_WORDS:
         return False
-    if any(a.keyword is not None and a.keyword.value == "messages" for a in node.args):
-        return True  # (``sampler(messages=row["messages"])``: the keyword says what it is handed)
+    for arg in node.args:
+        said = set(words(arg.keyword.value)) if arg.keyword is not None else set()
+        if CONVERSATION_WORDS & said and not NOT_CONVERSATION_WORDS & said:
+            # (``sampler(messages=row["messages"])``, ``generator(user_prompt=q)``: the keyword says
+            # what it is handed)
+            return True
     first = node.args[0].value
     if isinstance(first, cst.List):
         return any(literal_field(e.value, "role") is not None for e in first.elements)
-    said = set(words(last_name(first)))
+    key = literal_text(string) if (string := _string_index(first)) is not None else None
+    said = set(words(key if key is not None else last_name(first)))  # (``generator(sample["prompt"])``)
     return bool(CONVERSATION_WORDS & said) and not NOT_CONVERSATION_WORDS & said
+
+
+def _string_index(node: cst.BaseExpression) -> cst.SimpleString | None:
+    """Return the key of ``x["key"]`` when it is a literal string, else None."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value
+    return None
 
 
 INFERRED_SETTINGS = frozenset(
