@@ -207,8 +207,8 @@ BY_NAME = "by_name"
 (``getattr(trainers, config.trainer)``): the routes are whatever the module it is looked up in holds."""
 LOOKUP_WORDS = frozenset({"trainer", "algorithm", "algo"})
 """Words of a setting, or of the name bound to what it looks up, that make the lookup the trainer's."""
-TRAIN_METHODS = frozenset({"train", "train_and_eval", "fit"})
-"""Methods that run a trainer."""
+TRAIN_METHODS = frozenset({"train", "train_and_eval", "fit", "learn"})
+"""Methods that run a trainer (``learn``: an RL algorithm object's, as in Stable-Baselines3)."""
 COMPARED = "compared"
 """Variant of a ``dispatch`` finding for a config field compared with two routes whose branches run no
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
@@ -251,7 +251,7 @@ class RouteDispatch(RouteDetector):
         *(f"{sep}{word}{q}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
         "Trainer",  # a conditional between trainer classes names no route in quotes
         "@register",  # a registry filled by a decorator (``@register_adv_estimator(Estimator.GRPO)``)
-        *("registered", "registry", "TRAINER"),  # a trainer looked up by a setting (``_lookup``)
+        *("registered", "registry", "Registry", "TRAINER"),  # a trainer looked up by a setting (``_lookup``)
     )
     TRIGGERS_AS_PATTERN = True
 
@@ -325,6 +325,12 @@ class RouteDispatch(RouteDetector):
         ),
         Invalid(
             "Trainer = None\ntrainer_cls = get_trainer_class(cfg.algorithm)\ntrainer_cls(cfg).fit()\n",
+            "dispatch",
+            variant=BY_NAME,
+        ),
+        Invalid(
+            "from tril.algorithms import AlgorithmRegistry\nalg_cls = AlgorithmRegistry.get(cfg.alg.id)\n"
+            "alg = alg_cls(cfg, accelerator, tracker)\nalg.learn()\n",
             "dispatch",
             variant=BY_NAME,
         ),
