@@ -20,7 +20,7 @@ SPREADS = frozenset({"repeat_interleave", "repeat", "expand", "expand_as", "unsq
 """Methods that spread one value per group back over the group's samples."""
 DISCOUNT_WORDS = frozenset({"gamma", "discount"})
 """Words of the discount factor of a temporal-difference residual."""
-VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"})
+VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v", "vals"})
 """Words of a name holding a learned value estimate."""
 NORMALISED_WORDS = frozenset({"normalized", "normalised", "norm", "centered", "centred", "whitened"})
 """Words that, beside "rewards", name rewards normalised for use as advantages (``normalized_rewards``)."""
@@ -44,10 +44,11 @@ class AdvantageEstimate(RouteDetector):
     that route; with a gradient step, the step's own loss decides.
     """
 
-    TRIGGERS = ("adv", "reward")
+    TRIGGERS = ("adv", "reward", "gamma")
     VALID = (
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
+        Valid("review_score = rewrite + gamma * vals - offset\n"),
         Valid("x = rewards - rewards.mean()\n"),
         Valid("stats = df.groupby('model')['latency'].agg(['mean', 'std'])\n"),
         Valid("by_task = df.groupby('task')['reward'].mean()\n"),
@@ -138,6 +139,12 @@ class AdvantageEstimate(RouteDetector):
             "for t in reversed(range(n)):\n"
             "    delta = rewards[:, t] + gamma * nextvalues - values[:, t]\n"
             "    lastgaelam = delta + gamma * lam * lastgaelam\n    advantages.append(lastgaelam)\n",
+            "loss",
+            "ppo",
+        ),
+        Invalid(
+            "rews = np.append(self.rew_buf[path], last_val)\nvals = np.append(self.val_buf[path], last_val)\n"
+            "deltas = rews[:-1] + self.gamma * vals[1:] - vals[:-1]\n",
             "loss",
             "ppo",
         ),
@@ -404,7 +411,8 @@ def _td_residual(value: cst.BaseExpression) -> bool:
     if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add)):
         return False
     terms = [left.left, left.right]
-    rewarded = any(any("reward" in w for w in _words(t)) for t in terms)
+    # (``rews``, ``rew_buf``: Spinning Up's buffers abbreviate rewards and values)
+    rewarded = any(any("reward" in w or w in ("rew", "rews") for w in _words(t)) for t in terms)
     discounted = any(
         isinstance(t, cst.BinaryOperation)
         and isinstance(t.operator, cst.Multiply)
