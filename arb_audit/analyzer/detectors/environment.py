@@ -56,7 +56,12 @@ class Environment(RouteDetector):
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
         Valid("optimizer.step()\nscheduler.step()\n"),
         Valid("def train_step(batch):\n    return {'loss': loss(batch), 'reward': r, 'done': True}\n"),
-        Valid("def env_step_time(log):\n    return {'reward_ms': log.t, 'done_ms': log.d}\n"),
+        Valid("def summarize_env_step(r):\n    return {'reward': r['reward'], 'done': r['terminated']}\n"),
+        Valid(
+            "def env_step(state, guess):\n    won = guess == state['secret']\n"
+            "    return {'observation': guess, 'reward': float(won), 'done': won}\n"
+            "for ep in range(10):\n    res = env_step(state, model_guess(state))\n"
+        ),
         Valid("class Stepper:\n    def step(self, batch):\n        return self.model(batch)\n"),
         Valid("class EnvConfig(BaseModel):\n    def rollout(self):\n        return None\n"),
         Valid("class Settings(EnvSettings):\n    def path(self):\n        return self.root\n"),
@@ -209,6 +214,11 @@ class Environment(RouteDetector):
         """(scope, name) of every name assigned, to tell a function's own binding from the module's."""
         self.built: dict[tuple[int, str], tuple[cst.Call, str]] = {}
         """Names last bound, in a scope, to a library's environment built there: (the call, the class)."""
+        self.step_functions: dict[str, tuple[cst.FunctionDef, bool]] = {}
+        """Functions named ``env_step`` that answer with a reward and an end -> (the function, whether
+        every episode ends after one action)."""
+        self.stepped_here: set[str] = set()
+        """Those the file calls itself (an evaluation or demo loop of its own), not handed on."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -255,18 +265,26 @@ class Environment(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(set())
         said = words(node.name.value)
-        if said[-1:] == ("step",) and ENVIRONMENT_WORDS & set(said):
+        if len(said) == 2 and said[0] in ENVIRONMENT_WORDS and said[1] == "step":
             # a framework's environment written as a function (``async def env_step(sample)``
-            # answering ``{"next_state": ..., "reward": r, "done": d}``), handed to its rollout
+            # answering ``{"next_state": ..., "reward": r, "done": d}``), handed to its rollout; a
+            # ``summarize_env_step`` helper is not one
             answers = _answers(node)
             if answers is not None:
-                single = bool(answers[1]) and all(answers[1])
-                message = f"{node.name.value}() answers an action with a reward and an end"
-                self.report(node, "environment", message, variant=SINGLE_TURN if single else DEFINED)
+                self.step_functions[node.name.value] = (node, bool(answers[1]) and all(answers[1]))
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.functions and (is_env_step(node) or method(node) == "reset"):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
+        if isinstance(node.func, cst.Name) and node.func.value in self.step_functions:
+            self.stepped_here.add(node.func.value)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for name, (node, single) in self.step_functions.items():
+            if name in self.stepped_here:
+                continue  # the file plays its own episodes with it: that loop decides what it is for
+            message = f"{name}() answers an action with a reward and an end"
+            self.report(node, "environment", message, variant=SINGLE_TURN if single else DEFINED)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
