@@ -182,6 +182,8 @@ def _samples_messages(node: cst.Call) -> bool:
     found = words(name)
     if not found or found[-1] not in SAMPLER_WORDS or name[:1].isupper() or found[0] in BUILD_WORDS:
         return False
+    if found[-1] == "generator" and not _generator_asked(node):
+        return False  # (a template expander or a data generator is called with prompts too)
     for arg in node.args:
         said = set(words(arg.keyword.value)) if arg.keyword is not None else set()
         if CONVERSATION_WORDS & said and not NOT_CONVERSATION_WORDS & said:
@@ -194,6 +196,28 @@ def _samples_messages(node: cst.Call) -> bool:
     key = literal_text(string) if (string := _string_index(first)) is not None else None
     said = set(words(key if key is not None else last_name(first)))  # (``generator(sample["prompt"])``)
     return bool(CONVERSATION_WORDS & said) and not NOT_CONVERSATION_WORDS & said
+
+
+ROLE_PROMPT_WORDS = frozenset({"system", "user"})
+"""With ``prompt``, words of a keyword handing a chat model its turns (``user_prompt=``)."""
+
+
+def _generator_asked(node: cst.Call) -> bool:
+    """Say whether a generator object's call is a model's: given sampling settings or a chat turn.
+
+    ``generator(prompt, max_new_tokens=256)`` or ``generator(p, **generator_kwargs)`` (a pipeline),
+    ``generator(system_prompt=s, user_prompt=q)`` (an API caller); not ``generator(prompt, persona=p)``.
+    """
+    for arg in node.args:
+        if arg.keyword is not None:
+            said = set(words(arg.keyword.value))
+            if arg.keyword.value in SAMPLING_KEYWORDS or ("prompt" in said and said & ROLE_PROMPT_WORDS):
+                return True
+        elif arg.star == "**" and {"generate", "generation", "generator", "gen", "sampling"} & set(
+            words(last_name(arg.value))
+        ):
+            return True
+    return False
 
 
 def _string_index(node: cst.BaseExpression) -> cst.SimpleString | None:

@@ -177,6 +177,7 @@ class Generation(RouteDetector):
         Valid("text = tokenizer.decode(ids)\ntexts = decode_tokens(ids)\nbatch = decode_batch(ids)\n"),
         Valid("indices = list(sampler(dataset))\nbatch = batch_sampler(indices)\n"),
         Valid("batches = data_generator(train_dataset, batch_size=8)\nx = generator(seed_config)\n"),
+        Valid("text = generator(sample['prompt'], persona='a student')\nt = text_generator(raw['prompt'])\n"),
         Valid(
             "sampler = build_sampler(prompts)\nllm = make_llm(prompt_config)\n"
             "s = DistributedSampler(prompts_dataset)\nt = sampler(prompts_dataset)\n"
@@ -213,6 +214,7 @@ class Generation(RouteDetector):
         Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
         Invalid("reply = self.sampler(messages=msgs)\n", "generation"),
         Invalid("out = generator(sample['prompt'], max_new_tokens=256)[0]['generated_text']\n", "generation"),
+        Invalid("out = generator(sample['prompt'], **generator_kwargs)\n", "generation"),
         Invalid(
             "response = generator(system_prompt=principle, user_prompt=row['instruction'])\n", "generation"
         ),
