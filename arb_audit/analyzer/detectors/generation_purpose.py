@@ -50,7 +50,7 @@ PREDICTION_WORDS = frozenset({"prediction", "predictions"})
 """Words of a name for a model's answers to be scored (``predictions``)."""
 DATA_WORDS = TEACHER_WORDS | {"distilled", "synthetic"}
 """Words of a name that says a model's outputs become training data (``teacher_model``, ``distilled``)."""
-MAKING_VERBS = frozenset({"generate", "synthesize", "create"})
+MAKING_VERBS = frozenset({"generate", "synthesize"})
 MAKERS = frozenset({"generator", "generators", "synthesizer", "synthesizers"})
 DATASET_WORDS = frozenset({"dataset", "datasets"})
 """A name made of a making verb first or a maker last, and a dataset (``generate_dataset``,
@@ -118,6 +118,7 @@ class GenerationPurpose(RouteDetector):
         Valid("import json\nresults = json.load(open('results.json'))\n"),
         Valid("def answer(question):\n    return question\n"),
         Valid("def load_dataset_for_generation(path):\n    return path\n"),
+        Valid("def create_dataset(path, split='test'):\n    return path\n"),
         Valid("record = {'prompt': p, 'response': r}\n"),
         Valid("latest = ckpts['latest']\n"),
         Valid("loss = metrics['eval']\n"),
