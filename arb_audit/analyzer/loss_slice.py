@@ -29,6 +29,7 @@ from typing import TypeVar
 
 import libcst as cst
 
+from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.names import last_name, literal_bool, literal_text
 from arb_audit.analyzer.walk import descendants
 
@@ -346,6 +347,9 @@ class Features:
 
     calls: set[str] = field(default_factory=set)
     """Qualified names of what is called."""
+    module: tuple[str, str, str | None, str | None] | None = None
+    """A framework's loss module the loss is computed by (``loss_fn = GRPOLoss(policy); loss_fn(batch)``):
+    (its qualified name, stage kind, variant, data source) from the framework table."""
     methods: set[str] = field(default_factory=set)
     """Method names called (``x.mean()`` -> ``mean``)."""
     words: set[str] = field(default_factory=set)
@@ -415,8 +419,15 @@ class Verdict:
     """The form, in a few words."""
 
 
+MODULE_ENDINGS = ("Loss", "DAPO")
+"""Last words of a framework table entry that is a loss module (TorchRL's ``GRPOLoss``, ``DAPO``)."""
+
+
 def loss_form(f: Features) -> Verdict:
     """Name the stage the collected form is (see the module docstring)."""
+    if f.module is not None:
+        name, kind, variant, source = f.module
+        return Verdict(kind, variant, source, f"{name.rsplit('.', 1)[-1]}, a framework's loss module")
     w = f.words
     preference = bool(f.calls & SIGMOID or "logsigmoid" in f.methods or "sigmoid" in f.methods) or (
         "relu" in f.methods or "hinge" in w
@@ -606,7 +617,9 @@ class Slice:
                     for key in ((scope, node.value), (0, node.value)):
                         if key not in seen_names and key in self.assigns:
                             seen_names.add(key)
-                            pending.extend((key[0], v, depth) for v in self.assigns[key])
+                            pending.extend(
+                                (key[0], v, depth) for v in self.assigns[key] if not self._module(v, f)
+                            )
                     self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
                 elif isinstance(node, cst.Attribute):
                     attr = node.attr.value
@@ -652,6 +665,22 @@ class Slice:
                     f.words.update(words(node.keyword.value))
         f.row_normalised = f.kept >= {"mean", "std"}
         return f
+
+    def _module(self, value: cst.BaseExpression, f: Features) -> bool:
+        """Note a framework's loss module a name is bound to; say whether ``value`` builds one.
+
+        What the module is built from (the policy it wraps, its model's class) is no part of the loss's
+        form: the table says what the module computes.
+        """
+        if not isinstance(value, cst.Call):
+            return False
+        for qualified in self.names_of(value.func):
+            entry = entry_for(qualified)
+            if entry is not None and entry.kind is not None and entry.name.endswith(MODULE_ENDINGS):
+                if f.module is None:
+                    f.module = (qualified, entry.kind, entry.variant, entry.data_source)
+                return True
+        return False
 
     def _entries(self, container: str) -> list[str]:
         """Every entry of ``container`` given a value by a constant key (``stats["loss_pg"]``)."""

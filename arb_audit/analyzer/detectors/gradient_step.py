@@ -691,6 +691,14 @@ class GradientStep(RouteDetector):
             "gradient_step",
         ),
         Invalid(
+            "from torchrl.objectives.llm import GRPOLoss\nfrom transformers import AutoModelForCausalLM\n"
+            "model = AutoModelForCausalLM.from_pretrained(p)\nloss_fn = GRPOLoss(Wrapper(model))\n"
+            "for batch in rb:\n    loss = loss_fn(batch)\n"
+            "    (loss.loss_objective + loss.loss_entropy).backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        Invalid(
             "class BC(Base):\n    def compute_loss(self, inputs):\n        output = self.agent(**inputs)\n"
             "        return output[0].mean()\n    def step(self, batch):\n"
             "        self.accelerator.backward(self.compute_loss(batch))\n",
