@@ -221,6 +221,7 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid("net = Net()\nfor x in loader:\n    y = net.forward(x)\n"),
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
         Valid("cfg = FinetuneConfig(algo='full_param')\nprint(cfg.finetune)\n"),
         Valid("from grpo_utils import *\ndef train(a):\n    return a\ntrain(args)\n"),
@@ -691,6 +692,12 @@ class GradientStep(RouteDetector):
             "gradient_step",
         ),
         Invalid(
+            "from src.ppo.trainer import ParallelGRPOTrainerForCausalLM\n"
+            "trainer = ParallelGRPOTrainerForCausalLM(policy, optimizer)\n"
+            "for data in loader:\n    outputs = trainer.forward(data)\n",
+            "gradient_step",
+        ),
+        Invalid(
             "from torchrl.objectives.llm import GRPOLoss\nfrom transformers import AutoModelForCausalLM\n"
             "model = AutoModelForCausalLM.from_pretrained(p)\nloss_fn = GRPOLoss(Wrapper(model))\n"
             "for batch in rb:\n    loss = loss_fn(batch)\n"
@@ -1133,9 +1140,12 @@ class GradientStep(RouteDetector):
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
-        elif name in ("step", "update") and isinstance(holder := getattr(node.func, "value", None), cst.Name):
+        elif name in ("step", "update", "forward") and isinstance(
+            holder := getattr(node.func, "value", None), cst.Name
+        ):
             # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer): a trainer's
-            # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one
+            # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one;
+            # a trainer's ``forward(batch)`` steps too (a model's forward is no trainer's)
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
         elif (
             name in ("train", "fit", "train_batch")
