@@ -116,9 +116,10 @@ TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
-TRAINER_LOSS_HOOKS = frozenset({"loss", "get_loss", "loss_fn", "compute_losses"})
-"""Loss hooks a trainer's own loop differentiates (trlx's ``loss(self, batch)``), when defined in a
-class that derives from something and whose name or base's name says it is a trainer."""
+TRAINER_LOSS_HOOKS = frozenset({"loss", "get_loss", "loss_fn", "compute_losses", "process_batch"})
+"""Loss hooks a trainer's own loop differentiates (trlx's ``loss(self, batch)``, fairseq2's
+``TrainUnit.process_batch``), when defined in a class that derives from something and whose name or
+base's name says it is a trainer or a unit of training."""
 
 
 def _group_relative(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
@@ -221,6 +222,10 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid(
+            "class LMLossEvalUnit(EvalUnit[SequenceBatch]):\n    def process_batch(self, batch, bag):\n"
+            "        bag.update(self._model(batch))\n"
+        ),
         Valid("net = Net()\nfor x in loader:\n    y = net.forward(x)\n"),
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
         Valid("cfg = FinetuneConfig(algo='full_param')\nprint(cfg.finetune)\n"),
@@ -692,6 +697,15 @@ class GradientStep(RouteDetector):
             "gradient_step",
         ),
         Invalid(
+            "from fairseq2.recipe.trainer import TrainUnit\nclass LMSFTUnit(TrainUnit[SequenceBatch]):\n"
+            "    def process_batch(self, batch, metric_bag):\n"
+            "        inputs, targets = batch.as_auto_regressive()\n"
+            "        nll_loss = self._model(inputs, targets=targets, reduction='sum')\n"
+            "        return nll_loss, targets.num_target_elements\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "from src.ppo.trainer import ParallelGRPOTrainerForCausalLM\n"
             "trainer = ParallelGRPOTrainerForCausalLM(policy, optimizer)\n"
             "for data in loader:\n    outputs = trainer.forward(data)\n",
@@ -959,7 +973,14 @@ class GradientStep(RouteDetector):
         self.classes.append(bool(node.bases))
         self.class_names.append(node.name.value)
         names = [node.name.value, *(_tail(b.value) for b in node.bases)]
-        self.trainer_classes.append(bool(node.bases) and any("trainer" in words(n) for n in names))
+        self.trainer_classes.append(
+            bool(node.bases)
+            and (
+                any("trainer" in words(n) for n in names)
+                # (fairseq2's ``TrainUnit``, a ``TrainModule``: what the trainer's loop runs per batch)
+                or any(words(_tail(b.value))[:1] == ("train",) for b in node.bases)
+            )
+        )
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
