@@ -1149,6 +1149,27 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "InstructLab",
+        "instructlab",
+        (
+            # ``instructlab.training.run_training(train_args, torch_args)``: the training library's
+            # supervised fine-tuning (single or multi-phase, FSDP or DeepSpeed); its evaluators score.
+            Entry("training.run_training", "sft"),
+            Entry("training.main_ds.run_training", "sft"),
+            Entry("eval.mmlu.MMLUEvaluator", role="eval"),
+            Entry("eval.mt_bench.MTBenchEvaluator", role="eval"),
+            Entry("eval.mt_bench.MTBenchBranchEvaluator", role="eval"),
+        ),
+        invalid=(
+            (
+                "from instructlab.training import run_training, TrainingArgs\n"
+                "run_training(train_args=TrainingArgs(**cfg), torch_args=torch_args)\n",
+                "SFT",
+            ),
+        ),
+        valid=("from instructlab.training import TorchrunArgs\nargs = TorchrunArgs(nnodes=1)\n",),
+    ),
+    Framework(
         "LMRL-Gym",
         "LLM_RL",
         (
