@@ -9,6 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
+from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
 from arb_audit.analyzer.frameworks import entry_for, estimator_entry
@@ -227,6 +228,19 @@ class GradientStep(RouteDetector):
             "        bag.update(self._model(batch))\n"
         ),
         Valid("net = Net()\nfor x in loader:\n    y = net.forward(x)\n"),
+        Valid(
+            "import torch\nfrom src.trainer import GRPOTrainer\n"
+            "trainer = GRPOTrainer(policy, optimizer=None)\n"
+            "with torch.no_grad():\n    out = trainer.forward(prompts)\n"
+        ),
+        Valid(
+            "class RewardTrainer(nn.Module):\n    def forward(self, x):\n        return self.head(x)\n"
+            "trainer = RewardTrainer()\nscores = trainer.forward(batch)\n"
+        ),
+        Valid(
+            "class StatsLogger(TrainCallback):\n    def process_batch(self, batch, stats):\n"
+            "        return {'n': len(batch)}\n"
+        ),
         Valid("from evals.grpo import run_eval\nrun_eval(cfg)\n"),
         Valid("cfg = FinetuneConfig(algo='full_param')\nprint(cfg.finetune)\n"),
         Valid("from grpo_utils import *\ndef train(a):\n    return a\ntrain(args)\n"),
@@ -925,6 +939,8 @@ class GradientStep(RouteDetector):
         super().__init__(context)
         self.functions: list[int] = [0]
         """Ids of the functions being walked (0: the module)."""
+        self.no_grad = 0
+        """How many ``with torch.no_grad()`` blocks are open around the node walked."""
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
         self.ran: dict[int, list[str]] = {}
@@ -977,8 +993,9 @@ class GradientStep(RouteDetector):
             bool(node.bases)
             and (
                 any("trainer" in words(n) for n in names)
-                # (fairseq2's ``TrainUnit``, a ``TrainModule``: what the trainer's loop runs per batch)
-                or any(words(_tail(b.value))[:1] == ("train",) for b in node.bases)
+                # (fairseq2's ``TrainUnit``, a ``TrainModule``: what the trainer's loop runs per batch;
+                # a ``TrainCallback`` only watches it)
+                or any(_training_unit(_tail(b.value)) for b in node.bases)
             )
         )
 
@@ -986,6 +1003,18 @@ class GradientStep(RouteDetector):
         self.classes.pop()
         self.class_names.pop()
         self.trainer_classes.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        self.no_grad += self._gradients_off(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.no_grad -= self._gradients_off(original_node)
+
+    def _gradients_off(self, node: cst.With) -> bool:
+        """Say whether a ``with`` switches gradients off (``torch.no_grad()``, ``inference_mode()``)."""
+        return any(
+            isinstance(item.item, cst.Call) and self.names(item.item.func) & NO_GRAD for item in node.items
+        )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(id(node))
@@ -1161,8 +1190,10 @@ class GradientStep(RouteDetector):
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
-        elif name in ("step", "update", "forward") and isinstance(
-            holder := getattr(node.func, "value", None), cst.Name
+        elif (
+            name in ("step", "update", "forward")
+            and isinstance(holder := getattr(node.func, "value", None), cst.Name)
+            and not (name == "forward" and self.no_grad)
         ):
             # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer): a trainer's
             # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one;
@@ -1655,7 +1686,15 @@ class GradientStep(RouteDetector):
                     if isinstance(value, cst.Call) and self._constructs_trainer(value, where):
                         made_in, made = where, [value]
                         break
-                if made:
+                own_forward = (
+                    isinstance(node, cst.Call)
+                    and method(node) == "forward"
+                    and bool(made)
+                    and not any("." in q for q in self.names(made[0].func))
+                )
+                if own_forward:
+                    pass  # a trainer class of this file: what its ``forward`` does is read in its body
+                elif made:
                     self.trainer_of_step[id(node)] = made[0]
                     self.trainer_scope[id(node)] = made_in
                     called = method(node) if isinstance(node, cst.Call) else None
@@ -1868,6 +1907,16 @@ def names_trainer_class(name: str) -> bool:
         # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
         return True
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
+
+
+TRAINING_UNIT_WORDS = frozenset({"unit", "module"})
+"""Last words of a base class, after ``Train``, whose subclasses compute the loss of one batch."""
+
+
+def _training_unit(name: str) -> bool:
+    """Say whether a base class is a unit of training (fairseq2's ``TrainUnit``, a ``TrainModule``)."""
+    said = words(name)
+    return len(said) == 2 and said[0] == "train" and said[1] in TRAINING_UNIT_WORDS
 
 
 def _names_trainer_factory(name: str) -> bool:
