@@ -425,9 +425,6 @@ MODULE_ENDINGS = ("Loss", "DAPO")
 
 def loss_form(f: Features) -> Verdict:
     """Name the stage the collected form is (see the module docstring)."""
-    if f.module is not None:
-        name, kind, variant, source = f.module
-        return Verdict(kind, variant, source, f"{name.rsplit('.', 1)[-1]}, a framework's loss module")
     w = f.words
     preference = bool(f.calls & SIGMOID or "logsigmoid" in f.methods or "sigmoid" in f.methods) or (
         "relu" in f.methods or "hinge" in w
@@ -527,6 +524,13 @@ def loss_form(f: Features) -> Verdict:
         # ``cross_entropy(reward, zeros(n))`` over [better, worse] scores: the first candidate of each
         # row is to score highest, a ranking (Bradley-Terry for pairs) loss on a scorer's outputs
         return Verdict("reward_model", "ranking", None, "cross-entropy of ranked candidates' scores")
+    if f.module is not None:
+        # a framework's loss module computes what the table says, where no form written out around
+        # it (a policy-gradient term it only regularises) says more; words are no form
+        module, kind, module_variant, source = f.module
+        return Verdict(
+            kind, module_variant, source, f"{module.rsplit('.', 1)[-1]}, a framework's loss module"
+        )
     if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
         return Verdict("sft", None, None, "cross-entropy against given labels")
     if (
