@@ -49,6 +49,10 @@ class AdvantageEstimate(RouteDetector):
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
         Valid("review_score = rewrite + gamma * vals - offset\n"),
+        Valid(
+            "with torch.no_grad():\n    td_error = rewards + gamma * next_values - values\n"
+            "print('mean TD error', td_error.abs().mean())\n"
+        ),
         Valid("x = rewards - rewards.mean()\n"),
         Valid("stats = df.groupby('model')['latency'].agg(['mean', 'std'])\n"),
         Valid("by_task = df.groupby('task')['reward'].mean()\n"),
@@ -144,7 +148,8 @@ class AdvantageEstimate(RouteDetector):
         ),
         Invalid(
             "rews = np.append(self.rew_buf[path], last_val)\nvals = np.append(self.val_buf[path], last_val)\n"
-            "deltas = rews[:-1] + self.gamma * vals[1:] - vals[:-1]\n",
+            "deltas = rews[:-1] + self.gamma * vals[1:] - vals[:-1]\n"
+            "self.adv_buf[path] = discount_cumsum(deltas, self.gamma * self.lam)\n",
             "loss",
             "ppo",
         ),
@@ -158,6 +163,12 @@ class AdvantageEstimate(RouteDetector):
         """Words of the bases of each class around the node visited, innermost last."""
         self.grouped = False
         """Rewards' statistics per group were reported (once per file)."""
+        self.residuals: list[cst.BaseExpression] = []
+        """Temporal-difference residuals computed (``r + gamma * v_next - v``), reported only where
+        the file also fills advantages: alone they may be a critic's error measured or logged."""
+        self.fills_advantages = False
+        """Advantages are filled: an assignment's target (``self.adv_buf[s] = ...``) or a list appended
+        to (``advantages.append(gae)``) is named for them."""
         self.defs: list[cst.FunctionDef] = []
         """The functions around the node visited, innermost last."""
 
@@ -197,11 +208,18 @@ class AdvantageEstimate(RouteDetector):
                 ):
                     continue  # ``values = values.repeat_interleave(n)``: still the baseline bound before
                 self.bound[t.target.value] = value
+        filled = [t.target.value if isinstance(t.target, cst.Subscript) else t.target for t in node.targets]
+        self.fills_advantages = self.fills_advantages or any(_advantage_target(t) for t in filled)
         if any(_advantage_target(t.target) or _normalised_rewards(t.target) for t in node.targets):
             self._judge(node.value)
         elif _td_residual(node.value):
-            message = "advantages from temporal-difference residuals of a learned value (GAE)"
-            self.report(node.value, "loss", message, kind="ppo", variant="ppo")
+            self.residuals.append(node.value)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.fills_advantages:
+            for residual in self.residuals[:1]:
+                message = "advantages from temporal-difference residuals of a learned value (GAE)"
+                self.report(residual, "loss", message, kind="ppo", variant="ppo")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and _advantage_target(node.target):
@@ -216,6 +234,8 @@ class AdvantageEstimate(RouteDetector):
             self.report(node, "loss", message, kind="grpo", variant="grpo")
         # handed straight to a function that stores advantages (``assign_advantages(t, r - baseline)``)
         func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert"):
+            self.fills_advantages = self.fills_advantages or _advantage_target(node.func.value)
         if isinstance(func, cst.Name) and ADVANTAGE_NAMES & set(words(func.value)):
             for arg in node.args:
                 self._judge(arg.value)
