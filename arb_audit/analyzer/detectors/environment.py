@@ -16,7 +16,7 @@ from arb_audit.analyzer.calls import (
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import dotted, last_name, literal_bool
+from arb_audit.analyzer.names import dotted, last_name, literal_bool, literal_text
 from arb_audit.analyzer.walk import descendants
 
 SINGLE_TURN = "single_turn"
@@ -356,13 +356,14 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
     for node in descendants(step.body):
         if isinstance(node, cst.Name):
             words.add(node.value.lower())
-        elif isinstance(node, cst.SimpleString) and isinstance(key := node.evaluated_value, str):
-            words.add(key.lower())  # an answer built as a record (``response["reward"] = 1.0``)
+        elif isinstance(node, cst.SimpleString):
+            words.add(
+                literal_text(node).lower()
+            )  # an answer built as a record (``response["reward"] = 1.0``)
         elif (
             isinstance(node, cst.DictElement)
             and isinstance(node.key, cst.SimpleString)
-            and isinstance(key := node.key.evaluated_value, str)
-            and _ends(key)
+            and _ends(literal_text(node.key))
         ):
             ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Arg):
@@ -419,8 +420,7 @@ def _string_key(target: cst.Subscript) -> str | None:
     """Return the literal key of ``record["key"]``, if it is one."""
     index = target.slice[0].slice if len(target.slice) == 1 else None
     if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-        key = index.value.evaluated_value
-        return key if isinstance(key, str) else None
+        return literal_text(index.value)
     return None
 
 

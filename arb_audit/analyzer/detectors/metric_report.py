@@ -9,7 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
 
 METRIC = "metric"
@@ -120,9 +120,9 @@ class MetricReport(RouteDetector):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         # {"accuracy": sum(scores) / len(scores)}: a summary's entry is a metric bound to its key
-        key = node.key.evaluated_value if isinstance(node.key, cst.SimpleString) else None
+        key = literal_text(node.key) if isinstance(node.key, cst.SimpleString) else None
         if (
-            isinstance(key, str)
+            key is not None
             and METRIC_WORDS & set(words(key))
             and not key.lower().startswith("train")
             and _aggregate(node.value)
