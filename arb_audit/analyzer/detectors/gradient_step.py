@@ -117,10 +117,12 @@ TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
-TRAINER_LOSS_HOOKS = frozenset({"loss", "get_loss", "loss_fn", "compute_losses", "process_batch"})
-"""Loss hooks a trainer's own loop differentiates (trlx's ``loss(self, batch)``, fairseq2's
-``TrainUnit.process_batch``), when defined in a class that derives from something and whose name or
-base's name says it is a trainer or a unit of training."""
+TRAINER_LOSS_HOOKS = frozenset({"loss", "get_loss", "loss_fn", "compute_losses"})
+"""Loss hooks a trainer's own loop differentiates (trlx's ``loss(self, batch)``), when defined in a
+class that derives from something and whose name or base's name says it is a trainer."""
+UNIT_LOSS_HOOK = "process_batch"
+"""The hook of a unit of training (fairseq2's ``TrainUnit.process_batch``) that returns its batch's loss;
+in a trainer's own class a method so named may only prepare the batch."""
 
 
 def _group_relative(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
@@ -218,7 +220,7 @@ class GradientStep(RouteDetector):
     LOSS_TRIGGERS = (
         *("autograd", "value_and_grad", "jax.grad", "filter_grad", "training_step", "compute_loss"),
         ".train_batch(",  # a pipeline engine's step on the loss function it is handed
-        *(f"def {hook}(" for hook in sorted(TRAINER_LOSS_HOOKS)),
+        *(f"def {hook}(" for hook in sorted(TRAINER_LOSS_HOOKS | {UNIT_LOSS_HOOK})),
     )
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
@@ -236,6 +238,10 @@ class GradientStep(RouteDetector):
         Valid(
             "class RewardTrainer(nn.Module):\n    def forward(self, x):\n        return self.head(x)\n"
             "trainer = RewardTrainer()\nscores = trainer.forward(batch)\n"
+        ),
+        Valid(
+            "class MyTrainer(Trainer):\n    def process_batch(self, batch):\n"
+            "        return {k: v.cuda() for k, v in batch.items()}\n"
         ),
         Valid(
             "class StatsLogger(TrainCallback):\n    def process_batch(self, batch, stats):\n"
@@ -972,6 +978,8 @@ class GradientStep(RouteDetector):
         """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
         self.trainer_classes: list[bool] = []
         """Per open class: it derives from something and its or its base's name says trainer."""
+        self.unit_classes: list[bool] = []
+        """For each class around the node visited, whether it derives from a unit of training."""
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
@@ -989,20 +997,16 @@ class GradientStep(RouteDetector):
         self.classes.append(bool(node.bases))
         self.class_names.append(node.name.value)
         names = [node.name.value, *(_tail(b.value) for b in node.bases)]
-        self.trainer_classes.append(
-            bool(node.bases)
-            and (
-                any("trainer" in words(n) for n in names)
-                # (fairseq2's ``TrainUnit``, a ``TrainModule``: what the trainer's loop runs per batch;
-                # a ``TrainCallback`` only watches it)
-                or any(_training_unit(_tail(b.value)) for b in node.bases)
-            )
-        )
+        self.trainer_classes.append(bool(node.bases) and any("trainer" in words(n) for n in names))
+        # (fairseq2's ``TrainUnit``, a ``TrainModule``: what the trainer's loop runs per batch; a
+        # ``TrainCallback`` only watches it)
+        self.unit_classes.append(any(_training_unit(_tail(b.value)) for b in node.bases))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
         self.class_names.pop()
         self.trainer_classes.pop()
+        self.unit_classes.pop()
 
     def visit_With(self, node: cst.With) -> None:
         self.no_grad += self._gradients_off(node)
@@ -1028,7 +1032,9 @@ class GradientStep(RouteDetector):
         self.where.setdefault(
             id(original_node), (name, *reversed(self.function_names), *reversed(self.class_names))
         )
-        hook = name in TRAINER_LOSS_HOOKS and bool(self.trainer_classes) and self.trainer_classes[-1]
+        hook = (name in TRAINER_LOSS_HOOKS and bool(self.trainer_classes) and self.trainer_classes[-1]) or (
+            name == UNIT_LOSS_HOOK and bool(self.unit_classes) and self.unit_classes[-1]
+        )
         if (name in LOSS_METHODS and self.classes and self.classes[-1]) or hook:
             returned = next(r for i, r in self.returns[name] if i == function_id)
             if returned:
