@@ -21,7 +21,10 @@ from arb_audit.taxonomy.routes import POLICY_GRADIENT
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 """Functions that differentiate their first argument."""
 GRAD_TRANSFORMS = frozenset(
-    {"jax.grad", "jax.value_and_grad", "equinox.filter_value_and_grad", "equinox.filter_grad"}
+    {
+        *("jax.grad", "jax.value_and_grad", "equinox.filter_value_and_grad", "equinox.filter_grad"),
+        *("mlx.core.grad", "mlx.core.value_and_grad"),
+    }
 )
 """Functions that differentiate the function they are given (its return value is the loss)."""
 MODEL_FIRST_GRAD_TRANSFORMS = frozenset({"mlx.nn.value_and_grad"})
@@ -726,6 +729,26 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid(
+            "import mlx.core as mx\nfrom mlx_lm.tuner.losses import kl_div_loss\n"
+            "def loss_fn(params, x, targets):\n    q_model.update(params)\n"
+            "    return kl_div_loss(q_model(x) / temperature, targets).mean()\n"
+            "for batch in batches:\n    loss, grads = mx.value_and_grad(loss_fn)(params, *batch)\n"
+            "    params = opt.apply_gradients(grads, params)\n",
+            "gradient_step",
+        ),
+        Invalid(
+            "import mlx.core as mx\nimport mlx.nn as nn\n"
+            "def default_loss(model, inputs, targets, lengths):\n"
+            "    logits = model(inputs)\n    ce = nn.losses.cross_entropy(logits, targets) * mask\n"
+            "    return ce.sum() / mask.sum()\n"
+            "def train(model, optimizer, loss=default_loss):\n"
+            "    loss_value_and_grad = nn.value_and_grad(model, loss)\n"
+            "    for batch in batches:\n        lvalue, grad = loss_value_and_grad(model, *batch)\n"
+            "        optimizer.update(model, grad)\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "from src.ppo.trainer import ParallelGRPOTrainerForCausalLM\n"
             "trainer = ParallelGRPOTrainerForCausalLM(policy, optimizer)\n"
             "for data in loader:\n    outputs = trainer.forward(data)\n",
@@ -947,6 +970,8 @@ class GradientStep(RouteDetector):
         """Ids of the functions being walked (0: the module)."""
         self.no_grad = 0
         """How many ``with torch.no_grad()`` blocks are open around the node walked."""
+        self.defaults: dict[str, str] = {}
+        """Parameters whose default is a name (``loss=default_loss``) -> that name."""
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
         self.ran: dict[int, list[str]] = {}
@@ -1007,6 +1032,10 @@ class GradientStep(RouteDetector):
         self.class_names.pop()
         self.trainer_classes.pop()
         self.unit_classes.pop()
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if isinstance(node.default, cst.Name):
+            self.defaults[node.name.value] = node.default.value
 
     def visit_With(self, node: cst.With) -> None:
         self.no_grad += self._gradients_off(node)
@@ -1666,6 +1695,10 @@ class GradientStep(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         functions = {n: [(i, r) for i, r in entries] for n, entries in self.returns.items()}
         for node, statement, scope, name, how in self.deferred:
+            if how == "grad" and name not in functions and self.defaults.get(name) in functions:
+                # ``def train(model, loss=default_loss): nn.value_and_grad(model, loss)``: the loss a
+                # caller may pass, by default the file's own function
+                name = self.defaults[name]
             if how == "grad" and name in functions:
                 roots = [(i, r) for i, returned in functions[name] for r in returned]
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
