@@ -1170,6 +1170,44 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from instructlab.training import TorchrunArgs\nargs = TorchrunArgs(nnodes=1)\n",),
     ),
     Framework(
+        "Kauldron",
+        "kauldron",
+        (
+            # Google's JAX training library (Gemma's fine-tuning examples): a config returns
+            # ``kd.train.Trainer(train_losses={...})`` and ``python -m kauldron.main --cfg=FILE`` runs it.
+            # The trainer says nothing of the stage; its losses do. Cross-entropy on integer labels
+            # is next-token cross-entropy on given targets.
+            Entry("losses.SoftmaxCrossEntropyWithIntLabels", "sft"),
+        ),
+        invalid=(
+            (
+                "from kauldron import kd\n"
+                "loss = kd.losses.SoftmaxCrossEntropyWithIntLabels(logits='preds.logits', labels='batch.y')\n"
+                "trainer = kd.train.Trainer(train_losses={'xentropy': loss})\n",
+                "SFT",
+            ),
+        ),
+        valid=("from kauldron import kd\nckpt = kd.ckpts.Checkpointer(save_interval_steps=500)\n",),
+    ),
+    Framework(
+        "Gemma",
+        "gemma",
+        (
+            # The Gemma library's own losses for Kauldron trainers: DPO against an anchored (frozen
+            # reference) policy, and NPO, its negatives-only form for unlearning.
+            Entry("losses.DpoLoss", "dpo", "dpo"),
+            Entry("losses.NpoLoss", "dpo", "npo"),
+        ),
+        invalid=(
+            (
+                "from gemma import gm\n"
+                "losses = {'dpo': gm.losses.DpoLoss(tokens='batch.targets', policy_logits='preds.logits')}\n",
+                "DPO",
+            ),
+        ),
+        valid=("from gemma import gm\nmodel = gm.nn.Gemma3_4B(tokens='batch.tokens')\n",),
+    ),
+    Framework(
         "LMRL-Gym",
         "LLM_RL",
         (
