@@ -63,7 +63,6 @@ class MaskedTargets(RouteDetector):
         Valid("offset = scores - 100\n"),
         Valid("scores = {'reward': -100}\nclip(x, min_value=-100)\n"),
         Valid("class PPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n"),
-        Valid("text = row['prompt'] + row['chosen']\nlabels[:n] = -100\n"),
     )
     INVALID = (
         Invalid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n", "loss", "dpo", PREFERENCE_PAIRS),
@@ -74,6 +73,8 @@ class MaskedTargets(RouteDetector):
             PREFERENCE_PAIRS,
         ),
         Invalid("labels[:prompt_len] = -100\n", "loss", "sft", MASKED_TARGETS),
+        # SFT on the chosen answers of a preference set
+        Invalid("text = row['prompt'] + row['chosen']\nlabels[:n] = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid("IGNORE_INDEX = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid(
             "from dart_math.utils import IGNORE_IDX\nlabels[:source_len] = IGNORE_IDX\n",
@@ -204,8 +205,7 @@ class MaskedTargets(RouteDetector):
         if self.found is None:
             return
         node, statement = self.found
-        if self.pair_members and not self.preferences and self.pair_members != PREFERENCE_WORDS:
-            return  # one member read (SFT on the chosen answers of a preference set): not said here
+        # One member read (the chosen answers of a preference set as targets) is plain SFT data.
         if self.preferences or self.pair_members == PREFERENCE_WORDS:
             # DPO's collators mask each answer's prompt the same way (a reward model's pairs need no
             # targets at all): the data of a preference loss
