@@ -18,6 +18,8 @@ IGNORE_NAME = re.compile(r"(?:[A-Z0-9]+_)*IGNORE_(?:INDEX|IDX|ID|TOKEN_ID|TOKEN_
 ``CROSS_ENTROPY_IGNORE_INDEX``)."""
 TARGET_WORDS = frozenset({"labels", "label", "targets", "target", "ignore", "mask"})
 """Words of what -100 is written into or named as: the targets, or the ignore index itself."""
+GROWING_METHODS = frozenset({"append", "extend", "insert"})
+"""Methods of a list whose argument becomes part of it."""
 PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
 """Fields of preference pairs, whose collators mask their targets the same way for another loss."""
 PREFERENCE_PAIRS = "preference_pairs"
@@ -58,6 +60,7 @@ class MaskedTargets(RouteDetector):
 
     VALID = (
         Valid("x = -100\n"),
+        Valid("history.append(IGNORE_INDEX)\nrewards.extend([-100] * n)\n"),
         Valid("from consts import IGNORE_IDX\nprint(IGNORE_IDX)\n"),
         Valid("from consts import IGNORE_IDX\ndef pad_row(row):\n    return row + [IGNORE_IDX] * 3\n"),
         Valid("offset = scores - 100\n"),
@@ -101,6 +104,12 @@ class MaskedTargets(RouteDetector):
             "example = {'input_ids': ids, 'labels': [-100] * n + ids[n:]}\n", "loss", "sft", MASKED_TARGETS
         ),
         Invalid("labels[a : b + 1] = [-100] * (b - a + 1)\n", "loss", "sft", MASKED_TARGETS),
+        Invalid(
+            "for s, t in pairs:\n    labels.append(torch.tensor([IGNORE_INDEX for _ in s] + t))\n",
+            "loss",
+            "sft",
+            MASKED_TARGETS,
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -112,6 +121,8 @@ class MaskedTargets(RouteDetector):
         """Members of a preference pair the file reads (``chosen``, ``rejected``)."""
         self.around: list[str] = []
         """Names of the assignment targets, fields, keywords and parameters open around the node."""
+        self.growing: list[bool] = []
+        """For each call open around the node: whether it adds to a list (and named what it adds to)."""
 
     # What a -100 is written into: the innermost assignment target, record field, keyword or parameter
     # around it (``labels[a:b] = [-100] * n``, ``{"labels": [-100] * n}``, ``ignore_index=-100``).
@@ -164,6 +175,15 @@ class MaskedTargets(RouteDetector):
             "masked_fill",
         ):
             self._found(node)
+        # ``labels.append([IGNORE_INDEX] * n + target)``: what is appended is written into the list
+        grows = isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING_METHODS
+        self.growing.append(grows)
+        if grows:
+            self._enter(_target_name(node.func.value))  # type: ignore[attr-defined]
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self.growing.pop():
+            self._leave()
 
     def visit_Name(self, node: cst.Name) -> None:
         # ``labels[:n] = IGNORE_IDX``: the ignore index by its name (defined in another module), written
