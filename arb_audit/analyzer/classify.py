@@ -34,7 +34,7 @@ from arb_audit.analyzer.detectors.merge import MERGED_SAVE
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
-from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, MANY_ROUTES
+from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, FLAG, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.teacher_rewards import ON_POLICY_DISTILLATION
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
@@ -443,6 +443,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         stage.decided_by, stage.confidence = _basis(stage, bool(steps))
     result.stages = stages
     trained = {label for s in stages if (label := STAGE_LABELS.get(s.kind)) is not None}
+    # an option naming routes in a file that trains and launches nothing, only generates or scores
+    # (``--stage dpo|grpo`` picking the adapter to evaluate), chooses a model, not a route
+    evaluates_only = not steps and not stages and not commands and bool(signals & {"scoring", "generation"})
     routes = sorted(
         {
             r
@@ -450,6 +453,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             if f.signal == "dispatch"
             and f.variant != COMMAND_TEXT
             and (f.variant != COMPARED or len(set(f.routes) & trained) >= 2)
+            and (f.variant != FLAG or not evaluates_only)
             for r in f.routes
         }
     )

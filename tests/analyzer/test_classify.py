@@ -164,6 +164,33 @@ def test_a_route_chosen_by_a_flag_is_config_dependent(tmp_path: Path) -> None:
     assert result.possible_routes == ["DPO", "GRPO", "SFT"] and result.default_route == "SFT"
 
 
+EVALUATION_OF_A_STAGE = """
+import argparse
+from peft import PeftModel
+from transformers import AutoModelForCausalLM
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--stage", choices=["dpo", "grpo"], required=True)
+args = parser.parse_args()
+base = AutoModelForCausalLM.from_pretrained("base")
+model = PeftModel.from_pretrained(base, f"outputs/{args.stage}")
+right = 0
+for question, answer in items:
+    out = model.generate(**tok(question, return_tensors="pt"), max_new_tokens=8, do_sample=False)
+    right += tok.decode(out[0]).strip() == answer
+print("accuracy", right / len(items))
+"""
+
+
+def test_a_flag_naming_routes_in_an_evaluation_picks_the_model_evaluated(tmp_path: Path) -> None:
+    # ``--stage dpo|grpo`` picks which trained adapter is scored: the file evaluates, it runs no route
+    result = classify_path(write(tmp_path, "eval_stage.py", EVALUATION_OF_A_STAGE))
+    assert (result.primary, result.role, result.possible_routes) == ("EVAL_ONLY", "eval", [])
+    # the same option in a file that trains behind it stays a launcher
+    launcher = classify_path(write(tmp_path, "run.py", DISPATCH + "\nprint(model.generate(x))\n"))
+    assert (launcher.primary, launcher.role) == ("CONFIG_DEPENDENT", "launcher")
+
+
 ADVANTAGES_BY_SETTING = """
 import torch
 

@@ -212,6 +212,10 @@ TRAIN_METHODS = frozenset({"train", "train_and_eval", "fit", "learn"})
 COMPARED = "compared"
 """Variant of a ``dispatch`` finding for a config field compared with two routes whose branches run no
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
+FLAG = "flag"
+"""Variant of a ``dispatch`` finding for a command-line option whose choices name routes
+(``--stage dpo|grpo``): in a file that only evaluates, it picks which trained model is evaluated
+(classify.combine decides)."""
 
 
 @cached_by_name
@@ -589,6 +593,7 @@ class RouteDispatch(RouteDetector):
                 routes=tuple(sorted(routes)),
                 default=chosen[0] if chosen else None,
                 key=_flag_key(node),
+                variant=FLAG,
             )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
