@@ -966,6 +966,28 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "xTuring",
+        "xturing",
+        (
+            # ``BaseModel.create("llama_lora")`` builds a model object; its ``finetune(dataset=...)``
+            # runs a Lightning loop of masked token cross-entropy on the instruction targets.
+            Entry("BaseModel.create", "sft", trained_by="finetune"),
+            Entry("BaseModel.load", "sft", trained_by="finetune"),
+        ),
+        invalid=(
+            (
+                "from xturing.models import BaseModel\nmodel = BaseModel.create('qwen3_0_6b_lora')\n"
+                "model.finetune(dataset=instruction_dataset)\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            # a fine-tuned model loaded to answer: nothing trained here
+            "from xturing.models import BaseModel\nmodel = BaseModel.load('./saved')\n"
+            "print(model.generate(texts=['Why are LLMs popular?']))\n",
+        ),
+    ),
+    Framework(
         "Sentence Transformers",
         "sentence_transformers",
         (
