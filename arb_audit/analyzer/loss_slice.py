@@ -10,7 +10,8 @@ stage that the collected code's form is:
   reference model, a ``beta`` or log-probabilities is the DPO family; over scores of a scalar head (or a
   margin ranking loss) it is a reward model;
 - log-probabilities weighted by advantages or returns, or an importance ratio, is policy gradient: GRPO
-  when the advantages are normalised within groups of samples, else the PPO family;
+  when the advantages are normalised within groups of samples, else the PPO family; two samples'
+  log-ratio difference regressed on their reward difference (REBEL) is the PPO family too;
 - a KL or soft cross-entropy against a teacher's distribution is distillation training (SFT +
   DISTILLATION);
 - a cross-entropy or negative log-likelihood on given targets (``labels=``) is SFT.
@@ -490,6 +491,13 @@ def loss_form(f: Features) -> Verdict:
         # Asked after policy gradient: a chosen action's log-prob and a rejection mask are its words too
         variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
+    if f.pairwise_difference and policy_logps and w & {"reward", "rewards"} and not preference:
+        # the difference of two samples' log-ratios regressed on the difference of their rewards
+        # (REBEL: ``((logr[:n] - logr[n:]) - eta * (r[:n] - r[n:])) ** 2``): policy optimisation from
+        # rewards, with no sigmoid to make it a preference loss
+        return Verdict(
+            "ppo", "rebel", None, "two samples' log-ratio difference regressed on their reward difference"
+        )
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | ADVANTAGE_WORDS | {"baseline", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
         # (whatever the code calls it: RAFT's ``pg_loss = -logprobs.sum(1).mean()`` on its best samples)

@@ -503,6 +503,15 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # two samples' log-ratio difference regressed on their reward difference: REBEL, no preference
+        Invalid(
+            "log_ratio = new_logprobs - old_logprobs\n"
+            "diff = (log_ratio[:n] - log_ratio[n:]) - eta * (rewards[:n] - rewards[n:])\n"
+            "loss = (diff ** 2).mean()\naccelerator.backward(loss)\n",
+            "gradient_step",
+            "ppo",
+            "rebel",
+        ),
         # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
         Invalid(
             "import torch\nr = rewards.view(-1, k)\nbaseline = (r.sum(1, keepdim=True) - r) / (k - 1)\n"
