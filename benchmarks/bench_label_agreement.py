@@ -9,7 +9,8 @@ someone who saw neither the first labels nor the classifier (``benchmarks/spot_s
 file is classified alone, as ``bench_corpus_accuracy.py --flat`` does (``WORK_DIR/flat/<id><suffix>``).
 
 Printed per pair and over all pairs: how often the two labellers agree on the primary label (a label
-written ``A|B`` allows either, so two labels agree when they share one), Cohen's κ of the two, and the
+written ``A|B`` allows either, so two labels agree when they share one; stricter, how often they wrote
+the same labels, and the same first-written one), Cohen's κ of the two, and the
 classifier's primary accuracy against the first labelling, the second, either of them, and on the files
 where both agree. The labellers' agreement is the ceiling a file-level accuracy can be read against:
 where two careful readers of the same file under the same conventions part, no classifier satisfies both.
@@ -41,6 +42,8 @@ class Labelled:
     first: set[str]
     second: set[str]
     predicted: str
+    leading: tuple[str, str] = ("", "")
+    """Each labelling's first-written label (``A`` of ``A|B``)."""
 
     @property
     def agreed(self) -> bool:
@@ -76,9 +79,9 @@ def measure(name: str, first: Path, second: Path, mirrors: Path, work: Path) -> 
         if (other["repo"], other["path"]) != (row["repo"], row["path"]):
             raise SystemExit(f"{second}: row {id_} names another file than {first}'s")
         predicted = classify_path(where(row)).primary
-        pair.files.append(
-            Labelled(id_, allowed(row["primary_label"]), allowed(other["primary_label"]), predicted)
-        )
+        labels = (row["primary_label"], other["primary_label"])
+        leading = (labels[0].split("|")[0].strip(), labels[1].split("|")[0].strip())
+        pair.files.append(Labelled(id_, allowed(labels[0]), allowed(labels[1]), predicted, leading))
     return pair
 
 
@@ -96,6 +99,9 @@ def report(pair: Pair, details: bool) -> None:
     print(f"== {pair.name} ({n} files)")
     shown = "undefined" if kappa is None else f"{kappa:.2f}"
     print(f"labellers agree:               {share(len(agreed), n)}   Cohen's kappa {shown}")
+    identical = sum(f.first == f.second for f in files)
+    print(f"  the same labels:              {share(identical, n)}")
+    print(f"  the same first-written label: {share(sum(f.leading[0] == f.leading[1] for f in files), n)}")
     print(f"classifier vs first labelling:  {share(sum(f.predicted in f.first for f in files), n)}")
     print(f"classifier vs second labelling: {share(sum(f.predicted in f.second for f in files), n)}")
     print(
