@@ -67,6 +67,8 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
 
 REGISTRY_WORDS = frozenset({"registered", "registry", "lookup"})
 """Words of a function that returns what was registered under a name (``get_registered_trainer``)."""
+SUBCOMMANDS = "command"
+"""Key of a CLI's subcommands among the registries (typer's and click's ``@app.command``)."""
 REGISTERED_WORDS = frozenset(
     {"adv", "advantage", "estimator", "est", "loss", "algorithm", "algo", "trainer", "policy", "objective"}
 )
@@ -84,16 +86,40 @@ def _word(node: cst.BaseExpression) -> str | None:
     A mode named by a route and a word for running it (``mode == "dpo_train"``) names the route too.
     """
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value.lower() if isinstance(node.evaluated_value, str) else ""
-        if value in ROUTE_WORDS:
-            return ROUTE_WORDS[value]
-        parts = re.split(r"[_\-\s]", value)
-        routes = [p for p in parts if p in ROUTE_WORDS]
-        rest = [p for p in parts if p not in ROUTE_WORDS]
-        return ROUTE_WORDS[routes[0]] if len(routes) == 1 and rest and RUN_WORDS.issuperset(rest) else None
+        return _text_word(node.evaluated_value if isinstance(node.evaluated_value, str) else "")
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
         return ROUTE_WORDS.get(node.attr.value.lower())
     return None
+
+
+def _text_word(text: str) -> str | None:
+    """Return the route label a name names: a route (``dpo``), or a route and a word for running it."""
+    value = text.lower()
+    if value in ROUTE_WORDS:
+        return ROUTE_WORDS[value]
+    parts = re.split(r"[_\-\s]", value)
+    routes = [p for p in parts if p in ROUTE_WORDS]
+    rest = [p for p in parts if p not in ROUTE_WORDS]
+    return ROUTE_WORDS[routes[0]] if len(routes) == 1 and rest and RUN_WORDS.issuperset(rest) else None
+
+
+def _subcommand_word(decorator: cst.Decorator, function: cst.FunctionDef) -> str | None:
+    """Return the route a CLI subcommand is named for (typer's and click's ``@app.command(...)``).
+
+    The command's name is its ``name=`` or first argument, else the function's own name
+    (``@app.command() def train_dpo(...)``, run as ``cli train-dpo``).
+    """
+    called = decorator.decorator
+    func = called.func if isinstance(called, cst.Call) else called
+    if not isinstance(func, cst.Attribute) or func.attr.value != "command":
+        return None
+    if isinstance(called, cst.Call):
+        named = keyword(called, "name")
+        if named is None and called.args and called.args[0].keyword is None:
+            named = called.args[0]
+        if named is not None:
+            return _word(named.value)
+    return _text_word(function.name.value)
 
 
 def _flag_key(call: cst.Call) -> str | None:
@@ -255,6 +281,7 @@ class RouteDispatch(RouteDetector):
         *(f"{sep}{word}{q}" for word in ROUTE_WORDS for q in "'\"" for sep in "_-"),
         "Trainer",  # a conditional between trainer classes names no route in quotes
         "@register",  # a registry filled by a decorator (``@register_adv_estimator(Estimator.GRPO)``)
+        ".command(",  # a CLI's subcommands (``@app.command(name="train_dpo")``)
         *("registered", "registry", "Registry", "TRAINER"),  # a trainer looked up by a setting (``_lookup``)
     )
     TRIGGERS_AS_PATTERN = True
@@ -280,6 +307,11 @@ class RouteDispatch(RouteDetector):
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
         Valid("print('sft', 'dpo')\n"),
         Valid("@register_adv_estimator('grpo')\ndef grpo(rewards, index):\n    return a\n"),
+        # one training subcommand beside tools: the CLI runs one route
+        Valid(
+            "@app.command(name='train_sft')\ndef sft(p):\n    run(p)\n"
+            "@app.command()\ndef serve(p):\n    up(p)\n"
+        ),
         Valid(
             "@register_processor('sft')\ndef sft(example):\n    return example\n"
             "@register_processor('dpo')\ndef dpo(example):\n    return example\n"
@@ -298,6 +330,19 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # a CLI whose subcommands are named for routes (typer's ``name=``, click's by function name)
+        Invalid(
+            "@app.command(name='train_sft')\ndef sft(path):\n    pipelines.SFT().run(path)\n"
+            "@app.command(name='train_dpo')\ndef dpo(path):\n    pipelines.DPO().run(path)\n",
+            "dispatch",
+            routes=("DPO", "SFT"),
+        ),
+        Invalid(
+            "@cli.command()\ndef train_grpo(cfg):\n    run(cfg)\n"
+            "@cli.command()\ndef train_ppo(cfg):\n    run(cfg)\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
+        ),
         Invalid(
             "TRAINERS = {'sft': (SFTTrainer, SFTConfig), 'dpo': (DPOTrainer, DPOConfig)}\n",
             "dispatch",
@@ -448,18 +493,23 @@ class RouteDispatch(RouteDetector):
         """Looked-up names called (the trainer constructed)."""
         self.runs_trainer = False
         """Whether the file calls a trainer's run method (``trainer.train()``)."""
-        self.registered: dict[str, tuple[cst.Call, set[str]]] = {}
+        self.registered: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, set[str]]] = {}
         """Registering decorators -> (their first use, the routes of the names they register code under)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
+            if (route := _subcommand_word(decorator, node)) is not None:
+                # a CLI whose subcommands are named for routes: the command line picks the route
+                entry = (decorator.decorator, self._statement(), set[str]())
+                self.registered.setdefault(SUBCOMMANDS, entry)[2].add(route)
+                continue
             call = decorator.decorator
             if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
                 continue
             registrar = last_name(call.func)
             said = set(name_words(registrar))
             if "register" in said and said & REGISTERED_WORDS and (word := _word(call.args[0].value)):
-                self.registered.setdefault(registrar, (call, set()))[1].add(word)
+                self.registered.setdefault(registrar, (call, self._statement(), set()))[2].add(word)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         found = _lookup(node.value)
@@ -640,12 +690,16 @@ class RouteDispatch(RouteDetector):
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for call, registered in self.registered.values():
+        for registrar, (call, statement, registered) in self.registered.items():
             if len(registered) >= 2:
                 # code registered under route names (advantage estimators, losses): a setting's
                 # value looks one up, as in a dispatch table
-                message = "a registry maps route names to code"
-                self.report(call, "dispatch", message, routes=tuple(sorted(registered)))
+                message = (
+                    "the command line's subcommand picks the route"
+                    if registrar == SUBCOMMANDS
+                    else "a registry maps route names to code"
+                )
+                self.report(call, "dispatch", message, statement=statement, routes=tuple(sorted(registered)))
         if self.runs_trainer:
             for name in self.constructed:
                 lookup, statement, key = self.looked_up[name]
