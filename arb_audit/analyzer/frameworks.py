@@ -988,6 +988,29 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "turbo-alignment",
+        "turbo_alignment",
+        (
+            # T-Bank's alignment library: ``python -m turbo_alignment train_dpo --experiment_settings_path
+            # x.json`` runs the pipeline a strategy class names (its CLI's subcommands, one per route).
+            Entry("TrainSFTStrategy", "sft", commands=("-m turbo_alignment train_sft",)),
+            Entry("TrainDPOStrategy", "dpo", "dpo", commands=("-m turbo_alignment train_dpo",)),
+            Entry("TrainKTOStrategy", "dpo", "kto", commands=("-m turbo_alignment train_kto",)),
+            Entry("TrainRMStrategy", "reward_model", commands=("-m turbo_alignment train_rm",)),
+        ),
+        invalid=(
+            (
+                "from turbo_alignment import pipelines\npipelines.TrainDPOStrategy().run(settings)\n",
+                "DPO",
+            ),
+        ),
+        valid=("from turbo_alignment.common.data.io import write_jsonl\nwrite_jsonl(records, path)\n",),
+        lines=(
+            ("python -m turbo_alignment train_dpo --experiment_settings_path tutorials/dpo/dpo.json", "DPO"),
+            ("python -m turbo_alignment train_sft --experiment_settings_path sft.json", "SFT"),
+        ),
+    ),
+    Framework(
         "Sentence Transformers",
         "sentence_transformers",
         (
