@@ -54,6 +54,12 @@ class Environment(RouteDetector):
 
     VALID = (
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
+        # an environment played with random actions only: a smoke test, no policy's episodes
+        Valid(
+            "import numpy as np\ndef main():\n    result = env.reset()\n    for _ in range(100):\n"
+            "        action = np.random.choice(result.legal_actions)\n        result = env.step(action)\n"
+        ),
+        Valid("def demo():\n    env.reset()\n    env.step(env.action_space.sample())\n"),
         Valid("optimizer.step()\nscheduler.step()\n"),
         Valid("def train_step(batch):\n    return {'loss': loss(batch), 'reward': r, 'done': True}\n"),
         Valid("def summarize_env_step(r):\n    return {'reward': r['reward'], 'done': r['terminated']}\n"),
@@ -90,6 +96,33 @@ class Environment(RouteDetector):
         ),
     )
     INVALID = (
+        # ``done=True`` on one path only: an answer without the flag leaves the episode running
+        Invalid(
+            "class GuessEnv(Environment):\n    def reset(self):\n        return Obs(question=q)\n"
+            "    def step(self, call):\n        if call.guess == self.target:\n"
+            "            return Result(result='right', reward=1.0, done=True)\n"
+            "        return Result(result='higher', reward=-0.1)\n",
+            "environment",
+            variant=DEFINED,
+        ),
+        # the parent's answer handed back where the submit path sets ``done=True``
+        Invalid(
+            "class ToolEnv(MCPEnvironment):\n    def reset(self):\n        return Obs(done=False)\n"
+            "    def step(self, action):\n        obs = self.tools.step(action)\n"
+            "        if action.tool_name == 'submit':\n"
+            "            return Obs(done=True, reward=score(action))\n"
+            "        return obs\n",
+            "environment",
+            variant=DEFINED,
+        ),
+        # an observation built with ``done=True`` on every path: one answer per episode
+        Invalid(
+            "class QuizEnv(Environment):\n    def reset(self):\n        return Obs(question=q, done=False)\n"
+            "    def step(self, action):\n        score = grade(action.answer)\n"
+            "        return Obs(score=score, done=True, reward=float(score))\n",
+            "environment",
+            variant=SINGLE_TURN,
+        ),
         Invalid(
             "import gymnasium as gym\ndef make_env(env_id):\n    env = gym.make(env_id)\n"
             "    env = gym.wrappers.RecordEpisodeStatistics(env)\n    return env\n",
@@ -276,8 +309,26 @@ class Environment(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if self.functions and (is_env_step(node) or method(node) == "reset"):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
+        elif self.functions and self._samples_at_random(node):
+            self.functions[-1].add("random")
         if isinstance(node.func, cst.Name) and node.func.value in self.step_functions:
             self.stepped_here.add(node.func.value)
+
+    def _samples_at_random(self, node: cst.Call) -> bool:
+        """Say whether a call draws at random (``np.random.choice(legal)``, ``env.action_space.sample()``).
+
+        A function that plays an environment with random actions and nothing else is a smoke test
+        of the environment, not a policy's episodes.
+        """
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "sample"
+            and last_name(func.value) == "action_space"
+        ):
+            return True
+        # (only a dotted name can be a module's function: ``super().step`` is none)
+        return bool(dotted(func)) and any(q.startswith(RANDOM_MODULES) for q in self.names(func))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for name, (node, single) in self.step_functions.items():
@@ -352,6 +403,14 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
         return None
     words: set[str] = set()
     ends: list[bool] = []
+    # names bound to another step's answer (``obs = await super().step_async(action)``)
+    passed_on = {
+        t.target.value
+        for node in descendants(step.body)
+        if isinstance(node, cst.Assign) and _answer_of_a_step(node.value)
+        for t in node.targets
+        if isinstance(t.target, cst.Name)
+    }
 
     for node in descendants(step.body):
         if isinstance(node, cst.Name):
@@ -370,7 +429,8 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
             if (
                 node.keyword is not None
                 and _ends(node.keyword.value)
-                and not isinstance(node.value, cst.Name)
+                # a flag passed on by name (``done=done``) is not read here; ``done=True`` is
+                and (not isinstance(node.value, cst.Name) or literal_bool(node.value) is not None)
             ):
                 ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Assign):
@@ -405,15 +465,41 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                             ends.append(_always_ends(value.value))
         elif (
             isinstance(node, cst.Return)
+            and isinstance(node.value, cst.Call)
+            and any(a.keyword is not None for a in node.value.args)
+            and not any(a.keyword is not None and _ends(a.keyword.value) for a in node.value.args)
+        ):
+            # a record built without its end flag (``StepResult(result=r, reward=-0.1)``) leaves the
+            # episode running where other answers set ``done=True``
+            ends.append(False)
+        elif (
+            isinstance(node, cst.Return)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in passed_on
+        ):
+            # what another step answered, handed back as it is (``obs = await super().step(a); return
+            # obs``): its own end flag, not always set
+            ends.append(False)
+        elif (
+            isinstance(node, cst.Return)
             and isinstance(node.value, cst.Tuple)
             and len(node.value.elements) >= 3
-            and not isinstance(flag := node.value.elements[2].value, cst.Name)
+            and (
+                not isinstance(flag := node.value.elements[2].value, cst.Name)
+                or literal_bool(flag) is not None
+            )
         ):
             # gym's ``(obs, reward, done, ...)`` with the end computed in place (``guess == target``)
             ends.append(_always_ends(flag))
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
+
+
+def _answer_of_a_step(value: cst.BaseExpression) -> bool:
+    """Say whether a value is what a ``step`` call answered (awaited or not)."""
+    call = value.expression if isinstance(value, cst.Await) else value
+    return isinstance(call, cst.Call) and "step" in words(last_name(call.func))
 
 
 def _string_key(target: cst.Subscript) -> str | None:
@@ -424,6 +510,8 @@ def _string_key(target: cst.Subscript) -> str | None:
     return None
 
 
+RANDOM_MODULES = ("random.", "numpy.random.")
+"""Modules of random draws (an action drawn from them is no policy's)."""
 ALL_ONES = frozenset({"ones", "ones_like"})
 """Constructors of a tensor or array of ones: an end flag set for every episode of a batch."""
 
