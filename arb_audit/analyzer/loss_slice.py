@@ -11,7 +11,8 @@ stage that the collected code's form is:
   margin ranking loss) it is a reward model;
 - log-probabilities weighted by advantages or returns, or an importance ratio, is policy gradient: GRPO
   when the advantages are normalised within groups of samples, else the PPO family; two samples'
-  log-ratio difference regressed on their reward difference (REBEL) is the PPO family too;
+  log-ratio difference regressed on their reward difference (REBEL), and action values regressed on
+  discounted rewards (Q-learning), are the PPO family too;
 - a KL or soft cross-entropy against a teacher's distribution is distillation training (SFT +
   DISTILLATION);
 - a cross-entropy or negative log-likelihood on given targets (``labels=``) is SFT.
@@ -64,7 +65,16 @@ SIGMOID = frozenset(
 )
 """The logistic link: over a difference of two scores (or log-ratios) it is a Bradley-Terry loss."""
 MARGIN = frozenset({"torch.nn.functional.margin_ranking_loss", "torch.nn.MarginRankingLoss"})
-REGRESSION = frozenset({"torch.nn.functional.mse_loss", "torch.nn.MSELoss"})
+REGRESSION = frozenset(
+    {
+        "torch.nn.functional.mse_loss",
+        "torch.nn.MSELoss",
+        "torch.nn.functional.smooth_l1_loss",
+        "torch.nn.SmoothL1Loss",
+        "torch.nn.functional.huber_loss",
+        "torch.nn.HuberLoss",
+    }
+)
 
 PREFERRED_WORDS = frozenset({"chosen", "preferred", "winner", "win"})
 DISPREFERRED_WORDS = frozenset({"rejected", "reject", "dispreferred", "loser", "lose"})
@@ -497,6 +507,12 @@ def loss_form(f: Features) -> Verdict:
         # rewards, with no sigmoid to make it a preference loss
         return Verdict(
             "ppo", "rebel", None, "two samples' log-ratio difference regressed on their reward difference"
+        )
+    if "q" in w and w & {"reward", "rewards"} and w & {"gamma", "discount"} and f.calls & REGRESSION:
+        # action values regressed on a reward plus the discounted next value (``smooth_l1_loss(q_value,
+        # reward + gamma * next_q)``): Q-learning, the other-RL family (DQN, ILQL)
+        return Verdict(
+            "ppo", "q_learning", None, "action values regressed on discounted rewards (Q-learning)"
         )
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | ADVANTAGE_WORDS | {"baseline", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning

@@ -503,6 +503,15 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # action values regressed on a reward plus the discounted next value: Q-learning
+        Invalid(
+            "import torch.nn.functional as F\nq_value = net(obs).gather(1, actions)\n"
+            "target = rewards + gamma * target_net(next_obs).max(1)[0]\n"
+            "loss = F.smooth_l1_loss(q_value, target)\nloss.backward()\n",
+            "gradient_step",
+            "ppo",
+            "q_learning",
+        ),
         # two samples' log-ratio difference regressed on their reward difference: REBEL, no preference
         Invalid(
             "log_ratio = new_logprobs - old_logprobs\n"
