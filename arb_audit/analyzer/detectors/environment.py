@@ -327,8 +327,11 @@ class Environment(RouteDetector):
             and last_name(func.value) == "action_space"
         ):
             return True
-        # (only a dotted name can be a module's function: ``super().step`` is none)
-        return bool(dotted(func)) and any(q.startswith(RANDOM_MODULES) for q in self.names(func))
+        # (only a dotted name can be a module's function: ``super().step`` is none; a seed or a
+        # shuffle draws no action)
+        if last_name(func) not in RANDOM_DRAWS or not dotted(func):
+            return False
+        return any(q.startswith(RANDOM_MODULES) for q in self.names(func))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for name, (node, single) in self.step_functions.items():
@@ -403,14 +406,8 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
         return None
     words: set[str] = set()
     ends: list[bool] = []
-    # names bound to another step's answer (``obs = await super().step_async(action)``)
-    passed_on = {
-        t.target.value
-        for node in descendants(step.body)
-        if isinstance(node, cst.Assign) and _answer_of_a_step(node.value)
-        for t in node.targets
-        if isinstance(t.target, cst.Name)
-    }
+    passed_on: set[str] = set()  # names bound to another step's answer (``obs = await super().step(a)``)
+    returned: list[str] = []  # names returned as they are (``return obs``)
 
     for node in descendants(step.body):
         if isinstance(node, cst.Name):
@@ -434,6 +431,8 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
             ):
                 ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Assign):
+            if _answer_of_a_step(node.value):
+                passed_on.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
             for target in node.targets:
                 flagged = target.target
                 named = _string_key(flagged) if isinstance(flagged, cst.Subscript) else None
@@ -472,14 +471,8 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
             # a record built without its end flag (``StepResult(result=r, reward=-0.1)``) leaves the
             # episode running where other answers set ``done=True``
             ends.append(False)
-        elif (
-            isinstance(node, cst.Return)
-            and isinstance(node.value, cst.Name)
-            and node.value.value in passed_on
-        ):
-            # what another step answered, handed back as it is (``obs = await super().step(a); return
-            # obs``): its own end flag, not always set
-            ends.append(False)
+        elif isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+            returned.append(node.value.value)
         elif (
             isinstance(node, cst.Return)
             and isinstance(node.value, cst.Tuple)
@@ -491,6 +484,9 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
         ):
             # gym's ``(obs, reward, done, ...)`` with the end computed in place (``guess == target``)
             ends.append(_always_ends(flag))
+    # what another step answered, handed back as it is (``obs = await super().step(a); return obs``):
+    # its own end flag, not always set
+    ends.extend(False for name in returned if name in passed_on)
     if not any("reward" in w for w in words) or not any(_ends(w) for w in words):
         return None
     return True, ends
@@ -512,6 +508,8 @@ def _string_key(target: cst.Subscript) -> str | None:
 
 RANDOM_MODULES = ("random.", "numpy.random.")
 """Modules of random draws (an action drawn from them is no policy's)."""
+RANDOM_DRAWS = frozenset({"choice", "choices", "randint", "randrange", "integers", "sample"})
+"""Their functions that draw a value (an action), not a seed or a shuffle."""
 ALL_ONES = frozenset({"ones", "ones_like"})
 """Constructors of a tensor or array of ones: an end flag set for every episode of a batch."""
 
