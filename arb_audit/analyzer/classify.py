@@ -445,7 +445,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     trained = {label for s in stages if (label := STAGE_LABELS.get(s.kind)) is not None}
     # an option naming routes in a file that trains and launches nothing, only generates or scores
     # (``--stage dpo|grpo`` picking the adapter to evaluate), chooses a model, not a route
-    evaluates_only = not steps and not stages and not commands and bool(signals & {"scoring", "generation"})
+    looks_evaluative = bool(signals & {"scoring", "generation", "inference"})
+    evaluates_only = not steps and not stages and not commands and looks_evaluative
     routes = sorted(
         {
             r

@@ -189,6 +189,23 @@ def test_a_flag_naming_routes_in_an_evaluation_picks_the_model_evaluated(tmp_pat
     # the same option in a file that trains behind it stays a launcher
     launcher = classify_path(write(tmp_path, "run.py", DISPATCH + "\nprint(model.generate(x))\n"))
     assert (launcher.primary, launcher.role) == ("CONFIG_DEPENDENT", "launcher")
+    # or that hands it on to the training script it starts, or runs a trainer it looks up by it
+    launched = EVALUATION_OF_A_STAGE.replace(
+        "right = 0\n",
+        "import subprocess\nsubprocess.run(['accelerate', 'launch', 'train.py', args.stage])\nright = 0\n",
+    )
+    assert classify_path(write(tmp_path, "launch.py", launched)).primary == "CONFIG_DEPENDENT"
+    looked_up = EVALUATION_OF_A_STAGE.replace(
+        "right = 0\n", "getattr(trl, args.stage.upper() + 'Trainer')(model=base).train()\nright = 0\n"
+    )
+    assert classify_path(write(tmp_path, "lookup.py", looked_up)).primary == "CONFIG_DEPENDENT"
+    # subcommands named for routes that only evaluate a model each
+    subcommands = (
+        "import click\nfrom transformers import pipeline\n@click.group()\ndef cli():\n    pass\n"
+        "@cli.command(name='sft')\ndef eval_sft():\n    print(pipeline('text-generation', 'out/sft')('Hi'))\n"
+        "@cli.command(name='dpo')\ndef eval_dpo():\n    print(pipeline('text-generation', 'out/dpo')('Hi'))\n"
+    )
+    assert classify_path(write(tmp_path, "evals.py", subcommands)).primary == "EVAL_ONLY"
 
 
 ADVANTAGES_BY_SETTING = """

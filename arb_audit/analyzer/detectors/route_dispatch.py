@@ -10,8 +10,8 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
 from arb_audit.analyzer.loss_slice import words as name_words
-from arb_audit.analyzer.names import is_dead, last_name
-from arb_audit.analyzer.trainers import ROUTE_WORDS, route_of_name
+from arb_audit.analyzer.names import dotted, is_dead, last_name
+from arb_audit.analyzer.trainers import AMBIGUOUS_WORDS, ROUTE_WORDS, route_of_name
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
 
@@ -119,7 +119,9 @@ def _subcommand_word(decorator: cst.Decorator, function: cst.FunctionDef) -> str
             named = called.args[0]
         if named is not None:
             return _word(named.value)
-    return _text_word(function.name.value)
+    # a bare function name that is also a tool's (``def reward(...)`` scoring samples) names no route
+    name = function.name.value
+    return None if AMBIGUOUS_WORDS & set(name.lower().split("_")) else _text_word(name)
 
 
 def _flag_key(call: cst.Call) -> str | None:
@@ -240,8 +242,10 @@ COMPARED = "compared"
 trainer: a choice only where the file's own gradient steps train both (classify.combine decides)."""
 FLAG = "flag"
 """Variant of a ``dispatch`` finding for a command-line option whose choices name routes
-(``--stage dpo|grpo``): in a file that only evaluates, it picks which trained model is evaluated
-(classify.combine decides)."""
+(``--stage dpo|grpo``), or subcommands named for them, in a file that runs no trainer and starts no
+process: where it only evaluates, it picks which trained model is evaluated (classify.combine decides)."""
+PROCESS_LAUNCHERS = ("subprocess.", "os.system", "os.exec", "os.spawn", "os.popen")
+"""Calls that start another process (a training script the option is handed on to)."""
 
 
 @cached_by_name
@@ -494,6 +498,10 @@ class RouteDispatch(RouteDetector):
         self.runs_trainer = False
         """Whether the file calls a trainer's run method (``trainer.train()``)."""
         self.registered: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, set[str]]] = {}
+        self.flags: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = []
+        """Options whose choices name routes: (the option, its routes, its default, its key)."""
+        self.launches = False
+        """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
         """Registering decorators -> (their first use, the routes of the names they register code under)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -615,6 +623,8 @@ class RouteDispatch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in self.looked_up:
             self.constructed.add(node.func.value)
+        if dotted(node.func) and any(q.startswith(PROCESS_LAUNCHERS) for q in self.names(node.func)):
+            self.launches = True
         if (
             isinstance(node.func, cst.Attribute)
             and node.func.attr.value in TRAIN_METHODS
@@ -636,15 +646,8 @@ class RouteDispatch(RouteDetector):
         if len(routes) >= 2:
             default = keyword(node, "default")
             chosen = _words(default.value) if default is not None else []
-            self.report(
-                node,
-                "dispatch",
-                "a flag chooses the route",
-                routes=tuple(sorted(routes)),
-                default=chosen[0] if chosen else None,
-                key=_flag_key(node),
-                variant=FLAG,
-            )
+            # reported once the file is read: whether it runs a trainer or a process decides
+            self.flags.append((node, tuple(sorted(routes)), chosen[0] if chosen else None, _flag_key(node)))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # Only trainers, and functions named for a route in a file that also quotes one, are seen
@@ -690,6 +693,12 @@ class RouteDispatch(RouteDetector):
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        # An option or subcommands naming routes, in a file that neither runs a trainer nor starts a
+        # process, may only pick what is evaluated: classify.combine decides from the other evidence.
+        picks = None if self.runs_trainer or self.launches else FLAG
+        for option, choices, default, key in self.flags:
+            message = "a flag chooses the route"
+            self.report(option, "dispatch", message, routes=choices, default=default, key=key, variant=picks)
         for registrar, (call, statement, registered) in self.registered.items():
             if len(registered) >= 2:
                 # code registered under route names (advantage estimators, losses): a setting's
@@ -699,7 +708,9 @@ class RouteDispatch(RouteDetector):
                     if registrar == SUBCOMMANDS
                     else "a registry maps route names to code"
                 )
-                self.report(call, "dispatch", message, statement=statement, routes=tuple(sorted(registered)))
+                variant = picks if registrar == SUBCOMMANDS else None
+                named = tuple(sorted(registered))
+                self.report(call, "dispatch", message, statement=statement, routes=named, variant=variant)
         if self.runs_trainer:
             for name in self.constructed:
                 lookup, statement, key = self.looked_up[name]
