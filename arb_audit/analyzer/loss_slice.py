@@ -501,14 +501,27 @@ def loss_form(f: Features) -> Verdict:
         # Asked after policy gradient: a chosen action's log-prob and a rejection mask are its words too
         variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
-    if f.pairwise_difference and policy_logps and w & {"reward", "rewards"} and not preference:
+    if (
+        f.pairwise_difference
+        and policy_logps
+        and w & {"reward", "rewards"}
+        and not preference
+        # (an IPO loss handing back its implicit rewards is named for what it is)
+        and not f.named_preference_losses
+    ):
         # the difference of two samples' log-ratios regressed on the difference of their rewards
         # (REBEL: ``((logr[:n] - logr[n:]) - eta * (r[:n] - r[n:])) ** 2``): policy optimisation from
         # rewards, with no sigmoid to make it a preference loss
         return Verdict(
             "ppo", "rebel", None, "two samples' log-ratio difference regressed on their reward difference"
         )
-    if "q" in w and w & {"reward", "rewards"} and w & {"gamma", "discount"} and f.calls & REGRESSION:
+    if (
+        "q" in w
+        and "next" in w  # the next state's value (a question's ``q_ids`` is none)
+        and w & {"reward", "rewards"}
+        and w & {"gamma", "discount"}
+        and f.calls & REGRESSION
+    ):
         # action values regressed on a reward plus the discounted next value (``smooth_l1_loss(q_value,
         # reward + gamma * next_q)``): Q-learning, the other-RL family (DQN, ILQL)
         return Verdict(

@@ -13,7 +13,7 @@ from arb_audit.analyzer.calls import (
     single_turn,
     uncast,
 )
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted, last_name, literal_bool, literal_text
@@ -104,6 +104,22 @@ class Environment(RouteDetector):
             "        return Result(result='higher', reward=-0.1)\n",
             "environment",
             variant=DEFINED,
+        ),
+        # another step's answer returned directly where the submit path sets ``done=True``
+        Invalid(
+            "class ShellEnv(BaseEnv):\n    def reset(self):\n        return Obs(done=False)\n"
+            "    def step(self, action):\n        if action.name == 'submit':\n"
+            "            return Obs(done=True, reward=grade(action))\n"
+            "        return self.shell.step(action)\n",
+            "environment",
+            variant=DEFINED,
+        ),
+        # epsilon-greedy: random draws beside the network that chooses the action
+        Invalid(
+            "import random\ndef collect(env, q_net, eps):\n    obs = env.reset()\n    for t in range(200):\n"
+            "        a = env.action_space.sample() if random.random() < eps else q_net(obs).argmax()\n"
+            "        obs, r, done, info = env.step(a)\n",
+            "environment",
         ),
         # the parent's answer handed back where the submit path sets ``done=True``
         Invalid(
@@ -311,6 +327,9 @@ class Environment(RouteDetector):
             self.functions[-1].add("step" if method(node) == "step" else "reset")
         elif self.functions and self._samples_at_random(node):
             self.functions[-1].add("random")
+        elif self.functions and _chooses_actions(node):
+            # an action a policy, a model or an agent chooses (epsilon-greedy draws beside it)
+            self.functions[-1].add("policy")
         if isinstance(node.func, cst.Name) and node.func.value in self.step_functions:
             self.stepped_here.add(node.func.value)
 
@@ -329,8 +348,8 @@ class Environment(RouteDetector):
             return True
         # (only a dotted name can be a module's function: ``super().step`` is none; a seed or a
         # shuffle draws no action)
-        if last_name(func) not in RANDOM_DRAWS or not dotted(func):
-            return False
+        if last_name(func) not in RANDOM_DRAWS or not dotted(func) or keyword(node, "p") is not None:
+            return False  # (``choice(n, p=probs)`` samples a policy's distribution)
         return any(q.startswith(RANDOM_MODULES) for q in self.names(func))
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -382,7 +401,10 @@ class Environment(RouteDetector):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         # an environment driven to evaluate or demo an agent (``def eval(args)``) produces no training
         scoped = NOT_TRAINING_SCOPES & set(words(original_node.name.value))
-        if self.functions.pop() == {"reset", "step"} and not scoped:
+        done = self.functions.pop()
+        # random draws with no policy or model to choose the action instead: a smoke test
+        random_play = "random" in done and "policy" not in done
+        if {"reset", "step"} <= done and not random_play and not scoped:
             self.report(
                 original_node, "environment", f"{original_node.name.value}() resets and steps an environment"
             )
@@ -406,7 +428,7 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
         return None
     words: set[str] = set()
     ends: list[bool] = []
-    passed_on: set[str] = set()  # names bound to another step's answer (``obs = await super().step(a)``)
+    passed_on: set[str] = set()  # names bound to an answer with no end flag of its own (``obs = ...``)
     returned: list[str] = []  # names returned as they are (``return obs``)
 
     for node in descendants(step.body):
@@ -431,7 +453,7 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
             ):
                 ends.append(_always_ends(node.value))
         elif isinstance(node, cst.Assign):
-            if _answer_of_a_step(node.value):
+            if _answer_of_a_step(node.value) or _flagless(node.value):
                 passed_on.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
             for target in node.targets:
                 flagged = target.target
@@ -462,14 +484,10 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                             and not _uncut(flag.value, value.value)
                         ):
                             ends.append(_always_ends(value.value))
-        elif (
-            isinstance(node, cst.Return)
-            and isinstance(node.value, cst.Call)
-            and any(a.keyword is not None for a in node.value.args)
-            and not any(a.keyword is not None and _ends(a.keyword.value) for a in node.value.args)
-        ):
-            # a record built without its end flag (``StepResult(result=r, reward=-0.1)``) leaves the
-            # episode running where other answers set ``done=True``
+        elif isinstance(node, cst.Return) and node.value is not None and _flagless(node.value):
+            # a record built without its end flag (``StepResult(result=r, reward=-0.1)``), another
+            # step's answer (``return super().step(a)``) or a helper's (``return self._observe(t)``):
+            # the episode may go on where other answers set ``done=True``
             ends.append(False)
         elif isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
             returned.append(node.value.value)
@@ -492,6 +510,20 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
     return True, ends
 
 
+def _chooses_actions(call: cst.Call) -> bool:
+    """Say whether a call may choose an action: a policy's, a model's or an agent's (not an environment's)."""
+    said = words(dotted(call.func))
+    return bool(said) and bool(POLICY_WORDS & set(said)) and said[-1] not in ENVIRONMENT_WORDS
+
+
+def _flagless(value: cst.BaseExpression) -> bool:
+    """Say whether a value is a call whose arguments set no end flag (a record, a helper's answer)."""
+    call = value.expression if isinstance(value, cst.Await) else value
+    return isinstance(call, cst.Call) and not any(
+        a.keyword is not None and _ends(a.keyword.value) for a in call.args
+    )
+
+
 def _answer_of_a_step(value: cst.BaseExpression) -> bool:
     """Say whether a value is what a ``step`` call answered (awaited or not)."""
     call = value.expression if isinstance(value, cst.Await) else value
@@ -508,6 +540,10 @@ def _string_key(target: cst.Subscript) -> str | None:
 
 RANDOM_MODULES = ("random.", "numpy.random.")
 """Modules of random draws (an action drawn from them is no policy's)."""
+POLICY_WORDS = frozenset(
+    {"policy", "model", "agent", "actor", "net", "network", "llm", "act", "generate", "predict", "argmax"}
+)
+"""Words of a call that chooses an action (``policy.act(obs)``, ``q_net(obs).argmax()``)."""
 RANDOM_DRAWS = frozenset({"choice", "choices", "randint", "randrange", "integers", "sample"})
 """Their functions that draw a value (an action), not a seed or a shuffle."""
 ALL_ONES = frozenset({"ones", "ones_like"})

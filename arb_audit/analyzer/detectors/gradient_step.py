@@ -512,6 +512,16 @@ class GradientStep(RouteDetector):
             "ppo",
             "q_learning",
         ),
+        # an IPO loss handing back its implicit rewards stays a preference loss
+        Invalid(
+            "def ipo_loss(policy_logps, ref_logps, beta):\n"
+            "    logits = (policy_logps[0::2] - policy_logps[1::2]) - (ref_logps[0::2] - ref_logps[1::2])\n"
+            "    rewards = beta * (policy_logps - ref_logps).detach()\n"
+            "    return ((logits - 1 / (2 * beta)) ** 2).mean(), rewards\n"
+            "loss, rewards = ipo_loss(pl, rl, 0.1)\nloss.backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
         # two samples' log-ratio difference regressed on their reward difference: REBEL, no preference
         Invalid(
             "log_ratio = new_logprobs - old_logprobs\n"
