@@ -22,6 +22,8 @@ GROWING_METHODS = frozenset({"append", "extend", "insert"})
 """Methods of a list whose argument becomes part of it."""
 PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
 """Fields of preference pairs, whose collators mask their targets the same way for another loss."""
+OTHER_ANSWERS = frozenset({"generated", "generation", "negative", "fake", "policy_output"})
+"""Fields of a second answer set against the chosen one (SPIN's model generations)."""
 PREFERENCE_PAIRS = "preference_pairs"
 """Variant of the ``loss`` finding: chosen/rejected targets are masked the same way, for a preference loss."""
 MASKED_TARGETS = "masked_targets"
@@ -35,6 +37,15 @@ def _minus_hundred(node: cst.BaseExpression | None) -> bool:
         and isinstance(node.expression, cst.Integer)
         and node.expression.value == IGNORE_INDEX
     )
+
+
+def _receiver_name(receiver: cst.BaseExpression) -> str:
+    """Return the name of the list a call adds to: a record's field by its key (``out["labels"]``)."""
+    if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1:
+        index = receiver.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return f"{_target_name(receiver.value)} {literal_text(index.value)}"
+    return _target_name(receiver)
 
 
 def _target_name(target: cst.BaseExpression) -> str:
@@ -61,6 +72,11 @@ class MaskedTargets(RouteDetector):
     VALID = (
         Valid("x = -100\n"),
         Valid("history.append(IGNORE_INDEX)\nrewards.extend([-100] * n)\n"),
+        # the chosen answer set against the model's own generation (SPIN): not SFT data
+        Valid(
+            "real = encode(r['prompt'], r['chosen'])\n"
+            "fake = encode(r['prompt'], r['generated'])\nlabels[:n] = -100\n"
+        ),
         Valid("from consts import IGNORE_IDX\nprint(IGNORE_IDX)\n"),
         Valid("from consts import IGNORE_IDX\ndef pad_row(row):\n    return row + [IGNORE_IDX] * 3\n"),
         Valid("offset = scores - 100\n"),
@@ -76,6 +92,13 @@ class MaskedTargets(RouteDetector):
             PREFERENCE_PAIRS,
         ),
         Invalid("labels[:prompt_len] = -100\n", "loss", "sft", MASKED_TARGETS),
+        # labels appended to a record's field (Hugging Face preprocessing)
+        Invalid(
+            "out = {'input_ids': [], 'labels': []}\nout['labels'].append([IGNORE_INDEX] * len(src) + tgt)\n",
+            "loss",
+            "sft",
+            MASKED_TARGETS,
+        ),
         # SFT on the chosen answers of a preference set
         Invalid("text = row['prompt'] + row['chosen']\nlabels[:n] = -100\n", "loss", "sft", MASKED_TARGETS),
         Invalid("IGNORE_INDEX = -100\n", "loss", "sft", MASKED_TARGETS),
@@ -121,6 +144,8 @@ class MaskedTargets(RouteDetector):
         """Members of a preference pair the file reads (``chosen``, ``rejected``)."""
         self.around: list[str] = []
         """Names of the assignment targets, fields, keywords and parameters open around the node."""
+        self.other_answer = False
+        """The file reads a second answer to set against the chosen one (``r["generated"]``)."""
         self.growing: list[bool] = []
         """For each call open around the node: whether it adds to a list (and named what it adds to)."""
 
@@ -179,7 +204,7 @@ class MaskedTargets(RouteDetector):
         grows = isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING_METHODS
         self.growing.append(grows)
         if grows:
-            self._enter(_target_name(node.func.value))  # type: ignore[attr-defined]
+            self._enter(_receiver_name(node.func.value))  # type: ignore[attr-defined]
 
     def leave_Call(self, original_node: cst.Call) -> None:
         if self.growing.pop():
@@ -216,6 +241,8 @@ class MaskedTargets(RouteDetector):
         raw = node.value
         if ("chosen" in raw or "rejected" in raw) and node.evaluated_value in PREFERENCE_WORDS:
             self.pair_members.add(str(node.evaluated_value))
+        elif literal_text(node) in OTHER_ANSWERS:
+            self.other_answer = True
 
     def _preference_name(self, name: str) -> None:
         if "chosen" in name or "rejected" in name:
@@ -225,6 +252,9 @@ class MaskedTargets(RouteDetector):
         if self.found is None:
             return
         node, statement = self.found
+        one_member = bool(self.pair_members) and self.pair_members != PREFERENCE_WORDS
+        if one_member and not self.preferences and self.other_answer:
+            return  # the chosen answer against another one (SPIN's generated): not said here
         # One member read (the chosen answers of a preference set as targets) is plain SFT data.
         if self.preferences or self.pair_members == PREFERENCE_WORDS:
             # DPO's collators mask each answer's prompt the same way (a reward model's pairs need no
