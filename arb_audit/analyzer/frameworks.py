@@ -973,6 +973,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # runs a Lightning loop of masked token cross-entropy on the instruction targets.
             Entry("BaseModel.create", "sft", trained_by="finetune"),
             Entry("BaseModel.load", "sft", trained_by="finetune"),
+            # the generic classes its docs build as often (``GenericLoraModel("facebook/opt-1.3b")``)
+            *(
+                Entry(f"Generic{kind}Model", "sft", trained_by="finetune")
+                for kind in ("", "Lora", "Int8", "LoraInt8", "LoraKbit")
+            ),
         ),
         invalid=(
             (
