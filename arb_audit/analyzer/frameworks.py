@@ -1237,7 +1237,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "SFT",
             ),
         ),
-        valid=("from kauldron import kd\nckpt = kd.ckpts.Checkpointer(save_interval_steps=500)\n",),
+        valid=(
+            "from kauldron import kd\nckpt = kd.ckpts.Checkpointer(save_interval_steps=500)\n",
+            # a loss an evaluator computes trains nothing
+            "from kauldron import kd\nev = kd.evals.Evaluator(losses={'xent': "
+            "kd.losses.SoftmaxCrossEntropyWithIntLabels(logits='preds.logits', labels='batch.y')})\n",
+        ),
     ),
     Framework(
         "Gemma",

@@ -129,6 +129,8 @@ class FrameworkEntry(RouteDetector):
         """Methods called with data (a first argument that is no ``True``/``False``): ``x.train(groups)``,
         unlike a torch module's mode switch ``x.train()``/``x.train(False)``; also as
         ``method(keyword)`` for each keyword such a call is given (``fit(train_objectives)``)."""
+        self.evaluators: list[bool] = []
+        """For each call open around the node: whether it builds an evaluator."""
         self.ended = False
         """Whether the whole file has been read (deferred entries are reported then)."""
 
@@ -272,8 +274,16 @@ class FrameworkEntry(RouteDetector):
             if entry.trained_by in self.fed:
                 self._report(node, name, entry, how)
 
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.evaluators.pop()
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        # (a loss handed to an evaluator, ``kd.evals.Evaluator(losses={...})``, is computed, not trained)
+        inside = any(self.evaluators)
+        self.evaluators.append(last_name(func).endswith("Evaluator"))
+        if inside:
+            return
         if isinstance(func, cst.Attribute) and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
             self.fed.update(
