@@ -396,10 +396,43 @@ def _parse(text: str) -> Parsed:
     return Parsed(module, error, module is not None)
 
 
+class _Parsing(threading.local):
+    """Whether this thread is inside libcst's parser for :func:`_parse_module`."""
+
+    active = False  # (a class default: a thread that never parsed reads it without a lookup failure)
+
+
+_PARSING = _Parsing()
+_VALIDATE = libcst.CSTNode.__post_init__
+
+
+def _validate_unless_parsing(node: libcst.CSTNode) -> None:
+    """Run libcst's own check of a node, unless its parser is building the node on this thread.
+
+    libcst validates every node it constructs, those its native parser builds too: an eighth of a
+    parse, for trees the grammar has already checked (its own comment asks for the work to move out
+    of parsing). Nodes built anywhere else, on any thread, are still validated.
+    """
+    if not _PARSING.active:
+        _VALIDATE(node)
+
+
+setattr(libcst.CSTNode, "__post_init__", _validate_unless_parsing)  # noqa: B010 (mypy: a method)
+
+
+def _parse_module(text: str) -> libcst.Module:
+    """``libcst.parse_module`` without validating the nodes the parser builds (see above)."""
+    _PARSING.active = True
+    try:
+        return libcst.parse_module(text)
+    finally:
+        _PARSING.active = False
+
+
 def _try_parse(text: str) -> tuple[libcst.Module | None, libcst.ParserSyntaxError | None, str | None]:
     """Parse with libcst: the module, or the syntax error, or why the parser itself failed."""
     try:
-        return libcst.parse_module(text), None, None
+        return _parse_module(text), None, None
     except libcst.ParserSyntaxError as exc:
         return None, exc, None
     except RecursionError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,38 @@ def test_malformed_notebook_is_an_error(raw: bytes, said: str) -> None:
 def test_valid_source_parses_whole() -> None:
     parsed = parse_python("import trl\n\ntrainer = trl.SFTTrainer()\n")
     assert parsed.module is not None and (parsed.error, parsed.partial) == (None, False)
+
+
+def test_the_tree_is_libcsts_own_although_its_parser_does_not_validate_it() -> None:
+    text = "import trl\n\n@torch.no_grad()\ndef f(x, *a, y=1, **k) -> int:\n    return not (x or y)[0]\n"
+    parsed = parse_python(text)
+    assert parsed.module is not None
+    assert parsed.module.deep_equals(libcst.parse_module(text))
+    assert parsed.module.code == text
+
+
+def test_nodes_built_outside_the_parser_are_still_validated() -> None:
+    parse_python("x = 1\n")
+    with pytest.raises(libcst.CSTValidationError):
+        libcst.Name("")  # (an empty name is what libcst's own check refuses)
+    refused: list[bool] = []
+
+    def on_another_thread() -> None:
+        try:
+            libcst.Name("")
+        except libcst.CSTValidationError:
+            refused.append(True)
+
+    worker = threading.Thread(target=on_another_thread)
+    worker.start()
+    worker.join()
+    assert refused == [True]
+
+
+def test_a_failed_parse_leaves_validation_on() -> None:
+    assert parse_python("def broken(:\n").module is None
+    with pytest.raises(libcst.CSTValidationError):
+        libcst.Name("")
 
 
 BROKEN_IN_THE_MIDDLE = """\
