@@ -13,7 +13,7 @@ import contextlib
 import gc
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,6 +42,7 @@ from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
+from arb_audit.analyzer.triggers import triggered
 from arb_audit.analyzer.walk import run
 from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -253,46 +254,6 @@ def detectors() -> list[type[RouteDetector]]:
     if _DETECTORS is None:
         _DETECTORS = discover()
     return _DETECTORS
-
-
-_TRIGGER_PATTERNS: dict[type[RouteDetector], re.Pattern[str]] = {}
-
-
-def _has_trigger(detector: type[RouteDetector], text: str) -> bool:
-    if not detector.TRIGGERS_AS_PATTERN:
-        return any(t in text for t in detector.TRIGGERS)
-    pattern = _TRIGGER_PATTERNS.get(detector)
-    if pattern is None:
-        pattern = _TRIGGER_PATTERNS[detector] = any_of(detector.TRIGGERS)
-    return pattern.search(text) is not None
-
-
-def any_of(substrings: Iterable[str]) -> re.Pattern[str]:
-    """Compile an expression that finds any of ``substrings`` (non-empty) in a text.
-
-    The alternatives are merged into a tree of shared prefixes: Python's ``re`` tries alternatives one
-    by one at each position, so a hundred quoted route names sharing a quote cost a hundred tries each
-    time a quote is met; merged, a few (measured five times faster on the corpora's files).
-    """
-    tree: dict[str, dict[str, Any]] = {}
-    for word in substrings:
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a substring ends here
-
-    def expression(node: dict[str, Any]) -> str:
-        if "" in node:
-            return ""  # one substring found is enough: longer ones through here need not be told apart
-        branches = [re.escape(char) + expression(node[char]) for char in sorted(node)]
-        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-
-    return re.compile(expression(tree))
-
-
-def triggered(text: str, candidates: Sequence[type[RouteDetector]]) -> list[type[RouteDetector]]:
-    """Return the detectors that could report something in ``text`` (the cheap pre-scan)."""
-    return [d for d in candidates if _has_trigger(d, text)]
 
 
 def find(

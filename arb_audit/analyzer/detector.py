@@ -169,10 +169,6 @@ class RouteDetector(cst.BatchableCSTVisitor):
     TRIGGERS: ClassVar[tuple[str, ...]] = ()
     """Substrings one of which any code it reports must contain: a file with none of them is not
     walked for this detector, and a file that triggers no detector is not even parsed by libcst."""
-    TRIGGERS_AS_PATTERN: ClassVar[bool] = False
-    """Look for the triggers with one regular expression rather than one substring test each: faster
-    for many triggers that begin with a few rare characters (quoted route names, import lines, tags),
-    as the expression skips to those characters; slower for a few common words (measured)."""
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from arb_audit.analyzer.classify import any_of, detectors, triggered
+from arb_audit.analyzer.classify import detectors
+from arb_audit.analyzer.triggers import contains, triggered
 
-# a small alphabet with regex metacharacters, so that substrings share prefixes and need escaping
-_TEXT = st.text(alphabet="ab'\".(*+?\\[|]", max_size=40)
+# word and non-word characters, a newline (what the word index separates words with) and a letter
+# beyond ASCII, so that triggers fall inside, across and at the ends of words
+_ALPHABET = "ab_1'\".(\n é"
 
 
-@given(st.lists(st.text(alphabet="ab'\".(*+?\\[|]", min_size=1, max_size=6), min_size=1, max_size=12), _TEXT)
-def test_the_merged_expression_finds_what_substring_tests_find(substrings: list[str], text: str) -> None:
-    assert (any_of(substrings).search(text) is not None) == any(s in text for s in substrings)
+@given(st.text(alphabet=_ALPHABET, min_size=1, max_size=6), st.text(alphabet=_ALPHABET, max_size=40))
+@example(".b", "a.ba")  # a trigger ending in a word's start
+@example("a.", "ba.a")  # ... beginning at a word's end
+@example("'a'", "'ab'")  # a whole word between quotes that is only part of one in the text
+@example("a\nb", "a\nb")  # a trigger holding the word index's separator
+def test_the_word_index_answers_as_a_substring_test(trigger: str, text: str) -> None:
+    assert contains(text, trigger) == (trigger in text)
 
 
 def test_every_detector_is_triggered_by_each_of_its_own_triggers() -> None:
     for detector in detectors():
         for trigger in detector.TRIGGERS:
             assert detector in triggered(f"x = 1\n{trigger}\n", [detector]), (detector.__name__, trigger)
+            assert detector in triggered(f"x{trigger}x", [detector]), (detector.__name__, trigger)
         assert detector not in triggered("", [detector])
+
+
+def test_on_every_detectors_examples_the_same_detectors_run_as_substring_tests_say() -> None:
+    every = detectors()
+    codes = {e.code for d in every for e in d.VALID} | {e.code for d in every for e in d.INVALID}
+    for example_code in codes:
+        expected = [d for d in every if any(t in example_code for t in d.TRIGGERS)]
+        assert triggered(example_code, every) == expected

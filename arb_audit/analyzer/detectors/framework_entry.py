@@ -63,7 +63,6 @@ class FrameworkEntry(RouteDetector):
     """
 
     TRIGGERS = (*IMPORT_WORDS, *CONFIG_PICKED_TRAINERS)
-    TRIGGERS_AS_PATTERN = True
 
     VALID = (
         Valid("from nemo_rl.algorithms.grpo import grpo_train\nprint('grpo_train')\n"),

@@ -288,7 +288,6 @@ class RouteDispatch(RouteDetector):
         ".command(",  # a CLI's subcommands (``@app.command(name="train_dpo")``)
         *("registered", "registry", "Registry", "TRAINER"),  # a trainer looked up by a setting (``_lookup``)
     )
-    TRIGGERS_AS_PATTERN = True
 
     VALID = (
         Valid(

@@ -111,7 +111,6 @@ class ToolFeedback(RouteDetector):
     )
     """The observation tags themselves, or a generation's stop sequences: a file without one cannot
     show either shape."""
-    TRIGGERS_AS_PATTERN = True
 
     VALID = (
         Valid(
