@@ -105,7 +105,8 @@ a chat agent answering, as CAMEL's do), not an environment's."""
 
 def method(node: cst.Call) -> str | None:
     """Return the method name of ``x.method(...)``, else None."""
-    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+    func = node.func
+    return func.attr.value if type(func) is cst.Attribute else None  # (not isinstance: see names.dotted)
 
 
 def delegates(node: cst.Call, enclosing: Callable[[], list[str]]) -> bool:
