@@ -573,6 +573,7 @@ def loss_form(f: Features) -> Verdict:
     if (
         "nll" in w
         or ("lm" in w and "loss" in w)
+        or ({"next", "token", "loss"} <= w)  # (``compute_next_token_loss``: the language-model objective)
         or ("labels" in w and w & {"logits", "outputs"})
         # a class named for a language-model loss, its acronyms run together (``GPTLMLoss``)
         or any(c.rsplit(".", 1)[-1].endswith(LM_LOSS_SUFFIXES) for c in f.calls)
@@ -590,6 +591,11 @@ LM_LOSS_SUFFIXES = ("LMLoss", "LmLoss")
 
 STABILISERS = frozenset({"max", "amax", "logsumexp"})
 """Reductions subtracted inside ``exp`` only to keep it from overflowing (a softmax's own shift)."""
+LOG_NORMALISERS = frozenset(
+    {"logz", "lse", "lognormalizer", "lognormalizers", "lognormaliser", "logpartition"}
+)
+"""Names of a softmax's log-normaliser, its words joined (``log_z``, ``lse``, ``log_normalizers``):
+``exp(logits - log_z)`` is the softmax itself, written out as fused cross-entropy kernels do."""
 
 
 def _stabiliser(node: cst.BaseExpression) -> bool:
@@ -613,7 +619,8 @@ def _stabiliser(node: cst.BaseExpression) -> bool:
         else:
             break
     if isinstance(node, cst.Name):  # the shift kept in a name (``max_sim = torch.max(...)[0]``)
-        return bool(STABILISERS & set(words(node.value)))
+        said = words(node.value)
+        return bool(STABILISERS & set(said)) or "".join(said) in LOG_NORMALISERS
     return isinstance(node, cst.Call) and last_name(node.func) in STABILISERS
 
 

@@ -294,7 +294,9 @@ class GradientStep(RouteDetector):
             "    e = torch.exp(pred - torch.max(pred, dim=1, keepdim=True)[0])\n"
             "    max_pred = pred.amax(-1)\n    f = torch.exp(pred - max_pred)\n"
             "    g = torch.exp(pred - pred.max(dim=1, keepdim=True).values.detach())\n"
-            "    return torch.sum(-scores.softmax(-1) * torch.log(e / e.sum(1) + f + g), dim=1).mean()\n"
+            # ... nor by its log-normaliser (fused cross-entropy kernels write the softmax out so)
+            "    log_z = torch.logsumexp(pred, -1, keepdim=True)\n    h = torch.exp(pred - log_z)\n"
+            "    return torch.sum(-scores.softmax(-1) * torch.log(e / e.sum(1) + f + g + h), dim=1).mean()\n"
         ),
         Valid("def grpo_train(policy):\n    return policy.generate(prompts)\n"),
         Valid("import torch\nloss = torch.nn.functional.cross_entropy(logits, labels)\nprint(loss)\n"),
@@ -325,6 +327,14 @@ class GradientStep(RouteDetector):
             "trainer.train()\n",
             "stage",
             "dpo",
+        ),
+        Invalid(
+            # a trainer entered as a context, built with a language-model loss of another module
+            "import functools\nfrom jaxlm.trainer import Trainer\nfrom jaxlm.losses import next_token_loss\n"
+            "loss_fn = functools.partial(next_token_loss, z_weight=1e-4)\n"
+            "with Trainer(config, optimizer, loss_fn) as trainer:\n    trainer.train(state, loader)\n",
+            "gradient_step",
+            "sft",
         ),
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
         Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
@@ -1067,6 +1077,11 @@ class GradientStep(RouteDetector):
 
     def visit_With(self, node: cst.With) -> None:
         self.no_grad += self._gradients_off(node)
+        for item in node.items:
+            if item.asname is not None and isinstance(item.item, cst.Call):
+                # ``with Trainer(config, optimizer, loss_fn) as trainer:``: the name holds what the call
+                # built (a context manager's ``__enter__`` answers itself, as trainers' and engines' do)
+                self._bind(item.asname.name, item.item)
 
     def leave_With(self, original_node: cst.With) -> None:
         self.no_grad -= self._gradients_off(original_node)
