@@ -55,6 +55,10 @@ stage trains, known from the model rather than from a loss (the weakest evidence
 STEPPED = "stepped"
 """Variant of a ``reward_head`` finding where the gradient step itself is the reward model's (its own
 class takes it, or an optimiser named for it is stepped): whatever the loss, the scorer is trained."""
+ACTOR_CRITIC = "value_head"
+"""Variant of a ``loss`` finding for a language model with a value head defined in the file
+(``CausalLMWithValueHead``): PPO's actor and critic in one model (group-relative methods have no
+critic), known from the model rather than from a loss, as :data:`SCORER_CLASS` is."""
 BUILD_VERBS = frozenset({"create", "build", "make", "init", "new"})
 """Verbs of a factory that builds a fresh model (``create_critic_model``), not one loading a trained one."""
 
@@ -68,6 +72,10 @@ class RewardHead(RouteDetector):
     makes the stage a reward model rather than supervised fine-tuning. In a PPO file the same model is
     the frozen reward or the value model, which this does not change (only a generic stage is refined);
     a trained scorer loaded (``RewardModel.from_pretrained``, ``load_reward_model``) is not one built.
+
+    A class named for a model *with* a value head (``AutoModelForCausalLMWithValueHead``,
+    ``CodeT5HeadWithValueModel``) that ends in a one-output layer is PPO's actor-critic: a file defining
+    one and no reward model is a component of the PPO family.
     """
 
     TRIGGERS = (
@@ -144,6 +152,26 @@ class RewardHead(RouteDetector):
             "reward_head",
         ),
         Invalid(
+            "import torch.nn as nn\nclass CausalLMWithValueHead(nn.Module):\n    def __init__(self, lm):\n"
+            "        self.lm = lm\n        self.v_head = nn.Linear(lm.config.hidden_size, 1)\n"
+            "    def forward(self, ids):\n        h = self.lm(ids, output_hidden_states=True)\n"
+            "        return h.logits, self.v_head(h.hidden_states[-1]).squeeze(-1)\n",
+            "loss",
+            "ppo",
+            ACTOR_CRITIC,
+        ),
+        Invalid(
+            # the head its own class of the file (TRL's layout)
+            "import torch.nn as nn\nclass ValueHead(nn.Module):\n    def __init__(self, config):\n"
+            "        self.summary = nn.Linear(config.hidden_size, 1)\n"
+            "class AutoModelForCausalLMWithValueHead(PreTrainedModelWrapper):\n"
+            "    def __init__(self, pretrained_model):\n"
+            "        self.v_head = ValueHead(pretrained_model.config)\n",
+            "loss",
+            "ppo",
+            ACTOR_CRITIC,
+        ),
+        Invalid(
             "rm = create_critic_model(args.model, tokenizer, zero_stage=3)\n"
             "rm, *_ = deepspeed.initialize(model=rm, optimizer=opt)\nrm.backward(loss)\n",
             "reward_head",
@@ -217,6 +245,8 @@ class RewardHead(RouteDetector):
         """Classes of the file that end in a one-output linear layer (a value or reward head)."""
         self.defined_scorer: tuple[str, cst.CSTNode] | None = None
         """The first class named for a reward model that builds a one-output head, and that head."""
+        self.actor_critic: tuple[str, cst.CSTNode] | None = None
+        """The first class named for a model with a value head (``...WithValueHead``), and its node."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
@@ -248,6 +278,16 @@ class RewardHead(RouteDetector):
             name, head = self.defined_scorer
             message = f"{name} is a reward model: a language model with a one-output head"
             self.report(head, "loss", message, statement=head, kind="reward_model", variant=SCORER_CLASS)
+        elif (
+            self.actor_critic is not None
+            and self.defined_scorer is None
+            and not self.reported_class
+            # its head: a one-output layer of its own, or a value head class of the file it builds
+            and any(c == self.actor_critic[0] or "value" in words(c) for c in self.scalar_classes)
+        ):
+            name, head = self.actor_critic
+            message = f"{name} is PPO's actor-critic: a language model with a value head"
+            self.report(head, "loss", message, statement=head, kind="ppo", variant=ACTOR_CRITIC)
         reported = {id(f.node) for f in self.context.findings if f.signal == "reward_head"}
         for name, call in self.heads.items():
             if (name in self.trained or name not in self.scorers | self.handed) and id(call) not in reported:
@@ -285,6 +325,8 @@ class RewardHead(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
+        if self.actor_critic is None and {"with", "value"} <= set(words(node.name.value)):
+            self.actor_critic = (node.name.value, node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
