@@ -7,7 +7,7 @@ functions are matched on their qualified names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 import libcst as cst
@@ -109,7 +109,7 @@ def method(node: cst.Call) -> str | None:
     return func.attr.value if type(func) is cst.Attribute else None  # (not isinstance: see names.dotted)
 
 
-def delegates(node: cst.Call, enclosing: Callable[[], list[str]]) -> bool:
+def delegates(node: cst.Call, enclosing: Callable[[], Sequence[str]]) -> bool:
     """Say whether ``node`` hands a wrapper's own arguments on to the method of the same name.
 
     ``def generate(self, *args, **kwargs): return self.pretrained_model.generate(*args, **kwargs)``

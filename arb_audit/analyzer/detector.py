@@ -151,6 +151,8 @@ class FileContext:
         self.qualified: dict[tuple[int, int], tuple[Scope, frozenset[str]]] = {}
         """Qualified names of the expressions looked up so far, by (node, scope): most detectors ask
         for the callee of every call, and a name's meaning in one scope does not change."""
+        self.enclosing: dict[str, tuple[str, ...]] = {}
+        """The classes and functions a scope's prefix names, by prefix (see RouteDetector.enclosing)."""
         self.trainers: dict[tuple[int, int], tuple[Scope, tuple[str, Trainer] | None]] = {}
         """The trainer each call looked up so far constructs, by (call, scope), as for names."""
 
@@ -174,13 +176,20 @@ class RouteDetector(cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
 
-    def enclosing(self) -> list[str]:
+    def enclosing(self) -> tuple[str, ...]:
         """Return the names of the classes and functions around the node being visited, outermost first.
 
         Read from the resolver's scope (``Cls.method.<locals>.``): lambdas and comprehensions are not
-        named, and a ``def`` or ``class`` is around its own body (and its own ``visit`` hook).
+        named, and a ``def`` or ``class`` is around its own body (and its own ``visit`` hook). Split
+        once per scope: detectors ask it of every call.
         """
-        return [p for p in self.context.scope.prefix.split(".") if p and not p.startswith("<")]
+        scope = self.context.scope
+        found = self.context.enclosing.get(scope.prefix)
+        if found is None:
+            found = self.context.enclosing[scope.prefix] = tuple(
+                p for p in scope.prefix.split(".") if p and not p.startswith("<")
+            )
+        return found
 
     def names(self, node: cst.CSTNode) -> frozenset[str]:
         """Return the qualified names of a Name or Attribute chain where it is used."""
