@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -1618,3 +1620,37 @@ def test_listwise_losses_over_rewards_log_ratios_and_similarities(tmp_path: Path
         "loss = -torch.log(torch.exp(scores.diag()) / torch.exp(scores).sum(1)).mean()\nloss.backward()\n"
     )
     assert classify_path(write(tmp_path, "embed.py", contrastive)).primary not in ("REWARD_MODEL", "DPO")
+
+
+def test_a_name_bound_twice_is_reported_the_same_way_under_every_hash_seed() -> None:
+    # a conditional import binds one name to two modules: the evidence must not depend on the order
+    # Python happens to iterate a set of strings in (PYTHONHASHSEED)
+    code = textwrap.dedent(
+        """\
+        try:
+            from sklearn.metrics import accuracy_score
+            from trl import GRPOConfig
+        except ImportError:
+            from evaluate_utils import accuracy_score
+            from openrlhf_compat import GRPOConfig
+        config = GRPOConfig(output_dir="out")
+        print(accuracy_score(labels, predictions))
+        """
+    )
+    program = (
+        "import json, sys\nfrom arb_audit.analyzer.classify import find\n"
+        "print(json.dumps([(f.detector, f.message) for f in find(sys.stdin.read())[0]]))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            input=code,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(outputs) == 1, outputs
+    assert "accuracy_score" in outputs.pop()

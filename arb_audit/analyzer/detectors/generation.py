@@ -402,7 +402,7 @@ class Generation(RouteDetector):
             else None
         )
         if last in ENGINE_LAST:  # only these few names need resolving
-            for name in self.names(value) & GENERATION_ENGINES:
+            for name in sorted(self.names(value) & GENERATION_ENGINES):
                 self._generates(value, f"hands on {name} to build a model")
                 return
 
@@ -433,7 +433,7 @@ class Generation(RouteDetector):
         if isinstance(node.func, cst.Name) and node.func.value in self.requesters:
             self._generates(node, f"calls {node.func.value}, a client's method asking for text")
             return
-        for name in names:
+        for name in sorted(names):  # (sorted: a name bound twice reports the same way every run)
             if _engine_or_client(name):
                 served = SERVED if name.startswith(SERVERS) else None  # (an inference server built)
                 self._generates(node, f"uses {name}", variant=served)

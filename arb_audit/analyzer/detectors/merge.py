@@ -354,7 +354,7 @@ class Merge(RouteDetector):
             message = f"combines adapters into one with {called}"
             self.report(node, "stage", message, kind="merge", variant="merge_function")
             return
-        for name in self.names(node.func):
+        for name in sorted(self.names(node.func)):  # (sorted: the same report every run)
             root, _, rest = name.partition(".")
             if root == "mergekit" and any(word in rest for word in ("merge", "moe", "evo")):
                 self.report(node, "stage", f"calls {name}", kind="merge", variant="mergekit")

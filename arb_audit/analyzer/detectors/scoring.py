@@ -290,7 +290,9 @@ class Scoring(RouteDetector):
                 return
         # The metric may be called here or handed to something that calls it (dataset.map(metric)).
         for target in (node.func, *(arg.value for arg in node.args)):
-            for name in self.names(target) if isinstance(target, cst.Name | cst.Attribute) else ():
+            named = self.names(target) if isinstance(target, cst.Name | cst.Attribute) else frozenset()
+            # (sorted: a name bound twice, by a conditional import, is reported the same way every run)
+            for name in sorted(named) if len(named) > 1 else named:
                 if self._is_metric(name):
                     statement = self.context.statements[-1] if self.context.statements else None
                     bound = _bound(t.target for t in self.assigned[-1].targets) if self.assigned else set()

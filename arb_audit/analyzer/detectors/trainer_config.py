@@ -57,7 +57,8 @@ class TrainerConfig(RouteDetector):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        for name in self.names(node.func):
+        # sorted: a name bound to two configs (a conditional import) decides the same way every run
+        for name in sorted(self.names(node.func)):
             root, _, rest = name.partition(".")
             kind = CONFIGS.get(name.rsplit(".", 1)[-1])
             if kind is None or root not in TRAINING_LIBRARIES or not rest:
