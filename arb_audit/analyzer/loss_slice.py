@@ -137,6 +137,10 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.named_rl_losses.add(identifier)
     elif "loss" in (found := set(words(identifier))) and found & PREFERENCE_LOSS_WORDS:
         f.named_preference_losses.add(identifier)
+    elif {"next", "token", "loss"} <= found:
+        # one identifier naming the language-model objective (``compute_next_token_loss``); the words
+        # spread over several names (``next_values``, ``token_rewards``, ``mse_loss``) say nothing
+        f.named_lm_losses.add(identifier)
 
 
 FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
@@ -390,6 +394,8 @@ class Features:
     """Identifiers that name a policy-gradient or value loss (``policy_loss``, ``compute_value_loss``)."""
     named_preference_losses: set[str] = field(default_factory=set)
     """Identifiers that name a preference-family loss (``dpo_loss``, ``compute_kto_loss``)."""
+    named_lm_losses: set[str] = field(default_factory=set)
+    """Identifiers that name a language model's next-token loss (``compute_next_token_loss``)."""
     nodes: int = 0
     """Nodes read."""
     kept: set[str] = field(default_factory=set)
@@ -573,7 +579,7 @@ def loss_form(f: Features) -> Verdict:
     if (
         "nll" in w
         or ("lm" in w and "loss" in w)
-        or ({"next", "token", "loss"} <= w)  # (``compute_next_token_loss``: the language-model objective)
+        or bool(f.named_lm_losses)
         or ("labels" in w and w & {"logits", "outputs"})
         # a class named for a language-model loss, its acronyms run together (``GPTLMLoss``)
         or any(c.rsplit(".", 1)[-1].endswith(LM_LOSS_SUFFIXES) for c in f.calls)
@@ -592,18 +598,19 @@ LM_LOSS_SUFFIXES = ("LMLoss", "LmLoss")
 STABILISERS = frozenset({"max", "amax", "logsumexp"})
 """Reductions subtracted inside ``exp`` only to keep it from overflowing (a softmax's own shift)."""
 LOG_NORMALISERS = frozenset(
-    {"logz", "lse", "lognormalizer", "lognormalizers", "lognormaliser", "logpartition"}
+    {"logz", "lse", "lognorm", "lognormalizer", "lognormalizers", "lognormaliser", "logpartition"}
 )
 """Names of a softmax's log-normaliser, its words joined (``log_z``, ``lse``, ``log_normalizers``):
-``exp(logits - log_z)`` is the softmax itself, written out as fused cross-entropy kernels do."""
+``exp(logits - log_z)`` is the softmax itself, written out as fused cross-entropy kernels do; unless the
+file makes the name a learned parameter (a GFlowNet's ``log_Z = nn.Parameter(...)``)."""
 
 
-def _stabiliser(node: cst.BaseExpression) -> bool:
+def _stabiliser(node: cst.BaseExpression, learned: Callable[[str], bool]) -> bool:
     """Say whether ``node`` is a row's maximum or log-sum-exp (``torch.max(x, dim=1)[0]``, ``x.amax(-1)``).
 
     ``exp(x - x.max())`` is a softmax computed safely, not an importance ratio ``exp(logp - old_logp)``.
     What only picks or detaches the maximum (``.values``, ``[0]``, ``.detach()``, ``.data``) is looked
-    through.
+    through. ``learned``: whether the file makes a name a learned parameter (then no normaliser).
     """
     while True:
         if isinstance(node, cst.Subscript) or (
@@ -620,7 +627,9 @@ def _stabiliser(node: cst.BaseExpression) -> bool:
             break
     if isinstance(node, cst.Name):  # the shift kept in a name (``max_sim = torch.max(...)[0]``)
         said = words(node.value)
-        return bool(STABILISERS & set(said)) or "".join(said) in LOG_NORMALISERS
+        if STABILISERS & set(said):
+            return True
+        return "".join(said) in LOG_NORMALISERS and not learned(node.value)
     return isinstance(node, cst.Call) and last_name(node.func) in STABILISERS
 
 
@@ -642,6 +651,12 @@ class Slice:
         """Simple name of a function or method -> (its id, its return values)."""
         self.names_of = names_of
         """A called expression -> its qualified names, in the scope it is called in."""
+
+    def _learned(self, name: str) -> bool:
+        """Say whether the file binds ``name`` (in any scope, or as an attribute) to a ``Parameter``."""
+        values = [v for (_, n), found in self.assigns.items() if n == name for v in found]
+        values += self.attributes.get(name, [])
+        return any(isinstance(v, cst.Call) and last_name(v.func) == "Parameter" for v in values)
 
     def features(self, roots: list[tuple[int, cst.BaseExpression]]) -> Features:
         """Read ``(function id, expression)`` roots and everything they come from."""
@@ -801,7 +816,7 @@ class Slice:
             if (
                 isinstance(arg, cst.BinaryOperation)
                 and isinstance(arg.operator, cst.Subtract)
-                and not _stabiliser(arg.right)
+                and not _stabiliser(arg.right, self._learned)
             ):
                 f.exp_of_difference = True
         if name is not None:

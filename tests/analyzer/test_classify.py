@@ -1654,3 +1654,61 @@ def test_a_name_bound_twice_is_reported_the_same_way_under_every_hash_seed() -> 
     }
     assert len(outputs) == 1, outputs
     assert "accuracy_score" in outputs.pop()
+
+
+TD_CRITIC = """
+import torch.nn.functional as F
+
+def critic_warmup(critic, optimizer, batch, gamma=0.99):
+    values = critic(batch.states)
+    next_values = critic(batch.next_states).detach()
+    token_rewards = batch.token_rewards
+    loss = F.mse_loss(values, token_rewards + gamma * next_values)
+    loss.backward()
+    optimizer.step()
+"""
+
+LEARNED_LOG_Z = """
+import torch
+
+def weighted_tb_loss(log_pf, log_r, log_Z):
+    w = torch.exp(log_pf.detach() - log_Z.detach()).clamp(max=10.0)
+    return (w * (log_Z + log_pf - log_r) ** 2).sum()
+
+def train(policy, buffer, optimizer):
+    log_Z = torch.nn.Parameter(torch.zeros(()))
+    for batch in buffer:
+        loss = weighted_tb_loss(policy.log_prob(batch), batch.log_r, log_Z)
+        loss.backward()
+        optimizer.step()
+"""
+
+LOG_NORM_SOFTMAX = """
+import torch
+
+def fused_lm_loss(hidden, weight, targets):
+    logits = hidden @ weight.T
+    log_norm = torch.logsumexp(logits, dim=-1, keepdim=True)
+    probs = torch.exp(logits - log_norm)
+    nll = log_norm.squeeze(-1) - logits.gather(-1, targets[:, None]).squeeze(-1)
+    return nll.mean(), probs
+
+def train_step(model, batch, optimizer):
+    loss, _ = fused_lm_loss(model(batch.x), model.head.weight, batch.y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_next_token_words_spread_over_several_names_name_no_language_model_loss(tmp_path: Path) -> None:
+    # (next_values, token_rewards, mse_loss: a critic's temporal-difference regression)
+    assert classify_path(write(tmp_path, "critic.py", TD_CRITIC)).primary != "SFT"
+
+
+def test_a_learned_log_partition_inside_exp_is_no_softmax_normaliser(tmp_path: Path) -> None:
+    # a GFlowNet's learned log_Z: exp(log_pf - log_Z) weighs samples, it normalises no softmax
+    assert classify_path(write(tmp_path, "tb.py", LEARNED_LOG_Z)).stages[0].kind == "ppo"
+
+
+def test_a_computed_log_normaliser_inside_exp_is_a_softmax(tmp_path: Path) -> None:
+    assert classify_path(write(tmp_path, "fused.py", LOG_NORM_SOFTMAX)).primary == "SFT"
