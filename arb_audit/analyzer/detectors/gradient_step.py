@@ -84,8 +84,9 @@ REMOTE_STEP = "a remote forward-backward pass"
 """How a remote service's step is described (its loss is the service's, named in the call)."""
 HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineTune.create")
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
-TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval"})
-"""A trainer's methods that measure a model without training it."""
+TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval", "test", "validate"})
+"""A trainer's methods that measure a model without training it (Lightning's ``trainer.test(model)``
+and ``trainer.validate(model)`` too)."""
 GRADIENTS_READ = "gradients_read"
 """Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
 information, saliency): the loss a hand-written loop differentiates then trains nothing
@@ -203,6 +204,8 @@ class GradientStep(RouteDetector):
         "fit_policy",
         ".predict(",
         ".eval(",
+        ".test(",
+        ".validate(",
         ".fit(",
         "training_step",
         "compute_loss",
@@ -647,6 +650,11 @@ class GradientStep(RouteDetector):
         Invalid(
             "from transformers import Trainer\ntrainer = Trainer(model=m, eval_dataset=d)\n"
             "metrics = trainer.evaluate()\n",
+            "scoring",
+            variant=TRAINER_EVALUATION,
+        ),
+        Invalid(
+            "import lightning as L\ntrainer = L.Trainer(devices=1)\ntrainer.test(model, datamodule=dm)\n",
             "scoring",
             variant=TRAINER_EVALUATION,
         ),
