@@ -490,3 +490,19 @@ def decodes_greedily(key: str | None, value: cst.BaseExpression) -> bool:
     Greedy decoding answers (a benchmark, a demo); rollouts that RL trains on are sampled.
     """
     return key == "temperature" and isinstance(value, cst.Integer | cst.Float) and float(value.value) == 0.0
+
+
+RUNNERS = frozenset(
+    {
+        "subprocess.run",
+        "subprocess.Popen",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "os.system",
+    }
+)
+"""Functions that run a command line (the subprocess_launch detector reads its words)."""
+PROCESS_STARTERS = ("subprocess.", "os.system", "os.exec", "os.spawn", "os.popen")
+"""Prefixes of the qualified names of every call that starts another process: the :data:`RUNNERS`,
+whose command line is read, and the rest (``os.execv``, ``subprocess.getoutput``)."""

@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import PROCESS_STARTERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
@@ -244,8 +245,6 @@ FLAG = "flag"
 """Variant of a ``dispatch`` finding for a command-line option whose choices name routes
 (``--stage dpo|grpo``), or subcommands named for them, in a file that runs no trainer and starts no
 process: where it only evaluates, it picks which trained model is evaluated (classify.combine decides)."""
-PROCESS_LAUNCHERS = ("subprocess.", "os.system", "os.exec", "os.spawn", "os.popen")
-"""Calls that start another process (a training script the option is handed on to)."""
 
 
 @cached_by_name
@@ -622,7 +621,7 @@ class RouteDispatch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in self.looked_up:
             self.constructed.add(node.func.value)
-        if dotted(node.func) and any(q.startswith(PROCESS_LAUNCHERS) for q in self.names(node.func)):
+        if dotted(node.func) and any(q.startswith(PROCESS_STARTERS) for q in self.names(node.func)):
             self.launches = True
         if (
             isinstance(node.func, cst.Attribute)

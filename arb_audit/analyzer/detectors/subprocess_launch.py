@@ -6,21 +6,11 @@ import shlex
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import RUNNERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.launchers import command_routes
 from arb_audit.analyzer.shell_words import shell_words
 
-RUNNERS = frozenset(
-    {
-        "subprocess.run",
-        "subprocess.Popen",
-        "subprocess.call",
-        "subprocess.check_call",
-        "subprocess.check_output",
-        "os.system",
-    }
-)
-"""Functions that run a command line."""
 KINDS = {"SFT": "sft", "DPO": "dpo", "GRPO": "grpo", "PPO": "ppo", "REWARD_MODEL": "reward_model"}
 
 
