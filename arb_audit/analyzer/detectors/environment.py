@@ -513,7 +513,7 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
 def _chooses_actions(call: cst.Call) -> bool:
     """Say whether a call may choose an action: a policy's, a model's or an agent's (not an environment's)."""
     said = words(dotted(call.func))
-    return bool(said) and bool(POLICY_WORDS & set(said)) and said[-1] not in ENVIRONMENT_WORDS
+    return bool(said) and bool(ACTION_CHOOSER_WORDS & set(said)) and said[-1] not in ENVIRONMENT_WORDS
 
 
 def _flagless(value: cst.BaseExpression) -> bool:
@@ -540,7 +540,7 @@ def _string_key(target: cst.Subscript) -> str | None:
 
 RANDOM_MODULES = ("random.", "numpy.random.")
 """Modules of random draws (an action drawn from them is no policy's)."""
-POLICY_WORDS = frozenset(
+ACTION_CHOOSER_WORDS = frozenset(
     {"policy", "model", "agent", "actor", "net", "network", "llm", "act", "generate", "predict", "argmax"}
 )
 """Words of a call that chooses an action (``policy.act(obs)``, ``q_net(obs).argmax()``)."""
