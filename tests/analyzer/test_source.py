@@ -309,6 +309,20 @@ def test_nodes_built_outside_the_parser_are_still_validated() -> None:
     assert refused == [True]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_either_way_of_not_validating_gives_libcsts_tree_and_leaves_validation_on(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one thread alive: the check is off for the parse; more: only the parsing thread skips it
+    monkeypatch.setattr(threading, "active_count", lambda: threads)
+    text = "def f(x, *, y=1):\n    return [x async for x in y if not x] or {**y}\n"
+    parsed = parse_python(text, guarded=False)
+    assert parsed.module is not None and parsed.module.deep_equals(libcst.parse_module(text))
+    assert parse_python("def broken(:\n", guarded=False).module is None
+    with pytest.raises(libcst.CSTValidationError):
+        libcst.Name("")
+
+
 def test_a_failed_parse_leaves_validation_on() -> None:
     assert parse_python("def broken(:\n").module is None
     with pytest.raises(libcst.CSTValidationError):
