@@ -10,7 +10,9 @@ never enters dead code (``if False:`` bodies, ``while False:``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import libcst as cst
@@ -158,8 +160,38 @@ def _hooks(detector_type: type) -> tuple[tuple[str, str, str], ...]:
     return hooks
 
 
+class _Below(threading.local):
+    """What :func:`descendants` found under each node of the tree being walked on this thread."""
+
+    found: dict[int, list[cst.CSTNode]] | None = None
+    """By ``id`` of the node; None outside a walk (ids of nodes already freed may recur)."""
+
+
+_BELOW = _Below()
+
+
+@contextmanager
+def _descendants_kept() -> Iterator[None]:
+    """Keep what :func:`descendants` finds until the walk ends: detectors ask it of the same nodes.
+
+    Several detectors read the subtree of the same assignment, loop or test; the tree is not changed
+    and its nodes live as long as the walk, so their ids stand for them until then.
+    """
+    outer = _BELOW.found
+    _BELOW.found = {}
+    try:
+        yield
+    finally:
+        _BELOW.found = outer
+
+
 def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileContext) -> None:
     """Walk ``module`` once, dispatching every detector's visit and leave hooks."""
+    with _descendants_kept():
+        _run(module, detectors, context)
+
+
+def _run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileContext) -> None:
     visits: dict[str, list[Hook]] = {}
     leaves: dict[str, list[Hook]] = {}
     for detector in detectors:
@@ -228,7 +260,20 @@ def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCon
 
 
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Return every node under ``node`` (dead code excluded), without visiting hooks."""
+    """Return every node under ``node`` (dead code excluded), without visiting hooks.
+
+    During a walk the list is kept for the next caller asking of the same node: do not change it.
+    """
+    kept = _BELOW.found
+    if kept is not None:
+        found = kept.get(id(node))
+        if found is None:
+            found = kept[id(node)] = _descendants(node)
+        return found
+    return _descendants(node)
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     pending = _children(node)
     while pending:
