@@ -50,23 +50,40 @@ class TextWords:
         # one word per line, a newline before the first and after the last: ``"\\nrun"`` is found
         # only at a word's start, ``"run\\n"`` only at its end, and no match spans two words
         self.lines = "\n" + "\n".join(self.words) + "\n"
+        self.seen: dict[str, bool] = {}
+        """Whether each needle looked for in :attr:`lines` so far is there."""
 
     def has(self, lookups: Sequence[Lookup]) -> bool:
         """Say whether one of the looked-up triggers is a substring of the text."""
-        words, lines, text = self.words, self.lines, self.text
-        return any(
-            needle in (words if in_words else lines) and (trigger is None or trigger in text)
-            for in_words, needle, trigger in lookups
-        )
+        words, lines, text, seen = self.words, self.lines, self.text, self.seen
+        for in_words, needle, trigger in lookups:
+            if in_words:
+                found: bool | None = needle in words
+            else:
+                # detectors share needles (``eval``, ``generate``): each is looked for once per text
+                found = seen.get(needle)
+                if found is None:
+                    # (a word that is the run itself starts, ends and holds it: no scan needed)
+                    found = seen[needle] = needle.strip("\n") in words or needle in lines
+            if found and (trigger is None or trigger in text):
+                return True
+        return False
 
 
 _LOOKUPS: dict[type[RouteDetector], tuple[Lookup, ...]] = {}
 
 
 def _lookups(detector: type[RouteDetector]) -> tuple[Lookup, ...]:
+    """Return a detector's lookups, set lookups first (they cost no scan of the text).
+
+    A trigger holding another of the same detector is left out: the text has the other whenever it
+    has this one, so the answer is the same without it.
+    """
     found = _LOOKUPS.get(detector)
     if found is None:
-        found = _LOOKUPS[detector] = tuple(lookup(t) for t in detector.TRIGGERS)
+        triggers = detector.TRIGGERS
+        kept = [t for t in triggers if not any(other != t and other in t for other in triggers)]
+        found = _LOOKUPS[detector] = tuple(sorted(map(lookup, dict.fromkeys(kept)), key=lambda k: not k[0]))
     return found
 
 

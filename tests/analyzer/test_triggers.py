@@ -6,6 +6,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from arb_audit.analyzer.classify import detectors
+from arb_audit.analyzer.detector import RouteDetector
 from arb_audit.analyzer.triggers import contains, triggered
 
 # word and non-word characters, a newline (what the word index separates words with) and a letter
@@ -36,3 +37,22 @@ def test_on_every_detectors_examples_the_same_detectors_run_as_substring_tests_s
     for example_code in codes:
         expected = [d for d in every if any(t in example_code for t in d.TRIGGERS)]
         assert triggered(example_code, every) == expected
+
+
+def _detector(triggers: list[str]) -> type[RouteDetector]:
+    return type("Made", (RouteDetector,), {"TRIGGERS": tuple(triggers)})
+
+
+_TRIGGER = st.text(alphabet=_ALPHABET, min_size=1, max_size=5)
+
+
+@given(
+    st.lists(st.lists(_TRIGGER, min_size=1, max_size=5), min_size=1, max_size=4),
+    st.text(alphabet=_ALPHABET, max_size=40),
+)
+@example([["ab", "a"], ["a."]], "xab")  # a trigger holding another, needles shared between detectors
+def test_detectors_sharing_or_nesting_triggers_run_as_substring_tests_say(
+    triggers: list[list[str]], text: str
+) -> None:
+    made = [_detector(t) for t in triggers]
+    assert triggered(text, made) == [d for d in made if any(t in text for t in d.TRIGGERS)]
