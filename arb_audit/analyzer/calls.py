@@ -230,6 +230,8 @@ def _string_index(node: cst.BaseExpression) -> cst.SimpleString | None:
     return None
 
 
+HELPER_VERBS = frozenset({"infer", "generate", "generation", "decode"})
+"""First words of the helpers below that need no generation or LLM word in their name."""
 INFERRED_SETTINGS = frozenset(
     {"device", "devices", "dtype", "type", "types", "shape", "shapes", "format", "schema", "config", "size"}
 )
@@ -248,6 +250,9 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     found = words(func.value)
     if not found or found[0] in SETUP_WORDS:
         return False
+    said = set(found)
+    if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
+        return False  # (no name below can say it: most calls are answered here, before any lookup)
     # a method, or an imported helper: not a function or class of this file, whose body says more
     outside = isinstance(node.func, cst.Attribute) or any("." in q for q in names(func))
     if func.value[:1].isupper() and not outside:

@@ -148,13 +148,14 @@ class FileContext:
         """Statements around the node being walked, outermost first."""
         self.findings: list[Finding] = []
         """Everything reported so far."""
-        self.qualified: dict[tuple[int, int], tuple[Scope, frozenset[str]]] = {}
-        """Qualified names of the expressions looked up so far, by (node, scope): most detectors ask
-        for the callee of every call, and a name's meaning in one scope does not change."""
+        self.qualified: dict[int, tuple[Scope, frozenset[str]]] = {}
+        """Qualified names of the expressions looked up so far, by node, with the scope they were read
+        in: most detectors ask for the callee of every call, and a name's meaning in one scope does not
+        change (asked in another scope, they are read again)."""
         self.enclosing: dict[str, tuple[str, ...]] = {}
         """The classes and functions a scope's prefix names, by prefix (see RouteDetector.enclosing)."""
-        self.trainers: dict[tuple[int, int], tuple[Scope, tuple[str, Trainer] | None]] = {}
-        """The trainer each call looked up so far constructs, by (call, scope), as for names."""
+        self.trainers: dict[int, tuple[Scope, tuple[str, Trainer] | None]] = {}
+        """The trainer each call looked up so far constructs, by call, as for names."""
 
 
 MAX_MESSAGE = 240
@@ -195,21 +196,22 @@ class RouteDetector(cst.BatchableCSTVisitor):
         """Return the qualified names of a Name or Attribute chain where it is used."""
         context = self.context
         scope = context.scope
-        key = (id(node), id(scope))
-        entry = context.qualified.get(key)
-        if entry is None or entry[0] is not scope:  # (a freed comprehension scope's id may recur)
-            entry = context.qualified[key] = (scope, frozenset(context.resolver.qualified_names(node, scope)))
+        entry = context.qualified.get(id(node))
+        if entry is None or entry[0] is not scope:
+            entry = context.qualified[id(node)] = (
+                scope,
+                frozenset(context.resolver.qualified_names(node, scope)),
+            )
         return entry[1]
 
     def trainer(self, node: cst.Call) -> tuple[str, Trainer] | None:
         """Return the trainer class a call constructs (and the name that shows it), if it constructs one."""
         context = self.context
         scope = context.scope
-        key = (id(node), id(scope))
-        entry = context.trainers.get(key)
+        entry = context.trainers.get(id(node))
         if entry is None or entry[0] is not scope:
             resolver = context.resolver
-            entry = context.trainers[key] = (
+            entry = context.trainers[id(node)] = (
                 scope,
                 resolve_trainer(self.names(node.func), resolver.class_bases, resolver.ancestry),
             )

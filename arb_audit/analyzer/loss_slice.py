@@ -159,9 +159,14 @@ def words(identifier: str) -> tuple[str, ...]:
 
     Cached: every detector splits the same few thousand names of a file, and again in the next file.
     """
-    if len(identifier) > MAX_CACHED_IDENTIFIER:
-        return _split(identifier)
-    return _cached_split(identifier)
+    found = _WORDS.get(identifier)
+    if found is None:
+        found = _split(identifier)
+        if len(identifier) <= MAX_CACHED_IDENTIFIER:
+            if len(_WORDS) >= MAX_CACHED_WORDS:
+                _WORDS.clear()  # (a long-running process meets ever new names: the cache stays bounded)
+            _WORDS[identifier] = found
+    return found
 
 
 def _split(identifier: str) -> tuple[str, ...]:
@@ -173,7 +178,10 @@ def _split(identifier: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-_cached_split = functools.lru_cache(maxsize=1 << 15)(_split)
+MAX_CACHED_WORDS = 1 << 15
+"""Most identifiers whose words are kept: a plain dict, emptied when full (an LRU cache keeps order
+on every hit, and every detector asks the words of every name it meets)."""
+_WORDS: dict[str, tuple[str, ...]] = {}
 _T = TypeVar("_T")
 
 
