@@ -825,6 +825,50 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from collie import CollieConfig\nconfig = CollieConfig.from_pretrained(path)\n",),
     ),
     Framework(
+        "Megatron-LM",
+        "megatron",
+        (
+            # NVIDIA's training loop: pretrain(datasets_provider, model_provider, model_type,
+            # forward_step) trains the loss forward_step returns, next-token cross-entropy on the
+            # dataset's tokens in its GPT, BERT and T5 scripts (a loss the file writes decides over it).
+            Entry("training.pretrain", "sft", "megatron_pretrain"),
+            Entry(
+                "",
+                "sft",
+                "megatron_pretrain",
+                commands=("* pretrain_gpt.py", "* pretrain_bert.py", "* pretrain_t5.py", "* pretrain_mamba.py"),
+            ),
+        ),
+        invalid=(
+            (
+                "from megatron.training import pretrain\n"
+                "pretrain(train_valid_test_datasets_provider, model_provider, ModelType.encoder_or_decoder,"
+                " forward_step)\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            "from megatron.training import get_args, print_rank_0\nargs = get_args()\n",
+            "from megatron.core import parallel_state\nparallel_state.initialize_model_parallel(2)\n",
+        ),
+        lines=(("torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4", "SFT"),),
+    ),
+    Framework(
+        "Pai-Megatron-Patch",
+        "megatron_patch",
+        (
+            # Alibaba's extension of Megatron-LM: its pretrain() is Megatron's loop (see above).
+            Entry("training.pretrain", "sft", "megatron_pretrain"),
+        ),
+        invalid=(
+            (
+                "from megatron_patch.training import pretrain\n"
+                "pretrain(datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)\n",
+                "SFT",
+            ),
+        ),
+    ),
+    Framework(
         "litgpt",
         "litgpt",
         (
