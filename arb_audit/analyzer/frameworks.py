@@ -836,7 +836,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "",
                 "sft",
                 "megatron_pretrain",
-                commands=("* pretrain_gpt.py", "* pretrain_bert.py", "* pretrain_t5.py", "* pretrain_mamba.py"),
+                commands=(
+                    *("* pretrain_gpt.py", "* pretrain_bert.py"),
+                    *("* pretrain_t5.py", "* pretrain_mamba.py"),
+                ),
             ),
         ),
         invalid=(

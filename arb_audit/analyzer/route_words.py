@@ -73,6 +73,8 @@ _CALLED = re.compile(r"\b(\w+)\s*\(")
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
 """A method called (``worker.train_critic(``)."""
 _WORD = re.compile(r"\w+")
+_TRAINER_STEPPED = re.compile(r"(\w*(?i:trainer)\w*)\s*\.\s*step\s*\(")
+"""A trainer's ``step(`` (``ppo_trainer.step(queries, responses, rewards)``: GradientStep's rewarded step)."""
 _STAGE_VALUE = re.compile(r"""\b(\w+)\s*=\s*["']([\w-]+)["']""")
 """A keyword given a literal (``stage="dpo"``): a stage keyword's names the stage a call runs."""
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
@@ -111,6 +113,12 @@ def possible_routes(text: str) -> frozenset[str]:
                 found.add(named[0])
                 if named[0] in ("GRPO", "PPO") and _ENVIRONMENT.search(text):
                     found.add("ONLINE_RL")
+    for trainer in _TRAINER_STEPPED.findall(text):
+        # a trainer stepped on samples and their rewards: policy gradient, or the route it is named for
+        named = route_word(trainer, strict=True)
+        found.add(named[0] if named is not None and named[0] in LABEL_KINDS else "PPO")
+        if _ENVIRONMENT.search(text):
+            found.add("ONLINE_RL")
     if "loss" in text.lower() and any(names_rl_loss(w) for w in set(_WORD.findall(text))):
         found.add("PPO")  # a loss the code names a policy or value loss (loss_slice)
     if any(api.rsplit(".", 1)[0].lstrip(".") in text for api in HOSTED_FINE_TUNING):

@@ -13,9 +13,10 @@ from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
 from arb_audit.analyzer.frameworks import entry_for, estimator_entry
-from arb_audit.analyzer.loss_slice import Slice, Verdict, keyed_entry, loss_form, words
+from arb_audit.analyzer.loss_slice import SCORE_WORDS, Slice, Verdict, keyed_entry, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
+from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
@@ -231,6 +232,8 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        Valid("obs, reward, done, info = env.step(actions, rewards, dones)\n"),
+        Valid("trainer.step(epoch, losses, metrics)\n"),
         Valid(
             "class LMLossEvalUnit(EvalUnit[SequenceBatch]):\n    def process_batch(self, batch, bag):\n"
             "        bag.update(self._model(batch))\n"
@@ -323,6 +326,13 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid(
+            "for batch in ppo_trainer.dataloader:\n"
+            "    responses = ppo_trainer.generate(batch['query'])\n"
+            "    rewards = [reward_model(r) for r in responses]\n"
+            "    stats = ppo_trainer.step(batch['query'], responses, rewards)\n",
+            "gradient_step",
+        ),
         Invalid(
             "from alignment import DPOConfig, H4ArgumentParser\n"
             "from scripts.selm_trainer import SELMTrainer\n"
@@ -1024,6 +1034,8 @@ class GradientStep(RouteDetector):
         self.estimators: list[str] = []
         """Advantage estimators the file sets by name (``args.advantage_estimator = "group_norm"``)."""
         self.scorers: dict[int, str] = {}
+        self.rewarded: dict[int, str] = {}
+        """Steps of a trainer handed samples and their rewards, by node: the trainer named."""
         """Steps training an object built from a class named for a reward model: that class's name."""
         """Per step that runs another module's training: the function's name and its module's."""
         self.function_names: list[str] = []
@@ -1207,6 +1219,14 @@ class GradientStep(RouteDetector):
             return
         if self._trains_given_optimiser(node, name, scope):
             self.steps.append((node, self._statement(), [], f"{name}() of an object given an optimiser"))
+            return
+        if (trainer := _rewarded_step(node, name)) is not None:
+            # ppo_trainer.step(queries, responses, rewards): TRL's classic PPOTrainer update, and that of
+            # the trainers shaped on it, on samples and the scores they got (the trainer is made elsewhere)
+            self.rewarded[id(node)] = trainer
+            self.ran[id(node)] = [trainer]
+            how = f"{trainer}.step() given samples and their rewards"
+            self.steps.append((node, self._statement(), [], how))
             return
         if (
             last is not None
@@ -1453,8 +1473,10 @@ class GradientStep(RouteDetector):
             )
         )
 
-    def _named(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> None:
+    def _named(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
         """Name the stage of a step whose loss is not classified by the code it sits in (``def grpo_train``).
+
+        Return whether a name did.
 
         The name is the only evidence left, so the stage is decided by name (TAXONOMY.md: a name never
         decides against a loss, and here there is none to go against).
@@ -1474,7 +1496,8 @@ class GradientStep(RouteDetector):
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"{where} {name}")
-                return
+                return True
+        return False
 
     def _helper_modules(self, node: cst.CSTNode) -> list[str]:
         """Last parts of the modules a called helper comes from (``run_sft`` of ``run_sft.update_step``)."""
@@ -1824,8 +1847,13 @@ class GradientStep(RouteDetector):
                 if id(node) in self.scorers:
                     message = f"the object trained is a {self.scorers[id(node)]}, named for a reward model"
                     self._name_stage(node, statement, "reward_model", None, message)
-                elif not self._named_trainer(node, statement):
-                    self._named(node, statement)
+                elif (
+                    not self._named_trainer(node, statement)
+                    and not self._named(node, statement)
+                    and id(node) in self.rewarded
+                ):
+                    message = f"{self.rewarded[id(node)]} is stepped on rewarded samples: a policy gradient"
+                    self._name_stage(node, statement, "ppo", None, message)
                 continue
             verdict = _pretraining_mix(
                 _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ())),
@@ -1917,6 +1945,31 @@ STAGE_KEYWORDS = frozenset({"stage", "algorithm", "algo", "training_type", "trai
 """Keywords by which a wrapper's training method is told which stage to run (``finetune(stage="dpo")``)."""
 STAGE_ALIASES = {"rlhf": "ppo"}
 """Stage values that are no route word: RLHF's policy stage is PPO (LLaMA-Factory's and others' ``rlhf``)."""
+
+
+REWARDED_STEP_ARGUMENTS = 3
+"""Samples handed to a trainer's step with their rewards: queries, responses, scores."""
+
+
+def _rewarded_step(node: cst.Call, name: str | None) -> str | None:
+    """Return the trainer whose ``step`` a call takes on samples and their rewards, if it is one.
+
+    ``ppo_trainer.step(query_tensors, response_tensors, rewards)``: an object named for a trainer,
+    stepped with at least three arguments, one of them named for rewards or scores.
+    """
+    if name != "step" or not isinstance(node.func, cst.Attribute) or len(node.args) < REWARDED_STEP_ARGUMENTS:
+        return None
+    trainer = last_name(node.func.value)
+    if trainer is None or "trainer" not in words(trainer):
+        return None
+    for arg in node.args:
+        named = (n for n in (arg.value, *descendants(arg.value)) if isinstance(n, cst.Name))
+        said = {w for n in named for w in words(n.value)}
+        if arg.keyword is not None:
+            said.update(words(arg.keyword.value))
+        if said & SCORE_WORDS:
+            return trainer
+    return None
 
 
 def _staged_run(node: cst.Call, callee: str | None) -> str | None:
