@@ -23,15 +23,15 @@ RECORD_WORDS = frozenset(
 )
 """Words of a collection of generated examples (not of results or metrics) dumped in one go."""
 JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
+"""Encoders whose output, written line by line, is a JSON-lines dataset."""
 JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
 """Writers of one JSON document to a file: inside a loop, one record per iteration (JSON lines)."""
-"""Encoders whose output, written line by line, is a JSON-lines dataset."""
 
 
 RECORD_FILE_OPENERS = frozenset({"jsonlines.open"})
+"""Functions that open a file of records, for writing with a ``w`` or ``a`` mode."""
 RECORD_FILE_WRITERS = frozenset({"jsonlines.Writer"})
 """Classes that write records to a file one JSON line each (``jsonlines.Writer(f)``)."""
-"""Functions that open a file of records, for writing with a ``w`` or ``a`` mode."""
 DATASET_WORDS = frozenset({"dataset", "datasets", "samples", "records", "examples", "conversations"})
 """Words of a helper that writes a dataset of records (``save_dataset``, ``write_samples``)."""
 WRITE_VERBS = frozenset({"dump", "write", "save", "append", "export"})
@@ -94,6 +94,7 @@ class DataOutput(RouteDetector):
     )
 
     VALID = (
+        Valid("import json\nfor step, m in enumerate(ms):\n    log.write(f'{step}: {json.dumps(m)}\\n')\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
             "        return self.pretrained_model.push_to_hub(*args, **kwargs)\n"
@@ -116,6 +117,11 @@ class DataOutput(RouteDetector):
     )
     INVALID = (
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
+        Invalid(
+            "import json\nwith open(p, 'w') as fd:\n    for item in items:\n"
+            "        fd.write(f'{json.dumps(item, ensure_ascii=False)}\\n')\n",
+            "data_output",
+        ),
         Invalid("ds.to_json('out.jsonl', lines=True)\n", "data_output"),
         Invalid("append_jsonl(rows, 'data/v2.jsonl')\n", "data_output"),
         Invalid(
@@ -317,9 +323,15 @@ class DataOutput(RouteDetector):
         return self._encodes_json(node.args[0].value.elt)
 
     def _encodes_json(self, value: cst.BaseExpression) -> bool:
-        """Say whether ``value`` is ``json.dumps(...)``, possibly with a newline added."""
+        r"""Say whether ``value`` is ``json.dumps(...)``, possibly with a newline added.
+
+        Added by ``+`` or by an f-string holding only the record (``f"{json.dumps(item)}\n"``).
+        """
         if isinstance(value, cst.BinaryOperation):
             return self._encodes_json(value.left)
+        if isinstance(value, cst.FormattedString):
+            held = [p for p in value.parts if isinstance(p, cst.FormattedStringExpression)]
+            return len(held) == 1 and self._encodes_json(held[0].expression)
         return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)
 
 
