@@ -163,8 +163,9 @@ def _hooks(detector_type: type) -> tuple[tuple[str, str, str], ...]:
 class _Below(threading.local):
     """What :func:`descendants` found under each node of the tree being walked on this thread."""
 
-    found: dict[int, list[cst.CSTNode]] | None = None
-    """By ``id`` of the node; None outside a walk (ids of nodes already freed may recur)."""
+    found: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] | None = None
+    """By ``id`` of the node, with the node (a node built and freed during the walk, not one of the
+    tree's, may leave its id to another); None outside a walk."""
 
 
 _BELOW = _Below()
@@ -266,10 +267,10 @@ def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     """
     kept = _BELOW.found
     if kept is not None:
-        found = kept.get(id(node))
-        if found is None:
-            found = kept[id(node)] = _descendants(node)
-        return found
+        entry = kept.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = kept[id(node)] = (node, _descendants(node))
+        return entry[1]
     return _descendants(node)
 
 
