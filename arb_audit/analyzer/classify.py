@@ -727,8 +727,12 @@ DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS, SCORER_CLASS})
 stage, and in a file that runs a model, as likely what it measures."""
 WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}
 """Labels a launched command can have that train nothing, and the role of a file launching only them."""
-GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer"})
+GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer", "megatron_pretrain"})
 """Variants of a generic trainer, whose stage is whatever loss it is given."""
+HANDED_LOSS_LOOPS = frozenset({"megatron_pretrain"})
+"""Variants of a framework's loop run with a function of the file that returns the loss
+(``pretrain(..., forward_step)``): the loop takes no step the file's walk sees, so the loss the file
+writes decides over the loop's default stage, as a step's loss does over a generic trainer's."""
 
 
 def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
@@ -744,6 +748,14 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         # a loss known only to come out of a model's forward pass does not say what that model
         # computes: the trainer or framework the file names says it (trlx's ILQL trainer)
         known = [f for f in known if not f.message.endswith(FORWARD_ONLY)]
+    if not known and named and all(f.variant in HANDED_LOSS_LOOPS for f in named):
+        written = [
+            f
+            for f in findings
+            if f.signal == "loss" and f.kind in STAGE_LABELS and f.variant not in DATA_SHAPES
+        ]
+        if written:
+            return written
     if not known:
         # a framework's policy-gradient learner subclassed here, the step in the framework: the
         # advantages the file computes for it say whether it is GRPO (oat's PPOLearner, Dr. GRPO)

@@ -849,6 +849,15 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 " forward_step)\n",
                 "SFT",
             ),
+            (
+                # a preference loss the file hands the loop decides over the loop's default
+                "import torch.nn.functional as F\nfrom megatron.training import pretrain\n"
+                "def loss_func(chosen_logps, rejected_logps, ref_chosen_logps, ref_rejected_logps):\n"
+                "    logits = (chosen_logps - ref_chosen_logps) - (rejected_logps - ref_rejected_logps)\n"
+                "    return -F.logsigmoid(0.1 * logits).mean()\n"
+                "pretrain(datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)\n",
+                "DPO",
+            ),
         ),
         valid=(
             "from megatron.training import get_args, print_rank_0\nargs = get_args()\n",
