@@ -73,7 +73,7 @@ _CALLED = re.compile(r"\b(\w+)\s*\(")
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
 """A method called (``worker.train_critic(``)."""
 _WORD = re.compile(r"\w+")
-_TRAINER_STEPPED = re.compile(r"(\w*(?i:trainer)\w*)\s*\.\s*step\s*\(")
+_TRAINER_STEPPED = re.compile(r"(\w*(?i:trainer))\s*\.\s*step\s*\(")
 """A trainer's ``step(`` (``ppo_trainer.step(queries, responses, rewards)``: GradientStep's rewarded step)."""
 _STAGE_VALUE = re.compile(r"""\b(\w+)\s*=\s*["']([\w-]+)["']""")
 """A keyword given a literal (``stage="dpo"``): a stage keyword's names the stage a call runs."""

@@ -233,6 +233,7 @@ class GradientStep(RouteDetector):
 
     VALID = (
         Valid("obs, reward, done, info = env.step(actions, rewards, dones)\n"),
+        Valid("self.trainer_panel.step(step, rewards, scores)\n"),
         Valid("trainer.step(epoch, losses, metrics)\n"),
         Valid(
             "class LMLossEvalUnit(EvalUnit[SequenceBatch]):\n    def process_batch(self, batch, bag):\n"
@@ -1954,14 +1955,14 @@ REWARDED_STEP_ARGUMENTS = 3
 def _rewarded_step(node: cst.Call, name: str | None) -> str | None:
     """Return the trainer whose ``step`` a call takes on samples and their rewards, if it is one.
 
-    ``ppo_trainer.step(query_tensors, response_tensors, rewards)``: an object named for a trainer,
+    ``ppo_trainer.step(query_tensors, response_tensors, rewards)``: an object whose name ends in trainer,
     stepped with at least three arguments, one of them named for rewards or scores.
     """
     if name != "step" or not isinstance(node.func, cst.Attribute) or len(node.args) < REWARDED_STEP_ARGUMENTS:
         return None
     trainer = last_name(node.func.value)
-    if trainer is None or "trainer" not in words(trainer):
-        return None
+    if trainer is None or words(trainer)[-1:] != ("trainer",):
+        return None  # (named for a trainer, not for what shows one: ``trainer_panel``, ``trainer_tracker``)
     for arg in node.args:
         named = (n for n in (arg.value, *descendants(arg.value)) if isinstance(n, cst.Name))
         said = {w for n in named for w in words(n.value)}
