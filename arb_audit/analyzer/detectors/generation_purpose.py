@@ -48,6 +48,13 @@ ANSWER_NAMES = frozenset(
 ``eval_set``): the file answers held-out questions for a judge or a metric."""
 PREDICTION_WORDS = frozenset({"prediction", "predictions"})
 """Words of a name for a model's answers to be scored (``predictions``)."""
+PREDICTION_KEY_WORDS = PREDICTION_WORDS | {"pred", "preds", "predicted"}
+"""Words of a record's key for the model's answer to a question (``pred``, ``predicted_answer``)."""
+TRUTH_KEY_WORDS = frozenset(
+    {"gold", "truth", "gt", "reference", "ref", "label", "target", "expected", "correct"}
+)
+"""Words of a record's key for the answer a prediction is checked against, or the check's verdict
+(``gold``, ``ground_truth``, ``is_correct``)."""
 DATA_WORDS = TEACHER_WORDS | {"distilled", "synthetic"}
 """Words of a name that says a model's outputs become training data (``teacher_model``, ``distilled``)."""
 MAKING_VERBS = frozenset({"generate", "synthesize"})
@@ -93,7 +100,7 @@ class GenerationPurpose(RouteDetector):
     """
 
     TRIGGERS = (
-        *("split", "test", "valid", "eval", "bench", "answer", "question", "predict"),
+        *("split", "test", "valid", "eval", "bench", "answer", "question", "pred"),
         *(
             "teacher",
             "distill",
@@ -120,6 +127,8 @@ class GenerationPurpose(RouteDetector):
         Valid("def load_dataset_for_generation(path):\n    return path\n"),
         Valid("def create_dataset(path, split='test'):\n    return path\n"),
         Valid("record = {'prompt': p, 'response': r}\n"),
+        Valid("record = {'prompt': p, 'response': r, 'label': y}\n"),
+        Valid("record = {'pred': p, 'step': i}\n"),
         Valid("latest = ckpts['latest']\n"),
         Valid("loss = metrics['eval']\n"),
         Valid("model.push_to_hub('me/model')\n"),
@@ -142,6 +151,8 @@ class GenerationPurpose(RouteDetector):
             variant=TRAINING_DATA,
         ),
         Invalid("predictions = []\n", "purpose", variant=ANSWERS),
+        Invalid("rows.append({'q': q, 'pred': p, 'gold': a})\n", "purpose", variant=ANSWERS),
+        Invalid("rec = {'predicted_answer': p, 'is_correct': p == a}\n", "purpose", variant=ANSWERS),
         Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
         Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid(
@@ -322,3 +333,8 @@ class GenerationPurpose(RouteDetector):
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
             self._cue(node, message, TRAINING_SHAPED)
+        said = [set(words(k)) for k in keys]
+        if any(PREDICTION_KEY_WORDS & w for w in said) and any(TRUTH_KEY_WORDS & w for w in said):
+            # {"pred": p, "gold": a, "score": s}: a model's answer kept beside the one it is checked
+            # against is an evaluation's record; data to train on keeps the answer alone
+            self._cue(node, "records predictions beside the reference answers", ANSWERS)
