@@ -244,8 +244,9 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     Projects wrap their client or server in helpers (``utils.openai_completion``,
     ``make_gpt3_requests``, ``client.infer_batch``); the name is what shows it.
     """
-    func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
-    if not isinstance(func, cst.Name):
+    func = node.func.attr if type(node.func) is cst.Attribute else node.func  # (not isinstance: see dotted)
+    attribute = func is not node.func
+    if type(func) is not cst.Name:
         return False
     found = words(func.value)
     if not found or found[0] in SETUP_WORDS:
@@ -254,7 +255,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
         return False  # (no name below can say it: most calls are answered here, before any lookup)
     # a method, or an imported helper: not a function or class of this file, whose body says more
-    outside = isinstance(node.func, cst.Attribute) or any("." in q for q in names(func))
+    outside = attribute or any("." in q for q in names(func))
     if func.value[:1].isupper() and not outside:
         return False  # a class of this file named so (``DigitCompletion(...)``, a task) is built, not asked
     named = (

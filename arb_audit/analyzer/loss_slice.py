@@ -676,13 +676,14 @@ class Slice:
             scope, root, depth = pending.pop()
             for node in (root, *descendants(root)):
                 f.nodes += 1
+                # (type identity, not isinstance: misses on libcst's ABC-based classes are slow)
                 if (
-                    isinstance(node, cst.UnaryOperation)
+                    type(node) is cst.UnaryOperation
                     and isinstance(node.operator, cst.Minus)
                     and not f.negated_logprob
                 ):
                     f.negated_logprob = _names_a_logprob(node.expression)
-                if isinstance(node, cst.Name):
+                if type(node) is cst.Name:
                     f.words.update(_adversarial(words(node.value)))
                     _note_named_loss(f, node.value)
                     for key in ((scope, node.value), (0, node.value)):
@@ -692,7 +693,7 @@ class Slice:
                                 (key[0], v, depth) for v in self.assigns[key] if not self._module(v, f)
                             )
                     self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
-                elif isinstance(node, cst.Attribute):
+                elif type(node) is cst.Attribute:
                     attr = node.attr.value
                     f.words.update(words(attr))
                     _note_named_loss(f, attr)
@@ -706,13 +707,13 @@ class Slice:
                         # computed in the file (how the advantages are estimated decides the stage).
                         seen_names.add((-2, attr))
                         pending.extend((s, v, depth) for s, v in self._named(attr))
-                elif isinstance(node, cst.BinaryOperation):
+                elif type(node) is cst.BinaryOperation:
                     f.leave_one_out = f.leave_one_out or leave_one_out(node)
                     if isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
                         f.outer_differences += 1
                     elif isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
                         f.pairwise_difference = True
-                elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+                elif type(node) is cst.Subscript and isinstance(node.value, cst.Name):
                     # ``stats["loss_pg"]``: what was put into that entry; ``stats[k]``: into any
                     named = keyed_entry(node)
                     entries = [named] if named is not None else self._entries(node.value.value)
@@ -721,7 +722,7 @@ class Slice:
                             if slot not in seen_names and slot in self.assigns:
                                 seen_names.add(slot)
                                 pending.extend((slot[0], v, depth) for v in self.assigns[slot])
-                elif isinstance(node, cst.SimpleString):
+                elif type(node) is cst.SimpleString:
                     text = literal_text(node)
                     if text.isidentifier():
                         f.words.update(words(text))
@@ -729,9 +730,9 @@ class Slice:
                             # ``inputs["advantages"]``: the record's field, as ``batch.advantages``
                             seen_names.add((-2, text))
                             pending.extend((s, v, depth) for s, v in self._named(text))
-                elif isinstance(node, cst.Call):
+                elif type(node) is cst.Call:
                     self._call(node, scope, depth, f, pending, seen_functions)
-                elif isinstance(node, cst.Arg) and node.keyword is not None:
+                elif type(node) is cst.Arg and node.keyword is not None:
                     f.keywords.add(node.keyword.value)
                     f.words.update(words(node.keyword.value))
         f.row_normalised = f.kept >= {"mean", "std"}

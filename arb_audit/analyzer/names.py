@@ -148,46 +148,47 @@ class NameResolver:
             self._body(block.body, scope)
 
     def _statement(self, node: cst.CSTNode, scope: Scope) -> None:
-        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        # (type identity, not isinstance: libcst's bases are ABCs, slow to miss on every statement)
+        if type(node) is cst.SimpleStatementLine or type(node) is cst.SimpleStatementSuite:
             for small in node.body:
                 self._small(small, scope)
-        elif isinstance(node, cst.FunctionDef):
+        elif type(node) is cst.FunctionDef:
             scope.bind(node.name.value, scope.prefix + node.name.value)
             inner = Scope("function", f"{scope.prefix}{node.name.value}.<locals>.", scope)
             self.scopes[id(node)] = inner
             _bind_parameters(node.params, inner)
             self._block(node.body, inner)
-        elif isinstance(node, cst.ClassDef):
+        elif type(node) is cst.ClassDef:
             scope.bind(node.name.value, scope.prefix + node.name.value)
             inner = Scope("class", f"{scope.prefix}{node.name.value}.", scope)
             self.scopes[id(node)] = inner
             self._classes.append((node, scope))
             self._block(node.body, inner)
-        elif isinstance(node, cst.If):
+        elif type(node) is cst.If:
             if not is_dead(node.test):
                 self._block(node.body, scope)
             if node.orelse is not None:
                 self._statement(node.orelse, scope)
-        elif isinstance(node, cst.Else | cst.Finally):
+        elif type(node) is cst.Else or type(node) is cst.Finally:
             self._block(node.body, scope)
-        elif isinstance(node, cst.While):
+        elif type(node) is cst.While:
             if not is_dead(node.test):
                 self._block(node.body, scope)
             if node.orelse is not None:
                 self._block(node.orelse.body, scope)
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             for name in _targets(node.target):
                 scope.bind(name, scope.prefix + name)
             self._block(node.body, scope)
             if node.orelse is not None:
                 self._block(node.orelse.body, scope)
-        elif isinstance(node, cst.With):
+        elif type(node) is cst.With:
             for item in node.items:
                 if item.asname is not None:
                     for name in _targets(item.asname.name):
                         scope.bind(name, scope.prefix + name)
             self._block(node.body, scope)
-        elif isinstance(node, cst.Try | cst.TryStar):
+        elif type(node) is cst.Try or type(node) is cst.TryStar:
             self._block(node.body, scope)
             for handler in node.handlers:
                 if handler.name is not None:
@@ -197,12 +198,12 @@ class NameResolver:
             for tail in (node.orelse, node.finalbody):
                 if tail is not None:
                     self._block(tail.body, scope)
-        elif isinstance(node, cst.Match):
+        elif type(node) is cst.Match:
             for case in node.cases:
                 self._block(case.body, scope)
 
     def _small(self, node: cst.BaseSmallStatement, scope: Scope) -> None:
-        if isinstance(node, cst.Import):
+        if type(node) is cst.Import:
             for alias in node.names:
                 full = dotted(alias.name)
                 if alias.asname is not None:
@@ -213,7 +214,7 @@ class NameResolver:
                     head = full.split(".", 1)[0]
                     scope.bind(head, head)
                     self.imported.add(head)
-        elif isinstance(node, cst.ImportFrom):
+        elif type(node) is cst.ImportFrom:
             module = "." * len(node.relative) + dotted(node.module)
             if isinstance(node.names, cst.ImportStar):
                 self.star_modules.append(module)
@@ -226,11 +227,11 @@ class NameResolver:
                     bound = next(_targets(alias.asname.name), name)
                 scope.bind(bound, full)
                 self.imported.add(full)
-        elif isinstance(node, cst.Assign):
+        elif type(node) is cst.Assign:
             for target in node.targets:
                 for name in _targets(target.target):
                     scope.bind(name, scope.prefix + name)
-        elif isinstance(node, cst.AnnAssign | cst.AugAssign):
+        elif type(node) is cst.AnnAssign or type(node) is cst.AugAssign:
             for name in _targets(node.target):
                 scope.bind(name, scope.prefix + name)
 

@@ -10,6 +10,7 @@ never enters dead code (``if False:`` bodies, ``while False:``).
 from __future__ import annotations
 
 import dataclasses
+import operator
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -56,7 +57,7 @@ _LEAF_TYPES: tuple[type, ...] = (
     cst.Comment,
     cst.MaybeSentinel,
 )
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 _TEXT_LEAVES = frozenset(
     {cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.FormattedStringText}
 )
@@ -79,16 +80,24 @@ _SCOPE_TYPES = frozenset(
 """Nodes that open a scope of names (the resolver's, or one made as they are entered)."""
 
 
-def _fields(node_type: type) -> tuple[str, ...]:
-    names = _FIELDS.get(node_type)
-    if names is None:
-        names = tuple(
+def _fields(node_type: type) -> Callable[[Any], tuple[Any, ...]]:
+    """Return what reads a node's child fields, in order, as one tuple (one C call per node)."""
+    read = _FIELDS.get(node_type)
+    if read is None:
+        names = [
             f.name
             for f in dataclasses.fields(node_type)
             if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
-        )
-        _FIELDS[node_type] = names
-    return names
+        ]
+        if len(names) > 1:
+            read = operator.attrgetter(*names)
+        elif names:
+            only = operator.attrgetter(names[0])
+            read = lambda node: (only(node),)  # noqa: E731 (attrgetter of one name returns no tuple)
+        else:
+            read = lambda node: ()  # noqa: E731
+        _FIELDS[node_type] = read
+    return read
 
 
 _WALKED: dict[type, bool] = {}
@@ -115,7 +124,8 @@ def _children(node: cst.CSTNode, walked: dict[type, bool] = _WALKED) -> list[cst
         orelse = node.orelse  # type: ignore[attr-defined]
         return [node.test] + ([orelse] if orelse is not None else [])  # type: ignore[attr-defined]
     found: list[cst.CSTNode] = []
-    for value in map(node.__getattribute__, _fields(node_type)):
+    read = _FIELDS.get(node_type) or _fields(node_type)
+    for value in read(node):
         value_type = type(value)
         if value_type is tuple or value_type is list:
             for v in value:

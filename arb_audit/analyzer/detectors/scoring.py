@@ -290,7 +290,9 @@ class Scoring(RouteDetector):
                 return
         # The metric may be called here or handed to something that calls it (dataset.map(metric)).
         for target in (node.func, *(arg.value for arg in node.args)):
-            named = self.names(target) if isinstance(target, cst.Name | cst.Attribute) else frozenset()
+            # (type identity, not isinstance: a miss on a union of libcst's ABC-based classes is slow)
+            kind = type(target)
+            named = self.names(target) if kind is cst.Name or kind is cst.Attribute else frozenset()
             # (sorted: a name bound twice, by a conditional import, is reported the same way every run)
             for name in sorted(named) if len(named) > 1 else named:
                 if self._is_metric(name):

@@ -67,14 +67,16 @@ def _greedy_settings(value: cst.BaseExpression, greedy_names: set[str]) -> bool:
     By keyword or in a dict it holds (``llm.generate(p, temperature=0)``, ``{"sampling_params":
     {"temperature": 0.0}}``), or through a name bound to such settings (``SamplingParams(temperature=0)``).
     """
+    # (type identity, not isinstance: every node under the value is asked, and misses on libcst's
+    # ABC-based classes are slow)
     for element in (value, *descendants(value)):
-        if isinstance(element, cst.Arg) and element.keyword is not None:
+        if type(element) is cst.Arg and element.keyword is not None:
             if decodes_greedily(element.keyword.value, element.value):
                 return True
-        elif isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+        elif type(element) is cst.DictElement and isinstance(element.key, cst.SimpleString):
             if decodes_greedily(literal_text(element.key), element.value):
                 return True
-        elif isinstance(element, cst.Name) and element.value in greedy_names:
+        elif type(element) is cst.Name and element.value in greedy_names:
             return True
     return False
 

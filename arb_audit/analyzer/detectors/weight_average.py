@@ -421,11 +421,13 @@ class WeightAverage(RouteDetector):
         (``total += t.norm()``) is not the tensor, nor is a sum into a container named for metrics.
         """
         read: set[str] = set()
+        # (type identity, not isinstance: every node of the body is asked, and misses on libcst's
+        # ABC-based classes are slow)
         for statement in reversed(descendants(loop.body)):
-            if isinstance(statement, cst.Assign) and self._reads_tensor(statement.value):
+            if type(statement) is cst.Assign and self._reads_tensor(statement.value):
                 read |= {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
             elif (
-                isinstance(statement, cst.Assign)
+                type(statement) is cst.Assign
                 and len(statement.targets) == 1
                 and isinstance(into := statement.targets[0].target, cst.Name)
                 and into.value not in read
@@ -436,7 +438,7 @@ class WeightAverage(RouteDetector):
             ):
                 return not _records_statistics(into)  # acc = acc + t
             elif (
-                isinstance(statement, cst.Call)
+                type(statement) is cst.Call
                 and method(statement) in IN_PLACE_SUMS
                 and isinstance(statement.func, cst.Attribute)
                 and statement.args
@@ -445,7 +447,7 @@ class WeightAverage(RouteDetector):
                 if isinstance(summed, cst.Name) and summed.value not in read and _cast_of(added) in read:
                     return not _records_statistics(summed)
             elif (
-                isinstance(statement, cst.AugAssign)
+                type(statement) is cst.AugAssign
                 and isinstance(statement.operator, cst.AddAssign)
                 and isinstance(statement.target, cst.Name)
                 and statement.target.value not in read
