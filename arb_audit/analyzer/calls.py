@@ -130,15 +130,15 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
     called = method(node)
     if called in GENERATION_METHODS:
         return True
-    if called == "remote" and isinstance(node.func, cst.Attribute):
+    if called == "remote" and type(node.func) is cst.Attribute:
         receiver = node.func.value
         if isinstance(receiver, cst.Attribute) and receiver.attr.value in GENERATION_METHODS:
             return True
-    if called in CHAT_METHODS and isinstance(node.func, cst.Attribute):
+    if called in CHAT_METHODS and type(node.func) is cst.Attribute:
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
         # InternLM and Baichuan checkpoints
         return bool(MODEL_WORDS & set(words(dotted(node.func.value).replace(".", "_"))))
-    if called in AGENT_TURNS and node.args and isinstance(node.func, cst.Attribute):
+    if called in AGENT_TURNS and node.args and type(node.func) is cst.Attribute:
         # ``agent.step(message)``, ``reason_agent.astep(prompt)``: a chat agent's turn is its model's
         # answer (CAMEL's ChatAgent and agents like it)
         said = words(dotted(node.func.value).rsplit(".", 1)[-1])
@@ -344,12 +344,12 @@ def is_env_step(node: cst.Call) -> bool:
 
     Also a function named for stepping an environment, agent or tool (``await agent_step(obs, act)``).
     """
-    if isinstance(node.func, cst.Name) and node.args:
+    if type(node.func) is cst.Name and node.args:
         named = set(words(node.func.value))
         return "step" in named and bool(named & ACTOR_WORDS)
     if method(node) != "step" or not node.args:
         return False
-    assert isinstance(node.func, cst.Attribute)
+    assert type(node.func) is cst.Attribute
     receiver = dotted(node.func.value).lower()
     # ``self.step(queries, responses, rewards)``: an object's own step (a TRL-style trainer's), where
     # ``self.env.step(action)`` is its environment's
@@ -386,7 +386,7 @@ def built_environment(
     under another name) are looked up before the name says it is an environment.
     """
     last = last_name(node.func)
-    if last == "make" or isinstance(node.func, cst.Name):  # (a bare name may be ``make`` imported as)
+    if last == "make" or type(node.func) is cst.Name:  # (a bare name may be ``make`` imported as)
         made = names_of(node.func) & MADE_ENVIRONMENTS
         if made:
             return min(made)

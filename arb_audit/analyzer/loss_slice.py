@@ -226,7 +226,7 @@ def leave_one_out(node: cst.BinaryOperation) -> bool:
     if not (isinstance(node.operator, cst.Subtract) and isinstance(left, cst.Call)):
         return False
     func = left.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "sum":
+    if type(func) is cst.Attribute and func.attr.value == "sum":
         return func.value.deep_equals(right)
     return last_name(func) == "sum" and bool(left.args) and left.args[0].value.deep_equals(right)
 
@@ -296,7 +296,7 @@ def _reduced(node: cst.BaseExpression) -> cst.BaseExpression:
     """``x.sum()`` / ``x.mean()`` -> ``x``."""
     while (
         isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        and type(node.func) is cst.Attribute
         and node.func.attr.value in ("sum", "mean", "squeeze", "float")
     ):
         node = node.func.value
@@ -627,7 +627,7 @@ def _stabiliser(node: cst.BaseExpression, learned: Callable[[str], bool]) -> boo
             node = node.value
         elif (
             isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            and type(node.func) is cst.Attribute
             and node.func.attr.value == "detach"
         ):
             node = node.func.value
@@ -776,7 +776,7 @@ class Slice:
         f.calls |= resolved
         func = node.func
         name = None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             name = func.attr.value
             f.methods.add(name)
             if name in ("clamp", "clip") and one_minus_plus(a.value for a in node.args):
@@ -793,12 +793,10 @@ class Slice:
                 and is_one(first.expression)
             ):
                 f.regrouped = True  # x.view(-1, G): one row per prompt
-        elif isinstance(func, cst.Name):
+        elif type(func) is cst.Name:
             name = func.value
         if not f.model_forward and _local(resolved, func):
-            receiver = (
-                func.value if isinstance(func, cst.Attribute) and name in ("forward", "__call__") else func
-            )
+            receiver = func.value if type(func) is cst.Attribute and name in ("forward", "__call__") else func
             chain = (
                 receiver.value
                 if isinstance(receiver, cst.Name)

@@ -233,10 +233,10 @@ class AdvantageEstimate(RouteDetector):
             message = "rewards' mean and std are taken per group of samples (groupby)"
             self.report(node, "loss", message, kind="grpo", variant="grpo")
         # handed straight to a function that stores advantages (``assign_advantages(t, r - baseline)``)
-        func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert"):
+        func = node.func.attr if type(node.func) is cst.Attribute else node.func
+        if type(node.func) is cst.Attribute and node.func.attr.value in ("append", "extend", "insert"):
             self.fills_advantages = self.fills_advantages or _advantage_target(node.func.value)
-        if isinstance(func, cst.Name) and ADVANTAGE_NAMES & set(words(func.value)):
+        if type(func) is cst.Name and ADVANTAGE_NAMES & set(words(func.value)):
             for arg in node.args:
                 self._judge(arg.value)
 
@@ -310,7 +310,7 @@ def _group_statistics(node: cst.Call) -> bool:
     }
     if called != "mean" and "mean" not in statistics:
         return False
-    assert isinstance(node.func, cst.Attribute)
+    assert type(node.func) is cst.Attribute
     chain = node.func.value
     column = ""
     if isinstance(chain, cst.Subscript) and len(chain.slice) == 1:
@@ -444,13 +444,7 @@ def _td_residual(value: cst.BaseExpression) -> bool:
 
 def _callee(call: cst.Call) -> str | None:
     func = call.func
-    return (
-        func.value
-        if isinstance(func, cst.Name)
-        else func.attr.value
-        if isinstance(func, cst.Attribute)
-        else None
-    )
+    return func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
 
 
 def _words(node: cst.BaseExpression) -> tuple[str, ...]:

@@ -281,7 +281,7 @@ class DataOutput(RouteDetector):
             self.report(node, "data_output", "builds a synthetic dataset")
             return
         name = method(node)
-        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        receiver = node.func.value if type(node.func) is cst.Attribute else None
         if name is not None and name.startswith("write") and isinstance(receiver, cst.Name):
             # judged after the walk: the writer may be bound below its use (a helper written first)
             self.writes.append((node, self.context.statements[-1] if self.context.statements else None))
@@ -300,7 +300,7 @@ class DataOutput(RouteDetector):
             self.report(node, "data_output", "encodes records as JSON lines")
             return
         if name in DATASET_WRITERS:
-            assert isinstance(node.func, cst.Attribute)
+            assert type(node.func) is cst.Attribute
             if not holds_model(node.func.value):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
 
@@ -314,7 +314,7 @@ class DataOutput(RouteDetector):
 
     def _json_lines(self, node: cst.Call) -> bool:
         """Say whether ``node`` joins JSON-encoded records with newlines: a JSON-lines document."""
-        assert isinstance(node.func, cst.Attribute)
+        assert type(node.func) is cst.Attribute
         separator = node.func.value
         if not (isinstance(separator, cst.SimpleString) and separator.evaluated_value == "\n"):
             return False

@@ -330,7 +330,7 @@ class Environment(RouteDetector):
         elif self.functions and _chooses_actions(node):
             # an action a policy, a model or an agent chooses (epsilon-greedy draws beside it)
             self.functions[-1].add("policy")
-        if isinstance(node.func, cst.Name) and node.func.value in self.step_functions:
+        if type(node.func) is cst.Name and node.func.value in self.step_functions:
             self.stepped_here.add(node.func.value)
 
     def _samples_at_random(self, node: cst.Call) -> bool:
@@ -341,7 +341,7 @@ class Environment(RouteDetector):
         """
         func = node.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value == "sample"
             and last_name(func.value) == "action_space"
         ):

@@ -283,7 +283,7 @@ class FrameworkEntry(RouteDetector):
         self.evaluators.append(last_name(func).endswith("Evaluator"))
         if inside:
             return
-        if isinstance(func, cst.Attribute) and node.args and literal_bool(node.args[0].value) is None:
+        if type(func) is cst.Attribute and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
             self.fed.update(
                 f"{func.attr.value}({a.keyword.value})" for a in node.args if a.keyword is not None
@@ -306,9 +306,7 @@ class FrameworkEntry(RouteDetector):
                 ):
                     self._report(arg, *handed, "hands on")
                     return
-        callee = (
-            node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
-        )
+        callee = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
         loads = LOADER_WORDS & set(words(callee)) if isinstance(callee, str) else set()
         for arg in node.args:
             value = arg.value

@@ -430,7 +430,7 @@ class Generation(RouteDetector):
         if is_generation_helper(node, self.names):
             self._generates(node, "calls a helper named for asking a model for text")
             return
-        if isinstance(node.func, cst.Name) and node.func.value in self.requesters:
+        if type(node.func) is cst.Name and node.func.value in self.requesters:
             self._generates(node, f"calls {node.func.value}, a client's method asking for text")
             return
         for name in sorted(names):  # (sorted: a name bound twice reports the same way every run)

@@ -240,19 +240,19 @@ class GenerationPurpose(RouteDetector):
             if arg.keyword is not None and arg.keyword.value == "split":
                 self._split(arg, arg.value)
         func = node.func
-        called = func.attr.value if isinstance(func, cst.Attribute) else None
-        receiver = func.value if isinstance(func, cst.Attribute) else None
+        called = func.attr.value if type(func) is cst.Attribute else None
+        receiver = func.value if type(func) is cst.Attribute else None
         if called == "push_to_hub" and receiver is not None and not holds_model(receiver):
             self._cue(node, "publishes what it made as a dataset", TRAINING_DATA)
             return
-        opened = isinstance(func, cst.Name) and func.value == "open"
+        opened = type(func) is cst.Name and func.value == "open"
         if node.args and (
             (opened and opens_for_writing(node))
             or (called in DATASET_WRITERS and receiver is not None and not holds_model(receiver))
         ):
             self._path(node, node.args[0].value)
             return
-        if isinstance(func, cst.Name) and records_writer(func.value):
+        if type(func) is cst.Name and records_writer(func.value):
             # a project's JSON writer handed the path it writes (``write_to_json(f"rm-eval-{m}.json", r)``)
             for arg in node.args:
                 if isinstance(arg.value, cst.SimpleString | cst.FormattedString):

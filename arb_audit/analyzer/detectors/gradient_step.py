@@ -1208,7 +1208,7 @@ class GradientStep(RouteDetector):
         if name is not None and (name == "step" or name.endswith(("_step", "_update", "apply_updates"))):
             self.updates = True  # optimizer.step(), scaler.step(opt), engine.step(), optimizer_step()
         func = node.func
-        last = name if name is not None else func.value if isinstance(func, cst.Name) else None
+        last = name if name is not None else func.value if type(func) is cst.Name else None
         names = self.names(func) if last in RESOLVED_LAST else set()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
@@ -1248,7 +1248,7 @@ class GradientStep(RouteDetector):
             self.ran[id(node)] = [staged]
             self.steps.append((node, self._statement(), [], f"{last}() told to run {staged}"))
             return
-        if name in FINE_TUNE_METHODS and isinstance(node.func, cst.Attribute) and node.args:
+        if name in FINE_TUNE_METHODS and type(node.func) is cst.Attribute and node.args:
             # chat_model.finetune(dataset, num_epochs=3): an object's fine-tuning run, given its data
             # (its loss is the object's library's, not read here)
             self.steps.append((node, self._statement(), [], f"{name}() given data"))
@@ -1269,9 +1269,9 @@ class GradientStep(RouteDetector):
         if _names_an_update(name) and isinstance(holder := getattr(node.func, "value", None), cst.Name):
             # algo.update_parameters(): decided once the file is read, by what ``algo`` was built with
             self.deferred.append((node, self._statement(), scope, holder.value, "environment"))
-        if name in ("append", "extend") and positional and isinstance(node.func, cst.Attribute):
+        if name in ("append", "extend") and positional and type(node.func) is cst.Attribute:
             self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
-        if name == "backward" and isinstance(node.func, cst.Attribute):
+        if name == "backward" and type(node.func) is cst.Attribute:
             receiver = node.func.value
             if positional:
                 root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
@@ -1293,7 +1293,7 @@ class GradientStep(RouteDetector):
             elif isinstance(target, cst.Name | cst.Attribute):
                 last = target.value if isinstance(target, cst.Name) else target.attr.value
                 self.deferred.append((node, self._statement(), scope, last, "grad"))
-        elif name == "step" and not positional and isinstance(node.func, cst.Attribute):
+        elif name == "step" and not positional and type(node.func) is cst.Attribute:
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
@@ -1308,7 +1308,7 @@ class GradientStep(RouteDetector):
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
         elif (
             name in ("train", "fit", "train_batch")
-            and isinstance(node.func, cst.Attribute)
+            and type(node.func) is cst.Attribute
             and not (positional and literal_bool(positional[0]) is False)  # ``model.train(False)``: eval mode
         ):
             receiver = node.func.value
@@ -1324,7 +1324,7 @@ class GradientStep(RouteDetector):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
         elif (
             name in TRAINER_EVALUATIONS
-            and isinstance(node.func, cst.Attribute)
+            and type(node.func) is cst.Attribute
             and isinstance(node.func.value, cst.Name)
         ):
             # trainer.evaluate(): a trainer built to measure a model, if the name holds a trainer
@@ -1333,13 +1333,13 @@ class GradientStep(RouteDetector):
             name is not None
             and (name.startswith("train_") or name.endswith("_train"))
             and not set(words(name)) & (NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS)
-            and isinstance(node.func, cst.Attribute)
+            and type(node.func) is cst.Attribute
             and isinstance(node.func.value, cst.Name)
         ):
             # trainer.train_rlhf(experience), trainer.accelerate_train(): a trainer's own training
             # method, once the name is a trainer
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "trainer"))
-        elif updates_model(name, POLICY_WORDS) and isinstance(node.func, cst.Attribute):
+        elif updates_model(name, POLICY_WORDS) and type(node.func) is cst.Attribute:
             self.steps.append((node, self._statement(), [], f"{name}(): a worker's policy update"))
             if isinstance(receiver := node.func.value, cst.Name):
                 # actor = PPORayActorGroup(...); actor.async_fit_actor_model(...): the worker group's
@@ -1348,7 +1348,7 @@ class GradientStep(RouteDetector):
                     last_name(v.func) for v in self._bound(scope, receiver.value) if isinstance(v, cst.Call)
                 ]
                 self.holders[id(node)] = [b for b in built if b]
-        elif updates_model(name, CRITIC_WORDS) and isinstance(node.func, cst.Attribute):
+        elif updates_model(name, CRITIC_WORDS) and type(node.func) is cst.Attribute:
             message = f"{name}(): a learned value model, the actor-critic (PPO) family"
             self.report(node, "gradient_step", message, kind="ppo", variant="ppo", on_policy=True)
         elif name == "apply_updates" or "optax.apply_updates" in names:
@@ -1502,7 +1502,7 @@ class GradientStep(RouteDetector):
 
     def _helper_modules(self, node: cst.CSTNode) -> list[str]:
         """Last parts of the modules a called helper comes from (``run_sft`` of ``run_sft.update_step``)."""
-        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+        if not (isinstance(node, cst.Call) and type(node.func) is cst.Name):
             return []  # (a method's qualified name ends in its class, not its module)
         scope = self.scopes_of.get(id(node.func))
         known = self.context.resolver.qualified_names(node.func, scope) if scope is not None else set()
@@ -1559,7 +1559,7 @@ class GradientStep(RouteDetector):
                 self._report_named(node, statement, named, f"the gradient step trains a {name}")
                 return True
         receiver = (
-            node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else None
+            node.func.value if isinstance(node, cst.Call) and type(node.func) is cst.Attribute else None
         )
         if isinstance(receiver, cst.Name):
             # the code names the trainer object for what it trains (``dpo_trainer = NCATrainer(...)``)
@@ -1670,7 +1670,7 @@ class GradientStep(RouteDetector):
         optimiser it holds (a project's own trainer, named for its algorithm rather than "trainer").
         """
         said = words(name) if name is not None else ()
-        if not said or not isinstance(node.func, cst.Attribute):
+        if not said or type(node.func) is not cst.Attribute:
             return False
         if set(said) & NOT_TRAINING_SCOPES or not (
             said[0] in TRAINING_WORDS
@@ -1756,7 +1756,7 @@ class GradientStep(RouteDetector):
         func = call.func
         if names_trainer_class(_tail(func)) or _names_trainer_factory(last_name(func)):
             return func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             where = self.functions[-1] if scope is None else scope
             for value in self._bound(where, func.value):
                 choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
@@ -1958,7 +1958,7 @@ def _rewarded_step(node: cst.Call, name: str | None) -> str | None:
     ``ppo_trainer.step(query_tensors, response_tensors, rewards)``: an object whose name ends in trainer,
     stepped with at least three arguments, one of them named for rewards or scores.
     """
-    if name != "step" or not isinstance(node.func, cst.Attribute) or len(node.args) < REWARDED_STEP_ARGUMENTS:
+    if name != "step" or type(node.func) is not cst.Attribute or len(node.args) < REWARDED_STEP_ARGUMENTS:
         return None
     trainer = last_name(node.func.value)
     if trainer is None or words(trainer)[-1:] != ("trainer",):

@@ -376,7 +376,7 @@ class HandwrittenLoss(RouteDetector):
             self.named_group_relative = self.named_group_relative or any(
                 GROUP_RELATIVE_NAMES & set(words(scope)) for scope in self.enclosing()
             )
-        if name in ("mean", "std") and isinstance(node.func, cst.Attribute):
+        if name in ("mean", "std") and type(node.func) is cst.Attribute:
             receiver = node.func.value
             if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and len(receiver.args) >= 2:
                 first = receiver.args[0].value

@@ -206,13 +206,13 @@ class Inference(RouteDetector):
             if not isinstance(node, cst.Call):
                 continue
             func = node.func
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 if func.attr.value in TENSOR_METHODS:
                     continue
                 if any(_library(q) for q in self.names(func)):
                     continue
                 return None
-            if not isinstance(func, cst.Name):
+            if type(func) is not cst.Name:
                 return None
             qualified = self.names(func)
             if func.value in BUILTINS or any(_library(q) for q in qualified):

@@ -75,7 +75,7 @@ class InsertedTokenMask(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         called = func.attr.value
         if called == "extend" and len(node.args) == 1:

@@ -201,7 +201,7 @@ class MaskedTargets(RouteDetector):
         ):
             self._found(node)
         # ``labels.append([IGNORE_INDEX] * n + target)``: what is appended is written into the list
-        grows = isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING_METHODS
+        grows = type(node.func) is cst.Attribute and node.func.attr.value in GROWING_METHODS
         self.growing.append(grows)
         if grows:
             self._enter(_receiver_name(node.func.value))  # type: ignore[attr-defined]

@@ -62,7 +62,7 @@ SAVED_WEIGHT_WORDS = WEIGHT_WORDS | {"state", "dict"}
 def _saved_name(call: cst.Call) -> str | None:
     """Return the name of what a save call writes: the model it is called on, else its first argument."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in OBJECT_SAVES:
+    if type(func) is cst.Attribute and func.attr.value in OBJECT_SAVES:
         return last_name(func.value) or None
     if not call.args or call.args[0].keyword is not None:
         return None
@@ -92,7 +92,7 @@ def _lora_product(value: cst.BaseExpression) -> bool:
         elif isinstance(node, cst.Call) and last_name(node.func) in MATMULS:
             args = [a.value for a in node.args]
             # ``b.mm(a)``/``b.matmul(a)``: the receiver is the left factor; ``torch.mm(b, a)``: two arguments
-            receiver = node.func.value if isinstance(node.func, cst.Attribute) and len(args) == 1 else None
+            receiver = node.func.value if type(node.func) is cst.Attribute and len(args) == 1 else None
             operands = [receiver, *args] if receiver is not None else args
         else:
             continue

@@ -138,16 +138,14 @@ class MetricReport(RouteDetector):
             self.report(node, "scoring", f"{node.name.value} implements a benchmark metric", variant=METRIC)
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = (
-            node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
-        )
+        name = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
         said = words(name) if isinstance(name, str) else []
         if said and said[0] in METRIC_VERBS and set(said[1:]) & NAMED_METRICS:
             # compute_rouge(preds, refs), calc_f1(...): a named metric over outputs
             self.report(node, "scoring", f"computes a named metric ({name})", variant=METRIC)
             return
         # print("Zero-shot Acc", np.mean(acc_res)): an average of a metric's values, printed
-        if not (isinstance(node.func, cst.Name) and node.func.value == "print"):
+        if not (type(node.func) is cst.Name and node.func.value == "print"):
             return
         for arg in node.args:
             if _aggregate(arg.value) and any(
@@ -211,7 +209,7 @@ def _aggregate(value: cst.BaseExpression) -> bool:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             return True
         if isinstance(node, cst.Call) and (
-            method(node) in AVERAGES or (isinstance(node.func, cst.Name) and node.func.value in AVERAGES)
+            method(node) in AVERAGES or (type(node.func) is cst.Name and node.func.value in AVERAGES)
         ):
             return True
     return False

@@ -373,7 +373,7 @@ class MultiTurnLoop(RouteDetector):
                 self.roles[name] = role
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.typed = self.typed or (isinstance(node.func, cst.Name) and node.func.value == "input")
+        self.typed = self.typed or (type(node.func) is cst.Name and node.func.value == "input")
         if self.loops and not self.played and not self._not_training():
             statement = self.context.statements[-1] if self.context.statements else None
             if runs_episodes(node):
@@ -403,7 +403,7 @@ class MultiTurnLoop(RouteDetector):
             return
         # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
         listed = role == "user" and _content_name(node) in set().union(*self.targets)
-        callee = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+        callee = node.func.attr if type(node.func) is cst.Attribute else node.func
         if not generation and isinstance(callee, cst.Name):
             for called in self.called:
                 called.add(callee.value)
@@ -582,8 +582,8 @@ def _scores(statements: list[cst.CSTNode]) -> bool:
 
 def _environment_answers(node: cst.Call) -> bool:
     """Say whether ``node`` is a helper named for an environment's answer, handed something to act on."""
-    func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
-    if not isinstance(func, cst.Name) or not node.args:
+    func = node.func.attr if type(node.func) is cst.Attribute else node.func
+    if type(func) is not cst.Name or not node.args:
         return False
     named = set(words(func.value))
     return bool(named & ENVIRONMENT_WORDS) and bool(named & ANSWER_WORDS)

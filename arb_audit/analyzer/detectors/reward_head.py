@@ -371,7 +371,7 @@ class RewardHead(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._in_reward_model(node)
-        if method(node) == "step" and isinstance(node.func, cst.Attribute):
+        if method(node) == "step" and type(node.func) is cst.Attribute:
             # the optimiser is named for what it optimises (``self.reward_optimizer.step()``)
             optimiser = set(words(last_name(node.func.value)))
             if optimiser & {"optimizer", "optimiser", "optim", "opt"} and optimiser & {"reward", "rm", "prm"}:
@@ -382,11 +382,7 @@ class RewardHead(RouteDetector):
         if model is not None and isinstance(model.value, cst.Name):
             self.trained.add(model.value.value)
         func = node.func
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.attr.value in TRAINED_BY
-        ):
+        if type(func) is cst.Attribute and isinstance(func.value, cst.Name) and func.attr.value in TRAINED_BY:
             if func.attr.value in WEIGHT_ACCESS:
                 self.weighed.add(func.value.value)
             else:

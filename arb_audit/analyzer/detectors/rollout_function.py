@@ -73,6 +73,4 @@ class RolloutFunction(RouteDetector):
 def _completion_call(node: cst.Call) -> bool:
     """``server.completion(...)``/``client.chat_completion(...)``: a server asked for completions."""
     func = node.func
-    return isinstance(func, cst.Attribute) and bool(
-        {"completion", "completions"} & set(words(func.attr.value))
-    )
+    return type(func) is cst.Attribute and bool({"completion", "completions"} & set(words(func.attr.value)))

@@ -112,7 +112,7 @@ def _subcommand_word(decorator: cst.Decorator, function: cst.FunctionDef) -> str
     """
     called = decorator.decorator
     func = called.func if isinstance(called, cst.Call) else called
-    if not isinstance(func, cst.Attribute) or func.attr.value != "command":
+    if type(func) is not cst.Attribute or func.attr.value != "command":
         return None
     if isinstance(called, cst.Call):
         named = keyword(called, "name")
@@ -619,19 +619,19 @@ class RouteDispatch(RouteDetector):
                 entry[3].update(words)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.looked_up:
+        if type(node.func) is cst.Name and node.func.value in self.looked_up:
             self.constructed.add(node.func.value)
         if dotted(node.func) and any(q.startswith(PROCESS_STARTERS) for q in self.names(node.func)):
             self.launches = True
         if (
-            isinstance(node.func, cst.Attribute)
+            type(node.func) is cst.Attribute
             and node.func.attr.value in TRAIN_METHODS
             and all(a.keyword is not None for a in node.args)
         ):
             # ``trainer.train()``, ``trainer.train(resume_from_checkpoint=ckpt)``; not a torch
             # module's mode switch ``model.train(False)``
             self.runs_trainer = True
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument" and node.args:
+        if type(node.func) is cst.Attribute and node.func.attr.value == "add_argument" and node.args:
             flag = node.args[0].value
             if isinstance(flag, cst.SimpleString) and any(
                 w in str(flag.evaluated_value) for w in MULTI_TURN_FLAGS

@@ -274,15 +274,13 @@ class Scoring(RouteDetector):
         self.filters.append(node.test)
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = (
-            node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
-        )
+        callee = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
         if not self.timed and isinstance(callee, str) and ("bench" in callee or callee in TIMER_NAMES):
             called = self.names(node.func)
             self.timed = bool(called & TIMERS) or any(
                 "bench" in q and PERFORMANCE_WORDS & set(words(q.rsplit(".", 1)[-1])) for q in called
             )
-        if isinstance(node.func, cst.Attribute):
+        if type(node.func) is cst.Attribute:
             said = words(node.func.attr.value)
             if len(said) > 1 and said[0] in RUN_BENCHMARK_VERBS and BENCHMARK_WORDS & set(said[1:]):
                 statement = self.context.statements[-1] if self.context.statements else None

@@ -35,7 +35,7 @@ def _literal_words(
         return _literal_words(bound[node.value], bound, depth + 1)
     elif (
         isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        and type(node.func) is cst.Attribute
         and node.func.attr.value == "split"
         and not node.args
     ):

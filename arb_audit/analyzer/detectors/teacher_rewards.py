@@ -41,7 +41,7 @@ def _asks_teacher_logprobs(node: cst.BaseExpression) -> bool:
     """Say whether a call asks a teacher for log-probabilities (``teacher_client.compute_logprobs(x)``)."""
     return (
         isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        and type(node.func) is cst.Attribute
         and bool(set(words(node.func.attr.value)) & LOGPROB_WORDS)
         and bool(set(words(dotted(node.func.value).replace(".", "_"))) & TEACHER_WORDS)
     )
