@@ -275,6 +275,49 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from nemo_rl.algorithms.utils import get_tokenizer\nget_tokenizer(cfg)\n",),
     ),
     Framework(
+        "NeMo",
+        "nemo",
+        (
+            # NeMo 2's API: finetune trains on a dataset's targets (whole model or PEFT); pretrain and
+            # train run the next-token loss on a data module's tokens; distill trains a student on a
+            # teacher's logits
+            Entry("finetune", "sft", commands=("nemo llm finetune",)),
+            Entry("pretrain", "sft", "megatron_pretrain", commands=("nemo llm pretrain",)),
+            Entry("llm.train", "sft", "megatron_pretrain"),
+            Entry("api.train", "sft", "megatron_pretrain"),
+            Entry("distill", "sft", "distillation", "distilled"),
+            # NeMo 1's Megatron models: trained where a Lightning trainer's fit is given one (a script
+            # restoring one to generate or test trains nothing)
+            *(
+                Entry(name, "sft", variant, trained_by="fit")
+                for model, variant in (
+                    ("MegatronGPTSFTModel", None),
+                    ("MegatronGPTModel", "megatron_pretrain"),
+                )
+                for name in (model, f"{model}.restore_from")
+            ),
+        ),
+        invalid=(
+            (
+                "from nemo.collections import llm\n"
+                "llm.finetune(model=model, data=data, trainer=trainer, peft=llm.peft.LoRA())\n",
+                "SFT",
+            ),
+            (
+                "from nemo.collections.nlp.models.language_modeling.megatron_gpt_sft_model import"
+                " MegatronGPTSFTModel\n"
+                "model = MegatronGPTSFTModel.restore_from(path, cfg, trainer=trainer)\ntrainer.fit(model)\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
+            "model = MegatronGPTModel.restore_from(path, trainer=trainer)\ntrainer.test(model)\n",
+            "from nemo.collections import llm\nmodel = llm.LlamaModel(llm.Llama3Config8B())\n",
+        ),
+        lines=(("nemo llm finetune --factory llama3_8b", "SFT"),),
+    ),
+    Framework(
         "prime-rl",
         "prime_rl",
         (Entry("sft_train", "sft"), Entry("dpo_train", "dpo", "dpo"), Entry("grpo_train", "grpo", "grpo")),
