@@ -30,6 +30,12 @@ WEIGHT_WORDS = frozenset(
     }
 )
 """What a call must name (in its own name or its keywords) besides merging, to combine weights."""
+SETTING_WORDS = frozenset(
+    {"cfg", "cfgs", "config", "configs", "conf", "field", "fields", "arch", "args", "hparams", "settings"}
+)
+"""Words of a function's name that merges settings (``_merge_model_arch_fields(cfg, path)``, a model's
+config fields taken from a checkpoint's): no weights are combined. (Its arguments may be settings
+either way: ``merge_lora_weights(args)``.)"""
 SHARD_WORDS = frozenset(
     {
         "fsdp",
@@ -151,6 +157,7 @@ class Merge(RouteDetector):
         Valid("import mergekit\n"),
         Valid("if False:\n    model.save_pretrained_merged('out', tok)\n"),
         Valid("merged = {**a, **b}\n"),
+        Valid("cfg = _merge_model_arch_fields(cfg, cfg.model.restore_from_path)\ntrainer.fit(model)\n"),
         Valid("layer.q_proj.merge_weights = False\nmodel.save_pretrained('out')\n"),
         Valid("lora.Linear(4, 4, r=8, merge_weights=True)\n"),  # (a layer that may fold, built: no fold)
         Valid(
@@ -200,6 +207,7 @@ class Merge(RouteDetector):
         Invalid(
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
         ),
+        Invalid("merge_lora_weights(args)\n", "stage", "merge", "lora_fold"),
         Invalid(
             "flat = fisher * flatten(a) + (1 - fisher) * flatten(b)\n"
             "merged_state_dict = unflatten(flat, reference)\ntorch.save(merged_state_dict, out)\n",
@@ -372,7 +380,7 @@ class Merge(RouteDetector):
                     a.keyword.value if a.keyword else a.value.value if isinstance(a.value, cst.Name) else ""
                 )
             }
-            if named & WEIGHT_WORDS and not named & SHARD_WORDS:
+            if named & WEIGHT_WORDS and not named & SHARD_WORDS and not said & SETTING_WORDS:
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
