@@ -14,10 +14,12 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "tokenize", "tokenise", "collate", "preprocess"),
+        *("distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them; a reward model's data tokenised and collated), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated; their distribution tabulated for
+analysis, ``reward_distribution_frame``), not a reward function."""
 RESPONSE_CONTRACT = frozenset({"solution_str"})
 """Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
 ground_truth, extra_info)``): the policy's decoded response."""
@@ -70,6 +72,11 @@ class RewardFunction(RouteDetector):
     TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT, "_score")
 
     VALID = (
+        Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
+        Valid(
+            "class RewardStatsCallback:\n    def score_against_list(self, pred, gt_list):\n"
+            "        return 0.0\n"
+        ),
         Valid("def render(completions):\n    return '\\n'.join(completions)\n"),
         Valid("def f(prompts, **kwargs):\n    pass\n"),
         Valid("def load_reward_model(path):\n    return AutoModel.from_pretrained(path)\n"),
@@ -150,6 +157,11 @@ class RewardFunction(RouteDetector):
             "reward_named",
         ),
         Invalid(
+            "class AtomicOpsReward:\n    def score_against_list(self, pred_sql, gt_sqls):\n"
+            "        return max(jaccard(pred_sql, g) for g in gt_sqls)\n",
+            "reward_named",
+        ),
+        Invalid(
             "class RewardMathFn(RewardFn):\n"
             "    def __call__(self, sample):\n        return RewardOutput(1.0)\n",
             "reward_named",
@@ -222,13 +234,26 @@ class RewardFunction(RouteDetector):
             self.report(node, "reward_named", f"{node.name.value} is called to score samples")
             return
         named = words(node.name.value)
-        scorer = next(
+        scorer: cst.CSTNode | None = next(
             (
                 c
                 for s in node.body.body
                 if isinstance(s, cst.FunctionDef) and _returns(s)
                 for c in descendants(s)
                 if isinstance(c, cst.Call) and _scores_against_truth(c)
+            ),
+            None,
+        )
+        scorer = scorer or next(
+            (
+                # AtomicOpsReward.score_against_list(pred_sql, gt_sqls): a method named for scoring,
+                # given the references, that returns the score
+                s
+                for s in node.body.body
+                if isinstance(s, cst.FunctionDef)
+                and set(words(s.name.value)) & SCORER_WORDS
+                and any(set(words(p.name.value)) & TRUTH_WORDS for p in s.params.params)
+                and _returns(s)
             ),
             None,
         )
