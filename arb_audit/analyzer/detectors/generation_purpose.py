@@ -134,6 +134,8 @@ class GenerationPurpose(RouteDetector):
         Valid("model.push_to_hub('me/model')\n"),
         Valid("with open('data/generated_answers.json', 'w') as f:\n    f.write(line)\n"),
         Valid("with open('train_data.json') as f:\n    rows = f.read()\n"),
+        Valid("with open('test/train.json') as f:\n    rows = f.read()\n"),
+        Valid("with open(f'{out}/contest.json') as f:\n    rows = f.read()\n"),
         Valid("parser.add_argument('--input_file', default='data/questions.jsonl')\n"),
         Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
     )
@@ -152,6 +154,10 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("predictions = []\n", "purpose", variant=ANSWERS),
         Invalid("rows.append({'q': q, 'pred': p, 'gold': a})\n", "purpose", variant=ANSWERS),
+        Invalid(
+            "with open(f'datasets/{name}/test.json') as f:\n    rows = f.read()\n", "purpose", variant=ANSWERS
+        ),
+        Invalid("rows = json.load(open('data/gsm8k_test.jsonl'))\n", "purpose", variant=ANSWERS),
         Invalid("rec = {'predicted_answer': p, 'is_correct': p == a}\n", "purpose", variant=ANSWERS),
         Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
         Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
@@ -246,6 +252,8 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, "publishes what it made as a dataset", TRAINING_DATA)
             return
         opened = type(func) is cst.Name and func.value == "open"
+        if opened and node.args and not opens_for_writing(node):
+            self._read(node, node.args[0].value)
         if node.args and (
             (opened and opens_for_writing(node))
             or (called in DATASET_WRITERS and receiver is not None and not holds_model(receiver))
@@ -291,6 +299,21 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, f"names a file for answers ({text})", ANSWERS)
         elif written and said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:
             self._cue(node, f"names a file for training data ({text})", TRAINING_DATA)
+
+    def _read(self, node: cst.CSTNode, path: cst.BaseExpression) -> None:
+        """Report a file read whose literal name is a held-out split's (``f"data/{name}/test.json"``)."""
+        if isinstance(path, cst.Call) and path.args:
+            path = path.args[-1].value  # os.path.join(root, "test.jsonl")
+        if isinstance(path, cst.SimpleString):
+            tail = literal_text(path)
+        elif isinstance(path, cst.FormattedString) and isinstance(path.parts[-1], cst.FormattedStringText):
+            tail = path.parts[-1].value
+        else:
+            return
+        # (the file's own name, not a folder's: ``test/`` may hold anything)
+        name = tail.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        if set(re.findall(r"[a-z]+", name)) & HELD_OUT_SPLITS:
+            self._cue(node, f"reads a held-out split's file ({name})", ANSWERS)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # dataset["test"]: a split of a DatasetDict taken by its key (only the keys that name nothing
