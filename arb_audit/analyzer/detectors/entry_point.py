@@ -16,6 +16,10 @@ PLUMBING_WORDS = (
 ``warnings.filterwarnings``, ``registry.register(...)``): libraries make them too."""
 
 
+ARGUMENT_PARSES = frozenset({"parse_args", "parse_known_args", "parse_args_into_dataclasses"})
+"""Methods reading the command line (argparse's, Hugging Face's ``HfArgumentParser``)."""
+
+
 class EntryPoint(RouteDetector):
     """A file that runs when executed — ``if __name__ == "__main__":``, or a loop or call at module level.
 
@@ -28,12 +32,13 @@ class EntryPoint(RouteDetector):
     gradients, or that have a ``__main__`` guard or a ``main`` function.
     """
 
-    TRIGGERS = ("reward", "Reward", "score", "__main__", "def main(", *Inference.TRIGGERS)
+    TRIGGERS = ("reward", "Reward", "score", "__main__", "def main(", "parse_", *Inference.TRIGGERS)
 
     VALID = (
         Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),
         Valid("import warnings\nwarnings.filterwarnings('ignore')\ndef score(x):\n    return 0\n"),
         Valid("REWARDS = {}\nregister_reward('math', math_reward)\n"),
+        Valid("def get_args():\n    return parser.parse_args()\n"),
         Valid(
             "import sys, torch\nsys.path.append('..')\ntorch.manual_seed(0)\nload_dotenv()\n"
             "@torch.no_grad()\ndef sample(m, x):\n    return m(x)\n"
@@ -47,6 +52,8 @@ class EntryPoint(RouteDetector):
         Invalid("def reward(x):\n    return 1.0\nif __name__ == '__main__':\n    main()\n", "entry_point"),
         Invalid("scores = [score(x) for x in data]\nprint(sum(scores))\n", "entry_point"),
         Invalid("for row in rows:\n    row['reward'] = reward(row)\n", "entry_point"),
+        Invalid("parser = ArgumentParser()\nargs = parser.parse_args()\n", "entry_point"),
+        Invalid("(model_args,) = HfArgumentParser(Args).parse_args_into_dataclasses()\n", "entry_point"),
         Invalid(
             "def main(prompt: str, max_new_tokens: int = 50):\n    print(generate(prompt))\n", "entry_point"
         ),
@@ -72,6 +79,12 @@ def _runs(statement: cst.BaseStatement) -> bool:
         return True
     if isinstance(statement, cst.SimpleStatementLine):
         for small in statement.body:
+            if (
+                isinstance(small, cst.Assign | cst.AnnAssign)
+                and isinstance(small.value, cst.Call)
+                and last_name(small.value.func) in ARGUMENT_PARSES
+            ):
+                return True  # args = parser.parse_args(): a module reading its command line is run
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call | cst.Await):
                 call = small.value.expression if isinstance(small.value, cst.Await) else small.value
                 if isinstance(call, cst.Call) and not _plumbing(call):
