@@ -8,6 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
@@ -327,6 +328,11 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid(
+            "from l0.trainer import AgenticRayPPOTrainer\ntrainer = AgenticRayPPOTrainer(config=config)\n"
+            "trainer.fit()\n",
+            "interactive",
+        ),
         Invalid(
             "for batch in ppo_trainer.dataloader:\n"
             "    responses = ppo_trainer.generate(batch['query'])\n"
@@ -1557,6 +1563,11 @@ class GradientStep(RouteDetector):
                 named = route_word(module[-1], strict="trainer" not in words(module[-1]))
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"the gradient step trains a {name}")
+                if named[0] in ("GRPO", "PPO") and AGENT_WORDS & set(words(class_name)):
+                    # ``AgenticRayPPOTrainer(...).fit()``: a project's policy-gradient trainer named for
+                    # training an agent, whose rollouts are its episodes of tool calls or turns
+                    message = f"the gradient step trains a {class_name}, named for training an agent"
+                    self.report(node, "interactive", message, statement=statement, interactive=True)
                 return True
         receiver = (
             node.func.value if isinstance(node, cst.Call) and type(node.func) is cst.Attribute else None
