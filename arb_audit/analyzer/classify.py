@@ -361,6 +361,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # (a weight average, a merge function, a training stage whose output is called so)
         stages = [s for s in stages if s.variant != MERGED_SAVE]
     interactive = "interactive" in signals
+    # a reward defined here for the turns of multi-turn episodes (``math_reward_with_tool(trajectory)``):
+    # it serves online RL, whatever script code beside it tries it out
+    episode_rewards = any(f.signal == "interactive" and f.detector == "RewardFunction" for f in findings)
     environment = any(
         (f.signal == "environment" and f.variant != SINGLE_TURN)
         or (f.signal == "interactive" and f.variant != USER_TURN)
@@ -548,6 +551,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif (
         environment
         and "reward_function" not in signals
+        and not episode_rewards
         and (
             "entry_point" in signals
             or evaluation_place(result.path) is not None
@@ -569,10 +573,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif environment and not (
         "entry_point" in signals
+        and not episode_rewards
         and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
     ):
         # (a script's own turn loop may only demo or evaluate; an environment defined, or a reward
-        # reading tool results, serves training wherever it is run from)
+        # reading tool results or crediting an episode's turns, serves training wherever it is run from)
         result.role, result.primary = "component", "ONLINE_RL"
     elif ("environment" in signals and not (_only_rollouts(findings) and _reports_a_metric(findings))) or (
         not _reports_a_metric(findings)

@@ -1369,6 +1369,17 @@ def test_a_script_not_read_named_for_fine_tuning_is_sft(command: str, routes: li
             "GRPO",
         ),
         (
+            # an agent's trajectory credited, and the module's own check of its verifier run as a
+            # script: still the reward of the multi-turn training that imports it
+            "from math_verify import parse, verify\n"
+            "def math_reward_with_tool(trajectory, answer):\n"
+            "    calls = [s for s in trajectory if s['role'] == 'tool']\n"
+            "    return float(verify(parse(trajectory[-1]['content']), parse(answer))) if calls else 0.0\n"
+            "if __name__ == '__main__':\n"
+            "    print(verify(parse('\\\\boxed{2/3}'), parse('2/3')))\n",
+            "ONLINE_RL",
+        ),
+        (
             # one turn of a chat completion: its last message, its format
             "def last_turn_reward(completions, **kwargs):\n"
             "    return [float('###' in c[-1]['content']) for c in completions]\n"

@@ -54,6 +54,11 @@ ONE_TURN_WORDS = frozenset({"single", "last", "first", "final", "format", "next"
 """Words beside "turn" in a reward's name that speak of one turn of a chat (``last_turn_reward``)."""
 
 
+EPISODE_PARAMETER_WORDS = frozenset({"turns", "multiturn", "traj", "trajectory", "trajectories"})
+"""Words of a reward's required parameter holding a multi-turn episode (``combine_reward_fn(data,
+trajectory)``, ``episode_reward(turns)``): an agent's trajectory, its steps to credit."""
+
+
 class RewardFunction(RouteDetector):
     """A function or callable class that scores one policy sample is a reward for RL training.
 
@@ -111,6 +116,11 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "def combine_reward_fn(data, trajectory):\n"
+            "    return sum(step['ok'] for step in trajectory['actions'])\n",
+            "interactive",
+        ),
         Invalid(
             "def compute_turn_reward(tool_interact_info):\n"
             "    return sum(i['ok'] for i in tool_interact_info) / max(len(tool_interact_info), 1)\n",
@@ -179,7 +189,7 @@ class RewardFunction(RouteDetector):
             ]
             named = set(words(node.name.value))
             said = {w for n in required for w in words(n)}
-            if (named & TURN_WORDS and not named & ONE_TURN_WORDS) or said & {"turns", "multiturn"}:
+            if (named & TURN_WORDS and not named & ONE_TURN_WORDS) or said & EPISODE_PARAMETER_WORDS:
                 # ``compute_turn_reward(tool_interact_info)``: a reward per turn of an episode, whose
                 # samples are multi-turn (a single-turn sample has no turns to credit)
                 message = f"{node.name.value}() rewards the turns of multi-turn episodes"
