@@ -16,7 +16,7 @@ from arb_audit.analyzer.detectors.data_output import (
     records_writer,
 )
 from arb_audit.analyzer.loss_slice import TEACHER_WORDS, words
-from arb_audit.analyzer.names import literal_text
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
 
 ANSWERS = "answers"
@@ -88,6 +88,43 @@ SPLIT_OPTION = re.compile(r"-*split")
 """A command-line option choosing a split (``--split``, ``-split``)."""
 
 
+READ_CALLS = frozenset(
+    {"read_json", "read_csv", "read_parquet", "read_jsonl", "load_json", "load_jsonl", "read_jsonlines"}
+    | {"load_jsonlines", "read_text"}
+)
+"""Calls that read a file handed first, or the path they are called on (``pd.read_json(path)``,
+``(root / "validation.jsonl").read_text()``)."""
+CHECK_WORDS = frozenset({"correct", "right", "match", "matches", "matched", "verified", "passed", "solved"})
+"""Words of a name holding whether an answer was right (``is_correct``)."""
+
+
+def _path_writes(call: cst.Call) -> bool:
+    """Say whether a path's ``open(mode)`` writes (its mode comes first: ``path.open("w")``)."""
+    mode = keyword(call, "mode") or (call.args[0] if call.args else None)
+    return (
+        mode is not None
+        and isinstance(mode.value, cst.SimpleString)
+        and literal_text(mode.value)[:1] in ("w", "a", "x")
+    )
+
+
+def _tail_literal(path: cst.BaseExpression) -> str | None:
+    """Return the literal end of a path expression: its file's name, where the code writes it."""
+    if isinstance(path, cst.Call) and path.args:
+        return _tail_literal(path.args[-1].value)  # os.path.join(root, "test.jsonl"), Path("x")
+    if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Divide | cst.Add):
+        return _tail_literal(path.right)  # root / "validation.jsonl", root + "/test.json"
+    if isinstance(path, cst.SimpleString):
+        return literal_text(path)
+    if (
+        isinstance(path, cst.FormattedString)
+        and path.parts
+        and isinstance(path.parts[-1], cst.FormattedStringText)
+    ):
+        return path.parts[-1].value
+    return None
+
+
 class GenerationPurpose(RouteDetector):
     """What a file that runs a model makes: answers to held-out questions, or data to train on.
 
@@ -113,6 +150,7 @@ class GenerationPurpose(RouteDetector):
             "_dataset",
         ),
         *("add_argument", *sorted(DATASET_WRITERS)),
+        *("read_json", "read_csv", "read_parquet", "read_text", "load_json"),
     )
 
     VALID = (
@@ -134,8 +172,15 @@ class GenerationPurpose(RouteDetector):
         Valid("model.push_to_hub('me/model')\n"),
         Valid("with open('data/generated_answers.json', 'w') as f:\n    f.write(line)\n"),
         Valid("with open('train_data.json') as f:\n    rows = f.read()\n"),
-        Valid("with open('test/train.json') as f:\n    rows = f.read()\n"),
+        Valid("with open('test/prompts.json') as f:\n    rows = f.read()\n"),
         Valid("with open(f'{out}/contest.json') as f:\n    rows = f.read()\n"),
+        Valid(
+            "cases = json.load(open('data/test_cases.json'))\nsplits = load_json('train_val_split.json')\n"
+        ),
+        Valid(
+            "if pred == gold:\n    kept.append({'q': q, 'predicted_answer': pred, 'target_answer': gold})\n"
+        ),
+        Valid("rows.append({'text': t, 'predicted_label': y})\n"),
         Valid("parser.add_argument('--input_file', default='data/questions.jsonl')\n"),
         Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
     )
@@ -158,6 +203,9 @@ class GenerationPurpose(RouteDetector):
             "with open(f'datasets/{name}/test.json') as f:\n    rows = f.read()\n", "purpose", variant=ANSWERS
         ),
         Invalid("rows = json.load(open('data/gsm8k_test.jsonl'))\n", "purpose", variant=ANSWERS),
+        Invalid("rows = (root / 'validation.jsonl').read_text()\n", "purpose", variant=ANSWERS),
+        Invalid("df = pd.read_json(f'{data_dir}/dev.jsonl', lines=True)\n", "purpose", variant=ANSWERS),
+        Invalid("rows = json.load(open('math_train.json'))\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("rec = {'predicted_answer': p, 'is_correct': p == a}\n", "purpose", variant=ANSWERS),
         Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
         Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
@@ -254,6 +302,10 @@ class GenerationPurpose(RouteDetector):
         opened = type(func) is cst.Name and func.value == "open"
         if opened and node.args and not opens_for_writing(node):
             self._read(node, node.args[0].value)
+        elif receiver is not None and called in ("open", "read_text") and not _path_writes(node):
+            self._read(node, receiver)  # (root / "validation.jsonl").open()
+        elif last_name(func) in READ_CALLS and node.args:
+            self._read(node, node.args[0].value)
         if node.args and (
             (opened and opens_for_writing(node))
             or (called in DATASET_WRITERS and receiver is not None and not holds_model(receiver))
@@ -301,19 +353,20 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, f"names a file for training data ({text})", TRAINING_DATA)
 
     def _read(self, node: cst.CSTNode, path: cst.BaseExpression) -> None:
-        """Report a file read whose literal name is a held-out split's (``f"data/{name}/test.json"``)."""
-        if isinstance(path, cst.Call) and path.args:
-            path = path.args[-1].value  # os.path.join(root, "test.jsonl")
-        if isinstance(path, cst.SimpleString):
-            tail = literal_text(path)
-        elif isinstance(path, cst.FormattedString) and isinstance(path.parts[-1], cst.FormattedStringText):
-            tail = path.parts[-1].value
-        else:
+        """Report a file read whose literal name is a split's (``f"data/{name}/test.json"``, ``train.jsonl``).
+
+        The split is the name's last word (``gsm8k_test.jsonl``), not a word qualifying another
+        (``test_cases.json``, ``train_val_split.json``); a folder's name says nothing (``test/``).
+        """
+        tail = _tail_literal(path)
+        if tail is None:
             return
-        # (the file's own name, not a folder's: ``test/`` may hold anything)
         name = tail.replace("\\", "/").rsplit("/", 1)[-1].lower()
-        if set(re.findall(r"[a-z]+", name)) & HELD_OUT_SPLITS:
+        said = re.findall(r"[a-z]+", name.rsplit(".", 1)[0] if "." in name else name)
+        if said and said[-1] in HELD_OUT_SPLITS and not set(said) & TRAIN_SPLITS:
             self._cue(node, f"reads a held-out split's file ({name})", ANSWERS)
+        elif said and said[-1] in TRAIN_SPLITS:
+            self._cue(node, f"reads a training split's file ({name})", TRAINING_SHAPED)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # dataset["test"]: a split of a DatasetDict taken by its key (only the keys that name nothing
@@ -356,8 +409,24 @@ class GenerationPurpose(RouteDetector):
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
             self._cue(node, message, TRAINING_SHAPED)
-        said = [set(words(k)) for k in keys]
-        if any(PREDICTION_KEY_WORDS & w for w in said) and any(TRUTH_KEY_WORDS & w for w in said):
+        predicted = {k for k in keys if PREDICTION_KEY_WORDS & set(words(k))}
+        truth = {k for k in keys - predicted if TRUTH_KEY_WORDS & set(words(k))}
+        if predicted and truth and not self._kept_if_right():
             # {"pred": p, "gold": a, "score": s}: a model's answer kept beside the one it is checked
-            # against is an evaluation's record; data to train on keeps the answer alone
+            # against is an evaluation's record; data to train on keeps the answer alone, or only
+            # the answers that were right (STaR's rationales, rejection sampling)
             self._cue(node, "records predictions beside the reference answers", ANSWERS)
+
+    def _kept_if_right(self) -> bool:
+        """Say whether the statement being read runs only when a check holds (``if pred == gold:``)."""
+        for statement in self.context.statements:
+            if isinstance(statement, cst.If) and any(
+                (
+                    isinstance(n, cst.Comparison)
+                    and any(isinstance(c.operator, cst.Equal) for c in n.comparisons)
+                )
+                or (isinstance(n, cst.Name) and CHECK_WORDS & set(words(n.value)))
+                for n in (statement.test, *descendants(statement.test))
+            ):
+                return True
+        return False
