@@ -14,12 +14,16 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "tokenize", "tokenise", "collate", "preprocess"),
-        *("distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them; a reward model's data tokenised and collated; their distribution tabulated for
-analysis, ``reward_distribution_frame``), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated), not a reward function."""
+TABULATING_WORDS = frozenset(
+    {"distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve", "curves"}
+)
+"""Words after "reward" in a definition's name that say it tabulates rewards for analysis
+(``reward_distribution_frame``, ``reward_stats``); before it they may qualify a reward
+(``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
 RESPONSE_CONTRACT = frozenset({"solution_str"})
 """Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
 ground_truth, extra_info)``): the policy's decoded response."""
@@ -78,6 +82,7 @@ class RewardFunction(RouteDetector):
 
     VALID = (
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
+        Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
         Valid(
             "class RewardStatsCallback:\n    def score_against_list(self, pred, gt_list):\n"
             "        return 0.0\n"
@@ -116,6 +121,11 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "def stats_reward(response, ground_truth):\n"
+            "    return float(close(parse(response), ground_truth))\n",
+            "reward_named",
+        ),
         Invalid(
             "def combine_reward_fn(data, trajectory):\n"
             "    return sum(step['ok'] for step in trajectory['actions'])\n",
@@ -325,6 +335,8 @@ def _reward_named(name: str) -> bool:
     if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION:
         return False
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
+    if set(named[at + 1 :]) & TABULATING_WORDS:
+        return False
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
     # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
