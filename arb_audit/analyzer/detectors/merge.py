@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import libcst as cst
@@ -33,9 +34,11 @@ WEIGHT_WORDS = frozenset(
 SETTING_WORDS = frozenset(
     {"cfg", "cfgs", "config", "configs", "conf", "field", "fields", "arch", "args", "hparams", "settings"}
 )
-"""Words of a function's name that merges settings (``_merge_model_arch_fields(cfg, path)``, a model's
-config fields taken from a checkpoint's): no weights are combined. (Its arguments may be settings
-either way: ``merge_lora_weights(args)``.)"""
+"""Words of what a merge-named function merges when it merges settings (``_merge_model_arch_fields(cfg,
+path)``, a model's config fields taken from a checkpoint's): no weights are combined. (Settings it merges
+*from* or is handed say nothing: ``merge_lora_from_config(cfg)``, ``merge_lora_weights(args)``.)"""
+LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
+"""Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
 SHARD_WORDS = frozenset(
     {
         "fsdp",
@@ -208,6 +211,7 @@ class Merge(RouteDetector):
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
         ),
         Invalid("merge_lora_weights(args)\n", "stage", "merge", "lora_fold"),
+        Invalid("merge_lora_from_config(cfg)\n", "stage", "merge", "lora_fold"),
         Invalid(
             "flat = fisher * flatten(a) + (1 - fisher) * flatten(b)\n"
             "merged_state_dict = unflatten(flat, reference)\ntorch.save(merged_state_dict, out)\n",
@@ -380,7 +384,7 @@ class Merge(RouteDetector):
                     a.keyword.value if a.keyword else a.value.value if isinstance(a.value, cst.Name) else ""
                 )
             }
-            if named & WEIGHT_WORDS and not named & SHARD_WORDS and not said & SETTING_WORDS:
+            if named & WEIGHT_WORDS and not named & SHARD_WORDS and not _merges_settings(callee):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
@@ -453,3 +457,13 @@ class Merge(RouteDetector):
             variant = "lora_fold" if named & {"lora", "adapter"} else "merge_function"
             message = f"calls {callee}, which merges weights"
             self.report(node, "stage", message, statement=statement, kind="merge", variant=variant)
+
+
+def _merges_settings(name: str) -> bool:
+    """Say whether a merge-named function merges settings: what follows its verb, up to a linking word."""
+    said = words(name)
+    at = next((i for i, w in enumerate(said) if w in MERGE_WORDS), None)
+    if at is None:
+        return False
+    merged = list(itertools.takewhile(lambda w: w not in LINKING_WORDS, said[at + 1 :]))
+    return bool(set(merged) & SETTING_WORDS)
