@@ -283,13 +283,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # teacher's logits
             Entry("finetune", "sft", commands=("nemo llm finetune",)),
             Entry("pretrain", "sft", "megatron_pretrain", commands=("nemo llm pretrain",)),
+            # a recipe's factory builds the run NeMo-Run then executes (``llm.llama3_8b.finetune_recipe``)
+            Entry("finetune_recipe", "sft"),
+            Entry("pretrain_recipe", "sft", "megatron_pretrain"),
             Entry("llm.train", "sft", "megatron_pretrain"),
             Entry("api.train", "sft", "megatron_pretrain"),
             Entry("distill", "sft", "distillation", "distilled"),
             # NeMo 1's Megatron models: trained where a Lightning trainer's fit is given one (a script
-            # restoring one to generate or test trains nothing)
+            # restoring one to generate or test trains nothing, nor one fitting scikit-learn on its outputs)
             *(
-                Entry(name, "sft", variant, trained_by="fit")
+                Entry(name, "sft", variant, trained_by="trainer.fit")
                 for model, variant in (
                     ("MegatronGPTSFTModel", None),
                     ("MegatronGPTModel", "megatron_pretrain"),
@@ -309,10 +312,23 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "model = MegatronGPTSFTModel.restore_from(path, cfg, trainer=trainer)\ntrainer.fit(model)\n",
                 "SFT",
             ),
+            (
+                "import nemo_run as run\nfrom nemo.collections import llm\n"
+                "recipe = llm.llama3_8b.finetune_recipe(dir='ckpt', name='sft', num_nodes=1)\n"
+                "run.run(recipe, executor=run.LocalExecutor())\n",
+                "SFT",
+            ),
+            (
+                "import nemo_run as run\nfrom nemo.collections import llm\n"
+                "task = run.Partial(llm.finetune, model=model, data=data, trainer=trainer)\nrun.run(task)\n",
+                "SFT",
+            ),
         ),
         valid=(
             "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
             "model = MegatronGPTModel.restore_from(path, trainer=trainer)\ntrainer.test(model)\n",
+            "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
+            "model = MegatronGPTModel.restore_from(path, trainer=trainer)\nKMeans(8).fit(embed(model))\n",
             "from nemo.collections import llm\nmodel = llm.LlamaModel(llm.Llama3Config8B())\n",
         ),
         lines=(("nemo llm finetune --factory llama3_8b", "SFT"),),

@@ -30,6 +30,7 @@ BUILDERS = frozenset(
     {
         "remote",
         "partial",
+        "Partial",
         "submit",
         "register",
         "options",
@@ -41,6 +42,9 @@ BUILDERS = frozenset(
 )
 """Calls that build or run a class they are handed (``ray.remote(CriticWorker)``, ``partial(Trainer, ...)``);
 any other call given a class only looks at it (a type check, a signature, a log line, a mock)."""
+BINDERS = frozenset({"partial", "Partial"})
+"""Builders that bind a function's arguments for a later run (``run.Partial(llm.finetune, model=m)``,
+NeMo-Run's): a function handed to one is run, not only a class."""
 
 
 AGENT_WORDS = frozenset({"agent", "agentic", "multiturn", "tool"})
@@ -285,6 +289,8 @@ class FrameworkEntry(RouteDetector):
             return
         if type(func) is cst.Attribute and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
+            if words(last_name(func.value))[-1:] == ("trainer",):
+                self.fed.add(f"trainer.{func.attr.value}")  # trainer.fit(model), self.trainer.fit(m)
             self.fed.update(
                 f"{func.attr.value}({a.keyword.value})" for a in node.args if a.keyword is not None
             )
@@ -294,14 +300,14 @@ class FrameworkEntry(RouteDetector):
             return
         # (``ray.remote(num_gpus=1)(CriticWorker)``: the builder is the call that makes the callee)
         builder = node.func.func if isinstance(node.func, cst.Call) else node.func
-        if last_name(builder) in BUILDERS:
+        if (built := last_name(builder)) in BUILDERS:
             for arg in node.args:
                 # a framework's class handed on to be built elsewhere (``ray.remote(CriticWorker)``)
                 # (a Name or Attribute: last_name is "" for anything else)
                 value = arg.value
                 if (
                     arg.keyword is None  # (a keyword's value is read by visit_Arg)
-                    and last_name(value)[:1].isupper()
+                    and (last_name(value)[:1].isupper() or built in BINDERS)
                     and (handed := self._entry(value)) is not None
                 ):
                     self._report(arg, *handed, "hands on")
