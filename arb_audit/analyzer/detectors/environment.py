@@ -96,6 +96,15 @@ class Environment(RouteDetector):
         ),
     )
     INVALID = (
+        # a wrapper answering with the wrapped environment's end flag, cut at a step limit
+        Invalid(
+            "class WebEnv:\n    def reset(self):\n        return self.env.reset()\n"
+            "    def step(self, action):\n        ob, reward, done, info = self.env.step(action)\n"
+            "        if self.steps >= self.step_limit:\n            done = True\n"
+            "        return ob, reward * 10, done, info\n",
+            "environment",
+            variant=DEFINED,
+        ),
         # ``done=True`` on one path only: an answer without the flag leaves the episode running
         Invalid(
             "class GuessEnv(Environment):\n    def reset(self):\n        return Obs(question=q)\n"
@@ -484,6 +493,12 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
                             and not _uncut(flag.value, value.value)
                         ):
                             ends.append(_always_ends(value.value))
+                elif isinstance(target.target, cst.Tuple) and any(
+                    isinstance(e.value, cst.Name) and _ends(e.value.value) for e in target.target.elements
+                ):
+                    # ``ob, reward, done, info = self.env.step(action)``: a wrapped environment's own
+                    # end flag, not always set
+                    ends.append(False)
         elif isinstance(node, cst.Return) and node.value is not None and _flagless(node.value):
             # a record built without its end flag (``StepResult(result=r, reward=-0.1)``), another
             # step's answer (``return super().step(a)``) or a helper's (``return self._observe(t)``):
