@@ -51,6 +51,9 @@ NOT_TRAINING_SCOPES = frozenset(
 )
 """Words of a function name whose loops serve evaluation or a demo, not the rollouts a stage trains on
 (TAXONOMY.md: such loops do not make a file online RL)."""
+TRAINER_PLAY_WORDS = frozenset({"play"})
+"""Words of :data:`NOT_TRAINING_SCOPES` that, in a trainer's own method, name the episodes it plays to
+train on (``_play_negotiation``), not a demo."""
 
 
 class MultiTurnLoop(RouteDetector):
@@ -75,6 +78,11 @@ class MultiTurnLoop(RouteDetector):
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
 
     VALID = (
+        Valid(
+            "def play_game(model, prompt):\n    history = [{'role': 'system', 'content': prompt}]\n"
+            "    for turn in range(4):\n        reply = model.generate(history)\n"
+            "        history.append({'role': 'user', 'content': opponent(reply)})\n"
+        ),
         Valid("for batch in loader:\n    out = model.generate(batch)\n    optimizer.step()\n"),
         Valid(
             "class PPOTrainerForChat(PPOTrainer):\n    def ppo_train(self):\n        for batch in loader:\n"
@@ -143,6 +151,13 @@ class MultiTurnLoop(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "class SelfPlayGRPOTrainer(GRPOTrainer):\n    def _play_game(self, prompt):\n"
+            "        history = [{'role': 'system', 'content': prompt}]\n        for turn in range(4):\n"
+            "            reply = self.model.generate(history)\n"
+            "            history.append({'role': 'user', 'content': self.opponent(reply)})\n",
+            "interactive",
+        ),
         Invalid(
             "class ToolAgent:\n    def answer(self, q):\n        return self.llm.generate(q)\n"
             "    def observe(self, msgs, result):\n"
@@ -499,8 +514,15 @@ class MultiTurnLoop(RouteDetector):
             self.report(node, "interactive", message, statement=statement, interactive=True, variant=variant)
 
     def _not_training(self) -> bool:
-        """Say whether the loop lies in a function named for evaluation, testing or a demo."""
-        return any(NOT_TRAINING_SCOPES & set(name.lower().strip("_").split("_")) for name in self.functions)
+        """Say whether the loop lies in a function named for evaluation, testing or a demo.
+
+        A trainer's own method that plays (``MultiTurnGRPOTrainer._play_negotiation``) plays the
+        episodes it trains on: in a class named for a trainer, only evaluation and testing count.
+        """
+        scopes = NOT_TRAINING_SCOPES
+        if self.classes_named and words(self.classes_named[-1])[-1:] == ("trainer",):
+            scopes = scopes - TRAINER_PLAY_WORDS
+        return any(scopes & set(name.lower().strip("_").split("_")) for name in self.functions)
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave(original_node)
