@@ -98,10 +98,20 @@ PERTURBED_INPUTS = frozenset({"embedding", "embeddings", "embeds", "emb", "examp
 
 
 def _adversarial(said: tuple[str, ...]) -> tuple[str, ...]:
-    """Return an identifier's words, with "adversarial" added when "adv" qualifies perturbed inputs."""
+    """Return an identifier's words, with a word added for what they say together.
+
+    "adversarial" when "adv" qualifies perturbed inputs; "logp" when "log" leads a policy's or an
+    action's name (``log_a``, ``log_pi``: RL code's log-probability of the action taken).
+    """
     if "adv" in said and PERTURBED_INPUTS & set(said):
         return (*said, "adversarial")
+    if len(said) > 1 and said[0] == "log" and said[1] in ACTION_WORDS:
+        return (*said, "logp")
     return said
+
+
+ACTION_WORDS = frozenset({"a", "act", "action", "actions", "pi", "policy"})
+"""Words after "log" in a name for the log-probability of the action a policy took (``log_a``)."""
 
 
 RATIO_WORDS = frozenset({"ratio", "ratios", "clip", "cliprange", "importance"})
@@ -695,7 +705,7 @@ class Slice:
                     self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
                 elif type(node) is cst.Attribute:
                     attr = node.attr.value
-                    f.words.update(words(attr))
+                    f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
                     if isinstance(node.value, cst.Name) and node.value.value == "self":
                         key = (-1, attr)

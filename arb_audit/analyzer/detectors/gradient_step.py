@@ -329,6 +329,12 @@ class GradientStep(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "log_a = torch.stack([v[acts.index(a)] for v, acts, a in rows])\n"
+            "loss = -(log_a * adv.detach()).mean() + adv.pow(2).mean()\nloss.backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
             "from l0.trainer import AgenticRayPPOTrainer\ntrainer = AgenticRayPPOTrainer(config=config)\n"
             "trainer.fit()\n",
             "interactive",
