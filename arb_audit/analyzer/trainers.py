@@ -165,6 +165,10 @@ ROUTE_WORDS: dict[str, str] = {
     "reinforce++": "PPO",
     "reinforce_pp": "PPO",
     "remax": "PPO",
+    # regression forms of policy optimisation (Gao et al. 2024): REBEL regresses the difference of two
+    # responses' rewards onto their log-ratio difference, REFUEL its multi-turn extension
+    "rebel": "PPO",
+    "refuel": "PPO",
     "grpo": "GRPO",
     "group_norm": "GRPO",
     "dr_grpo": "GRPO",

@@ -53,6 +53,8 @@ def test_trainer_of(qualified: str, kind: str | None) -> None:
         ("SupervisedFinetuneTrainer", False, ("SFT", "supervisedfinetune")),
         ("SelfSupervisedTrainer", False, None),
         ("update_policy", True, None),
+        ("RefuelTrainer", False, ("PPO", "refuel")),  # regression forms of policy optimisation
+        ("rebel_loss", True, ("PPO", "rebel")),
     ],
 )
 def test_route_word(identifier: str, strict: bool, expected: tuple[str, str] | None) -> None:
