@@ -10,6 +10,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import is_generation, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
+from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool
 from arb_audit.analyzer.walk import descendants
@@ -66,6 +67,16 @@ those of :data:`SHARD_WORDS` that training and merge code do not use for other t
 a LoRA's rank)."""
 SAVED_WEIGHT_WORDS = WEIGHT_WORDS | {"state", "dict"}
 """What the name of something saved says when it holds weights (``merged_state_dict``)."""
+
+
+WEIGHT_LOADS = frozenset({"load_state_dict", "set_peft_model_state_dict", "set_model_state_dict"})
+"""Calls that put a state dict into a model."""
+
+
+def _merged_weights(name: str) -> bool:
+    """Say whether a name holds weights said to be merged (``merged_state_dict``, ``merged_model``)."""
+    said = words(name)
+    return "merged" in said and bool(SAVED_WEIGHT_WORDS & set(said))
 
 
 def _saved_name(call: cst.Call) -> str | None:
@@ -160,6 +171,10 @@ class Merge(RouteDetector):
         Valid("import mergekit\n"),
         Valid("if False:\n    model.save_pretrained_merged('out', tok)\n"),
         Valid("merged = {**a, **b}\n"),
+        Valid(
+            "import torch\nmerged_state_dict = torch.load('merged.pt')\n"
+            "model.load_state_dict(merged_state_dict)\n"
+        ),
         Valid("cfg = _merge_model_arch_fields(cfg, cfg.model.restore_from_path)\ntrainer.fit(model)\n"),
         Valid("layer.q_proj.merge_weights = False\nmodel.save_pretrained('out')\n"),
         Valid("lora.Linear(4, 4, r=8, merge_weights=True)\n"),  # (a layer that may fold, built: no fold)
@@ -211,6 +226,14 @@ class Merge(RouteDetector):
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
         ),
         Invalid("merge_lora_weights(args)\n", "stage", "merge", "lora_fold"),
+        Invalid(
+            "merged_model = {}\nfor name in names:\n"
+            "    merged_model[name] = sum(w * m[name] for w, m in zip(lambdas, models))\n"
+            "base.load_state_dict(merged_model)\n",
+            "stage",
+            "merge",
+            "merged_save",
+        ),
         Invalid("merge_lora_from_config(cfg)\n", "stage", "merge", "lora_fold"),
         Invalid(
             "flat = fisher * flatten(a) + (1 - fisher) * flatten(b)\n"
@@ -318,6 +341,8 @@ class Merge(RouteDetector):
         """The file samples text from a model."""
         self.saved_merged: list[tuple[cst.Call, cst.CSTNode | None, str | None, str]] = []
         """Saves of a model or state dict named as merged: (call, statement, function, its name)."""
+        self.loaded: set[str] = set()
+        """Names bound to a checkpoint read (``merged_sd = torch.load(path)``): merged elsewhere."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
@@ -350,7 +375,14 @@ class Merge(RouteDetector):
         )
         self.saves = self.saves or called in SAVE_METHODS
         saved = _saved_name(node) if called in SAVE_METHODS else None
-        if saved and "merged" in words(saved) and SAVED_WEIGHT_WORDS & set(words(saved)):
+        if called in WEIGHT_LOADS:
+            # model.load_state_dict(merged_state_dict), set_peft_model_state_dict(base, merged_model):
+            # weights the file merged put into a model, as saving them is
+            saved = next(
+                (n for a in node.args if _merged_weights(n := last_name(a.value)) and n not in self.loaded),
+                None,
+            )
+        if saved and _merged_weights(saved):
             statement = self.context.statements[-1] if self.context.statements else None
             self.saved_merged.append((node, statement, self.function, saved))
         self.generates = (
@@ -389,6 +421,11 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and (
+            self.names(node.value.func) & WEIGHT_LOADERS or last_name(node.value.func) == "from_pretrained"
+        ):
+            # merged = torch.load("merged.pt"): weights merged elsewhere, read back
+            self.loaded.update(last_name(t.target) for t in node.targets)
         for target in node.targets:
             if (
                 isinstance(target.target, cst.Attribute)
@@ -445,6 +482,8 @@ class Merge(RouteDetector):
             node, statement, function, saved = self.saved_merged[0]
             if not self._never_called(function):
                 message = f"writes {saved}, weights it merged"
+                if method(node) in WEIGHT_LOADS or last_name(node.func) in WEIGHT_LOADS:
+                    message = f"puts {saved}, weights it merged, into a model"
                 self.report(node, "stage", message, statement=statement, kind="merge", variant=MERGED_SAVE)
         for node, statement, function, callee, said in self.named:
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
