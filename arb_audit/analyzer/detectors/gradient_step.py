@@ -120,6 +120,10 @@ LOSS_NAME_WORDS = frozenset({"loss", "losses", "objective"})
 """Words of a function's name that say it computes a loss."""
 TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
 """Words of a function's name that, handed an optimiser, runs the training loop with it."""
+LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
+"""Endings of a language-model head class whose ``forward`` returns the training loss."""
+GENERIC_TRAINERS = frozenset({"hf_trainer", "seq2seq"})
+"""Variants of the trainer table's generic trainers, which differentiate the loss the model returns."""
 LOSS_METHODS = frozenset({"training_step", "compute_loss"})
 """Methods whose return value a framework differentiates (Lightning's ``training_step``, the HF
 Trainer's ``compute_loss``), when defined in a class that derives from something."""
@@ -328,6 +332,18 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        Invalid(
+            "import torch\nfrom transformers import LlamaForCausalLM, Trainer\n"
+            "class LlamaForPG(LlamaForCausalLM):\n    def forward(self, input_ids, reward, ref_logp, **kw):\n"
+            "        logp = torch.log_softmax(self.lm_head(self.model(input_ids)[0]), -1)\n"
+            "        ratio = torch.exp(logp - ref_logp)\n"
+            "        loss = -torch.min(ratio * reward, torch.clamp(ratio, 0.8, 1.2) * reward).mean()\n"
+            "        return (loss,)\n"
+            "trainer = Trainer(model=LlamaForPG.from_pretrained(path), args=args, train_dataset=ds)\n"
+            "trainer.train()\n",
+            "gradient_step",
+            "ppo",
+        ),
         Invalid(
             "log_a = torch.stack([v[acts.index(a)] for v, acts, a in rows])\n"
             "loss = -(log_a * adv.detach()).mean() + adv.pow(2).mean()\nloss.backward()\n",
@@ -1076,6 +1092,10 @@ class GradientStep(RouteDetector):
         """Per open class: it derives from something and its or its base's name says trainer."""
         self.unit_classes: list[bool] = []
         """For each class around the node visited, whether it derives from a unit of training."""
+        self.head_classes: list[bool] = []
+        """Per open class: it derives from an imported language-model head class (``LlamaForCausalLM``)."""
+        self.forward_losses: list[tuple[int, cst.BaseExpression]] = []
+        """The losses the ``forward`` of such a class computes (a generic trainer differentiates them)."""
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
@@ -1097,12 +1117,19 @@ class GradientStep(RouteDetector):
         # (fairseq2's ``TrainUnit``, a ``TrainModule``: what the trainer's loop runs per batch; a
         # ``TrainCallback`` only watches it)
         self.unit_classes.append(any(_training_unit(_tail(b.value)) for b in node.bases))
+        self.head_classes.append(
+            any(
+                _tail(b.value).endswith(LM_HEADS) and any("." in q for q in self.names(b.value))
+                for b in node.bases
+            )
+        )
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
         self.class_names.pop()
         self.trainer_classes.pop()
         self.unit_classes.pop()
+        self.head_classes.pop()
 
     def visit_Param(self, node: cst.Param) -> None:
         if isinstance(node.default, cst.Name):
@@ -1140,6 +1167,15 @@ class GradientStep(RouteDetector):
         hook = (name in TRAINER_LOSS_HOOKS and bool(self.trainer_classes) and self.trainer_classes[-1]) or (
             name == UNIT_LOSS_HOOK and bool(self.unit_classes) and self.unit_classes[-1]
         )
+        if (
+            name == "forward"
+            and self.head_classes
+            and self.head_classes[-1]
+            and self.function_names[-1:] != [name]
+        ):
+            # class LlamaForRLMEC(LlamaForCausalLM): def forward(...): loss = loss_pg + lamb * loss_ce:
+            # the loss a generic trainer (transformers' Trainer) differentiates for this model
+            self.forward_losses.extend((function_id, v) for v in self.assigns.get((function_id, "loss"), []))
         if (name in LOSS_METHODS and self.classes and self.classes[-1]) or hook:
             returned = next(r for i, r in self.returns[name] if i == function_id)
             if returned:
@@ -1542,6 +1578,22 @@ class GradientStep(RouteDetector):
             if _names_a_loss(a) and isinstance(a.value, cst.Call | cst.Name | cst.Attribute)
         ]
 
+    def _model_loss(self, made: cst.Call, scope: int) -> list[tuple[int, cst.BaseExpression]]:
+        """Return the loss a generic trainer differentiates when the file writes its model's ``forward``.
+
+        transformers' ``Trainer`` trains the loss its model's forward pass returns; a model class of this
+        file deriving from a language-model head (``class LlamaForRLMEC(LlamaForCausalLM)``) says in
+        its ``forward`` what that loss is. Trainers of a route (TRL's) compute their own.
+        """
+        if not self.forward_losses:
+            return []
+        func_scope = self.scopes_of.get(id(made.func))
+        known = (
+            self.context.resolver.qualified_names(made.func, func_scope) if func_scope is not None else set()
+        )
+        generic = any((t := trainer_of(q)) is not None and t.variant in GENERIC_TRAINERS for q in known)
+        return list(self.forward_losses) if generic else []
+
     def _named_trainer(self, node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
         """Name the stage of a trainer's ``train()`` by the trainer's class when no library knows it.
 
@@ -1829,7 +1881,7 @@ class GradientStep(RouteDetector):
                     self.trainer_of_step[id(node)] = made[0]
                     self.trainer_scope[id(node)] = made_in
                     called = method(node) if isinstance(node, cst.Call) else None
-                    roots = self._handed_loss(made[0], made_in)
+                    roots = self._handed_loss(made[0], made_in) or self._model_loss(made[0], made_in)
                     self.steps.append((node, statement, roots, f"{called or 'train'}() of a trainer object"))
                 elif (
                     isinstance(node, cst.Call)
