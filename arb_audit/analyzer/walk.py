@@ -89,13 +89,9 @@ def _fields(node_type: type) -> Callable[[Any], tuple[Any, ...]]:
             for f in dataclasses.fields(node_type)
             if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
         ]
-        if len(names) > 1:
-            read = operator.attrgetter(*names)
-        elif names:
-            only = operator.attrgetter(names[0])
-            read = lambda node: (only(node),)  # noqa: E731 (attrgetter of one name returns no tuple)
-        else:
-            read = lambda node: ()  # noqa: E731
+        # (attrgetter of one name answers the value, not a tuple: ``__class__`` pads it to one without
+        # a Python call per node; a class is never walked, so the padding is no child)
+        read = operator.attrgetter(*names, *["__class__"] * (2 - len(names)))
         _FIELDS[node_type] = read
     return read
 

@@ -51,9 +51,11 @@ NOT_TRAINING_SCOPES = frozenset(
 )
 """Words of a function name whose loops serve evaluation or a demo, not the rollouts a stage trains on
 (TAXONOMY.md: such loops do not make a file online RL)."""
-TRAINER_PLAY_WORDS = frozenset({"play"})
-"""Words of :data:`NOT_TRAINING_SCOPES` that, in a trainer's own method, name the episodes it plays to
-train on (``_play_negotiation``), not a demo."""
+TRAINER_SCOPES = NOT_TRAINING_SCOPES - {"play"}
+"""Those words in a trainer's own method: one that plays (``_play_negotiation``) plays the episodes it
+trains on, not a demo."""
+TRAINER_ENDINGS = ("Trainer", "trainer", "TRAINER")
+"""How a class named for a trainer ends (its last word)."""
 
 
 class MultiTurnLoop(RouteDetector):
@@ -519,9 +521,13 @@ class MultiTurnLoop(RouteDetector):
         A trainer's own method that plays (``MultiTurnGRPOTrainer._play_negotiation``) plays the
         episodes it trains on: in a class named for a trainer, only evaluation and testing count.
         """
-        scopes = NOT_TRAINING_SCOPES
-        if self.classes_named and words(self.classes_named[-1])[-1:] == ("trainer",):
-            scopes = scopes - TRAINER_PLAY_WORDS
+        if not self.functions:
+            return False
+        scopes = (
+            TRAINER_SCOPES
+            if self.classes_named and self.classes_named[-1].endswith(TRAINER_ENDINGS)
+            else NOT_TRAINING_SCOPES
+        )
         return any(scopes & set(name.lower().strip("_").split("_")) for name in self.functions)
 
     def leave_For(self, original_node: cst.For) -> None:
