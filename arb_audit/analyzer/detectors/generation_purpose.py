@@ -96,6 +96,8 @@ READ_CALLS = frozenset(
 ``(root / "validation.jsonl").read_text()``)."""
 CHECK_WORDS = frozenset({"correct", "right", "match", "matches", "matched", "verified", "passed", "solved"})
 """Words of a name holding whether an answer was right (``is_correct``)."""
+ANSWER_KEY_WORDS = PREDICTION_KEY_WORDS | TRUTH_KEY_WORDS | {"answer", "answers", "solution", "extracted"}
+"""Words of what an answer check compares (``pred == gold``, ``extract(o) == row["answer"]``)."""
 
 
 def _path_writes(call: cst.Call) -> bool:
@@ -181,6 +183,10 @@ class GenerationPurpose(RouteDetector):
             "if pred == gold:\n    kept.append({'q': q, 'predicted_answer': pred, 'target_answer': gold})\n"
         ),
         Valid("rows.append({'text': t, 'predicted_label': y})\n"),
+        Valid(
+            "for q, o in zip(qs, outs):\n    if extract(o) == q['answer']:\n"
+            "        keep.append({'question': q, 'pred': extract(o), 'gold': q['answer']})\n"
+        ),
         Valid("parser.add_argument('--input_file', default='data/questions.jsonl')\n"),
         Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
     )
@@ -207,6 +213,11 @@ class GenerationPurpose(RouteDetector):
         Invalid("df = pd.read_json(f'{data_dir}/dev.jsonl', lines=True)\n", "purpose", variant=ANSWERS),
         Invalid("rows = json.load(open('math_train.json'))\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("rec = {'predicted_answer': p, 'is_correct': p == a}\n", "purpose", variant=ANSWERS),
+        Invalid(
+            "if __name__ == '__main__':\n    rows.append({'pred': p, 'gold': a, 'score': s})\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
         Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
         Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid(
@@ -418,15 +429,26 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, "records predictions beside the reference answers", ANSWERS)
 
     def _kept_if_right(self) -> bool:
-        """Say whether the statement being read runs only when a check holds (``if pred == gold:``)."""
+        """Say whether the statement being read runs only when an answer checks out.
+
+        ``if pred == gold:``, ``if extract(out) == row["answer"]:``, ``if is_correct:``; a test of
+        anything else (``if __name__ == "__main__":``, ``if args.split == "test":``) keeps nothing.
+        """
         for statement in self.context.statements:
-            if isinstance(statement, cst.If) and any(
-                (
-                    isinstance(n, cst.Comparison)
-                    and any(isinstance(c.operator, cst.Equal) for c in n.comparisons)
-                )
-                or (isinstance(n, cst.Name) and CHECK_WORDS & set(words(n.value)))
-                for n in (statement.test, *descendants(statement.test))
-            ):
+            if not isinstance(statement, cst.If):
+                continue
+            inside = (statement.test, *descendants(statement.test))
+            said = {
+                w
+                for n in inside
+                if isinstance(n, cst.Name | cst.SimpleString)
+                for w in words(n.value if isinstance(n, cst.Name) else literal_text(n))
+            }
+            compared = any(
+                isinstance(n, cst.Comparison)
+                and any(isinstance(c.operator, cst.Equal) for c in n.comparisons)
+                for n in inside
+            )
+            if said & CHECK_WORDS or (compared and said & ANSWER_KEY_WORDS):
                 return True
         return False
