@@ -1167,12 +1167,7 @@ class GradientStep(RouteDetector):
         hook = (name in TRAINER_LOSS_HOOKS and bool(self.trainer_classes) and self.trainer_classes[-1]) or (
             name == UNIT_LOSS_HOOK and bool(self.unit_classes) and self.unit_classes[-1]
         )
-        if (
-            name == "forward"
-            and self.head_classes
-            and self.head_classes[-1]
-            and self.function_names[-1:] != [name]
-        ):
+        if name == "forward" and self.head_classes and self.head_classes[-1]:
             # class LlamaForRLMEC(LlamaForCausalLM): def forward(...): loss = loss_pg + lamb * loss_ce:
             # the loss a generic trainer (transformers' Trainer) differentiates for this model
             self.forward_losses.extend((function_id, v) for v in self.assigns.get((function_id, "loss"), []))
