@@ -333,6 +333,20 @@ class GradientStep(RouteDetector):
     )
     INVALID = (
         Invalid(
+            "from transformers import GPT2LMHeadModel, Trainer\n"
+            "Trainer(model=PGModel.from_pretrained(path), args=args, train_dataset=ds).train()\n"
+            "class PGModel(GPT2LMHeadModel):\n    def forward(self, input_ids, advantages, logp_old):\n"
+            "        logp = self.logprobs(input_ids)\n        ratio = (logp - logp_old).exp()\n"
+            "        loss = -(ratio.clamp(0.8, 1.2) * advantages).mean()\n        return (loss,)\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
+            "from agent.trainer import ToolGRPOTrainer\n"
+            "trainer = ToolGRPOTrainer(model=m, reward_funcs=[correct], train_dataset=ds)\ntrainer.train()\n",
+            "interactive",
+        ),
+        Invalid(
             "import torch\nfrom transformers import LlamaForCausalLM, Trainer\n"
             "class LlamaForPG(LlamaForCausalLM):\n    def forward(self, input_ids, reward, ref_logp, **kw):\n"
             "        logp = torch.log_softmax(self.lm_head(self.model(input_ids)[0]), -1)\n"
@@ -1096,6 +1110,9 @@ class GradientStep(RouteDetector):
         """Per open class: it derives from an imported language-model head class (``LlamaForCausalLM``)."""
         self.forward_losses: list[tuple[int, cst.BaseExpression]] = []
         """The losses the ``forward`` of such a class computes (a generic trainer differentiates them)."""
+        self.chained: list[tuple[cst.Call, int, list[tuple[int, cst.BaseExpression]]]] = []
+        """Trainers built and run in one expression (``Trainer(...).train()``): the construction, its
+        scope and the roots of the step's loss, filled once the file is read."""
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
@@ -1362,7 +1379,9 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
             elif isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
                 self.trainer_of_step[id(node)] = receiver
-                self.steps.append((node, self._statement(), [], f"{name}() of a trainer"))
+                roots: list[tuple[int, cst.BaseExpression]] = []
+                self.chained.append((receiver, scope, roots))  # (a model's forward may come below)
+                self.steps.append((node, self._statement(), roots, f"{name}() of a trainer"))
             elif isinstance(receiver, cst.Name):
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
         elif (
@@ -1573,6 +1592,16 @@ class GradientStep(RouteDetector):
             if _names_a_loss(a) and isinstance(a.value, cst.Call | cst.Name | cst.Attribute)
         ]
 
+    def _agent_named(self, node: cst.CSTNode, statement: cst.CSTNode | None, class_name: str) -> None:
+        """Report a project's policy-gradient trainer named for training an agent as interactive.
+
+        ``AgenticRayPPOTrainer(...).fit()``, ``ToolGRPOTrainer(reward_funcs=...)``: its rollouts are its
+        episodes of tool calls or turns.
+        """
+        if AGENT_WORDS & set(words(class_name)):
+            message = f"the gradient step trains a {class_name}, named for training an agent"
+            self.report(node, "interactive", message, statement=statement, interactive=True)
+
     def _model_loss(self, made: cst.Call, scope: int) -> list[tuple[int, cst.BaseExpression]]:
         """Return the loss a generic trainer differentiates when the file writes its model's ``forward``.
 
@@ -1602,7 +1631,9 @@ class GradientStep(RouteDetector):
         if made is None or cls is None:
             return False
         if keyword(made, "reward_funcs") is not None and names_trainer_class(last_name(made.func)):
-            return True  # built to GRPOTrainer's contract: TrainerConstruction reports that stage
+            # built to GRPOTrainer's contract: TrainerConstruction reports that stage
+            self._agent_named(node, statement, last_name(made.func))
+            return True
         scope = self.scopes_of.get(id(made.func))
         known = self.context.resolver.qualified_names(cls, scope) if scope is not None else set()
         qualified = sorted(known) or [dotted(cls)]
@@ -1616,11 +1647,8 @@ class GradientStep(RouteDetector):
                 named = route_word(module[-1], strict="trainer" not in words(module[-1]))
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"the gradient step trains a {name}")
-                if named[0] in ("GRPO", "PPO") and AGENT_WORDS & set(words(class_name)):
-                    # ``AgenticRayPPOTrainer(...).fit()``: a project's policy-gradient trainer named for
-                    # training an agent, whose rollouts are its episodes of tool calls or turns
-                    message = f"the gradient step trains a {class_name}, named for training an agent"
-                    self.report(node, "interactive", message, statement=statement, interactive=True)
+                if named[0] in ("GRPO", "PPO"):
+                    self._agent_named(node, statement, class_name)
                 return True
         receiver = (
             node.func.value if isinstance(node, cst.Call) and type(node.func) is cst.Attribute else None
@@ -1832,6 +1860,9 @@ class GradientStep(RouteDetector):
     # -- deciding ------------------------------------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for construction, where, found in self.chained:
+            # Trainer(model=m, ...).train(): the loss of the file's model class, read once all is seen
+            found.extend(self._model_loss(construction, where))
         functions = {n: [(i, r) for i, r in entries] for n, entries in self.returns.items()}
         for node, statement, scope, name, how in self.deferred:
             if how == "grad" and name not in functions and self.defaults.get(name) in functions:
