@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from arb_audit.analyzer.frameworks import PACKAGES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted, last_name, literal_text
+
+if TYPE_CHECKING:  # (detectors import this module)
+    from arb_audit.analyzer.detector import RouteDetector
 
 GENERATION_METHODS = frozenset(
     {
@@ -120,6 +124,27 @@ def delegates(node: cst.Call, enclosing: Callable[[], Sequence[str]]) -> bool:
         return False
     around = enclosing()  # (asked last: most calls pass their own arguments)
     return bool(around) and method(node) == around[-1]
+
+
+def generates(detector: RouteDetector, node: cst.Call) -> bool:
+    """:func:`is_generation` of a call, asked once per call and scope in a walk (detectors share it)."""
+    context = detector.context
+    entry = context.generation.get(id(node))
+    if entry is None or entry[0] is not context.scope:
+        entry = context.generation[id(node)] = (context.scope, is_generation(node, detector.names))
+    return entry[1]
+
+
+def asks_helper(detector: RouteDetector, node: cst.Call) -> bool:
+    """:func:`is_generation_helper` of a call, asked once per call and scope in a walk."""
+    context = detector.context
+    entry = context.generation_helpers.get(id(node))
+    if entry is None or entry[0] is not context.scope:
+        entry = context.generation_helpers[id(node)] = (
+            context.scope,
+            is_generation_helper(node, detector.names),
+        )
+    return entry[1]
 
 
 def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:

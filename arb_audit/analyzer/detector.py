@@ -156,6 +156,11 @@ class FileContext:
         """The classes and functions a scope's prefix names, by prefix (see RouteDetector.enclosing)."""
         self.trainers: dict[int, tuple[Scope, tuple[str, Trainer] | None]] = {}
         """The trainer each call looked up so far constructs, by call, as for names."""
+        self.generation: dict[int, tuple[Scope, bool]] = {}
+        """Whether each call asked so far samples text (``calls.is_generation``), by call, as for names:
+        several detectors ask it of every call."""
+        self.generation_helpers: dict[int, tuple[Scope, bool]] = {}
+        """Whether each call asked so far calls a helper named for asking a model for text, likewise."""
 
 
 MAX_MESSAGE = 240

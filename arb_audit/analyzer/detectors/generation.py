@@ -7,10 +7,10 @@ import libcst as cst
 from arb_audit.analyzer.calls import (
     GENERATION_METHODS,
     GENERATION_WORDS,
+    asks_helper,
     data_generator,
     delegates,
-    is_generation,
-    is_generation_helper,
+    generates,
     is_http_post,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
@@ -424,10 +424,10 @@ class Generation(RouteDetector):
         if is_http_post(node, names) and id(node) not in self.decorators:
             statement = self.context.statements[-1] if self.context.statements else None
             self.posts.append((node, statement, tuple(self.enclosing())))
-        if is_generation(node, self.names):
+        if generates(self, node):
             self._generates(node, "samples text")
             return
-        if is_generation_helper(node, self.names):
+        if asks_helper(self, node):
             self._generates(node, "calls a helper named for asking a model for text")
             return
         if type(node.func) is cst.Name and node.func.value in self.requesters:

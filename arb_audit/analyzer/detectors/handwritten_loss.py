@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation, method
+from arb_audit.analyzer.calls import (
+    generates,
+    method,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.loss_slice import (
@@ -331,7 +334,7 @@ class HandwrittenLoss(RouteDetector):
             )
             if self.loops:
                 self.loops[-1][1] = True
-        elif self.loops and is_generation(node, self.names):
+        elif self.loops and generates(self, node):
             self.loops[-1][0] = True
         elif self.loops and any("reward" in part.lower() for q in callee for part in q.split(".")[-1:]):
             self.loops[-1][2] = True  # the code names its scorer so (compute_reward, reward_fn)

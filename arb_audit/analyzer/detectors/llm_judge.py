@@ -6,7 +6,10 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation, is_generation_helper
+from arb_audit.analyzer.calls import (
+    asks_helper,
+    generates,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 
@@ -114,9 +117,7 @@ class LlmJudge(RouteDetector):
         """The first judge-named identifier or field, and its statement."""
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.generates = (
-            self.generates or is_generation(node, self.names) or is_generation_helper(node, self.names)
-        )
+        self.generates = self.generates or generates(self, node) or asks_helper(self, node)
 
     def _judged(self, node: cst.CSTNode, identifier: str) -> None:
         lowered = identifier.lower()

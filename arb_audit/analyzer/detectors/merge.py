@@ -7,7 +7,10 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation, method
+from arb_audit.analyzer.calls import (
+    generates,
+    method,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
 from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS
@@ -387,7 +390,7 @@ class Merge(RouteDetector):
             self.saved_merged.append((node, statement, self.function, saved))
         self.generates = (
             self.generates
-            or is_generation(node, self.names)
+            or generates(self, node)
             or (called in ENGINE_LAST and bool(self.names(node.func) & GENERATION_ENGINES))
         )
         if called in FOLD_METHODS:

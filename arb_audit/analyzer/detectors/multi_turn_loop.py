@@ -6,10 +6,10 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
+    asks_helper,
     dict_field,
+    generates,
     is_env_step,
-    is_generation,
-    is_generation_helper,
     literal_field,
     method,
     runs_agent_loop,
@@ -399,11 +399,7 @@ class MultiTurnLoop(RouteDetector):
                 self.loop_helpers.append((node, statement))
         if not self.loops and not self.classes and not self.functions:
             return
-        generation = (
-            is_generation(node, self.names)
-            or is_generation_helper(node, self.names)
-            or method(node) in PROMPT_BUILDERS
-        )
+        generation = generates(self, node) or asks_helper(self, node) or method(node) in PROMPT_BUILDERS
         if generation and self.functions and method(node) not in PROMPT_BUILDERS:
             self.generating.add(self.functions[-1])
         if not self.loops and not self.classes:

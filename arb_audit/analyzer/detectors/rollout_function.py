@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import is_generation, is_generation_helper, is_http_post
+from arb_audit.analyzer.calls import (
+    asks_helper,
+    generates,
+    is_http_post,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
@@ -59,8 +63,8 @@ class RolloutFunction(RouteDetector):
         if not named & ROLLOUT_WORDS or named & NOT_TRAINING_SCOPES:
             return
         if (
-            is_generation(node, self.names)
-            or is_generation_helper(node, self.names)
+            generates(self, node)
+            or asks_helper(self, node)
             or is_http_post(node, self.names(node.func))
             or _completion_call(node)
         ):

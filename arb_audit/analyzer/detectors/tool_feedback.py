@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import decodes_greedily, is_generation, is_generation_helper, is_http_post
+from arb_audit.analyzer.calls import (
+    asks_helper,
+    decodes_greedily,
+    generates,
+    is_http_post,
+)
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_function import takes_samples
@@ -301,13 +306,9 @@ class ToolFeedback(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         # a rollout server is asked over HTTP as often as through a client (``await post(url, payload)``)
-        generates = (
-            is_generation(node, self.names)
-            or is_generation_helper(node, self.names)
-            or is_http_post(node, self.names(node.func))
-        )
-        self.generates = self.generates or generates
-        if generates and self.loops:
+        asks = generates(self, node) or asks_helper(self, node) or is_http_post(node, self.names(node.func))
+        self.generates = self.generates or asks
+        if asks and self.loops:
             self.loops[-1].generates = True
             # which of the loop's generations decode greedily (a judge's may, the policy's may not)
             if _greedy_settings(node, self.greedy_names):
@@ -318,7 +319,7 @@ class ToolFeedback(RouteDetector):
             # an agent loop whose steps are the class's own methods (``self.run_agent_generations(...)``
             # then ``self.run_tool_calls(...)``): each named for what it does
             said = set(words(last_name(node.func)))
-            if generates or said & STEP_GENERATION_WORDS:
+            if asks or said & STEP_GENERATION_WORDS:
                 self.loops[-1].steps.add("generate")
             if said & {"tool", "tools"} and said & TOOL_CALL_VERBS:
                 self.loops[-1].steps.add("tools")
