@@ -120,7 +120,7 @@ def delegates(node: cst.Call, enclosing: Callable[[], Sequence[str]]) -> bool:
     (a value-head or reference-model wrapper) passes calls through: what is generated, or pushed,
     depends on whoever calls the wrapper, not on the file that defines it.
     """
-    if not node.args or not all(a.star in ("*", "**") and isinstance(a.value, cst.Name) for a in node.args):
+    if not node.args or not all(a.star in ("*", "**") and type(a.value) is cst.Name for a in node.args):
         return False
     around = enclosing()  # (asked last: most calls pass their own arguments)
     return bool(around) and method(node) == around[-1]
@@ -157,7 +157,7 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         return True
     if called == "remote" and type(node.func) is cst.Attribute:
         receiver = node.func.value
-        if isinstance(receiver, cst.Attribute) and receiver.attr.value in GENERATION_METHODS:
+        if type(receiver) is cst.Attribute and receiver.attr.value in GENERATION_METHODS:
             return True
     if called in CHAT_METHODS and type(node.func) is cst.Attribute:
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
@@ -217,7 +217,7 @@ def _samples_messages(node: cst.Call) -> bool:
             # what it is handed)
             return True
     first = node.args[0].value
-    if isinstance(first, cst.List):
+    if type(first) is cst.List:
         return any(literal_field(e.value, "role") is not None for e in first.elements)
     key = literal_text(string) if (string := _string_index(first)) is not None else None
     said = set(words(key if key is not None else last_name(first)))  # (``generator(sample["prompt"])``)
@@ -248,9 +248,9 @@ def _generator_asked(node: cst.Call) -> bool:
 
 def _string_index(node: cst.BaseExpression) -> cst.SimpleString | None:
     """Return the key of ``x["key"]`` when it is a literal string, else None."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+    if type(node) is cst.Subscript and len(node.slice) == 1:
         index = node.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        if type(index) is cst.Index and type(index.value) is cst.SimpleString:
             return index.value
     return None
 
@@ -486,24 +486,22 @@ SAME_VALUES = frozenset(
 
 def uncast(value: cst.BaseExpression) -> cst.BaseExpression:
     """Return what a value is through moves and casts (``flags.to(torch.float32).cpu()`` -> ``flags``)."""
-    while (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and method(value) in SAME_VALUES
-    ):
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and method(value) in SAME_VALUES:
         value = value.func.value
     return value
 
 
 def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
     """Return the value of ``key`` in a dict literal or a ``dict(...)`` call, if given there."""
-    if isinstance(value, cst.Dict):
+    if type(value) is cst.Dict:
         for element in value.elements:
             if (
-                isinstance(element, cst.DictElement)
-                and isinstance(element.key, cst.SimpleString)
+                type(element) is cst.DictElement
+                and type(element.key) is cst.SimpleString
                 and element.key.evaluated_value == key
             ):
                 return element.value
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+    if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "dict":
         return next((a.value for a in value.args if a.keyword is not None and a.keyword.value == key), None)
     return None
 
@@ -511,7 +509,7 @@ def dict_field(value: cst.BaseExpression, key: str) -> cst.BaseExpression | None
 def literal_field(value: cst.BaseExpression, key: str) -> str | None:
     """Return ``key``'s string literal in a dict literal or ``dict(...)`` call (``{"role": "tool"}``)."""
     found = dict_field(value, key)
-    text = found.evaluated_value if isinstance(found, cst.SimpleString) else None
+    text = found.evaluated_value if type(found) is cst.SimpleString else None
     return text if isinstance(text, str) else None
 
 

@@ -211,8 +211,8 @@ def cached_by_name(answer: Callable[[str], _T]) -> Callable[[str], _T]:
 
 def is_one(node: cst.BaseExpression) -> bool:
     """Say whether ``node`` is the literal 1 (``1``, ``1.0``)."""
-    return (isinstance(node, cst.Integer) and node.value == "1") or (
-        isinstance(node, cst.Float) and node.value in ("1.0", "1.")
+    return (type(node) is cst.Integer and node.value == "1") or (
+        type(node) is cst.Float and node.value in ("1.0", "1.")
     )
 
 
@@ -227,13 +227,13 @@ def leave_one_out(node: cst.BinaryOperation) -> bool:
     left, right = node.left, node.right
     if isinstance(node.operator, cst.Divide):
         return (
-            isinstance(left, cst.BinaryOperation)
+            type(left) is cst.BinaryOperation
             and isinstance(left.operator, cst.Subtract)
-            and isinstance(right, cst.BinaryOperation)
+            and type(right) is cst.BinaryOperation
             and isinstance(right.operator, cst.Subtract)
             and is_one(right.right)
         )
-    if not (isinstance(node.operator, cst.Subtract) and isinstance(left, cst.Call)):
+    if not (isinstance(node.operator, cst.Subtract) and type(left) is cst.Call):
         return False
     func = left.func
     if type(func) is cst.Attribute and func.attr.value == "sum":
@@ -243,7 +243,7 @@ def leave_one_out(node: cst.BinaryOperation) -> bool:
 
 def _unsliced(node: cst.BaseExpression) -> cst.BaseExpression:
     """``scores[i]`` -> ``scores``: what an entry is taken from."""
-    while isinstance(node, cst.Subscript):
+    while type(node) is cst.Subscript:
         node = node.value
     return node
 
@@ -255,14 +255,14 @@ def _same_tensor(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     only (``r_j`` and ``r_k``), each possibly reduced (``r_j.sum() - r_k.sum()``).
     """
     left, right = _reduced(left), _reduced(right)
-    if isinstance(left, cst.Name) and isinstance(right, cst.Name):
+    if type(left) is cst.Name and type(right) is cst.Name:
         a, b = words(left.value), words(right.value)
         return len(a) == len(b) >= 2 and a[:-1] == b[:-1] and a[-1] != b[-1]
     return (
-        isinstance(left, cst.Subscript)
-        and isinstance(right, cst.Subscript)
-        and isinstance(left.value, cst.Name)
-        and isinstance(right.value, cst.Name)
+        type(left) is cst.Subscript
+        and type(right) is cst.Subscript
+        and type(left.value) is cst.Name
+        and type(right.value) is cst.Name
         and left.value.value == right.value.value
         and not left.deep_equals(right)
     )
@@ -274,7 +274,7 @@ def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bo
     Broadcast against itself along two new axes, a vector gives the matrix of all its pairwise
     differences: how a ranking loss compares each candidate with every other.
     """
-    if isinstance(left, cst.Subscript) and isinstance(right, cst.Subscript):
+    if type(left) is cst.Subscript and type(right) is cst.Subscript:
         # ``s[:, None] - s[None, :]``: the same vector, a new axis in two places
         return (
             left.value.deep_equals(right.value)
@@ -282,22 +282,21 @@ def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bo
             and any(_new_axis(e) for e in right.slice)
             and not left.deep_equals(right)
         )
-    if not (isinstance(left, cst.Call) and isinstance(right, cst.Call)):
+    if not (type(left) is cst.Call and type(right) is cst.Call):
         return False
     if not all(
-        isinstance(n.func, cst.Attribute) and n.func.attr.value == "unsqueeze" and n.args
-        for n in (left, right)
+        type(n.func) is cst.Attribute and n.func.attr.value == "unsqueeze" and n.args for n in (left, right)
     ):
         return False
-    assert isinstance(left.func, cst.Attribute) and isinstance(right.func, cst.Attribute)
+    assert type(left.func) is cst.Attribute and type(right.func) is cst.Attribute
     return left.func.value.deep_equals(right.func.value) and not left.args[0].deep_equals(right.args[0])
 
 
 def _new_axis(element: cst.SubscriptElement) -> bool:
     """Say whether a subscript element adds an axis (``None``)."""
     return (
-        isinstance(element.slice, cst.Index)
-        and isinstance(element.slice.value, cst.Name)
+        type(element.slice) is cst.Index
+        and type(element.slice.value) is cst.Name
         and (element.slice.value.value == "None")
     )
 
@@ -305,7 +304,7 @@ def _new_axis(element: cst.SubscriptElement) -> bool:
 def _reduced(node: cst.BaseExpression) -> cst.BaseExpression:
     """``x.sum()`` / ``x.mean()`` -> ``x``."""
     while (
-        isinstance(node, cst.Call)
+        type(node) is cst.Call
         and type(node.func) is cst.Attribute
         and node.func.attr.value in ("sum", "mean", "squeeze", "float")
     ):
@@ -346,18 +345,18 @@ def _names_a_logprob(node: cst.BaseExpression) -> bool:
     pending: list[cst.CSTNode] = [node]
     while pending:
         current = pending.pop()
-        if isinstance(current, cst.BinaryOperation):
+        if type(current) is cst.BinaryOperation:
             masked = _mask_factor(current)
             if masked is None:
                 return False
             pending.append(masked)  # (``logps * action_mask``: the given tokens picked, not weighted)
             continue
-        if isinstance(current, cst.Call):
+        if type(current) is cst.Call:
             pending.append(current.func)
         elif isinstance(current, cst.Attribute | cst.Subscript):
             pending.append(current.value)
     for n in (node, *descendants(node)):
-        name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
+        name = n.value if type(n) is cst.Name else n.attr.value if type(n) is cst.Attribute else None
         if name is not None:
             found = set(words(name))
             if found & {"logp", "logps", "logprob", "logprobs", "nll"} or {"log", "prob"} <= found:
@@ -366,9 +365,9 @@ def _names_a_logprob(node: cst.BaseExpression) -> bool:
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         inner = _dotted(node.value)
         return None if inner is None else f"{inner}.{node.attr.value}"
     return None
@@ -433,7 +432,7 @@ def one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
     ops = {
         type(a.operator)
         for a in args
-        if isinstance(a, cst.BinaryOperation)
+        if type(a) is cst.BinaryOperation
         and is_one(a.left)
         and isinstance(a.operator, cst.Subtract | cst.Add)
     }
@@ -631,24 +630,20 @@ def _stabiliser(node: cst.BaseExpression, learned: Callable[[str], bool]) -> boo
     through. ``learned``: whether the file makes a name a learned parameter (then no normaliser).
     """
     while True:
-        if isinstance(node, cst.Subscript) or (
-            isinstance(node, cst.Attribute) and node.attr.value in ("values", "data")
+        if type(node) is cst.Subscript or (
+            type(node) is cst.Attribute and node.attr.value in ("values", "data")
         ):
             node = node.value
-        elif (
-            isinstance(node, cst.Call)
-            and type(node.func) is cst.Attribute
-            and node.func.attr.value == "detach"
-        ):
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "detach":
             node = node.func.value
         else:
             break
-    if isinstance(node, cst.Name):  # the shift kept in a name (``max_sim = torch.max(...)[0]``)
+    if type(node) is cst.Name:  # the shift kept in a name (``max_sim = torch.max(...)[0]``)
         said = words(node.value)
         if STABILISERS & set(said):
             return True
         return "".join(said) in LOG_NORMALISERS and not learned(node.value)
-    return isinstance(node, cst.Call) and last_name(node.func) in STABILISERS
+    return type(node) is cst.Call and last_name(node.func) in STABILISERS
 
 
 class Slice:
@@ -674,7 +669,7 @@ class Slice:
         """Say whether the file binds ``name`` (in any scope, or as an attribute) to a ``Parameter``."""
         values = [v for (_, n), found in self.assigns.items() if n == name for v in found]
         values += self.attributes.get(name, [])
-        return any(isinstance(v, cst.Call) and last_name(v.func) == "Parameter" for v in values)
+        return any(type(v) is cst.Call and last_name(v.func) == "Parameter" for v in values)
 
     def features(self, roots: list[tuple[int, cst.BaseExpression]]) -> Features:
         """Read ``(function id, expression)`` roots and everything they come from."""
@@ -707,7 +702,7 @@ class Slice:
                     attr = node.attr.value
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
-                    if isinstance(node.value, cst.Name) and node.value.value == "self":
+                    if type(node.value) is cst.Name and node.value.value == "self":
                         key = (-1, attr)
                         if key not in seen_names and attr in self.attributes:
                             seen_names.add(key)
@@ -723,7 +718,7 @@ class Slice:
                         f.outer_differences += 1
                     elif isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
                         f.pairwise_difference = True
-                elif type(node) is cst.Subscript and isinstance(node.value, cst.Name):
+                elif type(node) is cst.Subscript and type(node.value) is cst.Name:
                     # ``stats["loss_pg"]``: what was put into that entry; ``stats[k]``: into any
                     named = keyed_entry(node)
                     entries = [named] if named is not None else self._entries(node.value.value)
@@ -754,7 +749,7 @@ class Slice:
         What the module is built from (the policy it wraps, its model's class) is no part of the loss's
         form: the table says what the module computes.
         """
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         for qualified in self.names_of(value.func):
             entry = entry_for(qualified)
@@ -809,9 +804,9 @@ class Slice:
             receiver = func.value if type(func) is cst.Attribute and name in ("forward", "__call__") else func
             chain = (
                 receiver.value
-                if isinstance(receiver, cst.Name)
+                if type(receiver) is cst.Name
                 else receiver.attr.value
-                if isinstance(receiver, cst.Attribute)
+                if type(receiver) is cst.Attribute
                 else ""
             )
             if set(words(chain)) & FORWARD_WORDS:
@@ -820,7 +815,7 @@ class Slice:
             f.clip_around_one = True
         if name == "exp" and node.args:
             arg = node.args[0].value
-            if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Multiply):
+            if type(arg) is cst.BinaryOperation and isinstance(arg.operator, cst.Multiply):
                 f.beta_exponentiated = f.beta_exponentiated or "beta" in {
                     last_name(arg.left),
                     last_name(arg.right),
@@ -831,7 +826,7 @@ class Slice:
                     set(words(last_name(_unsliced(arg)))) & {"reward", "rewards"}
                 )
             if (
-                isinstance(arg, cst.BinaryOperation)
+                type(arg) is cst.BinaryOperation
                 and isinstance(arg.operator, cst.Subtract)
                 and not _stabiliser(arg.right, self._learned)
             ):
@@ -852,9 +847,9 @@ class Slice:
 
 def keyed_entry(node: cst.BaseExpression) -> str | None:
     """Return ``name["key"]`` for an entry of a plain name at a constant string key, else None."""
-    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+    if not (type(node) is cst.Subscript and type(node.value) is cst.Name and len(node.slice) == 1):
         return None
     index = node.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         return f"{node.value.value}[{literal_text(index.value)}]"
     return None

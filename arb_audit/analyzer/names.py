@@ -52,14 +52,14 @@ class Scope:
 
 def is_dead(test: cst.BaseExpression) -> bool:
     """Say whether an ``if``/``while`` test is a constant false (``False``, ``0``, ``None``)."""
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         return test.value in ("False", "None")
-    return isinstance(test, cst.Integer) and test.value == "0"
+    return type(test) is cst.Integer and test.value == "0"
 
 
 def literal_bool(node: cst.BaseExpression) -> bool | None:
     """Return the value of a ``True`` or ``False`` written as such, else None."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if type(node) is cst.Name and node.value in ("True", "False"):
         return node.value == "True"
     return None
 
@@ -95,12 +95,12 @@ def last_name(node: cst.BaseExpression) -> str:
 
 def _targets(node: cst.BaseExpression) -> Iterator[str]:
     """Names bound by an assignment target (tuples and lists unpacked, attributes skipped)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         yield node.value
     elif isinstance(node, cst.Tuple | cst.List):
         for element in node.elements:
             yield from _targets(element.value)
-    elif isinstance(node, cst.StarredElement):
+    elif type(node) is cst.StarredElement:
         yield from _targets(node.value)
 
 
@@ -109,7 +109,7 @@ def _bind_parameters(params: cst.Parameters, scope: Scope) -> None:
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         scope.bind(param.name.value, scope.prefix + param.name.value)
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             scope.bind(star.name.value, scope.prefix + star.name.value)
 
 
@@ -251,7 +251,7 @@ class NameResolver:
                     inner.bind(name, inner.prefix + name)
                 comp_for = comp_for.inner_for_in
             return inner
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             inner = Scope("function", f"{scope.prefix}<locals>.", scope)
             _bind_parameters(node.params, inner)
             return inner
@@ -276,7 +276,7 @@ class NameResolver:
             return {f"{base}.{node.attr.value}" for base in self.qualified_names(node.value, scope)}
         if type(node) is cst.Call:
             return self.qualified_names(node.func, scope)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.qualified_names(node.value, scope)
         return set()
 
@@ -306,4 +306,4 @@ class NameResolver:
 def decorator_callee(decorator: cst.Decorator) -> cst.BaseExpression:
     """Return what a decorator names (``torch.no_grad`` of ``@torch.no_grad()`` and of ``@torch.no_grad``)."""
     found = decorator.decorator
-    return found.func if isinstance(found, cst.Call) else found
+    return found.func if type(found) is cst.Call else found

@@ -53,12 +53,12 @@ def _compound(node: cst.CSTNode, target: ast.stmt) -> Iterator[tuple[cst.CSTNode
         target, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.With | ast.AsyncWith
     ):
         yield from _pairs(_suite(node.body), target.body)
-    elif isinstance(node, cst.If) and isinstance(target, ast.If):
+    elif type(node) is cst.If and isinstance(target, ast.If):
         yield from _pairs(_suite(node.body), target.body)
-        if isinstance(node.orelse, cst.If) and target.orelse:
+        if type(node.orelse) is cst.If and target.orelse:
             yield node.orelse, target.orelse[0]
             yield from _compound(node.orelse, target.orelse[0])
-        elif isinstance(node.orelse, cst.Else):
+        elif type(node.orelse) is cst.Else:
             yield from _pairs(_suite(node.orelse.body), target.orelse)
     elif isinstance(node, cst.For | cst.While) and isinstance(target, ast.For | ast.AsyncFor | ast.While):
         yield from _pairs(_suite(node.body), target.body)
@@ -72,7 +72,7 @@ def _compound(node: cst.CSTNode, target: ast.stmt) -> Iterator[tuple[cst.CSTNode
             yield from _pairs(_suite(node.orelse.body), target.orelse)
         if node.finalbody is not None:
             yield from _pairs(_suite(node.finalbody.body), target.finalbody)
-    elif isinstance(node, cst.Match) and isinstance(target, ast.Match):
+    elif type(node) is cst.Match and isinstance(target, ast.Match):
         for case, ast_case in zip(node.cases, target.cases, strict=False):
             yield from _pairs(_suite(case.body), ast_case.body)
 

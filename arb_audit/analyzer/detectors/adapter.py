@@ -62,7 +62,7 @@ class Adapter(RouteDetector):
         given = keyword(node, "peft_config")
         if (
             given is not None
-            and isinstance(given.value, cst.Call)
+            and type(given.value) is cst.Call
             and self.names(given.value.func) & OPTIONAL_LORA
         ) or names & OPTIONAL_LORA:
             evidence, optional = True, True

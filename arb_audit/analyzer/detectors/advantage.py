@@ -196,19 +196,19 @@ class AdvantageEstimate(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
-            if isinstance(t.target, cst.Name):
+            if type(t.target) is cst.Name:
                 value = node.value
                 if (
-                    isinstance(value, cst.Call)
-                    and isinstance(value.func, cst.Attribute)
+                    type(value) is cst.Call
+                    and type(value.func) is cst.Attribute
                     and value.func.attr.value in SPREADS
-                    and isinstance(value.func.value, cst.Name)
+                    and type(value.func.value) is cst.Name
                     and value.func.value.value == t.target.value
                     and t.target.value in self.bound
                 ):
                     continue  # ``values = values.repeat_interleave(n)``: still the baseline bound before
                 self.bound[t.target.value] = value
-        filled = [t.target.value if isinstance(t.target, cst.Subscript) else t.target for t in node.targets]
+        filled = [t.target.value if type(t.target) is cst.Subscript else t.target for t in node.targets]
         self.fills_advantages = self.fills_advantages or any(_advantage_target(t) for t in filled)
         if any(_advantage_target(t.target) or _normalised_rewards(t.target) for t in node.targets):
             self._judge(node.value)
@@ -254,10 +254,10 @@ class AdvantageEstimate(RouteDetector):
             if isinstance(n, cst.Assign | cst.AugAssign | cst.AnnAssign):
                 targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
                 for t in targets:
-                    key = t.slice[0].slice if isinstance(t, cst.Subscript) and len(t.slice) == 1 else None
+                    key = t.slice[0].slice if type(t) is cst.Subscript and len(t.slice) == 1 else None
                     if _advantage_target(t) or (
-                        isinstance(key, cst.Index)
-                        and isinstance(key.value, cst.SimpleString)
+                        type(key) is cst.Index
+                        and type(key.value) is cst.SimpleString
                         and isinstance(text := key.value.evaluated_value, str)
                         and ADVANTAGE_NAMES & set(words(text))
                     ):
@@ -305,7 +305,7 @@ def _group_statistics(node: cst.Call) -> bool:
         t
         for a in node.args
         for n in (a.value, *descendants(a.value))
-        if isinstance(n, cst.SimpleString)
+        if type(n) is cst.SimpleString
         if isinstance(t := n.evaluated_value, str)
     }
     if called != "mean" and "mean" not in statistics:
@@ -313,17 +313,17 @@ def _group_statistics(node: cst.Call) -> bool:
     assert type(node.func) is cst.Attribute
     chain = node.func.value
     column = ""
-    if isinstance(chain, cst.Subscript) and len(chain.slice) == 1:
+    if type(chain) is cst.Subscript and len(chain.slice) == 1:
         index = chain.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        if type(index) is cst.Index and type(index.value) is cst.SimpleString:
             column = str(index.value.evaluated_value)
         chain = chain.value
-    if not (isinstance(chain, cst.Call) and method(chain) == "groupby" and chain.args):
+    if not (type(chain) is cst.Call and method(chain) == "groupby" and chain.args):
         return False
     key = chain.args[0].value
     said = (
         set(words(key.evaluated_value))
-        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)
+        if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str)
         else set(words(last_name(key)))
     )
     rewarded = "reward" in words(column) or any("reward" in words(t) for t in statistics if t.isidentifier())
@@ -333,9 +333,9 @@ def _group_statistics(node: cst.Call) -> bool:
 def _advantage_target(target: cst.BaseExpression) -> bool:
     name = (
         target.value
-        if isinstance(target, cst.Name)
+        if type(target) is cst.Name
         else target.attr.value
-        if isinstance(target, cst.Attribute)
+        if type(target) is cst.Attribute
         else None
     )
     return name is not None and bool(ADVANTAGE_NAMES & set(words(name)))
@@ -354,45 +354,43 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
     False for another baseline, None when the value is not a difference of rewards. Of a conditional
     expression, the branch that is such a difference.
     """
-    if isinstance(value, cst.IfExp):
+    if type(value) is cst.IfExp:
         found = [c for c in (_centred(value.body, bound), _centred(value.orelse, bound)) if c is not None]
         return found[0] if found else None
     if isinstance(value, cst.ListComp | cst.GeneratorExp):
         # one advantage per sample: ``[reward - mean_reward for reward in rewards_G]``
         value = value.elt
     while True:
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
+        if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Divide):
             value = value.left
-        elif isinstance(value, cst.Call) and _callee(value) in DIVIDERS and value.args:
+        elif type(value) is cst.Call and _callee(value) in DIVIDERS and value.args:
             value = value.args[0].value
         else:
             break
-    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract)):
+    if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Subtract)):
         return None
     left, right = value.left, value.right
     if not any("reward" in w or w in ("scores", "score", "returns") for w in _words(left)):
         return None
-    if isinstance(right, cst.Name) and bound is not None and right.value in bound:
+    if type(right) is cst.Name and bound is not None and right.value in bound:
         right = bound[right.value]
         if _list_mean(right):
             return True  # ``mean_reward = sum(rewards_G) / len(rewards_G)``: one sample's reward each
     if (
-        isinstance(right, cst.Call)
-        and isinstance(right.func, cst.Attribute)
+        type(right) is cst.Call
+        and type(right.func) is cst.Attribute
         and right.func.attr.value in CENTRES
         and _regrouped(right.func.value).deep_equals(left)
     ):
         return True  # ``rewards - rewards.mean()``, ``rewards - rewards.view(-1, n).mean(dim=1)``
     # a name, not bound here, for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
-    return bool(isinstance(right, cst.Name) and CENTRES & set(words(right.value)))
+    return bool(type(right) is cst.Name and CENTRES & set(words(right.value)))
 
 
 def _regrouped(value: cst.BaseExpression) -> cst.BaseExpression:
     """Return what ``value`` lays out in groups (``rewards`` of ``rewards.view(-1, n)``), else ``value``."""
     while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in REGROUPINGS
+        type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in REGROUPINGS
     ):
         value = value.func.value
     return value
@@ -403,12 +401,12 @@ def _list_mean(value: cst.BaseExpression) -> bool:
 
     Also ``sum(t.reward for t in group) / len(group)``: the sum of a field over the items counted.
     """
-    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)):
+    if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Divide)):
         return False
     total, count = value.left, value.right
     if not (
-        isinstance(total, cst.Call)
-        and isinstance(count, cst.Call)
+        type(total) is cst.Call
+        and type(count) is cst.Call
         and _callee(total) == "sum"
         and _callee(count) == "len"
         and len(total.args) == 1
@@ -423,18 +421,18 @@ def _list_mean(value: cst.BaseExpression) -> bool:
 
 def _td_residual(value: cst.BaseExpression) -> bool:
     """``r + gamma * v_next - v``: a reward plus a discounted value, minus a value."""
-    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract)):
+    if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Subtract)):
         return False
     if not VALUE_WORDS & set(_words(value.right)):
         return False
     left = value.left
-    if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add)):
+    if not (type(left) is cst.BinaryOperation and isinstance(left.operator, cst.Add)):
         return False
     terms = [left.left, left.right]
     # (``rews``, ``rew_buf``: Spinning Up's buffers abbreviate rewards and values)
     rewarded = any(any("reward" in w or w in ("rew", "rews") for w in _words(t)) for t in terms)
     discounted = any(
-        isinstance(t, cst.BinaryOperation)
+        type(t) is cst.BinaryOperation
         and isinstance(t.operator, cst.Multiply)
         and any(DISCOUNT_WORDS & set(_words(side)) for side in (t.left, t.right))
         for t in terms
@@ -448,10 +446,10 @@ def _callee(call: cst.Call) -> str | None:
 
 
 def _words(node: cst.BaseExpression) -> tuple[str, ...]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return words(node.value)
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return words(node.attr.value)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         return _words(node.value)
     return ()

@@ -24,12 +24,12 @@ PLACEHOLDER = " ARG "
 
 def _text(node: cst.BaseExpression) -> str | None:
     """Return a string literal's text, an f-string's with each field a placeholder, or a concatenation's."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
-    if isinstance(node, cst.FormattedString):
-        return "".join(p.value if isinstance(p, cst.FormattedStringText) else PLACEHOLDER for p in node.parts)
-    if isinstance(node, cst.ConcatenatedString):
+    if type(node) is cst.FormattedString:
+        return "".join(p.value if type(p) is cst.FormattedStringText else PLACEHOLDER for p in node.parts)
+    if type(node) is cst.ConcatenatedString:
         left, right = _text(node.left), _text(node.right)
         return None if left is None or right is None else left + right
     return None
@@ -151,7 +151,7 @@ class CommandText(RouteDetector):
             self._read(node)
 
     def _read(self, node: cst.BaseExpression) -> None:
-        raw = node.value if isinstance(node, cst.SimpleString) else cst.Module([]).code_for_node(node)
+        raw = node.value if type(node) is cst.SimpleString else cst.Module([]).code_for_node(node)
         if self.quiet or not any(t in raw for t in self.TRIGGERS):
             return  # most strings: no need to evaluate them
         text = _text(node)

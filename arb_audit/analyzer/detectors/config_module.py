@@ -118,9 +118,7 @@ class ConfigModule(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.enclosing():  # only module-level settings count
             for target in node.targets:
-                if isinstance(target.target, cst.Name) and TRAINING_SETTINGS & set(
-                    words(target.target.value)
-                ):
+                if type(target.target) is cst.Name and TRAINING_SETTINGS & set(words(target.target.value)):
                     self.trains = True
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -165,11 +163,7 @@ class ConfigModule(RouteDetector):
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
-        if (
-            isinstance(test, cst.Comparison)
-            and isinstance(test.left, cst.Name)
-            and test.left.value == "__name__"
-        ):
+        if type(test) is cst.Comparison and type(test.left) is cst.Name and test.left.value == "__name__":
             self.script = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -217,7 +211,7 @@ def _gives_tools(call: cst.Call, name: str) -> bool:
     args = list(call.args)
     for arg in call.args:
         # and the settings it nests (``extra_rollout_config=dict(tool_call_parser="qwen3coder")``)
-        if isinstance(arg.value, cst.Call) and last_name(arg.value.func) == "dict":
+        if type(arg.value) is cst.Call and last_name(arg.value.func) == "dict":
             args.extend(arg.value.args)
     for arg in args:
         if arg.keyword is None or literal_off(arg.value):
@@ -232,9 +226,9 @@ def _gives_tools(call: cst.Call, name: str) -> bool:
 
 def _turns(value: cst.BaseExpression) -> int:
     """Return a turn limit written as a literal (-1, unlimited, as a large number), else 0."""
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        return 2**31 if isinstance(value.expression, cst.Integer) else 0
-    if isinstance(value, cst.Integer):
+    if type(value) is cst.UnaryOperation and isinstance(value.operator, cst.Minus):
+        return 2**31 if type(value.expression) is cst.Integer else 0
+    if type(value) is cst.Integer:
         try:
             return int(value.value.replace("_", ""), 0)
         except ValueError:  # ("00"-style literals int() rejects with base 0)
@@ -251,24 +245,24 @@ def literal_off(value: cst.BaseExpression) -> bool:
     switch = _enable_field(value)
     if switch is not None:
         return literal_off(switch)
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value in ("None", "False")
-    if isinstance(value, cst.Integer):
+    if type(value) is cst.Integer:
         return _turns(value) == 0
-    if isinstance(value, cst.SimpleString):
+    if type(value) is cst.SimpleString:
         return value.value.strip("'\"rbuRBU") == ""
     return isinstance(value, cst.List | cst.Tuple | cst.Dict) and not value.elements
 
 
 def _enable_field(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """Return the ``enable``/``enabled`` setting of a call's keywords or a dict literal, if any."""
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         for arg in value.args:
             if arg.keyword is not None and arg.keyword.value in ("enable", "enabled"):
                 return arg.value
-    elif isinstance(value, cst.Dict):
+    elif type(value) is cst.Dict:
         for element in value.elements:
-            key = element.key if isinstance(element, cst.DictElement) else None
-            if isinstance(key, cst.SimpleString) and literal_text(key) in ("enable", "enabled"):
+            key = element.key if type(element) is cst.DictElement else None
+            if type(key) is cst.SimpleString and literal_text(key) in ("enable", "enabled"):
                 return element.value
     return None

@@ -53,11 +53,11 @@ def _answer_text(value: cst.BaseExpression) -> bool:
     """Say whether ``value`` reads the text of a model's reply (``r["choices"][0]["message"]["content"]``)."""
     fields: set[str] = set()
     for n in (value, *descendants(value)):
-        if isinstance(n, cst.Attribute):
+        if type(n) is cst.Attribute:
             fields.add(n.attr.value)
         elif (
-            isinstance(n, cst.SubscriptElement)
-            and isinstance(n.slice, cst.Index)
+            type(n) is cst.SubscriptElement
+            and type(n.slice) is cst.Index
             and isinstance(key := n.slice.value, cst.SimpleString)
         ):
             fields.add(literal_text(key))
@@ -209,13 +209,13 @@ class DataOutput(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for call, statement in self.writes:
-            assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+            assert type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
             if call.func.value.value in self.writers:
                 message = f"writes records with a dataset file writer ({call.func.attr.value})"
                 self.report(call, "data_output", message, statement=statement)
                 return
         for call, statement in self.answers:
-            assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+            assert type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
             if call.func.value.value in self.text_files:
                 # one reply after another into a file: what the model said is kept as text
                 message = "writes the text of a model's replies to a file, one per iteration"
@@ -224,8 +224,8 @@ class DataOutput(RouteDetector):
 
     def _opens_text_file(self, call: cst.BaseExpression, target: cst.BaseExpression | None) -> None:
         if (
-            isinstance(call, cst.Call)
-            and isinstance(target, cst.Name)
+            type(call) is cst.Call
+            and type(target) is cst.Name
             and self.names(call.func) & {"open", "builtins.open", "io.open"}
             and opens_for_writing(call)
         ):
@@ -233,7 +233,7 @@ class DataOutput(RouteDetector):
 
     def _opens_writer(self, call: cst.BaseExpression) -> bool:
         """Say whether a call makes a dataset file writer (``JsonlWriter(p)``, ``jsonlines.open(p, "w")``)."""
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             return False
         if _file_writer(call.func) or self.names(call.func) & RECORD_FILE_WRITERS:
             return True
@@ -243,13 +243,13 @@ class DataOutput(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._opens_writer(node.value):
-            self.writers |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+            self.writers |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         for t in node.targets:
             self._opens_text_file(node.value, t.target)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         target = node.asname.name if node.asname is not None else None
-        if self._opens_writer(node.item) and isinstance(target, cst.Name):
+        if self._opens_writer(node.item) and type(target) is cst.Name:
             self.writers.add(target.value)
         self._opens_text_file(node.item, target)
 
@@ -282,7 +282,7 @@ class DataOutput(RouteDetector):
             return
         name = method(node)
         receiver = node.func.value if type(node.func) is cst.Attribute else None
-        if name is not None and name.startswith("write") and isinstance(receiver, cst.Name):
+        if name is not None and name.startswith("write") and type(receiver) is cst.Name:
             # judged after the walk: the writer may be bound below its use (a helper written first)
             self.writes.append((node, self.context.statements[-1] if self.context.statements else None))
         if name == "write" and node.args and self._encodes_json(node.args[0].value):
@@ -290,7 +290,7 @@ class DataOutput(RouteDetector):
             return
         if (
             name == "write"
-            and isinstance(receiver, cst.Name)  # (``sys.stdout.write``, ``files[i].write``: no file of ours)
+            and type(receiver) is cst.Name  # (``sys.stdout.write``, ``files[i].write``: no file of ours)
             and self.loops
             and node.args
             and _answer_text(node.args[0].value)
@@ -316,7 +316,7 @@ class DataOutput(RouteDetector):
         """Say whether ``node`` joins JSON-encoded records with newlines: a JSON-lines document."""
         assert type(node.func) is cst.Attribute
         separator = node.func.value
-        if not (isinstance(separator, cst.SimpleString) and separator.evaluated_value == "\n"):
+        if not (type(separator) is cst.SimpleString and separator.evaluated_value == "\n"):
             return False
         if len(node.args) != 1 or not isinstance(node.args[0].value, cst.GeneratorExp | cst.ListComp):
             return False
@@ -327,12 +327,12 @@ class DataOutput(RouteDetector):
 
         Added by ``+`` or by an f-string holding only the record (``f"{json.dumps(item)}\n"``).
         """
-        if isinstance(value, cst.BinaryOperation):
+        if type(value) is cst.BinaryOperation:
             return self._encodes_json(value.left)
-        if isinstance(value, cst.FormattedString):
-            held = [p for p in value.parts if isinstance(p, cst.FormattedStringExpression)]
+        if type(value) is cst.FormattedString:
+            held = [p for p in value.parts if type(p) is cst.FormattedStringExpression]
             return len(held) == 1 and self._encodes_json(held[0].expression)
-        return isinstance(value, cst.Call) and bool(self.names(value.func) & JSON_ENCODERS)
+        return type(value) is cst.Call and bool(self.names(value.func) & JSON_ENCODERS)
 
 
 def records_writer(name: str) -> bool:
@@ -355,14 +355,14 @@ def opens_for_writing(call: cst.Call) -> bool:
     mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
     return (
         mode is not None
-        and isinstance(mode.value, cst.SimpleString)
+        and type(mode.value) is cst.SimpleString
         and literal_text(mode.value)[:1] in ("w", "a", "x")
     )
 
 
 def holds_model(receiver: cst.BaseExpression) -> bool:
     """Say whether a writer's receiver is a model or its companion (``model.push_to_hub``), not data."""
-    text = receiver.value.lower() if isinstance(receiver, cst.Name) else ""
+    text = receiver.value.lower() if type(receiver) is cst.Name else ""
     return any(word in text for word in MODEL_HOLDERS)
 
 

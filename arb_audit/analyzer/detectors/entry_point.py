@@ -71,34 +71,34 @@ def _runs(statement: cst.BaseStatement) -> bool:
 
     A module-level ``def main`` counts: a command-line tool calls it (``CLI(main)``, a console script).
     """
-    if isinstance(statement, cst.FunctionDef):
+    if type(statement) is cst.FunctionDef:
         return statement.name.value == "main"
-    if isinstance(statement, cst.If):
+    if type(statement) is cst.If:
         return _is_main_guard(statement.test)
     if isinstance(statement, cst.For | cst.While | cst.With):
         return True
-    if isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is cst.SimpleStatementLine:
         for small in statement.body:
             if (
                 isinstance(small, cst.Assign | cst.AnnAssign)
-                and isinstance(small.value, cst.Call)
+                and type(small.value) is cst.Call
                 and last_name(small.value.func) in ARGUMENT_PARSES
             ):
                 return True  # args = parser.parse_args(): a module reading its command line is run
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call | cst.Await):
-                call = small.value.expression if isinstance(small.value, cst.Await) else small.value
-                if isinstance(call, cst.Call) and not _plumbing(call):
+            if type(small) is cst.Expr and isinstance(small.value, cst.Call | cst.Await):
+                call = small.value.expression if type(small.value) is cst.Await else small.value
+                if type(call) is cst.Call and not _plumbing(call):
                     return True
     return False
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"`` (either way round)."""
-    if not isinstance(test, cst.Comparison):
+    if type(test) is not cst.Comparison:
         return False
     sides = [test.left, *(c.comparator for c in test.comparisons)]
-    names = {s.value for s in sides if isinstance(s, cst.Name)}
-    strings = {s.evaluated_value for s in sides if isinstance(s, cst.SimpleString)}
+    names = {s.value for s in sides if type(s) is cst.Name}
+    strings = {s.evaluated_value for s in sides if type(s) is cst.SimpleString}
     return "__name__" in names and "__main__" in strings
 
 
@@ -106,5 +106,5 @@ def _plumbing(call: cst.Call) -> bool:
     name = last_name(call.func).lower()
     if name in ("append", "insert"):
         # ``sys.path.append("..")`` is plumbing; ``results.append(evaluate(model))`` does the work
-        return not any(isinstance(a.value, cst.Call) for a in call.args)
+        return not any(type(a.value) is cst.Call for a in call.args)
     return name.startswith(tuple(PLUMBING_WORDS))

@@ -279,9 +279,9 @@ class Environment(RouteDetector):
         """Those the file calls itself (an evaluation or demo loop of its own), not handed on."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
-        step = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "step"), None)
+        body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+        methods = {s.name.value for s in body if type(s) is cst.FunctionDef}
+        step = next((s for s in body if type(s) is cst.FunctionDef and s.name.value == "step"), None)
         if step is None:
             self._named_environment(node, methods)
             return
@@ -370,13 +370,13 @@ class Environment(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        built = self._built(value) if isinstance(value, cst.Call) else None
+        built = self._built(value) if type(value) is cst.Call else None
         scope = id(self.context.scope)
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
+            if type(target.target) is cst.Name:
                 key = (scope, target.target.value)
                 self.assigned.add(key)
-                if built is not None and isinstance(value, cst.Call):
+                if built is not None and type(value) is cst.Call:
                     self.built[key] = (value, built)
                 elif key in self.built and _wraps(value, target.target.value):
                     pass  # ``env = RecordEpisodeStatistics(env)``: the same environment, wrapped
@@ -391,12 +391,12 @@ class Environment(RouteDetector):
         # vf.ToolEnv(tools=..., max_turns=10)``) is served to whatever trains on its episodes; one a
         # script only builds and plays makes data or evaluates (a trainer handed one says so itself)
         value = node.value
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             built = self._built(value)
             found = (value, built) if built is not None else None
         else:
             found = None
-            if isinstance(value, cst.Name):
+            if type(value) is cst.Name:
                 # the function's own binding, else, where it binds none, the module's
                 # (``ENV = vf.ToolEnv(...)`` returned by ``load_environment``)
                 own = (id(self.context.scope), value.value)
@@ -421,8 +421,8 @@ class Environment(RouteDetector):
 
 def _wraps(value: cst.BaseExpression, name: str) -> bool:
     """Say whether ``value`` is a call given ``name`` itself (a wrapper around what the name holds)."""
-    return isinstance(value, cst.Call) and any(
-        isinstance(a.value, cst.Name) and a.value.value == name for a in value.args
+    return type(value) is cst.Call and any(
+        type(a.value) is cst.Name and a.value.value == name for a in value.args
     )
 
 
@@ -441,74 +441,74 @@ def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
     returned: list[str] = []  # names returned as they are (``return obs``)
 
     for node in descendants(step.body):
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             words.add(node.value.lower())
-        elif isinstance(node, cst.SimpleString):
+        elif type(node) is cst.SimpleString:
             words.add(
                 literal_text(node).lower()
             )  # an answer built as a record (``response["reward"] = 1.0``)
         elif (
-            isinstance(node, cst.DictElement)
-            and isinstance(node.key, cst.SimpleString)
+            type(node) is cst.DictElement
+            and type(node.key) is cst.SimpleString
             and _ends(literal_text(node.key))
         ):
             ends.append(_always_ends(node.value))
-        elif isinstance(node, cst.Arg):
+        elif type(node) is cst.Arg:
             if (
                 node.keyword is not None
                 and _ends(node.keyword.value)
                 # a flag passed on by name (``done=done``) is not read here; ``done=True`` is
-                and (not isinstance(node.value, cst.Name) or literal_bool(node.value) is not None)
+                and (type(node.value) is not cst.Name or literal_bool(node.value) is not None)
             ):
                 ends.append(_always_ends(node.value))
-        elif isinstance(node, cst.Assign):
+        elif type(node) is cst.Assign:
             if _answer_of_a_step(node.value) or _flagless(node.value):
-                passed_on.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+                passed_on.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
             for target in node.targets:
                 flagged = target.target
-                named = _string_key(flagged) if isinstance(flagged, cst.Subscript) else None
+                named = _string_key(flagged) if type(flagged) is cst.Subscript else None
                 if named is not None and _ends(named):
                     ends.append(_always_ends(node.value))  # ``response["done"] = True``
                 elif (
-                    isinstance(flagged, cst.Subscript)
-                    and isinstance(flagged.value, cst.Name)
+                    type(flagged) is cst.Subscript
+                    and type(flagged.value) is cst.Name
                     and _ends(flagged.value.value)
                 ):
                     # ``done[i] = 0`` after ``done = torch.ones_like(r)``: some episodes go on
                     ends.append(literal_bool(node.value) is True)
-                elif isinstance(target.target, cst.Name) and _ends(target.target.value):
+                elif type(target.target) is cst.Name and _ends(target.target.value):
                     if not _uncut(target.target.value, node.value):
                         ends.append(_always_ends(node.value))
                 elif (
-                    isinstance(target.target, cst.Tuple)
-                    and isinstance(node.value, cst.Tuple)
+                    type(target.target) is cst.Tuple
+                    and type(node.value) is cst.Tuple
                     and len(target.target.elements) == len(node.value.elements)
                 ):
                     # ``obs, done, info = text, True, {}``: each name takes its own value
                     for name, value in zip(target.target.elements, node.value.elements, strict=True):
                         flag = name.value
                         if (
-                            isinstance(flag, cst.Name)
+                            type(flag) is cst.Name
                             and _ends(flag.value)
                             and not _uncut(flag.value, value.value)
                         ):
                             ends.append(_always_ends(value.value))
-                elif isinstance(target.target, cst.Tuple) and any(
-                    isinstance(e.value, cst.Name) and _ends(e.value.value) for e in target.target.elements
+                elif type(target.target) is cst.Tuple and any(
+                    type(e.value) is cst.Name and _ends(e.value.value) for e in target.target.elements
                 ):
                     # ``ob, reward, done, info = self.env.step(action)``: a wrapped environment's own
                     # end flag, not always set
                     ends.append(False)
-        elif isinstance(node, cst.Return) and node.value is not None and _flagless(node.value):
+        elif type(node) is cst.Return and node.value is not None and _flagless(node.value):
             # a record built without its end flag (``StepResult(result=r, reward=-0.1)``), another
             # step's answer (``return super().step(a)``) or a helper's (``return self._observe(t)``):
             # the episode may go on where other answers set ``done=True``
             ends.append(False)
-        elif isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+        elif type(node) is cst.Return and type(node.value) is cst.Name:
             returned.append(node.value.value)
         elif (
-            isinstance(node, cst.Return)
-            and isinstance(node.value, cst.Tuple)
+            type(node) is cst.Return
+            and type(node.value) is cst.Tuple
             and len(node.value.elements) >= 3
             and (
                 not isinstance(flag := node.value.elements[2].value, cst.Name)
@@ -533,22 +533,22 @@ def _chooses_actions(call: cst.Call) -> bool:
 
 def _flagless(value: cst.BaseExpression) -> bool:
     """Say whether a value is a call whose arguments set no end flag (a record, a helper's answer)."""
-    call = value.expression if isinstance(value, cst.Await) else value
-    return isinstance(call, cst.Call) and not any(
+    call = value.expression if type(value) is cst.Await else value
+    return type(call) is cst.Call and not any(
         a.keyword is not None and _ends(a.keyword.value) for a in call.args
     )
 
 
 def _answer_of_a_step(value: cst.BaseExpression) -> bool:
     """Say whether a value is what a ``step`` call answered (awaited or not)."""
-    call = value.expression if isinstance(value, cst.Await) else value
-    return isinstance(call, cst.Call) and "step" in words(last_name(call.func))
+    call = value.expression if type(value) is cst.Await else value
+    return type(call) is cst.Call and "step" in words(last_name(call.func))
 
 
 def _string_key(target: cst.Subscript) -> str | None:
     """Return the literal key of ``record["key"]``, if it is one."""
     index = target.slice[0].slice if len(target.slice) == 1 else None
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         return literal_text(index.value)
     return None
 
@@ -572,14 +572,14 @@ def _always_ends(value: cst.BaseExpression) -> bool:
     ``done = torch.ones_like(rewards)``) is single-turn as one returning ``done = True`` is.
     """
     value = uncast(value)
-    if isinstance(value, cst.Integer):
+    if type(value) is cst.Integer:
         return value.value == "1"
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         return last_name(value.func) in ALL_ONES
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
-        listed = value.left if isinstance(value.left, cst.List) else value.right
+    if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Multiply):
+        listed = value.left if type(value.left) is cst.List else value.right
         return (
-            isinstance(listed, cst.List)
+            type(listed) is cst.List
             and len(listed.elements) == 1
             and literal_bool(listed.elements[0].value) is True
         )

@@ -140,15 +140,15 @@ class FrameworkEntry(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target if len(node.targets) == 1 else None
         if (
-            isinstance(target, cst.Attribute)
+            type(target) is cst.Attribute
             and target.attr.value in SETTING_LEAVES
             and (setting := self._setting(node.value)) is not None
         ):
             # config.training.trainer_type = TrainerType.TRL_DPO: a setting the file fixes itself
             self.settings.setdefault(target.attr.value, []).append(setting)
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             value = node.value
-            if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+            if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
                 self._strings[node.targets[0].target.value] = value.evaluated_value
             else:
                 self._strings.pop(node.targets[0].target.value, None)
@@ -172,7 +172,7 @@ class FrameworkEntry(RouteDetector):
     def _setting(self, node: cst.BaseExpression) -> str | None:
         """Return a setting's value: a string, or an enum member by its name (``TrainerType.TRL_DPO``)."""
         if (
-            isinstance(node, cst.Attribute)
+            type(node) is cst.Attribute
             and isinstance(node.value, cst.Name | cst.Attribute)
             and node.attr.value.isupper()  # (``args.stage`` reads a setting: only its value would say)
         ):
@@ -180,9 +180,9 @@ class FrameworkEntry(RouteDetector):
         return self._string(node)
 
     def _string(self, node: cst.BaseExpression) -> str | None:
-        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        if type(node) is cst.SimpleString and isinstance(node.evaluated_value, str):
             return node.evaluated_value
-        return self._strings.get(node.value) if isinstance(node, cst.Name) else None
+        return self._strings.get(node.value) if type(node) is cst.Name else None
 
     def _chosen(self, call: cst.Call, entry: Entry) -> Entry | None:
         """Return the choice a call's own arguments select for an entry whose key picks, if any."""
@@ -194,11 +194,11 @@ class FrameworkEntry(RouteDetector):
             values.append(arg.value)
         for arg in call.args:
             if arg.keyword is None and arg.star == "":
-                if isinstance(arg.value, cst.Dict):
+                if type(arg.value) is cst.Dict:
                     values.extend(
                         e.value
                         for e in arg.value.elements
-                        if isinstance(e, cst.DictElement) and self._string(e.key) == leaf
+                        if type(e) is cst.DictElement and self._string(e.key) == leaf
                     )
                 else:
                     values.append(arg.value)
@@ -230,12 +230,12 @@ class FrameworkEntry(RouteDetector):
         if entry.trained_by is not None and not self.ended:
             self.deferred.append((node, name, entry, how))
             return
-        if isinstance(node, cst.Call) and (choice := self._chosen(node, entry)) is not None:
+        if type(node) is cst.Call and (choice := self._chosen(node, entry)) is not None:
             name, entry = f"{name} ({entry.key}={choice.name})", choice
         if entry.given:
             # trlx.train(reward_fn=...): the arguments given decide; a call given none says nothing
             given = next(
-                ((k, e) for k, e in entry.given if isinstance(node, cst.Call) and keyword(node, k)), None
+                ((k, e) for k, e in entry.given if type(node) is cst.Call and keyword(node, k)), None
             )
             if given is None:
                 return
@@ -299,7 +299,7 @@ class FrameworkEntry(RouteDetector):
             self._report(node, *found, "calls")
             return
         # (``ray.remote(num_gpus=1)(CriticWorker)``: the builder is the call that makes the callee)
-        builder = node.func.func if isinstance(node.func, cst.Call) else node.func
+        builder = node.func.func if type(node.func) is cst.Call else node.func
         if (built := last_name(builder)) in BUILDERS:
             for arg in node.args:
                 # a framework's class handed on to be built elsewhere (``ray.remote(CriticWorker)``)
@@ -317,7 +317,7 @@ class FrameworkEntry(RouteDetector):
         for arg in node.args:
             value = arg.value
             by_name = loads or (arg.keyword is not None and arg.keyword.value == "default")
-            if by_name and isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+            if by_name and type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
                 # getattr(cfg, "pipeline_cls", "roll.pipeline.agentic.agentic_pipeline.AgenticPipeline"),
                 # import_string("..."), a Hydra _target_: the class is loaded by its full path
                 path = value.evaluated_value

@@ -68,8 +68,8 @@ def _answers_route(node: cst.FunctionDef) -> bool:
     for decorator in node.decorators:
         call = decorator.decorator
         if (
-            isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Attribute)
+            type(call) is cst.Call
+            and type(call.func) is cst.Attribute
             and call.func.attr.value in ROUTE_DECORATORS
             and call.args
             and isinstance(path := call.args[0].value, cst.SimpleString)
@@ -108,7 +108,7 @@ def _run_generate(node: cst.Call) -> cst.Attribute | None:
     for index, arg in enumerate(node.args):
         value = arg.value
         if (
-            isinstance(value, cst.Attribute)
+            type(value) is cst.Attribute
             and value.attr.value in GENERATION_METHODS
             and (
                 (arg.keyword is not None and arg.keyword.value == "target")
@@ -347,9 +347,9 @@ class Generation(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
-        if any(isinstance(c, cst.Attribute) and GENERATION_WORDS & set(words(c.attr.value)) for c in choices):
-            self.requesters |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        choices = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
+        if any(type(c) is cst.Attribute and GENERATION_WORDS & set(words(c.attr.value)) for c in choices):
+            self.requesters |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self.endpoint = self.endpoint or any(e in node.value for e in ENDPOINTS)
@@ -396,9 +396,9 @@ class Generation(RouteDetector):
         """Report an engine handed on as a value (``{"builder": pipeline}``, ``run(pipeline)``)."""
         last = (
             value.value
-            if isinstance(value, cst.Name)
+            if type(value) is cst.Name
             else value.attr.value
-            if isinstance(value, cst.Attribute)
+            if type(value) is cst.Attribute
             else None
         )
         if last in ENGINE_LAST:  # only these few names need resolving
@@ -414,7 +414,7 @@ class Generation(RouteDetector):
             # what each function calls or hands to a runner: a route handler's callees serve too
             found = self.callees.setdefault(caller[-1], set())
             found.add(last_name(node.func))
-            found.update(last_name(a.value) for a in node.args if isinstance(a.value, cst.Name))
+            found.update(last_name(a.value) for a in node.args if type(a.value) is cst.Name)
         if (run := _run_generate(node)) is not None:
             # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
             # stream its tokens, ``pool.submit(llm.generate, prompts)``)

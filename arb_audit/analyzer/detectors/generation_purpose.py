@@ -105,24 +105,20 @@ def _path_writes(call: cst.Call) -> bool:
     mode = keyword(call, "mode") or (call.args[0] if call.args else None)
     return (
         mode is not None
-        and isinstance(mode.value, cst.SimpleString)
+        and type(mode.value) is cst.SimpleString
         and literal_text(mode.value)[:1] in ("w", "a", "x")
     )
 
 
 def _tail_literal(path: cst.BaseExpression) -> str | None:
     """Return the literal end of a path expression: its file's name, where the code writes it."""
-    if isinstance(path, cst.Call) and path.args:
+    if type(path) is cst.Call and path.args:
         return _tail_literal(path.args[-1].value)  # os.path.join(root, "test.jsonl"), Path("x")
-    if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Divide | cst.Add):
+    if type(path) is cst.BinaryOperation and isinstance(path.operator, cst.Divide | cst.Add):
         return _tail_literal(path.right)  # root / "validation.jsonl", root + "/test.json"
-    if isinstance(path, cst.SimpleString):
+    if type(path) is cst.SimpleString:
         return literal_text(path)
-    if (
-        isinstance(path, cst.FormattedString)
-        and path.parts
-        and isinstance(path.parts[-1], cst.FormattedStringText)
-    ):
+    if type(path) is cst.FormattedString and path.parts and type(path.parts[-1]) is cst.FormattedStringText:
         return path.parts[-1].value
     return None
 
@@ -288,7 +284,7 @@ class GenerationPurpose(RouteDetector):
 
     def _split(self, node: cst.CSTNode, value: cst.BaseExpression) -> None:
         """Report a split read by name: a held-out one is a benchmark's, a training one is for data."""
-        if not isinstance(value, cst.SimpleString):
+        if type(value) is not cst.SimpleString:
             return
         split = literal_text(value).lower()
         first = re.match(r"[a-z]*", split)
@@ -332,7 +328,7 @@ class GenerationPurpose(RouteDetector):
         if called != "add_argument" or not node.args:
             return
         option = node.args[0].value
-        if not isinstance(option, cst.SimpleString):
+        if type(option) is not cst.SimpleString:
             return
         name = literal_text(option)
         default = keyword(node, "default")
@@ -353,7 +349,7 @@ class GenerationPurpose(RouteDetector):
         answers: only a benchmark's name says something of those.
         """
         text = " ".join(
-            literal_text(n) if isinstance(n, cst.SimpleString) else n.value
+            literal_text(n) if type(n) is cst.SimpleString else n.value
             for n in (path, *descendants(path))
             if isinstance(n, cst.SimpleString | cst.FormattedStringText)
         )
@@ -384,7 +380,7 @@ class GenerationPurpose(RouteDetector):
         # but a split: a dict's "eval" or "val" entry is as often a metric's)
         if len(node.slice) == 1 and isinstance(index := node.slice[0].slice, cst.Index):
             value = index.value
-            if isinstance(value, cst.SimpleString) and (key := literal_text(value)) in SPLIT_KEYS:
+            if type(value) is cst.SimpleString and (key := literal_text(value)) in SPLIT_KEYS:
                 if key in TRAIN_SPLITS:
                     self._cue(node, "reads a training split by its key", TRAINING_SHAPED)
                 else:
@@ -392,9 +388,9 @@ class GenerationPurpose(RouteDetector):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self._named(node, target.value)
-        elif isinstance(target, cst.Attribute) and not any("." in q for q in self.names(target.value)):
+        elif type(target) is cst.Attribute and not any("." in q for q in self.names(target.value)):
             # (a library's setting, ``torch.backends.cudnn.benchmark = False``, names no output)
             self._named(node, target.attr.value)
 
@@ -415,7 +411,7 @@ class GenerationPurpose(RouteDetector):
         keys = {
             literal_text(e.key)
             for e in node.elements
-            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+            if type(e) is cst.DictElement and type(e.key) is cst.SimpleString
         }
         if "conversations" in keys or {"chosen", "rejected"} <= keys:
             message = "builds training records (conversations or pairs)"
@@ -435,7 +431,7 @@ class GenerationPurpose(RouteDetector):
         anything else (``if __name__ == "__main__":``, ``if args.split == "test":``) keeps nothing.
         """
         for statement in self.context.statements:
-            if not isinstance(statement, cst.If):
+            if type(statement) is not cst.If:
                 continue
             inside = (statement.test, *descendants(statement.test))
             said = {
@@ -445,8 +441,7 @@ class GenerationPurpose(RouteDetector):
                 for w in words(n.value if isinstance(n, cst.Name) else literal_text(n))
             }
             compared = any(
-                isinstance(n, cst.Comparison)
-                and any(isinstance(c.operator, cst.Equal) for c in n.comparisons)
+                type(n) is cst.Comparison and any(isinstance(c.operator, cst.Equal) for c in n.comparisons)
                 for n in inside
             )
             if said & CHECK_WORDS or (compared and said & ANSWER_KEY_WORDS):

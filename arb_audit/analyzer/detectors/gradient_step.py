@@ -1149,13 +1149,13 @@ class GradientStep(RouteDetector):
         self.head_classes.pop()
 
     def visit_Param(self, node: cst.Param) -> None:
-        if isinstance(node.default, cst.Name):
+        if type(node.default) is cst.Name:
             self.defaults[node.name.value] = node.default.value
 
     def visit_With(self, node: cst.With) -> None:
         self.no_grad += self._gradients_off(node)
         for item in node.items:
-            if item.asname is not None and isinstance(item.item, cst.Call):
+            if item.asname is not None and type(item.item) is cst.Call:
                 # ``with Trainer(config, optimizer, loss_fn) as trainer:``: the name holds what the call
                 # built (a context manager's ``__enter__`` answers itself, as trainers' and engines' do)
                 self._bind(item.asname.name, item.item)
@@ -1166,7 +1166,7 @@ class GradientStep(RouteDetector):
     def _gradients_off(self, node: cst.With) -> bool:
         """Say whether a ``with`` switches gradients off (``torch.no_grad()``, ``inference_mode()``)."""
         return any(
-            isinstance(item.item, cst.Call) and self.names(item.item.func) & NO_GRAD for item in node.items
+            type(item.item) is cst.Call and self.names(item.item.func) & NO_GRAD for item in node.items
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -1206,21 +1206,19 @@ class GradientStep(RouteDetector):
             entries[-1][1].append(node.value)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.assigns.setdefault((self.functions[-1], target.value), []).append(value)
         elif isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
                 self._bind(element.value, value)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._bind(target.value, value)
         elif (key := keyed_entry(target)) is not None:
             # ``stats["loss_pg"] = -(logp * adv).mean()``: that entry holds it (read by its key, or by
             # any key that is not a constant: ``sum(stats[k] for k in stats)``)
             self.assigns.setdefault((self.functions[-1], key), []).append(value)
         elif (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
+            type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self"
         ):
             self.attributes.setdefault(target.attr.value, []).append(value)
 
@@ -1234,7 +1232,7 @@ class GradientStep(RouteDetector):
         if (
             "estimator" in setting  # (a substring first: most keywords of most calls are not)
             and "estimator" in words(setting)
-            and isinstance(value, cst.SimpleString)
+            and type(value) is cst.SimpleString
             and isinstance(text := value.evaluated_value, str)
         ):
             self.estimators.append(text)
@@ -1315,7 +1313,7 @@ class GradientStep(RouteDetector):
             return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
         if (
-            isinstance(run, cst.Name)
+            type(run) is cst.Name
             and _runs_imported_training(run.value, ran := self._run_names(run))
             and not any(entry_for(q) for q in ran)  # (the framework table's to say)
         ):
@@ -1337,7 +1335,7 @@ class GradientStep(RouteDetector):
                 root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
             elif (loss_keyword := keyword(node, "loss")) is not None:
                 root = loss_keyword.value  # booster.backward(loss=loss, optimizer=optimizer) (ColossalAI)
-            elif isinstance(receiver, cst.Call) and method(receiver) == "scale" and receiver.args:
+            elif type(receiver) is cst.Call and method(receiver) == "scale" and receiver.args:
                 root = receiver.args[0].value  # scaler.scale(loss).backward()
             else:
                 root = receiver
@@ -1348,7 +1346,7 @@ class GradientStep(RouteDetector):
             self.steps.append((node, self._statement(), [(scope, positional[0])], "autograd on the loss"))
         elif names & (GRAD_TRANSFORMS | MODEL_FIRST_GRAD_TRANSFORMS) and positional:
             target = positional[-1] if names & MODEL_FIRST_GRAD_TRANSFORMS else positional[0]
-            if isinstance(target, cst.Lambda):
+            if type(target) is cst.Lambda:
                 self.steps.append((node, self._statement(), [(scope, target.body)], "a gradient transform"))
             elif isinstance(target, cst.Name | cst.Attribute):
                 last = target.value if isinstance(target, cst.Name) else target.attr.value
@@ -1377,17 +1375,17 @@ class GradientStep(RouteDetector):
                 # policy.train(data, loss_fn), engine.train_batch(input_=x, loss_fn=sft_loss) (pipeline
                 # engines): a worker trains with the loss it is handed
                 self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
-            elif isinstance(receiver, cst.Call) and self._constructs_trainer(receiver):
+            elif type(receiver) is cst.Call and self._constructs_trainer(receiver):
                 self.trainer_of_step[id(node)] = receiver
                 roots: list[tuple[int, cst.BaseExpression]] = []
                 self.chained.append((receiver, scope, roots))  # (a model's forward may come below)
                 self.steps.append((node, self._statement(), roots, f"{name}() of a trainer"))
-            elif isinstance(receiver, cst.Name):
+            elif type(receiver) is cst.Name:
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
         elif (
             name in TRAINER_EVALUATIONS
             and type(node.func) is cst.Attribute
-            and isinstance(node.func.value, cst.Name)
+            and type(node.func.value) is cst.Name
         ):
             # trainer.evaluate(): a trainer built to measure a model, if the name holds a trainer
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "evaluates"))
@@ -1396,7 +1394,7 @@ class GradientStep(RouteDetector):
             and (name.startswith("train_") or name.endswith("_train"))
             and not set(words(name)) & (NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS)
             and type(node.func) is cst.Attribute
-            and isinstance(node.func.value, cst.Name)
+            and type(node.func.value) is cst.Name
         ):
             # trainer.train_rlhf(experience), trainer.accelerate_train(): a trainer's own training
             # method, once the name is a trainer
@@ -1406,9 +1404,7 @@ class GradientStep(RouteDetector):
             if isinstance(receiver := node.func.value, cst.Name):
                 # actor = PPORayActorGroup(...); actor.async_fit_actor_model(...): the worker group's
                 # class is named for what its workers train (its loss lives in its own module)
-                built = [
-                    last_name(v.func) for v in self._bound(scope, receiver.value) if isinstance(v, cst.Call)
-                ]
+                built = [last_name(v.func) for v in self._bound(scope, receiver.value) if type(v) is cst.Call]
                 self.holders[id(node)] = [b for b in built if b]
         elif updates_model(name, CRITIC_WORDS) and type(node.func) is cst.Attribute:
             message = f"{name}(): a learned value model, the actor-critic (PPO) family"
@@ -1426,7 +1422,7 @@ class GradientStep(RouteDetector):
         elif name in REMOTE_STEPS:
             loss = keyword(node, "loss_fn")
             value = loss.value if loss is not None else None
-            named = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+            named = value.evaluated_value if type(value) is cst.SimpleString else None
             if isinstance(named, str) and named in REMOTE_LOSSES:
                 kind, variant = REMOTE_LOSSES[named]
                 self.report(
@@ -1548,7 +1544,7 @@ class GradientStep(RouteDetector):
         # class of the object that holds it (``PPOAgent(policy_optimizer=opt).run_train()``), the
         # project module the helper comes from (``from run_sft import update_step``), then the
         # functions and classes the step sits in
-        callee = [last_name(node.func)] if isinstance(node, cst.Call) else []
+        callee = [last_name(node.func)] if type(node) is cst.Call else []
         for name, where in (
             *((c, "the training run is named") for c in self.ran.get(id(node), [])),
             *((c, "the optimiser is handed to") for c in callee),
@@ -1564,7 +1560,7 @@ class GradientStep(RouteDetector):
 
     def _helper_modules(self, node: cst.CSTNode) -> list[str]:
         """Last parts of the modules a called helper comes from (``run_sft`` of ``run_sft.update_step``)."""
-        if not (isinstance(node, cst.Call) and type(node.func) is cst.Name):
+        if not (type(node) is cst.Call and type(node.func) is cst.Name):
             return []  # (a method's qualified name ends in its class, not its module)
         scope = self.scopes_of.get(id(node.func))
         known = self.context.resolver.qualified_names(node.func, scope) if scope is not None else set()
@@ -1650,10 +1646,8 @@ class GradientStep(RouteDetector):
                 if named[0] in ("GRPO", "PPO"):
                     self._agent_named(node, statement, class_name)
                 return True
-        receiver = (
-            node.func.value if isinstance(node, cst.Call) and type(node.func) is cst.Attribute else None
-        )
-        if isinstance(receiver, cst.Name):
+        receiver = node.func.value if type(node) is cst.Call and type(node.func) is cst.Attribute else None
+        if type(receiver) is cst.Name:
             # the code names the trainer object for what it trains (``dpo_trainer = NCATrainer(...)``)
             named = route_word(receiver.value, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
@@ -1733,9 +1727,9 @@ class GradientStep(RouteDetector):
     def _given_optimiser(self, call: cst.Call, scope: int) -> bool:
         """Say whether a call is handed, by name, an optimiser built in this file."""
         return any(
-            isinstance(v, cst.Call) and self._builds_optimiser(v)
+            type(v) is cst.Call and self._builds_optimiser(v)
             for arg in call.args
-            if isinstance(arg.value, cst.Name)
+            if type(arg.value) is cst.Name
             for v in self._bound(scope, arg.value.value)
         )
 
@@ -1747,7 +1741,7 @@ class GradientStep(RouteDetector):
         """
         for where, value in self._bound_or_handed(scope, name):
             if (
-                isinstance(value, cst.Call)
+                type(value) is cst.Call
                 and last_name(value.func)[:1].isupper()
                 and not self._constructs_trainer(value, where)
                 and any(_names_environment(a) for a in value.args)
@@ -1772,14 +1766,14 @@ class GradientStep(RouteDetector):
                 False  # ``train_epoch()``, ``run_train()``; not ``save_train_stats()``, ``run_train_eval()``
             )
         receiver = node.func.value
-        if not isinstance(receiver, cst.Name):
+        if type(receiver) is not cst.Name:
             return False
         holders = [
             v
             for v in self._bound(scope, receiver.value)
-            if isinstance(v, cst.Call)
+            if type(v) is cst.Call
             and not self._constructs_trainer(v, scope)  # (a trainer's train() is decided as a trainer's)
-            and not (isinstance(v.func, cst.Name) and self._bound(scope, v.func.value))  # a class picked
+            and not (type(v.func) is cst.Name and self._bound(scope, v.func.value))  # a class picked
             and self._given_optimiser(v, scope)
         ]
         if holders:
@@ -1800,7 +1794,7 @@ class GradientStep(RouteDetector):
                 True  # the project's factory: ``create_optimizer(model, lr=...)``, ``build_optimizer(cfg)``
             )
         first = call.args[0].value if call.args and call.args[0].keyword is None else None
-        return isinstance(first, cst.Call) and method(first) in ("parameters", "named_parameters")
+        return type(first) is cst.Call and method(first) in ("parameters", "named_parameters")
 
     def _bound_or_handed(self, scope: int, name: str) -> list[tuple[int, cst.BaseExpression]]:
         """Return ``(function, value)`` of what ``name`` holds in ``scope``, else in other functions.
@@ -1832,7 +1826,7 @@ class GradientStep(RouteDetector):
     def _scorer(self, scope: int, name: str) -> str | None:
         """Return the class a name is built from when that class is named for a reward model."""
         for _, value in self._bound_or_handed(scope, name):
-            if isinstance(value, cst.Call) and names_a_reward_model(built := _tail(value.func)):
+            if type(value) is cst.Call and names_a_reward_model(built := _tail(value.func)):
                 return built
         return None
 
@@ -1851,7 +1845,7 @@ class GradientStep(RouteDetector):
         if type(func) is cst.Name:
             where = self.functions[-1] if scope is None else scope
             for value in self._bound(where, func.value):
-                choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+                choices = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
                 for choice in choices:
                     if isinstance(choice, cst.Name | cst.Attribute) and names_trainer_class(_tail(choice)):
                         return choice
@@ -1874,10 +1868,10 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
             elif how == "evaluates":
                 if any(
-                    isinstance(v, cst.Call) and self._constructs_trainer(v, scope)
+                    type(v) is cst.Call and self._constructs_trainer(v, scope)
                     for v in self._bound(scope, name)
                 ):
-                    called = method(node) if isinstance(node, cst.Call) else "evaluate"
+                    called = method(node) if type(node) is cst.Call else "evaluate"
                     message = f"{called}() of a trainer object: it measures a model"
                     self.report(node, "scoring", message, statement=statement, variant=TRAINER_EVALUATION)
             elif how == "environment":
@@ -1892,11 +1886,11 @@ class GradientStep(RouteDetector):
             elif how == "trainer":
                 made_in, made = scope, []
                 for where, value in self._bound_or_handed(scope, name):
-                    if isinstance(value, cst.Call) and self._constructs_trainer(value, where):
+                    if type(value) is cst.Call and self._constructs_trainer(value, where):
                         made_in, made = where, [value]
                         break
                 own_forward = (
-                    isinstance(node, cst.Call)
+                    type(node) is cst.Call
                     and method(node) == "forward"
                     and bool(made)
                     and not any("." in q for q in self.names(made[0].func))
@@ -1906,11 +1900,11 @@ class GradientStep(RouteDetector):
                 elif made:
                     self.trainer_of_step[id(node)] = made[0]
                     self.trainer_scope[id(node)] = made_in
-                    called = method(node) if isinstance(node, cst.Call) else None
+                    called = method(node) if type(node) is cst.Call else None
                     roots = self._handed_loss(made[0], made_in) or self._model_loss(made[0], made_in)
                     self.steps.append((node, statement, roots, f"{called or 'train'}() of a trainer object"))
                 elif (
-                    isinstance(node, cst.Call)
+                    type(node) is cst.Call
                     and node.args
                     and literal_bool(node.args[0].value) is None  # (``set_train(False)``: a mode)
                     and (scorer := self._scorer(scope, name))
@@ -1991,7 +1985,7 @@ PROCESS_ENVIRONMENT_WORDS = frozenset({"vars", "var", "variables", "variable"})
 def _names_environment(arg: cst.Arg) -> bool:
     """Say whether an argument is an environment by its keyword or its name (``env=e``, ``envs``)."""
     name = arg.keyword.value if arg.keyword is not None else getattr(arg.value, "value", None)
-    if not isinstance(name, str) or (arg.keyword is None and not isinstance(arg.value, cst.Name)):
+    if not isinstance(name, str) or (arg.keyword is None and type(arg.value) is not cst.Name):
         return False
     said = set(words(name))
     return bool(said & ENVIRONMENT_WORDS) and not said & PROCESS_ENVIRONMENT_WORDS
@@ -2059,7 +2053,7 @@ def _rewarded_step(node: cst.Call, name: str | None) -> str | None:
     if trainer is None or words(trainer)[-1:] != ("trainer",):
         return None  # (named for a trainer, not for what shows one: ``trainer_panel``, ``trainer_tracker``)
     for arg in node.args:
-        named = (n for n in (arg.value, *descendants(arg.value)) if isinstance(n, cst.Name))
+        named = (n for n in (arg.value, *descendants(arg.value)) if type(n) is cst.Name)
         said = {w for n in named for w in words(n.value)}
         if arg.keyword is not None:
             said.update(words(arg.keyword.value))
@@ -2081,7 +2075,7 @@ def _staged_run(node: cst.Call, callee: str | None) -> str | None:
     for arg in node.args:
         if arg.keyword is None or arg.keyword.value not in STAGE_KEYWORDS:
             continue
-        value = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+        value = arg.value.evaluated_value if type(arg.value) is cst.SimpleString else None
         if not isinstance(value, str):
             continue
         value = STAGE_ALIASES.get(value.lower(), value)

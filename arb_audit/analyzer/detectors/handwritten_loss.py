@@ -280,7 +280,7 @@ class HandwrittenLoss(RouteDetector):
 
     def _no_grad(self, expression: cst.BaseExpression) -> bool:
         """Say whether ``expression`` is ``torch.no_grad()`` or ``torch.inference_mode()`` (called or not)."""
-        called = expression.func if isinstance(expression, cst.Call) else expression
+        called = expression.func if type(expression) is cst.Call else expression
         return bool(self.names(called) & NO_GRAD)
 
     def _enter(self, node: cst.CSTNode, gradients_off: bool) -> None:
@@ -358,15 +358,12 @@ class HandwrittenLoss(RouteDetector):
         ):
             # ``def dpo_loss(...)`` normalising log-probabilities: a preference loss of its own form
             self._saw("named_preference", node)
-        if callee & LOG and args and isinstance(args[0], cst.Call) and self.names(args[0].func) & SIGMOID:
+        if callee & LOG and args and type(args[0]) is cst.Call and self.names(args[0].func) & SIGMOID:
             args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
             callee = LOG_SIGMOID
         if callee & LOG_SIGMOID:
             operators = {
-                type(n.operator)
-                for a in args
-                for n in (a, *descendants(a))
-                if isinstance(n, cst.BinaryOperation)
+                type(n.operator) for a in args for n in (a, *descendants(a)) if type(n) is cst.BinaryOperation
             }
             if cst.Multiply in operators:  # beta * (log-ratio margin): DPO's implicit reward
                 self._saw("preference", node)
@@ -381,9 +378,9 @@ class HandwrittenLoss(RouteDetector):
             )
         if name in ("mean", "std") and type(node.func) is cst.Attribute:
             receiver = node.func.value
-            if isinstance(receiver, cst.Call) and method(receiver) in GROUPING and len(receiver.args) >= 2:
+            if type(receiver) is cst.Call and method(receiver) in GROUPING and len(receiver.args) >= 2:
                 first = receiver.args[0].value
-                if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
+                if type(first) is cst.UnaryOperation and is_one(first.expression):
                     self._saw("group_advantage", node)
             elif isinstance(receiver, cst.Name | cst.Attribute) and self._grouped(receiver):
                 self._saw("group_advantage", node)
@@ -402,7 +399,7 @@ class HandwrittenLoss(RouteDetector):
 
     def _handed_pairs(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         if (
-            isinstance(value, cst.Call)
+            type(value) is cst.Call
             and len(value.args) >= 2  # (both members: most calls assigned are not, and stop here)
             and any(_target_words(t) & {"loss", "losses"} for t in targets)
             and _pair_logps(value)
@@ -415,9 +412,9 @@ class HandwrittenLoss(RouteDetector):
         value = node.value
         self._handed_pairs([t.target for t in node.targets], value)
         # (``x.view(-1, G)`` lays out groups; ``x.view(-1)`` flattens them)
-        if isinstance(value, cst.Call) and method(value) in GROUPING and len(value.args) >= 2:
+        if type(value) is cst.Call and method(value) in GROUPING and len(value.args) >= 2:
             first = value.args[0].value
-            if isinstance(first, cst.UnaryOperation) and is_one(first.expression):
+            if type(first) is cst.UnaryOperation and is_one(first.expression):
                 for target in node.targets:
                     self.grouped_names.add(cst.Module([]).code_for_node(target.target))
 
@@ -454,16 +451,16 @@ def _target_words(target: cst.BaseExpression) -> set[str]:
     """Words of the names an assignment binds (``loss, chosen_rewards = ...``: both)."""
     if isinstance(target, cst.Tuple | cst.List):
         return {w for element in target.elements for w in _target_words(element.value)}
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         # ``out["loss"] = ...``: the key written, else the container's name
-        keys = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
-        named = {w for k in keys if isinstance(k, cst.SimpleString) for w in words(literal_text(k))}
+        keys = [e.slice.value for e in target.slice if type(e.slice) is cst.Index]
+        named = {w for k in keys if type(k) is cst.SimpleString for w in words(literal_text(k))}
         return named or _target_words(target.value)
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _target_words(target.value)
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return set(words(target.value))
-    return set(words(target.attr.value)) if isinstance(target, cst.Attribute) else set()
+    return set(words(target.attr.value)) if type(target) is cst.Attribute else set()
 
 
 def _pair_logps(call: cst.Call) -> bool:
@@ -477,9 +474,9 @@ def _pair_logps(call: cst.Call) -> bool:
         if arg.keyword is not None:
             found.update(words(arg.keyword.value))
         value = arg.value
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             found.update(words(value.value))
-        elif isinstance(value, cst.Attribute):
+        elif type(value) is cst.Attribute:
             found.update(words(value.attr.value))
     return bool(
         found & PREFERRED_WORDS

@@ -150,14 +150,14 @@ class Inference(RouteDetector):
 
     def _no_grad(self, expression: cst.BaseExpression) -> bool:
         """Say whether an expression is, or may be, a no-gradient context (a conditional choosing one)."""
-        if isinstance(expression, cst.Name):
+        if type(expression) is cst.Name:
             return expression.value in self.contexts
-        nodes = (expression, *descendants(expression)) if isinstance(expression, cst.IfExp) else (expression,)
-        return any(isinstance(n, cst.Call) and self.names(n.func) & NO_GRAD for n in nodes)
+        nodes = (expression, *descendants(expression)) if type(expression) is cst.IfExp else (expression,)
+        return any(type(n) is cst.Call and self.names(n.func) & NO_GRAD for n in nodes)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call | cst.IfExp) and self._no_grad(node.value):
-            self.contexts.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+            self.contexts.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -203,7 +203,7 @@ class Inference(RouteDetector):
         """
         called: set[str] = set()
         for node in descendants(body):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             func = node.func
             if type(func) is cst.Attribute:

@@ -95,7 +95,7 @@ class InsertedTokenMask(RouteDetector):
         Zeros before any one mask a prompt; zeros of a padding's length (``[0] * (max_len - n)``) pad
         the sequence: neither is a turn inserted after the model's.
         """
-        while isinstance(mask, cst.Subscript):
+        while type(mask) is cst.Subscript:
             mask = mask.value  # result_masks[i]: the masks of all the rollouts
         name = dotted(mask)
         if not name or not MASK_WORDS & set(words(name.rsplit(".", 1)[-1])):
@@ -123,20 +123,20 @@ class InsertedTokenMask(RouteDetector):
 def _pads(value: cst.BaseExpression) -> bool:
     """Say whether a run's length is a padding's (a difference, or a name that says pad)."""
     for n in descendants(value):
-        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract):
+        if type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
             return True
-        if isinstance(n, cst.Name) and ("pad" in n.value.lower() or "max" in n.value.lower()):
+        if type(n) is cst.Name and ("pad" in n.value.lower() or "max" in n.value.lower()):
             return True
     return False
 
 
 def _run_of(value: cst.BaseExpression) -> int | None:
     """Return 1 or 0 for ``[1] * n`` (or ``n * [1]``), None for anything else."""
-    if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Multiply):
+    if type(value) is not cst.BinaryOperation or not isinstance(value.operator, cst.Multiply):
         return None
     for side in (value.left, value.right):
-        if isinstance(side, cst.List) and len(side.elements) == 1:
+        if type(side) is cst.List and len(side.elements) == 1:
             element = side.elements[0].value
-            if isinstance(element, cst.Integer) and element.value in ("0", "1"):
+            if type(element) is cst.Integer and element.value in ("0", "1"):
                 return int(element.value)
     return None

@@ -129,7 +129,7 @@ class LlmJudge(RouteDetector):
 
     def _bound(self, target: cst.BaseExpression) -> None:
         for name in (target, *(e.value for e in getattr(target, "elements", ()))):
-            if isinstance(name, cst.Name):
+            if type(name) is cst.Name:
                 self._judged(name, name.value)
 
     # What the code calls its own values: names it binds or defines, and record fields it writes. A
@@ -161,7 +161,7 @@ class LlmJudge(RouteDetector):
         self._prompt(node, node.value)
 
     def _field(self, node: cst.BaseExpression) -> None:
-        if not isinstance(node, cst.SimpleString) or not any(t in node.value for t in FIELD_HINTS):
+        if type(node) is not cst.SimpleString or not any(t in node.value for t in FIELD_HINTS):
             return  # most fields: no need to evaluate the literal
         if isinstance(node.evaluated_value, str):
             if node.evaluated_value in PREFERENCE_FIELDS:
@@ -172,7 +172,7 @@ class LlmJudge(RouteDetector):
         self._field(node.key)
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
-        if isinstance(node.slice, cst.Index):
+        if type(node.slice) is cst.Index:
             self._field(node.slice.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:

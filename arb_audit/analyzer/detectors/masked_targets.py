@@ -32,25 +32,25 @@ MASKED_TARGETS = "masked_targets"
 
 def _minus_hundred(node: cst.BaseExpression | None) -> bool:
     return (
-        isinstance(node, cst.UnaryOperation)
+        type(node) is cst.UnaryOperation
         and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer)
+        and type(node.expression) is cst.Integer
         and node.expression.value == IGNORE_INDEX
     )
 
 
 def _receiver_name(receiver: cst.BaseExpression) -> str:
     """Return the name of the list a call adds to: a record's field by its key (``out["labels"]``)."""
-    if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1:
+    if type(receiver) is cst.Subscript and len(receiver.slice) == 1:
         index = receiver.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        if type(index) is cst.Index and type(index.value) is cst.SimpleString:
             return f"{_target_name(receiver.value)} {literal_text(index.value)}"
     return _target_name(receiver)
 
 
 def _target_name(target: cst.BaseExpression) -> str:
     """Return the name an assignment writes into (``labels`` of ``labels[:n]``)."""
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         return _target_name(target.value)
     if isinstance(target, cst.Tuple | cst.List):
         return " ".join(_target_name(e.value) for e in target.elements)
@@ -173,7 +173,7 @@ class MaskedTargets(RouteDetector):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         # the key's source text is enough to read its words (evaluating every literal is not cheap)
-        self._enter(literal_text(node.key) if isinstance(node.key, cst.SimpleString) else "")
+        self._enter(literal_text(node.key) if type(node.key) is cst.SimpleString else "")
 
     def leave_DictElement(self, original_node: cst.DictElement) -> None:
         self._leave()

@@ -110,9 +110,9 @@ def _lora_product(value: cst.BaseExpression) -> bool:
     ``lora_A``, peft's, or ``sd[lora_key_B]``), one of them naming LoRA.
     """
     for node in (value, *descendants(value)):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.MatrixMultiply):
             operands = [node.left, node.right]
-        elif isinstance(node, cst.Call) and last_name(node.func) in MATMULS:
+        elif type(node) is cst.Call and last_name(node.func) in MATMULS:
             args = [a.value for a in node.args]
             # ``b.mm(a)``/``b.matmul(a)``: the receiver is the left factor; ``torch.mm(b, a)``: two arguments
             receiver = node.func.value if type(node.func) is cst.Attribute and len(args) == 1 else None
@@ -130,16 +130,16 @@ def _lora_product(value: cst.BaseExpression) -> bool:
 def _multiplies(node: cst.BaseExpression) -> bool:
     """Say whether ``node`` holds a matrix product itself."""
     return any(
-        (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply))
-        or (isinstance(n, cst.Call) and last_name(n.func) in MATMULS)
+        (type(n) is cst.BinaryOperation and isinstance(n.operator, cst.MatrixMultiply))
+        or (type(n) is cst.Call and last_name(n.func) in MATMULS)
         for n in (node, *descendants(node))
     )
 
 
 def _weight(node: cst.BaseExpression) -> bool:
     """Say whether ``node`` is a checkpoint's entry or a parameter's weight (``sd[k]``, ``p.weight.data``)."""
-    return isinstance(node, cst.Subscript) or (
-        isinstance(node, cst.Attribute) and node.attr.value in ("weight", "data")
+    return type(node) is cst.Subscript or (
+        type(node) is cst.Attribute and node.attr.value in ("weight", "data")
     )
 
 
@@ -364,7 +364,7 @@ class Merge(RouteDetector):
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
-        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name):
+        if type(test) is cst.Comparison and type(test.left) is cst.Name:
             self.main_guard = self.main_guard or test.left.value == "__name__"
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -416,7 +416,7 @@ class Merge(RouteDetector):
                 w
                 for a in node.args
                 for w in words(
-                    a.keyword.value if a.keyword else a.value.value if isinstance(a.value, cst.Name) else ""
+                    a.keyword.value if a.keyword else a.value.value if type(a.value) is cst.Name else ""
                 )
             }
             if named & WEIGHT_WORDS and not named & SHARD_WORDS and not _merges_settings(callee):
@@ -424,14 +424,14 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and (
+        if type(node.value) is cst.Call and (
             self.names(node.value.func) & WEIGHT_LOADERS or last_name(node.value.func) == "from_pretrained"
         ):
             # merged = torch.load("merged.pt"): weights merged elsewhere, read back
             self.loaded.update(last_name(t.target) for t in node.targets)
         for target in node.targets:
             if (
-                isinstance(target.target, cst.Attribute)
+                type(target.target) is cst.Attribute
                 and target.target.attr.value == MERGE_FLAG
                 and literal_bool(node.value) is True
             ):
@@ -440,7 +440,7 @@ class Merge(RouteDetector):
                 self.flag_folds.append(
                     (node, self.context.statements[-1] if self.context.statements else None)
                 )
-            if isinstance(target.target, cst.Name):
+            if type(target.target) is cst.Name:
                 if _weight(node.value):
                     self.weight_locals.add(target.target.value)
                 else:
@@ -451,7 +451,7 @@ class Merge(RouteDetector):
         # checkpoint's entry, a parameter's ``.weight``/``.data``), written out below; an activation
         # (``result += ...``) is a forward pass, a layer's own ``merge()`` unsaved is a mode switch
         target = node.target
-        into_weight = _weight(target) or (isinstance(target, cst.Name) and target.value in self.weight_locals)
+        into_weight = _weight(target) or (type(target) is cst.Name and target.value in self.weight_locals)
         if isinstance(node.operator, cst.AddAssign) and into_weight and _lora_product(node.value):
             self.hand_folds.append((node, self.context.statements[-1] if self.context.statements else None))
 

@@ -41,9 +41,9 @@ REFERENCE_PARAMS = frozenset({"references", "refs", "reference", "ref", "targets
 
 def _scores_predictions(node: cst.ClassDef) -> bool:
     """Say whether a class has a method taking predictions and references (a metric's contract)."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
     for method_def in body:
-        if isinstance(method_def, cst.FunctionDef):
+        if type(method_def) is cst.FunctionDef:
             params = {p.name.value for p in method_def.params.params}
             if params & PREDICTION_PARAMS and params & REFERENCE_PARAMS:
                 return True
@@ -120,7 +120,7 @@ class MetricReport(RouteDetector):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         # {"accuracy": sum(scores) / len(scores)}: a summary's entry is a metric bound to its key
-        key = literal_text(node.key) if isinstance(node.key, cst.SimpleString) else None
+        key = literal_text(node.key) if type(node.key) is cst.SimpleString else None
         if (
             key is not None
             and METRIC_WORDS & set(words(key))
@@ -151,7 +151,7 @@ class MetricReport(RouteDetector):
             if _aggregate(arg.value) and any(
                 METRIC_WORDS & set(words(n.value))
                 for n in (arg.value, *descendants(arg.value))
-                if isinstance(n, cst.Name)
+                if type(n) is cst.Name
             ):
                 self.report(node, "scoring", "prints an average of a metric's values", variant=METRIC)
                 return
@@ -160,7 +160,7 @@ class MetricReport(RouteDetector):
         # num_correct * 1.0 / total, solved / len(problems): the rate of right answers, however bound
         if self.rated or not isinstance(node.operator, cst.Divide):
             return
-        counted = [n.value for n in (node.left, *descendants(node.left)) if isinstance(n, cst.Name)]
+        counted = [n.value for n in (node.left, *descendants(node.left)) if type(n) is cst.Name]
         statement = self.context.statements[-1] if self.context.statements else None
         if any(CORRECT_WORDS & set(words(n)) for n in counted) and not _training_log(statement):
             self.rated = True
@@ -169,19 +169,19 @@ class MetricReport(RouteDetector):
             )
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+        text = "".join(p.value for p in node.parts if type(p) is cst.FormattedStringText)
         found = AT_K.search(text)
-        values = [p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
+        values = [p.expression for p in node.parts if type(p) is cst.FormattedStringExpression]
         if found is not None and any(_aggregate(v) for v in values):
             self.report(node, "scoring", f"reports {found.group(0)}", variant=METRIC)
 
 
 def _training_log(statement: cst.CSTNode | None) -> bool:
     """Say whether a statement logs a training metric (``metrics["train/percent_correct"] = ...``)."""
-    smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+    smalls = statement.body if type(statement) is cst.SimpleStatementLine else [statement]
     for small in smalls:
-        if isinstance(small, cst.Assign):
-            keys = [_name(t.target) for t in small.targets if isinstance(t.target, cst.Subscript)]
+        if type(small) is cst.Assign:
+            keys = [_name(t.target) for t in small.targets if type(t.target) is cst.Subscript]
             if any(k is not None and k.lower().startswith("train") for k in keys):
                 return True
     return False
@@ -189,13 +189,13 @@ def _training_log(statement: cst.CSTNode | None) -> bool:
 
 def _name(target: cst.BaseExpression) -> str | None:
     """Return the name an assignment binds: a variable, an attribute or a string subscript key."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return target.value
-    if isinstance(target, cst.Attribute):
+    if type(target) is cst.Attribute:
         return target.attr.value
-    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+    if type(target) is cst.Subscript and len(target.slice) == 1:
         index = target.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        if type(index) is cst.Index and type(index.value) is cst.SimpleString:
             key = index.value.evaluated_value
             return key if isinstance(key, str) else None
         # a computed key (metric_dict[f"test_score/{source}"]): the table's own name says what it holds
@@ -206,9 +206,9 @@ def _name(target: cst.BaseExpression) -> str | None:
 def _aggregate(value: cst.BaseExpression) -> bool:
     """Say whether an expression averages or divides (a rate over samples)."""
     for node in (value, *descendants(value)):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Divide):
             return True
-        if isinstance(node, cst.Call) and (
+        if type(node) is cst.Call and (
             method(node) in AVERAGES or (type(node.func) is cst.Name and node.func.value in AVERAGES)
         ):
             return True

@@ -349,7 +349,7 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_For(self, node: cst.For) -> None:
         if self.loops and any(
-            isinstance(n, cst.Attribute) and n.attr.value == TOOL_CALLS
+            type(n) is cst.Attribute and n.attr.value == TOOL_CALLS
             for n in (node.iter, *descendants(node.iter))
         ):
             # each tool call of the model's last message is executed (``for tc in out.tool_calls:
@@ -359,7 +359,7 @@ class MultiTurnLoop(RouteDetector):
         self.loops.append([False] * 5)
         self.called.append(set())
         self.targets.append(
-            {n.value for n in (node.target, *descendants(node.target)) if isinstance(n, cst.Name)}
+            {n.value for n in (node.target, *descendants(node.target)) if type(n) is cst.Name}
         )
 
     def visit_While(self, node: cst.While) -> None:
@@ -385,7 +385,7 @@ class MultiTurnLoop(RouteDetector):
         # (only a dict or a call can be a message; most assignments are neither, and are not read)
         role = _role(value) if isinstance(value, cst.Dict | cst.Call) else None
         for target in targets:
-            name = target.value if isinstance(target, cst.Name) else None
+            name = target.value if type(target) is cst.Name else None
             if name is not None and (role is not None or name in self.roles):
                 self.roles[name] = role
 
@@ -417,7 +417,7 @@ class MultiTurnLoop(RouteDetector):
         # a user turn that is the loop's own item (``for prompt in prompts``) is the next prompt of a list
         listed = role == "user" and _content_name(node) in set().union(*self.targets)
         callee = node.func.attr if type(node.func) is cst.Attribute else node.func
-        if not generation and isinstance(callee, cst.Name):
+        if not generation and type(callee) is cst.Name:
             for called in self.called:
                 called.add(callee.value)
         for seen in self.loops:
@@ -550,11 +550,11 @@ def _feedback_role(node: cst.Call, bound: dict[str, str | None]) -> str | None:
             return None
         return next((r for r in sorted(FEEDBACK_ROLES - {"user"}) if r in named), None)
     value = node.args[-1].value
-    items = [e.value for e in value.elements] if isinstance(value, cst.List) else [value]
+    items = [e.value for e in value.elements] if type(value) is cst.List else [value]
     roles = [
         role
         for item in items
-        if (role := bound.get(item.value) if isinstance(item, cst.Name) else _role(item)) in FEEDBACK_ROLES
+        if (role := bound.get(item.value) if type(item) is cst.Name else _role(item)) in FEEDBACK_ROLES
     ]
     return next((r for r in roles if r != "user"), roles[0] if roles else None)
 
@@ -570,9 +570,7 @@ def _answers_as_environment(node: cst.Assign) -> bool:
     said: list[set[str]] = []
     for target in node.targets:
         if isinstance(target.target, cst.Tuple | cst.List):
-            said += [
-                set(words(e.value.value)) for e in target.target.elements if isinstance(e.value, cst.Name)
-            ]
+            said += [set(words(e.value.value)) for e in target.target.elements if type(e.value) is cst.Name]
     return any(w & OBSERVATION_WORDS for w in said) and any(w & DONE_WORDS for w in said)
 
 
@@ -595,12 +593,12 @@ def _scores(statements: list[cst.CSTNode]) -> bool:
     statement = statements[0] if statements else None
     targets = (
         [t.target for t in statement.targets]
-        if isinstance(statement, cst.Assign)
+        if type(statement) is cst.Assign
         else [statement.target]
-        if isinstance(statement, cst.AnnAssign)
+        if type(statement) is cst.AnnAssign
         else []
     )
-    names = [n.value for t in targets for n in (t, *descendants(t)) if isinstance(n, cst.Name)]
+    names = [n.value for t in targets for n in (t, *descendants(t)) if type(n) is cst.Name]
     return any(set(words(n)) & SCORE_WORDS for n in names)
 
 
@@ -623,7 +621,7 @@ def _role(value: cst.BaseExpression) -> str | None:
     A dict's literal one (``{"role": "tool"}``, ``dict(role="tool")``), or the one a helper building it
     is named for (``tool_response(...)`` -> ``tool``).
     """
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+    if type(value) is cst.Call and type(value.func) is cst.Name:
         named = set(words(value.func.value))
         role = next((r for r in sorted(FEEDBACK_ROLES - {"user"}) if r in named), None)
         if role is not None and named & MESSAGE_WORDS:
@@ -634,4 +632,4 @@ def _role(value: cst.BaseExpression) -> str | None:
 def _content_name(node: cst.Call) -> str | None:
     """Return the name a message's ``"content"`` is, when it is a plain name (``{"content": prompt}``)."""
     content = dict_field(node.args[-1].value, "content") if node.args else None
-    return content.value if isinstance(content, cst.Name) else None
+    return content.value if type(content) is cst.Name else None

@@ -43,7 +43,7 @@ def takes_samples(node: cst.FunctionDef) -> str | None:
     ``"verl"``: ``f(..., solution_str, ground_truth, ...)``, as verl calls ``compute_score``.
     """
     params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
-    if "completions" in params and isinstance(node.params.star_kwarg, cst.Param):
+    if "completions" in params and type(node.params.star_kwarg) is cst.Param:
         return "trl"
     if RESPONSE_CONTRACT & params and "ground_truth" in params:
         return "verl"
@@ -246,7 +246,7 @@ class RewardFunction(RouteDetector):
             (
                 s
                 for s in node.body.body
-                if isinstance(s, cst.FunctionDef) and s.name.value == "__call__" and _returns(s)
+                if type(s) is cst.FunctionDef and s.name.value == "__call__" and _returns(s)
             ),
             None,
         )
@@ -258,9 +258,9 @@ class RewardFunction(RouteDetector):
             (
                 c
                 for s in node.body.body
-                if isinstance(s, cst.FunctionDef) and _returns(s)
+                if type(s) is cst.FunctionDef and _returns(s)
                 for c in descendants(s)
-                if isinstance(c, cst.Call) and _scores_against_truth(c)
+                if type(c) is cst.Call and _scores_against_truth(c)
             ),
             None,
         )
@@ -270,7 +270,7 @@ class RewardFunction(RouteDetector):
                 # given the references, that returns the score
                 s
                 for s in node.body.body
-                if isinstance(s, cst.FunctionDef)
+                if type(s) is cst.FunctionDef
                 and set(words(s.name.value)) & SCORER_WORDS
                 and any(set(words(p.name.value)) & TRUTH_WORDS for p in s.params.params)
                 and _returns(s)

@@ -39,9 +39,7 @@ MODEL_PARAMETER_WORDS = frozenset({"model", "policy", "actor", "critic", "ref", 
 def _innermost(value: cst.BaseExpression) -> cst.BaseExpression:
     """Return the first call of a chain (``Head.from_pretrained(p, num_labels=1)`` of ``....to(d)``)."""
     while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and isinstance(value.func.value, cst.Call)
+        type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Call
     ):
         value = value.func.value
     return value
@@ -249,7 +247,7 @@ class RewardHead(RouteDetector):
         """The first class named for a model with a value head (``...WithValueHead``), and its node."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not isinstance(node.value, cst.Call):
+        if type(node.value) is not cst.Call:
             return
         if self.classes and self._one_output_layer(node.value):
             # ``self.v_head = nn.Linear(hidden, 1)`` in a model class of the file: the class scores
@@ -257,7 +255,7 @@ class RewardHead(RouteDetector):
             self.scalar_classes.add(self.classes[-1])
             if names_a_reward_model(self.classes[-1]) and self.defined_scorer is None:
                 self.defined_scorer = (self.classes[-1], node)
-        targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        targets = [t.target.value for t in node.targets if type(t.target) is cst.Name]
         if targets and last_name(node.value.func) in self.scalar_classes:
             for target in targets:
                 self.heads[target] = node.value
@@ -265,7 +263,7 @@ class RewardHead(RouteDetector):
             for target in targets:
                 self.built[target] = node.value
         head = _innermost(node.value)
-        if targets and isinstance(head, cst.Call) and self._scalar_head(head):
+        if targets and type(head) is cst.Call and self._scalar_head(head):
             for target in targets:
                 self.heads[target] = head
 
@@ -311,14 +309,14 @@ class RewardHead(RouteDetector):
             return False
         out = keyword(node, "out_features")
         value = out.value if out is not None else node.args[1].value if len(node.args) > 1 else None
-        return isinstance(value, cst.Integer) and value.value == "1"
+        return type(value) is cst.Integer and value.value == "1"
 
     def _scalar_head(self, node: cst.Call) -> bool:
         """Say whether ``node`` loads or builds a classification head with one output."""
         labels = keyword(node, "num_labels")
         return (
             labels is not None
-            and isinstance(labels.value, cst.Integer)
+            and type(labels.value) is cst.Integer
             and labels.value.value == "1"
             and bool(self.names(node.func) & SCALAR_HEADS)
         )
@@ -379,10 +377,10 @@ class RewardHead(RouteDetector):
                     node, "reward_head", "steps an optimiser named for a reward model", variant=STEPPED
                 )
         model = keyword(node, "model")
-        if model is not None and isinstance(model.value, cst.Name):
+        if model is not None and type(model.value) is cst.Name:
             self.trained.add(model.value.value)
         func = node.func
-        if type(func) is cst.Attribute and isinstance(func.value, cst.Name) and func.attr.value in TRAINED_BY:
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in TRAINED_BY:
             if func.attr.value in WEIGHT_ACCESS:
                 self.weighed.add(func.value.value)
             else:
@@ -391,18 +389,18 @@ class RewardHead(RouteDetector):
             # ``PeftModel.from_pretrained(head, adapter)``: trained weights loaded onto the head (to
             # merge or serve them); a head wrapped for training (``get_peft_model(head, cfg)``) is not
             self.handed |= {
-                a.value.value for a in node.args if a.keyword is None and isinstance(a.value, cst.Name)
+                a.value.value for a in node.args if a.keyword is None and type(a.value) is cst.Name
             }
         for arg in node.args:
             if (
                 arg.keyword is not None
                 and arg.keyword.value != "model"
-                and isinstance(arg.value, cst.Name)
+                and type(arg.value) is cst.Name
                 and set(words(arg.keyword.value)) & SCORER_ROLES
             ):
                 self.scorers.add(arg.value.value)
         parent = self.context.statements[-1] if self.context.statements else None
-        bound = isinstance(parent, cst.Assign) and _innermost(parent.value) is node
+        bound = type(parent) is cst.Assign and _innermost(parent.value) is node
         if not bound and self._scalar_head(node):
             self.report(node, "reward_head", "a classification head with one output scores sequences")
 

@@ -32,18 +32,18 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
     config.type)``) or a table indexed by it (``TRAINERS[args.algo]``); the looker's name and the
     key say whether a trainer is looked up.
     """
-    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+    if type(value) is cst.Subscript and len(value.slice) == 1:
         index = value.slice[0].slice
         table = last_name(value.value)
         if (
-            isinstance(index, cst.Index)
+            type(index) is cst.Index
             and isinstance(index.value, cst.Attribute | cst.Subscript)
             and set(name_words(table)) & TABLE_WORDS  # (``ALGOS[args.algo]`` may hold agents to play)
         ):
             key = _setting_key(cst.Module([]).code_for_node(index.value))
             return (key, table) if key is not None else None
         return None
-    if not isinstance(value, cst.Call) or not value.args:
+    if type(value) is not cst.Call or not value.args:
         return None
     callee = last_name(value.func)
     said = set(name_words(callee))
@@ -51,7 +51,7 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
         settings = [value.args[1].value] if len(value.args) == 2 else []
     elif said & REGISTRY_WORDS or (said & GETTER_WORDS and "trainer" in said):
         settings = [a.value for a in value.args]  # get_registered_trainer(name=...), get_trainer_class(x)
-    elif callee == "get" and isinstance(value.func, cst.Attribute):
+    elif callee == "get" and type(value.func) is cst.Attribute:
         table = last_name(value.func.value)  # TRAINER_REGISTRY.get(cfg.trainer)
         if not set(name_words(table)) & TABLE_WORDS:
             return None
@@ -86,9 +86,9 @@ def _word(node: cst.BaseExpression) -> str | None:
 
     A mode named by a route and a word for running it (``mode == "dpo_train"``) names the route too.
     """
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         return _text_word(node.evaluated_value if isinstance(node.evaluated_value, str) else "")
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name | cst.Attribute):
+    if type(node) is cst.Attribute and isinstance(node.value, cst.Name | cst.Attribute):
         return ROUTE_WORDS.get(node.attr.value.lower())
     return None
 
@@ -111,10 +111,10 @@ def _subcommand_word(decorator: cst.Decorator, function: cst.FunctionDef) -> str
     (``@app.command() def train_dpo(...)``, run as ``cli train-dpo``).
     """
     called = decorator.decorator
-    func = called.func if isinstance(called, cst.Call) else called
+    func = called.func if type(called) is cst.Call else called
     if type(func) is not cst.Attribute or func.attr.value != "command":
         return None
-    if isinstance(called, cst.Call):
+    if type(called) is cst.Call:
         named = keyword(called, "name")
         if named is None and called.args and called.args[0].keyword is None:
             named = called.args[0]
@@ -129,7 +129,7 @@ def _flag_key(call: cst.Call) -> str | None:
     """Return the setting ``parser.add_argument("--rl-type", dest=...)`` stores, as a config key."""
     dest = keyword(call, "dest")
     for value in (dest.value if dest is not None else None, call.args[0].value):
-        if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
             return value.evaluated_value.lstrip("-").replace("-", "_") or None
     return None
 
@@ -170,7 +170,7 @@ maps them to their code: what each selects, besides the route names themselves."
 
 def _code_of(value: cst.BaseExpression) -> cst.BaseExpression:
     """Return the code a table's entry holds: itself, or a tuple's first (``(SFTTrainer, SFTConfig)``)."""
-    if isinstance(value, cst.Tuple) and value.elements:
+    if type(value) is cst.Tuple and value.elements:
         return value.elements[0].value
     return value
 
@@ -179,8 +179,8 @@ def _passes_by_name(element: cst.DictElement) -> bool:
     """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``)."""
     key = element.key
     return (
-        isinstance(element.value, cst.Name)
-        and isinstance(key, cst.SimpleString)
+        type(element.value) is cst.Name
+        and type(key) is cst.SimpleString
         and key.evaluated_value == element.value.value
     )
 
@@ -189,7 +189,7 @@ def _table_word(node: cst.BaseExpression) -> str | None:
     """Return what a dispatch table's key selects: a route name, or a subcommand by its first word."""
     if (word := _word(node)) is not None:
         return word
-    if not isinstance(node, cst.SimpleString) or not isinstance(node.evaluated_value, str):
+    if type(node) is not cst.SimpleString or not isinstance(node.evaluated_value, str):
         return None
     first = node.evaluated_value.lower().replace("-", "_").split("_")[0]
     return ROUTE_WORDS.get(first) or SUBCOMMAND_WORDS.get(first)
@@ -215,13 +215,13 @@ def _chooses_objective(subject: str) -> bool:
 def _computes_loss(body: cst.CSTNode) -> bool:
     """Say whether a branch binds a loss (``losses = -policy_chosen_logps``)."""
     for n in descendants(body):
-        if isinstance(n, cst.Assign):
+        if type(n) is cst.Assign:
             targets = [t.target for t in n.targets]
         elif isinstance(n, cst.AugAssign | cst.AnnAssign):
             targets = [n.target]
         else:
             continue
-        if any(isinstance(t, cst.Name) and {"loss", "losses"} & set(name_words(t.value)) for t in targets):
+        if any(type(t) is cst.Name and {"loss", "losses"} & set(name_words(t.value)) for t in targets):
             return True
     return False
 
@@ -510,7 +510,7 @@ class RouteDispatch(RouteDetector):
                 self.registered.setdefault(SUBCOMMANDS, entry)[2].add(route)
                 continue
             call = decorator.decorator
-            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
+            if type(call) is not cst.Call or not call.args or call.args[0].keyword is not None:
                 continue
             registrar = last_name(call.func)
             said = set(name_words(registrar))
@@ -523,7 +523,7 @@ class RouteDispatch(RouteDetector):
             return
         key, callee = found
         for target in node.targets:
-            if not isinstance(target.target, cst.Name):
+            if type(target.target) is not cst.Name:
                 continue
             parts = (key.split(".")[-1], target.target.value, callee)
             if {w for part in parts for w in name_words(part)} & LOOKUP_WORDS:
@@ -564,7 +564,7 @@ class RouteDispatch(RouteDetector):
         runs depends on the test, whatever words it compares.
         """
         orelse = node.orelse
-        if not isinstance(orelse, cst.Else) or is_dead(node.test):
+        if type(orelse) is not cst.Else or is_dead(node.test):
             return
         body = self._branch_routes(node.body)
         other = self._branch_routes(orelse.body) if body else set()  # (the else is read only if needed)
@@ -589,7 +589,7 @@ class RouteDispatch(RouteDetector):
     def visit_If(self, node: cst.If) -> None:
         self._either_or(node)
         tests = [node.test, *descendants(node.test)]
-        comparisons = [t for t in tests if isinstance(t, cst.Comparison)]
+        comparisons = [t for t in tests if type(t) is cst.Comparison]
         for comparison in comparisons:
             words = [
                 w
@@ -600,7 +600,7 @@ class RouteDispatch(RouteDetector):
             if words:
                 subject = cst.Module([]).code_for_node(comparison.left)  # code only when it is a choice
                 entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
-                if isinstance(comparison.left, cst.Attribute):
+                if type(comparison.left) is cst.Attribute:
                     entry[3].update(words)  # every route a config field (args.x, cfg.x) is compared with
                 if self._leads_to_training(node.body) or (
                     _chooses_objective(subject) and _computes_loss(node.body)
@@ -633,7 +633,7 @@ class RouteDispatch(RouteDetector):
             self.runs_trainer = True
         if type(node.func) is cst.Attribute and node.func.attr.value == "add_argument" and node.args:
             flag = node.args[0].value
-            if isinstance(flag, cst.SimpleString) and any(
+            if type(flag) is cst.SimpleString and any(
                 w in str(flag.evaluated_value) for w in MULTI_TURN_FLAGS
             ):
                 self.report(node, "dispatch", "an option plugs in multi-turn rollouts", routes=("ONLINE_RL",))
@@ -658,18 +658,18 @@ class RouteDispatch(RouteDetector):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = node.annotation.annotation
-        if not isinstance(annotation, cst.Subscript) or not self.names(annotation.value) & LITERALS:
+        if type(annotation) is not cst.Subscript or not self.names(annotation.value) & LITERALS:
             return
         if self.context.scope.kind == "function":
             return  # a local variable's type, not a setting
         routes = {
             w
             for element in annotation.slice
-            if isinstance(element.slice, cst.Index)
+            if type(element.slice) is cst.Index
             for w in _words(element.slice.value)
         }
         if len(routes) >= 2:
-            key = node.target.value if isinstance(node.target, cst.Name) else None
+            key = node.target.value if type(node.target) is cst.Name else None
             self.report(
                 node, "dispatch", "a config field chooses the route", routes=tuple(sorted(routes)), key=key
             )
@@ -679,7 +679,7 @@ class RouteDispatch(RouteDetector):
         routes = {
             w
             for element in node.elements
-            if isinstance(element, cst.DictElement)
+            if type(element) is cst.DictElement
             and isinstance(_code_of(element.value), cst.Name | cst.Attribute)
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
             if not _passes_by_name(element)

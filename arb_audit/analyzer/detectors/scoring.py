@@ -92,18 +92,18 @@ def _thresholds(test: cst.BaseExpression) -> list[set[str]]:
     return [
         _read(c.left) | {n for part in c.comparisons for n in _read(part.comparator)}
         for c in (test, *descendants(test))
-        if isinstance(c, cst.Comparison) and any(isinstance(p.operator, ORDERING) for p in c.comparisons)
+        if type(c) is cst.Comparison and any(isinstance(p.operator, ORDERING) for p in c.comparisons)
     ]
 
 
 def _bound(targets: Iterable[cst.CSTNode]) -> set[str]:
     """Names assignment or loop targets bind."""
-    return {n.value for t in targets for n in (t, *descendants(t)) if isinstance(n, cst.Name)}
+    return {n.value for t in targets for n in (t, *descendants(t)) if type(n) is cst.Name}
 
 
 def _read(node: cst.CSTNode) -> set[str]:
     """Names an expression reads."""
-    return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name)}
+    return {n.value for n in (node, *descendants(node)) if type(n) is cst.Name}
 
 
 def _prepares_data(qualified: str) -> bool:
@@ -261,13 +261,9 @@ class Scoring(RouteDetector):
         self.flows.append(([node.target], node.iter))
 
     def visit_If(self, node: cst.If) -> None:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        statements = [s for line in body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
-        if (
-            statements
-            and len(statements) == len(body)
-            and all(isinstance(s, cst.Continue) for s in statements)
-        ):
+        body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+        statements = [s for line in body if type(line) is cst.SimpleStatementLine for s in line.body]
+        if statements and len(statements) == len(body) and all(type(s) is cst.Continue for s in statements):
             self.filters.append(node.test)
 
     def visit_CompIf(self, node: cst.CompIf) -> None:

@@ -25,23 +25,23 @@ def _literal_words(
     """
     if depth > 4:
         return None
-    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+    if type(node) is cst.SimpleString and isinstance(node.evaluated_value, str):
         text = node.evaluated_value
-    elif isinstance(node, cst.FormattedString):
+    elif type(node) is cst.FormattedString:
         text = "".join(
-            part.value if isinstance(part, cst.FormattedStringText) else " ARG " for part in node.parts
+            part.value if type(part) is cst.FormattedStringText else " ARG " for part in node.parts
         )
-    elif isinstance(node, cst.Name) and node.value in bound:
+    elif type(node) is cst.Name and node.value in bound:
         return _literal_words(bound[node.value], bound, depth + 1)
     elif (
-        isinstance(node, cst.Call)
+        type(node) is cst.Call
         and type(node.func) is cst.Attribute
         and node.func.attr.value == "split"
         and not node.args
     ):
         return _literal_words(node.func.value, bound, depth + 1)
     elif isinstance(node, cst.List | cst.Tuple):
-        words = [e.value.evaluated_value for e in node.elements if isinstance(e.value, cst.SimpleString)]
+        words = [e.value.evaluated_value for e in node.elements if type(e.value) is cst.SimpleString]
         return [w for w in words if isinstance(w, str)]
     else:
         return None
@@ -91,7 +91,7 @@ class SubprocessLaunch(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.SimpleString | cst.FormattedString | cst.List):
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
+                if type(target.target) is cst.Name:
                     self.bound[target.target.value] = node.value
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -25,7 +25,7 @@ def _logprob_named(node: cst.CSTNode) -> bool:
     """Say whether a name, attribute or key is named for log-probabilities (``data["action_log_probs"]``)."""
     if isinstance(node, cst.Name | cst.Attribute):
         return bool(set(words(last_name(node))) & LOGPROB_WORDS)
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         text = node.evaluated_value
         return isinstance(text, str) and text.isidentifier() and bool(set(words(text)) & LOGPROB_WORDS)
     return False
@@ -40,7 +40,7 @@ def _says_teacher_logprobs(node: cst.CSTNode) -> bool:
 def _asks_teacher_logprobs(node: cst.BaseExpression) -> bool:
     """Say whether a call asks a teacher for log-probabilities (``teacher_client.compute_logprobs(x)``)."""
     return (
-        isinstance(node, cst.Call)
+        type(node) is cst.Call
         and type(node.func) is cst.Attribute
         and bool(set(words(node.func.attr.value)) & LOGPROB_WORDS)
         and bool(set(words(dotted(node.func.value).replace(".", "_"))) & TEACHER_WORDS)
@@ -132,7 +132,7 @@ class TeacherRewards(RouteDetector):
         return any(
             _says_teacher_logprobs(n)
             or _asks_teacher_logprobs(n)
-            or (isinstance(n, cst.Name) and n.value in self.teacher)
+            or (type(n) is cst.Name and n.value in self.teacher)
             for n in (node, *descendants(node))
             if isinstance(n, cst.BaseExpression)
         )
@@ -140,9 +140,9 @@ class TeacherRewards(RouteDetector):
     def _gap(self, value: cst.BaseExpression) -> bool:
         """Say whether ``value`` is, or holds, the student's log-probabilities minus the teacher's."""
         for n in (value, *descendants(value)):
-            if isinstance(n, cst.Name) and n.value in self.gaps:
+            if type(n) is cst.Name and n.value in self.gaps:
                 return True
-            if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract):
+            if type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
                 sides = (n.left, n.right)
                 teacher = [self._teacher_side(x) for x in sides]
                 student = [any(_logprob_named(m) for m in (x, *descendants(x))) for x in sides]
@@ -156,12 +156,12 @@ class TeacherRewards(RouteDetector):
         if self.found:
             return
         targets = [t.target for t in node.targets]
-        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        names = [t.value for t in targets if type(t) is cst.Name]
         rewarded = any(set(words(last_name(_written(t)))) & REWARD_WORDS for t in targets)
         # a task reward beside the gap (``task_rewards - beta * kl``) drives the learning: a KL
         # penalty toward a teacher, not distillation (and what holds such a sum is no gap)
         tasked = any(
-            isinstance(n, cst.Name) and n.value not in self.gaps and set(words(n.value)) & TASK_REWARD_WORDS
+            type(n) is cst.Name and n.value not in self.gaps and set(words(n.value)) & TASK_REWARD_WORDS
             for n in descendants(node.value)
         )
         gap = self._gap(node.value) and not tasked
@@ -169,7 +169,7 @@ class TeacherRewards(RouteDetector):
             self.gaps.update(names)
         elif self._teacher_side(node.value):
             self.teacher.update(names)
-        stored = any(isinstance(t, cst.Attribute) and _says_teacher_logprobs(t) for t in targets)
+        stored = any(type(t) is cst.Attribute and _says_teacher_logprobs(t) for t in targets)
         in_reward_code = any(set(words(n)) & REWARD_WORDS for n in self.enclosing())
         if (rewarded and gap) or (stored and in_reward_code):
             self.found = True
@@ -188,6 +188,6 @@ class TeacherRewards(RouteDetector):
 
 def _written(target: cst.BaseExpression) -> cst.BaseExpression:
     """Return what an assignment target names (``rewards`` of ``data["rewards"]`` is the key's value)."""
-    while isinstance(target, cst.Subscript):
+    while type(target) is cst.Subscript:
         target = target.value
     return target

@@ -78,7 +78,7 @@ def _greedy_settings(value: cst.BaseExpression, greedy_names: set[str]) -> bool:
         if type(element) is cst.Arg and element.keyword is not None:
             if decodes_greedily(element.keyword.value, element.value):
                 return True
-        elif type(element) is cst.DictElement and isinstance(element.key, cst.SimpleString):
+        elif type(element) is cst.DictElement and type(element.key) is cst.SimpleString:
             if decodes_greedily(literal_text(element.key), element.value):
                 return True
         elif type(element) is cst.Name and element.value in greedy_names:
@@ -287,7 +287,7 @@ class ToolFeedback(RouteDetector):
         """Note stop strings given to a generation (a string or a list of them) that mark a tool call."""
         items = [e.value for e in value.elements] if isinstance(value, cst.List | cst.Tuple) else [value]
         for item in items:
-            if isinstance(item, cst.SimpleString) and isinstance(item.evaluated_value, str):
+            if type(item) is cst.SimpleString and isinstance(item.evaluated_value, str):
                 self.tool_stops = self.tool_stops or tool_call_stop(item.evaluated_value)
 
     def visit_Arg(self, node: cst.Arg) -> None:
@@ -296,8 +296,8 @@ class ToolFeedback(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            name = target.target.attr.value if isinstance(target.target, cst.Attribute) else target.target
-            if isinstance(name, cst.Name):
+            name = target.target.attr.value if type(target.target) is cst.Attribute else target.target
+            if type(name) is cst.Name:
                 name = name.value
             if isinstance(name, str) and "stop" in words(name):
                 self._stops(node.value)
@@ -326,7 +326,7 @@ class ToolFeedback(RouteDetector):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         statement = self.context.statements[-1] if self.context.statements else None
-        if isinstance(statement, cst.Expr) and statement.value is node:
+        if type(statement) is cst.Expr and statement.value is node:
             return  # a docstring describes tags; code that reads or writes them holds them elsewhere
         self._tag(node, node.value)
 

@@ -24,7 +24,7 @@ LOSS_TYPES = {
 
 
 def _literal(arg: cst.Arg | None) -> str | None:
-    if arg is not None and isinstance(arg.value, cst.SimpleString):
+    if arg is not None and type(arg.value) is cst.SimpleString:
         value = arg.value.evaluated_value
         return value if isinstance(value, str) else None
     return None

@@ -84,7 +84,7 @@ class TrainerConstruction(RouteDetector):
         found = resolve_trainer(self.names(node.value), resolver.class_bases, resolver.ancestry)
         if found is not None:
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
+                if type(target.target) is cst.Name:
                     self.aliases[self.context.scope.prefix + target.target.value] = found
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -93,18 +93,18 @@ class TrainerRollouts(RouteDetector):
         what such a switch configures. A switch beside a trainer of prompts alone masks something else."""
 
     def _multi_turn(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return value.value in self.environments
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         built = built_environment(value, self.names, self.context.resolver.is_imported)
         return built is not None and not single_turn(built)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._multi_turn(node.value):
-            self.environments |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+            self.environments |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         for target in node.targets:
-            if isinstance(target.target, cst.Attribute) and _masks_insertions(target.target.attr, node.value):
+            if type(target.target) is cst.Attribute and _masks_insertions(target.target.attr, node.value):
                 self.masks.append(node)
 
     def visit_Arg(self, node: cst.Arg) -> None:
@@ -131,7 +131,7 @@ class TrainerRollouts(RouteDetector):
             return
         for name in ENVIRONMENT_KEYWORDS:
             arg = keyword(node, name)
-            given = arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+            given = arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "None")
             self.trains = self.trains or given
             if arg is not None and self._multi_turn(arg.value):
                 message = f"policy-gradient trainer given a multi-turn environment ({name}=)"
@@ -139,7 +139,7 @@ class TrainerRollouts(RouteDetector):
                 return
         for name in INTERACTIVE_KEYWORDS:
             arg = keyword(node, name)
-            if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            if arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "None"):
                 self.report(arg, "interactive", f"policy-gradient trainer given {name}=", interactive=True)
                 return
         if keyword(node, "rollout_func") is not None:
@@ -158,12 +158,12 @@ def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
 
 def _class_name(value: cst.BaseExpression) -> str | None:
     """Return the class a value names: ``Cls``, ``mod.Cls``, ``Cls(...)`` or a dotted path string."""
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         value = value.func
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value
-    if isinstance(value, cst.Attribute):
+    if type(value) is cst.Attribute:
         return value.attr.value
-    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+    if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
         return value.evaluated_value.rsplit(".", 1)[-1] or None
     return None

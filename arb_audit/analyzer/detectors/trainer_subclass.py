@@ -62,7 +62,7 @@ class TrainerSubclass(RouteDetector):
         )
         if own is not None and (
             trainer_base
-            or any(isinstance(n, cst.Call) and method(n) == "backward" for n in descendants(node.body))
+            or any(type(n) is cst.Call and method(n) == "backward" for n in descendants(node.body))
         ):
             # A framework's own trainer, named for its stage: it derives from the framework's base
             # trainer (TRL's GRPOTrainer(_BaseTrainer)) or updates weights itself (OpenRLHF's).

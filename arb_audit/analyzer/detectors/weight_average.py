@@ -22,19 +22,19 @@ def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
     found = set()
     for n in (value, *descendants(value)):
         if (
-            isinstance(n, cst.Subscript)
+            type(n) is cst.Subscript
             and len(n.slice) == 1
-            and isinstance(n.slice[0].slice, cst.Index)
-            and isinstance(n.slice[0].slice.value, cst.Name)
+            and type(n.slice[0].slice) is cst.Index
+            and type(n.slice[0].slice.value) is cst.Name
             and n.slice[0].slice.value.value == key
         ):
             found.add(cst.Module([]).code_for_node(n.value))
         elif (
-            isinstance(n, cst.Call)
+            type(n) is cst.Call
             and method(n) == "get"
-            and isinstance(n.func, cst.Attribute)
+            and type(n.func) is cst.Attribute
             and n.args
-            and isinstance(n.args[0].value, cst.Name)
+            and type(n.args[0].value) is cst.Name
             and n.args[0].value.value == key
         ):
             found.add(cst.Module([]).code_for_node(n.func.value))
@@ -54,9 +54,9 @@ def _items_of(iterable: cst.BaseExpression) -> str | None:
     """
     iterable = _unwrapped(iterable)
     if (
-        isinstance(iterable, cst.Call)
+        type(iterable) is cst.Call
         and method(iterable) in NAMED_TENSORS
-        and isinstance(iterable.func, cst.Attribute)
+        and type(iterable.func) is cst.Attribute
     ):
         return cst.Module([]).code_for_node(iterable.func.value)
     return None
@@ -65,7 +65,7 @@ def _items_of(iterable: cst.BaseExpression) -> str | None:
 def _unwrapped(iterable: cst.BaseExpression) -> cst.BaseExpression:
     """Return what a progress bar wraps (``tqdm(sd.items())``), or the iterable itself."""
     if (
-        isinstance(iterable, cst.Call)
+        type(iterable) is cst.Call
         and last_name(iterable.func) in PROGRESS_BARS
         and iterable.args
         and iterable.args[0].keyword is None
@@ -77,7 +77,7 @@ def _unwrapped(iterable: cst.BaseExpression) -> cst.BaseExpression:
 def _walks_parameters(iterable: cst.BaseExpression) -> bool:
     """Say whether a loop walks a model's ``named_parameters()`` (in a progress bar too)."""
     iterable = _unwrapped(iterable)
-    return isinstance(iterable, cst.Call) and method(iterable) == "named_parameters"
+    return type(iterable) is cst.Call and method(iterable) == "named_parameters"
 
 
 def _weights(code: str) -> bool:
@@ -88,9 +88,9 @@ def _weights(code: str) -> bool:
 def _writes_walked(target: cst.BaseExpression, walked: dict[str, str]) -> bool:
     """Say whether an assignment target is a walked tensor's data (``param.data = ...``), set in place."""
     return (
-        isinstance(target, cst.Attribute)
+        type(target) is cst.Attribute
         and target.attr.value == "data"
-        and isinstance(target.value, cst.Name)
+        and type(target.value) is cst.Name
         and target.value.value in walked
     )
 
@@ -102,16 +102,16 @@ def _adds_other_weights(value: cst.BaseExpression, key: str, walked: str, weight
     another (``p.data += a * (other[k] - p.data)``, it reads itself) and noise (``sigma * noise[k]``)
     do not. ``weights``: names bound to a model's weights (``delta_sd = delta.state_dict()``).
     """
-    if any(isinstance(n, cst.Name) and n.value == walked for n in (value, *descendants(value))):
+    if any(type(n) is cst.Name and n.value == walked for n in (value, *descendants(value))):
         return False
     return any(_weights(code) or code in weights for code in _keyed_sources(value, key))
 
 
 def _walked_name(target: cst.BaseExpression, walked: dict[str, str]) -> str | None:
     """Return the walked tensor an in-place target is (``param`` or ``param.data``), if it is one."""
-    if isinstance(target, cst.Attribute) and target.attr.value == "data":
+    if type(target) is cst.Attribute and target.attr.value == "data":
         target = target.value
-    return target.value if isinstance(target, cst.Name) and target.value in walked else None
+    return target.value if type(target) is cst.Name and target.value in walked else None
 
 
 STATISTICS_WORDS = frozenset({"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs"})
@@ -120,7 +120,7 @@ STATISTICS_WORDS = frozenset({"loss", "losses", "stats", "stat", "metrics", "met
 
 def _records_statistics(target: cst.BaseExpression) -> bool:
     """Say whether an assignment writes into a container named for losses or metrics (``stats[k]``)."""
-    while isinstance(target, cst.Subscript):
+    while type(target) is cst.Subscript:
         target = target.value
     return bool(STATISTICS_WORDS & set(words(last_name(target))))
 
@@ -129,15 +129,15 @@ def _variable_index(node: cst.Subscript) -> bool:
     """Say whether a subscript indexes by a variable (``sd[k]``), not a literal (``ckpt["step"]``)."""
     return (
         len(node.slice) == 1
-        and isinstance(node.slice[0].slice, cst.Index)
-        and isinstance(node.slice[0].slice.value, cst.Name)
+        and type(node.slice[0].slice) is cst.Index
+        and type(node.slice[0].slice.value) is cst.Name
     )
 
 
 def _cast_of(value: cst.BaseExpression) -> str | None:
     """Return the name a value is, through casts (``tk.to(dtype=torch.float32)`` -> ``tk``)."""
     value = uncast(value)
-    return value.value if isinstance(value, cst.Name) else None
+    return value.value if type(value) is cst.Name else None
 
 
 IN_PLACE_SUMS = frozenset({"add_", "sub_"})
@@ -152,17 +152,13 @@ def _counts(iterable: cst.BaseExpression) -> bool:
     Also backwards (``reversed(range(T))``: a return or an advantage computed step by step).
     """
     while (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
         and iterable.func.value in ("reversed", "list")
         and iterable.args
     ):
         iterable = iterable.args[0].value
-    return (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
-        and iterable.func.value in COUNTERS
-    )
+    return type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value in COUNTERS
 
 
 class WeightAverage(RouteDetector):
@@ -327,17 +323,17 @@ class WeightAverage(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if isinstance(value, cst.Call) and (
+        if type(value) is cst.Call and (
             method(value) == "state_dict" or self.names(value.func) & WEIGHT_LOADERS
         ):
-            self.weight_names |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+            self.weight_names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
 
     def visit_DictComp(self, node: cst.DictComp) -> None:
         target = node.for_in.target
         if (
-            isinstance(target, cst.Name)
+            type(target) is cst.Name
             # a merged state dict keeps the tensors' names as keys (``f"timing/{k}": ...`` is a report)
-            and isinstance(node.key, cst.Name)
+            and type(node.key) is cst.Name
             and node.key.value == target.value
             and not _counts(node.for_in.iter)
             and len(_keyed_sources(node.value, target.value)) >= 2
@@ -353,13 +349,13 @@ class WeightAverage(RouteDetector):
         target: cst.BaseExpression = node.target
         walked: dict[str, str] = {}
         """Locals standing for a checkpoint's tensor at this key -> that checkpoint's code."""
-        if isinstance(target, cst.Tuple) and target.elements:
+        if type(target) is cst.Tuple and target.elements:
             value = target.elements[-1].value
             mapping = _items_of(node.iter)
-            if len(target.elements) == 2 and isinstance(value, cst.Name) and mapping is not None:
+            if len(target.elements) == 2 and type(value) is cst.Name and mapping is not None:
                 walked[value.value] = mapping  # for name, tensor in sd.items(): tensor is sd[name]
             target = target.elements[0].value
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return
         key = target.value
         statements = descendants(node.body)
@@ -373,7 +369,7 @@ class WeightAverage(RouteDetector):
         for statement in statements:
             if (
                 (
-                    isinstance(statement, cst.Assign)
+                    type(statement) is cst.Assign
                     and any(_keyed_sources(t.target, key) for t in statement.targets)
                     and not any(_records_statistics(t.target) for t in statement.targets)
                     and len(_keyed_sources(statement.value, key)) >= 2
@@ -383,7 +379,7 @@ class WeightAverage(RouteDetector):
                     # ``param.data += delta[k]`` walking ``base.state_dict().items()``
                     # (``param.data -= base[k]`` takes a delta out for distribution: it combines
                     # nothing into a model)
-                    isinstance(statement, cst.AugAssign)
+                    type(statement) is cst.AugAssign
                     and isinstance(statement.operator, cst.AddAssign | cst.SubtractAssign)
                     and len(
                         _keyed_sources(statement.target, key)
@@ -400,9 +396,9 @@ class WeightAverage(RouteDetector):
                 )
                 or (
                     # base[k].add_(delta[k]): the same, in place
-                    isinstance(statement, cst.Call)
+                    type(statement) is cst.Call
                     and method(statement) in IN_PLACE_SUMS
-                    and isinstance(statement.func, cst.Attribute)
+                    and type(statement.func) is cst.Attribute
                     and len(
                         _keyed_sources(statement.func.value, key)
                         | {s for a in statement.args for s in _keyed_sources(a.value, key)}
@@ -425,7 +421,7 @@ class WeightAverage(RouteDetector):
         # ABC-based classes are slow)
         for statement in reversed(descendants(loop.body)):
             if type(statement) is cst.Assign and self._reads_tensor(statement.value):
-                read |= {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+                read |= {t.target.value for t in statement.targets if type(t.target) is cst.Name}
             elif (
                 type(statement) is cst.Assign
                 and len(statement.targets) == 1
@@ -440,16 +436,16 @@ class WeightAverage(RouteDetector):
             elif (
                 type(statement) is cst.Call
                 and method(statement) in IN_PLACE_SUMS
-                and isinstance(statement.func, cst.Attribute)
+                and type(statement.func) is cst.Attribute
                 and statement.args
             ):
                 summed, added = statement.func.value, statement.args[0].value
-                if isinstance(summed, cst.Name) and summed.value not in read and _cast_of(added) in read:
+                if type(summed) is cst.Name and summed.value not in read and _cast_of(added) in read:
                     return not _records_statistics(summed)
             elif (
                 type(statement) is cst.AugAssign
                 and isinstance(statement.operator, cst.AddAssign)
-                and isinstance(statement.target, cst.Name)
+                and type(statement.target) is cst.Name
                 and statement.target.value not in read
                 and _cast_of(statement.value) in read
             ):
@@ -464,10 +460,10 @@ class WeightAverage(RouteDetector):
         while isinstance(value := uncast(value), cst.Subscript):
             keyed = keyed or _variable_index(value)
             value = value.value
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         if method(value) == "get_tensor":
-            return bool(value.args) and isinstance(value.args[0].value, cst.Name)
+            return bool(value.args) and type(value.args[0].value) is cst.Name
         return keyed and bool(self.names(value.func) & WEIGHT_LOADERS)
 
     def _accumulates(
@@ -491,16 +487,16 @@ class WeightAverage(RouteDetector):
         def sources(value: cst.BaseExpression) -> set[str]:
             found = set(_keyed_sources(value, key))
             for n in (value, *descendants(value)):
-                if isinstance(n, cst.Name) and n.value in carried:
+                if type(n) is cst.Name and n.value in carried:
                     found |= carried[n.value]
             return found
 
         # (descendants come last first: reversed, assignments are met in the order they run)
         for statement in reversed(statements):
-            if isinstance(statement, cst.Assign):
+            if type(statement) is cst.Assign:
                 read = sources(statement.value)
                 targets = [t.target for t in statement.targets]
-            elif isinstance(statement, cst.AugAssign) and isinstance(statement.target, cst.Name):
+            elif type(statement) is cst.AugAssign and type(statement.target) is cst.Name:
                 # ``current += a * tv[k]``: what the local holds grows (a checkpoint's own tensors
                 # changed in place, ``sd[k] += delta[k]``, are read by the loop's statements below)
                 read = sources(statement.value) | sources(statement.target)
@@ -508,7 +504,7 @@ class WeightAverage(RouteDetector):
             else:
                 continue
             for target in targets:
-                if isinstance(target, cst.Name):
+                if type(target) is cst.Name:
                     if read:  # a local bound to checkpoints' tensors stands for them below
                         carried[target.value] = read
                     continue
