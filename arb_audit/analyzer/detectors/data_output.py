@@ -350,9 +350,12 @@ MODEL_HOLDERS = ("model", "tokenizer", "trainer", "processor")
 """Parts of a name that holds a model or its companions, whose ``push_to_hub`` publishes weights."""
 
 
-def opens_for_writing(call: cst.Call) -> bool:
-    """Say whether an ``open(path, mode)``-like call's mode writes (``w``, ``a``, ``x``)."""
-    mode = keyword(call, "mode") or (call.args[1] if len(call.args) > 1 else None)
+def opens_for_writing(call: cst.Call, mode_at: int = 1) -> bool:
+    """Say whether an ``open(path, mode)``-like call's mode writes (``w``, ``a``, ``x``).
+
+    ``mode_at``: where the mode comes positionally (0 for a path's own ``path.open("w")``).
+    """
+    mode = keyword(call, "mode") or (call.args[mode_at] if len(call.args) > mode_at else None)
     return (
         mode is not None
         and type(mode.value) is cst.SimpleString

@@ -100,16 +100,6 @@ ANSWER_KEY_WORDS = PREDICTION_KEY_WORDS | TRUTH_KEY_WORDS | {"answer", "answers"
 """Words of what an answer check compares (``pred == gold``, ``extract(o) == row["answer"]``)."""
 
 
-def _path_writes(call: cst.Call) -> bool:
-    """Say whether a path's ``open(mode)`` writes (its mode comes first: ``path.open("w")``)."""
-    mode = keyword(call, "mode") or (call.args[0] if call.args else None)
-    return (
-        mode is not None
-        and type(mode.value) is cst.SimpleString
-        and literal_text(mode.value)[:1] in ("w", "a", "x")
-    )
-
-
 def _tail_literal(path: cst.BaseExpression) -> str | None:
     """Return the literal end of a path expression: its file's name, where the code writes it."""
     if type(path) is cst.Call and path.args:
@@ -179,6 +169,7 @@ class GenerationPurpose(RouteDetector):
             "if pred == gold:\n    kept.append({'q': q, 'predicted_answer': pred, 'target_answer': gold})\n"
         ),
         Valid("rows.append({'text': t, 'predicted_label': y})\n"),
+        Valid("with (out_dir / 'test.json').open('w') as f:\n    f.write(line)\n"),
         Valid(
             "for q, o in zip(qs, outs):\n    if extract(o) == q['answer']:\n"
             "        keep.append({'question': q, 'pred': extract(o), 'gold': q['answer']})\n"
@@ -309,7 +300,11 @@ class GenerationPurpose(RouteDetector):
         opened = type(func) is cst.Name and func.value == "open"
         if opened and node.args and not opens_for_writing(node):
             self._read(node, node.args[0].value)
-        elif receiver is not None and called in ("open", "read_text") and not _path_writes(node):
+        elif (
+            receiver is not None
+            and called in ("open", "read_text")
+            and not opens_for_writing(node, mode_at=0)
+        ):
             self._read(node, receiver)  # (root / "validation.jsonl").open()
         elif last_name(func) in READ_CALLS and node.args:
             self._read(node, node.args[0].value)
