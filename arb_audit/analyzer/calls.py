@@ -19,6 +19,7 @@ from arb_audit.analyzer.names import dotted, last_name, literal_text
 
 if TYPE_CHECKING:  # (detectors import this module)
     from arb_audit.analyzer.detector import RouteDetector
+    from arb_audit.analyzer.names import Scope
 
 GENERATION_METHODS = frozenset(
     {
@@ -128,22 +129,25 @@ def delegates(node: cst.Call, enclosing: Callable[[], Sequence[str]]) -> bool:
 
 def generates(detector: RouteDetector, node: cst.Call) -> bool:
     """:func:`is_generation` of a call, asked once per call and scope in a walk (detectors share it)."""
-    context = detector.context
-    entry = context.generation.get(id(node))
-    if entry is None or entry[0] is not context.scope:
-        entry = context.generation[id(node)] = (context.scope, is_generation(node, detector.names))
-    return entry[1]
+    return _asked_once(detector, detector.context.generation, is_generation, node)
 
 
 def asks_helper(detector: RouteDetector, node: cst.Call) -> bool:
     """:func:`is_generation_helper` of a call, asked once per call and scope in a walk."""
-    context = detector.context
-    entry = context.generation_helpers.get(id(node))
-    if entry is None or entry[0] is not context.scope:
-        entry = context.generation_helpers[id(node)] = (
-            context.scope,
-            is_generation_helper(node, detector.names),
-        )
+    return _asked_once(detector, detector.context.generation_helpers, is_generation_helper, node)
+
+
+def _asked_once(
+    detector: RouteDetector,
+    answers: dict[int, tuple[Scope, bool]],
+    question: Callable[[cst.Call, Callable[[cst.CSTNode], AbstractSet[str]]], bool],
+    node: cst.Call,
+) -> bool:
+    """Answer ``question`` of a call from ``answers`` (by call and scope), asking it the first time."""
+    scope = detector.context.scope
+    entry = answers.get(id(node))
+    if entry is None or entry[0] is not scope:
+        entry = answers[id(node)] = (scope, question(node, detector.names))
     return entry[1]
 
 
