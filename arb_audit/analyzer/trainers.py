@@ -89,8 +89,14 @@ PREFIXES = ("Custom", "Unsloth", "Ray", "Fast", "Actor", "Critic", "Base")
 def trainer_named(name: str) -> Trainer | None:
     """Return the stage of the trainer class called ``name`` (framework prefixes allowed), if known."""
     for prefix in PREFIXES:
-        if name.startswith(prefix) and name[len(prefix) :] in TRAINERS:
-            return TRAINERS[name[len(prefix) :]]
+        # (a prefixed generic name, ``BaseTrainer`` or ``CustomTrainer``, is a project's own base: it
+        # says no more than ``Trainer`` does)
+        if (
+            name.startswith(prefix)
+            and (rest := name[len(prefix) :]) in TRAINERS
+            and rest not in GENERIC_TRAINERS
+        ):
+            return TRAINERS[rest]
     return TRAINERS.get(name) if name != "Trainer" else None
 
 
