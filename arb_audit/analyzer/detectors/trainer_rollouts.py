@@ -7,7 +7,8 @@ import libcst as cst
 from arb_audit.analyzer.calls import built_environment, method, single_turn
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import literal_bool
+from arb_audit.analyzer.names import last_name, literal_bool
+from arb_audit.analyzer.trainers import trainer_named
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 INTERACTIVE_KEYWORDS = (
@@ -40,6 +41,8 @@ class TrainerRollouts(RouteDetector):
     it is multi-turn is decided by the loop inside it (see ``MultiTurnLoop``). So does an environment
     handed over as ``env=`` that the file builds from a library's multi-turn class (``vf.ToolEnv``, not
     ``vf.SingleTurnEnv``), and a switch set on that keeps the environment's responses out of the loss.
+    A policy-gradient trainer or its config given a switch named for an agent's turns
+    (``UnslothGRPOConfig(use_agentic_generate=True)``, ``multi_turn=True``) samples such episodes too.
     """
 
     TRIGGERS = ("Trainer", "workflow", "agent", "generator")
@@ -54,6 +57,9 @@ class TrainerRollouts(RouteDetector):
             "import verifiers as vf\nfrom trl import GRPOTrainer\nenv = vf.SingleTurnEnv(dataset=d)\n"
             "GRPOTrainer(model=m, env=env)\n"
         ),
+        Valid("from trl import SFTConfig\nargs = SFTConfig(use_tools=True)\n"),
+        Valid("from trl import GRPOConfig\nargs = GRPOConfig(use_agentic_generate=False)\n"),
+        Valid("judge(model, prompt, multi_turn=True)\n"),
         Valid(
             "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(mask_tool_outputs=True)\n"
             "SFTTrainer(args=args)\n"
@@ -65,6 +71,11 @@ class TrainerRollouts(RouteDetector):
         ),
         Invalid("import trl\ntrl.GRPOTrainer(model=m, tools=[search], reward_funcs=r)\n", "interactive"),
         Invalid("from trl import GRPOTrainer\nGRPOTrainer(model=m, rollout_func=roll)\n", "on_policy"),
+        Invalid(
+            "from trainer import UnslothGRPOConfig, UnslothGRPOTrainer\n"
+            "args = UnslothGRPOConfig(use_agentic_generate=True)\nUnslothGRPOTrainer(model=m, args=args)\n",
+            "interactive",
+        ),
         Invalid(
             "trainer.train(workflow='examples.tau2.agent.Tau2AgentWorkflow', workflow_kwargs=kw)\n",
             "interactive",
@@ -127,7 +138,14 @@ class TrainerRollouts(RouteDetector):
                     )
                     return
         found = self.trainer(node)
-        if found is None or found[1].kind not in POLICY_GRADIENT:
+        if (found is None or found[1].kind not in POLICY_GRADIENT) and not _policy_gradient_config(node):
+            return
+        if (switch := _agentic_switch(node)) is not None:
+            arg, name = switch
+            message = f"policy-gradient training switched to an agent's turns ({name}=True)"
+            self.report(arg, "interactive", message, interactive=True)
+            return
+        if found is None:
             return
         for name in ENVIRONMENT_KEYWORDS:
             arg = keyword(node, name)
@@ -146,6 +164,31 @@ class TrainerRollouts(RouteDetector):
             self.report(
                 node, "on_policy", "policy-gradient trainer with its own rollout_func", on_policy=True
             )
+
+
+SWITCH_WORDS = frozenset({"agentic", "agent", "multiturn", "tool", "tools"})
+"""Words of a trainer's or its config's switch that makes each sample an agent's episode with tools
+(``use_agentic_generate=True``, ``enable_tools=True``; so do "multi" and "turn": ``multi_turn=True``)."""
+
+
+def _agentic_switch(node: cst.Call) -> tuple[cst.Arg, str] | None:
+    """Return the argument (and its name) switching a trainer's sampling to an agent's turns, if set on."""
+    for arg in node.args:
+        if arg.keyword is None or literal_bool(arg.value) is not True:
+            continue
+        said = set(words(arg.keyword.value))
+        if "mask" not in said and (said & SWITCH_WORDS or {"multi", "turn"} <= said):
+            return arg, arg.keyword.value
+    return None
+
+
+def _policy_gradient_config(node: cst.Call) -> bool:
+    """Say whether a call builds a policy-gradient trainer's config (``UnslothGRPOConfig(...)``)."""
+    name = last_name(node.func)
+    for suffix in ("Config", "Arguments"):
+        if name.endswith(suffix) and (trainer := trainer_named(name[: -len(suffix)] + "Trainer")) is not None:
+            return trainer.kind in POLICY_GRADIENT
+    return False
 
 
 def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
