@@ -136,16 +136,33 @@ def _evaluation_module(qualified: str) -> bool:
     return bool(SCORING_WORDS & set(words(qualified.rsplit(".", 1)[-1])))
 
 
+TASK_LOOKUP_VERBS = frozenset({"get", "load", "list", "make"})
+"""First words of a function that fetches a benchmark's tasks (``get_benchmark_dict``, ``load_tasks``)."""
+TASK_WORDS = frozenset({"task", "tasks", "suite", "suites", "benchmark", "benchmarks"})
+"""Words of what such a function fetches."""
+
+
+def _fetches_tasks(qualified: str) -> bool:
+    """Say whether a function's name says it fetches a benchmark's tasks and scores nothing."""
+    said = words(qualified.rsplit(".", 1)[-1])
+    named = set(said)
+    return (
+        bool(said) and said[0] in TASK_LOOKUP_VERBS and bool(TASK_WORDS & named) and not SCORING_WORDS & named
+    )
+
+
 def _benchmark_package(qualified: str) -> bool:
     """Say whether a function comes from a benchmark's package (``terminal_bench.handlers``).
 
     Not when a part of its path is named for evaluation (``eval_agent.prompt``), nor from an
-    evaluation library.
+    evaluation library; a module named "benchmark" is a benchmark's package where its function only
+    fetches the tasks (LIBERO's ``benchmark.get_benchmark_dict()``): it scores nothing.
     """
     parts = qualified.split(".")[:-1]
     if not parts or parts[0] in EVALUATION_LIBRARIES:
         return False
-    if any(EVALUATION_PARTS & set(part.split("_")) for part in parts):
+    evaluation = set().union(*(EVALUATION_PARTS & set(part.split("_")) for part in parts))
+    if evaluation and not (evaluation <= {"benchmark", "benchmarks"} and _fetches_tasks(qualified)):
         return False
     return any(part.endswith(("bench", "benchmark")) for part in parts)
 
@@ -223,6 +240,11 @@ class Scoring(RouteDetector):
         Invalid("import easydel as ed\nelm.run_benchmarks(ed.BenchmarkConfig(tasks=['gsm8k']))\n", "scoring"),
         Invalid(
             "from terminal_bench.handlers.trial_handler import TrialHandler\nh = TrialHandler(t)\n",
+            "scoring",
+            variant=BENCHMARK_TASKS,
+        ),
+        Invalid(
+            "from libero.libero import benchmark\ntasks = benchmark.get_benchmark_dict()\n",
             "scoring",
             variant=BENCHMARK_TASKS,
         ),
