@@ -24,8 +24,9 @@ RECORD_WORDS = frozenset(
 """Words of a collection of generated examples (not of results or metrics) dumped in one go."""
 JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
 """Encoders whose output, written line by line, is a JSON-lines dataset."""
-JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
-"""Writers of one JSON document to a file: inside a loop, one record per iteration (JSON lines)."""
+DOCUMENT_WRITERS = frozenset({"json.dump", "ujson.dump", "pickle.dump"})
+"""Writers of one JSON (or pickled) document to a file: inside a loop, one record per iteration (JSON
+lines), or the collection so far saved again."""
 
 
 RECORD_FILE_OPENERS = frozenset({"jsonlines.open"})
@@ -103,6 +104,7 @@ class DataOutput(RouteDetector):
         Valid("model.push_to_hub('me/model')\ntokenizer.push_to_hub('me/model')\n"),
         Valid("config = load_json(path)\n"),
         Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
+        Valid("import pickle\nwith open('scores.pkl', 'wb') as f:\n    pickle.dump(scores, f)\n"),
         Valid("import json\nwith open('metrics.json', 'w') as f:\n    json.dump(eval_metrics, f)\n"),
         Valid("with open(p, 'w') as f:\n    for line in lines:\n        f.write(line.text)\n"),
         Valid("f = open(p)\nfor o in outs:\n    f.write(o['choices'][0])\n"),
@@ -145,6 +147,15 @@ class DataOutput(RouteDetector):
         ),
         Invalid(
             "import json\nwith open('evolved.json', 'w') as f:\n    json.dump(evol_objs, f, indent=4)\n",
+            "data_output",
+        ),
+        Invalid(
+            "import json\nwith open(out, 'a') as f:\n    print(json.dumps(m, ensure_ascii=False), file=f)\n",
+            "data_output",
+        ),
+        Invalid(
+            "import pickle as pkl\nfor q in questions:\n    chats.append(ask(q))\n"
+            "    pkl.dump(chats, open('collected/chat.pkl', 'wb'))\n",
             "data_output",
         ),
         Invalid(
@@ -268,10 +279,11 @@ class DataOutput(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if delegates(node, self.enclosing):
             return  # a wrapper's pass-through (``def push_to_hub(self, *a, **kw)``): its callers decide
-        if self.loops and len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS:
-            self.report(node, "data_output", "writes one JSON record per iteration")
+        if self.loops and len(node.args) >= 2 and self.names(node.func) & DOCUMENT_WRITERS:
+            kind = "pickled" if "pickle.dump" in self.names(node.func) else "JSON"
+            self.report(node, "data_output", f"writes one {kind} record per iteration")
             return
-        if len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS and _records(node.args[0].value):
+        if len(node.args) >= 2 and self.names(node.func) & DOCUMENT_WRITERS and _records(node.args[0].value):
             self.report(node, "data_output", "writes the generated records as one JSON document")
             return
         if self._json_helper(node):
@@ -286,6 +298,16 @@ class DataOutput(RouteDetector):
             # judged after the walk: the writer may be bound below its use (a helper written first)
             self.writes.append((node, self.context.statements[-1] if self.context.statements else None))
         if name == "write" and node.args and self._encodes_json(node.args[0].value):
+            self.report(node, "data_output", "writes JSON lines")
+            return
+        if (
+            type(node.func) is cst.Name
+            and node.func.value == "print"
+            and keyword(node, "file") is not None
+            and node.args
+            and self._encodes_json(node.args[0].value)
+        ):
+            # print(json.dumps(record), file=f): a JSON line written by print
             self.report(node, "data_output", "writes JSON lines")
             return
         if (
