@@ -68,6 +68,7 @@ class MetricReport(RouteDetector):
         Valid("acc = []\n"),
         Valid("accelerator = Accelerator()\n"),
         Valid("password = os.environ['PW'] / 'x'\n"),
+        Valid("usd = (in_hit / 1e6) * price['input_hit'] + (out / 1_000_000) * price['output']\n"),
         Valid("print(f'step {i}: loss {loss / n}')\n"),
         Valid("wins = count_wins(table)\n"),
         Valid("match = re.match(pattern, text)\n"),
@@ -82,6 +83,7 @@ class MetricReport(RouteDetector):
     )
     INVALID = (
         Invalid("task_acc = right_count / count * 100\nprint(task_acc)\n", "scoring", variant=METRIC),
+        Invalid("acc = num_correct / 500\n", "scoring", variant=METRIC),
         Invalid("results['accuracy'] = np.mean(correct)\n", "scoring", variant=METRIC),
         Invalid(
             "stats = {'total': len(scores), 'accuracy': sum(scores) / len(scores) if scores else 0}\n",
@@ -158,7 +160,7 @@ class MetricReport(RouteDetector):
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         # num_correct * 1.0 / total, solved / len(problems): the rate of right answers, however bound
-        if self.rated or not isinstance(node.operator, cst.Divide):
+        if self.rated or not isinstance(node.operator, cst.Divide) or _unit_scale(node.right):
             return
         counted = [n.value for n in (node.left, *descendants(node.left)) if type(n) is cst.Name]
         statement = self.context.statements[-1] if self.context.statements else None
@@ -174,6 +176,21 @@ class MetricReport(RouteDetector):
         values = [p.expression for p in node.parts if type(p) is cst.FormattedStringExpression]
         if found is not None and any(_aggregate(v) for v in values):
             self.report(node, "scoring", f"reports {found.group(0)}", variant=METRIC)
+
+
+UNIT_SCALE = 10_000
+"""Literal divisors from this size up convert a unit (``tokens / 1e6`` for a price per million), not
+count the samples of a rate."""
+
+
+def _unit_scale(divisor: cst.BaseExpression) -> bool:
+    """Say whether a divisor is a unit's scale (``1e6``, ``1_000_000``), not a number of samples."""
+    if type(divisor) is cst.Float or type(divisor) is cst.Integer:
+        try:
+            return float(divisor.value.replace("_", "")) >= UNIT_SCALE
+        except ValueError:  # (hex, octal or binary literals: no scale anyone writes)
+            return False
+    return False
 
 
 def _training_log(statement: cst.CSTNode | None) -> bool:
