@@ -12,7 +12,7 @@ an environment's words could also be online RL; mergekit, weights arithmetic and
 named after merging give a merge, and so does folding a LoRA adapter, unless a library trainer is
 constructed beside it (then the fold ends that trainer's stage); a gradient step's words beside a
 function or class named for a route (defined or called), or a module one is imported from, give that
-route; and the words of a hand-written loss,
+route; an object's ``finetune`` call gives SFT; and the words of a hand-written loss,
 of a gradient step whose loss is here, of a framework in the table or of a training launched as a
 subprocess could be any route.
 """
@@ -23,6 +23,7 @@ import re
 
 from arb_audit.analyzer.detectors.gradient_step import (
     CRITIC_WORDS,
+    FINE_TUNE_METHODS,
     HOSTED_FINE_TUNING,
     STAGE_ALIASES,
     STAGE_KEYWORDS,
@@ -123,6 +124,8 @@ def possible_routes(text: str) -> frozenset[str]:
         found.add("PPO")  # a loss the code names a policy or value loss (loss_slice)
     if any(api.rsplit(".", 1)[0].lstrip(".") in text for api in HOSTED_FINE_TUNING):
         found |= {"SFT", "DPO"}  # a hosted fine-tuning job, supervised or preference
+    if any(f".{m}(" in text for m in FINE_TUNE_METHODS):
+        found.add("SFT")  # an object's fine-tuning run told no stage: supervised
     if any(updates_model(name, CRITIC_WORDS) for name in _METHOD_CALL.findall(text)):
         found.add("PPO")  # a worker's critic update: the actor-critic family
         if _ENVIRONMENT.search(text):

@@ -396,6 +396,8 @@ class GradientStep(RouteDetector):
         Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
         Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
         Invalid("m = ChatModel(path)\nm.finetune(ds, algo='full_param', num_epochs=3)\n", "gradient_step"),
+        Invalid("m = ChatModel(path)\nm.finetune(ds, num_epochs=3)\n", "stage", "sft"),
+        Invalid("m = ChatModel(path)\nm.finetune(train_dataset=ds)\n", "stage", "sft"),
         Invalid(
             "from openrlhf.trainer.ray import PPORayActorGroup\nactor = PPORayActorGroup(1, 8, Actor)\n"
             "ray.get(actor.async_fit_actor_model(critic, ref, rms))\n",
@@ -1556,6 +1558,12 @@ class GradientStep(RouteDetector):
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"{where} {name}")
                 return True
+        if callee and callee[0] in FINE_TUNE_METHODS and id(node) not in self.ran and _given_data(node):
+            # model.finetune(dataset) told no stage, in nothing named for one: a wrapper fine-tunes on
+            # the data it is given, supervised unless a stage is named (ProgressGym's, xTuring's, DSPy's)
+            message = f"{callee[0]}() given data and no stage: supervised fine-tuning"
+            self._name_stage(node, statement, "sft", None, message)
+            return True
         return False
 
     def _helper_modules(self, node: cst.CSTNode) -> list[str]:
@@ -2031,6 +2039,21 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
 
 FINE_TUNE_METHODS = frozenset({"finetune", "fine_tune"})
 """Methods that fine-tune the object they are called on, given data (``model.finetune(ds)``)."""
+DATA_KEYWORD_WORDS = frozenset({"data", "dataset", "datasets", "trainset", "train", "samples", "examples"})
+"""Words of a keyword that hands a fine-tuning call its data (``train_dataset=``, ``data=``)."""
+
+
+def _given_data(node: cst.CSTNode) -> bool:
+    """Say whether a call is handed data: by position, by a keyword named for data, or in ``**kwargs``.
+
+    ``trainer.finetune(finetune_checkpoint=ckpt, resume_training=True)`` is handed a checkpoint and
+    settings only: what it trains on, and how, is its config's.
+    """
+    return type(node) is cst.Call and any(
+        arg.keyword is None or DATA_KEYWORD_WORDS & set(words(arg.keyword.value)) for arg in node.args
+    )
+
+
 STAGE_KEYWORDS = frozenset({"stage", "algorithm", "algo", "training_type", "trainer_type", "rl_type"})
 """Keywords by which a wrapper's training method is told which stage to run (``finetune(stage="dpo")``)."""
 STAGE_ALIASES = {"rlhf": "ppo"}
