@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import libcst as cst
 
@@ -397,6 +398,12 @@ class GradientStep(RouteDetector):
         Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
         Invalid("m = ChatModel(path)\nm.finetune(ds, algo='full_param', num_epochs=3)\n", "gradient_step"),
         Invalid("m = ChatModel(path)\nm.finetune(ds, num_epochs=3)\n", "stage", "sft"),
+        Invalid(
+            "from src.training.dpo_trainer import DPOTrainingPipeline\n"
+            "pipeline = DPOTrainingPipeline(name)\npipeline.train()\n",
+            "stage",
+            "dpo",
+        ),
         Invalid("m = ChatModel(path)\nm.finetune(train_dataset=ds)\n", "stage", "sft"),
         Invalid(
             "from openrlhf.trainer.ray import PPORayActorGroup\nactor = PPORayActorGroup(1, 8, Actor)\n"
@@ -2162,7 +2169,15 @@ def names_trainer_class(name: str) -> bool:
         # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune (a
         # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
         return True
+    if name[:1].isupper() and any(
+        a in ("training", "train") and b in TRAINING_RUNNER_WORDS for a, b in pairwise(said)
+    ):
+        return True  # ``DPOTrainingPipeline(cfg)``, ``TrainingRunner``: a class run to train
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
+
+
+TRAINING_RUNNER_WORDS = frozenset({"pipeline", "runner", "loop", "session"})
+"""Words after "training" in a class's name that say it runs the training (``DPOTrainingPipeline``)."""
 
 
 TRAINING_UNIT_WORDS = frozenset({"unit", "module"})
