@@ -12,9 +12,9 @@ an environment's words could also be online RL; mergekit, weights arithmetic and
 named after merging give a merge, and so does folding a LoRA adapter, unless a library trainer is
 constructed beside it (then the fold ends that trainer's stage); a gradient step's words beside a
 function or class named for a route (defined or called), or a module one is imported from, give that
-route; an object's ``finetune`` call gives SFT; and the words of a hand-written loss,
-of a gradient step whose loss is here, of a framework in the table or of a training launched as a
-subprocess could be any route.
+route; an object's ``finetune`` call gives SFT; and the words of a hand-written loss, of a model
+compiled with a loss and fitted, of a gradient step whose loss is here, of a framework in the table or
+of a training launched as a subprocess could be any route.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ ANY_ROUTE_TRIGGERS = (
     *IMPORT_WORDS,
 )
 """Words of detectors whose stage can be of any kind (a loss computed here, a framework of the table)."""
+COMPILED_FIT = (".compile(", "loss=", ".fit(")
+"""Words of a model compiled with a loss and fitted, Keras-style: that loss, of any kind, decides."""
 MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS, *HAND_FOLD_WORDS)
 """Words of a merge by mergekit (known by its qualified names), by arithmetic on state dicts, of
 adapters combined into one, or of an adapter folded by hand."""
@@ -92,7 +94,7 @@ given an environment or tools, a launcher's multi-turn option, a tool's result s
 
 def possible_routes(text: str) -> frozenset[str]:
     """Return every table label the stages of the Python file ``text`` could have (a superset)."""
-    if any(t in text for t in ANY_ROUTE_TRIGGERS):
+    if any(t in text for t in ANY_ROUTE_TRIGGERS) or all(w in text for w in COMPILED_FIT):
         return ALL_ROUTES
     found: set[str] = set()
     if (

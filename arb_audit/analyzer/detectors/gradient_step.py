@@ -399,6 +399,12 @@ class GradientStep(RouteDetector):
         Invalid("m = ChatModel(path)\nm.finetune(ds, algo='full_param', num_epochs=3)\n", "gradient_step"),
         Invalid("m = ChatModel(path)\nm.finetune(ds, num_epochs=3)\n", "stage", "sft"),
         Invalid(
+            "from bert4torch.losses import CausalLMLoss\n"
+            "model.compile(loss=CausalLMLoss(ignore_index=0), optimizer=opt)\nmodel.fit(loader, epochs=1)\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "from src.training.dpo_trainer import DPOTrainingPipeline\n"
             "pipeline = DPOTrainingPipeline(name)\npipeline.train()\n",
             "stage",
@@ -1122,6 +1128,9 @@ class GradientStep(RouteDetector):
         self.chained: list[tuple[cst.Call, int, list[tuple[int, cst.BaseExpression]]]] = []
         """Trainers built and run in one expression (``Trainer(...).train()``): the construction, its
         scope and the roots of the step's loss, filled once the file is read."""
+        self.compiled: dict[str, tuple[int, cst.BaseExpression]] = {}
+        """Names of models compiled with a loss, Keras-style (``model.compile(loss=CausalLMLoss())``),
+        and that loss with the scope it is written in: their ``fit()`` trains on it."""
         self.deferred: list[tuple[cst.CSTNode, cst.CSTNode | None, int, str, str]] = []
         """Steps named after the walk: (node, statement, scope, name, how) for ``jax.grad(f)``-like
         calls and ``trainer.train()`` on a name."""
@@ -1374,13 +1383,27 @@ class GradientStep(RouteDetector):
             # a trainer's ``forward(batch)`` steps too (a model's forward is no trainer's)
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
         elif (
+            name == "compile"
+            and type(node.func) is cst.Attribute
+            and type(node.func.value) is cst.Name
+            and (loss := keyword(node, "loss")) is not None
+            and keyword(node, "optimizer") is not None
+        ):
+            self.compiled[node.func.value.value] = (scope, loss.value)
+        elif (
             name in ("train", "fit", "train_batch")
             and type(node.func) is cst.Attribute
             and not (positional and literal_bool(positional[0]) is False)  # ``model.train(False)``: eval mode
         ):
             receiver = node.func.value
             given = [a.value for a in node.args if _names_a_loss(a)]
-            if given:
+            if name == "fit" and not given and type(receiver) is cst.Name and receiver.value in self.compiled:
+                # model.compile(loss=CausalLMLoss(), optimizer=opt); model.fit(loader): Keras and its
+                # torch ports (torch4keras, bert4torch) train on the loss the model was compiled with
+                self.steps.append(
+                    (node, self._statement(), [self.compiled[receiver.value]], "fit() of a compiled model")
+                )
+            elif given:
                 # policy.train(data, loss_fn), engine.train_batch(input_=x, loss_fn=sft_loss) (pipeline
                 # engines): a worker trains with the loss it is handed
                 self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
