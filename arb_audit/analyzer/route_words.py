@@ -54,9 +54,9 @@ ANY_ROUTE_TRIGGERS = (
 """Words of detectors whose stage can be of any kind (a loss computed here, a framework of the table)."""
 COMPILED_FIT = (".compile(", "loss=", ".fit(")
 """Words of a model compiled with a loss and fitted, Keras-style: that loss, of any kind, decides."""
-MERGE_WORDS = ("mergekit", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS, *HAND_FOLD_WORDS)
-"""Words of a merge by mergekit (known by its qualified names), by arithmetic on state dicts, of
-adapters combined into one, or of an adapter folded by hand."""
+MERGE_WORDS = ("mergekit", "merge_method", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS, *HAND_FOLD_WORDS)
+"""Words of a merge by mergekit (known by its qualified names or a configuration's ``merge_method``), by
+arithmetic on state dicts, of adapters combined into one, or of an adapter folded by hand."""
 _MERGE_CALL = re.compile(r"\b(\w*merg\w*)\s*\(")
 """A call of a function named after merging (a library's merge method)."""
 _TRAINER_WORD = re.compile(r"\b\w*Trainer\w*")

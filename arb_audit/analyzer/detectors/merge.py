@@ -15,7 +15,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
 from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name, literal_bool
+from arb_audit.analyzer.names import last_name, literal_bool, literal_text
 from arb_audit.analyzer.walk import descendants
 
 FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to_hub_merged"})
@@ -162,6 +162,8 @@ class Merge(RouteDetector):
     ZeRO) is not a merge, and a call inside a function that a script never calls is dead code. peft's
     ``add_weighted_adapter`` combines adapters into one: a merge. An adapter folded into a model that
     the file then samples from, with nothing saved, is how it runs the model (a decoder), not a merge.
+    A mergekit configuration written as a dict literal (``{"merge_method": "slerp", ...}``) in a file
+    that trains nothing configures a merge for mergekit to run.
     """
 
     TRIGGERS = ("merg", "add_weighted_adapter", *HAND_FOLD_WORDS)
@@ -186,6 +188,7 @@ class Merge(RouteDetector):
             "model.eval()\ntorch.save(model.state_dict(), 'ckpt.pt')\n"
         ),
         Valid("rows = merge_datasets(a, b)\n"),
+        Valid("config = {'merge_method': method}\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
         Valid("torch.save(merged_predictions, out)\n"),
@@ -210,6 +213,13 @@ class Merge(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "import yaml\ndef configure(t):\n"
+            "    config = {'merge_method': 'slerp', 'base_model': a, 'parameters': {'t': t}}\n"
+            "    yaml.dump(config, open(path, 'w'))\nconfigure(0.5)\n",
+            "stage",
+            "merge",
+        ),
         Invalid(
             "lora_model = PeftModel.from_pretrained(base, 'tloen/alpaca-lora-7b')\n"
             "for layer in lora_model.base_model.model.model.layers:\n"
@@ -342,6 +352,8 @@ class Merge(RouteDetector):
         """The file writes a model (``save_pretrained``, ``torch.save``)."""
         self.generates = False
         """The file samples text from a model."""
+        self.configured: list[tuple[cst.DictElement, cst.CSTNode | None, str | None, str]] = []
+        """mergekit configurations written as dict literals (``{"merge_method": "slerp", ...}``)."""
         self.saved_merged: list[tuple[cst.Call, cst.CSTNode | None, str | None, str]] = []
         """Saves of a model or state dict named as merged: (call, statement, function, its name)."""
         self.loaded: set[str] = set()
@@ -446,6 +458,17 @@ class Merge(RouteDetector):
                 else:
                     self.weight_locals.discard(target.target.value)
 
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        # {"merge_method": "slerp", "slices": ...}: a mergekit configuration built in code, to be
+        # written out and run (an evolutionary merge's candidate, a merge recipe's YAML)
+        if (
+            type(node.key) is cst.SimpleString
+            and literal_text(node.key) == "merge_method"
+            and type(node.value) is cst.SimpleString
+        ):
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.configured.append((node, statement, self.function, literal_text(node.value)))
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         # ``sd[k] += (lora_B @ lora_A) * scaling``: an adapter folded by hand into a weight (a
         # checkpoint's entry, a parameter's ``.weight``/``.data``), written out below; an activation
@@ -488,6 +511,13 @@ class Merge(RouteDetector):
                 if method(node) in WEIGHT_LOADS or last_name(node.func) in WEIGHT_LOADS:
                     message = f"puts {saved}, weights it merged, into a model"
                 self.report(node, "stage", message, statement=statement, kind="merge", variant=MERGED_SAVE)
+        if self.configured and not self.backward:
+            node, statement, function, merge_method = self.configured[0]
+            if not self._never_called(function):
+                message = f"configures a mergekit merge (merge_method {merge_method})"
+                self.report(
+                    node, "stage", message, statement=statement, kind="merge", variant="mergekit_config"
+                )
         for node, statement, function, callee, said in self.named:
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
             # the tensor-parallel shards of one model)
