@@ -50,6 +50,10 @@ CROSS_ENTROPY = frozenset(
         "torch.nn.NLLLoss",
         "optax.softmax_cross_entropy",
         "optax.softmax_cross_entropy_with_integer_labels",
+        "keras.losses.SparseCategoricalCrossentropy",
+        "keras.losses.CategoricalCrossentropy",
+        "tensorflow.keras.losses.SparseCategoricalCrossentropy",
+        "tensorflow.keras.losses.CategoricalCrossentropy",
     }
 )
 KL = frozenset({"torch.nn.functional.kl_div", "torch.nn.KLDivLoss"})
@@ -425,6 +429,8 @@ class Features:
     listwise (Plackett-Luce) preference loss over several candidates does."""
     leave_one_out: bool = False
     """A leave-one-out baseline (:func:`leave_one_out`): each sample against the others of its prompt."""
+    output_loss: bool = False
+    """A forward pass's own loss is read (``outputs.loss``, ``model(**batch).loss``)."""
 
 
 def one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
@@ -550,6 +556,32 @@ def loss_form(f: Features) -> Verdict:
         return Verdict(
             "ppo", "q_learning", None, "action values regressed on discounted rewards (Q-learning)"
         )
+    token_logprobs = "log_softmax" in f.methods | {c.rsplit(".", 1)[-1] for c in f.calls} and (
+        "gather" in f.methods or "torch.gather" in f.calls
+    )
+    if (
+        w & {"reward", "rewards"}
+        and (w & (SEQUENCE_LOGPROB_WORDS | {"log_probs"}) or token_logprobs)
+        and not f.output_loss
+        and not preference
+        and not paired
+        and not w & (TEACHER_WORDS | REFERENCE_WORDS)
+        and not f.calls & CROSS_ENTROPY
+        and "labels" not in f.keywords
+    ):
+        # (a log-ratio against a reference model is an implicit reward, trained as a scorer; a
+        # forward pass's own loss or a cross-entropy on labels beside reward words is supervised)
+        # log-probabilities of sampled answers weighted by their rewards, a baseline taken off or not
+        # (``-((reward - reward_base) * logprob.sum(-1)).mean()``): REINFORCE; the baseline a
+        # prompt's other samples (RLOO) or its group's statistics (GRPO) where the form shows them
+        if f.leave_one_out:
+            return Verdict(
+                "ppo", "rloo", None, "rewards against a leave-one-out baseline weight log-probabilities"
+            )
+        if (f.regrouped and f.methods & {"mean", "std"}) or f.row_normalised:
+            return Verdict("grpo", "grpo", None, "rewards normalised within groups weight log-probabilities")
+        variant = next((v for word, v in PG_VARIANTS if word in w), "reinforce")
+        return Verdict("ppo", variant, None, "log-probabilities weighted by rewards (REINFORCE)")
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | ADVANTAGE_WORDS | {"baseline", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
         # (whatever the code calls it: RAFT's ``pg_loss = -logprobs.sum(1).mean()`` on its best samples)
@@ -700,6 +732,10 @@ class Slice:
                     self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
                 elif type(node) is cst.Attribute:
                     attr = node.attr.value
+                    if attr == "loss" and (type(node.value) is cst.Call or type(node.value) is cst.Name):
+                        f.output_loss = f.output_loss or not (
+                            type(node.value) is cst.Name and node.value.value == "self"
+                        )
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
                     if type(node.value) is cst.Name and node.value.value == "self":
