@@ -87,9 +87,11 @@ _ENVIRONMENT = re.compile(
     + "".join(rf"|\b{re.escape(k)}\s*=" for k in INTERACTIVE_KEYWORDS)
     + "".join(f"|{re.escape(f)}" for f in MULTI_TURN_FLAGS)
     + f"|(?i:{OBSERVATION_TAG.pattern})"  # a tool's result spliced into the text (ToolFeedback)
+    + r"|(?i:agent|tool|multi_?turn)\w*\s*=\s*True"  # a trainer switched to an agent's turns
 )
 """What makes a policy-gradient stage interactive: an environment stepped with an action, a trainer
-given an environment or tools, a launcher's multi-turn option, a tool's result spliced into the text."""
+given an environment or tools or switched to an agent's turns, a launcher's multi-turn option, a tool's
+result spliced into the text."""
 
 
 def possible_routes(text: str) -> frozenset[str]:

@@ -60,6 +60,7 @@ class TrainerRollouts(RouteDetector):
         Valid("from trl import SFTConfig\nargs = SFTConfig(use_tools=True)\n"),
         Valid("from trl import GRPOConfig\nargs = GRPOConfig(use_agentic_generate=False)\n"),
         Valid("judge(model, prompt, multi_turn=True)\n"),
+        Valid("from trl import GRPOTrainer\nGRPOTrainer(model=m, reward_funcs=r, multi_turn_prompts=True)\n"),
         Valid(
             "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(mask_tool_outputs=True)\n"
             "SFTTrainer(args=args)\n"
@@ -71,6 +72,10 @@ class TrainerRollouts(RouteDetector):
         ),
         Invalid("import trl\ntrl.GRPOTrainer(model=m, tools=[search], reward_funcs=r)\n", "interactive"),
         Invalid("from trl import GRPOTrainer\nGRPOTrainer(model=m, rollout_func=roll)\n", "on_policy"),
+        Invalid(
+            "trainer = RayGRPOTrainer(cfg, use_tools=True, tool_registry=tools)\ntrainer.fit()\n",
+            "interactive",
+        ),
         Invalid(
             "from trainer import UnslothGRPOConfig, UnslothGRPOTrainer\n"
             "args = UnslothGRPOConfig(use_agentic_generate=True)\nUnslothGRPOTrainer(model=m, args=args)\n",
@@ -171,20 +176,33 @@ SWITCH_WORDS = frozenset({"agentic", "agent", "multiturn", "tool", "tools"})
 (``use_agentic_generate=True``, ``enable_tools=True``; so do "multi" and "turn": ``multi_turn=True``)."""
 
 
+NOT_ROLLOUT_SWITCH_WORDS = frozenset(
+    {"mask", "prompt", "prompts", "data", "dataset", "template", "format", "history", "input", "inputs"}
+)
+"""Words of a switch about the data or the loss mask, not about how the samples are generated."""
+
+
 def _agentic_switch(node: cst.Call) -> tuple[cst.Arg, str] | None:
     """Return the argument (and its name) switching a trainer's sampling to an agent's turns, if set on."""
     for arg in node.args:
         if arg.keyword is None or literal_bool(arg.value) is not True:
             continue
         said = set(words(arg.keyword.value))
-        if "mask" not in said and (said & SWITCH_WORDS or {"multi", "turn"} <= said):
+        if said & NOT_ROLLOUT_SWITCH_WORDS:
+            continue  # (``multi_turn_prompts=True``: the prompts are chat histories; ``mask_tool_...``)
+        if said & SWITCH_WORDS or {"multi", "turn"} <= said:
             return arg, arg.keyword.value
     return None
 
 
 def _policy_gradient_config(node: cst.Call) -> bool:
-    """Say whether a call builds a policy-gradient trainer's config (``UnslothGRPOConfig(...)``)."""
+    """Say whether a call builds a policy-gradient trainer's config or a project's own such trainer.
+
+    ``UnslothGRPOConfig(...)``, ``RayGRPOTrainer(...)``: named with a framework's prefix, known to no table.
+    """
     name = last_name(node.func)
+    if (trainer := trainer_named(name)) is not None:
+        return trainer.kind in POLICY_GRADIENT
     for suffix in ("Config", "Arguments"):
         if name.endswith(suffix) and (trainer := trainer_named(name[: -len(suffix)] + "Trainer")) is not None:
             return trainer.kind in POLICY_GRADIENT
