@@ -399,6 +399,19 @@ class GradientStep(RouteDetector):
         Invalid("m = ChatModel(path)\nm.finetune(ds, algo='full_param', num_epochs=3)\n", "gradient_step"),
         Invalid("m = ChatModel(path)\nm.finetune(ds, num_epochs=3)\n", "stage", "sft"),
         Invalid(
+            "def train(reward, logprob, opt):\n    loss = -((reward - reward.mean()) * logprob).mean()\n"
+            "    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
+            "def train(rewards, logprobs, opt, g):\n    r = rewards.view(-1, g)\n"
+            "    loss = -((r - r.mean(dim=1, keepdim=True)).view(-1) * logprobs).mean()\n"
+            "    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        Invalid(
             "from bert4torch.losses import CausalLMLoss\n"
             "model.compile(loss=CausalLMLoss(ignore_index=0), optimizer=opt)\nmodel.fit(loader, epochs=1)\n",
             "gradient_step",
@@ -1588,7 +1601,12 @@ class GradientStep(RouteDetector):
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"{where} {name}")
                 return True
-        if callee and callee[0] in FINE_TUNE_METHODS and id(node) not in self.ran and _given_data(node):
+        if (
+            callee
+            and callee[0] in FINE_TUNE_METHODS
+            and id(node) not in self.ran
+            and _supervised_fine_tuning(node)
+        ):
             # model.finetune(dataset) told no stage, in nothing named for one: a wrapper fine-tunes on
             # the data it is given, supervised unless a stage is named (ProgressGym's, xTuring's, DSPy's)
             message = f"{callee[0]}() given data and no stage: supervised fine-tuning"
@@ -2073,15 +2091,55 @@ DATA_KEYWORD_WORDS = frozenset({"data", "dataset", "datasets", "trainset", "trai
 """Words of a keyword that hands a fine-tuning call its data (``train_dataset=``, ``data=``)."""
 
 
+SETTINGS_ARGUMENT_WORDS = frozenset(
+    {
+        "config",
+        "cfg",
+        "conf",
+        "args",
+        "arguments",
+        "settings",
+        "params",
+        "hparams",
+        "yaml",
+        "checkpoint",
+        "ckpt",
+    }
+)
+"""Words of a value handed by position that is settings or a checkpoint, not data (``finetune(cfg)``)."""
+OBJECTIVE_KEYWORD_WORDS = frozenset({"loss", "objective", "method", "algorithm", "algo", "mode", "task"})
+"""Words of a keyword that tells a fine-tuning call how to train (``finetune(pairs, loss="ranking")``)."""
+SCORER_WORDS = frozenset({"reward", "rm", "critic", "value", "verifier", "prm", "orm", "judge"})
+"""Words of an object named for a scorer: its fine-tuning trains a scorer, not a policy on targets."""
+
+
 def _given_data(node: cst.CSTNode) -> bool:
     """Say whether a call is handed data: by position, by a keyword named for data, or in ``**kwargs``.
 
-    ``trainer.finetune(finetune_checkpoint=ckpt, resume_training=True)`` is handed a checkpoint and
-    settings only: what it trains on, and how, is its config's.
+    ``trainer.finetune(finetune_checkpoint=ckpt, resume_training=True)`` and ``finetune(cfg)`` are
+    handed a checkpoint and settings only: what it trains on, and how, is its config's.
     """
     return type(node) is cst.Call and any(
-        arg.keyword is None or DATA_KEYWORD_WORDS & set(words(arg.keyword.value)) for arg in node.args
+        (arg.keyword is None and not SETTINGS_ARGUMENT_WORDS & set(words(last_name(arg.value) or "")))
+        or (arg.keyword is not None and DATA_KEYWORD_WORDS & set(words(arg.keyword.value)))
+        for arg in node.args
     )
+
+
+def _supervised_fine_tuning(node: cst.CSTNode) -> bool:
+    """Say whether a ``finetune`` call is a supervised one: handed data, told no objective, not a scorer's.
+
+    ``rm.finetune(pairs, loss="pairwise_ranking")`` trains a scorer by a ranking loss: not SFT.
+    """
+    if not (type(node) is cst.Call and _given_data(node)):
+        return False
+    if any(
+        arg.keyword is not None and OBJECTIVE_KEYWORD_WORDS & set(words(arg.keyword.value))
+        for arg in node.args
+    ):
+        return False
+    receiver = node.func.value if type(node.func) is cst.Attribute else None
+    return receiver is None or not SCORER_WORDS & set(words(last_name(receiver) or ""))
 
 
 STAGE_KEYWORDS = frozenset({"stage", "algorithm", "algo", "training_type", "trainer_type", "rl_type"})
@@ -2192,8 +2250,10 @@ def names_trainer_class(name: str) -> bool:
         # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune (a
         # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
         return True
-    if name[:1].isupper() and any(
-        a in ("training", "train") and b in TRAINING_RUNNER_WORDS for a, b in pairwise(said)
+    if (
+        name[:1].isupper()
+        and any(a in ("training", "train") and b in TRAINING_RUNNER_WORDS for a, b in pairwise(said))
+        and not NOT_MODEL_WORDS & set(said)
     ):
         return True  # ``DPOTrainingPipeline(cfg)``, ``TrainingRunner``: a class run to train
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
@@ -2201,6 +2261,11 @@ def names_trainer_class(name: str) -> bool:
 
 TRAINING_RUNNER_WORDS = frozenset({"pipeline", "runner", "loop", "session"})
 """Words after "training" in a class's name that say it runs the training (``DPOTrainingPipeline``)."""
+NOT_MODEL_WORDS = frozenset(
+    {"tokenizer", "tokeniser", "vocab", "vocabulary", "bpe", "sentencepiece", "index", "config", "data"}
+)
+"""Words of such a class that trains something other than a model's weights (``TokenizerTrainingPipeline``),
+or is a part of the training (``TrainingLoopConfig``)."""
 
 
 TRAINING_UNIT_WORDS = frozenset({"unit", "module"})
