@@ -30,7 +30,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
 )
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFERENCE_PAIRS
-from arb_audit.analyzer.detectors.merge import MERGED_SAVE
+from arb_audit.analyzer.detectors.merge import MERGED_SAVE, MERGEKIT_CONFIG
 from arb_audit.analyzer.detectors.metric_report import METRIC
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
@@ -354,8 +354,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # runs (``merge_and_unload()`` before scoring a benchmark)
         stages = [s for s in stages if s.variant != LORA_FOLD]
     if any(s.kind != "merge" for s in stages):
-        # a merge function called by training code (shards, an adapter) is part of that training
-        stages = [s for s in stages if s.variant != MERGE_FUNCTION]
+        # a merge function called by training code (shards, an adapter) is part of that training; a
+        # merge recipe a training file writes out is for later, run by mergekit, not by this file
+        stages = [s for s in stages if s.variant not in (MERGE_FUNCTION, MERGEKIT_CONFIG)]
     if any(s.variant != MERGED_SAVE for s in stages):
         # weights saved as merged are a merge of the file's own only when nothing else explains them
         # (a weight average, a merge function, a training stage whose output is called so)

@@ -143,6 +143,11 @@ def _weight(node: cst.BaseExpression) -> bool:
     )
 
 
+MERGEKIT_CONFIG = "mergekit_config"
+"""Variant of a merge stage that is a mergekit configuration built in code (``{"merge_method": ...}``)."""
+MERGEKIT_KEYS = frozenset({"models", "slices", "base_model", "parameters", "tokenizer_source"})
+"""Keys beside ``merge_method`` in a mergekit configuration: without one, the key labels something else
+(a results table's row naming how a checkpoint was merged)."""
 MERGED_SAVE = "merged_save"
 """Variant of a merge shown only by what is saved being called merged: a stage when nothing else is."""
 OBJECT_SAVES = frozenset({"save_pretrained", "save_model", "push_to_hub"})
@@ -189,6 +194,7 @@ class Merge(RouteDetector):
         ),
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("config = {'merge_method': method}\n"),
+        Valid("rows = [{'path': 'merged/slerp_t05', 'merge_method': 'slerp'}]\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
         Valid("torch.save(merged_predictions, out)\n"),
@@ -458,16 +464,18 @@ class Merge(RouteDetector):
                 else:
                     self.weight_locals.discard(target.target.value)
 
-    def visit_DictElement(self, node: cst.DictElement) -> None:
+    def visit_Dict(self, node: cst.Dict) -> None:
         # {"merge_method": "slerp", "slices": ...}: a mergekit configuration built in code, to be
         # written out and run (an evolutionary merge's candidate, a merge recipe's YAML)
-        if (
-            type(node.key) is cst.SimpleString
-            and literal_text(node.key) == "merge_method"
-            and type(node.value) is cst.SimpleString
-        ):
+        keys = {
+            literal_text(e.key): e
+            for e in node.elements
+            if type(e) is cst.DictElement and type(e.key) is cst.SimpleString
+        }
+        method = keys.get("merge_method")
+        if method is not None and type(method.value) is cst.SimpleString and MERGEKIT_KEYS & keys.keys():
             statement = self.context.statements[-1] if self.context.statements else None
-            self.configured.append((node, statement, self.function, literal_text(node.value)))
+            self.configured.append((method, statement, self.function, literal_text(method.value)))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         # ``sd[k] += (lora_B @ lora_A) * scaling``: an adapter folded by hand into a weight (a
