@@ -38,6 +38,7 @@ from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, C
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.teacher_rewards import ON_POLICY_DISTILLATION
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
+from arb_audit.analyzer.frameworks import HANDED_LOSS_LOOPS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
 from arb_audit.analyzer.positions import locate
@@ -735,10 +736,6 @@ WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}
 """Labels a launched command can have that train nothing, and the role of a file launching only them."""
 GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer", "megatron_pretrain"})
 """Variants of a generic trainer, whose stage is whatever loss it is given."""
-HANDED_LOSS_LOOPS = frozenset({"megatron_pretrain"})
-"""Variants of a framework's loop run with a function of the file that returns the loss
-(``pretrain(..., forward_step)``): the loop takes no step the file's walk sees, so the loss the file
-writes decides over the loop's default stage, as a step's loss does over a generic trainer's."""
 
 
 def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
@@ -755,6 +752,8 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         # computes: the trainer or framework the file names says it (trlx's ILQL trainer)
         known = [f for f in known if not f.message.endswith(FORWARD_ONLY)]
     if not known and named and all(f.variant in HANDED_LOSS_LOOPS for f in named):
+        # (the loss the handed function returns, where it is read, is a step's; else a loss the file
+        # writes decides over the loop's default stage, as a step's loss does over a generic trainer's)
         written = [
             f
             for f in findings

@@ -917,6 +917,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "pretrain(datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)\n",
                 "DPO",
             ),
+            (
+                # the loss the handed forward_step returns decides (Megatron's own RL script)
+                "from megatron.training import pretrain\n"
+                "from megatron.rl.rl_utils import calculate_grpo_loss\n"
+                "def forward_step(data_iterator, model):\n    logprobs = model(next(data_iterator))\n"
+                "    loss = calculate_grpo_loss(current_logprobs=logprobs, advantages=adv)\n"
+                "    return loss, None\n"
+                "pretrain(datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)\n",
+                "GRPO",
+            ),
         ),
         valid=(
             "from megatron.training import get_args, print_rank_0\nargs = get_args()\n",
@@ -1457,6 +1467,13 @@ COMMANDS: tuple[tuple[tuple[str, ...], Entry], ...] = tuple(
 """Every command line of the table, as words, with the entry it runs."""
 MODULE_FLAGS = frozenset({"-m", "--module"})
 """How ``python``, ``deepspeed`` and ``torchrun`` are told to run a module."""
+
+
+HANDED_LOSS_LOOPS: dict[str, tuple[str, int]] = {"megatron_pretrain": ("forward_step_func", 3)}
+"""Variants of a framework's loop run with a function of the file that returns the loss
+(Megatron's ``pretrain(datasets, model_provider, model_type, forward_step)``), and where that function is
+handed: its keyword and its position. The loop's steps are the framework's; the loss the function
+returns is the file's, and decides the stage."""
 
 
 def entry_for(qualified: str) -> Entry | None:

@@ -135,10 +135,17 @@ ACTOR_CRITIC_WORDS = frozenset({"value", "vf", "critic"})
 """With ``loss``, words of an identifier that names a policy-gradient loss or a learned critic's."""
 
 
+GROUP_RELATIVE_LOSS_WORDS = frozenset({"grpo", "dapo", "gspo"})
+"""With ``loss``, words of an identifier that names a group-relative policy-gradient loss."""
+PG_LOSS_WORDS = frozenset({"ppo", "rloo", "reinforce", "remax", *GROUP_RELATIVE_LOSS_WORDS})
+"""With ``loss``, words of an identifier that names a policy-gradient loss by its algorithm
+(``calculate_grpo_loss``, ``ppo_loss``)."""
+
+
 def names_rl_loss(identifier: str) -> bool:
-    """Say whether ``identifier`` names a policy or value loss (``pg_loss``, ``compute_value_loss``)."""
+    """Say whether ``identifier`` names a policy or value loss (``pg_loss``, ``calculate_grpo_loss``)."""
     found = set(words(identifier))
-    return "loss" in found and bool(found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS))
+    return "loss" in found and bool(found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS | PG_LOSS_WORDS))
 
 
 PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})
@@ -590,6 +597,10 @@ def loss_form(f: Features) -> Verdict:
         # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is
         critic = any(set(words(n)) & ACTOR_CRITIC_WORDS for n in f.named_rl_losses)
         named = ", ".join(sorted(f.named_rl_losses)[:2])
+        if not critic and any(set(words(n)) & GROUP_RELATIVE_LOSS_WORDS for n in f.named_rl_losses):
+            return Verdict(
+                "grpo", "grpo", None, f"a loss the code calls {named} (group-relative policy gradient)"
+            )
         return Verdict(
             "ppo", "ppo" if critic else None, None, f"a loss the code calls {named} (policy gradient)"
         )

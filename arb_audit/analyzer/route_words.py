@@ -125,7 +125,7 @@ def possible_routes(text: str) -> frozenset[str]:
         if _ENVIRONMENT.search(text):
             found.add("ONLINE_RL")
     if "loss" in text.lower() and any(names_rl_loss(w) for w in set(_WORD.findall(text))):
-        found.add("PPO")  # a loss the code names a policy or value loss (loss_slice)
+        found |= {"PPO", "GRPO"}  # a loss the code names a policy or value loss (loss_slice)
     if any(api.rsplit(".", 1)[0].lstrip(".") in text for api in HOSTED_FINE_TUNING):
         found |= {"SFT", "DPO"}  # a hosted fine-tuning job, supervised or preference
     if any(f".{m}(" in text for m in FINE_TUNE_METHODS):

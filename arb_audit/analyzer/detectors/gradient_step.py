@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from itertools import pairwise
 
 import libcst as cst
@@ -14,7 +15,7 @@ from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
-from arb_audit.analyzer.frameworks import entry_for, estimator_entry
+from arb_audit.analyzer.frameworks import HANDED_LOSS_LOOPS, entry_for, estimator_entry
 from arb_audit.analyzer.loss_slice import SCORE_WORDS, Slice, Verdict, keyed_entry, loss_form, words
 from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
@@ -34,7 +35,7 @@ MODEL_FIRST_GRAD_TRANSFORMS = frozenset({"mlx.nn.value_and_grad"})
 """The same, given the model first and the loss function second (MLX: ``nn.value_and_grad(model, loss)``)."""
 RESOLVED_LAST = frozenset(
     q.rsplit(".", 1)[-1]
-    for q in (*AUTOGRAD, *GRAD_TRANSFORMS, *MODEL_FIRST_GRAD_TRANSFORMS, "optax.apply_updates")
+    for q in (*AUTOGRAD, *GRAD_TRANSFORMS, *MODEL_FIRST_GRAD_TRANSFORMS, "optax.apply_updates", "pretrain")
 )
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
@@ -1301,6 +1302,11 @@ class GradientStep(RouteDetector):
         names = self.names(func) if last in RESOLVED_LAST else set()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
+        if names and (loss_function := _handed_loss_function(node, names, positional)) is not None:
+            # pretrain(datasets, model_provider, model_type, forward_step): the framework's loop steps
+            # on the loss the file's forward_step returns
+            self.deferred.append((node, self._statement(), scope, loss_function, "grad"))
+            return
         if self._hands_on_optimiser(node, last, scope):
             # train_model(model, loader, optimizer, ...): the helper steps the optimiser it is given,
             # on the loss it is given if it is given one (``optimizer_step(loss, optimizer)``)
@@ -2111,6 +2117,21 @@ OBJECTIVE_KEYWORD_WORDS = frozenset({"loss", "objective", "method", "algorithm",
 """Words of a keyword that tells a fine-tuning call how to train (``finetune(pairs, loss="ranking")``)."""
 SCORER_WORDS = frozenset({"reward", "rm", "critic", "value", "verifier", "prm", "orm", "judge"})
 """Words of an object named for a scorer: its fine-tuning trains a scorer, not a policy on targets."""
+
+
+def _handed_loss_function(
+    node: cst.Call, names: AbstractSet[str], positional: list[cst.BaseExpression]
+) -> str | None:
+    """Return the function of the file a framework's loop is handed to compute its loss, if it is one."""
+    for qualified in sorted(names):
+        entry = entry_for(qualified)
+        if entry is None or entry.variant not in HANDED_LOSS_LOOPS:
+            continue
+        name, position = HANDED_LOSS_LOOPS[entry.variant]
+        arg = keyword(node, name)
+        value = arg.value if arg is not None else positional[position] if len(positional) > position else None
+        return value.value if type(value) is cst.Name else None
+    return None
 
 
 def _given_data(node: cst.CSTNode) -> bool:
