@@ -25,6 +25,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
     CRITIC_WORDS,
     FINE_TUNE_METHODS,
     HOSTED_FINE_TUNING,
+    MODEL_TRAINING_METHODS,
     STAGE_ALIASES,
     STAGE_KEYWORDS,
     GradientStep,
@@ -128,7 +129,7 @@ def possible_routes(text: str) -> frozenset[str]:
         found |= {"PPO", "GRPO"}  # a loss the code names a policy or value loss (loss_slice)
     if any(api.rsplit(".", 1)[0].lstrip(".") in text for api in HOSTED_FINE_TUNING):
         found |= {"SFT", "DPO"}  # a hosted fine-tuning job, supervised or preference
-    if any(f".{m}(" in text for m in FINE_TUNE_METHODS):
+    if any(f".{m}(" in text for m in FINE_TUNE_METHODS | MODEL_TRAINING_METHODS):
         found.add("SFT")  # an object's fine-tuning run told no stage: supervised
     if any(updates_model(name, CRITIC_WORDS) for name in _METHOD_CALL.findall(text)):
         found.add("PPO")  # a worker's critic update: the actor-critic family

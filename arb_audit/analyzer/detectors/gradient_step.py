@@ -426,6 +426,12 @@ class GradientStep(RouteDetector):
         ),
         Invalid("m = ChatModel(path)\nm.finetune(train_dataset=ds)\n", "stage", "sft"),
         Invalid(
+            "from textgen import GptModel\nmodel = GptModel('llama', name, args=a)\n"
+            "model.train_model(train_file)\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
             "from openrlhf.trainer.ray import PPORayActorGroup\nactor = PPORayActorGroup(1, 8, Actor)\n"
             "ray.get(actor.async_fit_actor_model(critic, ref, rms))\n",
             "stage",
@@ -1142,6 +1148,9 @@ class GradientStep(RouteDetector):
         self.chained: list[tuple[cst.Call, int, list[tuple[int, cst.BaseExpression]]]] = []
         """Trainers built and run in one expression (``Trainer(...).train()``): the construction, its
         scope and the roots of the step's loss, filled once the file is read."""
+        self.fine_tuned: set[int] = set()
+        """ids of an object's fine-tuning runs given data (``model.finetune(ds)``): supervised unless
+        a name says otherwise."""
         self.compiled: dict[str, tuple[int, cst.BaseExpression]] = {}
         """Names of models compiled with a loss, Keras-style (``model.compile(loss=CausalLMLoss())``),
         and that loss with the scope it is written in: their ``fit()`` trains on it."""
@@ -1343,10 +1352,13 @@ class GradientStep(RouteDetector):
             self.ran[id(node)] = [staged]
             self.steps.append((node, self._statement(), [], f"{last}() told to run {staged}"))
             return
-        if name in FINE_TUNE_METHODS and type(node.func) is cst.Attribute and node.args:
-            # chat_model.finetune(dataset, num_epochs=3): an object's fine-tuning run, given its data
-            # (its loss is the object's library's, not read here)
+        library_run = name in MODEL_TRAINING_METHODS and self._library_model(func, scope)
+        if (name in FINE_TUNE_METHODS or library_run) and type(node.func) is cst.Attribute and node.args:
+            # chat_model.finetune(dataset, num_epochs=3), simpletransformers' and textgen's
+            # GptModel(...).train_model(df): an object's fine-tuning run, given its data (its loss is
+            # the object's library's, not read here)
             self.steps.append((node, self._statement(), [], f"{name}() given data"))
+            self.fine_tuned.add(id(node))
             return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
         if (
@@ -1607,12 +1619,8 @@ class GradientStep(RouteDetector):
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"{where} {name}")
                 return True
-        if (
-            callee
-            and callee[0] in FINE_TUNE_METHODS
-            and id(node) not in self.ran
-            and _supervised_fine_tuning(node)
-        ):
+        fine_tuning = id(node) in self.fine_tuned or bool(callee and callee[0] in FINE_TUNE_METHODS)
+        if fine_tuning and id(node) not in self.ran and _supervised_fine_tuning(node):
             # model.finetune(dataset) told no stage, in nothing named for one: a wrapper fine-tunes on
             # the data it is given, supervised unless a stage is named (ProgressGym's, xTuring's, DSPy's)
             message = f"{callee[0]}() given data and no stage: supervised fine-tuning"
@@ -1870,6 +1878,18 @@ class GradientStep(RouteDetector):
             return [(scope, v) for v in here]
         return [(s, v) for (s, n), bound in self.assigns.items() if n == name and s != scope for v in bound]
 
+    def _library_model(self, func: cst.BaseExpression, scope: int) -> bool:
+        """Say whether a method's receiver is built from an imported class named a model (``GptModel``)."""
+        receiver = func.value if type(func) is cst.Attribute else None
+        if type(receiver) is not cst.Name:
+            return False
+        return any(
+            type(value) is cst.Call
+            and last_name(value.func).endswith("Model")
+            and any(self.context.resolver.is_imported(q) for q in self.names(value.func))
+            for value in self._bound(scope, receiver.value)
+        )
+
     def _bound(self, scope: int, name: str) -> list[cst.BaseExpression]:
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
@@ -2093,6 +2113,9 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
 
 FINE_TUNE_METHODS = frozenset({"finetune", "fine_tune"})
 """Methods that fine-tune the object they are called on, given data (``model.finetune(ds)``)."""
+MODEL_TRAINING_METHODS = frozenset({"train_model"})
+"""Methods that fine-tune an imported model class's object, given data (simpletransformers' and
+textgen's ``GptModel(...).train_model(df)``); elsewhere the name is anyone's helper."""
 DATA_KEYWORD_WORDS = frozenset({"data", "dataset", "datasets", "trainset", "train", "samples", "examples"})
 """Words of a keyword that hands a fine-tuning call its data (``train_dataset=``, ``data=``)."""
 
