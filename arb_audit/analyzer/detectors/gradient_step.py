@@ -10,6 +10,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.config_module import CONFIG_WORDS
 from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
 from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.inference import NO_GRAD
@@ -2120,21 +2121,15 @@ DATA_KEYWORD_WORDS = frozenset({"data", "dataset", "datasets", "trainset", "trai
 """Words of a keyword that hands a fine-tuning call its data (``train_dataset=``, ``data=``)."""
 
 
-SETTINGS_ARGUMENT_WORDS = frozenset(
-    {
-        "config",
-        "cfg",
-        "conf",
-        "args",
-        "arguments",
-        "settings",
-        "params",
-        "hparams",
-        "yaml",
-        "checkpoint",
-        "ckpt",
-    }
-)
+SETTINGS_ARGUMENT_WORDS = CONFIG_WORDS | {
+    "conf",
+    "settings",
+    "params",
+    "hparams",
+    "yaml",
+    "checkpoint",
+    "ckpt",
+}
 """Words of a value handed by position that is settings or a checkpoint, not data (``finetune(cfg)``)."""
 OBJECTIVE_KEYWORD_WORDS = frozenset({"loss", "objective", "method", "algorithm", "algo", "mode", "task"})
 """Words of a keyword that tells a fine-tuning call how to train (``finetune(pairs, loss="ranking")``)."""
