@@ -135,11 +135,15 @@ ACTOR_CRITIC_WORDS = frozenset({"value", "vf", "critic"})
 """With ``loss``, words of an identifier that names a policy-gradient loss or a learned critic's."""
 
 
-GROUP_RELATIVE_LOSS_WORDS = frozenset({"grpo", "dapo", "gspo"})
-"""With ``loss``, words of an identifier that names a group-relative policy-gradient loss."""
-PG_LOSS_WORDS = frozenset({"ppo", "rloo", "reinforce", "remax", *GROUP_RELATIVE_LOSS_WORDS})
+GROUP_RELATIVE_NAMES = frozenset({"grpo", "dapo", "gspo"})
+"""Words of a class, function or loss name for the group-relative family: a clipped ratio alone is the
+same form in PPO and GRPO (the group normalisation may live in another file), so the name of the code
+it sits in, or of the loss, tells which."""
+PG_LOSS_WORDS = frozenset({"ppo", *(v for _, v in PG_VARIANTS), *GROUP_RELATIVE_NAMES})
 """With ``loss``, words of an identifier that names a policy-gradient loss by its algorithm
 (``calculate_grpo_loss``, ``ppo_loss``)."""
+REWARD_WORDS = frozenset({"reward", "rewards"})
+"""Words of a scalar reward (not "score": a bi-encoder's similarity scores are no rewards)."""
 
 
 def names_rl_loss(identifier: str) -> bool:
@@ -151,6 +155,25 @@ def names_rl_loss(identifier: str) -> bool:
 PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})
 """With ``loss``, words of an identifier that names a preference-family loss (``dpo_loss``). Not
 ``preference_loss``: a reward model's pairwise loss is called so too (OpenRLHF's)."""
+
+
+SETTINGS_NAME_WORDS = frozenset({"args", "cfg", "config", "conf", "hparams", "opt", "opts", "params"})
+"""Words of a settings object, whose ``.loss`` names a loss to use (``args.loss``), not one computed."""
+
+
+def _reward_names(node: cst.BaseExpression) -> Iterable[str]:
+    """Yield the names an expression reads: its names and attributes."""
+    for n in (node, *descendants(node)):
+        if type(n) is cst.Name:
+            yield n.value
+        elif type(n) is cst.Attribute:
+            yield n.attr.value
+
+
+def _reward_named(name: str) -> bool:
+    """Say whether a name is a reward's (``reward_base``), not a reward model's (``reward_model``)."""
+    said = set(words(name))
+    return bool(REWARD_WORDS & said) and "model" not in said
 
 
 def _note_named_loss(f: Features, identifier: str) -> None:
@@ -438,6 +461,9 @@ class Features:
     """A leave-one-out baseline (:func:`leave_one_out`): each sample against the others of its prompt."""
     output_loss: bool = False
     """A forward pass's own loss is read (``outputs.loss``, ``model(**batch).loss``)."""
+    reward_weighted: bool = False
+    """A product of which one factor is named for rewards (not a reward model) and the other is not:
+    what weights log-probabilities by rewards (``(reward - baseline) * logprob``)."""
 
 
 def one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
@@ -563,11 +589,11 @@ def loss_form(f: Features) -> Verdict:
         return Verdict(
             "ppo", "q_learning", None, "action values regressed on discounted rewards (Q-learning)"
         )
-    token_logprobs = "log_softmax" in f.methods | {c.rsplit(".", 1)[-1] for c in f.calls} and (
+    token_logprobs = ("log_softmax" in f.methods | {c.rsplit(".", 1)[-1] for c in f.calls}) and (
         "gather" in f.methods or "torch.gather" in f.calls
     )
     if (
-        w & {"reward", "rewards"}
+        f.reward_weighted
         and (w & (SEQUENCE_LOGPROB_WORDS | {"log_probs"}) or token_logprobs)
         and not f.output_loss
         and not preference
@@ -597,7 +623,7 @@ def loss_form(f: Features) -> Verdict:
         # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is
         critic = any(set(words(n)) & ACTOR_CRITIC_WORDS for n in f.named_rl_losses)
         named = ", ".join(sorted(f.named_rl_losses)[:2])
-        if not critic and any(set(words(n)) & GROUP_RELATIVE_LOSS_WORDS for n in f.named_rl_losses):
+        if not critic and any(set(words(n)) & GROUP_RELATIVE_NAMES for n in f.named_rl_losses):
             return Verdict(
                 "grpo", "grpo", None, f"a loss the code calls {named} (group-relative policy gradient)"
             )
@@ -634,7 +660,12 @@ def loss_form(f: Features) -> Verdict:
         return Verdict(
             kind, module_variant, source, f"{module.rsplit('.', 1)[-1]}, a framework's loss module"
         )
-    if f.calls & CROSS_ENTROPY or "labels" in f.keywords or ("cross" in w and "entropy" in w):
+    if (
+        f.calls & CROSS_ENTROPY
+        or "labels" in f.keywords
+        or ("cross" in w and "entropy" in w)
+        or "crossentropy" in w  # (Keras' loss by name: ``loss="sparse_categorical_crossentropy"``)
+    ):
         return Verdict("sft", None, None, "cross-entropy against given labels")
     if (
         "nll" in w
@@ -714,6 +745,16 @@ class Slice:
         values += self.attributes.get(name, [])
         return any(type(v) is cst.Call and last_name(v.func) == "Parameter" for v in values)
 
+    def _rewarded(self, scope: int, node: cst.BaseExpression) -> bool:
+        """Say whether a factor reads rewards: named so, or bound to them (``r = rewards.view(-1, g)``)."""
+        for name in _reward_names(node):
+            if _reward_named(name):
+                return True
+            values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+            if any(_reward_named(n) for v in values for n in _reward_names(v)):
+                return True
+        return False
+
     def features(self, roots: list[tuple[int, cst.BaseExpression]]) -> Features:
         """Read ``(function id, expression)`` roots and everything they come from."""
         f = Features()
@@ -743,9 +784,13 @@ class Slice:
                     self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
                 elif type(node) is cst.Attribute:
                     attr = node.attr.value
-                    if attr == "loss" and (type(node.value) is cst.Call or type(node.value) is cst.Name):
-                        f.output_loss = f.output_loss or not (
-                            type(node.value) is cst.Name and node.value.value == "self"
+                    if attr == "loss" and not f.output_loss:
+                        # ``outputs.loss``, ``model(**b).loss``; not ``self.loss`` nor ``args.loss``
+                        owner = node.value
+                        f.output_loss = type(owner) is cst.Call or (
+                            type(owner) is cst.Name
+                            and owner.value != "self"
+                            and not SETTINGS_NAME_WORDS & set(words(owner.value))
                         )
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
@@ -761,6 +806,10 @@ class Slice:
                         pending.extend((s, v, depth) for s, v in self._named(attr))
                 elif type(node) is cst.BinaryOperation:
                     f.leave_one_out = f.leave_one_out or leave_one_out(node)
+                    if isinstance(node.operator, cst.Multiply) and not f.reward_weighted:
+                        f.reward_weighted = self._rewarded(scope, node.left) != self._rewarded(
+                            scope, node.right
+                        )
                     if isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
                         f.outer_differences += 1
                     elif isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):

@@ -12,6 +12,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.loss_slice import (
     DISPREFERRED_WORDS,
+    GROUP_RELATIVE_NAMES,
     PREFERENCE_LOSS_WORDS,
     PREFERRED_WORDS,
     SCORE_WORDS,
@@ -72,10 +73,6 @@ EVALUATION_WORDS = frozenset(
     {"eval", "evaluate", "evaluation", "perplexity", "ppl", "val", "validation", "test"}
 )
 """Words of a function that measures a loss rather than trains with it (``eval_loss``)."""
-GROUP_RELATIVE_NAMES = frozenset({"grpo", "dapo", "gspo"})
-"""Words of a class or function name for the group-relative family: a clipped ratio alone is the same
-form in PPO and GRPO (the group normalisation may live in another file), so the name of the code it
-sits in tells which."""
 
 
 class HandwrittenLoss(RouteDetector):
