@@ -1469,11 +1469,14 @@ MODULE_FLAGS = frozenset({"-m", "--module"})
 """How ``python``, ``deepspeed`` and ``torchrun`` are told to run a module."""
 
 
-HANDED_LOSS_LOOPS: dict[str, tuple[str, int]] = {"megatron_pretrain": ("forward_step_func", 3)}
+HANDED_LOSS_LOOPS = frozenset({"megatron_pretrain"})
 """Variants of a framework's loop run with a function of the file that returns the loss
-(Megatron's ``pretrain(datasets, model_provider, model_type, forward_step)``), and where that function is
-handed: its keyword and its position. The loop's steps are the framework's; the loss the function
-returns is the file's, and decides the stage."""
+(``pretrain(..., forward_step)``): the loop takes no step the file's walk sees, so the loss the file
+writes decides over the loop's default stage, as a step's loss does over a generic trainer's."""
+HANDED_LOSS_FUNCTIONS: dict[str, tuple[str, int]] = {"training.pretrain": ("forward_step_func", 3)}
+"""Entries (by name) of such loops whose loss function is known, and where it is handed: its keyword
+and its position (Megatron-LM's and Pai-Megatron-Patch's ``pretrain(datasets, model_provider,
+model_type, forward_step)``; NeMo's ``pretrain`` takes none). The loss it returns is a step's."""
 
 
 def entry_for(qualified: str) -> Entry | None:

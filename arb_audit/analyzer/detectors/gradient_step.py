@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Set as AbstractSet
-from itertools import pairwise
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -12,13 +11,20 @@ from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.config_module import CONFIG_WORDS
 from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
-from arb_audit.analyzer.detectors.handwritten_loss import GROUP_RELATIVE_NAMES
 from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
-from arb_audit.analyzer.detectors.reward_head import names_a_reward_model
-from arb_audit.analyzer.frameworks import HANDED_LOSS_LOOPS, entry_for, estimator_entry
-from arb_audit.analyzer.loss_slice import SCORE_WORDS, Slice, Verdict, keyed_entry, loss_form, words
-from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool
+from arb_audit.analyzer.detectors.reward_head import SCORER_ROLES, names_a_reward_model
+from arb_audit.analyzer.frameworks import HANDED_LOSS_FUNCTIONS, entry_for, estimator_entry
+from arb_audit.analyzer.loss_slice import (
+    GROUP_RELATIVE_NAMES,
+    SCORE_WORDS,
+    Slice,
+    Verdict,
+    keyed_entry,
+    loss_form,
+    words,
+)
+from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool, literal_text
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -36,7 +42,13 @@ MODEL_FIRST_GRAD_TRANSFORMS = frozenset({"mlx.nn.value_and_grad"})
 """The same, given the model first and the loss function second (MLX: ``nn.value_and_grad(model, loss)``)."""
 RESOLVED_LAST = frozenset(
     q.rsplit(".", 1)[-1]
-    for q in (*AUTOGRAD, *GRAD_TRANSFORMS, *MODEL_FIRST_GRAD_TRANSFORMS, "optax.apply_updates", "pretrain")
+    for q in (
+        *AUTOGRAD,
+        *GRAD_TRANSFORMS,
+        *MODEL_FIRST_GRAD_TRANSFORMS,
+        "optax.apply_updates",
+        *HANDED_LOSS_FUNCTIONS,
+    )
 )
 """Last components of the functions above: only such calls need their qualified names."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
@@ -1620,7 +1632,11 @@ class GradientStep(RouteDetector):
             if named is not None and named[0] in LABEL_KINDS:
                 self._report_named(node, statement, named, f"{where} {name}")
                 return True
-        fine_tuning = id(node) in self.fine_tuned or bool(callee and callee[0] in FINE_TUNE_METHODS)
+        # (an object's or a module's ``finetune``: ``autocrit.finetune(accelerator, model, ...)`` handed
+        # an optimiser too; a bare helper ``finetune(policy, rollouts, opt)`` is anyone's)
+        fine_tuning = id(node) in self.fine_tuned or (
+            type(node) is cst.Call and type(node.func) is cst.Attribute and callee[0] in FINE_TUNE_METHODS
+        )
         if fine_tuning and id(node) not in self.ran and _supervised_fine_tuning(node):
             # model.finetune(dataset) told no stage, in nothing named for one: a wrapper fine-tunes on
             # the data it is given, supervised unless a stage is named (ProgressGym's, xTuring's, DSPy's)
@@ -1887,6 +1903,7 @@ class GradientStep(RouteDetector):
         return any(
             type(value) is cst.Call
             and last_name(value.func).endswith("Model")
+            and not names_a_reward_model(last_name(value.func))  # (``RewardModel(cfg)``: a scorer)
             and any(self.context.resolver.is_imported(q) for q in self.names(value.func))
             for value in self._bound(scope, receiver.value)
         )
@@ -2121,45 +2138,49 @@ DATA_KEYWORD_WORDS = frozenset({"data", "dataset", "datasets", "trainset", "trai
 """Words of a keyword that hands a fine-tuning call its data (``train_dataset=``, ``data=``)."""
 
 
-SETTINGS_ARGUMENT_WORDS = CONFIG_WORDS | {
-    "conf",
-    "settings",
-    "params",
-    "hparams",
-    "yaml",
-    "checkpoint",
-    "ckpt",
-}
+SETTINGS_ARGUMENT_WORDS = SETTINGS_WORDS | CONFIG_WORDS | {"conf", "hparams", "yaml", "checkpoint", "ckpt"}
 """Words of a value handed by position that is settings or a checkpoint, not data (``finetune(cfg)``)."""
-OBJECTIVE_KEYWORD_WORDS = frozenset({"loss", "objective", "method", "algorithm", "algo", "mode", "task"})
+SETTINGS_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+"""Endings of a settings file's path handed by position (``finetune("configs/run.yaml")``)."""
+HOW_TO_TRAIN_WORDS = LOSS_NAME_WORDS | {"method", "algorithm", "algo", "mode", "task"}
 """Words of a keyword that tells a fine-tuning call how to train (``finetune(pairs, loss="ranking")``)."""
-SCORER_WORDS = frozenset({"reward", "rm", "critic", "value", "verifier", "prm", "orm", "judge"})
+SCORER_OBJECT_WORDS = SCORER_ROLES | {"verifier", "prm", "orm"}
 """Words of an object named for a scorer: its fine-tuning trains a scorer, not a policy on targets."""
 
 
 def _handed_loss_function(
-    node: cst.Call, names: AbstractSet[str], positional: list[cst.BaseExpression]
+    node: cst.Call, names: Iterable[str], positional: list[cst.BaseExpression]
 ) -> str | None:
     """Return the function of the file a framework's loop is handed to compute its loss, if it is one."""
     for qualified in sorted(names):
         entry = entry_for(qualified)
-        if entry is None or entry.variant not in HANDED_LOSS_LOOPS:
+        if entry is None or entry.name not in HANDED_LOSS_FUNCTIONS:
             continue
-        name, position = HANDED_LOSS_LOOPS[entry.variant]
+        name, position = HANDED_LOSS_FUNCTIONS[entry.name]
         arg = keyword(node, name)
         value = arg.value if arg is not None else positional[position] if len(positional) > position else None
         return value.value if type(value) is cst.Name else None
     return None
 
 
-def _given_data(node: cst.CSTNode) -> bool:
-    """Say whether a call is handed data: by position, by a keyword named for data, or in ``**kwargs``.
+def _settings_value(value: cst.BaseExpression) -> bool:
+    """Say whether a value handed by position is settings: named so, built so, or a settings file's path."""
+    if type(value) is cst.SimpleString:
+        return literal_text(value).endswith(SETTINGS_FILE_SUFFIXES)
+    named = last_name(value.func) if type(value) is cst.Call else last_name(value)
+    return bool(SETTINGS_ARGUMENT_WORDS & set(words(named)))
 
-    ``trainer.finetune(finetune_checkpoint=ckpt, resume_training=True)`` and ``finetune(cfg)`` are
-    handed a checkpoint and settings only: what it trains on, and how, is its config's.
+
+def _given_data(node: cst.CSTNode) -> bool:
+    """Say whether a call is handed data: by position, by a keyword named for data, or unpacked.
+
+    ``trainer.finetune(finetune_checkpoint=ckpt, resume_training=True)``, ``finetune(cfg)`` and
+    ``finetune(load_config("sft.yaml"))`` are handed a checkpoint and settings only: what it trains on,
+    and how, is its config's. What ``*args`` or ``**kwargs`` hold is not known: it may be data.
     """
     return type(node) is cst.Call and any(
-        (arg.keyword is None and not SETTINGS_ARGUMENT_WORDS & set(words(last_name(arg.value) or "")))
+        arg.star != ""
+        or (arg.keyword is None and not _settings_value(arg.value))
         or (arg.keyword is not None and DATA_KEYWORD_WORDS & set(words(arg.keyword.value)))
         for arg in node.args
     )
@@ -2173,12 +2194,11 @@ def _supervised_fine_tuning(node: cst.CSTNode) -> bool:
     if not (type(node) is cst.Call and _given_data(node)):
         return False
     if any(
-        arg.keyword is not None and OBJECTIVE_KEYWORD_WORDS & set(words(arg.keyword.value))
-        for arg in node.args
+        arg.keyword is not None and HOW_TO_TRAIN_WORDS & set(words(arg.keyword.value)) for arg in node.args
     ):
         return False
     receiver = node.func.value if type(node.func) is cst.Attribute else None
-    return receiver is None or not SCORER_WORDS & set(words(last_name(receiver) or ""))
+    return receiver is None or not SCORER_OBJECT_WORDS & set(words(last_name(receiver)))
 
 
 STAGE_KEYWORDS = frozenset({"stage", "algorithm", "algo", "training_type", "trainer_type", "rl_type"})
@@ -2291,8 +2311,10 @@ def names_trainer_class(name: str) -> bool:
         return True
     if (
         name[:1].isupper()
-        and any(a in ("training", "train") and b in TRAINING_RUNNER_WORDS for a, b in pairwise(said))
-        and not NOT_MODEL_WORDS & set(said)
+        and len(said) >= 2
+        and said[-2] in ("training", "train")
+        and said[-1] in TRAINING_RUNNER_WORDS
+        and not (NOT_MODEL_WORDS | TRAINER_PART_WORDS | NOT_TRAINING_SCOPES) & set(said)
     ):
         return True  # ``DPOTrainingPipeline(cfg)``, ``TrainingRunner``: a class run to train
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
@@ -2301,10 +2323,10 @@ def names_trainer_class(name: str) -> bool:
 TRAINING_RUNNER_WORDS = frozenset({"pipeline", "runner", "loop", "session"})
 """Words after "training" in a class's name that say it runs the training (``DPOTrainingPipeline``)."""
 NOT_MODEL_WORDS = frozenset(
-    {"tokenizer", "tokeniser", "vocab", "vocabulary", "bpe", "sentencepiece", "index", "config", "data"}
+    {"tokenizer", "tokeniser", "vocab", "vocabulary", "bpe", "sentencepiece", "index", "data"}
 )
-"""Words of such a class that trains something other than a model's weights (``TokenizerTrainingPipeline``),
-or is a part of the training (``TrainingLoopConfig``)."""
+"""Words of such a class that trains something other than a model's weights
+(``TokenizerTrainingPipeline``)."""
 
 
 TRAINING_UNIT_WORDS = frozenset({"unit", "module"})
