@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import data_generator, delegates, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.metric_report import METRIC_WORDS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
@@ -24,9 +25,12 @@ RECORD_WORDS = frozenset(
 """Words of a collection of generated examples (not of results or metrics) dumped in one go."""
 JSON_ENCODERS = frozenset({"json.dumps", "orjson.dumps", "ujson.dumps"})
 """Encoders whose output, written line by line, is a JSON-lines dataset."""
-DOCUMENT_WRITERS = frozenset({"json.dump", "ujson.dump", "pickle.dump"})
-"""Writers of one JSON (or pickled) document to a file: inside a loop, one record per iteration (JSON
-lines), or the collection so far saved again."""
+RESULT_WORDS = frozenset({"score", "scores", "result", "results", "stats", "statistics", "eval", "evals"})
+"""Words of a collection of an evaluation's results (beside a metric's own words), not of records."""
+JSON_WRITERS = frozenset({"json.dump", "ujson.dump"})
+"""Writers of one JSON document to a file: inside a loop, one record per iteration (JSON lines)."""
+PICKLE_WRITERS = frozenset({"pickle.dump"})
+"""Writers of one pickled object to a file: the collection a loop grows, saved again as it grows."""
 
 
 RECORD_FILE_OPENERS = frozenset({"jsonlines.open"})
@@ -105,6 +109,11 @@ class DataOutput(RouteDetector):
         Valid("config = load_json(path)\n"),
         Valid("import json\nwith open('results.json', 'w') as f:\n    json.dump(results, f)\n"),
         Valid("import pickle\nwith open('scores.pkl', 'wb') as f:\n    pickle.dump(scores, f)\n"),
+        Valid(
+            "import pickle\nfor epoch in range(3):\n    scores.append(run(epoch))\n"
+            "    pickle.dump(model, open(p, 'wb'))\n"
+        ),
+        Valid("import json, sys\nprint(json.dumps(stats), file=sys.stderr)\n"),
         Valid("import json\nwith open('metrics.json', 'w') as f:\n    json.dump(eval_metrics, f)\n"),
         Valid("with open(p, 'w') as f:\n    for line in lines:\n        f.write(line.text)\n"),
         Valid("f = open(p)\nfor o in outs:\n    f.write(o['choices'][0])\n"),
@@ -159,6 +168,9 @@ class DataOutput(RouteDetector):
             "data_output",
         ),
         Invalid(
+            "import pickle\nwith open('pairs.pkl', 'wb') as f:\n    pickle.dump(pairs, f)\n", "data_output"
+        ),
+        Invalid(
             "import json\nwith open(self.out, 'w') as f:\n    json.dump(self.machine_tasks, f, indent=4)\n",
             "data_output",
         ),
@@ -206,6 +218,10 @@ class DataOutput(RouteDetector):
         parameters annotated as one."""
         self.writes: list[tuple[cst.Call, cst.CSTNode | None]] = []
         """``name.write*(...)`` calls, with their statements."""
+        self.pickled: list[tuple[cst.Call, cst.CSTNode | None]] = []
+        """``pickle.dump(obj, f)`` calls, with their statements."""
+        self.grown: set[str] = set()
+        """Names of collections grown inside a loop (``chats.append(answer)``, ``chats[q] = answer``)."""
         self.text_files: set[str] = set()
         """Names bound to a plain file opened for writing (``f = open(path, "w")``)."""
         self.answers: list[tuple[cst.Call, cst.CSTNode | None]] = []
@@ -219,6 +235,17 @@ class DataOutput(RouteDetector):
             self.writers.add(node.name.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for call, statement in self.pickled:
+            # a collection a loop grows, or one named as generated records, pickled: a dataset (a
+            # model's weights or an evaluation's scores pickled are none)
+            dumped = call.args[0].value
+            if set(words(last_name(dumped))) & (METRIC_WORDS | RESULT_WORDS):
+                continue  # (``scores``, ``results``: an evaluation's, pickled as it goes)
+            if (type(dumped) is cst.Name and dumped.value in self.grown) or _records(dumped):
+                self.report(
+                    call, "data_output", "writes the records it collected as a pickle", statement=statement
+                )
+                break
         for call, statement in self.writes:
             assert type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
             if call.func.value.value in self.writers:
@@ -257,6 +284,8 @@ class DataOutput(RouteDetector):
             self.writers |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         for t in node.targets:
             self._opens_text_file(node.value, t.target)
+            if self.loops and type(t.target) is cst.Subscript and type(t.target.value) is cst.Name:
+                self.grown.add(t.target.value.value)  # ``chats[query] = response``: an entry per pass
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         target = node.asname.name if node.asname is not None else None
@@ -279,13 +308,23 @@ class DataOutput(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if delegates(node, self.enclosing):
             return  # a wrapper's pass-through (``def push_to_hub(self, *a, **kw)``): its callers decide
-        if self.loops and len(node.args) >= 2 and self.names(node.func) & DOCUMENT_WRITERS:
-            kind = "pickled" if "pickle.dump" in self.names(node.func) else "JSON"
-            self.report(node, "data_output", f"writes one {kind} record per iteration")
+        if self.loops and len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS:
+            self.report(node, "data_output", "writes one JSON record per iteration")
             return
-        if len(node.args) >= 2 and self.names(node.func) & DOCUMENT_WRITERS and _records(node.args[0].value):
+        if len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS and _records(node.args[0].value):
             self.report(node, "data_output", "writes the generated records as one JSON document")
             return
+        if len(node.args) >= 2 and self.names(node.func) & PICKLE_WRITERS:
+            # judged after the walk: the collection is grown (``chats.append(...)``) before or after
+            self.pickled.append((node, self.context.statements[-1] if self.context.statements else None))
+            return
+        if (
+            type(node.func) is cst.Attribute
+            and node.func.attr.value in ("append", "extend")
+            and type(node.func.value) is cst.Name
+            and self.loops
+        ):
+            self.grown.add(node.func.value.value)
         if self._json_helper(node):
             self.report(node, "data_output", "writes records with a JSON helper")
             return
@@ -303,9 +342,11 @@ class DataOutput(RouteDetector):
         if (
             type(node.func) is cst.Name
             and node.func.value == "print"
-            and keyword(node, "file") is not None
-            and node.args
-            and self._encodes_json(node.args[0].value)
+            and (file := keyword(node, "file")) is not None
+            and type(file.value) is cst.Name  # (``file=sys.stderr`` logs; a file of ours is a name)
+            and (printed := next((a.value for a in node.args if a.keyword is None and not a.star), None))
+            is not None
+            and self._encodes_json(printed)
         ):
             # print(json.dumps(record), file=f): a JSON line written by print
             self.report(node, "data_output", "writes JSON lines")
