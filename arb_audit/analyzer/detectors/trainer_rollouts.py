@@ -61,6 +61,7 @@ class TrainerRollouts(RouteDetector):
         Valid("from trl import GRPOConfig\nargs = GRPOConfig(use_agentic_generate=False)\n"),
         Valid("judge(model, prompt, multi_turn=True)\n"),
         Valid("from trl import GRPOTrainer\nGRPOTrainer(model=m, reward_funcs=r, multi_turn_prompts=True)\n"),
+        Valid("from trl import GRPOConfig\nargs = GRPOConfig(log_tool_calls=True, skip_tool_errors=True)\n"),
         Valid(
             "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(mask_tool_outputs=True)\n"
             "SFTTrainer(args=args)\n"
@@ -143,14 +144,15 @@ class TrainerRollouts(RouteDetector):
                     )
                     return
         found = self.trainer(node)
-        if (found is None or found[1].kind not in POLICY_GRADIENT) and not _policy_gradient_config(node):
-            return
-        if (switch := _agentic_switch(node)) is not None:
+        switch = _agentic_switch(node)  # (cheap: the name is looked up only where a switch is set)
+        if switch is not None and (
+            (found is not None and found[1].kind in POLICY_GRADIENT) or _names_policy_gradient(node)
+        ):
             arg, name = switch
             message = f"policy-gradient training switched to an agent's turns ({name}=True)"
             self.report(arg, "interactive", message, interactive=True)
             return
-        if found is None:
+        if found is None or found[1].kind not in POLICY_GRADIENT:
             return
         for name in ENVIRONMENT_KEYWORDS:
             arg = keyword(node, name)
@@ -176,6 +178,8 @@ SWITCH_WORDS = frozenset({"agentic", "agent", "multiturn", "tool", "tools"})
 (``use_agentic_generate=True``, ``enable_tools=True``; so do "multi" and "turn": ``multi_turn=True``)."""
 
 
+SWITCH_VERBS = frozenset({"use", "enable", "with"})
+"""First words of a switch (``use_tools``, ``enable_agentic_generation``)."""
 NOT_ROLLOUT_SWITCH_WORDS = frozenset(
     {"mask", "prompt", "prompts", "data", "dataset", "template", "format", "history", "input", "inputs"}
 )
@@ -187,16 +191,19 @@ def _agentic_switch(node: cst.Call) -> tuple[cst.Arg, str] | None:
     for arg in node.args:
         if arg.keyword is None or literal_bool(arg.value) is not True:
             continue
-        said = set(words(arg.keyword.value))
-        if said & NOT_ROLLOUT_SWITCH_WORDS:
+        said = words(arg.keyword.value)
+        if set(said) & NOT_ROLLOUT_SWITCH_WORDS:
             continue  # (``multi_turn_prompts=True``: the prompts are chat histories; ``mask_tool_...``)
-        if said & SWITCH_WORDS or {"multi", "turn"} <= said:
+        # a switch's shape: ``use_tools``, ``enable_agentic_generation``, ``multi_turn``, ``agentic``
+        # (not ``log_tool_calls`` nor ``skip_tool_errors``: settings of tool calls made anyway)
+        switched = said[0] in SWITCH_VERBS or said[-1] in SWITCH_WORDS or said[-2:] == ("multi", "turn")
+        if switched and (set(said) & SWITCH_WORDS or {"multi", "turn"} <= set(said)):
             return arg, arg.keyword.value
     return None
 
 
-def _policy_gradient_config(node: cst.Call) -> bool:
-    """Say whether a call builds a policy-gradient trainer's config or a project's own such trainer.
+def _names_policy_gradient(node: cst.Call) -> bool:
+    """Say whether a call's class is named for a policy-gradient trainer or its config.
 
     ``UnslothGRPOConfig(...)``, ``RayGRPOTrainer(...)``: named with a framework's prefix, known to no table.
     """
