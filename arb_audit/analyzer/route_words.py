@@ -53,8 +53,9 @@ ANY_ROUTE_TRIGGERS = (
     *IMPORT_WORDS,
 )
 """Words of detectors whose stage can be of any kind (a loss computed here, a framework of the table)."""
-COMPILED_FIT = (".compile(", "loss=", ".fit(")
-"""Words of a model compiled with a loss and fitted, Keras-style: that loss, of any kind, decides."""
+_COMPILED_WITH_LOSS = re.compile(r"\.compile\([^)]*\bloss\s*=")
+"""A model compiled with a loss, Keras-style (``model.compile(loss=..., optimizer=...)``): fitted, that
+loss, of any kind, decides."""
 MERGE_WORDS = ("mergekit", "merge_method", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS, *HAND_FOLD_WORDS)
 """Words of a merge by mergekit (known by its qualified names or a configuration's ``merge_method``), by
 arithmetic on state dicts, of adapters combined into one, or of an adapter folded by hand."""
@@ -97,7 +98,7 @@ result spliced into the text."""
 
 def possible_routes(text: str) -> frozenset[str]:
     """Return every table label the stages of the Python file ``text`` could have (a superset)."""
-    if any(t in text for t in ANY_ROUTE_TRIGGERS) or all(w in text for w in COMPILED_FIT):
+    if any(t in text for t in ANY_ROUTE_TRIGGERS) or (".fit(" in text and _COMPILED_WITH_LOSS.search(text)):
         return ALL_ROUTES
     found: set[str] = set()
     if (

@@ -470,7 +470,9 @@ class Merge(RouteDetector):
         keys = {
             literal_text(e.key): e
             for e in node.elements
-            if type(e) is cst.DictElement and type(e.key) is cst.SimpleString
+            if type(e) is cst.DictElement
+            and type(e.key) is cst.SimpleString
+            and "b" not in e.key.prefix.lower()  # (bytes keys name no setting)
         }
         method = keys.get("merge_method")
         if method is not None and type(method.value) is cst.SimpleString and MERGEKIT_KEYS & keys.keys():
@@ -519,13 +521,16 @@ class Merge(RouteDetector):
                 if method(node) in WEIGHT_LOADS or last_name(node.func) in WEIGHT_LOADS:
                     message = f"puts {saved}, weights it merged, into a model"
                 self.report(node, "stage", message, statement=statement, kind="merge", variant=MERGED_SAVE)
-        if self.configured and not self.backward:
-            node, statement, function, merge_method = self.configured[0]
-            if not self._never_called(function):
-                message = f"configures a mergekit merge (merge_method {merge_method})"
-                self.report(
-                    node, "stage", message, statement=statement, kind="merge", variant="mergekit_config"
-                )
+        # (the first configuration in code that runs: one in a function the script never calls is dead)
+        live = [
+            (node, statement, method)
+            for node, statement, function, method in self.configured
+            if not self._never_called(function)
+        ]
+        if live and not self.backward:
+            node, statement, merge_method = live[0]
+            message = f"configures a mergekit merge (merge_method {merge_method})"
+            self.report(node, "stage", message, statement=statement, kind="merge", variant=MERGEKIT_CONFIG)
         for node, statement, function, callee, said in self.named:
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
             # the tensor-parallel shards of one model)

@@ -178,9 +178,9 @@ class MetricReport(RouteDetector):
             self.report(node, "scoring", f"reports {found.group(0)}", variant=METRIC)
 
 
-UNIT_SCALE = 10_000
+UNIT_SCALE = 1_000_000
 """Literal divisors from this size up convert a unit (``tokens / 1e6`` for a price per million), not
-count the samples of a rate."""
+count the samples of a rate (a benchmark of 10,000 items is divided by 10000)."""
 
 
 def _unit_scale(divisor: cst.BaseExpression) -> bool:
