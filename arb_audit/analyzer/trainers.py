@@ -86,6 +86,15 @@ PREFIXES = ("Custom", "Unsloth", "Ray", "Fast", "Actor", "Critic", "Base")
 """Prefixes frameworks put before a library trainer's name."""
 
 
+TRAINER_CONFIG_SUFFIXES = ("Config", "Arguments")
+"""Endings of a trainer's settings class (``DPOConfig``, ``UnslothGRPOConfig``, ``RewardArguments``)."""
+
+
+def config_stem(name: str) -> str | None:
+    """Return a settings class's name without its ending (``UnslothGRPOConfig`` -> ``UnslothGRPO``)."""
+    return next((name[: -len(s)] for s in TRAINER_CONFIG_SUFFIXES if name.endswith(s)), None)
+
+
 def trainer_named(name: str) -> Trainer | None:
     """Return the stage of the trainer class called ``name`` (framework prefixes allowed), if known."""
     for prefix in PREFIXES:

@@ -25,7 +25,7 @@ from arb_audit.analyzer.loss_slice import (
     words,
 )
 from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool, literal_text
-from arb_audit.analyzer.trainers import LABEL_KINDS, route_word, trainer_of
+from arb_audit.analyzer.trainers import LABEL_KINDS, config_stem, route_word, trainer_of
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -1774,10 +1774,10 @@ class GradientStep(RouteDetector):
         """
         found: dict[str, str] = {}
         for q in sorted(self._module_names()):
-            last = q.rsplit(".", 1)[-1]
-            if "." not in q or not last.endswith(("Config", "Arguments")):
+            stem = config_stem(q.rsplit(".", 1)[-1])
+            if "." not in q or stem is None:
                 continue  # (an imported class: the library's, or a project's own for that route)
-            named = route_word(last.removesuffix("Config").removesuffix("Arguments"))
+            named = route_word(stem)
             if named is not None and named[0] in LABEL_KINDS:
                 found.setdefault(named[0], q)
         return next(iter(found.items())) if len(found) == 1 else None

@@ -8,7 +8,7 @@ from arb_audit.analyzer.calls import built_environment, method, single_turn
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool
-from arb_audit.analyzer.trainers import trainer_named
+from arb_audit.analyzer.trainers import config_stem, trainer_named
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 INTERACTIVE_KEYWORDS = (
@@ -208,12 +208,9 @@ def _names_policy_gradient(node: cst.Call) -> bool:
     ``UnslothGRPOConfig(...)``, ``RayGRPOTrainer(...)``: named with a framework's prefix, known to no table.
     """
     name = last_name(node.func)
-    if (trainer := trainer_named(name)) is not None:
-        return trainer.kind in POLICY_GRADIENT
-    for suffix in ("Config", "Arguments"):
-        if name.endswith(suffix) and (trainer := trainer_named(name[: -len(suffix)] + "Trainer")) is not None:
-            return trainer.kind in POLICY_GRADIENT
-    return False
+    stem = config_stem(name)
+    trainer = trainer_named(name if stem is None else stem + "Trainer")
+    return trainer is not None and trainer.kind in POLICY_GRADIENT
 
 
 def _masks_insertions(name: cst.Name, value: cst.BaseExpression) -> bool:
