@@ -22,7 +22,7 @@ from arb_audit.analyzer.loss_slice import (
     one_minus_plus,
     words,
 )
-from arb_audit.analyzer.names import literal_text
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -210,6 +210,25 @@ class HandwrittenLoss(RouteDetector):
             "stage",
             "reward_model",
         ),
+        # a cost model's pairwise loss and its safe/unsafe sign terms: a sign scales no margin
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "loss = -F.logsigmoid(higher_cost - lower_cost) - F.logsigmoid(lower_sign * lower_cost)\n"
+            "loss.mean().backward()\n",
+            "stage",
+            "reward_model",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "loss = -F.logsigmoid(-self.beta * logits).mean()\nloss.backward()\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\nloss = -F.logsigmoid(logits * 0.1).mean()\nloss.backward()\n",
+            "stage",
+            "dpo",
+        ),
         Invalid(
             "import torch\nclass PairwiseRewardModel(torch.nn.Module):\n"
             "    def forward(self, chosen, rejected):\n"
@@ -362,7 +381,8 @@ class HandwrittenLoss(RouteDetector):
             operators = {
                 type(n.operator) for a in args for n in (a, *descendants(a)) if type(n) is cst.BinaryOperation
             }
-            if cst.Multiply in operators:  # beta * (log-ratio margin): DPO's implicit reward
+            if any(_temperature_scaled(n) for a in args for n in (a, *descendants(a))):
+                # beta * (log-ratio margin): DPO's implicit reward
                 self._saw("preference", node)
             elif cst.Subtract in operators:  # r_chosen - r_rejected on a scalar head: Bradley-Terry
                 self._saw("pairwise", node)
@@ -442,6 +462,29 @@ class HandwrittenLoss(RouteDetector):
                     message = f"{message}, in a function named for a loss"
                 self.report(node, "loss", message, statement=statement, kind=kind, variant=variant)
                 return
+
+
+TEMPERATURE_WORDS = frozenset({"beta", "temperature", "temp", "tau", "scale", "coef", "coeff"})
+"""Words of the factor a preference loss scales its margin by (``self.beta``, ``args.scale_coeff``)."""
+
+
+def _temperature_scaled(node: cst.CSTNode) -> bool:
+    """Say whether ``node`` multiplies by a temperature: a literal or a factor named for one.
+
+    DPO's implicit reward is ``beta`` times a log-ratio margin. A scalar head's score times a sign
+    (a cost model's ``-logsigmoid(cost_sign * cost)``, safe or unsafe) scales by no temperature: it
+    classifies the score, as a reward model's loss does.
+    """
+    if type(node) is not cst.BinaryOperation or not isinstance(node.operator, cst.Multiply):
+        return False
+    for factor in (node.left, node.right):
+        while type(factor) is cst.UnaryOperation:
+            factor = factor.expression
+        if isinstance(factor, cst.Integer | cst.Float):
+            return True
+        if isinstance(factor, cst.Name | cst.Attribute) and TEMPERATURE_WORDS & set(words(last_name(factor))):
+            return True
+    return False
 
 
 def _target_words(target: cst.BaseExpression) -> set[str]:
