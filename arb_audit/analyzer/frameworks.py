@@ -577,6 +577,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 key="adv_estimator",
                 commands=("-m verl.trainer.main_ppo",),
             ),
+            # main_ppo's Hydra main (and the run it calls) imported and run from Python: the
+            # configuration it loads picks the estimator, as on the command line
+            Entry("main_ppo.main", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
+            Entry("main_ppo.run_ppo", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
             # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
             Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
             # the critic's worker, handed to a trainer's role mapping (``ray.remote(CriticWorker)``): the
@@ -590,6 +594,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("interactions.base.BaseInteraction", role="environment"),
         ),
         invalid=(
+            (
+                "from verl.trainer.main_ppo import main\n\nif __name__ == '__main__':\n    main()\n",
+                "CONFIG_DEPENDENT",
+            ),
             (
                 "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
                 "trainer = RayPPOTrainer(config=config, tokenizer=tokenizer)\ntrainer.fit()\n",
