@@ -339,7 +339,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         hooks = {id(f) for f in steps}
         findings[:] = [replace(f, signal="loss") if id(f) in hooks else f for f in findings]
         steps = []
-    stages = _stages(_deciding(findings, steps))
+    policy_gradient_losses = [f for f in findings if f.signal == "loss" and f.kind in POLICY_GRADIENT]
+    stages = _stages(_deciding(findings, steps), policy_gradient_losses)
     if not steps and any(f.signal == "inference" and f.variant == GRADIENTS_READ for f in findings):
         # the loss a loop differentiates only to read its gradients (Fisher weights) trains nothing
         stages = [s for s in stages if s.kind == "merge"]
@@ -833,8 +834,13 @@ def _group_relative(findings: list[Finding]) -> Finding | None:
     return next(f for f in findings if f.detector == "AdvantageEstimate")
 
 
-def _stages(found: list[Finding]) -> list[Stage]:
-    """One stage per kind and variant, in order of first appearance, with all its evidence."""
+def _stages(found: list[Finding], policy_gradient_losses: list[Finding]) -> list[Stage]:
+    """One stage per kind and variant, in order of first appearance, with all its evidence.
+
+    A pretraining mix joins the file's policy-gradient stage; where its policy step is not stepped
+    here (an abstract ``rl_step``) the file's policy-gradient loss (``policy_gradient_losses``: GAE
+    advantages, a clipped value loss) names the stage it regularises.
+    """
     stages: dict[tuple[str, str | None], Stage] = {}
     for f in found:
         key = (f.kind or "unknown", f.variant)
@@ -863,6 +869,14 @@ def _stages(found: list[Finding]) -> list[Stage]:
         if rl:
             # a pretraining mix stepped beside policy updates (PPO-ptx) regularises that RL stage
             rl[-1].evidence += merged.pop(mix).evidence
+        elif policy_gradient_losses:
+            # an RL trainer whose policy update a subclass defines, stepping the mix itself: the stage
+            # is the one its advantages and value loss are computed for
+            loss = policy_gradient_losses[0]
+            stage = merged.pop(mix)
+            rl.append(Stage(loss.kind or "ppo", loss.variant, stage.on_policy, None, stage.data_source))
+            rl[-1].evidence = [loss, *stage.evidence]
+            merged[f"{loss.kind}:{loss.variant}"] = rl[-1]
         else:
             merged[mix].variant = None  # with no RL stage to mix into, it is plain language modelling
     return sorted(merged.values(), key=lambda s: min((f.line, f.col) for f in s.evidence))

@@ -882,6 +882,28 @@ def test_a_pretraining_mix_beside_policy_updates_is_part_of_the_rl_stage(tmp_pat
     assert (result.primary, result.stages[0].variant) == ("SFT", None)
 
 
+def test_a_pretraining_mix_in_an_rl_trainer_whose_update_a_subclass_defines_is_that_rl_stage(
+    tmp_path: Path,
+) -> None:
+    """A base RL trainer computes GAE and steps the ptx loss; its ``rl_step`` is abstract: still PPO."""
+    base = (
+        "import abc\nimport torch.nn.functional as F\nclass RLTrainer(abc.ABC):\n"
+        "    @abc.abstractmethod\n    def rl_step(self, batch):\n        raise NotImplementedError\n"
+        "    def get_advantages_and_returns(self, values, rewards, gamma, lam):\n"
+        "        last = 0.0\n        advantages = []\n"
+        "        for t in reversed(range(rewards.size(-1))):\n"
+        "            delta = rewards[:, t] + gamma * values[:, t + 1] - values[:, t]\n"
+        "            last = delta + gamma * lam * last\n            advantages.append(last)\n"
+        "        return advantages\n"
+        "    def ptx_step(self, batch):\n"
+        "        logits = self.actor(batch['x'])\n"
+        "        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch['y'].view(-1))\n"
+        "        self.actor.backward(loss)\n        self.actor.step()\n"
+    )
+    result = classify_path(write(tmp_path, "rl_trainer.py", base))
+    assert (result.primary, [s.kind for s in result.stages]) == ("PPO", ["ppo"])
+
+
 def test_reward_functions_reading_tool_results_serve_online_rl_whatever_checker_they_call(
     tmp_path: Path,
 ) -> None:
