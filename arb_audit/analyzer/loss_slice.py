@@ -148,8 +148,15 @@ REWARD_WORDS = frozenset({"reward", "rewards"})
 
 def names_rl_loss(identifier: str) -> bool:
     """Say whether ``identifier`` names a policy or value loss (``pg_loss``, ``calculate_grpo_loss``)."""
-    found = set(words(identifier))
-    return "loss" in found and bool(found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS | PG_LOSS_WORDS))
+    said = words(identifier)
+    found = set(said)
+    if "loss" not in found:
+        return False
+    named = found & (POLICY_LOSS_WORDS | ACTOR_CRITIC_WORDS | PG_LOSS_WORDS)
+    if named == {"value"} and said.index("loss") < said.index("value"):
+        # ``loss_value = loss_fct(logits, labels)``: the loss's value (a number), not a critic's loss
+        return False
+    return bool(named)
 
 
 PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})

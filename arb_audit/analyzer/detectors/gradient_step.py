@@ -551,6 +551,14 @@ class GradientStep(RouteDetector):
             "for batch in loader:\n    update_policy(model=model, optimizer=opt, episodes=rollout(batch))\n",
             "gradient_step",
         ),
+        # the value of the loss (sentence-transformers' fit loop), not a critic's value loss
+        Invalid(
+            "import torch\nloss_fct = torch.nn.CrossEntropyLoss()\n"
+            "for features, labels in loader:\n    loss_value = loss_fct(model(**features).logits, labels)\n"
+            "    loss_value.backward()\n    optimizer.step()\n",
+            "gradient_step",
+            "sft",
+        ),
         Invalid(
             "import torch\noptim = torch.optim.AdamW(model.parameters())\n"
             "module = DPOTrainModule(model, optim, beta=0.1)\n",
