@@ -791,14 +791,23 @@ class Slice:
                     self._follow(node.value, depth, pending, seen_functions)  # handed on: loss_fn=f
                 elif type(node) is cst.Attribute:
                     attr = node.attr.value
+                    owner = node.value
                     if attr == "loss" and not f.output_loss:
                         # ``outputs.loss``, ``model(**b).loss``; not ``self.loss`` nor ``args.loss``
-                        owner = node.value
                         f.output_loss = type(owner) is cst.Call or (
                             type(owner) is cst.Name
                             and owner.value != "self"
                             and not SETTINGS_NAME_WORDS & set(words(owner.value))
                         )
+                    elif (
+                        not f.output_loss
+                        and type(owner) is cst.Name
+                        and "loss" in words(attr)
+                        and MODEL_WORDS & set(words(owner.value))
+                    ):
+                        # ``logits = model(X, Y); loss = raw_model.last_loss``: the loss the model's
+                        # forward pass kept on itself (llama2.c's and its copies')
+                        f.output_loss = f.model_forward = True
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
                     if type(node.value) is cst.Name and node.value.value == "self":

@@ -551,6 +551,13 @@ class GradientStep(RouteDetector):
             "for batch in loader:\n    update_policy(model=model, optimizer=opt, episodes=rollout(batch))\n",
             "gradient_step",
         ),
+        # the loss the model kept on itself in its forward pass (llama2.c's training loop)
+        Invalid(
+            "for X, Y in loader:\n    logits = model(X, Y)\n    loss = raw_model.last_loss\n"
+            "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n",
+            "gradient_step",
+            "sft",
+        ),
         # the value of the loss (sentence-transformers' fit loop), not a critic's value loss
         Invalid(
             "import torch\nloss_fct = torch.nn.CrossEntropyLoss()\n"
