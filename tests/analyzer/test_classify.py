@@ -1745,3 +1745,30 @@ def test_a_learned_log_partition_inside_exp_is_no_softmax_normaliser(tmp_path: P
 
 def test_a_computed_log_normaliser_inside_exp_is_a_softmax(tmp_path: Path) -> None:
     assert classify_path(write(tmp_path, "fused.py", LOG_NORM_SOFTMAX)).primary == "SFT"
+
+
+def test_a_generic_trainer_run_in_a_function_named_for_another_stage_trains_its_model_s_loss(
+    tmp_path: Path,
+) -> None:
+    """``def dpo(): Trainer(model=...).train()``: the generic trainer's loss decides, not the name."""
+    script = (
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "from transformers import DataCollatorForLanguageModeling\n"
+        "def dpo(model_name, data):\n"
+        "    model = AutoModelForCausalLM.from_pretrained(model_name)\n"
+        "    trainer = Trainer(model=model, args=TrainingArguments('out'), train_dataset=data,\n"
+        "                      data_collator=DataCollatorForLanguageModeling(tok, mlm=False))\n"
+        "    trainer.train()\n"
+        "if __name__ == '__main__':\n    dpo('m', load())\n"
+    )
+    result = classify_path(write(tmp_path, "sft.py", script))
+    assert (result.primary, [s.kind for s in result.stages]) == ("SFT", ["sft"])
+    # a trainer subclass of the file's own, named for the stage, may compute that stage's loss
+    subclass = (
+        "from transformers import Trainer\nclass RMTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        "        return model(**inputs).loss\n"
+        "def main():\n    trainer = RMTrainer(model=model, args=args, train_dataset=ds)\n    trainer.train()\n"
+    )
+    result = classify_path(write(tmp_path, "trainer_rm.py", subclass))
+    assert "REWARD_MODEL" in result.labels
