@@ -11,7 +11,14 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.launchers import command_routes
 from arb_audit.analyzer.shell_words import shell_words
 
-KINDS = {"SFT": "sft", "DPO": "dpo", "GRPO": "grpo", "PPO": "ppo", "REWARD_MODEL": "reward_model"}
+KINDS = {
+    "SFT": "sft",
+    "DPO": "dpo",
+    "GRPO": "grpo",
+    "PPO": "ppo",
+    "REWARD_MODEL": "reward_model",
+    "MERGE": "merge",
+}
 
 
 def _literal_words(
@@ -25,8 +32,8 @@ def _literal_words(
     """
     if depth > 4:
         return None
-    if type(node) is cst.SimpleString and isinstance(node.evaluated_value, str):
-        text = node.evaluated_value
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
+        text = node.evaluated_value  # (``"python -m x " "key=value"``: adjacent literals are one)
     elif type(node) is cst.FormattedString:
         text = "".join(
             part.value if type(part) is cst.FormattedStringText else " ARG " for part in node.parts
@@ -81,6 +88,16 @@ class SubprocessLaunch(RouteDetector):
             "stage",
             "grpo",
         ),
+        Invalid(
+            "import subprocess\nsubprocess.run(['mergekit-yaml', config_path, out_dir, '--cuda'], check=True)\n",
+            "stage",
+            "merge",
+        ),
+        Invalid(
+            "import os\nos.system('python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo '\n"
+            "          'actor_rollout_ref.rollout.multi_turn.enable=True')\n",
+            "interactive",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -89,7 +106,7 @@ class SubprocessLaunch(RouteDetector):
         """The string value each plain name was last bound to (``command = f"tune run ..."``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.SimpleString | cst.FormattedString | cst.List):
+        if isinstance(node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
             for target in node.targets:
                 if type(target.target) is cst.Name:
                     self.bound[target.target.value] = node.value
@@ -100,6 +117,10 @@ class SubprocessLaunch(RouteDetector):
         words = _literal_words(node.args[0].value, self.bound)
         if not words:
             return
-        for label in command_routes(shlex.join(words)):
+        labels = command_routes(shlex.join(words))
+        for label in labels:
             if label in KINDS:
                 self.report(node, "stage", f"runs {label} with {words[0]}", kind=KINDS[label])
+        if "ONLINE_RL" in labels:
+            # (a multi-turn rollout switched on in the command: its policy-gradient stage is online)
+            self.report(node, "interactive", f"runs {words[0]} with multi-turn rollouts", interactive=True)
