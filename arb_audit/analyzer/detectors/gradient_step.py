@@ -816,6 +816,12 @@ class GradientStep(RouteDetector):
             "gradient_step",
         ),
         Invalid(
+            "from dataloader import CustomTrainerForgetting\n"
+            "trainer = CustomTrainerForgetting(model=model, args=training_args, forget_loss=cfg.loss)\n"
+            "trainer.train()\n",
+            "gradient_step",
+        ),
+        Invalid(
             "from pykoi.rlhf import RLFinetuning, RLHFConfig\n"
             "rl = RLFinetuning(RLHFConfig(base_model_path=p))\nrl.train_and_save('./models/rl')\n",
             "gradient_step",
@@ -2318,8 +2324,10 @@ def names_trainer_class(name: str) -> bool:
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
     said = words(name)
-    if name[:1].isupper() and len(said) > 1 and said[0] == "trainer" and not TRAINER_PART_WORDS & set(said):
-        return True  # ``TrainerNoShuffle``, ``TrainerWithPacking``: a trainer told apart by its behaviour
+    if name[:1].isupper() and len(said) > 1 and "trainer" in said and not TRAINER_PART_WORDS & set(said):
+        # ``TrainerNoShuffle``, ``TrainerWithPacking``, ``CustomTrainerForgetting``: a trainer told
+        # apart by its behaviour
+        return True
     if name[:1].isupper() and said and said[-1] in FINE_TUNER_WORDS and "for" not in said:
         # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune (a
         # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
