@@ -16,6 +16,8 @@ CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
 REGROUPINGS = frozenset({"view", "reshape", "unflatten", "view_as", "reshape_as"})
 """Methods that lay a tensor's values out in groups without changing them (``rewards.view(-1, n)``)."""
+SPREADS = REGROUPINGS | {"repeat", "repeat_interleave", "expand", "expand_as", "unsqueeze", "squeeze", "flatten"}
+"""Methods that spread one statistic per group back over the group's samples (``mean.repeat(n)``)."""
 SPREADS = frozenset({"repeat_interleave", "repeat", "expand", "expand_as", "unsqueeze", "tile"})
 """Methods that spread one value per group back over the group's samples."""
 DISCOUNT_WORDS = frozenset({"gamma", "discount"})
@@ -136,6 +138,21 @@ class AdvantageEstimate(RouteDetector):
         ),
         Invalid(
             "def compute_advantages(rewards, baseline):\n    return rewards - baseline.mean()\n",
+            "loss",
+            "ppo",
+        ),
+        # groups laid out along the first dimension, each one's mean spread back over its samples
+        Invalid(
+            "def compute_group_advantages(rewards, group_size):\n"
+            "    mean = rewards.view(group_size, -1).mean(dim=0).repeat(group_size)\n"
+            "    std = rewards.view(group_size, -1).std(dim=0).repeat(group_size)\n"
+            "    return (rewards - mean) / (std + 1e-4)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "def compute_advantages(rewards, values, n):\n"
+            "    mean = values.view(n, -1).mean(dim=0).repeat(n)\n    return rewards - mean\n",
             "loss",
             "ppo",
         ),
@@ -376,6 +393,9 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         right = bound[right.value]
         if _list_mean(right):
             return True  # ``mean_reward = sum(rewards_G) / len(rewards_G)``: one sample's reward each
+        while type(right) is cst.Call and type(right.func) is cst.Attribute and right.func.attr.value in SPREADS:
+            # ``mean = rewards.view(n, -1).mean(dim=0).repeat(n)``: each group's mean, spread back
+            right = right.func.value
     if (
         type(right) is cst.Call
         and type(right.func) is cst.Attribute
