@@ -1768,7 +1768,8 @@ def test_a_generic_trainer_run_in_a_function_named_for_another_stage_trains_its_
         "from transformers import Trainer\nclass RMTrainer(Trainer):\n"
         "    def compute_loss(self, model, inputs, return_outputs=False):\n"
         "        return model(**inputs).loss\n"
-        "def main():\n    trainer = RMTrainer(model=model, args=args, train_dataset=ds)\n    trainer.train()\n"
+        "def main():\n    trainer = RMTrainer(model=model, args=args, train_dataset=ds)\n"
+        "    trainer.train()\n"
     )
     result = classify_path(write(tmp_path, "trainer_rm.py", subclass))
     assert "REWARD_MODEL" in result.labels

@@ -16,7 +16,7 @@ CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
 REGROUPINGS = frozenset({"view", "reshape", "unflatten", "view_as", "reshape_as"})
 """Methods that lay a tensor's values out in groups without changing them (``rewards.view(-1, n)``)."""
-SPREADS = REGROUPINGS | {"repeat", "repeat_interleave", "expand", "expand_as", "unsqueeze", "squeeze", "flatten"}
+SPREADS = REGROUPINGS | {"repeat", "repeat_interleave", "expand", "expand_as", "unsqueeze", "squeeze"}
 """Methods that spread one statistic per group back over the group's samples (``mean.repeat(n)``)."""
 SPREADS = frozenset({"repeat_interleave", "repeat", "expand", "expand_as", "unsqueeze", "tile"})
 """Methods that spread one value per group back over the group's samples."""
@@ -393,7 +393,9 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         right = bound[right.value]
         if _list_mean(right):
             return True  # ``mean_reward = sum(rewards_G) / len(rewards_G)``: one sample's reward each
-        while type(right) is cst.Call and type(right.func) is cst.Attribute and right.func.attr.value in SPREADS:
+        while (
+            type(right) is cst.Call and type(right.func) is cst.Attribute and right.func.attr.value in SPREADS
+        ):
             # ``mean = rewards.view(n, -1).mean(dim=0).repeat(n)``: each group's mean, spread back
             right = right.func.value
     if (

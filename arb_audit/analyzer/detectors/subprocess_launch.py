@@ -89,7 +89,8 @@ class SubprocessLaunch(RouteDetector):
             "grpo",
         ),
         Invalid(
-            "import subprocess\nsubprocess.run(['mergekit-yaml', config_path, out_dir, '--cuda'], check=True)\n",
+            "import subprocess\n"
+            "subprocess.run(['mergekit-yaml', config_path, out_dir, '--cuda'], check=True)\n",
             "stage",
             "merge",
         ),
