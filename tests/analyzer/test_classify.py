@@ -1773,3 +1773,29 @@ def test_a_generic_trainer_run_in_a_function_named_for_another_stage_trains_its_
     )
     result = classify_path(write(tmp_path, "trainer_rm.py", subclass))
     assert "REWARD_MODEL" in result.labels
+
+
+def test_a_supervised_step_beside_a_policy_update_in_one_loop_is_that_rl_stage_s_auxiliary(
+    tmp_path: Path,
+) -> None:
+    """GRPO then an auxiliary SFT step on every batch: one RL stage, not SFT after GRPO."""
+    loop = (
+        "import torch\nimport torch.nn.functional as F\n"
+        "def train(policy, batches, optimizer, group):\n"
+        "    for batch in batches:\n"
+        "        r = batch['rewards'].view(-1, group)\n"
+        "        adv = ((r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-6)).view(-1)\n"
+        "        ratio = torch.exp(batch['logp'] - batch['old_logp'])\n"
+        "        pg = -torch.min(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv).mean()\n"
+        "        pg.backward()\n"
+        "        logits = policy(batch['sft_ids'])\n"
+        "        sft = F.cross_entropy(logits.view(-1, logits.size(-1)), batch['sft_labels'].view(-1))\n"
+        "        sft.backward()\n"
+        "        optimizer.step()\n"
+    )
+    result = classify_path(write(tmp_path, "grpo_sft.py", loop))
+    assert (result.primary, [s.kind for s in result.stages]) == ("GRPO", ["grpo"])
+    # in loops of their own, SFT then GRPO are two stages, the last one run standing
+    apart = loop.replace("        logits = policy(", "    for batch in sft_batches:\n        logits = policy(")
+    result = classify_path(write(tmp_path, "sft_after.py", apart))
+    assert [s.kind for s in result.stages] == ["grpo", "sft"]

@@ -165,15 +165,21 @@ def _group_relative(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
     return Verdict("grpo", word, verdict.data_source, f"{verdict.why}, in code named for {word.upper()}")
 
 
-def _pretraining_mix(verdict: Verdict, names: tuple[str, ...]) -> Verdict:
-    """Mark a supervised loss stepped in code named for a pretraining mix (``compute_ptx_loss``).
+def _pretraining_mix(verdict: Verdict, names: tuple[str, ...], beside_policy_update: bool = False) -> Verdict:
+    """Mark a supervised loss stepped as a policy-gradient stage's auxiliary term.
 
     InstructGPT's PPO-ptx (and DeepSpeed-Chat's ``train_unsupervised``) steps a language-modelling
     loss on pretraining data between policy updates to keep the model's general skills: beside a
-    policy-gradient stage it is that stage's regulariser, not a stage of its own.
+    policy-gradient stage it is that stage's regulariser, not a stage of its own. So is it in code
+    named for a pretraining mix (``compute_ptx_loss``), or when it is stepped in the same loop as a
+    policy update (``beside_policy_update``: a GRPO step then an auxiliary SFT step on each batch).
     """
     if verdict.kind != "sft" or verdict.variant is not None:
         return verdict
+    if beside_policy_update:
+        return Verdict(
+            "sft", PRETRAINING_MIX, verdict.data_source, f"{verdict.why}, beside a policy update in its loop"
+        )
     if not any(PRETRAINING_MIX_WORDS & set(words(n)) for n in names):
         return verdict
     return Verdict(
@@ -1152,12 +1158,16 @@ class GradientStep(RouteDetector):
         """Per step that runs another module's training: the function's name and its module's."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
+        """Per open class: whether it derives from something."""
         self.class_names: list[str] = []
         self.defined: dict[int, cst.FunctionDef] = {}
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
-        """Per open class: whether it derives from something."""
+        self.loops: list[int] = []
+        """ids of the open ``for``/``while`` loops, innermost last."""
+        self.loop_of: dict[int, int] = {}
+        """id of a step's call -> the innermost loop it is taken in."""
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.attributes: dict[str, list[cst.BaseExpression]] = {}
         self.returns: dict[str, list[tuple[int, list[cst.BaseExpression]]]] = {}
@@ -1334,6 +1344,20 @@ class GradientStep(RouteDetector):
         if (len(self.steps), len(self.deferred)) != before:
             # innermost first: the functions around the step, then the classes
             self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
+            if self.loops:
+                self.loop_of[id(node)] = self.loops[-1]
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(id(node))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops.append(id(node))
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loops.pop()
 
     def _call(self, node: cst.Call) -> None:
         self.scopes_of[id(node.func)] = self.context.scope  # resolved only if a loss slice reads it
@@ -2050,6 +2074,11 @@ class GradientStep(RouteDetector):
             return resolver.qualified_names(func, scope) if scope is not None else set()
 
         slicer = Slice(self.assigns, self.attributes, functions, names_of)
+        verdicts = {id(node): loss_form(slicer.features(roots)) for node, _, roots, _ in self.steps if roots}
+        # the loops a policy update is taken in: a supervised step beside it there is its auxiliary
+        policy_loops = {
+            self.loop_of[i] for i, v in verdicts.items() if v.kind in POLICY_GRADIENT and i in self.loop_of
+        }
         for node, statement, roots, how in self.steps:
             if not roots:
                 self.report(
@@ -2067,8 +2096,9 @@ class GradientStep(RouteDetector):
                     self._name_stage(node, statement, "ppo", None, message)
                 continue
             verdict = _pretraining_mix(
-                _group_relative(loss_form(slicer.features(roots)), self.where.get(id(node), ())),
+                _group_relative(verdicts[id(node)], self.where.get(id(node), ())),
                 self.where.get(id(node), ()),
+                self.loop_of.get(id(node)) in policy_loops,
             )
             if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
