@@ -187,6 +187,17 @@ def _pretraining_mix(verdict: Verdict, names: tuple[str, ...], beside_policy_upd
     )
 
 
+def _handed_function(node: cst.Call, loss_fn: cst.BaseExpression | None) -> str | None:
+    """Return the name of the function a remote step is handed as its loss, if it is handed one.
+
+    By keyword (``loss_fn=packed_loss``) or first by position (``forward_backward(_sft_loss, ids)``).
+    """
+    if loss_fn is None:
+        first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
+        loss_fn = first
+    return loss_fn.value if type(loss_fn) is cst.Name else None
+
+
 def _names_a_loss(arg: cst.Arg) -> bool:
     """Say whether an argument is a loss handed on (``loss_fn``, ``loss=criterion``, ``self.loss_fn``)."""
     if arg.keyword is not None and "loss" in words(arg.keyword.value):
@@ -821,6 +832,23 @@ class GradientStep(RouteDetector):
             "trainer.train(resume_from_checkpoint=False)\n",
             "gradient_step",
         ),
+        # a training step of a module imported whole, named for its stage
+        Invalid(
+            "import utils\nfor batch in loader:\n"
+            "    loss, _ = utils.sft_microbatch_train_step(policy_log_probs, response_mask, 4)\n"
+            "    optimizer.step()\n",
+            "stage",
+            "sft",
+        ),
+        # a remote step handed the file's loss function by position
+        Invalid(
+            "import torch.nn.functional as F\ndef _sft_loss(logits, labels):\n"
+            "    return F.cross_entropy(logits, labels)\n"
+            "async def main(trainer, batches):\n    for ids, labels in batches:\n"
+            "        await trainer.forward_backward(_sft_loss, ids, loss_args=(labels,))\n",
+            "gradient_step",
+            "sft",
+        ),
         Invalid(
             "from dataloader import CustomTrainerForgetting\n"
             "trainer = CustomTrainerForgetting(model=model, args=training_args, forget_loss=cfg.loss)\n"
@@ -1419,17 +1447,27 @@ class GradientStep(RouteDetector):
             self.fine_tuned.add(id(node))
             return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
+        called = (
+            run.value
+            if type(run) is cst.Name
+            else run.attr.value
+            if type(run) is cst.Attribute and self._module_function(run)
+            else None
+        )
         if (
-            type(run) is cst.Name
-            and _runs_imported_training(run.value, ran := self._run_names(run))
+            called is not None
+            and isinstance(run, cst.Name | cst.Attribute)
+            and _runs_imported_training(
+                called, ran := self._run_names(run) if type(run) is cst.Name else self.names(run)
+            )
             and not any(entry_for(q) for q in ran)  # (the framework table's to say)
         ):
-            # from trainers.grpo import train_grpo; train_grpo(cfg) (or fire.Fire(train_grpo)): a
-            # training run of another module, whose stage only its name (or its module's) says here;
-            # in a workspace the module's code decides
+            # from trainers.grpo import train_grpo; train_grpo(cfg) (or fire.Fire(train_grpo), or
+            # utils.sft_microbatch_train_step(logps, mask)): a training step of another module, whose
+            # stage only its name (or its module's) says here; in a workspace the module's code decides
             modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(ran) if "." in q]
-            self.ran[id(node)] = [run.value, *modules]
-            self.steps.append((node, self._statement(), [], f"{run.value}() of another module"))
+            self.ran[id(node)] = [called, *modules]
+            self.steps.append((node, self._statement(), [], f"{called}() of another module"))
             return
         if _names_an_update(name) and isinstance(holder := getattr(node.func, "value", None), cst.Name):
             # algo.update_parameters(): decided once the file is read, by what ``algo`` was built with
@@ -1554,6 +1592,10 @@ class GradientStep(RouteDetector):
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
                 )
+            elif (handed := _handed_function(node, value)) is not None:
+                # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
+                # file handed to the remote step, read once all is seen (else the step stays unknown)
+                self.deferred.append((node, self._statement(), self.functions[-1], handed, "remote"))
             else:
                 self.steps.append((node, self._statement(), [], REMOTE_STEP))
 
@@ -1957,6 +1999,13 @@ class GradientStep(RouteDetector):
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
 
+    def _module_function(self, func: cst.Attribute) -> bool:
+        """Say whether ``func`` is a function of a module imported whole (``utils.train_step``)."""
+        receiver = func.value
+        return type(receiver) is cst.Name and any(
+            q in self.context.resolver.imported for q in self.names(receiver)
+        )
+
     def _run_names(self, run: cst.Name) -> frozenset[str]:
         """Qualified names of a called name; an unbound one may come from a module imported with ``*``.
 
@@ -2011,6 +2060,13 @@ class GradientStep(RouteDetector):
             if how == "grad" and name in functions:
                 roots = [(i, r) for i, returned in functions[name] for r in returned]
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
+            elif how == "remote":
+                # the file's function's return value, else what the name was bound to (``loss_fn =
+                # GRPOLoss(**cfg)``): a loss object whose class or module may say the stage
+                roots = [(i, r) for i, returned in functions.get(name, []) for r in returned]
+                self.steps.append(
+                    (node, statement, roots or [(scope, cst.Name(name))], f"{REMOTE_STEP} on {name}")
+                )
             elif how == "evaluates":
                 if any(
                     type(v) is cst.Call and self._constructs_trainer(v, scope)
