@@ -381,7 +381,7 @@ class HandwrittenLoss(RouteDetector):
             operators = {
                 type(n.operator) for a in args for n in (a, *descendants(a)) if type(n) is cst.BinaryOperation
             }
-            if any(_temperature_scaled(n) for a in args for n in (a, *descendants(a))):
+            if any(_temperature_scaled(n) for a in args for n in _terms(a)):
                 # beta * (log-ratio margin): DPO's implicit reward
                 self._saw("preference", node)
             elif cst.Subtract in operators:  # r_chosen - r_rejected on a scalar head: Bradley-Terry
@@ -466,10 +466,25 @@ class HandwrittenLoss(RouteDetector):
 
 TEMPERATURE_WORDS = frozenset({"beta", "temperature", "temp", "tau", "scale", "coef", "coeff"})
 """Words of the factor a preference loss scales its margin by (``self.beta``, ``args.scale_coeff``)."""
+NOT_TEMPERATURE_WORDS = frozenset({"logit", "logits", "loss", "kl", "lr", "grad", "reward", "rewards"})
+"""Words of a scale that is no preference temperature: a contrastive model's learned ``logit_scale``, a
+loss's or a KL term's coefficient, a learning rate's."""
+
+
+def _terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Return the terms of a sum or difference, signs dropped (``-beta * m - g``: ``beta * m``, ``g``).
+
+    Factors of a product are not terms: in ``(2 * is_safe - 1) * score`` the literal scales a sign.
+    """
+    while type(node) is cst.UnaryOperation:
+        node = node.expression
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add | cst.Subtract):
+        return [*_terms(node.left), *_terms(node.right)]
+    return [node]
 
 
 def _temperature_scaled(node: cst.CSTNode) -> bool:
-    """Say whether ``node`` multiplies by a temperature: a literal or a factor named for one.
+    """Say whether a term multiplies by a temperature: a literal or a factor named for one.
 
     DPO's implicit reward is ``beta`` times a log-ratio margin. A scalar head's score times a sign
     (a cost model's ``-logsigmoid(cost_sign * cost)``, safe or unsafe) scales by no temperature: it
@@ -482,7 +497,8 @@ def _temperature_scaled(node: cst.CSTNode) -> bool:
             factor = factor.expression
         if isinstance(factor, cst.Integer | cst.Float):
             return True
-        if isinstance(factor, cst.Name | cst.Attribute) and TEMPERATURE_WORDS & set(words(last_name(factor))):
+        said = set(words(last_name(factor))) if isinstance(factor, cst.Name | cst.Attribute) else set()
+        if said & TEMPERATURE_WORDS and not said & NOT_TEMPERATURE_WORDS:
             return True
     return False
 
