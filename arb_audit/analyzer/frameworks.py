@@ -578,9 +578,18 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 commands=("-m verl.trainer.main_ppo",),
             ),
             # main_ppo's Hydra main (and the run it calls) imported and run from Python: the
-            # configuration it loads picks the estimator, as on the command line
-            Entry("main_ppo.main", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
-            Entry("main_ppo.run_ppo", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
+            # configuration it loads picks the estimator, unless the file sets it itself
+            # (``config.algorithm.adv_estimator = "grpo"; run_ppo(config)``)
+            *(
+                Entry(
+                    name,
+                    routes=("PPO", "GRPO"),
+                    default="PPO",
+                    key="algorithm.adv_estimator",
+                    choices=ESTIMATORS,
+                )
+                for name in ("main_ppo.main", "main_ppo.run_ppo")
+            ),
             # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
             Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
             # the critic's worker, handed to a trainer's role mapping (``ray.remote(CriticWorker)``): the
@@ -597,6 +606,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
             (
                 "from verl.trainer.main_ppo import main\n\nif __name__ == '__main__':\n    main()\n",
                 "CONFIG_DEPENDENT",
+            ),
+            (
+                "from verl.trainer.main_ppo import run_ppo\n"
+                "config.algorithm.adv_estimator = 'grpo'\nrun_ppo(config)\n",
+                "GRPO",
             ),
             (
                 "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
