@@ -2391,6 +2391,9 @@ TRAINER_PART_WORDS = frozenset(
         *("callback", "callbacks", "state", "control", "config", "cfg", "args", "arguments", "output"),
         *("utils", "mixin", "plugin", "hook", "hooks", "handler", "logger", "factory", "builder"),
         *("options", "params", "spec", "registry", "type", "class", "base", "interface", "memory"),
+        # what reports on or serves a trainer (``RLTrainerStats``, ``SFTTrainerProgressBar``)
+        *("stats", "statistics", "metrics", "progress", "bar", "evaluator", "scheduler"),
+        *("head", "module", "wrapper", "model"),
     }
 )
 """Words of a class's name that make it a part of a trainer (``TrainerCallback``, ``TrainerState``),
