@@ -762,15 +762,6 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
         ]
         if written:
             return written
-    if (
-        not known
-        and any(f.detector == "TrainerConstruction" and f.variant in GENERIC_VARIANTS for f in named)
-        and not any(f.detector == "TrainerSubclass" for f in findings)
-    ):
-        # a generic trainer built here (``transformers.Trainer(model=...)``, no subclass of the file's)
-        # differentiates its model's own loss: the function or module its ``train()`` runs in is only
-        # named (``def dpo():``)
-        named = [f for f in named if f.detector != "NamedStep"]
     if not known:
         # a framework's policy-gradient learner subclassed here, the step in the framework: the
         # advantages the file computes for it say whether it is GRPO (oat's PPOLearner, Dr. GRPO)

@@ -1808,7 +1808,16 @@ class GradientStep(RouteDetector):
         known = self.context.resolver.qualified_names(cls, scope) if scope is not None else set()
         qualified = sorted(known) or [dotted(cls)]
         for name in qualified:
-            if trainer_of(name) is not None or entry_for(name) is not None:
+            table = trainer_of(name)
+            if (
+                table is not None
+                and table.variant in GENERIC_TRAINERS
+                and not any(map(_names_a_loss, made.args))
+            ):
+                # ``transformers.Trainer(model=m, ...)`` handed no loss trains its model's own: the
+                # function it runs in (``def dpo():``) names nothing against that
+                return True
+            if table is not None or entry_for(name) is not None:
                 return False  # the trainer table or the framework table says what it trains
             *module, class_name = name.split(".")
             named = route_word(class_name) if class_name != "Trainer" else None
