@@ -1592,10 +1592,10 @@ class GradientStep(RouteDetector):
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
                 )
-            elif (handed := _handed_function(node, value)) is not None:
+            elif (loss_function := _handed_function(node, value)) is not None:
                 # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
                 # file handed to the remote step, read once all is seen (else the step stays unknown)
-                self.deferred.append((node, self._statement(), self.functions[-1], handed, "remote"))
+                self.deferred.append((node, self._statement(), self.functions[-1], loss_function, "remote"))
             else:
                 self.steps.append((node, self._statement(), [], REMOTE_STEP))
 
