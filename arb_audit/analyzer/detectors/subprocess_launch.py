@@ -21,6 +21,24 @@ KINDS = {
 }
 
 
+def _text(node: cst.BaseExpression) -> str | None:
+    """Return a string literal's text, an f-string's with each replacement field as one word ``ARG``.
+
+    Adjacent literals are one (``"python -m x " f"--out {d}"``), whatever their kinds.
+    """
+    if type(node) is cst.SimpleString:
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if type(node) is cst.FormattedString:
+        return "".join(
+            part.value if type(part) is cst.FormattedStringText else " ARG " for part in node.parts
+        )
+    if type(node) is cst.ConcatenatedString:
+        left, right = _text(node.left), _text(node.right)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
 def _literal_words(
     node: cst.BaseExpression, bound: dict[str, cst.BaseExpression], depth: int = 0
 ) -> list[str] | None:
@@ -32,12 +50,11 @@ def _literal_words(
     """
     if depth > 4:
         return None
-    if isinstance(node, cst.SimpleString | cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
-        text = node.evaluated_value  # (``"python -m x " "key=value"``: adjacent literals are one)
-    elif type(node) is cst.FormattedString:
-        text = "".join(
-            part.value if type(part) is cst.FormattedStringText else " ARG " for part in node.parts
-        )
+    if isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+        found = _text(node)
+        if found is None:
+            return None
+        text = found
     elif type(node) is cst.Name and node.value in bound:
         return _literal_words(bound[node.value], bound, depth + 1)
     elif (
