@@ -339,7 +339,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         hooks = {id(f) for f in steps}
         findings[:] = [replace(f, signal="loss") if id(f) in hooks else f for f in findings]
         steps = []
-    policy_gradient_losses = [f for f in findings if f.signal == "loss" and f.kind in POLICY_GRADIENT]
+    # the policy-gradient losses of a file that samples from its policy (an RL trainer's rollouts)
+    samples = any(f.signal == "generation" or f.detector == "RolloutFunction" for f in findings)
+    policy_gradient_losses = [
+        f for f in findings if samples and f.signal == "loss" and f.kind in POLICY_GRADIENT
+    ]
     stages = _stages(_deciding(findings, steps), policy_gradient_losses)
     if not steps and any(f.signal == "inference" and f.variant == GRADIENTS_READ for f in findings):
         # the loss a loop differentiates only to read its gradients (Fisher weights) trains nothing
@@ -871,10 +875,12 @@ def _stages(found: list[Finding], policy_gradient_losses: list[Finding]) -> list
             rl[-1].evidence += merged.pop(mix).evidence
         elif policy_gradient_losses:
             # an RL trainer whose policy update a subclass defines, stepping the mix itself: the stage
-            # is the one its advantages and value loss are computed for
-            loss = policy_gradient_losses[0]
+            # is the one its advantages and value loss are computed for (GRPO only when every one of
+            # them is group-relative)
+            grouped = {f.kind for f in policy_gradient_losses} == {"grpo"}
+            loss = next(f for f in policy_gradient_losses if grouped or f.kind != "grpo")
             stage = merged.pop(mix)
-            rl.append(Stage(loss.kind or "ppo", loss.variant, stage.on_policy, None, stage.data_source))
+            rl.append(Stage(loss.kind or "ppo", loss.variant, True, None, stage.data_source))
             rl[-1].evidence = [loss, *stage.evidence]
             merged[f"{loss.kind}:{loss.variant}"] = rl[-1]
         else:

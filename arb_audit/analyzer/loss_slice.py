@@ -802,11 +802,14 @@ class Slice:
                     elif (
                         not f.output_loss
                         and type(owner) is cst.Name
-                        and "loss" in words(attr)
-                        and MODEL_WORDS & set(words(owner.value))
+                        and words(attr)[-1:] == ("loss",)
+                        and not names_rl_loss(attr)
+                        and MODEL_WORDS & set(owner_words := words(owner.value))
+                        and not SETTINGS_NAME_WORDS & set(owner_words)
                     ):
                         # ``logits = model(X, Y); loss = raw_model.last_loss``: the loss the model's
-                        # forward pass kept on itself (llama2.c's and its copies')
+                        # forward pass kept on itself (llama2.c's and its copies'); not a setting of the
+                        # loss (``model_args.loss_scale``) nor a policy's or critic's named loss
                         f.output_loss = f.model_forward = True
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)

@@ -889,6 +889,7 @@ def test_a_pretraining_mix_in_an_rl_trainer_whose_update_a_subclass_defines_is_t
     base = (
         "import abc\nimport torch.nn.functional as F\nclass RLTrainer(abc.ABC):\n"
         "    @abc.abstractmethod\n    def rl_step(self, batch):\n        raise NotImplementedError\n"
+        "    def rollout(self, prompts):\n        return self.actor.generate(prompts, do_sample=True)\n"
         "    def get_advantages_and_returns(self, values, rewards, gamma, lam):\n"
         "        last = 0.0\n        advantages = []\n"
         "        for t in reversed(range(rewards.size(-1))):\n"
@@ -902,6 +903,12 @@ def test_a_pretraining_mix_in_an_rl_trainer_whose_update_a_subclass_defines_is_t
     )
     result = classify_path(write(tmp_path, "rl_trainer.py", base))
     assert (result.primary, [s.kind for s in result.stages]) == ("PPO", ["ppo"])
+    assert result.stages[0].on_policy is True
+    # with no sampling, advantages beside an LM step may only filter logged data: plain SFT
+    logged = base.replace(
+        "        return self.actor.generate(prompts, do_sample=True)\n", "        return prompts\n"
+    )
+    assert classify_path(write(tmp_path, "filtered_bc.py", logged)).primary == "SFT"
 
 
 def test_reward_functions_reading_tool_results_serve_online_rl_whatever_checker_they_call(
@@ -1796,6 +1803,8 @@ def test_a_supervised_step_beside_a_policy_update_in_one_loop_is_that_rl_stage_s
     result = classify_path(write(tmp_path, "grpo_sft.py", loop))
     assert (result.primary, [s.kind for s in result.stages]) == ("GRPO", ["grpo"])
     # in loops of their own, SFT then GRPO are two stages, the last one run standing
-    apart = loop.replace("        logits = policy(", "    for batch in sft_batches:\n        logits = policy(")
+    apart = loop.replace(
+        "        logits = policy(", "    for batch in sft_batches:\n        logits = policy("
+    )
     result = classify_path(write(tmp_path, "sft_after.py", apart))
     assert [s.kind for s in result.stages] == ["grpo", "sft"]
