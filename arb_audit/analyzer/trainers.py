@@ -134,8 +134,23 @@ def trainer_of(qualified: str) -> Trainer | None:
     return trainer_named(name)
 
 
-NOT_TRAINER_SUFFIXES = ("Config", "Arguments", "Args", "Callback", "Mixin", "Output", "State")
-"""Endings of a class named after a trainer that is not one (``DPOTrainerConfig``)."""
+NOT_TRAINER_SUFFIXES = (
+    *("Config", "Arguments", "Args", "Callback", "Mixin", "Output", "State"),
+    # what reports on or serves a trainer (as gradient_step's TRAINER_PART_WORDS says of a project's)
+    *(
+        "Stats",
+        "Statistics",
+        "Metrics",
+        "Bar",
+        "Evaluator",
+        "Scheduler",
+        "Head",
+        "Wrapper",
+        "Module",
+        "Model",
+    ),
+)
+"""Endings of a class named after a trainer that is not one (``DPOTrainerConfig``, ``SFTTrainerBar``)."""
 
 
 def _specific_trainer(name: str) -> str | None:

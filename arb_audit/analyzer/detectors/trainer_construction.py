@@ -28,6 +28,8 @@ class TrainerConstruction(RouteDetector):
         Valid("from trl import SFTTrainer\nif False:\n    SFTTrainer(model=m)\n"),
         Valid("class GRPOTrainer:\n    pass\n\nGRPOTrainer()\n"),
         Valid("from trl import SFTConfig\nargs = SFTConfig(output_dir='x')\n"),
+        # what reports on a trainer is named after it, and is none
+        Valid("from mylib.reporting import SFTTrainerProgressBar\nbar = SFTTrainerProgressBar(total=3)\n"),
         Valid("build_trainer(model=m, reward_funcs=[r])\n"),
     )
     INVALID = (
