@@ -151,6 +151,11 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
         ),
         Invalid(
+            "adv = rewards - rewards.view(G, -1).mean(dim=0).repeat(G)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
             "def compute_advantages(rewards, values, n):\n"
             "    mean = values.view(n, -1).mean(dim=0).repeat(n)\n    return rewards - mean\n",
             "loss",
@@ -393,11 +398,9 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         right = bound[right.value]
         if _list_mean(right):
             return True  # ``mean_reward = sum(rewards_G) / len(rewards_G)``: one sample's reward each
-        while (
-            type(right) is cst.Call and type(right.func) is cst.Attribute and right.func.attr.value in SPREADS
-        ):
-            # ``mean = rewards.view(n, -1).mean(dim=0).repeat(n)``: each group's mean, spread back
-            right = right.func.value
+    while type(right) is cst.Call and type(right.func) is cst.Attribute and right.func.attr.value in SPREADS:
+        # ``rewards.view(n, -1).mean(dim=0).repeat(n)``: each group's mean, spread back
+        right = right.func.value
     if (
         type(right) is cst.Call
         and type(right.func) is cst.Attribute
