@@ -1808,3 +1808,46 @@ def test_a_supervised_step_beside_a_policy_update_in_one_loop_is_that_rl_stage_s
     )
     result = classify_path(write(tmp_path, "sft_after.py", apart))
     assert [s.kind for s in result.stages] == ["grpo", "sft"]
+
+
+def test_an_auxiliary_step_counts_in_any_shared_loop_but_not_across_exclusive_branches(
+    tmp_path: Path,
+) -> None:
+    """PPO epochs in an inner loop, the ptx step one loop up: one PPO stage; ``if``/``else`` stages: two."""
+    policy = (
+        "            ratio = torch.exp(b['logp'] - b['old_logp'])\n"
+        "            pg = -torch.min(ratio * b['adv'], torch.clamp(ratio, 0.8, 1.2) * b['adv']).mean()\n"
+        "            pg.backward()\n"
+    )
+    supervised = (
+        "        logits = policy(batch['x'])\n"
+        "        F.cross_entropy(logits.view(-1, logits.size(-1)), batch['y'].view(-1)).backward()\n"
+    )
+    nested = (
+        "import torch\nimport torch.nn.functional as F\ndef train(policy, loader):\n"
+        "    for batch in loader:\n        for b in batch['minibatches']:\n" + policy + supervised
+    )
+    result = classify_path(write(tmp_path, "ppo_ptx.py", nested))
+    assert (result.primary, [s.kind for s in result.stages]) == ("PPO", ["ppo"])
+    exclusive = (
+        "import torch\nimport torch.nn.functional as F\ndef train(policy, stages):\n"
+        "    for stage, batch in stages:\n        if stage == 'sft':\n"
+        + supervised.replace("        ", "            ")
+        + "        else:\n            b = batch\n"
+        + policy.replace("            ", "            ")
+    )
+    result = classify_path(write(tmp_path, "pipeline.py", exclusive))
+    assert {s.kind for s in result.stages} == {"sft", "ppo"}
+
+
+def test_a_generic_trainer_handed_a_loss_of_the_file_trains_that_loss(tmp_path: Path) -> None:
+    """``Trainer(compute_loss_func=bt_loss)``: the handed Bradley-Terry loss decides, not the model's."""
+    script = (
+        "import torch.nn.functional as F\nfrom transformers import Trainer\n"
+        "def bt_loss(outputs, labels, num_items_in_batch=None):\n"
+        "    chosen, rejected = outputs.logits.chunk(2)\n"
+        "    return -F.logsigmoid(chosen - rejected).mean()\n"
+        "trainer = Trainer(model=model, args=args, train_dataset=ds, compute_loss_func=bt_loss)\n"
+        "trainer.train()\n"
+    )
+    assert classify_path(write(tmp_path, "rm.py", script)).primary == "REWARD_MODEL"

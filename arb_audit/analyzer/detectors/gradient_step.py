@@ -193,8 +193,8 @@ def _handed_function(node: cst.Call, loss_fn: cst.BaseExpression | None) -> str 
     By keyword (``loss_fn=packed_loss``) or first by position (``forward_backward(_sft_loss, ids)``).
     """
     if loss_fn is None:
-        first = next((a.value for a in node.args if a.keyword is None and not a.star), None)
-        loss_fn = first
+        first = node.args[0] if node.args else None  # (after a starred argument, no place is known)
+        loss_fn = first.value if first is not None and first.keyword is None and not first.star else None
     return loss_fn.value if type(loss_fn) is cst.Name else None
 
 
@@ -350,6 +350,9 @@ class GradientStep(RouteDetector):
         Valid("eval_loop(env=env, agent=agent)\ntrain_tokenizer(corpus)\n"),
         Valid("model.train()\nmodel.eval()\n"),
         Valid("def update_policy(self, data):\n    return data\n"),
+        # a module's helper that reports on a training, or switches a model's mode, runs none
+        Valid("import plotting\nplotting.plot_grpo_training_curves(log)\n"),
+        Valid("import utils\nutils.sft_training_mode(model, False)\n"),
         Valid(
             "import torch.nn.functional as F\nclass Perplexity:\n"
             "    def __call__(self, logits, labels):\n        return F.cross_entropy(logits, labels)\n"
@@ -840,6 +843,13 @@ class GradientStep(RouteDetector):
             "stage",
             "sft",
         ),
+        # the service's loss named by position (Tinker's forward_backward(data, loss_fn))
+        Invalid(
+            "def train(training_client, datums):\n"
+            "    return training_client.forward_backward(datums, 'cross_entropy')\n",
+            "gradient_step",
+            "sft",
+        ),
         # a remote step handed the file's loss function by position
         Invalid(
             "import torch.nn.functional as F\ndef _sft_loss(logits, labels):\n"
@@ -1194,8 +1204,10 @@ class GradientStep(RouteDetector):
         """id of a step's call -> the functions and classes it is in, innermost first."""
         self.loops: list[int] = []
         """ids of the open ``for``/``while`` loops, innermost last."""
-        self.loop_of: dict[int, int] = {}
-        """id of a step's call -> the innermost loop it is taken in."""
+        self.branches: list[tuple[int, bool]] = []
+        """The open ``if`` statements' ids, each with whether the walk is in its ``else``."""
+        self.loop_of: dict[int, tuple[tuple[int, ...], frozenset[tuple[int, bool]]]] = {}
+        """id of a step's call -> the loops it is taken in and the ``if`` branches it sits in."""
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.attributes: dict[str, list[cst.BaseExpression]] = {}
         self.returns: dict[str, list[tuple[int, list[cst.BaseExpression]]]] = {}
@@ -1373,7 +1385,7 @@ class GradientStep(RouteDetector):
             # innermost first: the functions around the step, then the classes
             self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
             if self.loops:
-                self.loop_of[id(node)] = self.loops[-1]
+                self.loop_of[id(node)] = (tuple(self.loops), frozenset(self.branches))
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append(id(node))
@@ -1386,6 +1398,31 @@ class GradientStep(RouteDetector):
 
     def leave_While(self, original_node: cst.While) -> None:
         self.loops.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self.branches.append((id(node), False))
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.branches.pop()
+
+    def visit_Else(self, node: cst.Else) -> None:
+        # (an ``elif`` is an ``If`` in its parent's ``orelse``, so it is marked by its own visit)
+        if self.branches:
+            self.branches[-1] = (self.branches[-1][0], True)
+
+    def _same_iteration(self, one: int, other: int) -> bool:
+        """Say whether two steps are taken in one iteration of a loop around both.
+
+        They share a loop and sit in no two exclusive branches of one ``if`` (``if stage == "sft":``
+        then ``else:`` runs one of them per iteration).
+        """
+        if one not in self.loop_of or other not in self.loop_of:
+            return False
+        (loops, branches), (other_loops, other_branches) = self.loop_of[one], self.loop_of[other]
+        if not set(loops) & set(other_loops):
+            return False
+        taken = dict(branches)
+        return not any(taken.get(i, in_else) != in_else for i, in_else in other_branches)
 
     def _call(self, node: cst.Call) -> None:
         self.scopes_of[id(node.func)] = self.context.scope  # resolved only if a loss slice reads it
@@ -1581,6 +1618,12 @@ class GradientStep(RouteDetector):
         elif name in REMOTE_STEPS:
             loss = keyword(node, "loss_fn")
             value = loss.value if loss is not None else None
+            if value is None:
+                # Tinker's ``forward_backward(datums, "cross_entropy")``: the service's loss by position
+                value = next(
+                    (a.value for a in node.args if a.keyword is None and type(a.value) is cst.SimpleString),
+                    None,
+                )
             named = value.evaluated_value if type(value) is cst.SimpleString else None
             if isinstance(named, str) and named in REMOTE_LOSSES:
                 kind, variant = REMOTE_LOSSES[named]
@@ -1754,8 +1797,12 @@ class GradientStep(RouteDetector):
             if cls is not None and func_scope is not None
             else set()
         )
-        if any(trainer_of(q) is not None or entry_for(q) is not None for q in known):
+        tables = [t for q in known if (t := trainer_of(q)) is not None]
+        generic = bool(tables) and all(t.variant in GENERIC_TRAINERS for t in tables)
+        if not generic and (tables or any(entry_for(q) is not None for q in known)):
             return []
+        # (a generic trainer, ``transformers.Trainer(compute_loss_func=f)``, differentiates the loss
+        # it is handed instead of its model's)
         return [
             (scope, a.value)
             for a in made.args
@@ -2070,12 +2117,17 @@ class GradientStep(RouteDetector):
                 roots = [(i, r) for i, returned in functions[name] for r in returned]
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
             elif how == "remote":
-                # the file's function's return value, else what the name was bound to (``loss_fn =
-                # GRPOLoss(**cfg)``): a loss object whose class or module may say the stage
+                # the file's function's return value, else a loss object the name was bound to
+                # (``loss_fn = GRPOLoss(**cfg)``), whose class may say the stage; a name bound to
+                # anything else is the data (SkyRL's ``forward_backward(batch)``)
                 roots = [(i, r) for i, returned in functions.get(name, []) for r in returned]
-                self.steps.append(
-                    (node, statement, roots or [(scope, cst.Name(name))], f"{REMOTE_STEP} on {name}")
-                )
+                if not roots and any(
+                    type(v) is cst.Call and "loss" in words(last_name(v.func))
+                    for v in self._bound(scope, name)
+                ):
+                    roots = [(scope, cst.Name(name))]
+                how_named = f"{REMOTE_STEP} on {name}" if roots else REMOTE_STEP
+                self.steps.append((node, statement, roots, how_named))
             elif how == "evaluates":
                 if any(
                     type(v) is cst.Call and self._constructs_trainer(v, scope)
@@ -2140,10 +2192,8 @@ class GradientStep(RouteDetector):
 
         slicer = Slice(self.assigns, self.attributes, functions, names_of)
         verdicts = {id(node): loss_form(slicer.features(roots)) for node, _, roots, _ in self.steps if roots}
-        # the loops a policy update is taken in: a supervised step beside it there is its auxiliary
-        policy_loops = {
-            self.loop_of[i] for i, v in verdicts.items() if v.kind in POLICY_GRADIENT and i in self.loop_of
-        }
+        # the policy updates: a supervised step taken in the same iteration of a loop is their auxiliary
+        policy_steps = [i for i, v in verdicts.items() if v.kind in POLICY_GRADIENT]
         for node, statement, roots, how in self.steps:
             if not roots:
                 self.report(
@@ -2163,7 +2213,7 @@ class GradientStep(RouteDetector):
             verdict = _pretraining_mix(
                 _group_relative(verdicts[id(node)], self.where.get(id(node), ())),
                 self.where.get(id(node), ()),
-                self.loop_of.get(id(node)) in policy_loops,
+                any(self._same_iteration(id(node), i) for i in policy_steps),
             )
             if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
@@ -2213,6 +2263,24 @@ SETTINGS_WORDS = frozenset({"config", "configs", "args", "arguments", "settings"
 """Words of a class or function that holds or builds settings (``SFTTrainingArgs``, ``TrainingConfig``)."""
 BUILDER_WORDS = frozenset({"build", "make", "prepare", "create", "generate", "load", "save", "convert"})
 """Words of a function that builds, loads or converts something (``run_build_sft_stage``'s data)."""
+REPORTING_WORDS = frozenset(
+    {
+        "plot",
+        "plots",
+        "curve",
+        "curves",
+        "log",
+        "logs",
+        "check",
+        "checks",
+        "mode",
+        "report",
+        "summary",
+        "show",
+    }
+)
+"""Words of a function that reports on a training or switches a model's mode (``plot_grpo_training_curves``,
+``sft_training_mode(model, False)``), not one that runs it."""
 RUN_WORDS = frozenset({*TRAINING_WORDS, "run", "main"})
 """Words of an imported function that runs a whole training (``train_grpo``, ``run_sft``, a
 ``train_dpo`` module's ``main``), once a route is named by it or by its module."""
@@ -2226,7 +2294,14 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     (``from recipes.train_dpo import main``). Evaluation, inference and data helpers
     (``run_eval_grpo``, ``train_dataset``) do not count.
     """
-    skipped = NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS | SETTINGS_WORDS | BUILDER_WORDS
+    skipped = (
+        NOT_TRAINING_SCOPES
+        | {"predict"}
+        | TRAINING_DATA_WORDS
+        | SETTINGS_WORDS
+        | BUILDER_WORDS
+        | REPORTING_WORDS
+    )
     if callee[:1].isupper():
         return False  # (a class is built, not run: ``SFTTrainingArgs(...)``)
     for q in qualified:
