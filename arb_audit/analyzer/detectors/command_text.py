@@ -22,7 +22,7 @@ PLACEHOLDER = " ARG "
 """What an f-string's replacement field stands for: one word (a path, a count, a setting)."""
 
 
-def _text(node: cst.BaseExpression) -> str | None:
+def string_text(node: cst.BaseExpression) -> str | None:
     """Return a string literal's text, an f-string's with each field a placeholder, or a concatenation's."""
     if type(node) is cst.SimpleString:
         value = node.evaluated_value
@@ -30,7 +30,7 @@ def _text(node: cst.BaseExpression) -> str | None:
     if type(node) is cst.FormattedString:
         return "".join(p.value if type(p) is cst.FormattedStringText else PLACEHOLDER for p in node.parts)
     if type(node) is cst.ConcatenatedString:
-        left, right = _text(node.left), _text(node.right)
+        left, right = string_text(node.left), string_text(node.right)
         return None if left is None or right is None else left + right
     return None
 
@@ -154,7 +154,7 @@ class CommandText(RouteDetector):
         raw = node.value if type(node) is cst.SimpleString else cst.Module([]).code_for_node(node)
         if self.quiet or not any(t in raw for t in self.TRIGGERS):
             return  # most strings: no need to evaluate them
-        text = _text(node)
+        text = string_text(node)
         if text is None or not any(t in text for t in self.TRIGGERS):
             return
         for route in launched_routes(text):

@@ -8,6 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import RUNNERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.command_text import string_text
 from arb_audit.analyzer.launchers import command_routes
 from arb_audit.analyzer.shell_words import shell_words
 
@@ -19,24 +20,6 @@ KINDS = {
     "REWARD_MODEL": "reward_model",
     "MERGE": "merge",
 }
-
-
-def _text(node: cst.BaseExpression) -> str | None:
-    """Return a string literal's text, an f-string's with each replacement field as one word ``ARG``.
-
-    Adjacent literals are one (``"python -m x " f"--out {d}"``), whatever their kinds.
-    """
-    if type(node) is cst.SimpleString:
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if type(node) is cst.FormattedString:
-        return "".join(
-            part.value if type(part) is cst.FormattedStringText else " ARG " for part in node.parts
-        )
-    if type(node) is cst.ConcatenatedString:
-        left, right = _text(node.left), _text(node.right)
-        return left + right if left is not None and right is not None else None
-    return None
 
 
 def _literal_words(
@@ -51,7 +34,7 @@ def _literal_words(
     if depth > 4:
         return None
     if isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
-        found = _text(node)
+        found = string_text(node)
         if found is None:
             return None
         text = found
