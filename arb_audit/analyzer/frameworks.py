@@ -523,9 +523,22 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("simple_evaluate", role="eval"),
             Entry("evaluate", role="eval"),
             Entry("cli_evaluate", role="eval"),
+            # its command line, also as ``python -m lm_eval`` (the harness's ``__main__``)
+            Entry("", role="eval", commands=("lm_eval", "lm-eval")),
         ),
-        invalid=(("import lm_eval\nlm_eval.simple_evaluate(model='hf', tasks=['gsm8k'])\n", "EVAL_ONLY"),),
+        invalid=(
+            ("import lm_eval\nlm_eval.simple_evaluate(model='hf', tasks=['gsm8k'])\n", "EVAL_ONLY"),
+            (
+                "import subprocess\n"
+                "subprocess.run(['lm_eval', '--model', 'vllm', '--tasks', 'gsm8k', '--model_args', a])\n",
+                "EVAL_ONLY",
+            ),
+        ),
         valid=("from lm_eval.utils import make_table\nmake_table(r)\n",),
+        lines=(
+            ("lm_eval --model hf --model_args pretrained=out --tasks gsm8k", "EVAL_ONLY"),
+            ("python -m lm_eval --model vllm --tasks mmlu", "EVAL_ONLY"),
+        ),
     ),
     Framework(
         "FlashRAG",
