@@ -10,7 +10,7 @@ from arb_audit.analyzer.calls import RUNNERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.command_text import string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
-from arb_audit.analyzer.launchers import command_routes
+from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
 from arb_audit.analyzer.shell_words import shell_words
 
 KINDS = {
@@ -21,8 +21,6 @@ KINDS = {
     "REWARD_MODEL": "reward_model",
     "MERGE": "merge",
 }
-WORK = frozenset({"EVAL_ONLY", "DISTILLATION"})
-"""Labels of a command that trains nothing: what it runs is the file's work."""
 
 
 def _literal_words(
@@ -125,7 +123,7 @@ class SubprocessLaunch(RouteDetector):
         for label in labels:
             if label in KINDS:
                 self.report(node, "stage", f"runs {label} with {words[0]}", kind=KINDS[label])
-            elif label in WORK:
+            elif label in LAUNCHED_WORK:
                 # an evaluation or a data generation it runs (``lm_eval --model vllm ...``): the
                 # file's work when nothing else is, as a launcher's command lines are
                 message = f"runs a command line that runs {label} with {words[0]}"
