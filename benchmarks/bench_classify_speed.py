@@ -1,7 +1,8 @@
 """Classification throughput against ``ast.parse`` and ``libcst.parse_module`` on the same real files.
 
-Run on demand: ``python benchmarks/bench_classify_speed.py [FOLDER ...] [--limit N]`` (default: this
-interpreter's site-packages, the first 2000 Python files in sorted order). Each file is read once;
+Run on demand: ``python benchmarks/bench_classify_speed.py [FOLDER ...] [--limit N] [--rounds R]``
+(default: this interpreter's site-packages, the first 2000 Python files in sorted order, 3 rounds; more
+rounds give a steadier least time per file on a loaded machine). Each file is read once;
 then, in the same run and in alternating order, every file is parsed with ``ast``, parsed with libcst,
 and classified (pre-scan, libcst parse, name bindings, one batched detector pass, locating evidence)
 twice: as a worker process of ``arb-audit classify`` does (unguarded: a hostile file may kill the
@@ -75,7 +76,7 @@ def timed(
     return best
 
 
-def report(label: str, texts: list[str], rounds: int = 3) -> None:
+def report(label: str, texts: list[str], rounds: int) -> None:
     """Time the methods over ``texts`` and print totals and ratios."""
     methods: dict[str, Callable[[str], object]] = {
         "ast.parse": ast.parse,
@@ -100,15 +101,17 @@ def report(label: str, texts: list[str], rounds: int = 3) -> None:
 def main() -> None:
     """Collect files, time, print."""
     args = sys.argv[1:]
-    limit = 2000
-    if "--limit" in args:
-        at = args.index("--limit")
-        limit = int(args[at + 1])
-        del args[at : at + 2]
+    limit, rounds = 2000, 3
+    for flag in ("--limit", "--rounds"):
+        if flag in args:
+            at = args.index(flag)
+            value = int(args[at + 1])
+            del args[at : at + 2]
+            limit, rounds = (value, rounds) if flag == "--limit" else (limit, value)
     folders = [Path(a) for a in args] or [Path(sysconfig.get_paths()["purelib"])]
     texts = collect(folders, limit)
-    report("all files", texts)
-    report("files importing an ML library", [t for t in texts if ML_IMPORT.search(t)])
+    report("all files", texts, rounds)
+    report("files importing an ML library", [t for t in texts if ML_IMPORT.search(t)], rounds)
 
 
 if __name__ == "__main__":
