@@ -188,9 +188,10 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.named_rl_losses.add(identifier)
     elif "loss" in (found := set(words(identifier))) and found & PREFERENCE_LOSS_WORDS:
         f.named_preference_losses.add(identifier)
-    elif {"next", "token", "loss"} <= found:
-        # one identifier naming the language-model objective (``compute_next_token_loss``); the words
-        # spread over several names (``next_values``, ``token_rewards``, ``mse_loss``) say nothing
+    elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
+        # one identifier naming the language-model objective (``compute_next_token_loss``,
+        # ``lm_loss``); the words spread over several names (``next_values``, ``token_rewards``,
+        # ``mse_loss``; a ``CausalLM`` model beside a ``compute_loss`` of another object) say nothing
         f.named_lm_losses.add(identifier)
 
 
@@ -676,7 +677,6 @@ def loss_form(f: Features) -> Verdict:
         return Verdict("sft", None, None, "cross-entropy against given labels")
     if (
         "nll" in w
-        or ("lm" in w and "loss" in w)
         or bool(f.named_lm_losses)
         or ("labels" in w and w & {"logits", "outputs"})
         # a class named for a language-model loss, its acronyms run together (``GPTLMLoss``)

@@ -1754,6 +1754,31 @@ def test_a_computed_log_normaliser_inside_exp_is_a_softmax(tmp_path: Path) -> No
     assert classify_path(write(tmp_path, "fused.py", LOG_NORM_SOFTMAX)).primary == "SFT"
 
 
+OTHER_OBJECTS_LOSS = """
+import torch
+from transformers import AutoModelForCausalLM
+
+def main(args, batches, objective):
+    model = AutoModelForCausalLM.from_pretrained(args.model)
+    ref_model = AutoModelForCausalLM.from_pretrained(args.model).eval()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for batch in batches:
+        out = objective.compute_loss(model=model, ref_model=ref_model, batch=batch)
+        out.loss.backward()
+        opt.step()
+"""
+
+
+def test_a_causal_lm_beside_another_object_s_loss_is_no_language_model_loss(tmp_path: Path) -> None:
+    # ``lm`` of the model's class and ``loss`` of another object's method name no next-token loss
+    result = classify_path(write(tmp_path, "pref.py", OTHER_OBJECTS_LOSS))
+    assert (result.primary, result.role) == ("UNKNOWN", "training")
+    named = OTHER_OBJECTS_LOSS.replace(
+        "out.loss.backward()", "lm_loss = out.loss\n        lm_loss.backward()"
+    )
+    assert classify_path(write(tmp_path, "lm.py", named)).primary == "SFT"
+
+
 def test_a_generic_trainer_run_in_a_function_named_for_another_stage_trains_its_model_s_loss(
     tmp_path: Path,
 ) -> None:
