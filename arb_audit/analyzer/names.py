@@ -86,6 +86,15 @@ def literal_text(node: cst.SimpleString) -> str:
     return node.value.lstrip("rRbBuUfF").strip("'\"")
 
 
+def text_value(node: cst.SimpleString) -> str | None:
+    """Return a string literal's text as :func:`literal_text` reads it, or None for a bytes literal.
+
+    For reading words, keys and flags where libcst's ``evaluated_value`` (an ``ast.literal_eval`` each
+    time it is read) would cost more than the escapes it resolves are worth.
+    """
+    return None if "b" in node.prefix.lower() else literal_text(node)
+
+
 def last_name(node: cst.BaseExpression) -> str:
     """Return a name's or an attribute's last component (``self.records`` -> ``records``), else ""."""
     if type(node) is cst.Name:

@@ -16,7 +16,7 @@ from arb_audit.analyzer.frameworks import (
     entry_for,
 )
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name, literal_bool
+from arb_audit.analyzer.names import last_name, literal_bool, text_value
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -180,8 +180,8 @@ class FrameworkEntry(RouteDetector):
         return self._string(node)
 
     def _string(self, node: cst.BaseExpression) -> str | None:
-        if type(node) is cst.SimpleString and isinstance(node.evaluated_value, str):
-            return node.evaluated_value
+        if type(node) is cst.SimpleString:
+            return text_value(node)
         return self._strings.get(node.value) if type(node) is cst.Name else None
 
     def _chosen(self, call: cst.Call, entry: Entry) -> Entry | None:
@@ -317,13 +317,12 @@ class FrameworkEntry(RouteDetector):
         for arg in node.args:
             value = arg.value
             by_name = loads or (arg.keyword is not None and arg.keyword.value == "default")
-            if by_name and type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
-                # getattr(cfg, "pipeline_cls", "roll.pipeline.agentic.agentic_pipeline.AgenticPipeline"),
-                # import_string("..."), a Hydra _target_: the class is loaded by its full path
-                path = value.evaluated_value
-                if DOTTED_PATH.fullmatch(path) and (entry := entry_for(path)) is not None:
-                    self._report(node, path, entry, "loads by name")
-                    return
+            # getattr(cfg, "pipeline_cls", "roll.pipeline.agentic.agentic_pipeline.AgenticPipeline"),
+            # import_string("..."), a Hydra _target_: the class is loaded by its full path
+            path = text_value(value) if by_name and type(value) is cst.SimpleString else None
+            if path is not None and DOTTED_PATH.fullmatch(path) and (entry := entry_for(path)) is not None:
+                self._report(node, path, entry, "loads by name")
+                return
 
     def _own_definition(self, node: cst.ClassDef) -> tuple[str, Entry] | None:
         """Return the table entry a class of this file *is*: a framework's own source defining it.

@@ -11,7 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
 from arb_audit.analyzer.loss_slice import words as name_words
-from arb_audit.analyzer.names import dotted, is_dead, last_name
+from arb_audit.analyzer.names import dotted, is_dead, last_name, text_value
 from arb_audit.analyzer.trainers import AMBIGUOUS_WORDS, ROUTE_WORDS, route_of_name
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
@@ -87,7 +87,7 @@ def _word(node: cst.BaseExpression) -> str | None:
     A mode named by a route and a word for running it (``mode == "dpo_train"``) names the route too.
     """
     if type(node) is cst.SimpleString:
-        return _text_word(node.evaluated_value if isinstance(node.evaluated_value, str) else "")
+        return _text_word(text_value(node) or "")
     if type(node) is cst.Attribute and isinstance(node.value, cst.Name | cst.Attribute):
         return ROUTE_WORDS.get(node.attr.value.lower())
     return None
@@ -181,7 +181,7 @@ def _passes_by_name(element: cst.DictElement) -> bool:
     return (
         type(element.value) is cst.Name
         and type(key) is cst.SimpleString
-        and key.evaluated_value == element.value.value
+        and text_value(key) == element.value.value
     )
 
 
@@ -189,9 +189,10 @@ def _table_word(node: cst.BaseExpression) -> str | None:
     """Return what a dispatch table's key selects: a route name, or a subcommand by its first word."""
     if (word := _word(node)) is not None:
         return word
-    if type(node) is not cst.SimpleString or not isinstance(node.evaluated_value, str):
+    text = text_value(node) if type(node) is cst.SimpleString else None
+    if text is None:
         return None
-    first = node.evaluated_value.lower().replace("-", "_").split("_")[0]
+    first = text.lower().replace("-", "_").split("_")[0]
     return ROUTE_WORDS.get(first) or SUBCOMMAND_WORDS.get(first)
 
 
@@ -634,7 +635,7 @@ class RouteDispatch(RouteDetector):
         if type(node.func) is cst.Attribute and node.func.attr.value == "add_argument" and node.args:
             flag = node.args[0].value
             if type(flag) is cst.SimpleString and any(
-                w in str(flag.evaluated_value) for w in MULTI_TURN_FLAGS
+                w in (text_value(flag) or "") for w in MULTI_TURN_FLAGS
             ):
                 self.report(node, "dispatch", "an option plugs in multi-turn rollouts", routes=("ONLINE_RL",))
         choices = keyword(node, "choices")
