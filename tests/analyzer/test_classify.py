@@ -1779,6 +1779,41 @@ def test_a_causal_lm_beside_another_object_s_loss_is_no_language_model_loss(tmp_
     assert classify_path(write(tmp_path, "lm.py", named)).primary == "SFT"
 
 
+FOLD_TO_STREAM = """
+from threading import Thread
+from peft import AutoPeftModelForCausalLM
+from transformers import TextIteratorStreamer
+
+class LoRAInference:
+    def __init__(self, weights_path, tokenizer):
+        self.tokenizer = tokenizer
+        self.model = self._get_merged_model(weights_path)
+
+    def _get_merged_model(self, weights_path):
+        model = AutoPeftModelForCausalLM.from_pretrained(weights_path)
+        return model.merge_and_unload()
+
+    def infer_one(self, prompt):
+        ids = self.tokenizer(prompt, return_tensors="pt").input_ids
+        streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True)
+        Thread(target=self.model.generate, kwargs=dict(input_ids=ids, streamer=streamer)).start()
+        return "".join(streamer)
+"""
+
+
+def test_an_adapter_folded_by_a_method_of_the_file_to_stream_generations_is_no_merge(
+    tmp_path: Path,
+) -> None:
+    """The fold's own method (named ``_get_merged_model``) is read as the fold: inference, not a merge."""
+    result = classify_path(write(tmp_path, "lora_inference.py", FOLD_TO_STREAM))
+    assert "MERGE" not in result.labels
+    saved = FOLD_TO_STREAM.replace(
+        "return model.merge_and_unload()",
+        "merged = model.merge_and_unload()\n        merged.save_pretrained('out')\n        return merged",
+    )
+    assert classify_path(write(tmp_path, "fold_and_save.py", saved)).primary == "MERGE"
+
+
 def test_a_generic_trainer_run_in_a_function_named_for_another_stage_trains_its_model_s_loss(
     tmp_path: Path,
 ) -> None:

@@ -97,7 +97,7 @@ RUNNERS = frozenset(
 """Calls that run the function given first (or as ``target=``) with the arguments that follow."""
 
 
-def _run_generate(node: cst.Call) -> cst.Attribute | None:
+def run_generate(node: cst.Call) -> cst.Attribute | None:
     """Return a model's ``generate`` a call hands on to be run, if it does.
 
     ``Thread(target=model.generate, ...)``, ``pool.submit(llm.generate, prompts)``; a signature read or
@@ -415,7 +415,7 @@ class Generation(RouteDetector):
             found = self.callees.setdefault(caller[-1], set())
             found.add(last_name(node.func))
             found.update(last_name(a.value) for a in node.args if type(a.value) is cst.Name)
-        if (run := _run_generate(node)) is not None:
+        if (run := run_generate(node)) is not None:
             # a model's generate handed on to be run (``Thread(target=model.generate, kwargs=kw)`` to
             # stream its tokens, ``pool.submit(llm.generate, prompts)``)
             self._generates(run, f"hands on {run.attr.value} to run")

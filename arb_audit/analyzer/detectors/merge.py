@@ -12,7 +12,7 @@ from arb_audit.analyzer.calls import (
     method,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES
+from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES, run_generate
 from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool, literal_text
@@ -279,6 +279,11 @@ class Merge(RouteDetector):
             "inference",
         ),
         Invalid(
+            "from threading import Thread\nmodel = model.merge_and_unload()\n"
+            "Thread(target=model.generate, kwargs=dict(input_ids=ids, streamer=streamer)).start()\n",
+            "inference",
+        ),
+        Invalid(
             "model = model.merge_and_unload()\nprint(model.generate(**inputs))\nmodel.save_pretrained(out)\n",
             "stage",
             "merge",
@@ -340,6 +345,8 @@ class Merge(RouteDetector):
         """How often each name occurs (a function's own definition counts once)."""
         self.main_guard = False
         """The file runs as a script (``if __name__ == "__main__":``)."""
+        self.folding_functions: set[str] = set()
+        """The file's functions that fold an adapter: a call of one is that fold, read where it is."""
         self.parameters: dict[str, set[str]] = {}
         """Words of the parameters of each top-level function the file defines (what it is given)."""
         self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
@@ -410,10 +417,14 @@ class Merge(RouteDetector):
             self.generates
             or generates(self, node)
             or (called in ENGINE_LAST and bool(self.names(node.func) & GENERATION_ENGINES))
+            # (``Thread(target=model.generate, kwargs=kw)``: a streamed generation run on a thread)
+            or run_generate(node) is not None
         )
         if called in FOLD_METHODS:
             self.saves = self.saves or called != "merge_and_unload"  # unsloth's fold writes the model
             self.folds.append((node, self.context.statements[-1] if self.context.statements else None))
+            if self.function is not None:
+                self.folding_functions.add(self.function)
             return
         if called in ADAPTER_COMBINATIONS:
             message = f"combines adapters into one with {called}"
@@ -535,8 +546,8 @@ class Merge(RouteDetector):
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
             # the tensor-parallel shards of one model)
             named = said | self.parameters.get(callee, set())
-            if named & SHARD_WORDS:
-                continue
+            if named & SHARD_WORDS or callee in self.folding_functions:
+                continue  # (a fold of the file's own, ``_get_merged_model``, is read as that fold)
             if self._never_called(function):
                 continue  # inside a function the script never calls
             variant = "lora_fold" if named & {"lora", "adapter"} else "merge_function"
