@@ -1095,6 +1095,27 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "mergoo",
+        "mergoo",
+        (
+            # Documented as ``ComposeExperts(config).compose()`` then ``save_checkpoint(path)``: whole
+            # models' layers, or LoRA adapters, composed into one mixture-of-experts checkpoint (a merge
+            # of existing weights; the routers it adds are trained later, by another script).
+            Entry("compose_experts.ComposeExperts", "merge", "moe_compose"),
+        ),
+        invalid=(
+            (
+                "from mergoo.compose_experts import ComposeExperts\n"
+                "merger = ComposeExperts(config, torch_dtype=torch.float16)\nmerger.compose()\n"
+                "merger.save_checkpoint('out')\n",
+                "MERGE",
+            ),
+        ),
+        valid=(
+            "from mergoo.models.modeling_mistral import MistralForCausalLM\nMistralForCausalLM.from_pretrained(p)\n",
+        ),
+    ),
+    Framework(
         "ART (OpenPipe)",
         "art",
         (
