@@ -98,6 +98,19 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
 REMOTE_STEP = "a remote forward-backward pass"
+SET_LOSS = "set_loss"
+"""A model object's method that sets the loss its later ``forward_backward`` passes train (twinkle's
+``TransformersModel.set_loss(DPOLoss(beta=0.1))``, also given the loss class's name as a string)."""
+
+
+def _loss_root(scope: int, loss: cst.BaseExpression) -> tuple[int, cst.BaseExpression]:
+    """Return what a loss handed to ``set_loss`` is read as: a string names the loss class."""
+    named = literal_text(loss) if type(loss) is cst.SimpleString else None
+    if named is not None and named.isidentifier():
+        return scope, cst.Name(named)  # ``set_loss("LigerFusedLinearCrossEntropyLoss")``: its words
+    return scope, loss
+
+
 """How a remote service's step is described (its loss is the service's, named in the call)."""
 HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineTune.create")
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
@@ -1143,6 +1156,19 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid("out = self.policy.forward_backward(batch)\nself.policy.optim_step()\n", "gradient_step"),
+        # the loss set on the model object before its remote steps (twinkle's set_loss)
+        Invalid(
+            "from twinkle.loss import DPOLoss\npolicy.set_loss(DPOLoss(beta=0.1))\n"
+            "for batch in loader:\n    policy.forward_backward(inputs=batch, ref_outputs=ref)\n"
+            "    policy.clip_grad_and_step()\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
+            "model.set_loss('LigerFusedLinearCrossEntropyLoss')\nmodel.forward_backward(inputs=batch)\n",
+            "gradient_step",
+            "sft",
+        ),
         Invalid(
             "loss_fn = ClippedPGLossFn(cfg)\nresults = policy.train(train_data, loss_fn)\n", "gradient_step"
         ),
@@ -1243,6 +1269,9 @@ class GradientStep(RouteDetector):
         calls and ``trainer.train()`` on a name."""
         self.trainer_of_step: dict[int, cst.Call] = {}
         """id of a trainer's ``train()`` call -> the call that constructs that trainer."""
+        self.set_losses: dict[str, tuple[int, cst.BaseExpression]] = {}
+        """The loss an object was told to train with (``model.set_loss(DPOLoss(beta=0.1))``), by the
+        object's dotted name: (scope, the loss handed)."""
         self.trainer_scope: dict[int, int] = {}
         """id of such a ``train()`` call -> the function it is in (where the trainer's class is bound)."""
 
@@ -1615,6 +1644,8 @@ class GradientStep(RouteDetector):
             kind = "dpo" if chosen == "dpo" else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
             self.report(node, "gradient_step", message, kind=kind, variant="hosted")
+        elif name == SET_LOSS and type(node.func) is cst.Attribute and positional:
+            self.set_losses[dotted(node.func.value)] = (self.functions[-1], positional[0])
         elif name in REMOTE_STEPS:
             loss = keyword(node, "loss_fn")
             value = loss.value if loss is not None else None
@@ -1634,6 +1665,17 @@ class GradientStep(RouteDetector):
                     kind=kind,
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
+                )
+            elif (
+                value is None
+                and type(node.func) is cst.Attribute
+                and (holder := dotted(node.func.value)) in self.set_losses
+            ):
+                # ``model.set_loss(DPOLoss(...)); model.forward_backward(inputs=batch)``: the loss the
+                # object was told to train with before
+                roots = [_loss_root(*self.set_losses[holder])]
+                self.steps.append(
+                    (node, self._statement(), roots, f"{REMOTE_STEP} with the loss set on {holder}")
                 )
             elif (loss_function := _handed_function(node, value)) is not None:
                 # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
