@@ -790,6 +790,17 @@ class GradientStep(RouteDetector):
             "loss",
             "sft",
         ),
+        # a class deriving from the project's loss class, mixing in a divergence to a teacher
+        Invalid(
+            "import torch.nn.functional as F\nfrom .cross_entropy_loss import CrossEntropyLoss\n"
+            "class VariousDivergence(CrossEntropyLoss):\n"
+            "    def forward(self, logits, teacher_logits, labels):\n"
+            "        ce = F.cross_entropy(logits, labels)\n"
+            "        kd_loss = F.kl_div(F.log_softmax(logits, -1), F.softmax(teacher_logits, -1))\n"
+            "        return (1 - self.kd_rate) * ce + self.kd_rate * kd_loss\n",
+            "loss",
+            "sft",
+        ),
         Invalid(
             "async def step(self, buffers):\n    await self.ppo_local_train_critic(buffers)\n"
             "    await self.ppo_local_train_policy(buffers)\n",
@@ -1717,6 +1728,8 @@ class GradientStep(RouteDetector):
     def _loss_classes(self, slicer: Slice, entries: list[tuple[int, list[cst.BaseExpression]]]) -> None:
         """Report a loss class's ``__call__``/``forward`` (``class TargetLMLoss(Loss)``) as its stage's loss.
 
+        A class deriving from one named for a loss (``class VariousDivergence(CrossEntropyLoss)``) is one.
+
         A class named for a loss is defined to be trained with, so even a plain cross-entropy on the
         targets it masks is a supervised loss here (a perplexity evaluation does not define one).
         """
@@ -1724,7 +1737,15 @@ class GradientStep(RouteDetector):
             definition = self.defined.get(function_id)
             where = self.where.get(id(definition), ()) if definition is not None else ()
             owner = where[1] if len(where) > 1 else ""
-            if not returned or definition is None or not LOSS_NAME_WORDS & set(words(owner)):
+            # the class or one it derives from named for a loss (``class KD(CrossEntropyLoss)``)
+            lineage = (
+                {q.rsplit(".", 1)[-1] for q in self.context.resolver.ancestry(owner)} if owner else set()
+            )
+            if (
+                not returned
+                or definition is None
+                or not any(LOSS_NAME_WORDS & set(words(n)) for n in lineage)
+            ):
                 continue
             verdict = loss_form(slicer.features([(function_id, r) for r in returned]))
             if verdict.kind is None:
