@@ -1112,7 +1112,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ),
         ),
         valid=(
-            "from mergoo.models.modeling_mistral import MistralForCausalLM\nMistralForCausalLM.from_pretrained(p)\n",
+            "from mergoo.models.modeling_mistral import MistralForCausalLM\n"
+            "MistralForCausalLM.from_pretrained(p)\n",
         ),
     ),
     Framework(
