@@ -1655,8 +1655,8 @@ class GradientStep(RouteDetector):
             kind = "dpo" if chosen == "dpo" else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
             self.report(node, "gradient_step", message, kind=kind, variant="hosted")
-        elif name == SET_LOSS and type(node.func) is cst.Attribute and positional:
-            self.set_losses[dotted(node.func.value)] = (self.functions[-1], positional[0])
+        elif name == SET_LOSS and positional and (trained := dotted(getattr(node.func, "value", None))):
+            self.set_losses[trained] = (self.functions[-1], positional[0])
         elif name in REMOTE_STEPS:
             loss = keyword(node, "loss_fn")
             value = loss.value if loss is not None else None
@@ -1677,16 +1677,12 @@ class GradientStep(RouteDetector):
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
                 )
-            elif (
-                value is None
-                and type(node.func) is cst.Attribute
-                and (holder := dotted(node.func.value)) in self.set_losses
-            ):
+            elif value is None and (trained := dotted(getattr(node.func, "value", None))) in self.set_losses:
                 # ``model.set_loss(DPOLoss(...)); model.forward_backward(inputs=batch)``: the loss the
                 # object was told to train with before
-                roots = [_loss_root(*self.set_losses[holder])]
+                roots = [_loss_root(*self.set_losses[trained])]
                 self.steps.append(
-                    (node, self._statement(), roots, f"{REMOTE_STEP} with the loss set on {holder}")
+                    (node, self._statement(), roots, f"{REMOTE_STEP} with the loss set on {trained}")
                 )
             elif (loss_function := _handed_function(node, value)) is not None:
                 # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
