@@ -23,6 +23,8 @@ KINDS = {
 }
 
 
+ARG = PLACEHOLDER.strip()
+"""A computed word of a command (a path, a count)."""
 MAX_ALTERNATIVES = 8
 """The most command lines one list expands to through its ``a if flag else b`` words."""
 
@@ -43,10 +45,12 @@ def _list_words(node: cst.List | cst.Tuple) -> list[list[str]]:
             choices = [string_text(value.body), string_text(value.orelse)]
         elif type(value) is cst.Attribute and value.attr.value == "executable":
             choices = ["python"]  # ``sys.executable``: this interpreter runs the script that follows
-        words = [c for c in choices if c is not None]
+        # (each element is one word of the command, an f-string's fields in it one placeholder each)
+        words = [c.replace(PLACEHOLDER, ARG) for c in choices if c is not None]
         if len(words) < len(choices) or not words:
-            words = [PLACEHOLDER.strip()] if any(lines[0]) else []
-        lines = [[*line, *word.split()] for line in lines for word in words or [""]][:MAX_ALTERNATIVES]
+            words = [ARG] if lines[0] else []
+        if words:
+            lines = [[*line, word] for line in lines for word in words][:MAX_ALTERNATIVES]
     return [line for line in lines if line]
 
 
