@@ -98,6 +98,8 @@ REMOTE_LOSSES: dict[str, tuple[str, str | None]] = {
 }
 """Built-in ``loss_fn`` names of such a call, by the stage they train."""
 REMOTE_STEP = "a remote forward-backward pass"
+"""How a remote service's step is described (its loss is the service's, named in the call)."""
+
 SET_LOSS = "set_loss"
 """A model object's method that sets the loss its later ``forward_backward`` passes train (twinkle's
 ``TransformersModel.set_loss(DPOLoss(beta=0.1))``, also given the loss class's name as a string)."""
@@ -111,7 +113,6 @@ def _loss_root(scope: int, loss: cst.BaseExpression) -> tuple[int, cst.BaseExpre
     return scope, loss
 
 
-"""How a remote service's step is described (its loss is the service's, named in the call)."""
 HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineTune.create")
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
 TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval", "test", "validate"})
