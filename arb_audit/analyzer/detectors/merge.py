@@ -347,6 +347,9 @@ class Merge(RouteDetector):
         """The file runs as a script (``if __name__ == "__main__":``)."""
         self.folding_functions: set[str] = set()
         """The file's functions that fold an adapter: a call of one is that fold, read where it is."""
+        self.loading_functions: set[str] = set()
+        """The file's functions that put weights into a model (``load_state_dict``): one that folds
+        adapters and loads their average too combines models, whatever the folds alone would say."""
         self.parameters: dict[str, set[str]] = {}
         """Words of the parameters of each top-level function the file defines (what it is given)."""
         self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
@@ -403,6 +406,8 @@ class Merge(RouteDetector):
         )
         self.saves = self.saves or called in SAVE_METHODS
         saved = _saved_name(node) if called in SAVE_METHODS else None
+        if called in WEIGHT_LOADS and self.function is not None:
+            self.loading_functions.add(self.function)
         if called in WEIGHT_LOADS:
             # model.load_state_dict(merged_state_dict), set_peft_model_state_dict(base, merged_model):
             # weights the file merged put into a model, as saving them is
@@ -546,7 +551,9 @@ class Merge(RouteDetector):
             # the file's own merge function says what it joins in its parameters (``tp_ckpt_name``:
             # the tensor-parallel shards of one model)
             named = said | self.parameters.get(callee, set())
-            if named & SHARD_WORDS or callee in self.folding_functions:
+            if named & SHARD_WORDS or (
+                callee in self.folding_functions and callee not in self.loading_functions
+            ):
                 continue  # (a fold of the file's own, ``_get_merged_model``, is read as that fold)
             if self._never_called(function):
                 continue  # inside a function the script never calls
