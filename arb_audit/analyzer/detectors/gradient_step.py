@@ -24,7 +24,7 @@ from arb_audit.analyzer.loss_slice import (
     loss_form,
     words,
 )
-from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool, literal_text
+from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool, literal_text, text_value
 from arb_audit.analyzer.trainers import LABEL_KINDS, config_stem, route_word, trainer_of
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -107,7 +107,7 @@ SET_LOSS = "set_loss"
 
 def _loss_root(scope: int, loss: cst.BaseExpression) -> tuple[int, cst.BaseExpression]:
     """Return what a loss handed to ``set_loss`` is read as: a string names the loss class."""
-    named = literal_text(loss) if type(loss) is cst.SimpleString else None
+    named = text_value(loss) if type(loss) is cst.SimpleString else None
     if named is not None and named.isidentifier():
         return scope, cst.Name(named)  # ``set_loss("LigerFusedLinearCrossEntropyLoss")``: its words
     return scope, loss
@@ -1182,6 +1182,20 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid(
+            "from twinkle.loss import DPOLoss\nmodel.set_loss(loss=DPOLoss())\n"
+            "model.forward_backward(batch)\n",
+            "gradient_step",
+            "dpo",
+        ),
+        # a loss function handed to the step itself, whatever loss was set before
+        Invalid(
+            "import torch.nn.functional as F\nfrom twinkle.loss import DPOLoss\n"
+            "def _sft_loss(logits, labels):\n    return F.cross_entropy(logits, labels)\n"
+            "trainer.set_loss(DPOLoss())\ntrainer.forward_backward(_sft_loss, ids)\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid(
             "loss_fn = ClippedPGLossFn(cfg)\nresults = policy.train(train_data, loss_fn)\n", "gradient_step"
         ),
         Invalid(
@@ -1656,8 +1670,11 @@ class GradientStep(RouteDetector):
             kind = "dpo" if chosen == "dpo" else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
             self.report(node, "gradient_step", message, kind=kind, variant="hosted")
-        elif name == SET_LOSS and positional and (trained := dotted(getattr(node.func, "value", None))):
-            self.set_losses[trained] = (self.functions[-1], positional[0])
+        elif name == SET_LOSS and (trained := dotted(getattr(node.func, "value", None))):
+            set_to = keyword(node, "loss")
+            loss_set = positional[0] if positional else set_to.value if set_to is not None else None
+            if loss_set is not None:
+                self.set_losses[trained] = (self.functions[-1], loss_set)
         elif name in REMOTE_STEPS:
             loss = keyword(node, "loss_fn")
             value = loss.value if loss is not None else None
@@ -1678,6 +1695,10 @@ class GradientStep(RouteDetector):
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
                 )
+            elif (loss_function := _handed_function(node, value)) is not None:
+                # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
+                # file handed to the remote step, read once all is seen (else the step stays unknown)
+                self.deferred.append((node, self._statement(), self.functions[-1], loss_function, "remote"))
             elif value is None and (trained := dotted(getattr(node.func, "value", None))) in self.set_losses:
                 # ``model.set_loss(DPOLoss(...)); model.forward_backward(inputs=batch)``: the loss the
                 # object was told to train with before
@@ -1685,10 +1706,6 @@ class GradientStep(RouteDetector):
                 self.steps.append(
                     (node, self._statement(), roots, f"{REMOTE_STEP} with the loss set on {trained}")
                 )
-            elif (loss_function := _handed_function(node, value)) is not None:
-                # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
-                # file handed to the remote step, read once all is seen (else the step stays unknown)
-                self.deferred.append((node, self._statement(), self.functions[-1], loss_function, "remote"))
             else:
                 self.steps.append((node, self._statement(), [], REMOTE_STEP))
 
@@ -2187,6 +2204,11 @@ class GradientStep(RouteDetector):
                 ):
                     roots = [(scope, cst.Name(name))]
                 how_named = f"{REMOTE_STEP} on {name}" if roots else REMOTE_STEP
+                trained = dotted(getattr(getattr(node, "func", None), "value", None))
+                if not roots and trained in self.set_losses:
+                    # the data handed first (``policy.forward_backward(batch)``): the loss set before
+                    roots = [_loss_root(*self.set_losses[trained])]
+                    how_named = f"{REMOTE_STEP} with the loss set on {trained}"
                 self.steps.append((node, statement, roots, how_named))
             elif how == "evaluates":
                 if any(
