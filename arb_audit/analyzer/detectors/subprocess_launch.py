@@ -11,6 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
+from arb_audit.analyzer.names import dotted
 from arb_audit.analyzer.shell_words import shell_words
 
 KINDS = {
@@ -25,33 +26,59 @@ KINDS = {
 
 ARG = PLACEHOLDER.strip()
 """A computed word of a command (a path, a count)."""
-MAX_ALTERNATIVES = 8
-"""The most command lines one list expands to through its ``a if flag else b`` words."""
+MAX_SWITCHES = 16
+"""The most ``a if flag else b`` words of one list read for the command line each other branch gives."""
+MAX_NESTED_SWITCH = 4
+"""How deep ``a if c else (b if d else ...)`` is read for the words it may pick."""
+MAX_SWITCHED_WORDS = 256
+"""Lists longer than this are read with the first branch of each switch only (bounded work)."""
+
+
+def _word(value: cst.BaseExpression) -> str | None:
+    """Return one literal word of a command, or None for a word computed otherwise.
+
+    A string, an f-string (a placeholder per field), the interpreter (``sys.executable``).
+    """
+    if dotted(value) == "sys.executable":
+        return "python"  # this interpreter runs the script that follows
+    text = string_text(value)
+    return text.replace(PLACEHOLDER, ARG) if text is not None else None
+
+
+def _branches(value: cst.BaseExpression, depth: int = 0) -> list[str | None]:
+    """Return the words a list element may be: each branch of ``a if c else (b if d else e)``."""
+    if type(value) is cst.IfExp and depth < MAX_NESTED_SWITCH:
+        return [*_branches(value.body, depth + 1), *_branches(value.orelse, depth + 1)]
+    return [_word(value)]
 
 
 def _list_words(node: cst.List | cst.Tuple) -> list[list[str]]:
     """Return the command lines a literal list or tuple of words may be.
 
-    A word picked by a condition between two literals (``"lora_finetune" if use_lora else
-    "full_finetune"``) gives one command line per branch; any other computed word (``str(n)``, a path)
+    Each element is one word. A word picked by a condition (``"lora_finetune" if use_lora else
+    "full_finetune"``) gives the line of its first branch and, switched alone, a line of its other
+    branch (a computed branch being a placeholder word); any other computed word (``str(n)``, a path)
     stands for one word, so the words after it keep their places (a flag's value is not taken for the
     recipe), except before the first literal word, where it is a program the file computes.
     """
-    lines: list[list[str]] = [[]]
+    line: list[str] = []
+    switches: list[tuple[int, str]] = []
     for element in node.elements:
-        value = element.value
-        choices = [string_text(value)]
-        if type(value) is cst.IfExp:
-            choices = [string_text(value.body), string_text(value.orelse)]
-        elif type(value) is cst.Attribute and value.attr.value == "executable":
-            choices = ["python"]  # ``sys.executable``: this interpreter runs the script that follows
-        # (each element is one word of the command, an f-string's fields in it one placeholder each)
-        words = [c.replace(PLACEHOLDER, ARG) for c in choices if c is not None]
-        if len(words) < len(choices) or not words:
-            words = [ARG] if lines[0] else []
-        if words:
-            lines = [[*line, word] for line in lines for word in words][:MAX_ALTERNATIVES]
-    return [line for line in lines if line]
+        first, *others = _branches(element.value)
+        if others and (first is not None or any(w is not None for w in others)):
+            # (a branch computed otherwise is one word too: its place is known)
+            switches += [(len(line), w or ARG) for w in dict.fromkeys(others) if w != first]
+            line.append(first or ARG)
+        elif first is not None:
+            line.append(first)
+        elif line:
+            line.append(ARG)
+    if not line:
+        return []
+    lines = [line]
+    if len(node.elements) <= MAX_SWITCHED_WORDS:
+        lines += [[*line[:at], other, *line[at + 1 :]] for at, other in switches[:MAX_SWITCHES]]
+    return lines
 
 
 def _literal_words(
@@ -136,6 +163,18 @@ class SubprocessLaunch(RouteDetector):
         ),
         Invalid(
             "import subprocess\nsubprocess.run(['trl', 'dpo' if use_dpo else 'sft', '--model', m])\n",
+            "dispatch",
+        ),
+        # the stage's switch read whatever other switches come after it (each is switched alone)
+        Invalid(
+            "import subprocess\nsubprocess.run(['trl', 'dpo' if use_dpo else 'sft',\n"
+            "    '--bf16' if a else '--fp16', '--lora' if b else '--full',\n"
+            "    '--packing' if c else '--no-packing', '--gc' if d else '--no-gc'])\n",
+            "dispatch",
+        ),
+        Invalid(
+            "import subprocess\n"
+            "subprocess.run(['trl', 'dpo' if m == 'dpo' else ('grpo' if m == 'grpo' else 'sft')])\n",
             "dispatch",
         ),
         Invalid(
