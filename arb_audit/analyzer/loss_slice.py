@@ -467,6 +467,9 @@ class Features:
     listwise (Plackett-Luce) preference loss over several candidates does."""
     leave_one_out: bool = False
     """A leave-one-out baseline (:func:`leave_one_out`): each sample against the others of its prompt."""
+    object_called: bool = False
+    """A variable of the file is called (``coconut(embeds, mask)``): an object's forward pass, not a
+    function of the file nor an imported one."""
     output_loss: bool = False
     """A forward pass's own loss is read (``outputs.loss``, ``model(**batch).loss``)."""
     reward_weighted: bool = False
@@ -683,11 +686,15 @@ def loss_form(f: Features) -> Verdict:
         or any(c.rsplit(".", 1)[-1].endswith(LM_LOSS_SUFFIXES) for c in f.calls)
     ):
         return Verdict("sft", None, None, "a language-model negative log-likelihood on given labels")
-    if f.model_forward:
+    if f.model_forward or (f.output_loss and f.object_called):
+        # (``new_inputs, outputs = coconut(embeds, mask); outputs.loss``: an object of the file called,
+        # a module's forward, whose loss is read as a model's)
         return Verdict("sft", None, None, FORWARD_ONLY)
     return Verdict(None, None, None, "a loss whose form is not recognised")
 
 
+LOSS_OBJECT_WORDS = frozenset({"loss", "criterion", "objective", "fn", "fct", "func"})
+"""Words of a called variable that holds a loss function or object, not a model."""
 ZEROS = frozenset({"torch.zeros", "torch.zeros_like", "numpy.zeros"})
 """A target of all zeros: every row's first candidate is the right one."""
 LM_LOSS_SUFFIXES = ("LMLoss", "LmLoss")
@@ -915,6 +922,14 @@ class Slice:
                 f.regrouped = True  # x.view(-1, G): one row per prompt
         elif type(func) is cst.Name:
             name = func.value
+            if (
+                not f.object_called
+                and name not in self.functions
+                and name[:1].islower()
+                and _local(resolved, func)
+                and not set(words(name)) & LOSS_OBJECT_WORDS
+            ):
+                f.object_called = True
         if not f.model_forward and _local(resolved, func):
             receiver = func.value if type(func) is cst.Attribute and name in ("forward", "__call__") else func
             chain = (

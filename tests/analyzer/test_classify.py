@@ -1779,6 +1779,26 @@ def test_a_causal_lm_beside_another_object_s_loss_is_no_language_model_loss(tmp_
     assert classify_path(write(tmp_path, "lm.py", named)).primary == "SFT"
 
 
+PROJECT_MODULE_FORWARD = """
+import torch
+
+def train(coconut, data, optimizer):
+    for x in data:
+        new_inputs, outputs = coconut(x.embeds, x.mask, x.targets)
+        batch_loss = outputs.loss
+        optimizer.zero_grad()
+        batch_loss.backward()
+        optimizer.step()
+"""
+
+
+def test_the_loss_of_a_called_object_of_the_file_is_its_forward_pass_s(tmp_path: Path) -> None:
+    """``outputs = coconut(...)``: a project's module called, whatever its name; not a loss object."""
+    assert classify_path(write(tmp_path, "coconut.py", PROJECT_MODULE_FORWARD)).primary == "SFT"
+    criterion = PROJECT_MODULE_FORWARD.replace("coconut", "criterion")
+    assert classify_path(write(tmp_path, "criterion.py", criterion)).primary == "UNKNOWN"
+
+
 FOLD_TO_STREAM = """
 from threading import Thread
 from peft import AutoPeftModelForCausalLM
