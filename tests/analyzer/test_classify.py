@@ -1799,6 +1799,33 @@ def test_the_loss_of_a_called_object_of_the_file_is_its_forward_pass_s(tmp_path:
     assert classify_path(write(tmp_path, "criterion.py", criterion)).primary == "UNKNOWN"
 
 
+GRPO_MODULE_WITH_CONTRASTIVE_TERM = """
+import torch
+import torch.nn.functional as F
+
+class LatentPolicy(torch.nn.Module):
+    def contrastive_loss(self, aggregates, temperature=0.1):
+        similarity = aggregates @ aggregates.t() / temperature
+        labels = torch.arange(aggregates.shape[0])
+        return F.cross_entropy(similarity, labels)
+
+    def compute_advantages(self, rewards):
+        rewards_tensor = torch.tensor(rewards)  # (the group of trajectories of one question)
+        return (rewards_tensor - rewards_tensor.mean()) / rewards_tensor.std().clamp_min(1e-8)
+
+    def compute_policy_loss(self, log_probs, advantages):
+        return -(advantages * log_probs).mean()
+"""
+
+
+def test_a_component_s_supervised_term_beside_a_policy_gradient_loss_names_it_last(
+    tmp_path: Path,
+) -> None:
+    """A GRPO loss module with an auxiliary cross-entropy is GRPO's component, as a step would be."""
+    result = classify_path(write(tmp_path, "latent.py", GRPO_MODULE_WITH_CONTRASTIVE_TERM))
+    assert (result.role, result.primary) == ("component", "GRPO")
+
+
 FOLD_TO_STREAM = """
 from threading import Thread
 from peft import AutoPeftModelForCausalLM
