@@ -14,10 +14,12 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "tokenize", "tokenise", "collate", "preprocess"),
+        *("detect", "diagnose", "monitor", "analyze", "analyse"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them; a reward model's data tokenised and collated), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated; a run's logged rewards analysed,
+``detect_reward_hacking``), not a reward function."""
 TABULATING_WORDS = frozenset(
     {"distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve", "curves"}
 )
@@ -83,6 +85,10 @@ class RewardFunction(RouteDetector):
     VALID = (
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
         Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
+        Valid(
+            "def detect_reward_hacking(df, window=20):\n"
+            "    return df['reward'].rolling(window).mean().diff() > 3 * df['reward'].std()\n"
+        ),
         Valid(
             "class RewardStatsCallback:\n    def score_against_list(self, pred, gt_list):\n"
             "        return 0.0\n"
