@@ -125,6 +125,39 @@ def _subcommand_word(decorator: cst.Decorator, function: cst.FunctionDef) -> str
     return None if AMBIGUOUS_WORDS & set(name.lower().split("_")) else _text_word(name)
 
 
+PRINTERS = frozenset({"print", "pprint", "echo", "secho", "info", "debug", "warning", "warn", "log", "write"})
+"""Calls that only report: a statement of nothing else chooses nothing."""
+
+
+def _reports_only(body: cst.BaseSuite) -> bool:
+    """Say whether a branch only prints or logs (its nested branches too)."""
+    return bool(body.body) and all(_reporting(statement) for statement in body.body)
+
+
+def _reporting(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
+    if type(statement) is cst.If:
+        orelse = statement.orelse
+        rest = (
+            True
+            if orelse is None
+            else _reporting(orelse)
+            if type(orelse) is cst.If
+            else _reports_only(orelse.body)
+        )
+        return rest and _reports_only(statement.body)
+    if type(statement) is not cst.SimpleStatementLine:
+        return False
+    return all(
+        type(small) is cst.Pass
+        or (
+            type(small) is cst.Expr
+            and type(small.value) is cst.Call
+            and last_name(small.value.func) in PRINTERS
+        )
+        for small in statement.body
+    )
+
+
 def _flag_key(call: cst.Call) -> str | None:
     """Return the setting ``parser.add_argument("--rl-type", dest=...)`` stores, as a config key."""
     dest = keyword(call, "dest")
@@ -290,6 +323,13 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # a training monitor printing each trainer's metrics chooses no route
+        Valid(
+            "def summary(self, df):\n    if self.cfg.trainer_type == 'dpo':\n        print(df['dpo_loss'])\n"
+            "    elif self.cfg.trainer_type == 'ppo':\n        logger.info('kl %s', df['kl'])\n"
+            "        if 'entropy' in df:\n            print(df['entropy'])\n"
+            "    elif self.cfg.trainer_type == 'sft':\n        print(df['loss'])\n"
+        ),
         Valid(
             "def ppo_settings(cfg):\n    gae_lambda, grpo_groups = cfg.lam, cfg.groups\n"
             "    return {'gae_lambda': gae_lambda, 'grpo_groups': grpo_groups}\n"
@@ -601,8 +641,10 @@ class RouteDispatch(RouteDetector):
             if words:
                 subject = cst.Module([]).code_for_node(comparison.left)  # code only when it is a choice
                 entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
-                if type(comparison.left) is cst.Attribute:
-                    entry[3].update(words)  # every route a config field (args.x, cfg.x) is compared with
+                if type(comparison.left) is cst.Attribute and not _reports_only(node.body):
+                    # every route a config field (args.x, cfg.x) is compared with, where the branch does
+                    # more than print or log (a monitor printing each trainer's metrics chooses nothing)
+                    entry[3].update(words)
                 if self._leads_to_training(node.body) or (
                     _chooses_objective(subject) and _computes_loss(node.body)
                 ):
