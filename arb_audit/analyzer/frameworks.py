@@ -68,7 +68,9 @@ class Entry:
     trained_by: str | None = None
     """For a class that builds a model object rather than a run: the method whose call with data in the
     same file trains it (``model.train(groups)``; a torch module's ``train()``/``train(False)`` switches
-    a mode), or ``method(keyword)`` when a method so common (``fit``) only counts given that keyword.
+    a mode), or ``method(keyword)`` when a method so common (``fit``) only counts given that keyword, or
+    ``method()`` when the method's name says a training run and a call without arguments counts
+    (``recipe.run_train_validation_loop()``).
     A file that builds one and never trains it (deploys, serves or inspects the model) runs no
     stage."""
 
@@ -273,6 +275,43 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
         invalid=(("from nemo_rl.algorithms.grpo import grpo_train\ngrpo_train(policy, data)\n", "GRPO"),),
         valid=("from nemo_rl.algorithms.utils import get_tokenizer\nget_tokenizer(cfg)\n",),
+    ),
+    Framework(
+        "NeMo AutoModel",
+        "nemo_automodel",
+        (
+            # A recipe object is built from a config, set up, then run by run_train_validation_loop();
+            # ``automodel <config.yaml>`` runs the recipe the config's ``recipe`` key names.
+            Entry(
+                "TrainFinetuneRecipeForNextTokenPrediction", "sft", trained_by="run_train_validation_loop()"
+            ),
+            Entry(
+                "KnowledgeDistillationRecipeForNextTokenPrediction",
+                "sft",
+                "distillation",
+                "distilled",
+                trained_by="run_train_validation_loop()",
+            ),
+            Entry(
+                "TrainFinetuneRecipeForSequenceClassification",
+                "sft",
+                "classification",
+                trained_by="run_train_validation_loop()",
+            ),
+            Entry("FinetuneRecipeForVLM", "sft", trained_by="run_train_validation_loop()"),
+        ),
+        invalid=(
+            (
+                "from nemo_automodel.recipes.llm import kd\n"
+                "recipe = kd.KnowledgeDistillationRecipeForNextTokenPrediction(cfg)\nrecipe.setup()\n"
+                "recipe.run_train_validation_loop()\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            "from nemo_automodel.recipes.llm.train_ft import TrainFinetuneRecipeForNextTokenPrediction\n"
+            "recipe = TrainFinetuneRecipeForNextTokenPrediction(cfg)\nrecipe.setup()\n",
+        ),
     ),
     Framework(
         "NeMo",

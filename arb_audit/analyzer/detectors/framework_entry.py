@@ -287,6 +287,8 @@ class FrameworkEntry(RouteDetector):
         self.evaluators.append(last_name(func).endswith("Evaluator"))
         if inside:
             return
+        if type(func) is cst.Attribute:
+            self.fed.add(f"{func.attr.value}()")  # (a method named for a training run, called at all)
         if type(func) is cst.Attribute and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
             if words(last_name(func.value))[-1:] == ("trainer",):
