@@ -868,6 +868,13 @@ class GradientStep(RouteDetector):
             "stage",
             "sft",
         ),
+        # a training function of another module, run in a process of its own
+        Invalid(
+            "import multiprocessing\nfrom pipelines.run_train import run_sft\n"
+            "p = multiprocessing.Process(target=run_sft, args=(cfg,))\np.start()\np.join()\n",
+            "stage",
+            "sft",
+        ),
         # the service's loss named by position (Tinker's forward_backward(data, loss_fn))
         Invalid(
             "def train(training_client, datums):\n"
@@ -1539,6 +1546,8 @@ class GradientStep(RouteDetector):
             self.fine_tuned.add(id(node))
             return
         run = positional[0] if positional and self.names(func) & CLI_RUNNERS else func
+        if last_name(func) in PROCESS_CLASSES and (process_target := keyword(node, "target")) is not None:
+            run = process_target.value  # Process(target=run_sft, args=(cfg,)): the function the process runs
         called = (
             run.value
             if type(run) is cst.Name
@@ -2341,6 +2350,8 @@ def _names_environment(arg: cst.Arg) -> bool:
 
 CLI_RUNNERS = frozenset({"fire.Fire", "typer.run", "tyro.cli", "jsonargparse.CLI"})
 """Functions that run the function they are handed as a command line."""
+PROCESS_CLASSES = frozenset({"Process", "Thread"})
+"""multiprocessing's and threading's classes that run the function handed as ``target=``."""
 SETTINGS_WORDS = frozenset({"config", "configs", "args", "arguments", "settings", "params", "options"})
 """Words of a class or function that holds or builds settings (``SFTTrainingArgs``, ``TrainingConfig``)."""
 BUILDER_WORDS = frozenset({"build", "make", "prepare", "create", "generate", "load", "save", "convert"})
