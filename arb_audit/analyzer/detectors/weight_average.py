@@ -10,7 +10,9 @@ from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
-WEIGHT_LOADERS = frozenset({"torch.load", "safetensors.torch.load_file", "safetensors.safe_open"})
+WEIGHT_LOADERS = frozenset(
+    {"torch.load", "safetensors.torch.load_file", "safetensors.safe_open", "peft.load_peft_weights"}
+)
 """Functions that read a checkpoint's tensors."""
 
 
@@ -39,6 +41,25 @@ def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
         ):
             found.add(cst.Module([]).code_for_node(n.func.value))
     return found
+
+
+def _over_several(value: cst.BaseExpression, key: str) -> bool:
+    """Say whether ``value`` reduces one tensor per checkpoint at the key.
+
+    ``sum(w[j] * sd[k] for j, sd in enumerate(sds))``: a generator whose loop variable is the mapping
+    read at the key.
+    """
+    for n in (value, *descendants(value)):
+        if type(n) is cst.GeneratorExp or type(n) is cst.ListComp:
+            target = n.for_in.target
+            bound = (
+                {target.value}
+                if type(target) is cst.Name
+                else {e.value.value for e in getattr(target, "elements", ()) if type(e.value) is cst.Name}
+            )
+            if bound & _keyed_sources(n.elt, key):
+                return True
+    return False
 
 
 PROGRESS_BARS = frozenset({"tqdm", "track", "trange"})
@@ -169,7 +190,7 @@ class WeightAverage(RouteDetector):
     metrics summed key by key, in a file that reads no weights, are not reported.
     """
 
-    TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open")
+    TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open", "load_peft_weights")
 
     VALID = (
         Valid(
@@ -249,6 +270,13 @@ class WeightAverage(RouteDetector):
         Invalid(
             "sd_raw = raw.state_dict()\nsd = tuned.state_dict()\n"
             "for key in sd:\n    sd[key].add_(sd_raw[key])\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "from peft import load_peft_weights\nloras = {n: load_peft_weights(d) for n, d in dirs.items()}\n"
+            "mixed = {k: sum(w[j] * lora[k] for j, lora in enumerate(loras.values())) for k in keys}\n",
             "stage",
             "merge",
             "weight_average",
@@ -336,7 +364,9 @@ class WeightAverage(RouteDetector):
             and type(node.key) is cst.Name
             and node.key.value == target.value
             and not _counts(node.for_in.iter)
-            and len(_keyed_sources(node.value, target.value)) >= 2
+            and (
+                len(_keyed_sources(node.value, target.value)) >= 2 or _over_several(node.value, target.value)
+            )
         ):
             self._combined(node)
 
