@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import method, uncast
@@ -47,7 +49,7 @@ def _over_several(value: cst.BaseExpression, key: str) -> bool:
     """Say whether ``value`` reduces one tensor per checkpoint at the key.
 
     ``sum(w[j] * sd[k] for j, sd in enumerate(sds))``: a generator whose loop variable is the mapping
-    read at the key.
+    read at the key, or what the mapping is read from (``m.state_dict()[k] for m in models``).
     """
     for n in (value, *descendants(value)):
         if type(n) is cst.GeneratorExp or type(n) is cst.ListComp:
@@ -57,7 +59,8 @@ def _over_several(value: cst.BaseExpression, key: str) -> bool:
                 if type(target) is cst.Name
                 else {e.value.value for e in getattr(target, "elements", ()) if type(e.value) is cst.Name}
             )
-            if bound & _keyed_sources(n.elt, key):
+            # (the mapping itself, or read from it: ``m.state_dict()[k] for m in models``)
+            if bound & {re.split(r"[.(\[]", source, maxsplit=1)[0] for source in _keyed_sources(n.elt, key)}:
                 return True
     return False
 
@@ -270,6 +273,15 @@ class WeightAverage(RouteDetector):
         Invalid(
             "sd_raw = raw.state_dict()\nsd = tuned.state_dict()\n"
             "for key in sd:\n    sd[key].add_(sd_raw[key])\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "import torch\nmodels = [load(p) for p in paths]\n"
+            "avg = {k: sum(m.state_dict()[k] for m in models) / len(models)\n"
+            "       for k in models[0].state_dict()}\n"
+            "models[0].load_state_dict(avg)\n",
             "stage",
             "merge",
             "weight_average",
