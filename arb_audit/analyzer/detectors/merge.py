@@ -13,7 +13,7 @@ from arb_audit.analyzer.calls import (
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES, run_generate
-from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS
+from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS, WEIGHT_WORDS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool, literal_text
 from arb_audit.analyzer.walk import descendants
@@ -28,13 +28,6 @@ SAVE_METHODS = frozenset(
 """Methods and functions that write a model (``torch.save``, safetensors' ``save_file``)."""
 MERGE_WORDS = frozenset({"merge", "merging"})
 """Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
-WEIGHT_WORDS = frozenset(
-    {
-        *("model", "models", "weights", "checkpoint", "checkpoints", "ckpt", "ckpts", "lora", "adapter"),
-        *("params", "parameters", "tv", "tvs"),  # task vectors (``tv_merging(tv_flat_checks)``)
-    }
-)
-"""What a call must name (in its own name or its keywords) besides merging, to combine weights."""
 SETTING_WORDS = frozenset(
     {"cfg", "cfgs", "config", "configs", "conf", "field", "fields", "arch", "args", "hparams", "settings"}
 )

@@ -45,7 +45,19 @@ def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
     return found
 
 
-def _over_several(value: cst.BaseExpression, key: str) -> bool:
+WEIGHT_WORDS = frozenset(
+    {
+        *("model", "models", "weights", "checkpoint", "checkpoints", "ckpt", "ckpts", "lora", "adapter"),
+        *("params", "parameters", "tv", "tvs"),  # task vectors (``tv_merging(tv_flat_checks)``)
+    }
+)
+"""What a call must name (in its own name or its keywords) besides merging, to combine weights."""
+CHECKPOINTS_WORDS = WEIGHT_WORDS | {"sd", "sds", "state", "dict", "dicts", "loras", "adapters", "experts"}
+"""Words of a collection of checkpoints a generator runs over (``for sd in state_dicts``); results,
+metrics or batches averaged key by key are no weights."""
+
+
+def _over_several(value: cst.BaseExpression, key: str, weights: set[str]) -> bool:
     """Say whether ``value`` reduces one tensor per checkpoint at the key.
 
     ``sum(w[j] * sd[k] for j, sd in enumerate(sds))``: a generator whose loop variable is the mapping
@@ -59,8 +71,15 @@ def _over_several(value: cst.BaseExpression, key: str) -> bool:
                 if type(target) is cst.Name
                 else {e.value.value for e in getattr(target, "elements", ()) if type(e.value) is cst.Name}
             )
-            # (the mapping itself, or read from it: ``m.state_dict()[k] for m in models``)
-            if bound & {re.split(r"[.(\[]", source, maxsplit=1)[0] for source in _keyed_sources(n.elt, key)}:
+            # (the mapping itself, or read from it: ``m.state_dict()[k] for m in models``), over a
+            # collection named for checkpoints or bound to weights read
+            read = {re.split(r"[.(\[]", source, maxsplit=1)[0] for source in _keyed_sources(n.elt, key)}
+            collection = [
+                last_name(x)
+                for x in (n.for_in.iter, *descendants(n.for_in.iter))
+                if isinstance(x, cst.BaseExpression)
+            ]
+            if bound & read and any(c in weights or CHECKPOINTS_WORDS & set(words(c)) for c in collection):
                 return True
     return False
 
@@ -196,6 +215,12 @@ class WeightAverage(RouteDetector):
     TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open", "load_peft_weights")
 
     VALID = (
+        # evaluation results averaged per metric name: no checkpoints are combined
+        Valid(
+            "import torch\nmodel.load_state_dict(torch.load(p))\n"
+            "results = [evaluate(model, t) for t in tasks]\n"
+            "mean = {k: sum(r[k] for r in results) / len(results) for k in results[0]}\n"
+        ),
         Valid(
             "import torch\nsd = torch.load(path)\ngae = 0\nfor i in reversed(range(len(delta))):\n"
             "    gae = delta[i] + discount[i] * lam[i] * gae\n    adv[i] = gae\n"
@@ -377,7 +402,8 @@ class WeightAverage(RouteDetector):
             and node.key.value == target.value
             and not _counts(node.for_in.iter)
             and (
-                len(_keyed_sources(node.value, target.value)) >= 2 or _over_several(node.value, target.value)
+                len(_keyed_sources(node.value, target.value)) >= 2
+                or _over_several(node.value, target.value, self.weight_names)
             )
         ):
             self._combined(node)
