@@ -75,6 +75,8 @@ _FROM_MODULE = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.M)
 """The module of ``from pkg.module import helper`` (a step's helper is named for a route by it)."""
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 """A function or class called (the helper a step's optimiser is handed to)."""
+_TARGET = re.compile(r"\btarget\s*=\s*(\w+)")
+"""A function handed to a process or thread to run (``Process(target=run_sft)``)."""
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
 """A method called (``worker.train_critic(``)."""
 _WORD = re.compile(r"\w+")
@@ -114,7 +116,8 @@ def possible_routes(text: str) -> frozenset[str]:
         staged = {
             STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
         }
-        for name in {*_DEFINED.findall(text), *_CALLED.findall(text), *modules, *staged}:
+        ran = {*_CALLED.findall(text), *_TARGET.findall(text)}
+        for name in {*_DEFINED.findall(text), *ran, *modules, *staged}:
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
                 found.add(named[0])
