@@ -32,7 +32,8 @@ from typing import TypeVar
 import libcst as cst
 
 from arb_audit.analyzer.frameworks import entry_for
-from arb_audit.analyzer.names import last_name, literal_bool, literal_text
+from arb_audit.analyzer.names import dotted, last_name, literal_bool, literal_text
+from arb_audit.analyzer.trainers import route_word
 from arb_audit.analyzer.walk import descendants
 
 MAX_NODES = 6000
@@ -366,6 +367,18 @@ def _local(resolved: set[str], func: cst.BaseExpression) -> bool:
     return all(n == text or n.endswith(f".<locals>.{text}") for n in resolved)
 
 
+def _class_built(call: cst.Call) -> str:
+    """Return the name of the class a call builds an object of, through methods chained on it.
+
+    ``Coconut(...).to(device)`` -> Coconut; ``Policy.from_pretrained(path).cuda()`` -> Policy.
+    """
+    while type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
+        call = call.func.value
+    if type(call.func) is cst.Attribute and call.func.attr.value == "from_pretrained":
+        return last_name(call.func.value)
+    return last_name(call.func)
+
+
 def _mask_factor(node: cst.BinaryOperation) -> cst.BaseExpression | None:
     """Return the other factor of a product with a mask (``logps * mask[:, 1:]``), else None."""
     if not isinstance(node.operator, cst.Multiply):
@@ -468,8 +481,8 @@ class Features:
     leave_one_out: bool = False
     """A leave-one-out baseline (:func:`leave_one_out`): each sample against the others of its prompt."""
     object_called: bool = False
-    """A variable of the file is called (``coconut(embeds, mask)``): an object's forward pass, not a
-    function of the file nor an imported one."""
+    """The ``.loss`` read is of what a variable of the file returns when called (``outputs =
+    coconut(embeds, mask)``): an object's forward pass, not a function of the file nor an imported one."""
     output_loss: bool = False
     """A forward pass's own loss is read (``outputs.loss``, ``model(**batch).loss``)."""
     reward_weighted: bool = False
@@ -693,8 +706,13 @@ def loss_form(f: Features) -> Verdict:
     return Verdict(None, None, None, "a loss whose form is not recognised")
 
 
-LOSS_OBJECT_WORDS = frozenset({"loss", "criterion", "objective", "fn", "fct", "func"})
-"""Words of a called variable that holds a loss function or object, not a model."""
+RUN_OBJECT_WORDS = frozenset({"step", "trainer", "update", "updater", "learner", "algorithm", "algo"})
+"""Words of a class whose object runs a training step (and returns its own loss), not a model."""
+NOT_A_MODULE_WORDS = frozenset(
+    {"loss", "criterion", "objective", "fn", "fct", "func", "critic", "value", "reward", "head", "env"}
+)
+"""Words of a called variable that holds a loss, a function, a critic's or reward's head or an
+environment, not the model trained."""
 ZEROS = frozenset({"torch.zeros", "torch.zeros_like", "numpy.zeros"})
 """A target of all zeros: every row's first candidate is the right one."""
 LM_LOSS_SUFFIXES = ("LMLoss", "LmLoss")
@@ -799,6 +817,8 @@ class Slice:
                 elif type(node) is cst.Attribute:
                     attr = node.attr.value
                     owner = node.value
+                    if attr == "loss" and type(owner) is cst.Name and not f.object_called:
+                        f.object_called = self._object_output(scope, owner.value)
                     if attr == "loss" and not f.output_loss:
                         # ``outputs.loss``, ``model(**b).loss``; not ``self.loss`` nor ``args.loss``
                         f.output_loss = type(owner) is cst.Call or (
@@ -886,6 +906,44 @@ class Slice:
         prefix = container + "["
         return sorted({name for _, name in self.assigns if name.startswith(prefix)})
 
+    def _object_output(self, scope: int, name: str) -> bool:
+        """Say whether ``name`` holds what an object of the file returns when called.
+
+        ``new_inputs, outputs = coconut(embeds, mask)``: ``coconut`` a variable (not a function of the
+        file, an import, a loss, a critic or a factory's product) built from a class here or handed in
+        (a parameter): a module's forward pass.
+        """
+        for value in self.assigns.get((scope, name), []) + self.assigns.get((0, name), []):
+            if type(value) is not cst.Call or type(value.func) is not cst.Name:
+                continue
+            called = value.func.value
+            said = set(words(called))
+            if (
+                not called[:1].islower()
+                or called in self.functions
+                or said & NOT_A_MODULE_WORDS
+                or not _local(self.names_of(value.func), value.func)
+            ):
+                continue
+            built = [
+                b
+                for b in self.assigns.get((scope, called), []) + self.assigns.get((0, called), [])
+                # (``coconut = coconut.cpu()``: the same object moved, whatever it was built from)
+                if not (type(b) is cst.Call and dotted(b.func).split(".", 1)[0] == called)
+            ]
+            # a class's object (``coconut = Coconut(...)``), or one handed in; not a factory's product
+            # (``step = make_step()``, ``partial(...)``), a lambda, nor an object of a class named for
+            # a step, a trainer or a route (``DPOStep(policy, ref)``: its own loss)
+            if all(
+                type(b) is cst.Call
+                and (cls := _class_built(b))[:1].isupper()
+                and route_word(cls) is None
+                and not set(words(cls)) & (NOT_A_MODULE_WORDS | RUN_OBJECT_WORDS)
+                for b in built
+            ):
+                return True
+        return False
+
     def _named(self, name: str) -> list[tuple[int, cst.BaseExpression]]:
         """Every value assigned to a local or module name ``name``, in any function of the file."""
         return [(scope, v) for (scope, n), values in self.assigns.items() if n == name for v in values]
@@ -922,14 +980,6 @@ class Slice:
                 f.regrouped = True  # x.view(-1, G): one row per prompt
         elif type(func) is cst.Name:
             name = func.value
-            if (
-                not f.object_called
-                and name not in self.functions
-                and name[:1].islower()
-                and _local(resolved, func)
-                and not set(words(name)) & LOSS_OBJECT_WORDS
-            ):
-                f.object_called = True
         if not f.model_forward and _local(resolved, func):
             receiver = func.value if type(func) is cst.Attribute and name in ("forward", "__call__") else func
             chain = (

@@ -1797,6 +1797,18 @@ def test_the_loss_of_a_called_object_of_the_file_is_its_forward_pass_s(tmp_path:
     assert classify_path(write(tmp_path, "coconut.py", PROJECT_MODULE_FORWARD)).primary == "SFT"
     criterion = PROJECT_MODULE_FORWARD.replace("coconut", "criterion")
     assert classify_path(write(tmp_path, "criterion.py", criterion)).primary == "UNKNOWN"
+    # not any local callable's: the object whose output's loss is read, built from a class that names
+    # no step or route (``DPOStep(policy, ref)`` returns its own loss)
+    step = PROJECT_MODULE_FORWARD.replace(
+        "def train(coconut, data, optimizer):",
+        "def train(policy, ref, data, optimizer):\n    coconut = DPOStep(policy, ref)",
+    )
+    assert classify_path(write(tmp_path, "dpo_step.py", step)).primary == "UNKNOWN"
+    collated = PROJECT_MODULE_FORWARD.replace(
+        "new_inputs, outputs = coconut(x.embeds, x.mask, x.targets)",
+        "batch = collator(x)\n        outputs = trainer.compute_loss(batch)",
+    )
+    assert classify_path(write(tmp_path, "collated.py", collated)).primary == "UNKNOWN"
 
 
 GRPO_MODULE_WITH_CONTRASTIVE_TERM = """
