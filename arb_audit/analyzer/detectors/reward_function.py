@@ -14,12 +14,13 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "tokenize", "tokenise", "collate", "preprocess"),
-        *("detect", "diagnose", "monitor", "analyze", "analyse"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them; a reward model's data tokenised and collated; a run's logged rewards analysed,
-``detect_reward_hacking``), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated), not a reward function."""
+ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analyse"})
+"""First words of a reward-named definition that analyses a run's logged rewards
+(``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
 TABULATING_WORDS = frozenset(
     {"distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve", "curves"}
 )
@@ -157,6 +158,12 @@ class RewardFunction(RouteDetector):
         ),
         Invalid(
             "def math_reward(response, answer):\n    return float(response == answer)\n",
+            "reward_named",
+        ),
+        # an analysing verb after the first word qualifies the reward
+        Invalid(
+            "def toxicity_detect_reward(response: str) -> float:\n"
+            "    return -1.0 if any(w in response.lower() for w in BAD) else 0.0\n",
             "reward_named",
         ),
         Invalid(
@@ -338,7 +345,7 @@ def _reward_named(name: str) -> bool:
     """
     named = words(name)
     found = set(named)
-    if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION:
+    if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION or named[0] in ANALYSING_VERBS:
         return False
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
     if set(named[at + 1 :]) & TABULATING_WORDS:
