@@ -125,12 +125,13 @@ def _subcommand_word(decorator: cst.Decorator, function: cst.FunctionDef) -> str
     return None if AMBIGUOUS_WORDS & set(name.lower().split("_")) else _text_word(name)
 
 
-PRINTERS = frozenset({"print", "pprint", "echo", "secho", "info", "debug", "warning", "warn", "log", "write"})
-"""Calls that only report: a statement of nothing else chooses nothing."""
+PRINTERS = frozenset({"print", "pprint", "echo", "secho"})
+"""Calls that only print to the console: a statement of nothing else chooses nothing (a log line or a
+write may name the route it sets up)."""
 
 
 def _reports_only(body: cst.BaseSuite) -> bool:
-    """Say whether a branch only prints or logs (its nested branches too)."""
+    """Say whether a branch only prints (its nested branches too)."""
     return bool(body.body) and all(_reporting(statement) for statement in body.body)
 
 
@@ -373,6 +374,15 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # branches that write each route's config for the command run after them choose the route
+        Invalid(
+            "import os\nwith open('run.yaml', 'w') as fh:\n"
+            "    if args.stage == 'sft':\n        fh.write('stage: sft')\n"
+            "    elif args.stage == 'dpo':\n        fh.write('stage: dpo')\n"
+            "    elif args.stage == 'rm':\n        fh.write('stage: rm')\n"
+            "os.system('llamafactory-cli train run.yaml')\n",
+            "dispatch",
+        ),
         # a CLI whose subcommands are named for routes (typer's ``name=``, click's by function name)
         Invalid(
             "@app.command(name='train_sft')\ndef sft(path):\n    pipelines.SFT().run(path)\n"
@@ -643,7 +653,7 @@ class RouteDispatch(RouteDetector):
                 entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
                 if type(comparison.left) is cst.Attribute and not _reports_only(node.body):
                     # every route a config field (args.x, cfg.x) is compared with, where the branch does
-                    # more than print or log (a monitor printing each trainer's metrics chooses nothing)
+                    # more than print (a monitor printing each trainer's metrics chooses nothing)
                     entry[3].update(words)
                 if self._leads_to_training(node.body) or (
                     _chooses_objective(subject) and _computes_loss(node.body)
