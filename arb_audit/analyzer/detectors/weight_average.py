@@ -84,6 +84,10 @@ def _over_several(value: cst.BaseExpression, key: str, weights: set[str]) -> boo
     return False
 
 
+WEIGHT_WRITES = frozenset(
+    {"save_file", "save", "save_pretrained", "load_state_dict", "set_peft_model_state_dict"}
+)
+"""Calls that write the weights they are handed, or put them into a model."""
 PROGRESS_BARS = frozenset({"tqdm", "track", "trange"})
 """Wrappers that show a loop's progress and yield what they are given."""
 NAMED_TENSORS = frozenset({"items", "named_parameters"})
@@ -215,6 +219,11 @@ class WeightAverage(RouteDetector):
     TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open", "load_peft_weights")
 
     VALID = (
+        # checkpoints' tensors reduced at each key but neither written nor loaded: a statistic
+        Valid(
+            "import torch\nsds = [torch.load(p) for p in paths]\n"
+            "norms = {k: sum(sd[k].norm() for sd in sds) / len(sds) for k in sds[0]}\nprint(norms)\n"
+        ),
         # evaluation results averaged per metric name: no checkpoints are combined
         Valid(
             "import torch\nmodel.load_state_dict(torch.load(p))\n"
@@ -313,7 +322,8 @@ class WeightAverage(RouteDetector):
         ),
         Invalid(
             "from peft import load_peft_weights\nloras = {n: load_peft_weights(d) for n, d in dirs.items()}\n"
-            "mixed = {k: sum(w[j] * lora[k] for j, lora in enumerate(loras.values())) for k in keys}\n",
+            "mixed = {k: sum(w[j] * lora[k] for j, lora in enumerate(loras.values())) for k in keys}\n"
+            "save_file(mixed, f'{out}/adapter_model.safetensors')\n",
             "stage",
             "merge",
             "weight_average",
@@ -377,6 +387,10 @@ class WeightAverage(RouteDetector):
         self.weight_names: set[str] = set()
         """Names bound to a model's or a checkpoint's weights (``delta_sd = delta.state_dict()``)."""
         self.combined: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        self.reduced: list[tuple[cst.DictComp, cst.CSTNode | None]] = []
+        """Comprehensions reducing one tensor per checkpoint at each key (:func:`_over_several`)."""
+        self.written: set[str] = set()
+        """Names handed to a call that writes weights or puts them into a model."""
 
     def _combined(self, node: cst.CSTNode) -> None:
         if self.combined is None:
@@ -385,6 +399,8 @@ class WeightAverage(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if method(node) in ("state_dict", "load_state_dict") or self.names(node.func) & WEIGHT_LOADERS:
             self.reads_weights = True
+        if (method(node) or last_name(node.func)) in WEIGHT_WRITES:
+            self.written |= {a.value.value for a in node.args if type(a.value) is cst.Name}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -401,12 +417,14 @@ class WeightAverage(RouteDetector):
             and type(node.key) is cst.Name
             and node.key.value == target.value
             and not _counts(node.for_in.iter)
-            and (
-                len(_keyed_sources(node.value, target.value)) >= 2
-                or _over_several(node.value, target.value, self.weight_names)
-            )
         ):
-            self._combined(node)
+            if len(_keyed_sources(node.value, target.value)) >= 2:
+                self._combined(node)
+            elif _over_several(node.value, target.value, self.weight_names):
+                # one tensor per checkpoint reduced at each key: a merge once the result is written or
+                # put into a model as weights, not a statistic printed or compared
+                statement = self.context.statements[-1] if self.context.statements else None
+                self.reduced.append((node, statement))
 
     def visit_For(self, node: cst.For) -> None:
         if self._sums_checkpoints(node):
@@ -588,6 +606,15 @@ class WeightAverage(RouteDetector):
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for reduction, statement in self.reduced:
+            smalls = statement.body if type(statement) is cst.SimpleStatementLine else [statement]
+            if any(
+                type(small) is cst.Assign
+                and small.value is reduction
+                and any(type(t.target) is cst.Name and t.target.value in self.written for t in small.targets)
+                for small in smalls
+            ):
+                self.combined = self.combined or (reduction, statement)
         if self.reads_weights and self.combined is not None:
             node, statement = self.combined
             self.report(
