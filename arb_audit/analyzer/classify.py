@@ -548,9 +548,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         )
         kinds = [f.kind for f in losses if f.kind]
         labels = list(dict.fromkeys(STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS))
-        # a supervised term beside a more specific loss names the component last, as for a step
-        # (a policy-gradient loss module also computes an auxiliary or contrastive cross-entropy)
-        labels.sort(key=lambda label: label == "SFT")
+        # a plain supervised term beside a more specific loss names the component last, as for a step
+        # (a policy-gradient loss module also computes an auxiliary or contrastive cross-entropy); a
+        # distillation loss is no such term
+        distilled_component = any(f.kind == "sft" and f.data_source == "distilled" for f in losses)
+        labels.sort(key=lambda label: label == "SFT" and not distilled_component)
         result.primary = labels[0] if labels else "NONE_TRAINING"
         if any(f.signal == "loss" and f.data_source == "distilled" for f in findings):
             labels.append("DISTILLATION")
