@@ -1522,6 +1522,10 @@ SETTING_LEAVES = frozenset(
     e.key.rsplit(".", 1)[-1].lstrip("-").replace("-", "_") for f in FRAMEWORKS for e in f.entries if e.key
 )
 """Last parts of the config keys that pick a framework's route (``trainer_type``, ``adv_estimator``)."""
+CALLED_TRAINING_METHODS = frozenset(
+    e.trained_by[:-2] for f in FRAMEWORKS for e in f.entries if e.trained_by and e.trained_by.endswith("()")
+)
+"""Training methods of the table that count called with no arguments (``run_train_validation_loop``)."""
 PACKAGES: tuple[str, ...] = tuple(_BY_PACKAGE)
 """Top-level packages of the frameworks whose Python names the table knows."""
 TRAINER_PACKAGES = frozenset(

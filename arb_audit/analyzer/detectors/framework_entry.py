@@ -8,6 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import (
+    CALLED_TRAINING_METHODS,
     CONFIG_PICKED_TRAINERS,
     IMPORT_WORDS,
     PACKAGES,
@@ -287,7 +288,7 @@ class FrameworkEntry(RouteDetector):
         self.evaluators.append(last_name(func).endswith("Evaluator"))
         if inside:
             return
-        if type(func) is cst.Attribute:
+        if type(func) is cst.Attribute and func.attr.value in CALLED_TRAINING_METHODS:
             self.fed.add(f"{func.attr.value}()")  # (a method named for a training run, called at all)
         if type(func) is cst.Attribute and node.args and literal_bool(node.args[0].value) is None:
             self.fed.add(func.attr.value)
