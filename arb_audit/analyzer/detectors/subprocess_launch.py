@@ -32,6 +32,9 @@ MAX_NESTED_SWITCH = 4
 """How deep ``a if c else (b if d else ...)`` is read for the words it may pick."""
 MAX_SWITCHED_WORDS = 256
 """Lists longer than this are read with the first branch of each switch only (bounded work)."""
+MAX_SWITCHED_TEXT = 4_000
+"""Nor are lists whose words run longer than this (a real command line is far shorter; each switched
+line is read in full again)."""
 
 
 def _word(value: cst.BaseExpression) -> str | None:
@@ -76,7 +79,7 @@ def _list_words(node: cst.List | cst.Tuple) -> list[list[str]]:
     if not line:
         return []
     lines = [line]
-    if len(node.elements) <= MAX_SWITCHED_WORDS:
+    if len(node.elements) <= MAX_SWITCHED_WORDS and sum(map(len, line)) <= MAX_SWITCHED_TEXT:
         lines += [[*line[:at], other, *line[at + 1 :]] for at, other in switches[:MAX_SWITCHES]]
     return lines
 
