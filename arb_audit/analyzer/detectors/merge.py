@@ -13,7 +13,12 @@ from arb_audit.analyzer.calls import (
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.generation import ENGINE_LAST, GENERATION_ENGINES, run_generate
-from arb_audit.analyzer.detectors.weight_average import WEIGHT_LOADERS, WEIGHT_WORDS
+from arb_audit.analyzer.detectors.weight_average import (
+    SAVE_METHODS,
+    WEIGHT_LOADERS,
+    WEIGHT_LOADS,
+    WEIGHT_WORDS,
+)
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool, literal_text
 from arb_audit.analyzer.walk import descendants
@@ -22,10 +27,6 @@ FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
 ADAPTER_COMBINATIONS = frozenset({"add_weighted_adapter"})
 """peft's methods that combine several adapters into a new one (linear, TIES, DARE, SVD)."""
-SAVE_METHODS = frozenset(
-    {"save_pretrained", "save_model", "push_to_hub", "save", "save_file", "save_checkpoint"}
-)
-"""Methods and functions that write a model (``torch.save``, safetensors' ``save_file``)."""
 MERGE_WORDS = frozenset({"merge", "merging"})
 """Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
 SETTING_WORDS = frozenset(
@@ -63,10 +64,6 @@ those of :data:`SHARD_WORDS` that training and merge code do not use for other t
 a LoRA's rank)."""
 SAVED_WEIGHT_WORDS = WEIGHT_WORDS | {"state", "dict"}
 """What the name of something saved says when it holds weights (``merged_state_dict``)."""
-
-
-WEIGHT_LOADS = frozenset({"load_state_dict", "set_peft_model_state_dict", "set_model_state_dict"})
-"""Calls that put a state dict into a model."""
 
 
 def _merged_weights(name: str) -> bool:

@@ -84,9 +84,13 @@ def _over_several(value: cst.BaseExpression, key: str, weights: set[str]) -> boo
     return False
 
 
-WEIGHT_WRITES = frozenset(
-    {"save_file", "save", "save_pretrained", "load_state_dict", "set_peft_model_state_dict"}
+SAVE_METHODS = frozenset(
+    {"save_pretrained", "save_model", "push_to_hub", "save", "save_file", "save_checkpoint"}
 )
+"""Methods and functions that write a model (``torch.save``, safetensors' ``save_file``)."""
+WEIGHT_LOADS = frozenset({"load_state_dict", "set_peft_model_state_dict", "set_model_state_dict"})
+"""Calls that put a state dict into a model."""
+WEIGHT_WRITES = SAVE_METHODS | WEIGHT_LOADS
 """Calls that write the weights they are handed, or put them into a model."""
 PROGRESS_BARS = frozenset({"tqdm", "track", "trange"})
 """Wrappers that show a loop's progress and yield what they are given."""
