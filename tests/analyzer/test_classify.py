@@ -1970,3 +1970,15 @@ def test_a_generic_trainer_handed_a_loss_of_the_file_trains_that_loss(tmp_path: 
         "trainer.train()\n"
     )
     assert classify_path(write(tmp_path, "rm.py", script)).primary == "REWARD_MODEL"
+
+
+def test_a_command_list_s_flag_switches_report_its_stage_once(tmp_path: Path) -> None:
+    """Each switched line of ``["tune", "run", "--bf16" if a else "--fp16", ...]`` runs the same SFT."""
+    script = (
+        "import subprocess\n"
+        "subprocess.run(['tune', 'run', '--bf16' if a else '--fp16', '--gc' if g else '--no-gc',\n"
+        "                'lora_finetune_single_device', '--config', 'cfg.yaml'], check=True)\n"
+    )
+    result = classify_path(write(tmp_path, "launch.py", script))
+    assert result.primary == "SFT"
+    assert [len(s.evidence) for s in result.stages] == [1]

@@ -210,8 +210,13 @@ class SubprocessLaunch(RouteDetector):
             message = f"runs {lines[0][0]} with a stage a setting picks"
             self.report(node, "dispatch", message, routes=tuple(sorted(trained)))
             return
+        reported: set[str] = set()
         for words, labels in zip(lines, routes, strict=True):
-            self._report_command(node, words, labels)
+            # (a switch between two flags' values runs the same stage: it is reported once)
+            fresh = [label for label in labels if label not in reported]
+            reported.update(labels)
+            if fresh:
+                self._report_command(node, words, fresh)
 
     def _report_command(self, node: cst.Call, words: list[str], labels: list[str]) -> None:
         """Report what one command line runs: a stage, a launched evaluation or data generation."""
