@@ -1708,13 +1708,10 @@ class GradientStep(RouteDetector):
                 # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
                 # file handed to the remote step, read once all is seen (else the step stays unknown)
                 self.deferred.append((node, self._statement(), self.functions[-1], loss_function, "remote"))
-            elif value is None and (trained := dotted(getattr(node.func, "value", None))) in self.set_losses:
+            elif value is None and (set_loss := self._set_loss(node)) is not None:
                 # ``model.set_loss(DPOLoss(...)); model.forward_backward(inputs=batch)``: the loss the
                 # object was told to train with before
-                roots = [_loss_root(*self.set_losses[trained])]
-                self.steps.append(
-                    (node, self._statement(), roots, f"{REMOTE_STEP} with the loss set on {trained}")
-                )
+                self.steps.append((node, self._statement(), *set_loss))
             else:
                 self.steps.append((node, self._statement(), [], REMOTE_STEP))
 
@@ -2141,6 +2138,13 @@ class GradientStep(RouteDetector):
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
 
+    def _set_loss(self, call: cst.Call) -> tuple[list[tuple[int, cst.BaseExpression]], str] | None:
+        """Return the loss set on a remote step's object before (``model.set_loss(X)``) and its message."""
+        trained = dotted(getattr(call.func, "value", None))
+        if trained not in self.set_losses:
+            return None
+        return [_loss_root(*self.set_losses[trained])], f"{REMOTE_STEP} with the loss set on {trained}"
+
     def _module_function(self, func: cst.Attribute) -> bool:
         """Say whether ``func`` is a function of a module imported whole (``utils.train_step``)."""
         receiver = func.value
@@ -2213,11 +2217,10 @@ class GradientStep(RouteDetector):
                 ):
                     roots = [(scope, cst.Name(name))]
                 how_named = f"{REMOTE_STEP} on {name}" if roots else REMOTE_STEP
-                trained = dotted(getattr(getattr(node, "func", None), "value", None))
-                if not roots and trained in self.set_losses:
+                set_loss = self._set_loss(node) if not roots and type(node) is cst.Call else None
+                if set_loss is not None:
                     # the data handed first (``policy.forward_backward(batch)``): the loss set before
-                    roots = [_loss_root(*self.set_losses[trained])]
-                    how_named = f"{REMOTE_STEP} with the loss set on {trained}"
+                    roots, how_named = set_loss
                 self.steps.append((node, statement, roots, how_named))
             elif how == "evaluates":
                 if any(
