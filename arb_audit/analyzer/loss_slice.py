@@ -689,6 +689,7 @@ def loss_form(f: Features) -> Verdict:
         or "labels" in f.keywords
         or ("cross" in w and "entropy" in w)
         or "crossentropy" in w  # (Keras' loss by name: ``loss="sparse_categorical_crossentropy"``)
+        or "xent" in w  # (its common abbreviation: ``softmax_xent``, ``xent_loss()``)
     ):
         return Verdict("sft", None, None, "cross-entropy against given labels")
     if (

@@ -28,7 +28,9 @@ from arb_audit.analyzer.detectors.gradient_step import (
     MODEL_TRAINING_METHODS,
     STAGE_ALIASES,
     STAGE_KEYWORDS,
+    TRAINING_WORDS,
     GradientStep,
+    names_loss_function,
     updates_model,
 )
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
@@ -39,7 +41,7 @@ from arb_audit.analyzer.detectors.tool_feedback import OBSERVATION_TAG
 from arb_audit.analyzer.detectors.trainer_rollouts import INTERACTIVE_KEYWORDS
 from arb_audit.analyzer.detectors.weight_average import WeightAverage
 from arb_audit.analyzer.frameworks import IMPORT_WORDS
-from arb_audit.analyzer.loss_slice import names_rl_loss
+from arb_audit.analyzer.loss_slice import names_rl_loss, words
 from arb_audit.analyzer.routes import ROUTE_KINDS
 from arb_audit.analyzer.trainers import LABEL_KINDS, TRAINERS, TRAINING_LIBRARIES, route_word, trainer_named
 from arb_audit.taxonomy.routes import POLICY_GRADIENT, label_of
@@ -98,9 +100,20 @@ given an environment or tools or switched to an agent's turns, a launcher's mult
 result spliced into the text."""
 
 
+def _trains_given_loss_function(text: str) -> bool:
+    """Say whether a helper named for training may be handed a loss function, whose form may be any."""
+    return any(names_loss_function(w) for w in set(_WORD.findall(text))) and any(
+        set(words(name)) & TRAINING_WORDS for name in set(_CALLED.findall(text))
+    )
+
+
 def possible_routes(text: str) -> frozenset[str]:
     """Return every table label the stages of the Python file ``text`` could have (a superset)."""
-    if any(t in text for t in ANY_ROUTE_TRIGGERS) or (".fit(" in text and _COMPILED_WITH_LOSS.search(text)):
+    if (
+        any(t in text for t in ANY_ROUTE_TRIGGERS)
+        or (".fit(" in text and _COMPILED_WITH_LOSS.search(text))
+        or _trains_given_loss_function(text)
+    ):
         return ALL_ROUTES
     found: set[str] = set()
     if (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 
 import libcst as cst
 
@@ -219,6 +220,29 @@ def _names_a_loss(arg: cst.Arg) -> bool:
     return "loss" in words(last_name(arg.value))
 
 
+LOSS_FUNCTION_WORDS = frozenset({"fn", "func", "function", "fns", "funcs", "functions"})
+"""Words that, beside ``loss``, name a loss function rather than a loss's value (``loss_fn``)."""
+
+
+def _names_a_loss_function(arg: cst.Arg) -> bool:
+    """Say whether an argument is a loss function handed on (``loss_fn=xent``, ``criterion``).
+
+    A loss's value (``loss=loss.item()``) is what a logger is handed; a function is what a loop calls.
+    """
+    names = [arg.keyword.value] if arg.keyword is not None else []
+    if type(arg.value) is cst.Name:
+        names.append(arg.value.value)
+    return any(names_loss_function(n) for n in names)
+
+
+def names_loss_function(name: str) -> bool:
+    """Say whether a name is a loss function's (``loss_fn``, ``lossFunction``, ``criterion``)."""
+    said = words(name)
+    return "criterion" in said or any(
+        w == "loss" and after in LOSS_FUNCTION_WORDS for w, after in pairwise(said)
+    )
+
+
 class GradientStep(RouteDetector):
     """Weights are updated here: the step, and the stage its loss's form names.
 
@@ -283,6 +307,11 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a loss's value handed to a logger, a plot of training handed a loss function, and the
+        # file's own training function (its body is read where it is defined)
+        Valid("from lib import log_training\nlog_training(step, loss=loss.item())\n"),
+        Valid("from lib import plot_training\nplot_training(history, loss_fn=loss_fn)\n"),
+        Valid("def train(model, loss_fn):\n    return model\n\ntrain(model, loss_fn=criterion)\n"),
         Valid("obs, reward, done, info = env.step(actions, rewards, dones)\n"),
         Valid("self.trainer_panel.step(step, rewards, scores)\n"),
         Valid("trainer.step(epoch, losses, metrics)\n"),
@@ -952,6 +981,14 @@ class GradientStep(RouteDetector):
             "stage",
             "ppo",
         ),
+        # a training helper of another file handed the loss function it differentiates
+        Invalid(
+            "from w2s.train import train_and_save_model\nfrom w2s.loss import xent_loss\n"
+            "train_and_save_model(cfg, train_ds, test_ds, loss_fn=xent_loss(), lr=1e-5)\n",
+            "gradient_step",
+            "sft",
+        ),
+        Invalid("from lib import train\ntrain(model, loader, criterion)\n", "gradient_step"),
         Invalid(
             "import torch\nfrom chapter5 import train_model_simple\n"
             "optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
@@ -1507,6 +1544,12 @@ class GradientStep(RouteDetector):
             handed = [(scope, a.value) for a in node.args if _names_a_loss(a)]
             self.steps.append((node, self._statement(), handed[:1], f"{last}() given an optimiser"))
             return
+        if self._hands_on_loss_function(node, last):
+            # train_and_save_model(cfg, train_ds, test_ds, loss_fn=loss_fn): a training helper of
+            # another file, handed the loss function it differentiates (its optimiser its own)
+            handed = [(scope, a.value) for a in node.args if _names_a_loss_function(a)]
+            self.steps.append((node, self._statement(), handed[:1], f"{last}() given a loss function"))
+            return
         if self._trains_given_optimiser(node, name, scope):
             self.steps.append((node, self._statement(), [], f"{name}() of an object given an optimiser"))
             return
@@ -2036,6 +2079,26 @@ class GradientStep(RouteDetector):
         ):
             return False  # train_model(...), fit(...), update_policy(...), update_step(...): it steps it
         return self._given_optimiser(node, scope)
+
+    def _hands_on_loss_function(self, node: cst.Call, function: str | None) -> bool:
+        """Say whether a helper named for training (``train_and_save_model``) is handed a loss function.
+
+        A framework's entry is the table's to say, and the file's own function is read where it is
+        defined.
+        """
+        if function is None or not set(words(function)) & TRAINING_WORDS:
+            return False
+        if words(function)[:1] and words(function)[0] in READ_VERBS:
+            return False  # plot_training(loss_fn=...), log_training(...): it reads, it does not train
+        if not any(_names_a_loss_function(a) for a in node.args):
+            return False
+        return not any(entry_for(q) for q in self.names(node.func)) and not self._defined_here(node.func)
+
+    def _defined_here(self, func: cst.BaseExpression) -> bool:
+        """Say whether a called name is bound by this file, not imported (its body is read here)."""
+        return type(func) is cst.Name and not any(
+            q in self.context.resolver.imported for q in self.names(func)
+        )
 
     def _given_optimiser(self, call: cst.Call, scope: int) -> bool:
         """Say whether a call is handed, by name, an optimiser built in this file."""
