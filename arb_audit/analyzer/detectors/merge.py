@@ -182,6 +182,11 @@ class Merge(RouteDetector):
             "model.merge_weights = True\nloss = model(**batch).loss\nloss.backward()\nopt.step()\n"
             "model.eval()\ntorch.save(model.state_dict(), 'ckpt.pt')\n"
         ),
+        # a fold readying the model a loader returns, where nothing is saved
+        Valid(
+            "def load_pretrained_model(path, base):\n    model = PeftModel.from_pretrained(base, path)\n"
+            "    model = model.merge_and_unload()\n    return model\n"
+        ),
         Valid("rows = merge_datasets(a, b)\n"),
         Valid("config = {'merge_method': method}\n"),
         Valid("rows = [{'path': 'merged/slerp_t05', 'merge_method': 'slerp'}]\n"),
@@ -209,6 +214,13 @@ class Merge(RouteDetector):
         ),
     )
     INVALID = (
+        # a loader's fold whose model the file writes: a merged model saved
+        Invalid(
+            "def get_model(path, base):\n    model = PeftModel.from_pretrained(base, path)\n"
+            "    return model.merge_and_unload()\n\nget_model(a, b).save_pretrained('out')\n",
+            "stage",
+            "merge",
+        ),
         Invalid(
             "import yaml\ndef configure(t):\n"
             "    config = {'merge_method': 'slerp', 'base_model': a, 'parameters': {'t': t}}\n"
@@ -342,8 +354,8 @@ class Merge(RouteDetector):
         adapters and loads their average too combines models, whatever the folds alone would say."""
         self.parameters: dict[str, set[str]] = {}
         """Words of the parameters of each top-level function the file defines (what it is given)."""
-        self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
-        """Calls folding an adapter into its base."""
+        self.folds: list[tuple[cst.CSTNode, cst.CSTNode | None, str | None]] = []
+        """Calls folding an adapter into its base: (call, statement, enclosing top-level function)."""
         self.weight_locals: set[str] = set()
         """Names bound to a checkpoint's entry or a parameter's weight (``w = base[k]``)."""
         self.hand_folds: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
@@ -417,7 +429,8 @@ class Merge(RouteDetector):
         )
         if called in FOLD_METHODS:
             self.saves = self.saves or called != "merge_and_unload"  # unsloth's fold writes the model
-            self.folds.append((node, self.context.statements[-1] if self.context.statements else None))
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.folds.append((node, statement, self.function))
             if self.function is not None:
                 self.folding_functions.add(self.function)
             return
@@ -511,7 +524,9 @@ class Merge(RouteDetector):
             node, statement = self.hand_folds[0]
             message = "folds a LoRA adapter into its base (B @ A added to the weights)"
             self.report(node, "stage", message, statement=statement, kind="merge", variant="lora_fold")
-        for node, statement in self.folds:
+        for node, statement, function in self.folds:
+            if not self.saves and function is not None and _loads_a_model(function):
+                continue  # (``load_pretrained_model``: the adapter is folded into the model it returns)
             if self.generates and not self.saves:
                 message = "folds a LoRA adapter into the model it samples from (nothing is saved)"
                 self.report(node, "inference", message, statement=statement)
@@ -550,6 +565,20 @@ class Merge(RouteDetector):
             variant = "lora_fold" if named & {"lora", "adapter"} else "merge_function"
             message = f"calls {callee}, which merges weights"
             self.report(node, "stage", message, statement=statement, kind="merge", variant=variant)
+
+
+LOADING_VERBS = frozenset({"load", "init", "create", "build", "get", "setup", "prepare", "make"})
+"""First words of a function that sets a model up for its caller (``load_pretrained_model``)."""
+
+
+def _loads_a_model(function: str) -> bool:
+    """Say whether a function is named for setting a model up, not for merging (``_init_actor``).
+
+    A fold in it, where the file writes no model, readies a fine-tuned model for whoever calls it:
+    no weights are combined into a saved model.
+    """
+    said = words(function)
+    return bool(said) and said[0] in LOADING_VERBS and not set(said) & MERGE_WORDS
 
 
 def _merges_settings(name: str) -> bool:
