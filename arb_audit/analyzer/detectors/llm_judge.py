@@ -33,11 +33,14 @@ JUDGING_PROMPT = re.compile(
     r"\b(?:judge|grade|evaluate|verify|assess)\b.{0,200}?\b(?:reference|golden|gold|ground[ -]truth"
     r"|predicted|model's|candidate)\s+(?:answer|response|solution)"
     r"|\b(?:reference|golden|gold|ground[ -]truth|predicted|candidate)\s+(?:answer|response|solution)"
-    r"\b.{0,200}?\b(?:is|are)\s+correct",
+    r"\b.{0,200}?\b(?:is|are)\s+correct"
+    r"|\b(?:check|checking|evaluate|evaluating|assess|assessing|judge|judging|rate|rating)\s+the\s+quality"
+    r"\s+of\s+(?:the\s+|an?\s+|each\s+)?(?:answer|response|solution)s?\b",
     re.IGNORECASE | re.DOTALL,
 )
-"""An instruction asking a model to judge an answer it is given against a reference: the prompt of an
-LLM judge (``verify whether the Predicted Answer is correct``)."""
+"""An instruction asking a model to judge an answer it is given against a reference, or the quality of
+answers it is given: the prompt of an LLM judge (``verify whether the Predicted Answer is correct``,
+``evaluate the quality of the response provided by an AI assistant``)."""
 MAX_PROMPT = 20_000
 """Characters of one string literal read for a judge's instruction."""
 JUDGE = "judge"
@@ -72,6 +75,10 @@ class LlmJudge(RouteDetector):
             "rows.append({'chosen': a, 'rejected': b})\n"
         ),
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'output': out})\n"),
+        Valid(
+            "import openai\nSYSTEM = 'Rewrite the text to improve the quality of the response.'\n"
+            "out = openai.ChatCompletion.create(messages=[SYSTEM, content])\n"
+        ),
         Valid("eval_set = load('test')\nout = client.chat.completions.create(messages=eval_set)\n"),
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'product_review': out})\n"),
     )
@@ -79,6 +86,12 @@ class LlmJudge(RouteDetector):
         Invalid(
             "import openai\nPROMPT = 'Verify whether the Predicted Answer is correct. Reply True or False.'\n"
             "out = openai.ChatCompletion.create(messages=[PROMPT.format(q, g, p)])\n",
+            "scoring",
+            variant=JUDGE,
+        ),
+        Invalid(
+            "import openai\nSYSTEM = 'You are a precise assistant for checking the quality of the answer.'\n"
+            "out = openai.ChatCompletion.create(messages=[SYSTEM, content])\n",
             "scoring",
             variant=JUDGE,
         ),
