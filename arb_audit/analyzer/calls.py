@@ -96,6 +96,8 @@ LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gem
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
 """A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
 ``create_test_cases_using_gpt``) asks it for text."""
+ASKING_WORDS = LLM_WORDS | {"api", "apis", "request", "requests", "query", "ask", "chat"}
+"""Words of a helper that, handed a sampling setting, asks a hosted model (``batch_get_api_merge``)."""
 CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
 """Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
@@ -278,9 +280,19 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if type(func) is not cst.Name:
         return False
     found = words(func.value)
-    if not found or found[0] in SETUP_WORDS:
+    if not found:
         return False
     said = set(found)
+    if (
+        said & ASKING_WORDS
+        and {a.keyword.value for a in node.args if a.keyword is not None} & SAMPLING_KEYWORDS
+        and (attribute or any("." in q for q in names(func)))
+    ):
+        # a method or an imported helper named for an API or a request, handed how to sample
+        # (``batch_get_api_merge(examples=todo, temperature=0.7)``, ``chat.ask(q, max_tokens=256)``)
+        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+    if found[0] in SETUP_WORDS:
+        return False
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
         return False  # (no name below can say it: most calls are answered here, before any lookup)
     # a method, or an imported helper: not a function or class of this file, whose body says more

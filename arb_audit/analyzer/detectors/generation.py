@@ -162,9 +162,13 @@ class Generation(RouteDetector):
         "sampler(",
         "generator(",
         "chatbot(",
+        "temperature",  # (a helper named for an API or a request, handed how to sample)
     )
 
     VALID = (
+        # a softmax's temperature handed to a helper named for no request; a class of this file
+        Valid("from losses import kd_loss\nloss = kd_loss(s, t, temperature=2.0)\n"),
+        Valid("def query_api(x, temperature):\n    return x\n\nquery_api(1, temperature=0.5)\n"),
         Valid("from liger_kernel.utils import infer_device\ndevice = infer_device()\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def generate(self, *args, **kwargs):\n"
@@ -250,6 +254,12 @@ class Generation(RouteDetector):
             "generation",
             None,
             SERVED,
+        ),
+        # a helper named for an API or a request, handed how to sample
+        Invalid(
+            "from utils.parallel_utils import batch_get_api_merge\n"
+            "batch_get_api_merge(examples=todo, eng=args.eng, temperature=0.7, max_try=8)\n",
+            "generation",
         ),
         Invalid(
             "from utils import generate_with_references\n"
