@@ -31,7 +31,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFERENCE_PAIRS
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE, MERGEKIT_CONFIG
-from arb_audit.analyzer.detectors.metric_report import METRIC
+from arb_audit.analyzer.detectors.metric_report import METRIC, SCORER
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, FLAG, MANY_ROUTES
@@ -482,7 +482,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
         if any(
-            f.signal == "scoring" and f.variant not in (SCORE_FILTER, METRIC, TRAINER_EVALUATION, JUDGE)
+            f.signal == "scoring"
+            and f.variant not in (SCORE_FILTER, METRIC, SCORER, TRAINER_EVALUATION, JUDGE)
             for f in findings
         ):
             # a training file that also evaluates (a metric it computes by hand is its validation, a
@@ -572,7 +573,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         )
         and any(
             f.signal == "scoring"
-            and f.variant not in (SCORE_FILTER, METRIC, JUDGE)
+            and f.variant not in (SCORE_FILTER, METRIC, SCORER, JUDGE)
             and f.detector == "Scoring"
             for f in findings
         )

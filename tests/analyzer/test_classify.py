@@ -1982,3 +1982,19 @@ def test_a_command_list_s_flag_switches_report_its_stage_once(tmp_path: Path) ->
     result = classify_path(write(tmp_path, "launch.py", script))
     assert result.primary == "SFT"
     assert [len(s.evidence) for s in result.stages] == [1]
+
+
+def test_a_scorer_of_predictions_evaluates_unless_it_serves_a_reward(tmp_path: Path) -> None:
+    """A scorer of predictions against references evaluates, unless a reward of the file uses it."""
+    scorer = (
+        "def f1_score(prediction, ground_truth):\n"
+        "    common = set(prediction.split()) & set(ground_truth.split())\n"
+        "    return len(common) / max(len(prediction.split()), 1)\n"
+    )
+    assert classify_path(write(tmp_path, "metrics.py", scorer)).primary == "EVAL_ONLY"
+    reward = scorer + (
+        "def compute_score(solution_str, ground_truth):\n"
+        "    return 1.0 if f1_score(solution_str, ground_truth) > 0.5 else 0.0\n"
+        "if __name__ == '__main__':\n    print(compute_score('a b', 'a b'))\n"
+    )
+    assert classify_path(write(tmp_path, "reward.py", reward)).primary == "GRPO"

@@ -14,6 +14,9 @@ from arb_audit.analyzer.walk import descendants
 
 METRIC = "metric"
 """Variant of a ``scoring`` finding for a metric the file computes itself (no evaluation library)."""
+SCORER = "scorer"
+"""Variant of a ``scoring`` finding for a function scoring predictions against references: evidence of
+evaluation where nothing else is, not a metric reported (a reward's helpers are written so too)."""
 METRIC_WORDS = frozenset(
     {
         *("acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj"),
@@ -39,6 +42,23 @@ PREDICTION_PARAMS = frozenset({"predictions", "preds", "prediction", "pred"})
 REFERENCE_PARAMS = frozenset({"references", "refs", "reference", "ref", "targets", "labels", "answers"})
 
 
+PREDICTION_WORDS = frozenset({"pred", "preds", "prediction", "predictions", "predicted"})
+"""Words of a parameter holding a model's predicted answers."""
+REFERENCE_WORDS = frozenset(
+    {"ref", "refs", "reference", "references", "gt", "gold", "golden", "answer", "answers"}
+)
+"""Words of a parameter holding the right answers (also ``ground_truth``)."""
+NOT_SCORER_WORDS = frozenset({"loss", "losses", "reward", "rewards", "grad", "backward", "train", "training"})
+"""Words of a function given predictions and references that trains on them rather than scoring them."""
+DATA_VERBS = frozenset(
+    {
+        *("combine", "merge", "load", "save", "write", "read", "format", "convert", "preprocess", "prepare"),
+        *("build", "make", "create", "collate", "tokenize", "encode", "print", "log", "plot", "show"),
+    }
+)
+"""First words of a function given predictions and references that shapes, stores or shows them."""
+
+
 def _scores_predictions(node: cst.ClassDef) -> bool:
     """Say whether a class has a method taking predictions and references (a metric's contract)."""
     body = node.body.body if type(node.body) is cst.IndentedBlock else ()
@@ -62,9 +82,13 @@ class MetricReport(RouteDetector):
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
         *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1", "metric"),
         *("rouge", "bleu", "Metric", "correct", "solved"),
+        "pred",  # (a scorer's parameters: ``def math_equal(prediction, reference)``)
     )
 
     VALID = (
+        # given predictions and references to train on, to store or to shape them
+        Valid("def compute_loss(pred, answer):\n    return (pred - answer) ** 2\n"),
+        Valid("def combine_judge_samples(preds, gt):\n    return list(zip(preds, gt))\n"),
         Valid("acc = []\n"),
         Valid("accelerator = Accelerator()\n"),
         Valid("password = os.environ['PW'] / 'x'\n"),
@@ -97,6 +121,12 @@ class MetricReport(RouteDetector):
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
         Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
         Invalid("scores = compute_rouge(predictions, references)\n", "scoring", variant=METRIC),
+        # a scorer of predictions against the right answers
+        Invalid(
+            "def math_equal(prediction, reference):\n    return prediction == reference\n",
+            "scoring",
+            variant=SCORER,
+        ),
         Invalid(
             "from .metric import Metric\nclass GPTEval(Metric):\n"
             "    def __call__(self, predictions, references):\n        return {'score': 1.0}\n",
@@ -138,6 +168,20 @@ class MetricReport(RouteDetector):
             any(last_name(base.value).endswith("Metric") for base in node.bases) and _scores_predictions(node)
         ):
             self.report(node, "scoring", f"{node.name.value} implements a benchmark metric", variant=METRIC)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # def math_equal(prediction, reference), def f1_score(prediction, ground_truth): a scorer of
+        # predictions against the right answers (a loss or a reward given them serves training)
+        found = words(node.name.value)
+        if set(found) & NOT_SCORER_WORDS or (found[:1] and found[0] in DATA_VERBS):
+            return
+        params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+        given = [set(words(p.name.value)) for p in params]
+        if any(w & PREDICTION_WORDS for w in given) and any(
+            w & REFERENCE_WORDS or {"ground", "truth"} <= w for w in given
+        ):
+            message = f"{node.name.value} scores predictions against references"
+            self.report(node, "scoring", message, variant=SCORER)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
