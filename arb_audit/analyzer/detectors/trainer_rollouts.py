@@ -8,7 +8,8 @@ from arb_audit.analyzer.calls import built_environment, method, single_turn
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool
-from arb_audit.analyzer.trainers import config_stem, trainer_named
+from arb_audit.analyzer.trainers import config_stem, route_word, trainer_named
+from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 INTERACTIVE_KEYWORDS = (
@@ -60,6 +61,10 @@ class TrainerRollouts(RouteDetector):
         Valid("from trl import SFTConfig\nargs = SFTConfig(use_tools=True)\n"),
         Valid("from trl import GRPOConfig\nargs = GRPOConfig(use_agentic_generate=False)\n"),
         Valid("judge(model, prompt, multi_turn=True)\n"),
+        Valid(
+            "from proj.envs import AlfworldEnv\nenv = AlfworldEnv(tools=tools)\n"
+            "MySFTTrainer(model=m, env=env)\n"
+        ),
         Valid("from trl import GRPOTrainer\nGRPOTrainer(model=m, reward_funcs=r, multi_turn_prompts=True)\n"),
         Valid("from trl import GRPOConfig\nargs = GRPOConfig(log_tool_calls=True, skip_tool_errors=True)\n"),
         Valid(
@@ -87,6 +92,13 @@ class TrainerRollouts(RouteDetector):
             "interactive",
         ),
         Invalid("trainer.train(workflow=SearchReactWorkflow, workflow_kwargs=kw)\n", "interactive"),
+        # a trainer of no table's, named for GRPO, given an environment of the project's built with tools
+        Invalid(
+            "import verifiers as vf\nfrom proj.envs import AlfworldEnv\n"
+            "env = AlfworldEnv(dataset='alfworld', tools=tools)\n"
+            "vf.GRPOEnvTrainer(model=m, env=env).train()\n",
+            "interactive",
+        ),
         Invalid(
             "import verifiers as vf\nfrom trl import GRPOTrainer\nenv = vf.ToolEnv(tools=[search])\n"
             "GRPOTrainer(model=m, env=env)\n",
@@ -152,8 +164,10 @@ class TrainerRollouts(RouteDetector):
             message = f"policy-gradient training switched to an agent's turns ({name}=True)"
             self.report(arg, "interactive", message, interactive=True)
             return
-        if found is None or found[1].kind not in POLICY_GRADIENT:
+        if found is not None and found[1].kind not in POLICY_GRADIENT:
             return
+        if found is None and not _named_policy_gradient_trainer(last_name(node.func)):
+            return  # (``vf.GRPOEnvTrainer(env=...)``: a trainer of no table's, named for its route)
         for name in ENVIRONMENT_KEYWORDS:
             arg = keyword(node, name)
             given = arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "None")
@@ -200,6 +214,12 @@ def _agentic_switch(node: cst.Call) -> tuple[cst.Arg, str] | None:
         if switched and (set(said) & SWITCH_WORDS or {"multi", "turn"} <= set(said)):
             return arg, arg.keyword.value
     return None
+
+
+def _named_policy_gradient_trainer(name: str) -> bool:
+    """Say whether a class is a trainer named for a policy-gradient route (``GRPOEnvTrainer``)."""
+    named = route_word(name, strict=True) if name.endswith("Trainer") else None
+    return named is not None and named[0] in {STAGE_LABELS[kind] for kind in POLICY_GRADIENT}
 
 
 def _names_policy_gradient(node: cst.Call) -> bool:
