@@ -29,7 +29,12 @@ from arb_audit.taxonomy.routes import POLICY_GRADIENT
 CROSS_ENTROPY = frozenset(
     {"torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss"}
 )
-LOG_SIGMOID = frozenset({"torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid"})
+LOG_SIGMOID = frozenset(
+    {
+        *("torch.nn.functional.logsigmoid", "torch.nn.LogSigmoid", "jax.nn.log_sigmoid"),
+        *("tensorflow.math.log_sigmoid", "mlx.nn.log_sigmoid"),
+    }
+)
 LOG = frozenset({"torch.log"})
 LOG_NORMALISERS = frozenset({"log_softmax", "logsigmoid", "LogSoftmax", "LogSigmoid"})
 """Calls that turn scores into log-probabilities, as a preference loss over log-ratios does."""
@@ -100,6 +105,7 @@ class HandwrittenLoss(RouteDetector):
         "clamp",
         "clip",
         "logsigmoid",
+        "log_sigmoid",
         "LogSigmoid",
         "sigmoid",
         "log_softmax",
@@ -130,6 +136,7 @@ class HandwrittenLoss(RouteDetector):
             "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
         ),
         Valid("def dpo_loss_report(losses):\n    print(losses)\n"),
+        Valid("import jax\nx = a + b\ny = jax.nn.log_sigmoid(x)\n"),
         # the members' scores, not their log-probabilities: a reward model's outputs
         Valid("loss = loss_fn(chosen_rewards, rejected_rewards, chosen_logps, rejected_logps)\n"),
         Valid("stats = summarise(chosen_logps=c, rejected_logps=r)\n"),
@@ -139,6 +146,14 @@ class HandwrittenLoss(RouteDetector):
         ),
     )
     INVALID = (
+        # jax's log-sigmoid of a margin bound first, as a pair indexed along an axis
+        Invalid(
+            "import jax\nclass DpoLoss(Loss):\n    def get_values(self, policy, anchor):\n"
+            "        diff = policy - anchor\n        delta = (diff[..., 0] - diff[..., 1]) * self.tau\n"
+            "        return -jax.nn.log_sigmoid(delta)\n",
+            "loss",
+            "dpo",
+        ),
         Invalid(
             "class Model(nn.Module):\n    def forward(self, batch):\n"
             "        loss, chosen_rewards, rejected_rewards = self.loss_fn(\n"
@@ -280,6 +295,8 @@ class HandwrittenLoss(RouteDetector):
         self.on_policy = False
         self.grouped_names: set[str] = set()
         """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
+        self.bound: dict[str, cst.BaseExpression] = {}
+        """What each plain name was last assigned, in the walk's order (a log-sigmoid's margin)."""
         self.named_loss: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         """A cross-entropy computed in a function named for a loss (``compute_loss_with_mask``)."""
         self.named_group_relative = False
@@ -378,6 +395,8 @@ class HandwrittenLoss(RouteDetector):
             args = [a.value for a in args[0].args]  # log(sigmoid(x)) is logsigmoid(x)
             callee = LOG_SIGMOID
         if callee & LOG_SIGMOID:
+            # (``po_delta = (d[..., 0] - d[..., 1]) * tau; log_sigmoid(po_delta)``: the margin bound first)
+            args = [self._bound_value(a) for a in args]
             operators = {
                 type(n.operator) for a in args for n in (a, *descendants(a)) if type(n) is cst.BinaryOperation
             }
@@ -425,8 +444,15 @@ class HandwrittenLoss(RouteDetector):
             # preference loss is configured elsewhere, what it is handed shows its family
             self._saw("handed_pairs", value)
 
+    def _bound_value(self, arg: cst.BaseExpression) -> cst.BaseExpression:
+        """Return what a name (or its negation) handed to a log-sigmoid was last bound to, else itself."""
+        name = arg.expression if type(arg) is cst.UnaryOperation else arg
+        return self.bound.get(name.value, arg) if type(name) is cst.Name else arg
+
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if len(node.targets) == 1 and type(target := node.targets[0].target) is cst.Name:
+            self.bound[target.value] = value
         self._handed_pairs([t.target for t in node.targets], value)
         # (``x.view(-1, G)`` lays out groups; ``x.view(-1)`` flattens them)
         if type(value) is cst.Call and method(value) in GROUPING and len(value.args) >= 2:
