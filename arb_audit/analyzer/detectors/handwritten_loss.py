@@ -451,8 +451,8 @@ class HandwrittenLoss(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if len(node.targets) == 1 and type(target := node.targets[0].target) is cst.Name:
-            self.bound[target.value] = value
+        if len(node.targets) == 1 and type(bound := node.targets[0].target) is cst.Name:
+            self.bound[bound.value] = value
         self._handed_pairs([t.target for t in node.targets], value)
         # (``x.view(-1, G)`` lays out groups; ``x.view(-1)`` flattens them)
         if type(value) is cst.Call and method(value) in GROUPING and len(value.args) >= 2:
