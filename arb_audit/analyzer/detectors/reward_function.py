@@ -84,6 +84,8 @@ class RewardFunction(RouteDetector):
     TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT, "_score")
 
     VALID = (
+        # a grader of an evaluation: it returns a verdict, not a reward
+        Valid("class MathGrader:\n    def grade(self, pred, answer):\n        return pred == answer\n"),
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
         Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
         Valid(
@@ -128,6 +130,13 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # a checker class whose method, given the reference, returns what it names a reward
+        Invalid(
+            "class RuleBasedVerifier:\n    def verify(self, generated_text, ground_truth):\n"
+            "        reward = 1.0 if check(generated_text, ground_truth) else 0.0\n"
+            "        return reward, {}\n",
+            "reward_named",
+        ),
         Invalid(
             "def stats_reward(response, ground_truth):\n"
             "    return float(close(parse(response), ground_truth))\n",
@@ -253,7 +262,13 @@ class RewardFunction(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._models.append(bool(set(words(node.name.value)) & MODEL_WORDS))
-        if not _reward_named(node.name.value) or self._in_model:
+        if self._in_model:
+            return
+        if not _reward_named(node.name.value):
+            verifier = _rewarding_verifier(node)
+            if verifier is not None:
+                message = f"{node.name.value}.{verifier.name.value}() returns a reward against the reference"
+                self.report(verifier, "reward_named", message)
             return
         call = next(
             (
@@ -309,6 +324,42 @@ SCORER_WORDS = frozenset({"score", "scorer", "reward", "verify", "verifier", "gr
 """Words of a function that scores a response (``compute_score_fn``, ``grade_answer``)."""
 
 
+VERIFIER_HEADS = frozenset({"verifier", "grader", "scorer", "checker"})
+"""Last words of a class that checks responses (``RuleBasedVerifier``), for a reward or a metric."""
+
+
+def _rewarding_verifier(node: cst.ClassDef) -> cst.FunctionDef | None:
+    """Return a checker class's method that scores a response against its reference into a reward.
+
+    ``class RuleBasedVerifier: def verify(self, generated_text, ground_truth): ...; return reward,
+    info``: named for checking, given the reference, and what it returns is named a reward (a grader
+    of an evaluation returns a verdict or a score).
+    """
+    named = words(node.name.value)
+    if not named or named[-1] not in VERIFIER_HEADS or type(node.body) is not cst.IndentedBlock:
+        return None
+    for method_def in node.body.body:
+        if (
+            type(method_def) is cst.FunctionDef
+            and set(words(method_def.name.value)) & SCORER_WORDS
+            and any(set(words(p.name.value)) & TRUTH_WORDS for p in method_def.params.params)
+            and _returns_reward(method_def)
+        ):
+            return method_def
+    return None
+
+
+def _returns_reward(node: cst.FunctionDef) -> bool:
+    """Say whether a function returns a value named a reward (``return reward, info``)."""
+    finder = _Return()
+    node.body.visit(finder)
+    return any(
+        type(n) is cst.Name and {"reward", "rewards"} & set(words(n.value))
+        for value in finder.values
+        for n in (value, *descendants(value))
+    )
+
+
 def _scores_against_truth(call: cst.Call) -> bool:
     """Say whether a call scores something against a reference (``score_fn(output, ground_truth)``)."""
     if not set(words(last_name(call.func))) & SCORER_WORDS:
@@ -360,9 +411,13 @@ class _Return(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.found = False
+        self.values: list[cst.BaseExpression] = []
+        """What the function's own returns give back."""
 
     def visit_Return(self, node: cst.Return) -> None:
         self.found = self.found or node.value is not None
+        if node.value is not None:
+            self.values.append(node.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
