@@ -209,6 +209,22 @@ def _code_of(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
+CLASS_PATH = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*")
+"""A class named in a string, plain or by its module's path (``"DPOTrainer"``, ``"trl.DPOTrainer"``)."""
+
+
+def _names_class(value: cst.BaseExpression) -> bool:
+    """Say whether a table's entry names its class in a string (``("techniques.dpo", "DPOTrainer")``).
+
+    Registries that import lazily hold the class by name, often beside its module.
+    """
+    strings = [e.value for e in value.elements] if type(value) is cst.Tuple else [value]
+    return any(
+        type(v) is cst.SimpleString and (text := text_value(v)) is not None and CLASS_PATH.fullmatch(text)
+        for v in strings
+    )
+
+
 def _passes_by_name(element: cst.DictElement) -> bool:
     """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``)."""
     key = element.key
@@ -324,6 +340,9 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # descriptions and data files under route names: no code selected
+        Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
+        Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
         # a training monitor printing each trainer's metrics chooses no route
         Valid(
             "def summary(self, df):\n    if self.cfg.trainer_type == 'dpo':\n        print(df['dpo_loss'])\n"
@@ -374,6 +393,11 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # a lazy registry: each route's module and class named in strings
+        Invalid(
+            "TRAINER_MAP = {'sft': ('sft_trainer', 'SFTTrainer'), 'dpo': ('techniques.dpo', 'DPOTrainer')}\n",
+            "dispatch",
+        ),
         # branches that write each route's config for the command run after them choose the route
         Invalid(
             "import os\nwith open('run.yaml', 'w') as fh:\n"
@@ -733,7 +757,7 @@ class RouteDispatch(RouteDetector):
             w
             for element in node.elements
             if type(element) is cst.DictElement
-            and isinstance(_code_of(element.value), cst.Name | cst.Attribute)
+            and (isinstance(_code_of(element.value), cst.Name | cst.Attribute) or _names_class(element.value))
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
             if not _passes_by_name(element)
             if (w := _table_word(element.key)) is not None
