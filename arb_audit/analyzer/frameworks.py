@@ -1441,6 +1441,26 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from instructlab.training import TorchrunArgs\nargs = TorchrunArgs(nnodes=1)\n",),
     ),
     Framework(
+        "GEM",
+        "gem",
+        (
+            # axon-rl's gym for agentic LLMs: a tool's ``execute_action`` answers the policy's action
+            # between its turns, and ``ToolEnvWrapper`` makes an environment's episodes multi-turn with
+            # such tools (the RL itself is a trainer's, fed the episodes)
+            Entry("tools.base_tool.BaseTool", role="environment"),
+            Entry("tools.tool_env_wrapper.ToolEnvWrapper", role="environment"),
+        ),
+        invalid=(
+            (
+                "from gem.tools.base_tool import BaseTool\n\nclass CalculatorTool(BaseTool):\n"
+                "    def execute_action(self, action):\n"
+                "        return str(eval_expr(action)), False, True, {}\n",
+                "ONLINE_RL",
+            ),
+        ),
+        valid=("import gem\nfrom gem.utils.constants import TERMINAL_STATE\nprint(TERMINAL_STATE)\n",),
+    ),
+    Framework(
         "Kauldron",
         "kauldron",
         (
