@@ -329,8 +329,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     """Turn findings into stages, labels, primary label and role (TAXONOMY.md's rules)."""
     result.findings = findings
     script = any(f.signal == "entry_point" for f in findings)
-    # a metric that only decides which generated samples are kept curates data: it evaluates nothing
-    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant != SCORE_FILTER}
+    # a metric that only decides which generated samples are kept curates data: it evaluates nothing;
+    # a function scoring predictions against references evaluates only where nothing else is done
+    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant not in (SCORE_FILTER, SCORER)}
     steps = [f for f in findings if f.signal == "gradient_step"]
     evaluated = any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings)
     if steps and evaluated and all(LOSS_HOOK in f.message for f in steps):
@@ -615,6 +616,19 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a model run without gradients and tensors saved, no text: weights converted or quantised,
         # features extracted for another file — nothing is trained, evaluated or generated here
         result.role, result.primary = "none", "NONE_TRAINING"
+    elif (
+        signals & {"generation", "inference"}
+        and "data_output" in signals
+        and all(
+            f.variant == JUDGE
+            for f in findings
+            if f.signal == "scoring" and f.variant not in (SCORE_FILTER, SCORER)
+        )
+        and purpose(findings) == TRAINING_DATA
+    ):
+        # a model's outputs judged by a model and written as data to train on (a judge keeping the
+        # answers it rates best): data generation, the judge its filter
+        result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "inference"} and "data_output" in signals and "scoring" not in signals:
         if (place := evaluation_place(result.path)) is not None:
             # written outputs of a file kept among evaluation code are a benchmark's answers, to be
@@ -661,6 +675,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a library module that runs a model forward and neither scores nor samples text (a sampling
         # loop's helpers, a feature extractor): what uses it decides; on its own it evaluates nothing
         result.role, result.primary = "none", "NONE_TRAINING"
+    elif not signals - {"entry_point", "purpose"} and any(
+        f.signal == "scoring" and f.variant == SCORER for f in findings
+    ):
+        # nothing but functions scoring predictions against references (``math_equal(pred, ref)``,
+        # ``f1_score(prediction, ground_truth)``): an evaluation's scorer
+        result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
     if result.role not in WORK_ROLES.values():
         # what a model's outputs are for is evidence of an evaluation or a data generation only: in a

@@ -1998,3 +1998,25 @@ def test_a_scorer_of_predictions_evaluates_unless_it_serves_a_reward(tmp_path: P
         "if __name__ == '__main__':\n    print(compute_score('a b', 'a b'))\n"
     )
     assert classify_path(write(tmp_path, "reward.py", reward)).primary == "GRPO"
+
+
+def test_a_scorer_or_a_judge_filtering_generated_data_keeps_it_data_generation(tmp_path: Path) -> None:
+    """Samples kept by an answer check, or by a judge's rating, and written to train on are data."""
+    filtered = (
+        "import json\nfrom vllm import LLM\n"
+        "def is_equiv(pred, answer):\n    return pred.strip() == answer.strip()\n"
+        "outs = LLM('m').generate(prompts)\n"
+        "kept = [o for o, a in zip(outs, answers) if is_equiv(o.outputs[0].text, a)]\n"
+        "json.dump(kept, open('sft_data.json', 'w'))\n"
+    )
+    assert classify_path(write(tmp_path, "rs.py", filtered)).primary == "DISTILLATION"
+    judged = (
+        "import json, openai\nclient = openai.OpenAI()\n"
+        "PROMPT = 'Rate the quality of the answer from 1 to 10.'\nout = open('sft_data.jsonl', 'w')\n"
+        "for q in questions:\n"
+        "    a = client.chat.completions.create(model='gpt-4', messages=[q]).choices[0].message.content\n"
+        "    s = client.chat.completions.create(model='gpt-4', messages=[PROMPT, q, a])\n"
+        "    if int(s.choices[0].message.content) >= 8:\n"
+        "        out.write(json.dumps({'instruction': q, 'output': a}) + '\\n')\n"
+    )
+    assert classify_path(write(tmp_path, "judged.py", judged)).primary == "DISTILLATION"

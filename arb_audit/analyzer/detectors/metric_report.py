@@ -15,8 +15,9 @@ from arb_audit.analyzer.walk import descendants
 METRIC = "metric"
 """Variant of a ``scoring`` finding for a metric the file computes itself (no evaluation library)."""
 SCORER = "scorer"
-"""Variant of a ``scoring`` finding for a function scoring predictions against references: evidence of
-evaluation where nothing else is, not a metric reported (a reward's helpers are written so too)."""
+"""Variant of a ``scoring`` finding for a function scoring predictions against references: it makes a
+file an evaluation only where the file shows nothing else (no model run, data written, loss, reward or
+step); it is no metric reported (a reward's or a data filter's helpers are written so too)."""
 METRIC_WORDS = frozenset(
     {
         *("acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj"),
