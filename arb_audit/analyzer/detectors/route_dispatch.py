@@ -209,20 +209,38 @@ def _code_of(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
-CLASS_PATH = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*")
-"""A class named in a string, plain or by its module's path (``"DPOTrainer"``, ``"trl.DPOTrainer"``)."""
+CODE_HEADS = frozenset(
+    {
+        *("trainer", "config", "algorithm", "algo", "learner", "runner", "recipe", "worker"),
+        *("pipeline", "experiment", "strategy", "loss", "module", "workflow"),
+    }
+)
+"""Last words of a class a table may name in a string (``"DPOTrainer"``, ``"GRPOAlgorithm"``)."""
+MAX_CLASS_PATH = 200
+"""Characters of a string read as a class's name or path (longer ones are text)."""
 
 
 def _names_class(value: cst.BaseExpression) -> bool:
-    """Say whether a table's entry names its class in a string (``("techniques.dpo", "DPOTrainer")``).
+    """Say whether a table's entry names a class in a string (``("techniques.dpo", "DPOTrainer")``).
 
-    Registries that import lazily hold the class by name, often beside its module.
+    Registries that import lazily hold the class by name, often beside its module: the name is an
+    identifier path whose last part is a class named for training code (not a label or a project).
     """
     strings = [e.value for e in value.elements] if type(value) is cst.Tuple else [value]
-    return any(
-        type(v) is cst.SimpleString and (text := text_value(v)) is not None and CLASS_PATH.fullmatch(text)
-        for v in strings
-    )
+    for v in strings:
+        text = text_value(v) if type(v) is cst.SimpleString else None
+        if text is None or len(text) > MAX_CLASS_PATH:
+            continue
+        parts = text.split(".")
+        last = parts[-1]
+        if (
+            all(p.isidentifier() for p in parts)
+            and last[:1].isupper()
+            and last.lower() != last
+            and name_words(last)[-1] in CODE_HEADS
+        ):
+            return True
+    return False
 
 
 def _passes_by_name(element: cst.DictElement) -> bool:
@@ -340,6 +358,11 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # labels and project names under route keys: no class named for training code
+        Valid(
+            "LEGEND = {'sft': 'Baseline', 'dpo': 'OursFull'}\n"
+            "PROJECTS = {'sft': 'MyProject', 'grpo': 'Run'}\n"
+        ),
         # descriptions and data files under route names: no code selected
         Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
         Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
@@ -757,10 +780,10 @@ class RouteDispatch(RouteDetector):
             w
             for element in node.elements
             if type(element) is cst.DictElement
-            and (isinstance(_code_of(element.value), cst.Name | cst.Attribute) or _names_class(element.value))
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
             if not _passes_by_name(element)
             if (w := _table_word(element.key)) is not None
+            if isinstance(_code_of(element.value), cst.Name | cst.Attribute) or _names_class(element.value)
         }
         if routes <= {"EVAL_ONLY", "MERGE"}:
             return  # a choice among tools that train nothing is not a training route
