@@ -19,6 +19,7 @@ of a training launched as a subprocess could be any route.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from arb_audit.analyzer.detectors.gradient_step import (
@@ -100,11 +101,25 @@ given an environment or tools or switched to an agent's turns, a launcher's mult
 result spliced into the text."""
 
 
+MAX_ARGUMENTS = 4000
+"""Characters after a training call's opening parenthesis read for a loss function handed to it."""
+
+
 def _trains_given_loss_function(text: str) -> bool:
-    """Say whether a helper named for training may be handed a loss function, whose form may be any."""
-    return any(names_loss_function(w) for w in set(_WORD.findall(text))) and any(
-        set(words(name)) & TRAINING_WORDS for name in set(_CALLED.findall(text))
-    )
+    """Say whether a helper named for training may be handed a loss function, whose form may be any.
+
+    A superset of GradientStep's rule: a loss function named within :data:`MAX_ARGUMENTS` characters
+    after the opening parenthesis of a call named with a training word.
+    """
+    handed = [m.start() for m in _WORD.finditer(text) if names_loss_function(m.group())]
+    if not handed:
+        return False  # (most files: no loss function named at all)
+    for match in _CALLED.finditer(text):
+        if set(words(match.group(1))) & TRAINING_WORDS:
+            at = bisect.bisect_left(handed, match.end())
+            if at < len(handed) and handed[at] - match.end() <= MAX_ARGUMENTS:
+                return True
+    return False
 
 
 def possible_routes(text: str) -> frozenset[str]:

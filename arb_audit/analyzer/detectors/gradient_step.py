@@ -238,7 +238,8 @@ def _names_a_loss_function(arg: cst.Arg) -> bool:
 def names_loss_function(name: str) -> bool:
     """Say whether a name is a loss function's (``loss_fn``, ``lossFunction``, ``criterion``)."""
     said = words(name)
-    return "criterion" in said or any(
+    # (a loss's criterion: ``criterion``, ``loss_criterion``; not ``split_criterion``)
+    return (said[-1:] == ("criterion",) and set(said[:-1]) <= {"loss", "train", "training"}) or any(
         w == "loss" and after in LOSS_FUNCTION_WORDS for w, after in pairwise(said)
     )
 
@@ -307,6 +308,10 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # helpers named for something else done with training, or for its settings, handed a loss
+        Valid("from lib import evaluate_after_training\nevaluate_after_training(model, loader, criterion)\n"),
+        Valid("from lib import make_training_config\ncfg = make_training_config(loss_fn='xent')\n"),
+        Valid("from lib import train_split\ntrain_split(rows, split_criterion)\n"),
         # a loss's value handed to a logger, a plot of training handed a loss function, and the
         # file's own training function (its body is read where it is defined)
         Valid("from lib import log_training\nlog_training(step, loss=loss.item())\n"),
@@ -410,6 +415,11 @@ class GradientStep(RouteDetector):
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
     )
     INVALID = (
+        # a training loop handed an environment stays interactive, whatever loss it is handed too
+        Invalid(
+            "from lib import offpolicy_train_loop\noffpolicy_train_loop(env=env, agent=agent, criterion=c)\n",
+            "interactive",
+        ),
         Invalid(
             "from transformers import GPT2LMHeadModel, Trainer\n"
             "Trainer(model=PGModel.from_pretrained(path), args=args, train_dataset=ds).train()\n"
@@ -1544,12 +1554,6 @@ class GradientStep(RouteDetector):
             handed = [(scope, a.value) for a in node.args if _names_a_loss(a)]
             self.steps.append((node, self._statement(), handed[:1], f"{last}() given an optimiser"))
             return
-        if self._hands_on_loss_function(node, last):
-            # train_and_save_model(cfg, train_ds, test_ds, loss_fn=loss_fn): a training helper of
-            # another file, handed the loss function it differentiates (its optimiser its own)
-            handed = [(scope, a.value) for a in node.args if _names_a_loss_function(a)]
-            self.steps.append((node, self._statement(), handed[:1], f"{last}() given a loss function"))
-            return
         if self._trains_given_optimiser(node, name, scope):
             self.steps.append((node, self._statement(), [], f"{name}() of an object given an optimiser"))
             return
@@ -1579,6 +1583,12 @@ class GradientStep(RouteDetector):
             # wrapper whose stage the literal it is handed names (the wrapper's code is elsewhere)
             self.ran[id(node)] = [staged]
             self.steps.append((node, self._statement(), [], f"{last}() told to run {staged}"))
+            return
+        if self._hands_on_loss_function(node, last):
+            # train_and_save_model(cfg, train_ds, test_ds, loss_fn=loss_fn): a training helper of
+            # another file, handed the loss function it differentiates (its optimiser its own)
+            handed = [(scope, a.value) for a in node.args if _names_a_loss_function(a)]
+            self.steps.append((node, self._statement(), handed[:1], f"{last}() given a loss function"))
             return
         library_run = name in MODEL_TRAINING_METHODS and self._library_model(func, scope)
         if (name in FINE_TUNE_METHODS or library_run) and type(node.func) is cst.Attribute and node.args:
@@ -2086,10 +2096,17 @@ class GradientStep(RouteDetector):
         A framework's entry is the table's to say, and the file's own function is read where it is
         defined.
         """
-        if function is None or not set(words(function)) & TRAINING_WORDS:
+        said = words(function) if function is not None else ()
+        if not said:
             return False
-        if words(function)[:1] and words(function)[0] in READ_VERBS:
-            return False  # plot_training(loss_fn=...), log_training(...): it reads, it does not train
+        # named for training first (``train_and_save_model``), or for running it
+        # (``run_supervised_train_loop``); not ``evaluate_after_training``, ``make_training_config``
+        if not (said[0] in TRAINING_WORDS or (said[0] in RUN_VERBS and TRAINING_WORDS & set(said[1:]))):
+            return False
+        if (function is not None and function[:1].isupper()) or set(said) & (
+            SETTINGS_WORDS | TRAINING_DATA_WORDS | REPORTING_WORDS
+        ):
+            return False  # (``TrainingConfig(loss_fn=...)``, ``train_data(...)``: settings or data)
         if not any(_names_a_loss_function(a) for a in node.args):
             return False
         return not any(entry_for(q) for q in self.names(node.func)) and not self._defined_here(node.func)
