@@ -98,6 +98,10 @@ REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call"
 ``create_test_cases_using_gpt``) asks it for text."""
 ASKING_WORDS = LLM_WORDS | {"api", "apis", "request", "requests", "query", "ask", "chat"}
 """Words of a helper that, handed a sampling setting, asks a hosted model (``batch_get_api_merge``)."""
+NOT_ASKING_WORDS = frozenset(
+    {"config", "configs", "settings", "stats", "pool", "similarity", "dataset", "datasets", "key", "keys"}
+)
+"""Words of such a helper that reads settings, statistics or data rather than asking a model."""
 CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
 """Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
@@ -280,19 +284,22 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if type(func) is not cst.Name:
         return False
     found = words(func.value)
-    if not found:
+    if not found or found[0] in SETUP_WORDS:
         return False
     said = set(found)
     if (
         said & ASKING_WORDS
-        and {a.keyword.value for a in node.args if a.keyword is not None} & SAMPLING_KEYWORDS
+        and not said & NOT_ASKING_WORDS
         and (attribute or any("." in q for q in names(func)))
     ):
         # a method or an imported helper named for an API or a request, handed how to sample
-        # (``batch_get_api_merge(examples=todo, temperature=0.7)``, ``chat.ask(q, max_tokens=256)``)
-        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
-    if found[0] in SETUP_WORDS:
-        return False
+        # (``batch_get_api_merge(examples=todo, temperature=0.7)``, ``chat.ask(q, max_tokens=256)``):
+        # one setting where its name says a hosted model or an API, else as a ``generate_*`` helper
+        keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+        if (said & (LLM_WORDS | {"api", "apis"}) and keywords & SAMPLING_KEYWORDS) or _asks_for_samples(
+            keywords
+        ):
+            return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
         return False  # (no name below can say it: most calls are answered here, before any lookup)
     # a method, or an imported helper: not a function or class of this file, whose body says more
