@@ -119,6 +119,12 @@ class HandwrittenLoss(RouteDetector):
     )
 
     VALID = (
+        # a name bound in another function is not the log-sigmoid's argument
+        Valid(
+            "import torch.nn.functional as F\n"
+            "def margin(a, b):\n    delta = (a - b) * 0.1\n    return delta\n"
+            "def gate(delta):\n    return F.logsigmoid(delta)\n"
+        ),
         Valid("import torch.nn.functional as F\nloss = F.cross_entropy(logits, labels)\nprint(loss)\n"),
         Valid("loss = model(input_ids, labels=labels).loss\nlosses.append(loss.item())\n"),
         Valid("import torch\nx = torch.clamp(y, 0, 1)\nx.backward()\n"),
@@ -295,8 +301,9 @@ class HandwrittenLoss(RouteDetector):
         self.on_policy = False
         self.grouped_names: set[str] = set()
         """Code of the names assigned a tensor regrouped per prompt (``x.view(-1, G)``)."""
-        self.bound: dict[str, cst.BaseExpression] = {}
-        """What each plain name was last assigned, in the walk's order (a log-sigmoid's margin)."""
+        self.bound: list[dict[str, cst.BaseExpression]] = [{}]
+        """Per open function (the module's first): what each plain name was last assigned there, in
+        the walk's order (a log-sigmoid's margin)."""
         self.named_loss: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
         """A cross-entropy computed in a function named for a loss (``compute_loss_with_mask``)."""
         self.named_group_relative = False
@@ -332,9 +339,11 @@ class HandwrittenLoss(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, any(self._no_grad(d.decorator) for d in node.decorators))
+        self.bound.append({})
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leave(original_node)
+        self.bound.pop()
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append([False, False, False])
@@ -431,6 +440,8 @@ class HandwrittenLoss(RouteDetector):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
+            if type(node.target) is cst.Name:
+                self.bound[-1][node.target.value] = node.value
             self._handed_pairs([node.target], node.value)
 
     def _handed_pairs(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
@@ -447,12 +458,12 @@ class HandwrittenLoss(RouteDetector):
     def _bound_value(self, arg: cst.BaseExpression) -> cst.BaseExpression:
         """Return what a name (or its negation) handed to a log-sigmoid was last bound to, else itself."""
         name = arg.expression if type(arg) is cst.UnaryOperation else arg
-        return self.bound.get(name.value, arg) if type(name) is cst.Name else arg
+        return self.bound[-1].get(name.value, arg) if type(name) is cst.Name else arg
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         if len(node.targets) == 1 and type(bound := node.targets[0].target) is cst.Name:
-            self.bound[bound.value] = value
+            self.bound[-1][bound.value] = value
         self._handed_pairs([t.target for t in node.targets], value)
         # (``x.view(-1, G)`` lays out groups; ``x.view(-1)`` flattens them)
         if type(value) is cst.Call and method(value) in GROUPING and len(value.args) >= 2:
