@@ -130,6 +130,12 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # the reference handed by keyword only
+        Invalid(
+            "class AnswerChecker:\n    def check_score(self, response, *, ground_truth):\n"
+            "        reward = float(response == ground_truth)\n        return reward\n",
+            "reward_named",
+        ),
         # a checker class whose method, given the reference, returns what it names a reward
         Invalid(
             "class RuleBasedVerifier:\n    def verify(self, generated_text, ground_truth):\n"
@@ -342,7 +348,10 @@ def _rewarding_verifier(node: cst.ClassDef) -> cst.FunctionDef | None:
         if (
             type(method_def) is cst.FunctionDef
             and set(words(method_def.name.value)) & SCORER_WORDS
-            and any(set(words(p.name.value)) & TRUTH_WORDS for p in method_def.params.params)
+            and any(
+                set(words(p.name.value)) & TRUTH_WORDS
+                for p in (*method_def.params.params, *method_def.params.kwonly_params)
+            )
             and _returns_reward(method_def)
         ):
             return method_def
