@@ -41,6 +41,12 @@ JUDGING_PROMPT = re.compile(
 """An instruction asking a model to judge an answer it is given against a reference, or the quality of
 answers it is given: the prompt of an LLM judge (``verify whether the Predicted Answer is correct``,
 ``evaluate the quality of the response provided by an AI assistant``)."""
+REWRITING = re.compile(
+    r"\b(?:rewrite|rewrites|revise|revised|refine|refined|improve|improved|better answer|corrected)\b",
+    re.IGNORECASE,
+)
+"""Words of an instruction to write a better answer after judging one (self-refine, reflection
+tuning): the model writes data, it does not only judge."""
 MAX_PROMPT = 20_000
 """Characters of one string literal read for a judge's instruction."""
 JUDGE = "judge"
@@ -61,6 +67,11 @@ class LlmJudge(RouteDetector):
     TRIGGERS = ("judg", "Judg", "verdict", "winner", "eviewer", "nswer", "esponse")
 
     VALID = (
+        # a judge's phrase in an instruction to write a better answer: a rewrite
+        Valid(
+            "import openai\nP = 'Check the quality of the answer, then rewrite it as a better answer.'\n"
+            "out = openai.ChatCompletion.create(messages=[P, content])\n"
+        ),
         Valid(
             "import openai\nPROMPT = 'Solve the problem and give the final answer in a box.'\n"
             "out = openai.ChatCompletion.create(messages=[PROMPT])\n"
@@ -164,7 +175,8 @@ class LlmJudge(RouteDetector):
         """Note a literal that instructs a model to judge a given answer (the source text suffices)."""
         if self.named is not None or not ("nswer" in text or "esponse" in text or "olution" in text):
             return
-        if JUDGING_PROMPT.search(text[:MAX_PROMPT]):
+        head = text[:MAX_PROMPT]
+        if JUDGING_PROMPT.search(head) and not REWRITING.search(head):
             self.named = (node, self.context.statements[-1] if self.context.statements else None)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
