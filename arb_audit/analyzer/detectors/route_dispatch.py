@@ -781,9 +781,10 @@ class RouteDispatch(RouteDetector):
             for element in node.elements
             if type(element) is cst.DictElement
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
+            if isinstance(code := _code_of(element.value), cst.Name | cst.Attribute | cst.SimpleString)
             if not _passes_by_name(element)
             if (w := _table_word(element.key)) is not None
-            if isinstance(_code_of(element.value), cst.Name | cst.Attribute) or _names_class(element.value)
+            if type(code) is not cst.SimpleString or _names_class(element.value)
         }
         if routes <= {"EVAL_ONLY", "MERGE"}:
             return  # a choice among tools that train nothing is not a training route
