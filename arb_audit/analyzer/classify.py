@@ -619,11 +619,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif (
         signals & {"generation", "inference"}
         and "data_output" in signals
-        and all(
-            f.variant == JUDGE
-            for f in findings
-            if f.signal == "scoring" and f.variant not in (SCORE_FILTER, SCORER)
-        )
+        # (a judge's ratings the only scores, besides filters: one judge at least)
+        and {f.variant for f in findings if f.signal == "scoring"} - {SCORE_FILTER, SCORER} == {JUDGE}
         and purpose(findings) == TRAINING_DATA
     ):
         # a model's outputs judged by a model and written as data to train on (a judge keeping the
