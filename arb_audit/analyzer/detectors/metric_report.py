@@ -8,6 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.reward_function import TRUTH_WORDS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
@@ -43,12 +44,10 @@ PREDICTION_PARAMS = frozenset({"predictions", "preds", "prediction", "pred"})
 REFERENCE_PARAMS = frozenset({"references", "refs", "reference", "ref", "targets", "labels", "answers"})
 
 
-PREDICTION_WORDS = frozenset({"pred", "preds", "prediction", "predictions", "predicted"})
+PREDICTION_WORDS = PREDICTION_PARAMS | {"predicted"}
 """Words of a parameter holding a model's predicted answers."""
-REFERENCE_WORDS = frozenset(
-    {"ref", "refs", "reference", "references", "gt", "gold", "golden", "answer", "answers"}
-)
-"""Words of a parameter holding the right answers (also ``ground_truth``)."""
+REFERENCE_WORDS = TRUTH_WORDS | {"ref", "refs", "golden"}
+"""Words of a parameter holding the right answers (a reward's references, ``ground_truth`` too)."""
 NOT_SCORER_WORDS = frozenset({"loss", "losses", "reward", "rewards", "grad", "backward", "train", "training"})
 """Words of a function given predictions and references that trains on them rather than scoring them."""
 DATA_VERBS = frozenset(
@@ -178,9 +177,7 @@ class MetricReport(RouteDetector):
             return
         params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
         given = [set(words(p.name.value)) for p in params]
-        if any(w & PREDICTION_WORDS for w in given) and any(
-            w & REFERENCE_WORDS or {"ground", "truth"} <= w for w in given
-        ):
+        if any(w & PREDICTION_WORDS for w in given) and any(w & REFERENCE_WORDS for w in given):
             message = f"{node.name.value} scores predictions against references"
             self.report(node, "scoring", message, variant=SCORER)
 
