@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
+    BUILD_WORDS,
     generates,
     method,
 )
@@ -567,10 +568,6 @@ class Merge(RouteDetector):
             self.report(node, "stage", message, statement=statement, kind="merge", variant=variant)
 
 
-LOADING_VERBS = frozenset({"load", "init", "create", "build", "get", "setup", "prepare", "make"})
-"""First words of a function that sets a model up for its caller (``load_pretrained_model``)."""
-
-
 def _loads_a_model(function: str) -> bool:
     """Say whether a function is named for setting a model up, not for merging (``_init_actor``).
 
@@ -578,7 +575,7 @@ def _loads_a_model(function: str) -> bool:
     no weights are combined into a saved model.
     """
     said = words(function)
-    return bool(said) and said[0] in LOADING_VERBS and not set(said) & MERGE_WORDS
+    return bool(said) and said[0] in BUILD_WORDS and not set(said) & MERGE_WORDS
 
 
 def _merges_settings(name: str) -> bool:
