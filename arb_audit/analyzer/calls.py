@@ -96,7 +96,9 @@ LLM_WORDS = frozenset({"gpt", "llm", "llms", "openai", "chatgpt", "claude", "gem
 REQUEST_WORDS = frozenset({"request", "requests", "query", "ask", "chat", "call", "using", "via", "generate"})
 """A hosted model's name with one of these (``make_gpt3_requests``, ``query_llm``,
 ``create_test_cases_using_gpt``) asks it for text."""
-ASKING_WORDS = LLM_WORDS | {"api", "apis", "request", "requests", "query", "ask", "chat"}
+API_WORDS = frozenset({"api", "apis"})
+"""Words of a helper named for an API (``batch_get_api_merge``)."""
+ASKING_WORDS = LLM_WORDS | API_WORDS | {"request", "requests", "query", "ask", "chat"}
 """Words of a helper that, handed a sampling setting, asks a hosted model (``batch_get_api_merge``)."""
 NOT_ASKING_WORDS = frozenset(
     {"config", "configs", "settings", "stats", "pool", "similarity", "dataset", "datasets", "key", "keys"}
@@ -296,9 +298,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         # (``batch_get_api_merge(examples=todo, temperature=0.7)``, ``chat.ask(q, max_tokens=256)``):
         # one setting where its name says a hosted model or an API, else as a ``generate_*`` helper
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-        if (said & (LLM_WORDS | {"api", "apis"}) and keywords & SAMPLING_KEYWORDS) or _asks_for_samples(
-            keywords
-        ):
+        if (said & (LLM_WORDS | API_WORDS) and keywords & SAMPLING_KEYWORDS) or _asks_for_samples(keywords):
             return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
         return False  # (no name below can say it: most calls are answered here, before any lookup)
