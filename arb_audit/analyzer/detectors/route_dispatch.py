@@ -244,12 +244,17 @@ def _names_class(value: cst.BaseExpression) -> bool:
 
 
 def _passes_by_name(element: cst.DictElement) -> bool:
-    """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``)."""
-    key = element.key
-    return (
-        type(element.value) is cst.Name
-        and type(key) is cst.SimpleString
-        and text_value(key) == element.value.value
+    """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``).
+
+    A module constant under its name in lower case passes a setting on too (``"ppo_clip": PPO_CLIP``,
+    a run's settings logged); a key that is a route alone names the class it maps (``"grpo": GRPO``).
+    """
+    key, value = element.key, element.value
+    if type(value) is not cst.Name or type(key) is not cst.SimpleString:
+        return False
+    text = text_value(key)
+    return text == value.value or (
+        text is not None and value.value.isupper() and text.upper() == value.value and _word(key) is None
     )
 
 
@@ -377,6 +382,11 @@ class RouteDispatch(RouteDetector):
             "def ppo_settings(cfg):\n    gae_lambda, grpo_groups = cfg.lam, cfg.groups\n"
             "    return {'gae_lambda': gae_lambda, 'grpo_groups': grpo_groups}\n"
         ),
+        # a run's settings logged under the names of the module's constants
+        Valid(
+            "wandb.init(config={'ppo_clip': PPO_CLIP, 'eval_interval': EVAL_INTERVAL,\n"
+            "                   'reward_model': REWARD_MODEL_NAME, 'lr_actor': LR_ACTOR})\n"
+        ),
         Valid("if args.loss_type == 'ipo':\n    beta = 0.1\n"),
         Valid(
             "if mode == 'sft_batch_test':\n    run_sft(test=True)\nelif mode == 'dpo_eval':\n    run_dpo()\n"
@@ -448,6 +458,8 @@ class RouteDispatch(RouteDetector):
             "dispatch",
             routes=("DPO", "SFT"),
         ),
+        # classes named by their route's acronym, under the route
+        Invalid("ALGORITHMS = {'grpo': GRPO, 'ppo': PPO}\n", "dispatch", routes=("GRPO", "PPO")),
         Invalid(
             "@register_adv_estimator(AdvantageEstimator.GAE)\ndef gae(rewards, values):\n    return a\n"
             "@register_adv_estimator(AdvantageEstimator.GRPO)\ndef grpo(rewards, index):\n    return a\n",
