@@ -13,7 +13,7 @@ NOT_A_REWARD_FUNCTION = frozenset(
     {
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
-        *("data", "tokenize", "tokenise", "collate", "preprocess"),
+        *("data", "datasets", "loader", "tokenize", "tokenise", "collate", "preprocess"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
@@ -88,6 +88,8 @@ class RewardFunction(RouteDetector):
         Valid("class MathGrader:\n    def grade(self, pred, answer):\n        return pred == answer\n"),
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
         Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
+        # a loader of reward-model preference sets returns data, not a reward
+        Valid("def get_rlhf_reward_datasets(name, split):\n    return load_dataset(name, split=split)\n"),
         Valid(
             "def detect_reward_hacking(df, window=20):\n"
             "    return df['reward'].rolling(window).mean().diff() > 3 * df['reward'].std()\n"
