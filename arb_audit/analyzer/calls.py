@@ -275,6 +275,21 @@ INFERRED_SETTINGS = frozenset(
 """What an ``infer_*`` helper that asks no model infers (``infer_device``, ``infer_dtype``)."""
 
 
+ASKING_VERBS = frozenset({"request", "query", "ask", "chat", "complete", "completion"})
+"""Methods of an object named for a hosted model that ask it (``llm.request(prompt=p)``)."""
+ASKED_WORDS = PROMPT_WORDS | CONVERSATION_WORDS | {"question", "questions", "message"}
+"""Words of what such a method is handed that is the prompt (``prompt=``, ``question``)."""
+
+
+def _asks_model_object(node: cst.Call) -> bool:
+    """Say whether a method call's receiver is named for a hosted model and it is handed a prompt."""
+    receiver = node.func.value if type(node.func) is cst.Attribute else None
+    if receiver is None or not set(words(last_name(receiver))) & LLM_WORDS:
+        return False
+    handed = [a.keyword.value if a.keyword is not None else last_name(a.value) for a in node.args]
+    return any(set(words(h)) & ASKED_WORDS for h in handed if h)
+
+
 def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
     """Say whether ``node`` calls a helper named for asking a model for text.
 
@@ -300,6 +315,10 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
         if (said & (LLM_WORDS | API_WORDS) and keywords & SAMPLING_KEYWORDS) or _asks_for_samples(keywords):
             return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+    if attribute and found[0] in ASKING_VERBS and _asks_model_object(node):
+        # ``llm.request(prompt=p)``, ``self.llm.ask(question)``: an object named for a hosted model
+        # asked with a prompt (a project's wrapper around its client)
+        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
         return False  # (no name below can say it: most calls are answered here, before any lookup)
     # a method, or an imported helper: not a function or class of this file, whose body says more

@@ -169,6 +169,8 @@ class Generation(RouteDetector):
         # settings, statistics or data queried with a sampling-like keyword
         Valid("from api import get_api_config\ncfg = get_api_config(temperature=0.2)\n"),
         Valid("from index import query_dataset\nrows = query_dataset(idx, temperature=0.5)\n"),
+        # a model object's request with no prompt handed is no question
+        Valid("status = llm.request(endpoint='/health')\n"),
         # a softmax's temperature handed to a helper named for no request; a class of this file
         Valid("from losses import kd_loss\nloss = kd_loss(s, t, temperature=2.0)\n"),
         Valid("def query_api(x, temperature):\n    return x\n\nquery_api(1, temperature=0.5)\n"),
@@ -262,6 +264,12 @@ class Generation(RouteDetector):
         Invalid(
             "from utils.parallel_utils import batch_get_api_merge\n"
             "batch_get_api_merge(examples=todo, eng=args.eng, temperature=0.7, max_try=8)\n",
+            "generation",
+        ),
+        # a project's wrapper named for a hosted model, asked with a prompt
+        Invalid(
+            "from llm_oai import LLMs\nllm = LLMs(model='gpt-4', request_type='openai')\n"
+            "result = llm.request(prompt=row['prompt'])\n",
             "generation",
         ),
         Invalid(
