@@ -308,6 +308,8 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # an algorithm's config updated is no trainer's step
+        Valid("from nanolib.rl import PPOConfig\ncfg = PPOConfig(lr=1e-6)\ncfg.update(overrides)\n"),
         # helpers named for something else done with training, or for its settings, handed a loss
         Valid("from lib import evaluate_after_training\nevaluate_after_training(model, loader, criterion)\n"),
         Valid("from lib import make_training_config\ncfg = make_training_config(loss_fn='xent')\n"),
@@ -530,6 +532,20 @@ class GradientStep(RouteDetector):
             "grpo",
         ),
         Invalid("from grpo_utils import *\nif __name__ == '__main__':\n    train(args)\n", "stage", "grpo"),
+        # a trainer's step method named for what it steps on
+        Invalid(
+            "from rl.dapo import DAPOTrainer\ntrainer = DAPOTrainer(actor, ref, rm, opt)\n"
+            "for groups in pool:\n    stats = trainer.step_on_groups(groups, block_size)\n",
+            "stage",
+            "grpo",
+        ),
+        # a small library's trainer named by its algorithm's acronym
+        Invalid(
+            "from nanolib.rl import GRPO, GRPOConfig\ngrpo = GRPO(policy, ref, reward_fn, GRPOConfig())\n"
+            "for batch in batches:\n    grpo.step(batch)\n",
+            "stage",
+            "grpo",
+        ),
         Invalid(
             "from rms.models import StandardScalarRM\nrm = StandardScalarRM(backend, device)\n"
             "results = rm.train(args.train_pth, args.lr, args.epochs)\n",
@@ -1655,13 +1671,15 @@ class GradientStep(RouteDetector):
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
         elif (
-            name in ("step", "update", "forward")
+            name is not None
+            and (name in ("step", "update", "forward") or name.startswith("step_"))
             and isinstance(holder := getattr(node.func, "value", None), cst.Name)
             and not (name == "forward" and self.no_grad)
         ):
-            # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer): a trainer's
-            # own optimisation step on a batch (TRL's PPOTrainer before 0.12), once the name holds one;
-            # a trainer's ``forward(batch)`` steps too (a model's forward is no trainer's)
+            # ppo_trainer.step(queries, responses, rewards), trainer.update(replay_buffer),
+            # trainer.step_on_groups(groups): a trainer's own optimisation step on a batch (TRL's
+            # PPOTrainer before 0.12), once the name holds one; a trainer's ``forward(batch)`` steps too
+            # (a model's forward is no trainer's)
             self.deferred.append((node, self._statement(), scope, holder.value, "trainer"))
         elif (
             name == "compile"
@@ -2260,7 +2278,12 @@ class GradientStep(RouteDetector):
         trainer too (the first class named a trainer is the one that names it).
         """
         func = call.func
-        if names_trainer_class(_tail(func)) or _names_trainer_factory(last_name(func)):
+        tail = _tail(func)
+        if (
+            names_trainer_class(tail)
+            or _names_algorithm_class(tail)
+            or _names_trainer_factory(last_name(func))
+        ):
             return func
         if type(func) is cst.Name:
             where = self.functions[-1] if scope is None else scope
@@ -2690,6 +2713,16 @@ def names_trainer_class(name: str) -> bool:
     ):
         return True  # ``DPOTrainingPipeline(cfg)``, ``TrainingRunner``: a class run to train
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
+
+
+def _names_algorithm_class(name: str) -> bool:
+    """Say whether a class is named by its algorithm alone (``GRPO(policy, ref, reward_fn, cfg)``, ``SimPO``).
+
+    Small libraries call the object that trains by the route's acronym; its ``step(batch)`` or
+    ``train()`` is a trainer's. A route word within a longer name (``GRPOConfig``) is not the class.
+    """
+    found = route_word(name, strict=True) if name[:1].isupper() else None
+    return found is not None and found[1] == name.lower()
 
 
 TRAINING_RUNNER_WORDS = frozenset({"pipeline", "runner", "loop", "session"})
