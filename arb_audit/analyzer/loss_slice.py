@@ -588,6 +588,19 @@ def loss_form(f: Features) -> Verdict:
         variant = "orpo" if "odds" in w else next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen and rejected log-probabilities compared in the loss")
     if (
+        policy_logps
+        and w & {"reward", "rewards"}
+        and w & GROUP_WORDS
+        and {"mean", "std"} <= f.methods
+        and not preference
+        and not f.named_preference_losses
+    ):
+        # each group's sampled answers weighted by their rewards standardised within the group (a
+        # softmax of the z-scores as the target of the group's log-likelihoods): group-relative
+        # policy optimisation without a ratio, asked before the pairwise forms it shares words with
+        why = "log-probabilities weighted by rewards standardised within groups"
+        return Verdict("grpo", "grpo", None, why)
+    if (
         f.pairwise_difference
         and policy_logps
         and w & {"reward", "rewards"}

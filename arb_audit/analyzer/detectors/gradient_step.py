@@ -749,6 +749,16 @@ class GradientStep(RouteDetector):
             "ppo",
             "rebel",
         ),
+        # a group's answers fitted to the softmax of their rewards standardised within the group
+        Invalid(
+            "import torch.nn.functional as F\nfor s, e in group_slices:\n"
+            "    r_g, lp_g = rewards[s:e], logp_seq[s:e]\n"
+            "    target = F.softmax((r_g - r_g.mean()) / (r_g.std() + 1e-6) / tau, dim=0)\n"
+            "    group_losses.append(-(target * F.log_softmax(lp_g, dim=0)).sum())\n"
+            "loss = torch.stack(group_losses).mean()\nloss.backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
         # rewards viewed per prompt, each sample's baseline the mean of the others: RLOO, not GRPO
         Invalid(
             "import torch\nr = rewards.view(-1, k)\nbaseline = (r.sum(1, keepdim=True) - r) / (k - 1)\n"
