@@ -2020,3 +2020,22 @@ def test_a_scorer_or_a_judge_filtering_generated_data_keeps_it_data_generation(t
         "        out.write(json.dumps({'instruction': q, 'output': a}) + '\\n')\n"
     )
     assert classify_path(write(tmp_path, "judged.py", judged)).primary == "DISTILLATION"
+
+
+def test_a_policy_update_is_online_where_its_function_plays_the_environment(tmp_path: Path) -> None:
+    """The episodes a training function resets and steps feed its update; an evaluation's do not."""
+    update = (
+        "    ratio = torch.exp(logp - old_logp)\n"
+        "    loss = -torch.min(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv).mean()\n"
+        "    loss.backward()\n"
+    )
+    played = (
+        "import torch\ndef main():\n    obs = envs.reset()\n    for t in range(num_steps):\n"
+        "        action, logp = policy.act(obs)\n        obs, reward, done, info = envs.step(action)\n"
+    ) + update
+    assert classify_path(write(tmp_path, "train.py", played)).primary == "ONLINE_RL"
+    evaluated = (
+        "import torch\ndef evaluate(policy):\n    obs = env.reset()\n"
+        "    obs, r, done, info = env.step(policy(obs))\ndef update(logp, old_logp, adv):\n"
+    ) + update
+    assert classify_path(write(tmp_path, "ppo.py", evaluated)).primary == "PPO"

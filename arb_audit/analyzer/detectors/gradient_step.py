@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, literal_field, method
+from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, is_env_step, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.config_module import CONFIG_WORDS
 from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
@@ -749,6 +749,15 @@ class GradientStep(RouteDetector):
             "ppo",
             "rebel",
         ),
+        # a policy update in the function that plays the environment's episodes
+        Invalid(
+            "import torch\ndef main():\n    obs = envs.reset()\n    for t in range(num_steps):\n"
+            "        action, logp = policy.act(obs)\n        obs, reward, done, info = envs.step(action)\n"
+            "    ratio = torch.exp(logp - old_logp)\n"
+            "    loss = -torch.min(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv).mean()\n"
+            "    loss.backward()\n",
+            "interactive",
+        ),
         # a group's answers fitted to the softmax of their rewards standardised within the group
         Invalid(
             "import torch.nn.functional as F\nfor s, e in group_slices:\n"
@@ -1334,6 +1343,10 @@ class GradientStep(RouteDetector):
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
+        self.step_function: dict[int, int] = {}
+        """id of a step's call -> id of the function it is taken in (0: the module)."""
+        self.env_calls: dict[int, set[str]] = {}
+        """id of a function -> which of an environment's ``reset`` and ``step`` it calls."""
         self.loops: list[int] = []
         """ids of the open ``for``/``while`` loops, innermost last."""
         self.branches: list[tuple[int, bool]] = []
@@ -1516,7 +1529,12 @@ class GradientStep(RouteDetector):
                 self._estimator(arg.keyword.value, arg.value)
         before = (len(self.steps), len(self.deferred))
         self._call(node)
+        if is_env_step(node) or method(node) == "reset":
+            self.env_calls.setdefault(self.functions[-1], set()).add(
+                "step" if method(node) == "step" else "reset"
+            )
         if (len(self.steps), len(self.deferred)) != before:
+            self.step_function[id(node)] = self.functions[-1]
             # innermost first: the functions around the step, then the classes
             self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
             if self.loops:
@@ -2278,6 +2296,19 @@ class GradientStep(RouteDetector):
                 return built
         return None
 
+    def _plays_environment(self, step: cst.CSTNode) -> bool:
+        """Say whether the function a step is taken in resets and steps an environment.
+
+        ``obs = envs.reset()`` ... ``envs.step(action)`` ... ``agent.update(rollouts)`` in one function:
+        the episodes it plays are what the update trains on. An evaluation's or a demo's function is
+        not a training one.
+        """
+        function = self.step_function.get(id(step))
+        where = self.where.get(id(step), ())
+        if function is None or (where and set(words(where[0])) & NOT_TRAINING_SCOPES):
+            return False
+        return self.env_calls.get(function, set()) >= {"reset", "step"}
+
     def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
         return self._trainer_class(call, scope) is not None
 
@@ -2424,6 +2455,11 @@ class GradientStep(RouteDetector):
             )
             if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
+            if verdict.kind in POLICY_GRADIENT and self._plays_environment(node):
+                message = (
+                    "the policy update takes the episodes of an environment its function resets and steps"
+                )
+                self.report(node, "interactive", message, statement=statement, interactive=True)
             self.report(
                 node,
                 "gradient_step",
