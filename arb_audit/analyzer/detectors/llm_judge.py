@@ -41,6 +41,15 @@ JUDGING_PROMPT = re.compile(
 """An instruction asking a model to judge an answer it is given against a reference, or the quality of
 answers it is given: the prompt of an LLM judge (``verify whether the Predicted Answer is correct``,
 ``evaluate the quality of the response provided by an AI assistant``)."""
+JUDGING_PROMPT_ZH = re.compile(
+    r"(?:回答|答案|回复).{0,100}?(?:打分|评分|得分)|(?:打分|评分).{0,100}?(?:回答|答案|回复)", re.DOTALL
+)
+"""The same instruction in Chinese: score or rate the answer or reply it is given (``请针对模型回答给出
+得分``, ``请对以下回答进行评分``), as Chinese evaluation sets' GPT judges are prompted."""
+ANSWER_HINTS = ("nswer", "esponse", "olution", "回答", "答案", "回复")
+"""Text a literal must hold to be read as a judge's instruction at all."""
+REWRITING_ZH = re.compile(r"改写|重写|润色|改进")
+"""Chinese words of an instruction to rewrite or improve the answer it judged."""
 REWRITING = re.compile(
     r"\b(?:rewrite|rewrites|revise|revised|refine|refined|improve|improved|better answer|corrected)\b",
     re.IGNORECASE,
@@ -64,9 +73,14 @@ class LlmJudge(RouteDetector):
     pairs (``chosen``/``rejected``) labels training data.
     """
 
-    TRIGGERS = ("judg", "Judg", "verdict", "winner", "eviewer", "nswer", "esponse")
+    TRIGGERS = ("judg", "Judg", "verdict", "winner", "eviewer", "nswer", "esponse", "回答", "答案", "回复")
 
     VALID = (
+        # asked to rewrite the answer it scored: data, not a judgment
+        Valid(
+            "import openai\nP = '请对以下回答进行评分，然后改写出一个更好的回答。'\n"
+            "out = openai.ChatCompletion.create(messages=[P])\n"
+        ),
         # a judge's phrase in an instruction to write a better answer: a rewrite
         Valid(
             "import openai\nP = 'Check the quality of the answer, then rewrite it as a better answer.'\n"
@@ -94,6 +108,13 @@ class LlmJudge(RouteDetector):
         Valid("out = client.chat.completions.create(messages=m)\nrows.append({'product_review': out})\n"),
     )
     INVALID = (
+        # a Chinese evaluation set's GPT judge, asked to score the model's answer
+        Invalid(
+            "import openai\nP = '%s 标准回答： %s 模型回答： %s。请针对模型回答给出得分，顺便给出理由：'\n"
+            "out = openai.ChatCompletion.create(messages=[{'role': 'user', 'content': P % (q, a, x)}])\n",
+            "scoring",
+            variant=JUDGE,
+        ),
         Invalid(
             "import openai\nPROMPT = 'Verify whether the Predicted Answer is correct. Reply True or False.'\n"
             "out = openai.ChatCompletion.create(messages=[PROMPT.format(q, g, p)])\n",
@@ -173,10 +194,11 @@ class LlmJudge(RouteDetector):
 
     def _prompt(self, node: cst.SimpleString | cst.FormattedStringText, text: str) -> None:
         """Note a literal that instructs a model to judge a given answer (the source text suffices)."""
-        if self.named is not None or not ("nswer" in text or "esponse" in text or "olution" in text):
+        if self.named is not None or not any(hint in text for hint in ANSWER_HINTS):
             return
         head = text[:MAX_PROMPT]
-        if JUDGING_PROMPT.search(head) and not REWRITING.search(head):
+        judged = JUDGING_PROMPT.search(head) and not REWRITING.search(head)
+        if judged or (JUDGING_PROMPT_ZH.search(head) and not REWRITING_ZH.search(head)):
             self.named = (node, self.context.statements[-1] if self.context.statements else None)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
