@@ -40,6 +40,10 @@ METRIC_FUNCTIONS = frozenset(
     }
 )
 """Single metric functions outside those packages."""
+COMPUTING_VERBS = frozenset({"compute", "calculate", "calc"})
+"""First words of a function named for computing a measure (``compute_generation_metrics``)."""
+METRIC_NAMES = frozenset({"metric", "metrics", "bleu", "rouge", "accuracy", "f1", "perplexity"})
+"""Last words of such a function that name a metric of outputs (not ``compute_metrics_text``)."""
 
 
 EVALUATION_PARTS = frozenset(
@@ -201,9 +205,17 @@ class Scoring(RouteDetector):
         "rouge",
         "bert_score",
         "accuracy_score",
+        "_metric",  # (a project's ``compute_generation_metrics``)
     )
 
     VALID = (
+        # a measure of the data, computed by a helper named for something else than outputs' metrics
+        Valid("from utils import compute_token_lengths\nn = compute_token_lengths(ds)\n"),
+        # a metric closure built for a trainer's evaluation loop, and a state class
+        Valid(
+            "from metrics import compute_metrics_text\nfrom utils import ComputeMetricsState\n"
+            "compute_metrics = compute_metrics_text(tokenizer)\nstate = ComputeMetricsState()\n"
+        ),
         Valid(
             "def evaluate(model, tokenizer):\n    data = load(tokenizer)\n    return model(data)\n"
             "evaluate(m, t)\n"
@@ -228,6 +240,10 @@ class Scoring(RouteDetector):
     )
     INVALID = (
         Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
+        Invalid(
+            "from src.metrics import compute_generation_metrics\nm = compute_generation_metrics(p, r)\n",
+            "scoring",
+        ),
         Invalid(
             "from lm_eval import simple_evaluate\nsimple_evaluate(model='hf', tasks=['gsm8k'])\n", "scoring"
         ),
@@ -356,4 +372,16 @@ def _names_a_metric(name: str) -> bool:
         return True
     if name.count(".") and EVALUATOR_WORDS & set(words(name.rsplit(".", 1)[-1])):
         return True  # ``from llmbox.utilization import Evaluator``: a class named for evaluating
+    function = name.rsplit(".", 1)[-1]
+    said = words(function)
+    if (
+        name.count(".")
+        and function.islower()
+        and said[:1]
+        and said[0] in COMPUTING_VERBS
+        and said[-1] in METRIC_NAMES
+    ):
+        # ``from src.metrics import compute_generation_metrics``: a project's metric, computed on
+        # outputs (``compute_metrics_text(tokenizer)`` builds the closure a trainer is handed)
+        return True
     return _evaluation_module(name)
