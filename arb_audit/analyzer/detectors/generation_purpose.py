@@ -100,6 +100,10 @@ ANSWER_KEY_WORDS = PREDICTION_KEY_WORDS | TRUTH_KEY_WORDS | {"answer", "answers"
 """Words of what an answer check compares (``pred == gold``, ``extract(o) == row["answer"]``)."""
 
 
+MAX_PATHS = 8
+"""Path literals kept per name (a hostile file may assign one name a million times)."""
+
+
 def _tail_literal(path: cst.BaseExpression) -> str | None:
     """Return the literal end of a path expression: its file's name, where the code writes it."""
     if type(path) is cst.Call and path.args:
@@ -180,6 +184,13 @@ class GenerationPurpose(RouteDetector):
     INVALID = (
         Invalid("ds = load_dataset(name, split='test')\n", "purpose", variant=ANSWERS),
         Invalid("rows = dataset['validation']\n", "purpose", variant=ANSWERS),
+        # a held-out split's file opened through the name each branch sets it to
+        Invalid(
+            "if args.input == 'mmcu':\n    fname = './raw/mmcu/test.json'\nelse:\n    fname = './x.json'\n"
+            "with open(fname) as f:\n    rows = json.load(f)\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
         Invalid("ds = load_dataset(name, split='train_sft')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
         Invalid("parser.add_argument('--bench-name', default='mt_bench')\n", "purpose", variant=ANSWERS),
@@ -246,6 +257,9 @@ class GenerationPurpose(RouteDetector):
         """Names read already."""
         self.cues: set[tuple[str, str]] = set()
         """Cues reported, as (variant, message)."""
+        self.paths: dict[str, list[cst.BaseExpression]] = {}
+        """Path literals each name is assigned in the file (``fname = "./raw/mmcu/test.json"`` in one
+        branch, another file in the other), at most :data:`MAX_PATHS` per name."""
 
     def _cue(self, node: cst.CSTNode, message: str, variant: str) -> None:
         """Report a cue once (by its message), and at most :data:`MAX_CUES` in all.
@@ -360,6 +374,10 @@ class GenerationPurpose(RouteDetector):
         The split is the name's last word (``gsm8k_test.jsonl``), not a word qualifying another
         (``test_cases.json``, ``train_val_split.json``); a folder's name says nothing (``test/``).
         """
+        if type(path) is cst.Name:
+            for bound in self.paths.get(path.value, ()):
+                self._read(node, bound)  # open(fname): each file the name is set to
+            return
         tail = _tail_literal(path)
         if tail is None:
             return
@@ -380,6 +398,15 @@ class GenerationPurpose(RouteDetector):
                     self._cue(node, "reads a training split by its key", TRAINING_SHAPED)
                 else:
                     self._cue(node, "reads a held-out split by its key", ANSWERS)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.SimpleString | cst.FormattedString):
+            for target in node.targets:
+                if type(target.target) is cst.Name:
+                    bound = self.paths.setdefault(target.target.value, [])
+                    if len(bound) < MAX_PATHS:
+                        bound.append(value)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
