@@ -111,14 +111,27 @@ def estimator_label(value: object, extended: bool = False) -> str | None:
     return label if label in ("PPO", "GRPO") else None
 
 
+MAX_FLATTENED = 100_000
+"""Mappings and values visited when flattening one config."""
+
+
 def flatten_keys(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Flatten nested mappings to ``(dotted.key, value)`` pairs (bounded by the file size)."""
+    """Flatten nested mappings to ``(dotted.key, value)`` pairs (bounded by the file size).
+
+    YAML anchors let a mapping hold itself (``&a {x: *a}``) or be shared many times over: a mapping
+    inside itself is not entered again, and at most :data:`MAX_FLATTENED` entries are visited in all.
+    """
     pairs: list[tuple[str, Any]] = []
-    pending = [(prefix, data)]
-    while pending and len(pairs) < 100_000:
-        key, value = pending.pop()
+    pending: list[tuple[str, Any, frozenset[int]]] = [(prefix, data, frozenset())]
+    visited = 0
+    while pending and visited < MAX_FLATTENED:
+        visited += 1
+        key, value, around = pending.pop()
         if isinstance(value, dict):
-            pending.extend((f"{key}.{k}" if key else str(k), v) for k, v in value.items())
+            if id(value) in around:
+                continue  # (a mapping holding itself through an alias: no end to its keys)
+            inside = around | {id(value)}
+            pending.extend((f"{key}.{k}" if key else str(k), v, inside) for k, v in value.items())
         else:
             pairs.append((key, value))
     return pairs

@@ -292,6 +292,16 @@ def test_launchers_in_yaml_and_shell(tmp_path: Path) -> None:
     assert (bad.error or "").startswith("not valid YAML")
 
 
+def test_a_yaml_launcher_holding_itself_or_shared_anchors_ends(tmp_path: Path) -> None:
+    """A mapping that holds itself through an alias, or aliases nested twenty deep, is read in bounds."""
+    looped = write(tmp_path, "loop.yaml", "run: &a {stage: dpo, again: *a}\n")
+    assert classify_path(looped).labels == ["DPO"]
+    laughs = "a: &a {x: 1, y: 2}\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} {{p: *{chr(97 + i)}, q: *{chr(97 + i)}}}\n" for i in range(20)
+    )
+    assert classify_path(write(tmp_path, "laughs.yaml", laughs + "stage: sft\n")).labels == ["SFT"]
+
+
 def test_classify_command_prints_json_lines_and_a_table(tmp_path: Path) -> None:
     write(tmp_path, "train.py", SFT_THEN_GRPO)
     write(tmp_path, "eval.py", EVAL_SCRIPT)
