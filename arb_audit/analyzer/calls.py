@@ -478,9 +478,19 @@ def runs_episodes(node: cst.Call) -> bool:
     """Say whether ``node`` hands an environment to a helper named for playing episodes in it.
 
     ``batch_interact_environment(agent=agent, env=env)``: the multi-turn loop is the helper's, in
-    whatever file it lives; both its name and an argument say it is an environment's.
+    whatever file it lives; both its name and an argument say it is an environment's. So is an
+    environment's own method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
     """
     named = set(words(last_name(node.func)))
+    if (
+        named & EPISODE_WORDS
+        and type(node.func) is cst.Attribute
+        and node.args
+        and set(words(last_name(node.func.value))) & ENVIRONMENT_WORDS
+    ):
+        # ``self.environment.run_episode(agent_fn, scenario)``: the environment plays the episode,
+        # asking the policy it is handed between its turns
+        return True
     if not (named & EPISODE_WORDS and named & ENVIRONMENT_WORDS):
         return False
     return any(

@@ -80,6 +80,8 @@ class MultiTurnLoop(RouteDetector):
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
 
     VALID = (
+        # an environment's episode counter read in a loop plays nothing
+        Valid("for s in scenarios:\n    n = env.episode_count()\n"),
         Valid(
             "def play_game(model, prompt):\n    history = [{'role': 'system', 'content': prompt}]\n"
             "    for turn in range(4):\n        reply = model.generate(history)\n"
@@ -182,6 +184,12 @@ class MultiTurnLoop(RouteDetector):
             "for batch in self.train_dataloader:\n"
             "    out = generation_manager.run_llm_loop(gen_batch, initial_input_ids=ids)\n"
             "    self.actor_rollout_wg.update_actor(out)\n",
+            "interactive",
+        ),
+        # an environment's own episode method, handed the policy's response function
+        Invalid(
+            "async def collect(self, scenarios):\n    for s in scenarios:\n"
+            "        traj = await self.environment.run_episode(agent_fn, s)\n",
             "interactive",
         ),
         Invalid(
