@@ -28,6 +28,7 @@ from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.source import SourceFile, read_source
 from arb_audit.analyzer.trainers import LABEL_KINDS, ROUTE_WORDS, route_word
+from arb_audit.analyzer.yaml_keys import flatten_keys
 from arb_audit.inert import inert
 from arb_audit.regular_files import read_regular
 
@@ -109,32 +110,6 @@ def estimator_label(value: object, extended: bool = False) -> str | None:
     leading = ("_".join(parts[:n]) for n in range(len(parts), 0 if extended else len(parts) - 1, -1))
     label = next((ROUTE_WORDS[w] for w in leading if w in ROUTE_WORDS), None)
     return label if label in ("PPO", "GRPO") else None
-
-
-MAX_FLATTENED = 100_000
-"""Mappings and values visited when flattening one config."""
-
-
-def flatten_keys(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Flatten nested mappings to ``(dotted.key, value)`` pairs (bounded by the file size).
-
-    YAML anchors let a mapping hold itself (``&a {x: *a}``) or be shared many times over: a mapping
-    inside itself is not entered again, and at most :data:`MAX_FLATTENED` entries are visited in all.
-    """
-    pairs: list[tuple[str, Any]] = []
-    pending: list[tuple[str, Any, frozenset[int]]] = [(prefix, data, frozenset())]
-    visited = 0
-    while pending and visited < MAX_FLATTENED:
-        visited += 1
-        key, value, around = pending.pop()
-        if isinstance(value, dict):
-            if id(value) in around:
-                continue  # (a mapping holding itself through an alias: no end to its keys)
-            inside = around | {id(value)}
-            pending.extend((f"{key}.{k}" if key else str(k), v, inside) for k, v in value.items())
-        else:
-            pairs.append((key, value))
-    return pairs
 
 
 def line_of_key(text: str, key: str) -> tuple[int, str]:

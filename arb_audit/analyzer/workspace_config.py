@@ -28,8 +28,9 @@ import yaml
 
 from arb_audit.analyzer.classify import Classification
 from arb_audit.analyzer.detector import Finding
-from arb_audit.analyzer.launchers import MAX_CONFIG_BYTES, estimator_label, flatten_keys, line_of_key
+from arb_audit.analyzer.launchers import MAX_CONFIG_BYTES, estimator_label, line_of_key
 from arb_audit.analyzer.trainers import ROUTE_WORDS
+from arb_audit.analyzer.yaml_keys import flatten_keys
 
 MAX_FILES = 64
 """Config files read for one script (its own and those their ``defaults:`` lists pull in)."""
