@@ -1214,6 +1214,48 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "Ludwig",
+        "ludwig",
+        (
+            # ``LudwigModel(config).train(dataset=...)``: a declarative config's ``trainer.type`` picks an
+            # LLM's trainer (finetune: next-token cross-entropy; dpo, kto, orpo: the preference
+            # trainers; grpo; none: only evaluates); its default depends on the config's model type
+            Entry(
+                "LudwigModel",
+                key="trainer.type",
+                choices=_stages(
+                    ("finetune", SFT),
+                    ("dpo", DPO),
+                    ("kto", KTO),
+                    ("orpo", Entry("", "dpo", "orpo")),
+                    ("grpo", GRPO),
+                    ("none", EVAL),
+                ),
+                trained_by="train",
+            ),
+        ),
+        invalid=(
+            (
+                "import yaml\nfrom ludwig.api import LudwigModel\n"
+                'config = yaml.safe_load("""\nmodel_type: llm\nadapter:\n  type: lora\n'
+                'trainer:\n  type: dpo\n""")\nmodel = LudwigModel(config=config)\n'
+                "model.train(dataset='pairs.csv')\n",
+                "DPO",
+            ),
+            (
+                "from ludwig.api import LudwigModel\n"
+                "model = LudwigModel(config={'model_type': 'llm', 'trainer': {'type': 'finetune'}})\n"
+                "model.train(dataset=df)\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            # a trained model loaded to predict: nothing trained here
+            "from ludwig.api import LudwigModel\nmodel = LudwigModel.load('results/model')\n"
+            "model.predict(df)\n",
+        ),
+    ),
+    Framework(
         "turbo-alignment",
         "turbo_alignment",
         (

@@ -19,10 +19,13 @@ from arb_audit.analyzer.frameworks import (
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool, text_value
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.analyzer.yaml_keys import string_settings
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
+YAML_PARSERS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "omegaconf.OmegaConf.create"})
+"""Calls that parse YAML text: a literal handed to one is the script's own config."""
 LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
 """Words of a function that loads a class by its path, or of a lookup whose default is one."""
 
@@ -50,6 +53,16 @@ NeMo-Run's): a function handed to one is run, not only a class."""
 
 AGENT_WORDS = frozenset({"agent", "agentic", "multiturn", "tool"})
 """Words of a trainer subclass's name that say it trains an agent over multi-turn episodes."""
+
+
+def _literal_text(value: cst.BaseExpression) -> str | None:
+    """Return a string literal's text; an f-string's with each field read as ``0`` (``epochs: {n}``)."""
+    if type(value) is cst.SimpleString:
+        text = value.evaluated_value
+        return text if isinstance(text, str) else None
+    if type(value) is cst.FormattedString:
+        return "".join(p.value if type(p) is cst.FormattedStringText else "0" for p in value.parts)
+    return None
 
 
 class FrameworkEntry(RouteDetector):
@@ -125,6 +138,8 @@ class FrameworkEntry(RouteDetector):
         super().__init__(context)
         self._strings: dict[str, str] = {}
         """Names last assigned a string literal, in walk order."""
+        self._texts: dict[str, str] = {}
+        """Names last assigned a literal that may be YAML text (an f-string's fields read as ``0``)."""
         self.settings: dict[str, list[str]] = {}
         """String values of dict-literal fields seen so far, by field name (a config built in the file)."""
         self.deferred: list[tuple[cst.CSTNode, str, Entry, str]] = []
@@ -149,10 +164,15 @@ class FrameworkEntry(RouteDetector):
             self.settings.setdefault(target.attr.value, []).append(setting)
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             value = node.value
+            name = node.targets[0].target.value
             if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
-                self._strings[node.targets[0].target.value] = value.evaluated_value
+                self._strings[name] = value.evaluated_value
             else:
-                self._strings.pop(node.targets[0].target.value, None)
+                self._strings.pop(name, None)
+            if (text := _literal_text(value)) is not None and "\n" in text:
+                self._texts[name] = text
+            else:
+                self._texts.pop(name, None)
         self._picked(node, node.value, "picks")
 
     def visit_Arg(self, node: cst.Arg) -> None:
@@ -208,8 +228,10 @@ class FrameworkEntry(RouteDetector):
             text = self._setting(value)
             if text is not None and (choice := entry.choose(text)) is not None:
                 return choice
-        # a config the file built before the call (``{"algorithm": {"adv_estimator": "grpo"}}``)
-        chosen = [c for text in self.settings.get(leaf, ()) if (c := entry.choose(text)) is not None]
+        # a config the file built before the call (``{"algorithm": {"adv_estimator": "grpo"}}``), or
+        # YAML text it parsed (``trainer:\n  type: dpo``), whose keys are known in full
+        given = dict.fromkeys([*self.settings.get(entry.key, ()), *self.settings.get(leaf, ())])
+        chosen = [c for text in given if (c := entry.choose(text)) is not None]
         return chosen[0] if len({c.name for c in chosen}) == 1 else None
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
@@ -281,8 +303,19 @@ class FrameworkEntry(RouteDetector):
     def leave_Call(self, original_node: cst.Call) -> None:
         self.evaluators.pop()
 
+    def _parsed_yaml(self, node: cst.Call) -> None:
+        """Keep the settings of YAML text the file writes out and parses (``yaml.safe_load(CONFIG)``)."""
+        if not node.args or not self.names(node.func) & YAML_PARSERS:
+            return
+        value = node.args[0].value
+        text = self._texts.get(value.value) if type(value) is cst.Name else _literal_text(value)
+        for key, setting in string_settings(text or ""):
+            self.settings.setdefault(key, []).append(setting)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if last_name(func) in ("safe_load", "load", "full_load", "create"):
+            self._parsed_yaml(node)
         # (a loss handed to an evaluator, ``kd.evals.Evaluator(losses={...})``, is computed, not trained)
         inside = any(self.evaluators)
         self.evaluators.append(last_name(func).endswith("Evaluator"))
