@@ -2049,3 +2049,16 @@ def test_a_policy_update_is_online_where_its_function_plays_the_environment(tmp_
         "    obs, r, done, info = env.step(policy(obs))\ndef update(logp, old_logp, adv):\n"
     ) + update
     assert classify_path(write(tmp_path, "ppo.py", evaluated)).primary == "PPO"
+    # one step per reset (a sandbox giving each sample its reward) plays no episode
+    sandboxed = (
+        "import torch\ndef train():\n    for prompt, code in samples:\n        env.reset(task=prompt)\n"
+        "        _, r, _, _ = env.step(code)\n"
+    ) + update.replace("    ", "        ", 1).replace("\n    ", "\n        ")
+    assert classify_path(write(tmp_path, "grpo.py", sandboxed)).primary == "PPO"
+    # an episode played as a demo after the update is not what it trained on; a meter is no environment
+    demo = (
+        ("import torch\ndef main():\n    meter.reset()\n    ema.step(policy)\n")
+        + update
+        + "    obs = env.reset()\n    for t in range(9):\n        obs, r, d, i = env.step(policy(obs))\n"
+    )
+    assert classify_path(write(tmp_path, "demo.py", demo)).primary == "PPO"

@@ -1343,10 +1343,10 @@ class GradientStep(RouteDetector):
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
-        self.step_function: dict[int, int] = {}
-        """id of a step's call -> id of the function it is taken in (0: the module)."""
-        self.env_calls: dict[int, set[str]] = {}
-        """id of a function -> which of an environment's ``reset`` and ``step`` it calls."""
+        self.env_calls: dict[tuple[int, str], dict[str, list[tuple[int, ...]]]] = {}
+        """(id of a function, an environment's name) -> ``reset``/``step`` -> the loops around each call."""
+        self.played: set[int] = set()
+        """ids of the steps taken after their function played an environment's episodes."""
         self.loops: list[int] = []
         """ids of the open ``for``/``while`` loops, innermost last."""
         self.branches: list[tuple[int, bool]] = []
@@ -1529,12 +1529,11 @@ class GradientStep(RouteDetector):
                 self._estimator(arg.keyword.value, arg.value)
         before = (len(self.steps), len(self.deferred))
         self._call(node)
-        if is_env_step(node) or method(node) == "reset":
-            self.env_calls.setdefault(self.functions[-1], set()).add(
-                "step" if method(node) == "step" else "reset"
-            )
+        if (called := method(node)) in ("reset", "step"):
+            self._note_environment(node, called)
         if (len(self.steps), len(self.deferred)) != before:
-            self.step_function[id(node)] = self.functions[-1]
+            if self._played_episodes():
+                self.played.add(id(node))
             # innermost first: the functions around the step, then the classes
             self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
             if self.loops:
@@ -2296,18 +2295,34 @@ class GradientStep(RouteDetector):
                 return built
         return None
 
-    def _plays_environment(self, step: cst.CSTNode) -> bool:
-        """Say whether the function a step is taken in resets and steps an environment.
+    def _note_environment(self, node: cst.Call, called: str) -> None:
+        """Note ``envs.reset()`` or ``envs.step(action)`` on an object named for an environment."""
+        if type(node.func) is not cst.Attribute or (called == "step" and not is_env_step(node)):
+            return
+        receiver = dotted(node.func.value)
+        if receiver and set(words(receiver.replace(".", "_"))) & ENVIRONMENT_WORDS:
+            calls = self.env_calls.setdefault((self.functions[-1], receiver), {})
+            calls.setdefault(called, []).append(tuple(self.loops))
 
-        ``obs = envs.reset()`` ... ``envs.step(action)`` ... ``agent.update(rollouts)`` in one function:
-        the episodes it plays are what the update trains on. An evaluation's or a demo's function is
-        not a training one.
+    def _played_episodes(self) -> bool:
+        """Say whether the function walked has so far reset an environment and stepped it repeatedly.
+
+        ``obs = envs.reset()``, then ``envs.step(action)`` in a loop the reset is not in: episodes of
+        several steps, whose samples an update taken after them trains on. One step per reset (a
+        sandbox answering each sample once, for its reward) plays no episode; an episode played after
+        the update (a demo) is not what it trained on; an evaluation's function trains nothing.
         """
-        function = self.step_function.get(id(step))
-        where = self.where.get(id(step), ())
-        if function is None or (where and set(words(where[0])) & NOT_TRAINING_SCOPES):
+        function = self.functions[-1]
+        if self.function_names and set(words(self.function_names[-1])) & NOT_TRAINING_SCOPES:
             return False
-        return self.env_calls.get(function, set()) >= {"reset", "step"}
+        for (where, _), calls in self.env_calls.items():
+            if where == function and any(
+                set(stepped) - set(reset)
+                for reset in calls.get("reset", ())
+                for stepped in calls.get("step", ())
+            ):
+                return True
+        return False
 
     def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
         return self._trainer_class(call, scope) is not None
@@ -2455,7 +2470,7 @@ class GradientStep(RouteDetector):
             )
             if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
-            if verdict.kind in POLICY_GRADIENT and self._plays_environment(node):
+            if verdict.kind in POLICY_GRADIENT and id(node) in self.played:
                 message = (
                     "the policy update takes the episodes of an environment its function resets and steps"
                 )
