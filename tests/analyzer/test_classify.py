@@ -2062,3 +2062,26 @@ def test_a_policy_update_is_online_where_its_function_plays_the_environment(tmp_
         + "    obs = env.reset()\n    for t in range(9):\n        obs, r, d, i = env.step(policy(obs))\n"
     )
     assert classify_path(write(tmp_path, "demo.py", demo)).primary == "PPO"
+
+
+def test_an_algorithm_named_class_is_a_trainer_only_when_imported_and_given_no_environment(
+    tmp_path: Path,
+) -> None:
+    """``GRPO(policy, ...)`` of a library trains; SB3's ``PPO("MlpPolicy", env)`` learns from the env."""
+    library = (
+        "from nanolib.rl import GRPO\ngrpo = GRPO(policy, ref, reward_fn, cfg)\n"
+        "for b in batches:\n    grpo.step(b)\n"
+    )
+    assert classify_path(write(tmp_path, "lib.py", library)).primary == "GRPO"
+    sb3 = (
+        "from stable_baselines3 import PPO\nenv = make_vec_env('CartPole-v1', n_envs=4)\n"
+        "model = PPO('MlpPolicy', env, n_steps=256)\nmodel.learn(total_timesteps=50_000)\n"
+        "obs = env.reset()\nfor _ in range(100):\n    action, _ = model.predict(obs)\n"
+        "    obs, r, d, i = env.step(action)\n"
+    )
+    assert classify_path(write(tmp_path, "sb3.py", sb3)).primary == "ONLINE_RL"
+    own = (
+        "import json\nclass KTO:\n    def step(self, row):\n        return {'label': row['score'] > 3}\n"
+        "conv = KTO()\nout = [conv.step(r) for r in rows]\njson.dump(out, open('kto.json', 'w'))\n"
+    )
+    assert classify_path(write(tmp_path, "kto.py", own)).primary == "NONE_TRAINING"

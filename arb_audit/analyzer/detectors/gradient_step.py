@@ -2327,6 +2327,18 @@ class GradientStep(RouteDetector):
     def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
         return self._trainer_class(call, scope) is not None
 
+    def _algorithm_trainer(self, call: cst.Call) -> bool:
+        """Say whether a call builds an imported trainer named by its algorithm alone (``GRPO(policy, ...)``).
+
+        Not one handed an environment (Stable-Baselines3's ``PPO("MlpPolicy", env)`` learns from it,
+        read as such elsewhere), nor a class of this file (its own body says what its methods do).
+        """
+        return (
+            _names_algorithm_class(_tail(call.func))
+            and any("." in q for q in self.names(call.func))
+            and not any(_names_environment(a) for a in call.args)
+        )
+
     def _trainer_class(self, call: cst.Call, scope: int | None = None) -> cst.BaseExpression | None:
         """Return the trainer class a call constructs: its callee, or the class a name holds.
 
@@ -2337,7 +2349,7 @@ class GradientStep(RouteDetector):
         tail = _tail(func)
         if (
             names_trainer_class(tail)
-            or _names_algorithm_class(tail)
+            or self._algorithm_trainer(call)
             or _names_trainer_factory(last_name(func))
         ):
             return func
