@@ -277,6 +277,18 @@ INFERRED_SETTINGS = frozenset(
 
 ASKING_VERBS = frozenset({"request", "query", "ask", "chat", "complete", "completion"})
 """Methods of an object named for a hosted model that ask it (``llm.request(prompt=p)``)."""
+NOT_MODEL_OBJECT_WORDS = NOT_ASKING_WORDS | {
+    "cache",
+    "usage",
+    "db",
+    "database",
+    "log",
+    "logger",
+    "cost",
+    "billing",
+}
+"""Words of an object named for a hosted model that keeps records about it rather than asking it
+(``llm_cache.query(prompt=p)``, ``openai_usage.query(message=m)``)."""
 ASKED_WORDS = PROMPT_WORDS | CONVERSATION_WORDS | {"question", "questions", "message"}
 """Words of what such a method is handed that is the prompt (``prompt=``, ``question``)."""
 
@@ -284,7 +296,8 @@ ASKED_WORDS = PROMPT_WORDS | CONVERSATION_WORDS | {"question", "questions", "mes
 def _asks_model_object(node: cst.Call) -> bool:
     """Say whether a method call's receiver is named for a hosted model and it is handed a prompt."""
     receiver = node.func.value if type(node.func) is cst.Attribute else None
-    if receiver is None or not set(words(last_name(receiver))) & LLM_WORDS:
+    named = set(words(last_name(receiver))) if receiver is not None else set()
+    if not named & LLM_WORDS or named & NOT_MODEL_OBJECT_WORDS:
         return False
     handed = [a.keyword.value if a.keyword is not None else last_name(a.value) for a in node.args]
     return any(set(words(h)) & ASKED_WORDS for h in handed if h)

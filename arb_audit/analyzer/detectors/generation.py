@@ -170,7 +170,7 @@ class Generation(RouteDetector):
         Valid("from api import get_api_config\ncfg = get_api_config(temperature=0.2)\n"),
         Valid("from index import query_dataset\nrows = query_dataset(idx, temperature=0.5)\n"),
         # a model object's request with no prompt handed is no question
-        Valid("status = llm.request(endpoint='/health')\n"),
+        Valid("status = llm.request(endpoint='/health')\nhit = llm_cache.query(prompt=p)\n"),
         # a softmax's temperature handed to a helper named for no request; a class of this file
         Valid("from losses import kd_loss\nloss = kd_loss(s, t, temperature=2.0)\n"),
         Valid("def query_api(x, temperature):\n    return x\n\nquery_api(1, temperature=0.5)\n"),
