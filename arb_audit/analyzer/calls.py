@@ -487,6 +487,10 @@ def single_turn(name: str) -> bool:
     return "single" in said and "turn" in said
 
 
+PLAYING_VERBS = frozenset({"run", "play", "rollout", "collect", "interact", "simulate"})
+"""First words of an environment's method that plays episodes (``run_episode``; not ``log_episode``)."""
+
+
 def runs_episodes(node: cst.Call) -> bool:
     """Say whether ``node`` hands an environment to a helper named for playing episodes in it.
 
@@ -499,6 +503,7 @@ def runs_episodes(node: cst.Call) -> bool:
         named & EPISODE_WORDS
         and type(node.func) is cst.Attribute
         and node.args
+        and words(node.func.attr.value)[0] in PLAYING_VERBS
         and set(words(last_name(node.func.value))) & ENVIRONMENT_WORDS
     ):
         # ``self.environment.run_episode(agent_fn, scenario)``: the environment plays the episode,

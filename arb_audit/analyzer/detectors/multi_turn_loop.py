@@ -81,7 +81,7 @@ class MultiTurnLoop(RouteDetector):
 
     VALID = (
         # an environment's episode counter read in a loop plays nothing
-        Valid("for s in scenarios:\n    n = env.episode_count()\n"),
+        Valid("for s in scenarios:\n    n = env.episode_count()\n    env.log_episode(i, {'reward': r})\n"),
         Valid(
             "def play_game(model, prompt):\n    history = [{'role': 'system', 'content': prompt}]\n"
             "    for turn in range(4):\n        reply = model.generate(history)\n"
