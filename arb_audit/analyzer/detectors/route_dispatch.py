@@ -247,14 +247,19 @@ def _passes_by_name(element: cst.DictElement) -> bool:
     """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``).
 
     A module constant under its name in lower case passes a setting on too (``"ppo_clip": PPO_CLIP``,
-    a run's settings logged); a key that is a route alone names the class it maps (``"grpo": GRPO``).
+    a run's settings logged); a key that is a route alone, or names code (``"sft_trainer"``), names
+    the class it maps (``"grpo": GRPO``).
     """
     key, value = element.key, element.value
     if type(value) is not cst.Name or type(key) is not cst.SimpleString:
         return False
     text = text_value(key)
     return text == value.value or (
-        text is not None and value.value.isupper() and text.upper() == value.value and _word(key) is None
+        text is not None
+        and value.value.isupper()
+        and text.upper() == value.value
+        and _word(key) is None
+        and not set(name_words(text)) & CODE_HEADS  # (``"sft_trainer": SFT_TRAINER`` holds a class)
     )
 
 
@@ -460,6 +465,11 @@ class RouteDispatch(RouteDetector):
         ),
         # classes named by their route's acronym, under the route
         Invalid("ALGORITHMS = {'grpo': GRPO, 'ppo': PPO}\n", "dispatch", routes=("GRPO", "PPO")),
+        Invalid(
+            "TRAINERS = {'sft_trainer': SFT_TRAINER, 'dpo_trainer': DPO_TRAINER}\n",
+            "dispatch",
+            routes=("DPO", "SFT"),
+        ),
         Invalid(
             "@register_adv_estimator(AdvantageEstimator.GAE)\ndef gae(rewards, values):\n    return a\n"
             "@register_adv_estimator(AdvantageEstimator.GRPO)\ndef grpo(rewards, index):\n    return a\n",
