@@ -41,15 +41,17 @@ JUDGING_PROMPT = re.compile(
 """An instruction asking a model to judge an answer it is given against a reference, or the quality of
 answers it is given: the prompt of an LLM judge (``verify whether the Predicted Answer is correct``,
 ``evaluate the quality of the response provided by an AI assistant``)."""
+_RATING_ZH = r"(?:打分|评分|给出得分|给出分数|给出一个分数)"
 JUDGING_PROMPT_ZH = re.compile(
-    r"(?:回答|答案|回复).{0,100}?(?:打分|评分|得分)|(?:打分|评分).{0,100}?(?:回答|答案|回复)", re.DOTALL
+    rf"(?:回答|答案|回复).{{0,100}}?{_RATING_ZH}|{_RATING_ZH}.{{0,100}}?(?:回答|答案|回复)", re.DOTALL
 )
 """The same instruction in Chinese: score or rate the answer or reply it is given (``请针对模型回答给出
-得分``, ``请对以下回答进行评分``), as Chinese evaluation sets' GPT judges are prompted."""
+得分``, ``请对以下回答进行评分``), as Chinese evaluation sets' GPT judges are prompted; an exam's
+"scoring points" (``得分点``) are no rating."""
 ANSWER_HINTS = ("nswer", "esponse", "olution", "回答", "答案", "回复")
 """Text a literal must hold to be read as a judge's instruction at all."""
-REWRITING_ZH = re.compile(r"改写|重写|润色|改进")
-"""Chinese words of an instruction to rewrite or improve the answer it judged."""
+REWRITING_ZH = re.compile(r"改写|重写|润色|改进|优化|修改|修正|纠正|更好的")
+"""Chinese words of an instruction to rewrite, improve or correct the answer it judged."""
 REWRITING = re.compile(
     r"\b(?:rewrite|rewrites|revise|revised|refine|refined|improve|improved|better answer|corrected)\b",
     re.IGNORECASE,
@@ -80,6 +82,12 @@ class LlmJudge(RouteDetector):
         Valid(
             "import openai\nP = '请对以下回答进行评分，然后改写出一个更好的回答。'\n"
             "out = openai.ChatCompletion.create(messages=[P])\n"
+        ),
+        # an exam's scoring points, and a scored answer to be improved: data to train on
+        Valid(
+            "import openai\nP = '请写出详细解答和最终答案，要求覆盖所有得分点。'\n"
+            "Q = '先对回答打分，然后给出优化后的回答。'\n"
+            "out = openai.ChatCompletion.create(messages=[P, Q])\n"
         ),
         # a judge's phrase in an instruction to write a better answer: a rewrite
         Valid(
