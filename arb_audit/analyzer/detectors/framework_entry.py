@@ -26,6 +26,8 @@ DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}")
 """A module path and a name in it, as a string (``pkg.module.Class``): a class loaded by name."""
 YAML_PARSERS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "omegaconf.OmegaConf.create"})
 """Calls that parse YAML text: a literal handed to one is the script's own config."""
+MAX_YAML_PER_FILE = 256 * 1024
+"""Characters of YAML text parsed in one file, all literals together."""
 LOADER_WORDS = frozenset({"getattr", "get", "import", "load", "locate", "instantiate", "class"})
 """Words of a function that loads a class by its path, or of a lookup whose default is one."""
 
@@ -140,6 +142,10 @@ class FrameworkEntry(RouteDetector):
         """Names last assigned a string literal, in walk order."""
         self._texts: dict[str, str] = {}
         """Names last assigned a literal that may be YAML text (an f-string's fields read as ``0``)."""
+        self._parsed: set[str] = set()
+        """YAML texts parsed already (one parsed at every call says no more)."""
+        self._yaml_budget = MAX_YAML_PER_FILE
+        """Characters of YAML text the file may still have parsed (a hostile file parses many)."""
         self.settings: dict[str, list[str]] = {}
         """String values of dict-literal fields seen so far, by field name (a config built in the file)."""
         self.deferred: list[tuple[cst.CSTNode, str, Entry, str]] = []
@@ -309,7 +315,11 @@ class FrameworkEntry(RouteDetector):
             return
         value = node.args[0].value
         text = self._texts.get(value.value) if type(value) is cst.Name else _literal_text(value)
-        for key, setting in string_settings(text or ""):
+        if not text or text in self._parsed or len(text) > self._yaml_budget:
+            return
+        self._parsed.add(text)
+        self._yaml_budget -= len(text)
+        for key, setting in string_settings(text):
             self.settings.setdefault(key, []).append(setting)
 
     def visit_Call(self, node: cst.Call) -> None:
