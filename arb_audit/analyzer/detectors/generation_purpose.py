@@ -117,6 +117,20 @@ def _tail_literal(path: cst.BaseExpression) -> str | None:
     return None
 
 
+def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
+    """Return the cue of a path literal whose file's name ends in a split's: (message, variant)."""
+    tail = _tail_literal(path)
+    if tail is None:
+        return None
+    name = tail.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    said = re.findall(r"[a-z]+", name.rsplit(".", 1)[0] if "." in name else name)
+    if said and said[-1] in HELD_OUT_SPLITS and not set(said) & TRAIN_SPLITS:
+        return f"reads a held-out split's file ({name})", ANSWERS
+    if said and said[-1] in TRAIN_SPLITS:
+        return f"reads a training split's file ({name})", TRAINING_SHAPED
+    return None
+
+
 class GenerationPurpose(RouteDetector):
     """What a file that runs a model makes: answers to held-out questions, or data to train on.
 
@@ -146,6 +160,11 @@ class GenerationPurpose(RouteDetector):
     )
 
     VALID = (
+        # a name set to a held-out split's file, then to a training one: neither is said
+        Valid(
+            "fname = 'data/test.json'\nif not os.path.exists(fname):\n    fname = 'data/train.json'\n"
+            "with open(fname) as f:\n    rows = json.load(f)\n"
+        ),
         Valid("import torch\ntorch.backends.cudnn.benchmark = False\nouts = llm.generate(prompts)\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
@@ -372,21 +391,15 @@ class GenerationPurpose(RouteDetector):
         """Report a file read whose literal name is a split's (``f"data/{name}/test.json"``, ``train.jsonl``).
 
         The split is the name's last word (``gsm8k_test.jsonl``), not a word qualifying another
-        (``test_cases.json``, ``train_val_split.json``); a folder's name says nothing (``test/``).
+        (``test_cases.json``, ``train_val_split.json``); a folder's name says nothing (``test/``). A
+        name is read through the path literals it is set to, where those that say a split agree (a
+        name set to a test file, then to a training file, says neither: the code's flow is not read).
         """
-        if type(path) is cst.Name:
-            for bound in self.paths.get(path.value, ()):
-                self._read(node, bound)  # open(fname): each file the name is set to
-            return
-        tail = _tail_literal(path)
-        if tail is None:
-            return
-        name = tail.replace("\\", "/").rsplit("/", 1)[-1].lower()
-        said = re.findall(r"[a-z]+", name.rsplit(".", 1)[0] if "." in name else name)
-        if said and said[-1] in HELD_OUT_SPLITS and not set(said) & TRAIN_SPLITS:
-            self._cue(node, f"reads a held-out split's file ({name})", ANSWERS)
-        elif said and said[-1] in TRAIN_SPLITS:
-            self._cue(node, f"reads a training split's file ({name})", TRAINING_SHAPED)
+        bound = self.paths.get(path.value, []) if type(path) is cst.Name else [path]
+        cues = {cue for literal in bound if (cue := _split_file(literal)) is not None}
+        if len({variant for _, variant in cues}) == 1:
+            for message, variant in sorted(cues):
+                self._cue(node, message, variant)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # dataset["test"]: a split of a DatasetDict taken by its key (only the keys that name nothing
