@@ -44,6 +44,8 @@ COMPUTING_VERBS = frozenset({"compute", "calculate", "calc"})
 """First words of a function named for computing a measure (``compute_generation_metrics``)."""
 METRIC_NAMES = frozenset({"metric", "metrics", "bleu", "rouge", "accuracy", "f1", "perplexity"})
 """Last words of such a function that name a metric of outputs (not ``compute_metrics_text``)."""
+DATA_MEASURE_WORDS = frozenset({"data", "dataset", "datasets", "length", "lengths", "token", "tokens"})
+"""Words of such a function that measures data rather than outputs (``compute_dataset_metrics``)."""
 
 
 EVALUATION_PARTS = frozenset(
@@ -210,7 +212,10 @@ class Scoring(RouteDetector):
 
     VALID = (
         # a measure of the data, computed by a helper named for something else than outputs' metrics
-        Valid("from utils import compute_token_lengths\nn = compute_token_lengths(ds)\n"),
+        Valid(
+            "from utils import compute_token_lengths, calc_length_metrics\n"
+            "n = compute_token_lengths(ds)\nm = calc_length_metrics(rows)\n"
+        ),
         # a metric closure built for a trainer's evaluation loop, and a state class
         Valid(
             "from metrics import compute_metrics_text\nfrom utils import ComputeMetricsState\n"
@@ -380,6 +385,7 @@ def _names_a_metric(name: str) -> bool:
         and said[:1]
         and said[0] in COMPUTING_VERBS
         and said[-1] in METRIC_NAMES
+        and not set(said) & DATA_MEASURE_WORDS
     ):
         # ``from src.metrics import compute_generation_metrics``: a project's metric, computed on
         # outputs (``compute_metrics_text(tokenizer)`` builds the closure a trainer is handed)
