@@ -1343,8 +1343,9 @@ class GradientStep(RouteDetector):
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
-        self.env_calls: dict[tuple[int, str], dict[str, list[tuple[int, ...]]]] = {}
-        """(id of a function, an environment's name) -> ``reset``/``step`` -> the loops around each call."""
+        self.env_calls: dict[tuple[int, str], dict[str, set[tuple[int, ...]]]] = {}
+        """(id of a function, an environment's name) -> ``reset``/``step`` -> the loops around its calls
+        (at most :data:`MAX_ENV_PLACES` places of each)."""
         self.played: set[int] = set()
         """ids of the steps taken after their function played an environment's episodes."""
         self.loops: list[int] = []
@@ -2301,8 +2302,9 @@ class GradientStep(RouteDetector):
             return
         receiver = dotted(node.func.value)
         if receiver and set(words(receiver.replace(".", "_"))) & ENVIRONMENT_WORDS:
-            calls = self.env_calls.setdefault((self.functions[-1], receiver), {})
-            calls.setdefault(called, []).append(tuple(self.loops))
+            places = self.env_calls.setdefault((self.functions[-1], receiver), {}).setdefault(called, set())
+            if len(places) < MAX_ENV_PLACES:
+                places.add(tuple(self.loops))
 
     def _played_episodes(self) -> bool:
         """Say whether the function walked has so far reset an environment and stepped it repeatedly.
@@ -2786,6 +2788,10 @@ def names_trainer_class(name: str) -> bool:
     ):
         return True  # ``DPOTrainingPipeline(cfg)``, ``TrainingRunner``: a class run to train
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
+
+
+MAX_ENV_PLACES = 16
+"""Loop contexts of an environment's resets (or steps) kept per function (a hostile file calls it often)."""
 
 
 def _names_algorithm_class(name: str) -> bool:
