@@ -2085,3 +2085,10 @@ def test_an_algorithm_named_class_is_a_trainer_only_when_imported_and_given_no_e
         "conv = KTO()\nout = [conv.step(r) for r in rows]\njson.dump(out, open('kto.json', 'w'))\n"
     )
     assert classify_path(write(tmp_path, "kto.py", own)).primary == "NONE_TRAINING"
+    played = (
+        "from agents import PPO\nenvs = make_vec_envs('ALFWorld', 4)\n"
+        "ppo = PPO(actor_critic, clip_param=0.2)\n"
+        "obs = envs.reset()\nfor update in range(100):\n    for step in range(128):\n"
+        "        obs, reward, done, infos = envs.step(actor_critic.act(obs))\n    ppo.update(rollouts)\n"
+    )
+    assert classify_path(write(tmp_path, "played.py", played)).primary == "ONLINE_RL"

@@ -2466,6 +2466,7 @@ class GradientStep(RouteDetector):
                 self.report(
                     node, "gradient_step", f"{how}; its loss is not in this file", statement=statement
                 )
+                named_from = len(self.context.findings)
                 if id(node) in self.scorers:
                     message = f"the object trained is a {self.scorers[id(node)]}, named for a reward model"
                     self._name_stage(node, statement, "reward_model", None, message)
@@ -2476,6 +2477,11 @@ class GradientStep(RouteDetector):
                 ):
                     message = f"{self.rewarded[id(node)]} is stepped on rewarded samples: a policy gradient"
                     self._name_stage(node, statement, "ppo", None, message)
+                named = self.context.findings[named_from:]
+                if id(node) in self.played and any(f.kind in POLICY_GRADIENT for f in named):
+                    # ``ppo.update(rollouts)`` after the episodes its function played: the trainer's
+                    # name says policy gradient, the episodes say online
+                    self.report(node, "interactive", PLAYED_EPISODES, statement=statement, interactive=True)
                 continue
             verdict = _pretraining_mix(
                 _group_relative(verdicts[id(node)], self.where.get(id(node), ())),
@@ -2485,10 +2491,7 @@ class GradientStep(RouteDetector):
             if verdict.kind is None and not self._named_trainer(node, statement):
                 self._named(node, statement)
             if verdict.kind in POLICY_GRADIENT and id(node) in self.played:
-                message = (
-                    "the policy update takes the episodes of an environment its function resets and steps"
-                )
-                self.report(node, "interactive", message, statement=statement, interactive=True)
+                self.report(node, "interactive", PLAYED_EPISODES, statement=statement, interactive=True)
             self.report(
                 node,
                 "gradient_step",
@@ -2790,6 +2793,8 @@ def names_trainer_class(name: str) -> bool:
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
+PLAYED_EPISODES = "the policy update takes the episodes of an environment its function resets and steps"
+"""Why an update after its function played an environment's episodes is online."""
 MAX_ENV_PLACES = 16
 """Loop contexts of an environment's resets (or steps) kept per function (a hostile file calls it often)."""
 
