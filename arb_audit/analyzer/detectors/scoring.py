@@ -67,6 +67,12 @@ EVALUATION_PARTS = frozenset(
 ``rewardbench``, is a benchmark's package), alone or as a ``_``-joined word (``eval_bleu_rouge``)."""
 
 
+METRIC_PARTS = frozenset({"metric", "metrics"})
+"""Package or module names of a project's metrics (``src.metrics``, ``collabllm.metric``)."""
+LOGGING_WORDS = frozenset({"log", "logger", "logging", "tracker", "observability", "wandb", "gpu"})
+"""Words of a metrics module or name that records a run's numbers rather than scoring outputs."""
+
+
 DATA_PREPARATION_PARTS = frozenset(
     {
         *("decontamination", "decontaminate", "contamination", "contaminated", "filter"),
@@ -128,10 +134,16 @@ def _evaluation_module(qualified: str) -> bool:
         return False
     if DATA_PREPARATION_PARTS & set(words(qualified.rsplit(".", 1)[-1])):
         return False  # ``benchmark_data.filter_out()``
+    said = set(words(qualified.rsplit(".", 1)[-1])) | {p for part in parts for p in part.lower().split("_")}
+    # a module of metrics holds measures of outputs (``dolma_refine.metrics.DocumentEditSimilarity``),
+    # unless what is named measures the machine or logs (``gpu_metrics.get_gpu_memory_metrics``)
+    measured = not said & (PERFORMANCE_WORDS | LOGGING_WORDS)
     found = [
         i
         for i, part in enumerate(parts)
-        if EVALUATION_PARTS & set(part.split("_")) or part.endswith(("bench", "benchmark"))
+        if EVALUATION_PARTS & set(part.split("_"))
+        or part.endswith(("bench", "benchmark"))
+        or (measured and METRIC_PARTS & set(part.split("_")))
     ]
     if not found:
         return False
@@ -208,17 +220,24 @@ class Scoring(RouteDetector):
         "bert_score",
         "accuracy_score",
         "_metric",  # (a project's ``compute_generation_metrics``)
+        *(".metric import", ".metrics import", "from metrics import"),  # (a project's module of metrics)
     )
 
     VALID = (
         # a measure of the data, computed by a helper named for something else than outputs' metrics
+        # a run's numbers logged, the machine's measured: no outputs scored
+        Valid(
+            "from forge.observability.metric_actors import get_or_create_metric_logger\n"
+            "from oxrl.utils.gpu_metrics import get_gpu_memory_metrics\n"
+            "logger = get_or_create_metric_logger()\nlogger.log(get_gpu_memory_metrics())\n"
+        ),
         Valid(
             "from utils import compute_token_lengths, calc_length_metrics\n"
             "n = compute_token_lengths(ds)\nm = calc_length_metrics(rows)\n"
         ),
         # a metric closure built for a trainer's evaluation loop, and a state class
         Valid(
-            "from metrics import compute_metrics_text\nfrom utils import ComputeMetricsState\n"
+            "from utils import compute_metrics_text, ComputeMetricsState\n"
             "compute_metrics = compute_metrics_text(tokenizer)\nstate = ComputeMetricsState()\n"
         ),
         Valid(
@@ -245,6 +264,12 @@ class Scoring(RouteDetector):
     )
     INVALID = (
         Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
+        # a measure from a project's module of metrics, applied to outputs
+        Invalid(
+            "from .dolma_refine.metrics import DocumentEditSimilarity\n"
+            "sim = DocumentEditSimilarity(segmenter)\nscore = sim.compute(gold, pred)\n",
+            "scoring",
+        ),
         Invalid(
             "from src.metrics import compute_generation_metrics\nm = compute_generation_metrics(p, r)\n",
             "scoring",
