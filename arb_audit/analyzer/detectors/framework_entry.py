@@ -171,11 +171,12 @@ class FrameworkEntry(RouteDetector):
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             value = node.value
             name = node.targets[0].target.value
-            if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
-                self._strings[name] = value.evaluated_value
+            text = _literal_text(value)  # (a literal is evaluated once, for both uses)
+            if type(value) is cst.SimpleString and text is not None:
+                self._strings[name] = text
             else:
                 self._strings.pop(name, None)
-            if (text := _literal_text(value)) is not None and "\n" in text:
+            if text is not None and "\n" in text:
                 self._texts[name] = text
             else:
                 self._texts.pop(name, None)
