@@ -769,6 +769,31 @@ def test_a_step_of_unknown_loss_on_an_environments_episodes_is_online_rl(tmp_pat
     assert classify_path(write(tmp_path, "fixed.py", fixed)).primary == "UNKNOWN"
 
 
+def test_a_loop_of_this_file_handed_an_environment_is_read_from_its_own_rollouts(tmp_path: Path) -> None:
+    code = (
+        "import torch\n"
+        "from envs import DigitEnvironment\n"
+        "def rollout(model, environment):\n"
+        "    out = model.generate(environment.prompt(), do_sample=True)\n"
+        "    return out, environment.reward(out)\n"
+        "def train(model, environment, optimizer, steps):\n"
+        "    for step in range(steps):\n"
+        "        out, reward = rollout(model, environment)\n"
+        "        loss = -(model.log_probs(out).sum() * reward)\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "def main():\n"
+        "    environment = DigitEnvironment()\n"
+        "    train(model, environment, torch.optim.AdamW(model.parameters()), 10)\n"
+    )
+    # one prompt answered once per sample: the file's own loop says single-turn REINFORCE
+    result = classify_path(write(tmp_path, "reinforce.py", code))
+    assert (result.primary, result.labels) == ("PPO", ["PPO"])
+    # the same call of an imported loop says only that it trains on the environment's episodes
+    imported = "from loops import train\n" + code.split("def main():\n")[1].replace("    ", "")
+    assert classify_path(write(tmp_path, "run.py", imported)).primary == "ONLINE_RL"
+
+
 def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path) -> None:
     # the command line is the whole configuration: the framework's default estimator is what ran
     command = "ray job submit -- python3 -m openrlhf.cli.train_ppo_ray --pretrain m --critic_pretrain m\n"

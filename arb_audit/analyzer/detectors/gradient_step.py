@@ -1340,6 +1340,8 @@ class GradientStep(RouteDetector):
         """Per open class: whether it derives from something."""
         self.class_names: list[str] = []
         self.defined: dict[int, cst.FunctionDef] = {}
+        self.stepping: set[str] = set()
+        """Names of the functions seen so far taking a gradient step in their own body."""
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
@@ -1537,6 +1539,8 @@ class GradientStep(RouteDetector):
                 self.played.add(id(node))
             # innermost first: the functions around the step, then the classes
             self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
+            if len(self.steps) != before[0] and self.function_names:
+                self.stepping.add(self.function_names[-1])
             if self.loops:
                 self.loop_of[id(node)] = (tuple(self.loops), frozenset(self.branches))
 
@@ -1613,6 +1617,7 @@ class GradientStep(RouteDetector):
             last is not None
             and trains_in_environment(node, last)
             and not any(entry_for(q) for q in self.names(node.func))
+            and not self._steps_here(node.func)  # (a loop of this file: its own rollouts decide)
         ):
             # offpolicy_train_loop(env=env, agent=agent): a training loop of another file, on the
             # episodes of the environment it is handed (a framework's entry is the table's to say:
@@ -2156,6 +2161,14 @@ class GradientStep(RouteDetector):
         if not any(_names_a_loss_function(a) for a in node.args):
             return False
         return not any(entry_for(q) for q in self.names(node.func)) and not self._defined_here(node.func)
+
+    def _steps_here(self, func: cst.BaseExpression) -> bool:
+        """Say whether a called name is a function of this file seen taking a gradient step itself.
+
+        Its loss and the samples it trains on are then read here; one whose step is not seen (an
+        agent's own update, a remote pass) or that comes later in the file is known by its call.
+        """
+        return self._defined_here(func) and func.value in self.stepping  # type: ignore[attr-defined]
 
     def _defined_here(self, func: cst.BaseExpression) -> bool:
         """Say whether a called name is bound by this file, not imported (its body is read here)."""
