@@ -94,6 +94,11 @@ class RewardFunction(RouteDetector):
             "def detect_reward_hacking(df, window=20):\n"
             "    return df['reward'].rolling(window).mean().diff() > 3 * df['reward'].std()\n"
         ),
+        # a check for reward hacking (an exploit of a reward), whatever verb leads it
+        Valid(
+            "def evaluate_reward_hack_exploit_check(check, *, context):\n"
+            "    return Result(check.id, detect(check.exploit, context))\n"
+        ),
         Valid(
             "class RewardStatsCallback:\n    def score_against_list(self, pred, gt_list):\n"
             "        return 0.0\n"
@@ -403,15 +408,16 @@ def _reward_named(name: str) -> bool:
     """Say whether a definition's name is a reward's: says reward, and no reward model or plumbing.
 
     A reward that qualifies another word through a participle (``reward_guided_search``,
-    ``reward_weighted_sampling``, ``RewardBasedFilter``) names that other thing, steered by rewards.
+    ``reward_weighted_sampling``, ``RewardBasedFilter``) names that other thing, steered by rewards;
+    "reward hacking" is an exploit of a reward.
     """
     named = words(name)
     found = set(named)
     if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION or named[0] in ANALYSING_VERBS:
         return False
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
-    if set(named[at + 1 :]) & TABULATING_WORDS:
-        return False
+    if set(named[at + 1 :]) & TABULATING_WORDS or named[at + 1 : at + 2] in (("hack",), ("hacks",), ("hacking",)):
+        return False  # (``reward_hack_check``: the exploit of a reward, not one)
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
     # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
