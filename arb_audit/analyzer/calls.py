@@ -303,6 +303,36 @@ def _asks_model_object(node: cst.Call) -> bool:
     return any(set(words(h)) & ASKED_WORDS for h in handed if h)
 
 
+CLIENT_WORDS = LLM_WORDS | {"client", "clients"}
+"""Last words of an object that, handed a chat conversation, asks a model with it (``main_client``)."""
+KEEPING_VERBS = frozenset(
+    {"insert", "save", "write", "log", "upload", "put", "store", "add", "append", "update", "delete"}
+    | {"count", "tokenize", "tokenise", "encode", "format", "send_log", "cache"}
+)
+"""Words of a client's method that keeps or measures a conversation rather than asking a model with it
+(``db_client.insert_many(messages)``, ``client.count_tokens(messages)``)."""
+
+
+def _client_asked_chat(node: cst.Call) -> bool:
+    """Say whether a method of an object named a client is handed a chat conversation literal.
+
+    The conversation is a list of messages with a ``role`` (``[{"role": "user", "content": p}]``), or
+    a batch of them; a tokenizer's or a formatter's method is not on a client.
+    """
+    if type(node.func) is not cst.Attribute or set(words(node.func.attr.value)) & KEEPING_VERBS:
+        return False
+    named = words(last_name(node.func.value))
+    if not named or named[-1] not in CLIENT_WORDS:
+        return False
+    for arg in node.args[:2]:
+        value = arg.value
+        if type(value) is cst.List and value.elements and type(value.elements[0].value) is cst.List:
+            value = value.elements[0].value  # (a batch of one or more conversations)
+        if type(value) is cst.List and any(literal_field(e.value, "role") is not None for e in value.elements):
+            return True
+    return False
+
+
 def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str]]) -> bool:
     """Say whether ``node`` calls a helper named for asking a model for text.
 
@@ -331,6 +361,10 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if attribute and found[0] in ASKING_VERBS and _asks_model_object(node):
         # ``llm.request(prompt=p)``, ``self.llm.ask(question)``: an object named for a hosted model
         # asked with a prompt (a project's wrapper around its client)
+        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+    if attribute and _client_asked_chat(node):
+        # ``client.run_queries([[{"role": "user", "content": prompt}]])``: a project's model client
+        # handed a chat conversation written out (what else a client does with one is answer it)
         return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
         return False  # (no name below can say it: most calls are answered here, before any lookup)

@@ -163,6 +163,8 @@ class Generation(RouteDetector):
         "generator(",
         "chatbot(",
         "temperature",  # (a helper named for an API or a request, handed how to sample)
+        "'role'",  # (a chat conversation written out, handed to a client)
+        '"role"',
     )
 
     VALID = (
@@ -171,6 +173,12 @@ class Generation(RouteDetector):
         Valid("from index import query_dataset\nrows = query_dataset(idx, temperature=0.5)\n"),
         # a model object's request with no prompt handed is no question
         Valid("status = llm.request(endpoint='/health')\nhit = llm_cache.query(prompt=p)\n"),
+        # a client keeping or measuring a conversation; a conversation handed to no client
+        Valid(
+            "db_client.insert_many([{'role': 'user', 'content': q}])\n"
+            "n = client.count_tokens([{'role': 'user', 'content': q}])\n"
+            "text = tokenizer.apply_chat_template([{'role': 'user', 'content': q}], tokenize=False)\n"
+        ),
         # a softmax's temperature handed to a helper named for no request; a class of this file
         Valid("from losses import kd_loss\nloss = kd_loss(s, t, temperature=2.0)\n"),
         Valid("def query_api(x, temperature):\n    return x\n\nquery_api(1, temperature=0.5)\n"),
@@ -213,6 +221,13 @@ class Generation(RouteDetector):
         Valid("engine = Policy.load_inference(path)\npolicy.prepare_for_lp_inference()\n"),
     )
     INVALID = (
+        Invalid(
+            # a project's client asked with a batch of conversations written out
+            "from matharena.api_client import APIClient\nclient = APIClient(**config)\n"
+            "for _, conversation, cost in client.run_queries([[{'role': 'user', 'content': prompt}]]):\n"
+            "    print(conversation)\n",
+            "generation",
+        ),
         Invalid(
             # simple-evals' sampler objects: called with the conversation, they return the reply
             "def fn(row):\n    prompt_messages = [pack(row['Question'])]\n"
