@@ -118,7 +118,10 @@ def _tail_literal(path: cst.BaseExpression) -> str | None:
 
 
 def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
-    """Return the cue of a path literal whose file's name ends in a split's: (message, variant)."""
+    """Return the cue, ``(message, variant)``, of a path literal whose file's name says its split.
+
+    The split is the name's last word (``gsm8k_test.jsonl``), or a benchmark's name (``longbench.json``).
+    """
     tail = _tail_literal(path)
     if tail is None:
         return None
@@ -126,6 +129,8 @@ def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
     said = re.findall(r"[a-z]+", name.rsplit(".", 1)[0] if "." in name else name)
     if said and said[-1] in HELD_OUT_SPLITS and not set(said) & TRAIN_SPLITS:
         return f"reads a held-out split's file ({name})", ANSWERS
+    if said and (said[-1].endswith("bench") or BENCHMARK_WORDS & set(said)):
+        return f"reads a benchmark's file ({name})", ANSWERS  # (``longbench.json``, ``mt_bench.jsonl``)
     if said and said[-1] in TRAIN_SPLITS:
         return f"reads a training split's file ({name})", TRAINING_SHAPED
     return None
@@ -226,6 +231,7 @@ class GenerationPurpose(RouteDetector):
             "with open(f'datasets/{name}/test.json') as f:\n    rows = f.read()\n", "purpose", variant=ANSWERS
         ),
         Invalid("rows = json.load(open('data/gsm8k_test.jsonl'))\n", "purpose", variant=ANSWERS),
+        Invalid("ipts = json.load(open('longbench.json'))\n", "purpose", variant=ANSWERS),
         Invalid("rows = (root / 'validation.jsonl').read_text()\n", "purpose", variant=ANSWERS),
         Invalid("df = pd.read_json(f'{data_dir}/dev.jsonl', lines=True)\n", "purpose", variant=ANSWERS),
         Invalid("rows = json.load(open('math_train.json'))\n", "purpose", variant=TRAINING_SHAPED),
