@@ -619,12 +619,16 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif (
         signals & {"generation", "inference"}
         and "data_output" in signals
-        # (a judge's ratings the only scores, besides filters: one judge at least)
-        and {f.variant for f in findings if f.signal == "scoring"} - {SCORE_FILTER, SCORER} == {JUDGE}
         and purpose(findings) == TRAINING_DATA
+        and (
+            # (a judge's ratings the only scores, besides filters: one judge at least)
+            {f.variant for f in findings if f.signal == "scoring"} - {SCORE_FILTER, SCORER} == {JUDGE}
+            or _checks_data_it_makes(findings, result.path)
+        )
     ):
-        # a model's outputs judged by a model and written as data to train on (a judge keeping the
-        # answers it rates best): data generation, the judge its filter
+        # a model's outputs judged by a model, or checked against their references, and written as
+        # data to train on (a judge keeping the answers it rates best, a teacher's correct traces):
+        # data generation, the judge or the check its filter
         result.role, result.primary = "data_generation", "DISTILLATION"
     elif signals & {"generation", "inference"} and "data_output" in signals and "scoring" not in signals:
         if (place := evaluation_place(result.path)) is not None:
@@ -683,6 +687,22 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # what a model's outputs are for is evidence of an evaluation or a data generation only: in a
         # file that trains or launches, an ``eval_dataset`` or a ``predictions`` list claims nothing
         result.findings = [f for f in result.findings if f.signal != "purpose"]
+
+
+def _checks_data_it_makes(findings: list[Finding], path: str) -> bool:
+    """Say whether a file's scores only check answers it writes as training data.
+
+    Plain answer checks (no benchmark's tasks, no judge), a file named for training data, no cue at
+    all of a benchmark's answers, and a place not among evaluation code: rejection sampling (a
+    teacher's traces kept where correct), not an evaluation of the model. Answering a training
+    split's prompts alone says no more than an evaluation on training data.
+    """
+    return (
+        {f.variant for f in findings if f.signal == "scoring"} <= {None, SCORER, SCORE_FILTER}
+        and not any(f.signal == "purpose" and f.variant == ANSWERS for f in findings)
+        and any(f.signal == "purpose" and f.variant == TRAINING_DATA for f in findings)
+        and evaluation_place(path) is None
+    )
 
 
 EVALUATION_FOLDERS = frozenset({"eval", "evals", "evaluation", "evaluations", "benchmark", "benchmarks"})

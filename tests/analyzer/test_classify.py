@@ -794,6 +794,35 @@ def test_a_loop_of_this_file_handed_an_environment_is_read_from_its_own_rollouts
     assert classify_path(write(tmp_path, "run.py", imported)).primary == "ONLINE_RL"
 
 
+def test_teacher_answers_checked_and_written_as_training_data_are_data_generation(tmp_path: Path) -> None:
+    code = (
+        "import argparse, json\n"
+        "from openai import OpenAI\n"
+        "from myproj.evaluation.reward_fn import reward_from_text\n"
+        "def main(args):\n"
+        "    client = OpenAI()\n"
+        "    with open(args.outfile, 'w') as out:\n"
+        "        for row in map(json.loads, open(args.infile)):\n"
+        "            reply = client.chat.completions.create(model='deepseek-reasoner', messages=[row])\n"
+        "            text = reply.choices[0].message.content\n"
+        "            row['correct'] = reward_from_text(text, row['answer'])\n"
+        "            out.write(json.dumps(row) + '\\n')\n"
+        "if __name__ == '__main__':\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--infile', default='data/gsm8k/train.jsonl')\n"
+        "    parser.add_argument('--outfile', default='data/r1_gsm8k_traces.jsonl')\n"
+        "    main(parser.parse_args())\n"
+    )
+    # the check keeps a teacher's correct traces: rejection sampling, data made to train on
+    assert classify_path(write(tmp_path, "traces.py", code)).primary == "DISTILLATION"
+    # the same checks of answers written as predictions: an evaluation
+    predictions = code.replace("r1_gsm8k_traces", "predictions")
+    assert classify_path(write(tmp_path, "answers.py", predictions)).primary == "EVAL_ONLY"
+    # a training split's prompts answered and checked, written nowhere named for data: an evaluation
+    unnamed = code.replace("r1_gsm8k_traces", "out")
+    assert classify_path(write(tmp_path, "unnamed.py", unnamed)).primary == "EVAL_ONLY"
+
+
 def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path) -> None:
     # the command line is the whole configuration: the framework's default estimator is what ran
     command = "ray job submit -- python3 -m openrlhf.cli.train_ppo_ray --pretrain m --critic_pretrain m\n"

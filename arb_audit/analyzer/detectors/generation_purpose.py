@@ -74,12 +74,14 @@ DATA_PATH_WORDS = frozenset(
     {
         *("train", "sft", "dpo", "generated", "synthetic", "synth", "distill", "distilled"),
         *("instructions", "questions", "trajectories", "conversations", "sharegpt", "alpaca"),
+        *("traces", "rationales"),
     }
 )
-"""Words of a written file's literal name that say it holds data to train on (``generated_questions``)."""
-WRITTEN_SETTING_WORDS = frozenset({"output", "out", "save", "dump", "dest"})
+"""Words of a written file's literal name that say it holds data to train on (``generated_questions``,
+``r1_traces``: a teacher's reasoning written out)."""
+WRITTEN_SETTING_WORDS = frozenset({"output", "out", "outfile", "save", "dump", "dest"})
 """Words of an option or parameter naming a file written (``--output_file``, ``save_path``)."""
-FILE_SETTING_WORDS = frozenset({*WRITTEN_SETTING_WORDS, "input", "path", "file"})
+FILE_SETTING_WORDS = frozenset({*WRITTEN_SETTING_WORDS, "input", "infile", "path", "file"})
 """Words of an option or parameter naming a file (``input_data_path``): the name of its default says
 what goes in (a benchmark's questions, only) or comes out."""
 MAX_CUES = 16
@@ -232,6 +234,11 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("rows = json.load(open('data/gsm8k_test.jsonl'))\n", "purpose", variant=ANSWERS),
         Invalid("ipts = json.load(open('longbench.json'))\n", "purpose", variant=ANSWERS),
+        Invalid(
+            "parser.add_argument('--infile', type=str, default='artifacts/gsm8k/train.jsonl')\n",
+            "purpose",
+            variant=TRAINING_SHAPED,
+        ),
         Invalid("rows = (root / 'validation.jsonl').read_text()\n", "purpose", variant=ANSWERS),
         Invalid("df = pd.read_json(f'{data_dir}/dev.jsonl', lines=True)\n", "purpose", variant=ANSWERS),
         Invalid("rows = json.load(open('math_train.json'))\n", "purpose", variant=TRAINING_SHAPED),
@@ -374,7 +381,10 @@ class GenerationPurpose(RouteDetector):
             said = set(words(option_name))
             if default is not None and FILE_SETTING_WORDS & said:
                 # --output_file, default "train_data/train.json"
-                self._path(node, default.value, written=bool(WRITTEN_SETTING_WORDS & said))
+                written = bool(WRITTEN_SETTING_WORDS & said)
+                self._path(node, default.value, written=written)
+                if not written:
+                    self._read(node, default.value)  # --infile, default "artifacts/gsm8k/train.jsonl"
 
     def _path(self, node: cst.CSTNode, path: cst.BaseExpression, written: bool = True) -> None:
         """Report a file whose literal name says what it holds (``model_answer/``, ``sft_data``, ``testset``).
