@@ -328,7 +328,9 @@ def _client_asked_chat(node: cst.Call) -> bool:
         value = arg.value
         if type(value) is cst.List and value.elements and type(value.elements[0].value) is cst.List:
             value = value.elements[0].value  # (a batch of one or more conversations)
-        if type(value) is cst.List and any(literal_field(e.value, "role") is not None for e in value.elements):
+        if type(value) is cst.List and any(
+            literal_field(e.value, "role") is not None for e in value.elements
+        ):
             return True
     return False
 

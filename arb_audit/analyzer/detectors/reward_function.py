@@ -27,6 +27,8 @@ TABULATING_WORDS = frozenset(
 """Words after "reward" in a definition's name that say it tabulates rewards for analysis
 (``reward_distribution_frame``, ``reward_stats``); before it they may qualify a reward
 (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
+HACKING = (("hack",), ("hacks",), ("hacking",))
+"""The word after "reward" in a name for reward hacking (``reward_hack_check``), as a one-word slice."""
 RESPONSE_CONTRACT = frozenset({"solution_str"})
 """Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
 ground_truth, extra_info)``): the policy's decoded response."""
@@ -416,7 +418,7 @@ def _reward_named(name: str) -> bool:
     if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION or named[0] in ANALYSING_VERBS:
         return False
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
-    if set(named[at + 1 :]) & TABULATING_WORDS or named[at + 1 : at + 2] in (("hack",), ("hacks",), ("hacking",)):
+    if set(named[at + 1 :]) & TABULATING_WORDS or named[at + 1 : at + 2] in HACKING:
         return False  # (``reward_hack_check``: the exploit of a reward, not one)
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
     # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
