@@ -177,6 +177,9 @@ class RouteDetector(cst.BatchableCSTVisitor):
     TRIGGERS: ClassVar[tuple[str, ...]] = ()
     """Substrings one of which any code it reports must contain: a file with none of them is not
     walked for this detector, and a file that triggers no detector is not even parsed by libcst."""
+    READS_INERT_CALLS: ClassVar[bool] = False
+    """Whether its ``visit_Call``/``leave_Call`` read calls of conversion and type-test builtins too
+    (``len``, ``isinstance``: ``walk.INERT_BUILTINS``); other detectors' hooks are not called on them."""
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

@@ -192,6 +192,30 @@ def _descendants_kept() -> Iterator[None]:
         _BELOW.found = outer
 
 
+INERT_BUILTINS = frozenset(
+    {
+        *("len", "range", "isinstance", "issubclass", "str", "int", "float", "bool", "list", "tuple"),
+        *("set", "frozenset", "enumerate", "hasattr", "type", "super", "any", "all", "iter", "next"),
+        *("repr", "abs", "round", "reversed", "callable", "id", "hash", "ord", "chr", "format", "divmod"),
+    }
+)
+"""Builtins whose calls only detectors that read every call's arguments need (``READS_INERT_CALLS``:
+``isinstance(task, lm_eval.tasks.ConfigurableTask)`` names an evaluation library): conversions,
+counts, type tests. Their arguments (and calls inside them) are still walked. Not ``open``, ``print``,
+``input``, ``getattr``, ``dict``, ``zip``, ``sum``, ``map``, ``max``, ``sorted``: detectors read those
+calls themselves (a file opened, a metric printed, a class loaded by name, a route table, weights
+summed, a metric mapped, a best sample kept)."""
+
+
+def _inert(context: FileContext) -> frozenset[str]:
+    """Return the inert builtins this file does not rebind anywhere (a ``def len``, a parameter ``type``)."""
+    resolver = context.resolver
+    bound = set(resolver.module_scope.bindings)
+    for scope in resolver.scopes.values():
+        bound.update(scope.bindings)
+    return INERT_BUILTINS - bound
+
+
 def run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileContext) -> None:
     """Walk ``module`` once, dispatching every detector's visit and leave hooks."""
     with _descendants_kept():
@@ -214,6 +238,15 @@ def _run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCo
     pending: list[Any] = [module]
     outer: list[Any] = []
     statements = context.statements
+    inert = _inert(context)
+    # the hooks an inert call is dispatched to: only the detectors that read every call's arguments
+    reading = [d for d in detectors if d.READS_INERT_CALLS]
+    inert_plan = (
+        tuple(getattr(d, n) for d in reading for k, t, n in _hooks(type(d)) if (k, t) == ("visit", "Call")),
+        tuple(getattr(d, n) for d in reading for k, t, n in _hooks(type(d)) if (k, t) == ("leave", "Call")),
+        False,
+        False,
+    )
     while pending:
         item = pending.pop()
         if type(item) is tuple:  # leaving (node,)
@@ -241,6 +274,8 @@ def _run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCo
                 _is_statement(node_type),
                 scope,
             )
+        if node_type is cst.Call and type(node.func) is cst.Name and node.func.value in inert:
+            plan = inert_plan  # (``len(batch)``: most detectors' hooks have nothing to read in it)
         visit_hooks, leave_hooks, is_statement, is_scope = plan
         if is_statement:
             statements.append(node)

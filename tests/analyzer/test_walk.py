@@ -42,3 +42,36 @@ def test_subtrees_read_during_a_walk_are_those_read_outside_it() -> None:
         assert again is first  # kept for the next reader
         outside = walk.descendants(node)
         assert outside is not first and outside == first  # after the walk: found afresh, the same
+
+
+class _Calls(RouteDetector):
+    """Records the callee of every call it is shown."""
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.called: list[str] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.called.append(cst.Module([]).code_for_node(node.func))
+
+
+class _AllCalls(_Calls):
+    READS_INERT_CALLS = True
+
+
+def _calls(code: str) -> tuple[list[str], list[str]]:
+    module = cst.parse_module(code)
+    context = FileContext(NameResolver(module))
+    some, every = _Calls(context), _AllCalls(context)
+    walk.run(module, [some, every], context)
+    return some.called, every.called
+
+
+def test_calls_of_conversion_builtins_reach_only_detectors_that_read_them() -> None:
+    code = "n = len(batch)\nif isinstance(t, Task):\n    out = model.generate(str(p))\n"
+    some, every = _calls(code)
+    assert some == ["model.generate"]  # (the call inside ``str(...)`` is still walked)
+    assert every == ["len", "isinstance", "model.generate", "str"]
+    # a file that binds the name itself calls its own function
+    rebound = "def len(x):\n    return train(x)\n" + code
+    assert _calls(rebound)[0] == ["train", "len", "model.generate"]

@@ -149,6 +149,7 @@ class GenerationPurpose(RouteDetector):
     assignments, parameters, classes, functions and command-line options bind them, never in comments.
     """
 
+    READS_INERT_CALLS = True  # (the names handed to any call: ``isinstance(t, lm_eval.Task)``)
     TRIGGERS = (
         *("split", "test", "valid", "eval", "bench", "answer", "question", "pred"),
         *(

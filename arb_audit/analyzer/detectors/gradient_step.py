@@ -2128,11 +2128,12 @@ class GradientStep(RouteDetector):
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
-        if function is None:
-            return False
-        said = set(words(function))
-        if words(function)[:1] and words(function)[0] in READ_VERBS:
+        if function is None or not any(type(a.value) is cst.Name for a in node.args):
+            return False  # (the optimiser is handed by name: most calls are answered here)
+        named = words(function)
+        if named[:1] and named[0] in READ_VERBS:
             return False  # get_global_step(optimizer), log_step(optimizer): it reads, it does not step
+        said = set(named)
         if not (
             said & TRAINING_WORDS
             or updates_model(function, POLICY_WORDS)
@@ -2576,6 +2577,13 @@ RUN_WORDS = frozenset({*TRAINING_WORDS, "run", "main"})
 ``train_dpo`` module's ``main``), once a route is named by it or by its module."""
 
 
+NOT_RUNNING_TRAINING_WORDS = (
+    NOT_TRAINING_SCOPES | {"predict"} | TRAINING_DATA_WORDS | SETTINGS_WORDS | BUILDER_WORDS | REPORTING_WORDS
+)
+"""Words of a function or module that evaluates, predicts, loads data, holds settings, builds or
+reports: it runs no training, whatever route it names (``run_eval_grpo``, ``train_dataset``)."""
+
+
 def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     """Say whether a call runs a training of another module named for a route.
 
@@ -2584,14 +2592,7 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     (``from recipes.train_dpo import main``). Evaluation, inference and data helpers
     (``run_eval_grpo``, ``train_dataset``) do not count.
     """
-    skipped = (
-        NOT_TRAINING_SCOPES
-        | {"predict"}
-        | TRAINING_DATA_WORDS
-        | SETTINGS_WORDS
-        | BUILDER_WORDS
-        | REPORTING_WORDS
-    )
+    skipped = NOT_RUNNING_TRAINING_WORDS
     if callee[:1].isupper():
         return False  # (a class is built, not run: ``SFTTrainingArgs(...)``)
     for q in qualified:

@@ -209,6 +209,7 @@ class Scoring(RouteDetector):
     ``*benchmark*`` in it) count too: that is where projects keep their benchmark runners.
     """
 
+    READS_INERT_CALLS = True  # (the names handed to any call: ``isinstance(t, lm_eval.Task)``)
     TRIGGERS = (
         "eval",
         "Evaluator",
