@@ -1340,8 +1340,12 @@ class GradientStep(RouteDetector):
         """Per open class: whether it derives from something."""
         self.class_names: list[str] = []
         self.defined: dict[int, cst.FunctionDef] = {}
-        self.stepping: set[str] = set()
-        """Names of the functions seen so far taking a gradient step in their own body."""
+        self.stepping: set[tuple[str, ...]] = set()
+        """Functions (outside classes) seen so far taking a gradient step in their own body, each by
+        the names of the functions around it and its own."""
+        self.handing_environment: set[tuple[str, ...]] = set()
+        """Functions (likewise) that hand an environment to a function of another file
+        (``collect_trajectories(env, model, max_turns=10)``): their samples are that function's."""
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
@@ -1539,8 +1543,8 @@ class GradientStep(RouteDetector):
                 self.played.add(id(node))
             # innermost first: the functions around the step, then the classes
             self.where[id(node)] = (*reversed(self.function_names), *reversed(self.class_names))
-            if len(self.steps) != before[0] and self.function_names:
-                self.stepping.add(self.function_names[-1])
+            if len(self.steps) != before[0] and self.function_names and not self.class_names:
+                self.stepping.add(tuple(self.function_names))
             if self.loops:
                 self.loop_of[id(node)] = (tuple(self.loops), frozenset(self.branches))
 
@@ -1583,6 +1587,13 @@ class GradientStep(RouteDetector):
 
     def _call(self, node: cst.Call) -> None:
         self.scopes_of[id(node.func)] = self.context.scope  # resolved only if a loss slice reads it
+        if (
+            self.function_names
+            and not self.class_names
+            and any(_names_environment(a) for a in node.args)
+            and not self._defined_here(node.func)
+        ):
+            self.handing_environment.add(tuple(self.function_names))
         name = method(node)
         if name is not None and (name == "step" or name.endswith(("_step", "_update", "apply_updates"))):
             self.updates = True  # optimizer.step(), scaler.step(opt), engine.step(), optimizer_step()
@@ -2167,9 +2178,18 @@ class GradientStep(RouteDetector):
         """Say whether a called name is a function of this file seen taking a gradient step itself.
 
         Its loss and the samples it trains on are then read here; one whose step is not seen (an
-        agent's own update, a remote pass) or that comes later in the file is known by its call.
+        agent's own update, a remote pass), that comes later in the file, or that hands the
+        environment on to another file's function (whose episodes it trains on) is known by its call.
         """
-        return self._defined_here(func) and func.value in self.stepping  # type: ignore[attr-defined]
+        if not self._defined_here(func):
+            return False
+        name: str = func.value  # type: ignore[attr-defined]
+        # the function the name calls from here: a local one of the innermost function around that
+        # has one, else the module's
+        around = self.function_names
+        candidates = [(*around[:k], name) for k in range(len(around), -1, -1)]
+        seen = next((c for c in candidates if c in self.stepping or c in self.handing_environment), None)
+        return seen is not None and seen in self.stepping and seen not in self.handing_environment
 
     def _defined_here(self, func: cst.BaseExpression) -> bool:
         """Say whether a called name is bound by this file, not imported (its body is read here)."""
