@@ -305,26 +305,29 @@ def _asks_model_object(node: cst.Call) -> bool:
 
 CLIENT_WORDS = LLM_WORDS | {"client", "clients"}
 """Last words of an object that, handed a chat conversation, asks a model with it (``main_client``)."""
-KEEPING_VERBS = frozenset(
-    {"insert", "save", "write", "log", "upload", "put", "store", "add", "append", "update", "delete"}
-    | {"count", "tokenize", "tokenise", "encode", "format", "send_log", "cache"}
+CLIENT_ASKING_WORDS = frozenset(
+    {"chat", "complete", "completion", "completions", "generate", "generation", "query", "queries"}
+    | {"ask", "invoke", "request", "requests", "infer", "inference", "sample", "respond", "prompt"}
 )
-"""Words of a client's method that keeps or measures a conversation rather than asking a model with it
-(``db_client.insert_many(messages)``, ``client.count_tokens(messages)``)."""
+"""Words of a client's method that asks its model (``run_queries``, ``chat_completion``, ``ainvoke``
+is not split: ``invoke``); a client sends, validates, traces or stores conversations too."""
 
 
 def _client_asked_chat(node: cst.Call) -> bool:
-    """Say whether a method of an object named a client is handed a chat conversation literal.
+    """Say whether a method of an object named a client, named for asking, is handed a conversation.
 
     The conversation is a list of messages with a ``role`` (``[{"role": "user", "content": p}]``), or
-    a batch of them; a tokenizer's or a formatter's method is not on a client.
+    a batch of them, by position or as ``messages=``; a queue's, a validator's or a store's client
+    sends or keeps them, and a tokenizer or a formatter is no client.
     """
-    if type(node.func) is not cst.Attribute or set(words(node.func.attr.value)) & KEEPING_VERBS:
+    if type(node.func) is not cst.Attribute or not set(words(node.func.attr.value)) & CLIENT_ASKING_WORDS:
         return False
     named = words(last_name(node.func.value))
     if not named or named[-1] not in CLIENT_WORDS:
         return False
     for arg in node.args[:2]:
+        if arg.keyword is not None and not set(words(arg.keyword.value)) & CONVERSATION_WORDS:
+            continue  # (``trace(input=[...])``: what a keyword hands is what it names)
         value = arg.value
         if type(value) is cst.List and value.elements and type(value.elements[0].value) is cst.List:
             value = value.elements[0].value  # (a batch of one or more conversations)

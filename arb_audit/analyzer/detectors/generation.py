@@ -163,8 +163,7 @@ class Generation(RouteDetector):
         "generator(",
         "chatbot(",
         "temperature",  # (a helper named for an API or a request, handed how to sample)
-        "'role'",  # (a chat conversation written out, handed to a client)
-        '"role"',
+        "client.",  # (a chat conversation written out, handed to a client)
     )
 
     VALID = (
@@ -173,10 +172,12 @@ class Generation(RouteDetector):
         Valid("from index import query_dataset\nrows = query_dataset(idx, temperature=0.5)\n"),
         # a model object's request with no prompt handed is no question
         Valid("status = llm.request(endpoint='/health')\nhit = llm_cache.query(prompt=p)\n"),
-        # a client keeping or measuring a conversation; a conversation handed to no client
+        # a client keeping, sending or measuring a conversation; a conversation handed to no client
         Valid(
             "db_client.insert_many([{'role': 'user', 'content': q}])\n"
             "n = client.count_tokens([{'role': 'user', 'content': q}])\n"
+            "queue_client.send([{'role': 'user', 'content': q}])\n"
+            "langfuse_client.trace(input=[{'role': 'user', 'content': q}])\n"
             "text = tokenizer.apply_chat_template([{'role': 'user', 'content': q}], tokenize=False)\n"
         ),
         # a softmax's temperature handed to a helper named for no request; a class of this file
