@@ -29,6 +29,8 @@ TABULATING_WORDS = frozenset(
 (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
 HACKING = (("hack",), ("hacks",), ("hacking",))
 """The word after "reward" in a name for reward hacking (``reward_hack_check``), as a one-word slice."""
+PENALTY_WORDS = frozenset({"penalty", "penalties", "guard", "bonus", "reward", "rewards", "score"})
+"""Last words of a name for reward hacking that is itself a reward (``reward_hacking_penalty``)."""
 RESPONSE_CONTRACT = frozenset({"solution_str"})
 """Parameter names of verl's reward-function contract (``compute_score(data_source, solution_str,
 ground_truth, extra_info)``): the policy's decoded response."""
@@ -139,6 +141,12 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # a penalty for reward hacking is a reward
+        Invalid(
+            "def reward_hacking_penalty(text, answer):\n"
+            "    return -1.0 if 'assert True' in text else 0.0\n",
+            "reward_named",
+        ),
         # the reference handed by keyword only
         Invalid(
             "class AnswerChecker:\n    def check_score(self, response, *, ground_truth):\n"
@@ -418,8 +426,10 @@ def _reward_named(name: str) -> bool:
     if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION or named[0] in ANALYSING_VERBS:
         return False
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
-    if set(named[at + 1 :]) & TABULATING_WORDS or named[at + 1 : at + 2] in HACKING:
-        return False  # (``reward_hack_check``: the exploit of a reward, not one)
+    if set(named[at + 1 :]) & TABULATING_WORDS or (
+        named[at + 1 : at + 2] in HACKING and named[-1] not in PENALTY_WORDS
+    ):
+        return False  # (``reward_hack_check``: the exploit of a reward, not one; a penalty for it is)
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
     # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
