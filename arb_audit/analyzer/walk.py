@@ -249,9 +249,11 @@ def _run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCo
     )
     while pending:
         item = pending.pop()
-        if type(item) is tuple:  # leaving (node,)
+        if type(item) is tuple:  # leaving (node,), or (node, plan) for a plan not its type's
             node = item[0]
-            visit_hooks, leave_hooks, is_statement, is_scope = plans[type(node)]
+            visit_hooks, leave_hooks, is_statement, is_scope = (
+                item[1] if len(item) == 2 else plans[type(node)]
+            )
             for hook in leave_hooks:
                 try:  # noqa: SIM105 (see below)
                     hook(node)
@@ -294,7 +296,7 @@ def _run(module: cst.Module, detectors: Sequence[RouteDetector], context: FileCo
             except (SyntaxError, ValueError):
                 pass
         if leave_hooks or is_statement or is_scope:
-            pending.append((node,))
+            pending.append((node,) if plan is not inert_plan else (node, plan))
         if node_type not in _TEXT_LEAVES:
             children = _children(node, walked)
             children.reverse()

@@ -75,3 +75,27 @@ def test_calls_of_conversion_builtins_reach_only_detectors_that_read_them() -> N
     # a file that binds the name itself calls its own function
     rebound = "def len(x):\n    return train(x)\n" + code
     assert _calls(rebound)[0] == ["train", "len", "model.generate"]
+
+
+class _Leaves(_Calls):
+    """Records the callee of every call it leaves."""
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.left: list[str] = []
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.left.append(cst.Module([]).code_for_node(original_node.func))
+
+
+class _AllLeaves(_Leaves):
+    READS_INERT_CALLS = True
+
+
+def test_a_call_is_left_by_the_detectors_that_visited_it() -> None:
+    module = cst.parse_module("n = len(f(x))\n")
+    context = FileContext(NameResolver(module))
+    some, every = _Leaves(context), _AllLeaves(context)
+    walk.run(module, [some, every], context)
+    assert (some.called, some.left) == (["f"], ["f"])
+    assert (every.called, every.left) == (["len", "f"], ["f", "len"])
