@@ -823,6 +823,22 @@ def test_teacher_answers_checked_and_written_as_training_data_are_data_generatio
     assert classify_path(write(tmp_path, "unnamed.py", unnamed)).primary == "EVAL_ONLY"
 
 
+def test_one_statement_naming_a_benchmark_twice_is_one_cue(tmp_path: Path) -> None:
+    code = (
+        "import json\n"
+        "from vllm import LLM\n"
+        "bench_prompts = {json.loads(l)['turns'][0] for l in open('mt_bench.jsonl')}\n"
+        "seeds = [s for s in map(json.loads, open('seed_instructions.jsonl')) if s not in bench_prompts]\n"
+        "outs = LLM('Qwen/Qwen2.5-72B-Instruct').generate(seeds)\n"
+        "with open('sft_data/self_instruct_train.jsonl', 'w') as f:\n"
+        "    for s, o in zip(seeds, outs):\n"
+        "        f.write(json.dumps({'instruction': s, 'output': o.outputs[0].text}) + '\\n')\n"
+    )
+    # the benchmark read only to leave its prompts out: the name and its file are one cue, and the
+    # data written for training outweighs it
+    assert classify_path(write(tmp_path, "decontaminated.py", code)).primary == "DISTILLATION"
+
+
 def test_a_framework_command_whose_key_is_unset_runs_its_default(tmp_path: Path) -> None:
     # the command line is the whole configuration: the framework's default estimator is what ran
     command = "ray job submit -- python3 -m openrlhf.cli.train_ppo_ray --pretrain m --critic_pretrain m\n"

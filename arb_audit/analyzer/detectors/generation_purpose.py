@@ -74,16 +74,23 @@ DATA_PATH_WORDS = frozenset(
     {
         *("train", "sft", "dpo", "generated", "synthetic", "synth", "distill", "distilled"),
         *("instructions", "questions", "trajectories", "conversations", "sharegpt", "alpaca"),
-        *("traces", "rationales"),
     }
 )
-"""Words of a written file's literal name that say it holds data to train on (``generated_questions``,
-``r1_traces``: a teacher's reasoning written out)."""
+"""Words of a written file's literal name that say it holds data to train on (``generated_questions``)."""
+TRACE_WORDS = frozenset({"traces", "rationales"})
+"""Words of a written file's own name (not its folder's) that say it holds a model's reasoning, to
+train on (``r1_gsm8k_traces.jsonl``), unless the path says profiling (see PROFILING_WORDS)."""
+PROFILING_WORDS = frozenset(
+    {"profile", "profiler", "profiling", "latency", "chrome", "otel", "timing", "perf"}
+)
+"""Words of a path of a profiler's or a tracer's output (``traces/latency_summary.json``)."""
 WRITTEN_SETTING_WORDS = frozenset({"output", "out", "outfile", "save", "dump", "dest"})
 """Words of an option or parameter naming a file written (``--output_file``, ``save_path``)."""
 FILE_SETTING_WORDS = frozenset({*WRITTEN_SETTING_WORDS, "input", "infile", "path", "file"})
 """Words of an option or parameter naming a file (``input_data_path``): the name of its default says
 what goes in (a benchmark's questions, only) or comes out."""
+READ_SETTING_WORDS = frozenset({"input", "infile", "in", "data", "dataset", "source", "src"})
+"""Words of an option naming a file of data read (``--infile``, ``--data_path``; not ``--log_file``)."""
 MAX_CUES = 16
 """Most cues one file reports (distinct ones: enough to weigh, few enough to place and show)."""
 SPLIT_OPTION = re.compile(r"-*split")
@@ -119,10 +126,15 @@ def _tail_literal(path: cst.BaseExpression) -> str | None:
     return None
 
 
+NOT_BENCHMARKS = frozenset({"workbench", "workbenches"})
+"""Words ending in "bench" that name no benchmark."""
+
+
 def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
     """Return the cue, ``(message, variant)``, of a path literal whose file's name says its split.
 
-    The split is the name's last word (``gsm8k_test.jsonl``), or a benchmark's name (``longbench.json``).
+    The split is the name's last word (``gsm8k_test.jsonl``, ``toolbench_train.json``), or else a
+    benchmark's name is in it (``longbench.json``, ``longbench_v2.json``).
     """
     tail = _tail_literal(path)
     if tail is None:
@@ -131,10 +143,10 @@ def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
     said = re.findall(r"[a-z]+", name.rsplit(".", 1)[0] if "." in name else name)
     if said and said[-1] in HELD_OUT_SPLITS and not set(said) & TRAIN_SPLITS:
         return f"reads a held-out split's file ({name})", ANSWERS
-    if said and (said[-1].endswith("bench") or BENCHMARK_WORDS & set(said)):
-        return f"reads a benchmark's file ({name})", ANSWERS  # (``longbench.json``, ``mt_bench.jsonl``)
     if said and said[-1] in TRAIN_SPLITS:
         return f"reads a training split's file ({name})", TRAINING_SHAPED
+    if any(w.endswith("bench") and w not in NOT_BENCHMARKS for w in said) or BENCHMARK_WORDS & set(said):
+        return f"reads a benchmark's file ({name})", ANSWERS  # (``longbench.json``, ``mt_bench.jsonl``)
     return None
 
 
@@ -201,6 +213,9 @@ class GenerationPurpose(RouteDetector):
         ),
         Valid("rows.append({'text': t, 'predicted_label': y})\n"),
         Valid("with (out_dir / 'test.json').open('w') as f:\n    f.write(line)\n"),
+        # a profiler's traces; a log file's option (no data read from it)
+        Valid("with open('traces/latency_summary.json', 'w') as f:\n    f.write(s)\n"),
+        Valid("with open('profile/chrome_traces.json', 'w') as f:\n    f.write(s)\n"),
         Valid(
             "for q, o in zip(qs, outs):\n    if extract(o) == q['answer']:\n"
             "        keep.append({'question': q, 'pred': extract(o), 'gold': q['answer']})\n"
@@ -235,6 +250,11 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("rows = json.load(open('data/gsm8k_test.jsonl'))\n", "purpose", variant=ANSWERS),
         Invalid("ipts = json.load(open('longbench.json'))\n", "purpose", variant=ANSWERS),
+        Invalid("ipts = json.load(open('data/longbench_v2.json'))\n", "purpose", variant=ANSWERS),
+        Invalid("rows = json.load(open('data/toolbench_train.json'))\n", "purpose", variant=TRAINING_SHAPED),
+        Invalid(
+            "json.dump(rows, open('out/r1_gsm8k_traces.jsonl', 'w'))\n", "purpose", variant=TRAINING_DATA
+        ),
         Invalid(
             "parser.add_argument('--infile', type=str, default='artifacts/gsm8k/train.jsonl')\n",
             "purpose",
@@ -289,20 +309,28 @@ class GenerationPurpose(RouteDetector):
         self.seen: set[str] = set()
         """Names read already."""
         self.cues: set[tuple[str, str]] = set()
+        self.cued_statements: set[tuple[str, int]] = set()
+        """The statements that gave a cue, with its variant: one statement says a thing once."""
         """Cues reported, as (variant, message)."""
         self.paths: dict[str, list[cst.BaseExpression]] = {}
         """Path literals each name is assigned in the file (``fname = "./raw/mmcu/test.json"`` in one
         branch, another file in the other), at most :data:`MAX_PATHS` per name."""
 
     def _cue(self, node: cst.CSTNode, message: str, variant: str) -> None:
-        """Report a cue once (by its message), and at most :data:`MAX_CUES` in all.
+        """Report a cue once (by its message), once per statement, and at most :data:`MAX_CUES` in all.
 
-        A cue repeated says no more than once (``d["test"]`` on every line of a padded file), and the
-        bound keeps a hostile file's findings, and the time to place them, small.
+        A cue repeated says no more than once (``d["test"]`` on every line of a padded file, a name and
+        the file it is read from in one statement), and the bound keeps a hostile file's findings, and
+        the time to place them, small.
         """
+        statement = self.context.statements[-1] if self.context.statements else None
         if len(self.cues) >= MAX_CUES or (variant, message) in self.cues:
             return
+        if statement is not None and (variant, id(statement)) in self.cued_statements:
+            return  # (``bench = load(open("mt_bench.jsonl"))``: the name and its file say one thing)
         self.cues.add((variant, message))
+        if statement is not None:
+            self.cued_statements.add((variant, id(statement)))
         self.report(node, "purpose", message, variant=variant)
 
     def _named(self, node: cst.CSTNode, name: str) -> None:
@@ -384,7 +412,7 @@ class GenerationPurpose(RouteDetector):
                 # --output_file, default "train_data/train.json"
                 written = bool(WRITTEN_SETTING_WORDS & said)
                 self._path(node, default.value, written=written)
-                if not written:
+                if not written and said & READ_SETTING_WORDS:
                     self._read(node, default.value)  # --infile, default "artifacts/gsm8k/train.jsonl"
 
     def _path(self, node: cst.CSTNode, path: cst.BaseExpression, written: bool = True) -> None:
@@ -399,6 +427,9 @@ class GenerationPurpose(RouteDetector):
             if isinstance(n, cst.SimpleString | cst.FormattedStringText)
         )
         said = set(re.findall(r"[a-z]+", text.lower()))
+        base = set(re.findall(r"[a-z]+", text.lower().replace("\\", "/").rsplit("/", 1)[-1]))
+        if base & TRACE_WORDS and not said & PROFILING_WORDS:
+            said.add("generated")  # (``r1_gsm8k_traces.jsonl``: a teacher's reasoning written out)
         if said & ANSWER_PATH_WORDS and not said & DATA_PATH_WORDS:
             self._cue(node, f"names a file for answers ({text})", ANSWERS)
         elif written and said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:

@@ -143,8 +143,7 @@ class RewardFunction(RouteDetector):
     INVALID = (
         # a penalty for reward hacking is a reward
         Invalid(
-            "def reward_hacking_penalty(text, answer):\n"
-            "    return -1.0 if 'assert True' in text else 0.0\n",
+            "def reward_hacking_penalty(text, answer):\n    return -1.0 if 'assert True' in text else 0.0\n",
             "reward_named",
         ),
         # the reference handed by keyword only
