@@ -470,8 +470,9 @@ class Generation(RouteDetector):
         if type(node.func) is cst.Name and node.func.value in self.requesters:
             self._generates(node, f"calls {node.func.value}, a client's method asking for text")
             return
-        for name in sorted(names) if len(names) > 1 else names:  # (sorted: a name bound twice
-            if _engine_or_client(name):  # reports the same way every run)
+        # (sorted: a name bound twice reports the same way every run; one name needs no sorting)
+        for name in sorted(names) if len(names) > 1 else names:
+            if _engine_or_client(name):
                 served = SERVED if name.startswith(SERVERS) else None  # (an inference server built)
                 self._generates(node, f"uses {name}", variant=served)
                 return

@@ -309,9 +309,9 @@ class GenerationPurpose(RouteDetector):
         self.seen: set[str] = set()
         """Names read already."""
         self.cues: set[tuple[str, str]] = set()
+        """Cues reported, as (variant, message)."""
         self.cued_statements: set[tuple[str, int]] = set()
         """The statements that gave a cue, with its variant: one statement says a thing once."""
-        """Cues reported, as (variant, message)."""
         self.paths: dict[str, list[cst.BaseExpression]] = {}
         """Path literals each name is assigned in the file (``fname = "./raw/mmcu/test.json"`` in one
         branch, another file in the other), at most :data:`MAX_PATHS` per name."""

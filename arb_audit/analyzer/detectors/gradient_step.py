@@ -1340,13 +1340,13 @@ class GradientStep(RouteDetector):
         """Per open class: whether it derives from something."""
         self.class_names: list[str] = []
         self.defined: dict[int, cst.FunctionDef] = {}
+        """id of a function -> its definition (where a loss it returns is reported)."""
         self.stepping: set[tuple[str, ...]] = set()
         """Functions (outside classes) seen so far taking a gradient step in their own body, each by
         the names of the functions around it and its own."""
         self.handing_environment: set[tuple[str, ...]] = set()
         """Functions (likewise) that hand an environment to a function of another file
         (``collect_trajectories(env, model, max_turns=10)``): their samples are that function's."""
-        """id of a function -> its definition (where a loss it returns is reported)."""
         self.where: dict[int, tuple[str, ...]] = {}
         """id of a step's call -> the functions and classes it is in, innermost first."""
         self.env_calls: dict[tuple[int, str], dict[str, set[tuple[int, ...]]]] = {}
