@@ -259,29 +259,43 @@ def is_one(node: cst.BaseExpression) -> bool:
     )
 
 
-def leave_one_out(node: cst.BinaryOperation) -> bool:
+def leave_one_out(
+    node: cst.BinaryOperation, bound: Callable[[str], cst.BaseExpression | None] | None = None
+) -> bool:
     """Say whether an operation takes a leave-one-out baseline (RLOO's).
 
     The others' total, ``rewards.sum(1, keepdim=True) - rewards`` (or ``torch.sum(r, 0) - r``), or
     a difference over one fewer than the samples, ``(total - r) / (k - 1)``: each sample's reward is
     compared with the mean of the other samples of its prompt, not with a mean over its group that
-    includes itself (GRPO's).
+    includes itself (GRPO's). Where the total is a sum written out, or a name ``bound`` to one, it
+    must be the sum of what it is taken from: ``(logits.sum(-1) - target) / (vocab - 1)`` averages
+    the other classes of one prediction, and ``(w_max - 1.0) / (k - 1.0)`` is arithmetic.
     """
     left, right = node.left, node.right
     if isinstance(node.operator, cst.Divide):
-        return (
+        if not (
             type(left) is cst.BinaryOperation
             and isinstance(left.operator, cst.Subtract)
             and type(right) is cst.BinaryOperation
             and isinstance(right.operator, cst.Subtract)
             and is_one(right.right)
-        )
-    if not (isinstance(node.operator, cst.Subtract) and type(left) is cst.Call):
-        return False
-    func = left.func
+            and type(left.right) is not cst.Integer
+            and type(left.right) is not cst.Float
+        ):
+            return False
+        total = left.left
+        if type(total) is cst.Name and bound is not None:
+            total = bound(total.value) or total
+        return type(total) is not cst.Call or _sum_of(total, left.right)
+    return isinstance(node.operator, cst.Subtract) and type(left) is cst.Call and _sum_of(left, right)
+
+
+def _sum_of(total: cst.Call, part: cst.BaseExpression) -> bool:
+    """Say whether ``total`` sums ``part`` (``part.sum(1)``, ``torch.sum(part, 0)``)."""
+    func = total.func
     if type(func) is cst.Attribute and func.attr.value == "sum":
-        return func.value.deep_equals(right)
-    return last_name(func) == "sum" and bool(left.args) and left.args[0].value.deep_equals(right)
+        return func.value.deep_equals(part)
+    return last_name(func) == "sum" and bool(total.args) and total.args[0].value.deep_equals(part)
 
 
 def _unsliced(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -43,7 +43,8 @@ SIGMOID = frozenset({"torch.sigmoid", "torch.nn.functional.sigmoid"})
 CLAMPS = frozenset({"torch.clamp", "torch.clip"})
 GROUPING = frozenset({"view", "reshape", "unflatten"})
 LIBRARY_FORMS = frozenset(
-    {"group_advantage", "clipped_ratio", "preference", "pairwise", "named_preference", "handed_pairs"}
+    {"group_advantage", "leave_one_out", "clipped_ratio", "preference", "pairwise", "named_preference"}
+    | {"handed_pairs"}
 )
 """Forms that, without a backward pass here, still make the file a library of that stage's loss."""
 LOSS_FORMS = frozenset(
@@ -52,9 +53,9 @@ LOSS_FORMS = frozenset(
 """Forms of a loss itself: computed without gradients, they measure. The others (group-normalised or
 leave-one-out advantages, a sample-score-update loop) are statistics computed without gradients anyway."""
 PRECEDENCE = (
+    ("leave_one_out", "ppo", "rloo", "a leave-one-out baseline over the other samples of a prompt"),
     ("group_advantage", "grpo", "grpo", "advantages normalised within each prompt's group of samples"),
     ("clipped_ratio", "ppo", "ppo", "a probability ratio clipped to [1 - eps, 1 + eps]"),
-    ("leave_one_out", "ppo", "rloo", "a leave-one-out baseline over the other samples of a prompt"),
     ("reinforce", "ppo", "reinforce", "a loop samples from the policy, scores it with a reward and updates"),
     ("preference", "dpo", "dpo", "log-sigmoid of beta times a policy/reference log-ratio margin"),
     ("pairwise", "reward_model", "bradley_terry", "log-sigmoid of chosen minus rejected rewards"),
@@ -86,9 +87,10 @@ class HandwrittenLoss(RouteDetector):
     Agents often write the loop themselves. The loss names the stage: advantages normalised within a
     group of samples per prompt (``rewards.view(-1, G).mean(...)``, ``(r - mean) / (std + eps)``) is
     GRPO; a ratio clipped to ``[1 - eps, 1 + eps]`` is PPO; ``(sum - r) / (k - 1)`` is RLOO's
-    leave-one-out baseline; a loop that samples from the policy, calls a reward and updates, with
-    none of those, is REINFORCE; ``logsigmoid`` of a difference of log-ratios is DPO; cross-entropy against
-    labels (or ``model(..., labels=...)``) is SFT; ``logsigmoid(r_chosen - r_rejected)`` without a
+    leave-one-out baseline (whatever the advantages are then divided by); a loop that samples from
+    the policy, calls a reward and updates, with none of those, is REINFORCE; ``logsigmoid`` of a
+    difference of log-ratios is DPO; cross-entropy against labels (or ``model(..., labels=...)``) is
+    SFT; ``logsigmoid(r_chosen - r_rejected)`` without a
     ``beta`` is a Bradley-Terry reward model. Without a backward pass nothing is trained, so
     the loss is reported as a component's (a library of losses another file trains with), except a
     cross-entropy, as likely an evaluation's perplexity. Sampling with ``generate`` inside the update
@@ -119,6 +121,12 @@ class HandwrittenLoss(RouteDetector):
     )
 
     VALID = (
+        # the mean of the other classes of one prediction, and arithmetic over one fewer: no baseline
+        Valid(
+            "def margins(logits, target_logits, w_max, ka):\n"
+            "    others = (logits.sum(-1) - target_logits) / (logits.shape[-1] - 1)\n"
+            "    upper = (w_max - 1.0) / (ka - 1.0)\n    return others, upper\n"
+        ),
         # a name bound in another function is not the log-sigmoid's argument
         Valid(
             "import torch.nn.functional as F\n"
@@ -152,6 +160,15 @@ class HandwrittenLoss(RouteDetector):
         ),
     )
     INVALID = (
+        # a library's leave-one-out advantages, scaled by the group's spread: RLOO's, not GRPO's
+        Invalid(
+            "def rloo_advantages(rewards, k):\n    grouped = rewards.view(-1, k)\n"
+            "    baselines = (grouped.sum(dim=1, keepdim=True) - grouped) / (k - 1)\n"
+            "    return (grouped - baselines) / (grouped.std(dim=1, keepdim=True) + 1e-8)\n",
+            "loss",
+            "ppo",
+            "rloo",
+        ),
         # jax's log-sigmoid of a margin bound first, as a pair indexed along an axis
         Invalid(
             "import jax\nclass DpoLoss(Loss):\n    def get_values(self, policy, anchor):\n"
@@ -431,7 +448,7 @@ class HandwrittenLoss(RouteDetector):
                 self._saw("group_advantage", node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if leave_one_out(node):
+        if leave_one_out(node, self.bound[-1].get):
             self._saw("leave_one_out", node)
 
     def _grouped(self, receiver: cst.BaseExpression) -> bool:
