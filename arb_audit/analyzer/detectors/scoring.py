@@ -225,13 +225,13 @@ class Scoring(RouteDetector):
     )
 
     VALID = (
-        # a measure of the data, computed by a helper named for something else than outputs' metrics
         # a run's numbers logged, the machine's measured: no outputs scored
         Valid(
             "from forge.observability.metric_actors import get_or_create_metric_logger\n"
             "from oxrl.utils.gpu_metrics import get_gpu_memory_metrics\n"
             "logger = get_or_create_metric_logger()\nlogger.log(get_gpu_memory_metrics())\n"
         ),
+        # a measure of the data, computed by a helper named for something else than outputs' metrics
         Valid(
             "from utils import compute_token_lengths, calc_length_metrics\n"
             "n = compute_token_lengths(ds)\nm = calc_length_metrics(rows)\n"
