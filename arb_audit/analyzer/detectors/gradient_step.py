@@ -415,6 +415,8 @@ class GradientStep(RouteDetector):
         ),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
+        # run() of what is no trainer: a runner, a process, a job
+        Valid("runner = EvalRunner(cfg)\nrunner.run()\njob = Job(cmd)\njob.run()\n"),
     )
     INVALID = (
         # a training loop handed an environment stays interactive, whatever loss it is handed too
@@ -1250,6 +1252,12 @@ class GradientStep(RouteDetector):
             "from somelib import MyTrainer\ntrainer = MyTrainer(model, data)\ntrainer.train()\n",
             "gradient_step",
         ),
+        # a project's trainer class run by its ``run`` method: the class's name says the stage
+        Invalid(
+            "from training.grpo_trainer import GameGRPOTrainer\n"
+            "trainer = GameGRPOTrainer(model_config, grpo_config)\ntrainer.run(game='tictactoe')\n",
+            "gradient_step",
+        ),
         Invalid(
             "client = service.create_lora_training_client(base_model=m)\n"
             "client.forward_backward(batch, loss_fn='cross_entropy')\nclient.optim_step(adam)\n",
@@ -1734,12 +1742,13 @@ class GradientStep(RouteDetector):
         ):
             self.compiled[node.func.value.value] = (scope, loss.value)
         elif (
-            name in ("train", "fit", "train_batch")
+            name in TRAINER_RUNS
             and type(node.func) is cst.Attribute
             and not (positional and literal_bool(positional[0]) is False)  # ``model.train(False)``: eval mode
         ):
             receiver = node.func.value
-            given = [a.value for a in node.args if _names_a_loss(a)]
+            # (a runner handed a loss may only measure it: ``run`` trains only as a trainer's method)
+            given = [a.value for a in node.args if _names_a_loss(a)] if name != "run" else []
             if name == "fit" and not given and type(receiver) is cst.Name and receiver.value in self.compiled:
                 # model.compile(loss=CausalLMLoss(), optimizer=opt); model.fit(loader): Keras and its
                 # torch ports (torch4keras, bert4torch) train on the loss the model was compiled with
@@ -2631,6 +2640,9 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     return False
 
 
+TRAINER_RUNS = frozenset({"train", "fit", "train_batch", "run"})
+"""Methods that run a training, on a trainer object (``trainer.run(game=g)``: a project's trainer class
+whose entry is named for running); on other objects only where they are handed a loss."""
 FINE_TUNE_METHODS = frozenset({"finetune", "fine_tune"})
 """Methods that fine-tune the object they are called on, given data (``model.finetune(ds)``)."""
 MODEL_TRAINING_METHODS = frozenset({"train_model"})
