@@ -63,6 +63,11 @@ class AdvantageEstimate(RouteDetector):
             "    print(stats)\n"
         ),
         Valid("normalized_rewards = rewards / 10\n"),
+        # a position's gain, a term of the reward it feeds: no estimate from rewards
+        Valid(
+            "def reward(game, move):\n    solver_advantage = (next_score - current_score) / 100.0\n"
+            "    reward = w * solver_advantage + v * win_pct\n    return reward\n"
+        ),
         # returned from a function not named for advantages: a statistic, whatever it feeds
         Valid("def spread(rewards):\n    return rewards - rewards.mean()\n"),
         Valid(
@@ -233,7 +238,13 @@ class AdvantageEstimate(RouteDetector):
         filled = [t.target.value if type(t.target) is cst.Subscript else t.target for t in node.targets]
         self.fills_advantages = self.fills_advantages or any(_advantage_target(t) for t in filled)
         if any(_advantage_target(t.target) or _normalised_rewards(t.target) for t in node.targets):
-            self._judge(node.value)
+            if not any(
+                type(t.target) is cst.Name
+                and _advantage_target(t.target)
+                and self._feeds_reward(t.target.value)
+                for t in node.targets
+            ):
+                self._judge(node.value)
         elif _td_residual(node.value):
             self.residuals.append(node.value)
 
@@ -292,6 +303,27 @@ class AdvantageEstimate(RouteDetector):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.defs.pop()
 
+    def _feeds_reward(self, name: str) -> bool:
+        """Say whether ``name`` is read into a reward in the function around it (or the module).
+
+        ``solver_advantage = next_score - current_score; reward = w * solver_advantage``: a game
+        position's gain, a term of the reward, not an estimate computed from rewards.
+        """
+        body = self.defs[-1].body if self.defs else None
+        if body is None:
+            return False
+        for n in descendants(body):
+            if (
+                type(n) is cst.Assign
+                and any(
+                    type(t.target) is cst.Name and REWARD_WORDS & set(words(t.target.value))
+                    for t in n.targets
+                )
+                and any(type(v) is cst.Name and v.value == name for v in descendants(n.value))
+            ):
+                return True
+        return False
+
     def _judge(self, value: cst.BaseExpression) -> None:
         centred = _centred(value, self.bound)
         if centred is None:
@@ -310,6 +342,8 @@ class AdvantageEstimate(RouteDetector):
             )
 
 
+REWARD_WORDS = frozenset({"reward", "rewards"})
+"""Words of a name that holds a reward (what a position's gain may be a term of)."""
 GROUP_KEY_WORDS = frozenset({"group", "prompt", "uid", "question", "query", "problem"})
 """Words of the column rollouts are grouped by: one group per prompt."""
 
