@@ -76,7 +76,8 @@ class CommandText(RouteDetector):
     (``f"uv run python start_grpo.py ++grpo.num_generations={n}"``): a framework command of the table,
     or a ``python``/``torchrun``/``accelerate``/``deepspeed`` line naming the script it runs, whose name
     says the route (``start_grpo.py``, ``pretrain_gpt.py``, ``finetune.py``). Docstrings and help texts
-    describe commands rather than write them and are not read. Such text only decides a file that takes
+    describe commands rather than write them and are not read, nor are the messages of ``raise`` and
+    ``assert`` (advice to a person on what to run first). Such text only decides a file that takes
     no gradient step and names no stage itself.
     """
 
@@ -87,6 +88,11 @@ class CommandText(RouteDetector):
         Valid("parser.add_argument('--x', help='then run python train_grpo.py')\n"),
         Valid("cmd = f'python eval.py --model {m}'\n"),
         Valid("blob = '" + "x" * 30_000 + " python train_grpo.py'\n"),
+        Valid(
+            "if not os.path.exists(d):\n"
+            "    raise FileNotFoundError(f'Run training first: python train_grpo.py {d}')\n"
+        ),
+        Valid("assert ckpt, 'train it first: torchrun finetune.py'\n"),
     )
     INVALID = (
         Invalid(
@@ -124,6 +130,20 @@ class CommandText(RouteDetector):
     def leave_Arg(self, original_node: cst.Arg) -> None:
         if original_node.keyword is not None and original_node.keyword.value in NOT_COMMANDS:
             self.quiet -= 1
+
+    # an error's message tells a person what to run first (``raise FileNotFoundError("Run training
+    # first: python train_grpo.py")``): advice, not a command the file writes for anything to run
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.quiet += 1
+
+    def leave_Raise(self, original_node: cst.Raise) -> None:
+        self.quiet -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.quiet += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self.quiet -= 1
 
     def visit_Expr(self, node: cst.Expr) -> None:
         # a string standing alone as a statement is a docstring or a comment
