@@ -509,9 +509,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             stage.interactive, stage.evidence = True, [*played[:1], *steps[:2]]
             result.primary, labels = "ONLINE_RL", ["ONLINE_RL"]
         result.stages = [stage]
-    elif commands:
+    elif commands and not (all(f.routes[0] in WORK_ROLES for f in commands) and signals & OWN_WORK):
         # command lines written for a scheduler to run: the file launches what they run, the last
-        # one making the final model (as a shell script's)
+        # one making the final model (as a shell script's); an evaluation or a data generation it
+        # launches beside work of its own (a reward running a test script) is part of that work
         launched = list(dict.fromkeys(r for f in commands for r in f.routes))
         runs = [f.routes[0] for f in commands if f.routes[0] not in WORK_ROLES]
         if runs:
@@ -780,6 +781,11 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
 DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS, SCORER_CLASS})
 """Variants of a ``loss`` finding read from the data's shape, not from a loss: the weakest evidence of a
 stage, and in a file that runs a model, as likely what it measures."""
+OWN_WORK = frozenset(
+    {"reward_function", "reward_named", "environment", "interactive", "generation", "scoring"}
+)
+"""Signals of a file's own work, beside which the evaluation or data generation it launches does not
+decide what the file is."""
 WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}
 """Labels a launched command can have that train nothing, and the role of a file launching only them."""
 GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer", "megatron_pretrain"})

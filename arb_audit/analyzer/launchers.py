@@ -574,32 +574,37 @@ GENERATING_NAME_WORDS = frozenset({"gen", "generate", "synth", "synthesize", "di
 """First words of a script named for generating data (``gen_ins.py``, ``generate_data_seqkd.py``)."""
 
 
+def script_work(script: str) -> str | None:
+    """Return what a script's file name says it does when it names no training route, if anything.
+
+    ``eval_gpqa.py`` evaluates, ``gen_res.py`` generates data, ``merge_models.py`` merges: read by the
+    name's first word (merging by any), as for :func:`_named_route`.
+    """
+    said = words(Path(script).stem)
+    if not said:
+        return None
+    if "merge" in said:
+        return "MERGE"
+    if said[0] in EVALUATING_NAME_WORDS:
+        return "EVAL_ONLY"
+    return "DISTILLATION" if said[0] in GENERATING_NAME_WORDS else None
+
+
 def _named_work(script: str, line: int, command: str) -> list[Finding]:
     """Return what an absent script's file name says it does when it names no training route.
 
-    ``eval_gpqa.py`` evaluates, ``gen_res.py`` generates data, ``merge_models.py`` merges: the name is
-    the evidence left, read by its first word (merging by any), as for :func:`_named_route`.
+    The name is the evidence left (:func:`script_work`).
     """
-    stem = Path(script).stem
-    said = words(stem)
     name = Path(script).name
-    if not said:
+    work = script_work(script)
+    if work is None:
         return []
-    if "merge" in said:
+    if work == "MERGE":
         return [
             _finding(
                 "ShellLauncher", line, command, f"runs {name} (not read here; its name says MERGE)", "MERGE"
             )
         ]
-    work = (
-        "EVAL_ONLY"
-        if said[0] in EVALUATING_NAME_WORDS
-        else "DISTILLATION"
-        if said[0] in GENERATING_NAME_WORDS
-        else None
-    )
-    if work is None:
-        return []
     return [
         Finding(
             "ShellLauncher",

@@ -9,7 +9,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, SUBCOMMAND_WORDS
-from arb_audit.analyzer.launchers import LAUNCHERS, command_routes
+from arb_audit.analyzer.launchers import LAUNCHERS, command_routes, script_work
 from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
@@ -18,6 +18,8 @@ NOT_COMMANDS = frozenset({"help", "description", "epilog", "usage"})
 MAX_COMMAND_TEXT = 20_000
 """Characters of one string read for command lines (a launcher's command is far shorter; a string of
 megabytes is data, and splitting it into shell words would cost seconds)."""
+WORK_LABELS = frozenset({"EVAL_ONLY", "DISTILLATION"})
+"""What a launched script's name may say it does when it names no route: work that trains nothing."""
 PLACEHOLDER = " ARG "
 """What an f-string's replacement field stands for: one word (a path, a count, a setting)."""
 
@@ -63,6 +65,11 @@ def launched_routes(text: str) -> list[str]:
             module = next((rest[j + 1] for j in range(1, len(rest) - 1) if rest[j] == "-m"), None)
             target = script or module
             label = _script_route(target) if target is not None else None
+            if label is None and target is not None:
+                # (no route in its name: an evaluation or a data generation the name says it runs; a
+                # merge script's name is no evidence of which checkpoints it joins)
+                work = script_work(target if script else target.replace(".", "/"))
+                label = work if work in WORK_LABELS else None
             found = [label] if label is not None else []
         routes.extend(r for r in found if r not in routes)
     return routes
@@ -86,7 +93,7 @@ class CommandText(RouteDetector):
     VALID = (
         Valid('"""Usage: python train_dpo.py --beta 0.1"""\n'),
         Valid("parser.add_argument('--x', help='then run python train_grpo.py')\n"),
-        Valid("cmd = f'python eval.py --model {m}'\n"),
+        Valid("cmd = f'python utils.py --model {m}'\n"),
         Valid("blob = '" + "x" * 30_000 + " python train_grpo.py'\n"),
         Valid(
             "if not os.path.exists(d):\n"
@@ -107,6 +114,14 @@ class CommandText(RouteDetector):
             "dispatch",
             variant=COMMAND_TEXT,
             routes=("SFT",),
+        ),
+        # a script or module named for evaluating, its route none: the evaluation it launches
+        Invalid(
+            "cmd = [sys.executable, '-m', 'src.evaluation.evaluate_safety', '--model', m]\n"
+            "text = f'python -m eval.eval --model {m} --tasks aime24'\n",
+            "dispatch",
+            variant=COMMAND_TEXT,
+            routes=("EVAL_ONLY",),
         ),
         Invalid(
             "job = {'command': f'python -m openrlhf.cli.train_dpo --pretrain {model}'}\n",

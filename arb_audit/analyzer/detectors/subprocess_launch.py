@@ -8,7 +8,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import RUNNERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, string_text
+from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
 from arb_audit.analyzer.names import dotted
@@ -129,6 +129,15 @@ class SubprocessLaunch(RouteDetector):
         Valid("import subprocess\nsubprocess.run(command, shell=True)\n"),
     )
     INVALID = (
+        # the interpreter running a module named for evaluating
+        Invalid(
+            "import subprocess, sys\n"
+            "cmd = [sys.executable, '-m', 'src.evaluation.evaluate_safety', '--model', path]\n"
+            "subprocess.run(cmd, capture_output=True)\n",
+            "dispatch",
+            variant=COMMAND_TEXT,
+            routes=("EVAL_ONLY",),
+        ),
         Invalid(
             "import subprocess\nsubprocess.run(['trl', 'sft', '--model_name_or_path', 'm'], check=True)\n",
             "stage",
@@ -202,7 +211,8 @@ class SubprocessLaunch(RouteDetector):
         if not node.args or not self.names(node.func) & RUNNERS:
             return
         lines = _literal_words(node.args[0].value, self.bound)
-        routes = [command_routes(shlex.join(words)) for words in lines]
+        # (a script the table does not know, named for evaluating: the evaluation it runs)
+        routes = [command_routes(line) or launched_routes(line) for line in map(shlex.join, lines)]
         trained = {label for labels in routes for label in labels if label in KINDS}
         if len(trained) >= 2 and len({frozenset(set(labels) & trained) for labels in routes}) >= 2:
             # a word picked by a setting picks the stage (``"dpo" if use_dpo else "sft"``): the
