@@ -28,6 +28,8 @@ FOLD_METHODS = frozenset({"merge_and_unload", "save_pretrained_merged", "push_to
 """peft's and unsloth's methods that fold a LoRA adapter into the base weights."""
 ADAPTER_COMBINATIONS = frozenset({"add_weighted_adapter"})
 """peft's methods that combine several adapters into a new one (linear, TIES, DARE, SVD)."""
+CHECKPOINT_COLLECTIONS = frozenset({"models", "checkpoints", "ckpts", "adapters", "loras", "experts"})
+"""Words of a value that holds several checkpoints (``ft_ckpts``, ``finetuned_models``)."""
 MERGE_WORDS = frozenset({"merge", "merging"})
 """Words of a function that merges (the verb: ``merged`` names a result, not an action)."""
 SETTING_WORDS = frozenset(
@@ -213,6 +215,7 @@ class Merge(RouteDetector):
             "def unused(model):\n    merge_lora_weights(model)\n"
             "def convert(p):\n    return p\nif __name__ == '__main__':\n    convert(x)\n"
         ),
+        Valid("import pandas as pd\nresults = pd.DataFrame(models)\nresults.merge(other)\n"),
     )
     INVALID = (
         # a loader's fold whose model the file writes: a merged model saved
@@ -328,6 +331,15 @@ class Merge(RouteDetector):
             "merge",
             "merge_function",
         ),
+        # an object built from fine-tuned checkpoints, merging them (the method picked by name)
+        Invalid(
+            "def main(args):\n    ft_ckpts = get_ft_ckpts(args.base_model)\n"
+            "    merger = getattr(methods, args.algo)(args.base_model, ft_ckpts, save_path)\n"
+            "    merger.merge(**kwargs)\n\nif __name__ == '__main__':\n    main(parse_args())\n",
+            "stage",
+            "merge",
+            "merge_function",
+        ),
         Invalid(
             "merged = method.get_merged_model(merged_model=base, models_to_merge=models)\n"
             "merged.save_pretrained(out)\n",
@@ -377,6 +389,9 @@ class Merge(RouteDetector):
         """Saves of a model or state dict named as merged: (call, statement, function, its name)."""
         self.loaded: set[str] = set()
         """Names bound to a checkpoint read (``merged_sd = torch.load(path)``): merged elsewhere."""
+        self.built_from: dict[str, set[str]] = {}
+        """Words of the checkpoint collections each plain name's object was built from
+        (``merger = Merger(base_model, ft_ckpts, out)``): what its ``merge()`` then combines."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
@@ -449,7 +464,9 @@ class Merge(RouteDetector):
         if any(name.startswith(OTHER_MERGES) for name in self.names(node.func)):
             return  # flax's nnx.merge(graphdef, params) rebuilds a module; pandas joins tables
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
-            # what the call names: its keywords, and the names of the values it is handed
+            # what the call names: its keywords, the names of the values it is handed, and the
+            # checkpoints its object was built from (``merger.merge(**kwargs)``)
+            receiver = node.func.value if type(node.func) is cst.Attribute else None
             named = said | {
                 w
                 for a in node.args
@@ -457,11 +474,23 @@ class Merge(RouteDetector):
                     a.keyword.value if a.keyword else a.value.value if type(a.value) is cst.Name else ""
                 )
             }
+            if type(receiver) is cst.Name:
+                named |= self.built_from.get(receiver.value, set())
             if named & WEIGHT_WORDS and not named & SHARD_WORDS and not _merges_settings(callee):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if (
+            type(node.value) is cst.Call
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+        ):
+            handed = [set(words(last_name(a.value))) for a in node.value.args if not a.keyword]
+            collections = [w for w in handed if w & CHECKPOINT_COLLECTIONS]
+            # (a table of models' results built by pandas merges tables)
+            if collections and not any(q.startswith(OTHER_MERGES) for q in self.names(node.value.func)):
+                self.built_from[node.targets[0].target.value] = set().union(*collections)
         if type(node.value) is cst.Call and (
             self.names(node.value.func) & WEIGHT_LOADERS or last_name(node.value.func) == "from_pretrained"
         ):
