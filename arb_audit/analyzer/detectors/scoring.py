@@ -154,6 +154,23 @@ def _evaluation_module(qualified: str) -> bool:
     return bool(SCORING_WORDS & set(words(qualified.rsplit(".", 1)[-1])))
 
 
+PLUMBING_PARTS = frozenset({"util", "utils", "loggers", "logger", "logging", "log", "io"})
+"""Words of an evaluation library's module that holds its plumbing (``lm_eval.utils.eval_logger``,
+``lm_eval.loggers.evaluation_tracker``): logging, hashing and serialising results, no scoring."""
+
+
+def _library_plumbing(qualified: str) -> bool:
+    """Say whether a name of an evaluation library is its plumbing, not a measure or a harness.
+
+    A results tracker that writes the library's logs and hashes its settings evaluates nothing; a
+    helper module's function named for scoring still scores.
+    """
+    parts = qualified.split(".")[1:-1]
+    if not any(PLUMBING_PARTS & set(part.lower().split("_")) for part in parts):
+        return False
+    return not SCORING_WORDS & set(words(qualified.rsplit(".", 1)[-1]))
+
+
 TASK_LOOKUP_VERBS = frozenset({"get", "load", "list", "make"})
 """First words of a function that fetches a benchmark's tasks (``get_benchmark_dict``, ``load_tasks``)."""
 TASK_WORDS = frozenset({"task", "tasks", "suite", "suites", "benchmark", "benchmarks"})
@@ -257,6 +274,11 @@ class Scoring(RouteDetector):
         Valid("eval_datasets = {}\nfor name in eval_datasets.items():\n    pass\n"),
         Valid("from mypy.evalexpr import evaluate_expression\nevaluate_expression(node)\n"),
         Valid("from lm_eval.decontamination.janitor import Janitor\njanitor = Janitor()\n"),
+        # an evaluation library's logging and hashing helpers: a results tracker's plumbing
+        Valid(
+            "from lm_eval.utils import eval_logger, hash_string\n"
+            "eval_logger.info('saving results')\nkey = hash_string(cfg)\n"
+        ),
         Valid("import benchmark_data\nbench_filter = benchmark_data.filter_out()\n"),
         Valid(
             "from skythought.evals.util.math_parsing_util import strip_answer_string\n"
@@ -265,6 +287,16 @@ class Scoring(RouteDetector):
     )
     INVALID = (
         Invalid("import evaluate\nmetric = evaluate.load('rouge')\n", "scoring"),
+        # a model class the evaluation harness runs, an evaluator of a project's evaluation package
+        Invalid(
+            "from lm_eval.models.huggingface import HFLM\nclass EvalHarnessAdaptor(HFLM):\n    pass\n",
+            "scoring",
+        ),
+        Invalid(
+            "from openenv.core.evals.base import EvalHarness\nclass InspectHarness(EvalHarness):\n"
+            "    def run(self, task):\n        return task\n",
+            "scoring",
+        ),
         # a measure from a project's module of metrics, applied to outputs
         Invalid(
             "from .dolma_refine.metrics import DocumentEditSimilarity\n"
@@ -314,10 +346,22 @@ class Scoring(RouteDetector):
         """(targets, value) of every assignment and loop of the file."""
         self.filters: list[cst.BaseExpression] = []
         """Tests that only skip a sample (``if ...: continue``, a comprehension's ``if``)."""
-        self.found: list[tuple[cst.Call, cst.CSTNode | None, str, set[str]]] = []
-        """Metric calls: (call, statement, what is used, names its result is bound to)."""
+        self.found: list[tuple[cst.CSTNode, cst.CSTNode | None, str, set[str]]] = []
+        """Metric calls, and classes built on an evaluation library's: (node, statement, what is used,
+        names its result is bound to)."""
         self.timed = False
         """The file measures speed or memory (a performance benchmark: its "benchmark" scores nothing)."""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # a class built on an evaluation library's or an evaluation module's (``class
+        # EvalHarnessAdaptor(HFLM)``, ``class FollowJudge(benchmark.framework.JudgeBase)``): the
+        # harness runs it and scores what it returns
+        for base in node.bases:
+            for name in sorted(self.names(base.value)):
+                if self._is_metric(name):
+                    statement = self.context.statements[-1] if self.context.statements else None
+                    self.found.append((node, statement, name, set()))
+                    return
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.assigned.append(node)
@@ -399,7 +443,9 @@ def _names_a_metric(name: str) -> bool:
     """Say whether an imported qualified name is a metric (asked for every name a call reads)."""
     if _prepares_data(name):
         return False
-    if name.partition(".")[0] in EVALUATION_LIBRARIES or name in METRIC_FUNCTIONS:
+    if name.partition(".")[0] in EVALUATION_LIBRARIES:
+        return not _library_plumbing(name)
+    if name in METRIC_FUNCTIONS:
         return True
     if name.count(".") and EVALUATOR_WORDS & set(words(name.rsplit(".", 1)[-1])):
         return True  # ``from llmbox.utilization import Evaluator``: a class named for evaluating
