@@ -504,6 +504,12 @@ class Features:
     what weights log-probabilities by rewards (``(reward - baseline) * logprob``)."""
 
 
+PRODUCTS = frozenset({"dot", "mul", "multiply", "inner"})
+"""Functions and methods that multiply two tensors element by element or sum their products."""
+CENTRED_WORDS = frozenset({"centered", "centred", "baseline", "whitened"})
+"""Words of rewards with a baseline taken off (``centered_rewards(r)``, ``reward - baseline``)."""
+
+
 def one_minus_plus(args: Iterable[cst.BaseExpression]) -> bool:
     """Say whether the arguments hold both ``1 - x`` and ``1 + y`` (a clip range around 1)."""
     ops = {
@@ -666,6 +672,23 @@ def loss_form(f: Features) -> Verdict:
             return Verdict("grpo", "grpo", None, "rewards normalised within groups weight log-probabilities")
         variant = next((v for word, v in PG_VARIANTS if word in w), "reinforce")
         return Verdict("ppo", variant, None, "log-probabilities weighted by rewards (REINFORCE)")
+    if (
+        f.reward_weighted
+        and (f.output_loss or f.calls & CROSS_ENTROPY)
+        and (w & CENTRED_WORDS or f.leave_one_out)
+        and not preference
+        and not paired
+        and not w & (TEACHER_WORDS | REFERENCE_WORDS)
+    ):
+        # each sample's negative log-likelihood weighted by its reward less a baseline
+        # (``torch.dot(torch.stack(nlls), centered_rewards(r))``): below-average samples are pushed
+        # down, which no supervised weighting does (weights of filtered or reward-weighted data are
+        # never negative): REINFORCE, RLOO's where the baseline leaves the sample out
+        if f.leave_one_out:
+            return Verdict("ppo", "rloo", None, "a leave-one-out baseline's rewards weight each sample's NLL")
+        return Verdict(
+            "ppo", "reinforce", None, "rewards less a baseline weight each sample's NLL (REINFORCE)"
+        )
     if f.negated_logprob and not w & (SCORE_WORDS | VALUE_WORDS | ADVANTAGE_WORDS | {"baseline", "q"}):
         # the likelihood of given actions or targets maximised, nothing weighting it: behaviour cloning
         # (whatever the code calls it: RAFT's ``pg_loss = -logprobs.sum(1).mean()`` on its best samples)
@@ -1019,6 +1042,13 @@ class Slice:
             )
             if set(words(chain)) & FORWARD_WORDS:
                 f.model_forward = True
+        if name in PRODUCTS and not f.reward_weighted:
+            # ``torch.dot(losses, weights)``, ``losses.mul(weights)``: a product as ``*`` is
+            factors = [a.value for a in node.args if a.keyword is None][:2]
+            if type(func) is cst.Attribute and len(factors) == 1:
+                factors = [func.value, factors[0]]
+            if len(factors) == 2:
+                f.reward_weighted = self._rewarded(scope, factors[0]) != self._rewarded(scope, factors[1])
         if name in ("clamp", "clip") and one_minus_plus(a.value for a in node.args[1:]):
             f.clip_around_one = True
         if name == "exp" and node.args:

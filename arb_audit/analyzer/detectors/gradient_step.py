@@ -495,6 +495,23 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "ppo",
         ),
+        # each sample's NLL (a forward pass's own loss) weighted by its reward less a baseline
+        Invalid(
+            "from utils import centered_rewards\n"
+            "def step(model, samples, reward_list, opt):\n"
+            "    weights = centered_rewards(torch.tensor(reward_list))\n"
+            "    losses = [model(input_ids=s, labels=s).loss for s in samples]\n"
+            "    loss = torch.dot(torch.stack(losses), weights)\n    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        # weights that are never negative (rewards scaled to sum to one): reward-weighted fine-tuning
+        Invalid(
+            "def step(model, batch, rewards, opt):\n    weights = rewards / rewards.sum()\n"
+            "    loss = (model(**batch).loss * weights).sum()\n    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "sft",
+        ),
         Invalid(
             "def train(rewards, logprobs, opt, g):\n    r = rewards.view(-1, g)\n"
             "    loss = -((r - r.mean(dim=1, keepdim=True)).view(-1) * logprobs).mean()\n"
