@@ -216,6 +216,9 @@ class Merge(RouteDetector):
             "def convert(p):\n    return p\nif __name__ == '__main__':\n    convert(x)\n"
         ),
         Valid("import pandas as pd\nresults = pd.DataFrame(models)\nresults.merge(other)\n"),
+        # objects not named for merging (a report, settings), and one merger of one model's shards
+        Valid("report = ResultsReport(models)\nreport.merge(previous)\nsettings = EvalSettings(models)\n"),
+        Valid("ckpts = glob('model_world_size_8_rank_*.pt')\nmerger = ShardMerger(ckpts)\nmerger.merge()\n"),
     )
     INVALID = (
         # a loader's fold whose model the file writes: a merged model saved
@@ -341,6 +344,12 @@ class Merge(RouteDetector):
             "merge_function",
         ),
         Invalid(
+            "merger = TaskArithmetic(base_model=base, models=finetuned)\nmerger.merge(lam=0.5)\n",
+            "stage",
+            "merge",
+            "merge_function",
+        ),
+        Invalid(
             "merged = method.get_merged_model(merged_model=base, models_to_merge=models)\n"
             "merged.save_pretrained(out)\n",
             "stage",
@@ -390,8 +399,8 @@ class Merge(RouteDetector):
         self.loaded: set[str] = set()
         """Names bound to a checkpoint read (``merged_sd = torch.load(path)``): merged elsewhere."""
         self.built_from: dict[str, set[str]] = {}
-        """Words of the checkpoint collections each plain name's object was built from
-        (``merger = Merger(base_model, ft_ckpts, out)``): what its ``merge()`` then combines."""
+        """Words of the checkpoint collections a plain name named for merging was built from, and of
+        its class (``merger = Merger(base_model, ft_ckpts, out)``): what its ``merge()`` combines."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
@@ -481,16 +490,23 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
         if (
             type(node.value) is cst.Call
-            and len(node.targets) == 1
-            and type(node.targets[0].target) is cst.Name
+            and type(target) is cst.Name
+            # (an object named for merging: a report, a table or settings built from the models'
+            # names merge themselves, not their weights)
+            and MERGE_WORDS & {w.rstrip("r") for w in words(target.value)}
+            and not any(q.startswith(OTHER_MERGES) for q in self.names(node.value.func))
         ):
-            handed = [set(words(last_name(a.value))) for a in node.value.args if not a.keyword]
+            # what it is handed, by position or keyword, and what its class is named (``ShardMerger``)
+            handed = [
+                set(words(last_name(a.value))) | (set(words(a.keyword.value)) if a.keyword else set())
+                for a in node.value.args
+            ]
             collections = [w for w in handed if w & CHECKPOINT_COLLECTIONS]
-            # (a table of models' results built by pandas merges tables)
-            if collections and not any(q.startswith(OTHER_MERGES) for q in self.names(node.value.func)):
-                self.built_from[node.targets[0].target.value] = set().union(*collections)
+            if collections:
+                self.built_from[target.value] = set(words(last_name(node.value.func))).union(*collections)
         if type(node.value) is cst.Call and (
             self.names(node.value.func) & WEIGHT_LOADERS or last_name(node.value.func) == "from_pretrained"
         ):
