@@ -415,8 +415,18 @@ class GradientStep(RouteDetector):
         ),
         Valid("with torch.no_grad():\n    out = model(x)\n"),
         Valid("trainer = load_trainer_state(path)\ntrainer.train()\nstate = get_trainer_config(args)\n"),
-        # run() of what is no trainer: a runner, a process, a job
+        # run() of what is no trainer: a runner, a process, a job; of a trainer class named for
+        # inference, or defined here (its body shows what run does)
         Valid("runner = EvalRunner(cfg)\nrunner.run()\njob = Job(cmd)\njob.run()\n"),
+        Valid(
+            "from bench.trainers import InferenceTrainer\n"
+            "trainer = InferenceTrainer(m)\ntrainer.run(dataset=d)\n"
+        ),
+        Valid(
+            "class EvaluationTrainer:\n    @torch.no_grad()\n    def run(self):\n"
+            "        return self.model.generate(x)\n"
+            "trainer = EvaluationTrainer(m)\ntrainer.run()\n"
+        ),
     )
     INVALID = (
         # a training loop handed an environment stays interactive, whatever loss it is handed too
@@ -1776,7 +1786,11 @@ class GradientStep(RouteDetector):
                 # policy.train(data, loss_fn), engine.train_batch(input_=x, loss_fn=sft_loss) (pipeline
                 # engines): a worker trains with the loss it is handed
                 self.steps.append((node, self._statement(), [(scope, given[0])], f"{name}() given a loss"))
-            elif type(receiver) is cst.Call and self._constructs_trainer(receiver):
+            elif (
+                type(receiver) is cst.Call
+                and self._constructs_trainer(receiver)
+                and self._trainer_runs(node, receiver)
+            ):
                 self.trainer_of_step[id(node)] = receiver
                 roots: list[tuple[int, cst.BaseExpression]] = []
                 self.chained.append((receiver, scope, roots))  # (a model's forward may come below)
@@ -2386,6 +2400,18 @@ class GradientStep(RouteDetector):
                 return True
         return False
 
+    def _trainer_runs(self, node: cst.Call, made: cst.Call) -> bool:
+        """Say whether a trainer object's method call runs its training.
+
+        ``train()``, ``fit()`` do; ``run()`` only on a class of another file (one of this file shows
+        what its ``run`` does in its body) not named for evaluating or predicting
+        (``InferenceTrainer(...).run(dataset=d)``).
+        """
+        if method(node) != "run":
+            return True
+        named = set(words(last_name(made.func)))
+        return not named & NOT_RUNNING_TRAINING_WORDS and any("." in q for q in self.names(made.func))
+
     def _constructs_trainer(self, call: cst.Call, scope: int | None = None) -> bool:
         return self._trainer_class(call, scope) is not None
 
@@ -2486,6 +2512,8 @@ class GradientStep(RouteDetector):
                 )
                 if own_forward:
                     pass  # a trainer class of this file: what its ``forward`` does is read in its body
+                elif made and type(node) is cst.Call and not self._trainer_runs(node, made[0]):
+                    pass  # ``EvaluationTrainer(...).run()``: a run of no training
                 elif made:
                     self.trainer_of_step[id(node)] = made[0]
                     self.trainer_scope[id(node)] = made_in
