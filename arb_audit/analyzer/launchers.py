@@ -574,18 +574,32 @@ GENERATING_NAME_WORDS = frozenset({"gen", "generate", "synth", "synthesize", "di
 """First words of a script named for generating data (``gen_ins.py``, ``generate_data_seqkd.py``)."""
 
 
+PERFORMANCE_NAME_WORDS = frozenset({"speed", "latency", "throughput", "memory", "flops", "timing", "profile"})
+"""Words of a script's name that measure the machine, not a model's answers (``benchmark_latency.py``)."""
+EVALUATION_PACKAGES = frozenset({"eval", "evals", "evaluation", "evaluations"})
+"""Folders and packages a repository keeps its evaluation scripts in."""
+
+
 def script_work(script: str) -> str | None:
     """Return what a script's file name says it does when it names no training route, if anything.
 
-    ``eval_gpqa.py`` evaluates, ``gen_res.py`` generates data, ``merge_models.py`` merges: read by the
-    name's first word (merging by any), as for :func:`_named_route`.
+    ``eval_gpqa.py`` and ``run_eval.py`` evaluate, ``gen_res.py`` generates data, ``merge_models.py``
+    merges: read by the name's first word (merging by any), as for :func:`_named_route`, else by the
+    evaluation package it lies in.
     """
     said = words(Path(script).stem)
-    if not said:
-        return None
+    if not said or set(said) & PERFORMANCE_NAME_WORDS:
+        return None  # (``benchmark_throughput.py``: a speed benchmark measures the machine)
     if "merge" in said:
         return "MERGE"
-    if said[0] in EVALUATING_NAME_WORDS:
+    if said[0] in EVALUATING_NAME_WORDS or (
+        said[0] == "run" and said[1:2] and said[1] in EVALUATING_NAME_WORDS
+    ):
+        return "EVAL_ONLY"
+    # a script of a package kept for evaluation (``src/evaluation/run.py``, ``-m eval.main``,
+    # ``evaluation/generate_answers.py``), unless named for the data it makes
+    folders = {p.lower() for p in Path(script).parts[:-1]}
+    if folders & EVALUATION_PACKAGES and not set(said) & {"data", "dataset", "sft", "train", "training"}:
         return "EVAL_ONLY"
     return "DISTILLATION" if said[0] in GENERATING_NAME_WORDS else None
 
