@@ -1279,6 +1279,13 @@ class GradientStep(RouteDetector):
             "from somelib import MyTrainer\ntrainer = MyTrainer(model, data)\ntrainer.train()\n",
             "gradient_step",
         ),
+        # a trainer kept on the object by one method and run by another
+        Invalid(
+            "from training.grpo_trainer import GameGRPOTrainer\nclass Pipeline:\n"
+            "    def __init__(self, cfg):\n        self.trainer = GameGRPOTrainer(cfg)\n"
+            "    def go(self):\n        self.trainer.train()\n",
+            "gradient_step",
+        ),
         # a project's trainer class run by its ``run`` method: the class's name says the stage
         Invalid(
             "from training.grpo_trainer import GameGRPOTrainer\n"
@@ -1797,6 +1804,13 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, self._statement(), roots, f"{name}() of a trainer"))
             elif type(receiver) is cst.Name:
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
+            elif (
+                type(receiver) is cst.Attribute
+                and type(receiver.value) is cst.Name
+                and receiver.value.value == "self"
+            ):
+                # self.trainer = GameGRPOTrainer(cfg) in one method, self.trainer.train() in another
+                self.deferred.append((node, self._statement(), scope, SELF + receiver.attr.value, "trainer"))
         elif (
             name in TRAINER_EVALUATIONS
             and type(node.func) is cst.Attribute
@@ -2316,6 +2330,9 @@ class GradientStep(RouteDetector):
         parameter (``def run_agent(args, algo): algo.update_parameters()``) holds what another function
         builds under that name and hands in.
         """
+        if name.startswith(SELF):
+            # an attribute of the object: what any method assigns to it (read at module scope)
+            return [(0, v) for v in self.attributes.get(name[len(SELF) :], [])]
         here = self._bound(scope, name)
         if here:
             return [(scope, v) for v in here]
@@ -2685,6 +2702,8 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     return False
 
 
+SELF = "self."
+"""Prefix of a deferred name that is an attribute of the object (``self.trainer``), not a local."""
 TRAINER_RUNS = frozenset({"train", "fit", "train_batch", "run"})
 """Methods that run a training, on a trainer object (``trainer.run(game=g)``: a project's trainer class
 whose entry is named for running); on other objects only where they are handed a loss."""
