@@ -490,13 +490,13 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        target = node.targets[0].target if len(node.targets) == 1 else None
+        assigned = node.targets[0].target if len(node.targets) == 1 else None
         if (
             type(node.value) is cst.Call
-            and type(target) is cst.Name
+            and type(assigned) is cst.Name
             # (an object named for merging: a report, a table or settings built from the models'
             # names merge themselves, not their weights)
-            and MERGE_WORDS & {w.rstrip("r") for w in words(target.value)}
+            and MERGE_WORDS & {w.rstrip("r") for w in words(assigned.value)}
             and not any(q.startswith(OTHER_MERGES) for q in self.names(node.value.func))
         ):
             # what it is handed, by position or keyword, and what its class is named (``ShardMerger``)
@@ -506,7 +506,7 @@ class Merge(RouteDetector):
             ]
             collections = [w for w in handed if w & CHECKPOINT_COLLECTIONS]
             if collections:
-                self.built_from[target.value] = set(words(last_name(node.value.func))).union(*collections)
+                self.built_from[assigned.value] = set(words(last_name(node.value.func))).union(*collections)
         if type(node.value) is cst.Call and (
             self.names(node.value.func) & WEIGHT_LOADERS or last_name(node.value.func) == "from_pretrained"
         ):
