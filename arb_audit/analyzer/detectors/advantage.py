@@ -90,6 +90,13 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
         ),
         Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
+        # each item of the group's rewards, against their mean and spread
+        Invalid(
+            "mean_reward = sum(rewards) / len(rewards)\nstd_reward = torch.std(torch.tensor(rewards))\n"
+            "advantages = [(r - mean_reward) / (std_reward + eps) for r in rewards]\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             "mean_reward = sum(rewards_G) / len(rewards_G)\n"
             "advantages_G = [reward - mean_reward for reward in rewards_G]\n",
@@ -413,8 +420,13 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
     if type(value) is cst.IfExp:
         found = [c for c in (_centred(value.body, bound), _centred(value.orelse, bound)) if c is not None]
         return found[0] if found else None
+    items: cst.BaseExpression | None = None
     if isinstance(value, cst.ListComp | cst.GeneratorExp):
-        # one advantage per sample: ``[reward - mean_reward for reward in rewards_G]``
+        # one advantage per sample: ``[reward - mean_reward for reward in rewards_G]``; the item is
+        # what it is drawn from (``[(r - mean) / std for r in rewards]``)
+        if type(value.for_in.target) is cst.Name:
+            items = value.for_in.target
+            drawn_from = value.for_in.iter
         value = value.elt
     while True:
         if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Divide):
@@ -426,7 +438,8 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
     if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Subtract)):
         return None
     left, right = value.left, value.right
-    if not any("reward" in w or w in ("scores", "score", "returns") for w in _words(left)):
+    named = _words(drawn_from if items is not None and left.deep_equals(items) else left)
+    if not any("reward" in w or w in ("scores", "score", "returns") for w in named):
         return None
     if type(right) is cst.Name and bound is not None and right.value in bound:
         right = bound[right.value]
