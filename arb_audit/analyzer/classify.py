@@ -860,8 +860,16 @@ def _grouped_by_estimate(
 
 
 def _plain_step(found: Finding) -> bool:
-    """Say whether a step's loss is plain policy gradient (or a remote service's), no variant shown."""
-    return PLAIN_POLICY_GRADIENT in found.message or found.message.startswith(REMOTE_STEP)
+    """Say whether a step's loss is plain policy gradient (or a remote service's), no variant shown.
+
+    A loss only named for policy gradient, no critic named (``policy_loss += -advantage * log_prob``
+    over a list of trajectories the slice cannot follow), shows no variant either.
+    """
+    return (
+        PLAIN_POLICY_GRADIENT in found.message
+        or found.message.startswith(REMOTE_STEP)
+        or (found.kind == "ppo" and found.variant is None)
+    )
 
 
 def _trainer_classes(stages: list[Stage]) -> set[str]:
