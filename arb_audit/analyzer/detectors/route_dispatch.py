@@ -406,6 +406,12 @@ class RouteDispatch(RouteDetector):
             "    elif task == 'rm':\n        b()\n    elif task == 'dpo':\n        c()\n"
         ),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
+        # every choice but one refused by a branch that only raises: the option picks nothing
+        Valid(
+            "ap.add_argument('--algo', choices=['grpo', 'ppo', 'dpo'], default='grpo')\n"
+            "args = ap.parse_args()\n"
+            "if args.algo != 'grpo':\n    raise NotImplementedError(f'--algo {args.algo} not implemented')\n"
+        ),
         Valid("print('sft', 'dpo')\n"),
         Valid("@register_adv_estimator('grpo')\ndef grpo(rewards, index):\n    return a\n"),
         # one training subcommand beside tools: the CLI runs one route
@@ -560,6 +566,14 @@ class RouteDispatch(RouteDetector):
             "dispatch",
             routes=("GRPO", "PPO"),
         ),
+        # one choice refused by a branch that only raises: the others are still offered
+        Invalid(
+            "ap.add_argument('--algo', choices=['grpo', 'ppo', 'dpo'], default='grpo')\n"
+            "args = ap.parse_args()\n"
+            "if args.algo == 'dpo':\n    raise NotImplementedError('dpo')\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
+        ),
         Invalid(
             "parser.add_argument('--estimator', default='gae', choices=['gae', 'rloo', 'group_norm'])\n",
             "dispatch",
@@ -616,6 +630,8 @@ class RouteDispatch(RouteDetector):
         self.runs_trainer = False
         """Whether the file calls a trainer's run method (``trainer.train()``)."""
         self.registered: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, set[str]]] = {}
+        self.refusals: list[tuple[str, set[str], bool]] = []
+        """Settings' routes refused by a branch that only raises: (key, routes, whether all but them)."""
         self.flags: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = []
         """Options whose choices name routes: (the option, its routes, its default, its key)."""
         self.launches = False
@@ -708,6 +724,7 @@ class RouteDispatch(RouteDetector):
 
     def visit_If(self, node: cst.If) -> None:
         self._either_or(node)
+        self._refused(node)
         tests = [node.test, *descendants(node.test)]
         comparisons = [t for t in tests if type(t) is cst.Comparison]
         for comparison in comparisons:
@@ -730,6 +747,44 @@ class RouteDispatch(RouteDetector):
                     # those whose branch selects training code, or computes the loss a setting that
                     # names the objective picks (``if loss_config.name == "dpo": losses = ...``)
                     entry[2].update(words)
+
+    def _refused(self, node: cst.If) -> None:
+        """Note the routes a setting refuses: ``if args.algo != "grpo": raise NotImplementedError(...)``.
+
+        A branch that only raises runs no route: the values it is taken for are offered, not run.
+        """
+        body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+        raises = [
+            s
+            for line in body
+            if type(line) is cst.SimpleStatementLine
+            for s in line.body
+            if type(s) is cst.Raise
+        ]
+        if not raises or len(body) != 1 or type(node.test) is not cst.Comparison:
+            return
+        test = node.test
+        if len(test.comparisons) != 1 or type(test.left) is not cst.Attribute:
+            return
+        target = test.comparisons[0]
+        named = set(_words(target.comparator))
+        if not named:
+            return
+        key = _setting_key(cst.Module([]).code_for_node(test.left))
+        if key is None:
+            return
+        if isinstance(target.operator, cst.NotEqual | cst.NotIn):
+            self.refusals.append((key, named, True))  # every route but these
+        elif isinstance(target.operator, cst.Equal | cst.In):
+            self.refusals.append((key, named, False))  # these routes
+
+    def _offered(self, key: str | None, choices: tuple[str, ...]) -> tuple[str, ...]:
+        """Return the choices of an option the file does not refuse (see :meth:`_refused`)."""
+        kept = set(choices)
+        for refused_key, named, all_but in self.refusals:
+            if refused_key == key:
+                kept = kept & named if all_but else kept - named
+        return tuple(c for c in choices if c in kept)
 
     def visit_MatchCase(self, node: cst.MatchCase) -> None:
         pattern = node.pattern
@@ -818,8 +873,11 @@ class RouteDispatch(RouteDetector):
         # process, may only pick what is evaluated: classify.combine decides from the other evidence.
         picks = None if self.runs_trainer or self.launches else FLAG
         for option, choices, default, key in self.flags:
+            offered = self._offered(key, choices)
+            if len(offered) < 2:
+                continue  # (every route but one refused: the option picks nothing)
             message = "a flag chooses the route"
-            self.report(option, "dispatch", message, routes=choices, default=default, key=key, variant=picks)
+            self.report(option, "dispatch", message, routes=offered, default=default, key=key, variant=picks)
         for registrar, (call, statement, registered) in self.registered.items():
             if len(registered) >= 2:
                 # code registered under route names (advantage estimators, losses): a setting's
