@@ -78,6 +78,8 @@ _FROM_MODULE = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.M)
 """The module of ``from pkg.module import helper`` (a step's helper is named for a route by it)."""
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 """A function or class called (the helper a step's optimiser is handed to)."""
+_FACTORY_BUILT = re.compile(r"\b(\w+)\s*\.\s*from_(?:model|pretrained|config)\s*\(")
+"""A class whose factory method builds an object (``TrainableDPO.from_model(model)``: its ``train``)."""
 _TARGET = re.compile(r"\btarget\s*=\s*(\w+)")
 """A function handed to a process or thread to run (``Process(target=run_sft)``)."""
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
@@ -144,7 +146,7 @@ def possible_routes(text: str) -> frozenset[str]:
         staged = {
             STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
         }
-        ran = {*_CALLED.findall(text), *_TARGET.findall(text)}
+        ran = {*_CALLED.findall(text), *_TARGET.findall(text), *_FACTORY_BUILT.findall(text)}
         for name in {*_DEFINED.findall(text), *ran, *modules, *staged}:
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:

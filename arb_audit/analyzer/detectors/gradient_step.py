@@ -1279,6 +1279,12 @@ class GradientStep(RouteDetector):
             "from somelib import MyTrainer\ntrainer = MyTrainer(model, data)\ntrainer.train()\n",
             "gradient_step",
         ),
+        # an imported class making a model trainable for a route, built by its factory and trained
+        Invalid(
+            "import sillm\nmodel = sillm.load(path)\nmodel = sillm.TrainableDPO.from_model(model, beta=0.1)\n"
+            "model.train(dataset_training, dataset_validation, batch_size=4)\n",
+            "gradient_step",
+        ),
         # a trainer kept on the object by one method and run by another
         Invalid(
             "from training.grpo_trainer import GameGRPOTrainer\nclass Pipeline:\n"
@@ -2458,6 +2464,11 @@ class GradientStep(RouteDetector):
             or _names_trainer_factory(last_name(func))
         ):
             return func
+        built = func.value if type(func) is cst.Attribute and func.attr.value in CLASS_FACTORIES else func
+        if _names_trainable(last_name(built)) and any("." in q for q in self.names(built)):
+            # ``model = sillm.TrainableDPO.from_model(model, beta=0.1)``: an imported class that makes a
+            # model trainable for a route, its ``train(data)`` running that route's training
+            return built
         if type(func) is cst.Name:
             where = self.functions[-1] if scope is None else scope
             for value in self._bound(where, func.value):
@@ -2948,6 +2959,15 @@ def _names_trainer_factory(name: str) -> bool:
     return (
         name[:1].islower() and len(found) > 1 and found[-1] == "trainer" and found[0] in TRAINER_FACTORY_VERBS
     )
+
+
+CLASS_FACTORIES = frozenset({"from_model", "from_pretrained", "from_config"})
+"""Class methods that build an object of the class they are called on."""
+
+
+def _names_trainable(name: str) -> bool:
+    """Say whether a class is named for making a model trainable (``TrainableDPO``, ``TrainableLoRA``)."""
+    return name[:1].isupper() and words(name)[:1] == ("trainable",)
 
 
 def _tail(node: cst.BaseExpression) -> str:
