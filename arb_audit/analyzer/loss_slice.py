@@ -64,6 +64,7 @@ SIGMOID = frozenset(
         "torch.nn.LogSigmoid",
         "torch.sigmoid",
         "jax.nn.log_sigmoid",
+        "mlx.nn.log_sigmoid",
         "torch.nn.BCEWithLogitsLoss",
         "torch.nn.functional.binary_cross_entropy_with_logits",
     }
@@ -581,7 +582,14 @@ def loss_form(f: Features) -> Verdict:
         # scores named rewards, compared without a reference or a beta, are a reward model's outputs
         # (``log(sigmoid(chosen_reward - reject_reward))`` has log-probabilities of its own)
         scored = bool(w & SCORE_WORDS) and not (w & REFERENCE_WORDS or "beta" in w)
-        if policy_logps and not scored and (w & REFERENCE_WORDS or "beta" in w or w & PREFERENCE_WORDS):
+        # (the sequences' scores against a reference model's, scaled by beta, are log-likelihoods
+        # whatever they are called: ``policy_chosen_score - reference_chosen_score``)
+        against_reference = bool(w & REFERENCE_WORDS) and "beta" in w
+        if (
+            (policy_logps or against_reference)
+            and not scored
+            and (w & REFERENCE_WORDS or "beta" in w or w & PREFERENCE_WORDS)
+        ):
             variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
             return Verdict("dpo", variant, None, "log-sigmoid of chosen/rejected log-ratio differences")
         return Verdict("reward_model", "bradley_terry", None, "log-sigmoid of chosen minus rejected scores")

@@ -624,6 +624,19 @@ class GradientStep(RouteDetector):
             "loss",
             "reward_model",
         ),
+        # sequences' summed log-likelihoods called scores, against a reference model's, scaled by beta
+        Invalid(
+            "import mlx.nn as nn\nclass TrainableDPO(TrainableLoRA):\n    def loss(self, chosen, rejected):\n"
+            "        policy_chosen_score = forward(self.model, chosen).sum(-1)\n"
+            "        policy_rejected_score = forward(self.model, rejected).sum(-1)\n"
+            "        reference_chosen_score = forward(self.reference, chosen).sum(-1)\n"
+            "        reference_rejected_score = forward(self.reference, rejected).sum(-1)\n"
+            "        logits = (policy_chosen_score - policy_rejected_score) - (\n"
+            "            reference_chosen_score - reference_rejected_score)\n"
+            "        return -nn.log_sigmoid(self.beta * logits)\n",
+            "loss",
+            "dpo",
+        ),
         Invalid(
             "from ..loss_gallery import calculate_grpo_loss\n"
             "def _compute_all_losses(args, log_probs, inputs):\n"
