@@ -452,6 +452,9 @@ class Features:
     module: tuple[str, str, str | None, str | None] | None = None
     """A framework's loss module the loss is computed by (``loss_fn = GRPOLoss(policy); loss_fn(batch)``):
     (its qualified name, stage kind, variant, data source) from the framework table."""
+    algorithm: tuple[str, str] | None = None
+    """An object of an imported class named by its algorithm alone whose loss method computes the loss
+    (``trainer = GRPO(model=m); loss = trainer.calculate_loss(rollouts, rewards)``): (class, stage kind)."""
     methods: set[str] = field(default_factory=set)
     """Method names called (``x.mean()`` -> ``mean``)."""
     words: set[str] = field(default_factory=set)
@@ -505,6 +508,8 @@ class Features:
     what weights log-probabilities by rewards (``(reward - baseline) * logprob``)."""
 
 
+ALGORITHM_KINDS = {"GRPO": "grpo", "PPO": "ppo", "DPO": "dpo"}
+"""Routes a small library names its algorithm classes for (``GRPO``, ``PPO``, ``DPO``, ``RLOO``)."""
 PRODUCTS = frozenset({"dot", "mul", "multiply", "inner"})
 """Functions and methods that multiply two tensors element by element or sum their products."""
 CENTRED_WORDS = frozenset({"centered", "centred", "baseline", "whitened"})
@@ -735,6 +740,10 @@ def loss_form(f: Features) -> Verdict:
         # ``cross_entropy(reward, zeros(n))`` over [better, worse] scores: the first candidate of each
         # row is to score highest, a ranking (Bradley-Terry for pairs) loss on a scorer's outputs
         return Verdict("reward_model", "ranking", None, "cross-entropy of ranked candidates' scores")
+    if f.algorithm is not None:
+        # a small library's algorithm object computes its own loss (its form is in that library)
+        named, kind = f.algorithm
+        return Verdict(kind, None, None, f"computed by a {named} object, named for its algorithm")
     if f.module is not None:
         # a framework's loss module computes what the table says, where no form written out around
         # it (a policy-gradient term it only regularises) says more; words are no form
@@ -965,6 +974,46 @@ class Slice:
         prefix = container + "["
         return sorted({name for _, name in self.assigns if name.startswith(prefix)})
 
+    def _algorithm_object(self, scope: int, call: cst.Call) -> tuple[str, str] | None:
+        """Return (class, kind) when a loss method is called on an object of an algorithm's class.
+
+        ``trainer = GRPO(model=m); trainer.calculate_loss(...)``, ``self.ppo = PPO(...);
+        self.ppo.compute_loss(...)``: the class is imported and named by its route's acronym alone.
+        """
+        func = call.func
+        if type(func) is not cst.Attribute or "loss" not in words(func.attr.value):
+            return None
+        receiver = func.value
+        if type(receiver) is cst.Name:
+            values = self.assigns.get((scope, receiver.value), []) + self.assigns.get((0, receiver.value), [])
+        elif (
+            type(receiver) is cst.Attribute
+            and type(receiver.value) is cst.Name
+            and receiver.value.value == "self"
+        ):
+            values = self.attributes.get(receiver.attr.value, [])
+        else:
+            return None
+        # (``self.ppo = ppo or PPO(model=m)``: a default built when none is handed in)
+        built = [
+            v
+            for value in values
+            for v in ((value.left, value.right) if type(value) is cst.BooleanOperation else (value,))
+        ]
+        for value in built:
+            if type(value) is not cst.Call:
+                continue
+            named = last_name(value.func)
+            found = route_word(named, strict=True) if named[:1].isupper() else None
+            if (
+                found is not None
+                and found[1] == named.lower()
+                and found[0] in ALGORITHM_KINDS
+                and any("." in q for q in self.names_of(value.func))
+            ):
+                return named, ALGORITHM_KINDS[found[0]]
+        return None
+
     def _object_output(self, scope: int, name: str) -> bool:
         """Say whether ``name`` holds what an object of the file returns when called.
 
@@ -1018,6 +1067,8 @@ class Slice:
     ) -> None:
         resolved = self.names_of(node.func)
         f.calls |= resolved
+        if f.algorithm is None:
+            f.algorithm = self._algorithm_object(scope, node)
         func = node.func
         name = None
         if type(func) is cst.Attribute:

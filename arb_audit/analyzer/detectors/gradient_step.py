@@ -624,6 +624,14 @@ class GradientStep(RouteDetector):
             "loss",
             "reward_model",
         ),
+        # the loss method of an imported class named by its algorithm alone
+        Invalid(
+            "from mylib.trainer.GRPO import GRPO\ntrainer = GRPO(model=model, tokenizer=tok, eps=0.01)\n"
+            "for batch in loader:\n    loss = trainer.calculate_loss(rollouts=rollouts, rewards=rewards)\n"
+            "    loss.backward()\n    optimizer.step()\n",
+            "gradient_step",
+            "grpo",
+        ),
         # sequences' summed log-likelihoods called scores, against a reference model's, scaled by beta
         Invalid(
             "import mlx.nn as nn\nclass TrainableDPO(TrainableLoRA):\n    def loss(self, chosen, rejected):\n"
