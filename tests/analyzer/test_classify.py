@@ -1678,6 +1678,19 @@ def test_a_project_trainer_takes_the_route_of_the_one_config_class_it_is_built_b
     assert one.primary == "DPO" and one.stages[0].decided_by == "name"
     two = classify_path(write(tmp_path, "run_two.py", code.format(configs="DPOConfig, SFTConfig")))
     assert two.primary == "UNKNOWN"
+    # a project's config of an RL run's reward names no reward-model training; TRL's RewardConfig does
+    reward = code.replace("from alignment import", "from mylib.config import")
+    assert classify_path(
+        write(tmp_path, "run_router.py", reward.format(configs="RouterRewardConfig"))
+    ).primary == ("UNKNOWN")
+    trl = code.replace(
+        "from alignment import {configs}, H4ArgumentParser",
+        "from trl import {configs}\nfrom alignment import H4ArgumentParser",
+    )
+    assert (
+        classify_path(write(tmp_path, "run_rm.py", trl.format(configs="RewardConfig"))).primary
+        == "REWARD_MODEL"
+    )
 
 
 def test_a_module_defining_a_reward_model_class_serves_reward_modelling(tmp_path: Path) -> None:

@@ -2200,6 +2200,13 @@ class GradientStep(RouteDetector):
             if "." not in q or stem is None:
                 continue  # (an imported class: the library's, or a project's own for that route)
             named = route_word(stem)
+            if (
+                named is not None
+                and named[0] == "REWARD_MODEL"
+                and q.split(".", 1)[0] != "trl"
+                and not {"model", "rm", "prm", "orm"} & set(words(stem))
+            ):
+                continue  # (a project's ``RouterRewardConfig(reward_metric="em")``: an RL run's reward)
             if named is not None and named[0] in LABEL_KINDS:
                 found.setdefault(named[0], q)
         return next(iter(found.items())) if len(found) == 1 else None
