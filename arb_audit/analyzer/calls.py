@@ -271,8 +271,10 @@ HELPER_VERBS = frozenset({"infer", "generate", "generation", "decode"})
 """First words of the helpers below that need no generation or LLM word in their name."""
 INFERRED_SETTINGS = frozenset(
     {"device", "devices", "dtype", "type", "types", "shape", "shapes", "format", "schema", "config", "size"}
+    | {"token", "tokens", "delimiter", "delimiters", "template", "encoding"}
 )
-"""What an ``infer_*`` helper that asks no model infers (``infer_device``, ``infer_dtype``)."""
+"""What an ``infer_*`` helper that asks no model infers (``infer_device``, ``infer_dtype``; a
+tokenizer's ``infer_special_token_sequences``)."""
 
 
 ASKING_VERBS = frozenset({"request", "query", "ask", "chat", "complete", "completion"})

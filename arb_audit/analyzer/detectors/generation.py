@@ -185,6 +185,10 @@ class Generation(RouteDetector):
         Valid("def query_api(x, temperature):\n    return x\n\nquery_api(1, temperature=0.5)\n"),
         Valid("from liger_kernel.utils import infer_device\ndevice = infer_device()\n"),
         Valid(
+            "from utils import infer_special_token_sequences\n"
+            "ids = infer_special_token_sequences(tokenizer)\n"
+        ),
+        Valid(
             "class WithValueHead(nn.Module):\n    def generate(self, *args, **kwargs):\n"
             "        return self.pretrained_model.generate(*args, **kwargs)\n"
         ),
