@@ -508,10 +508,14 @@ class Features:
     what weights log-probabilities by rewards (``(reward - baseline) * logprob``)."""
 
 
+LOSS_GETTERS = frozenset({"get", "make", "build", "create", "set", "register"})
+"""First words of a method that hands back or sets up a loss rather than computing one."""
 ALGORITHM_KINDS = {"GRPO": "grpo", "PPO": "ppo", "DPO": "dpo"}
 """Routes a small library names its algorithm classes for (``GRPO``, ``PPO``, ``DPO``, ``RLOO``)."""
 PRODUCTS = frozenset({"dot", "mul", "multiply", "inner"})
 """Functions and methods that multiply two tensors element by element or sum their products."""
+NON_NEGATIVE = frozenset({"exp", "softmax", "sigmoid", "clamp", "clip", "relu", "min", "abs", "square"})
+"""Functions whose result, wrapped around centred rewards, is never negative (reward-weighted regression)."""
 CENTRED_WORDS = frozenset({"centered", "centred", "baseline", "whitened"})
 """Words of rewards with a baseline taken off (``centered_rewards(r)``, ``reward - baseline``)."""
 
@@ -589,7 +593,13 @@ def loss_form(f: Features) -> Verdict:
         scored = bool(w & SCORE_WORDS) and not (w & REFERENCE_WORDS or "beta" in w)
         # (the sequences' scores against a reference model's, scaled by beta, are log-likelihoods
         # whatever they are called: ``policy_chosen_score - reference_chosen_score``)
-        against_reference = bool(w & REFERENCE_WORDS) and "beta" in w
+        # (the policy's, or a model's, against a reference model's; a reward model's margin against a
+        # frozen reference scorer names that scorer: ``ref_rm``)
+        against_reference = (
+            bool(w & REFERENCE_WORDS)
+            and "beta" in w
+            and ("policy" in w or (bool(w & {"model", "unet"}) and not w & {"rm", "scorer"}))
+        )
         if (
             (policy_logps or against_reference)
             and not scored
@@ -689,6 +699,8 @@ def loss_form(f: Features) -> Verdict:
         f.reward_weighted
         and (f.output_loss or f.calls & CROSS_ENTROPY)
         and (w & CENTRED_WORDS or f.leave_one_out)
+        # (weights made non-negative, ``exp(r - baseline)``, ``r - r.min()``: a supervised weighting)
+        and not (f.methods | {c.rsplit(".", 1)[-1] for c in f.calls}) & NON_NEGATIVE
         and not preference
         and not paired
         and not w & (TEACHER_WORDS | REFERENCE_WORDS)
@@ -981,9 +993,14 @@ class Slice:
         self.ppo.compute_loss(...)``: the class is imported and named by its route's acronym alone.
         """
         func = call.func
-        if type(func) is not cst.Attribute or "loss" not in words(func.attr.value):
+        if type(func) is not cst.Attribute:
             return None
+        said = words(func.attr.value)
+        if "loss" not in said or said[0] in LOSS_GETTERS or said[-1] in ("fn", "func", "function", "class"):
+            return None  # (``cfg.get_loss_fn()`` hands back a function, not a loss)
         receiver = func.value
+        if type(receiver) is cst.Name and SETTINGS_NAME_WORDS & set(words(receiver.value)):
+            return None  # (``cfg = PPO(lr=1e-5)``: a preset of settings)
         if type(receiver) is cst.Name:
             values = self.assigns.get((scope, receiver.value), []) + self.assigns.get((0, receiver.value), [])
         elif (

@@ -515,6 +515,14 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "ppo",
         ),
+        # centred rewards made non-negative (exponentiated): reward-weighted regression, supervised
+        Invalid(
+            "def step(model, batch, rewards, baseline, opt):\n"
+            "    weights = torch.exp((rewards - baseline).clamp(min=0))\n"
+            "    loss = (model(**batch).loss * weights).mean()\n    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "sft",
+        ),
         # weights that are never negative (rewards scaled to sum to one): reward-weighted fine-tuning
         Invalid(
             "def step(model, batch, rewards, opt):\n    weights = rewards / rewards.sum()\n"
@@ -621,6 +629,14 @@ class GradientStep(RouteDetector):
             "    def forward(self, chosen_reward, reject_reward):\n"
             "        probs = torch.sigmoid(chosen_reward - reject_reward)\n"
             "        log_probs = torch.log(probs)\n        loss = -log_probs.mean()\n        return loss\n",
+            "loss",
+            "reward_model",
+        ),
+        # a reward model's margin against a frozen reference scorer's, scaled by beta: still a scorer
+        Invalid(
+            "import torch.nn.functional as F\ndef rm_loss(chosen_score, rejected_score, ref_margin, beta):\n"
+            "    margin = chosen_score - rejected_score\n"
+            "    return -F.logsigmoid(margin - beta * ref_margin).mean()\n",
             "loss",
             "reward_model",
         ),
@@ -2204,7 +2220,7 @@ class GradientStep(RouteDetector):
                 named is not None
                 and named[0] == "REWARD_MODEL"
                 and q.split(".", 1)[0] != "trl"
-                and not {"model", "rm", "prm", "orm"} & set(words(stem))
+                and not REWARD_MODEL_CONFIG_WORDS & set(words(stem))
             ):
                 continue  # (a project's ``RouterRewardConfig(reward_metric="em")``: an RL run's reward)
             if named is not None and named[0] in LABEL_KINDS:
@@ -2741,6 +2757,10 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
     return False
 
 
+REWARD_MODEL_CONFIG_WORDS = frozenset(
+    {"model", "rm", "prm", "orm", "process", "pairwise", "preference", "ranking"}
+)
+"""Words of a project's reward config that say a reward model is trained (``ProcessRewardConfig``)."""
 SELF = "self."
 """Prefix of a deferred name that is an attribute of the object (``self.trainer``), not a local."""
 TRAINER_RUNS = frozenset({"train", "fit", "train_batch", "run"})
