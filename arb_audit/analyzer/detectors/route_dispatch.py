@@ -566,6 +566,15 @@ class RouteDispatch(RouteDetector):
             "dispatch",
             routes=("GRPO", "PPO"),
         ),
+        # a helper's own guard refuses nothing for the run: the option still chooses
+        Invalid(
+            "ap.add_argument('--algo', choices=['grpo', 'ppo'], default='grpo')\n"
+            "def grpo_loss(args, logp, adv):\n    if args.algo != 'grpo':\n"
+            "        raise ValueError(args.algo)\n"
+            "    return -(logp * adv).mean()\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
+        ),
         # one choice refused by a branch that only raises: the others are still offered
         Invalid(
             "ap.add_argument('--algo', choices=['grpo', 'ppo', 'dpo'], default='grpo')\n"
@@ -753,6 +762,9 @@ class RouteDispatch(RouteDetector):
 
         A branch that only raises runs no route: the values it is taken for are offered, not run.
         """
+        around = self.enclosing()
+        if around and not any("main" in name_words(n) for n in around):
+            return  # (a helper's guard holds for its own callers; the entry's guard for the run)
         body = node.body.body if type(node.body) is cst.IndentedBlock else ()
         raises = [
             s
