@@ -1683,6 +1683,8 @@ def test_a_project_trainer_takes_the_route_of_the_one_config_class_it_is_built_b
     assert classify_path(
         write(tmp_path, "run_router.py", reward.format(configs="RouterRewardConfig"))
     ).primary == ("UNKNOWN")
+    process = reward.format(configs="ProcessRewardConfig")
+    assert classify_path(write(tmp_path, "run_prm.py", process)).primary == "REWARD_MODEL"
     trl = code.replace(
         "from alignment import {configs}, H4ArgumentParser",
         "from trl import {configs}\nfrom alignment import H4ArgumentParser",
