@@ -203,6 +203,8 @@ class AdvantageEstimate(RouteDetector):
         self.fills_advantages = False
         """Advantages are filled: an assignment's target (``self.adv_buf[s] = ...``) or a list appended
         to (``advantages.append(gae)``) is named for them."""
+        self.reward_reads: dict[int, set[str]] = {}
+        """Names read into reward-named assignments, by the id of the function body they are in."""
         self.defs: list[cst.FunctionDef] = []
         """The functions around the node visited, innermost last."""
 
@@ -311,25 +313,29 @@ class AdvantageEstimate(RouteDetector):
         self.defs.pop()
 
     def _feeds_reward(self, name: str) -> bool:
-        """Say whether ``name`` is read into a reward in the function around it (or the module).
+        """Say whether ``name`` is read into a reward in the function around it.
 
         ``solver_advantage = next_score - current_score; reward = w * solver_advantage``: a game
-        position's gain, a term of the reward, not an estimate computed from rewards.
+        position's gain, a term of the reward, not an estimate computed from rewards. The names read
+        into rewards are gathered once per function (a file may assign advantages thousands of times).
         """
-        body = self.defs[-1].body if self.defs else None
-        if body is None:
+        if not self.defs:
             return False
-        for n in descendants(body):
-            if (
-                type(n) is cst.Assign
+        body = self.defs[-1].body
+        read = self.reward_reads.get(id(body))
+        if read is None:
+            read = self.reward_reads[id(body)] = {
+                v.value
+                for n in descendants(body)
+                if type(n) is cst.Assign
                 and any(
                     type(t.target) is cst.Name and REWARD_WORDS & set(words(t.target.value))
                     for t in n.targets
                 )
-                and any(type(v) is cst.Name and v.value == name for v in descendants(n.value))
-            ):
-                return True
-        return False
+                for v in descendants(n.value)
+                if type(v) is cst.Name
+            }
+        return name in read
 
     def _judge(self, value: cst.BaseExpression) -> None:
         centred = _centred(value, self.bound)
