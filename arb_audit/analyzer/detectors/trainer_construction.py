@@ -6,8 +6,15 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.gradient_step import names_trainer_class
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import Trainer, resolve_trainer
+
+TRAINER_BUILDER_WORDS = frozenset(
+    {"build", "make", "create", "instantiate", "construct", "init", "initialize", "setup", "partial", "new"}
+)
+"""Words of a function that builds the class it is handed first (``_build_trainer(SFTTrainer, tok, kw)``,
+``functools.partial(DPOTrainer, beta=0.1)``): the trainer is constructed there, not merely named."""
 
 
 class TrainerConstruction(RouteDetector):
@@ -31,6 +38,10 @@ class TrainerConstruction(RouteDetector):
         # what reports on a trainer is named after it, and is none
         Valid("from mylib.reporting import SFTTrainerProgressBar\nbar = SFTTrainerProgressBar(total=3)\n"),
         Valid("build_trainer(model=m, reward_funcs=[r])\n"),
+        # a trainer class tested, registered or named beside a builder is not built
+        Valid("from trl import GRPOTrainer\nif isinstance(t, GRPOTrainer):\n    build_report(t)\n"),
+        Valid("from trl import DPOTrainer\nREGISTRY.register(DPOTrainer)\n"),
+        Valid("from trl import SFTTrainer\nbuild_trainer(model, SFTTrainer)\n"),
     )
     INVALID = (
         Invalid("from trl import GRPOTrainer as G\nG(model=m, reward_funcs=[r])\n", "stage", "grpo"),
@@ -72,6 +83,19 @@ class TrainerConstruction(RouteDetector):
             "stage",
             "grpo",
         ),
+        # handed first to a helper that builds it: the helper constructs that trainer
+        Invalid(
+            "from trl import DPOTrainer\n"
+            "def _build_trainer(trainer_cls, tok, kw):\n    return trainer_cls(processing_class=tok, **kw)\n"
+            "trainer = _build_trainer(DPOTrainer, tokenizer, kwargs)\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
+            "import functools\nfrom trl import SFTTrainer\nmake = functools.partial(SFTTrainer, args=a)\n",
+            "stage",
+            "sft",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -95,9 +119,23 @@ class TrainerConstruction(RouteDetector):
         )
         if found is not None:
             self.report_trainer(node, f"constructs {found[0]}", found[1])
+        elif (built := self._built_by_helper(node)) is not None:
+            self.report_trainer(node, f"builds {built[0]} through {last_name(node.func)}()", built[1])
         elif names_trainer_class(last_name(node.func)) and keyword(node, "reward_funcs") is not None:
             # a project's own trainer (``INTUITORTrainer(model=m, reward_funcs=fns, args=grpo_config)``)
             # built with the reward functions TRL's GRPOTrainer takes: GRPO's contract, a sampling
             # trainer scoring its own completions
             message = f"constructs {last_name(node.func)} with reward_funcs=, as TRL's GRPOTrainer is"
             self.report(node, "stage", message, kind="grpo", on_policy=True)
+
+    def _built_by_helper(self, node: cst.Call) -> tuple[str, Trainer] | None:
+        """Return the trainer class handed first to a function named for building it, if any."""
+        if not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        if not set(words(last_name(node.func))) & TRAINER_BUILDER_WORDS:
+            return None
+        handed = node.args[0].value
+        if not isinstance(handed, cst.Name | cst.Attribute):
+            return None
+        resolver = self.context.resolver
+        return resolve_trainer(self.names(handed), resolver.class_bases, resolver.ancestry)
