@@ -418,6 +418,8 @@ class GradientStep(RouteDetector):
         # run() of what is no trainer: a runner, a process, a job; of a trainer class named for
         # inference, or defined here (its body shows what run does)
         Valid("runner = EvalRunner(cfg)\nrunner.run()\njob = Job(cmd)\njob.run()\n"),
+        # a trainer told to only evaluate measures its model
+        Valid("trainer = GRPOLegalTrainer(cfg)\nresult = trainer.train(dataset_path=p, eval_only=True)\n"),
         Valid(
             "from bench.trainers import InferenceTrainer\n"
             "trainer = InferenceTrainer(m)\ntrainer.run(dataset=d)\n"
@@ -1822,6 +1824,7 @@ class GradientStep(RouteDetector):
             name in TRAINER_RUNS
             and type(node.func) is cst.Attribute
             and not (positional and literal_bool(positional[0]) is False)  # ``model.train(False)``: eval mode
+            and not _evaluates_only(node)
         ):
             receiver = node.func.value
             # (a runner handed a loss may only measure it: ``run`` trains only as a trainer's method)
@@ -2728,6 +2731,21 @@ NOT_RUNNING_TRAINING_WORDS = (
 )
 """Words of a function or module that evaluates, predicts, loads data, holds settings, builds or
 reports: it runs no training, whatever route it names (``run_eval_grpo``, ``train_dataset``)."""
+
+
+EVALUATION_ONLY_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation", "test"})
+"""Words of a switch that, with ``only``, makes a trainer's run measure instead of train (``eval_only``)."""
+
+
+def _evaluates_only(node: cst.Call) -> bool:
+    """Say whether a run is told to only evaluate (``trainer.train(data, eval_only=True)``)."""
+    for arg in node.args:
+        if arg.keyword is None or literal_bool(arg.value) is not True:
+            continue
+        said = set(words(arg.keyword.value))
+        if "only" in said and said & EVALUATION_ONLY_WORDS:
+            return True
+    return False
 
 
 def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
