@@ -317,6 +317,7 @@ class GradientStep(RouteDetector):
         # a loss's value handed to a logger, a plot of training handed a loss function, and the
         # file's own training function (its body is read where it is defined)
         Valid("from lib import log_training\nlog_training(step, loss=loss.item())\n"),
+        Valid("from lib import plot_training\ndef run_grpo_report(history):\n    plot_training(history)\n"),
         Valid("from lib import plot_training\nplot_training(history, loss_fn=loss_fn)\n"),
         Valid("def train(model, loss_fn):\n    return model\n\ntrain(model, loss_fn=criterion)\n"),
         Valid("obs, reward, done, info = env.step(actions, rewards, dones)\n"),
@@ -594,6 +595,13 @@ class GradientStep(RouteDetector):
         Invalid("import fire\nfrom recipes.llm import run_sft\nfire.Fire(run_sft)\n", "stage", "sft"),
         Invalid("from recipes.train_dpo import main\nmain()\n", "stage", "dpo"),
         Invalid("from recipes.train_dpo import main as dpo_main\ndpo_main()\n", "stage", "dpo"),
+        # a training function named for no route, run by a function that names one
+        Invalid(
+            "from src.train import train\n"
+            "def run_grpo_ablation(lr):\n    train(lambda_fair=0.0, learning_rate=lr)\n",
+            "stage",
+            "grpo",
+        ),
         Invalid(
             "from glmtuner.tuner.sft.trainer import Seq2SeqTrainerForChatGLM\n"
             "trainer = Seq2SeqTrainerForChatGLM(model=model, args=args)\ntrainer.train()\n",
@@ -1759,7 +1767,9 @@ class GradientStep(RouteDetector):
             called is not None
             and isinstance(run, cst.Name | cst.Attribute)
             and _runs_imported_training(
-                called, ran := self._run_names(run) if type(run) is cst.Name else self.names(run)
+                called,
+                ran := self._run_names(run) if type(run) is cst.Name else self.names(run),
+                self.enclosing()[-1:],
             )
             and not any(entry_for(q) for q in ran)  # (the framework table's to say)
         ):
@@ -2748,17 +2758,20 @@ def _evaluates_only(node: cst.Call) -> bool:
     return False
 
 
-def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
+def _runs_imported_training(callee: str, qualified: frozenset[str], around: tuple[str, ...] = ()) -> bool:
     """Say whether a call runs a training of another module named for a route.
 
     The function is imported (its qualified name has a module), named for running or training
     (``train_grpo``, ``run_sft``, ``main``), and it or the module it comes from names a route
     (``from recipes.train_dpo import main``). Evaluation, inference and data helpers
-    (``run_eval_grpo``, ``train_dataset``) do not count.
+    (``run_eval_grpo``, ``train_dataset``) do not count. A function named for training alone
+    (``from src.train import train``) counts where the function it is called in (``around``) names the
+    route: ``def run_grpo_ablation(): train(lambda_fair=0.0, ...)`` runs that route's training.
     """
     skipped = NOT_RUNNING_TRAINING_WORDS
     if callee[:1].isupper():
         return False  # (a class is built, not run: ``SFTTrainingArgs(...)``)
+    outer = [set(words(f)) for f in around]
     for q in qualified:
         module, _, imported = q.rpartition(".")
         if not module:
@@ -2772,6 +2785,11 @@ def _runs_imported_training(callee: str, qualified: frozenset[str]) -> bool:
             found = route_word(name, strict=True)
             if found is not None and found[0] in LABEL_KINDS:
                 return True
+        if (said[0] | said[1]) & TRAINING_WORDS and not any(w & skipped for w in outer):
+            for name in around:
+                found = route_word(name, strict=True)
+                if found is not None and found[0] in LABEL_KINDS:
+                    return True
     return False
 
 
