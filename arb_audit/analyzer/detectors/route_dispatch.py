@@ -368,6 +368,19 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # the terms of one loss mixed in a loop, each named for a route: no choice of route
+        Valid(
+            "for loss_type, w in zip(self.loss_types, self.weights):\n"
+            "    if loss_type == 'sigmoid':\n        total = total + w * dpo_loss(c, r, beta)\n"
+            "    elif loss_type == 'sft':\n        total = total + w * sft_loss(c)\n"
+            "    else:\n        raise ValueError(loss_type)\n"
+        ),
+        # branches picking the same route's trainers choose no route
+        Valid(
+            "from trl import DPOTrainer\nfrom lib import CustomDPOTrainer\n"
+            "if args.custom:\n    cls = CustomDPOTrainer\nelif args.plain:\n    cls = DPOTrainer\n"
+            "cls(m).train()\n"
+        ),
         # labels and project names under route keys: no class named for training code
         Valid(
             "LEGEND = {'sft': 'Baseline', 'dpo': 'OursFull'}\n"
@@ -437,6 +450,15 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # an elif chain of type tests, each branch picking another route's trainer class
+        Invalid(
+            "from algo.sft import SFTTrainer\nfrom algo.dpo import DPOTrainer\ntrainer_cls = None\n"
+            "if isinstance(config.algorithm, SFTConfig):\n    trainer_cls = SFTTrainer\n"
+            "elif isinstance(config.algorithm, DPOConfig):\n    trainer_cls = DPOTrainer\n"
+            "trainer_cls(config=config).train()\n",
+            "dispatch",
+            routes=("DPO", "SFT"),
+        ),
         # a lazy registry: each route's module and class named in strings
         Invalid(
             "TRAINER_MAP = {'sft': ('sft_trainer', 'SFTTrainer'), 'dpo': ('techniques.dpo', 'DPOTrainer')}\n",
@@ -630,8 +652,10 @@ class RouteDispatch(RouteDetector):
         self.compared: dict[str, tuple[cst.CSTNode, cst.CSTNode | None, set[str], set[str]]] = {}
         """Compared setting -> (first comparison, its statement, routes whose branch selects training
         code, every route it is compared with)."""
-        self.branches: dict[int, set[str]] = {}
-        """Routes each branch read so far runs, by the branch's node."""
+        self.branches: dict[tuple[int, bool], set[str]] = {}
+        """Routes each branch read so far runs, by the branch's node and whether only classes count."""
+        self.elifs: set[int] = set()
+        """The ``elif`` tests of chains already read from their first ``if``."""
         self.looked_up: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, str]] = {}
         """Names bound to a trainer class looked up by a setting -> (the lookup, its statement, the key)."""
         self.constructed: set[str] = set()
@@ -678,17 +702,18 @@ class RouteDispatch(RouteDetector):
         """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``)."""
         return bool(self._branch_routes(body))
 
-    def _branch_routes(self, body: cst.CSTNode) -> set[str]:
+    def _branch_routes(self, body: cst.CSTNode, classes: bool = False) -> set[str]:
         """Return the training routes a branch runs: trainers and table entries it calls or picks.
 
         Picking counts: ``trainer_cls = AxolotlDPOTrainer`` selects the class that is called later; so
         does a class's method (``GRPOStrategy.get_trainer_class()``: the class is named for the route).
-        Read once per branch: an ``elif`` chain's rest is a branch of every test above it.
+        With ``classes``, only classes count (not a route's helper, ``dpo_loss(...)``). Read once per
+        branch: an ``elif`` chain's rest is a branch of every test above it.
         """
-        known = self.branches.get(id(body))
+        known = self.branches.get((id(body), classes))
         if known is not None:
             return known
-        routes = self.branches[id(body)] = set()
+        routes = self.branches[(id(body), classes)] = set()
         for n in descendants(body):
             # (exact types: every node of the branch is tested, and libcst's abstract bases make a
             # failed isinstance slow; its concrete node classes have no subclasses)
@@ -697,39 +722,65 @@ class RouteDispatch(RouteDetector):
             if type(value) is not cst.Name and type(value) is not cst.Attribute:
                 continue
             for q in self.names(value):
+                if classes and not q.rpartition(".")[2][:1].isupper():
+                    continue
                 label = _training_route(q)
                 if label is not None:
                     routes.add(label)
         return routes
 
     def _either_or(self, node: cst.If) -> None:
-        """Report an ``if``/``else`` whose two branches run different training routes.
+        """Report an ``if``/``else``, or an ``elif`` chain, whose branches run different training routes.
 
         ``if "supervised" in config["alg"]["id"]: SupervisedTrainer(...) else: OnPolicyTrainer(...)``: what
-        runs depends on the test, whatever words it compares.
+        runs depends on the test, whatever words it compares. A chain counts the trainer classes its
+        branches pick (``if isinstance(cfg.algorithm, SFTConfig): trainer_cls = SFTTrainer elif
+        isinstance(cfg.algorithm, DPOConfig): trainer_cls = DPOTrainer``), not route-named helpers: the
+        terms of a loss mixed in a loop (``elif loss_type == "sft": loss += sft_loss(...)``) choose
+        nothing. Branches that run the same route (DPO and a DPO variant) beside one that runs another
+        still choose.
         """
-        orelse = node.orelse
-        if type(orelse) is not cst.Else or is_dead(node.test):
+        if (
+            type(node.orelse) is cst.Else
+            and not is_dead(node.test)
+            and self._branches_choose(node, [node.body, node.orelse.body], classes=False)
+        ):
             return
-        body = self._branch_routes(node.body)
-        other = self._branch_routes(orelse.body) if body else set()  # (the else is read only if needed)
-        if body and other and not body & other:
-            subject = next(
-                (
-                    key
-                    for n in (node.test, *descendants(node.test))
-                    if isinstance(n, cst.Attribute | cst.Subscript)
-                    and (key := _setting_key(cst.Module([]).code_for_node(n))) is not None
-                ),
-                None,
-            )
-            self.report(
-                node,
-                "dispatch",
-                "the two branches of a test run different routes",
-                routes=tuple(sorted(body | other)),
-                key=subject,
-            )
+        if id(node) in self.elifs or type(node.orelse) is not cst.If:
+            return
+        branches: list[cst.BaseSuite] = [] if is_dead(node.test) else [node.body]
+        orelse: cst.If | cst.Else | None = node.orelse
+        while type(orelse) is cst.If:
+            self.elifs.add(id(orelse))  # (read with the chain it continues)
+            if not is_dead(orelse.test):
+                branches.append(orelse.body)
+            orelse = orelse.orelse
+        if type(orelse) is cst.Else:
+            branches.append(orelse.body)
+        self._branches_choose(node, branches, classes=True)
+
+    def _branches_choose(self, node: cst.If, branches: list[cst.BaseSuite], classes: bool) -> bool:
+        """Report, and say, whether two of the branches run different training routes."""
+        routes = [found for body in branches if (found := self._branch_routes(body, classes))]
+        if not any(not one & other for i, one in enumerate(routes) for other in routes[i + 1 :]):
+            return False
+        subject = next(
+            (
+                key
+                for n in (node.test, *descendants(node.test))
+                if isinstance(n, cst.Attribute | cst.Subscript)
+                and (key := _setting_key(cst.Module([]).code_for_node(n))) is not None
+            ),
+            None,
+        )
+        self.report(
+            node,
+            "dispatch",
+            "the branches of a test run different routes",
+            routes=tuple(sorted(set().union(*routes))),
+            key=subject,
+        )
+        return True
 
     def visit_If(self, node: cst.If) -> None:
         self._either_or(node)
