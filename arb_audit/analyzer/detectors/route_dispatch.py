@@ -63,6 +63,14 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
             key = _setting_key(cst.Module([]).code_for_node(setting))
             if key is not None:
                 return key, callee
+        elif (
+            type(setting) is cst.Name
+            and callee != "getattr"
+            and set(name_words(setting.value)) & LOOKUP_WORDS
+        ):
+            # ``get_collator_and_trainer(algorithm)``: a trainer's getter handed the chosen algorithm,
+            # read from the command line into a variable or a parameter of the entry function
+            return setting.value, callee
     return None
 
 
@@ -512,6 +520,12 @@ class RouteDispatch(RouteDetector):
             variant=BY_NAME,
         ),
         Invalid(
+            "def main(algorithm, args):\n    COLLATOR, TRAINER = get_collator_and_trainer(algorithm)\n"
+            "    trainer = TRAINER(model=m, args=args, data_collator=COLLATOR(tok))\n    trainer.train()\n",
+            "dispatch",
+            variant=BY_NAME,
+        ),
+        Invalid(
             "TRAINERS = {}\ntrainer_cls = TRAINERS[args.algorithm]\ntrainer_cls(model).train()\n",
             "dispatch",
             variant=BY_NAME,
@@ -692,6 +706,15 @@ class RouteDispatch(RouteDetector):
             return
         key, callee = found
         for target in node.targets:
+            if type(target.target) is cst.Tuple:
+                # ``COLLATOR, TRAINER = get_collator_and_trainer(algorithm)``: the element named for it
+                for element in target.target.elements:
+                    if (
+                        type(element.value) is cst.Name
+                        and set(name_words(element.value.value)) & LOOKUP_WORDS
+                    ):
+                        self.looked_up[element.value.value] = (node.value, self._statement(), key)
+                continue
             if type(target.target) is not cst.Name:
                 continue
             parts = (key.split(".")[-1], target.target.value, callee)
