@@ -14,7 +14,8 @@ TRAINER_BUILDER_WORDS = frozenset(
     {"build", "make", "create", "instantiate", "construct", "init", "initialize", "setup", "partial", "new"}
 )
 """Words of a function that builds the class it is handed first (``_build_trainer(SFTTrainer, tok, kw)``,
-``functools.partial(DPOTrainer, beta=0.1)``): the trainer is constructed there, not merely named."""
+``functools.partial(DPOTrainer, beta=0.1)``): the trainer is constructed there, not merely named, where
+the function is named for a trainer too (or is ``partial``)."""
 
 
 class TrainerConstruction(RouteDetector):
@@ -42,6 +43,11 @@ class TrainerConstruction(RouteDetector):
         Valid("from trl import GRPOTrainer\nif isinstance(t, GRPOTrainer):\n    build_report(t)\n"),
         Valid("from trl import DPOTrainer\nREGISTRY.register(DPOTrainer)\n"),
         Valid("from trl import SFTTrainer\nbuild_trainer(model, SFTTrainer)\n"),
+        # what is built from a trainer class handed first is a mock or a model card, not a trainer
+        Valid(
+            "from unittest import mock\nfrom trl import SFTTrainer\nt = mock.create_autospec(SFTTrainer)\n"
+        ),
+        Valid("from trl import DPOTrainer\ncard = make_model_card(DPOTrainer, repo_id=r)\n"),
     )
     INVALID = (
         Invalid("from trl import GRPOTrainer as G\nG(model=m, reward_funcs=[r])\n", "stage", "grpo"),
@@ -132,8 +138,9 @@ class TrainerConstruction(RouteDetector):
         """Return the trainer class handed first to a function named for building it, if any."""
         if not node.args or node.args[0].keyword is not None or node.args[0].star:
             return None
-        if not set(words(last_name(node.func))) & TRAINER_BUILDER_WORDS:
-            return None
+        said = set(words(last_name(node.func)))
+        if not said & TRAINER_BUILDER_WORDS or not ("trainer" in said or said == {"partial"}):
+            return None  # (``create_autospec(SFTTrainer)``, ``make_model_card(DPOTrainer)``: no trainer)
         handed = node.args[0].value
         if not isinstance(handed, cst.Name | cst.Attribute):
             return None
