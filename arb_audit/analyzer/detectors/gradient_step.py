@@ -318,6 +318,10 @@ class GradientStep(RouteDetector):
         # file's own training function (its body is read where it is defined)
         Valid("from lib import log_training\nlog_training(step, loss=loss.item())\n"),
         Valid("from lib import plot_training\ndef run_grpo_report(history):\n    plot_training(history)\n"),
+        Valid(
+            "from tok import train_bpe\n"
+            "def sft_tokenizer(corpus):\n    return train_bpe(corpus, vocab_size=32000)\n"
+        ),
         Valid("from lib import plot_training\nplot_training(history, loss_fn=loss_fn)\n"),
         Valid("def train(model, loss_fn):\n    return model\n\ntrain(model, loss_fn=criterion)\n"),
         Valid("obs, reward, done, info = env.step(actions, rewards, dones)\n"),
@@ -419,8 +423,6 @@ class GradientStep(RouteDetector):
         # run() of what is no trainer: a runner, a process, a job; of a trainer class named for
         # inference, or defined here (its body shows what run does)
         Valid("runner = EvalRunner(cfg)\nrunner.run()\njob = Job(cmd)\njob.run()\n"),
-        # a trainer told to only evaluate measures its model
-        Valid("trainer = GRPOLegalTrainer(cfg)\nresult = trainer.train(dataset_path=p, eval_only=True)\n"),
         Valid(
             "from bench.trainers import InferenceTrainer\n"
             "trainer = InferenceTrainer(m)\ntrainer.run(dataset=d)\n"
@@ -1110,6 +1112,12 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid("from lib import train\ntrain(model, loader, criterion)\n", "gradient_step"),
+        # a trainer told to only evaluate measures its model; one that also evaluates at its end trains
+        Invalid(
+            "trainer = GRPOLegalTrainer(cfg)\nresult = trainer.train(dataset_path=p, eval_only=True)\n",
+            "scoring",
+        ),
+        Invalid("trainer = MyTrainer(cfg)\ntrainer.train(eval_only_at_end=True)\n", "gradient_step"),
         Invalid(
             "import torch\nfrom chapter5 import train_model_simple\n"
             "optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
@@ -1868,11 +1876,12 @@ class GradientStep(RouteDetector):
                 # self.trainer = GameGRPOTrainer(cfg) in one method, self.trainer.train() in another
                 self.deferred.append((node, self._statement(), scope, SELF + receiver.attr.value, "trainer"))
         elif (
-            name in TRAINER_EVALUATIONS
+            (name in TRAINER_EVALUATIONS or (name in TRAINER_RUNS and _evaluates_only(node)))
             and type(node.func) is cst.Attribute
             and type(node.func.value) is cst.Name
         ):
-            # trainer.evaluate(): a trainer built to measure a model, if the name holds a trainer
+            # trainer.evaluate(), trainer.train(data, eval_only=True): a trainer built to measure a
+            # model, if the name holds a trainer
             self.deferred.append((node, self._statement(), scope, node.func.value.value, "evaluates"))
         elif (
             name is not None
@@ -2753,9 +2762,14 @@ def _evaluates_only(node: cst.Call) -> bool:
         if arg.keyword is None or literal_bool(arg.value) is not True:
             continue
         said = set(words(arg.keyword.value))
-        if "only" in said and said & EVALUATION_ONLY_WORDS:
-            return True
+        if "only" in said and said & EVALUATION_ONLY_WORDS and said <= EVALUATION_ONLY_WORDS | {"only"}:
+            return True  # (not ``eval_only_at_end=True``: a training that also evaluates at its end)
     return False
+
+
+TRAINING_ALONE_WORDS = TRAINING_WORDS | {"run", "do", "start", "main", "model", "loop"}
+"""Words of a function named for training and nothing else (``train``, ``run_training``, ``train_model``),
+not for training some other thing (``train_tokenizer``, ``train_bpe``, ``fit_kmeans``)."""
 
 
 def _runs_imported_training(callee: str, qualified: frozenset[str], around: tuple[str, ...] = ()) -> bool:
@@ -2785,7 +2799,8 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
             found = route_word(name, strict=True)
             if found is not None and found[0] in LABEL_KINDS:
                 return True
-        if (said[0] | said[1]) & TRAINING_WORDS and not any(w & skipped for w in outer):
+        alone = next((w for w in said[:2] if w & TRAINING_WORDS and w <= TRAINING_ALONE_WORDS), None)
+        if alone is not None and not any(w & skipped for w in outer):
             for name in around:
                 found = route_word(name, strict=True)
                 if found is not None and found[0] in LABEL_KINDS:
