@@ -376,6 +376,18 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # a chain in a loop over stages, and a getter handed each of a fixed list, run every route
+        Valid(
+            "for phase in range(2):\n    if phase == 0:\n        cls = SFTTrainer\n"
+            "    elif phase == 1:\n        cls = GRPOTrainer\n    cls(m).train()\n"
+        ),
+        Valid(
+            "for algorithm in ('sft', 'dpo'):\n    COLLATOR, TRAINER = get_collator_and_trainer(algorithm)\n"
+            "    TRAINER(model=m).train()\n"
+        ),
+        Valid(
+            "ALGORITHM = 'dpo'\nalgorithm = ALGORITHM\ncls = get_trainer_class(algorithm)\ncls(m).train()\n"
+        ),
         # the terms of one loss mixed in a loop, each named for a route: no choice of route
         Valid(
             "for loss_type, w in zip(self.loss_types, self.weights):\n"
@@ -668,6 +680,10 @@ class RouteDispatch(RouteDetector):
         code, every route it is compared with)."""
         self.branches: dict[tuple[int, bool], set[str]] = {}
         """Routes each branch read so far runs, by the branch's node and whether only classes count."""
+        self.loops = 0
+        """How many ``for`` loops are around the node being visited."""
+        self.fixed: set[str] = set()
+        """Names the code binds to a fixed value or a loop's items (``algorithm = "dpo"``)."""
         self.elifs: set[int] = set()
         """The ``elif`` tests of chains already read from their first ``if``."""
         self.looked_up: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, str]] = {}
@@ -700,11 +716,29 @@ class RouteDispatch(RouteDetector):
             if "register" in said and said & REGISTERED_WORDS and (word := _word(call.args[0].value)):
                 self.registered.setdefault(registrar, (call, self._statement(), set()))[2].add(word)
 
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += 1
+        if type(node.target) is cst.Name:
+            self.fixed.add(node.target.value)  # (``for algorithm in ("sft", "dpo")``: each in turn)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops -= 1
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        found = _lookup(node.value)
+        value = node.value
+        if type(value) is cst.SimpleString or (type(value) is cst.Name and value.value.isupper()):
+            # ``algorithm = "dpo"``, ``algorithm = ALGORITHM``: a value fixed in the code, no setting
+            self.fixed.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+        found = _lookup(value)
         if found is None:
             return
         key, callee = found
+        if (
+            type(value) is cst.Call
+            and any(type(a.value) is cst.Name and a.value.value == key for a in value.args)
+            and (key in self.fixed or self.loops)
+        ):
+            return  # a variable handed to the getter that the code fixes, or a loop's: no setting picks
         for target in node.targets:
             if type(target.target) is cst.Tuple:
                 # ``COLLATOR, TRAINER = get_collator_and_trainer(algorithm)``: the element named for it
@@ -769,8 +803,8 @@ class RouteDispatch(RouteDetector):
             and self._branches_choose(node, [node.body, node.orelse.body], classes=False)
         ):
             return
-        if id(node) in self.elifs or type(node.orelse) is not cst.If:
-            return
+        if id(node) in self.elifs or type(node.orelse) is not cst.If or self.loops:
+            return  # (a chain in a loop may run each of its branches in turn: stages, not a choice)
         branches: list[cst.BaseSuite] = [] if is_dead(node.test) else [node.body]
         orelse: cst.If | cst.Else | None = node.orelse
         while type(orelse) is cst.If:
