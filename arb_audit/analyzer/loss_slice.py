@@ -33,7 +33,7 @@ import libcst as cst
 
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.names import dotted, last_name, literal_bool, literal_text
-from arb_audit.analyzer.trainers import route_word
+from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 from arb_audit.analyzer.walk import descendants
 
 MAX_NODES = 6000
@@ -510,8 +510,9 @@ class Features:
 
 LOSS_GETTERS = frozenset({"get", "make", "build", "create", "set", "register"})
 """First words of a method that hands back or sets up a loss rather than computing one."""
-ALGORITHM_KINDS = {"GRPO": "grpo", "PPO": "ppo", "DPO": "dpo"}
-"""Routes a small library names its algorithm classes for (``GRPO``, ``PPO``, ``DPO``, ``RLOO``)."""
+ALGORITHM_LABELS = frozenset({"GRPO", "PPO", "DPO"})
+"""Routes a small library names its algorithm classes for (``GRPO``, ``PPO``, ``DPO``); their stage kinds
+are :data:`arb_audit.analyzer.trainers.LABEL_KINDS`."""
 PRODUCTS = frozenset({"dot", "mul", "multiply", "inner"})
 """Functions and methods that multiply two tensors element by element or sum their products."""
 NON_NEGATIVE = frozenset({"exp", "softmax", "sigmoid", "clamp", "clip", "relu", "min", "abs", "square"})
@@ -1025,10 +1026,10 @@ class Slice:
             if (
                 found is not None
                 and found[1] == named.lower()
-                and found[0] in ALGORITHM_KINDS
+                and found[0] in ALGORITHM_LABELS
                 and any("." in q for q in self.names_of(value.func))
             ):
-                return named, ALGORITHM_KINDS[found[0]]
+                return named, LABEL_KINDS[found[0]]
         return None
 
     def _object_output(self, scope: int, name: str) -> bool:

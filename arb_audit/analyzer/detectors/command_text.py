@@ -9,7 +9,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT, SUBCOMMAND_WORDS
-from arb_audit.analyzer.launchers import LAUNCHERS, command_routes, script_work
+from arb_audit.analyzer.launchers import LAUNCHED_WORK, LAUNCHERS, command_routes, script_work
 from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
 
@@ -18,8 +18,6 @@ NOT_COMMANDS = frozenset({"help", "description", "epilog", "usage"})
 MAX_COMMAND_TEXT = 20_000
 """Characters of one string read for command lines (a launcher's command is far shorter; a string of
 megabytes is data, and splitting it into shell words would cost seconds)."""
-WORK_LABELS = frozenset({"EVAL_ONLY", "DISTILLATION"})
-"""What a launched script's name may say it does when it names no route: work that trains nothing."""
 PLACEHOLDER = " ARG "
 """What an f-string's replacement field stands for: one word (a path, a count, a setting)."""
 
@@ -69,7 +67,7 @@ def launched_routes(text: str) -> list[str]:
                 # (no route in its name: an evaluation or a data generation the name says it runs; a
                 # merge script's name is no evidence of which checkpoints it joins)
                 work = script_work(target if script else target.replace(".", "/"))
-                label = work if work in WORK_LABELS else None
+                label = work if work in LAUNCHED_WORK else None
             found = [label] if label is not None else []
         routes.extend(r for r in found if r not in routes)
     return routes
