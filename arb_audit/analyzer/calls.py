@@ -646,3 +646,12 @@ RUNNERS = frozenset(
 PROCESS_STARTERS = ("subprocess.", "os.system", "os.exec", "os.spawn", "os.popen")
 """Prefixes of the qualified names of every call that starts another process: the :data:`RUNNERS`,
 whose command line is read, and the rest (``os.execv``, ``subprocess.getoutput``)."""
+
+
+def flag_key(call: cst.Call) -> str | None:
+    """Return the setting ``parser.add_argument("--rl-type", dest=...)`` stores, as a config key."""
+    dest = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dest"), None)
+    for value in (dest, call.args[0].value if call.args else None):
+        if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
+            return value.evaluated_value.lstrip("-").replace("-", "_") or None
+    return None

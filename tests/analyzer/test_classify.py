@@ -1235,6 +1235,26 @@ def test_a_remote_policy_gradient_step_on_group_centred_advantages_is_grpo(tmp_p
     assert classify_path(write(tmp_path, "pg.py", other)).primary == "PPO"
 
 
+def test_a_remote_step_whose_loss_a_setting_names_is_known_only_when_every_name_agrees(
+    tmp_path: Path,
+) -> None:
+    flag = "ap.add_argument('--loss-fn', default={default!r})\nargs = ap.parse_args()\n"
+    step = "client.forward_backward(datums, loss_fn=args.loss_fn)\nclient.optim_step(adam)\n"
+    assert (
+        classify_path(write(tmp_path, "sft.py", flag.format(default="cross_entropy") + step)).primary == "SFT"
+    )
+    # a default the service does not define, or none at all: the loss is not in the file
+    custom = classify_path(write(tmp_path, "custom.py", flag.format(default="my_loss") + step))
+    assert (custom.primary, custom.role) == ("UNKNOWN", "training")
+    assert classify_path(write(tmp_path, "bare.py", step)).primary == "UNKNOWN"
+    # names of two stages allowed where the step is taken: either may run
+    mixed = "if args.loss_fn in ('cross_entropy', 'ppo'):\n    " + step.replace("\n", "\n    ", 1)
+    assert classify_path(write(tmp_path, "mixed.py", mixed)).primary == "UNKNOWN"
+    # the ``else`` of a test says nothing of what the setting holds there
+    other = "if args.loss_fn == 'ppo':\n    pass\nelse:\n    " + step.replace("\n", "\n    ", 1)
+    assert classify_path(write(tmp_path, "else.py", other)).primary == "UNKNOWN"
+
+
 def test_only_the_nearest_folders_place_a_file_among_evaluation_code(tmp_path: Path) -> None:
     script = (
         "from vllm import LLM\nfrom datasets import Dataset\n"

@@ -56,6 +56,7 @@ class AdvantageEstimate(RouteDetector):
             "print('mean TD error', td_error.abs().mean())\n"
         ),
         Valid("x = rewards - rewards.mean()\n"),
+        Valid("row = dict(prompt=p, advantage=None)\n"),
         Valid("stats = df.groupby('model')['latency'].agg(['mean', 'std'])\n"),
         Valid("by_task = df.groupby('task')['reward'].mean()\n"),
         Valid(
@@ -100,6 +101,14 @@ class AdvantageEstimate(RouteDetector):
         Invalid(
             "mean_reward = sum(rewards_G) / len(rewards_G)\n"
             "advantages_G = [reward - mean_reward for reward in rewards_G]\n",
+            "loss",
+            "grpo",
+        ),
+        # each sample built with its advantage, its reward against the group's mean
+        Invalid(
+            "mean_reward = sum(rewards) / len(rewards)\n"
+            "samples = [Sample(tokens=t, advantage=reward - mean_reward)\n"
+            "           for t, reward in zip(outs, rewards)]\n",
             "loss",
             "grpo",
         ),
@@ -280,6 +289,10 @@ class AdvantageEstimate(RouteDetector):
             self.fills_advantages = self.fills_advantages or _advantage_target(node.func.value)
         if type(func) is cst.Name and ADVANTAGE_NAMES & set(words(func.value)):
             for arg in node.args:
+                self._judge(arg.value)
+        for arg in node.args:
+            if arg.keyword is not None and _advantage_target(arg.keyword):
+                # a sample built with its advantage (``Sample(tokens=t, advantage=r - mean_reward)``)
                 self._judge(arg.value)
 
     def _estimates_advantages(self) -> bool:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import pairwise
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, is_env_step, literal_field, method
+from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, flag_key, is_env_step, literal_field, method
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.config_module import CONFIG_WORDS
 from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
@@ -205,12 +205,68 @@ def _pretraining_mix(verdict: Verdict, names: tuple[str, ...], beside_policy_upd
 def _handed_function(node: cst.Call, loss_fn: cst.BaseExpression | None) -> str | None:
     """Return the name of the function a remote step is handed as its loss, if it is handed one.
 
-    By keyword (``loss_fn=packed_loss``) or first by position (``forward_backward(_sft_loss, ids)``).
+    By keyword (``loss_fn=packed_loss``) or first by position (``forward_backward(_sft_loss, ids)``); a
+    function bound with its settings is the loss wherever it is handed (``(data, partial(ppo_loss))``).
     """
     if loss_fn is None:
         first = node.args[0] if node.args else None  # (after a starred argument, no place is known)
         loss_fn = first.value if first is not None and first.keyword is None and not first.star else None
+        loss_fn = next((a.value for a in node.args if a.keyword is None and _partial(a.value)), loss_fn)
+    if type(loss_fn) is cst.Call and _partial(loss_fn):
+        loss_fn = loss_fn.args[0].value
     return loss_fn.value if type(loss_fn) is cst.Name else None
+
+
+def _partial(value: cst.BaseExpression | None) -> bool:
+    """Say whether an expression binds a function's settings (``functools.partial(ppo_loss, cfg)``)."""
+    return type(value) is cst.Call and last_name(value.func) == "partial" and bool(value.args)
+
+
+def _loss_setting(node: cst.Call, loss_fn: cst.BaseExpression | None) -> cst.Attribute | None:
+    """Return the setting a remote step is handed as the name of the service's loss, if it is one.
+
+    By keyword (``loss_fn=config.loss_fn``) or by position under a loss function's name
+    (``forward_backward(datums, args.loss_fn)``): an attribute of a settings object, whose value the
+    command line or the config gives.
+    """
+    if loss_fn is None:
+        loss_fn = next(
+            (
+                a.value
+                for a in node.args
+                if a.keyword is None
+                and type(a.value) is cst.Attribute
+                and names_loss_function(a.value.attr.value)
+            ),
+            None,
+        )
+    return loss_fn if type(loss_fn) is cst.Attribute else None
+
+
+def _allowed_values(
+    test: cst.BaseExpression, setting: str, constants: Callable[[str], list[cst.BaseExpression]]
+) -> tuple[str, ...]:
+    """Return the strings an ``if`` test lets ``setting`` hold in its body (none when it says nothing).
+
+    ``if args.loss_fn == "ppo":`` allows one, ``if cfg.loss_fn in BUILTIN_LOSSES:`` (a literal set, or a
+    name the module binds to one) the set's members.
+    """
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted(test.left) != setting:
+        return ()
+    target = test.comparisons[0]
+    compared = target.comparator
+    if type(target.operator) is cst.Equal:
+        text = text_value(compared) if type(compared) is cst.SimpleString else None
+        return (text,) if text is not None else ()
+    if type(target.operator) is not cst.In:
+        return ()
+    if type(compared) is cst.Name:
+        bound = constants(compared.value)
+        compared = bound[0] if len(bound) == 1 else compared
+    if not isinstance(compared, cst.Set | cst.List | cst.Tuple):
+        return ()
+    texts = [text_value(e.value) if type(e.value) is cst.SimpleString else None for e in compared.elements]
+    return tuple(t for t in texts if t is not None) if None not in texts else ()
 
 
 def _names_a_loss(arg: cst.Arg) -> bool:
@@ -1034,6 +1090,37 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # the service's loss named by a flag: its default, or what an ``if`` around the call allows
+        Invalid(
+            "ap.add_argument('--loss-fn', choices=['importance_sampling', 'ppo', 'cispo'], default='ppo')\n"
+            "args = ap.parse_args()\nfor datums in batches:\n"
+            "    client.forward_backward(datums, args.loss_fn)\n    client.optim_step(adam)\n",
+            "gradient_step",
+            "ppo",
+            "ppo",
+        ),
+        Invalid(
+            "BUILTIN = {'importance_sampling', 'ppo'}\ndef step(config, client, datums):\n"
+            "    if config.loss_fn in BUILTIN:\n"
+            "        client.forward_backward(datums, loss_fn=config.loss_fn)\n",
+            "gradient_step",
+            "ppo",
+        ),
+        Invalid(
+            "@dataclass\nclass Config:\n    loss_fn: str = 'cross_entropy'\n"
+            "def train(config, client, datums):\n"
+            "    client.forward_backward(datums, loss_fn=config.loss_fn)\n",
+            "gradient_step",
+            "sft",
+        ),
+        # an imported loss function bound with its settings and handed to a remote actor's step
+        Invalid(
+            "from functools import partial\nfrom agentrl.losses import ppo_loss\n"
+            "def update(actor, data, cfg):\n"
+            "    metrics = ray.get(actor.forward_backward(data, partial(ppo_loss, config=cfg)))\n",
+            "gradient_step",
+            "ppo",
+        ),
         # a remote step handed the file's loss function by position
         Invalid(
             "import torch.nn.functional as F\ndef _sft_loss(logits, labels):\n"
@@ -1461,6 +1548,13 @@ class GradientStep(RouteDetector):
         """ids of the open ``for``/``while`` loops, innermost last."""
         self.branches: list[tuple[int, bool]] = []
         """The open ``if`` statements' ids, each with whether the walk is in its ``else``."""
+        self.guards: list[cst.If] = []
+        """The open ``if`` statements themselves, in the order of :attr:`branches`."""
+        self.flag_defaults: dict[str, list[str]] = {}
+        """String defaults of command-line flags, by the setting each stores (``--loss-fn``: ``loss_fn``)."""
+        self.named_losses: list[tuple[cst.Call, cst.CSTNode | None, str, tuple[str, ...]]] = []
+        """Remote steps handed a setting naming the service's loss (``loss_fn=args.loss_fn``): the call,
+        its statement, the setting and the names an ``if`` around the call lets it hold."""
         self.loop_of: dict[int, tuple[tuple[int, ...], frozenset[tuple[int, bool]]]] = {}
         """id of a step's call -> the loops it is taken in and the ``if`` branches it sits in."""
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
@@ -1639,7 +1733,13 @@ class GradientStep(RouteDetector):
                 self._estimator(arg.keyword.value, arg.value)
         before = (len(self.steps), len(self.deferred))
         self._call(node)
-        if (called := method(node)) in ("reset", "step"):
+        if (called := method(node)) == "add_argument" and (key := flag_key(node)) is not None:
+            default = keyword(node, "default")
+            if default is not None and type(default.value) is cst.SimpleString:
+                text = text_value(default.value)
+                if text is not None:
+                    self.flag_defaults.setdefault(key, []).append(text)
+        if called in ("reset", "step"):
             self._note_environment(node, called)
         if (len(self.steps), len(self.deferred)) != before:
             if self._played_episodes():
@@ -1665,9 +1765,23 @@ class GradientStep(RouteDetector):
 
     def visit_If(self, node: cst.If) -> None:
         self.branches.append((id(node), False))
+        self.guards.append(node)
 
     def leave_If(self, original_node: cst.If) -> None:
         self.branches.pop()
+        self.guards.pop()
+
+    def _allowed(self, setting: str) -> tuple[str, ...]:
+        """Return the strings the innermost ``if`` around the walk that tests ``setting`` lets it hold."""
+        for guard, (_, in_else) in zip(reversed(self.guards), reversed(self.branches), strict=True):
+            allowed = (
+                ()
+                if in_else
+                else _allowed_values(guard.test, setting, lambda n: self.assigns.get((0, n), []))
+            )
+            if allowed:
+                return allowed
+        return ()
 
     def visit_Else(self, node: cst.Else) -> None:
         # (an ``elif`` is an ``If`` in its parent's ``orelse``, so it is marked by its own visit)
@@ -1938,6 +2052,11 @@ class GradientStep(RouteDetector):
                     variant=variant,
                     on_policy=True if kind == "ppo" else None,
                 )
+            elif (setting := _loss_setting(node, value)) is not None:
+                # ``forward_backward(datums, loss_fn=args.loss_fn)``: the loss the setting names, read
+                # once the flags are seen (its default), or what an ``if`` around the call allows
+                key = dotted(setting)
+                self.named_losses.append((node, self._statement(), key, self._allowed(key)))
             elif (loss_function := _handed_function(node, value)) is not None:
                 # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
                 # file handed to the remote step, read once all is seen (else the step stays unknown)
@@ -2423,6 +2542,40 @@ class GradientStep(RouteDetector):
             for value in self._bound(scope, receiver.value)
         )
 
+    def _named_loss(
+        self, call: cst.Call, statement: cst.CSTNode | None, setting: str, allowed: tuple[str, ...]
+    ) -> None:
+        """Report a remote step whose loss a setting names, as the stage of the losses it may name.
+
+        The names an ``if`` around the call allows, else the flag's default (``--loss-fn``, default
+        ``"ppo"``), else a string the module or a config class binds to the setting's name
+        (``loss_fn: str = "importance_sampling"``). Only when every such name is a built-in loss of one
+        stage is the stage known; otherwise the step's loss is not in the file.
+        """
+        field = setting.rsplit(".", 1)[-1]
+        names = allowed or tuple(self.flag_defaults.get(field, ()))
+        if not names:
+            names = tuple(
+                text
+                for v in self.assigns.get((0, field), [])
+                if type(v) is cst.SimpleString and (text := text_value(v))
+            )
+        kinds = {REMOTE_LOSSES[n][0] for n in names if n in REMOTE_LOSSES}
+        if not names or len(kinds) != 1 or not set(names) <= set(REMOTE_LOSSES):
+            self.steps.append((call, statement, [], REMOTE_STEP))
+            return
+        kind = kinds.pop()
+        how = "allowed where it is called" if allowed else "by default"
+        self.report(
+            call,
+            "gradient_step",
+            f"{REMOTE_STEP} with the service's {'/'.join(dict.fromkeys(names))} loss ({setting}, {how})",
+            statement=statement,
+            kind=kind,
+            variant=REMOTE_LOSSES[names[0]][1] if len(set(names)) == 1 else None,
+            on_policy=True if kind == "ppo" else None,
+        )
+
     def _bound(self, scope: int, name: str) -> list[cst.BaseExpression]:
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
@@ -2551,6 +2704,8 @@ class GradientStep(RouteDetector):
             # Trainer(model=m, ...).train(): the loss of the file's model class, read once all is seen
             found.extend(self._model_loss(construction, where))
         functions = {n: [(i, r) for i, r in entries] for n, entries in self.returns.items()}
+        for call, statement, setting, allowed in self.named_losses:
+            self._named_loss(call, statement, setting, allowed)
         for node, statement, scope, name, how in self.deferred:
             if how == "grad" and name not in functions and self.defaults.get(name) in functions:
                 # ``def train(model, loss=default_loss): nn.value_and_grad(model, loss)``: the loss a
@@ -2564,11 +2719,15 @@ class GradientStep(RouteDetector):
                 # (``loss_fn = GRPOLoss(**cfg)``), whose class may say the stage; a name bound to
                 # anything else is the data (SkyRL's ``forward_backward(batch)``)
                 roots = [(i, r) for i, returned in functions.get(name, []) for r in returned]
+                bound = self._bound(scope, name)
                 if not roots and any(
-                    type(v) is cst.Call and "loss" in words(last_name(v.func))
-                    for v in self._bound(scope, name)
+                    type(v) is cst.Call and "loss" in words(last_name(v.func)) for v in bound
                 ):
                     roots = [(scope, cst.Name(name))]
+                elif not roots and not bound and "loss" in words(name):
+                    # a loss function the file imports (``partial(ppo_loss, config=cfg)``): the step
+                    # trains what a call of it computes, which its name may say
+                    roots = [(scope, cst.Call(func=cst.Name(name)))]
                 how_named = f"{REMOTE_STEP} on {name}" if roots else REMOTE_STEP
                 set_loss = self._set_loss(node) if not roots and type(node) is cst.Call else None
                 if set_loss is not None:

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import PROCESS_STARTERS
+from arb_audit.analyzer.calls import PROCESS_STARTERS, flag_key
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
@@ -165,15 +165,6 @@ def _reporting(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
         )
         for small in statement.body
     )
-
-
-def _flag_key(call: cst.Call) -> str | None:
-    """Return the setting ``parser.add_argument("--rl-type", dest=...)`` stores, as a config key."""
-    dest = keyword(call, "dest")
-    for value in (dest.value if dest is not None else None, call.args[0].value):
-        if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
-            return value.evaluated_value.lstrip("-").replace("-", "_") or None
-    return None
 
 
 _KEY_PART = re.compile(r"""\.([A-Za-z_]\w*)|\[\s*(?:"([^"\\]+)"|'([^'\\]+)')\s*\]""")
@@ -942,7 +933,7 @@ class RouteDispatch(RouteDetector):
             default = keyword(node, "default")
             chosen = _words(default.value) if default is not None else []
             # reported once the file is read: whether it runs a trainer or a process decides
-            self.flags.append((node, tuple(sorted(routes)), chosen[0] if chosen else None, _flag_key(node)))
+            self.flags.append((node, tuple(sorted(routes)), chosen[0] if chosen else None, flag_key(node)))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # Only trainers, and functions named for a route in a file that also quotes one, are seen
