@@ -114,8 +114,14 @@ def _loss_root(scope: int, loss: cst.BaseExpression) -> tuple[int, cst.BaseExpre
     return scope, loss
 
 
-HOSTED_FINE_TUNING = (".fine_tuning.jobs.create", "FineTuningJob.create", "FineTune.create")
-"""Hosted fine-tuning APIs (OpenAI's client and its older module functions, and compatible ones)."""
+HOSTED_FINE_TUNING = (
+    ".fine_tuning.jobs.create",
+    ".fine_tuning.create",
+    "FineTuningJob.create",
+    "FineTune.create",
+)
+"""Hosted fine-tuning APIs (OpenAI's client and its older module functions, Together's
+``client.fine_tuning.create``, and compatible ones)."""
 TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval", "test", "validate"})
 """A trainer's methods that measure a model without training it (Lightning's ``trainer.test(model)``
 and ``trainer.validate(model)`` too)."""
@@ -1037,6 +1043,12 @@ class GradientStep(RouteDetector):
             "job = client.fine_tuning.jobs.create(training_file=f, model=m, method={'type': 'dpo'})\n",
             "gradient_step",
             "dpo",
+        ),
+        Invalid(
+            "from together import Together\nclient = Together()\n"
+            "ft = client.fine_tuning.create(training_file=up.id, model=base, lora=True, n_epochs=2)\n",
+            "gradient_step",
+            "sft",
         ),
         Invalid(
             "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
