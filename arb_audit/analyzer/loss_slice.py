@@ -266,13 +266,16 @@ def leave_one_out(
     """Say whether an operation takes a leave-one-out baseline (RLOO's).
 
     The others' total, ``rewards.sum(1, keepdim=True) - rewards`` (or ``torch.sum(r, 0) - r``), or
-    a difference over one fewer than the samples, ``(total - r) / (k - 1)``: each sample's reward is
+    a difference over one fewer than the samples, ``(total - r) / (k - 1)``, or the same split over
+    that count, ``r * k / (k - 1) - total / (k - 1)``: each sample's reward is
     compared with the mean of the other samples of its prompt, not with a mean over its group that
     includes itself (GRPO's). Where the total is a sum written out, or a name ``bound`` to one, it
     must be the sum of what it is taken from: ``(logits.sum(-1) - target) / (vocab - 1)`` averages
     the other classes of one prediction, and ``(w_max - 1.0) / (k - 1.0)`` is arithmetic.
     """
     left, right = node.left, node.right
+    if isinstance(node.operator, cst.Subtract) and _split_over_others(left, right):
+        return True
     if isinstance(node.operator, cst.Divide):
         if not (
             type(left) is cst.BinaryOperation
@@ -289,6 +292,31 @@ def leave_one_out(
             total = bound(total.value) or total
         return type(total) is not cst.Call or _sum_of(total, left.right)
     return isinstance(node.operator, cst.Subtract) and type(left) is cst.Call and _sum_of(left, right)
+
+
+def _split_over_others(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
+    """Say whether ``left - right`` is ``r * k / (k - 1) - total / (k - 1)``: ``r`` minus the others' mean.
+
+    Both terms are divided by one fewer than a count, and the first multiplies by that count.
+    """
+    if not (
+        type(left) is cst.BinaryOperation
+        and type(right) is cst.BinaryOperation
+        and isinstance(left.operator, cst.Divide)
+        and isinstance(right.operator, cst.Divide)
+        and left.right.deep_equals(right.right)
+    ):
+        return False
+    fewer = left.right
+    scaled = left.left
+    return (
+        type(fewer) is cst.BinaryOperation
+        and isinstance(fewer.operator, cst.Subtract)
+        and is_one(fewer.right)
+        and type(scaled) is cst.BinaryOperation
+        and isinstance(scaled.operator, cst.Multiply)
+        and (scaled.left.deep_equals(fewer.left) or scaled.right.deep_equals(fewer.left))
+    )
 
 
 def _sum_of(total: cst.Call, part: cst.BaseExpression) -> bool:

@@ -1102,6 +1102,17 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # advantages filled in place in a helper, each sample against the others of its prompt
+        Invalid(
+            "import torch\ndef rloo_adv(rewards, ids):\n    adv = torch.zeros_like(rewards)\n"
+            "    for g in ids.unique():\n        m = ids == g\n        r = rewards[m]\n"
+            "        G, total = r.numel(), r.sum()\n        adv[m] = r * G / (G - 1) - total / (G - 1)\n"
+            "    return adv\ndef update(logp, rewards, ids):\n    adv = rloo_adv(rewards, ids)\n"
+            "    loss = -(logp * adv).mean()\n    loss.backward()\n",
+            "gradient_step",
+            "ppo",
+            "rloo",
+        ),
         # the service's loss named by a flag: its default, or what an ``if`` around the call allows
         Invalid(
             "ap.add_argument('--loss-fn', choices=['importance_sampling', 'ppo', 'cispo'], default='ppo')\n"
@@ -1706,6 +1717,9 @@ class GradientStep(RouteDetector):
             # ``stats["loss_pg"] = -(logp * adv).mean()``: that entry holds it (read by its key, or by
             # any key that is not a constant: ``sum(stats[k] for k in stats)``)
             self.assigns.setdefault((self.functions[-1], key), []).append(value)
+        elif type(target) is cst.Subscript and type(target.value) is cst.Name:
+            # ``advantages[mask] = r - baseline``: a tensor filled in place holds what it is filled with
+            self.assigns.setdefault((self.functions[-1], target.value.value), []).append(value)
         elif (
             type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self"
         ):

@@ -169,6 +169,14 @@ class HandwrittenLoss(RouteDetector):
             "ppo",
             "rloo",
         ),
+        # the same baseline with the sample's own reward split out: r * G / (G - 1) - total / (G - 1)
+        Invalid(
+            "def compute_advantages(rewards, G):\n    r = rewards.view(-1, G)\n"
+            "    return r * G / (G - 1) - r.sum(dim=1, keepdim=True) / (G - 1)\n",
+            "loss",
+            "ppo",
+            "rloo",
+        ),
         # jax's log-sigmoid of a margin bound first, as a pair indexed along an axis
         Invalid(
             "import jax\nclass DpoLoss(Loss):\n    def get_values(self, policy, anchor):\n"
