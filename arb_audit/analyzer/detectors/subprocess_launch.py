@@ -24,6 +24,10 @@ KINDS = {
 }
 
 
+MODULE_RUNNERS = {"runpy.run_module": ("python", "-m"), "runpy.run_path": ("python",)}
+"""The standard library's ways to run a module or a script in this process, by the command line
+they stand for (``runpy.run_module(m)`` runs what ``python -m m`` runs)."""
+
 ARG = PLACEHOLDER.strip()
 """A computed word of a command (a path, a count)."""
 MAX_SWITCHES = 16
@@ -118,17 +122,30 @@ class SubprocessLaunch(RouteDetector):
 
     Agents often drive their pipeline from Python: ``subprocess.run(["trl", "sft", ...])``,
     ``os.system("python -m openrlhf.cli.train_dpo ...")``, a verl entry point with
-    ``algorithm.adv_estimator=grpo``. Only literal command lines are read: a command assembled at run
-    time is not evidence of which route it runs.
+    ``algorithm.adv_estimator=grpo``; a compatibility shim runs another module in its own process
+    (``runpy.run_module("scripts.trl.train_grpo", run_name="__main__")``), as ``python -m`` would. Only
+    literal command lines are read: a command assembled at run time is not evidence of which route it
+    runs.
     """
 
-    TRIGGERS = ("subprocess", "os.system", "system(")
+    TRIGGERS = ("subprocess", "os.system", "system(", "runpy")
 
     VALID = (
         Valid("import subprocess\nsubprocess.run(['nvidia-smi'])\n"),
         Valid("import subprocess\nsubprocess.run(command, shell=True)\n"),
+        Valid("import runpy\nrunpy.run_module(args.module, run_name='__main__')\n"),
+        Valid("import runpy\nglobals().update(runpy.run_path('config/defaults.py'))\n"),
     )
     INVALID = (
+        Invalid(
+            "import runpy\nif __name__ == '__main__':\n"
+            "    runpy.run_module('scripts.trl.train_grpo_math', run_name='__main__')\n",
+            "stage",
+            "grpo",
+        ),
+        Invalid(
+            "import runpy\nrunpy.run_path('recipes/train_dpo.py', run_name='__main__')\n", "stage", "dpo"
+        ),
         # the interpreter running a module named for evaluating
         Invalid(
             "import subprocess, sys\n"
@@ -208,9 +225,19 @@ class SubprocessLaunch(RouteDetector):
                     self.bound[target.target.value] = node.value
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not node.args or not self.names(node.func) & RUNNERS:
+        if not node.args:
             return
-        lines = _literal_words(node.args[0].value, self.bound)
+        names = self.names(node.func)
+        if names & MODULE_RUNNERS.keys():
+            # ``runpy.run_module("scripts.train_grpo", run_name="__main__")``: ``python -m`` in-process
+            target = string_text(node.args[0].value)
+            if target is None or PLACEHOLDER in target or not target.strip():
+                return
+            lines = [[*MODULE_RUNNERS[next(iter(names & MODULE_RUNNERS.keys()))], target.strip()]]
+        elif names & RUNNERS:
+            lines = _literal_words(node.args[0].value, self.bound)
+        else:
+            return
         # (a script the table does not know, named for evaluating: the evaluation it runs)
         routes = [command_routes(line) or launched_routes(line) for line in map(shlex.join, lines)]
         trained = {label for labels in routes for label in labels if label in KINDS}
