@@ -262,6 +262,24 @@ def _passes_by_name(element: cst.DictElement) -> bool:
     )
 
 
+RESULT_WORDS = frozenset(
+    {
+        *("metrics", "metric", "results", "result", "stats", "scores", "score", "summary"),
+        *("accuracy", "acc", "losses", "history", "outputs", "output", "logs", "report"),
+    }
+)
+"""Last words of a variable holding what a stage gave back (``sft_metrics = train_sft(args)``)."""
+
+
+def _holds_results(code: cst.BaseExpression) -> bool:
+    """Say whether a table's entry is a stage's results, not code (``{"sft": sft_metrics, ...}``).
+
+    A summary written after a pipeline's stages keys each one's metrics by the stage's name; a
+    dispatch table maps those names to the code that runs them.
+    """
+    return type(code) is cst.Name and name_words(code.value)[-1:] in {(w,) for w in RESULT_WORDS}
+
+
 def _table_word(node: cst.BaseExpression) -> str | None:
     """Return what a dispatch table's key selects: a route name, or a subcommand by its first word."""
     if (word := _word(node)) is not None:
@@ -400,6 +418,11 @@ class RouteDispatch(RouteDetector):
         # descriptions and data files under route names: no code selected
         Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
         Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
+        # a pipeline's summary: each stage's metrics under the stage's name
+        Valid(
+            "from trainer import SFTTrainer\nsft_metrics = run_sft(a)\ndpo_metrics = run_dpo(b)\n"
+            "write_json('summary.json', {'sft': sft_metrics, 'dpo': dpo_metrics})\n"
+        ),
         # a training monitor printing each trainer's metrics chooses no route
         Valid(
             "def summary(self, df):\n    if self.cfg.trainer_type == 'dpo':\n        print(df['dpo_loss'])\n"
@@ -971,6 +994,7 @@ class RouteDispatch(RouteDetector):
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
             if isinstance(code := _code_of(element.value), cst.Name | cst.Attribute | cst.SimpleString)
             if not _passes_by_name(element)
+            if not _holds_results(code)
             if (w := _table_word(element.key)) is not None
             if type(code) is not cst.SimpleString or _names_class(element.value)
         }
