@@ -134,7 +134,7 @@ class SubprocessLaunch(RouteDetector):
         Valid("import subprocess\nsubprocess.run(['nvidia-smi'])\n"),
         Valid("import subprocess\nsubprocess.run(command, shell=True)\n"),
         Valid("import runpy\nrunpy.run_module(args.module, run_name='__main__')\n"),
-        Valid("import runpy\nglobals().update(runpy.run_path('config/defaults.py'))\n"),
+        Valid("import runpy\ndefaults = runpy.run_path('config/defaults.py')\n"),
     )
     INVALID = (
         Invalid(
