@@ -294,6 +294,30 @@ def leave_one_out(
     return isinstance(node.operator, cst.Subtract) and type(left) is cst.Call and _sum_of(left, right)
 
 
+TOKEN_TENSOR_WORDS = frozenset({"logits", "logit", "labels", "label", "targets", "target", "logprobs"})
+"""Words of a tensor of per-token scores or targets, flattened over the vocabulary for a cross-entropy."""
+
+
+def _flattens_for_tokens(viewed: cst.BaseExpression, width: cst.BaseExpression) -> bool:
+    """Say whether ``viewed.view(-1, width)`` lays token positions out in rows for a cross-entropy.
+
+    ``shift_logits.view(-1, V)``, ``logits.view(-1, logits.size(-1))``: one row per token over the
+    vocabulary, not one row per prompt's group of samples.
+    """
+    if set(words(last_name(viewed))) & TOKEN_TENSOR_WORDS:
+        return True
+    if type(width) is cst.Call and type(width.func) is cst.Attribute and width.func.attr.value == "size":
+        return True  # (``x.size(-1)``: the last dimension kept whole, the rest flattened)
+    if (
+        type(width) is cst.Subscript
+        and type(width.value) is cst.Attribute
+        and width.value.attr.value == "shape"
+    ):
+        return True
+    # (the vocabulary's size by name: ``vocab_size``, ``V``)
+    return last_name(width) == "V" or "vocab" in words(last_name(width))
+
+
 def _split_over_others(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     """Say whether ``left - right`` is ``r * k / (k - 1) - total / (k - 1)``: ``r`` minus the others' mean.
 
@@ -1132,6 +1156,7 @@ class Slice:
                 and len(node.args) >= 2  # (``x.view(-1)`` flattens: no groups)
                 and isinstance(first := node.args[0].value, cst.UnaryOperation)
                 and is_one(first.expression)
+                and not _flattens_for_tokens(func.value, node.args[1].value)
             ):
                 f.regrouped = True  # x.view(-1, G): one row per prompt
         elif type(func) is cst.Name:

@@ -1102,6 +1102,17 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # per-example cross-entropy over logits flattened per token (``view(-1, V)``: no groups of
+        # samples), weighted by advantages whitened over the batch: policy gradient, not GRPO
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "def step(logits, labels, rewards, v_star, opt):\n    B, T, V = logits.shape\n"
+            "    ce = F.cross_entropy(logits.view(-1, V), labels.view(-1), reduction='none').view(B, T)\n"
+            "    adv = rewards - v_star\n    adv = (adv - adv.mean()) / (adv.std() + 1e-6)\n"
+            "    loss = (adv.detach() * ce.mean(dim=1)).mean()\n    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "ppo",
+        ),
         # advantages filled in place in a helper, each sample against the others of its prompt
         Invalid(
             "import torch\ndef rloo_adv(rewards, ids):\n    adv = torch.zeros_like(rewards)\n"
