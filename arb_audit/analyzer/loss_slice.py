@@ -333,6 +333,8 @@ def _split_over_others(left: cst.BaseExpression, right: cst.BaseExpression) -> b
         return False
     fewer = left.right
     scaled = left.left
+    if any(type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Power) for n in descendants(right)):
+        return False  # (``sq_mean * n / (n - 1) - mean ** 2 * n / (n - 1)``: an unbiased variance)
     return (
         type(fewer) is cst.BinaryOperation
         and isinstance(fewer.operator, cst.Subtract)
@@ -625,7 +627,16 @@ def loss_form(f: Features) -> Verdict:
         # model returns a ``chosen_end_scores`` a PPO loop reads)
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "chosen/rejected log-probabilities against a reference model")
-    if (preference or f.beta_exponentiated) and w & REFERENCE_WORDS and policy_logps and not advantages:
+    if (
+        (preference or f.beta_exponentiated)
+        and w & REFERENCE_WORDS
+        and policy_logps
+        and not advantages
+        # (a ratio clipped around one, or log-probabilities weighted by rewards, is a policy
+        # gradient's: a sigmoid beside it squashes a reward model's score, no preference margin)
+        and not f.clip_around_one
+        and not f.reward_weighted
+    ):
         variant = next((v for v in DPO_VARIANTS if v in w), "dpo")
         return Verdict("dpo", variant, None, "log-sigmoid of a difference of policy/reference log-ratios")
     if (

@@ -1250,9 +1250,20 @@ def test_a_remote_step_whose_loss_a_setting_names_is_known_only_when_every_name_
     # names of two stages allowed where the step is taken: either may run
     mixed = "if args.loss_fn in ('cross_entropy', 'ppo'):\n    " + step.replace("\n", "\n    ", 1)
     assert classify_path(write(tmp_path, "mixed.py", mixed)).primary == "UNKNOWN"
-    # the ``else`` of a test says nothing of what the setting holds there
+    # the ``else`` of a test says nothing of what the setting holds there, except what it rules out
     other = "if args.loss_fn == 'ppo':\n    pass\nelse:\n    " + step.replace("\n", "\n    ", 1)
     assert classify_path(write(tmp_path, "else.py", other)).primary == "UNKNOWN"
+    ruled_out = flag.format(default="cross_entropy") + other.replace("'ppo'", "'cross_entropy'")
+    assert classify_path(write(tmp_path, "ruled_out.py", ruled_out)).primary == "UNKNOWN"
+    # a remote policy-gradient loss handed advantages a helper normalises within each prompt's group
+    grouped = (
+        "from functools import partial\nfrom lib.core_algos import compute_policy_loss\n"
+        "def group_norm(s, G):\n    s = s.view(-1, G)\n"
+        "    return ((s - s.mean(dim=1, keepdim=True)) / (s.std(dim=1, keepdim=True) + 1e-6)).view(-1)\n"
+        "def update(worker, batch, cfg):\n    batch['advantages'] = group_norm(batch['scores'], cfg.n)\n"
+        "    worker.forward_backward(batch, partial(compute_policy_loss, clip_ratio=0.2))\n"
+    )
+    assert classify_path(write(tmp_path, "grouped.py", grouped)).primary == "GRPO"
 
 
 def test_only_the_nearest_folders_place_a_file_among_evaluation_code(tmp_path: Path) -> None:

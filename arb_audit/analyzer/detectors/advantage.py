@@ -104,7 +104,13 @@ class AdvantageEstimate(RouteDetector):
             "loss",
             "grpo",
         ),
-        # each sample built with its advantage, its reward against the group's mean
+        # each sample built with its advantage, its reward against the group's mean (numpy's too)
+        Invalid(
+            "import numpy as np\nmu = np.mean(rewards)\n"
+            "samples = [Sample(tokens=t, advantage=reward - mu) for t, reward in zip(outs, rewards)]\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             "mean_reward = sum(rewards) / len(rewards)\n"
             "samples = [Sample(tokens=t, advantage=reward - mean_reward)\n"
@@ -462,8 +468,10 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         return None
     if type(right) is cst.Name and bound is not None and right.value in bound:
         right = bound[right.value]
-        if _list_mean(right):
-            return True  # ``mean_reward = sum(rewards_G) / len(rewards_G)``: one sample's reward each
+        if _list_mean(right) or _mean_of_rewards(right):
+            # ``mean_reward = sum(rewards_G) / len(rewards_G)``, ``mu = np.mean(rewards)``: one
+            # sample's reward each against the mean of its group's
+            return True
     while type(right) is cst.Call and type(right.func) is cst.Attribute and right.func.attr.value in SPREADS:
         # ``rewards.view(n, -1).mean(dim=0).repeat(n)``: each group's mean, spread back
         right = right.func.value
@@ -485,6 +493,24 @@ def _regrouped(value: cst.BaseExpression) -> cst.BaseExpression:
     ):
         value = value.func.value
     return value
+
+
+def _mean_of_rewards(value: cst.BaseExpression) -> bool:
+    """Say whether a value is the mean of rewards.
+
+    ``np.mean(rewards)``, ``statistics.mean(rs)``, ``rewards.mean()``, ``torch.tensor(rewards).mean()``.
+    """
+    if type(value) is not cst.Call:
+        return False
+    if type(value.func) is cst.Attribute and value.func.attr.value in CENTRES and not value.args:
+        taken = value.func.value
+        if type(taken) is cst.Call and taken.args and last_name(taken.func) in ("tensor", "array", "asarray"):
+            taken = taken.args[0].value  # (``torch.tensor(rewards).mean()``)
+    elif last_name(value.func) in CENTRES | {"fmean"} and value.args:
+        taken = value.args[0].value
+    else:
+        return False
+    return any("reward" in w or w in ("scores", "score", "returns") for w in _words(taken))
 
 
 def _list_mean(value: cst.BaseExpression) -> bool:

@@ -223,6 +223,28 @@ def _handed_function(node: cst.Call, loss_fn: cst.BaseExpression | None) -> str 
     return loss_fn.value if type(loss_fn) is cst.Name else None
 
 
+def _hosted_preference_job(node: cst.Call) -> bool:
+    """Say whether a hosted fine-tuning job is asked for preference optimisation, not supervised.
+
+    OpenAI's ``method={"type": "dpo", ...}``; Together's ``training_method="dpo"`` (or
+    ``TrainingMethodDPO(...)``, or a ``dpo_beta`` given).
+    """
+    method_arg = keyword(node, "method")
+    if method_arg is not None and literal_field(method_arg.value, "type") == "dpo":
+        return True
+    if keyword(node, "dpo_beta") is not None:
+        return True
+    chosen = keyword(node, "training_method")
+    if chosen is None:
+        return False
+    value = chosen.value
+    if type(value) is cst.SimpleString:
+        return (text_value(value) or "").lower() == "dpo"
+    if type(value) is cst.Call:
+        return "dpo" in words(last_name(value.func))
+    return literal_field(value, "method") == "dpo"
+
+
 def _partial(value: cst.BaseExpression | None) -> bool:
     """Say whether an expression binds a function's settings (``functools.partial(ppo_loss, cfg)``)."""
     return type(value) is cst.Call and last_name(value.func) == "partial" and bool(value.args)
@@ -1051,6 +1073,17 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid(
+            "ft = client.fine_tuning.create(training_file=f, model=m, training_method='dpo', dpo_beta=0.1)\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
+            "from together.types import TrainingMethodDPO\n"
+            "ft = client.fine_tuning.create(training_file=f, model=m, training_method=TrainingMethodDPO())\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
             "from alpaca.rl.dpo_trainer import Trainer\ntrainer = Trainer(model=m, ref_model=r)\n"
             "trainer.train()\n",
             "stage",
@@ -1110,6 +1143,29 @@ class GradientStep(RouteDetector):
             "    ce = F.cross_entropy(logits.view(-1, V), labels.view(-1), reduction='none').view(B, T)\n"
             "    adv = rewards - v_star\n    adv = (adv - adv.mean()) / (adv.std() + 1e-6)\n"
             "    loss = (adv.detach() * ce.mean(dim=1)).mean()\n    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "ppo",
+        ),
+        # an unbiased variance by hand, n / (n - 1) on both terms: no leave-one-out baseline
+        Invalid(
+            "def step(logp, r, G):\n    g = r.view(-1, G)\n    mean = g.mean(1, keepdim=True)\n"
+            "    sq_mean = (g * g).mean(1, keepdim=True)\n"
+            "    var = sq_mean * G / (G - 1) - mean ** 2 * G / (G - 1)\n"
+            "    adv = (g - mean) / (var.sqrt() + 1e-6)\n"
+            "    loss = -(logp * adv.view(-1)).mean()\n    loss.backward()\n",
+            "gradient_step",
+            "grpo",
+        ),
+        # a clipped surrogate on samples a reward model scores through a sigmoid, a KL to the
+        # reference beside it: policy gradient, no preference margin
+        Invalid(
+            "import torch\ndef rl_step(policy, ref_policy, rm, opt, out, old_lp, ref_lp, eps=0.2):\n"
+            "    rewards = torch.zeros(len(out))\n    for i in range(len(out)):\n"
+            "        rewards[i] = torch.sigmoid(rm(out[i]).logits[0, 0])\n"
+            "    logprob = seq_logprob(policy, out)\n    ratio = torch.exp(logprob - old_lp)\n"
+            "    gain = rewards - rewards.mean()\n"
+            "    pg = -torch.min(ratio * gain, torch.clamp(ratio, 1 - eps, 1 + eps) * gain).mean()\n"
+            "    loss = pg + 0.05 * (logprob - ref_lp).mean()\n    loss.backward()\n",
             "gradient_step",
             "ppo",
         ),
@@ -1586,9 +1642,12 @@ class GradientStep(RouteDetector):
         """The open ``if`` statements themselves, in the order of :attr:`branches`."""
         self.flag_defaults: dict[str, list[str]] = {}
         """String defaults of command-line flags, by the setting each stores (``--loss-fn``: ``loss_fn``)."""
-        self.named_losses: list[tuple[cst.Call, cst.CSTNode | None, str, tuple[str, ...]]] = []
+        self.named_losses: list[
+            tuple[cst.Call, cst.CSTNode | None, str, tuple[str, ...], tuple[str, ...]]
+        ] = []
         """Remote steps handed a setting naming the service's loss (``loss_fn=args.loss_fn``): the call,
-        its statement, the setting and the names an ``if`` around the call lets it hold."""
+        its statement, the setting, the names an ``if`` around the call lets it hold and those the
+        ``else`` of an ``if`` around it rules out."""
         self.loop_of: dict[int, tuple[tuple[int, ...], frozenset[tuple[int, bool]]]] = {}
         """id of a step's call -> the loops it is taken in and the ``if`` branches it sits in."""
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
@@ -1808,17 +1867,20 @@ class GradientStep(RouteDetector):
         self.branches.pop()
         self.guards.pop()
 
-    def _allowed(self, setting: str) -> tuple[str, ...]:
-        """Return the strings the innermost ``if`` around the walk that tests ``setting`` lets it hold."""
+    def _allowed(self, setting: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Return what the ``if`` tests around the walk say of ``setting``.
+
+        The strings the innermost ``if`` testing it lets it hold, and those the tests whose ``else`` the
+        walk is in rule out.
+        """
+        excluded: list[str] = []
         for guard, (_, in_else) in zip(reversed(self.guards), reversed(self.branches), strict=True):
-            allowed = (
-                ()
-                if in_else
-                else _allowed_values(guard.test, setting, lambda n: self.assigns.get((0, n), []))
-            )
-            if allowed:
-                return allowed
-        return ()
+            named = _allowed_values(guard.test, setting, lambda n: self.assigns.get((0, n), []))
+            if in_else:
+                excluded.extend(named)
+            elif named:
+                return named, tuple(excluded)
+        return (), tuple(excluded)
 
     def visit_Else(self, node: cst.Else) -> None:
         # (an ``elif`` is an ``If`` in its parent's ``orelse``, so it is marked by its own visit)
@@ -2059,9 +2121,7 @@ class GradientStep(RouteDetector):
         elif name == "create" and dotted(node.func).endswith(HOSTED_FINE_TUNING):
             # client.fine_tuning.jobs.create(training_file=..., method={"type": "dpo"}): the provider
             # trains the weights; supervised unless the method says preference optimisation
-            method_arg = keyword(node, "method")
-            chosen = literal_field(method_arg.value, "type") if method_arg is not None else None
-            kind = "dpo" if chosen == "dpo" else "sft"
+            kind = "dpo" if _hosted_preference_job(node) else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
             self.report(node, "gradient_step", message, kind=kind, variant="hosted")
         elif name == SET_LOSS and (trained := dotted(getattr(node.func, "value", None))):
@@ -2093,7 +2153,7 @@ class GradientStep(RouteDetector):
                 # ``forward_backward(datums, loss_fn=args.loss_fn)``: the loss the setting names, read
                 # once the flags are seen (its default), or what an ``if`` around the call allows
                 key = dotted(setting)
-                self.named_losses.append((node, self._statement(), key, self._allowed(key)))
+                self.named_losses.append((node, self._statement(), key, *self._allowed(key)))
             elif (loss_function := _handed_function(node, value)) is not None:
                 # ``trainer.forward_backward(_sft_loss, ids, loss_args=...)``: a loss function of the
                 # file handed to the remote step, read once all is seen (else the step stays unknown)
@@ -2580,14 +2640,20 @@ class GradientStep(RouteDetector):
         )
 
     def _named_loss(
-        self, call: cst.Call, statement: cst.CSTNode | None, setting: str, allowed: tuple[str, ...]
+        self,
+        call: cst.Call,
+        statement: cst.CSTNode | None,
+        setting: str,
+        allowed: tuple[str, ...],
+        excluded: tuple[str, ...] = (),
     ) -> None:
         """Report a remote step whose loss a setting names, as the stage of the losses it may name.
 
         The names an ``if`` around the call allows, else the flag's default (``--loss-fn``, default
         ``"ppo"``), else a string the module or a config class binds to the setting's name
-        (``loss_fn: str = "importance_sampling"``). Only when every such name is a built-in loss of one
-        stage is the stage known; otherwise the step's loss is not in the file.
+        (``loss_fn: str = "importance_sampling"``), less those the ``else`` of an ``if`` around the
+        call rules out. Only when every such name is a built-in loss of one stage is the stage known;
+        otherwise the step's loss is not in the file.
         """
         field = setting.rsplit(".", 1)[-1]
         names = allowed or tuple(self.flag_defaults.get(field, ()))
@@ -2597,6 +2663,8 @@ class GradientStep(RouteDetector):
                 for v in self.assigns.get((0, field), [])
                 if type(v) is cst.SimpleString and (text := text_value(v))
             )
+        # (in the ``else`` of ``if args.loss_fn == "cross_entropy":`` the default is ruled out)
+        names = tuple(n for n in names if n not in excluded)
         kinds = {REMOTE_LOSSES[n][0] for n in names if n in REMOTE_LOSSES}
         if not names or len(kinds) != 1 or not set(names) <= set(REMOTE_LOSSES):
             self.steps.append((call, statement, [], REMOTE_STEP))
@@ -2741,8 +2809,8 @@ class GradientStep(RouteDetector):
             # Trainer(model=m, ...).train(): the loss of the file's model class, read once all is seen
             found.extend(self._model_loss(construction, where))
         functions = {n: [(i, r) for i, r in entries] for n, entries in self.returns.items()}
-        for call, statement, setting, allowed in self.named_losses:
-            self._named_loss(call, statement, setting, allowed)
+        for call, statement, setting, allowed, excluded in self.named_losses:
+            self._named_loss(call, statement, setting, allowed, excluded)
         for node, statement, scope, name, how in self.deferred:
             if how == "grad" and name not in functions and self.defaults.get(name) in functions:
                 # ``def train(model, loss=default_loss): nn.value_and_grad(model, loss)``: the loss a

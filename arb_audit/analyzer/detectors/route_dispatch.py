@@ -265,7 +265,7 @@ def _passes_by_name(element: cst.DictElement) -> bool:
 RESULT_WORDS = frozenset(
     {
         *("metrics", "metric", "results", "result", "stats", "scores", "score", "summary"),
-        *("accuracy", "acc", "losses", "history", "outputs", "output", "logs", "report"),
+        *("accuracy", "acc", "losses", "history", "outputs", "output", "logs"),
     }
 )
 """Last words of a variable holding what a stage gave back (``sft_metrics = train_sft(args)``)."""
@@ -277,7 +277,11 @@ def _holds_results(code: cst.BaseExpression) -> bool:
     A summary written after a pipeline's stages keys each one's metrics by the stage's name; a
     dispatch table maps those names to the code that runs them.
     """
-    return type(code) is cst.Name and name_words(code.value)[-1:] in {(w,) for w in RESULT_WORDS}
+    return (
+        type(code) is cst.Name
+        and code.value.islower()  # (a variable's name; ``SFTOutput`` is a class the table maps to)
+        and name_words(code.value)[-1:] in {(w,) for w in RESULT_WORDS}
+    )
 
 
 def _table_word(node: cst.BaseExpression) -> str | None:
@@ -418,7 +422,8 @@ class RouteDispatch(RouteDetector):
         # descriptions and data files under route names: no code selected
         Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
         Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
-        # a pipeline's summary: each stage's metrics under the stage's name
+        # a pipeline's summary: each stage's metrics under the stage's name (a table of output classes,
+        # ``{"sft": SFTOutput, "dpo": DPOOutput}``, still maps names to code)
         Valid(
             "from trainer import SFTTrainer\nsft_metrics = run_sft(a)\ndpo_metrics = run_dpo(b)\n"
             "write_json('summary.json', {'sft': sft_metrics, 'dpo': dpo_metrics})\n"
@@ -484,6 +489,10 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid(
+            "from heads import SFTOutput, DPOOutput\nHEADS = {'sft': SFTOutput, 'dpo': DPOOutput}\n",
+            "dispatch",
+        ),
         # an elif chain of type tests, each branch picking another route's trainer class
         Invalid(
             "from algo.sft import SFTTrainer\nfrom algo.dpo import DPOTrainer\ntrainer_cls = None\n"

@@ -7,7 +7,7 @@ import shlex
 import libcst as cst
 
 from arb_audit.analyzer.calls import RUNNERS
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
@@ -135,6 +135,8 @@ class SubprocessLaunch(RouteDetector):
         Valid("import subprocess\nsubprocess.run(command, shell=True)\n"),
         Valid("import runpy\nrunpy.run_module(args.module, run_name='__main__')\n"),
         Valid("import runpy\ndefaults = runpy.run_path('config/defaults.py')\n"),
+        # loaded under another name, its ``__main__`` block does not run: the script's functions
+        Valid("import runpy\nns = runpy.run_path('scripts/train_grpo.py')\nreward_fn = ns['reward_fn']\n"),
     )
     INVALID = (
         Invalid(
@@ -229,7 +231,12 @@ class SubprocessLaunch(RouteDetector):
             return
         names = self.names(node.func)
         if names & MODULE_RUNNERS.keys():
-            # ``runpy.run_module("scripts.train_grpo", run_name="__main__")``: ``python -m`` in-process
+            # ``runpy.run_module("scripts.train_grpo", run_name="__main__")``: ``python -m`` in-process;
+            # under any other name its ``if __name__ == "__main__":`` block does not run (the module's
+            # functions or a config's values are loaded, not run)
+            run_name = keyword(node, "run_name")
+            if run_name is None or string_text(run_name.value) != "__main__":
+                return
             target = string_text(node.args[0].value)
             if target is None or PLACEHOLDER in target or not target.strip():
                 return
