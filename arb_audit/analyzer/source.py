@@ -202,7 +202,38 @@ def _from_bytes(raw: bytes, path: str, kind: SourceKind) -> SourceFile:
     text, error = _decode_python(raw) if kind == "python" else _decode(raw, "utf-8", None)
     if text is not None and kind == "python" and "import marimo" in text and "@app.cell" in text:
         kind = "marimo"
+    elif text is not None and kind == "python":
+        text = percent_script(text)
     return SourceFile(path, kind, text, error)
+
+
+_PERCENT_CELL = re.compile(r"[ \t]*# ?%%")
+"""A cell marker of a percent-format script (jupytext's, VS Code's and Spyder's ``# %%``)."""
+
+
+def percent_script(text: str) -> str:
+    """Return a percent-format script with its cells' IPython magics and shell escapes commented.
+
+    A ``.py`` notebook (``# %%`` cells, as jupytext or VS Code write one) runs in a Jupyter kernel,
+    where ``!pip install trl`` and ``%%bash`` cells are valid: each cell is read as a notebook's code
+    cell is, line for line, so line numbers stay the file's. A file without cell markers is returned
+    unchanged (a line starting with ``%`` may continue an expression there).
+    """
+    if "%%" not in text or not any(_PERCENT_CELL.match(line) for line in text.splitlines()):
+        return text
+    lines = _NEWLINE.split(text)
+    out: list[str] = []
+    cell: list[str] = []
+    for line in [*lines, "# %%"]:
+        if _PERCENT_CELL.match(line):
+            converted = _code_lines("\n".join(cell)) if cell else []
+            out.extend(converted + [""] * (len(cell) - len(converted)))
+            out.append(line)
+            cell = []
+        else:
+            cell.append(line)
+    out.pop()  # (the marker added to end the last cell)
+    return "\n".join(out)
 
 
 def _decode_python(raw: bytes) -> tuple[str | None, str | None]:
@@ -273,7 +304,9 @@ def _notebook(raw: bytes, path: str) -> SourceFile:
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_MAGIC_LINE = re.compile(r"[ \t]*(?:[!%]|[\w.]+[ \t]*=[ \t]*[!%])")
+# (a magic is ``%name``/``%%name``, an escape ``!command``: a line continuing an expression with ``% 2``
+# or ``!= b`` is neither)
+_MAGIC_LINE = re.compile(r"[ \t]*(?:!(?!=)|%%?[A-Za-z_]|[\w.]+[ \t]*=[ \t]*(?:!(?!=)|%%?[A-Za-z_]))")
 _CELL_MAGIC = re.compile(r"[ \t]*%%(\w*)")
 
 

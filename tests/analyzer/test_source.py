@@ -23,6 +23,7 @@ from arb_audit.analyzer.source import (
     MAX_SOURCE_BYTES,
     SKIPPED_LINE,
     parse_python,
+    percent_script,
     read_source,
     source_from_bytes,
 )
@@ -248,6 +249,31 @@ def test_notebook_code_cells_join_with_magics_commented(tmp_path: Path) -> None:
     assert got.line_map[lines.index("trainer = trl.GRPOTrainer()")] == (3, 5)
     assert got.line_map[lines.index("trainer.train()")] == (6, 2)
     assert got.line_map[3] == (3, 0)  # the blank line between two cells belongs to the next one
+
+
+def test_a_percent_format_script_reads_its_cells_magics_as_comments_line_for_line(tmp_path: Path) -> None:
+    script = (
+        "# %% [markdown]\n# Generate pairs\n# %%\n!pip install trl\nimport trl\n"
+        "# %%\n%%bash\necho hi\n# %%\nif colab:\n    !ls\nratio = (3\n         % 2)\nok = (1\n      != 2)\n"
+    )
+    got = read_source(write(tmp_path, "gen.py", script.encode()))
+    assert got.error is None and got.text is not None
+    lines = got.text.splitlines()
+    assert len(lines) == len(script.splitlines())
+    assert lines[3] == "pass  # !pip install trl" and lines[6:8] == ["# %%bash", "# echo hi"]
+    assert lines[10] == "    pass  # !ls"
+    # an expression continued with an operator is no magic
+    assert lines[12] == "         % 2)" and lines[14] == "      != 2)"
+    assert parse_python(got.text).error is None
+    # without cell markers a line starting with ! stays what it is: a syntax error
+    plain = read_source(write(tmp_path, "plain.py", b"!pwd\nimport os\n"))
+    assert plain.text == "!pwd\nimport os\n"
+    assert parse_python(plain.text).error is not None
+
+
+@given(st.text(alphabet="#% !\n\rab=()", max_size=80))
+def test_a_percent_script_keeps_every_line(text: str) -> None:
+    assert len(NEWLINE.split(percent_script(text))) == len(NEWLINE.split(text))
 
 
 def test_notebook_line_map_leads_back_to_a_parse_error() -> None:
