@@ -207,6 +207,12 @@ ROUTE_WORDS: dict[str, str] = {
 }
 """Values of a stage/algorithm flag, config key or table key, by the file label they select."""
 
+NAME_ROUTE_WORDS: dict[str, str] = {"rlhf": "PPO"}
+"""Words that name a route only in the name of code (``RLHFTrainer``, ``train_rlhf``, a script
+``step3_rlhf``), read after every word of :data:`ROUTE_WORDS`: RLHF as the InstructGPT recipe names it,
+a reward model's scores optimised by PPO. As a setting's value (``masking_strategy == "rlhf"``) it
+names no algorithm; a named trainer decides only where no loss the file shows says otherwise."""
+
 
 _TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 
@@ -257,6 +263,10 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
                 if _NAMED_VARIANT.fullmatch(w) and w != "ddpo"
             ),
             None,
+        )
+    if found is None:
+        found = next(
+            ((NAME_ROUTE_WORDS[w], w) for w in words if w in NAME_ROUTE_WORDS and w not in skipped), None
         )
     return found
 
