@@ -1235,6 +1235,17 @@ def test_a_remote_policy_gradient_step_on_group_centred_advantages_is_grpo(tmp_p
     assert classify_path(write(tmp_path, "pg.py", other)).primary == "PPO"
 
 
+def test_rlhf_names_ppo_in_code_names_only(tmp_path: Path) -> None:
+    trainer = "from rlhf.trainer import ModernRLHFTrainer\nt = ModernRLHFTrainer(cfg, rm)\nt.train(loader)\n"
+    assert classify_path(write(tmp_path, "run.py", trainer)).primary == "PPO"
+    # a setting valued "rlhf" beside "sft" picks a masking strategy, not a route
+    masking = (
+        "def dist(self, td):\n    if self.masking_strategy == 'sft':\n        return self.a.sft_dist(td)\n"
+        "    elif self.masking_strategy == 'rlhf':\n        return self.a.rlhf_dist(td)\n"
+    )
+    assert classify_path(write(tmp_path, "loss.py", masking)).primary == "NONE_TRAINING"
+
+
 def test_a_remote_step_whose_loss_a_setting_names_is_known_only_when_every_name_agrees(
     tmp_path: Path,
 ) -> None:

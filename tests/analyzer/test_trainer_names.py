@@ -56,7 +56,7 @@ def test_trainer_of(qualified: str, kind: str | None) -> None:
         ("RefuelTrainer", False, ("PPO", "refuel")),  # regression forms of policy optimisation
         ("rebel_loss", True, ("PPO", "rebel")),
         ("ModernRLHFTrainer", False, ("PPO", "rlhf")),  # RLHF, InstructGPT's recipe: PPO
-        ("GRPORLHFTrainer", False, ("GRPO", "grpo")),  # an algorithm's own name goes first
+        ("GRPOTrainerForRLHF", False, ("GRPO", "grpo")),  # an algorithm's own name goes first
     ],
 )
 def test_route_word(identifier: str, strict: bool, expected: tuple[str, str] | None) -> None:
