@@ -401,6 +401,8 @@ class GradientStep(RouteDetector):
         # a loss's value handed to a logger, a plot of training handed a loss function, and the
         # file's own training function (its body is read where it is defined)
         Valid("from lib import log_training\nlog_training(step, loss=loss.item())\n"),
+        # a helper named for a backward pass, handed no loss (a hook's registration)
+        Valid("from lib import register_backward\nregister_backward(model, hook)\n"),
         Valid("from lib import plot_training\ndef run_grpo_report(history):\n    plot_training(history)\n"),
         Valid(
             "from tok import train_bpe\n"
@@ -851,6 +853,13 @@ class GradientStep(RouteDetector):
             "loss = -torch.log(p)\nloss.backward()\n",
             "gradient_step",
             "dpo",
+        ),
+        # a helper named for the backward pass of the loss it is handed (an Accelerate-or-plain shim)
+        Invalid(
+            "import torch.nn.functional as F\nfrom .utils import acc_backward\n"
+            "loss = -F.logsigmoid(chosen_rewards - rejected_rewards).mean()\nacc_backward(acc, loss)\n",
+            "gradient_step",
+            "reward_model",
         ),
         # a likelihood maximised with nothing weighting it is supervised, whatever the code calls it
         Invalid(
@@ -2019,6 +2028,14 @@ class GradientStep(RouteDetector):
             self.steps.append((node, self._statement(), [(scope, root)], "a backward pass"))
         elif name == "manual_backward" and positional:
             self.steps.append((node, self._statement(), [(scope, positional[0])], "a backward pass"))
+        elif (
+            type(node.func) is cst.Name
+            and words(node.func.value)[-1:] == ("backward",)
+            and (handed_loss := [a.value for a in node.args if _names_a_loss(a)])
+        ):
+            # acc_backward(self.acc, loss), scaled_backward(loss, scaler): a helper named for the
+            # backward pass of the loss it is handed (Accelerate-or-plain shims, AMP wrappers)
+            self.steps.append((node, self._statement(), [(scope, handed_loss[0])], "a backward pass"))
         elif names & AUTOGRAD and positional:
             self.steps.append((node, self._statement(), [(scope, positional[0])], "autograd on the loss"))
         elif names & (GRAD_TRANSFORMS | MODEL_FIRST_GRAD_TRANSFORMS) and positional:
