@@ -653,6 +653,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # tools and interactions the multi-turn agent loop calls between the policy's turns
             Entry("tools.base_tool.BaseTool", role="environment"),
             Entry("interactions.base.BaseInteraction", role="environment"),
+            # the agent loops that run a policy's turns against tools or a user (a subclass is the
+            # multi-turn rollout the trainer updates on; the single-turn loop is verl's own)
+            Entry("ToolAgentLoop", role="environment"),
+            Entry("AgentLoopBase", role="environment"),
         ),
         invalid=(
             (
@@ -678,6 +682,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "from verl.tools.base_tool import BaseTool\n\nclass SearchTool(BaseTool):\n"
                 "    async def execute(self, instance_id, parameters, **kwargs):\n"
                 "        return search(parameters['query']), 0.0, {}\n",
+                "ONLINE_RL",
+            ),
+            (
+                "from verl.experimental.agent_loop.tool_agent_loop import ToolAgentLoop\n\n"
+                "class ShopAgentLoop(ToolAgentLoop):\n"
+                "    async def _handle_processing_tools_state(self, agent_data):\n"
+                "        return await self.session.reply(agent_data)\n",
                 "ONLINE_RL",
             ),
         ),
