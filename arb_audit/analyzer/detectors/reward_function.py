@@ -6,7 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import MODEL_WORDS, words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import dotted, last_name
 from arb_audit.analyzer.walk import descendants
 
 NOT_A_REWARD_FUNCTION = frozenset(
@@ -14,10 +14,12 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "datasets", "loader", "tokenize", "tokenise", "collate", "preprocess"),
+        *("stage", "stages", "phase", "pipeline"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them; a reward model's data tokenised and collated), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated; a pipeline's reward-model stage,
+``run_reward_stage``), not a reward function."""
 ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analyse"})
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
@@ -88,6 +90,10 @@ class RewardFunction(RouteDetector):
     TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT, "_score")
 
     VALID = (
+        # a pipeline's stage that trains the reward model
+        Valid("def run_reward_stage(self, sft_checkpoint):\n    return self._train(sft_checkpoint)\n"),
+        # a reward model put in a registry of models is no reward function
+        Valid("@reward_model.register('bt')\ndef build_bt_head(config):\n    return Head(config)\n"),
         # a grader of an evaluation: it returns a verdict, not a reward
         Valid("class MathGrader:\n    def grade(self, pred, answer):\n        return pred == answer\n"),
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
@@ -141,6 +147,13 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # a function a registry of rewards is given, whatever its name
+        Invalid(
+            "from .registry import reward\n\n@reward('exact_call', default=True)\n"
+            "def exact_call_match(prompts, completions, answers):\n"
+            "    return [float(c.strip() == a) for c, a in zip(completions, answers)]\n",
+            "reward_function",
+        ),
         # a penalty for reward hacking is a reward
         Invalid(
             "def reward_hacking_penalty(text, answer):\n    return -1.0 if 'assert True' in text else 0.0\n",
@@ -256,6 +269,9 @@ class RewardFunction(RouteDetector):
             self.report(node, "reward_function", f"{name}(completions, **kwargs) scores samples")
         elif takes_samples(node) == "verl":
             self.report(node, "reward_function", f"{name}() scores a response (verl's reward contract)")
+        elif _registered_reward(node) and _returns(node):
+            # @reward("tool_call_exact"), @register_reward: put in a trainer's registry of rewards
+            self.report(node, "reward_function", f"{name}() is registered as a reward")
         elif _score_contract(name, params):
             # known by name and parameters only, like a reward-named definition: an evaluation script
             # computes a score this way too, so it decides a library module, not a script
@@ -411,6 +427,17 @@ def _score_contract(name: str, params: list[str]) -> bool:
         and truth
         and any(w & RESPONSE_WORDS for w in found)
     )
+
+
+def _registered_reward(node: cst.FunctionDef) -> bool:
+    """Say whether a decorator named for rewards registers the definition (``@reward("exact")``,
+    ``@register_reward``, ``@rewards.register("fmt")``), and not for a reward model."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        said = set(words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_")))
+        if said & {"reward", "rewards"} and not said & MODEL_WORDS:
+            return True
+    return False
 
 
 def _reward_named(name: str) -> bool:
