@@ -41,25 +41,42 @@ MAX_SWITCHED_TEXT = 4_000
 line is read in full again)."""
 
 
-def _word(value: cst.BaseExpression) -> str | None:
+def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str | None:
     """Return one literal word of a command, or None for a word computed otherwise.
 
-    A string, an f-string (a placeholder per field), the interpreter (``sys.executable``).
+    A string, an f-string (a placeholder per field), the interpreter (``sys.executable``), a name the
+    file bound to a path (``str(SFT_TRAIN)``, ``SFT_TRAIN = ROOT / "scripts/sft_train.py"``).
     """
     if dotted(value) == "sys.executable":
         return "python"  # this interpreter runs the script that follows
+    if type(value) is cst.Call and dotted(value.func) == "str" and len(value.args) == 1:
+        value = value.args[0].value
+    if type(value) is cst.Name and paths is not None and value.value in paths:
+        return paths[value.value]
     text = string_text(value)
     return text.replace(PLACEHOLDER, ARG) if text is not None else None
 
 
-def _branches(value: cst.BaseExpression, depth: int = 0) -> list[str | None]:
+def _path_text(value: cst.BaseExpression) -> str | None:
+    """Return the literal path an expression builds: ``ROOT / "scripts" / "sft_train.py"``,
+    ``Path("train_dpo.py")`` (its last literal part, where what it is joined to is computed)."""
+    if type(value) is cst.BinaryOperation and type(value.operator) is cst.Divide:
+        return string_text(value.right)
+    if type(value) is cst.Call and dotted(value.func) in ("Path", "pathlib.Path") and value.args:
+        return string_text(value.args[-1].value)
+    return None
+
+
+def _branches(
+    value: cst.BaseExpression, depth: int = 0, paths: dict[str, str] | None = None
+) -> list[str | None]:
     """Return the words a list element may be: each branch of ``a if c else (b if d else e)``."""
     if type(value) is cst.IfExp and depth < MAX_NESTED_SWITCH:
-        return [*_branches(value.body, depth + 1), *_branches(value.orelse, depth + 1)]
-    return [_word(value)]
+        return [*_branches(value.body, depth + 1, paths), *_branches(value.orelse, depth + 1, paths)]
+    return [_word(value, paths)]
 
 
-def _list_words(node: cst.List | cst.Tuple) -> list[list[str]]:
+def _list_words(node: cst.List | cst.Tuple, paths: dict[str, str] | None = None) -> list[list[str]]:
     """Return the command lines a literal list or tuple of words may be.
 
     Each element is one word. A word picked by a condition (``"lora_finetune" if use_lora else
@@ -71,7 +88,7 @@ def _list_words(node: cst.List | cst.Tuple) -> list[list[str]]:
     line: list[str] = []
     switches: list[tuple[int, str]] = []
     for element in node.elements:
-        first, *others = _branches(element.value)
+        first, *others = _branches(element.value, paths=paths)
         if others and (first is not None or any(w is not None for w in others)):
             # (a branch computed otherwise is one word too: its place is known)
             switches += [(len(line), w or ARG) for w in dict.fromkeys(others) if w != first]
@@ -89,7 +106,10 @@ def _list_words(node: cst.List | cst.Tuple) -> list[list[str]]:
 
 
 def _literal_words(
-    node: cst.BaseExpression, bound: dict[str, cst.BaseExpression], depth: int = 0
+    node: cst.BaseExpression,
+    bound: dict[str, cst.BaseExpression],
+    depth: int = 0,
+    paths: dict[str, str] | None = None,
 ) -> list[list[str]]:
     """Return the words of each command line a literal command may be: a string, an f-string, a list.
 
@@ -104,16 +124,16 @@ def _literal_words(
         words = shell_words(found) if found is not None else None
         return [words] if words else []
     if type(node) is cst.Name and node.value in bound:
-        return _literal_words(bound[node.value], bound, depth + 1)
+        return _literal_words(bound[node.value], bound, depth + 1, paths)
     if (
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
         and node.func.attr.value == "split"
         and not node.args
     ):
-        return _literal_words(node.func.value, bound, depth + 1)
+        return _literal_words(node.func.value, bound, depth + 1, paths)
     if isinstance(node, cst.List | cst.Tuple):
-        return _list_words(node)
+        return _list_words(node, paths)
     return []
 
 
@@ -121,7 +141,8 @@ class SubprocessLaunch(RouteDetector):
     """A script that runs a training command line runs that stage.
 
     Agents often drive their pipeline from Python: ``subprocess.run(["trl", "sft", ...])``,
-    ``os.system("python -m openrlhf.cli.train_dpo ...")``, a verl entry point with
+    ``os.system("python -m openrlhf.cli.train_dpo ...")``, a command list a helper builds and another
+    runs (``[sys.executable, str(SFT_TRAIN), ...]``), a verl entry point with
     ``algorithm.adv_estimator=grpo``; a compatibility shim runs another module in its own process
     (``runpy.run_module("scripts.trl.train_grpo", run_name="__main__")``), as ``python -m`` would. Only
     literal command lines are read: a command assembled at run time is not evidence of which route it
@@ -137,8 +158,22 @@ class SubprocessLaunch(RouteDetector):
         Valid("import runpy\ndefaults = runpy.run_path('config/defaults.py')\n"),
         # loaded under another name, its ``__main__`` block does not run: the script's functions
         Valid("import runpy\nns = runpy.run_path('scripts/train_grpo.py')\nreward_fn = ns['reward_fn']\n"),
+        # an interpreter's command line built but not run: every command it runs is spelled out
+        Valid(
+            "import subprocess, sys\nHELP = [sys.executable, 'train_sft.py', '--help']\n"
+            "subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n"
+        ),
     )
     INVALID = (
+        # the command a helper builds, run by another helper (the script a path constant names)
+        Invalid(
+            "import subprocess, sys\nfrom pathlib import Path\nROOT = Path(__file__).parent\n"
+            "SFT_TRAIN = ROOT / 'scripts' / 'sft_train.py'\n\n"
+            "def _command(config):\n    return [sys.executable, str(SFT_TRAIN), '--config', str(config)]\n\n"
+            "def _run(command):\n    subprocess.run(command, check=True)\n\n_run(_command(cfg))\n",
+            "stage",
+            "sft",
+        ),
         Invalid(
             "import runpy\nif __name__ == '__main__':\n"
             "    runpy.run_module('scripts.trl.train_grpo_math', run_name='__main__')\n",
@@ -219,12 +254,37 @@ class SubprocessLaunch(RouteDetector):
         super().__init__(context)
         self.bound: dict[str, cst.BaseExpression] = {}
         """The string value each plain name was last bound to (``command = f"tune run ..."``)."""
+        self.paths: dict[str, str] = {}
+        """The literal path each plain name was bound to (``SFT_TRAIN = ROOT / "scripts/sft_train.py"``)."""
+        self.built: list[cst.List] = []
+        """Lists that start with the interpreter (``[sys.executable, str(SCRIPT), "--config", c]``)."""
+        self.unread_run: cst.Call | None = None
+        """The first run of a command this file does not spell where it runs it (``subprocess.run(command)``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
-            for target in node.targets:
-                if type(target.target) is cst.Name:
-                    self.bound[target.target.value] = node.value
+        path = _path_text(node.value)
+        for target in node.targets:
+            if type(target.target) is not cst.Name:
+                continue
+            if isinstance(node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
+                self.bound[target.target.value] = node.value
+            if path is not None and PLACEHOLDER not in path:
+                self.paths[target.target.value] = path
+
+    def visit_List(self, node: cst.List) -> None:
+        if node.elements and _word(node.elements[0].value) in ("python", "python3"):
+            self.built.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.unread_run is None:
+            return
+        # a runner handed a command made elsewhere in the file (``_run(label, _command(cfg))``, the
+        # list built by a helper): the interpreter's command lines the file builds are what it runs
+        for node in self.built:
+            lines = _list_words(node, self.paths)
+            routes = [command_routes(line) or launched_routes(line) for line in map(shlex.join, lines)]
+            if lines and routes[0]:
+                self._report_command(node, lines[0], routes[0])
 
     def visit_Call(self, node: cst.Call) -> None:
         if not node.args:
@@ -242,7 +302,9 @@ class SubprocessLaunch(RouteDetector):
                 return
             lines = [[*MODULE_RUNNERS[next(iter(names & MODULE_RUNNERS.keys()))], target.strip()]]
         elif names & RUNNERS:
-            lines = _literal_words(node.args[0].value, self.bound)
+            lines = _literal_words(node.args[0].value, self.bound, paths=self.paths)
+            if not lines and self.unread_run is None:
+                self.unread_run = node
         else:
             return
         # (a script the table does not know, named for evaluating: the evaluation it runs)
