@@ -18,6 +18,10 @@ TRAINER_BUILDER_WORDS = frozenset(
 the function is named for a trainer too (or is ``partial``)."""
 
 
+
+MEASURING_METHODS = frozenset({"evaluate", "predict", "test", "validate"})
+"""Methods of a trainer that measure a model without training it."""
+
 class TrainerConstruction(RouteDetector):
     """Constructing a trainer runs its stage: TRL, OpenRLHF, LLaMA-Factory, unsloth and HF trainers.
 
@@ -25,13 +29,16 @@ class TrainerConstruction(RouteDetector):
     internal module path (``trl.trainer.grpo_trainer.GRPOTrainer``), an alias, an import inside a
     function, a class of this file that derives from one, or a local name the class was assigned to
     (``trainer_cls = GRPOTrainer; trainer_cls(...)``). A trainer that is only imported, named in
-    a string or a comment, or constructed under ``if False:`` is not evidence.
+    a string or a comment, constructed under ``if False:`` or built only to measure a model
+    (``RewardTrainer(...).evaluate(ds)``) is not evidence.
     """
 
     TRIGGERS = ("Trainer",)
 
     VALID = (
         Valid("from trl import GRPOTrainer\nprint('GRPOTrainer is not used here')\n"),
+        # a trainer built only to measure a model
+        Valid("from trl import RewardTrainer\nmetrics = RewardTrainer(model=rm, args=cfg).evaluate(ds)\n"),
         Valid("# trainer = DPOTrainer(model)\nimport trl\n"),
         Valid("from trl import SFTTrainer\nif False:\n    SFTTrainer(model=m)\n"),
         Valid("class GRPOTrainer:\n    pass\n\nGRPOTrainer()\n"),
@@ -108,6 +115,8 @@ class TrainerConstruction(RouteDetector):
         super().__init__(context)
         self.aliases: dict[str, tuple[str, Trainer]] = {}
         """Local names assigned a trainer class (``trainer_cls = GRPOTrainer``)."""
+        self.measuring: set[int] = set()
+        """Constructions whose object only measures (``Trainer(...).evaluate()``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Name | cst.Attribute):
@@ -120,6 +129,13 @@ class TrainerConstruction(RouteDetector):
                     self.aliases[self.context.scope.prefix + target.target.value] = found
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in MEASURING_METHODS and type(func.value) is cst.Call:
+            # RewardTrainer(rm, tok, cfg).evaluate(ds): a trainer built only to measure a model (the
+            # outer call is visited first)
+            self.measuring.add(id(func.value))
+        if id(node) in self.measuring:
+            return
         found = self.trainer(node) or next(
             (self.aliases[q] for q in sorted(self.names(node.func)) if q in self.aliases), None
         )
