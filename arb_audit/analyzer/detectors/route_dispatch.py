@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import PROCESS_STARTERS, flag_key
+from arb_audit.analyzer.calls import PROCESS_STARTERS, flag_key, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
@@ -362,6 +362,10 @@ def _training_route(qualified: str) -> str | None:
     return label if label not in ("MERGE", "UNKNOWN") else None
 
 
+SHORT_SWITCHES = frozenset({"pt", "rm", "reward", "gae"})
+"""Route words that, as a switch's whole name, say something else (``--pt`` a format, ``--rm`` removal,
+``--reward`` a logging choice, ``--gae`` an advantage detail)."""
+
 class RouteDispatch(RouteDetector):
     """The route depends on configuration when two or more routes can be selected by one choice.
 
@@ -389,6 +393,16 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # one switch named for a route, and switches whose whole names say something else
+        Valid(
+            "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--sft', action='store_true')\n"
+            "ap.add_argument('--rm', action='store_true')\nap.add_argument('--pt', action='store_true')\n"
+        ),
+        # a settings dict whose keys begin with route words holds defaults, not code
+        Valid(
+            "from trainer import GRPOTrainer\nDEFAULTS = {'sft_anchor_enabled': False, 'reward_weights': None,\n"
+            "            'dpo_beta': None}\nGRPOTrainer(DEFAULTS).train()\n"
+        ),
         # a chain in a loop over stages, and a getter handed each of a fixed list, run every route
         Valid(
             "for phase in range(2):\n    if phase == 0:\n        cls = SFTTrainer\n"
@@ -491,6 +505,14 @@ class RouteDispatch(RouteDetector):
     INVALID = (
         Invalid(
             "from heads import SFTOutput, DPOOutput\nHEADS = {'sft': SFTOutput, 'dpo': DPOOutput}\n",
+            "dispatch",
+        ),
+        # switches named for routes, each turning its loss on
+        Invalid(
+            "import argparse\nap = argparse.ArgumentParser()\n"
+            "ap.add_argument('--sft', action='store_true')\nap.add_argument('--dpo', action='store_true')\n"
+            "args = ap.parse_args()\nloss = sft_loss(b) if args.sft else dpo_loss(b) if args.dpo else pg_loss(b)\n"
+            "loss.backward()\n",
             "dispatch",
         ),
         # an elif chain of type tests, each branch picking another route's trainer class
@@ -719,6 +741,8 @@ class RouteDispatch(RouteDetector):
         self.refusals: list[tuple[str, set[str], bool]] = []
         """Settings' routes refused by a branch that only raises: (key, routes, whether all but them)."""
         self.flags: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = []
+        self.switches: list[tuple[cst.Call, str, str]] = []
+        """Options that switch a route on (``--dpo``, ``action="store_true"``): the call, its route, its key."""
         """Options whose choices name routes: (the option, its routes, its default, its key)."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
@@ -957,6 +981,15 @@ class RouteDispatch(RouteDetector):
                 w in (text_value(flag) or "") for w in MULTI_TURN_FLAGS
             ):
                 self.report(node, "dispatch", "an option plugs in multi-turn rollouts", routes=("ONLINE_RL",))
+        if method(node) == "add_argument" and (key := flag_key(node)) is not None:
+            action = keyword(node, "action")
+            if (
+                action is not None
+                and text_value(action.value) == "store_true"
+                and key.lower() in ROUTE_WORDS.keys() - SHORT_SWITCHES
+            ):
+                # ``--dpo``, ``--sft``, ``--ppo`` as switches: each turns its route on
+                self.switches.append((node, ROUTE_WORDS[key.lower()], key))
         choices = keyword(node, "choices")
         if choices is None:
             return
@@ -1002,6 +1035,8 @@ class RouteDispatch(RouteDetector):
             if type(element) is cst.DictElement
             # (``{"gae_lambda": gae_lambda, "grpo_groups": grpo_groups}`` passes settings on by name)
             if isinstance(code := _code_of(element.value), cst.Name | cst.Attribute | cst.SimpleString)
+            # (``{"sft_anchor_enabled": False, "reward_weights": None}``: a settings dict's defaults)
+            if not (type(code) is cst.Name and code.value in ("None", "True", "False"))
             if not _passes_by_name(element)
             if not _holds_results(code)
             if (w := _table_word(element.key)) is not None
@@ -1022,6 +1057,13 @@ class RouteDispatch(RouteDetector):
                 continue  # (every route but one refused: the option picks nothing)
             message = "a flag chooses the route"
             self.report(option, "dispatch", message, routes=offered, default=default, key=key, variant=picks)
+        switched = sorted({route for _, route, _ in self.switches})
+        if len(switched) >= 2:
+            # two options or more named for routes, each turning its route on: the command line picks
+            # the route (none given, the file's own step runs)
+            option, _, key = self.switches[0]
+            message = "options named for routes switch the route"
+            self.report(option, "dispatch", message, routes=tuple(switched), key=key, variant=picks)
         for registrar, (call, statement, registered) in self.registered.items():
             if len(registered) >= 2:
                 # code registered under route names (advantage estimators, losses): a setting's
