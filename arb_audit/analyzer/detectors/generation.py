@@ -24,9 +24,9 @@ CLIENTS = ("openai.", "anthropic.", "aiohttp.ClientSession", "litellm.", "httpx.
 """Hosted-LLM clients (and the HTTP clients that call OpenAI-compatible servers), by name prefix."""
 CLIENT_PACKAGES = frozenset({"openai", "anthropic"})
 """A qualified name with one of these as a component (``llama_index.llms.openai.OpenAI``) is a client."""
-ENDPOINTS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate", "/api/chat")
+ENDPOINTS = ("/chat/completions", "/v1/completions", "/v1/responses", "/generate", "/api/chat")
 """Paths of OpenAI-compatible and inference servers (vLLM, SGLang, TGI, Ollama's ``/api/chat`` and
-``/api/generate``)."""
+``/api/generate``; ``{BASE_URL}/chat/completions`` where the base holds the version)."""
 
 
 HOSTED_WORDS = (("open", "ai"), ("anthropic",))
@@ -347,6 +347,10 @@ class Generation(RouteDetector):
         Invalid(
             "import requests\nurl = f'http://localhost:{port}/v1/chat/completions'\n"
             "reply = requests.post(url, json={'messages': m})\n",
+            "generation",
+        ),
+        Invalid(
+            "import requests\nreply = requests.post(f'{BASE_URL}/chat/completions', json={'messages': m})\n",
             "generation",
         ),
     )
