@@ -430,8 +430,10 @@ def _score_contract(name: str, params: list[str]) -> bool:
 
 
 def _registered_reward(node: cst.FunctionDef) -> bool:
-    """Say whether a decorator named for rewards registers the definition (``@reward("exact")``,
-    ``@register_reward``, ``@rewards.register("fmt")``), and not for a reward model."""
+    """Say whether a decorator named for rewards, not for a reward model, registers the definition.
+
+    ``@reward("exact")``, ``@register_reward``, ``@rewards.register("fmt")``.
+    """
     for decorator in node.decorators:
         expr = decorator.decorator
         said = set(words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_")))

@@ -366,6 +366,7 @@ SHORT_SWITCHES = frozenset({"pt", "rm", "reward", "gae"})
 """Route words that, as a switch's whole name, say something else (``--pt`` a format, ``--rm`` removal,
 ``--reward`` a logging choice, ``--gae`` an advantage detail)."""
 
+
 class RouteDispatch(RouteDetector):
     """The route depends on configuration when two or more routes can be selected by one choice.
 
@@ -397,11 +398,13 @@ class RouteDispatch(RouteDetector):
         Valid(
             "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--sft', action='store_true')\n"
             "ap.add_argument('--rm', action='store_true')\nap.add_argument('--pt', action='store_true')\n"
+            "ap.add_argument('--dpo', action=argparse.BooleanOptionalAction)\n"
         ),
         # a settings dict whose keys begin with route words holds defaults, not code
         Valid(
-            "from trainer import GRPOTrainer\nDEFAULTS = {'sft_anchor_enabled': False, 'reward_weights': None,\n"
-            "            'dpo_beta': None}\nGRPOTrainer(DEFAULTS).train()\n"
+            "from trainer import GRPOTrainer\n"
+            "DEFAULTS = {'sft_anchor_enabled': False, 'reward_weights': None, 'dpo_beta': None}\n"
+            "GRPOTrainer(DEFAULTS).train()\n"
         ),
         # a chain in a loop over stages, and a getter handed each of a fixed list, run every route
         Valid(
@@ -511,7 +514,8 @@ class RouteDispatch(RouteDetector):
         Invalid(
             "import argparse\nap = argparse.ArgumentParser()\n"
             "ap.add_argument('--sft', action='store_true')\nap.add_argument('--dpo', action='store_true')\n"
-            "args = ap.parse_args()\nloss = sft_loss(b) if args.sft else dpo_loss(b) if args.dpo else pg_loss(b)\n"
+            "args = ap.parse_args()\n"
+            "loss = sft_loss(b) if args.sft else dpo_loss(b) if args.dpo else pg_loss(b)\n"
             "loss.backward()\n",
             "dispatch",
         ),
@@ -741,9 +745,9 @@ class RouteDispatch(RouteDetector):
         self.refusals: list[tuple[str, set[str], bool]] = []
         """Settings' routes refused by a branch that only raises: (key, routes, whether all but them)."""
         self.flags: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = []
-        self.switches: list[tuple[cst.Call, str, str]] = []
-        """Options that switch a route on (``--dpo``, ``action="store_true"``): the call, its route, its key."""
         """Options whose choices name routes: (the option, its routes, its default, its key)."""
+        self.switches: list[tuple[cst.Call, str, str]] = []
+        """Options switching a route on (``--dpo``, ``action="store_true"``): the call, route and key."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
         """Registering decorators -> (their first use, the routes of the names they register code under)."""
@@ -985,6 +989,7 @@ class RouteDispatch(RouteDetector):
             action = keyword(node, "action")
             if (
                 action is not None
+                and type(action.value) is cst.SimpleString
                 and text_value(action.value) == "store_true"
                 and key.lower() in ROUTE_WORDS.keys() - SHORT_SWITCHES
             ):

@@ -58,8 +58,11 @@ def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str
 
 
 def _path_text(value: cst.BaseExpression) -> str | None:
-    """Return the literal path an expression builds: ``ROOT / "scripts" / "sft_train.py"``,
-    ``Path("train_dpo.py")`` (its last literal part, where what it is joined to is computed)."""
+    """Return the literal path an expression builds, or None.
+
+    ``ROOT / "scripts" / "sft_train.py"``, ``Path("train_dpo.py")``: its last literal part, where what
+    it is joined to is computed.
+    """
     if type(value) is cst.BinaryOperation and type(value.operator) is cst.Divide:
         return string_text(value.right)
     if type(value) is cst.Call and dotted(value.func) in ("Path", "pathlib.Path") and value.args:
@@ -259,14 +262,16 @@ class SubprocessLaunch(RouteDetector):
         self.built: list[cst.List] = []
         """Lists that start with the interpreter (``[sys.executable, str(SCRIPT), "--config", c]``)."""
         self.unread_run: cst.Call | None = None
-        """The first run of a command this file does not spell where it runs it (``subprocess.run(command)``)."""
+        """The first run of a command the file does not spell at the call (``subprocess.run(command)``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         path = _path_text(node.value)
         for target in node.targets:
             if type(target.target) is not cst.Name:
                 continue
-            if isinstance(node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
+            if isinstance(
+                node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List
+            ):
                 self.bound[target.target.value] = node.value
             if path is not None and PLACEHOLDER not in path:
                 self.paths[target.target.value] = path
@@ -324,7 +329,7 @@ class SubprocessLaunch(RouteDetector):
             if fresh:
                 self._report_command(node, words, fresh)
 
-    def _report_command(self, node: cst.Call, words: list[str], labels: list[str]) -> None:
+    def _report_command(self, node: cst.CSTNode, words: list[str], labels: list[str]) -> None:
         """Report what one command line runs: a stage, a launched evaluation or data generation."""
         for label in labels:
             if label in KINDS:

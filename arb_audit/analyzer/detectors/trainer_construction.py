@@ -18,9 +18,9 @@ TRAINER_BUILDER_WORDS = frozenset(
 the function is named for a trainer too (or is ``partial``)."""
 
 
-
 MEASURING_METHODS = frozenset({"evaluate", "predict", "test", "validate"})
 """Methods of a trainer that measure a model without training it."""
+
 
 class TrainerConstruction(RouteDetector):
     """Constructing a trainer runs its stage: TRL, OpenRLHF, LLaMA-Factory, unsloth and HF trainers.
@@ -130,7 +130,11 @@ class TrainerConstruction(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if type(func) is cst.Attribute and func.attr.value in MEASURING_METHODS and type(func.value) is cst.Call:
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value in MEASURING_METHODS
+            and type(func.value) is cst.Call
+        ):
             # RewardTrainer(rm, tok, cfg).evaluate(ds): a trainer built only to measure a model (the
             # outer call is visited first)
             self.measuring.add(id(func.value))
