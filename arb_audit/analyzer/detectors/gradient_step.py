@@ -401,8 +401,10 @@ class GradientStep(RouteDetector):
         # a loss's value handed to a logger, a plot of training handed a loss function, and the
         # file's own training function (its body is read where it is defined)
         Valid("from lib import log_training\nlog_training(step, loss=loss.item())\n"),
-        # a helper named for a backward pass, handed no loss (a hook's registration)
+        # a helper named for a backward pass, handed no loss (a hook's registration) or a loss function
+        # to check or time (gradcheck, a benchmark)
         Valid("from lib import register_backward\nregister_backward(model, hook)\n"),
+        Valid("from lib import check_backward\ncheck_backward(loss_fn, x)\n"),
         Valid("from lib import plot_training\ndef run_grpo_report(history):\n    plot_training(history)\n"),
         Valid(
             "from tok import train_bpe\n"
@@ -2031,7 +2033,11 @@ class GradientStep(RouteDetector):
         elif (
             type(node.func) is cst.Name
             and words(node.func.value)[-1:] == ("backward",)
-            and (handed_loss := [a.value for a in node.args if _names_a_loss(a)])
+            and (
+                handed_loss := [
+                    a.value for a in node.args if _names_a_loss(a) and not _names_a_loss_function(a)
+                ]
+            )
         ):
             # acc_backward(self.acc, loss), scaled_backward(loss, scaler): a helper named for the
             # backward pass of the loss it is handed (Accelerate-or-plain shims, AMP wrappers)

@@ -14,12 +14,16 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "datasets", "loader", "tokenize", "tokenise", "collate", "preprocess"),
-        *("stage", "stages", "phase", "pipeline"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
-applying, logging them; a reward model's data tokenised and collated; a pipeline's reward-model stage,
-``run_reward_stage``), not a reward function."""
+applying, logging them; a reward model's data tokenised and collated), not a reward function."""
+STAGE_WORDS = frozenset({"stage", "stages", "phase"})
+RUNNING_VERBS = frozenset({"run", "train", "execute", "start", "launch"})
+"""A stage run or trained (``run_reward_stage``) is a pipeline's reward-model stage; a stage or a phase
+alone may be what a reward credits (``reasoning_phase_reward``)."""
+REGISTRY_PLUMBING = frozenset({"cache", "cached", "log", "logged", "timer", "timed", "trace", "traced"})
+"""Words of a decorator that wraps a reward-named function for caching, logging or timing."""
 ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analyse"})
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
@@ -92,6 +96,9 @@ class RewardFunction(RouteDetector):
     VALID = (
         # a pipeline's stage that trains the reward model
         Valid("def run_reward_stage(self, sft_checkpoint):\n    return self._train(sft_checkpoint)\n"),
+        # a reader cached, a summary logged, under decorators that say rewards
+        Valid("@rewards_cache\ndef read_rows(path):\n    return pd.read_parquet(path)\n"),
+        Valid("@log_rewards\ndef summarize(rows):\n    return {'mean': sum(rows) / len(rows)}\n"),
         # a reward model put in a registry of models is no reward function
         Valid("@reward_model.register('bt')\ndef build_bt_head(config):\n    return Head(config)\n"),
         # a grader of an evaluation: it returns a verdict, not a reward
@@ -153,6 +160,11 @@ class RewardFunction(RouteDetector):
             "def exact_call_match(prompts, completions, answers):\n"
             "    return [float(c.strip() == a) for c, a in zip(completions, answers)]\n",
             "reward_function",
+        ),
+        # a reward for a phase of the answer
+        Invalid(
+            "def reasoning_phase_reward(text, answer):\n    return float(answer in text)\n",
+            "reward_named",
         ),
         # a penalty for reward hacking is a reward
         Invalid(
@@ -437,7 +449,9 @@ def _registered_reward(node: cst.FunctionDef) -> bool:
     for decorator in node.decorators:
         expr = decorator.decorator
         said = set(words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_")))
-        if said & {"reward", "rewards"} and not said & MODEL_WORDS:
+        if said & {"reward", "rewards"} and not said & (
+            MODEL_WORDS | REGISTRY_PLUMBING | NOT_A_REWARD_FUNCTION
+        ):
             return True
     return False
 
@@ -453,6 +467,8 @@ def _reward_named(name: str) -> bool:
     found = set(named)
     if not found & {"reward", "rewards"} or found & NOT_A_REWARD_FUNCTION or named[0] in ANALYSING_VERBS:
         return False
+    if found & STAGE_WORDS and found & RUNNING_VERBS:
+        return False  # (``run_reward_stage``: a pipeline's reward-model stage)
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
     if set(named[at + 1 :]) & TABULATING_WORDS or (
         named[at + 1 : at + 2] in HACKING and named[-1] not in PENALTY_WORDS

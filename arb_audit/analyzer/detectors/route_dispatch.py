@@ -394,6 +394,17 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # switches picking the curves a plot draws, and a supervised term added to a DPO loss
+        Valid(
+            "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--ppo', action='store_true')\n"
+            "ap.add_argument('--grpo', action='store_true')\nargs = ap.parse_args()\n"
+            "if args.ppo:\n    plt.plot(ppo_curve)\nif args.grpo:\n    plt.plot(grpo_curve)\n"
+        ),
+        Valid(
+            "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--ipo', action='store_true')\n"
+            "ap.add_argument('--sft', action='store_true')\nargs = ap.parse_args()\n"
+            "loss = dpo_loss(b, ipo=args.ipo) + (nll(b) if args.sft else 0)\nloss.backward()\n"
+        ),
         # one switch named for a route, and switches whose whole names say something else
         Valid(
             "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--sft', action='store_true')\n"
@@ -513,9 +524,9 @@ class RouteDispatch(RouteDetector):
         # switches named for routes, each turning its loss on
         Invalid(
             "import argparse\nap = argparse.ArgumentParser()\n"
-            "ap.add_argument('--sft', action='store_true')\nap.add_argument('--dpo', action='store_true')\n"
+            "ap.add_argument('--ppo', action='store_true')\nap.add_argument('--dpo', action='store_true')\n"
             "args = ap.parse_args()\n"
-            "loss = sft_loss(b) if args.sft else dpo_loss(b) if args.dpo else pg_loss(b)\n"
+            "loss = ppo_loss(b) if args.ppo else dpo_loss(b) if args.dpo else pg_loss(b)\n"
             "loss.backward()\n",
             "dispatch",
         ),
@@ -747,6 +758,8 @@ class RouteDispatch(RouteDetector):
         self.flags: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = []
         """Options whose choices name routes: (the option, its routes, its default, its key)."""
         self.switches: list[tuple[cst.Call, str, str]] = []
+        self.steps = False
+        """Whether the file takes a gradient step of its own (``loss.backward()``, ``optimizer.step()``)."""
         """Options switching a route on (``--dpo``, ``action="store_true"``): the call, route and key."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
@@ -985,6 +998,8 @@ class RouteDispatch(RouteDetector):
                 w in (text_value(flag) or "") for w in MULTI_TURN_FLAGS
             ):
                 self.report(node, "dispatch", "an option plugs in multi-turn rollouts", routes=("ONLINE_RL",))
+        if method(node) in ("backward", "step"):
+            self.steps = True
         if method(node) == "add_argument" and (key := flag_key(node)) is not None:
             action = keyword(node, "action")
             if (
@@ -1063,9 +1078,12 @@ class RouteDispatch(RouteDetector):
             message = "a flag chooses the route"
             self.report(option, "dispatch", message, routes=offered, default=default, key=key, variant=picks)
         switched = sorted({route for _, route, _ in self.switches})
-        if len(switched) >= 2:
-            # two options or more named for routes, each turning its route on: the command line picks
-            # the route (none given, the file's own step runs)
+        if (self.steps or self.runs_trainer or self.launches) and len(set(switched) - {"SFT"}) >= 2:
+            # options named for two routes or more, each turning its route on, in a file that steps or
+            # launches:
+            # the command line picks the route (none given, the file's own step runs). A supervised
+            # switch beside one other route adds a likelihood term to it (``--dpo --sft``), and
+            # switches in a file that trains nothing pick what is plotted or evaluated
             option, _, key = self.switches[0]
             message = "options named for routes switch the route"
             self.report(option, "dispatch", message, routes=tuple(switched), key=key, variant=picks)

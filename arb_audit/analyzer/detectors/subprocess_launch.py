@@ -11,7 +11,8 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
-from arb_audit.analyzer.names import dotted
+from arb_audit.analyzer.loss_slice import words as name_words
+from arb_audit.analyzer.names import dotted, last_name
 from arb_audit.analyzer.shell_words import shell_words
 
 KINDS = {
@@ -68,6 +69,23 @@ def _path_text(value: cst.BaseExpression) -> str | None:
     if type(value) is cst.Call and dotted(value.func) in ("Path", "pathlib.Path") and value.args:
         return string_text(value.args[-1].value)
     return None
+
+
+def _interpreter_line(node: cst.List) -> bool:
+    """Say whether a list's first word is the interpreter (``sys.executable``, ``"python"``)."""
+    return bool(node.elements) and _word(node.elements[0].value) in ("python", "python3")
+
+
+NOT_RUNNING_CALLS = frozenset(
+    {"print", "log", "logger", "logging", "info", "debug", "warning", "echo", "join"}
+)
+"""Words of calls that show a command rather than run it (``print(" ".join(cmd))``, ``logger.info``)."""
+
+
+def words_of(func: cst.BaseExpression) -> set[str]:
+    """Return the words of a called name (``logger.info`` -> logger, info; ``" ".join`` -> join)."""
+    said = set(name_words(last_name(func))) if isinstance(func, cst.Name | cst.Attribute) else set()
+    return said | (set(name_words(dotted(func).replace(".", "_"))) if dotted(func) else set())
 
 
 def _branches(
@@ -161,10 +179,16 @@ class SubprocessLaunch(RouteDetector):
         Valid("import runpy\ndefaults = runpy.run_path('config/defaults.py')\n"),
         # loaded under another name, its ``__main__`` block does not run: the script's functions
         Valid("import runpy\nns = runpy.run_path('scripts/train_grpo.py')\nreward_fn = ns['reward_fn']\n"),
-        # an interpreter's command line built but not run: every command it runs is spelled out
+        # an interpreter's command line built but not run: every command it runs is spelled out, or
+        # the one it runs is the user's (an example in the help is only printed)
         Valid(
             "import subprocess, sys\nHELP = [sys.executable, 'train_sft.py', '--help']\n"
             "subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n"
+        ),
+        Valid(
+            "import subprocess, sys\nEXAMPLE = ['python', 'train_grpo.py', '--lr', '1e-6']\n"
+            "def retry(cmd):\n    print('e.g.', ' '.join(EXAMPLE))\n    return subprocess.run(cmd)\n"
+            "retry(sys.argv[1:])\n"
         ),
     )
     INVALID = (
@@ -260,7 +284,10 @@ class SubprocessLaunch(RouteDetector):
         self.paths: dict[str, str] = {}
         """The literal path each plain name was bound to (``SFT_TRAIN = ROOT / "scripts/sft_train.py"``)."""
         self.built: list[cst.List] = []
-        """Lists that start with the interpreter (``[sys.executable, str(SCRIPT), "--config", c]``)."""
+        """Lists starting with the interpreter (``[sys.executable, str(SCRIPT), "--config", c]``) that a
+        helper returns or hands to a call: commands the file runs somewhere."""
+        self.pending: dict[str, cst.List] = {}
+        """Such lists bound to a name (``command = [sys.executable, ...]``), until returned or handed on."""
         self.unread_run: cst.Call | None = None
         """The first run of a command the file does not spell at the call (``subprocess.run(command)``)."""
 
@@ -275,10 +302,15 @@ class SubprocessLaunch(RouteDetector):
                 self.bound[target.target.value] = node.value
             if path is not None and PLACEHOLDER not in path:
                 self.paths[target.target.value] = path
+            if type(node.value) is cst.List and _interpreter_line(node.value):
+                self.pending[target.target.value] = node.value
 
-    def visit_List(self, node: cst.List) -> None:
-        if node.elements and _word(node.elements[0].value) in ("python", "python3"):
-            self.built.append(node)
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        if type(value) is cst.Name and value.value in self.pending:
+            value = self.pending[value.value]
+        if type(value) is cst.List and _interpreter_line(value):
+            self.built.append(value)  # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.unread_run is None:
@@ -294,6 +326,13 @@ class SubprocessLaunch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if not node.args:
             return
+        if not words_of(node.func) & NOT_RUNNING_CALLS:
+            # ``_run("stage 1", command)``: a command handed on is run (printed or logged, it is not)
+            self.built += [
+                self.pending[a.value.value]
+                for a in node.args
+                if type(a.value) is cst.Name and a.value.value in self.pending
+            ]
         names = self.names(node.func)
         if names & MODULE_RUNNERS.keys():
             # ``runpy.run_module("scripts.train_grpo", run_name="__main__")``: ``python -m`` in-process;

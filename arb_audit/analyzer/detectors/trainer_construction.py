@@ -37,8 +37,6 @@ class TrainerConstruction(RouteDetector):
 
     VALID = (
         Valid("from trl import GRPOTrainer\nprint('GRPOTrainer is not used here')\n"),
-        # a trainer built only to measure a model
-        Valid("from trl import RewardTrainer\nmetrics = RewardTrainer(model=rm, args=cfg).evaluate(ds)\n"),
         Valid("# trainer = DPOTrainer(model)\nimport trl\n"),
         Valid("from trl import SFTTrainer\nif False:\n    SFTTrainer(model=m)\n"),
         Valid("class GRPOTrainer:\n    pass\n\nGRPOTrainer()\n"),
@@ -57,6 +55,11 @@ class TrainerConstruction(RouteDetector):
         Valid("from trl import DPOTrainer\ncard = make_model_card(DPOTrainer, repo_id=r)\n"),
     )
     INVALID = (
+        # a trainer built only to measure a model measures it
+        Invalid(
+            "from trl import RewardTrainer\nmetrics = RewardTrainer(model=rm, args=cfg).evaluate(ds)\n",
+            "scoring",
+        ),
         Invalid("from trl import GRPOTrainer as G\nG(model=m, reward_funcs=[r])\n", "stage", "grpo"),
         Invalid("import trl\ntrl.SFTTrainer(model=m)\n", "stage", "sft"),
         Invalid(
@@ -115,7 +118,7 @@ class TrainerConstruction(RouteDetector):
         super().__init__(context)
         self.aliases: dict[str, tuple[str, Trainer]] = {}
         """Local names assigned a trainer class (``trainer_cls = GRPOTrainer``)."""
-        self.measuring: set[int] = set()
+        self.measuring: dict[int, str] = {}
         """Constructions whose object only measures (``Trainer(...).evaluate()``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -137,12 +140,14 @@ class TrainerConstruction(RouteDetector):
         ):
             # RewardTrainer(rm, tok, cfg).evaluate(ds): a trainer built only to measure a model (the
             # outer call is visited first)
-            self.measuring.add(id(func.value))
-        if id(node) in self.measuring:
-            return
+            self.measuring[id(func.value)] = func.attr.value
         found = self.trainer(node) or next(
             (self.aliases[q] for q in sorted(self.names(node.func)) if q in self.aliases), None
         )
+        if id(node) in self.measuring:
+            if found is not None:
+                self.report(node, "scoring", f"{found[0]}(...).{self.measuring[id(node)]}() measures a model")
+            return
         if found is not None:
             self.report_trainer(node, f"constructs {found[0]}", found[1])
         elif (built := self._built_by_helper(node)) is not None:
