@@ -79,7 +79,15 @@ def classify_loaded(source: SourceFile, guarded: bool = True, boundary: Path | N
 
 def classify_path(path: Path) -> Classification:
     """Read and classify one file; whatever goes wrong is the classification's ``error``."""
-    return classify_loaded(read_source(path, str(path)))
+    try:
+        return classify_loaded(read_source(path, str(path)))
+    except Exception as exc:  # a detector's fault is this file's error, as in a worker's batch
+        return _internal_error(path, exc)
+
+
+def _internal_error(path: Path, exc: Exception) -> Classification:
+    """Return the classification of a file whose analysis raised: the error names the exception."""
+    return Classification(str(path), error=f"internal error: {type(exc).__name__}: {exc}")
 
 
 def _mapped_bytes() -> int:
@@ -127,7 +135,7 @@ def _classify_chunk(jobs: list[Job], timeout_s: int = 0, guarded: bool = True) -
                 source = SourceFile(str(path), kind_for(str(path)), None, unreadable)
             results.append(classify_loaded(source, guarded, boundary))
         except Exception as exc:  # one file never stops the batch; the error names it
-            results.append(Classification(str(path), error=f"internal error: {type(exc).__name__}: {exc}"))
+            results.append(_internal_error(path, exc))
         finally:
             signal.alarm(0)
     for result in results:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arb_audit.analyzer import launchers
+from arb_audit.analyzer import batch, launchers
 from arb_audit.analyzer.batch import classify_many, classify_path
 from arb_audit.analyzer.launchers import classify_launcher, command_routes
 from arb_audit.analyzer.source import SourceFile, read_source
@@ -2219,3 +2219,15 @@ def test_an_algorithm_named_class_is_a_trainer_only_when_imported_and_given_no_e
         "        obs, reward, done, infos = envs.step(actor_critic.act(obs))\n    ppo.update(rollouts)\n"
     )
     assert classify_path(write(tmp_path, "played.py", played)).primary == "ONLINE_RL"
+
+
+def test_a_detector_that_raises_is_the_files_error_not_the_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise AttributeError("'Attribute' object has no attribute 'prefix'")
+
+    monkeypatch.setattr(batch, "classify_loaded", broken)
+    result = classify_path(write(tmp_path, "train.py", "loss.backward()\n"))
+    assert result.error == "internal error: AttributeError: 'Attribute' object has no attribute 'prefix'"
+    assert result.path.endswith("train.py")
