@@ -644,6 +644,15 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ),
             # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
             Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
+            # the advantage step that trainer runs, called by a trainer of the file's own (a fork's
+            # fit loop): the estimator it is handed picks the route
+            Entry(
+                "ray_trainer.compute_advantage",
+                routes=("PPO", "GRPO"),
+                default="PPO",
+                key="algorithm.adv_estimator",
+                choices=ESTIMATORS,
+            ),
             # the critic's worker, handed to a trainer's role mapping (``ray.remote(CriticWorker)``): the
             # file assembles main_ppo's trainer, whose estimator the config picks
             Entry("CriticWorker", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
@@ -672,6 +681,18 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
                 "trainer = RayPPOTrainer(config=config, tokenizer=tokenizer)\ntrainer.fit()\n",
                 "CONFIG_DEPENDENT",
+            ),
+            (
+                "from verl.trainer.ppo.ray_trainer import compute_advantage\n"
+                "batch = compute_advantage(batch, adv_estimator=self.config.algorithm.adv_estimator)\n"
+                "self.actor_rollout_wg.update_actor(batch)\n",
+                "CONFIG_DEPENDENT",
+            ),
+            (
+                "from verl.trainer.ppo.ray_trainer import compute_advantage\n"
+                "batch = compute_advantage(batch, adv_estimator='grpo')\n"
+                "self.actor_rollout_wg.update_actor(batch)\n",
+                "GRPO",
             ),
             (
                 "from verl.workers.fsdp_workers import CriticWorker\n"
