@@ -81,6 +81,21 @@ EVALUATION_WORDS = frozenset(
 """Words of a function that measures a loss rather than trains with it (``eval_loss``)."""
 
 
+ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs"})
+"""Words of a name that holds advantages (``advantages``, ``adv``, ``group_advs``)."""
+MAX_READ_DEPTH = 4
+"""How many assignments back the names an advantage reads are followed."""
+
+
+def _assigned_names(target: cst.BaseExpression) -> set[str]:
+    """Return the plain names an assignment target binds (``a, b = ...`` binds both)."""
+    if type(target) is cst.Name:
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return set().union(*(_assigned_names(e.value) for e in target.elements))
+    return set()
+
+
 class HandwrittenLoss(RouteDetector):
     """Gradient updates (``loss.backward()``) on a loss whose shape is a known stage's.
 
@@ -121,6 +136,12 @@ class HandwrittenLoss(RouteDetector):
     )
 
     VALID = (
+        # a group's statistics only logged, beside advantages made otherwise (a 0/1 success indicator)
+        Valid(
+            "def score(rewards, n):\n    mean_grouped = rewards.view(-1, n).mean(dim=1)\n"
+            "    std_grouped = rewards.view(-1, n).std(dim=1)\n    advantages = (rewards == 1.0).float()\n"
+            "    log({'reward_std': std_grouped.mean().item()})\n    return advantages\n"
+        ),
         # the mean of the other classes of one prediction, and arithmetic over one fewer: no baseline
         Valid(
             "def margins(logits, target_logits, w_max, ka):\n"
@@ -336,6 +357,14 @@ class HandwrittenLoss(RouteDetector):
         self.closed: list[cst.CSTNode] = []
         """Open ``with torch.no_grad()`` blocks and ``@torch.no_grad()`` functions around the node,
         innermost last."""
+        self.group_stats: list[set[str]] = [set()]
+        """Per open function: the names assigned a statistic of a group (``mean_grouped = r.view(-1,
+        G).mean(1)``)."""
+        self.advantages: list[list[cst.BaseExpression]] = [[]]
+        """Per open function: the values assigned to names of advantages there."""
+        self.group_used: bool | None = None
+        """Whether an advantage is computed from a group's statistics anywhere (None: no function
+        both computes such statistics and assigns advantages, so the statistics alone decide)."""
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
         if self.closed and form in LOSS_FORMS:
@@ -365,10 +394,25 @@ class HandwrittenLoss(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, any(self._no_grad(d.decorator) for d in node.decorators))
         self.bound.append({})
+        self.group_stats.append(set())
+        self.advantages.append([])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leave(original_node)
+        self._close_group_scope()
         self.bound.pop()
+
+    def _close_group_scope(self) -> None:
+        """Say, for the function left, whether its advantages read its groups' statistics.
+
+        A function that computes a group's mean and standard deviation but assigns its advantages
+        from something else (``advantages = (rewards == 1).float()``, the statistics only logged) does
+        not normalise within groups.
+        """
+        stats, advantages = self.group_stats.pop(), self.advantages.pop()
+        if stats and advantages:
+            read = set().union(*(self._reads(value) for value in advantages))
+            self.group_used = bool(self.group_used) or bool(read & stats)
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append([False, False, False])
@@ -452,8 +496,17 @@ class HandwrittenLoss(RouteDetector):
                 first = receiver.args[0].value
                 if type(first) is cst.UnaryOperation and is_one(first.expression):
                     self._saw("group_advantage", node)
+                    self._note_group_statistic()
             elif isinstance(receiver, cst.Name | cst.Attribute) and self._grouped(receiver):
                 self._saw("group_advantage", node)
+                self._note_group_statistic()
+
+    def _note_group_statistic(self) -> None:
+        """Remember the names the statement around a group's statistic assigns."""
+        statement = self.context.statements[-1] if self.context.statements else None
+        if type(statement) is cst.Assign:
+            for target in statement.targets:
+                self.group_stats[-1].update(_assigned_names(target.target))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if leave_one_out(node, self.bound[-1].get):
@@ -485,8 +538,19 @@ class HandwrittenLoss(RouteDetector):
         name = arg.expression if type(arg) is cst.UnaryOperation else arg
         return self.bound[-1].get(name.value, arg) if type(name) is cst.Name else arg
 
+    def _reads(self, value: cst.BaseExpression, depth: int = 0) -> set[str]:
+        """Return the plain names an expression reads, through what the function bound them to."""
+        names = {n.value for n in (value, *descendants(value)) if type(n) is cst.Name}
+        if depth < MAX_READ_DEPTH:
+            for name in list(names):
+                if (bound := self.bound[-1].get(name)) is not None and bound is not value:
+                    names |= self._reads(bound, depth + 1)
+        return names
+
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if any(set(words(n)) & ADVANTAGE_NAMES for t in node.targets for n in _assigned_names(t.target)):
+            self.advantages[-1].append(value)
         if len(node.targets) == 1 and type(bound := node.targets[0].target) is cst.Name:
             self.bound[-1][bound.value] = value
         self._handed_pairs([t.target for t in node.targets], value)
@@ -498,6 +562,10 @@ class HandwrittenLoss(RouteDetector):
                     self.grouped_names.add(cst.Module([]).code_for_node(target.target))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        self._close_group_scope()
+        if self.group_used is False:
+            # every group's statistics computed beside advantages made otherwise: logged, not used
+            self.seen.pop("group_advantage", None)
         for form, kind, variant, message in PRECEDENCE:
             if form not in self.seen:
                 continue
