@@ -36,6 +36,8 @@ GENERATION_METHODS = frozenset(
 )
 """Methods that sample text from a model (HF, vLLM, unsloth, TRL's rollout helpers, verl's rollout
 worker group, Gemini's SDK)."""
+OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
+"""Words of a receiver whose argument-less ``step()`` applies gradients."""
 AGENT_TURNS = frozenset({"step", "astep"})
 """Methods by which an agent takes its turn: on a chat agent, its model answers a message."""
 SAMPLE_METHODS = frozenset({"sample", "sample_async"})

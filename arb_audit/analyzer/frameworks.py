@@ -631,7 +631,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ),
             # main_ppo's Hydra main (and the run it calls) imported and run from Python: the
             # configuration it loads picks the estimator, unless the file sets it itself
-            # (``config.algorithm.adv_estimator = "grpo"; run_ppo(config)``)
+            # (``config.algorithm.adv_estimator = "grpo"; run_ppo(config)``); and the advantage step
+            # its trainer runs, called by a trainer of the file's own (a fork's fit loop), handed
+            # the estimator that picks the route
             *(
                 Entry(
                     name,
@@ -640,19 +642,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
                     key="algorithm.adv_estimator",
                     choices=ESTIMATORS,
                 )
-                for name in ("main_ppo.main", "main_ppo.run_ppo")
+                for name in ("main_ppo.main", "main_ppo.run_ppo", "ray_trainer.compute_advantage")
             ),
             # main_ppo's trainer: its fit() computes the advantages algorithm.adv_estimator names
             Entry("RayPPOTrainer", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),
-            # the advantage step that trainer runs, called by a trainer of the file's own (a fork's
-            # fit loop): the estimator it is handed picks the route
-            Entry(
-                "ray_trainer.compute_advantage",
-                routes=("PPO", "GRPO"),
-                default="PPO",
-                key="algorithm.adv_estimator",
-                choices=ESTIMATORS,
-            ),
             # the critic's worker, handed to a trainer's role mapping (``ray.remote(CriticWorker)``): the
             # file assembles main_ppo's trainer, whose estimator the config picks
             Entry("CriticWorker", routes=("PPO", "GRPO"), default="PPO", key="algorithm.adv_estimator"),

@@ -8,7 +8,14 @@ from itertools import pairwise
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import ENVIRONMENT_WORDS, flag_key, is_env_step, literal_field, method
+from arb_audit.analyzer.calls import (
+    ENVIRONMENT_WORDS,
+    OPTIMISER_WORDS,
+    flag_key,
+    is_env_step,
+    literal_field,
+    method,
+)
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.config_module import CONFIG_WORDS
 from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
@@ -52,8 +59,6 @@ RESOLVED_LAST = frozenset(
     )
 )
 """Last components of the functions above: only such calls need their qualified names."""
-OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
-"""Words of a receiver whose argument-less ``step()`` applies gradients."""
 STEP_WORDS = frozenset({"step", "update"})
 """Words of a helper's name that, handed an optimiser, applies its update (``update_step(model,
 optimizer, scheduler)``, ``optimizer_step``)."""
@@ -304,6 +309,16 @@ def _names_a_loss(arg: cst.Arg) -> bool:
     return "loss" in words(last_name(arg.value))
 
 
+def _hands_a_loss_value(arg: cst.Arg) -> bool:
+    """Say whether an argument is a loss's value (``loss``, ``loss=total``).
+
+    Not a loss function (``loss_fn``), nor a setting named for a loss (``loss_scale=1.0``).
+    """
+    if arg.keyword is not None and words(arg.keyword.value)[-1:] != ("loss",):
+        return False
+    return "loss" in words(last_name(arg.value)) and not _names_a_loss_function(arg)
+
+
 LOSS_FUNCTION_WORDS = frozenset({"fn", "func", "function", "fns", "funcs", "functions"})
 """Words that, beside ``loss``, name a loss function rather than a loss's value (``loss_fn``)."""
 
@@ -405,6 +420,7 @@ class GradientStep(RouteDetector):
         # to check or time (gradcheck, a benchmark)
         Valid("from lib import register_backward\nregister_backward(model, hook)\n"),
         Valid("from lib import check_backward\ncheck_backward(loss_fn, x)\n"),
+        Valid("from lib import zero_backward\nzero_backward(model, loss_scale=1.0)\n"),
         Valid("from lib import plot_training\ndef run_grpo_report(history):\n    plot_training(history)\n"),
         Valid(
             "from tok import train_bpe\n"
@@ -2033,11 +2049,7 @@ class GradientStep(RouteDetector):
         elif (
             type(node.func) is cst.Name
             and words(node.func.value)[-1:] == ("backward",)
-            and (
-                handed_loss := [
-                    a.value for a in node.args if _names_a_loss(a) and not _names_a_loss_function(a)
-                ]
-            )
+            and (handed_loss := [a.value for a in node.args if _hands_a_loss_value(a)])
         ):
             # acc_backward(self.acc, loss), scaled_backward(loss, scaler): a helper named for the
             # backward pass of the loss it is handed (Accelerate-or-plain shims, AMP wrappers)

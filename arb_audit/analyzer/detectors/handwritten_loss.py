@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
@@ -88,12 +90,33 @@ MAX_READ_DEPTH = 4
 
 
 def _assigned_names(target: cst.BaseExpression) -> set[str]:
-    """Return the plain names an assignment target binds (``a, b = ...`` binds both)."""
+    """Return the names an assignment target writes (``a, b = ...`` both; ``adv[:, i] = ...`` adv)."""
     if type(target) is cst.Name:
         return {target.value}
     if isinstance(target, cst.Tuple | cst.List):
         return set().union(*(_assigned_names(e.value) for e in target.elements))
+    if isinstance(target, cst.Subscript | cst.Attribute):
+        return _assigned_names(target.value)  # (``self.adv``: the holder's name is read as the name)
     return set()
+
+
+def _names_advantages(names: set[str]) -> bool:
+    """Say whether one of the names holds advantages."""
+    return any(set(words(n)) & ADVANTAGE_NAMES for n in names)
+
+
+@dataclass
+class _GroupScope:
+    """What one function (or the module) does with groups' statistics."""
+
+    stats: set[str] = field(default_factory=set)
+    """Names assigned a statistic of a group (``mean_grouped = r.view(-1, G).mean(1)``)."""
+    sighting: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+    """The first group statistic computed here, and its statement."""
+    direct: bool = False
+    """A statistic is computed in the very assignment of an advantage (``adv = (g - g.mean(1)) / ...``)."""
+    advantages: list[cst.BaseExpression] = field(default_factory=list)
+    """The values assigned to names of advantages here."""
 
 
 class HandwrittenLoss(RouteDetector):
@@ -320,6 +343,24 @@ class HandwrittenLoss(RouteDetector):
             "ppo",
             "ppo",
         ),
+        # the statistics computed in the advantages' own assignment; and a normaliser beside a function
+        # whose statistics are only logged
+        Invalid(
+            "def grpo_advantages(rewards, n):\n    grouped = rewards.view(-1, n)\n"
+            "    advantages = (grouped - grouped.mean(dim=1, keepdim=True)) / (grouped.std(dim=1) + 1e-4)\n"
+            "    return advantages.view(-1)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "def normalise(rewards, n):\n    grouped = rewards.view(-1, n)\n"
+            "    return (grouped - grouped.mean(dim=1, keepdim=True)) / (grouped.std(dim=1) + 1e-4)\n"
+            "def log_stats(rewards, n):\n    std_grouped = rewards.view(-1, n).std(dim=1)\n"
+            "    advantages = (rewards == 1.0).float()\n    log({'std': std_grouped.mean().item()})\n"
+            "    return advantages\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             "def compute_grpo_advantage(scores, n):\n    scores = scores.view(-1, n)\n"
             "    mean, std = scores.mean(dim=1, keepdim=True), scores.std(dim=1, keepdim=True)\n"
@@ -357,14 +398,12 @@ class HandwrittenLoss(RouteDetector):
         self.closed: list[cst.CSTNode] = []
         """Open ``with torch.no_grad()`` blocks and ``@torch.no_grad()`` functions around the node,
         innermost last."""
-        self.group_stats: list[set[str]] = [set()]
-        """Per open function: the names assigned a statistic of a group (``mean_grouped = r.view(-1,
-        G).mean(1)``)."""
-        self.advantages: list[list[cst.BaseExpression]] = [[]]
-        """Per open function: the values assigned to names of advantages there."""
-        self.group_used: bool | None = None
-        """Whether an advantage is computed from a group's statistics anywhere (None: no function
-        both computes such statistics and assigns advantages, so the statistics alone decide)."""
+        self.groups: list[_GroupScope] = [_GroupScope()]
+        """Per open function (the module's first): its groups' statistics and advantages."""
+        self.group_evidence: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+        """The first group statistic of a function whose advantages use it, or that assigns none."""
+        self.group_unused = False
+        """A function computes groups' statistics and assigns advantages that read none of them."""
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
         if self.closed and form in LOSS_FORMS:
@@ -394,8 +433,7 @@ class HandwrittenLoss(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, any(self._no_grad(d.decorator) for d in node.decorators))
         self.bound.append({})
-        self.group_stats.append(set())
-        self.advantages.append([])
+        self.groups.append(_GroupScope())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leave(original_node)
@@ -403,16 +441,21 @@ class HandwrittenLoss(RouteDetector):
         self.bound.pop()
 
     def _close_group_scope(self) -> None:
-        """Say, for the function left, whether its advantages read its groups' statistics.
+        """Judge, for the function left, whether its groups' statistics make its advantages.
 
         A function that computes a group's mean and standard deviation but assigns its advantages
         from something else (``advantages = (rewards == 1).float()``, the statistics only logged) does
-        not normalise within groups.
+        not normalise within groups; one that assigns no advantage (it returns them) may.
         """
-        stats, advantages = self.group_stats.pop(), self.advantages.pop()
-        if stats and advantages:
-            read = set().union(*(self._reads(value) for value in advantages))
-            self.group_used = bool(self.group_used) or bool(read & stats)
+        scope = self.groups.pop()
+        if scope.sighting is None:
+            return
+        seen: set[str] = set()
+        read = set().union(*(self._reads(value, seen) for value in scope.advantages))
+        if scope.direct or not scope.advantages or read & scope.stats:
+            self.group_evidence = self.group_evidence or scope.sighting
+        else:
+            self.group_unused = True
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append([False, False, False])
@@ -496,17 +539,21 @@ class HandwrittenLoss(RouteDetector):
                 first = receiver.args[0].value
                 if type(first) is cst.UnaryOperation and is_one(first.expression):
                     self._saw("group_advantage", node)
-                    self._note_group_statistic()
+                    self._note_group_statistic(node)
             elif isinstance(receiver, cst.Name | cst.Attribute) and self._grouped(receiver):
                 self._saw("group_advantage", node)
-                self._note_group_statistic()
+                self._note_group_statistic(node)
 
-    def _note_group_statistic(self) -> None:
-        """Remember the names the statement around a group's statistic assigns."""
+    def _note_group_statistic(self, node: cst.CSTNode) -> None:
+        """Remember where a group's statistic is computed, and the names its statement assigns."""
+        scope = self.groups[-1]
         statement = self.context.statements[-1] if self.context.statements else None
+        if scope.sighting is None:
+            scope.sighting = (node, statement)
         if type(statement) is cst.Assign:
-            for target in statement.targets:
-                self.group_stats[-1].update(_assigned_names(target.target))
+            assigned = set().union(*(_assigned_names(target.target) for target in statement.targets))
+            scope.stats |= assigned
+            scope.direct = scope.direct or _names_advantages(assigned)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if leave_one_out(node, self.bound[-1].get):
@@ -538,19 +585,23 @@ class HandwrittenLoss(RouteDetector):
         name = arg.expression if type(arg) is cst.UnaryOperation else arg
         return self.bound[-1].get(name.value, arg) if type(name) is cst.Name else arg
 
-    def _reads(self, value: cst.BaseExpression, depth: int = 0) -> set[str]:
-        """Return the plain names an expression reads, through what the function bound them to."""
+    def _reads(self, value: cst.BaseExpression, seen: set[str], depth: int = 0) -> set[str]:
+        """Return the plain names an expression reads, through what the function bound them to.
+
+        ``seen``: names already followed (each is followed once, so the work stays linear).
+        """
         names = {n.value for n in (value, *descendants(value)) if type(n) is cst.Name}
         if depth < MAX_READ_DEPTH:
-            for name in list(names):
+            for name in names - seen:
+                seen.add(name)
                 if (bound := self.bound[-1].get(name)) is not None and bound is not value:
-                    names |= self._reads(bound, depth + 1)
+                    names |= self._reads(bound, seen, depth + 1)
         return names
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if any(set(words(n)) & ADVANTAGE_NAMES for t in node.targets for n in _assigned_names(t.target)):
-            self.advantages[-1].append(value)
+        if _names_advantages(set().union(*(_assigned_names(t.target) for t in node.targets))):
+            self.groups[-1].advantages.append(value)
         if len(node.targets) == 1 and type(bound := node.targets[0].target) is cst.Name:
             self.bound[-1][bound.value] = value
         self._handed_pairs([t.target for t in node.targets], value)
@@ -563,7 +614,9 @@ class HandwrittenLoss(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._close_group_scope()
-        if self.group_used is False:
+        if self.group_evidence is not None and "group_advantage" in self.seen:
+            self.seen["group_advantage"] = self.group_evidence  # (seen at all: not under no_grad only)
+        elif self.group_unused:
             # every group's statistics computed beside advantages made otherwise: logged, not used
             self.seen.pop("group_advantage", None)
         for form, kind, variant, message in PRECEDENCE:

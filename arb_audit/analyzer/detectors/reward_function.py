@@ -19,11 +19,12 @@ NOT_A_REWARD_FUNCTION = frozenset(
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
 applying, logging them; a reward model's data tokenised and collated), not a reward function."""
 STAGE_WORDS = frozenset({"stage", "stages", "phase"})
+"""Words of a pipeline's stage in a reward-named definition (see :data:`RUNNING_VERBS`)."""
 RUNNING_VERBS = frozenset({"run", "train", "execute", "start", "launch"})
 """A stage run or trained (``run_reward_stage``) is a pipeline's reward-model stage; a stage or a phase
 alone may be what a reward credits (``reasoning_phase_reward``)."""
-REGISTRY_PLUMBING = frozenset({"cache", "cached", "log", "logged", "timer", "timed", "trace", "traced"})
-"""Words of a decorator that wraps a reward-named function for caching, logging or timing."""
+REGISTERING_WORDS = frozenset({"register", "registry", "registered"})
+"""Words of a decorator that puts the definition in a registry (``@register_reward``)."""
 ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analyse"})
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
@@ -98,6 +99,7 @@ class RewardFunction(RouteDetector):
         Valid("def run_reward_stage(self, sft_checkpoint):\n    return self._train(sft_checkpoint)\n"),
         # a reader cached, a summary logged, under decorators that say rewards
         Valid("@rewards_cache\ndef read_rows(path):\n    return pd.read_parquet(path)\n"),
+        Valid("@with_reward_timeout(5)\ndef fetch_page(url):\n    return requests.get(url).text\n"),
         Valid("@log_rewards\ndef summarize(rows):\n    return {'mean': sum(rows) / len(rows)}\n"),
         # a reward model put in a registry of models is no reward function
         Valid("@reward_model.register('bt')\ndef build_bt_head(config):\n    return Head(config)\n"),
@@ -160,6 +162,14 @@ class RewardFunction(RouteDetector):
             "def exact_call_match(prompts, completions, answers):\n"
             "    return [float(c.strip() == a) for c, a in zip(completions, answers)]\n",
             "reward_function",
+        ),
+        Invalid(
+            "@rewards.register('fmt')\ndef fmt_match(prompts, completions):\n"
+            "    return [float(c.startswith('<think>')) for c in completions]\n",
+            "reward_function",
+        ),
+        Invalid(
+            "@register_reward\ndef exact(prompts, outputs, answers):\n    return [1.0]\n", "reward_function"
         ),
         # a reward for a phase of the answer
         Invalid(
@@ -442,15 +452,19 @@ def _score_contract(name: str, params: list[str]) -> bool:
 
 
 def _registered_reward(node: cst.FunctionDef) -> bool:
-    """Say whether a decorator named for rewards, not for a reward model, registers the definition.
+    """Say whether a decorator registers the definition as a reward (not as a reward model).
 
-    ``@reward("exact")``, ``@register_reward``, ``@rewards.register("fmt")``.
+    The decorator is named "reward" alone (``@reward("exact")``), or for rewards and registering
+    (``@register_reward``, ``@rewards.register("fmt")``); one that wraps a function otherwise
+    (``@with_reward_timeout(5)``, ``@rewards_cache``) registers nothing.
     """
     for decorator in node.decorators:
         expr = decorator.decorator
-        said = set(words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_")))
-        if said & {"reward", "rewards"} and not said & (
-            MODEL_WORDS | REGISTRY_PLUMBING | NOT_A_REWARD_FUNCTION
+        said = words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_"))
+        if said in (("reward",), ("rewards",)) or (
+            set(said) & {"reward", "rewards"}
+            and set(said) & REGISTERING_WORDS
+            and not set(said) & MODEL_WORDS
         ):
             return True
     return False

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import PROCESS_STARTERS, flag_key, method
+from arb_audit.analyzer.calls import OPTIMISER_WORDS, PROCESS_STARTERS, flag_key, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import cached_by_name
@@ -362,9 +362,10 @@ def _training_route(qualified: str) -> str | None:
     return label if label not in ("MERGE", "UNKNOWN") else None
 
 
-SHORT_SWITCHES = frozenset({"pt", "rm", "reward", "gae"})
-"""Route words that, as a switch's whole name, say something else (``--pt`` a format, ``--rm`` removal,
-``--reward`` a logging choice, ``--gae`` an advantage detail)."""
+SWITCH_WORDS = frozenset(ROUTE_WORDS.keys() - {"pt", "rm", "reward", "gae"})
+"""Route words that, as a switch's whole name, turn a route on (``--dpo``); the others say something
+else there (``--pt`` a format, ``--rm`` removal, ``--reward`` a logging choice, ``--gae`` an advantage
+detail)."""
 
 
 class RouteDispatch(RouteDetector):
@@ -407,9 +408,14 @@ class RouteDispatch(RouteDetector):
         ),
         # one switch named for a route, and switches whose whole names say something else
         Valid(
-            "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--sft', action='store_true')\n"
+            "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--dpo', action='store_true')\n"
             "ap.add_argument('--rm', action='store_true')\nap.add_argument('--pt', action='store_true')\n"
-            "ap.add_argument('--dpo', action=argparse.BooleanOptionalAction)\n"
+            "ap.add_argument('--ppo', action=argparse.BooleanOptionalAction)\nloss.backward()\n"
+        ),
+        # switches in a file whose steps are an environment's and a scheduler's
+        Valid(
+            "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--ppo', action='store_true')\n"
+            "ap.add_argument('--grpo', action='store_true')\nobs = env.step(a)\nscheduler.step()\n"
         ),
         # a settings dict whose keys begin with route words holds defaults, not code
         Valid(
@@ -753,17 +759,17 @@ class RouteDispatch(RouteDetector):
         self.runs_trainer = False
         """Whether the file calls a trainer's run method (``trainer.train()``)."""
         self.registered: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, set[str]]] = {}
+        """Registering decorators -> (their first use, the routes of the names they register code under)."""
         self.refusals: list[tuple[str, set[str], bool]] = []
         """Settings' routes refused by a branch that only raises: (key, routes, whether all but them)."""
         self.flags: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = []
         """Options whose choices name routes: (the option, its routes, its default, its key)."""
         self.switches: list[tuple[cst.Call, str, str]] = []
+        """Options switching a route on (``--dpo``, ``action="store_true"``): the call, route and key."""
         self.steps = False
         """Whether the file takes a gradient step of its own (``loss.backward()``, ``optimizer.step()``)."""
-        """Options switching a route on (``--dpo``, ``action="store_true"``): the call, route and key."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
-        """Registering decorators -> (their first use, the routes of the names they register code under)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
@@ -998,15 +1004,20 @@ class RouteDispatch(RouteDetector):
                 w in (text_value(flag) or "") for w in MULTI_TURN_FLAGS
             ):
                 self.report(node, "dispatch", "an option plugs in multi-turn rollouts", routes=("ONLINE_RL",))
-        if method(node) in ("backward", "step"):
-            self.steps = True
+        called = method(node)
+        if called == "backward" or (
+            called == "step"
+            and type(node.func) is cst.Attribute
+            and set(name_words(dotted(node.func.value).replace(".", "_"))) & OPTIMISER_WORDS
+        ):
+            self.steps = True  # (an environment's, a scheduler's or a progress bar's step is none)
         if method(node) == "add_argument" and (key := flag_key(node)) is not None:
             action = keyword(node, "action")
             if (
                 action is not None
                 and type(action.value) is cst.SimpleString
                 and text_value(action.value) == "store_true"
-                and key.lower() in ROUTE_WORDS.keys() - SHORT_SWITCHES
+                and key.lower() in SWITCH_WORDS
             ):
                 # ``--dpo``, ``--sft``, ``--ppo`` as switches: each turns its route on
                 self.switches.append((node, ROUTE_WORDS[key.lower()], key))
@@ -1077,16 +1088,16 @@ class RouteDispatch(RouteDetector):
                 continue  # (every route but one refused: the option picks nothing)
             message = "a flag chooses the route"
             self.report(option, "dispatch", message, routes=offered, default=default, key=key, variant=picks)
-        switched = sorted({route for _, route, _ in self.switches})
-        if (self.steps or self.runs_trainer or self.launches) and len(set(switched) - {"SFT"}) >= 2:
-            # options named for two routes or more, each turning its route on, in a file that steps or
-            # launches:
-            # the command line picks the route (none given, the file's own step runs). A supervised
-            # switch beside one other route adds a likelihood term to it (``--dpo --sft``), and
-            # switches in a file that trains nothing pick what is plotted or evaluated
-            option, _, key = self.switches[0]
+        switched = {route for _, route, _ in self.switches}
+        if (self.steps or self.runs_trainer or self.launches) and len(switched - {"SFT"}) >= 2:
+            # options named for two routes or more, each turning its route on, in a file that steps,
+            # runs a trainer or launches: the command line picks the route (none given, the file's own
+            # step runs). A supervised switch beside one other route adds a likelihood term to it
+            # (``--dpo --sft``), and switches in a file that trains nothing pick what is plotted or
+            # evaluated
+            option, _, key = next(s for s in self.switches if s[1] != "SFT")
             message = "options named for routes switch the route"
-            self.report(option, "dispatch", message, routes=tuple(switched), key=key, variant=picks)
+            self.report(option, "dispatch", message, routes=tuple(sorted(switched)), key=key, variant=picks)
         for registrar, (call, statement, registered) in self.registered.items():
             if len(registered) >= 2:
                 # code registered under route names (advantage estimators, losses): a setting's

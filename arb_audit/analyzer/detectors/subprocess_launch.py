@@ -11,8 +11,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
-from arb_audit.analyzer.loss_slice import words as name_words
-from arb_audit.analyzer.names import dotted, last_name
+from arb_audit.analyzer.names import dotted
 from arb_audit.analyzer.shell_words import shell_words
 
 KINDS = {
@@ -74,18 +73,6 @@ def _path_text(value: cst.BaseExpression) -> str | None:
 def _interpreter_line(node: cst.List) -> bool:
     """Say whether a list's first word is the interpreter (``sys.executable``, ``"python"``)."""
     return bool(node.elements) and _word(node.elements[0].value) in ("python", "python3")
-
-
-NOT_RUNNING_CALLS = frozenset(
-    {"print", "log", "logger", "logging", "info", "debug", "warning", "echo", "join"}
-)
-"""Words of calls that show a command rather than run it (``print(" ".join(cmd))``, ``logger.info``)."""
-
-
-def words_of(func: cst.BaseExpression) -> set[str]:
-    """Return the words of a called name (``logger.info`` -> logger, info; ``" ".join`` -> join)."""
-    said = set(name_words(last_name(func))) if isinstance(func, cst.Name | cst.Attribute) else set()
-    return said | (set(name_words(dotted(func).replace(".", "_"))) if dotted(func) else set())
 
 
 def _branches(
@@ -181,14 +168,19 @@ class SubprocessLaunch(RouteDetector):
         Valid("import runpy\nns = runpy.run_path('scripts/train_grpo.py')\nreward_fn = ns['reward_fn']\n"),
         # an interpreter's command line built but not run: every command it runs is spelled out, or
         # the one it runs is the user's (an example in the help is only printed)
+        # a name bound again runs its new value (the user's command), not the example it held
         Valid(
-            "import subprocess, sys\nHELP = [sys.executable, 'train_sft.py', '--help']\n"
-            "subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n"
+            "import subprocess, sys\ncmd = [sys.executable, 'train_grpo.py', '--help']\n"
+            "print(' '.join(cmd))\ncmd = sys.argv[1:]\nsubprocess.run(cmd, check=True)\n"
         ),
         Valid(
-            "import subprocess, sys\nEXAMPLE = ['python', 'train_grpo.py', '--lr', '1e-6']\n"
-            "def retry(cmd):\n    print('e.g.', ' '.join(EXAMPLE))\n    return subprocess.run(cmd)\n"
-            "retry(sys.argv[1:])\n"
+            "import subprocess, sys\nHELP = [sys.executable, 'train_sft.py', '--help']\nshow_usage(HELP)\n"
+            "subprocess.run(cmd, check=True)\n"
+        ),
+        Valid(
+            "import shlex, subprocess, sys\nEXAMPLE = ['python', 'train_grpo.py', '--lr', '1e-6']\n"
+            "def retry(cmd):\n    print('e.g.', ' '.join(map(shlex.quote, EXAMPLE)))\n"
+            "    return subprocess.run(cmd)\nretry(sys.argv[1:])\n"
         ),
     )
     INVALID = (
@@ -283,56 +275,80 @@ class SubprocessLaunch(RouteDetector):
         """The string value each plain name was last bound to (``command = f"tune run ..."``)."""
         self.paths: dict[str, str] = {}
         """The literal path each plain name was bound to (``SFT_TRAIN = ROOT / "scripts/sft_train.py"``)."""
-        self.built: list[cst.List] = []
+        self.built: dict[int, cst.List] = {}
         """Lists starting with the interpreter (``[sys.executable, str(SCRIPT), "--config", c]``) that a
-        helper returns or hands to a call: commands the file runs somewhere."""
-        self.pending: dict[str, cst.List] = {}
-        """Such lists bound to a name (``command = [sys.executable, ...]``), until returned or handed on."""
+        helper returns: commands the file runs somewhere (by id, each once)."""
+        self.pending: list[dict[str, cst.List]] = [{}]
+        """Per open function (the module's first): such lists bound to a name (``command = [...]``)."""
+        self.handed: list[tuple[str, cst.List]] = []
+        """Such lists handed to a function by its name (``_run("stage 1", command)``): run if the file
+        defines that function (a runner of its own), shown if it does not (``print``, ``logger.info``)."""
+        self.defined: set[str] = set()
+        """Names of the functions the file defines."""
+        self.read_by_runner: set[int] = set()
+        """Lists a runner reads where it is called (reported there)."""
         self.unread_run: cst.Call | None = None
         """The first run of a command the file does not spell at the call (``subprocess.run(command)``)."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defined.add(node.name.value)
+        self.pending.append({})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.pending.pop()
+
+    def _pending(self, name: str) -> cst.List | None:
+        """Return the interpreter's list a name holds here (the function's own, else the module's)."""
+        return self.pending[-1].get(name) or self.pending[0].get(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         path = _path_text(node.value)
         for target in node.targets:
             if type(target.target) is not cst.Name:
                 continue
+            name = target.target.value
+            # (a name bound again holds its new value: an old path or command no longer)
             if isinstance(
                 node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List
             ):
-                self.bound[target.target.value] = node.value
+                self.bound[name] = node.value
+            else:
+                self.bound.pop(name, None)
             if path is not None and PLACEHOLDER not in path:
-                self.paths[target.target.value] = path
+                self.paths[name] = path
+            else:
+                self.paths.pop(name, None)
             if type(node.value) is cst.List and _interpreter_line(node.value):
-                self.pending[target.target.value] = node.value
+                self.pending[-1][name] = node.value
+            else:
+                self.pending[-1].pop(name, None)
 
     def visit_Return(self, node: cst.Return) -> None:
         value = node.value
-        if type(value) is cst.Name and value.value in self.pending:
-            value = self.pending[value.value]
+        if type(value) is cst.Name:
+            value = self._pending(value.value) or value
         if type(value) is cst.List and _interpreter_line(value):
-            self.built.append(value)  # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
+            self.built[id(value)] = value  # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.unread_run is None:
             return
         # a runner handed a command made elsewhere in the file (``_run(label, _command(cfg))``, the
         # list built by a helper): the interpreter's command lines the file builds are what it runs
-        for node in self.built:
-            lines = _list_words(node, self.paths)
-            routes = [command_routes(line) or launched_routes(line) for line in map(shlex.join, lines)]
-            if lines and routes[0]:
-                self._report_command(node, lines[0], routes[0])
+        for callee, command in self.handed:
+            if callee in self.defined:
+                self.built[id(command)] = command
+        for key, command in self.built.items():
+            if key not in self.read_by_runner:
+                self._report_lines(command, _list_words(command, self.paths))
 
     def visit_Call(self, node: cst.Call) -> None:
         if not node.args:
             return
-        if not words_of(node.func) & NOT_RUNNING_CALLS:
-            # ``_run("stage 1", command)``: a command handed on is run (printed or logged, it is not)
-            self.built += [
-                self.pending[a.value.value]
-                for a in node.args
-                if type(a.value) is cst.Name and a.value.value in self.pending
-            ]
+        if type(node.func) is cst.Name:
+            for arg in node.args:
+                if type(arg.value) is cst.Name and (command := self._pending(arg.value.value)) is not None:
+                    self.handed.append((node.func.value, command))
         names = self.names(node.func)
         if names & MODULE_RUNNERS.keys():
             # ``runpy.run_module("scripts.train_grpo", run_name="__main__")``: ``python -m`` in-process;
@@ -346,11 +362,18 @@ class SubprocessLaunch(RouteDetector):
                 return
             lines = [[*MODULE_RUNNERS[next(iter(names & MODULE_RUNNERS.keys()))], target.strip()]]
         elif names & RUNNERS:
+            handed = node.args[0].value
+            named = self._pending(handed.value) if type(handed) is cst.Name else None
+            self.read_by_runner.add(id(named or handed))
             lines = _literal_words(node.args[0].value, self.bound, paths=self.paths)
             if not lines and self.unread_run is None:
                 self.unread_run = node
         else:
             return
+        self._report_lines(node, lines)
+
+    def _report_lines(self, node: cst.CSTNode, lines: list[list[str]]) -> None:
+        """Report what the command lines a run may be run: a stage, or a stage a setting picks."""
         # (a script the table does not know, named for evaluating: the evaluation it runs)
         routes = [command_routes(line) or launched_routes(line) for line in map(shlex.join, lines)]
         trained = {label for labels in routes for label in labels if label in KINDS}
@@ -361,12 +384,12 @@ class SubprocessLaunch(RouteDetector):
             self.report(node, "dispatch", message, routes=tuple(sorted(trained)))
             return
         reported: set[str] = set()
-        for words, labels in zip(lines, routes, strict=True):
+        for line, labels in zip(lines, routes, strict=True):
             # (a switch between two flags' values runs the same stage: it is reported once)
             fresh = [label for label in labels if label not in reported]
             reported.update(labels)
             if fresh:
-                self._report_command(node, words, fresh)
+                self._report_command(node, line, fresh)
 
     def _report_command(self, node: cst.CSTNode, words: list[str], labels: list[str]) -> None:
         """Report what one command line runs: a stage, a launched evaluation or data generation."""
