@@ -314,8 +314,8 @@ def _hands_a_loss_value(arg: cst.Arg) -> bool:
 
     Not a loss function (``loss_fn``), nor a setting named for a loss (``loss_scale=1.0``).
     """
-    if arg.keyword is not None and words(arg.keyword.value)[-1:] != ("loss",):
-        return False
+    if arg.keyword is not None:
+        return words(arg.keyword.value)[-1:] == ("loss",) and not _names_a_loss_function(arg)
     return "loss" in words(last_name(arg.value)) and not _names_a_loss_function(arg)
 
 
@@ -878,6 +878,13 @@ class GradientStep(RouteDetector):
             "loss = -F.logsigmoid(chosen_rewards - rejected_rewards).mean()\nacc_backward(acc, loss)\n",
             "gradient_step",
             "reward_model",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\nfrom .amp import scaled_backward\n"
+            "total = F.cross_entropy(logits.view(-1, v), labels.view(-1))\n"
+            "scaled_backward(loss=total, scaler=s)\n",
+            "gradient_step",
+            "sft",
         ),
         # a likelihood maximised with nothing weighting it is supervised, whatever the code calls it
         Invalid(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
@@ -83,42 +81,6 @@ EVALUATION_WORDS = frozenset(
 """Words of a function that measures a loss rather than trains with it (``eval_loss``)."""
 
 
-ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs"})
-"""Words of a name that holds advantages (``advantages``, ``adv``, ``group_advs``)."""
-MAX_READ_DEPTH = 4
-"""How many assignments back the names an advantage reads are followed."""
-
-
-def _assigned_names(target: cst.BaseExpression) -> set[str]:
-    """Return the names an assignment target writes (``a, b = ...`` both; ``adv[:, i] = ...`` adv)."""
-    if type(target) is cst.Name:
-        return {target.value}
-    if isinstance(target, cst.Tuple | cst.List):
-        return set().union(*(_assigned_names(e.value) for e in target.elements))
-    if isinstance(target, cst.Subscript | cst.Attribute):
-        return _assigned_names(target.value)  # (``self.adv``: the holder's name is read as the name)
-    return set()
-
-
-def _names_advantages(names: set[str]) -> bool:
-    """Say whether one of the names holds advantages."""
-    return any(set(words(n)) & ADVANTAGE_NAMES for n in names)
-
-
-@dataclass
-class _GroupScope:
-    """What one function (or the module) does with groups' statistics."""
-
-    stats: set[str] = field(default_factory=set)
-    """Names assigned a statistic of a group (``mean_grouped = r.view(-1, G).mean(1)``)."""
-    sighting: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
-    """The first group statistic computed here, and its statement."""
-    direct: bool = False
-    """A statistic is computed in the very assignment of an advantage (``adv = (g - g.mean(1)) / ...``)."""
-    advantages: list[cst.BaseExpression] = field(default_factory=list)
-    """The values assigned to names of advantages here."""
-
-
 class HandwrittenLoss(RouteDetector):
     """Gradient updates (``loss.backward()``) on a loss whose shape is a known stage's.
 
@@ -159,12 +121,6 @@ class HandwrittenLoss(RouteDetector):
     )
 
     VALID = (
-        # a group's statistics only logged, beside advantages made otherwise (a 0/1 success indicator)
-        Valid(
-            "def score(rewards, n):\n    mean_grouped = rewards.view(-1, n).mean(dim=1)\n"
-            "    std_grouped = rewards.view(-1, n).std(dim=1)\n    advantages = (rewards == 1.0).float()\n"
-            "    log({'reward_std': std_grouped.mean().item()})\n    return advantages\n"
-        ),
         # the mean of the other classes of one prediction, and arithmetic over one fewer: no baseline
         Valid(
             "def margins(logits, target_logits, w_max, ka):\n"
@@ -343,8 +299,9 @@ class HandwrittenLoss(RouteDetector):
             "ppo",
             "ppo",
         ),
-        # the statistics computed in the advantages' own assignment; and a normaliser beside a function
-        # whose statistics are only logged
+        # the statistics computed in the advantages' own assignment, and a normaliser beside a function
+        # whose group statistics are only logged (they are read as the file's: which function's
+        # advantages a step uses is the step's to say)
         Invalid(
             "def grpo_advantages(rewards, n):\n    grouped = rewards.view(-1, n)\n"
             "    advantages = (grouped - grouped.mean(dim=1, keepdim=True)) / (grouped.std(dim=1) + 1e-4)\n"
@@ -398,12 +355,6 @@ class HandwrittenLoss(RouteDetector):
         self.closed: list[cst.CSTNode] = []
         """Open ``with torch.no_grad()`` blocks and ``@torch.no_grad()`` functions around the node,
         innermost last."""
-        self.groups: list[_GroupScope] = [_GroupScope()]
-        """Per open function (the module's first): its groups' statistics and advantages."""
-        self.group_evidence: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
-        """The first group statistic of a function whose advantages use it, or that assigns none."""
-        self.group_unused = False
-        """A function computes groups' statistics and assigns advantages that read none of them."""
 
     def _saw(self, form: str, node: cst.CSTNode) -> None:
         if self.closed and form in LOSS_FORMS:
@@ -433,29 +384,10 @@ class HandwrittenLoss(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, any(self._no_grad(d.decorator) for d in node.decorators))
         self.bound.append({})
-        self.groups.append(_GroupScope())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leave(original_node)
-        self._close_group_scope()
         self.bound.pop()
-
-    def _close_group_scope(self) -> None:
-        """Judge, for the function left, whether its groups' statistics make its advantages.
-
-        A function that computes a group's mean and standard deviation but assigns its advantages
-        from something else (``advantages = (rewards == 1).float()``, the statistics only logged) does
-        not normalise within groups; one that assigns no advantage (it returns them) may.
-        """
-        scope = self.groups.pop()
-        if scope.sighting is None:
-            return
-        seen: set[str] = set()
-        read = set().union(*(self._reads(value, seen) for value in scope.advantages))
-        if scope.direct or not scope.advantages or read & scope.stats:
-            self.group_evidence = self.group_evidence or scope.sighting
-        else:
-            self.group_unused = True
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append([False, False, False])
@@ -539,21 +471,8 @@ class HandwrittenLoss(RouteDetector):
                 first = receiver.args[0].value
                 if type(first) is cst.UnaryOperation and is_one(first.expression):
                     self._saw("group_advantage", node)
-                    self._note_group_statistic(node)
             elif isinstance(receiver, cst.Name | cst.Attribute) and self._grouped(receiver):
                 self._saw("group_advantage", node)
-                self._note_group_statistic(node)
-
-    def _note_group_statistic(self, node: cst.CSTNode) -> None:
-        """Remember where a group's statistic is computed, and the names its statement assigns."""
-        scope = self.groups[-1]
-        statement = self.context.statements[-1] if self.context.statements else None
-        if scope.sighting is None:
-            scope.sighting = (node, statement)
-        if type(statement) is cst.Assign:
-            assigned = set().union(*(_assigned_names(target.target) for target in statement.targets))
-            scope.stats |= assigned
-            scope.direct = scope.direct or _names_advantages(assigned)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if leave_one_out(node, self.bound[-1].get):
@@ -585,23 +504,8 @@ class HandwrittenLoss(RouteDetector):
         name = arg.expression if type(arg) is cst.UnaryOperation else arg
         return self.bound[-1].get(name.value, arg) if type(name) is cst.Name else arg
 
-    def _reads(self, value: cst.BaseExpression, seen: set[str], depth: int = 0) -> set[str]:
-        """Return the plain names an expression reads, through what the function bound them to.
-
-        ``seen``: names already followed (each is followed once, so the work stays linear).
-        """
-        names = {n.value for n in (value, *descendants(value)) if type(n) is cst.Name}
-        if depth < MAX_READ_DEPTH:
-            for name in names - seen:
-                seen.add(name)
-                if (bound := self.bound[-1].get(name)) is not None and bound is not value:
-                    names |= self._reads(bound, seen, depth + 1)
-        return names
-
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if _names_advantages(set().union(*(_assigned_names(t.target) for t in node.targets))):
-            self.groups[-1].advantages.append(value)
         if len(node.targets) == 1 and type(bound := node.targets[0].target) is cst.Name:
             self.bound[-1][bound.value] = value
         self._handed_pairs([t.target for t in node.targets], value)
@@ -613,12 +517,6 @@ class HandwrittenLoss(RouteDetector):
                     self.grouped_names.add(cst.Module([]).code_for_node(target.target))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        self._close_group_scope()
-        if self.group_evidence is not None and "group_advantage" in self.seen:
-            self.seen["group_advantage"] = self.group_evidence  # (seen at all: not under no_grad only)
-        elif self.group_unused:
-            # every group's statistics computed beside advantages made otherwise: logged, not used
-            self.seen.pop("group_advantage", None)
         for form, kind, variant, message in PRECEDENCE:
             if form not in self.seen:
                 continue

@@ -23,8 +23,12 @@ STAGE_WORDS = frozenset({"stage", "stages", "phase"})
 RUNNING_VERBS = frozenset({"run", "train", "execute", "start", "launch"})
 """A stage run or trained (``run_reward_stage``) is a pipeline's reward-model stage; a stage or a phase
 alone may be what a reward credits (``reasoning_phase_reward``)."""
-REGISTERING_WORDS = frozenset({"register", "registry", "registered"})
-"""Words of a decorator that puts the definition in a registry (``@register_reward``)."""
+REGISTRY_WORDS = frozenset(
+    {"reward", "rewards", "register", "registry", "registered", "function", "func", "fn"}
+)
+"""The words a decorator that registers a reward is made of (``@reward``, ``@register_reward``,
+``@rewards.register``, ``@reward_function``); one with any other word wraps the function for something
+else (``@with_reward_timeout``, ``@rewards_cache``, ``@register_reward_collator``)."""
 ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analyse"})
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
@@ -100,6 +104,9 @@ class RewardFunction(RouteDetector):
         # a reader cached, a summary logged, under decorators that say rewards
         Valid("@rewards_cache\ndef read_rows(path):\n    return pd.read_parquet(path)\n"),
         Valid("@with_reward_timeout(5)\ndef fetch_page(url):\n    return requests.get(url).text\n"),
+        Valid(
+            "@register_reward_collator('pairs')\ndef pad_pairs(batch, tokenizer):\n    return pad(batch)\n"
+        ),
         Valid("@log_rewards\ndef summarize(rows):\n    return {'mean': sum(rows) / len(rows)}\n"),
         # a reward model put in a registry of models is no reward function
         Valid("@reward_model.register('bt')\ndef build_bt_head(config):\n    return Head(config)\n"),
@@ -454,18 +461,12 @@ def _score_contract(name: str, params: list[str]) -> bool:
 def _registered_reward(node: cst.FunctionDef) -> bool:
     """Say whether a decorator registers the definition as a reward (not as a reward model).
 
-    The decorator is named "reward" alone (``@reward("exact")``), or for rewards and registering
-    (``@register_reward``, ``@rewards.register("fmt")``); one that wraps a function otherwise
-    (``@with_reward_timeout(5)``, ``@rewards_cache``) registers nothing.
+    The decorator says rewards and nothing but registering them (:data:`REGISTRY_WORDS`).
     """
     for decorator in node.decorators:
         expr = decorator.decorator
-        said = words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_"))
-        if said in (("reward",), ("rewards",)) or (
-            set(said) & {"reward", "rewards"}
-            and set(said) & REGISTERING_WORDS
-            and not set(said) & MODEL_WORDS
-        ):
+        said = set(words(dotted(expr.func if type(expr) is cst.Call else expr).replace(".", "_")))
+        if said & {"reward", "rewards"} and said <= REGISTRY_WORDS:
             return True
     return False
 

@@ -13,6 +13,7 @@ from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
 from arb_audit.analyzer.names import dotted
 from arb_audit.analyzer.shell_words import shell_words
+from arb_audit.analyzer.walk import descendants
 
 KINDS = {
     "SFT": "sft",
@@ -168,6 +169,12 @@ class SubprocessLaunch(RouteDetector):
         Valid("import runpy\nns = runpy.run_path('scripts/train_grpo.py')\nreward_fn = ns['reward_fn']\n"),
         # an interpreter's command line built but not run: every command it runs is spelled out, or
         # the one it runs is the user's (an example in the help is only printed)
+        # a module's example hidden by a function's own command (the user's)
+        Valid(
+            "import subprocess, sys\ncmd = [sys.executable, 'train_grpo.py', '--help']\nprint(cmd)\n"
+            "def _run(c):\n    subprocess.run(c, check=True)\n"
+            "def main():\n    cmd = sys.argv[1:]\n    _run(cmd)\n"
+        ),
         # a name bound again runs its new value (the user's command), not the example it held
         Valid(
             "import subprocess, sys\ncmd = [sys.executable, 'train_grpo.py', '--help']\n"
@@ -192,6 +199,14 @@ class SubprocessLaunch(RouteDetector):
             "def _run(command):\n    subprocess.run(command, check=True)\n\n_run(_command(cfg))\n",
             "stage",
             "sft",
+        ),
+        # a command extended from itself, run by a method of the file's own class
+        Invalid(
+            "import subprocess, sys\nclass Stage:\n    def _run(self, c):\n        subprocess.run(c)\n"
+            "    def go(self, extra):\n        cmd = [sys.executable, 'train_grpo.py']\n"
+            "        cmd = cmd + extra.split()\n        self._run(cmd)\n",
+            "stage",
+            "grpo",
         ),
         Invalid(
             "import runpy\nif __name__ == '__main__':\n"
@@ -278,13 +293,14 @@ class SubprocessLaunch(RouteDetector):
         self.built: dict[int, cst.List] = {}
         """Lists starting with the interpreter (``[sys.executable, str(SCRIPT), "--config", c]``) that a
         helper returns: commands the file runs somewhere (by id, each once)."""
-        self.pending: list[dict[str, cst.List]] = [{}]
-        """Per open function (the module's first): such lists bound to a name (``command = [...]``)."""
+        self.pending: list[dict[str, cst.List | None]] = [{}]
+        """Per open function (the module's first): such lists bound to a name (``command = [...]``); None
+        where the function bound the name to something else (its own value hides the module's)."""
         self.handed: list[tuple[str, cst.List]] = []
         """Such lists handed to a function by its name (``_run("stage 1", command)``): run if the file
         defines that function (a runner of its own), shown if it does not (``print``, ``logger.info``)."""
         self.defined: set[str] = set()
-        """Names of the functions the file defines."""
+        """Names of the functions, methods and classes the file defines."""
         self.read_by_runner: set[int] = set()
         """Lists a runner reads where it is called (reported there)."""
         self.unread_run: cst.Call | None = None
@@ -294,12 +310,17 @@ class SubprocessLaunch(RouteDetector):
         self.defined.add(node.name.value)
         self.pending.append({})
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.defined.add(node.name.value)  # (``Stage("rl", cmd).run()``: the class runs what it is given)
+
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.pending.pop()
 
     def _pending(self, name: str) -> cst.List | None:
         """Return the interpreter's list a name holds here (the function's own, else the module's)."""
-        return self.pending[-1].get(name) or self.pending[0].get(name)
+        if name in self.pending[-1]:
+            return self.pending[-1][name]
+        return self.pending[0].get(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         path = _path_text(node.value)
@@ -307,21 +328,26 @@ class SubprocessLaunch(RouteDetector):
             if type(target.target) is not cst.Name:
                 continue
             name = target.target.value
-            # (a name bound again holds its new value: an old path or command no longer)
+            # (a name bound again to something else holds that: an old path or command no longer; one
+            # bound to a value made from its own, ``cmd = cmd + extra``, ``SCRIPT = str(SCRIPT)``, still
+            # says what the old one said)
+            again = any(
+                type(n) is cst.Name and n.value == name for n in (node.value, *descendants(node.value))
+            )
             if isinstance(
                 node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List
             ):
                 self.bound[name] = node.value
-            else:
+            elif not again:
                 self.bound.pop(name, None)
             if path is not None and PLACEHOLDER not in path:
                 self.paths[name] = path
-            else:
+            elif not again:
                 self.paths.pop(name, None)
             if type(node.value) is cst.List and _interpreter_line(node.value):
                 self.pending[-1][name] = node.value
-            else:
-                self.pending[-1].pop(name, None)
+            elif not again:
+                self.pending[-1][name] = None
 
     def visit_Return(self, node: cst.Return) -> None:
         value = node.value
@@ -345,10 +371,14 @@ class SubprocessLaunch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if not node.args:
             return
-        if type(node.func) is cst.Name:
+        callee = node.func.value if type(node.func) is cst.Name else getattr(node.func, "attr", None)
+        if isinstance(callee, cst.Name):
+            callee = callee.value
+        if isinstance(callee, str):
+            # ``_run(cmd)``, ``self._run(cmd)``, ``Stage("rl", cmd)``: by the name of what is called
             for arg in node.args:
                 if type(arg.value) is cst.Name and (command := self._pending(arg.value.value)) is not None:
-                    self.handed.append((node.func.value, command))
+                    self.handed.append((callee, command))
         names = self.names(node.func)
         if names & MODULE_RUNNERS.keys():
             # ``runpy.run_module("scripts.train_grpo", run_name="__main__")``: ``python -m`` in-process;
