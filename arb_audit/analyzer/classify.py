@@ -847,23 +847,20 @@ def _grouped_by_estimate(
     says which PPO-family findings carry no variant of their own.
     """
     grouped = _group_relative(findings)
+    remote_only = False
     if grouped is None and not any(f.detector == "AdvantageEstimate" for f in findings):
         # no assignment estimates advantages, but the file normalises scores within each prompt's
         # group (a helper returning ``s.view(-1, G)`` centred and scaled per row): the estimate a
         # remote step's loss, not seen here, is handed (a step whose loss shows stays as it shows)
         grouped = next((f for f in findings if f.detector == "HandwrittenLoss" and f.kind == "grpo"), None)
-
-        def remote(f: Finding, shown: Callable[[Finding], bool] = plain) -> bool:
-            return shown(f) and f.message.startswith(REMOTE_STEP)
-
-        plain = remote
+        remote_only = True
     if grouped is None:
         return known
     return [
         replace(
             f, kind="grpo", variant="grpo", message=f"{f.message}; {grouped.message} (line {grouped.line})"
         )
-        if f.kind == "ppo" and plain(f)
+        if f.kind == "ppo" and plain(f) and (not remote_only or f.message.startswith(REMOTE_STEP))
         else f
         for f in known
     ]
