@@ -38,6 +38,9 @@ GENERATION_METHODS = frozenset(
 worker group, Gemini's SDK)."""
 OPTIMISER_WORDS = frozenset({"optim", "optimizer", "optimiser", "opt"})
 """Words of a receiver whose argument-less ``step()`` applies gradients."""
+TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval", "test", "validate"})
+"""A trainer's methods that measure a model without training it (Lightning's ``trainer.test(model)``
+and ``trainer.validate(model)`` too)."""
 AGENT_TURNS = frozenset({"step", "astep"})
 """Methods by which an agent takes its turn: on a chat agent, its model answers a message."""
 SAMPLE_METHODS = frozenset({"sample", "sample_async"})

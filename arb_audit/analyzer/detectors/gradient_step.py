@@ -11,6 +11,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
     OPTIMISER_WORDS,
+    TRAINER_EVALUATIONS,
     flag_key,
     is_env_step,
     literal_field,
@@ -127,9 +128,6 @@ HOSTED_FINE_TUNING = (
 )
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, Together's
 ``client.fine_tuning.create``, and compatible ones)."""
-TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval", "test", "validate"})
-"""A trainer's methods that measure a model without training it (Lightning's ``trainer.test(model)``
-and ``trainer.validate(model)`` too)."""
 GRADIENTS_READ = "gradients_read"
 """Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
 information, saliency): the loss a hand-written loop differentiates then trains nothing

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import TRAINER_EVALUATIONS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.gradient_step import names_trainer_class
 from arb_audit.analyzer.loss_slice import words
@@ -16,10 +17,6 @@ TRAINER_BUILDER_WORDS = frozenset(
 """Words of a function that builds the class it is handed first (``_build_trainer(SFTTrainer, tok, kw)``,
 ``functools.partial(DPOTrainer, beta=0.1)``): the trainer is constructed there, not merely named, where
 the function is named for a trainer too (or is ``partial``)."""
-
-
-MEASURING_METHODS = frozenset({"evaluate", "predict", "test", "validate"})
-"""Methods of a trainer that measure a model without training it."""
 
 
 class TrainerConstruction(RouteDetector):
@@ -135,7 +132,7 @@ class TrainerConstruction(RouteDetector):
         func = node.func
         if (
             type(func) is cst.Attribute
-            and func.attr.value in MEASURING_METHODS
+            and func.attr.value in TRAINER_EVALUATIONS
             and type(func.value) is cst.Call
         ):
             # RewardTrainer(rm, tok, cfg).evaluate(ds): a trainer built only to measure a model (the
