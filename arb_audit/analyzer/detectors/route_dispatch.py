@@ -1011,7 +1011,7 @@ class RouteDispatch(RouteDetector):
             and set(name_words(dotted(node.func.value).replace(".", "_"))) & OPTIMISER_WORDS
         ):
             self.steps = True  # (an environment's, a scheduler's or a progress bar's step is none)
-        if method(node) == "add_argument" and (key := flag_key(node)) is not None:
+        if called == "add_argument" and (key := flag_key(node)) is not None:
             action = keyword(node, "action")
             if (
                 action is not None
