@@ -331,7 +331,7 @@ class SubprocessLaunch(RouteDetector):
             # (a name bound again to something else holds that: an old path or command no longer; one
             # bound to a value made from its own, ``cmd = cmd + extra``, ``SCRIPT = str(SCRIPT)``, still
             # says what the old one said)
-            again = any(
+            again = (name in self.bound or name in self.paths or self._pending(name) is not None) and any(
                 type(n) is cst.Name and n.value == name for n in (node.value, *descendants(node.value))
             )
             if isinstance(
