@@ -62,9 +62,14 @@ GENERATION_FUNCTIONS = frozenset(
         "litellm.acompletion",
         "openai.ChatCompletion.create",
         "ray.data.llm.build_llm_processor",
+        "mlx_lm.generate",
+        "mlx_lm.stream_generate",
+        "mlx_lm.batch_generate",
+        "mlx_lm.utils.generate",
     }
 )
-"""Module-level generation functions (Ray Data's LLM processor runs a model over a dataset's rows)."""
+"""Module-level generation functions (Ray Data's LLM processor runs a model over a dataset's rows;
+mlx-lm's ``generate(model, tokenizer, prompt=p)`` samples from a model on Apple silicon)."""
 DATA_GENERATORS = (
     "distilabel.",
     "synthetic_data_kit.",
@@ -113,6 +118,16 @@ CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
 """Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
+TEXT_HANDLING_VERBS = frozenset(
+    {
+        *("postprocess", "process", "parse", "clean", "extract", "format", "filter", "normalize"),
+        *("normalise", "strip", "truncate", "split", "score", "grade", "check", "verify", "validate"),
+        *("save", "write", "read", "print", "log", "count", "tokenize", "encode", "render", "show"),
+        *("display", "dedup", "deduplicate", "compare", "match", "is", "has", "to"),
+    }
+)
+"""First words of a helper that handles a completion already made rather than asking for one
+(``postprocess_completion(record["completion"])``, ``parse_completion``, ``is_completion_valid``)."""
 LIBRARY_PREFIXES = ("torch.", "transformers.", "accelerate.", "numpy.", "jax.", "tensorflow.")
 """Libraries whose ``inference``-named functions are modes or device maps, not text generation."""
 NOT_ENVIRONMENTS = ("optim", "sched", "scaler", "lr", "accelerator", "engine", "model", "trainer", "agent")
@@ -378,14 +393,14 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         # ``client.run_queries([[{"role": "user", "content": prompt}]])``: a project's model client
         # handed a chat conversation written out (what else a client does with one is answer it)
         return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
-    if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS):
+    if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS or "generate" in said):
         return False  # (no name below can say it: most calls are answered here, before any lookup)
     # a method, or an imported helper: not a function or class of this file, whose body says more
     outside = attribute or any("." in q for q in names(func))
     if func.value[:1].isupper() and not outside:
         return False  # a class of this file named so (``DigitCompletion(...)``, a task) is built, not asked
     named = (
-        bool(GENERATION_WORDS & set(found))
+        bool(GENERATION_WORDS & set(found) and found[0] not in TEXT_HANDLING_VERBS)
         # (``infer_device()``, ``infer_dtype``: the setting inferred, no model asked)
         or (found[0] == "infer" and not INFERRED_SETTINGS & set(found[1:]))
         # the generation function a loop is handed (``responses = generate_fn(prompts)``); one this
@@ -398,9 +413,10 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         )
         or (
             # (a function of this file named so shows in its own body whether it asks a model:
-            # ``generate_ground_truth_response`` computes the answer)
-            found[0] == "generate"
-            and bool(OUTPUT_WORDS & set(found[1:]))
+            # ``generate_ground_truth_response`` computes the answer); the verb may come after how
+            # it is asked (``generator.batch_rollout_generate_response(rollouts)``)
+            "generate" in found
+            and bool(OUTPUT_WORDS & set(found[found.index("generate") + 1 :]))
             and not {"path", "file", "dir", "name"} & set(found)
             and outside
         )

@@ -119,6 +119,27 @@ def run_generate(node: cst.Call) -> cst.Attribute | None:
     return None
 
 
+ANSWERING_VERBS = frozenset(
+    {"chat", "ask", "respond", "reply", "answer", "generate", "complete", "query", "converse", "talk"}
+)
+"""First words of a method that answers a message it is handed (``bot.respond(message)``)."""
+
+
+def _typed(value: cst.BaseExpression) -> bool:
+    """Say whether an expression is what the user types at the prompt.
+
+    ``input(...)``, maybe cleaned (``input("> ").strip().lower()``).
+    """
+    while type(value) is cst.Call:
+        func = value.func
+        if type(func) is cst.Name:
+            return func.value == "input"
+        if type(func) is not cst.Attribute:
+            return False
+        value = func.value
+    return False
+
+
 class Generation(RouteDetector):
     """Sampling text: ``model.generate``, vLLM, a pipeline, or a hosted LLM client.
 
@@ -164,6 +185,7 @@ class Generation(RouteDetector):
         "chatbot(",
         "temperature",  # (a helper named for an API or a request, handed how to sample)
         "client.",  # (a chat conversation written out, handed to a client)
+        "input(",  # (what a user types, handed to what answers it)
     )
 
     VALID = (
@@ -220,6 +242,8 @@ class Generation(RouteDetector):
         ),
         Valid("class DigitCompletion:\n    pass\ntask = DigitCompletion(max_number=20)\n"),
         Valid("reply = bot.chat(message)\nsession.chat(text)\n"),
+        # what a user types, handed to what keeps, parses or runs it
+        Valid("cmd = input('> ')\nhistory.append(cmd)\nparser.parse(cmd)\nrunner.run(cmd)\n"),
         Valid("text = 'model.generate(x)'\n"),
         Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
         Valid("from accelerate import infer_auto_device_map\ninfer_auto_device_map(model)\n"),
@@ -261,6 +285,12 @@ class Generation(RouteDetector):
             "responses, price = create_test_cases_using_gpt(programs, model='gpt-4o-mini')\n", "generation"
         ),
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
+        # a chat demo's loop: what the user types, handed to what replies
+        Invalid(
+            "while True:\n    user_input = input('> ')\n    chat.chat(user_input.lower())\n", "generation"
+        ),
+        Invalid("print(bot.respond(input('You: ')))\n", "generation"),
+        Invalid("from mlx_lm import load, generate\nout = generate(model, tok, prompt=p)\n", "generation"),
         Invalid(
             "from threading import Thread\nThread(target=self.model.generate, kwargs=gen_kwargs).start()\n",
             "generation",
@@ -371,12 +401,32 @@ class Generation(RouteDetector):
         """HTTP requests sent (call, statement, the functions around it)."""
         self.requesters: set[str] = set()
         """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
+        self.typed: set[str] = set()
+        """Names bound to what a user types at the prompt (``user_input = input("> ").strip()``)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # ``@app.post("/v1/completions")`` registers a handler: it posts nothing
         self.decorators |= {id(d.decorator) for d in node.decorators}
         if _answers_route(node):
             self.handlers.add(node.name.value)
+
+    def _answers_typed(self, node: cst.Call) -> bool:
+        """Say whether a method named for answering is handed what the user typed.
+
+        A chat demo's loop hands each line typed at the prompt to the object that replies
+        (``chat.chat(user_input)``, ``bot.respond(input("> "))``): whatever the object is, what answers a
+        person's message in turn is a model.
+        """
+        if type(node.func) is not cst.Attribute or not any(self._typed_value(arg.value) for arg in node.args):
+            return False
+        said = words(node.func.attr.value)
+        return bool(said) and said[0] in ANSWERING_VERBS
+
+    def _typed_value(self, value: cst.BaseExpression) -> bool:
+        """Say whether a value is what the user typed, maybe cleaned (``user_input.strip()``)."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute:
+            value = value.func.value
+        return _typed(value) or (type(value) is cst.Name and value.value in self.typed)
 
     def _generates(
         self,
@@ -392,6 +442,8 @@ class Generation(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if _typed(value):
+            self.typed |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         choices = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
         if any(type(c) is cst.Attribute and GENERATION_WORDS & set(words(c.attr.value)) for c in choices):
             self.requesters |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
@@ -477,6 +529,9 @@ class Generation(RouteDetector):
             return
         if type(node.func) is cst.Name and node.func.value in self.requesters:
             self._generates(node, f"calls {node.func.value}, a client's method asking for text")
+            return
+        if self._answers_typed(node):
+            self._generates(node, "answers what the user types (a chat loop)")
             return
         # (sorted: a name bound twice reports the same way every run; one name needs no sorting)
         for name in sorted(names) if len(names) > 1 else names:
