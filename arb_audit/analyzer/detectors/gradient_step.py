@@ -341,6 +341,21 @@ def names_loss_function(name: str) -> bool:
     )
 
 
+HELD_WORDS = frozenset({"cfg", "conf", "kwargs", "opts", "state", "states", "dict"})
+"""With :data:`SETTINGS_WORDS`, words of an object holding an optimiser's settings or state, whose
+``update`` is a dict's."""
+
+
+def _optimiser_update(receiver: cst.BaseExpression) -> bool:
+    """Say whether ``receiver.update(...)`` applies gradients.
+
+    An optimiser's does (MLX's, optax's ``update``); its settings' or state's dict's does not
+    (``optimizer_cfg.update(overrides)``).
+    """
+    said = set(words(dotted(receiver).replace(".", "_")))
+    return bool(said & OPTIMISER_WORDS) and not said & (SETTINGS_WORDS | HELD_WORDS)
+
+
 class GradientStep(RouteDetector):
     """Weights are updated here: the step, and the stage its loss's form names.
 
@@ -410,6 +425,11 @@ class GradientStep(RouteDetector):
         # helpers named for something else done with training, or for its settings, handed a loss
         Valid("from lib import evaluate_after_training\nevaluate_after_training(model, loader, criterion)\n"),
         Valid("from lib import make_training_config\ncfg = make_training_config(loss_fn='xent')\n"),
+        # the gradient of a loss handed in, read and applied by nothing (a saliency map); a config's update
+        Valid(
+            "import jax\ndef saliency(params, x, loss_fn):\n    g = jax.grad(loss_fn)(params, x)\n"
+            "    return g\noptimizer_cfg.update(overrides)\n"
+        ),
         Valid("from lib import train_split\ntrain_split(rows, split_criterion)\n"),
         # a loss's value handed to a logger, a plot of training handed a loss function, and the
         # file's own training function (its body is read where it is defined)
@@ -1367,6 +1387,15 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # a loss handed in with no default: a step whose loss this file does not show
+        Invalid(
+            "import mlx.nn as nn\n"
+            "def train(model, optimizer, loss_fn):\n"
+            "    loss_value_and_grad = nn.value_and_grad(model, loss_fn)\n"
+            "    for batch in batches:\n        (lvalue, toks), grad = loss_value_and_grad(model, *batch)\n"
+            "        optimizer.update(model, grad)\n",
+            "gradient_step",
+        ),
         Invalid(
             "from src.ppo.trainer import ParallelGRPOTrainerForCausalLM\n"
             "trainer = ParallelGRPOTrainerForCausalLM(policy, optimizer)\n"
@@ -1943,8 +1972,14 @@ class GradientStep(RouteDetector):
         ):
             self.handing_environment.add(tuple(self.function_names))
         name = method(node)
-        if name is not None and (name == "step" or name.endswith(("_step", "_update", "apply_updates"))):
-            self.updates = True  # optimizer.step(), scaler.step(opt), engine.step(), optimizer_step()
+        if name is not None and (
+            name == "step"
+            or name.endswith(("_step", "_update", "apply_updates"))
+            or (name == "update" and type(node.func) is cst.Attribute and _optimiser_update(node.func.value))
+        ):
+            # optimizer.step(), scaler.step(opt), engine.step(), optimizer_step(); MLX's and optax's
+            # ``optimizer.update(model, grads)``
+            self.updates = True
         func = node.func
         last = name if name is not None else func.value if type(func) is cst.Name else None
         names = self.names(func) if last in RESOLVED_LAST else set()
@@ -2859,6 +2894,11 @@ class GradientStep(RouteDetector):
             if how == "grad" and name in functions:
                 roots = [(i, r) for i, returned in functions[name] for r in returned]
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
+            elif how == "grad" and self.updates and name not in self.defaults:
+                # ``def train(model, loss_fn, optimizer): nn.value_and_grad(model, loss_fn)`` then
+                # ``optimizer.update(model, grads)``: a step on a loss handed in, whose kind this
+                # function does not show (the file's other evidence may)
+                self.steps.append((node, statement, [], f"gradient of {name}, a loss handed in"))
             elif how == "remote":
                 # the file's function's return value, else a loss object the name was bound to
                 # (``loss_fn = GRPOLoss(**cfg)``), whose class may say the stage; a name bound to
