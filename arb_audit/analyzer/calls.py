@@ -455,7 +455,9 @@ def _asks_for_samples(keywords: AbstractSet[str]) -> bool:
     settings = len(keywords & SAMPLING_KEYWORDS)
     return (
         settings >= 2
-        or "sampling_params" in keywords  # (vLLM's: nothing else is called so)
+        or bool(
+            keywords & {"sampling_params", "generation_config"}
+        )  # (vLLM's, HF's: nothing else is called so)
         or (settings == 1 and bool(keywords & {"model", "messages", "prompt", "prompts"}))
     )
 

@@ -292,6 +292,11 @@ class Generation(RouteDetector):
         Invalid("print(bot.respond(input('You: ')))\n", "generation"),
         Invalid("from mlx_lm import load, generate\nout = generate(model, tok, prompt=p)\n", "generation"),
         Invalid(
+            "from utils.streaming import generate_stream\n"
+            "for text in generate_stream(model, tok, ids, generation_config=cfg):\n    print(text)\n",
+            "generation",
+        ),
+        Invalid(
             "from threading import Thread\nThread(target=self.model.generate, kwargs=gen_kwargs).start()\n",
             "generation",
         ),
