@@ -668,9 +668,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         and signals <= {"generation", "inference", "entry_point", "purpose"}
         and all(f.variant == SERVED for f in findings if f.signal in ("generation", "inference"))
     ):
-        # a model served to whoever asks (HTTP routes answering completions, a retriever's encoder
-        # answering queries): it neither evaluates nor makes data by itself
-        result.role, result.primary = "none", "NONE_TRAINING"
+        if "generation" in signals:
+            # a model served to whoever asks (HTTP routes answering completions): a model run with no
+            # weight update, as a chat demo's and a reward model's scoring server are
+            result.role, result.primary = "eval", "EVAL_ONLY"
+        else:
+            # a retriever's encoder answering queries: the index a search tool serves, no model's answer
+            result.role, result.primary = "none", "NONE_TRAINING"
     elif signals & {"generation", "scoring"} or (signals & {"inference"} and script):
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif "inference" in signals:

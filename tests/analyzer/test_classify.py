@@ -1364,7 +1364,9 @@ def test_a_library_module_that_only_runs_a_model_forward_evaluates_nothing(tmp_p
     assert classify_path(write(tmp_path, "c.py", top)).primary == "EVAL_ONLY"
 
 
-def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Path) -> None:
+def test_a_model_served_over_http_is_run_with_no_update_and_makes_no_data(tmp_path: Path) -> None:
+    # (the development corpora's reading: a chat demo and a reward model's scoring server are
+    # EVAL_ONLY, model runs with no weight update; a retriever's encoder serves an index, no answer)
     server = (
         "import uvicorn\nfrom fastapi import FastAPI\nfrom transformers import AutoModelForCausalLM\n\n"
         "app = FastAPI()\nmodel = AutoModelForCausalLM.from_pretrained('m')\n\n"
@@ -1374,7 +1376,7 @@ def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Pat
         "if __name__ == '__main__':\n    uvicorn.run(app)\n"
     )
     served = classify_path(write(tmp_path, "a.py", server))
-    assert (served.primary, served.role) == ("NONE_TRAINING", "none")
+    assert (served.primary, served.role) == ("EVAL_ONLY", "eval")
     # a client built at module level, two hops down, or a model run in an executor: served all the same
     shapes = {
         "client.py": "from openai import OpenAI\nclient = OpenAI()\n\n@app.post('/v1/chat')\ndef chat(r):\n"
@@ -1386,7 +1388,14 @@ def test_a_model_served_over_http_neither_evaluates_nor_makes_data(tmp_path: Pat
         "async def done(r):\n    return await loop.run_in_executor(None, predict, r.prompt)\n",
     }
     for name, text in shapes.items():
-        assert classify_path(write(tmp_path, name, text)).primary == "NONE_TRAINING", name
+        assert classify_path(write(tmp_path, name, text)).primary == "EVAL_ONLY", name
+    retriever = (
+        "import torch\nfrom fastapi import FastAPI\nfrom transformers import AutoModel\napp = FastAPI()\n"
+        "encoder = AutoModel.from_pretrained('e5')\n@torch.no_grad()\ndef encode(q):\n"
+        "    return encoder(**tok(q)).last_hidden_state[:, 0]\n"
+        "@app.post('/retrieve')\ndef retrieve(r):\n    return index.search(encode(r.query), k=3)\n"
+    )
+    assert classify_path(write(tmp_path, "r.py", retriever)).primary == "NONE_TRAINING"
     # the same model run over a benchmark's questions, with no route answered, evaluates
     script = server.replace("@app.post('/v1/completions')\n", "")
     assert classify_path(write(tmp_path, "b.py", script)).primary == "EVAL_ONLY"
