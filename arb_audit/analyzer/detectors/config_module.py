@@ -34,6 +34,19 @@ TURN_LIMITS = frozenset({"max_turns", "max_assistant_turns", "max_num_turns", "m
 """Keywords bounding an episode's turns: above one, rollouts are multi-turn."""
 COMPONENT = "config"
 """Variant of the ``loss`` finding of a config module: it names the stage its runner trains."""
+LENGTH_WORDS = frozenset({"iters", "iterations", "epochs", "steps"})
+"""Last words of a setting for how long a run trains (``max_iters``, ``num_train_epochs``)."""
+NOT_LENGTH_WORDS = frozenset(
+    {"eval", "val", "test", "save", "log", "logging", "warmup", "checkpoint", "ckpt", "print", "report"}
+)
+"""Words of such a setting that time something else than the training (``eval_iters``)."""
+POLICY_WORDS = frozenset(
+    {"reward", "rewards", "generations", "rollout", "rollouts", "kl", "clip", "advantage", "beta", "group"}
+)
+"""Words of a setting that only a preference or policy-gradient run has (``num_generations``, ``kl_coef``,
+``beta``): a bare config with one of them is not a supervised run's."""
+BARE = "bare"
+"""Variant of the findings of a module of bare settings (names bound to values, nothing else)."""
 
 
 class ConfigModule(RouteDetector):
@@ -47,7 +60,7 @@ class ConfigModule(RouteDetector):
     config of training, not of evaluation or serving).
     """
 
-    TRIGGERS = ("Config", "Cfg", "Args", "Arguments", "type=")
+    TRIGGERS = ("Config", "Cfg", "Args", "Arguments", "type=", "learning_rate", "lr =", "eval_only")
     # (a settings class's base ends like its own name: ``class GRPOScriptArguments(ScriptArguments)``)
 
     VALID = (
@@ -64,8 +77,25 @@ class ConfigModule(RouteDetector):
             "class GRPOScriptArguments(ScriptArguments):\n    reward_funcs: list = None\n"
             "if __name__ == '__main__':\n    main(parse())\n"
         ),
+        # bare settings of a policy-gradient run, of sampling, of an evaluation's length; a script
+        Valid("learning_rate = 1e-6\nmax_steps = 500\nnum_generations = 8\n"),
+        Valid("temperature = 0.7\nmax_tokens = 512\nmodel = 'gpt2'\n"),
+        Valid("learning_rate = 3e-5\neval_iters = 40\n"),
+        Valid("learning_rate = 3e-5\nmax_iters = 20\nprint(learning_rate)\n"),
+        Valid("eval_only = False\ninit_from = 'gpt2'\n"),
     )
     INVALID = (
+        # bare settings a training script executes or imports (nanoGPT's config/*.py)
+        Invalid(
+            "import time\nout_dir = 'out'\neval_iters = 40\nwandb_run_name = 'ft-' + str(time.time())\n"
+            "init_from = 'gpt2-xl'\nbatch_size = 1\nmax_iters = 20\nlearning_rate = 3e-5\n",
+            "loss",
+            "sft",
+            COMPONENT,
+        ),
+        Invalid(
+            "batch_size = 8\neval_iters = 500\neval_only = True\ninit_from = 'gpt2'\n", "scoring", None, BARE
+        ),
         Invalid(
             "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
             "@dataclass\nclass SimPOConfig(TrainingArguments):\n    beta: float = 2.0\n"
@@ -114,12 +144,16 @@ class ConfigModule(RouteDetector):
         """The module runs as a script (``if __name__ == "__main__":``)."""
         self.tools: cst.CSTNode | None = None
         """A module-level setting that gives the rollouts tools or an interaction, or several turns."""
+        self.bare: dict[str, cst.Assign] = {}
+        """Module-level names bound to a value, by name (the last binding)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.enclosing():  # only module-level settings count
             for target in node.targets:
                 if type(target.target) is cst.Name and TRAINING_SETTINGS & set(words(target.target.value)):
                     self.trains = True
+                if type(target.target) is cst.Name:
+                    self.bare[target.target.value] = node
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.enclosing():
@@ -142,6 +176,44 @@ class ConfigModule(RouteDetector):
             if stage is not None:
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, stage, candidate))
+
+    def _bare_settings(self) -> None:
+        """Report what a module of bare settings configures, where its names say it.
+
+        ``eval_only = True`` makes the run it configures a measurement; a learning rate and a length
+        of training, with no setting of a preference or policy-gradient run (``beta``,
+        ``num_generations``) nor a route's name, configure the next-token objective's run on its
+        data: supervised fine-tuning (pretraining alike), as a component of the script that reads it.
+        """
+        named = {name: words(name) for name in self.bare}
+        for name, said in named.items():
+            value = self.bare[name].value
+            if {"eval", "only"} <= set(said) and type(value) is cst.Name and value.value == "True":
+                message = f"a config of bare settings sets {name} = True: the run it configures measures"
+                self.report(self.bare[name], "scoring", message, variant=BARE)
+                return
+        if any(
+            POLICY_WORDS & set(said) or route_word(name, strict=True) is not None
+            for name, said in named.items()
+        ):
+            return
+        rate = next(
+            (n for n, said in named.items() if "lr" in said or {"learning", "rate"} <= set(said)), None
+        )
+        length = next(
+            (
+                n
+                for n, said in named.items()
+                if said[-1:] and said[-1] in LENGTH_WORDS and not NOT_LENGTH_WORDS & set(said)
+            ),
+            None,
+        )
+        if rate is not None and length is not None:
+            message = (
+                f"a config of bare settings ({rate}, {length}) that names no other route: the run it "
+                "configures trains the next-token objective"
+            )
+            self.report(self.bare[rate], "loss", message, kind="sft", variant=COMPONENT)
 
     @staticmethod
     def _stage(name: str) -> str | None:
@@ -173,6 +245,9 @@ class ConfigModule(RouteDetector):
             message = f"defines {name}, the settings of a {stage} trainer"
             self.report(node, "loss", message, statement=statement, kind=stage, variant=COMPONENT)
             return
+        if not self.named and not self.script and _bare(original_node):
+            self._bare_settings()
+            return
         if not self.trains:
             return
         for node, statement, stage, name in self.named[:1]:
@@ -181,6 +256,38 @@ class ConfigModule(RouteDetector):
             if self.tools is not None and stage in POLICY_GRADIENT:
                 message = "the config gives the rollouts tools, an interaction or several turns"
                 self.report(self.tools, "interactive", message, interactive=True)
+
+
+def _bare(module: cst.Module) -> bool:
+    """Say whether a module only binds names to values (a config a script ``exec``s or imports).
+
+    Imports, assignments, docstrings, and ``if``/``try`` blocks of the same; no function, class, loop
+    or call made for its effect (nanoGPT's ``config/finetune_shakespeare.py``).
+    """
+    return all(_plain(statement) for statement in module.body)
+
+
+PLAIN_SMALL = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Import, cst.ImportFrom, cst.Pass)
+"""Simple statements a module of bare settings is made of (with docstrings)."""
+
+
+def _plain(node: cst.CSTNode) -> bool:
+    """Say whether a statement, or a block's statements, only bind names (see :func:`_bare`)."""
+    if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        return all(
+            isinstance(small, PLAIN_SMALL)
+            or (type(small) is cst.Expr and type(small.value) is cst.SimpleString)
+            for small in node.body
+        )
+    if type(node) is cst.IndentedBlock:
+        return all(_plain(statement) for statement in node.body)
+    if type(node) is cst.If:
+        return _plain(node.body) and (node.orelse is None or _plain(node.orelse))
+    if type(node) is cst.Else:
+        return _plain(node.body)
+    if type(node) is cst.Try:
+        return _plain(node.body) and all(_plain(h.body) for h in node.handlers)
+    return False
 
 
 def _settings(name: str) -> bool:
