@@ -401,9 +401,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("DistillPipeline", "sft", "distillation", "distilled"),
             Entry("AgenticPipeline", "grpo", None, interactive=True),
             Entry("RLVRPipeline", routes=("PPO", "GRPO"), default="PPO", key="adv_estimator"),
+            # the RLVR pipeline's rollout-only subclass: generates on the validation data and scores it
+            Entry("RLVRRolloutPipeline", role="eval"),
         ),
         invalid=(
             ("from roll.pipeline.dpo.dpo_pipeline import DPOPipeline\nDPOPipeline(cfg).run()\n", "DPO"),
+            (
+                "from roll.pipeline.rlvr.rlvr_rollout_pipeline import RLVRRolloutPipeline\n"
+                "RLVRRolloutPipeline(pipeline_config=cfg).run()\n",
+                "EVAL_ONLY",
+            ),
             (
                 "from roll.pipeline.rlvr.rlvr_pipeline import RLVRPipeline\nRLVRPipeline(cfg).run()\n",
                 "CONFIG_DEPENDENT",

@@ -19,6 +19,7 @@ from arb_audit.analyzer.frameworks import (
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_bool, text_value
 from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.analyzer.walk import descendants
 from arb_audit.analyzer.yaml_keys import string_settings
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
@@ -55,6 +56,35 @@ NeMo-Run's): a function handed to one is run, not only a class."""
 
 AGENT_WORDS = frozenset({"agent", "agentic", "multiturn", "tool"})
 """Words of a trainer subclass's name that say it trains an agent over multi-turn episodes."""
+
+
+RUN_METHODS = frozenset({"run", "train", "fit", "__call__"})
+"""Methods by which a framework's experiment or trainer class runs what it was built for."""
+MEASURING_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation"})
+"""Words of a call that measures a model (``evaluate_step_wise``, ``eval_fn``)."""
+TRAINING_CALL_WORDS = frozenset({"train", "training", "fit", "step", "update", "backward", "optimize"})
+"""Words of a call that trains (``train_step``, ``optimizer.step``, ``policy_update``)."""
+
+
+def _run_only_measures(node: cst.ClassDef) -> str | None:
+    """Return the run method a subclass overrides with one that only measures, if it does.
+
+    ``class EvalOnlyEntrypoint(BasePPOExp)`` whose ``run`` calls an evaluation and nothing that trains,
+    nor the base's own ``run`` (``super().run()``): what the subclass runs is a measurement.
+    """
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+    for statement in body:
+        if type(statement) is not cst.FunctionDef or statement.name.value not in RUN_METHODS:
+            continue
+        called = [words(last_name(n.func)) for n in descendants(statement) if type(n) is cst.Call]
+        if any(TRAINING_CALL_WORDS & set(said) for said in called) or any(
+            type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "super"
+            for n in descendants(statement)
+        ):
+            return None
+        if any(MEASURING_WORDS & set(said) for said in called):
+            return statement.name.value
+    return None
 
 
 def _literal_text(value: cst.BaseExpression) -> str | None:
@@ -113,6 +143,20 @@ class FrameworkEntry(RouteDetector):
             routes=("DPO", "GRPO"),
         ),
         Invalid("from lm_eval import simple_evaluate\nsimple_evaluate(model=m)\n", "scoring"),
+        # a trainer's experiment class whose run is replaced by one that only evaluates
+        Invalid(
+            "from skyrl.train.entrypoints.main_base import BasePPOExp\n"
+            "class EvalOnly(BasePPOExp):\n    async def run(self, client):\n"
+            "        return await evaluate(loader, self.get_generator(client))\n",
+            "scoring",
+        ),
+        # one whose run trains and evaluates is the base's (here its config picks the route)
+        Invalid(
+            "from skyrl.train.entrypoints.main_base import BasePPOExp\n"
+            "class Exp(BasePPOExp):\n    def run(self):\n        self.trainer.train()\n"
+            "        evaluate(loader)\n",
+            "dispatch",
+        ),
         Invalid(
             "from roll.utils import safe_import_class\n"
             "name = getattr(cfg, 'pipeline_cls', 'roll.pipeline.dpo.dpo_pipeline.DPOPipeline')\n"
@@ -421,6 +465,12 @@ class FrameworkEntry(RouteDetector):
                     variant=word,
                     on_policy=True if label in ("GRPO", "PPO") else None,
                 )
+                return
+            if (run := _run_only_measures(node)) is not None and (entry.kind is not None or entry.labels):
+                # the base's training replaced by a method that measures (an evaluation entry point
+                # built on the trainer's experiment class): the subclass trains nothing
+                message = f"defines {node.name.value}, a {name} whose {run}() only evaluates"
+                self.report(node, "scoring", message)
                 return
             self._report(node, name, entry, "subclasses")
             return
