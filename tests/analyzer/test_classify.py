@@ -2240,3 +2240,19 @@ def test_a_detector_that_raises_is_the_files_error_not_the_callers(
     result = classify_path(write(tmp_path, "train.py", "loss.backward()\n"))
     assert result.error == "internal error: AttributeError: 'Attribute' object has no attribute 'prefix'"
     assert result.path.endswith("train.py")
+
+
+def test_a_reward_reading_a_tools_replies_serves_multi_turn_tool_rl(tmp_path: Path) -> None:
+    replies = (
+        "import re\n\ndef compute_score(solution_str, ground_truth):\n"
+        "    docs = re.findall(r'<information>(.*?)</information>', solution_str)\n"
+        "    return float(ground_truth in ' '.join(docs))\n"
+    )
+    assert classify_path(write(tmp_path, "search_reward.py", replies)).primary == "ONLINE_RL"
+    # a call the model writes, checked against a reference: single-turn tool-call training
+    calls = (
+        "import re\n\ndef compute_score(solution_str, ground_truth):\n"
+        "    calls = re.findall(r'<tool_call>(.*?)</tool_call>', solution_str)\n"
+        "    return float(calls == ground_truth)\n"
+    )
+    assert classify_path(write(tmp_path, "call_reward.py", calls)).primary == "GRPO"

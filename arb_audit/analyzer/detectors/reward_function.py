@@ -81,6 +81,32 @@ EPISODE_PARAMETER_WORDS = frozenset({"turns", "multiturn", "traj", "trajectory",
 trajectory)``, ``episode_reward(turns)``): an agent's trajectory, its steps to credit."""
 
 
+TOOL_REPLY_MARKERS = ("<tool_response>", "<information>", "<observation>", "<obs>")
+"""Tags in which a tool's or an environment's reply is put back into the trajectory between the
+policy's turns (Qwen's ``<tool_response>``, Search-R1's ``<information>``)."""
+
+
+def _reads_tool_replies(node: cst.FunctionDef) -> bool:
+    """Say whether a reward reads what a tool answered between the policy's turns.
+
+    Its code names a reply's tag (``"<tool_response>"``) or a chat message from the tool
+    (``m["role"] == "tool"``): the sample it scores holds turns of the policy and replies of a tool.
+    A call the model writes (``<tool_call>``) is not enough: single-turn tool-call training checks
+    that against a reference without running the tool.
+    """
+    for child in descendants(node):
+        if type(child) is cst.SimpleString:
+            text = child.evaluated_value
+            if isinstance(text, str) and any(m in text for m in TOOL_REPLY_MARKERS):
+                return True
+        elif type(child) is cst.Comparison and any(
+            type(side) is cst.SimpleString and side.evaluated_value == "tool"
+            for side in (child.left, *(c.comparator for c in child.comparisons))
+        ):
+            return "role" in cst.Module([]).code_for_node(child)
+    return False
+
+
 class RewardFunction(RouteDetector):
     """A function or callable class that scores one policy sample is a reward for RL training.
 
@@ -212,6 +238,18 @@ class RewardFunction(RouteDetector):
             "interactive",
         ),
         Invalid(
+            "def compute_score(solution_str, ground_truth):\n"
+            "    docs = re.findall(r'<information>(.*?)</information>', solution_str)\n"
+            "    return float(ground_truth in ' '.join(docs))\n",
+            "interactive",
+        ),
+        Invalid(
+            "def tool_success_reward(completions, **kwargs):\n"
+            "    return [float(any(m['role'] == 'tool' and 'SUCCESS' in m['content'] for m in c))\n"
+            "            for c in completions]\n",
+            "interactive",
+        ),
+        Invalid(
             "def compute_turn_reward(tool_interact_info):\n"
             "    return sum(i['ok'] for i in tool_interact_info) / max(len(tool_interact_info), 1)\n",
             "interactive",
@@ -289,6 +327,11 @@ class RewardFunction(RouteDetector):
                 # ``compute_turn_reward(tool_interact_info)``: a reward per turn of an episode, whose
                 # samples are multi-turn (a single-turn sample has no turns to credit)
                 message = f"{node.name.value}() rewards the turns of multi-turn episodes"
+                self.report(node, "interactive", message, interactive=True)
+            elif _reads_tool_replies(node):
+                # a reward that reads the tool's replies in the trajectory: its samples are episodes
+                # in which a tool answered the policy between turns (multi-turn tool RL)
+                message = f"{node.name.value}() reads a tool's replies between the policy's turns"
                 self.report(node, "interactive", message, interactive=True)
 
     def _reward(self, node: cst.FunctionDef) -> None:
