@@ -120,9 +120,19 @@ def run_generate(node: cst.Call) -> cst.Attribute | None:
 
 
 ANSWERING_VERBS = frozenset(
-    {"chat", "ask", "respond", "reply", "answer", "generate", "complete", "query", "converse", "talk"}
+    {"chat", "ask", "respond", "reply", "answer", "generate", "complete", "converse", "talk"}
 )
 """First words of a method that answers a message it is handed (``bot.respond(message)``)."""
+MODEL_PACKAGES = frozenset(
+    {
+        *("torch", "transformers", "vllm", "mlx", "mlx_lm", "openai", "anthropic", "llama_cpp", "peft"),
+        *("unsloth", "sglang", "ollama", "litellm", "jax", "tensorflow", "gpt4all", "ctransformers"),
+        *("langchain", "langchain_openai", "langchain_community", "llama_index", "dashscope", "zhipuai"),
+        *("mistralai", "groq", "cohere", "together", "huggingface_hub", "optimum", "onnxruntime"),
+        *("deepspeed", "bert4torch", "fastchat", "lmdeploy", "exllamav2", "modelscope", "google"),
+    }
+)
+"""Packages a file imports when it runs a model (a chat loop's object answers with one)."""
 
 
 def _typed(value: cst.BaseExpression) -> bool:
@@ -244,6 +254,10 @@ class Generation(RouteDetector):
         Valid("reply = bot.chat(message)\nsession.chat(text)\n"),
         # what a user types, handed to what keeps, parses or runs it
         Valid("cmd = input('> ')\nhistory.append(cmd)\nparser.parse(cmd)\nrunner.run(cmd)\n"),
+        Valid(
+            "import re\nclass Converter:\n    def respond(self, q):\n        return re.sub('a', 'b', q)\n"
+            "print(Converter().respond(input('> ')))\n"
+        ),
         Valid("text = 'model.generate(x)'\n"),
         Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
         Valid("from accelerate import infer_auto_device_map\ninfer_auto_device_map(model)\n"),
@@ -287,7 +301,8 @@ class Generation(RouteDetector):
         Invalid("scores = client.infer_batch(batch)\n", "generation"),
         # a chat demo's loop: what the user types, handed to what replies
         Invalid(
-            "while True:\n    user_input = input('> ')\n    chat.chat(user_input.lower())\n", "generation"
+            "import torch\nwhile True:\n    user_input = input('> ')\n    chat.chat(user_input.lower())\n",
+            "generation",
         ),
         Invalid("print(bot.respond(input('You: ')))\n", "generation"),
         Invalid("from mlx_lm import load, generate\nout = generate(model, tok, prompt=p)\n", "generation"),
@@ -408,12 +423,25 @@ class Generation(RouteDetector):
         """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
         self.typed: set[str] = set()
         """Names bound to what a user types at the prompt (``user_input = input("> ").strip()``)."""
+        self.defined: set[str] = set()
+        """Names of the methods the classes of this file define."""
+        self.class_depth = 0
+        self.answered: list[tuple[cst.Call, cst.CSTNode | None, tuple[str, ...]]] = []
+        """Calls of a method named for answering, handed what the user typed (decided at the end)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # ``@app.post("/v1/completions")`` registers a handler: it posts nothing
         self.decorators |= {id(d.decorator) for d in node.decorators}
+        if self.class_depth:
+            self.defined.add(node.name.value)
         if _answers_route(node):
             self.handlers.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_depth -= 1
 
     def _answers_typed(self, node: cst.Call) -> bool:
         """Say whether a method named for answering is handed what the user typed.
@@ -460,6 +488,13 @@ class Generation(RouteDetector):
         self.endpoint = self.endpoint or any(e in node.value for e in ENDPOINTS)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        models = any(q.split(".", 1)[0] in MODEL_PACKAGES for q in self.context.resolver.imported)
+        for node, statement, around in self.answered:
+            called = node.func.attr.value if type(node.func) is cst.Attribute else ""
+            if models or called not in self.defined:
+                # (a method this file defines, in a file that imports no model library, shows in its
+                # body that it answers with a parser or a database)
+                self._generates(node, "answers what the user types (a chat loop)", statement, around)
         if self.endpoint and self.posts:
             node, statement, around = self.posts[0]
             self._generates(node, "posts to an inference server's endpoint", statement, around)
@@ -536,7 +571,8 @@ class Generation(RouteDetector):
             self._generates(node, f"calls {node.func.value}, a client's method asking for text")
             return
         if self._answers_typed(node):
-            self._generates(node, "answers what the user types (a chat loop)")
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.answered.append((node, statement, tuple(self.enclosing())))
             return
         # (sorted: a name bound twice reports the same way every run; one name needs no sorting)
         for name in sorted(names) if len(names) > 1 else names:
