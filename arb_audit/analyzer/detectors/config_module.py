@@ -79,6 +79,7 @@ class ConfigModule(RouteDetector):
         ),
         # bare settings of a policy-gradient run, of sampling, of an evaluation's length; a script
         Valid("learning_rate = 1e-6\nmax_steps = 500\nnum_generations = 8\n"),
+        Valid("learning_rate = 5e-7\nnum_train_epochs = 1\nbeta = 0.1\n"),
         Valid("temperature = 0.7\nmax_tokens = 512\nmodel = 'gpt2'\n"),
         Valid("learning_rate = 3e-5\neval_iters = 40\n"),
         Valid("learning_rate = 3e-5\nmax_iters = 20\nprint(learning_rate)\n"),
@@ -89,6 +90,12 @@ class ConfigModule(RouteDetector):
         Invalid(
             "import time\nout_dir = 'out'\neval_iters = 40\nwandb_run_name = 'ft-' + str(time.time())\n"
             "init_from = 'gpt2-xl'\nbatch_size = 1\nmax_iters = 20\nlearning_rate = 3e-5\n",
+            "loss",
+            "sft",
+            COMPONENT,
+        ),
+        Invalid(
+            "max_iters = 5000\nlearning_rate = 1e-3\nbeta2 = 0.99\nwarmup_iters = 100\n",
             "loss",
             "sft",
             COMPONENT,
@@ -193,8 +200,7 @@ class ConfigModule(RouteDetector):
                 self.report(self.bare[name], "scoring", message, variant=BARE)
                 return
         if any(
-            POLICY_WORDS & set(said) or route_word(name, strict=True) is not None
-            for name, said in named.items()
+            _policy_setting(said) or route_word(name, strict=True) is not None for name, said in named.items()
         ):
             return
         rate = next(
@@ -256,6 +262,18 @@ class ConfigModule(RouteDetector):
             if self.tools is not None and stage in POLICY_GRADIENT:
                 message = "the config gives the rollouts tools, an interaction or several turns"
                 self.report(self.tools, "interactive", message, interactive=True)
+
+
+def _policy_setting(said: tuple[str, ...]) -> bool:
+    """Say whether a setting's words are a preference or policy-gradient run's (``kl_coef``, ``beta``).
+
+    Not an optimiser's: Adam's ``beta1``/``beta2`` (``adam_beta2``) are numbered.
+    """
+    found = POLICY_WORDS & set(said)
+    if found == {"beta"}:
+        after = said[said.index("beta") + 1 :]
+        return not ("adam" in said or (bool(after) and after[0].isdigit()))
+    return bool(found)
 
 
 def _bare(module: cst.Module) -> bool:
