@@ -62,8 +62,28 @@ RUN_METHODS = frozenset({"run", "train", "fit", "__call__"})
 """Methods by which a framework's experiment or trainer class runs what it was built for."""
 MEASURING_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation"})
 """Words of a call that measures a model (``evaluate_step_wise``, ``eval_fn``)."""
-TRAINING_CALL_WORDS = frozenset({"train", "training", "fit", "step", "update", "backward", "optimize"})
-"""Words of a call that trains (``train_step``, ``optimizer.step``, ``policy_update``)."""
+TRAINING_CALL_WORDS = frozenset({"train", "training", "fit", "backward", "optimize"})
+"""Words of a call that trains (``train_step``, ``fit``)."""
+STEPPING_WORDS = frozenset({"step", "update"})
+"""Words of a call that trains when it is an optimiser's, a trainer's or a policy's (``optimizer.step()``,
+``policy_update``), not an environment's (``env.step(action)``)."""
+STEPPED_WORDS = frozenset(
+    {"optim", "optimizer", "optimiser", "opt", "scheduler", "trainer", "engine", "scaler", "policy", "actor"}
+    | {"critic", "model", "accelerator", "weights", "params", "parameters"}
+)
+"""Words of what such a step or update trains."""
+
+
+def _trains(call: cst.Call) -> bool:
+    """Say whether a call trains (see :data:`TRAINING_CALL_WORDS`, :data:`STEPPING_WORDS`)."""
+    said = set(words(last_name(call.func)))
+    if said & TRAINING_CALL_WORDS:
+        return True
+    if not said & STEPPING_WORDS:
+        return False
+    receiver = call.func.value if type(call.func) is cst.Attribute else None
+    held = set(words(last_name(receiver))) if receiver is not None else set()
+    return bool((said | held) & STEPPED_WORDS)
 
 
 def _run_only_measures(node: cst.ClassDef) -> str | None:
@@ -76,8 +96,9 @@ def _run_only_measures(node: cst.ClassDef) -> str | None:
     for statement in body:
         if type(statement) is not cst.FunctionDef or statement.name.value not in RUN_METHODS:
             continue
-        called = [words(last_name(n.func)) for n in descendants(statement) if type(n) is cst.Call]
-        if any(TRAINING_CALL_WORDS & set(said) for said in called) or any(
+        calls = [n for n in descendants(statement) if type(n) is cst.Call]
+        called = [words(last_name(n.func)) for n in calls]
+        if any(_trains(n) for n in calls) or any(
             type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "super"
             for n in descendants(statement)
         ):
@@ -148,6 +169,12 @@ class FrameworkEntry(RouteDetector):
             "from skyrl.train.entrypoints.main_base import BasePPOExp\n"
             "class EvalOnly(BasePPOExp):\n    async def run(self, client):\n"
             "        return await evaluate(loader, self.get_generator(client))\n",
+            "scoring",
+        ),
+        Invalid(
+            "from skyrl.train.entrypoints.main_base import BasePPOExp\n"
+            "class EvalOnly(BasePPOExp):\n    def run(self):\n"
+            "        for a in actions:\n            env.step(a)\n        return evaluate(loader)\n",
             "scoring",
         ),
         # one whose run trains and evaluates is the base's (here its config picks the route)
@@ -466,7 +493,13 @@ class FrameworkEntry(RouteDetector):
                     on_policy=True if label in ("GRPO", "PPO") else None,
                 )
                 return
-            if (run := _run_only_measures(node)) is not None and (entry.kind is not None or entry.labels):
+            if (
+                (run := _run_only_measures(node)) is not None
+                and (entry.kind is not None or entry.labels)
+                and not last_name(base.value).endswith("Trainer")
+            ):
+                # (a trainer class's subclass is read as a trainer by the step and trainer readers;
+                # only an experiment's or a pipeline's is decided here)
                 # the base's training replaced by a method that measures (an evaluation entry point
                 # built on the trainer's experiment class): the subclass trains nothing
                 message = f"defines {node.name.value}, a {name} whose {run}() only evaluates"
