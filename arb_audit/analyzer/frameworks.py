@@ -151,6 +151,13 @@ def estimator_entry(value: str) -> Entry | None:
 AGENT_ESTIMATORS = tuple(replace(e, interactive=True) for e in ESTIMATORS)
 """The same estimators over an agent framework's episodes (multi-turn calls, tools, environments)."""
 RL_ROUTES = ("GRPO", "PPO")
+SKYRL_ENTRIES = (
+    Entry("RayPPOTrainer", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"),
+    Entry("BasePPOExp", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"),
+    Entry("SFTTrainer", "sft"),
+)
+"""SkyRL's trainer entries (its RL trainer's estimator comes from the config)."""
+
 FRAMEWORKS: tuple[Framework, ...] = (
     Framework(
         "Agent Lightning",
@@ -420,18 +427,23 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework(
         "SkyRL",
         "skyrl",
-        (
-            Entry(
-                "RayPPOTrainer", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"
-            ),
-            Entry(
-                "BasePPOExp", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"
-            ),
-            Entry("SFTTrainer", "sft"),
-        ),
+        SKYRL_ENTRIES,
         invalid=(
             (
                 "from skyrl.train.trainer import RayPPOTrainer\nRayPPOTrainer(cfg).train()\n",
+                "CONFIG_DEPENDENT",
+            ),
+        ),
+    ),
+    Framework(
+        # SkyRL's trainer as published before it moved under ``skyrl.train`` (the ``skyrl-train``
+        # package, which forks still import)
+        "SkyRL (skyrl-train)",
+        "skyrl_train",
+        SKYRL_ENTRIES,
+        invalid=(
+            (
+                "from skyrl_train.entrypoints.main_base import BasePPOExp\nBasePPOExp(cfg).run()\n",
                 "CONFIG_DEPENDENT",
             ),
         ),
