@@ -2249,6 +2249,14 @@ def test_a_reward_reading_a_tools_replies_serves_multi_turn_tool_rl(tmp_path: Pa
         "    return float(ground_truth in ' '.join(docs))\n"
     )
     assert classify_path(write(tmp_path, "search_reward.py", replies)).primary == "ONLINE_RL"
+    # the spans left to a helper of the file the reward calls (Search-R1's extract_solution)
+    helper = (
+        "import re\n\ndef extract_docs(solution_str):\n"
+        "    return re.findall(r'<information>(.*?)</information>', solution_str)\n\n"
+        "def compute_score(solution_str, ground_truth):\n"
+        "    return float(ground_truth in ' '.join(extract_docs(solution_str)))\n"
+    )
+    assert classify_path(write(tmp_path, "helper_reward.py", helper)).primary == "ONLINE_RL"
     # a call the model writes, checked against a reference: single-turn tool-call training
     calls = (
         "import re\n\ndef compute_score(solution_str, ground_truth):\n"

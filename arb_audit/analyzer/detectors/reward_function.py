@@ -86,8 +86,21 @@ TOOL_REPLY_MARKERS = ("<tool_response>", "<information>", "<observation>", "<obs
 policy's turns (Qwen's ``<tool_response>``, Search-R1's ``<information>``)."""
 
 
-def _reads_tool_replies(node: cst.FunctionDef) -> bool:
-    """Say whether a reward reads what a tool answered between the policy's turns.
+def _reads_tool_replies(node: cst.FunctionDef, helpers: dict[str, cst.FunctionDef]) -> bool:
+    """Say whether a reward, or a function of the file it calls, reads what a tool answered.
+
+    (Search-R1's ``compute_score`` leaves the ``<information>`` spans to ``extract_solution``.)
+    """
+    if _names_tool_replies(node):
+        return True
+    called = {n.func.value for n in descendants(node) if type(n) is cst.Call and type(n.func) is cst.Name}
+    return any(
+        _names_tool_replies(helpers[c]) for c in sorted(called) if c in helpers and helpers[c] is not node
+    )
+
+
+def _names_tool_replies(node: cst.FunctionDef) -> bool:
+    """Say whether a function reads what a tool answered between the policy's turns.
 
     Its code names a reply's tag (``"<tool_response>"``) or a chat message from the tool
     (``m["role"] == "tool"``): the sample it scores holds turns of the policy and replies of a tool.
@@ -328,7 +341,7 @@ class RewardFunction(RouteDetector):
                 # samples are multi-turn (a single-turn sample has no turns to credit)
                 message = f"{node.name.value}() rewards the turns of multi-turn episodes"
                 self.report(node, "interactive", message, interactive=True)
-            elif _reads_tool_replies(node):
+            elif _reads_tool_replies(node, self.helpers):
                 # a reward that reads the tool's replies in the trajectory: its samples are episodes
                 # in which a tool answered the policy between turns (multi-turn tool RL)
                 message = f"{node.name.value}() reads a tool's replies between the policy's turns"
@@ -362,6 +375,11 @@ class RewardFunction(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._models: list[bool] = []  # per enclosing class: is it a model (``RewardModelProxy``)?
+        self.helpers: dict[str, cst.FunctionDef] = {}
+        """The module's functions, by name (helpers a reward calls)."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.helpers = {f.name.value: f for f in node.body if type(f) is cst.FunctionDef}
 
     @property
     def _in_model(self) -> bool:
