@@ -36,6 +36,7 @@ from arb_audit.analyzer.loss_slice import (
 from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool, literal_text, text_value
 from arb_audit.analyzer.trainers import LABEL_KINDS, config_stem, route_word, trainer_of
 from arb_audit.analyzer.walk import descendants
+from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 AUTOGRAD = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
@@ -1387,6 +1388,32 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # a loss handed in by the file's caller: the step trains the function handed
+        Invalid(
+            "import mlx.core as mx\nimport mlx.nn as nn\n"
+            "def lm_loss(model, x, y):\n    return nn.losses.cross_entropy(model(x), y).mean()\n"
+            "def train(model, optimizer, loss_fn):\n"
+            "    loss_and_grad = nn.value_and_grad(model, loss_fn)\n"
+            "    for x, y in batches:\n        lv, g = loss_and_grad(model, x, y)\n"
+            "        optimizer.update(model, g)\n"
+            "train(m, opt, lm_loss)\n",
+            "gradient_step",
+            "sft",
+        ),
+        # losses of two routes handed by a flag's choice: the route is chosen at run time
+        Invalid(
+            "import mlx.core as mx\nimport mlx.nn as nn\n"
+            "def lm_loss(model, x, y):\n    return nn.losses.cross_entropy(model(x), y).mean()\n"
+            "def rm_loss(model, chosen, rejected):\n"
+            "    return -mx.log(mx.sigmoid(model(chosen) - model(rejected))).mean()\n"
+            "def train(model, optimizer, loss_fn):\n"
+            "    loss_and_grad = nn.value_and_grad(model, loss_fn)\n"
+            "    for a, b in batches:\n        lv, g = loss_and_grad(model, a, b)\n"
+            "        optimizer.update(model, g)\n"
+            "fn = rm_loss if args.reward_model else lm_loss\ntrain(m, opt, fn)\n",
+            "dispatch",
+            routes=("REWARD_MODEL", "SFT"),
+        ),
         # a loss handed in with no default: a step whose loss this file does not show
         Invalid(
             "import mlx.nn as nn\n"
@@ -1665,6 +1692,8 @@ class GradientStep(RouteDetector):
         self.no_grad = 0
         """How many ``with torch.no_grad()`` blocks are open around the node walked."""
         self.defaults: dict[str, str] = {}
+        self.name_calls: dict[str, list[tuple[int, cst.Call]]] = {}
+        """Calls of a plain name, by the name: (the function they are made in, the call)."""
         """Parameters whose default is a name (``loss=default_loss``) -> that name."""
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
@@ -1985,6 +2014,8 @@ class GradientStep(RouteDetector):
         names = self.names(func) if last in RESOLVED_LAST else set()
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         scope = self.functions[-1]
+        if type(func) is cst.Name:
+            self.name_calls.setdefault(func.value, []).append((scope, node))
         if names and (loss_function := _handed_loss_function(node, names, positional)) is not None:
             # pretrain(datasets, model_provider, model_type, forward_step): the framework's loop steps
             # on the loss the file's forward_step returns
@@ -2822,6 +2853,35 @@ class GradientStep(RouteDetector):
                 return True
         return False
 
+    def _handed_functions(
+        self, scope: int, parameter: str, functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]]
+    ) -> list[str]:
+        """Return the file's functions its calls hand a function's parameter (sorted, each once).
+
+        ``def train(model, loss_fn, opt)`` called ``train(model, lm_loss, opt)``, or with a name the
+        caller bound to one of them (``loss_function = reward_loss if args.rm else loss``).
+        """
+        definition = self.defined.get(scope)
+        if definition is None:
+            return []
+        params = [p.name.value for p in definition.params.params]
+        if parameter not in params:
+            return []
+        index = params.index(parameter)
+        found: set[str] = set()
+        for where, call in self.name_calls.get(definition.name.value, []):
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == parameter]
+            value = given[0] if given else positional[index] if index < len(positional) else None
+            if type(value) is not cst.Name:
+                continue
+            candidates: list[cst.BaseExpression] = [value]
+            if value.value not in functions:
+                for bound in self._bound(where, value.value):
+                    candidates.extend([bound.body, bound.orelse] if type(bound) is cst.IfExp else [bound])
+            found |= {c.value for c in candidates if type(c) is cst.Name and c.value in functions}
+        return sorted(found)
+
     def _trainer_runs(self, node: cst.Call, made: cst.Call) -> bool:
         """Say whether a trainer object's method call runs its training.
 
@@ -2896,9 +2956,18 @@ class GradientStep(RouteDetector):
                 self.steps.append((node, statement, roots, f"gradient of {name}"))
             elif how == "grad" and self.updates and name not in self.defaults:
                 # ``def train(model, loss_fn, optimizer): nn.value_and_grad(model, loss_fn)`` then
-                # ``optimizer.update(model, grads)``: a step on a loss handed in, whose kind this
-                # function does not show (the file's other evidence may)
-                self.steps.append((node, statement, [], f"gradient of {name}, a loss handed in"))
+                # ``optimizer.update(model, grads)``: a step on a loss handed in, the file's functions
+                # its callers hand (``train(model, lm_loss, opt)``), else one whose kind this function
+                # does not show (the file's other evidence may)
+                handed = self._handed_functions(scope, name, functions)
+                for function in handed:
+                    # (one step per loss handed: each caller's choice trains its own objective)
+                    roots = [(i, r) for i, returned in functions[function] for r in returned]
+                    self.steps.append(
+                        (node, statement, roots, f"gradient of {function}, handed in as {name}")
+                    )
+                if not handed:
+                    self.steps.append((node, statement, [], f"gradient of {name}, a loss handed in"))
             elif how == "remote":
                 # the file's function's return value, else a loss object the name was bound to
                 # (``loss_fn = GRPOLoss(**cfg)``), whose class may say the stage; a name bound to
@@ -2984,10 +3053,14 @@ class GradientStep(RouteDetector):
             return resolver.qualified_names(func, scope) if scope is not None else set()
 
         slicer = Slice(self.assigns, self.attributes, functions, names_of)
-        verdicts = {id(node): loss_form(slicer.features(roots)) for node, _, roots, _ in self.steps if roots}
+        # (per step: one call may step on each of several losses its callers hand it)
+        forms = [loss_form(slicer.features(roots)) if roots else None for _, _, roots, _ in self.steps]
+        verdicts = {
+            id(step[0]): form for step, form in zip(self.steps, forms, strict=True) if form is not None
+        }
         # the policy updates: a supervised step taken in the same iteration of a loop is their auxiliary
         policy_steps = [i for i, v in verdicts.items() if v.kind in POLICY_GRADIENT]
-        for node, statement, roots, how in self.steps:
+        for (node, statement, roots, how), form in zip(self.steps, forms, strict=True):
             if not roots:
                 self.report(
                     node, "gradient_step", f"{how}; its loss is not in this file", statement=statement
@@ -3009,8 +3082,9 @@ class GradientStep(RouteDetector):
                     # name says policy gradient, the episodes say online
                     self.report(node, "interactive", PLAYED_EPISODES, statement=statement, interactive=True)
                 continue
+            assert form is not None  # (a step with roots has its form)
             verdict = _pretraining_mix(
-                _group_relative(verdicts[id(node)], self.where.get(id(node), ())),
+                _group_relative(form, self.where.get(id(node), ())),
                 self.where.get(id(node), ()),
                 any(self._same_iteration(id(node), i) for i in policy_steps),
             )
@@ -3028,6 +3102,28 @@ class GradientStep(RouteDetector):
                 data_source=verdict.data_source,
                 on_policy=True if verdict.kind in POLICY_GRADIENT else None,
             )
+        self._alternatives(forms)
+
+    def _alternatives(self, forms: list[Verdict | None]) -> None:
+        """Report a step whose callers hand it losses of different stages: the route is chosen at run time.
+
+        ``loss_function = reward_loss if args.reward_model else loss; train(model, loss_function)``:
+        one step on either loss, whichever the flag picks.
+        """
+        kinds: dict[int, tuple[cst.CSTNode, cst.CSTNode | None, set[str]]] = {}
+        for (node, statement, _, how), form in zip(self.steps, forms, strict=True):
+            if (
+                form is not None
+                and form.kind is not None
+                and how.startswith("gradient of ")
+                and "handed in" in how
+            ):
+                kinds.setdefault(id(node), (node, statement, set()))[2].add(form.kind)
+        for node, statement, found in kinds.values():
+            if len(found) > 1:
+                routes = tuple(sorted({STAGE_LABELS[k] for k in found}))
+                message = "its callers hand the step losses of different routes: the one run is chosen then"
+                self.report(node, "dispatch", message, statement=statement, routes=routes)
 
 
 def _names_an_update(name: str | None) -> bool:
