@@ -161,6 +161,11 @@ def names_rl_loss(identifier: str) -> bool:
     return bool(named)
 
 
+PAIRWISE_LOSS_WORDS = frozenset(
+    {"pairwise", "pair", "ranking", "rank", "bt", "bradley", "margin", "preference"}
+)
+"""With ``loss``, words of an identifier that names a pairwise loss of two scores (``pairwise_loss``,
+``compute_ranking_loss``): a reward model's when the two are a pair's scores (see :func:`loss_form`)."""
 PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})
 """With ``loss``, words of an identifier that names a preference-family loss (``dpo_loss``). Not
 ``preference_loss``: a reward model's pairwise loss is called so too (OpenRLHF's)."""
@@ -190,6 +195,8 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.named_rl_losses.add(identifier)
     elif "loss" in (found := set(words(identifier))) and found & PREFERENCE_LOSS_WORDS:
         f.named_preference_losses.add(identifier)
+    elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
+        f.named_pairwise_losses.add(identifier)
     elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
         # one identifier naming the language-model objective (``compute_next_token_loss``,
         # ``lm_loss``); the words spread over several names (``next_values``, ``token_rewards``,
@@ -540,6 +547,8 @@ class Features:
     """Identifiers that name a preference-family loss (``dpo_loss``, ``compute_kto_loss``)."""
     named_lm_losses: set[str] = field(default_factory=set)
     """Identifiers that name a language model's next-token loss (``compute_next_token_loss``)."""
+    named_pairwise_losses: set[str] = field(default_factory=set)
+    """Identifiers that name a pairwise loss of two scores (``pairwise_loss``, ``ranking_loss``)."""
     nodes: int = 0
     """Nodes read."""
     kept: set[str] = field(default_factory=set)
@@ -799,6 +808,18 @@ def loss_form(f: Features) -> Verdict:
         found = {x for n in losses for x in words(n)}
         variant = next((v for v in DPO_VARIANTS if v in found), "dpo")
         return Verdict("dpo", variant, None, f"a loss the code calls {', '.join(losses)} (preference)")
+    if (
+        f.named_pairwise_losses
+        and w & PREFERRED_WORDS & PREFERENCE_WORDS
+        and w & DISPREFERRED_WORDS
+        and w & SCORE_WORDS
+        and not w & (LOGPROB_WORDS | REFERENCE_WORDS | {"beta"})
+    ):
+        # a pairwise loss of another file given the scores of a pair's two members, with no
+        # log-probabilities and no reference (``pairwise_loss(chosen_scores, rejected_scores)``): a
+        # reward model's Bradley-Terry or margin objective on its scalar outputs
+        pairwise = ", ".join(sorted(f.named_pairwise_losses)[:2])
+        return Verdict("reward_model", "pairwise", None, f"{pairwise} of chosen and rejected scores")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
     if (

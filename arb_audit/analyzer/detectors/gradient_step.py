@@ -1388,6 +1388,24 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # a pairwise loss of another file on a pair's scores: a reward model's
+        Invalid(
+            "from models.reward_model import pairwise_loss\nfor batch in loader:\n"
+            "    chosen_scores = reward_model(batch['chosen'])\n"
+            "    rejected_scores = reward_model(batch['rejected'])\n"
+            "    loss = pairwise_loss(chosen_scores, rejected_scores)\n    accelerator.backward(loss)\n",
+            "gradient_step",
+            "reward_model",
+        ),
+        # the same name on a pair's log-probabilities against a reference: a preference loss
+        Invalid(
+            "from losses import preference_loss\nfor batch in loader:\n"
+            "    loss = preference_loss(policy_chosen_logps, policy_rejected_logps,\n"
+            "                           reference_chosen_logps, reference_rejected_logps, beta=0.1)\n"
+            "    loss.backward()\n",
+            "gradient_step",
+            "dpo",
+        ),
         # a loss handed in by the file's caller: the step trains the function handed
         Invalid(
             "import mlx.core as mx\nimport mlx.nn as nn\n"
