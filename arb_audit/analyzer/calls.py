@@ -455,9 +455,8 @@ def _asks_for_samples(keywords: AbstractSet[str]) -> bool:
     settings = len(keywords & SAMPLING_KEYWORDS)
     return (
         settings >= 2
-        or bool(
-            keywords & {"sampling_params", "generation_config"}
-        )  # (vLLM's, HF's: nothing else is called so)
+        # (vLLM's and HF's settings objects: nothing else is called so)
+        or bool(keywords & {"sampling_params", "generation_config"})
         or (settings == 1 and bool(keywords & {"model", "messages", "prompt", "prompts"}))
     )
 

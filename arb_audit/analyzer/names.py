@@ -95,6 +95,11 @@ def text_value(node: cst.SimpleString) -> str | None:
     return None if "b" in node.prefix.lower() else literal_text(node)
 
 
+def either(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Return the values an expression may take: both branches of ``a if test else b``, else itself."""
+    return [value.body, value.orelse] if type(value) is cst.IfExp else [value]
+
+
 def last_name(node: cst.BaseExpression) -> str:
     """Return a name's or an attribute's last component (``self.records`` -> ``records``), else ""."""
     if type(node) is cst.Name:

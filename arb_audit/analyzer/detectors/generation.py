@@ -15,7 +15,8 @@ from arb_audit.analyzer.calls import (
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import cached_by_name, words
-from arb_audit.analyzer.names import last_name, literal_text
+from arb_audit.analyzer.names import either, last_name, literal_text
+from arb_audit.analyzer.walk import descendants
 
 GENERATION_ENGINES = frozenset({"vllm.LLM", "vllm.AsyncLLMEngine", "sglang.Engine", "transformers.pipeline"})
 """Constructors of inference engines."""
@@ -135,19 +136,28 @@ MODEL_PACKAGES = frozenset(
 """Packages a file imports when it runs a model (a chat loop's object answers with one)."""
 
 
-def _typed(value: cst.BaseExpression) -> bool:
-    """Say whether an expression is what the user types at the prompt.
+def _cleaned(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return what a chain of method calls starts from (``input("> ").strip()`` -> ``input("> ")``)."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute:
+        value = value.func.value
+    return value
 
-    ``input(...)``, maybe cleaned (``input("> ").strip().lower()``).
-    """
-    while type(value) is cst.Call:
-        func = value.func
-        if type(func) is cst.Name:
-            return func.value == "input"
-        if type(func) is not cst.Attribute:
-            return False
-        value = func.value
-    return False
+
+def _typed(value: cst.BaseExpression) -> bool:
+    """Say whether an expression is what the user types at the prompt: ``input(...)``, maybe cleaned."""
+    value = _cleaned(value)
+    return type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "input"
+
+
+def _methods(module: cst.Module) -> set[str]:
+    """Return the names of the methods the classes of a module define."""
+    return {
+        f.name.value
+        for c in descendants(module)
+        if type(c) is cst.ClassDef and type(c.body) is cst.IndentedBlock
+        for f in c.body.body
+        if type(f) is cst.FunctionDef
+    }
 
 
 class Generation(RouteDetector):
@@ -423,25 +433,14 @@ class Generation(RouteDetector):
         """Names bound to a client's method named for asking a model (``fn = client.chat_completions``)."""
         self.typed: set[str] = set()
         """Names bound to what a user types at the prompt (``user_input = input("> ").strip()``)."""
-        self.defined: set[str] = set()
-        """Names of the methods the classes of this file define."""
-        self.class_depth = 0
         self.answered: list[tuple[cst.Call, cst.CSTNode | None, tuple[str, ...]]] = []
         """Calls of a method named for answering, handed what the user typed (decided at the end)."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # ``@app.post("/v1/completions")`` registers a handler: it posts nothing
         self.decorators |= {id(d.decorator) for d in node.decorators}
-        if self.class_depth:
-            self.defined.add(node.name.value)
         if _answers_route(node):
             self.handlers.add(node.name.value)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.class_depth += 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.class_depth -= 1
 
     def _answers_typed(self, node: cst.Call) -> bool:
         """Say whether a method named for answering is handed what the user typed.
@@ -457,9 +456,8 @@ class Generation(RouteDetector):
 
     def _typed_value(self, value: cst.BaseExpression) -> bool:
         """Say whether a value is what the user typed, maybe cleaned (``user_input.strip()``)."""
-        while type(value) is cst.Call and type(value.func) is cst.Attribute:
-            value = value.func.value
-        return _typed(value) or (type(value) is cst.Name and value.value in self.typed)
+        root = _cleaned(value)
+        return _typed(root) or (type(root) is cst.Name and root.value in self.typed)
 
     def _generates(
         self,
@@ -477,8 +475,9 @@ class Generation(RouteDetector):
         value = node.value
         if _typed(value):
             self.typed |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
-        choices = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
-        if any(type(c) is cst.Attribute and GENERATION_WORDS & set(words(c.attr.value)) for c in choices):
+        if any(
+            type(c) is cst.Attribute and GENERATION_WORDS & set(words(c.attr.value)) for c in either(value)
+        ):
             self.requesters |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -489,9 +488,9 @@ class Generation(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         models = any(q.split(".", 1)[0] in MODEL_PACKAGES for q in self.context.resolver.imported)
+        methods = _methods(original_node) if self.answered and not models else set()
         for node, statement, around in self.answered:
-            called = node.func.attr.value if type(node.func) is cst.Attribute else ""
-            if models or called not in self.defined:
+            if models or last_name(node.func) not in methods:
                 # (a method this file defines, in a file that imports no model library, shows in its
                 # body that it answers with a parser or a database)
                 self._generates(node, "answers what the user types (a chat loop)", statement, around)
