@@ -33,7 +33,7 @@ from arb_audit.analyzer.loss_slice import (
     loss_form,
     words,
 )
-from arb_audit.analyzer.names import Scope, dotted, last_name, literal_bool, literal_text, text_value
+from arb_audit.analyzer.names import Scope, dotted, either, last_name, literal_bool, literal_text, text_value
 from arb_audit.analyzer.trainers import LABEL_KINDS, config_stem, route_word, trainer_of
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
@@ -1712,6 +1712,8 @@ class GradientStep(RouteDetector):
         self.defaults: dict[str, str] = {}
         self.name_calls: dict[str, list[tuple[int, cst.Call]]] = {}
         """Calls of a plain name, by the name: (the function they are made in, the call)."""
+        self.alternatives: list[list[int]] = []
+        """Indexes in ``steps`` of one step's alternative losses, handed by its callers' choice."""
         """Parameters whose default is a name (``loss=default_loss``) -> that name."""
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
@@ -2896,7 +2898,7 @@ class GradientStep(RouteDetector):
             candidates: list[cst.BaseExpression] = [value]
             if value.value not in functions:
                 for bound in self._bound(where, value.value):
-                    candidates.extend([bound.body, bound.orelse] if type(bound) is cst.IfExp else [bound])
+                    candidates.extend(either(bound))
             found |= {c.value for c in candidates if type(c) is cst.Name and c.value in functions}
         return sorted(found)
 
@@ -2949,8 +2951,7 @@ class GradientStep(RouteDetector):
         if type(func) is cst.Name:
             where = self.functions[-1] if scope is None else scope
             for value in self._bound(where, func.value):
-                choices = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
-                for choice in choices:
+                for choice in either(value):
                     if isinstance(choice, cst.Name | cst.Attribute) and names_trainer_class(_tail(choice)):
                         return choice
         return None
@@ -2978,6 +2979,8 @@ class GradientStep(RouteDetector):
                 # its callers hand (``train(model, lm_loss, opt)``), else one whose kind this function
                 # does not show (the file's other evidence may)
                 handed = self._handed_functions(scope, name, functions)
+                if len(handed) > 1:
+                    self.alternatives.append(list(range(len(self.steps), len(self.steps) + len(handed))))
                 for function in handed:
                     # (one step per loss handed: each caller's choice trains its own objective)
                     roots = [(i, r) for i, returned in functions[function] for r in returned]
@@ -3128,17 +3131,10 @@ class GradientStep(RouteDetector):
         ``loss_function = reward_loss if args.reward_model else loss; train(model, loss_function)``:
         one step on either loss, whichever the flag picks.
         """
-        kinds: dict[int, tuple[cst.CSTNode, cst.CSTNode | None, set[str]]] = {}
-        for (node, statement, _, how), form in zip(self.steps, forms, strict=True):
-            if (
-                form is not None
-                and form.kind is not None
-                and how.startswith("gradient of ")
-                and "handed in" in how
-            ):
-                kinds.setdefault(id(node), (node, statement, set()))[2].add(form.kind)
-        for node, statement, found in kinds.values():
+        for indexes in self.alternatives:
+            found = {form.kind for i in indexes if (form := forms[i]) is not None and form.kind is not None}
             if len(found) > 1:
+                node, statement, _, _ = self.steps[indexes[0]]
                 routes = tuple(sorted({STAGE_LABELS[k] for k in found}))
                 message = "its callers hand the step losses of different routes: the one run is chosen then"
                 self.report(node, "dispatch", message, statement=statement, routes=routes)
