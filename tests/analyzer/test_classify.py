@@ -2257,6 +2257,14 @@ def test_a_reward_reading_a_tools_replies_serves_multi_turn_tool_rl(tmp_path: Pa
         "    return float(ground_truth in ' '.join(extract_docs(solution_str)))\n"
     )
     assert classify_path(write(tmp_path, "helper_reward.py", helper)).primary == "ONLINE_RL"
+    # a comparison of something else with "tool" does not hide the tool's messages beside it
+    later = (
+        "def tool_reward(completions, **kwargs):\n"
+        "    scores = [float(any(m['role'] == 'tool' for m in c)) for c in completions]\n"
+        "    kinds = [c[0]['kind'] == 'tool' for c in completions]\n"
+        "    return scores\n"
+    )
+    assert classify_path(write(tmp_path, "later_reward.py", later)).primary == "ONLINE_RL"
     # a call the model writes, checked against a reference: single-turn tool-call training
     calls = (
         "import re\n\ndef compute_score(solution_str, ground_truth):\n"

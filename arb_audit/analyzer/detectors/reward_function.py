@@ -112,11 +112,15 @@ def _names_tool_replies(node: cst.FunctionDef) -> bool:
             text = child.evaluated_value
             if isinstance(text, str) and any(m in text for m in TOOL_REPLY_MARKERS):
                 return True
-        elif type(child) is cst.Comparison and any(
-            type(side) is cst.SimpleString and side.evaluated_value == "tool"
-            for side in (child.left, *(c.comparator for c in child.comparisons))
+        elif (
+            type(child) is cst.Comparison
+            and any(
+                type(side) is cst.SimpleString and side.evaluated_value == "tool"
+                for side in (child.left, *(c.comparator for c in child.comparisons))
+            )
+            and "role" in cst.Module([]).code_for_node(child)
         ):
-            return "role" in cst.Module([]).code_for_node(child)
+            return True  # (a comparison of anything else with "tool" reads on: the next may say it)
     return False
 
 
