@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import OPTIMISER_WORDS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import (
     CALLED_TRAINING_METHODS,
@@ -67,10 +68,10 @@ TRAINING_CALL_WORDS = frozenset({"train", "training", "fit", "backward", "optimi
 STEPPING_WORDS = frozenset({"step", "update"})
 """Words of a call that trains when it is an optimiser's, a trainer's or a policy's (``optimizer.step()``,
 ``policy_update``), not an environment's (``env.step(action)``)."""
-STEPPED_WORDS = frozenset(
-    {"optim", "optimizer", "optimiser", "opt", "scheduler", "trainer", "engine", "scaler", "policy", "actor"}
-    | {"critic", "model", "accelerator", "weights", "params", "parameters"}
-)
+STEPPED_WORDS = OPTIMISER_WORDS | {
+    *("scheduler", "trainer", "engine", "scaler", "policy", "actor", "critic", "model", "accelerator"),
+    *("weights", "params", "parameters"),
+}
 """Words of what such a step or update trains."""
 
 
@@ -97,13 +98,9 @@ def _run_only_measures(node: cst.ClassDef) -> str | None:
         if type(statement) is not cst.FunctionDef or statement.name.value not in RUN_METHODS:
             continue
         calls = [n for n in descendants(statement) if type(n) is cst.Call]
-        called = [words(last_name(n.func)) for n in calls]
-        if any(_trains(n) for n in calls) or any(
-            type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "super"
-            for n in descendants(statement)
-        ):
+        if any(_trains(n) or (type(n.func) is cst.Name and n.func.value == "super") for n in calls):
             return None
-        if any(MEASURING_WORDS & set(said) for said in called):
+        if any(MEASURING_WORDS & set(words(last_name(n.func))) for n in calls):
             return statement.name.value
     return None
 
