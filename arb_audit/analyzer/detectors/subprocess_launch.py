@@ -200,6 +200,26 @@ class SubprocessLaunch(RouteDetector):
             "stage",
             "sft",
         ),
+        # the runner's parameter is what it is handed, not another function's command of the same name
+        Invalid(
+            "import subprocess, sys\n"
+            "def _serve():\n    cmd = ['python', 'server.py']\n    subprocess.Popen(cmd)\n"
+            "def _run(cmd, cwd):\n    subprocess.Popen(cmd, cwd=cwd)\n"
+            "def _command():\n    cmd = [sys.executable, '-m', 'verl.trainer.main_ppo',\n"
+            "           'algorithm.adv_estimator=grpo']\n    cmd.extend(sys.argv[1:])\n    return cmd\n"
+            "def train():\n    cmd = _command()\n    _run(cmd, cwd='.')\n",
+            "stage",
+            "grpo",
+        ),
+        # a command bound with its type written out
+        Invalid(
+            "import subprocess\ndef train(extra):\n"
+            "    cmd: list[str] = ['python', '-m', 'verl.trainer.main_ppo', 'algorithm.adv_estimator=grpo']\n"
+            "    cmd.extend(extra)\n"
+            "    subprocess.run(cmd, check=True)\n",
+            "stage",
+            "grpo",
+        ),
         # a command extended from itself, run by a method of the file's own class
         Invalid(
             "import subprocess, sys\nclass Stage:\n    def _run(self, c):\n        subprocess.run(c)\n"
@@ -286,8 +306,10 @@ class SubprocessLaunch(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.bound: dict[str, cst.BaseExpression] = {}
-        """The string value each plain name was last bound to (``command = f"tune run ..."``)."""
+        self.bound: list[dict[str, cst.BaseExpression | None]] = [{}]
+        """Per open function (the module's first): the string or list each plain name was last bound to
+        (``command = f"tune run ..."``); None where the function bound it to something else or takes it
+        as a parameter (``def _run(cmd)``: not another function's ``cmd``)."""
         self.paths: dict[str, str] = {}
         """The literal path each plain name was bound to (``SFT_TRAIN = ROOT / "scripts/sft_train.py"``)."""
         self.built: dict[int, cst.List] = {}
@@ -309,12 +331,22 @@ class SubprocessLaunch(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defined.add(node.name.value)
         self.pending.append({})
+        self.bound.append(
+            {param.name.value: None for param in descendants(node.params) if type(param) is cst.Param}
+        )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.defined.add(node.name.value)  # (``Stage("rl", cmd).run()``: the class runs what it is given)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.pending.pop()
+        self.bound.pop()
+
+    def _bound(self) -> dict[str, cst.BaseExpression]:
+        """Return the values names hold here: the function's own bindings over the module's."""
+        return {
+            name: value for name, value in {**self.bound[0], **self.bound[-1]}.items() if value is not None
+        }
 
     def _pending(self, name: str) -> cst.List | None:
         """Return the interpreter's list a name holds here (the function's own, else the module's)."""
@@ -323,31 +355,37 @@ class SubprocessLaunch(RouteDetector):
         return self.pending[0].get(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        path = _path_text(node.value)
         for target in node.targets:
-            if type(target.target) is not cst.Name:
-                continue
-            name = target.target.value
-            # (a name bound again to something else holds that: an old path or command no longer; one
-            # bound to a value made from its own, ``cmd = cmd + extra``, ``SCRIPT = str(SCRIPT)``, still
-            # says what the old one said)
-            again = (name in self.bound or name in self.paths or self._pending(name) is not None) and any(
-                type(n) is cst.Name and n.value == name for n in (node.value, *descendants(node.value))
-            )
-            if isinstance(
-                node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List
-            ):
-                self.bound[name] = node.value
-            elif not again:
-                self.bound.pop(name, None)
-            if path is not None and PLACEHOLDER not in path:
-                self.paths[name] = path
-            elif not again:
-                self.paths.pop(name, None)
-            if type(node.value) is cst.List and _interpreter_line(node.value):
-                self.pending[-1][name] = node.value
-            elif not again:
-                self.pending[-1][name] = None
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:  # ``cmd: list[str] = [...]`` binds as ``cmd = [...]`` does
+            self._bind(node.target, node.value)
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """Record what a plain name is bound to: a command's text or list, a path, a command to run."""
+        if type(target) is not cst.Name:
+            return
+        name = target.value
+        path = _path_text(value)
+        # (a name bound again to something else holds that: an old path or command no longer; one
+        # bound to a value made from its own, ``cmd = cmd + extra``, ``SCRIPT = str(SCRIPT)``, still
+        # says what the old one said)
+        again = (name in self._bound() or name in self.paths or self._pending(name) is not None) and any(
+            type(n) is cst.Name and n.value == name for n in (value, *descendants(value))
+        )
+        if isinstance(value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
+            self.bound[-1][name] = value
+        elif not again:
+            self.bound[-1][name] = None
+        if path is not None and PLACEHOLDER not in path:
+            self.paths[name] = path
+        elif not again:
+            self.paths.pop(name, None)
+        if type(value) is cst.List and _interpreter_line(value):
+            self.pending[-1][name] = value
+        elif not again:
+            self.pending[-1][name] = None
 
     def visit_Return(self, node: cst.Return) -> None:
         value = node.value
@@ -395,7 +433,7 @@ class SubprocessLaunch(RouteDetector):
             handed = node.args[0].value
             named = self._pending(handed.value) if type(handed) is cst.Name else None
             self.read_by_runner.add(id(named or handed))
-            lines = _literal_words(node.args[0].value, self.bound, paths=self.paths)
+            lines = _literal_words(node.args[0].value, self._bound(), paths=self.paths)
             if not lines and self.unread_run is None:
                 self.unread_run = node
         else:
