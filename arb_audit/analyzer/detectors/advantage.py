@@ -98,6 +98,15 @@ class AdvantageEstimate(RouteDetector):
             "loss",
             "grpo",
         ),
+        # the rewards converted under another name
+        Invalid(
+            "def compute(rewards):\n    values = [float(r) for r in rewards]\n"
+            "    mean = sum(values) / len(values)\n"
+            "    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))\n"
+            "    advantages = [(v - mean) / (std + 1e-4) for v in values]\n    return advantages\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             "mean_reward = sum(rewards_G) / len(rewards_G)\n"
             "advantages_G = [reward - mean_reward for reward in rewards_G]\n",
@@ -463,8 +472,7 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
     if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Subtract)):
         return None
     left, right = value.left, value.right
-    named = _words(drawn_from if items is not None and left.deep_equals(items) else left)
-    if not any("reward" in w or w in ("scores", "score", "returns") for w in named):
+    if not _rewards_named(drawn_from if items is not None and left.deep_equals(items) else left, bound):
         return None
     if type(right) is cst.Name and bound is not None and right.value in bound:
         right = bound[right.value]
@@ -484,6 +492,39 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         return True  # ``rewards - rewards.mean()``, ``rewards - rewards.view(-1, n).mean(dim=1)``
     # a name, not bound here, for the mean of the rewards' groups (``rewards - mean_grouped_rewards``)
     return bool(type(right) is cst.Name and CENTRES & set(words(right.value)))
+
+
+CONVERSIONS = frozenset({"tensor", "array", "asarray", "as_tensor", "list", "float", "FloatTensor"})
+"""Calls that give their argument's values another type (``torch.tensor(rewards)``, ``float(r)``)."""
+
+
+RETURN_WORDS = frozenset({"scores", "score", "returns"})
+"""Words, besides those containing "reward", of a name holding what samples scored."""
+
+
+def _named_for_rewards(value: cst.BaseExpression) -> bool:
+    """Say whether an expression's words name rewards (``rewards_G``, ``scores``, ``batch.returns``)."""
+    return any("reward" in w or w in RETURN_WORDS for w in _words(value))
+
+
+def _rewards_named(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | None) -> bool:
+    """Say whether a value is named for rewards, or is a name bound to rewards converted.
+
+    ``values = [float(r) for r in rewards]`` and ``scores_t = torch.tensor(rewards)`` hold the rewards
+    under another name: one binding is followed.
+    """
+    if _named_for_rewards(value):
+        return True
+    if type(value) is not cst.Name or bound is None or value.value not in bound:
+        return False
+    source = bound[value.value]
+    if isinstance(source, cst.ListComp | cst.GeneratorExp):
+        source = source.for_in.iter
+    elif type(source) is cst.Call and last_name(source.func) in CONVERSIONS and source.args:
+        source = source.args[0].value
+    else:
+        return False
+    return _named_for_rewards(source)
 
 
 def _regrouped(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -510,7 +551,7 @@ def _mean_of_rewards(value: cst.BaseExpression) -> bool:
         taken = value.args[0].value
     else:
         return False
-    return any("reward" in w or w in ("scores", "score", "returns") for w in _words(taken))
+    return _named_for_rewards(taken)
 
 
 def _list_mean(value: cst.BaseExpression) -> bool:
