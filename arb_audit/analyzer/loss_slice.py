@@ -1005,6 +1005,11 @@ class Slice:
                         f.output_loss = f.model_forward = True
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
+                    if type(owner) is cst.Name and words(attr)[-1:] == ("loss",):
+                        for name in self._algorithm_owners(scope, owner.value):
+                            # ``dpo.compute_loss(batch)`` of ``dpo = DPOMethod(...)``: the loss of the
+                            # algorithm the object, or its class, is named for
+                            _note_named_loss(f, f"{name}_{attr}")
                     if type(node.value) is cst.Name and node.value.value == "self":
                         key = (-1, attr)
                         if key not in seen_names and attr in self.attributes:
@@ -1115,6 +1120,17 @@ class Slice:
             ):
                 return named, LABEL_KINDS[found[0]]
         return None
+
+    def _algorithm_owners(self, scope: int, name: str) -> list[str]:
+        """Return the names, of an object and of the classes it is built from, that name an algorithm.
+
+        ``dpo_method`` itself, or ``DPOMethod`` of ``method = DPOMethod(policy, ref)``: only an
+        algorithm's own name (``dpo``, ``grpo``, ``rloo``), not a role (``actor``, ``policy``) that
+        other routes' objects are called too.
+        """
+        built = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+        names = [name, *(last_name(v.func) for v in built if type(v) is cst.Call)]
+        return [n for n in names if set(words(n)) & (PREFERENCE_LOSS_WORDS | PG_LOSS_WORDS)]
 
     def _object_output(self, scope: int, name: str) -> bool:
         """Say whether ``name`` holds what an object of the file returns when called.

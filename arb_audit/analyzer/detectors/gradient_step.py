@@ -1447,6 +1447,14 @@ class GradientStep(RouteDetector):
             "for data in loader:\n    outputs = trainer.forward(data)\n",
             "gradient_step",
         ),
+        # the loss method of an object built from a class of another file named for its algorithm
+        Invalid(
+            "from src.methods.dpo import DPOMethod\nmethod = DPOMethod(policy, ref_model, beta=0.1)\n"
+            "for batch in loader:\n    loss, metrics = method.compute_loss(batch)\n    loss.backward()\n"
+            "    optimizer.step()\n",
+            "gradient_step",
+            "dpo",
+        ),
         Invalid(
             "from torchrl.objectives.llm import GRPOLoss\nfrom transformers import AutoModelForCausalLM\n"
             "model = AutoModelForCausalLM.from_pretrained(p)\nloss_fn = GRPOLoss(Wrapper(model))\n"
