@@ -9,7 +9,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import OPTIMISER_WORDS, PROCESS_STARTERS, flag_key, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
-from arb_audit.analyzer.loss_slice import cached_by_name
+from arb_audit.analyzer.loss_slice import SETTINGS_NAME_WORDS, cached_by_name
 from arb_audit.analyzer.loss_slice import words as name_words
 from arb_audit.analyzer.names import dotted, is_dead, last_name, text_value
 from arb_audit.analyzer.trainers import AMBIGUOUS_WORDS, ROUTE_WORDS, route_of_name
@@ -242,6 +242,17 @@ def _names_class(value: cst.BaseExpression) -> bool:
     return False
 
 
+def _setting_value(value: cst.BaseExpression) -> bool:
+    """Say whether a table's entry is a setting's value (``args.sft``: a checkpoint's path, a name).
+
+    ``{"base": args.base, "sft": args.sft, "dpo": args.dpo}`` lists the models a comparison loads, not
+    code a route runs.
+    """
+    while type(value) is cst.Attribute:
+        value = value.value
+    return type(value) is cst.Name and bool(SETTINGS_NAME_WORDS & set(name_words(value.value)))
+
+
 def _passes_by_name(element: cst.DictElement) -> bool:
     """Say whether a dict entry passes a variable on under its own name (``"gae_lambda": gae_lambda``).
 
@@ -368,6 +379,18 @@ else there (``--pt`` a format, ``--rm`` removal, ``--reward`` a logging choice, 
 detail)."""
 
 
+COLLECTING_ACTIONS = frozenset({"append", "extend"})
+"""argparse actions that keep every value an option is given, not the last."""
+
+
+def _collects(call: cst.Call) -> bool:
+    """Say whether an ``add_argument`` call keeps several values (``action="append"``, ``nargs="+"``)."""
+    action, nargs = keyword(call, "action"), keyword(call, "nargs")
+    return (action is not None and text_value(action.value) in COLLECTING_ACTIONS) or (
+        nargs is not None and text_value(nargs.value) in ("+", "*")
+    )
+
+
 class RouteDispatch(RouteDetector):
     """The route depends on configuration when two or more routes can be selected by one choice.
 
@@ -492,6 +515,14 @@ class RouteDispatch(RouteDetector):
             "    elif task == 'rm':\n        b()\n    elif task == 'dpo':\n        c()\n"
         ),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
+        # the checkpoints a comparison loads, by the route that made each
+        Valid("import click\n@click.option('--mode', choices=['a', 'b'])\ndef main(mode):\n    pass\n"),
+        Valid("models = {'base': args.base, 'sft': args.sft, 'dpo': args.dpo}\n"),
+        # terms added into one loss, each named once: not a choice between routes
+        Valid(
+            "parser.add_argument('--loss-type', action='append', choices=('sigmoid', 'ipo', 'sft'))\n"
+            "args = parser.parse_args()\nconfig = DPOConfig(loss_type=args.loss_type or ['sigmoid'])\n"
+        ),
         # every choice but one refused by a branch that only raises: the option picks nothing
         Valid(
             "ap.add_argument('--algo', choices=['grpo', 'ppo', 'dpo'], default='grpo')\n"
@@ -1024,12 +1055,17 @@ class RouteDispatch(RouteDetector):
         choices = keyword(node, "choices")
         if choices is None:
             return
+        option = flag_key(node)
+        if option is not None and "loss" in name_words(option) and _collects(node):
+            # (a loss option given several times, ``--loss-type sigmoid --loss-type sft``, adds its
+            # terms into one loss: TRL's DPO loss with an SFT term stays a preference loss)
+            return
         routes = set(_words(choices.value))
         if len(routes) >= 2:
             default = keyword(node, "default")
             chosen = _words(default.value) if default is not None else []
             # reported once the file is read: whether it runs a trainer or a process decides
-            self.flags.append((node, tuple(sorted(routes)), chosen[0] if chosen else None, flag_key(node)))
+            self.flags.append((node, tuple(sorted(routes)), chosen[0] if chosen else None, option))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # Only trainers, and functions named for a route in a file that also quotes one, are seen
@@ -1070,6 +1106,7 @@ class RouteDispatch(RouteDetector):
             if not (type(code) is cst.Name and code.value in ("None", "True", "False"))
             if not _passes_by_name(element)
             if not _holds_results(code)
+            if not _setting_value(code)
             if (w := _table_word(element.key)) is not None
             if type(code) is not cst.SimpleString or _names_class(element.value)
         }
