@@ -46,6 +46,13 @@ ANSWER_NAMES = frozenset(
 )
 """Two words in a row of a name for a benchmark's questions or a model's answers to them (``answer_file``,
 ``eval_set``): the file answers held-out questions for a judge or a metric."""
+HELD_OUT_QUESTIONS = frozenset(
+    (split, what)
+    for split in ("test", "eval")
+    for what in ("prompts", "questions", "problems", "queries", "instructions")
+)
+"""The last two words of a file's name that hold a held-out split's questions (``test_prompts.json``);
+not ``test_cases.json``, unit tests."""
 PREDICTION_WORDS = frozenset({"prediction", "predictions"})
 """Words of a name for a model's answers to be scored (``predictions``)."""
 PREDICTION_KEY_WORDS = PREDICTION_WORDS | {"pred", "preds", "predicted"}
@@ -143,6 +150,8 @@ def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
     said = re.findall(r"[a-z]+", name.rsplit(".", 1)[0] if "." in name else name)
     if said and said[-1] in HELD_OUT_SPLITS and not set(said) & TRAIN_SPLITS:
         return f"reads a held-out split's file ({name})", ANSWERS
+    if len(said) >= 2 and tuple(said[-2:]) in HELD_OUT_QUESTIONS and not set(said) & TRAIN_SPLITS:
+        return f"reads a held-out split's questions ({name})", ANSWERS  # (``test_prompts.json``)
     if said and said[-1] in TRAIN_SPLITS:
         return f"reads a training split's file ({name})", TRAINING_SHAPED
     if any(w.endswith("bench") and w not in NOT_BENCHMARKS for w in said) or BENCHMARK_WORDS & set(said):
@@ -235,6 +244,11 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("ds = load_dataset(name, split='train_sft')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
+        Invalid(
+            "prompts = json.load(open(f'{HOME}/datasets/alpacafarm/test/test_prompts.json'))\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
         Invalid("parser.add_argument('--bench-name', default='mt_bench')\n", "purpose", variant=ANSWERS),
         Invalid("answer_file = os.path.join(out, 'model_answer.jsonl')\n", "purpose", variant=ANSWERS),
         Invalid("def run(eval_set, model):\n    pass\n", "purpose", variant=ANSWERS),
