@@ -315,14 +315,18 @@ ASKED_WORDS = PROMPT_WORDS | CONVERSATION_WORDS | {"question", "questions", "mes
 """Words of what such a method is handed that is the prompt (``prompt=``, ``question``)."""
 
 
+def _handed(node: cst.Call) -> list[str]:
+    """Return the name of each argument of a call: its keyword, else the last name of its value."""
+    return [a.keyword.value if a.keyword is not None else last_name(a.value) for a in node.args]
+
+
 def _asks_model_object(node: cst.Call) -> bool:
     """Say whether a method call's receiver is named for a hosted model and it is handed a prompt."""
     receiver = node.func.value if type(node.func) is cst.Attribute else None
     named = set(words(last_name(receiver))) if receiver is not None else set()
     if not named & LLM_WORDS or named & NOT_MODEL_OBJECT_WORDS:
         return False
-    handed = [a.keyword.value if a.keyword is not None else last_name(a.value) for a in node.args]
-    return any(set(words(h)) & ASKED_WORDS for h in handed if h)
+    return any(set(words(h)) & ASKED_WORDS for h in _handed(node) if h)
 
 
 CLIENT_WORDS = LLM_WORDS | {"client", "clients"}
@@ -392,6 +396,15 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if attribute and _client_asked_chat(node):
         # ``client.run_queries([[{"role": "user", "content": prompt}]])``: a project's model client
         # handed a chat conversation written out (what else a client does with one is answer it)
+        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+    if (
+        "judge" in said
+        and found[0] in REQUEST_WORDS | {"run", "invoke"}
+        and (attribute or any("." in q for q in names(func)))
+        and any(set(words(h)) & ASKED_WORDS for h in _handed(node) if h)
+    ):
+        # an imported helper named for asking a judge, handed a prompt (``call_judge(prompt)``): a
+        # judge handed a prompt is a model (a rule's checker is handed code and tests)
         return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if not (GENERATION_WORDS & said or LLM_WORDS & said or found[0] in HELPER_VERBS or "generate" in said):
         return False  # (no name below can say it: most calls are answered here, before any lookup)

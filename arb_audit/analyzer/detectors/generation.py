@@ -209,6 +209,8 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        # a rule's checker called a judge, handed code and tests (no prompt)
+        Valid("from sandbox import run_judge\nresult = run_judge(code, tests, timeout=10)\n"),
         # settings, statistics or data queried with a sampling-like keyword
         Valid("from api import get_api_config\ncfg = get_api_config(temperature=0.2)\n"),
         Valid("from index import query_dataset\nrows = query_dataset(idx, temperature=0.5)\n"),
@@ -274,6 +276,13 @@ class Generation(RouteDetector):
         Valid("engine = Policy.load_inference(path)\npolicy.prepare_for_lp_inference()\n"),
     )
     INVALID = (
+        # an imported helper asking a judge with a prompt
+        Invalid(
+            "from ace_scoring.llm import call_judge\ndef grade(criterion, response):\n"
+            "    prompt = TEMPLATE.format(criterion=criterion, response=response)\n"
+            "    return parse_json(call_judge(prompt))\n",
+            "generation",
+        ),
         Invalid(
             # a project's client asked with a batch of conversations written out
             "from matharena.api_client import APIClient\nclient = APIClient(**config)\n"
