@@ -557,6 +557,13 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # an imported update handed an optimiser by keyword, the optimiser a helper's product
+        Invalid(
+            "from src.grpo import build_and_load_model, update_policy\n"
+            "model, optimizer = build_and_load_model(config)\nfor batch in loader:\n"
+            "    results = update_policy(model=model, optimizer=optimizer, instances=batch)\n",
+            "gradient_step",
+        ),
         # a training loop handed an environment stays interactive, whatever loss it is handed too
         Invalid(
             "from lib import offpolicy_train_loop\noffpolicy_train_loop(env=env, agent=agent, criterion=c)\n",
@@ -2674,12 +2681,22 @@ class GradientStep(RouteDetector):
         )
 
     def _given_optimiser(self, call: cst.Call, scope: int) -> bool:
-        """Say whether a call is handed, by name, an optimiser built in this file."""
+        """Say whether a call is handed, by name, an optimiser built in this file.
+
+        Or handed as one by keyword (``optimizer=optimizer``), however it was built: a helper's
+        product (``model, optimizer = build_and_load_model(cfg)``) is an optimiser still.
+        """
         return any(
-            type(v) is cst.Call and self._builds_optimiser(v)
+            (
+                arg.keyword is not None
+                and set(words(arg.keyword.value)) & OPTIMISER_WORDS
+                and set(words(arg.value.value)) & OPTIMISER_WORDS
+            )
+            or any(
+                type(v) is cst.Call and self._builds_optimiser(v) for v in self._bound(scope, arg.value.value)
+            )
             for arg in call.args
             if type(arg.value) is cst.Name
-            for v in self._bound(scope, arg.value.value)
         )
 
     def _built_with_environment(self, scope: int, name: str) -> str | None:
