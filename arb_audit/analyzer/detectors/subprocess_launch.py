@@ -68,6 +68,13 @@ def _path_text(value: cst.BaseExpression) -> str | None:
         return string_text(value.right)
     if type(value) is cst.Call and dotted(value.func) in ("Path", "pathlib.Path") and value.args:
         return string_text(value.args[-1].value)
+    if isinstance(value, cst.SimpleString | cst.FormattedString):
+        # ``CLI = f"{LAB}/env/bin/llamafactory-cli"``: a program's or a script's path under a folder
+        # computed at run time, named by its last part
+        text = string_text(value)
+        if text is not None and "/" in text and not any(c.isspace() for c in text.replace(PLACEHOLDER, "")):
+            tail = text.rsplit("/", 1)[-1]
+            return tail if tail and PLACEHOLDER not in tail else None
     return None
 
 
@@ -210,6 +217,13 @@ class SubprocessLaunch(RouteDetector):
             "def train():\n    cmd = _command()\n    _run(cmd, cwd='.')\n",
             "stage",
             "grpo",
+        ),
+        # a program named by a path under a folder computed at run time
+        Invalid(
+            "import subprocess\nCLI = f'{LAB}/env/bin/llamafactory-cli'\n"
+            "def run_one(cfg):\n    subprocess.run([CLI, 'train', cfg], check=True)\n",
+            "stage",
+            "sft",
         ),
         # a command bound with its type written out
         Invalid(
