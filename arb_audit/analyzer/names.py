@@ -139,6 +139,8 @@ class NameResolver:
         """Local qualified name of each class -> the qualified names of its bases."""
         self.imported: set[str] = set()
         """Every qualified name some import binds."""
+        self.imported_as: dict[str, set[str]] = {}
+        """Each name an import binds, in any scope -> the qualified names bound to it."""
         self.star_modules: list[str] = []
         """Modules whose names ``from module import *`` binds here (which names, only the module knows)."""
         self._imported_names: dict[str, bool] = {}
@@ -224,6 +226,7 @@ class NameResolver:
                     for name in _targets(alias.asname.name):
                         scope.bind(name, full)
                         self.imported.add(full)
+                        self.imported_as.setdefault(name, set()).add(full)
                 else:
                     head = full.split(".", 1)[0]
                     scope.bind(head, head)
@@ -241,6 +244,7 @@ class NameResolver:
                     bound = next(_targets(alias.asname.name), name)
                 scope.bind(bound, full)
                 self.imported.add(full)
+                self.imported_as.setdefault(bound, set()).add(full)
         elif type(node) is cst.Assign:
             for target in node.targets:
                 for name in _targets(target.target):
@@ -291,6 +295,13 @@ class NameResolver:
         if type(node) is cst.Call:
             return self.qualified_names(node.func, scope)
         if type(node) is cst.Subscript:
+            key = node.slice[0].slice if len(node.slice) == 1 else None
+            if type(key) is cst.Index and type(key.value) is cst.SimpleString:
+                text = literal_text(key.value)
+                if text in self.imported_as:
+                    # ``stack["GRPOTrainer"]`` of ``return {"GRPOTrainer": GRPOTrainer, ...}``: what an
+                    # import bound under that name, held in a table by it (imports made lazily)
+                    return set(self.imported_as[text])
             return self.qualified_names(node.value, scope)
         return set()
 

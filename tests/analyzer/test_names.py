@@ -38,7 +38,19 @@ class _Recorder(RouteDetector):
         self.seen: dict[int, frozenset[str]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.seen[id(node.func)] = self.names(node.func)
+        if not _keyed_by_name(node.func):
+            self.seen[id(node.func)] = self.names(node.func)
+
+
+def _keyed_by_name(func: cst.BaseExpression) -> bool:
+    """Say whether a callee is a table's entry taken by a literal key (``stack["GRPOTrainer"]``).
+
+    The stock provider names the table; ours names what an import bound under that key, where one
+    did (a lazily imported class kept in a table by its own name): a deliberate difference.
+    """
+    return type(func) is cst.Subscript and any(
+        type(e.slice) is cst.Index and type(e.slice.value) is cst.SimpleString for e in func.slice
+    )
 
 
 class _Stock(cst.CSTVisitor):
@@ -49,8 +61,9 @@ class _Stock(cst.CSTVisitor):
         self.seen: dict[int, set[str]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
-        names = self.get_metadata(QualifiedNameProvider, node.func, set())
-        self.seen[id(node.func)] = {n.name for n in names}
+        if not _keyed_by_name(node.func):
+            names = self.get_metadata(QualifiedNameProvider, node.func, set())
+            self.seen[id(node.func)] = {n.name for n in names}
 
 
 def _examples() -> list[str]:
@@ -87,3 +100,19 @@ def test_a_boolean_is_read_only_where_it_is_written_as_one() -> None:
     assert literal_bool(cst.parse_expression("False")) is False
     for text in ("1", "x", "'True'", "None", "not False"):
         assert literal_bool(cst.parse_expression(text)) is None, text
+
+
+def test_a_table_entry_taken_by_an_imported_name_is_what_the_import_bound() -> None:
+    code = (
+        "def stack():\n    from trl import GRPOTrainer\n    return {'GRPOTrainer': GRPOTrainer}\n"
+        "s = stack()\ns['GRPOTrainer'](model=m)\ns['Other'](x)\n"
+    )
+    module = cst.parse_module(code)
+    resolver = NameResolver(module)
+    found = []
+    for line in module.body[-2:]:
+        assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Expr)
+        call = line.body[0].value
+        assert isinstance(call, cst.Call)
+        found.append(resolver.qualified_names(call.func, resolver.module_scope))
+    assert found == [{"trl.GRPOTrainer"}, {"s"}]

@@ -58,6 +58,16 @@ class TrainerConstruction(RouteDetector):
             "scoring",
         ),
         Invalid("from trl import GRPOTrainer as G\nG(model=m, reward_funcs=[r])\n", "stage", "grpo"),
+        # imported lazily and held in a table under its own name
+        Invalid(
+            "def import_stack():\n    from trl import GRPOConfig, GRPOTrainer\n"
+            "    return {'GRPOConfig': GRPOConfig, 'GRPOTrainer': GRPOTrainer}\n"
+            "stack = import_stack()\n"
+            "trainer = stack['GRPOTrainer'](model=m, args=stack['GRPOConfig'](), reward_funcs=[r])\n"
+            "trainer.train()\n",
+            "stage",
+            "grpo",
+        ),
         Invalid("import trl\ntrl.SFTTrainer(model=m)\n", "stage", "sft"),
         Invalid(
             "def main():\n    from trl import DPOTrainer\n    DPOTrainer(model=m)\n", "stage", "dpo", "dpo"
