@@ -35,15 +35,29 @@ def string_text(node: cst.BaseExpression) -> str | None:
     return None
 
 
+TRAINING_STEMS = frozenset({"train", "training", "finetune", "fine_tune", "tune"})
+"""Words of a script's name that say it trains, whatever route (``train_lora``, ``finetune``)."""
+
+
 def _script_route(script: str) -> str | None:
-    """Return the route a launched script or module is named for (``start_grpo.py``, ``pretrain_gpt``)."""
-    stem = PurePosixPath(script.replace(".", "/") if not script.endswith(".py") else script).stem
+    """Return the route a launched script or module is named for (``start_grpo.py``, ``pretrain_gpt``).
+
+    A script named only for training (``sft/train_lora.py``, ``experiment1.sft.train_lora``) is named
+    for its route by the package it sits in.
+    """
+    path = PurePosixPath(script.replace(".", "/") if not script.endswith(".py") else script)
+    stem = path.stem
     named = route_word(stem, strict=True)
     if named is not None and named[0] in LABEL_KINDS:
         return named[0]
-    return next(
+    supervised = next(
         (SUBCOMMAND_WORDS[w] for w in stem.lower().split("_") if SUBCOMMAND_WORDS.get(w) == "SFT"), None
     )
+    if supervised is None and TRAINING_STEMS & set(stem.lower().split("_")) and len(path.parts) > 1:
+        package = route_word(path.parent.name, strict=True)
+        if package is not None and package[0] in LABEL_KINDS:
+            return package[0]
+    return supervised
 
 
 def launched_routes(text: str) -> list[str]:

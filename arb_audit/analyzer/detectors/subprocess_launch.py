@@ -10,7 +10,7 @@ from arb_audit.analyzer.calls import RUNNERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
-from arb_audit.analyzer.launchers import LAUNCHED_WORK, command_routes
+from arb_audit.analyzer.launchers import LAUNCHED_WORK, LAUNCHERS, command_routes
 from arb_audit.analyzer.names import dotted
 from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.walk import descendants
@@ -78,9 +78,20 @@ def _path_text(value: cst.BaseExpression) -> str | None:
     return None
 
 
+RUN_PREFIX_WORDS = 8
+"""How many leading words of a list are read for the launcher that runs the rest (``uv run --extra gpu
+python -m ...``)."""
+
+
 def _interpreter_line(node: cst.List) -> bool:
-    """Say whether a list's first word is the interpreter (``sys.executable``, ``"python"``)."""
-    return bool(node.elements) and _word(node.elements[0].value) in ("python", "python3")
+    """Say whether a list is a command line run by the interpreter or a launcher.
+
+    Its first word is the interpreter (``sys.executable``, ``"python"``), or one of its first words is
+    a launcher behind a runner's own words (``["uv", "run", "python", "-m", m]``,
+    ``["accelerate", "launch", "-m", m]``).
+    """
+    words = [_word(e.value) for e in node.elements[:RUN_PREFIX_WORDS]]
+    return bool(words) and (words[0] in ("python", "python3") or any(w in LAUNCHERS for w in words))
 
 
 def _branches(
@@ -222,6 +233,21 @@ class SubprocessLaunch(RouteDetector):
         Invalid(
             "import subprocess\nCLI = f'{LAB}/env/bin/llamafactory-cli'\n"
             "def run_one(cfg):\n    subprocess.run([CLI, 'train', cfg], check=True)\n",
+            "stage",
+            "sft",
+        ),
+        # a command line grown by ``+=``, run by a launcher; a module in a package named for its route
+        Invalid(
+            "import subprocess\ndef run(cfg):\n"
+            "    cmd = ['accelerate', 'launch', '--num_processes', str(n)]\n"
+            "    cmd += ['-m', 'finetune.train_sft_peft']\n    subprocess.run(cmd, check=True)\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
+            "import subprocess\ndef build(model):\n"
+            "    cmd = ['uv', 'run', 'python', '-m', 'experiments.sft.train_lora', '--model', model]\n"
+            "    return cmd\ndef launch(model):\n    cmd = build(model)\n    return subprocess.Popen(cmd)\n",
             "stage",
             "sft",
         ),
@@ -371,6 +397,16 @@ class SubprocessLaunch(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        # ``cmd += ["-m", "finetune.train_sft_peft"]``: the words added to a command line bound here
+        # (read as one list; the list run where it is built keeps its own place in the file)
+        target, value = node.target, node.value
+        if type(target) is not cst.Name or not isinstance(node.operator, cst.AddAssign):
+            return
+        held = self._bound().get(target.value)
+        if type(held) is cst.List and type(value) is cst.List:
+            self.bound[-1][target.value] = held.with_changes(elements=[*held.elements, *value.elements])
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:  # ``cmd: list[str] = [...]`` binds as ``cmd = [...]`` does
