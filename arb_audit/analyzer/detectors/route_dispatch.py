@@ -385,10 +385,12 @@ COLLECTING_ACTIONS = frozenset({"append", "extend"})
 
 def _collects(call: cst.Call) -> bool:
     """Say whether an ``add_argument`` call keeps several values (``action="append"``, ``nargs="+"``)."""
-    action, nargs = keyword(call, "action"), keyword(call, "nargs")
-    return (action is not None and text_value(action.value) in COLLECTING_ACTIONS) or (
-        nargs is not None and text_value(nargs.value) in ("+", "*")
-    )
+    said = {
+        a.keyword.value: a.value.evaluated_value
+        for a in call.args
+        if a.keyword is not None and type(a.value) is cst.SimpleString
+    }
+    return said.get("action") in COLLECTING_ACTIONS or said.get("nargs") in ("+", "*")
 
 
 class RouteDispatch(RouteDetector):
