@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shlex
+from collections import ChainMap
+from collections.abc import Mapping
 
 import libcst as cst
 
@@ -134,7 +136,7 @@ def _list_words(node: cst.List | cst.Tuple, paths: dict[str, str] | None = None)
 
 def _literal_words(
     node: cst.BaseExpression,
-    bound: dict[str, cst.BaseExpression],
+    bound: Mapping[str, cst.BaseExpression | None],
     depth: int = 0,
     paths: dict[str, str] | None = None,
 ) -> list[list[str]]:
@@ -150,8 +152,8 @@ def _literal_words(
         found = string_text(node)
         words = shell_words(found) if found is not None else None
         return [words] if words else []
-    if type(node) is cst.Name and node.value in bound:
-        return _literal_words(bound[node.value], bound, depth + 1, paths)
+    if type(node) is cst.Name and (value := bound.get(node.value)) is not None:
+        return _literal_words(value, bound, depth + 1, paths)
     if (
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
@@ -382,11 +384,9 @@ class SubprocessLaunch(RouteDetector):
         self.pending.pop()
         self.bound.pop()
 
-    def _bound(self) -> dict[str, cst.BaseExpression]:
+    def _bound(self) -> Mapping[str, cst.BaseExpression | None]:
         """Return the values names hold here: the function's own bindings over the module's."""
-        return {
-            name: value for name, value in {**self.bound[0], **self.bound[-1]}.items() if value is not None
-        }
+        return ChainMap(self.bound[-1], self.bound[0])
 
     def _pending(self, name: str) -> cst.List | None:
         """Return the interpreter's list a name holds here (the function's own, else the module's)."""
@@ -421,9 +421,9 @@ class SubprocessLaunch(RouteDetector):
         # (a name bound again to something else holds that: an old path or command no longer; one
         # bound to a value made from its own, ``cmd = cmd + extra``, ``SCRIPT = str(SCRIPT)``, still
         # says what the old one said)
-        again = (name in self._bound() or name in self.paths or self._pending(name) is not None) and any(
-            type(n) is cst.Name and n.value == name for n in (value, *descendants(value))
-        )
+        again = (
+            self._bound().get(name) is not None or name in self.paths or self._pending(name) is not None
+        ) and any(type(n) is cst.Name and n.value == name for n in (value, *descendants(value)))
         if isinstance(value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
             self.bound[-1][name] = value
         elif not again:
