@@ -405,7 +405,8 @@ class SubprocessLaunch(RouteDetector):
         if type(target) is not cst.Name or not isinstance(node.operator, cst.AddAssign):
             return
         held = self._bound().get(target.value)
-        if type(held) is cst.List and type(value) is cst.List:
+        if type(held) is cst.List and type(value) is cst.List and len(held.elements) <= MAX_SWITCHED_WORDS:
+            # (bounded: a file adding to one list line after line would copy it each time)
             self.bound[-1][target.value] = held.with_changes(elements=[*held.elements, *value.elements])
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
