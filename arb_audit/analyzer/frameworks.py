@@ -808,6 +808,42 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "fairseq2",
+        "fairseq2",
+        (
+            # ``fairseq2 lm instruction_finetune <dir>``: next-token cross-entropy on the answers
+            Entry("load_instruction_finetuner", "sft", commands=("fairseq2 lm instruction_finetune",)),
+            # ``fairseq2 lm preference_finetune <dir>``: ``criterion`` picks the preference loss, dpo by
+            # default (simpo, orpo and cpo are that family's variants too)
+            Entry(
+                "load_preference_finetuner",
+                "dpo",
+                "dpo",
+                key="criterion",
+                choices=_stages(
+                    ("dpo", DPO),
+                    ("simpo", Entry("", "dpo", "simpo")),
+                    ("orpo", Entry("", "dpo", "orpo")),
+                    ("cpo", Entry("", "dpo", "cpo")),
+                ),
+                commands=("fairseq2 lm preference_finetune",),
+            ),
+        ),
+        invalid=(
+            (
+                "from fairseq2.recipes.lm import load_instruction_finetuner\n"
+                "trainer = load_instruction_finetuner(config, out)\ntrainer()\n",
+                "SFT",
+            ),
+        ),
+        valid=("from fairseq2.models import load_model\nmodel = load_model('llama3_8b')\n",),
+        lines=(
+            ("srun fairseq2 lm instruction_finetune /ckpt --config-file sft.yaml", "SFT"),
+            ("fairseq2 lm preference_finetune /ckpt --config criterion=simpo", "DPO"),
+            ("fairseq2 assets list", None),
+        ),
+    ),
+    Framework(
         "Oumi",
         "oumi",
         (
