@@ -675,6 +675,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         else:
             # a retriever's encoder answering queries: the index a search tool serves, no model's answer
             result.role, result.primary = "none", "NONE_TRAINING"
+    elif (
+        "scoring" in signals
+        and not signals & {"generation", "inference"}
+        and {f.variant for f in findings if f.signal == "purpose"} == {TRAINING_DATA}
+    ):
+        # scores computed with no model run, over data the file names as training data (a teacher's
+        # instances kept where correct, pairs kept by their score margin): a filter of the dataset it
+        # builds, not an evaluation of a model
+        result.role, result.primary = "none", "NONE_TRAINING"
     elif signals & {"generation", "scoring"} or (signals & {"inference"} and script):
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif "inference" in signals:

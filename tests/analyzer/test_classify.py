@@ -2272,3 +2272,24 @@ def test_a_reward_reading_a_tools_replies_serves_multi_turn_tool_rl(tmp_path: Pa
         "    return float(calls == ground_truth)\n"
     )
     assert classify_path(write(tmp_path, "call_reward.py", calls)).primary == "GRPO"
+
+
+def test_scores_over_data_named_for_training_with_no_model_run_filter_that_data(tmp_path: Path) -> None:
+    filtering = (
+        "import json\nfrom metrics import get_accuracy_metric\n\n"
+        "def build(results):\n    train_instances = []\n    for r in results:\n"
+        "        if get_accuracy_metric(r['answer'], r['gold']) > 0:\n"
+        "            train_instances.append({'src': r['prompt'], 'tgt': r['answer']})\n"
+        "    with open('data/train.jsonl', 'w') as f:\n"
+        "        for inst in train_instances:\n            f.write(json.dumps(inst) + '\\n')\n\n"
+        "if __name__ == '__main__':\n    build(json.load(open('outputs/sampled.json')))\n"
+    )
+    assert classify_path(write(tmp_path, "filtering.py", filtering)).primary == "NONE_TRAINING"
+    # the same scores over stored outputs, with nothing named for training: an evaluation's metric
+    scoring = (
+        "import json\nfrom metrics import get_accuracy_metric\n\n"
+        "results = json.load(open('outputs/predictions.json'))\n"
+        "accuracy = sum(get_accuracy_metric(r['answer'], r['gold']) for r in results) / len(results)\n"
+        "print(f'accuracy: {accuracy:.3f}')\n"
+    )
+    assert classify_path(write(tmp_path, "scoring.py", scoring)).primary == "EVAL_ONLY"
