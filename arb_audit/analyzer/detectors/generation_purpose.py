@@ -93,11 +93,18 @@ PROFILING_WORDS = frozenset(
 """Words of a path of a profiler's or a tracer's output (``traces/latency_summary.json``)."""
 WRITTEN_SETTING_WORDS = frozenset({"output", "out", "outfile", "save", "dump", "dest"})
 """Words of an option or parameter naming a file written (``--output_file``, ``save_path``)."""
-FILE_SETTING_WORDS = frozenset({*WRITTEN_SETTING_WORDS, "input", "infile", "path", "file"})
+FILE_FORMAT_WORDS = frozenset({"csv", "tsv", "json", "jsonl", "parquet"})
+"""Words of an option naming a file by its format (``--core-csv``, ``--eval_jsonl``)."""
+FILE_SETTING_WORDS = frozenset(
+    {*WRITTEN_SETTING_WORDS, *FILE_FORMAT_WORDS, "input", "infile", "path", "file"}
+)
 """Words of an option or parameter naming a file (``input_data_path``): the name of its default says
 what goes in (a benchmark's questions, only) or comes out."""
-READ_SETTING_WORDS = frozenset({"input", "infile", "in", "data", "dataset", "source", "src"})
-"""Words of an option naming a file of data read (``--infile``, ``--data_path``; not ``--log_file``)."""
+READ_SETTING_WORDS = frozenset(
+    {"input", "infile", "in", "data", "dataset", "source", "src", *FILE_FORMAT_WORDS}
+)
+"""Words of an option naming a file of data read (``--infile``, ``--data_path``, ``--core-csv``; not
+``--log_file``)."""
 MAX_CUES = 16
 """Most cues one file reports (distinct ones: enough to weigh, few enough to place and show)."""
 SPLIT_OPTION = re.compile(r"-*split")
@@ -244,6 +251,12 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("ds = load_dataset(name, split='train_sft')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
+        # an option named for a file by its format, its default a held-out split's file
+        Invalid(
+            "parser.add_argument('--core-csv', default='data/persona/eval/hallucination_eval.csv')\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
         Invalid(
             "prompts = json.load(open(f'{HOME}/datasets/alpacafarm/test/test_prompts.json'))\n",
             "purpose",
