@@ -818,6 +818,18 @@ class GradientStep(RouteDetector):
             "stage",
             "dpo",
         ),
+        # a loss module's smoke test checks and shows that its loss is differentiable: not a statistic
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "def simpo_loss(logps_chosen, logps_rejected, len_c, len_r, beta=2.0, gamma=0.5):\n"
+            "    margin = beta * logps_chosen / len_c - beta * logps_rejected / len_r\n"
+            "    return -F.logsigmoid(margin - gamma).mean()\n"
+            "if __name__ == '__main__':\n    c = torch.randn(4, requires_grad=True)\n"
+            "    loss = simpo_loss(c, torch.randn(4), torch.ones(4), torch.ones(4))\n    loss.backward()\n"
+            "    assert c.grad is not None\n    print('grad norm', c.grad.norm().item())\n",
+            "gradient_step",
+            "dpo",
+        ),
         Invalid(
             "for batch in loader:\n    model.zero_grad()\n    model(**batch).loss.backward()\n"
             "    for n, p in model.named_parameters():\n        fisher[n] += p.grad ** 2\n",
@@ -1788,6 +1800,10 @@ class GradientStep(RouteDetector):
         """Something applies gradients: an optimiser's or engine's step, an update, a trainer's train()."""
         self.reads_grad = False
         """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
+        self.checking = 0
+        """Depth of ``assert`` statements and ``print`` calls around the node visited: a gradient
+        checked or shown there (``assert x.grad is not None``, ``print(x.grad.norm())``) tests that
+        the loss is differentiable, it is not used as a statistic."""
         self.trainer_classes: list[bool] = []
         """Per open class: it derives from something and its or its base's name says trainer."""
         self.unit_classes: list[bool] = []
@@ -1944,11 +1960,23 @@ class GradientStep(RouteDetector):
 
     # -- steps ---------------------------------------------------------------------------------
 
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.checking += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self.checking -= 1
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if type(original_node.func) is cst.Name and original_node.func.value == "print":
+            self.checking -= 1
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "grad":
+        if node.attr.value == "grad" and not self.checking:
             self.reads_grad = True
 
     def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Name and node.func.value == "print":
+            self.checking += 1  # (left in leave_Call, whatever the rest of this hook returns early on)
         for arg in node.args:
             if arg.keyword is not None:
                 self._estimator(arg.keyword.value, arg.value)
