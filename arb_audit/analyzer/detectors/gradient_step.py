@@ -25,6 +25,7 @@ from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_head import SCORER_ROLES, names_a_reward_model
 from arb_audit.analyzer.frameworks import HANDED_LOSS_FUNCTIONS, entry_for, estimator_entry
 from arb_audit.analyzer.loss_slice import (
+    DPO_VARIANTS,
     GROUP_RELATIVE_NAMES,
     SCORE_WORDS,
     Slice,
@@ -126,9 +127,10 @@ HOSTED_FINE_TUNING = (
     ".fine_tuning.create",
     "FineTuningJob.create",
     "FineTune.create",
+    "Finetune.create",
 )
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, Together's
-``client.fine_tuning.create``, and compatible ones)."""
+``client.fine_tuning.create`` and its older ``together.Finetune.create``, and compatible ones)."""
 GRADIENTS_READ = "gradients_read"
 """Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
 information, saliency): the loss a hand-written loop differentiates then trains nothing
@@ -231,13 +233,16 @@ def _hosted_preference_job(node: cst.Call) -> bool:
     """Say whether a hosted fine-tuning job is asked for preference optimisation, not supervised.
 
     OpenAI's ``method={"type": "dpo", ...}``; Together's ``training_method="dpo"`` (or
-    ``TrainingMethodDPO(...)``, or a ``dpo_beta`` given).
+    ``TrainingMethodDPO(...)``, or a ``dpo_beta`` given); OpenWeights' ``loss="dpo"`` (or ``"orpo"``).
     """
     method_arg = keyword(node, "method")
     if method_arg is not None and literal_field(method_arg.value, "type") == "dpo":
         return True
     if keyword(node, "dpo_beta") is not None:
         return True
+    loss = keyword(node, "loss")
+    if loss is not None and type(loss.value) is cst.SimpleString:
+        return (text_value(loss.value) or "").lower() in ("dpo", *DPO_VARIANTS)
     chosen = keyword(node, "training_method")
     if chosen is None:
         return False
@@ -1148,6 +1153,17 @@ class GradientStep(RouteDetector):
             "ft = client.fine_tuning.create(training_file=f, model=m, training_method='dpo', dpo_beta=0.1)\n",
             "gradient_step",
             "dpo",
+        ),
+        # OpenWeights' job told its loss; Together's older module function
+        Invalid(
+            "job = client.fine_tuning.create(requires_vram_gb=48, model=m, training_file=f, loss='dpo')\n",
+            "gradient_step",
+            "dpo",
+        ),
+        Invalid(
+            "import together\nresp = together.Finetune.create(training_file=fid, model=m, n_epochs=3)\n",
+            "gradient_step",
+            "sft",
         ),
         Invalid(
             "from together.types import TrainingMethodDPO\n"
