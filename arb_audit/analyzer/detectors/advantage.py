@@ -98,6 +98,15 @@ class AdvantageEstimate(RouteDetector):
             "loss",
             "grpo",
         ),
+        # each group's advantages appended to a list of them
+        Invalid(
+            "import statistics\ndef advantages(scored):\n    adv = []\n    for group in scored:\n"
+            "        rewards = [s['reward'] for s in group]\n        mu = statistics.fmean(rewards)\n"
+            "        sd = statistics.pstdev(rewards) or 1.0\n"
+            "        adv.append([(r - mu) / sd for r in rewards])\n    return adv\n",
+            "loss",
+            "grpo",
+        ),
         # the rewards converted under another name
         Invalid(
             "def compute(rewards):\n    values = [float(r) for r in rewards]\n"
@@ -300,8 +309,15 @@ class AdvantageEstimate(RouteDetector):
             self.report(node, "loss", message, kind="grpo", variant="grpo")
         # handed straight to a function that stores advantages (``assign_advantages(t, r - baseline)``)
         func = node.func.attr if type(node.func) is cst.Attribute else node.func
-        if type(node.func) is cst.Attribute and node.func.attr.value in ("append", "extend", "insert"):
-            self.fills_advantages = self.fills_advantages or _advantage_target(node.func.value)
+        if (
+            type(node.func) is cst.Attribute
+            and node.func.attr.value in ("append", "extend", "insert")
+            and _advantage_target(node.func.value)
+        ):
+            self.fills_advantages = True
+            for arg in node.args[-1:]:
+                # ``adv.append([(r - mu) / sd for r in rewards])``: a group's advantages, one list each
+                self._judge(arg.value)
         if type(func) is cst.Name and ADVANTAGE_NAMES & set(words(func.value)):
             for arg in node.args:
                 self._judge(arg.value)
