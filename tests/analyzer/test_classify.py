@@ -2293,3 +2293,20 @@ def test_scores_over_data_named_for_training_with_no_model_run_filter_that_data(
         "print(f'accuracy: {accuracy:.3f}')\n"
     )
     assert classify_path(write(tmp_path, "scoring.py", scoring)).primary == "EVAL_ONLY"
+
+
+def test_a_project_trainer_handed_its_own_config_is_not_named_by_a_route_config_beside_it(
+    tmp_path: Path,
+) -> None:
+    common = (
+        "from trl import SFTConfig, TrlParser\nfrom src.rlvr import MTRLVRTrainer, RLVRConfig\n"
+        "args, training_args = TrlParser((ScriptArguments, SFTConfig)).parse_args_and_config()\n"
+    )
+    own = common + (
+        "config = RLVRConfig(adv_estimator=args.adv_estimator, kl_coef=args.kl_coef)\n"
+        "trainer = MTRLVRTrainer(model=model, reward_fn=reward, config=config)\ntrainer.train(loader)\n"
+    )
+    assert classify_path(write(tmp_path, "own.py", own)).primary == "UNKNOWN"
+    # handed the route's config (or nothing of its own): that library trainer's twin, taking its settings
+    beside = common + "trainer = MTRLVRTrainer(model=model, args=training_args)\ntrainer.train()\n"
+    assert classify_path(write(tmp_path, "beside.py", beside)).primary == "SFT"

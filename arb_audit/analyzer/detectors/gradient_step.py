@@ -131,6 +131,8 @@ HOSTED_FINE_TUNING = (
 )
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, Together's
 ``client.fine_tuning.create`` and its older ``together.Finetune.create``, and compatible ones)."""
+CONFIG_KEYWORDS = frozenset({"config", "cfg", "args", "training_args", "train_config"})
+"""Keywords a trainer is handed its settings object by."""
 GRADIENTS_READ = "gradients_read"
 """Variant of an ``inference`` finding for backward passes whose gradients are only read (Fisher
 information, saliency): the loss a hand-written loop differentiates then trains nothing
@@ -2602,7 +2604,9 @@ class GradientStep(RouteDetector):
                 message = f"the gradient step trains a {qualified[0]}, held as {receiver.value}"
                 self._report_named(node, statement, named, message)
                 return True
-        if (configured := self._route_config()) is not None:
+        if (configured := self._route_config()) is not None and not self._own_config(
+            made, self.trainer_scope.get(id(node), 0)
+        ):
             # a project's trainer built beside one route's imported config class
             # (``H4ArgumentParser((ModelArguments, DataArguments, DPOConfig))``) trains that route:
             # it is that library trainer's subclass or twin, taking its settings
@@ -2625,6 +2629,25 @@ class GradientStep(RouteDetector):
             message = f"the gradient step trains a {qualified[0]} built with transformers' Trainer arguments"
             self._name_stage(node, statement, "sft", "hf_trainer", f"{message}: a Trainer subclass")
             return True
+        return False
+
+    def _own_config(self, made: cst.Call, scope: int) -> bool:
+        """Say whether a trainer is handed a config object of another class than a route's own.
+
+        ``MTRLVRTrainer(model, config=RLVRConfig(...))`` beside ``TrlParser((..., SFTConfig))``: the
+        imported route's config holds the run's common settings (output folder, learning rate); the
+        trainer takes its own.
+        """
+        for arg in made.args:
+            if arg.keyword is None or arg.keyword.value not in CONFIG_KEYWORDS:
+                continue
+            values = [arg.value] if type(arg.value) is cst.Call else []
+            if type(arg.value) is cst.Name:
+                values = [v for v in self._bound(scope, arg.value.value) if type(v) is cst.Call]
+            for value in values:
+                stem = config_stem(last_name(value.func))
+                if stem is not None and route_word(stem) is None:
+                    return True
         return False
 
     def _route_config(self) -> tuple[str, str] | None:
