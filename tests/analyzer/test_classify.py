@@ -2310,3 +2310,26 @@ def test_a_project_trainer_handed_its_own_config_is_not_named_by_a_route_config_
     # handed the route's config (or nothing of its own): that library trainer's twin, taking its settings
     beside = common + "trainer = MTRLVRTrainer(model=model, args=training_args)\ntrainer.train()\n"
     assert classify_path(write(tmp_path, "beside.py", beside)).primary == "SFT"
+
+
+def test_a_loop_defined_below_its_call_is_read_from_its_own_body_once_the_file_is_read(
+    tmp_path: Path,
+) -> None:
+    rewards_only = (
+        "import sys\nfrom trl import GRPOConfig, GRPOTrainer\n\n"
+        "def run(env):\n    train_loop(env, sys.argv[1:])\n\n"
+        "def train_loop(env, args):\n"
+        "    trainer = GRPOTrainer(model=m, args=GRPOConfig(num_generations=8),\n"
+        "                          reward_funcs=[env.compute_rewards], train_dataset=ds)\n"
+        "    trainer.train()\n"
+    )
+    assert classify_path(write(tmp_path, "rewards_only.py", rewards_only)).primary == "GRPO"
+    # one that hands the environment on to another file's loop trains on its episodes
+    handed_on = (
+        "from agents.loops import collect_trajectories\n\n"
+        "def run(env):\n    train_loop(env, model)\n\n"
+        "def train_loop(env, model):\n    for _ in range(10):\n"
+        "        batch = collect_trajectories(env, model, max_turns=10)\n"
+        "        loss = model.update(batch)\n        loss.backward()\n        optimizer.step()\n"
+    )
+    assert classify_path(write(tmp_path, "handed_on.py", handed_on)).primary == "ONLINE_RL"

@@ -1779,6 +1779,10 @@ class GradientStep(RouteDetector):
         self.stepping: set[tuple[str, ...]] = set()
         """Functions (outside classes) seen so far taking a gradient step in their own body, each by
         the names of the functions around it and its own."""
+        self.later_loops: list[tuple[cst.Call, cst.CSTNode | None, str, list[tuple[str, ...]]]] = []
+        """Calls handing an environment to a function of this file not yet read (defined further down):
+        (call, statement, name called, the functions the name may be, innermost first), decided once
+        the file is read."""
         self.handing_environment: set[tuple[str, ...]] = set()
         """Functions (likewise) that hand an environment to a function of another file
         (``collect_trajectories(env, model, max_turns=10)``): their samples are that function's."""
@@ -2128,9 +2132,13 @@ class GradientStep(RouteDetector):
             # offpolicy_train_loop(env=env, agent=agent): a training loop of another file, on the
             # episodes of the environment it is handed (a framework's entry is the table's to say:
             # its environment may only verify single answers)
-            self.steps.append((node, self._statement(), [], f"{last}() given an environment"))
-            message = f"{last}() trains on the episodes of the environment it is handed"
-            self.report(node, "interactive", message, statement=self._statement(), interactive=True)
+            if self._defined_here(node.func):
+                # a function of this file defined further down: its own body, once read, may decide
+                around = self.function_names
+                candidates = [(*around[:k], last) for k in range(len(around), -1, -1)]
+                self.later_loops.append((node, self._statement(), last, candidates))
+                return
+            self._environment_loop(node, self._statement(), last)
             return
         staged = _staged_run(node, last)
         if staged is not None:
@@ -2724,6 +2732,27 @@ class GradientStep(RouteDetector):
             return False
         return not any(entry_for(q) for q in self.names(node.func)) and not self._defined_here(node.func)
 
+    def _later_loops(self) -> None:
+        """Decide the calls handing an environment to a function of this file defined further down.
+
+        One that takes its own step (its trainer's ``train()`` too, resolved once the file is read)
+        and hands the environment to no other file's function trains on its own rollouts, as one
+        defined before its call does; any other trains on the environment's episodes.
+        """
+        stepped = set(self.stepping) | {
+            tuple(reversed(self.where[id(step)])) for step, *_ in self.steps if id(step) in self.where
+        }
+        for call, statement, name, candidates in self.later_loops:
+            seen = next((c for c in candidates if c in stepped or c in self.handing_environment), None)
+            if seen is None or seen not in stepped or seen in self.handing_environment:
+                self._environment_loop(call, statement, name)
+
+    def _environment_loop(self, node: cst.Call, statement: cst.CSTNode | None, name: str) -> None:
+        """Record a training loop handed an environment whose body is not read here, as a step."""
+        self.steps.append((node, statement, [], f"{name}() given an environment"))
+        message = f"{name}() trains on the episodes of the environment it is handed"
+        self.report(node, "interactive", message, statement=statement, interactive=True)
+
     def _steps_here(self, func: cst.BaseExpression) -> bool:
         """Say whether a called name is a function of this file seen taking a gradient step itself.
 
@@ -3150,6 +3179,7 @@ class GradientStep(RouteDetector):
                     # told what to train on (a bare ``train()`` only switches a module's mode)
                     self.scorers[id(node)] = scorer
                     self.steps.append((node, statement, [], f"{method(node)}() of a {scorer}"))
+        self._later_loops()
         if not self.steps:
             self._loss_library(functions)
             return
