@@ -44,6 +44,18 @@ MAX_SWITCHED_TEXT = 4_000
 line is read in full again)."""
 
 
+def _text(value: cst.BaseExpression) -> str | None:
+    """Return a literal's text (see ``string_text``), None for one libcst parses but cannot evaluate.
+
+    A hostile file's literal (an unknown named escape) then binds a name to nothing, not to its old
+    value.
+    """
+    try:
+        return string_text(value)
+    except (ValueError, SyntaxError):
+        return None
+
+
 def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str | None:
     """Return one literal word of a command, or None for a word computed otherwise.
 
@@ -56,7 +68,7 @@ def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str
         value = value.args[0].value
     if type(value) is cst.Name and paths is not None and value.value in paths:
         return paths[value.value]
-    text = string_text(value)
+    text = _text(value)
     return text.replace(PLACEHOLDER, ARG) if text is not None else None
 
 
@@ -67,17 +79,24 @@ def _path_text(value: cst.BaseExpression) -> str | None:
     it is joined to is computed.
     """
     if type(value) is cst.BinaryOperation and type(value.operator) is cst.Divide:
-        return string_text(value.right)
+        return _text(value.right)
     if type(value) is cst.Call and dotted(value.func) in ("Path", "pathlib.Path") and value.args:
-        return string_text(value.args[-1].value)
+        return _text(value.args[-1].value)
     if isinstance(value, cst.SimpleString | cst.FormattedString):
         # ``CLI = f"{LAB}/env/bin/llamafactory-cli"``: a program's or a script's path under a folder
-        # computed at run time, named by its last part
-        text = string_text(value)
-        if text is not None and "/" in text and not any(c.isspace() for c in text.replace(PLACEHOLDER, "")):
-            tail = text.rsplit("/", 1)[-1]
-            return tail if tail and PLACEHOLDER not in tail else None
+        # computed at run time, named by its last part (a program under ``bin/``, a script by its
+        # suffix; a data or output folder, a model's id, names nothing run)
+        text = _text(value)
+        if text is None or any(c.isspace() for c in text.replace(PLACEHOLDER, "")):
+            return None
+        folder, _, tail = text.rpartition("/")
+        runnable = tail.endswith(SCRIPT_SUFFIXES) or folder.rsplit("/", 1)[-1] == "bin"
+        return tail if folder and runnable and PLACEHOLDER not in tail else None
     return None
+
+
+SCRIPT_SUFFIXES = (".py", ".sh")
+"""Endings of a script's file name, which a path literal names for running."""
 
 
 RUN_PREFIX_WORDS = 8
@@ -182,6 +201,13 @@ class SubprocessLaunch(RouteDetector):
 
     VALID = (
         Valid("import subprocess\nsubprocess.run(['nvidia-smi'])\n"),
+        # a folder or a model's id bound to a name is nothing run (only a script or a program under bin/)
+        Valid("import subprocess\nRECIPE = 'configs/grpo'\nsubprocess.run(['tune', 'cp', RECIPE, 'out'])\n"),
+        # a literal that cannot be evaluated binds the name to nothing, not to the command it held
+        Valid(
+            "import subprocess\ncmd = ['trl', 'dpo', '--model', 'm']\ncmd = '\\N{NO SUCH NAME}/x'\n"
+            "subprocess.run(cmd, check=True)\n"
+        ),
         Valid("import subprocess\nsubprocess.run(command, shell=True)\n"),
         Valid("import runpy\nrunpy.run_module(args.module, run_name='__main__')\n"),
         Valid("import runpy\ndefaults = runpy.run_path('config/defaults.py')\n"),
@@ -252,6 +278,13 @@ class SubprocessLaunch(RouteDetector):
             "    return cmd\ndef launch(model):\n    cmd = build(model)\n    return subprocess.Popen(cmd)\n",
             "stage",
             "sft",
+        ),
+        # a closure's command, bound in the function around it
+        Invalid(
+            "import subprocess\ndef main():\n    cmd = ['trl', 'dpo', '--model_name_or_path', 'm']\n"
+            "    def go():\n        subprocess.run(cmd, check=True)\n    go()\n",
+            "stage",
+            "dpo",
         ),
         # a command bound with its type written out
         Invalid(
@@ -352,6 +385,8 @@ class SubprocessLaunch(RouteDetector):
         """Per open function (the module's first): the string or list each plain name was last bound to
         (``command = f"tune run ..."``); None where the function bound it to something else or takes it
         as a parameter (``def _run(cmd)``: not another function's ``cmd``)."""
+        self.parameters: list[set[str]] = []
+        """The parameters of each open function, innermost last: they hide the file's paths too."""
         self.paths: dict[str, str] = {}
         """The literal path each plain name was bound to (``SFT_TRAIN = ROOT / "scripts/sft_train.py"``)."""
         self.built: dict[int, cst.List] = {}
@@ -372,10 +407,11 @@ class SubprocessLaunch(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defined.add(node.name.value)
-        self.pending.append({})
-        self.bound.append(
-            {param.name.value: None for param in descendants(node.params) if type(param) is cst.Param}
-        )
+        # a parameter holds what the caller hands, not a command bound under its name around it
+        params = {param.name.value: None for param in descendants(node.params) if type(param) is cst.Param}
+        self.pending.append(dict(params))
+        self.bound.append(dict(params))
+        self.parameters.append(set(params))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.defined.add(node.name.value)  # (``Stage("rl", cmd).run()``: the class runs what it is given)
@@ -383,24 +419,23 @@ class SubprocessLaunch(RouteDetector):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.pending.pop()
         self.bound.pop()
+        self.parameters.pop()
 
     def _bound(self) -> Mapping[str, cst.BaseExpression | None]:
-        """Return the values names hold here: the function's own bindings over the module's."""
-        return ChainMap(self.bound[-1], self.bound[0])
+        """Return the values names hold here: each function's bindings over those around it (closures)."""
+        return ChainMap(*reversed(self.bound))
 
     def _pending(self, name: str) -> cst.List | None:
-        """Return the interpreter's list a name holds here (the function's own, else the module's)."""
-        if name in self.pending[-1]:
-            return self.pending[-1][name]
-        return self.pending[0].get(name)
+        """Return the interpreter's list a name holds here: the innermost function's, else the module's."""
+        return ChainMap(*reversed(self.pending)).get(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        # ``cmd += ["-m", "finetune.train_sft_peft"]``: the words added to a command line bound here
-        # (read as one list; the list run where it is built keeps its own place in the file)
+        # ``cmd += ["-m", "finetune.train_sft_peft"]``: the words added to a command line bound here,
+        # read where the name is run; a list a helper returns or hands on is read as first built
         target, value = node.target, node.value
         if type(target) is not cst.Name or not isinstance(node.operator, cst.AddAssign):
             return
@@ -418,7 +453,6 @@ class SubprocessLaunch(RouteDetector):
         if type(target) is not cst.Name:
             return
         name = target.value
-        path = _path_text(value)
         # (a name bound again to something else holds that: an old path or command no longer; one
         # bound to a value made from its own, ``cmd = cmd + extra``, ``SCRIPT = str(SCRIPT)``, still
         # says what the old one said)
@@ -429,7 +463,7 @@ class SubprocessLaunch(RouteDetector):
             self.bound[-1][name] = value
         elif not again:
             self.bound[-1][name] = None
-        if path is not None and PLACEHOLDER not in path:
+        if (path := _path_text(value)) is not None and PLACEHOLDER not in path:
             self.paths[name] = path
         elif not again:
             self.paths.pop(name, None)
@@ -484,7 +518,9 @@ class SubprocessLaunch(RouteDetector):
             handed = node.args[0].value
             named = self._pending(handed.value) if type(handed) is cst.Name else None
             self.read_by_runner.add(id(named or handed))
-            lines = _literal_words(node.args[0].value, self._bound(), paths=self.paths)
+            hidden = set().union(*self.parameters)
+            paths = {k: v for k, v in self.paths.items() if k not in hidden} if hidden else self.paths
+            lines = _literal_words(node.args[0].value, self._bound(), paths=paths)
             if not lines and self.unread_run is None:
                 self.unread_run = node
         else:
