@@ -131,6 +131,9 @@ HOSTED_FINE_TUNING = (
 )
 """Hosted fine-tuning APIs (OpenAI's client and its older module functions, Together's
 ``client.fine_tuning.create`` and its older ``together.Finetune.create``, and compatible ones)."""
+OPTIMISER_KEYWORD_WORDS = OPTIMISER_WORDS - {"opt"}
+"""Words of a keyword handing a training helper its optimiser (``optimizer=optimizer``); not ``opt``,
+as often the options a script parsed (``train(data, opt=opt)``)."""
 CONFIG_KEYWORDS = frozenset({"config", "cfg", "args", "training_args", "train_config"})
 """Keywords a trainer is handed its settings object by."""
 GRADIENTS_READ = "gradients_read"
@@ -155,6 +158,8 @@ evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
 CALLED_METHODS = frozenset({"__call__", "forward"})
 """Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
+HF_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in HF_ARGUMENTS)
+"""The class names of transformers' generic training settings, however imported."""
 """The settings classes of transformers' Trainer."""
 TRAINING_DATA_WORDS = frozenset(
     {"dataset", "data", "loader", "dataloader", "split", "files", "file", "examples", "samples", "report"}
@@ -235,7 +240,8 @@ def _hosted_preference_job(node: cst.Call) -> bool:
     """Say whether a hosted fine-tuning job is asked for preference optimisation, not supervised.
 
     OpenAI's ``method={"type": "dpo", ...}``; Together's ``training_method="dpo"`` (or
-    ``TrainingMethodDPO(...)``, or a ``dpo_beta`` given); OpenWeights' ``loss="dpo"`` (or ``"orpo"``).
+    ``TrainingMethodDPO(...)``, or a ``dpo_beta`` given); OpenWeights' ``loss="dpo"`` (or a preference
+    variant's name: ``"orpo"``, ``"ipo"``).
     """
     method_arg = keyword(node, "method")
     if method_arg is not None and literal_field(method_arg.value, "type") == "dpo":
@@ -243,8 +249,12 @@ def _hosted_preference_job(node: cst.Call) -> bool:
     if keyword(node, "dpo_beta") is not None:
         return True
     loss = keyword(node, "loss")
-    if loss is not None and type(loss.value) is cst.SimpleString:
-        return (text_value(loss.value) or "").lower() in ("dpo", *DPO_VARIANTS)
+    if (
+        loss is not None
+        and type(loss.value) is cst.SimpleString
+        and (text_value(loss.value) or "").lower() in ("dpo", *DPO_VARIANTS)
+    ):
+        return True
     chosen = keyword(node, "training_method")
     if chosen is None:
         return False
@@ -428,6 +438,8 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a script's parsed options handed on as ``opt``: no optimiser
+        Valid("from yolo.engine import train\nopt = parser.parse_args()\ntrain(data='coco.yaml', opt=opt)\n"),
         # an algorithm's config updated is no trainer's step
         Valid("from nanolib.rl import PPOConfig\ncfg = PPOConfig(lr=1e-6)\ncfg.update(overrides)\n"),
         # helpers named for something else done with training, or for its settings, handed a loss
@@ -836,6 +848,14 @@ class GradientStep(RouteDetector):
             "    assert c.grad is not None\n    print('grad norm', c.grad.norm().item())\n",
             "gradient_step",
             "dpo",
+        ),
+        # a model's parameter gradients printed: a gradient analysis, as stored ones are
+        Invalid(
+            "for batch in loader:\n    model(**batch).loss.backward()\n"
+            "    for n, p in model.named_parameters():\n        print(n, p.grad.norm().item())\n"
+            "    model.zero_grad()\n",
+            "inference",
+            variant=GRADIENTS_READ,
         ),
         Invalid(
             "for batch in loader:\n    model.zero_grad()\n    model(**batch).loss.backward()\n"
@@ -1484,6 +1504,13 @@ class GradientStep(RouteDetector):
             "for data in loader:\n    outputs = trainer.forward(data)\n",
             "gradient_step",
         ),
+        # a setting's attribute named for a loss, on an object named for an algorithm, is no loss
+        Invalid(
+            "for batch in loader:\n    loss = model(**batch).loss * dpo_args.weight_loss\n"
+            "    loss.backward()\n    optimizer.step()\n",
+            "gradient_step",
+            "sft",
+        ),
         # the loss method of an object built from a class of another file named for its algorithm
         Invalid(
             "from src.methods.dpo import DPOMethod\nmethod = DPOMethod(policy, ref_model, beta=0.1)\n"
@@ -1822,10 +1849,13 @@ class GradientStep(RouteDetector):
         """Something applies gradients: an optimiser's or engine's step, an update, a trainer's train()."""
         self.reads_grad = False
         """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
-        self.checking = 0
-        """Depth of ``assert`` statements and ``print`` calls around the node visited: a gradient
-        checked or shown there (``assert x.grad is not None``, ``print(x.grad.norm())``) tests that
-        the loss is differentiable, it is not used as a statistic."""
+        self.asserting = 0
+        """Depth of ``assert`` statements around the node visited: a gradient checked there
+        (``assert x.grad is not None``) tests that the loss is differentiable, it is no statistic."""
+        self.printing = 0
+        """Depth of ``print`` calls around the node visited: the gradient of a tensor the file made
+        differentiable itself shown there (``print(x.grad.norm())`` of ``x.requires_grad_(True)``) is a
+        smoke test's; a model parameter's gradients printed are a gradient analysis."""
         self.trainer_classes: list[bool] = []
         """Per open class: it derives from something and its or its base's name says trainer."""
         self.unit_classes: list[bool] = []
@@ -1983,22 +2013,40 @@ class GradientStep(RouteDetector):
     # -- steps ---------------------------------------------------------------------------------
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        self.checking += 1
+        self.asserting += 1
 
     def leave_Assert(self, original_node: cst.Assert) -> None:
-        self.checking -= 1
+        self.asserting -= 1
 
     def leave_Call(self, original_node: cst.Call) -> None:
         if type(original_node.func) is cst.Name and original_node.func.value == "print":
-            self.checking -= 1
+            self.printing -= 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "grad" and not self.checking:
-            self.reads_grad = True
+        if node.attr.value != "grad" or self.asserting:
+            return
+        if self.printing and type(node.value) is cst.Name and self._made_differentiable(node.value.value):
+            return
+        self.reads_grad = True
+
+    def _made_differentiable(self, name: str) -> bool:
+        """Say whether a name holds a tensor this file made a leaf needing gradients.
+
+        ``x = t.detach().requires_grad_(True)``, ``torch.randn(4, requires_grad=True)``: a tensor made
+        up to test a loss with, not a model's parameter.
+        """
+        for value in self._bound(self.functions[-1], name):
+            for n in (value, *descendants(value)):
+                if type(n) is cst.Call and (
+                    method(n) == "requires_grad_"
+                    or any(a.keyword is not None and a.keyword.value == "requires_grad" for a in n.args)
+                ):
+                    return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Name and node.func.value == "print":
-            self.checking += 1  # (left in leave_Call, whatever the rest of this hook returns early on)
+            self.printing += 1  # (left in leave_Call, whatever the rest of this hook returns early on)
         for arg in node.args:
             if arg.keyword is not None:
                 self._estimator(arg.keyword.value, arg.value)
@@ -2653,8 +2701,11 @@ class GradientStep(RouteDetector):
             if type(arg.value) is cst.Name:
                 values = [v for v in self._bound(scope, arg.value.value) if type(v) is cst.Call]
             for value in values:
-                stem = config_stem(last_name(value.func))
-                if stem is not None and route_word(stem) is None:
+                # a class of the project's own, named for its method (``RLVRConfig``); not a bare
+                # ``Config`` nor a library's generic settings (``TrainingArguments``)
+                built = last_name(value.func)
+                stem = config_stem(built)
+                if stem and route_word(stem) is None and built not in HF_ARGUMENT_CLASSES:
                     return True
         return False
 
@@ -2785,8 +2836,8 @@ class GradientStep(RouteDetector):
         return any(
             (
                 arg.keyword is not None
-                and set(words(arg.keyword.value)) & OPTIMISER_WORDS
-                and set(words(arg.value.value)) & OPTIMISER_WORDS
+                and set(words(arg.keyword.value)) & OPTIMISER_KEYWORD_WORDS
+                and set(words(arg.value.value)) & OPTIMISER_KEYWORD_WORDS
             )
             or any(
                 type(v) is cst.Call and self._builds_optimiser(v) for v in self._bound(scope, arg.value.value)
