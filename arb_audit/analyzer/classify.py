@@ -678,7 +678,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     elif (
         "scoring" in signals
         and not signals & {"generation", "inference"}
-        and {f.variant for f in findings if f.signal == "purpose"} == {TRAINING_DATA}
+        and purpose(findings) == TRAINING_DATA
+        and any(f.signal == "purpose" and f.variant == TRAINING_DATA for f in findings)
     ):
         # scores computed with no model run, over data the file names as training data (a teacher's
         # instances kept where correct, pairs kept by their score margin): a filter of the dataset it

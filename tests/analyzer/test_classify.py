@@ -2285,6 +2285,9 @@ def test_scores_over_data_named_for_training_with_no_model_run_filter_that_data(
         "if __name__ == '__main__':\n    build(json.load(open('outputs/sampled.json')))\n"
     )
     assert classify_path(write(tmp_path, "filtering.py", filtering)).primary == "NONE_TRAINING"
+    # read from a training split's file, as filters of sampled training answers often are
+    from_train = filtering.replace("outputs/sampled.json", "data/train.json")
+    assert classify_path(write(tmp_path, "from_train.py", from_train)).primary == "NONE_TRAINING"
     # the same scores over stored outputs, with nothing named for training: an evaluation's metric
     scoring = (
         "import json\nfrom metrics import get_accuracy_metric\n\n"
