@@ -958,6 +958,8 @@ class Slice:
         pending: list[tuple[int, cst.CSTNode, int]] = [(scope, node, 0) for scope, node in roots]
         seen_names: set[tuple[int, str]] = set()
         seen_functions: set[str] = set()
+        # callees of the calls met, by id: a loss method is one called, not a setting's attribute
+        called: set[int] = set()
         while pending and f.nodes < MAX_NODES:
             scope, root, depth = pending.pop()
             for node in (root, *descendants(root)):
@@ -969,6 +971,8 @@ class Slice:
                     and not f.negated_logprob
                 ):
                     f.negated_logprob = _names_a_logprob(node.expression)
+                if type(node) is cst.Call:
+                    called.add(id(node.func))  # (a call is met before its callee: ``m.compute_loss(b)``)
                 if type(node) is cst.Name:
                     f.words.update(_adversarial(words(node.value)))
                     _note_named_loss(f, node.value)
@@ -1005,7 +1009,12 @@ class Slice:
                         f.output_loss = f.model_forward = True
                     f.words.update(_adversarial(words(attr)))
                     _note_named_loss(f, attr)
-                    if type(owner) is cst.Name and words(attr)[-1:] == ("loss",):
+                    if (
+                        type(owner) is cst.Name
+                        and words(attr)[-1:] == ("loss",)
+                        and id(node) in called
+                        and not SETTINGS_NAME_WORDS & set(words(owner.value))
+                    ):
                         for name in self._algorithm_owners(scope, owner.value):
                             # ``dpo.compute_loss(batch)`` of ``dpo = DPOMethod(...)``: the loss of the
                             # algorithm the object, or its class, is named for
