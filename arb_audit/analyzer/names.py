@@ -297,8 +297,8 @@ class NameResolver:
         if type(node) is cst.Subscript:
             key = node.slice[0].slice if len(node.slice) == 1 else None
             if type(key) is cst.Index and type(key.value) is cst.SimpleString:
-                text = literal_text(key.value)
-                if text in self.imported_as:
+                text = text_value(key.value)  # (None for a bytes key)
+                if text is not None and text in self.imported_as:
                     # ``stack["GRPOTrainer"]`` of ``return {"GRPOTrainer": GRPOTrainer, ...}``: what an
                     # import bound under that name, held in a table by it (imports made lazily)
                     return set(self.imported_as[text])
