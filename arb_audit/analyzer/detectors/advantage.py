@@ -561,7 +561,7 @@ def _mean_of_rewards(value: cst.BaseExpression) -> bool:
         return False
     if type(value.func) is cst.Attribute and value.func.attr.value in CENTRES and not value.args:
         taken = value.func.value
-        if type(taken) is cst.Call and taken.args and last_name(taken.func) in ("tensor", "array", "asarray"):
+        if type(taken) is cst.Call and taken.args and last_name(taken.func) in CONVERSIONS:
             taken = taken.args[0].value  # (``torch.tensor(rewards).mean()``)
     elif last_name(value.func) in CENTRES | {"fmean"} and value.args:
         taken = value.args[0].value

@@ -35,7 +35,7 @@ def string_text(node: cst.BaseExpression) -> str | None:
     return None
 
 
-TRAINING_STEMS = frozenset({"train", "training", "finetune", "fine_tune", "tune"})
+TRAINING_STEMS = frozenset({"train", "training", "finetune", "tune"})
 """Words of a script's name that say it trains, whatever route (``train_lora``, ``finetune``)."""
 
 

@@ -48,7 +48,7 @@ ANSWER_NAMES = frozenset(
 ``eval_set``): the file answers held-out questions for a judge or a metric."""
 HELD_OUT_QUESTIONS = frozenset(
     (split, what)
-    for split in ("test", "eval")
+    for split in HELD_OUT_SPLITS
     for what in ("prompts", "questions", "problems", "queries", "instructions")
 )
 """The last two words of a file's name that hold a held-out split's questions (``test_prompts.json``);

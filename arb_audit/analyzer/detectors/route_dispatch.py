@@ -385,12 +385,14 @@ COLLECTING_ACTIONS = frozenset({"append", "extend"})
 
 def _collects(call: cst.Call) -> bool:
     """Say whether an ``add_argument`` call keeps several values (``action="append"``, ``nargs="+"``)."""
-    said = {
-        a.keyword.value: a.value.evaluated_value
-        for a in call.args
-        if a.keyword is not None and type(a.value) is cst.SimpleString
-    }
-    return said.get("action") in COLLECTING_ACTIONS or said.get("nargs") in ("+", "*")
+    action, nargs = keyword(call, "action"), keyword(call, "nargs")
+    return (
+        action is not None
+        and type(action.value) is cst.SimpleString
+        and text_value(action.value) in COLLECTING_ACTIONS
+    ) or (
+        nargs is not None and type(nargs.value) is cst.SimpleString and text_value(nargs.value) in ("+", "*")
+    )
 
 
 class RouteDispatch(RouteDetector):
@@ -517,8 +519,9 @@ class RouteDispatch(RouteDetector):
             "    elif task == 'rm':\n        b()\n    elif task == 'dpo':\n        c()\n"
         ),
         Valid("parser.add_argument('--loss', choices=['sigmoid', 'hinge'])\n"),
-        # the checkpoints a comparison loads, by the route that made each
+        # choices handed to another library's option (click's), named for no route: read, nothing chosen
         Valid("import click\n@click.option('--mode', choices=['a', 'b'])\ndef main(mode):\n    pass\n"),
+        # the checkpoints a comparison loads, by the route that made each
         Valid("models = {'base': args.base, 'sft': args.sft, 'dpo': args.dpo}\n"),
         # terms added into one loss, each named once: not a choice between routes
         Valid(
