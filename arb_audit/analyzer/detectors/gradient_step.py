@@ -2182,9 +2182,7 @@ class GradientStep(RouteDetector):
             # its environment may only verify single answers)
             if self._defined_here(node.func):
                 # a function of this file defined further down: its own body, once read, may decide
-                around = self.function_names
-                candidates = [(*around[:k], last) for k in range(len(around), -1, -1)]
-                self.later_loops.append((node, self._statement(), last, candidates))
+                self.later_loops.append((node, self._statement(), last, self._callees(last)))
                 return
             self._environment_loop(node, self._statement(), last)
             return
@@ -2794,8 +2792,7 @@ class GradientStep(RouteDetector):
             tuple(reversed(self.where[id(step)])) for step, *_ in self.steps if id(step) in self.where
         }
         for call, statement, name, candidates in self.later_loops:
-            seen = next((c for c in candidates if c in stepped or c in self.handing_environment), None)
-            if seen is None or seen not in stepped or seen in self.handing_environment:
+            if not self._own_rollouts(candidates, stepped):
                 self._environment_loop(call, statement, name)
 
     def _environment_loop(self, node: cst.Call, statement: cst.CSTNode | None, name: str) -> None:
@@ -2814,12 +2811,20 @@ class GradientStep(RouteDetector):
         if not self._defined_here(func):
             return False
         name: str = func.value  # type: ignore[attr-defined]
-        # the function the name calls from here: a local one of the innermost function around that
-        # has one, else the module's
+        return self._own_rollouts(self._callees(name), self.stepping)
+
+    def _callees(self, name: str) -> list[tuple[str, ...]]:
+        """Return the functions a name called from here may be, innermost first.
+
+        A local one of the innermost function around that has one, else the module's.
+        """
         around = self.function_names
-        candidates = [(*around[:k], name) for k in range(len(around), -1, -1)]
-        seen = next((c for c in candidates if c in self.stepping or c in self.handing_environment), None)
-        return seen is not None and seen in self.stepping and seen not in self.handing_environment
+        return [(*around[:k], name) for k in range(len(around), -1, -1)]
+
+    def _own_rollouts(self, callees: list[tuple[str, ...]], stepped: set[tuple[str, ...]]) -> bool:
+        """Say whether the function called takes its own step and hands the environment on to no one."""
+        seen = next((c for c in callees if c in stepped or c in self.handing_environment), None)
+        return seen is not None and seen in stepped and seen not in self.handing_environment
 
     def _defined_here(self, func: cst.BaseExpression) -> bool:
         """Say whether a called name is bound by this file, not imported (its body is read here)."""
