@@ -942,12 +942,16 @@ class Slice:
         values += self.attributes.get(name, [])
         return any(type(v) is cst.Call and last_name(v.func) == "Parameter" for v in values)
 
+    def _bound(self, scope: int, name: str) -> list[cst.BaseExpression]:
+        """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
+        return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+
     def _rewarded(self, scope: int, node: cst.BaseExpression) -> bool:
         """Say whether a factor reads rewards: named so, or bound to them (``r = rewards.view(-1, g)``)."""
         for name in _reward_names(node):
             if _reward_named(name):
                 return True
-            values = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+            values = self._bound(scope, name)
             if any(_reward_named(n) for v in values for n in _reward_names(v)):
                 return True
         return False
@@ -1101,7 +1105,7 @@ class Slice:
         if type(receiver) is cst.Name and SETTINGS_NAME_WORDS & set(words(receiver.value)):
             return None  # (``cfg = PPO(lr=1e-5)``: a preset of settings)
         if type(receiver) is cst.Name:
-            values = self.assigns.get((scope, receiver.value), []) + self.assigns.get((0, receiver.value), [])
+            values = self._bound(scope, receiver.value)
         elif (
             type(receiver) is cst.Attribute
             and type(receiver.value) is cst.Name
@@ -1137,7 +1141,7 @@ class Slice:
         algorithm's own name (``dpo``, ``grpo``, ``rloo``), not a role (``actor``, ``policy``) that
         other routes' objects are called too.
         """
-        built = self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
+        built = self._bound(scope, name)
         names = [name, *(last_name(v.func) for v in built if type(v) is cst.Call)]
         return [n for n in names if set(words(n)) & (PREFERENCE_LOSS_WORDS | PG_LOSS_WORDS)]
 
@@ -1148,7 +1152,7 @@ class Slice:
         file, an import, a loss, a critic or a factory's product) built from a class here or handed in
         (a parameter): a module's forward pass.
         """
-        for value in self.assigns.get((scope, name), []) + self.assigns.get((0, name), []):
+        for value in self._bound(scope, name):
             if type(value) is not cst.Call or type(value.func) is not cst.Name:
                 continue
             called = value.func.value
@@ -1162,7 +1166,7 @@ class Slice:
                 continue
             built = [
                 b
-                for b in self.assigns.get((scope, called), []) + self.assigns.get((0, called), [])
+                for b in self._bound(scope, called)
                 # (``coconut = coconut.cpu()``: the same object moved, whatever it was built from)
                 if not (type(b) is cst.Call and dotted(b.func).split(".", 1)[0] == called)
             ]
