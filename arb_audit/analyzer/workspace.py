@@ -253,36 +253,110 @@ def reexport(
     return module
 
 
-def definitions(text: str) -> dict[str, tuple[int, int]]:
-    """Return each top-level class and function of a module's ``text`` -> its first and last line."""
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A top-level binding of a module (a class, a function, an assigned name)."""
+
+    span: tuple[int, int]
+    """First and last line of its code (a function's decorators included)."""
+    reads: frozenset[str]
+    """The names its code reads: the module's other definitions among them are what it calls or uses."""
+
+
+@dataclass(frozen=True, slots=True)
+class Definitions:
+    """What a module defines at its top level, and which of its code runs when it is imported."""
+
+    named: dict[str, Definition]
+    """Each top-level class, function and assigned name -> its definition."""
+    on_import: tuple[tuple[int, int], ...]
+    """Lines of the top-level statements an import runs (not definitions, imports or the
+    ``if __name__ == "__main__":`` block)."""
+    imported_reads: frozenset[str] = frozenset()
+    """The names those statements read: what an import of the module runs whatever is taken from it."""
+
+    def reached(self, symbol: str) -> list[tuple[int, int]] | None:
+        """Return the lines a user of ``symbol`` runs, or None when the module does not define it.
+
+        Its code, the module's definitions it uses (transitively) and what the import runs. None for
+        a name not bound at the top level (a re-export, a name bound inside a ``try``): what a user of
+        it runs is not known.
+        """
+        if symbol not in self.named:
+            return None
+        seen = {symbol, *(self.imported_reads & self.named.keys())}
+        todo = list(seen)
+        while todo:
+            for name in self.named[todo.pop()].reads & self.named.keys() - seen:
+                seen.add(name)
+                todo.append(name)
+        return [*(self.named[name].span for name in sorted(seen)), *self.on_import]
+
+
+def definitions(text: str) -> Definitions:
+    """Return the top-level definitions of a module's ``text`` and the lines its import runs."""
     tree = _parsed(text)
-    if tree is None:
-        return {}
-    return {
-        node.name: (node.lineno, node.end_lineno or node.lineno)
-        for node in tree.body
-        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-    }
+    named: dict[str, Definition] = {}
+    on_import: list[tuple[int, int]] = []
+    imported_reads: set[str] = set()
+    for node in tree.body if tree is not None else ():
+        span = (node.lineno, node.end_lineno or node.lineno)
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            named[node.name] = Definition((first, span[1]), _reads(node))
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    named[target.id] = Definition(span, _reads(node.value))
+            on_import.append(span)  # (the value is computed when the module is imported)
+            imported_reads |= _reads(node.value)
+        elif not isinstance(node, ast.Import | ast.ImportFrom) and not _main_guard(node):
+            on_import.append(span)
+            imported_reads |= _reads(node)
+    return Definitions(named, tuple(on_import), frozenset(imported_reads))
 
 
-def _of_definition(sub: Classification, span: tuple[int, int] | None) -> Classification:
-    """Return ``sub`` with only the stages shown inside the definition a user takes from it.
+def _reads(node: ast.AST) -> frozenset[str]:
+    """Return the names read anywhere in ``node`` (a class's bases and methods, a function's body)."""
+    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
+def _main_guard(node: ast.stmt) -> bool:
+    """Say whether a top-level statement is ``if __name__ == "__main__":`` (run as a script only)."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
+def _of_definition(sub: Classification, definitions: Definitions, symbol: str) -> Classification | None:
+    """Return ``sub`` with only the stages that the definition a user takes from it runs; None if none.
 
     A module holding a DPO and a GRPO train module: ``module.DPOTrainModule(...)`` uses the DPO one.
-    When no stage's own evidence lies inside the definition (it calls code elsewhere in the module),
-    the module's stages all stand. A trainer taken from a library of trainers for several routes (a
-    launcher by itself) trains its own route.
+    When no stage's own evidence lies inside the definition, those of the module's definitions it
+    uses stand (``main`` calling ``train`` beside it); when it uses none of them it is a helper of the
+    module (``from train import load_model`` in an evaluation script): the module's training is not
+    what its user runs. A trainer taken from a library of trainers for several routes (a launcher by
+    itself) trains its own route.
     """
-    if span is None:
+    reached = definitions.reached(symbol)
+    if reached is None:
         return sub
-    first, last = span
-    inside = [
-        stage
-        for stage in sub.stages
-        if any(f.path is None and first <= f.line <= last for f in stage.evidence)
-    ]
+
+    def shown_in(spans: list[tuple[int, int]]) -> list[Stage]:
+        return [
+            stage
+            for stage in sub.stages
+            if any(f.path is None and any(a <= f.line <= b for a, b in spans) for f in stage.evidence)
+        ]
+
+    inside = shown_in([definitions.named[symbol].span]) or shown_in(reached)
     if not inside:
-        return sub
+        return None
     if sub.role == "launcher":
         # one trainer taken from a library of trainers for several routes: that trainer's route
         label = inside[-1].label
@@ -307,7 +381,7 @@ def in_workspace(
     memo: dict[str, Classification] = {}
     read = {} if read is None else read  # each file's imports, read once (a caller may have read some)
     names: dict[str, dict[str, tuple[str, str | None]]] = {}  # a package __init__'s imports, read once
-    spans: dict[str, dict[str, tuple[int, int]]] = {}  # a used module's top-level definitions
+    defined: dict[str, Definitions] = {}  # a used module's top-level definitions
 
     def resolve(path: str, depth: int, seen: frozenset[str]) -> Classification:
         if path in memo:
@@ -333,7 +407,10 @@ def in_workspace(
                 continue
             use = replace(use, module=module)
             if use.symbol and sub.stages:
-                sub = _of_definition(sub, spans_of(module).get(use.symbol))
+                taken = _of_definition(sub, definitions_of(module), use.symbol)
+                if taken is None:
+                    continue  # a helper of the module, which runs none of its stages
+                sub = taken
             if use.picked and sub.role == "training" and len(choices := _stage_labels(sub)) >= 2:
                 # getattr(trainers, config.trainer) from a module of trainers of several routes
                 adopted.append((use, replace(sub, role="launcher", possible_routes=choices)))
@@ -359,11 +436,11 @@ def in_workspace(
     def reexported(module: str, symbol: str) -> str | None:
         return reexport(module, symbol, imports_of)
 
-    def spans_of(module: str) -> dict[str, tuple[int, int]]:
-        if module not in spans:
+    def definitions_of(module: str) -> Definitions:
+        if module not in defined:
             text = text_of(module)
-            spans[module] = definitions(text) if text is not None else {}
-        return spans[module]
+            defined[module] = definitions(text) if text is not None else Definitions({}, ())
+        return defined[module]
 
     def rollouts(path: str, result: Classification) -> Classification:
         """Return ``result`` interactive when its policy gradient trains on a workspace rollout's episodes.

@@ -395,3 +395,62 @@ def test_a_library_of_trainers_for_three_routes_is_config_dependent_and_a_script
     assert library.primary == "CONFIG_DEPENDENT" and library.role == "launcher"
     assert set(library.possible_routes) == {"SFT", "REWARD_MODEL", "DPO"}
     assert found["train_dpo.py"].primary == "DPO" and found["train_dpo.py"].role == "training"
+
+
+SFT_SCRIPT = """
+import torch.nn.functional as F
+
+PROMPT = "Answer: {q}"
+
+def tokenize(tokenizer, text):
+    return tokenizer(text, truncation=True)
+
+def load_model(path):
+    return AutoModelForCausalLM.from_pretrained(path)
+
+def train(loader, model, optimizer):
+    for batch in loader:
+        logits = model(batch["input_ids"]).logits
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+        loss.backward()
+        optimizer.step()
+
+def main():
+    model = load_model("base")
+    train(make_loader(), model, make_optimizer(model))
+
+if __name__ == "__main__":
+    main()
+"""
+
+EVALUATION = """
+from sft import load_model, tokenize, PROMPT
+
+model = load_model("out")
+for q in questions:
+    out = model.generate(**tokenize(tok, PROMPT.format(q=q)), max_new_tokens=64)
+    print(tok.decode(out[0]))
+"""
+
+
+def test_a_helper_of_a_training_module_does_not_make_its_user_train(tmp_path: Path) -> None:
+    """An evaluation taking the training script's model loader and prompt runs none of its training."""
+    root = _write(tmp_path, {"sft.py": SFT_SCRIPT, "evaluate.py": EVALUATION})
+    found = _by_name(root)
+    assert found["sft.py"].primary == "SFT"
+    assert found["evaluate.py"].primary == "EVAL_ONLY" and not found["evaluate.py"].stages
+
+
+def test_a_definition_that_calls_the_training_beside_it_runs_that_training(tmp_path: Path) -> None:
+    """``from sft import main``: main calls train, which lies elsewhere in the module."""
+    entry = "from sft import main\nmain()\n"
+    result = _by_name(_write(tmp_path, {"sft.py": SFT_SCRIPT, "run.py": entry}))["run.py"]
+    assert result.primary == "SFT" and result.role == "training"
+    assert any(f.path == "sft.py" and f.signal == "gradient_step" for f in result.stages[0].evidence)
+
+
+def test_training_that_runs_when_its_module_is_imported_runs_for_any_name_taken(tmp_path: Path) -> None:
+    """A script training at its top level (no main guard) trains on import, whatever is taken from it."""
+    module = SFT_LOOP + "\ndef seed_all(n):\n    return n\n\nrun_training(loader, model, optimizer)\n"
+    root = _write(tmp_path, {"trainer.py": module, "run.py": "from trainer import seed_all\nseed_all(0)\n"})
+    assert _by_name(root)["run.py"].primary == "SFT"
