@@ -11,7 +11,8 @@ where each DIR holds ``<id>.py`` as ``../shared/corpus/assemble.sh`` writes them
 spot sets (``benchmarks/spot_sets/README.md``): each row's repository is exported at its commit from
 ``MIRROR_ROOT/owner+name/repo`` into ``WORK_DIR/owner+name`` and the file is classified in place; with
 ``--flat`` each file is written alone as ``WORK_DIR/flat/<id><suffix>`` (no path to read, as the held-out
-sets are given) and classified there. The two
+sets are given) and classified there; with ``--workspace`` it is classified in its repository's workspace,
+the repository's own modules it imports followed (what ``classify DIR`` and an audit of a run read). The two
 positional folders are measured against ``../shared/corpus/dev.tsv`` and
 ``../shared/corpus/dev_wide.tsv``. Each corpus is reported on its own — ``dev.tsv`` is what the detectors
 were built on and is never an accuracy figure by itself — with: primary-label accuracy, per-label
@@ -31,12 +32,14 @@ import io
 import subprocess
 import tarfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arb_audit.analyzer.batch import classify_path
+from arb_audit.analyzer.batch import classify_path, iter_files
 from arb_audit.analyzer.classify import Classification
+from arb_audit.analyzer.workspace import MAX_TEXT, in_workspace
+from arb_audit.regular_files import read_regular
 from arb_audit.taxonomy.files import FILE_LABELS
 
 SUBSTRING_RULE = (
@@ -151,10 +154,68 @@ def _blob(git_dir: Path, commit: str, path: str) -> bytes | None:
     return blob.stdout if blob.returncode == 0 else None
 
 
-def measure(name: str, where: Callable[[dict[str, str]], Path], manifest: Path) -> Measured:
+class LazyWorkspace(Mapping[str, Classification]):
+    """The files of an exported repository (relative path -> the file classified alone), each classified
+    on first use: a row's workspace reads only the modules its file imports, not the whole repository."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.paths = {p.relative_to(root).as_posix(): None for p in iter_files([root])}
+        self.classified: dict[str, Classification] = {}
+
+    def __getitem__(self, path: str) -> Classification:
+        if path not in self.paths:
+            raise KeyError(path)
+        if path not in self.classified:
+            self.classified[path] = classify_path(self.root / path)
+        return self.classified[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def text(self, path: str) -> str | None:
+        """Return a file's text for reading its imports (None when unreadable or too large)."""
+        try:
+            raw = read_regular(self.root / path, MAX_TEXT)
+        except OSError:
+            return None
+        return None if len(raw) > MAX_TEXT else raw.decode("utf-8", "replace")
+
+
+def in_its_workspace(work: Path) -> Callable[[Path], Classification]:
+    """Classify an exported spot-set file in its repository's workspace (as ``classify DIR`` and audits do).
+
+    The repository is the first folder under ``work``; the last one read is kept for the rows after it.
+    """
+    kept: dict[Path, LazyWorkspace] = {}
+
+    def classify(path: Path) -> Classification:
+        root = work / path.relative_to(work).parts[0]
+        if root not in kept:
+            kept.clear()
+            kept[root] = LazyWorkspace(root)
+        workspace = kept[root]
+        relative = path.relative_to(root).as_posix()
+        if relative not in workspace:
+            return classify_path(path)
+        return in_workspace(workspace, workspace.text, only={relative})[relative]
+
+    return classify
+
+
+def measure(
+    name: str,
+    where: Callable[[dict[str, str]], Path],
+    manifest: Path,
+    classify: Callable[[Path], Classification] = classify_path,
+) -> Measured:
     """Classify every file of one corpus and print its tables.
 
     A spot set's gold label may be ``A|B`` (either is right); it has no ``all_labels`` nor ``kind``.
+    ``classify``: how a file is classified (alone, by default).
     """
     rows = list(csv.DictReader(manifest.open(), delimiter="\t"))
     labels = [d.name for d in FILE_LABELS]
@@ -164,7 +225,7 @@ def measure(name: str, where: Callable[[dict[str, str]], Path], manifest: Path) 
     misses = []
     for row in rows:
         path = where(row)
-        result = classify_path(path)
+        result = classify(path)
         golds, predicted = row["primary_label"].split("|"), result.primary
         gold = predicted if predicted in golds else golds[0]
         confusion[(gold, predicted)] += 1
@@ -252,8 +313,14 @@ def main() -> None:
     parser.add_argument(
         "--flat", action="store_true", help="spot set files each alone as <id>.py, as the held-out sets are"
     )
+    parser.add_argument(
+        "--workspace",
+        action="store_true",
+        help="spot set files each in their repository's workspace (imports followed), as audits read runs",
+    )
     args = parser.parse_args()
     corpora: list[tuple[str, Callable[[dict[str, str]], Path], Path]] = []
+    classify: Callable[[Path], Classification] = classify_path
     if args.dev is not None:
         corpora.append(("dev", assembled(args.dev), CORPUS_DIR / "dev.tsv"))
     if args.wide is not None:
@@ -264,11 +331,15 @@ def main() -> None:
         mirrors, work, *manifests = args.spot
         if not manifests:
             parser.error("--spot needs MIRROR_ROOT WORK_DIR and at least one spot set")
+        if args.flat and args.workspace:
+            parser.error("--flat and --workspace exclude each other")
         place = flattened if args.flat else exported
         corpora += [(Path(m).stem, place(Path(mirrors), Path(work)), Path(m)) for m in manifests]
+        if args.workspace:
+            classify = in_its_workspace(Path(work))
     if not corpora:
         parser.error("give at least one corpus folder")
-    summary([measure(name, where, manifest) for name, where, manifest in corpora])
+    summary([measure(name, where, manifest, classify) for name, where, manifest in corpora])
 
 
 if __name__ == "__main__":
