@@ -5,7 +5,9 @@ Run on demand::
     python benchmarks/bench_label_agreement.py MIRROR_ROOT WORK_DIR FIRST.tsv SECOND.tsv [FIRST SECOND ...]
 
 Each pair is a spot set (``benchmarks/spot_sets/*.tsv``) and a second labelling of the same rows made by
-someone who saw neither the first labels nor the classifier (``benchmarks/spot_sets/second/``). Each
+someone who saw neither the first labels nor the classifier (``benchmarks/spot_sets/second/``); or the
+folder of spot sets and a second labelling of a sample drawn from several of them, its rows named by
+their spot-set ids. Each
 file is classified alone, as ``bench_corpus_accuracy.py --flat`` does (``WORK_DIR/flat/<id><suffix>``).
 
 Printed per pair and over all pairs: how often the two labellers agree on the primary label (a label
@@ -66,10 +68,26 @@ class Pair:
     files: list[Labelled] = field(default_factory=list)
 
 
+def first_labels(first: Path, ids: list[str]) -> dict[str, dict[str, str]]:
+    """Read the first labelling: a spot set's rows, or, for a folder of sets, the rows a sample names.
+
+    A second labelling of a sample drawn from several sets names each row by its spot-set id
+    (``p73_12``: row 12 of ``p73.tsv``); its first labels are read from ``first/p73.tsv``.
+    """
+    if not first.is_dir():
+        return {r["id"]: r for r in csv.DictReader(first.open(), delimiter="\t")}
+    rows: dict[str, dict[str, str]] = {}
+    for name in sorted({i.rsplit("_", 1)[0] for i in ids}):
+        for row in csv.DictReader((first / f"{name}.tsv").open(), delimiter="\t"):
+            if row["id"] in ids:
+                rows[row["id"]] = row
+    return rows
+
+
 def measure(name: str, first: Path, second: Path, mirrors: Path, work: Path) -> Pair:
     """Read both labellings (same ids), classify each file alone, and return them side by side."""
-    rows = {r["id"]: r for r in csv.DictReader(first.open(), delimiter="\t")}
     again = {r["id"]: r for r in csv.DictReader(second.open(), delimiter="\t")}
+    rows = first_labels(first, list(again))
     if rows.keys() != again.keys():
         raise SystemExit(f"{second}: its ids differ from {first}'s")
     where = flattened(mirrors, work)
@@ -123,13 +141,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mirrors", type=Path, help="MIRROR_ROOT: owner+name/repo git copies")
     parser.add_argument("work", type=Path, help="WORK_DIR: where each file is written alone")
-    parser.add_argument("sets", nargs="+", type=Path, help="FIRST SECOND pairs of label TSVs")
+    parser.add_argument(
+        "sets",
+        nargs="+",
+        type=Path,
+        help="FIRST SECOND pairs of label TSVs (FIRST a folder of sets for a sample drawn from several)",
+    )
     parser.add_argument("--quiet", action="store_true", help="leave out the list of disagreements")
     args = parser.parse_args()
     if len(args.sets) % 2:
         parser.error("give the label files in pairs: FIRST SECOND")
     pairs = [
-        measure(first.stem, first, second, args.mirrors, args.work)
+        measure(second.stem if first.is_dir() else first.stem, first, second, args.mirrors, args.work)
         for first, second in zip(args.sets[::2], args.sets[1::2], strict=True)
     ]
     for pair in pairs:
