@@ -131,19 +131,27 @@ def export(git_dir: Path, commit: str, folder: Path) -> None:
     archive = subprocess.run(["git", "-C", str(git_dir), "archive", commit], capture_output=True, check=False)
     if archive.returncode == 0:
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(folder, filter="data")
+            tar.extractall(folder, filter=_kept)
         return
     listed = subprocess.run(
         ["git", "-C", str(git_dir), "ls-tree", "-r", "-z", "--name-only", commit],
         capture_output=True,
-        check=True,
-    )
+        check=False,
+    )  # (a copy without the commit leaves the folder empty: its rows' files are missing, as in --flat)
     for name in filter(None, listed.stdout.decode().split("\0")):
         data = _blob(git_dir, commit, name)
         target = (folder / name).resolve()
         if data is not None and target.is_relative_to(folder.resolve()):  # (a tree's names stay in it)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+
+
+def _kept(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo | None:
+    """Extract what tarfile's ``data`` filter allows; leave out the rest (a link to an absolute path)."""
+    try:
+        return tarfile.data_filter(member, destination)
+    except tarfile.FilterError:
+        return None
 
 
 def _blob(git_dir: Path, commit: str, path: str) -> bytes | None:
