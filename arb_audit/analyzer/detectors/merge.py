@@ -38,6 +38,15 @@ SETTING_WORDS = frozenset(
 """Words of what a merge-named function merges when it merges settings (``_merge_model_arch_fields(cfg,
 path)``, a model's config fields taken from a checkpoint's): no weights are combined. (Settings it merges
 *from* or is handed say nothing: ``merge_lora_from_config(cfg)``, ``merge_lora_weights(args)``.)"""
+DATA_WORDS = frozenset(
+    {
+        *("doc", "docs", "document", "documents", "data", "dataset", "datasets", "file", "files", "text"),
+        *("texts", "records", "rows", "samples", "chunks", "results", "outputs", "responses", "logs"),
+        *("metrics", "predictions", "tables", "frames", "dfs", "jsonl", "tokens", "spans", "segments"),
+    }
+)
+"""Words of what a merge-named function merges when it merges data, not weights (``split_merge_docs(docs,
+tok, hf_embedding_model=m)``: the model it is handed counts tokens)."""
 LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
 """Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
 SHARD_WORDS = frozenset(
@@ -191,6 +200,9 @@ class Merge(RouteDetector):
             "    model = model.merge_and_unload()\n    return model\n"
         ),
         Valid("rows = merge_datasets(a, b)\n"),
+        # documents merged to fit a prompt, a model handed on to count their tokens
+        Valid("docs, n = split_merge_docs(docs, tok, hf_embedding_model=embedding_model)\n"),
+        Valid("table = merge_results_into_table(results, model_name=model)\n"),
         Valid("config = {'merge_method': method}\n"),
         Valid("rows = [{'path': 'merged/slerp_t05', 'merge_method': 'slerp'}]\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
@@ -485,7 +497,7 @@ class Merge(RouteDetector):
             }
             if type(receiver) is cst.Name:
                 named |= self.built_from.get(receiver.value, set())
-            if named & WEIGHT_WORDS and not named & SHARD_WORDS and not _merges_settings(callee):
+            if named & WEIGHT_WORDS and not named & SHARD_WORDS and not _merges_no_weights(callee):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
@@ -623,11 +635,14 @@ def _loads_a_model(function: str) -> bool:
     return bool(said) and said[0] in BUILD_WORDS and not set(said) & MERGE_WORDS
 
 
-def _merges_settings(name: str) -> bool:
-    """Say whether a merge-named function merges settings: what follows its verb, up to a linking word."""
+def _merges_no_weights(name: str) -> bool:
+    """Say whether a merge-named function merges settings or data, not weights.
+
+    What follows its verb, up to a linking word, names what it merges.
+    """
     said = words(name)
     at = next((i for i, w in enumerate(said) if w in MERGE_WORDS), None)
     if at is None:
         return False
     merged = list(itertools.takewhile(lambda w: w not in LINKING_WORDS, said[at + 1 :]))
-    return bool(set(merged) & SETTING_WORDS)
+    return bool(set(merged) & (SETTING_WORDS | DATA_WORDS))
