@@ -517,6 +517,11 @@ def _adopt(
         for f in own.findings
         if not (drop_generic and f.signal == "stage" and f.variant in GENERIC_VARIANTS)
     ]
+    # a generic trainer (``transformers.Trainer``) taken beside a route's own training is that route's
+    # base class (``GaudiDPOTrainer`` calls ``GaudiTrainer.__init__``): it trains the route's loss
+    specific = any(
+        _specific(stage) for stage in (*own.stages, *(s for _, sub in adopted for s in sub.stages))
+    )
     decided: dict[tuple[str, str | None], Stage] = {}
     for use, sub in adopted:
         if sub.role == "launcher":
@@ -535,6 +540,8 @@ def _adopt(
             )
             continue
         for stage in sub.stages:
+            if specific and stage.variant in GENERIC_VARIANTS:
+                continue
             decided.setdefault((stage.kind, stage.variant), stage)
             message = f"uses {use.name} from {use.module}, whose code runs {stage.kind}"
             findings.append(
@@ -560,6 +567,11 @@ def _adopt(
         if source is not None:
             stage.decided_by, stage.confidence = source.decided_by, source.confidence
     return result
+
+
+def _specific(stage: Stage) -> bool:
+    """Say whether a stage trains a route of its own: not a generic trainer's, a merge or an unknown."""
+    return stage.kind not in ("merge", "unknown") and stage.variant not in GENERIC_VARIANTS
 
 
 def classify_workspaces(

@@ -454,3 +454,17 @@ def test_training_that_runs_when_its_module_is_imported_runs_for_any_name_taken(
     module = SFT_LOOP + "\ndef seed_all(n):\n    return n\n\nrun_training(loader, model, optimizer)\n"
     root = _write(tmp_path, {"trainer.py": module, "run.py": "from trainer import seed_all\nseed_all(0)\n"})
     assert _by_name(root)["run.py"].primary == "SFT"
+
+
+def test_a_generic_base_trainer_beside_a_route_trains_that_route(tmp_path: Path) -> None:
+    """A DPO trainer that also calls the project's ``transformers.Trainer`` subclass trains DPO only."""
+    base = "from transformers import Trainer\n\nclass HPUTrainer(Trainer):\n    pass\n"
+    dpo = (
+        "from trl import DPOTrainer\nfrom trainers.base import HPUTrainer\n\n"
+        "class HPUDPOTrainer(DPOTrainer):\n    def __init__(self, *a, **k):\n"
+        "        HPUTrainer.__init__(self, *a, **k)\n"
+    )
+    entry = "from trainers.dpo import HPUDPOTrainer\n\nHPUDPOTrainer(model=m, args=a).train()\n"
+    files = {"trainers/__init__.py": "", "trainers/base.py": base, "trainers/dpo.py": dpo, "train.py": entry}
+    result = _by_name(_write(tmp_path, files))["train.py"]
+    assert (result.primary, result.labels) == ("DPO", ["DPO"])
