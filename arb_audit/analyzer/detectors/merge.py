@@ -47,6 +47,11 @@ DATA_WORDS = frozenset(
 )
 """Words of what a merge-named function merges when it merges data, not weights (``split_merge_docs(docs,
 tok, hf_embedding_model=m)``: the model it is handed counts tokens)."""
+QUESTION_WORDS = frozenset(
+    {"is", "has", "have", "can", "should", "must", "needs", "need", "requires", "supports"}
+)
+"""First words of a function that answers a question about merging (``requires_tensor_merging``,
+``can_merge_lora``) rather than merging."""
 LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
 """Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
 SHARD_WORDS = frozenset(
@@ -203,6 +208,8 @@ class Merge(RouteDetector):
         # documents merged to fit a prompt, a model handed on to count their tokens
         Valid("docs, n = split_merge_docs(docs, tok, hf_embedding_model=embedding_model)\n"),
         Valid("table = merge_results_into_table(results, model_name=model)\n"),
+        # a question asked about merging: nothing is merged
+        Valid("if requires_tensor_merging(model_state, checkpoint):\n    keys = sorted(model_state)\n"),
         Valid("config = {'merge_method': method}\n"),
         Valid("rows = [{'path': 'merged/slerp_t05', 'merge_method': 'slerp'}]\n"),
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
@@ -484,6 +491,8 @@ class Merge(RouteDetector):
         said = set(words(callee))
         if any(name.startswith(OTHER_MERGES) for name in self.names(node.func)):
             return  # flax's nnx.merge(graphdef, params) rebuilds a module; pandas joins tables
+        if words(callee)[:1] and words(callee)[0] in QUESTION_WORDS:
+            return  # ``requires_tensor_merging(model)`` asks whether weights would be merged
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
             # what the call names: its keywords, the names of the values it is handed, and the
             # checkpoints its object was built from (``merger.merge(**kwargs)``)
