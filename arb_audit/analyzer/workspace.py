@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from arb_audit.analyzer.classify import GENERIC_VARIANTS, Classification, Stage, combine
 from arb_audit.analyzer.detector import Finding
+from arb_audit.analyzer.detectors.gradient_step import TRAINER_EVALUATION
 from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -395,7 +396,10 @@ def in_workspace(
         adopted: list[tuple[Use, Classification]] = []
         # a generic trainer (``transformers.Trainer``) trains whatever loss the model it is given has
         generic = bool(own.stages) and all(stage.variant in GENERIC_VARIANTS for stage in own.stages)
+        evaluated = _built_to_evaluate(own)
         for use in read[path]:
+            if use.line in evaluated:
+                continue  # a trainer built there only to evaluate (``RewardTrainer(...).evaluate()``)
             module = reexported(use.module, use.symbol) if use.symbol else use.module
             if module is None:  # a name the package's __init__ defines itself: its own code
                 module, sub = use.module, labels.get(use.module)
@@ -567,6 +571,18 @@ def _adopt(
         if source is not None:
             stage.decided_by, stage.confidence = source.decided_by, source.confidence
     return result
+
+
+def _built_to_evaluate(own: Classification) -> set[int]:
+    """Return the lines where a file that takes no gradient step builds a trainer only to evaluate."""
+    if any(f.signal == "gradient_step" for f in own.findings):
+        return set()
+    # (TrainerConstruction's ``RewardTrainer(...).evaluate(ds)``, or a trainer's evaluation loop)
+    return {
+        f.line
+        for f in own.findings
+        if f.signal == "scoring" and (f.detector == "TrainerConstruction" or f.variant == TRAINER_EVALUATION)
+    }
 
 
 def _specific(stage: Stage) -> bool:

@@ -468,3 +468,17 @@ def test_a_generic_base_trainer_beside_a_route_trains_that_route(tmp_path: Path)
     files = {"trainers/__init__.py": "", "trainers/base.py": base, "trainers/dpo.py": dpo, "train.py": entry}
     result = _by_name(_write(tmp_path, files))["train.py"]
     assert (result.primary, result.labels) == ("DPO", ["DPO"])
+
+
+def test_a_workspace_trainer_built_only_to_evaluate_trains_nothing(tmp_path: Path) -> None:
+    """``RewardTrainer(rm, tok).evaluate(ds)`` of the project's trainer: its accuracy, not its training."""
+    trainer = (
+        "import torch.nn.functional as F\n\nclass RewardTrainer:\n    def train(self, loader, opt):\n"
+        "        for b in loader:\n            loss = -F.logsigmoid(b.chosen - b.rejected).mean()\n"
+        "            loss.backward()\n            opt.step()\n\n    def evaluate(self, ds):\n"
+        "        return {'accuracy': 1.0}\n"
+    )
+    entry = "from reward_trainer import RewardTrainer\n\nmetrics = RewardTrainer(rm, tok).evaluate(ds)\n"
+    found = _by_name(_write(tmp_path, {"reward_trainer.py": trainer, "evaluate.py": entry}))
+    assert found["reward_trainer.py"].primary == "REWARD_MODEL"
+    assert found["evaluate.py"].primary == "EVAL_ONLY"
