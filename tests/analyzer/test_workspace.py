@@ -397,9 +397,9 @@ def test_a_library_of_trainers_for_three_routes_is_config_dependent_and_a_script
     assert found["train_dpo.py"].primary == "DPO" and found["train_dpo.py"].role == "training"
 
 
-SFT_SCRIPT = """
-import torch.nn.functional as F
-
+SFT_SCRIPT = (
+    SFT_LOOP.replace("def run_training(", "def train(")
+    + """
 PROMPT = "Answer: {q}"
 
 def tokenize(tokenizer, text):
@@ -408,13 +408,6 @@ def tokenize(tokenizer, text):
 def load_model(path):
     return AutoModelForCausalLM.from_pretrained(path)
 
-def train(loader, model, optimizer):
-    for batch in loader:
-        logits = model(batch["input_ids"]).logits
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
-        loss.backward()
-        optimizer.step()
-
 def main():
     model = load_model("base")
     train(make_loader(), model, make_optimizer(model))
@@ -422,6 +415,7 @@ def main():
 if __name__ == "__main__":
     main()
 """
+)
 
 EVALUATION = """
 from sft import load_model, tokenize, PROMPT
