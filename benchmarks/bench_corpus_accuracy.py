@@ -38,7 +38,7 @@ from pathlib import Path
 
 from arb_audit.analyzer.batch import classify_path, iter_files
 from arb_audit.analyzer.classify import Classification
-from arb_audit.analyzer.workspace import MAX_TEXT, in_workspace
+from arb_audit.analyzer.workspace import MAX_TEXT, Use, in_workspace
 from arb_audit.regular_files import read_regular
 from arb_audit.taxonomy.files import FILE_LABELS
 
@@ -170,6 +170,8 @@ class LazyWorkspace(Mapping[str, Classification]):
         self.root = root
         self.paths = {p.relative_to(root).as_posix(): None for p in iter_files([root])}
         self.classified: dict[str, Classification] = {}
+        self.read: dict[str, list[Use]] = {}
+        """Each file's imports, read once for all the rows of the repository."""
 
     def __getitem__(self, path: str) -> Classification:
         if path not in self.paths:
@@ -209,7 +211,7 @@ def in_its_workspace(work: Path) -> Callable[[Path], Classification]:
         relative = path.relative_to(root).as_posix()
         if relative not in workspace:
             return classify_path(path)
-        return in_workspace(workspace, workspace.text, only={relative})[relative]
+        return in_workspace(workspace, workspace.text, only={relative}, read=workspace.read)[relative]
 
     return classify
 
