@@ -23,9 +23,16 @@ PLACEHOLDER = " ARG "
 
 
 def string_text(node: cst.BaseExpression) -> str | None:
-    """Return a string literal's text, an f-string's with each field a placeholder, or a concatenation's."""
+    """Return a string literal's text, an f-string's with each field a placeholder, or a concatenation's.
+
+    None for a literal libcst parses but cannot evaluate (a hostile file's unknown named escape): a
+    name bound to it then holds nothing, not its old value.
+    """
     if type(node) is cst.SimpleString:
-        value = node.evaluated_value
+        try:
+            value = node.evaluated_value
+        except (SyntaxError, ValueError):
+            return None
         return value if isinstance(value, str) else None
     if type(node) is cst.FormattedString:
         return "".join(p.value if type(p) is cst.FormattedStringText else PLACEHOLDER for p in node.parts)

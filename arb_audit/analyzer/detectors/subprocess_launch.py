@@ -44,18 +44,6 @@ MAX_SWITCHED_TEXT = 4_000
 line is read in full again)."""
 
 
-def _text(value: cst.BaseExpression) -> str | None:
-    """Return a literal's text (see ``string_text``), None for one libcst parses but cannot evaluate.
-
-    A hostile file's literal (an unknown named escape) then binds a name to nothing, not to its old
-    value.
-    """
-    try:
-        return string_text(value)
-    except (ValueError, SyntaxError):
-        return None
-
-
 def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str | None:
     """Return one literal word of a command, or None for a word computed otherwise.
 
@@ -68,7 +56,7 @@ def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str
         value = value.args[0].value
     if type(value) is cst.Name and paths is not None and value.value in paths:
         return paths[value.value]
-    text = _text(value)
+    text = string_text(value)
     return text.replace(PLACEHOLDER, ARG) if text is not None else None
 
 
@@ -79,14 +67,14 @@ def _path_text(value: cst.BaseExpression) -> str | None:
     it is joined to is computed.
     """
     if type(value) is cst.BinaryOperation and type(value.operator) is cst.Divide:
-        return _text(value.right)
+        return string_text(value.right)
     if type(value) is cst.Call and dotted(value.func) in ("Path", "pathlib.Path") and value.args:
-        return _text(value.args[-1].value)
+        return string_text(value.args[-1].value)
     if isinstance(value, cst.SimpleString | cst.FormattedString):
         # ``CLI = f"{LAB}/env/bin/llamafactory-cli"``: a program's or a script's path under a folder
         # computed at run time, named by its last part (a program under ``bin/``, a script by its
         # suffix; a data or output folder, a model's id, names nothing run)
-        text = _text(value)
+        text = string_text(value)
         if text is None or any(c.isspace() for c in text.replace(PLACEHOLDER, "")):
             return None
         folder, _, tail = text.rpartition("/")
