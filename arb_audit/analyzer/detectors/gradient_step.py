@@ -158,9 +158,9 @@ evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
 CALLED_METHODS = frozenset({"__call__", "forward"})
 """Methods by which an instance of a loss class computes its loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
+"""The settings classes of transformers' Trainer."""
 HF_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in HF_ARGUMENTS)
 """The class names of transformers' generic training settings, however imported."""
-"""The settings classes of transformers' Trainer."""
 TRAINING_DATA_WORDS = frozenset(
     {"dataset", "data", "loader", "dataloader", "split", "files", "file", "examples", "samples", "report"}
 )
