@@ -34,12 +34,12 @@ import tarfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from arb_audit.analyzer.batch import classify_path, iter_files
 from arb_audit.analyzer.classify import Classification
-from arb_audit.analyzer.workspace import MAX_TEXT, Use, in_workspace
-from arb_audit.regular_files import read_regular
+from arb_audit.analyzer.workspace import Use, in_workspace, text_in
 from arb_audit.taxonomy.files import FILE_LABELS
 
 SUBSTRING_RULE = (
@@ -186,14 +186,6 @@ class LazyWorkspace(Mapping[str, Classification]):
     def __len__(self) -> int:
         return len(self.paths)
 
-    def text(self, path: str) -> str | None:
-        """Return a file's text for reading its imports (None when unreadable or too large)."""
-        try:
-            raw = read_regular(self.root / path, MAX_TEXT)
-        except OSError:
-            return None
-        return None if len(raw) > MAX_TEXT else raw.decode("utf-8", "replace")
-
 
 def in_its_workspace(work: Path) -> Callable[[Path], Classification]:
     """Classify an exported spot-set file in its repository's workspace (as ``classify DIR`` and audits do).
@@ -211,7 +203,8 @@ def in_its_workspace(work: Path) -> Callable[[Path], Classification]:
         relative = path.relative_to(root).as_posix()
         if relative not in workspace:
             return classify_path(path)
-        return in_workspace(workspace, workspace.text, only={relative}, read=workspace.read)[relative]
+        text_of = partial(text_in, root)
+        return in_workspace(workspace, text_of, only={relative}, read=workspace.read)[relative]
 
     return classify
 

@@ -606,11 +606,15 @@ def classify_workspaces(
             yield from results
             continue
         relative = {Path(r.path).relative_to(path).as_posix(): r for r in results}
-        resolved = in_workspace(relative, partial(_read_in, path))
+        resolved = in_workspace(relative, partial(text_in, path))
         yield from (resolved[name] for name in relative)
 
 
-def _read_in(root: Path, name: str) -> str | None:
+def text_in(root: Path, name: str) -> str | None:
+    """Return the text of the file ``name`` of the workspace at ``root``, or None when unreadable or large.
+
+    :func:`in_workspace`'s ``text_of`` for a folder.
+    """
     return _read(root / name)
 
 
