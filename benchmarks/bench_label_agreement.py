@@ -76,10 +76,13 @@ def first_labels(first: Path, ids: list[str]) -> dict[str, dict[str, str]]:
     """
     if not first.is_dir():
         return {r["id"]: r for r in csv.DictReader(first.open(), delimiter="\t")}
-    rows: dict[str, dict[str, str]] = {}
-    for name in sorted({i.rsplit("_", 1)[0] for i in ids}):
-        for row in csv.DictReader((first / f"{name}.tsv").open(), delimiter="\t"):
-            if row["id"] in ids:
+    wanted, rows = set(ids), {}
+    for name in sorted({i.rsplit("_", 1)[0] for i in wanted}):
+        named = first / f"{name}.tsv"
+        if not named.is_file():
+            raise SystemExit(f"{named}: no such spot set, which the sample's ids name")
+        for row in csv.DictReader(named.open(), delimiter="\t"):
+            if row["id"] in wanted:
                 rows[row["id"]] = row
     return rows
 
