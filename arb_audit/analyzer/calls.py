@@ -575,15 +575,7 @@ def runs_episodes(node: cst.Call) -> bool:
     environment's own method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
     """
     named = set(words(last_name(node.func)))
-    if (
-        named & EPISODE_WORDS
-        and type(node.func) is cst.Attribute
-        and node.args
-        and words(node.func.attr.value)[0] in PLAYING_VERBS
-        and set(words(last_name(node.func.value))) & ENVIRONMENT_WORDS
-    ):
-        # ``self.environment.run_episode(agent_fn, scenario)``: the environment plays the episode,
-        # asking the policy it is handed between its turns
+    if environment_plays(node):
         return True
     if not (named & EPISODE_WORDS and named & ENVIRONMENT_WORDS):
         return False
@@ -591,6 +583,21 @@ def runs_episodes(node: cst.Call) -> bool:
         (a.keyword is not None and set(words(a.keyword.value)) & ENVIRONMENT_WORDS)
         or set(words(last_name(a.value))) & ENVIRONMENT_WORDS
         for a in node.args
+    )
+
+
+def environment_plays(node: cst.Call) -> bool:
+    """Say whether ``node`` is an environment's own method playing an episode, handed what it needs.
+
+    ``self.environment.run_episode(agent_fn, scenario)``, ``rollout_env.run_episode(task_id=t)``: the
+    environment plays the episode, asking the policy between its turns (one episode is several turns).
+    """
+    return (
+        bool(set(words(last_name(node.func))) & EPISODE_WORDS)
+        and type(node.func) is cst.Attribute
+        and bool(node.args)
+        and words(node.func.attr.value)[0] in PLAYING_VERBS
+        and bool(set(words(last_name(node.func.value))) & ENVIRONMENT_WORDS)
     )
 
 

@@ -135,6 +135,45 @@ def test_a_composite_notebook_script_lists_both_stages_in_order(tmp_path: Path) 
     assert not any(s.kind == "merge" for s in result.stages)  # the fold sits under `if False:`
 
 
+AGENT_GRPO = """
+import torch
+
+agent = ToolAgent(model=policy, tools=TOOLS, max_steps=MAX_STEPS)
+for batch in loader:
+    runs = [agent.run(question=q) for q in batch for _ in range(4)]
+    rewards = torch.tensor([score(r) for r in runs]).view(-1, 4)
+    adv = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-6)).flatten()
+    loss = -(adv * torch.stack([r.logp for r in runs])).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+EPISODE_ROLLOUT = """
+async def art_rollout(model, task_id):
+    env = TauBenchEnv(client=model.openai_client(), max_turns=15)
+    episode = await env.run_episode(task_id=task_id)
+    trajectory = art.Trajectory(messages_and_choices=episode.messages)
+    trajectory.reward = episode.reward
+    return trajectory
+"""
+
+
+def test_policy_gradient_on_the_runs_of_an_agent_with_tools_is_online_rl(tmp_path: Path) -> None:
+    """An agent given tools and a step limit plays several turns; its runs are what the loss trains on."""
+    result = classify_path(write(tmp_path, "train.py", AGENT_GRPO))
+    assert result.primary == "ONLINE_RL" and result.stages[0].interactive is True
+    single = AGENT_GRPO.replace("tools=TOOLS, max_steps=MAX_STEPS", "max_steps=1")
+    assert classify_path(write(tmp_path, "single.py", single)).primary == "GRPO"
+
+
+def test_a_rollout_function_playing_one_episode_is_online_rl_s_component(tmp_path: Path) -> None:
+    """``art_rollout`` plays one multi-turn episode of an environment for a trainer to train on."""
+    result = classify_path(write(tmp_path, "rollout.py", EPISODE_ROLLOUT))
+    assert (result.primary, result.role) == ("ONLINE_RL", "component")
+    solve = EPISODE_ROLLOUT.replace("art_rollout", "solve_task")
+    assert classify_path(write(tmp_path, "solve.py", solve)).primary != "ONLINE_RL"
+
+
 def test_a_rollout_function_that_steps_an_environment_is_online_rl(tmp_path: Path) -> None:
     result = classify_path(write(tmp_path, "train.py", MULTI_TURN_ROLLOUT))
     assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]

@@ -344,12 +344,12 @@ def _gives_tools(call: cst.Call, name: str) -> bool:
         key = arg.keyword.value
         if TOOL_WORDS & set(words(key)) or key == "multi_turn":
             return True
-        if key in TURN_LIMITS and _turns(arg.value) > 1:
+        if key in TURN_LIMITS and written_turns(arg.value) > 1:
             return True
     return False
 
 
-def _turns(value: cst.BaseExpression) -> int:
+def written_turns(value: cst.BaseExpression) -> int:
     """Return a turn limit written as a literal (-1, unlimited, as a large number), else 0."""
     if type(value) is cst.UnaryOperation and isinstance(value.operator, cst.Minus):
         return 2**31 if type(value.expression) is cst.Integer else 0
@@ -373,7 +373,7 @@ def literal_off(value: cst.BaseExpression) -> bool:
     if type(value) is cst.Name:
         return value.value in ("None", "False")
     if type(value) is cst.Integer:
-        return _turns(value) == 0
+        return written_turns(value) == 0
     if type(value) is cst.SimpleString:
         return value.value.strip("'\"rbuRBU") == ""
     return isinstance(value, cst.List | cst.Tuple | cst.Dict) and not value.elements

@@ -8,6 +8,7 @@ from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
     asks_helper,
     dict_field,
+    environment_plays,
     generates,
     is_env_step,
     literal_field,
@@ -16,6 +17,7 @@ from arb_audit.analyzer.calls import (
     runs_episodes,
 )
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.config_module import TURN_LIMITS, literal_off, written_turns
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
@@ -56,6 +58,11 @@ TRAINER_SCOPES = NOT_TRAINING_SCOPES - {"play"}
 trains on, not a demo."""
 TRAINER_ENDINGS = ("Trainer", "trainer", "TRAINER")
 """How a class named for a trainer ends (its last word)."""
+DATA_SCOPES = frozenset({"data", "dataset", "datasets", "prompts"})
+"""Words of a function that builds a dataset (``build_grpo_dataset``): an agent's episodes played
+there are data made before training (prompts decomposed from its traces), not the rollouts trained on."""
+AGENT_TURNS = TURN_LIMITS | {"max_steps", "max_iterations", "max_rounds", "max_tool_calls", "tools"}
+"""Keywords that give an agent several turns: a limit on its steps, or tools to call between them."""
 
 
 class MultiTurnLoop(RouteDetector):
@@ -153,8 +160,33 @@ class MultiTurnLoop(RouteDetector):
             "for ex in data:\n    msgs.append({'role': 'assistant', 'content': ex})\n"
             "    out = model.generate(msgs)\n"
         ),
+        # an agent given one step, or no tools, takes a single turn
+        Valid("agent = ChatAgent(model=policy, max_steps=1)\nanswer = agent.run(question)\n"),
+        Valid("agent = CodeAgent(model=policy, tools=[])\n"),
+        Valid("def build_grpo_dataset(model):\n    agent = ToolAgent(model=model, max_steps=6)\n"),
+        # an episode played to evaluate, not to train on
+        Valid("async def evaluate(env, agent_fn, task):\n    return await env.run_episode(agent_fn, task)\n"),
     )
     INVALID = (
+        # one episode of an environment, or an agent with a step limit or tools, outside any loop:
+        # several turns, qualifying the rollouts of a stage the file trains
+        Invalid(
+            "async def solve(model, task_id):\n    env = TauBenchEnv(client=model.client())\n"
+            "    episode = await env.run_episode(task_id=task_id)\n    return episode.messages\n",
+            "interactive",
+            None,
+            USER_TURN,
+        ),
+        # in a function named for a rollout: what a trainer's rollouts are made of
+        Invalid(
+            "async def art_rollout(model, task_id):\n    env = TauBenchEnv(client=model.client())\n"
+            "    episode = await env.run_episode(task_id=task_id)\n    return episode.messages\n",
+            "interactive",
+        ),
+        Invalid(
+            "agent = MultimodalAgent(model=policy, max_steps=MAX_STEPS)\n", "interactive", None, USER_TURN
+        ),
+        Invalid("agent = create_react_agent(llm, tools)\n", "interactive", None, USER_TURN),
         Invalid(
             "class SelfPlayGRPOTrainer(GRPOTrainer):\n    def _play_game(self, prompt):\n"
             "        history = [{'role': 'system', 'content': prompt}]\n        for turn in range(4):\n"
@@ -336,6 +368,10 @@ class MultiTurnLoop(RouteDetector):
         a class or function around them is named for a rollout loop."""
         self.qualifying: set[int] = set()
         """Ids of pending loops that only qualify a stage's rollouts (reported as ``USER_TURN``)."""
+        self.episode: tuple[cst.Call, cst.CSTNode | None, bool] | None = None
+        """A call outside any loop that plays one episode of several turns (``env.run_episode(task)``,
+        ``ReActAgent(model=policy, max_steps=6)``), and whether a function around it is named for a
+        rollout."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -399,6 +435,15 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (type(node.func) is cst.Name and node.func.value == "input")
+        if (
+            not self.loops
+            and self.episode is None
+            and not self._not_training()
+            and not any(set(words(f)) & DATA_SCOPES for f in self.functions)
+            and (environment_plays(node) or _agent_with_turns(node))
+        ):
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.episode = (node, statement, any(set(words(f)) & LOOP_CLASS_WORDS for f in self.functions))
         if self.loops and not self.played and not self._not_training():
             statement = self.context.statements[-1] if self.context.statements else None
             if runs_episodes(node):
@@ -492,6 +537,14 @@ class MultiTurnLoop(RouteDetector):
                 interactive=True,
                 variant=variant,
             )
+        if self.played is None and self.episode is not None and self.tool_class is None and not self.pending:
+            call, at, rollout = self.episode
+            message = f"{last_name(call.func)} plays an episode of several turns (not in a loop of this file)"
+            # one episode is several turns; in a function named for a rollout (``art_rollout``) it is
+            # what a trainer's rollouts are made of (online RL's component), elsewhere it qualifies
+            # the rollouts of a stage the file trains and makes nothing else online RL
+            variant = None if rollout else USER_TURN
+            self.report(call, "interactive", message, statement=at, interactive=True, variant=variant)
         if self.played is not None and not self.pending:
             call, at = self.played
             message = (
@@ -641,3 +694,24 @@ def _content_name(node: cst.Call) -> str | None:
     """Return the name a message's ``"content"`` is, when it is a plain name (``{"content": prompt}``)."""
     content = dict_field(node.args[-1].value, "content") if node.args else None
     return content.value if type(content) is cst.Name else None
+
+
+def _agent_with_turns(node: cst.Call) -> bool:
+    """Say whether ``node`` builds an agent given several turns: a step limit above one, or tools.
+
+    ``MultimodalAgent(model=policy, max_steps=MAX_STEPS)``, ``create_react_agent(llm, tools=tools)``:
+    the agent alternates the model's turns with its tools' or the world's answers.
+    """
+    if words(last_name(node.func))[-1:] != ("agent",):
+        return False
+    for arg in node.args:
+        if arg.keyword is None:
+            if type(arg.value) is cst.Name and "tools" in words(arg.value.value):
+                return True  # (handed its tools in order: ``create_react_agent(llm, tools)``)
+        elif (
+            arg.keyword.value in AGENT_TURNS
+            and not literal_off(arg.value)
+            and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
+        ):
+            return True
+    return False
