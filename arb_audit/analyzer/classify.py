@@ -37,6 +37,7 @@ from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, FLAG, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
 from arb_audit.analyzer.detectors.teacher_rewards import ON_POLICY_DISTILLATION
+from arb_audit.analyzer.detectors.tensor_output import LOGITS
 from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
 from arb_audit.analyzer.frameworks import HANDED_LOSS_LOOPS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
@@ -614,9 +615,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         "scoring",
         "data_output",
     }:
-        # a model run without gradients and tensors saved, no text: weights converted or quantised,
-        # features extracted for another file — nothing is trained, evaluated or generated here
-        result.role, result.primary = "none", "NONE_TRAINING"
+        if any(f.signal == "tensor_output" and f.variant == LOGITS for f in findings):
+            # the model's logits saved: a teacher's output distributions, soft labels a student is
+            # distilled on — data generation
+            result.role, result.primary = "data_generation", "DISTILLATION"
+        else:
+            # a model run without gradients and tensors saved, no text: weights converted or
+            # quantised, features extracted for another file — nothing trained, evaluated or generated
+            result.role, result.primary = "none", "NONE_TRAINING"
     elif (
         signals & {"generation", "inference"}
         and "data_output" in signals

@@ -2375,3 +2375,32 @@ def test_a_loop_defined_below_its_call_is_read_from_its_own_body_once_the_file_i
         "        loss = model.update(batch)\n        loss.backward()\n        optimizer.step()\n"
     )
     assert classify_path(write(tmp_path, "handed_on.py", handed_on)).primary == "ONLINE_RL"
+
+
+TEACHER_LOGITS = """
+import torch
+from transformers import AutoModelForCausalLM
+
+teacher = AutoModelForCausalLM.from_pretrained(TEACHER).eval()
+records = []
+for sample in samples:
+    ids = tokenizer(sample["text"], return_tensors="pt").input_ids
+    with torch.no_grad():
+        logits = teacher(ids).logits[0]
+    top = torch.topk(logits, k=100, dim=-1)
+    records.append({"id": sample["id"], "values": top.values, "indices": top.indices})
+torch.save(records, "teacher_logits.pt")
+"""
+
+
+def test_a_teacher_s_saved_logits_are_data_generation_and_saved_features_are_not(tmp_path: Path) -> None:
+    """Soft labels written for a student are data made to train on; embeddings written are features."""
+    result = classify_path(write(tmp_path, "teacher.py", TEACHER_LOGITS))
+    assert (result.primary, result.role) == ("DISTILLATION", "data_generation")
+    features = TEACHER_LOGITS.replace("teacher(ids).logits[0]", "teacher(ids).hidden_states[-1][0]")
+    assert classify_path(write(tmp_path, "features.py", features)).primary == "NONE_TRAINING"
+    # a quantiser reading logits for perplexity writes weights
+    quantised = TEACHER_LOGITS.replace(
+        'torch.save(records, "teacher_logits.pt")', 'torch.save(q.state_dict(), "q.pt")'
+    )
+    assert classify_path(write(tmp_path, "quantise.py", quantised)).primary == "NONE_TRAINING"
