@@ -163,6 +163,7 @@ class MultiTurnLoop(RouteDetector):
         # an agent given one step, or no tools, takes a single turn
         Valid("agent = ChatAgent(model=policy, max_steps=1)\nanswer = agent.run(question)\n"),
         Valid("agent = CodeAgent(model=policy, tools=[])\n"),
+        Valid("rollout = SingleTurnRollout(sampler=s, max_turns=4)\nloop = AgentLoop(max_turns=1)\n"),
         Valid("def build_grpo_dataset(model):\n    agent = ToolAgent(model=model, max_steps=6)\n"),
         # an episode played to evaluate, not to train on
         Valid("async def evaluate(env, agent_fn, task):\n    return await env.run_episode(agent_fn, task)\n"),
@@ -187,6 +188,9 @@ class MultiTurnLoop(RouteDetector):
             "agent = MultimodalAgent(model=policy, max_steps=MAX_STEPS)\n", "interactive", None, USER_TURN
         ),
         Invalid("agent = create_react_agent(llm, tools)\n", "interactive", None, USER_TURN),
+        Invalid(
+            "rollout = MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)\n", "interactive", None, USER_TURN
+        ),
         Invalid(
             "class SelfPlayGRPOTrainer(GRPOTrainer):\n    def _play_game(self, prompt):\n"
             "        history = [{'role': 'system', 'content': prompt}]\n        for turn in range(4):\n"
@@ -437,13 +441,16 @@ class MultiTurnLoop(RouteDetector):
         self.typed = self.typed or (type(node.func) is cst.Name and node.func.value == "input")
         if (
             not self.loops
-            and self.episode is None
+            and (self.episode is None or not self.episode[2])
+            and (environment_plays(node) or self._agent_with_turns(node))
             and not self._not_training()
             and not any(set(words(f)) & DATA_SCOPES for f in self.functions)
-            and (environment_plays(node) or _agent_with_turns(node))
         ):
-            statement = self.context.statements[-1] if self.context.statements else None
-            self.episode = (node, statement, any(set(words(f)) & LOOP_CLASS_WORDS for f in self.functions))
+            # the first, or the first in a function named for a rollout: what a trainer's rollouts are
+            rollout = any(set(words(f)) & LOOP_CLASS_WORDS for f in self.functions)
+            if self.episode is None or rollout:
+                statement = self.context.statements[-1] if self.context.statements else None
+                self.episode = (node, statement, rollout)
         if self.loops and not self.played and not self._not_training():
             statement = self.context.statements[-1] if self.context.statements else None
             if runs_episodes(node):
@@ -572,6 +579,27 @@ class MultiTurnLoop(RouteDetector):
             message = f"a loop generates with the policy and {how}"
             self.report(node, "interactive", message, statement=statement, interactive=True, variant=variant)
 
+    def _agent_with_turns(self, node: cst.Call) -> bool:
+        """Say whether ``node`` builds an agent or a rollout loop given several turns (or tools).
+
+        ``MultimodalAgent(model=policy, max_steps=MAX_STEPS)``, ``create_react_agent(llm, tools)``,
+        ``MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)``: a step limit above one, or tools; the
+        model's turns alternate with its tools' or the world's answers.
+        """
+        if words(last_name(node.func))[-1:] != ("agent",) and not runs_agent_loop(node, self.names):
+            return False
+        for arg in node.args:
+            if arg.keyword is None:
+                if type(arg.value) is cst.Name and "tools" in words(arg.value.value):
+                    return True  # (handed its tools in order: ``create_react_agent(llm, tools)``)
+            elif (
+                arg.keyword.value in AGENT_TURNS
+                and not literal_off(arg.value)
+                and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
+            ):
+                return True
+        return False
+
     def _not_training(self) -> bool:
         """Say whether the loop lies in a function named for evaluation, testing or a demo.
 
@@ -694,24 +722,3 @@ def _content_name(node: cst.Call) -> str | None:
     """Return the name a message's ``"content"`` is, when it is a plain name (``{"content": prompt}``)."""
     content = dict_field(node.args[-1].value, "content") if node.args else None
     return content.value if type(content) is cst.Name else None
-
-
-def _agent_with_turns(node: cst.Call) -> bool:
-    """Say whether ``node`` builds an agent given several turns: a step limit above one, or tools.
-
-    ``MultimodalAgent(model=policy, max_steps=MAX_STEPS)``, ``create_react_agent(llm, tools=tools)``:
-    the agent alternates the model's turns with its tools' or the world's answers.
-    """
-    if words(last_name(node.func))[-1:] != ("agent",):
-        return False
-    for arg in node.args:
-        if arg.keyword is None:
-            if type(arg.value) is cst.Name and "tools" in words(arg.value.value):
-                return True  # (handed its tools in order: ``create_react_agent(llm, tools)``)
-        elif (
-            arg.keyword.value in AGENT_TURNS
-            and not literal_off(arg.value)
-            and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
-        ):
-            return True
-    return False
