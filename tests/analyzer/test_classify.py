@@ -2404,3 +2404,17 @@ def test_a_teacher_s_saved_logits_are_data_generation_and_saved_features_are_not
         'torch.save(records, "teacher_logits.pt")', 'torch.save(q.state_dict(), "q.pt")'
     )
     assert classify_path(write(tmp_path, "quantise.py", quantised)).primary == "NONE_TRAINING"
+
+
+@pytest.mark.parametrize("trainer", ["IWOPDTrainer", "MiniLLMTrainer", "GOLDTrainer"])
+def test_trl_s_on_policy_distillation_trainers_are_knowledge_distillation_training(
+    tmp_path: Path, trainer: str
+) -> None:
+    """A teacher's distribution learnt on the student's own samples is SFT + DISTILLATION (TAXONOMY.md),
+    whatever policy-gradient form the loss takes."""
+    code = (
+        f"from trl.experimental import {trainer}\n\n"
+        f"{trainer}(model=student, teacher_model=teacher, args=args, train_dataset=prompts).train()\n"
+    )
+    result = classify_path(write(tmp_path, "distill.py", code))
+    assert (result.primary, result.labels) == ("SFT", ["SFT", "DISTILLATION"])
