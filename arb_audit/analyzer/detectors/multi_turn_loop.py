@@ -586,8 +586,19 @@ class MultiTurnLoop(RouteDetector):
         ``MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)``: a step limit above one, or tools; the
         model's turns alternate with its tools' or the world's answers.
         """
-        if words(last_name(node.func))[-1:] != ("agent",) and not runs_agent_loop(node, self.names):
-            return False
+        turns = any(
+            # (handed its tools in order: ``create_react_agent(llm, tools)``)
+            (type(arg.value) is cst.Name and "tools" in words(arg.value.value))
+            if arg.keyword is None
+            else (
+                arg.keyword.value in AGENT_TURNS
+                and not literal_off(arg.value)
+                and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
+            )
+            for arg in node.args
+        )
+        # (the arguments first: few calls are given turns or tools, and the name's reading costs more)
+        return turns and (words(last_name(node.func))[-1:] == ("agent",) or runs_agent_loop(node, self.names))
         for arg in node.args:
             if arg.keyword is None:
                 if type(arg.value) is cst.Name and "tools" in words(arg.value.value):
