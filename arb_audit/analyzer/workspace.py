@@ -18,12 +18,12 @@ from __future__ import annotations
 import ast
 import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arb_audit.analyzer.classify import GENERIC_VARIANTS, Classification, Stage, combine
+from arb_audit.analyzer.classify import DATA_SHAPES, GENERIC_VARIANTS, Classification, Stage, combine
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.detectors.gradient_step import TRAINER_EVALUATION
 from arb_audit.analyzer.workspace_config import with_config_default
@@ -39,6 +39,8 @@ PARSED_KEPT = 8
 """Syntax trees kept for reuse (a module's imports, definitions and re-exports are read in turn)."""
 PARSED_KEPT_TEXT = 256_000
 """Largest file (characters) whose tree is kept."""
+MAX_BASES = 8
+"""Bases followed up a module's own class hierarchy (a cycle of names ends there)."""
 MAX_TEXT = 2_000_000
 """Files larger than this are not read for imports (their own classification stands)."""
 KEEPS_OWN = frozenset({"training", "launcher"})
@@ -254,6 +256,23 @@ def reexport(
     return module
 
 
+IMPLICIT_METHODS = frozenset(
+    {
+        "__init__",
+        "__post_init__",
+        "__new__",
+        "__call__",
+        "forward",
+        "__enter__",
+        "__exit__",
+        "__iter__",
+        "__next__",
+    }
+)
+"""Methods a class's user runs without naming them: building it, calling it (``forward`` through
+``nn.Module.__call__``), a ``with`` or ``for`` over it."""
+
+
 @dataclass(frozen=True, slots=True)
 class Definition:
     """A top-level binding of a module (a class, a function, an assigned name)."""
@@ -261,7 +280,17 @@ class Definition:
     span: tuple[int, int]
     """First and last line of its code (a function's decorators included)."""
     reads: frozenset[str]
-    """The names its code reads: the module's other definitions among them are what it calls or uses."""
+    """The names its code reads: the module's other definitions among them are what it calls or uses.
+    A class's: those of its bases and statements other than methods."""
+    attributes: frozenset[str] = frozenset()
+    """The attribute names its code reads (``self.compute_loss``, ``engine.backward``): the methods it
+    calls. A class's: those of its statements other than methods."""
+    methods: Mapping[str, Definition] = field(default_factory=dict)
+    """A class's methods by name, each with its own lines, reads and attributes."""
+    outside: tuple[tuple[int, int], ...] = ()
+    """A class's lines outside its methods (header, decorators, class attributes)."""
+    bases: tuple[str | None, ...] = ()
+    """A class's bases: each one's name when it is a plain name (``Base``), else None (``nn.Module``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,25 +302,81 @@ class Definitions:
     on_import: tuple[tuple[int, int], ...]
     """Lines of the top-level statements an import runs (not definitions, imports or the
     ``if __name__ == "__main__":`` block)."""
-    imported_reads: frozenset[str] = frozenset()
-    """The names those statements read: what an import of the module runs whatever is taken from it."""
+    imported: Definition = Definition((0, 0), frozenset())
+    """What those statements read and call: what an import of the module runs whatever is taken from it."""
 
-    def reached(self, symbol: str) -> list[tuple[int, int]] | None:
+    def reached(
+        self, symbol: str, called: frozenset[str] | None = None, on_import: bool = True
+    ) -> list[tuple[int, int]] | None:
         """Return the lines a user of ``symbol`` runs, or None when the module does not define it.
 
         Its code, the module's definitions it uses (transitively) and what the import runs. None for
         a name not bound at the top level (a re-export, a name bound inside a ``try``): what a user of
-        it runs is not known.
+        it runs is not known. ``called``: the attribute names the user reads (``trainer.evaluate``);
+        then of each class reached only the methods run: those called by the user or by the code
+        reached (``self.training_step``), and those run implicitly (:data:`IMPLICIT_METHODS`). None:
+        every method of a class reached runs. ``on_import``: with what the import runs (False: the
+        definition's own code and what it uses only).
         """
         if symbol not in self.named:
             return None
-        seen = {symbol, *(self.imported_reads & self.named.keys())}
-        todo = list(seen)
-        while todo:
-            for name in self.named[todo.pop()].reads & self.named.keys() - seen:
+        seen: set[str] = set()
+        todo: list[str] = []
+        attributes = set(called or ())
+        runs: dict[str, set[str]] = {}  # class -> those of its methods that run
+
+        def walk(piece: Definition) -> None:
+            attributes.update(piece.attributes)
+            for name in piece.reads & self.named.keys() - seen:
                 seen.add(name)
                 todo.append(name)
-        return [*(self.named[name].span for name in sorted(seen)), *self.on_import]
+
+        walk(
+            replace(self.imported, reads=self.imported.reads | {symbol})
+            if on_import
+            else Definition((0, 0), frozenset({symbol}))
+        )
+        while True:
+            while todo:
+                name = todo.pop()
+                definition = self.named[name]
+                walk(definition)
+                if called is None or self._extends_outside(name):
+                    # every method runs: a subclass of code outside the module (``Trainer``) has
+                    # its methods called by that code (``compute_loss`` by ``train``)
+                    runs[name] = set(definition.methods)
+                    for body in definition.methods.values():
+                        walk(body)
+            if called is None:
+                break
+            # the methods called by what runs so far, until no more is called
+            grown = False
+            for name in list(seen):
+                methods = self.named[name].methods
+                for method in methods.keys() & (attributes | IMPLICIT_METHODS) - runs.setdefault(name, set()):
+                    runs[name].add(method)
+                    walk(methods[method])
+                    grown = True
+            if not grown:
+                break
+        spans: list[tuple[int, int]] = []
+        for name in sorted(seen):
+            definition = self.named[name]
+            if len(runs.get(name, ())) == len(definition.methods):
+                spans.append(definition.span)
+            else:
+                spans += [
+                    *definition.outside,
+                    *(definition.methods[m].span for m in sorted(runs.get(name, ()))),
+                ]
+        return [*spans, *self.on_import] if on_import else spans
+
+    def _extends_outside(self, name: str, depth: int = 0) -> bool:
+        """Say whether a class of the module has a base from elsewhere (itself or through its bases)."""
+        bases = [base for base in self.named[name].bases if base != "object"]
+        return depth < MAX_BASES and any(
+            base is None or base not in self.named or self._extends_outside(base, depth + 1) for base in bases
+        )
 
 
 def definitions(text: str) -> Definitions:
@@ -299,23 +384,109 @@ def definitions(text: str) -> Definitions:
     tree = _parsed(text)
     named: dict[str, Definition] = {}
     on_import: list[tuple[int, int]] = []
-    imported_reads: set[str] = set()
+    imported: list[ast.AST] = []
     for node in tree.body if tree is not None else ():
         span = (node.lineno, node.end_lineno or node.lineno)
-        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            named[node.name] = Definition((first, span[1]), _reads(node))
+        if isinstance(node, ast.ClassDef):
+            named[node.name] = _class(node)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            named[node.name] = _function(node)
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):
-                    named[target.id] = Definition(span, _reads(node.value))
+                    named[target.id] = Definition(span, _reads(node.value), _attributes(node.value))
             on_import.append(span)  # (the value is computed when the module is imported)
-            imported_reads |= _reads(node.value)
+            imported.append(node.value)
         elif not isinstance(node, ast.Import | ast.ImportFrom) and not _main_guard(node):
             on_import.append(span)
-            imported_reads |= _reads(node)
-    return Definitions(named, tuple(on_import), frozenset(imported_reads))
+            imported.append(node)
+    return Definitions(named, tuple(on_import), _statements(imported))
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Definition:
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return Definition((first, node.end_lineno or node.lineno), _reads(node), _attributes(node))
+
+
+def _class(node: ast.ClassDef) -> Definition:
+    """Read a class: its methods apart, each with its own lines; the rest of it as the class's own."""
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    methods = {
+        item.name: _function(item)
+        for item in node.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    rest = [item for item in node.body if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)]
+    outside = [(first, node.body[0].lineno - 1 if node.body[0].lineno > first else first)]
+    outside += [(item.lineno, item.end_lineno or item.lineno) for item in rest]
+    own = _statements([*node.bases, *node.keywords, *node.decorator_list, *rest])
+    bases = tuple(base.id if isinstance(base, ast.Name) else None for base in node.bases)
+    span = (first, node.end_lineno or node.lineno)
+    return replace(own, span=span, methods=methods, outside=tuple(outside), bases=bases)
+
+
+def _statements(nodes: Sequence[ast.AST]) -> Definition:
+    """Return what some statements read and call, as one definition (its lines are not used)."""
+    reads = frozenset[str]().union(*map(_reads, nodes))
+    return Definition((0, 0), reads, frozenset[str]().union(*map(_attributes, nodes)))
+
+
+def _attributes(node: ast.AST) -> frozenset[str]:
+    """Return the attribute names read anywhere in ``node`` (``self.step``, ``engine.backward``)."""
+    return frozenset(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute))
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """What a file's code does with the names it takes: which methods it calls, which names it hands on."""
+
+    attributes: frozenset[str]
+    """The attribute names it reads (``trainer.evaluate``): the methods it calls."""
+    handed: frozenset[str]
+    """Names it reads other than to call them, subclass them or read their attributes
+    (``registry.add(value=Experiment)``): whoever gets them calls what it likes."""
+
+    def of(self, name: str) -> frozenset[str] | None:
+        """Return the methods called of what ``name`` is, or None when the file hands it on."""
+        return None if name in self.handed else self.attributes
+
+
+def calls_of(text: str) -> Calls | None:
+    """Return the methods a file's code calls and the names it hands on; None if it does not parse."""
+    tree = _parsed(text)
+    if tree is None:
+        return None
+    used: set[int] = set()  # names called, subclassed or whose attributes are read
+    attributes: set[str] = set()
+    loaded: list[ast.Name] = []
+    built: list[tuple[list[ast.expr], str]] = []  # ``x = Name(...)``: (targets, the name called)
+    returned: set[str] = set()  # ``return Name(...)``: what it builds goes to the caller
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            used.add(id(n.func))
+        elif isinstance(n, ast.Attribute):
+            used.add(id(n.value))
+            attributes.add(n.attr)
+        elif isinstance(n, ast.ClassDef):
+            used.update(id(base) for base in n.bases)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            loaded.append(n)
+        made = (
+            n.value.func if isinstance(n, ast.Assign | ast.Return) and isinstance(n.value, ast.Call) else None
+        )
+        if isinstance(made, ast.Name):
+            if isinstance(n, ast.Assign):
+                built.append((n.targets, made.id))
+            else:
+                returned.add(made.id)
+    handed = {n.id for n in loaded if id(n) not in used} | returned
+    # what it builds and hands on is handed on too (``trainer = ChatTrainer(...)``;
+    # ``fire.Fire(component=trainer)``: the command line picks the method)
+    handed |= {
+        name for targets, name in built if any(isinstance(t, ast.Name) and t.id in handed for t in targets)
+    }
+    return Calls(frozenset(attributes), frozenset(handed))
 
 
 def _reads(node: ast.AST) -> frozenset[str]:
@@ -334,19 +505,24 @@ def _main_guard(node: ast.stmt) -> bool:
     )
 
 
-def _of_definition(sub: Classification, definitions: Definitions, symbol: str) -> Classification | None:
+def _of_definition(
+    sub: Classification, definitions: Definitions, symbol: str, called: frozenset[str] | None = None
+) -> Classification | None:
     """Return ``sub`` with only the stages that the definition a user takes from it runs; None if none.
 
     A module holding a DPO and a GRPO train module: ``module.DPOTrainModule(...)`` uses the DPO one.
     When no stage's own evidence lies inside the definition, those of the module's definitions it
     uses stand (``main`` calling ``train`` beside it); when it uses none of them it is a helper of the
     module (``from train import load_model`` in an evaluation script): the module's training is not
-    what its user runs. A trainer taken from a library of trainers for several routes (a launcher by
-    itself) trains its own route.
+    what its user runs. Of a class only the methods its user calls run (``called``: the attribute
+    names the user reads; see :meth:`Definitions.reached`): an evaluation calling a trainer's
+    ``generate`` runs none of its ``train``. A trainer taken from a library of trainers for several
+    routes (a launcher by itself) trains its own route.
     """
-    reached = definitions.reached(symbol)
+    reached = definitions.reached(symbol, called)
     if reached is None:
         return sub
+    first, last = definitions.named[symbol].span
 
     def shown_in(spans: list[tuple[int, int]]) -> list[Stage]:
         return [
@@ -355,7 +531,7 @@ def _of_definition(sub: Classification, definitions: Definitions, symbol: str) -
             if any(f.path is None and any(a <= f.line <= b for a, b in spans) for f in stage.evidence)
         ]
 
-    inside = shown_in([definitions.named[symbol].span]) or shown_in(reached)
+    inside = shown_in([(a, b) for a, b in reached if first <= a and b <= last]) or shown_in(reached)
     if not inside:
         return None
     if sub.role == "launcher":
@@ -383,6 +559,7 @@ def in_workspace(
     read = {} if read is None else read  # each file's imports, read once (a caller may have read some)
     names: dict[str, dict[str, tuple[str, str | None]]] = {}  # a package __init__'s imports, read once
     defined: dict[str, Definitions] = {}  # a used module's top-level definitions
+    calls_read: dict[str, Calls | None] = {}  # what a user file calls of the names it takes
 
     def resolve(path: str, depth: int, seen: frozenset[str]) -> Classification:
         if path in memo:
@@ -397,6 +574,8 @@ def in_workspace(
         # a generic trainer (``transformers.Trainer``) trains whatever loss the model it is given has
         generic = bool(own.stages) and all(stage.variant in GENERIC_VARIANTS for stage in own.stages)
         evaluated = _built_to_evaluate(own)
+        # an honest UNKNOWN: a step taken here whose loss lies in code the file calls
+        stepped_elsewhere = own.role == "training" and own.primary == "UNKNOWN"
         for use in read[path]:
             if use.line in evaluated:
                 continue  # a trainer built there only to evaluate (``RewardTrainer(...).evaluate()``)
@@ -410,8 +589,10 @@ def in_workspace(
             if sub is None:
                 continue
             use = replace(use, module=module)
+            calls = calls_in(path) if use.symbol else None
+            called = calls.of(use.name) if calls is not None else None
             if use.symbol and sub.stages:
-                taken = _of_definition(sub, definitions_of(module), use.symbol)
+                taken = _of_definition(sub, definitions_of(module), use.symbol, called)
                 if taken is None:
                     continue  # a helper of the module, which runs none of its stages
                 sub = taken
@@ -426,6 +607,18 @@ def in_workspace(
                 adopted.append((use, sub))
             elif generic and sub.role == "component" and (given := _given_loss(sub)) is not None:
                 adopted.append((use, given))
+            elif (
+                stepped_elsewhere
+                and use.symbol
+                and sub.role == "component"
+                and (reached := definitions_of(module).reached(use.symbol, called, on_import=False))
+                is not None
+                and (given := _given_loss(sub, reached)) is not None
+            ):
+                # a step whose loss is elsewhere (``trainer = setup_trainer(cfg, model, data)``;
+                # ``trainer.train()``) takes the loss the workspace code it calls builds for it (the
+                # collator that masks the prompt's targets, a pairwise loss)
+                adopted.append((use, given))
         result = _adopt(own, adopted, drop_generic=generic) if adopted else own
         if depth == 0 or not adopted:
             memo[path] = result
@@ -439,6 +632,12 @@ def in_workspace(
 
     def reexported(module: str, symbol: str) -> str | None:
         return reexport(module, symbol, imports_of)
+
+    def calls_in(path: str) -> Calls | None:
+        if path not in calls_read:
+            text = text_of(path)
+            calls_read[path] = calls_of(text) if text is not None else None
+        return calls_read[path]
 
     def definitions_of(module: str) -> Definitions:
         if module not in defined:
@@ -495,13 +694,27 @@ def _stage_labels(result: Classification) -> list[str]:
     return list(dict.fromkeys(label for label in result.labels if label not in other))
 
 
-def _given_loss(component: Classification) -> Classification | None:
-    """Return a component's loss as a stage (a model whose forward computes a pairwise loss), if any."""
-    losses = [f for f in component.findings if f.signal == "loss" and f.kind is not None]
+def _given_loss(
+    component: Classification, spans: list[tuple[int, int]] | None = None
+) -> Classification | None:
+    """Return a component's loss as a stage (a model whose forward computes a pairwise loss), if any.
+
+    ``spans``: the lines its user runs (the definition it takes); a loss elsewhere is not given.
+    """
+    losses = [
+        f
+        for f in component.findings
+        if f.signal == "loss"
+        and f.kind is not None
+        and (spans is None or (f.path is None and any(a <= f.line <= b for a, b in spans)))
+    ]
     if not losses:
         return None
+    # (targets masked for a loss say what a loss elsewhere trains on, less than a loss itself)
     stages = [
-        Stage(f.kind or "", f.variant, evidence=[f], decided_by="loss", confidence="medium")
+        Stage(f.kind or "", f.variant, evidence=[f], decided_by="data", confidence="low")
+        if f.variant in DATA_SHAPES
+        else Stage(f.kind or "", f.variant, evidence=[f], decided_by="loss", confidence="medium")
         for f in losses[:1]
     ]
     return replace(component, role="training", stages=stages)

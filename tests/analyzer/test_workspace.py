@@ -476,3 +476,118 @@ def test_a_workspace_trainer_built_only_to_evaluate_trains_nothing(tmp_path: Pat
     found = _by_name(_write(tmp_path, {"reward_trainer.py": trainer, "evaluate.py": entry}))
     assert found["reward_trainer.py"].primary == "REWARD_MODEL"
     assert found["evaluate.py"].primary == "EVAL_ONLY"
+
+
+ENGINE = """
+import torch.nn.functional as F
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def train_step(self, batch):
+        logits = self.model(batch["input_ids"]).logits
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+        loss.backward()
+        self.optimizer.step()
+
+    def generate(self, prompts):
+        return self.model.generate(**prompts, max_new_tokens=64)
+"""
+
+
+def test_a_class_s_user_runs_only_the_methods_it_calls(tmp_path: Path) -> None:
+    """An evaluation calling the project engine's ``generate`` runs none of its ``train_step``."""
+    evaluation = (
+        "from engine import Engine\n\nengine = Engine(model, None)\nprint(engine.generate(prompts))\n"
+    )
+    training = (
+        "from engine import Engine\n\nengine = Engine(model, opt)\n"
+        "for b in loader:\n    engine.train_step(b)\n"
+    )
+    found = _by_name(_write(tmp_path, {"engine.py": ENGINE, "evaluate.py": evaluation, "train.py": training}))
+    assert found["engine.py"].primary == "SFT"
+    assert found["evaluate.py"].primary == "EVAL_ONLY" and not found["evaluate.py"].stages
+    assert found["train.py"].primary == "SFT"
+    assert any(
+        f.path == "engine.py" and f.signal == "gradient_step" for f in found["train.py"].stages[0].evidence
+    )
+
+
+def test_a_method_the_called_method_calls_runs_too(tmp_path: Path) -> None:
+    """``engine.fit(loader)`` calls ``self.train_step``: the training runs (through a base class too)."""
+    engine = ENGINE.replace("class Engine:", "class Base:") + (
+        "\n\nclass Engine(Base):\n    def fit(self, loader):\n        for b in loader:\n"
+        "            self.train_step(b)\n"
+    )
+    entry = "from engine import Engine\n\nEngine(model, opt).fit(loader)\n"
+    found = _by_name(_write(tmp_path, {"engine.py": engine, "run.py": entry}))
+    assert found["run.py"].primary == "SFT"
+
+
+def test_a_subclass_of_a_library_class_runs_its_hooks(tmp_path: Path) -> None:
+    """``compute_loss`` of a ``Trainer`` subclass is called by the library's ``train``, not by its user."""
+    trainer = (
+        "import torch.nn.functional as F\nfrom transformers import Trainer\n\n\nclass MyTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs):\n"
+        "        return -F.logsigmoid(inputs['chosen'] - inputs['rejected']).mean()\n"
+    )
+    entry = "from my_trainer import MyTrainer\n\nMyTrainer(model=rm, train_dataset=pairs).train()\n"
+    found = _by_name(_write(tmp_path, {"my_trainer.py": trainer, "run.py": entry}))
+    assert found["run.py"].primary == found["my_trainer.py"].primary == "REWARD_MODEL"
+
+
+def test_a_class_handed_to_a_registry_runs_whatever_its_taker_calls(tmp_path: Path) -> None:
+    """``registry.add(value=Experiment)``: the class is handed on; whoever takes it may call ``run``."""
+    engine = ENGINE.replace("def train_step(self, batch):", "def run(self, batch):")
+    registry = "from engine import Engine\n\nregistry = {}\nregistry.update(engine=Engine)\n"
+    entry = "from registry import registry\n\nregistry.get(config.key)(model, opt).run(batch)\n"
+    found = _by_name(_write(tmp_path, {"engine.py": engine, "registry.py": registry, "train.py": entry}))
+    assert found["train.py"].primary == "SFT"
+
+
+SETUP = """
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Trainer
+
+IGNORE_INDEX = -100
+
+
+def setup_trainer(cfg, model, tokenizer, train_dataset):
+    collator = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
+    trainer_cls = Trainer if cfg.decoder_only else Seq2SeqTrainer
+    return trainer_cls(model=model, args=cfg, data_collator=collator, train_dataset=train_dataset)
+
+
+def load_model(cfg):
+    return AutoModelForCausalLM.from_pretrained(cfg.model)
+"""
+
+
+def test_a_step_whose_trainer_a_workspace_function_builds_takes_the_loss_it_builds(tmp_path: Path) -> None:
+    """``trainer = setup_trainer(...)``; ``trainer.train()``: the collator masking targets says SFT."""
+    entry = (
+        "from utils import load_model, setup_trainer\n\nmodel = load_model(cfg)\n"
+        "trainer = setup_trainer(cfg, model, tok, data)\ntrainer.train()\n"
+    )
+    found = _by_name(_write(tmp_path, {"utils.py": SETUP, "train.py": entry}))
+    assert found["utils.py"].role == "component"
+    result = found["train.py"]
+    assert result.primary == "SFT" and result.role == "training"
+    assert (result.stages[0].decided_by, result.stages[0].confidence) == ("data", "low")
+    # a helper taken from the same module, whose code builds no loss, gives none
+    helper_only = "from utils import load_model\n\nmodel = load_model(cfg)\nmake_trainer(model).train()\n"
+    found = _by_name(_write(tmp_path, {"utils.py": SETUP, "train.py": helper_only}))
+    assert found["train.py"].primary == "UNKNOWN"
+
+
+def test_an_instance_handed_on_or_returned_runs_whatever_its_taker_calls(tmp_path: Path) -> None:
+    """``fire.Fire(component=Engine(...))`` picks the method from the command line; a function returning
+    ``Engine(...)`` hands it to its caller: neither says which methods run, so all may."""
+    fired = (
+        "import fire\nfrom engine import Engine\n\nengine = Engine(model, opt)\nfire.Fire(component=engine)\n"
+    )
+    built = "from engine import Engine\n\n\ndef make(model, opt):\n    return Engine(model, opt)\n"
+    found = _by_name(_write(tmp_path, {"engine.py": ENGINE, "cli.py": fired, "factory.py": built}))
+    assert found["cli.py"].primary == "SFT"
+    assert found["factory.py"].primary == "SFT"
