@@ -39,8 +39,6 @@ PARSED_KEPT = 8
 """Syntax trees kept for reuse (a module's imports, definitions and re-exports are read in turn)."""
 PARSED_KEPT_TEXT = 256_000
 """Largest file (characters) whose tree is kept."""
-MAX_BASES = 8
-"""Bases followed up a module's own class hierarchy (a cycle of names ends there)."""
 MAX_TEXT = 2_000_000
 """Files larger than this are not read for imports (their own classification stands)."""
 KEEPS_OWN = frozenset({"training", "launcher"})
@@ -304,6 +302,8 @@ class Definitions:
     ``if __name__ == "__main__":`` block)."""
     imported: Definition = Definition((0, 0), frozenset())
     """What those statements read and call: what an import of the module runs whatever is taken from it."""
+    extends_outside: frozenset[str] = frozenset()
+    """Its classes with a base from elsewhere, themselves or through their bases in the module."""
 
     def reached(
         self, symbol: str, called: frozenset[str] | None = None, on_import: bool = True
@@ -320,63 +320,60 @@ class Definitions:
         """
         if symbol not in self.named:
             return None
-        seen: set[str] = set()
-        todo: list[str] = []
-        attributes = set(called or ())
-        runs: dict[str, set[str]] = {}  # class -> those of its methods that run
+        seen: set[str] = set()  # the definitions reached
+        runs: dict[str, set[str]] = {}  # a class reached -> those of its methods that run
+        attributes: set[str] = set()  # the attribute names read by the user and by what runs
+        waiting: dict[str, list[str]] = {}  # a method name -> the classes reached whose one has not run
+        todo: list[Definition] = []  # code that runs, not read yet
 
-        def walk(piece: Definition) -> None:
-            attributes.update(piece.attributes)
-            for name in piece.reads & self.named.keys() - seen:
-                seen.add(name)
-                todo.append(name)
+        # (a worklist: each definition, method and attribute name is taken once, so that a hostile
+        # module of long method chains or a deep hierarchy costs time linear in its size)
+        def run(owner: str, method: str) -> None:
+            if method not in runs[owner]:
+                runs[owner].add(method)
+                todo.append(self.named[owner].methods[method])
 
-        walk(
+        def read(attribute: str) -> None:
+            if attribute not in attributes:
+                attributes.add(attribute)
+                for owner in waiting.pop(attribute, ()):
+                    run(owner, attribute)
+
+        def reach(name: str) -> None:
+            seen.add(name)
+            runs[name] = set()
+            definition = self.named[name]
+            todo.append(definition)
+            # every method runs when the user's calls are not known, and in a subclass of code
+            # outside the module (``Trainer``), whose code calls its methods (``compute_loss``)
+            every = called is None or name in self.extends_outside
+            for method in definition.methods:
+                if every or method in IMPLICIT_METHODS or method in attributes:
+                    run(name, method)
+                else:
+                    waiting.setdefault(method, []).append(name)
+
+        for attribute in called or ():
+            read(attribute)
+        todo.append(
             replace(self.imported, reads=self.imported.reads | {symbol})
             if on_import
             else Definition((0, 0), frozenset({symbol}))
         )
-        while True:
-            while todo:
-                name = todo.pop()
-                definition = self.named[name]
-                walk(definition)
-                if called is None or self._extends_outside(name):
-                    # every method runs: a subclass of code outside the module (``Trainer``) has
-                    # its methods called by that code (``compute_loss`` by ``train``)
-                    runs[name] = set(definition.methods)
-                    for body in definition.methods.values():
-                        walk(body)
-            if called is None:
-                break
-            # the methods called by what runs so far, until no more is called
-            grown = False
-            for name in list(seen):
-                methods = self.named[name].methods
-                for method in methods.keys() & (attributes | IMPLICIT_METHODS) - runs.setdefault(name, set()):
-                    runs[name].add(method)
-                    walk(methods[method])
-                    grown = True
-            if not grown:
-                break
+        while todo:
+            piece = todo.pop()
+            for attribute in piece.attributes:
+                read(attribute)
+            for name in piece.reads & self.named.keys() - seen:
+                reach(name)
         spans: list[tuple[int, int]] = []
         for name in sorted(seen):
             definition = self.named[name]
-            if len(runs.get(name, ())) == len(definition.methods):
+            if len(runs[name]) == len(definition.methods):
                 spans.append(definition.span)
             else:
-                spans += [
-                    *definition.outside,
-                    *(definition.methods[m].span for m in sorted(runs.get(name, ()))),
-                ]
+                spans += [*definition.outside, *(definition.methods[m].span for m in sorted(runs[name]))]
         return [*spans, *self.on_import] if on_import else spans
-
-    def _extends_outside(self, name: str, depth: int = 0) -> bool:
-        """Say whether a class of the module has a base from elsewhere (itself or through its bases)."""
-        bases = [base for base in self.named[name].bases if base != "object"]
-        return depth < MAX_BASES and any(
-            base is None or base not in self.named or self._extends_outside(base, depth + 1) for base in bases
-        )
 
 
 def definitions(text: str) -> Definitions:
@@ -401,7 +398,32 @@ def definitions(text: str) -> Definitions:
         elif not isinstance(node, ast.Import | ast.ImportFrom) and not _main_guard(node):
             on_import.append(span)
             imported.append(node)
-    return Definitions(named, tuple(on_import), _statements(imported))
+    return Definitions(named, tuple(on_import), _statements(imported), _extending_outside(named))
+
+
+def _extending_outside(named: Mapping[str, Definition]) -> frozenset[str]:
+    """Return the module's classes with a base from elsewhere, themselves or through their bases.
+
+    ``nn.Module``, an imported ``Trainer``: from those bases down to every subclass, each class taken
+    once (a hierarchy of many bases per class costs time linear in the module).
+    """
+    subclasses: dict[str, list[str]] = {}
+    found: list[str] = []
+    for name, definition in named.items():
+        for base in definition.bases:
+            if base == "object":
+                continue
+            if base is None or base not in named:
+                found.append(name)
+            else:
+                subclasses.setdefault(base, []).append(name)
+    extending: set[str] = set()
+    while found:
+        name = found.pop()
+        if name not in extending:
+            extending.add(name)
+            found += subclasses.get(name, ())
+    return frozenset(extending)
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Definition:

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arb_audit.analyzer.classify import Classification
-from arb_audit.analyzer.workspace import MAX_DEPTH, classify_workspaces, module_index, uses
+from arb_audit.analyzer.workspace import MAX_DEPTH, classify_workspaces, definitions, module_index, uses
 from arb_audit.cli import main
 
 SFT_LOOP = """
@@ -591,3 +591,36 @@ def test_an_instance_handed_on_or_returned_runs_whatever_its_taker_calls(tmp_pat
     found = _by_name(_write(tmp_path, {"engine.py": ENGINE, "cli.py": fired, "factory.py": built}))
     assert found["cli.py"].primary == "SFT"
     assert found["factory.py"].primary == "SFT"
+
+
+def test_a_hostile_module_of_method_chains_and_many_bases_is_read_in_linear_time() -> None:
+    """Each definition, method and attribute name is taken once: a chain of 20,000 methods calling the
+    next and nine levels of 30 classes each inheriting all 30 of the level above (30**8 paths) are read
+    at once, with what runs right."""
+    n = 20_000
+    chain = "class Engine:\n" + "".join(
+        f"    def m{i}(self):\n        return self.m{i + 1}()\n" for i in range(n)
+    )
+    chain += f"    def m{n}(self):\n        return 0\n    def unused(self):\n        return 1\n"
+    spans = definitions(chain).reached("Engine", frozenset({"m0"}))
+    assert spans is not None and len(spans) == n + 2  # the header and every method of the chain
+    levels, width = 9, 30
+    hierarchy = "".join(f"class C0_{j}(object):\n    pass\n" for j in range(width))
+    for level in range(1, levels):
+        bases = ", ".join(f"C{level - 1}_{j}" for j in range(width))
+        hierarchy += "".join(
+            f"class C{level}_{j}({bases}):\n    def f(self):\n        return 1\n" for j in range(width)
+        )
+    module = definitions(hierarchy)
+    assert not module.extends_outside  # (``object`` is no code from elsewhere)
+    reached = module.reached(f"C{levels - 1}_0", frozenset())
+    assert reached is not None and len(reached) == 1 + (levels - 1) * width
+
+
+def test_a_class_on_object_runs_only_the_methods_its_user_calls(tmp_path: Path) -> None:
+    """``class Engine(object)`` extends nothing from elsewhere: an evaluation calling ``generate`` trains
+    nothing."""
+    engine = ENGINE.replace("class Engine:", "class Engine(object):")
+    evaluation = "from engine import Engine\n\nprint(Engine(model, None).generate(prompts))\n"
+    found = _by_name(_write(tmp_path, {"engine.py": engine, "evaluate.py": evaluation}))
+    assert found["evaluate.py"].primary == "EVAL_ONLY"
