@@ -392,7 +392,7 @@ def definitions(text: str) -> Definitions:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):
-                    named[target.id] = Definition(span, _reads(node.value), _attributes(node.value))
+                    named[target.id] = replace(_statements([node.value]), span=span)
             on_import.append(span)  # (the value is computed when the module is imported)
             imported.append(node.value)
         elif not isinstance(node, ast.Import | ast.ImportFrom) and not _main_guard(node):
@@ -428,7 +428,7 @@ def _extending_outside(named: Mapping[str, Definition]) -> frozenset[str]:
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Definition:
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return Definition((first, node.end_lineno or node.lineno), _reads(node), _attributes(node))
+    return replace(_statements([node]), span=(first, node.end_lineno or node.lineno))
 
 
 def _class(node: ast.ClassDef) -> Definition:
@@ -450,13 +450,15 @@ def _class(node: ast.ClassDef) -> Definition:
 
 def _statements(nodes: Sequence[ast.AST]) -> Definition:
     """Return what some statements read and call, as one definition (its lines are not used)."""
-    reads = frozenset[str]().union(*map(_reads, nodes))
-    return Definition((0, 0), reads, frozenset[str]().union(*map(_attributes, nodes)))
-
-
-def _attributes(node: ast.AST) -> frozenset[str]:
-    """Return the attribute names read anywhere in ``node`` (``self.step``, ``engine.backward``)."""
-    return frozenset(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute))
+    reads: set[str] = set()
+    attributes: set[str] = set()  # (``self.step``, ``engine.backward``)
+    for node in nodes:
+        for n in ast.walk(node):  # (once: the names read and the attributes read)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                reads.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                attributes.add(n.attr)
+    return Definition((0, 0), frozenset(reads), frozenset(attributes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,9 +513,9 @@ def calls_of(text: str) -> Calls | None:
     return Calls(frozenset(attributes), frozenset(handed))
 
 
-def _reads(node: ast.AST) -> frozenset[str]:
-    """Return the names read anywhere in ``node`` (a class's bases and methods, a function's body)."""
-    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+def _in_spans(finding: Finding, spans: list[tuple[int, int]]) -> bool:
+    """Say whether a finding of a module's own code (not one it took from another file) lies in ``spans``."""
+    return finding.path is None and any(a <= finding.line <= b for a, b in spans)
 
 
 def _main_guard(node: ast.stmt) -> bool:
@@ -547,11 +549,7 @@ def _of_definition(
     first, last = definitions.named[symbol].span
 
     def shown_in(spans: list[tuple[int, int]]) -> list[Stage]:
-        return [
-            stage
-            for stage in sub.stages
-            if any(f.path is None and any(a <= f.line <= b for a, b in spans) for f in stage.evidence)
-        ]
+        return [stage for stage in sub.stages if any(_in_spans(f, spans) for f in stage.evidence)]
 
     inside = shown_in([(a, b) for a, b in reached if first <= a and b <= last]) or shown_in(reached)
     if not inside:
@@ -726,9 +724,7 @@ def _given_loss(
     losses = [
         f
         for f in component.findings
-        if f.signal == "loss"
-        and f.kind is not None
-        and (spans is None or (f.path is None and any(a <= f.line <= b for a, b in spans)))
+        if f.signal == "loss" and f.kind is not None and (spans is None or _in_spans(f, spans))
     ]
     if not losses:
         return None
