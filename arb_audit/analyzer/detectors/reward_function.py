@@ -52,6 +52,8 @@ TRUTH_WORDS = frozenset({"ground", "truth", "gt", "answer", "answers", "referenc
 """Words of a parameter holding the reference a response is scored against."""
 RESPONSE_WORDS = frozenset({"completion", "completions", "response", "responses", "output", "solution"})
 """Words of a parameter holding the policy's response."""
+OUTPUT_WORDS = frozenset({"outputs", "answer", "answers", "text", "texts", "generation", "generations"})
+"""Further last words of a parameter holding what a model produced (``model_answer``, ``policy_text``)."""
 
 
 def takes_samples(node: cst.FunctionDef) -> str | None:
@@ -288,6 +290,12 @@ class RewardFunction(RouteDetector):
             "def math_reward(response, answer):\n    return float(response == answer)\n",
             "reward_named",
         ),
+        # a model's word qualifying the response: the sample scored, not a model handed in
+        Invalid(
+            "def tool_call_reward(model_response, expected_name):\n"
+            "    return 1.0 if model_response == expected_name else 0.0\n",
+            "reward_named",
+        ),
         # an analysing verb after the first word qualifies the reward
         Invalid(
             "def toxicity_detect_reward(response: str) -> float:\n"
@@ -369,7 +377,7 @@ class RewardFunction(RouteDetector):
             _reward_named(name)
             and not self._in_model
             and (sample := [p for p in params if p not in ("self", "cls")])
-            and not any(set(words(p)) & MODEL_WORDS for p in sample)
+            and not any(_names_a_model(p) for p in sample)
             and _returns(node)
         ):
             # a reward computed by a model handed in (``get_reward(model, ...)``) or by a method of a
@@ -534,6 +542,16 @@ def _registered_reward(node: cst.FunctionDef) -> bool:
         if said & {"reward", "rewards"} and said <= REGISTRY_WORDS:
             return True
     return False
+
+
+def _names_a_model(parameter: str) -> bool:
+    """Say whether a parameter names a model handed in (``model``, ``reward_lm``), not what one produced.
+
+    ``model_response``, ``policy_output``: a model's word qualifying a response's names the sample
+    being scored, as ``response`` alone would.
+    """
+    said = words(parameter)
+    return bool(set(said) & MODEL_WORDS) and not (said and said[-1] in RESPONSE_WORDS | OUTPUT_WORDS)
 
 
 def _reward_named(name: str) -> bool:
