@@ -331,6 +331,11 @@ class RewardFunction(RouteDetector):
             "reward_named",
         ),
         Invalid(
+            "class DefaultRewardShaper:\n    def score(self, parsed, report, gold=None):\n"
+            "        return 1.0 if grade(parsed.answer, gold) else 0.0\n",
+            "reward_named",
+        ),
+        Invalid(
             "class RewardMathFn(RewardFn):\n"
             "    def __call__(self, sample):\n        return RewardOutput(1.0)\n",
             "reward_named",
@@ -456,10 +461,13 @@ class RewardFunction(RouteDetector):
 
 
 REWARD_CLASS_HEADS = frozenset(
-    {"reward", "rewards", "fn", "func", "function", "scorer", "verifier", "grader", "judge", "manager"}
+    {
+        *("reward", "rewards", "fn", "func", "function", "scorer", "verifier", "grader", "judge", "manager"),
+        *("shaper", "calculator"),
+    }
 )
-"""Last words of a class that computes rewards (``RuleReward``, ``MathRewardFn``, ``RewardManager``),
-not one that logs, tests or plots them."""
+"""Last words of a class that computes rewards (``RuleReward``, ``MathRewardFn``, ``RewardManager``,
+``RewardShaper``, ``RewardCalculator``), not one that logs, tests or plots them."""
 SCORER_WORDS = frozenset({"score", "scorer", "reward", "verify", "verifier", "grade", "grader", "judge"})
 """Words of a function that scores a response (``compute_score_fn``, ``grade_answer``)."""
 
