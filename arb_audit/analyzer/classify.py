@@ -19,6 +19,7 @@ from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
 from arb_audit.analyzer.detectors.environment import DEFINED, SINGLE_TURN
+from arb_audit.analyzer.detectors.evaluation_call import EVALUATION_CALL
 from arb_audit.analyzer.detectors.generation import SERVED
 from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA, TRAINING_SHAPED
 from arb_audit.analyzer.detectors.gradient_step import (
@@ -331,8 +332,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     result.findings = findings
     script = any(f.signal == "entry_point" for f in findings)
     # a metric that only decides which generated samples are kept curates data: it evaluates nothing;
-    # a function scoring predictions against references evaluates only where nothing else is done
-    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant not in (SCORE_FILTER, SCORER)}
+    # a function scoring predictions against references, or a routine named for evaluating, evaluates
+    # only where nothing else is done
+    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant not in WEAK_SCORES}
     steps = [f for f in findings if f.signal == "gradient_step"]
     evaluated = any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings)
     if steps and evaluated and all(LOSS_HOOK in f.message for f in steps):
@@ -484,8 +486,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
         if any(
-            f.signal == "scoring"
-            and f.variant not in (SCORE_FILTER, METRIC, SCORER, TRAINER_EVALUATION, JUDGE)
+            f.signal == "scoring" and f.variant not in (*WEAK_SCORES, METRIC, TRAINER_EVALUATION, JUDGE)
             for f in findings
         ):
             # a training file that also evaluates (a metric it computes by hand is its validation, a
@@ -576,7 +577,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         )
         and any(
             f.signal == "scoring"
-            and f.variant not in (SCORE_FILTER, METRIC, SCORER, JUDGE)
+            and f.variant not in (*WEAK_SCORES, METRIC, JUDGE)
             and f.detector == "Scoring"
             for f in findings
         )
@@ -629,7 +630,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         and purpose(findings) == TRAINING_DATA
         and (
             # (a judge's ratings the only scores, besides filters: one judge at least)
-            {f.variant for f in findings if f.signal == "scoring"} - {SCORE_FILTER, SCORER} == {JUDGE}
+            {f.variant for f in findings if f.signal == "scoring"} - set(WEAK_SCORES) == {JUDGE}
             or _checks_data_it_makes(findings, result.path)
         )
     ):
@@ -703,6 +704,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # nothing but functions scoring predictions against references (``math_equal(pred, ref)``,
         # ``f1_score(prediction, ground_truth)``): an evaluation's scorer
         result.role, result.primary = "eval", "EVAL_ONLY"
+    elif (
+        script
+        and not signals - {"entry_point", "purpose", "data_output"}
+        and any(f.signal == "scoring" and f.variant == EVALUATION_CALL for f in findings)
+    ):
+        # a script that does nothing recognised but hand its work to a routine named for evaluating
+        # (``evaluate_vllm(llm, reward_fn, data)``, ``evaluator.evaluate()``), writing its results at
+        # most: an evaluation, by that name alone
+        result.role, result.primary = "eval", "EVAL_ONLY"
     result.labels = list(dict.fromkeys([result.primary, *labels]))
     if result.role not in WORK_ROLES.values():
         # what a model's outputs are for is evidence of an evaluation or a data generation only: in a
@@ -719,7 +729,7 @@ def _checks_data_it_makes(findings: list[Finding], path: str) -> bool:
     split's prompts alone says no more than an evaluation on training data.
     """
     return (
-        {f.variant for f in findings if f.signal == "scoring"} <= {None, SCORER, SCORE_FILTER}
+        {f.variant for f in findings if f.signal == "scoring"} <= {None, *WEAK_SCORES}
         and not any(f.signal == "purpose" and f.variant == ANSWERS for f in findings)
         and any(f.signal == "purpose" and f.variant == TRAINING_DATA for f in findings)
         and evaluation_place(path) is None
@@ -798,6 +808,8 @@ def _reports_a_metric(findings: list[Finding]) -> bool:
     )
 
 
+WEAK_SCORES = (SCORE_FILTER, SCORER, EVALUATION_CALL)
+"""Variants of a ``scoring`` finding that say a file evaluates only where it shows nothing else."""
 DATA_SHAPES = frozenset({MASKED_TARGETS, PREFERENCE_PAIRS, SCORER_CLASS})
 """Variants of a ``loss`` finding read from the data's shape, not from a loss: the weakest evidence of a
 stage, and in a file that runs a model, as likely what it measures."""

@@ -2418,3 +2418,23 @@ def test_trl_s_on_policy_distillation_trainers_are_knowledge_distillation_traini
     )
     result = classify_path(write(tmp_path, "distill.py", code))
     assert (result.primary, result.labels) == ("SFT", ["SFT", "DISTILLATION"])
+
+
+def test_a_script_handing_its_work_to_a_routine_named_for_evaluating_evaluates(tmp_path: Path) -> None:
+    """A script whose only recognised work is a call of an evaluation routine evaluates; beside a
+    training step the call decides nothing."""
+    script = (
+        "from vllm import SamplingParams\nfrom utils import load_dataset, evaluate_vllm\n"
+        "params = SamplingParams(temperature=1.0)\n"
+        "rewards, responses = evaluate_vllm(model, reward_fn, load_dataset('test'), params)\n"
+        "if __name__ == '__main__':\n    print(sum(rewards))\n"
+    )
+    result = classify_path(write(tmp_path, "baseline.py", script))
+    assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+    assert any(f.detector == "EvaluationCall" for f in result.findings)
+    # the same script with no evaluation routine called does nothing recognised
+    plain = script.replace("evaluate_vllm", "run_vllm")
+    assert classify_path(write(tmp_path, "plain.py", plain)).primary == "NONE_TRAINING"
+    # a training step decides, whatever is evaluated after it
+    trained = script + "loss = model(**batch).loss\nloss.backward()\noptimizer.step()\n"
+    assert classify_path(write(tmp_path, "train.py", trained)).primary != "EVAL_ONLY"
