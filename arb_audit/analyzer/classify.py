@@ -784,10 +784,16 @@ def purpose(findings: list[Finding], written: bool = True) -> str | None:
 
     ``ANSWERS`` or ``TRAINING_DATA``; None without cues, or with as many of each (a pipeline that makes
     data and evaluates it, with nothing to tell which it mostly does). ``written``: the file writes its
-    outputs, so records shaped for training and a training split's prompts count as data too.
+    outputs, so records shaped for training and a training split's prompts count as data too. A routine
+    named for evaluating that the file calls (``eval_model(args)``) is one cue of answers, unless scores
+    filter the samples the file keeps.
     """
     said = Counter(f.variant for f in findings if f.signal == "purpose")
-    answers, data = said[ANSWERS], said[TRAINING_DATA] + (said[TRAINING_SHAPED] if written else 0)
+    scored = {f.variant for f in findings if f.signal == "scoring"}
+    # (not where scores decide which samples are kept: what is evaluated there is the data)
+    evaluating = EVALUATION_CALL in scored and SCORE_FILTER not in scored
+    answers = said[ANSWERS] + evaluating
+    data = said[TRAINING_DATA] + (said[TRAINING_SHAPED] if written else 0)
     return ANSWERS if answers > data else TRAINING_DATA if data > answers else None
 
 

@@ -2435,6 +2435,20 @@ def test_a_script_handing_its_work_to_a_routine_named_for_evaluating_evaluates(t
     # the same script with no evaluation routine called does nothing recognised
     plain = script.replace("evaluate_vllm", "run_vllm")
     assert classify_path(write(tmp_path, "plain.py", plain)).primary == "NONE_TRAINING"
+    # a model's outputs written by a script whose routine is named for evaluating are its answers
+    answers = (
+        "import json, torch\nfrom transformers import AutoModelForCausalLM\n"
+        "def eval_model(args):\n    model = AutoModelForCausalLM.from_pretrained(args.model)\n"
+        "    out = open(args.answers_file, 'w')\n    for q in questions:\n"
+        "        with torch.no_grad():\n            ids = model.generate(q, max_new_tokens=64)\n"
+        "        out.write(json.dumps({'question': q, 'text': decode(ids)}) + '\\n')\n"
+        "if __name__ == '__main__':\n    eval_model(parse())\n"
+    )
+    assert classify_path(write(tmp_path, "infer.py", answers)).primary == "EVAL_ONLY"
+    assert (
+        classify_path(write(tmp_path, "gen.py", answers.replace("eval_model", "run"))).primary
+        == "DISTILLATION"
+    )
     # a training step decides, whatever is evaluated after it
     trained = script + "loss = model(**batch).loss\nloss.backward()\noptimizer.step()\n"
     assert classify_path(write(tmp_path, "train.py", trained)).primary != "EVAL_ONLY"
