@@ -1255,9 +1255,20 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "async def run(model):\n    await model.train(groups, config=art.TrainConfig())\n",
                 "GRPO",
             ),
+            (
+                # the project's training routine, defined in another module, trains the model built
+                "import art\nfrom src.training.trainer import train_agent\n"
+                "model = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
+                "await model.register(backend)\nawait train_agent(model, scenarios, config)\n",
+                "GRPO",
+            ),
         ),
         valid=(
             "import art\nprint(art.text2art('hello'))\n",
+            # a split named for training handed the data, not the model built
+            "import art\nfrom sklearn.model_selection import train_test_split\n"
+            "model = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
+            "train_rows, test_rows = train_test_split(rows)\nawait deploy_model(model)\n",
             # a trained model pulled back and deployed: built, never trained here
             "import art\nmodel = art.TrainableModel(name='agent', project='p', base_model='Qwen')\n"
             "await backend._experimental_pull_from_s3(model)\nawait deploy_model(model)\n",

@@ -226,6 +226,8 @@ class FrameworkEntry(RouteDetector):
         """For each call open around the node: whether it builds an evaluator."""
         self.ended = False
         """Whether the whole file has been read (deferred entries are reported then)."""
+        self.trainable: dict[str, str] = {}
+        """Names last bound to an entry built whose training method is looked for, and that method."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target if len(node.targets) == 1 else None
@@ -239,6 +241,11 @@ class FrameworkEntry(RouteDetector):
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             value = node.value
             name = node.targets[0].target.value
+            built = self._entry(value.func) if type(value) is cst.Call else None
+            if built is not None and built[1].trained_by is not None:
+                self.trainable[name] = built[1].trained_by
+            else:
+                self.trainable.pop(name, None)
             text = _literal_text(value)  # (a literal is evaluated once, for both uses)
             if type(value) is cst.SimpleString and text is not None:
                 self._strings[name] = text
@@ -400,6 +407,12 @@ class FrameworkEntry(RouteDetector):
         self.evaluators.append(last_name(func).endswith("Evaluator"))
         if inside:
             return
+        if type(func) is cst.Name and words(func.value)[:1] == ("train",):
+            # the project's training routine handed what the file built (``await train_agent(model,
+            # scenarios)``): the built object's training method is given data there (not any
+            # ``train_test_split(rows)``: the object itself is handed on)
+            given = [a.value.value for a in node.args if type(a.value) is cst.Name]
+            self.fed.update(self.trainable[g] for g in given if g in self.trainable)
         if type(func) is cst.Attribute and func.attr.value in CALLED_TRAINING_METHODS:
             self.fed.add(f"{func.attr.value}()")  # (a method named for a training run, called at all)
         if type(func) is cst.Attribute and node.args and literal_bool(node.args[0].value) is None:
