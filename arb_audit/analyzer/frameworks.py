@@ -599,6 +599,40 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "vLLM",
+        "vllm",
+        (
+            # a model served behind an OpenAI-compatible API: a model run with no weight update (what
+            # a training run's rollout engine or reward judge starts beside its trainer, the trainer's
+            # own command decides)
+            Entry(
+                "",
+                role="eval",
+                commands=(
+                    "vllm serve",
+                    "-m vllm.entrypoints.openai.api_server",
+                    "-m vllm.entrypoints.api_server",
+                ),
+            ),
+        ),
+        invalid=(
+            (
+                "import subprocess\nsubprocess.run(['vllm', 'serve', 'Qwen/Qwen2.5-7B', '--port', '8000'])\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        lines=(
+            ("vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000 --tensor-parallel-size 2", "EVAL_ONLY"),
+            ("python -m vllm.entrypoints.openai.api_server --model out/ckpt --port 8001", "EVAL_ONLY"),
+        ),
+    ),
+    Framework(
+        "SGLang",
+        "sglang",
+        (Entry("", role="eval", commands=("-m sglang.launch_server",)),),
+        lines=(("python3 -m sglang.launch_server --model-path out/ckpt --port 30000", "EVAL_ONLY"),),
+    ),
+    Framework(
         "FlashRAG",
         "flashrag",
         (
