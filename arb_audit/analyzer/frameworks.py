@@ -599,6 +599,48 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "OpenCompass",
+        "opencompass",
+        (
+            # an evaluation platform: its runners, partitioners, tasks and evaluators run and score
+            # models on benchmarks; its command line takes a config of models and datasets
+            *(
+                Entry(name, role="eval")
+                for name in (
+                    *("LocalRunner", "SlurmRunner", "DLCRunner", "NaivePartitioner", "SizePartitioner"),
+                    *("OpenICLInferTask", "OpenICLEvalTask", "ICL_EVALUATORS", "Summarizer"),
+                )
+            ),
+            Entry("", role="eval", commands=("opencompass",)),
+        ),
+        invalid=(
+            (
+                "from opencompass.runners import LocalRunner\nrunner = LocalRunner(task=dict(type=t))\n"
+                "runner(tasks)\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from opencompass.utils import get_logger\nlogger = get_logger()\n",),
+        lines=(("opencompass --models hf_qwen2_7b --datasets gsm8k_gen", "EVAL_ONLY"),),
+    ),
+    Framework(
+        "AlpacaFarm",
+        "alpaca_farm",
+        (
+            # its simulated annotators judge pairs of outputs (win rates against a reference); its RL
+            # and best-of-n code trains, and is not named here
+            Entry("PairwiseAutoAnnotator", role="eval"),
+        ),
+        invalid=(
+            (
+                "from alpaca_farm.auto_annotations import PairwiseAutoAnnotator\n"
+                "annotator = PairwiseAutoAnnotator()\nresults = annotator.annotate_head2head(a, b)\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from alpaca_farm.utils import jload\nrows = jload('outputs.json')\n",),
+    ),
+    Framework(
         "vLLM",
         "vllm",
         (
