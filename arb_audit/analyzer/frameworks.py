@@ -675,6 +675,25 @@ FRAMEWORKS: tuple[Framework, ...] = (
         lines=(("python3 -m sglang.launch_server --model-path out/ckpt --port 30000", "EVAL_ONLY"),),
     ),
     Framework(
+        "lmms-eval",
+        "lmms_eval",
+        (
+            # the multimodal counterpart of lm-evaluation-harness, with the same entry points
+            Entry("simple_evaluate", role="eval"),
+            Entry("evaluate", role="eval"),
+            Entry("cli_evaluate", role="eval"),
+            Entry("", role="eval", commands=("lmms-eval", "-m lmms_eval")),
+        ),
+        valid=("from lmms_eval.utils import make_table\nmake_table(r)\n",),
+        lines=(
+            (
+                "accelerate launch --num_processes=8 -m lmms_eval --model qwen2_vl --tasks mmmu_val",
+                "EVAL_ONLY",
+            ),
+            ("python3 -m lmms_eval --model llava --tasks mme", "EVAL_ONLY"),
+        ),
+    ),
+    Framework(
         "FlashRAG",
         "flashrag",
         (
