@@ -445,17 +445,23 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
 
 
 def _given(node: cst.Call) -> set[str]:
-    """Return a call's keywords, and ``model`` where its first positional argument names a model.
+    """Return a call's keywords, and what its positional arguments are named for.
 
     ``generate(model, input_ids, tokenizer, temperature=0.0)``: a project's sampling loop is handed
-    the model first, as ``model.generate`` is called on it.
+    the model first, as ``model.generate`` is called on it; ``generate_k_steps(convs, k, llm,
+    sampling_params, 1)``: the engine and its sampling settings handed in their places (an argument
+    named as a sampling keyword is that setting).
     """
     given = {a.keyword.value for a in node.args if a.keyword is not None}
-    first = node.args[0] if node.args and node.args[0].keyword is None and not node.args[0].star else None
-    if first is not None and isinstance(first.value, cst.Name | cst.Attribute):
-        said = words(last_name(first.value))
-        if said and said[-1] in MODEL_WORDS:
+    for at, arg in enumerate(node.args):
+        if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name | cst.Attribute):
+            continue
+        name = last_name(arg.value)
+        said = words(name)
+        if said and said[-1] in MODEL_WORDS and (at == 0 or said[-1] == "llm"):
             given.add("model")
+        if name in SAMPLING_KEYWORDS or name == "generation_config":
+            given.add(name)
     return given
 
 

@@ -250,6 +250,7 @@ class Generation(RouteDetector):
         ),
         Valid("from utils import decode_prompt\nprint(decode_prompt(tok, ex['input_ids']))\n"),
         Valid("def generate_plot(xs, temperature=1.0):\n    pass\ngenerate_plot(xs, temperature=0.5)\n"),
+        Valid("from .plots import generate_report\ngenerate_report(rows, params, 1)\n"),
         Valid(
             "from kd import generate_soft_labels\nsoft = generate_soft_labels(teacher(x), temperature=4.0)\n"
             "from data import generate_dataset\nds = generate_dataset(n=1000, noise=0.1, temperature=0.5)\n"
@@ -364,6 +365,12 @@ class Generation(RouteDetector):
         Invalid(
             "from utils import generate_with_references\n"
             "out = generate_with_references(model=m, messages=ms, temperature=0.7, max_tokens=512)\n",
+            "generation",
+        ),
+        # the engine and its sampling settings handed in their places
+        Invalid(
+            "from .utils import generate_k_steps\n"
+            "outs = generate_k_steps(convs, k, llm, sampling_params, 1)\n",
             "generation",
         ),
         Invalid(
