@@ -1864,6 +1864,15 @@ def _index_commands() -> tuple[dict[str, list[int]], list[int]]:
 _BY_FIRST_WORD, _FIRST_WILDCARD = _index_commands()
 
 
+def names_a_program(word: str) -> bool:
+    """Say whether a word is a program the table's command lines start with (``llamafactory-cli``, ``trl``).
+
+    A path to it counts (``.venv/bin/lm_eval``); a module flag or a script pattern does not.
+    """
+    program = word.rsplit("/", 1)[-1]
+    return program in _BY_FIRST_WORD and program not in MODULE_FLAGS
+
+
 def commands_in(words: Sequence[str]) -> list[tuple[int, Entry]]:
     """Return each table command a command line's words hold: the index of the word after it, its entry.
 

@@ -12,6 +12,7 @@ from arb_audit.analyzer.calls import RUNNERS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
+from arb_audit.analyzer.frameworks import names_a_program
 from arb_audit.analyzer.launchers import LAUNCHED_WORK, LAUNCHERS, command_routes
 from arb_audit.analyzer.names import dotted
 from arb_audit.analyzer.shell_words import shell_words
@@ -93,14 +94,19 @@ python -m ...``)."""
 
 
 def _interpreter_line(node: cst.List) -> bool:
-    """Say whether a list is a command line run by the interpreter or a launcher.
+    """Say whether a list is a command line run by the interpreter, a launcher or a framework's program.
 
-    Its first word is the interpreter (``sys.executable``, ``"python"``), or one of its first words is
-    a launcher behind a runner's own words (``["uv", "run", "python", "-m", m]``,
+    Its first word is the interpreter (``sys.executable``, ``"python"``) or a program the framework
+    table's command lines start with (``["llamafactory-cli", "train", config]``), or one of its first
+    words is a launcher behind a runner's own words (``["uv", "run", "python", "-m", m]``,
     ``["accelerate", "launch", "-m", m]``).
     """
     words = [_word(e.value) for e in node.elements[:RUN_PREFIX_WORDS]]
-    return bool(words) and (words[0] in ("python", "python3") or any(w in LAUNCHERS for w in words))
+    return bool(words) and (
+        words[0] in ("python", "python3")
+        or (words[0] is not None and names_a_program(words[0]))
+        or any(w in LAUNCHERS for w in words)
+    )
 
 
 def _branches(
@@ -244,6 +250,14 @@ class SubprocessLaunch(RouteDetector):
             "def train():\n    cmd = _command()\n    _run(cmd, cwd='.')\n",
             "stage",
             "grpo",
+        ),
+        # a framework's program in a list handed to the file's own runner
+        Invalid(
+            "import subprocess\ndef run_and_stream(cmd, log):\n    return subprocess.Popen(cmd).wait()\n"
+            "def main(config_path):\n    command = ['trl', 'dpo', '--config', str(config_path)]\n"
+            "    return run_and_stream(command, 'train.log')\n",
+            "stage",
+            "dpo",
         ),
         # a program named by a path under a folder computed at run time
         Invalid(
