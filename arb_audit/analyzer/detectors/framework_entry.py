@@ -228,6 +228,9 @@ class FrameworkEntry(RouteDetector):
         """Whether the whole file has been read (deferred entries are reported then)."""
         self.trainable: dict[str, str] = {}
         """Names last bound to an entry built whose training method is looked for, and that method."""
+        self.binding: tuple[cst.Call, str] | None = None
+        """The call an assignment being walked binds to a plain name, and the name (the call's own visit
+        looks its entry up once and records what it builds)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target if len(node.targets) == 1 else None
@@ -241,11 +244,8 @@ class FrameworkEntry(RouteDetector):
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             value = node.value
             name = node.targets[0].target.value
-            built = self._entry(value.func) if type(value) is cst.Call else None
-            if built is not None and built[1].trained_by is not None:
-                self.trainable[name] = built[1].trained_by
-            else:
-                self.trainable.pop(name, None)
+            self.trainable.pop(name, None)  # (rebound: what it held is no longer it)
+            self.binding = (value, name) if type(value) is cst.Call else None
             text = _literal_text(value)  # (a literal is evaluated once, for both uses)
             if type(value) is cst.SimpleString and text is not None:
                 self._strings[name] = text
@@ -424,6 +424,8 @@ class FrameworkEntry(RouteDetector):
             )
         found = self._entry(node.func)
         if found is not None:
+            if self.binding is not None and self.binding[0] is node and found[1].trained_by is not None:
+                self.trainable[self.binding[1]] = found[1].trained_by  # ``model = art.TrainableModel(...)``
             self._report(node, *found, "calls")
             return
         # (``ray.remote(num_gpus=1)(CriticWorker)``: the builder is the call that makes the callee)
