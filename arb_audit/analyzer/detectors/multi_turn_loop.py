@@ -599,17 +599,6 @@ class MultiTurnLoop(RouteDetector):
         )
         # (the arguments first: few calls are given turns or tools, and the name's reading costs more)
         return turns and (words(last_name(node.func))[-1:] == ("agent",) or runs_agent_loop(node, self.names))
-        for arg in node.args:
-            if arg.keyword is None:
-                if type(arg.value) is cst.Name and "tools" in words(arg.value.value):
-                    return True  # (handed its tools in order: ``create_react_agent(llm, tools)``)
-            elif (
-                arg.keyword.value in AGENT_TURNS
-                and not literal_off(arg.value)
-                and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
-            ):
-                return True
-        return False
 
     def _not_training(self) -> bool:
         """Say whether the loop lies in a function named for evaluation, testing or a demo.
