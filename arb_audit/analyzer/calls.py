@@ -195,6 +195,8 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
         # InternLM and Baichuan checkpoints
         return bool(MODEL_WORDS & set(words(dotted(node.func.value).replace(".", "_"))))
+    if called is not None and "generate" in called and _model_generates(node, called):
+        return True
     if called in AGENT_TURNS and node.args and type(node.func) is cst.Attribute:
         # ``agent.step(message)``, ``reason_agent.astep(prompt)``: a chat agent's turn is its model's
         # answer (CAMEL's ChatAgent and agents like it)
@@ -212,6 +214,26 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
     if _samples_messages(node):
         return True
     return bool(names(node.func) & GENERATION_FUNCTIONS)
+
+
+def _model_generates(node: cst.Call, called: str) -> bool:
+    """Say whether a model's own generation method of another name is called (``model.mmu_generate(p)``).
+
+    Checkpoints with remote code and research models name their sampling methods for the modality or
+    the decoding (``mmu_generate``, ``beam_generate``, ``generate_text``): a method whose last word is
+    ``generate``, or whose first is and whose others name text it returns, called on an object named
+    for a model and handed what to answer, samples from it (not ``model.can_generate()``, nor
+    ``model.generate_square_subsequent_mask(n)``).
+    """
+    said = words(called)
+    if type(node.func) is not cst.Attribute or not said or not node.args:
+        return False
+    if said[-1] != "generate" and (
+        said[0] != "generate" or not set(said[1:]) <= OUTPUT_WORDS | GENERATION_WORDS
+    ):
+        return False
+    receiver = words(last_name(node.func.value))
+    return bool(receiver) and receiver[-1] in MODEL_WORDS
 
 
 SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot", "generator"})
