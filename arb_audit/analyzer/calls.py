@@ -365,8 +365,9 @@ def _client_asked_chat(node: cst.Call) -> bool:
     """Say whether a method of an object named a client, named for asking, is handed a conversation.
 
     The conversation is a list of messages with a ``role`` (``[{"role": "user", "content": p}]``), or
-    a batch of them, by position or as ``messages=``; a queue's, a validator's or a store's client
-    sends or keeps them, and a tokenizer or a formatter is no client.
+    a batch of them, or a name for one (``client.complete(trajectory.messages, tools)``), by position
+    or as ``messages=``; a queue's, a validator's or a store's client sends or keeps them (under no
+    asking name), and a tokenizer or a formatter is no client.
     """
     if type(node.func) is not cst.Attribute or not set(words(node.func.attr.value)) & CLIENT_ASKING_WORDS:
         return False
@@ -377,6 +378,9 @@ def _client_asked_chat(node: cst.Call) -> bool:
         if arg.keyword is not None and not set(words(arg.keyword.value)) & CONVERSATION_WORDS:
             continue  # (``trace(input=[...])``: what a keyword hands is what it names)
         value = arg.value
+        named = words(last_name(value)) if type(value) in (cst.Name, cst.Attribute) else ()
+        if named and named[-1] in CONVERSATION_WORDS and not NOT_CONVERSATION_WORDS & set(named):
+            return True
         if type(value) is cst.List and value.elements and type(value.elements[0].value) is cst.List:
             value = value.elements[0].value  # (a batch of one or more conversations)
         if type(value) is cst.List and any(

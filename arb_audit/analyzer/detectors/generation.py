@@ -275,8 +275,9 @@ class Generation(RouteDetector):
         Valid("import torch\nwith torch.inference_mode():\n    y = f(x)\n"),
         Valid("from accelerate import infer_auto_device_map\ninfer_auto_device_map(model)\n"),
         Valid("engine = Policy.load_inference(path)\npolicy.prepare_for_lp_inference()\n"),
-        # a model asked whether it can generate, or for a mask
+        # a model asked whether it can generate, or for a mask; a client storing a conversation
         Valid("if model.can_generate():\n    mask = model.generate_square_subsequent_mask(8)\n"),
+        Valid("store_client.save(messages)\nclient.send(trajectory.messages)\n"),
     )
     INVALID = (
         # an imported helper asking a judge with a prompt
@@ -303,6 +304,8 @@ class Generation(RouteDetector):
         # a model's own generation method of another name (remote code, a research model)
         Invalid("out = model.mmu_generate(image_tokens, input_ids=question_ids)\n", "generation"),
         Invalid("ids = self.policy.beam_generate(input_ids, num_beams=4)\n", "generation"),
+        # a project's client asked with the conversation so far, by name
+        Invalid("reply = client.complete(trajectory.messages, TOOL_SCHEMAS)\n", "generation"),
         Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
         Invalid("reply = self.sampler(messages=msgs)\n", "generation"),
         Invalid("out = generator(sample['prompt'], max_new_tokens=256)[0]['generated_text']\n", "generation"),
