@@ -269,6 +269,16 @@ class MultiTurnLoop(RouteDetector):
             "interactive",
         ),
         Invalid(
+            # an agent class's own turn loop answers whoever asks it: it qualifies a stage's rollouts
+            "class ReActAgent:\n    def run(self, question):\n"
+            "        messages = [{'role': 'user', 'content': question}]\n"
+            "        for _ in range(self.max_steps):\n            reply = self.llm.generate(messages)\n"
+            "            messages.append({'role': 'tool', 'content': self.call_tool(reply)})\n",
+            "interactive",
+            None,
+            USER_TURN,
+        ),
+        Invalid(
             "class ToolAgent:\n    def solve(self, msgs):\n        for _ in range(6):\n"
             "            text = self.respond(msgs)\n"
             "            msgs.append({'role': 'tool', 'content': run_tool(text)})\n"
@@ -508,6 +518,11 @@ class MultiTurnLoop(RouteDetector):
                 self.unresolved.append((node, statement, step, feedback, user, called, rollout))
             return
         self.pending.append((node, statement, step, feedback, user))
+        if self.classes_named and words(self.classes_named[-1])[-1:] in (("agent",), ("agents",)):
+            # an agent class's own turn loop answers whoever asks it (a user, a benchmark, a teacher's
+            # traces): as for an agent whose turns a helper generates, it qualifies the rollouts of a
+            # stage the file trains and makes nothing else online RL
+            self.qualifying.add(id(node))
         self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
