@@ -588,10 +588,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # whoever runs it when the only evaluation code it uses is a benchmark's package: its world
         # is that benchmark's tasks)
         result.role, result.primary = "eval", "EVAL_ONLY"
-    elif environment and not (
-        "entry_point" in signals
-        and not episode_rewards
-        and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
+    elif (
+        environment
+        and not (
+            "entry_point" in signals
+            and not episode_rewards
+            and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
+        )
+        and not _writes_its_episodes(findings, signals)
     ):
         # (a script's own turn loop may only demo or evaluate; an environment defined, or a reward
         # reading tool results or crediting an episode's turns, serves training wherever it is run from)
@@ -800,6 +804,21 @@ def purpose(findings: list[Finding], written: bool = True) -> str | None:
 def _placed(result: Classification, message: str) -> None:
     """Add the evidence that the file's path decided its role (it points at the file, line 1)."""
     result.findings.append(Finding("Place", "place", message=message, line=1))
+
+
+def _writes_its_episodes(findings: list[Finding], signals: set[str]) -> bool:
+    """Say whether a file that plays episodes with a model writes them out, and defines nothing of RL.
+
+    A trainer's rollout worker hands its episodes to the update in memory; episodes written to a file
+    by code that defines no environment and no reward are collected (a teacher's traces, a
+    benchmark's runs): what they are for decides the file, as for any generation written out.
+    """
+    return (
+        {"data_output", "generation"} <= signals
+        and "reward_function" not in signals
+        and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
+        and not any(f.signal == "interactive" and f.detector == "RewardFunction" for f in findings)
+    )
 
 
 def _only_rollouts(findings: list[Finding]) -> bool:

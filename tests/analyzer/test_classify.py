@@ -174,6 +174,40 @@ def test_a_rollout_function_playing_one_episode_is_online_rl_s_component(tmp_pat
     assert classify_path(write(tmp_path, "solve.py", solve)).primary != "ONLINE_RL"
 
 
+TOOL_EPISODE = """\
+import json
+
+
+def run_episode(client, env, task):
+    messages = [{"role": "user", "content": env.reset(task)}]
+    while True:
+        reply = client.chat.completions.create(messages=messages, tools=TOOLS)
+        if not reply.tool_calls:
+            break
+        observation, done = env.dispatch(reply.tool_calls[0])
+        messages.append({"role": "tool", "content": observation})
+        if done:
+            break
+    return messages
+"""
+
+
+def test_episodes_written_out_by_code_that_defines_no_rl_are_collected_not_trained_on(
+    tmp_path: Path,
+) -> None:
+    """A tool loop returning its episodes serves a trainer; one whose episodes the file writes is data."""
+    result = classify_path(write(tmp_path, "rollout.py", TOOL_EPISODE))
+    assert (result.primary, result.role) == ("ONLINE_RL", "component")
+    collected = TOOL_EPISODE + (
+        "\n\ndef collect(teacher_client, env, tasks, path):\n"
+        "    with open(path, 'w') as f:\n"
+        "        for task in tasks:\n"
+        "            f.write(json.dumps({'messages': run_episode(teacher_client, env, task)}) + '\\n')\n"
+    )
+    result = classify_path(write(tmp_path, "teacher_rollout.py", collected))
+    assert result.primary == "DISTILLATION"
+
+
 def test_a_rollout_function_that_steps_an_environment_is_online_rl(tmp_path: Path) -> None:
     result = classify_path(write(tmp_path, "train.py", MULTI_TURN_ROLLOUT))
     assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]
