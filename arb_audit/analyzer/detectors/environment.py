@@ -7,6 +7,8 @@ import libcst as cst
 from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
     EPISODE_WORDS,
+    NOT_AGENT_ENVIRONMENTS,
+    SOFTWARE_ENVIRONMENT_WORDS,
     built_environment,
     is_env_step,
     method,
@@ -32,8 +34,11 @@ ENVIRONMENT_METHOD_WORDS = frozenset(
     {"reward", "rewards", "score", "step", "observation", "obs", "tool", "tools", "done"}
 )
 """Words of a method by which a specialised environment says how an episode goes or is scored."""
-PLAYING_WORDS = EPISODE_WORDS | {"trajectory", "trajectories", "collect", "generate"}
-"""Words of a method that plays an environment's episodes itself (``collect_trajectories``)."""
+TURN_ANSWER_WORDS = frozenset({"step", "observation", "obs", "tool", "tools"})
+"""Words of a method by which an environment answers an agent's turn (not only scores its answer)."""
+PLAYING_WORDS = EPISODE_WORDS | {"trajectory", "trajectories", "generate"}
+"""Words of a method that plays an environment's episodes itself (``collect_trajectories``; not
+``collect_metadata``)."""
 TURN_METHODS = frozenset({"env_response", "is_completed", "rollout", "step_env", "get_observation"})
 """Methods by which an environment answers an agent's turn or says the episode is over."""
 
@@ -93,6 +98,16 @@ class Environment(RouteDetector):
         Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
+        ),
+        # a single-turn task under a base named Environment: a prompt and the reward of its answer
+        Valid(
+            "class DigitEnvironment(Environment):\n    def prompt(self):\n        return 'a digit?'\n"
+            "    def reward(self, completion):\n        return float(completion.strip() == '7')\n"
+        ),
+        # a template environment, even with a method named for tools
+        Valid(
+            "from jinja2 import Environment\nclass Templates(Environment):\n"
+            "    def tool_block(self, name):\n        return self.get_template(name)\n"
         ),
     )
     INVALID = (
@@ -256,6 +271,15 @@ class Environment(RouteDetector):
         Invalid(
             "import gymnasium as gym\ndef make_env():\n    return gym.make('FrozenLake-v1')\n", "environment"
         ),
+        # a project's environment answering an agent's tool calls (its base plays the episodes);
+        # a method collecting metadata plays none
+        Invalid(
+            "from src.environments.base import Environment\nclass SWEEnvironment(Environment):\n"
+            "    def dispatch_tool(self, name, arguments):\n        return self.run(name, arguments)\n"
+            "    def collect_metadata(self):\n        return {'image': self.image}\n",
+            "environment",
+            variant=DEFINED,
+        ),
         Invalid(
             "import verifiers as vf\ndef load_environment():\n"
             "    env = vf.SingleTurnEnv(dataset=ds, rubric=rubric)\n    return env\n",
@@ -309,16 +333,36 @@ class Environment(RouteDetector):
             turns = ", ".join(sorted(methods & TURN_METHODS))
             message = f"{node.name.value} is an environment answering turns ({turns})"
             self.report(node, "environment", message, variant=variant)
-        elif (
-            any(ENVIRONMENT_METHOD_WORDS & set(words(m)) for m in methods)
+        elif (base := self._environment_base(node)) and (
+            any(
+                (ENVIRONMENT_METHOD_WORDS if words(base)[-1] == "env" else TURN_ANSWER_WORDS) & set(words(m))
+                for m in methods
+            )
             and not any(PLAYING_WORDS & set(words(m)) for m in methods)
-            and (base := next((b for b in bases if words(b)[-1:] == ("env",)), None))
         ):
             # a project's environment specialised (``class SearchEnv(Env)`` overriding its rewards):
             # the base plays the episodes, the subclass says how they are scored. A subclass that
-            # plays them itself (``collect_trajectories``) is read by what its own rollout does.
+            # plays them itself (``collect_trajectories``) is read by what its own rollout does. A
+            # base named ``Environment`` is as often a single-turn task's (a prompt and its reward):
+            # its subclass is an agent's world only where it answers turns (``dispatch_tool``).
             message = f"{node.name.value} specialises the environment {base}"
             self.report(node, "environment", message, variant=variant)
+
+    def _environment_base(self, node: cst.ClassDef) -> str | None:
+        """Return the name of a base class named for an agent's environment (``Env``, ``Environment``).
+
+        Not a template's, a setting's or a cluster's (``jinja2.Environment``: see ``NOT_AGENT_ENVIRONMENTS``).
+        """
+        for base in node.bases:
+            name = dotted(base.value).rsplit(".", 1)[-1]
+            said = words(name)
+            if (
+                said[-1:] in (("env",), ("environment",))
+                and not SOFTWARE_ENVIRONMENT_WORDS & set(said)
+                and not any(q.startswith(NOT_AGENT_ENVIRONMENTS) for q in self.names(base.value))
+            ):
+                return name
+        return None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(set())
