@@ -401,7 +401,13 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if type(func) is not cst.Name:
         return False
     found = words(func.value)
-    if not found or found[0] in SETUP_WORDS:
+    if not found:
+        return False
+    if _samples_with_model_handed(node) and (attribute or any("." in q for q in names(func))):
+        # a project's helper handed the model and how long to sample (``build_dpo_pairs(model=m,
+        # max_new_tokens=512)``), whatever it is named for: it generates with that model
+        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+    if found[0] in SETUP_WORDS:
         return False
     said = set(found)
     if (
@@ -489,6 +495,16 @@ def _given(node: cst.Call) -> set[str]:
         if name in SAMPLING_KEYWORDS or name == "generation_config":
             given.add(name)
     return given
+
+
+SAMPLE_LENGTHS = frozenset({"max_new_tokens", "max_tokens", "num_samples", "sampling_params", "generation_config"})
+"""Settings of how much a model samples (not a temperature, which a distillation loss is handed too)."""
+
+
+def _samples_with_model_handed(node: cst.Call) -> bool:
+    """Say whether a call is handed a model (``model=m``, or first) and how much it is to sample."""
+    given = _given(node)
+    return "model" in given and bool(given & SAMPLE_LENGTHS)
 
 
 def _asks_for_samples(keywords: AbstractSet[str]) -> bool:

@@ -204,6 +204,9 @@ class Generation(RouteDetector):
         "generator(",
         "chatbot(",
         "temperature",  # (a helper named for an API or a request, handed how to sample)
+        "max_new_tokens",  # (a project's helper handed the model and how much to sample)
+        "max_tokens",
+        "num_samples",
         "client.",  # (a chat conversation written out, handed to a client)
         "input(",  # (what a user types, handed to what answers it)
     )
@@ -278,6 +281,9 @@ class Generation(RouteDetector):
         # a model asked whether it can generate, or for a mask; a client storing a conversation
         Valid("if model.can_generate():\n    mask = model.generate_square_subsequent_mask(8)\n"),
         Valid("store_client.save(messages)\nclient.send(trajectory.messages)\n"),
+        # a model handed with a temperature only (a distillation loss's), or a length with no model
+        Valid("from kd import distill_loss\nloss = distill_loss(model=student, temperature=2.0)\n"),
+        Valid("from data import pad_batch\nbatch = pad_batch(rows, max_new_tokens=64)\n"),
     )
     INVALID = (
         # an imported helper asking a judge with a prompt
@@ -304,6 +310,11 @@ class Generation(RouteDetector):
         # a model's own generation method of another name (remote code, a research model)
         Invalid("out = model.mmu_generate(image_tokens, input_ids=question_ids)\n", "generation"),
         Invalid("ids = self.policy.beam_generate(input_ids, num_beams=4)\n", "generation"),
+        # a project's helper handed the model and how much to sample, whatever it is named for
+        Invalid(
+            "from pairs import build_dpo_pairs\npairs = build_dpo_pairs(model=model, max_new_tokens=512)\n",
+            "generation",
+        ),
         # a project's client asked with the conversation so far, by name
         Invalid("reply = client.complete(trajectory.messages, TOOL_SCHEMAS)\n", "generation"),
         Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
