@@ -497,7 +497,9 @@ def _given(node: cst.Call) -> set[str]:
     return given
 
 
-SAMPLE_LENGTHS = frozenset({"max_new_tokens", "max_tokens", "num_samples", "sampling_params", "generation_config"})
+SAMPLE_LENGTHS = frozenset(
+    {"max_new_tokens", "max_tokens", "num_samples", "sampling_params", "generation_config"}
+)
 """Settings of how much a model samples (not a temperature, which a distillation loss is handed too)."""
 
 

@@ -61,6 +61,24 @@ BUILD_VERBS = frozenset({"create", "build", "make", "init", "new"})
 """Verbs of a factory that builds a fresh model (``create_critic_model``), not one loading a trained one."""
 
 
+SEQUENTIAL_STACKS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+"""Containers whose output is their last layer's."""
+VALUE_MODEL_ENDINGS = frozenset({("value", "model"), ("value", "network"), ("value", "net")})
+"""Last two words of a class named for a value model (``ValueModel``, ``TokenValueNetwork``)."""
+
+
+def names_a_value_model(name: str) -> bool:
+    """Say whether a class is named for PPO's value model: with a value head, a critic, a value model.
+
+    ``AutoModelForCausalLMWithValueHead``, ``Critic``, ``LoRACritic``, ``ValueModel``; not
+    ``ValueHead`` (the head alone) nor ``CriticConfig``.
+    """
+    said = words(name)
+    return (
+        {"with", "value"} <= set(said) or said[-1:] == ("critic",) or tuple(said[-2:]) in VALUE_MODEL_ENDINGS
+    )
+
+
 class RewardHead(RouteDetector):
     """A fresh scalar scorer built in the file: a reward model, when the file's training is generic.
 
@@ -82,10 +100,6 @@ class RewardHead(RouteDetector):
     )
 
     VALID = (
-        Valid(
-            "import torch.nn as nn\nclass ValueModel(nn.Module):\n    def __init__(self, h):\n"
-            "        self.body = Backbone(h)\n        self.v_head = nn.Linear(h, 1)\n"
-        ),
         Valid(
             "import torch.nn.functional as F\n"
             "def raft_epoch(policy, reward_model: RewardModel, loader, optimizer):\n"
@@ -154,6 +168,22 @@ class RewardHead(RouteDetector):
             "        self.lm = lm\n        self.v_head = nn.Linear(lm.config.hidden_size, 1)\n"
             "    def forward(self, ids):\n        h = self.lm(ids, output_hidden_states=True)\n"
             "        return h.logits, self.v_head(h.hidden_states[-1]).squeeze(-1)\n",
+            "loss",
+            "ppo",
+            ACTOR_CRITIC,
+        ),
+        # a value model or a critic alone: PPO's, not a reward model
+        Invalid(
+            "import torch.nn as nn\nclass ValueModel(nn.Module):\n    def __init__(self, h):\n"
+            "        self.body = Backbone(h)\n        self.v_head = nn.Linear(h, 1)\n",
+            "loss",
+            "ppo",
+            ACTOR_CRITIC,
+        ),
+        Invalid(
+            "import torch.nn as nn\nclass Critic(nn.Module):\n    def __init__(self, base):\n"
+            "        self.base = base\n        self.value_layer = nn.Sequential(\n"
+            "            nn.Linear(base.config.hidden_size, 64), nn.ReLU(), nn.Linear(64, 1))\n",
             "loss",
             "ppo",
             ACTOR_CRITIC,
@@ -244,12 +274,13 @@ class RewardHead(RouteDetector):
         self.defined_scorer: tuple[str, cst.CSTNode] | None = None
         """The first class named for a reward model that builds a one-output head, and that head."""
         self.actor_critic: tuple[str, cst.CSTNode] | None = None
-        """The first class named for a model with a value head (``...WithValueHead``), and its node."""
+        """The first class named for a value model (``...WithValueHead``, ``Critic``), and its node."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if type(node.value) is not cst.Call:
             return
-        if self.classes and self._one_output_layer(node.value):
+        head = _innermost(node.value)
+        if self.classes and type(head) is cst.Call and self._one_output_layer(head):
             # ``self.v_head = nn.Linear(hidden, 1)`` in a model class of the file: the class scores
             # each sequence with one number (a value or reward model built here)
             self.scalar_classes.add(self.classes[-1])
@@ -262,7 +293,6 @@ class RewardHead(RouteDetector):
         if _builds_scorer(node.value.func) or _factory_of_scorer(node.value):
             for target in targets:
                 self.built[target] = node.value
-        head = _innermost(node.value)
         if targets and type(head) is cst.Call and self._scalar_head(head):
             for target in targets:
                 self.heads[target] = head
@@ -284,7 +314,11 @@ class RewardHead(RouteDetector):
             and any(c == self.actor_critic[0] or "value" in words(c) for c in self.scalar_classes)
         ):
             name, head = self.actor_critic
-            message = f"{name} is PPO's actor-critic: a language model with a value head"
+            message = (
+                f"{name} is PPO's actor-critic: a language model with a value head"
+                if "with" in words(name)
+                else f"{name} is a value model, PPO's critic: a model with a one-output value head"
+            )
             self.report(head, "loss", message, statement=head, kind="ppo", variant=ACTOR_CRITIC)
         reported = {id(f.node) for f in self.context.findings if f.signal == "reward_head"}
         for name, call in self.heads.items():
@@ -304,7 +338,14 @@ class RewardHead(RouteDetector):
                 return
 
     def _one_output_layer(self, node: cst.Call) -> bool:
-        """Say whether ``node`` builds a linear layer with one output (``nn.Linear(hidden, 1)``)."""
+        """Say whether ``node`` builds a linear layer with one output (``nn.Linear(hidden, 1)``).
+
+        Or a stack of layers whose last is one (``nn.Sequential(nn.Linear(h, 64), nn.ReLU(),
+        nn.Linear(64, 1))``).
+        """
+        if self.names(node.func) & SEQUENTIAL_STACKS and node.args:
+            last = node.args[-1].value
+            return not node.args[-1].star and type(last) is cst.Call and self._one_output_layer(last)
         if not self.names(node.func) & LINEAR_LAYERS:
             return False
         out = keyword(node, "out_features")
@@ -323,7 +364,7 @@ class RewardHead(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
-        if self.actor_critic is None and {"with", "value"} <= set(words(node.name.value)):
+        if self.actor_critic is None and names_a_value_model(node.name.value):
             self.actor_critic = (node.name.value, node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
