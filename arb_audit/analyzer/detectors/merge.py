@@ -330,6 +330,16 @@ class Merge(RouteDetector):
             "merge",
             "lora_fold",
         ),
+        # a script's command registered by a decorator is called, though its name never is
+        Invalid(
+            "import typer\nfrom src.models import merge_lora_into_base\napp = typer.Typer()\n"
+            "@app.command()\ndef main(adapter_path: str):\n"
+            "    merge_lora_into_base(model=model, adapter_path=adapter_path)\n"
+            "if __name__ == '__main__':\n    app()\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
         Invalid(
             "import torch\nsd = torch.load(base)\nfor k in sd:\n"
             "    key_a = k.replace('.weight', '.lora_A.weight')\n"
@@ -385,7 +395,8 @@ class Merge(RouteDetector):
         self.function: str | None = None
         """The top-level function being walked."""
         self.used: dict[str, int] = {}
-        """How often each name occurs (a function's own definition counts once)."""
+        """How often each name occurs (a function's own definition counts once, and once more where a
+        decorator registers it)."""
         self.main_guard = False
         """The file runs as a script (``if __name__ == "__main__":``)."""
         self.folding_functions: set[str] = set()
@@ -424,6 +435,10 @@ class Merge(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0:
             self.function = node.name.value
+            if node.decorators:
+                # registered with whoever calls it (``@app.command()``, ``@click.command()``,
+                # ``@hydra.main(...)``): a script's command is called though its name never is
+                self.used[node.name.value] = self.used.get(node.name.value, 0) + 1
             params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
             self.parameters[node.name.value] = {w for p in params for w in words(p.name.value)}
         self.depth += 1
