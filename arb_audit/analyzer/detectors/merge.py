@@ -52,6 +52,9 @@ QUESTION_WORDS = frozenset(
 )
 """First words of a function that answers a question about merging (``requires_tensor_merging``,
 ``can_merge_lora``) rather than merging."""
+READ_WORDS = frozenset({"load", "read", "open", "restore", "fetch", "download"})
+"""First words of a function that reads a model back (``load_merged_model``): what it reads was merged
+elsewhere, unless its name says it merges too (``load_and_merge_models``)."""
 LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
 """Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
 SHARD_WORDS = frozenset(
@@ -235,6 +238,7 @@ class Merge(RouteDetector):
             "def convert(p):\n    return p\nif __name__ == '__main__':\n    convert(x)\n"
         ),
         Valid("import pandas as pd\nresults = pd.DataFrame(models)\nresults.merge(other)\n"),
+        Valid("from src.models import load_merged_model\nmodel, tok = load_merged_model(path)\n"),
         # objects not named for merging (a report, settings), and one merger of one model's shards
         Valid("report = ResultsReport(models)\nreport.merge(previous)\nsettings = EvalSettings(models)\n"),
         Valid("ckpts = glob('model_world_size_8_rank_*.pt')\nmerger = ShardMerger(ckpts)\nmerger.merge()\n"),
@@ -508,6 +512,8 @@ class Merge(RouteDetector):
             return  # flax's nnx.merge(graphdef, params) rebuilds a module; pandas joins tables
         if words(callee)[:1] and words(callee)[0] in QUESTION_WORDS:
             return  # ``requires_tensor_merging(model)`` asks whether weights would be merged
+        if words(callee)[:1] and words(callee)[0] in READ_WORDS and not said & MERGE_WORDS:
+            return  # ``load_merged_model(path)`` reads a model merged before, merging nothing
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
             # what the call names: its keywords, the names of the values it is handed, and the
             # checkpoints its object was built from (``merger.merge(**kwargs)``)
