@@ -476,15 +476,23 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     return named and not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
 
 
+MODEL_NAME_WORDS = frozenset({"name", "id", "path"})
+"""Words after a model's word in a keyword that names the model handed (``model_name=``, ``llm_id=``)."""
+
+
 def _given(node: cst.Call) -> set[str]:
     """Return a call's keywords, and what its positional arguments are named for.
 
     ``generate(model, input_ids, tokenizer, temperature=0.0)``: a project's sampling loop is handed
     the model first, as ``model.generate`` is called on it; ``generate_k_steps(convs, k, llm,
     sampling_params, 1)``: the engine and its sampling settings handed in their places (an argument
-    named as a sampling keyword is that setting).
+    named as a sampling keyword is that setting). A model handed by name (``model_name=``) is a model.
     """
     given = {a.keyword.value for a in node.args if a.keyword is not None}
+    for keyword in list(given):
+        said = words(keyword)
+        if said and said[0] in MODEL_WORDS and set(said[1:]) <= MODEL_NAME_WORDS:
+            given.add("model")  # (``model_name="gpt-4"``: the model to ask, named)
     for at, arg in enumerate(node.args):
         if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name | cst.Attribute):
             continue

@@ -315,6 +315,12 @@ class Generation(RouteDetector):
             "from pairs import build_dpo_pairs\npairs = build_dpo_pairs(model=model, max_new_tokens=512)\n",
             "generation",
         ),
+        # an imported generate_* helper handed the model by name and how to sample
+        Invalid(
+            "from utils.generate import generate_env_profile\n"
+            "profile = generate_env_profile(model_name=gen_model, temperature=0.5)\n",
+            "generation",
+        ),
         # a project's client asked with the conversation so far, by name
         Invalid("reply = client.complete(trajectory.messages, TOOL_SCHEMAS)\n", "generation"),
         Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
