@@ -34,6 +34,35 @@ ENVIRONMENT_METHOD_WORDS = frozenset(
     {"reward", "rewards", "score", "step", "observation", "obs", "tool", "tools", "done"}
 )
 """Words of a method by which a specialised environment says how an episode goes or is scored."""
+END_WORDS = frozenset({"complete", "completed", "done", "finished", "over", "terminal"})
+"""Last words of a method asking whether an episode is over (``is_complete``, ``is_done``)."""
+
+
+NOT_TOOL_WORDS = frozenset(
+    {"reward", "rewards", "score", "scores", "prompt", "prompts", "input", "inputs", "metric", "metrics"}
+)
+"""Words of an environment's method that scores or feeds the model rather than being a tool it calls."""
+
+
+def _tool_method(name: str) -> bool:
+    """Say whether a method may be a tool the model calls: public, not named for scoring or prompting."""
+    return not name.startswith("_") and not NOT_TOOL_WORDS & set(words(name))
+
+
+def _answers_turns(name: str) -> bool:
+    """Say whether a method is one by which an environment starts an episode or answers a turn.
+
+    ``reset`` (TRL's ``environment_factory`` classes: ``reset`` and the tools the model calls, so
+    only beside a method that may be a tool),
+    ``env_response``/``get_env_response``, ``is_completed``/``is_complete``/``is_done``, and the rest
+    of :data:`TURN_METHODS`.
+    """
+    if name in TURN_METHODS or name == "reset":
+        return True
+    said = words(name)
+    return {"env", "response"} <= set(said) or (said[:1] == ("is",) and said[-1:][0] in END_WORDS)
+
+
 TURN_ANSWER_WORDS = frozenset({"step", "observation", "obs", "tool", "tools"})
 """Words of a method by which an environment answers an agent's turn (not only scores its answer)."""
 PLAYING_WORDS = EPISODE_WORDS | {"trajectory", "trajectories", "generate"}
@@ -98,6 +127,12 @@ class Environment(RouteDetector):
         Valid(
             "def eval(args, env, agent):\n    obs = env.reset()\n"
             "    obs, r, done, info = env.step(agent(obs))\n"
+        ),
+        Valid("class TestEnv:\n    def is_ready(self):\n        return True\n"),
+        # reset() samples a batch of prompts, get_rewards() scores them: single-turn
+        Valid(
+            "class PromptEnv:\n    def reset(self):\n        return self.sample_prompts()\n"
+            "    def get_rewards(self, outputs):\n        return [score(o) for o in outputs]\n"
         ),
         # a single-turn task under a base named Environment: a prompt and the reward of its answer
         Valid(
@@ -271,6 +306,20 @@ class Environment(RouteDetector):
         Invalid(
             "import gymnasium as gym\ndef make_env():\n    return gym.make('FrozenLake-v1')\n", "environment"
         ),
+        # TRL's environment_factory class: reset() and the tools the model calls; a multi-turn
+        # environment answering turns and saying when the episode is over
+        Invalid(
+            "class SearchEnv:\n    def reset(self, metadata):\n        self.docs = []\n"
+            "    def search(self, query):\n        return retrieve(query)\n",
+            "environment",
+            variant=DEFINED,
+        ),
+        Invalid(
+            "class TAEnv(Env):\n    def get_env_response(self, rollout, state):\n        return msg, state\n"
+            "    def is_complete(self, rollout, state):\n        return state.done\n",
+            "environment",
+            variant=DEFINED,
+        ),
         # a project's environment answering an agent's tool calls (its base plays the episodes);
         # a method collecting metadata plays none
         Invalid(
@@ -329,8 +378,11 @@ class Environment(RouteDetector):
         said = [words(n) for n in (node.name.value, *bases)]
         single = any(single_turn(n) for n in (node.name.value, *bases))
         variant = SINGLE_TURN if single else DEFINED
-        if any(w and w[-1] in ENVIRONMENT_WORDS for w in said) and methods & TURN_METHODS:
-            turns = ", ".join(sorted(methods & TURN_METHODS))
+        answering = {m for m in methods if _answers_turns(m)}
+        if "reset" in methods and not any(_tool_method(m) for m in methods - {"reset"}):
+            answering.discard("reset")  # (``reset`` and ``get_rewards`` only: a batch of prompts scored)
+        if any(w and w[-1] in ENVIRONMENT_WORDS for w in said) and answering:
+            turns = ", ".join(sorted(answering))
             message = f"{node.name.value} is an environment answering turns ({turns})"
             self.report(node, "environment", message, variant=variant)
         elif (base := self._environment_base(node)) and (
