@@ -295,6 +295,10 @@ def _holds_results(code: cst.BaseExpression) -> bool:
     )
 
 
+RECORD_KEY_WORDS = RESULT_WORDS | {"out", "eval", "evaluation", "text", "response", "responses", "answer"}
+"""Words after a route's name in a record's key that name what the route gave back (``sft_output``)."""
+
+
 def _table_word(node: cst.BaseExpression) -> str | None:
     """Return what a dispatch table's key selects: a route name, or a subcommand by its first word."""
     if (word := _word(node)) is not None:
@@ -302,7 +306,9 @@ def _table_word(node: cst.BaseExpression) -> str | None:
     text = text_value(node) if type(node) is cst.SimpleString else None
     if text is None:
         return None
-    first = text.lower().replace("-", "_").split("_")[0]
+    first, *rest = text.lower().replace("-", "_").split("_")
+    if RECORD_KEY_WORDS & set(rest):
+        return None  # (``{"sft_output": sft_out, "dpo_output": dpo_out}``: a record of each one's results)
     return ROUTE_WORDS.get(first) or SUBCOMMAND_WORDS.get(first)
 
 
@@ -422,6 +428,11 @@ class RouteDispatch(RouteDetector):
     )
 
     VALID = (
+        # a record of what each compared model gave back, keyed by route and result
+        Valid(
+            "rows.append({'prompt': p, 'sft_output': sft_out, 'dpo_output': dpo_out,\n"
+            "             'sft_eval': sft_eval, 'dpo_eval': dpo_eval})\n"
+        ),
         # switches picking the curves a plot draws, and a supervised term added to a DPO loss
         Valid(
             "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('--ppo', action='store_true')\n"
