@@ -165,8 +165,11 @@ def _walked_name(target: cst.BaseExpression, walked: dict[str, str]) -> str | No
     return target.value if type(target) is cst.Name and target.value in walked else None
 
 
-STATISTICS_WORDS = frozenset({"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs"})
-"""Words of a container of measurements: ``stats[k] = w[k] * stats[k]`` weights losses, not tensors."""
+STATISTICS_WORDS = frozenset(
+    {"loss", "losses", "stats", "stat", "metrics", "metric", "log", "logs", "results", "result", "scores"}
+)
+"""Words of a container of measurements: ``stats[k] = w[k] * stats[k]`` weights losses, not tensors;
+``results_attr[attr] = {"mse": mse}`` records an evaluation's numbers."""
 
 
 def _records_statistics(target: cst.BaseExpression) -> bool:
@@ -241,6 +244,12 @@ class WeightAverage(RouteDetector):
         Valid("sd = torch.load(path)\nfor k in stats:\n    stats[k] = self.w[k] * stats[k] / n\n"),
         Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
+        # an evaluation's numbers per attribute, in a file that reads a checkpoint
+        Valid(
+            "import torch\nsd = torch.load(path)\nfor attr in ATTRIBUTES:\n"
+            "    p = np.array(pred[attr])\n    t = np.array(true[attr])\n"
+            "    mse = float(np.mean((p - t) ** 2))\n    results_attr[attr] = {'mse': mse}\n"
+        ),
         Valid(
             "sd = model.state_dict()\n"
             "rates = {f'timing/{k}': timing_raw[k] * 1000 / tokens[k] for k in timing_raw}\n"
