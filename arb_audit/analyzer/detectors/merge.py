@@ -52,9 +52,10 @@ QUESTION_WORDS = frozenset(
 )
 """First words of a function that answers a question about merging (``requires_tensor_merging``,
 ``can_merge_lora``) rather than merging."""
-READ_WORDS = frozenset({"load", "read", "open", "restore", "fetch", "download"})
-"""First words of a function that reads a model back (``load_merged_model``): what it reads was merged
-elsewhere, unless its name says it merges too (``load_and_merge_models``)."""
+READ_WORDS = frozenset({"load", "read", "open", "restore", "fetch", "download", "convert"})
+"""First words of a function that reads a model back or converts it (``load_merged_model``,
+``convert_merged_ckpt_to_hf``): what it handles was merged before, unless its name says it merges
+too (``load_and_merge_models``)."""
 LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
 """Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
 SHARD_WORDS = frozenset(
@@ -239,6 +240,7 @@ class Merge(RouteDetector):
         ),
         Valid("import pandas as pd\nresults = pd.DataFrame(models)\nresults.merge(other)\n"),
         Valid("from src.models import load_merged_model\nmodel, tok = load_merged_model(path)\n"),
+        Valid("from tools import convert_merged_ckpt_to_hf\nhf = convert_merged_ckpt_to_hf(ckpt, params)\n"),
         # objects not named for merging (a report, settings), and one merger of one model's shards
         Valid("report = ResultsReport(models)\nreport.merge(previous)\nsettings = EvalSettings(models)\n"),
         Valid("ckpts = glob('model_world_size_8_rank_*.pt')\nmerger = ShardMerger(ckpts)\nmerger.merge()\n"),
