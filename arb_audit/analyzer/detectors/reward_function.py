@@ -14,6 +14,7 @@ NOT_A_REWARD_FUNCTION = frozenset(
         *("model", "models", "trainer", "config", "head", "dataset", "args", "arguments", "collator"),
         *("load", "select", "apply", "register", "build", "make", "create", "log", "print", "plot"),
         *("data", "datasets", "loader", "tokenize", "tokenise", "collate", "preprocess"),
+        *("filter", "parse", "template", "postprocess", "arg"),
     }
 )
 """Words of a reward-named definition that is a reward *model* or plumbing around rewards (choosing,
@@ -29,6 +30,10 @@ REGISTRY_WORDS = frozenset(
 """The words a decorator that registers a reward is made of (``@reward``, ``@register_reward``,
 ``@rewards.register``, ``@reward_function``); one with any other word wraps the function for something
 else (``@with_reward_timeout``, ``@rewards_cache``, ``@register_reward_collator``)."""
+PLUMBING_PARAMETER_WORDS = frozenset(
+    {"args", "arg", "config", "cfg", "opts", "filename", "file", "path", "dir", "tokenizer", "dataset"}
+)
+"""Words of a parameter that hands in settings, a file or a tool, not a sample to score."""
 ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analyse"})
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
@@ -144,6 +149,14 @@ class RewardFunction(RouteDetector):
     TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT, "_score")
 
     VALID = (
+        # reward-named data steps: filtering, a template, settings handed in and no sample
+        Valid(
+            "def filter_reward(dataset, columns, threshold):\n"
+            "    return dataset.filter(lambda r: r['reward'] > threshold)\n"
+            "def _reward_template(type_name, class_prefix):\n"
+            "    return TEMPLATE.format(type_name, class_prefix)\n"
+        ),
+        Valid("import numpy as np\ndef cal_monte_carlo_reward(args):\n    return np.mean(load(args.path))\n"),
         # a pipeline's stage that trains the reward model
         Valid("def run_reward_stage(self, sft_checkpoint):\n    return self._train(sft_checkpoint)\n"),
         # a reader cached, a summary logged, under decorators that say rewards
@@ -383,6 +396,9 @@ class RewardFunction(RouteDetector):
             and not self._in_model
             and (sample := [p for p in params if p not in ("self", "cls")])
             and not any(_names_a_model(p) for p in sample)
+            # (``cal_monte_carlo_reward(args)``, ``rlhf_reward_…(filename, tokenizer)``: settings, files
+            # and tools handed in, no sample: a data step named for the rewards it writes)
+            and not all(set(words(p)) <= PLUMBING_PARAMETER_WORDS for p in sample)
             and _returns(node)
         ):
             # a reward computed by a model handed in (``get_reward(model, ...)``) or by a method of a
