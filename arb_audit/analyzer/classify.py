@@ -589,6 +589,22 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # is that benchmark's tasks)
         result.role, result.primary = "eval", "EVAL_ONLY"
     elif (
+        "entry_point" in signals
+        and "reward_function" not in signals
+        and not episode_rewards
+        and any(f.signal == "environment" and f.variant is None for f in findings)
+        and not any(
+            (f.signal == "environment" and f.variant is not None) or f.variant == SCORED_TOOL_RESULTS
+            for f in findings
+        )
+    ):
+        # a script that plays an environment's episodes (resets and steps one it neither defines nor
+        # builds) and trains nothing evaluates a policy, or collects its episodes to train on later
+        if "data_output" in signals and purpose(findings) == TRAINING_DATA:
+            result.role, result.primary = "data_generation", "DISTILLATION"
+        else:
+            result.role, result.primary = "eval", "EVAL_ONLY"
+    elif (
         environment
         and not (
             "entry_point" in signals

@@ -208,6 +208,39 @@ def test_episodes_written_out_by_code_that_defines_no_rl_are_collected_not_train
     assert result.primary == "DISTILLATION"
 
 
+PLAYED_EPISODES = """\
+import alfworld
+
+
+def run_trial(agent, env):
+    obs = env.reset()
+    for _ in range(49):
+        action = agent.act(obs)
+        obs, reward, done, info = env.step(action)
+        if done:
+            return reward
+    return 0
+
+
+if __name__ == "__main__":
+    env = alfworld.make_env(split="eval_out_of_distribution")
+    wins = sum(run_trial(agent, env) for _ in range(134))
+    print("success rate", wins / 134)
+"""
+
+
+def test_a_script_playing_an_environment_it_does_not_define_evaluates(tmp_path: Path) -> None:
+    """Episodes played by a script that trains nothing and defines no environment measure a policy."""
+    result = classify_path(write(tmp_path, "trial.py", PLAYED_EPISODES))
+    assert (result.primary, result.role) == ("EVAL_ONLY", "eval")
+    defined = PLAYED_EPISODES.replace(
+        "import alfworld\n",
+        "class HouseEnv:\n    def reset(self):\n        return ''\n"
+        "    def step(self, action):\n        return '', 0.0, False, {}\n",
+    )
+    assert classify_path(write(tmp_path, "house.py", defined)).primary == "ONLINE_RL"
+
+
 def test_a_rollout_function_that_steps_an_environment_is_online_rl(tmp_path: Path) -> None:
     result = classify_path(write(tmp_path, "train.py", MULTI_TURN_ROLLOUT))
     assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]
