@@ -87,6 +87,13 @@ class MultiTurnLoop(RouteDetector):
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
 
     VALID = (
+        # a conversation of stored answer steps built and templated turn by turn, no model sampled
+        Valid(
+            "for k in range(len(steps)):\n    text = question + steps[0] if k == 0 else steps[k]\n"
+            "    conversation.append({'content': text, 'role': 'user'})\n"
+            "    ids = tokenizer.apply_chat_template(conversation, return_tensors='pt')\n"
+            "    scores.append(prm(ids))\n"
+        ),
         # an environment's episode counter read in a loop plays nothing
         Valid("for s in scenarios:\n    n = env.episode_count()\n    env.log_episode(i, {'reward': r})\n"),
         Valid(
@@ -348,7 +355,8 @@ class MultiTurnLoop(RouteDetector):
         super().__init__(context)
         self.loops: list[list[bool]] = []
         """Per open loop: [generates, steps an environment, appends a tool turn, appends a user turn,
-        appends the loop's own item as the user turn]."""
+        appends the loop's own item as the user turn, samples from a model (not only builds its
+        prompt)]."""
         self.functions: list[str] = []
         self.classes_named: list[str] = []
         """Names of the classes around the node being walked."""
@@ -414,14 +422,14 @@ class MultiTurnLoop(RouteDetector):
             # await handler(tc)``): the results go back to the conversation, wherever that is written
             for seen in self.loops:
                 seen[2] = True
-        self.loops.append([False] * 5)
+        self.loops.append([False] * 6)
         self.called.append(set())
         self.targets.append(
             {n.value for n in (node.target, *descendants(node.target)) if type(n) is cst.Name}
         )
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops.append([False] * 5)
+        self.loops.append([False] * 6)
         self.called.append(set())
         self.targets.append(set())
 
@@ -496,16 +504,19 @@ class MultiTurnLoop(RouteDetector):
             seen[2] = seen[2] or role not in (None, "user")
             seen[3] = seen[3] or role == "user"
             seen[4] = seen[4] or listed
+            seen[5] = seen[5] or (generation and method(node) not in PROMPT_BUILDERS)
 
     def _leave(self, node: cst.For | cst.While) -> None:
         self.targets.pop()
         called = self.called.pop()
-        generation, step, feedback, user, listed = self.loops.pop()
+        generation, step, feedback, user, listed, sampled = self.loops.pop()
         if not (step or feedback or user) or self._not_training():
             return
-        if listed and not (step or feedback):
+        if (listed or (generation and not sampled)) and not (step or feedback):
             # the user turns are the loop's own items: a recorded conversation replayed turn by turn
-            # (formatting a dataset's dialogues), not a world answering the policy
+            # (formatting a dataset's dialogues), not a world answering the policy; nor is a
+            # conversation built turn by turn and only templated, no model sampled in the loop
+            # (a process reward model scoring each step of stored answers)
             return
         statement = self.context.statements[-1] if self.context.statements else None
         if not generation:
@@ -523,7 +534,7 @@ class MultiTurnLoop(RouteDetector):
             # traces): as for an agent whose turns a helper generates, it qualifies the rollouts of a
             # stage the file trains and makes nothing else online RL
             self.qualifying.add(id(node))
-        self.loops = [[False] * 5 for _ in self.loops]  # report the innermost loop only
+        self.loops = [[False] * 6 for _ in self.loops]  # report the innermost loop only
 
     def leave_Module(self, original_node: cst.Module) -> None:
         accepted: list[cst.CSTNode] = []
