@@ -552,6 +552,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             [f for f in findings if f.signal == "loss"], findings, lambda f: f.variant in (None, "ppo")
         )
         kinds = [f.kind for f in losses if f.kind]
+        # (the route most of its losses take first: a GRPO loss module that also offers a
+        # leave-one-out baseline is GRPO's; a tie keeps the order they are written in)
+        counts = Counter(kinds)
+        kinds.sort(key=lambda k: -counts[k])
         labels = list(dict.fromkeys(STAGE_LABELS[k] for k in kinds if k in STAGE_LABELS))
         # a plain supervised term beside a more specific loss names the component last, as for a step
         # (a policy-gradient loss module also computes an auxiliary or contrastive cross-entropy); a

@@ -241,6 +241,34 @@ def test_a_script_playing_an_environment_it_does_not_define_evaluates(tmp_path: 
     assert classify_path(write(tmp_path, "house.py", defined)).primary == "ONLINE_RL"
 
 
+GRPO_LOSSES_WITH_A_BASELINE = """\
+import torch
+
+
+def leave_one_out_baselines(rewards, k):
+    return (rewards.sum() - rewards) / (k - 1)
+
+
+def grpo_policy_loss(logp, old_logp, advantages, eps=0.2):
+    ratio = torch.exp(logp - old_logp)
+    clipped = torch.clamp(ratio, 1 - eps, 1 + eps)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+
+
+def token_grpo_policy_loss(logp, old_logp, advantages, eps=0.2):
+    ratio = torch.exp(logp - old_logp)
+    clipped = torch.clamp(ratio, 1 - eps, 1 + eps)
+    return -torch.min(ratio * advantages, clipped * advantages).sum()
+"""
+
+
+def test_a_loss_module_takes_the_route_most_of_its_losses_take(tmp_path: Path) -> None:
+    """Two GRPO losses beside a leave-one-out baseline offered as an option: the module is GRPO's."""
+    result = classify_path(write(tmp_path, "losses.py", GRPO_LOSSES_WITH_A_BASELINE))
+    assert (result.primary, result.role) == ("GRPO", "component")
+    assert result.labels[:2] == ["GRPO", "PPO"]
+
+
 def test_a_rollout_function_that_steps_an_environment_is_online_rl(tmp_path: Path) -> None:
     result = classify_path(write(tmp_path, "train.py", MULTI_TURN_ROLLOUT))
     assert result.primary == "ONLINE_RL" and result.labels == ["ONLINE_RL", "GRPO"]
