@@ -25,7 +25,7 @@ TRAINING_DATA = "training_data"
 """Variant of a ``purpose`` finding: what the file generates is made to be trained on."""
 TRAINING_SHAPED = "training_shaped"
 """Variant of a ``purpose`` finding: the file reads a training split or builds records shaped for
-training (conversations, pairs), which a demo or an evaluation may do too: data only when written."""
+training (conversations), which a demo or an evaluation may do too: data only when written."""
 
 HELD_OUT_SPLITS = frozenset({"test", "validation", "valid", "val", "dev", "eval", "evaluation"})
 """First words of a dataset split kept out of training (``test``, ``test_gen``, ``validation``)."""
@@ -303,8 +303,9 @@ class GenerationPurpose(RouteDetector):
             "purpose",
             variant=TRAINING_SHAPED,
         ),
+        # preference pairs are data to train on, written out or not (an evaluation keeps no rejected answer)
         Invalid(
-            "pairs.append({'prompt': p, 'chosen': a, 'rejected': b})\n", "purpose", variant=TRAINING_SHAPED
+            "pairs.append({'prompt': p, 'chosen': a, 'rejected': b})\n", "purpose", variant=TRAINING_DATA
         ),
         Invalid("parser.add_argument('--teacher_model', type=str)\n", "purpose", variant=TRAINING_DATA),
         Invalid("generated.push_to_hub('me/traces')\n", "purpose", variant=TRAINING_DATA),
@@ -523,9 +524,11 @@ class GenerationPurpose(RouteDetector):
             for e in node.elements
             if type(e) is cst.DictElement and type(e.key) is cst.SimpleString
         }
-        if "conversations" in keys or {"chosen", "rejected"} <= keys:
-            message = "builds training records (conversations or pairs)"
-            self._cue(node, message, TRAINING_SHAPED)
+        if {"chosen", "rejected"} <= keys:
+            # (a chosen answer set against a rejected one is preference data: nothing else is kept so)
+            self._cue(node, "builds preference pairs (chosen and rejected)", TRAINING_DATA)
+        elif "conversations" in keys:
+            self._cue(node, "builds training records (conversations)", TRAINING_SHAPED)
         predicted = {k for k in keys if PREDICTION_KEY_WORDS & set(words(k))}
         truth = {k for k in keys - predicted if TRUTH_KEY_WORDS & set(words(k))}
         if predicted and truth and not self._kept_if_right():
