@@ -14,6 +14,7 @@ import gc
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -826,7 +827,7 @@ def _placed(result: Classification, message: str) -> None:
     result.findings.append(Finding("Place", "place", message=message, line=1))
 
 
-def _writes_its_episodes(findings: list[Finding], signals: set[str]) -> bool:
+def _writes_its_episodes(findings: list[Finding], signals: AbstractSet[str]) -> bool:
     """Say whether a file that plays episodes with a model writes them out, and defines nothing of RL.
 
     A trainer's rollout worker hands its episodes to the update in memory; episodes written to a file
