@@ -598,10 +598,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         and "reward_function" not in signals
         and not episode_rewards
         and any(f.signal == "environment" and f.variant is None for f in findings)
-        and not any(
-            (f.signal == "environment" and f.variant is not None) or f.variant == SCORED_TOOL_RESULTS
-            for f in findings
-        )
+        and not _defines_rl(findings, played=False)
     ):
         # a script that plays an environment's episodes (resets and steps one it neither defines nor
         # builds) and trains nothing evaluates a policy, or collects its episodes to train on later
@@ -611,11 +608,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             result.role, result.primary = "eval", "EVAL_ONLY"
     elif (
         environment
-        and not (
-            "entry_point" in signals
-            and not episode_rewards
-            and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
-        )
+        and not ("entry_point" in signals and not episode_rewards and not _defines_rl(findings))
         and not _writes_its_episodes(findings, signals)
     ):
         # (a script's own turn loop may only demo or evaluate; an environment defined, or a reward
@@ -837,8 +830,20 @@ def _writes_its_episodes(findings: list[Finding], signals: AbstractSet[str]) -> 
     return (
         {"data_output", "generation"} <= signals
         and "reward_function" not in signals
-        and not any(f.signal == "environment" or f.variant == SCORED_TOOL_RESULTS for f in findings)
+        and not _defines_rl(findings)
         and not any(f.signal == "interactive" and f.detector == "RewardFunction" for f in findings)
+    )
+
+
+def _defines_rl(findings: list[Finding], played: bool = True) -> bool:
+    """Say whether a file has what online RL is made of: an environment, or a reward of tool results.
+
+    ``played``: an environment the file only resets and steps counts too (not where the question is
+    whether the file plays one it neither defines nor builds).
+    """
+    return any(
+        (f.signal == "environment" and (played or f.variant is not None)) or f.variant == SCORED_TOOL_RESULTS
+        for f in findings
     )
 
 
