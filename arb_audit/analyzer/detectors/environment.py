@@ -60,7 +60,7 @@ def _answers_turns(name: str) -> bool:
     if name in TURN_METHODS or name == "reset":
         return True
     said = words(name)
-    return {"env", "response"} <= set(said) or (said[:1] == ("is",) and said[-1:][0] in END_WORDS)
+    return {"env", "response"} <= set(said) or (said[:1] == ("is",) and said[-1] in END_WORDS)
 
 
 TURN_ANSWER_WORDS = frozenset({"step", "observation", "obs", "tool", "tools"})
