@@ -104,6 +104,10 @@ def _saved_name(call: cst.Call) -> str | None:
 
 
 HAND_FOLD_WORDS = ("lora_B", "lora_b")
+LAYER_FOLDS = frozenset({"fuse", "to_linear"})
+"""Methods by which MLX's LoRA layers return a plain linear layer with the adapter folded in."""
+MODULE_WALKS = frozenset({"named_modules", "modules", "leaf_modules"})
+"""Methods that walk a model's layers."""
 OTHER_MERGES = ("flax.", "jax.", "pandas.", "polars.", "omegaconf.", "numpy.", "dask.", "tensorflow.")
 """Libraries whose ``merge`` joins something else than models' weights: a module's graph definition
 with its state (``flax.nnx.merge``), tables, configs."""
@@ -182,7 +186,7 @@ class Merge(RouteDetector):
     that trains nothing configures a merge for mergekit to run.
     """
 
-    TRIGGERS = ("merg", "add_weighted_adapter", *HAND_FOLD_WORDS)
+    TRIGGERS = ("merg", "add_weighted_adapter", "fuse(", "to_linear(", *HAND_FOLD_WORDS)
 
     VALID = (
         Valid(
@@ -240,6 +244,8 @@ class Merge(RouteDetector):
         ),
         Valid("import pandas as pd\nresults = pd.DataFrame(models)\nresults.merge(other)\n"),
         Valid("from src.models import load_merged_model\nmodel, tok = load_merged_model(path)\n"),
+        # conv and batch-norm fused in a detector's layers, not walked from a model's modules
+        Valid("model.fuse()\nlayers = [m.fuse() for m in conv_blocks]\n"),
         Valid("from tools import convert_merged_ckpt_to_hf\nhf = convert_merged_ckpt_to_hf(ckpt, params)\n"),
         # objects not named for merging (a report, settings), and one merger of one model's shards
         Valid("report = ResultsReport(models)\nreport.merge(previous)\nsettings = EvalSettings(models)\n"),
@@ -332,6 +338,14 @@ class Merge(RouteDetector):
         Invalid(
             "from lib.lora import merge_lora_weights\nmerge_lora_weights(model)\n"
             "torch.save(model.state_dict(), p)\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
+        # MLX's LoRA layers folded one by one and put back, then saved
+        Invalid(
+            "fused = [(n, m.to_linear()) for n, m in model.named_modules() if isinstance(m, LoRALinear)]\n"
+            "model.update_modules(tree_unflatten(fused))\nsave(path, model)\n",
             "stage",
             "merge",
             "lora_fold",
@@ -572,6 +586,20 @@ class Merge(RouteDetector):
                     self.weight_locals.add(target.target.value)
                 else:
                     self.weight_locals.discard(target.target.value)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        # ``[(n, m.fuse()) for n, m in model.named_modules() if hasattr(m, "fuse")]``: MLX's LoRA
+        # layers folded into plain linear layers one by one, put back with ``update_modules``
+        iterable = node.for_in.iter
+        if (
+            type(iterable) is cst.Call
+            and method(iterable) in MODULE_WALKS
+            and any(type(n) is cst.Call and method(n) in LAYER_FOLDS for n in descendants(node.elt))
+        ):
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.folds.append((node, statement, self.function))
+            if self.function is not None:
+                self.folding_functions.add(self.function)
 
     def visit_Dict(self, node: cst.Dict) -> None:
         # {"merge_method": "slerp", "slices": ...}: a mergekit configuration built in code, to be
