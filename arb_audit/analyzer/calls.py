@@ -43,6 +43,16 @@ TRAINER_EVALUATIONS = frozenset({"evaluate", "predict", "eval", "test", "validat
 and ``trainer.validate(model)`` too)."""
 AGENT_TURNS = frozenset({"step", "astep"})
 """Methods by which an agent takes its turn: on a chat agent, its model answers a message."""
+AGENT_WORDS = frozenset({"agent", "agents"})
+"""Last words of an object or class named for an agent (``reason_agent``, ``ReActAgent``)."""
+
+
+def names_an_agent(name: str) -> bool:
+    """Say whether a name's last word says it is an agent (``reason_agent``, ``OpenAIFuncCallAgent``)."""
+    said = words(name)
+    return bool(said) and said[-1] in AGENT_WORDS
+
+
 SAMPLE_METHODS = frozenset({"sample", "sample_async"})
 """Methods of a sampling client that return completions when given sampling settings."""
 SAMPLING_KEYWORDS = frozenset(
@@ -197,12 +207,15 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         return bool(MODEL_WORDS & set(words(dotted(node.func.value).replace(".", "_"))))
     if called is not None and "generate" in called and _model_generates(node, called):
         return True
-    if called in AGENT_TURNS and node.args and type(node.func) is cst.Attribute:
+    if (
+        called in AGENT_TURNS
+        and node.args
+        and type(node.func) is cst.Attribute
+        and names_an_agent(dotted(node.func.value).rsplit(".", 1)[-1])
+    ):
         # ``agent.step(message)``, ``reason_agent.astep(prompt)``: a chat agent's turn is its model's
         # answer (CAMEL's ChatAgent and agents like it)
-        said = words(dotted(node.func.value).rsplit(".", 1)[-1])
-        if said and said[-1] in ("agent", "agents"):
-            return True
+        return True
     if called in SAMPLE_METHODS and any(
         arg.keyword is not None and arg.keyword.value in SAMPLING_KEYWORDS for arg in node.args
     ):

@@ -13,6 +13,7 @@ from arb_audit.analyzer.calls import (
     is_env_step,
     literal_field,
     method,
+    names_an_agent,
     runs_agent_loop,
     runs_episodes,
 )
@@ -529,7 +530,7 @@ class MultiTurnLoop(RouteDetector):
                 self.unresolved.append((node, statement, step, feedback, user, called, rollout))
             return
         self.pending.append((node, statement, step, feedback, user))
-        if self.classes_named and words(self.classes_named[-1])[-1:] in (("agent",), ("agents",)):
+        if self.classes_named and names_an_agent(self.classes_named[-1]):
             # an agent class's own turn loop answers whoever asks it (a user, a benchmark, a teacher's
             # traces): as for an agent whose turns a helper generates, it qualifies the rollouts of a
             # stage the file trains and makes nothing else online RL
