@@ -598,6 +598,17 @@ runtime (``ray.runtime_env.RuntimeEnv``, Lightning's ``SLURMEnvironment``, Azure
 not worlds an agent acts in."""
 SOFTWARE_ENVIRONMENT_WORDS = frozenset({"runtime", "virtual", "conda", "docker", "build", "cluster"})
 """Words of an environment class that installs or runs software rather than answering an agent."""
+
+
+def names_an_environment(name: str) -> bool:
+    """Say whether a class name's last word says environment and no other word says software's.
+
+    ``ToolEnv``, ``SWEEnvironment``; not ``RuntimeEnv``, ``PythonVirtualEnv`` or ``DockerEnvironment``.
+    """
+    said = words(name)
+    return bool(said) and said[-1] in ENVIRONMENT_WORDS and not SOFTWARE_ENVIRONMENT_WORDS & set(said)
+
+
 MADE_ENVIRONMENTS = frozenset({"gym.make", "gymnasium.make", "textarena.make"})
 """Factories that build an environment from its registered id."""
 
@@ -617,10 +628,7 @@ def built_environment(
         made = names_of(node.func) & MADE_ENVIRONMENTS
         if made:
             return min(made)
-    said = words(last)
-    if not (
-        last[:1].isupper() and said and said[-1] in ENVIRONMENT_WORDS
-    ) or SOFTWARE_ENVIRONMENT_WORDS & set(said):
+    if not (last[:1].isupper() and names_an_environment(last)):
         return None
     return next(
         (q for q in sorted(names_of(node.func)) if imported(q) and not q.startswith(NOT_AGENT_ENVIRONMENTS)),

@@ -8,10 +8,10 @@ from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
     EPISODE_WORDS,
     NOT_AGENT_ENVIRONMENTS,
-    SOFTWARE_ENVIRONMENT_WORDS,
     built_environment,
     is_env_step,
     method,
+    names_an_environment,
     single_turn,
     uncast,
 )
@@ -407,11 +407,8 @@ class Environment(RouteDetector):
         """
         for base in node.bases:
             name = dotted(base.value).rsplit(".", 1)[-1]
-            said = words(name)
-            if (
-                said[-1:] in (("env",), ("environment",))
-                and not SOFTWARE_ENVIRONMENT_WORDS & set(said)
-                and not any(q.startswith(NOT_AGENT_ENVIRONMENTS) for q in self.names(base.value))
+            if names_an_environment(name) and not any(
+                q.startswith(NOT_AGENT_ENVIRONMENTS) for q in self.names(base.value)
             ):
                 return name
         return None
