@@ -812,12 +812,12 @@ def loss_form(f: Features) -> Verdict:
         f.named_pairwise_losses
         and w & PREFERRED_WORDS & PREFERENCE_WORDS
         and w & DISPREFERRED_WORDS
-        and w & SCORE_WORDS
         and not w & (LOGPROB_WORDS | REFERENCE_WORDS | {"beta"})
     ):
-        # a pairwise loss of another file given the scores of a pair's two members, with no
-        # log-probabilities and no reference (``pairwise_loss(chosen_scores, rejected_scores)``): a
-        # reward model's Bradley-Terry or margin objective on its scalar outputs
+        # a pairwise loss of another file given the outputs of a pair's two members, with no
+        # log-probabilities and no reference (``pairwise_loss(chosen_scores, rejected_scores)``,
+        # ``pairwise_logistic_loss(s_pos, s_neg)``): a reward model's Bradley-Terry or margin objective
+        # on its scalar outputs, whatever the outputs are called
         pairwise = ", ".join(sorted(f.named_pairwise_losses)[:2])
         return Verdict("reward_model", "pairwise", None, f"{pairwise} of chosen and rejected scores")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):

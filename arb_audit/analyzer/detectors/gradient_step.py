@@ -1454,6 +1454,16 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "reward_model",
         ),
+        # however the pair's two outputs are named (``s_pos``, ``s_neg``): no log-probabilities, no
+        # reference, so a scorer's
+        Invalid(
+            "from losses.pairwise import pairwise_logistic_loss\nfor batch in loader:\n"
+            "    s_pos = model(batch['chosen_input_ids'])\n"
+            "    s_neg = model(batch['rejected_input_ids'])\n"
+            "    loss = pairwise_logistic_loss(s_pos, s_neg)\n    loss.backward()\n",
+            "gradient_step",
+            "reward_model",
+        ),
         # the same name on a pair's log-probabilities against a reference: a preference loss
         Invalid(
             "from losses import preference_loss\nfor batch in loader:\n"
