@@ -157,6 +157,11 @@ class RewardFunction(RouteDetector):
             "    return TEMPLATE.format(type_name, class_prefix)\n"
         ),
         Valid("import numpy as np\ndef cal_monte_carlo_reward(args):\n    return np.mean(load(args.path))\n"),
+        # a reward already computed, converted: no sample is scored
+        Valid(
+            "def _safe_reward(self, reward):\n    try:\n        return float(reward)\n"
+            "    except (TypeError, ValueError):\n        return 0.0\n"
+        ),
         # a pipeline's stage that trains the reward model
         Valid("def run_reward_stage(self, sft_checkpoint):\n    return self._train(sft_checkpoint)\n"),
         # a reader cached, a summary logged, under decorators that say rewards
@@ -399,6 +404,9 @@ class RewardFunction(RouteDetector):
             # (``cal_monte_carlo_reward(args)``, ``rlhf_reward_…(filename, tokenizer)``: settings, files
             # and tools handed in, no sample: a data step named for the rewards it writes)
             and not all(set(words(p)) <= PLUMBING_PARAMETER_WORDS for p in sample)
+            # (``_safe_reward(reward)``, ``clip_rewards(rewards)``: a reward already computed, handed in
+            # to be converted or bounded, no sample to score)
+            and not all(set(words(p)) & {"reward", "rewards"} for p in sample)
             and _returns(node)
         ):
             # a reward computed by a model handed in (``get_reward(model, ...)``) or by a method of a
