@@ -111,6 +111,7 @@ _BASIS_OF = {
     "Merge": "code",
     "WeightAverage": "code",
     "HandwrittenLoss": "code",
+    "MaskedTargets": "data",
 }
 """Detector -> the basis its stage findings rest on (the others report names)."""
 
@@ -386,6 +387,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     masked = [f for f in findings if f.signal == "loss" and f.variant in DATA_SHAPES]
     commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
+    paired = any(f.variant == PREFERENCE_PAIRS for f in masked)
     if reward_head and steps and not stages:
         # a step of no recognised loss in code that trains a scorer (a reward model's class, its
         # optimiser): the scorer is what it trains
@@ -404,6 +406,17 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model)
             stage.kind, stage.variant = "reward_model", "scalar_head"
+        elif (
+            paired
+            and stage.kind == "sft"
+            and stage.variant == "hf_trainer"
+            and any(e.detector == "NamedStep" for e in stage.evidence)
+        ):
+            # a project's Trainer subclass the file cannot read, fed chosen/rejected pairs whose
+            # targets are masked alike: its loss compares the pair. (transformers' own Trainer, built
+            # here, trains its model's forward loss, which takes one target whatever the data say.)
+            stage.kind, stage.variant = "dpo", None
+            stage.evidence = [*[f for f in masked if f.variant == PREFERENCE_PAIRS][:1], *stage.evidence]
         elif scorer_only and stage.kind == "dpo":
             # a preference loss stepped by a reward model's own code or optimiser trains that scorer
             # (PRIME's implicit process reward model: a DPO-form loss on the reward model's log-ratios)

@@ -745,6 +745,23 @@ def test_a_shell_launcher_follows_scripts_it_runs_through_environment_settings_a
     assert classify_path(loop).primary == "NONE_TRAINING"
 
 
+def test_a_project_trainer_fed_masked_preference_pairs_compares_them(tmp_path: Path) -> None:
+    # LLaVA-style DPO: a Trainer subclass of another file, handed chosen/rejected pairs whose prompt
+    # positions are masked; transformers' own Trainer on the same data trains one target's loss
+    code = (
+        "from transformers import TrainingArguments\nfrom llava.train.llava_trainer import LLaVATrainer\n"
+        "def collate(rows):\n    chosen_labels = pad([r['chosen'] for r in rows], -100)\n"
+        "    rejected_labels = pad([r['rejected'] for r in rows], -100)\n"
+        "    return dict(chosen_labels=chosen_labels, rejected_labels=rejected_labels)\n"
+        "def train():\n    args = TrainingArguments('out')\n"
+        "    trainer = LLaVATrainer(model=model, args=args, train_dataset=data)\n    trainer.train()\n"
+    )
+    result = classify_path(write(tmp_path, "train_dpo.py", code))
+    assert (result.primary, result.stages[0].decided_by) == ("DPO", "data")
+    plain = code.replace("from llava.train.llava_trainer import LLaVATrainer", "from transformers import Trainer")
+    assert classify_path(write(tmp_path, "plain.py", plain.replace("LLaVATrainer(", "Trainer("))).primary == "SFT"
+
+
 def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path: Path) -> None:
     # PRIME's implicit process reward: the worker's loss is of no recognised form, but the optimiser
     # it steps is the reward model's
