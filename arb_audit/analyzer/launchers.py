@@ -219,6 +219,9 @@ UNREAD_CONFIG = "unread_config"
 """Variant of a launcher's ``dispatch`` finding whose framework reads its route from a config the
 command names but this script does not fix: an argument the script is given (``llamafactory-cli train
 $1``) or a file that cannot be read here."""
+GIVEN_CONFIG = "given_config"
+"""As :data:`UNREAD_CONFIG`, where the config is an argument the script is given (``$1``), not a file
+it names."""
 
 
 def _shell_routes(
@@ -387,8 +390,21 @@ def command_routes(command: str) -> list[str]:
     return [f.routes[0] if f.routes else WORK_OF_SIGNAL[f.signal] for f in _command_routes(command, 0)]
 
 
+def unfixed_config(command: str) -> Finding | None:
+    """Return the choice of routes a framework command leaves to a config it is given when it runs.
+
+    ``python -m verl.trainer.main_ppo --config-name=$CFG``: the config the framework reads its route
+    from is given when the line runs; None where the line names it or runs one route whatever.
+    """
+    return next(
+        (f for f in _command_routes(command, 0) if f.variant == GIVEN_CONFIG and len(f.routes) > 1), None
+    )
+
+
 CONFIG_FLAGS = frozenset({"--config", "-c"})
 """Options that name a config, after which no word names what a command runs."""
+CONFIG_NAME_FLAGS = frozenset({*CONFIG_FLAGS, "--config-name", "-cn"})
+"""Options that name the config a framework command reads its route from (Hydra's ``--config-name``)."""
 DEFAULT_NOTE = "(its default)"
 """Ends the message of a command whose route is its default, which a setting of the line may override."""
 
@@ -541,17 +557,18 @@ def _entry_routes(
     # the config the command is given: its first argument, or the value of a config option
     rest = words[end:]
     given = next((w for w in rest if not w.startswith("-")), None)
-    given = next((rest[i + 1] for i in range(len(rest) - 1) if rest[i] in CONFIG_FLAGS), given)
-    unread = given is not None and (
-        given.startswith("$") or (given.endswith((".yaml", ".yml")) and config is None)
-    )
+    given = next((rest[i + 1] for i in range(len(rest) - 1) if rest[i] in CONFIG_NAME_FLAGS), given)
+    # (``--config-name=$CFG``: Hydra's option and its value in one word)
+    given = next((v for f, _, v in (w.partition("=") for w in rest) if v and f in CONFIG_NAME_FLAGS), given)
+    unread = given is not None and given.endswith((".yaml", ".yml")) and config is None
+    handed = given is not None and given.startswith("$")
     return [
         Finding(
             "ShellLauncher",
             "dispatch",
             routes=labels,
             default=entry.default,
-            variant=UNREAD_CONFIG if unread else None,
+            variant=GIVEN_CONFIG if handed else UNREAD_CONFIG if unread else None,
             message=f"{shown}: {entry.key} picks the route, {labels[0]} {DEFAULT_NOTE}",
             line=line,
             excerpt=command.strip()[:160],
@@ -945,7 +962,11 @@ def classify_launcher(source: SourceFile, boundary: Path | None = None) -> Class
     result.role = "launcher"
     result.possible_routes = routes
     result.primary = result.default_route = "ONLINE_RL" if "ONLINE_RL" in routes else final.routes[0]
-    if final.variant == UNREAD_CONFIG and len(final.routes) > 1 and result.primary != "ONLINE_RL":
+    if (
+        final.variant in (UNREAD_CONFIG, GIVEN_CONFIG)
+        and len(final.routes) > 1
+        and result.primary != "ONLINE_RL"
+    ):
         # the last command's framework picks its route from a config this script does not fix
         # (``llamafactory-cli train $1``): which route ran is the config's
         result.primary = "CONFIG_DEPENDENT"

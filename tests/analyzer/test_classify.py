@@ -758,8 +758,13 @@ def test_a_project_trainer_fed_masked_preference_pairs_compares_them(tmp_path: P
     )
     result = classify_path(write(tmp_path, "train_dpo.py", code))
     assert (result.primary, result.stages[0].decided_by) == ("DPO", "data")
-    plain = code.replace("from llava.train.llava_trainer import LLaVATrainer", "from transformers import Trainer")
-    assert classify_path(write(tmp_path, "plain.py", plain.replace("LLaVATrainer(", "Trainer("))).primary == "SFT"
+    plain = code.replace(
+        "from llava.train.llava_trainer import LLaVATrainer", "from transformers import Trainer"
+    )
+    assert (
+        classify_path(write(tmp_path, "plain.py", plain.replace("LLaVATrainer(", "Trainer("))).primary
+        == "SFT"
+    )
 
 
 def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path: Path) -> None:
@@ -900,6 +905,10 @@ def test_a_framework_command_given_a_config_the_script_does_not_fix_is_config_de
     write(tmp_path, "dpo.yaml", "stage: dpo\nmodel_name_or_path: m\n")
     fixed = classify_path(write(tmp_path, "fixed.sh", "llamafactory-cli train dpo.yaml\n"))
     assert fixed.primary == "DPO"
+    # Hydra's option naming the config, in one word with its value
+    hydra = "python3 -m verl.trainer.main_ppo --config-path=conf --config-name=$1 trainer.n_gpus_per_node=8\n"
+    given = classify_path(write(tmp_path, "hydra.sh", hydra))
+    assert (given.primary, given.default_route) == ("CONFIG_DEPENDENT", "PPO")
 
 
 def test_a_step_of_unknown_loss_on_an_environments_episodes_is_online_rl(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Val
 from arb_audit.analyzer.detectors.command_text import PLACEHOLDER, launched_routes, string_text
 from arb_audit.analyzer.detectors.route_dispatch import COMMAND_TEXT
 from arb_audit.analyzer.frameworks import names_a_program
-from arb_audit.analyzer.launchers import LAUNCHED_WORK, LAUNCHERS, command_routes
+from arb_audit.analyzer.launchers import LAUNCHED_WORK, LAUNCHERS, command_routes, unfixed_config
 from arb_audit.analyzer.names import dotted
 from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.walk import descendants
@@ -259,12 +259,29 @@ class SubprocessLaunch(RouteDetector):
             "stage",
             "dpo",
         ),
-        # a program named by a path under a folder computed at run time
+        # a program named by a path under a folder computed at run time, run on a config the file
+        # writes itself (the framework's default route)
+        Invalid(
+            "import subprocess\nCLI = f'{LAB}/env/bin/llamafactory-cli'\n"
+            "def run_one(cfg):\n    with open(cfg, 'w') as f:\n        f.write(TEMPLATE)\n"
+            "    subprocess.run([CLI, 'train', cfg], check=True)\n",
+            "stage",
+            "sft",
+        ),
+        # a config handed to it, whose route the framework reads: the config decides
+        Invalid(
+            "import subprocess, sys\ndef launch(args):\n"
+            "    command = [sys.executable, '-m', 'verl.trainer.main_ppo',\n"
+            "               f'--config-path={args.config.parent}', f'--config-name={args.config.stem}']\n"
+            "    subprocess.call(command)\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
+        ),
         Invalid(
             "import subprocess\nCLI = f'{LAB}/env/bin/llamafactory-cli'\n"
             "def run_one(cfg):\n    subprocess.run([CLI, 'train', cfg], check=True)\n",
-            "stage",
-            "sft",
+            "dispatch",
+            routes=("SFT", "DPO"),
         ),
         # a command line grown by ``+=``, run by a launcher; a module in a package named for its route
         Invalid(
@@ -278,6 +295,16 @@ class SubprocessLaunch(RouteDetector):
             "import subprocess\ndef build(model):\n"
             "    cmd = ['uv', 'run', 'python', '-m', 'experiments.sft.train_lora', '--model', model]\n"
             "    return cmd\ndef launch(model):\n    cmd = build(model)\n    return subprocess.Popen(cmd)\n",
+            "stage",
+            "sft",
+        ),
+        # handed back beside the environment it runs with
+        Invalid(
+            "import subprocess, sys\ndef build(args):\n"
+            "    command = [sys.executable, '-m', 'experiments.sft.train_lora', '--model', args.model]\n"
+            "    return command, {'HF_HOME': args.cache}\n"
+            "def main(args):\n    command, environment = build(args)\n"
+            "    raise SystemExit(subprocess.call(command, env=environment))\n",
             "stage",
             "sft",
         ),
@@ -406,6 +433,9 @@ class SubprocessLaunch(RouteDetector):
         """Lists a runner reads where it is called (reported there)."""
         self.unread_run: cst.Call | None = None
         """The first run of a command the file does not spell at the call (``subprocess.run(command)``)."""
+        self.written: set[str] = set()
+        """Names of the files the file writes (``open(ycfg, "w")``, ``ycfg.write_text(...)``): a config
+        it writes and then runs is fixed by the file, not given to it."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defined.add(node.name.value)
@@ -475,11 +505,15 @@ class SubprocessLaunch(RouteDetector):
             self.pending[-1][name] = None
 
     def visit_Return(self, node: cst.Return) -> None:
-        value = node.value
-        if type(value) is cst.Name:
-            value = self._pending(value.value) or value
-        if type(value) is cst.List and _interpreter_line(value):
-            self.built[id(value)] = value  # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
+        # ``return command, environment``: a helper's command handed back beside what it runs with
+        values = [e.value for e in node.value.elements] if type(node.value) is cst.Tuple else [node.value]
+        for value in values:
+            if type(value) is cst.Name:
+                value = self._pending(value.value) or value
+            if type(value) is cst.List and _interpreter_line(value):
+                self.built[id(value)] = (
+                    value  # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
+                )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.unread_run is None:
@@ -499,6 +533,7 @@ class SubprocessLaunch(RouteDetector):
         callee = node.func.value if type(node.func) is cst.Name else getattr(node.func, "attr", None)
         if isinstance(callee, cst.Name):
             callee = callee.value
+        self._note_written(node, callee)
         if isinstance(callee, str):
             # ``_run(cmd)``, ``self._run(cmd)``, ``Stage("rl", cmd)``: by the name of what is called
             for arg in node.args:
@@ -529,6 +564,19 @@ class SubprocessLaunch(RouteDetector):
             return
         self._report_lines(node, lines)
 
+    def _note_written(self, node: cst.Call, callee: object) -> None:
+        """Record the file a call writes, by the plain name holding its path."""
+        target: cst.BaseExpression | None = None
+        if callee == "open" and type(node.func) is cst.Name:
+            mode = keyword(node, "mode") or (node.args[1] if len(node.args) > 1 else None)
+            text = string_text(mode.value) if mode is not None else None
+            if text is not None and set(text) & set("wxa"):
+                target = node.args[0].value
+        elif callee in ("write_text", "write_bytes") and type(node.func) is cst.Attribute:
+            target = node.func.value
+        if type(target) is cst.Name:
+            self.written.add(target.value)
+
     def _report_lines(self, node: cst.CSTNode, lines: list[list[str]]) -> None:
         """Report what the command lines a run may be run: a stage, or a stage a setting picks."""
         # (a script the table does not know, named for evaluating: the evaluation it runs)
@@ -540,6 +588,15 @@ class SubprocessLaunch(RouteDetector):
             message = f"runs {lines[0][0]} with a stage a setting picks"
             self.report(node, "dispatch", message, routes=tuple(sorted(trained)))
             return
+        own = any(type(n) is cst.Name and n.value in self.written for n in descendants(node))
+        for line in [] if own else lines:
+            # a word computed at run time stands where the config is named (``f"--config-name={c}"``):
+            # a value the run is given, as a shell script's ``$1`` is, unless the file wrote it
+            given = [f"${ARG}" if w == ARG else w.replace(f"={ARG}", f"=${ARG}") for w in line]
+            if (unfixed := unfixed_config(shlex.join(given))) is not None:
+                message = f"runs {line[0]} with a config it does not fix: {unfixed.message}"
+                self.report(node, "dispatch", message, routes=unfixed.routes, default=unfixed.default)
+                return
         reported: set[str] = set()
         for line, labels in zip(lines, routes, strict=True):
             # (a switch between two flags' values runs the same stage: it is reported once)
