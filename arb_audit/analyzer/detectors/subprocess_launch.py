@@ -57,6 +57,8 @@ def _word(value: cst.BaseExpression, paths: dict[str, str] | None = None) -> str
         value = value.args[0].value
     if type(value) is cst.Name and paths is not None and value.value in paths:
         return paths[value.value]
+    if type(value) is cst.BinaryOperation and (path := _path_text(value)) is not None:
+        return path.replace(PLACEHOLDER, ARG)  # ``str(ROOT / "scripts" / "train_grpo.py")``, in place
     text = string_text(value)
     return text.replace(PLACEHOLDER, ARG) if text is not None else None
 
@@ -297,6 +299,15 @@ class SubprocessLaunch(RouteDetector):
             "    return cmd\ndef launch(model):\n    cmd = build(model)\n    return subprocess.Popen(cmd)\n",
             "stage",
             "sft",
+        ),
+        # a script's path joined in place, in a list a helper returns and a loop runs
+        Invalid(
+            "import subprocess, sys\ndef build(exp):\n"
+            "    return [sys.executable, str(ROOT / 'scripts' / 'train_grpo.py'), '--lr', str(exp.lr)]\n"
+            "def main(exps):\n    for cmd in [build(e) for e in exps]:\n"
+            "        subprocess.run(cmd, check=True)\n",
+            "stage",
+            "grpo",
         ),
         # handed back beside the environment it runs with
         Invalid(
