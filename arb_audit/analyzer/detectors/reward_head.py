@@ -8,7 +8,7 @@ from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.inference import NO_GRAD
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import decorator_callee, last_name
+from arb_audit.analyzer.names import decorator_callee, last_name, literal_text
 
 SCALAR_HEADS = frozenset(
     {
@@ -17,6 +17,8 @@ SCALAR_HEADS = frozenset(
     }
 )
 """Constructors of a classification head over a language model."""
+PAIR_MEMBERS = frozenset({"chosen", "rejected"})
+"""The two members of a preference pair, as records name them."""
 SCORER_WORDS = frozenset({"reward", "critic", "value"})
 """Words of a model class or factory that make a scalar scorer (with ``model``: ``RewardModel``)."""
 TRAINED_BY = frozenset({"backward", "parameters", "named_parameters", "train"})
@@ -100,6 +102,12 @@ class RewardHead(RouteDetector):
     )
 
     VALID = (
+        # a classifier of labelled texts, not of a pair's members
+        Valid(
+            "from transformers import AutoModelForSequenceClassification, Trainer\n"
+            "model = AutoModelForSequenceClassification.from_pretrained('m', num_labels=2)\n"
+            "Trainer(model=model, args=args, train_dataset=rows['text']).train()\n"
+        ),
         Valid(
             "import torch.nn.functional as F\n"
             "def raft_epoch(policy, reward_model: RewardModel, loader, optimizer):\n"
@@ -242,6 +250,15 @@ class RewardHead(RouteDetector):
             "loss",
             "reward_model",
         ),
+        # a two-label classifier trained on records' chosen and rejected answers: a pointwise scorer
+        Invalid(
+            "from transformers import AutoModelForSequenceClassification, Trainer\n"
+            "texts = [ex['prompt'] + ex['chosen'] for ex in rows]\n"
+            "texts += [ex['prompt'] + ex['rejected'] for ex in rows]\n"
+            "model = AutoModelForSequenceClassification.from_pretrained('m', num_labels=2)\n"
+            "Trainer(model=model, args=args, train_dataset=encode(texts)).train()\n",
+            "reward_head",
+        ),
         Invalid(
             "class DataParallelPRIMERewardModel:\n    def update_rm(self, batch):\n"
             "        loss = compute_ce_loss_rm(self.rm(batch), batch['acc'])\n        loss.backward()\n",
@@ -275,6 +292,10 @@ class RewardHead(RouteDetector):
         """The first class named for a reward model that builds a one-output head, and that head."""
         self.actor_critic: tuple[str, cst.CSTNode] | None = None
         """The first class named for a value model (``...WithValueHead``, ``Critic``), and its node."""
+        self.classifiers: dict[str, cst.Call] = {}
+        """Names bound to a classification head of several outputs (``num_labels=2``) -> its call."""
+        self.pair_members: set[str] = set()
+        """Members of a preference pair the file reads from its records (``ex["chosen"]``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if type(node.value) is not cst.Call:
@@ -296,6 +317,15 @@ class RewardHead(RouteDetector):
         if targets and type(head) is cst.Call and self._scalar_head(head):
             for target in targets:
                 self.heads[target] = head
+        elif targets and type(head) is cst.Call and self._classification_head(head):
+            for target in targets:
+                self.classifiers[target] = head
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if len(node.slice) == 1 and type(index := node.slice[0].slice) is cst.Index:
+            key = literal_text(index.value) if type(index.value) is cst.SimpleString else None
+            if key in PAIR_MEMBERS:
+                self.pair_members.add(key)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.defined_scorer is not None and not self.reported_class and not self.heads:
@@ -331,6 +361,14 @@ class RewardHead(RouteDetector):
                 message = "a classification head with one output scores sequences"
                 self.report(call, "reward_head", message)
                 reported.add(id(call))
+        if self.pair_members == PAIR_MEMBERS:
+            for name, call in self.classifiers.items():
+                if name in self.trained and id(call) not in reported:
+                    # a classifier trained on records' chosen and rejected answers, each labelled by
+                    # its side of the pair: a pointwise reward model, whatever its count of outputs
+                    message = "a classification head trained on preference pairs' chosen and rejected answers"
+                    self.report(call, "reward_head", message)
+                    reported.add(id(call))
         for name, call in self.built.items():
             if name in self.trained | self.weighed:
                 message = f"trains {name}, a model built as a scalar scorer (reward or critic)"
@@ -351,6 +389,11 @@ class RewardHead(RouteDetector):
         out = keyword(node, "out_features")
         value = out.value if out is not None else node.args[1].value if len(node.args) > 1 else None
         return type(value) is cst.Integer and value.value == "1"
+
+    def _classification_head(self, node: cst.Call) -> bool:
+        """Say whether ``node`` loads or builds a classification head of a given count of outputs."""
+        labels = keyword(node, "num_labels")
+        return labels is not None and bool(self.names(node.func) & SCALAR_HEADS)
 
     def _scalar_head(self, node: cst.Call) -> bool:
         """Say whether ``node`` loads or builds a classification head with one output."""
