@@ -249,6 +249,10 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
     ``strict``: skip :data:`AMBIGUOUS_WORDS` (for a function or class that names no trainer).
     """
     words = [w.lower() for w in _TOKENS.findall(identifier)]
+    if "from" in words[1:]:
+        # ``init_trainer_from_sft_checkpoint``, ``load_from_dpo_model``: what follows says where its
+        # object starts from, not what it runs
+        words = words[: words.index("from", 1)]
     skipped = AMBIGUOUS_WORDS if strict else frozenset()
     found = next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS and w not in skipped), None)
     if found is None:

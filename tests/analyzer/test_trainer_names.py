@@ -57,6 +57,9 @@ def test_trainer_of(qualified: str, kind: str | None) -> None:
         ("rebel_loss", True, ("PPO", "rebel")),
         ("ModernRLHFTrainer", False, ("PPO", "rlhf")),  # RLHF, InstructGPT's recipe: PPO
         ("GRPOTrainerForRLHF", False, ("GRPO", "grpo")),  # an algorithm's own name goes first
+        # where what it builds starts from, not what it runs
+        ("initialize_trainer_from_sft_checkpoint", False, None),
+        ("train_dpo_from_sft_model", False, ("DPO", "dpo")),
     ],
 )
 def test_route_word(identifier: str, strict: bool, expected: tuple[str, str] | None) -> None:

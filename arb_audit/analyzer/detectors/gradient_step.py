@@ -1445,6 +1445,13 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # a trainer class's method building it from saved state, in a helper named for building it
+        Invalid(
+            "from src.trainer import DPOTrainer\ndef initialize_trainer_from_sft_checkpoint():\n"
+            "    return DPOTrainer.init_from_sft_checkpoint(torch.load(path), data)\n"
+            "def main():\n    trainer = initialize_trainer_from_sft_checkpoint()\n    trainer.train(100)\n",
+            "gradient_step",
+        ),
         # a pairwise loss of another file on a pair's scores: a reward model's
         Invalid(
             "from models.reward_model import pairwise_loss\nfor batch in loader:\n"
@@ -3130,6 +3137,14 @@ class GradientStep(RouteDetector):
             or _names_trainer_factory(last_name(func))
         ):
             return func
+        if (
+            type(func) is cst.Attribute
+            and "from" in words(func.attr.value)
+            and names_trainer_class(_tail(func.value))
+        ):
+            # ``DPOTrainer.from_checkpoint(ckpt, data)``, ``.init_from_sft_checkpoint(...)``: a class
+            # method building the trainer from saved state
+            return func.value
         built = func.value if type(func) is cst.Attribute and func.attr.value in CLASS_FACTORIES else func
         if _names_trainable(last_name(built)) and any("." in q for q in self.names(built)):
             # ``model = sillm.TrainableDPO.from_model(model, beta=0.1)``: an imported class that makes a
@@ -3604,7 +3619,9 @@ def updates_model(name: str | None, models: frozenset[str]) -> bool:
     return bool(found & UPDATE_WORDS and found & models)
 
 
-TRAINER_FACTORY_VERBS = frozenset({"get", "build", "create", "make", "init", "setup", "new", "construct"})
+TRAINER_FACTORY_VERBS = frozenset(
+    {"get", "build", "create", "make", "init", "initialize", "initialise", "setup", "new", "construct"}
+)
 """First words of a helper that returns a trainer it builds (not ``load_trainer_state``'s reading one)."""
 _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 
@@ -3697,6 +3714,8 @@ def _names_trainer_factory(name: str) -> bool:
     returns is then trained with ``trainer.train()``.
     """
     found = words(name)
+    if "from" in found:
+        found = found[: found.index("from")]  # (``initialize_trainer_from_sft_checkpoint``: from what)
     return (
         name[:1].islower() and len(found) > 1 and found[-1] == "trainer" and found[0] in TRAINER_FACTORY_VERBS
     )
