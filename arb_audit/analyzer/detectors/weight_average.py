@@ -226,6 +226,12 @@ class WeightAverage(RouteDetector):
     TRIGGERS = ("state_dict", "load_file", "torch.load", "safe_open", "load_peft_weights")
 
     VALID = (
+        # a run's measurements summed key by key, in place
+        Valid(
+            "import torch\nmodel.load_state_dict(torch.load(path))\nfor batch in loader:\n"
+            "    step_stats = update(batch)\n"
+            "    for k in ['loss', 'kl']:\n        stats[k] += step_stats[k].item()\n"
+        ),
         # checkpoints' tensors reduced at each key but neither written nor loaded: a statistic
         Valid(
             "import torch\nsds = [torch.load(p) for p in paths]\n"
@@ -480,6 +486,8 @@ class WeightAverage(RouteDetector):
                     # nothing into a model)
                     type(statement) is cst.AugAssign
                     and isinstance(statement.operator, cst.AddAssign | cst.SubtractAssign)
+                    # (``stats[k] += step_stats[k].item()``: a run's measurements summed, as assigned)
+                    and not _records_statistics(statement.target)
                     and len(
                         _keyed_sources(statement.target, key)
                         | _keyed_sources(statement.value, key)
