@@ -102,6 +102,12 @@ class RewardHead(RouteDetector):
     )
 
     VALID = (
+        # a stand-in module's dummy weight (a test double handed to the trainer), over no hidden state
+        Valid(
+            "import torch\nclass MockModel(torch.nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.dummy = torch.nn.Linear(1, 1)\n"
+            "model = MockModel()\ntrainer = RLTrainer(model=model, config=cfg)\n"
+        ),
         # a classifier of labelled texts, not of a pair's members
         Valid(
             "from transformers import AutoModelForSequenceClassification, Trainer\n"
@@ -388,6 +394,10 @@ class RewardHead(RouteDetector):
             return False
         out = keyword(node, "out_features")
         value = out.value if out is not None else node.args[1].value if len(node.args) > 1 else None
+        given = keyword(node, "in_features")
+        source = given.value if given is not None else node.args[0].value if node.args else None
+        if type(source) is cst.Integer and source.value == "1":
+            return False  # ``nn.Linear(1, 1)``: a stand-in module's dummy weight, over no hidden state
         return type(value) is cst.Integer and value.value == "1"
 
     def _classification_head(self, node: cst.Call) -> bool:
