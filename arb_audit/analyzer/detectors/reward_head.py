@@ -105,7 +105,7 @@ class RewardHead(RouteDetector):
         # a stand-in module's dummy weight (a test double handed to the trainer), over no hidden state
         Valid(
             "import torch\nclass MockModel(torch.nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n        self.dummy = torch.nn.Linear(1, 1)\n"
+            "        self.dummy = torch.nn.Linear(1, 1)\n"
             "model = MockModel()\ntrainer = RLTrainer(model=model, config=cfg)\n"
         ),
         # a classifier of labelled texts, not of a pair's members
