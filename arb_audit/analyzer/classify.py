@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arb_audit.analyzer.detector import FileContext, Finding, RouteDetector, discover
+from arb_audit.analyzer.detectors.advantage import NAMED_ESTIMATOR
 from arb_audit.analyzer.detectors.environment import DEFINED, SINGLE_TURN
 from arb_audit.analyzer.detectors.evaluation_call import EVALUATION_CALL
 from arb_audit.analyzer.detectors.generation import SERVED
@@ -333,6 +334,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     """Turn findings into stages, labels, primary label and role (TAXONOMY.md's rules)."""
     result.findings = findings
     script = any(f.signal == "entry_point" for f in findings)
+    if script and not any(f.signal == "gradient_step" for f in findings):
+        # a script that calls an estimator of another file to look at advantages (compare reward
+        # shapings, print them) and trains nothing serves no policy-gradient stage: the estimator is
+        # the other file's, which a library module calling it serves
+        findings = [f for f in findings if f.variant != NAMED_ESTIMATOR]
     # a metric that only decides which generated samples are kept curates data: it evaluates nothing;
     # a function scoring predictions against references, or a routine named for evaluating, evaluates
     # only where nothing else is done

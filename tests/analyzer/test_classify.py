@@ -767,6 +767,23 @@ def test_a_project_trainer_fed_masked_preference_pairs_compares_them(tmp_path: P
     )
 
 
+def test_an_estimator_named_for_its_family_serves_it_unless_a_script_only_looks(tmp_path: Path) -> None:
+    # a library module building advantages with another file's group estimator serves GRPO; a script
+    # calling it to compare reward shapings, stepping nothing, trains nothing
+    library = (
+        "from .advantages import group_advantages\n"
+        "def build(rewards, group_size):\n    adv = group_advantages(rewards, group_size)\n    return adv\n"
+    )
+    assert classify_path(write(tmp_path, "scalar.py", library)).primary == "GRPO"
+    script = (
+        "from rl.rewards import compute_grpo_rewards\n"
+        "if __name__ == '__main__':\n"
+        "    advantages, details = compute_grpo_rewards(['a', 'b'], shaping='graduated')\n"
+        "    print(advantages)\n"
+    )
+    assert classify_path(write(tmp_path, "compare.py", script)).primary == "NONE_TRAINING"
+
+
 def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path: Path) -> None:
     # PRIME's implicit process reward: the worker's loss is of no recognised form, but the optimiser
     # it steps is the reward model's

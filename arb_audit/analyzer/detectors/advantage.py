@@ -8,6 +8,7 @@ from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.trainers import route_word
 from arb_audit.analyzer.walk import descendants
 
 ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantages_"})
@@ -28,6 +29,8 @@ NORMALISED_WORDS = frozenset({"normalized", "normalised", "norm", "centered", "c
 """Words that, beside "rewards", name rewards normalised for use as advantages (``normalized_rewards``)."""
 TEST_WORDS = frozenset({"test", "tests", "testcase"})
 """Words of a test case's base class (``unittest.TestCase``)."""
+NAMED_ESTIMATOR = "named_estimator"
+"""Variant of a ``loss`` finding: advantages from an estimator of another file, named for its family."""
 DIVIDERS = frozenset({"safe_div", "div", "divide", "true_divide"})
 """Functions that divide their first argument by their second (``safe_div(r - r.mean(), std)``)."""
 
@@ -56,6 +59,8 @@ class AdvantageEstimate(RouteDetector):
             "print('mean TD error', td_error.abs().mean())\n"
         ),
         Valid("x = rewards - rewards.mean()\n"),
+        # a helper of no family's name
+        Valid("from .util import compute_advantages\nadvantages = compute_advantages(rewards, n)\n"),
         Valid("row = dict(prompt=p, advantage=None)\n"),
         Valid("stats = df.groupby('model')['latency'].agg(['mean', 'std'])\n"),
         Valid("by_task = df.groupby('task')['reward'].mean()\n"),
@@ -147,6 +152,22 @@ class AdvantageEstimate(RouteDetector):
             "base = sum(t.reward for t in group) / len(history)\nadvantage = t.reward - base\n", "loss", "ppo"
         ),
         Invalid("advantages = rewards - mean_grouped_rewards\n", "loss", "grpo"),
+        # an estimator of another file, named for its family (what it unpacks among the rest)
+        Invalid(
+            "from .advantages import group_advantages\n"
+            "response_advantage = group_advantages(r, group_size)\n",
+            "loss",
+            "grpo",
+            NAMED_ESTIMATOR,
+        ),
+        Invalid(
+            "from verl.trainer.ppo import core_algos\n"
+            "advantages, returns = core_algos.compute_gae_advantage_return(\n"
+            "    rewards, values, mask, gamma, lam)\n",
+            "loss",
+            "ppo",
+            NAMED_ESTIMATOR,
+        ),
         Invalid(
             "reward_mean = sum(t.reward for t in group) / len(group)\n"
             "advantage = (trajectory.reward - reward_mean) / (reward_std + 1e-6)\n",
@@ -279,7 +300,14 @@ class AdvantageEstimate(RouteDetector):
                 self.bound[t.target.value] = value
         filled = [t.target.value if type(t.target) is cst.Subscript else t.target for t in node.targets]
         self.fills_advantages = self.fills_advantages or any(_advantage_target(t) for t in filled)
-        if any(_advantage_target(t.target) or _normalised_rewards(t.target) for t in node.targets):
+        if any(
+            _advantage_target(target) or _normalised_rewards(target)
+            for t in node.targets
+            # (``advantages, returns = compute_gae(...)``: one of what it unpacks)
+            for target in (
+                [e.value for e in t.target.elements] if type(t.target) is cst.Tuple else [t.target]
+            )
+        ):
             if not any(
                 type(t.target) is cst.Name
                 and _advantage_target(t.target)
@@ -384,6 +412,12 @@ class AdvantageEstimate(RouteDetector):
     def _judge(self, value: cst.BaseExpression) -> None:
         centred = _centred(value, self.bound)
         if centred is None:
+            if (named := _named_estimator(value)) is not None:
+                # ``adv = group_advantages(rewards, group_size)``, ``compute_gae(...)``: an estimator of
+                # another file, named for its family
+                kind, name = named
+                message = f"advantages from {name}(), an estimator named for its family"
+                self.report(value, "loss", message, kind=kind, variant=NAMED_ESTIMATOR)
             return
         if centred:
             self.report(
@@ -452,6 +486,24 @@ def _advantage_target(target: cst.BaseExpression) -> bool:
         else None
     )
     return name is not None and bool(ADVANTAGE_NAMES & set(words(name)))
+
+
+def _named_estimator(value: cst.BaseExpression) -> tuple[str, str] | None:
+    """Return the family (``grpo``/``ppo``) an advantage estimator called is named for, and its name.
+
+    ``compute_grpo_outcome_advantage(...)``, ``group_advantages(rewards, n)``: group-relative;
+    ``compute_gae(...)``: generalised advantage estimation, the PPO family's.
+    """
+    if type(value) is not cst.Call:
+        return None
+    name = last_name(value.func)
+    said = set(words(name))
+    named = route_word(name, strict=True)
+    if named is not None and named[0] in ("GRPO", "PPO"):
+        return named[0].lower(), name
+    if "group" in said and said & (ADVANTAGE_NAMES | {"normalize", "normalise", "normalized"}):
+        return "grpo", name
+    return None
 
 
 def _normalised_rewards(target: cst.BaseExpression) -> bool:
