@@ -753,6 +753,8 @@ def decodes_greedily(key: str | None, value: cst.BaseExpression) -> bool:
     return key == "temperature" and isinstance(value, cst.Integer | cst.Float) and float(value.value) == 0.0
 
 
+CLI_RUNNERS = frozenset({"fire.Fire", "typer.run", "tyro.cli", "jsonargparse.CLI"})
+"""Functions that run the function they are handed as a command line."""
 RUNNERS = frozenset(
     {
         "subprocess.run",

@@ -512,6 +512,26 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from alignment import H4ArgumentParser\nH4ArgumentParser(x)\n",),
     ),
     Framework(
+        "llama-cookbook (formerly llama-recipes)",
+        "llama_cookbook",
+        (
+            # finetuning.main: full or PEFT (LoRA, llama-adapter) fine-tuning with the model's own
+            # causal-LM loss on a dataset of the config (samsum by default)
+            Entry("finetuning.main", "sft", commands=("-m llama_cookbook.finetuning",)),
+        ),
+        invalid=(
+            ("import fire\nfrom llama_cookbook.finetuning import main\nfire.Fire(main)\n", "SFT"),
+            ("from llama_cookbook.finetuning import main\nmain(use_peft=True, peft_method='lora')\n", "SFT"),
+        ),
+        valid=("from llama_cookbook.inference.model_utils import load_model\nload_model(m, q, True)\n",),
+    ),
+    Framework(
+        "llama-recipes",
+        "llama_recipes",
+        (Entry("finetuning.main", "sft", commands=("-m llama_recipes.finetuning",)),),
+        invalid=(("from llama_recipes.finetuning import main\nmain(**kwargs)\n", "SFT"),),
+    ),
+    Framework(
         "MiniLLM (LMOps)",
         "minillm",
         (Entry("train", "sft", "minillm", "distilled"),),

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import OPTIMISER_WORDS
+from arb_audit.analyzer.calls import CLI_RUNNERS, OPTIMISER_WORDS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import (
     CALLED_TRAINING_METHODS,
@@ -427,6 +427,16 @@ class FrameworkEntry(RouteDetector):
             if self.binding is not None and self.binding[0] is node and found[1].trained_by is not None:
                 self.trainable[self.binding[1]] = found[1].trained_by  # ``model = art.TrainableModel(...)``
             self._report(node, *found, "calls")
+            return
+        if (
+            self.names(node.func) & CLI_RUNNERS
+            and node.args
+            and node.args[0].keyword is None
+            and (run := self._entry(node.args[0].value)) is not None
+        ):
+            # ``fire.Fire(main)`` of ``from llama_cookbook.finetuning import main``: the command line
+            # runs the framework's function
+            self._report(node.args[0], *run, "runs as a command line")
             return
         # (``ray.remote(num_gpus=1)(CriticWorker)``: the builder is the call that makes the callee)
         builder = node.func.func if type(node.func) is cst.Call else node.func

@@ -9,6 +9,7 @@ from itertools import pairwise
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
+    CLI_RUNNERS,
     ENVIRONMENT_WORDS,
     OPTIMISER_WORDS,
     TRAINER_EVALUATIONS,
@@ -3371,8 +3372,6 @@ def _names_environment(arg: cst.Arg) -> bool:
     return bool(said & ENVIRONMENT_WORDS) and not said & PROCESS_ENVIRONMENT_WORDS
 
 
-CLI_RUNNERS = frozenset({"fire.Fire", "typer.run", "tyro.cli", "jsonargparse.CLI"})
-"""Functions that run the function they are handed as a command line."""
 PROCESS_CLASSES = frozenset({"Process", "Thread"})
 """multiprocessing's and threading's classes that run the function handed as ``target=``."""
 SETTINGS_WORDS = frozenset({"config", "configs", "args", "arguments", "settings", "params", "options"})
