@@ -784,6 +784,24 @@ def test_an_estimator_named_for_its_family_serves_it_unless_a_script_only_looks(
     assert classify_path(write(tmp_path, "compare.py", script)).primary == "NONE_TRAINING"
 
 
+def test_a_supervised_loss_in_code_named_for_a_process_reward_model_trains_a_step_scorer(
+    tmp_path: Path,
+) -> None:
+    # Math-Shepherd style: the causal LM's cross-entropy at the step tags only
+    code = (
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "step_tag_id = tokenizer.encode(f' {step_tag}')[-1]\n"
+        "model = AutoModelForCausalLM.from_pretrained(path)\n"
+        "trainer = Trainer(model=model, args=TrainingArguments('out'), train_dataset=data)\n"
+        "trainer.train()\n"
+    )
+    result = classify_path(write(tmp_path, "finetune.py", code))
+    assert (result.primary, result.stages[0].variant) == ("REWARD_MODEL", "process")
+    # a step of no known loss beside a PRM's name may train a policy against it: still unknown
+    unknown = "prm = load_prm(path)\nloss = objective(policy, prm)\nloss.backward()\noptimizer.step()\n"
+    assert classify_path(write(tmp_path, "policy.py", unknown)).primary == "UNKNOWN"
+
+
 def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path: Path) -> None:
     # PRIME's implicit process reward: the worker's loss is of no recognised form, but the optimiser
     # it steps is the reward model's

@@ -1,0 +1,63 @@
+"""Code named for a process reward model: a supervised loss in it trains a step scorer, not a policy."""
+
+from __future__ import annotations
+
+import itertools
+
+import libcst as cst
+
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.loss_slice import words
+
+PROCESS_REWARD = "process_reward"
+"""Variant of a ``reward_head`` finding: the code is named for a process reward model."""
+NAMING_PAIRS = frozenset({("step", "tag"), ("process", "reward")})
+"""Two words in a row of an identifier that name a process reward model's parts (``step_tag_id``,
+``ProcessRewardModel``); ``prm`` alone names one too (``prm_model``, ``PRMClassifier``)."""
+
+
+def names_a_process_reward(identifier: str) -> bool:
+    """Say whether an identifier names a process reward model or the step tag it scores at."""
+    said = words(identifier)
+    return "prm" in said or any(pair in NAMING_PAIRS for pair in itertools.pairwise(said))
+
+
+class ProcessReward(RouteDetector):
+    """Identifiers named for a process reward model (PRM): ``prm``, ``step_tag``, ``ProcessReward``.
+
+    A PRM is trained as a language model or a classifier whose targets sit only at the step
+    separators (``+``/``-`` tokens after each ``step_tag``, a label per step): the loss is a plain
+    cross-entropy, which alone reads as supervised fine-tuning. Code whose own names say it is about
+    a PRM trains a step scorer, a reward model; a file that only runs a trained PRM (best-of-n,
+    tree search) trains nothing, and this changes nothing there. Names in strings or comments (a
+    ``prm800k`` dataset path) say what data is read, not what is trained: only identifiers count.
+    """
+
+    TRIGGERS = ("prm", "PRM", "Prm", "step_tag", "process_reward", "ProcessReward")
+
+    VALID = (
+        # a dataset of that name read for supervised fine-tuning
+        Valid("path = './dataset/organized_prm800k_train.json'\nrows = load(path)\n"),
+        Valid("# trained like a prm, but it is not\nloss = model(ids, labels=labels).loss\n"),
+        Valid("steps = text.split('\\n')\ntag = steps[-1]\n"),
+    )
+    INVALID = (
+        Invalid(
+            "step_tag_id = tokenizer.encode(f' {step_tag}')[-1]\n"
+            "candidate_tokens = tokenizer.encode(f' {good_token} {bad_token}')\n",
+            "reward_head",
+            variant=PROCESS_REWARD,
+        ),
+        Invalid("from data_prm import process_prm_step\nds = ds.map(process_prm_step)\n", "reward_head"),
+        Invalid("class PRMClassifier(nn.Module):\n    pass\n", "reward_head"),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self.reported = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self.reported and names_a_process_reward(node.value):
+            self.reported = True
+            message = f"{node.value} names a process reward model: what the file trains scores steps"
+            self.report(node, "reward_head", message, variant=PROCESS_REWARD)
