@@ -36,7 +36,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE, MERGEKIT_CONFIG
 from arb_audit.analyzer.detectors.metric_report import METRIC, SCORER
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
-from arb_audit.analyzer.detectors.process_reward import PROCESS_REWARD
+from arb_audit.analyzer.detectors.process_reward import OUTCOME_REWARD, PROCESS_REWARD
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, FLAG, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
@@ -395,7 +395,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
     paired = any(f.variant == PREFERENCE_PAIRS for f in masked)
-    scorer = [f for f in findings if f.signal == "reward_head" and f.variant != PROCESS_REWARD]
+    scorer = [
+        f for f in findings if f.signal == "reward_head" and f.variant not in (PROCESS_REWARD, OUTCOME_REWARD)
+    ]
     if scorer and steps and not stages:
         # a step of no recognised loss in code that trains a scorer (a reward model's class, its
         # optimiser): the scorer is what it trains (code only named for a process reward model may
@@ -414,8 +416,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model);
             # in code named for a process reward model, a step scorer (targets at the step tags)
-            process = any(f.signal == "reward_head" and f.variant == PROCESS_REWARD for f in findings)
-            stage.kind, stage.variant = "reward_model", "process" if process else "scalar_head"
+            named = {f.variant for f in findings if f.signal == "reward_head"}
+            stage.kind = "reward_model"
+            stage.variant = (
+                "process"
+                if PROCESS_REWARD in named
+                else "outcome"
+                if OUTCOME_REWARD in named
+                else "scalar_head"
+            )
         elif (
             paired
             and stage.kind == "sft"

@@ -1,4 +1,4 @@
-"""Code named for a process reward model: a supervised loss in it trains a step scorer, not a policy."""
+"""Code named for a process or outcome reward model: a supervised loss in it trains a scorer, not a policy."""
 
 from __future__ import annotations
 
@@ -11,15 +11,21 @@ from arb_audit.analyzer.loss_slice import words
 
 PROCESS_REWARD = "process_reward"
 """Variant of a ``reward_head`` finding: the code is named for a process reward model."""
-NAMING_PAIRS = frozenset({("step", "tag"), ("process", "reward")})
+OUTCOME_REWARD = "outcome_reward"
+"""Variant of a ``reward_head`` finding: the code is named for an outcome reward model."""
+NAMING_PAIRS = {("step", "tag"): PROCESS_REWARD, ("process", "reward"): PROCESS_REWARD}
 """Two words in a row of an identifier that name a process reward model's parts (``step_tag_id``,
-``ProcessRewardModel``); ``prm`` alone names one too (``prm_model``, ``PRMClassifier``)."""
+``ProcessRewardModel``)."""
+NAMING_WORDS = {"prm": PROCESS_REWARD, "orm": OUTCOME_REWARD}
+"""Words that name a process or an outcome reward model alone (``prm_model``, ``PRMClassifier``,
+``OrmTrainer``)."""
 
 
-def names_a_process_reward(identifier: str) -> bool:
-    """Say whether an identifier names a process reward model or the step tag it scores at."""
+def reward_model_named(identifier: str) -> str | None:
+    """Return which reward model an identifier names (:data:`PROCESS_REWARD`, :data:`OUTCOME_REWARD`)."""
     said = words(identifier)
-    return "prm" in said or any(pair in NAMING_PAIRS for pair in itertools.pairwise(said))
+    found = next((NAMING_WORDS[w] for w in said if w in NAMING_WORDS), None)
+    return found or next((NAMING_PAIRS[p] for p in itertools.pairwise(said) if p in NAMING_PAIRS), None)
 
 
 class ProcessReward(RouteDetector):
@@ -33,7 +39,7 @@ class ProcessReward(RouteDetector):
     ``prm800k`` dataset path) say what data is read, not what is trained: only identifiers count.
     """
 
-    TRIGGERS = ("prm", "PRM", "Prm", "step_tag", "process_reward", "ProcessReward")
+    TRIGGERS = ("prm", "PRM", "Prm", "orm", "ORM", "Orm", "step_tag", "process_reward", "ProcessReward")
 
     VALID = (
         # a dataset of that name read for supervised fine-tuning
@@ -50,6 +56,8 @@ class ProcessReward(RouteDetector):
         ),
         Invalid("from data_prm import process_prm_step\nds = ds.map(process_prm_step)\n", "reward_head"),
         Invalid("class PRMClassifier(nn.Module):\n    pass\n", "reward_head"),
+        # a generative outcome verifier: a Yes/No token's cross-entropy on labelled candidates
+        Invalid("class OrmTrainer(Trainer):\n    pass\n", "reward_head", variant=OUTCOME_REWARD),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -57,7 +65,8 @@ class ProcessReward(RouteDetector):
         self.reported = False
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not self.reported and names_a_process_reward(node.value):
+        if not self.reported and (named := reward_model_named(node.value)) is not None:
             self.reported = True
-            message = f"{node.value} names a process reward model: what the file trains scores steps"
-            self.report(node, "reward_head", message, variant=PROCESS_REWARD)
+            what = "steps" if named == PROCESS_REWARD else "answers"
+            message = f"{node.value} names a reward model: what the file trains scores {what}"
+            self.report(node, "reward_head", message, variant=named)
