@@ -39,7 +39,19 @@ class ProcessReward(RouteDetector):
     ``prm800k`` dataset path) say what data is read, not what is trained: only identifiers count.
     """
 
-    TRIGGERS = ("prm", "PRM", "Prm", "orm", "ORM", "Orm", "step_tag", "process_reward", "ProcessReward")
+    # (not a bare "orm": it is in "format", "normalize", "transformers", nearly every file)
+    TRIGGERS = (
+        "prm",
+        "PRM",
+        "Prm",
+        "ORM",
+        "Orm",
+        "_orm",
+        " orm_",
+        "step_tag",
+        "process_reward",
+        "ProcessReward",
+    )
 
     VALID = (
         # a dataset of that name read for supervised fine-tuning
