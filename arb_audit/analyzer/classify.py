@@ -36,7 +36,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE, MERGEKIT_CONFIG
 from arb_audit.analyzer.detectors.metric_report import METRIC, SCORER
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
-from arb_audit.analyzer.detectors.process_reward import OUTCOME_REWARD, PROCESS_REWARD
+from arb_audit.analyzer.detectors.process_reward import NAMED_SCORERS, OUTCOME_REWARD, PROCESS_REWARD
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, FLAG, MANY_ROUTES
 from arb_audit.analyzer.detectors.scoring import FILTER as SCORE_FILTER
@@ -343,7 +343,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     # a metric that only decides which generated samples are kept curates data: it evaluates nothing;
     # a function scoring predictions against references, or a routine named for evaluating, evaluates
     # only where nothing else is done
-    signals = {f.signal for f in findings if f.signal != "scoring" or f.variant not in WEAK_SCORES}
+    signals = {
+        f.signal
+        for f in findings
+        if (f.signal != "scoring" or f.variant not in WEAK_SCORES)
+        # (a reward model's name decides only what a supervised stage trains, below: not what else
+        # the file is, as an evaluation scoring with an ORM)
+        and (f.signal != "reward_head" or f.variant not in NAMED_SCORERS)
+    }
     steps = [f for f in findings if f.signal == "gradient_step"]
     evaluated = any(f.signal == "scoring" and f.variant == TRAINER_EVALUATION for f in findings)
     if steps and evaluated and all(LOSS_HOOK in f.message for f in steps):
@@ -395,9 +402,8 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
     paired = any(f.variant == PREFERENCE_PAIRS for f in masked)
-    scorer = [
-        f for f in findings if f.signal == "reward_head" and f.variant not in (PROCESS_REWARD, OUTCOME_REWARD)
-    ]
+    scorer = [f for f in findings if f.signal == "reward_head" and f.variant not in NAMED_SCORERS]
+    named_scorers = {f.variant for f in findings if f.signal == "reward_head" and f.variant in NAMED_SCORERS}
     if scorer and steps and not stages:
         # a step of no recognised loss in code that trains a scorer (a reward model's class, its
         # optimiser): the scorer is what it trains (code only named for a process reward model may
@@ -413,16 +419,19 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # whatever the estimator, the teacher's distribution is learnt (on-policy distillation)
             stage.kind, stage.variant, stage.data_source = "sft", ON_POLICY_DISTILLATION, "distilled"
             continue
-        if reward_head and stage.kind == "sft" and stage.variant in (None, "hf_trainer", "seq2seq"):
+        if (
+            (reward_head or named_scorers)
+            and stage.kind == "sft"
+            and stage.variant in (None, "hf_trainer", "seq2seq")
+        ):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model);
             # in code named for a process reward model, a step scorer (targets at the step tags)
-            named = {f.variant for f in findings if f.signal == "reward_head"}
             stage.kind = "reward_model"
             stage.variant = (
                 "process"
-                if PROCESS_REWARD in named
+                if PROCESS_REWARD in named_scorers
                 else "outcome"
-                if OUTCOME_REWARD in named
+                if OUTCOME_REWARD in named_scorers
                 else "scalar_head"
             )
         elif (

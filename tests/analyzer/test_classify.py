@@ -800,6 +800,11 @@ def test_a_supervised_loss_in_code_named_for_a_process_reward_model_trains_a_ste
     # a step of no known loss beside a PRM's name may train a policy against it: still unknown
     unknown = "prm = load_prm(path)\nloss = objective(policy, prm)\nloss.backward()\noptimizer.step()\n"
     assert classify_path(write(tmp_path, "policy.py", unknown)).primary == "UNKNOWN"
+    # what else a file is, its reward model's names do not change (an evaluation scoring with an ORM)
+    generating = "from vllm import LLM\nllm = LLM('m')\nouts = llm.generate(prompts)\n"
+    plain = classify_path(write(tmp_path, "gen.py", generating))
+    scored = classify_path(write(tmp_path, "gen_orm.py", generating + "orm_scores = orm_model(outs)\n"))
+    assert (scored.primary, scored.role) == (plain.primary, plain.role)
 
 
 def test_a_step_of_no_known_loss_that_trains_a_scorer_is_a_reward_model(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ PROCESS_REWARD = "process_reward"
 """Variant of a ``reward_head`` finding: the code is named for a process reward model."""
 OUTCOME_REWARD = "outcome_reward"
 """Variant of a ``reward_head`` finding: the code is named for an outcome reward model."""
+NAMED_SCORERS = frozenset({PROCESS_REWARD, OUTCOME_REWARD})
+"""The variants of a ``reward_head`` finding that rest on names alone."""
 NAMING_PAIRS = {("step", "tag"): PROCESS_REWARD, ("process", "reward"): PROCESS_REWARD}
 """Two words in a row of an identifier that name a process reward model's parts (``step_tag_id``,
 ``ProcessRewardModel``)."""
