@@ -522,9 +522,8 @@ class SubprocessLaunch(RouteDetector):
             if type(value) is cst.Name:
                 value = self._pending(value.value) or value
             if type(value) is cst.List and _interpreter_line(value):
-                self.built[id(value)] = (
-                    value  # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
-                )
+                # ``return [sys.executable, str(SCRIPT), ...]``: a helper's command
+                self.built[id(value)] = value
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.unread_run is None:
@@ -599,8 +598,13 @@ class SubprocessLaunch(RouteDetector):
             message = f"runs {lines[0][0]} with a stage a setting picks"
             self.report(node, "dispatch", message, routes=tuple(sorted(trained)))
             return
-        own = any(type(n) is cst.Name and n.value in self.written for n in descendants(node))
-        for line in [] if own else lines:
+        # (only a line with a word computed at run time can be given its config: the others are read
+        # once, above)
+        computed = [line for line in lines if any(ARG in w for w in line)]
+        own = bool(computed) and any(
+            type(n) is cst.Name and n.value in self.written for n in descendants(node)
+        )
+        for line in [] if own else computed:
             # a word computed at run time stands where the config is named (``f"--config-name={c}"``):
             # a value the run is given, as a shell script's ``$1`` is, unless the file wrote it
             given = [f"${ARG}" if w == ARG else w.replace(f"={ARG}", f"=${ARG}") for w in line]
