@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.detectors.inference import NO_GRAD
+from arb_audit.analyzer.detectors.masked_targets import PREFERENCE_WORDS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import decorator_callee, last_name, literal_text
 
@@ -17,8 +18,6 @@ SCALAR_HEADS = frozenset(
     }
 )
 """Constructors of a classification head over a language model."""
-PAIR_MEMBERS = frozenset({"chosen", "rejected"})
-"""The two members of a preference pair, as records name them."""
 SCORER_WORDS = frozenset({"reward", "critic", "value"})
 """Words of a model class or factory that make a scalar scorer (with ``model``: ``RewardModel``)."""
 TRAINED_BY = frozenset({"backward", "parameters", "named_parameters", "train"})
@@ -330,7 +329,7 @@ class RewardHead(RouteDetector):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if len(node.slice) == 1 and type(index := node.slice[0].slice) is cst.Index:
             key = literal_text(index.value) if type(index.value) is cst.SimpleString else None
-            if key in PAIR_MEMBERS:
+            if key in PREFERENCE_WORDS:
                 self.pair_members.add(key)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -367,7 +366,7 @@ class RewardHead(RouteDetector):
                 message = "a classification head with one output scores sequences"
                 self.report(call, "reward_head", message)
                 reported.add(id(call))
-        if self.pair_members == PAIR_MEMBERS:
+        if self.pair_members == PREFERENCE_WORDS:
             for name, call in self.classifiers.items():
                 if name in self.trained and id(call) not in reported:
                     # a classifier trained on records' chosen and rejected answers, each labelled by
@@ -402,8 +401,7 @@ class RewardHead(RouteDetector):
 
     def _classification_head(self, node: cst.Call) -> bool:
         """Say whether ``node`` loads or builds a classification head of a given count of outputs."""
-        labels = keyword(node, "num_labels")
-        return labels is not None and bool(self.names(node.func) & SCALAR_HEADS)
+        return keyword(node, "num_labels") is not None and bool(self.names(node.func) & SCALAR_HEADS)
 
     def _scalar_head(self, node: cst.Call) -> bool:
         """Say whether ``node`` loads or builds a classification head with one output."""
@@ -412,7 +410,7 @@ class RewardHead(RouteDetector):
             labels is not None
             and type(labels.value) is cst.Integer
             and labels.value.value == "1"
-            and bool(self.names(node.func) & SCALAR_HEADS)
+            and self._classification_head(node)
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
