@@ -9,7 +9,7 @@ prefix (``Custom``, ``Unsloth``, ``Ray``) are the same trainer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import pairwise
@@ -243,16 +243,21 @@ AMBIGUOUS_WORDS = frozenset({"reward", "rm", "pt"})
 the name of the code a stage sits in."""
 
 
+def before_origin(said: Sequence[str]) -> list[str]:
+    """Return a name's words before a later ``from``, which say where its object starts, not what it is.
+
+    ``init_trainer_from_sft_checkpoint`` builds a trainer; the SFT checkpoint is what it starts from.
+    """
+    said = list(said)
+    return said[: said.index("from", 1)] if "from" in said[1:] else said
+
+
 def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
     """Return the label an identifier names word by word (``DAPOTrainer`` -> GRPO) and the word that does.
 
     ``strict``: skip :data:`AMBIGUOUS_WORDS` (for a function or class that names no trainer).
     """
-    words = [w.lower() for w in _TOKENS.findall(identifier)]
-    if "from" in words[1:]:
-        # ``init_trainer_from_sft_checkpoint``, ``load_from_dpo_model``: what follows says where its
-        # object starts from, not what it runs
-        words = words[: words.index("from", 1)]
+    words = before_origin([w.lower() for w in _TOKENS.findall(identifier)])
     skipped = AMBIGUOUS_WORDS if strict else frozenset()
     found = next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS and w not in skipped), None)
     if found is None:

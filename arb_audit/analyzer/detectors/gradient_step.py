@@ -36,7 +36,7 @@ from arb_audit.analyzer.loss_slice import (
     words,
 )
 from arb_audit.analyzer.names import Scope, dotted, either, last_name, literal_bool, literal_text, text_value
-from arb_audit.analyzer.trainers import LABEL_KINDS, config_stem, route_word, trainer_of
+from arb_audit.analyzer.trainers import LABEL_KINDS, before_origin, config_stem, route_word, trainer_of
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -3712,9 +3712,7 @@ def _names_trainer_factory(name: str) -> bool:
     Projects that pick a trainer class by a setting hide the construction in such a helper; what it
     returns is then trained with ``trainer.train()``.
     """
-    found = words(name)
-    if "from" in found:
-        found = found[: found.index("from")]  # (``initialize_trainer_from_sft_checkpoint``: from what)
+    found = before_origin(words(name))
     return (
         name[:1].islower() and len(found) > 1 and found[-1] == "trainer" and found[0] in TRAINER_FACTORY_VERBS
     )
