@@ -1347,6 +1347,21 @@ def test_a_trainer_with_its_own_loss_built_only_to_evaluate_trains_nothing(tmp_p
     assert (trains.primary, trains.role) == ("SFT", "training")
 
 
+def test_a_trainer_factory_of_the_file_names_the_trainer_by_the_one_class_it_builds(tmp_path: Path) -> None:
+    imports = (
+        "from trainer.ppo_trainer import PPOTrainerWrapper\nfrom trainer.rm import RewardTrainerWrapper\n"
+    )
+    run = "trainer = initialize_trainer(cfg)\ntrainer.train(train_dataset)\n"
+    one = "def initialize_trainer(config):\n    return PPOTrainerWrapper(config=config)\n"
+    assert classify_path(write(tmp_path, "one.py", imports + one + run)).primary == "PPO"
+    # a factory picking between classes by a setting names none of them: the step's loss is unknown
+    two = (
+        "def initialize_trainer(config):\n    if config.rm:\n        return RewardTrainerWrapper(config)\n"
+        "    return PPOTrainerWrapper(config=config)\n"
+    )
+    assert classify_path(write(tmp_path, "two.py", imports + two + run)).primary == "UNKNOWN"
+
+
 def test_a_project_trainer_built_with_trainer_arguments_trains_the_model_loss(
     tmp_path: Path,
 ) -> None:

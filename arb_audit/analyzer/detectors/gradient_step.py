@@ -704,6 +704,14 @@ class GradientStep(RouteDetector):
             "stage",
             "dpo",
         ),
+        # a helper of the file named for building a trainer returns one class: that class is trained
+        Invalid(
+            "from trainer.ppo_trainer import PPOTrainerWrapper\n"
+            "def initialize_trainer(config):\n    return PPOTrainerWrapper(config=config, lr=1e-5)\n"
+            "trainer = initialize_trainer(cfg)\ntrainer.train(train_dataset, eval_dataset)\n",
+            "stage",
+            "ppo",
+        ),
         Invalid("m = ChatModel(path)\nm.finetune(train_dataset=ds)\n", "stage", "sft"),
         Invalid(
             "from textgen import GptModel\nmodel = GptModel('llama', name, args=a)\n"
@@ -2601,6 +2609,25 @@ class GradientStep(RouteDetector):
             if _names_a_loss(a) and isinstance(a.value, cst.Call | cst.Name | cst.Attribute)
         ]
 
+    def _factory_product(self, factory: cst.BaseExpression) -> cst.BaseExpression | None:
+        """Return the one trainer class a trainer factory of this file builds, if it returns one.
+
+        ``def initialize_trainer(cfg): return PPOTrainerWrapper(...)``: its callers train that class
+        (named a trainer's wrapper or not: what a trainer factory returns is the trainer). A factory
+        returning several classes (one per setting) names none of them.
+        """
+        if type(factory) is not cst.Name or factory.value not in self.returns:
+            return None
+        built = [
+            value.func
+            for _, returned in self.returns[factory.value]
+            for value in returned
+            if type(value) is cst.Call
+            and _tail(value.func)[:1].isupper()
+            and "trainer" in words(_tail(value.func))
+        ]
+        return built[0] if built and len({dotted(b) for b in built}) == 1 else None
+
     def _agent_named(self, node: cst.CSTNode, statement: cst.CSTNode | None, class_name: str) -> None:
         """Report a project's policy-gradient trainer named for training an agent as interactive.
 
@@ -2644,6 +2671,10 @@ class GradientStep(RouteDetector):
             self._agent_named(node, statement, last_name(made.func))
             return True
         scope = self.scopes_of.get(id(made.func))
+        if (product := self._factory_product(cls)) is not None:
+            # ``trainer = initialize_trainer(cfg)``, the file's function returning ``PPOTrainerWrapper(...)``:
+            # the class it builds is the trainer trained, named where it is built
+            cls, scope = product, self.scopes_of.get(id(product))
         known = self.context.resolver.qualified_names(cls, scope) if scope is not None else set()
         qualified = sorted(known) or [dotted(cls)]
         for name in qualified:
