@@ -33,7 +33,7 @@ import libcst as cst
 
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.names import dotted, last_name, literal_bool, literal_text
-from arb_audit.analyzer.trainers import LABEL_KINDS, route_word
+from arb_audit.analyzer.trainers import LABEL_KINDS, named_variant, route_word
 from arb_audit.analyzer.walk import descendants
 
 MAX_NODES = 6000
@@ -191,9 +191,12 @@ def _reward_named(name: str) -> bool:
 
 
 def _note_named_loss(f: Features, identifier: str) -> None:
-    if names_rl_loss(identifier):
+    found = set(words(identifier))
+    # (a variant named by a prefix to its family's name: ``cmdpo_loss``, ``vlmgrpo_loss``)
+    variants = {named_variant(w) for w in found} if "loss" in found else set()
+    if names_rl_loss(identifier) or "GRPO" in variants:
         f.named_rl_losses.add(identifier)
-    elif "loss" in (found := set(words(identifier))) and found & PREFERENCE_LOSS_WORDS:
+    elif "loss" in found and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
         f.named_preference_losses.add(identifier)
     elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
         f.named_pairwise_losses.add(identifier)
@@ -795,7 +798,10 @@ def loss_form(f: Features) -> Verdict:
         # the form is elsewhere (an abstract ``compute_policy_loss``), the code names what it is
         critic = any(set(words(n)) & ACTOR_CRITIC_WORDS for n in f.named_rl_losses)
         named = ", ".join(sorted(f.named_rl_losses)[:2])
-        if not critic and any(set(words(n)) & GROUP_RELATIVE_NAMES for n in f.named_rl_losses):
+        if not critic and any(
+            set(said := words(n)) & GROUP_RELATIVE_NAMES or "GRPO" in map(named_variant, said)
+            for n in f.named_rl_losses
+        ):
             return Verdict(
                 "grpo", "grpo", None, f"a loss the code calls {named} (group-relative policy gradient)"
             )

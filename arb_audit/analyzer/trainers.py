@@ -265,16 +265,7 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
         joined = [a + b for a, b in pairwise(words)]
         found = next(((ROUTE_WORDS[w], w) for w in joined if w in ROUTE_WORDS and w not in skipped), None)
     if found is None:
-        # the preference family's variants are named XDPO (MODPO, TDPO, cDPO, SDPO), DDPO being
-        # diffusion RL; a project's GRPO is named XGRPO (VLMGRPOTrainer)
-        found = next(
-            (
-                ("DPO" if w.endswith("dpo") else "GRPO", w)
-                for w in words
-                if _NAMED_VARIANT.fullmatch(w) and w != "ddpo"
-            ),
-            None,
-        )
+        found = next(((label, w) for w in words if (label := named_variant(w)) is not None), None)
     if found is None:
         found = next(
             ((NAME_ROUTE_WORDS[w], w) for w in words if w in NAME_ROUTE_WORDS and w not in skipped), None
@@ -284,6 +275,17 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
 
 _NAMED_VARIANT = re.compile(r"[a-z]{1,4}dpo|[a-z]{1,5}grpo")
 """A word a variant is named by: a short prefix before "dpo" or "grpo"."""
+
+
+def named_variant(word: str) -> str | None:
+    """Return the label a variant's one-word name says, if it is one (``cmdpo`` -> DPO).
+
+    The preference family's variants are named XDPO (MODPO, TDPO, cDPO, SDPO), DDPO being diffusion
+    RL; a project's GRPO is named XGRPO (VLMGRPOTrainer).
+    """
+    if _NAMED_VARIANT.fullmatch(word) is None or word == "ddpo":
+        return None
+    return "DPO" if word.endswith("dpo") else "GRPO"
 
 
 def resolve_trainer(

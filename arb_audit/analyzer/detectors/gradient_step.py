@@ -712,6 +712,13 @@ class GradientStep(RouteDetector):
             "stage",
             "ppo",
         ),
+        # a loss of another file named for a variant of the preference family (``cmdpo``, a masked DPO)
+        Invalid(
+            "from cmdpo.loss import cmdpo_loss\nopt = torch.optim.AdamW(policy.parameters())\n"
+            "loss, _ = cmdpo_loss(policy, ref, batch, beta=0.1)\nloss.backward()\nopt.step()\n",
+            "gradient_step",
+            "dpo",
+        ),
         Invalid("m = ChatModel(path)\nm.finetune(train_dataset=ds)\n", "stage", "sft"),
         Invalid(
             "from textgen import GptModel\nmodel = GptModel('llama', name, args=a)\n"
