@@ -1362,6 +1362,24 @@ def test_a_trainer_factory_of_the_file_names_the_trainer_by_the_one_class_it_bui
     assert classify_path(write(tmp_path, "two.py", imports + two + run)).primary == "UNKNOWN"
 
 
+def test_a_project_trainer_parsed_with_the_trainer_settings_name_trains_the_model_loss(
+    tmp_path: Path,
+) -> None:
+    def script(classes: str) -> str:
+        return (
+            "import transformers\nfrom proj.utils import *\nfrom proj.trainer import VisionTrainer\n"
+            f"parser = transformers.HfArgumentParser(({classes}))\n"
+            "model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+            "trainer = VisionTrainer(model=model, args=training_args, **data_module)\ntrainer.train()\n"
+        )
+
+    named = classify_path(write(tmp_path, "a.py", script("ModelArguments, DataArguments, TrainingArguments")))
+    assert (named.primary, [s.variant for s in named.stages]) == ("SFT", ["hf_trainer"])
+    # settings of other names say nothing of the trainer: its loss stays unknown
+    other = classify_path(write(tmp_path, "b.py", script("ModelArguments, DataArguments, RunArguments")))
+    assert other.primary == "UNKNOWN"
+
+
 def test_a_project_trainer_built_with_trainer_arguments_trains_the_model_loss(
     tmp_path: Path,
 ) -> None:

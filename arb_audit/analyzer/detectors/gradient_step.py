@@ -162,6 +162,8 @@ HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2Se
 """The settings classes of transformers' Trainer."""
 HF_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in HF_ARGUMENTS)
 """The class names of transformers' generic training settings, however imported."""
+HF_PARSER = "transformers.HfArgumentParser"
+"""transformers' parser of settings dataclasses (a Trainer's among them)."""
 TRAINING_DATA_WORDS = frozenset(
     {"dataset", "data", "loader", "dataloader", "split", "files", "file", "examples", "samples", "report"}
 )
@@ -703,6 +705,17 @@ class GradientStep(RouteDetector):
             "pipeline = DPOTrainingPipeline(name)\npipeline.train()\n",
             "stage",
             "dpo",
+        ),
+        # a project's trainer given the settings transformers' parser reads into a class named as the
+        # Trainer's (a project's subclass of them, from a star import): a Trainer subclass
+        Invalid(
+            "import transformers\nfrom proj.utils import *\nfrom proj.train.trainer import LLaVATrainer\n"
+            "parser = transformers.HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))\n"
+            "model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+            "trainer = LLaVATrainer(model=model, tokenizer=tok, args=training_args, **data_module)\n"
+            "trainer.train()\n",
+            "stage",
+            "sft",
         ),
         # a helper of the file named for building a trainer returns one class: that class is trained
         Invalid(
@@ -1861,6 +1874,8 @@ class GradientStep(RouteDetector):
         """The open ``if`` statements themselves, in the order of :attr:`branches`."""
         self.flag_defaults: dict[str, list[str]] = {}
         """String defaults of command-line flags, by the setting each stores (``--loss-fn``: ``loss_fn``)."""
+        self.hf_parsed = False
+        """Whether transformers' HfArgumentParser is handed a class named TrainingArguments."""
         self.named_losses: list[
             tuple[cst.Call, cst.CSTNode | None, str, tuple[str, ...], tuple[str, ...]]
         ] = []
@@ -2093,6 +2108,8 @@ class GradientStep(RouteDetector):
                     self.flag_defaults.setdefault(key, []).append(text)
         if called in ("reset", "step"):
             self._note_environment(node, called)
+        if not self.hf_parsed and last_name(node.func) == HF_PARSER.rsplit(".", 1)[-1]:
+            self.hf_parsed = self._parses_hf_arguments(node)
         if (len(self.steps), len(self.deferred)) != before:
             if self._played_episodes():
                 self.played.add(id(node))
@@ -2787,8 +2804,23 @@ class GradientStep(RouteDetector):
         return next(iter(found.items())) if len(found) == 1 else None
 
     def _hf_arguments(self) -> bool:
-        """Say whether the file takes transformers' ``TrainingArguments`` (a HF Trainer's settings)."""
-        return bool(self._module_names() & HF_ARGUMENTS)
+        """Say whether the file takes transformers' ``TrainingArguments`` (a HF Trainer's settings).
+
+        Also a project's class of that name parsed by transformers' argument parser
+        (``HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))``, the class from a
+        star import or the project's own module): LLaVA-style projects extend the Trainer's settings
+        under the same name.
+        """
+        return self.hf_parsed or bool(self._module_names() & HF_ARGUMENTS)
+
+    def _parses_hf_arguments(self, call: cst.Call) -> bool:
+        """Say whether a call is transformers' ``HfArgumentParser`` handed a ``TrainingArguments`` class."""
+        if HF_PARSER not in self.names(call.func):
+            return False
+        handed = [a.value for a in call.args[:1]]
+        if handed and isinstance(handed[0], cst.Tuple | cst.List):
+            handed = [e.value for e in handed[0].elements]
+        return any(type(h) is cst.Name and h.value in HF_ARGUMENT_CLASSES for h in handed)
 
     def _module_names(self) -> set[str]:
         """Qualified names the module binds, and the bases of its classes.
