@@ -23,6 +23,8 @@ ANSWERS = "answers"
 """Variant of a ``purpose`` finding: what the file generates answers held-out questions (an evaluation)."""
 TRAINING_DATA = "training_data"
 """Variant of a ``purpose`` finding: what the file generates is made to be trained on."""
+FILE_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas", "webdataset"})
+"""datasets' builders of local files, named as a ``load_dataset`` call's first argument."""
 TRAINING_SHAPED = "training_shaped"
 """Variant of a ``purpose`` finding: the file reads a training split or builds records shaped for
 training (conversations), which a demo or an evaluation may do too: data only when written."""
@@ -202,6 +204,13 @@ class GenerationPurpose(RouteDetector):
             "with open(fname) as f:\n    rows = json.load(f)\n"
         ),
         Valid("import torch\ntorch.backends.cudnn.benchmark = False\nouts = llm.generate(prompts)\n"),
+        # the one split datasets makes of local files, whatever they hold
+        Valid(
+            "from datasets import load_dataset\n"
+            "items = load_dataset('parquet', data_files=args.dataset_path)['train']\n"
+            "ds = load_dataset('json', data_files={'x': path})\nrows = ds['train']\n"
+            "outs = llm.generate(items)\n"
+        ),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
             "        return self.pretrained_model.push_to_hub(*args, **kwargs)\n"
@@ -242,6 +251,8 @@ class GenerationPurpose(RouteDetector):
     INVALID = (
         Invalid("ds = load_dataset(name, split='test')\n", "purpose", variant=ANSWERS),
         Invalid("rows = dataset['validation']\n", "purpose", variant=ANSWERS),
+        # a hub dataset's training split, taken by its key
+        Invalid("rows = load_dataset('openai/gsm8k', 'main')['train']\n", "purpose", variant=TRAINING_SHAPED),
         # a held-out split's file opened through the name each branch sets it to
         Invalid(
             "if args.input == 'mmcu':\n    fname = './raw/mmcu/test.json'\nelse:\n    fname = './x.json'\n"
@@ -340,6 +351,8 @@ class GenerationPurpose(RouteDetector):
         """Cues reported, as (variant, message)."""
         self.cued_statements: set[tuple[str, int]] = set()
         """The statements that gave a cue, with its variant: one statement says a thing once."""
+        self.local_loads: set[str] = set()
+        """Names bound to a dataset loaded from local files (see :meth:`_local_files`)."""
         self.paths: dict[str, list[cst.BaseExpression]] = {}
         """Path literals each name is assigned in the file (``fname = "./raw/mmcu/test.json"`` in one
         branch, another file in the other), at most :data:`MAX_PATHS` per name."""
@@ -484,12 +497,39 @@ class GenerationPurpose(RouteDetector):
             value = index.value
             if type(value) is cst.SimpleString and (key := literal_text(value)) in SPLIT_KEYS:
                 if key in TRAIN_SPLITS:
+                    if self._local_files(node.value):
+                        return  # (the one split a load of local files makes: it names no purpose)
                     self._cue(node, "reads a training split by its key", TRAINING_SHAPED)
                 else:
                     self._cue(node, "reads a held-out split by its key", ANSWERS)
 
+    def _local_files(self, loaded: cst.BaseExpression) -> bool:
+        """Say whether a dataset is a load of local files (``load_dataset("json", data_files=path)``).
+
+        datasets puts such files in one split called "train" whatever they hold (a benchmark's test
+        items too), so taking that split says nothing of what the data is for. Also a name bound
+        to such a load (``ds = load_dataset("parquet", data_files=f)``, then ``ds["train"]``).
+        """
+        if type(loaded) is cst.Name:
+            return loaded.value in self.local_loads
+        return (
+            type(loaded) is cst.Call
+            and last_name(loaded.func) == "load_dataset"
+            and (
+                keyword(loaded, "data_files") is not None
+                or (
+                    bool(loaded.args)
+                    and loaded.args[0].keyword is None
+                    and type(loaded.args[0].value) is cst.SimpleString
+                    and literal_text(loaded.args[0].value) in FILE_BUILDERS
+                )
+            )
+        )
+
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if self._local_files(value) and type(value) is cst.Call:
+            self.local_loads.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
         if isinstance(value, cst.SimpleString | cst.FormattedString):
             for target in node.targets:
                 if type(target.target) is cst.Name:
