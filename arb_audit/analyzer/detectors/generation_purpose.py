@@ -86,6 +86,8 @@ DATA_PATH_WORDS = frozenset(
     }
 )
 """Words of a written file's literal name that say it holds data to train on (``generated_questions``)."""
+MODEL_OUTPUT_WORDS = frozenset({"outputs", "output", "results", "completions", "responses", "generations"})
+"""Words of a file's name for a model's outputs as such: "generated" beside them names no data set."""
 TRACE_WORDS = frozenset({"traces", "rationales"})
 """Words of a written file's own name (not its folder's) that say it holds a model's reasoning, to
 train on (``r1_gsm8k_traces.jsonl``), unless the path says profiling (see PROFILING_WORDS)."""
@@ -204,6 +206,10 @@ class GenerationPurpose(RouteDetector):
             "with open(fname) as f:\n    rows = json.load(f)\n"
         ),
         Valid("import torch\ntorch.backends.cudnn.benchmark = False\nouts = llm.generate(prompts)\n"),
+        # a model's outputs called generated: no data set is named
+        Valid(
+            "outs = llm.generate(prompts)\nwith open('generated_outputs.json', 'w') as f:\n    json.dump(outs, f)\n"
+        ),
         # the one split datasets makes of local files, whatever they hold
         Valid(
             "from datasets import load_dataset\n"
@@ -471,6 +477,9 @@ class GenerationPurpose(RouteDetector):
         base = set(re.findall(r"[a-z]+", text.lower().replace("\\", "/").rsplit("/", 1)[-1]))
         if base & TRACE_WORDS and not said & PROFILING_WORDS:
             said.add("generated")  # (``r1_gsm8k_traces.jsonl``: a teacher's reasoning written out)
+        if said & DATA_PATH_WORDS == {"generated"} and said & MODEL_OUTPUT_WORDS:
+            # ``generated_outputs.json``: what a model generated, for whatever comes next
+            said.discard("generated")
         if said & ANSWER_PATH_WORDS and not said & DATA_PATH_WORDS:
             self._cue(node, f"names a file for answers ({text})", ANSWERS)
         elif written and said & DATA_PATH_WORDS and not said & ANSWER_PATH_WORDS:
