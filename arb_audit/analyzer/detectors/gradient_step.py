@@ -441,6 +441,9 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a runner named for no route (an evaluation's), or for a route that trains no weights
+        Valid("from lib.runners import EvalRunner\nEvalRunner(cfg).run()\n"),
+        Valid("from lib.pipelines import CoTDistillationPipeline\nCoTDistillationPipeline(cfg).run()\n"),
         # a script's parsed options handed on as ``opt``: no optimiser
         Valid("from yolo.engine import train\nopt = parser.parse_args()\ntrain(data='coco.yaml', opt=opt)\n"),
         # an algorithm's config updated is no trainer's step
@@ -714,6 +717,13 @@ class GradientStep(RouteDetector):
             "model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
             "trainer = LLaVATrainer(model=model, tokenizer=tok, args=training_args, **data_module)\n"
             "trainer.train()\n",
+            "stage",
+            "sft",
+        ),
+        # a project's class named for running one route's training, run
+        Invalid(
+            "from rlinf.runners.sft_runner import SFTRunner\nrunner = SFTRunner(cfg=cfg, actor=actor)\n"
+            "runner.init_workers()\nrunner.run()\n",
             "stage",
             "sft",
         ),
@@ -3738,6 +3748,15 @@ def names_trainer_class(name: str) -> bool:
         and not (NOT_MODEL_WORDS | TRAINER_PART_WORDS | NOT_TRAINING_SCOPES) & set(said)
     ):
         return True  # ``DPOTrainingPipeline(cfg)``, ``TrainingRunner``: a class run to train
+    if (
+        name[:1].isupper()
+        and len(said) >= 2
+        and said[-1] in TRAINING_RUNNER_WORDS
+        and not (NOT_MODEL_WORDS | TRAINER_PART_WORDS | NOT_TRAINING_SCOPES) & set(said)
+        and (named := route_word(name, strict=True)) is not None
+        and named[0] in LABEL_KINDS
+    ):
+        return True  # ``SFTRunner(cfg)``, ``ModernRLHFPipeline(config)``: a class run to train a route
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
