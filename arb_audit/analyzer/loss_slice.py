@@ -194,7 +194,10 @@ def _note_named_loss(f: Features, identifier: str) -> None:
     found = set(words(identifier))
     # (a variant named by a prefix to its family's name: ``cmdpo_loss``, ``vlmgrpo_loss``)
     variants = {named_variant(w) for w in found} if "loss" in found else set()
-    if names_rl_loss(identifier) or "GRPO" in variants:
+    if "GRPO" in variants:
+        f.named_rl_losses.add(identifier)
+        f.words.add("grpo")  # (the family the form's own words are read for, as for ``grpo_loss``)
+    elif names_rl_loss(identifier):
         f.named_rl_losses.add(identifier)
     elif "loss" in found and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
         f.named_preference_losses.add(identifier)

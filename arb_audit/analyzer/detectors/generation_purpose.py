@@ -537,7 +537,7 @@ class GenerationPurpose(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if self._local_files(value) and type(value) is cst.Call:
+        if type(value) is cst.Call and self._local_files(value):
             self.local_loads.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
         if isinstance(value, cst.SimpleString | cst.FormattedString):
             for target in node.targets:

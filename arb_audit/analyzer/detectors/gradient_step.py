@@ -742,6 +742,12 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        Invalid(
+            "from proj.losses import vlmgrpo_loss\nopt = torch.optim.AdamW(policy.parameters())\n"
+            "loss = vlmgrpo_loss(policy, old_logps, advantages)\nloss.backward()\nopt.step()\n",
+            "gradient_step",
+            "grpo",
+        ),
         Invalid("m = ChatModel(path)\nm.finetune(train_dataset=ds)\n", "stage", "sft"),
         Invalid(
             "from textgen import GptModel\nmodel = GptModel('llama', name, args=a)\n"
