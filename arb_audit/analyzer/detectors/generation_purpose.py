@@ -208,7 +208,8 @@ class GenerationPurpose(RouteDetector):
         Valid("import torch\ntorch.backends.cudnn.benchmark = False\nouts = llm.generate(prompts)\n"),
         # a model's outputs called generated: no data set is named
         Valid(
-            "outs = llm.generate(prompts)\nwith open('generated_outputs.json', 'w') as f:\n    json.dump(outs, f)\n"
+            "outs = llm.generate(prompts)\n"
+            "with open('generated_outputs.json', 'w') as f:\n    json.dump(outs, f)\n"
         ),
         # the one split datasets makes of local files, whatever they hold
         Valid(
