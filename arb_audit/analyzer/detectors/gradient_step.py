@@ -441,6 +441,9 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a route-named package's module named for what else it trains, or for no training
+        Valid("from recgrpo.semid.train_rqvae import train_rqvae\ntrain_rqvae(cfg)\n"),
+        Valid("from grpo_project.utils import main\nmain()\n"),
         # a runner named for no route (an evaluation's), or for a route that trains no weights
         Valid("from lib.runners import EvalRunner\nEvalRunner(cfg).run()\n"),
         Valid("from lib.pipelines import CoTDistillationPipeline\nCoTDistillationPipeline(cfg).run()\n"),
@@ -719,6 +722,12 @@ class GradientStep(RouteDetector):
             "trainer.train()\n",
             "stage",
             "sft",
+        ),
+        # the entry of a route-named package's training module
+        Invalid(
+            "from grpo_project.core.trainer import main_orchestrator_cli\nmain_orchestrator_cli()\n",
+            "stage",
+            "grpo",
         ),
         # a project's class named for running one route's training, run
         Invalid(
@@ -2297,7 +2306,9 @@ class GradientStep(RouteDetector):
             # utils.sft_microbatch_train_step(logps, mask)): a training step of another module, whose
             # stage only its name (or its module's) says here; in a workspace the module's code decides
             modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(ran) if "." in q]
-            self.ran[id(node)] = [called, *modules]
+            # (then the packages of a training module: ``grpo_project`` of ``grpo_project.core.trainer``)
+            packages = [p for q in sorted(ran) for p in _trainer_module_packages(q)]
+            self.ran[id(node)] = [called, *modules, *packages]
             self.steps.append((node, self._statement(), [], f"{called}() of another module"))
             return
         if _names_an_update(name) and isinstance(holder := getattr(node.func, "value", None), cst.Name):
@@ -3482,6 +3493,8 @@ REPORTING_WORDS = frozenset(
 )
 """Words of a function that reports on a training or switches a model's mode (``plot_grpo_training_curves``,
 ``sft_training_mode(model, False)``), not one that runs it."""
+TRAINER_MODULE_WORDS = frozenset({*TRAINING_WORDS, "trainer", "trainers"})
+"""Words of a module's own name that say it holds a package's training code (``core/trainer.py``)."""
 RUN_WORDS = frozenset({*TRAINING_WORDS, "run", "main"})
 """Words of an imported function that runs a whole training (``train_grpo``, ``run_sft``, a
 ``train_dpo`` module's ``main``), once a route is named by it or by its module."""
@@ -3514,6 +3527,19 @@ TRAINING_ALONE_WORDS = TRAINING_WORDS | {"run", "do", "start", "main", "model", 
 not for training some other thing (``train_tokenizer``, ``train_bpe``, ``fit_kmeans``)."""
 
 
+def _trainer_module_packages(qualified: str) -> list[str]:
+    """Return the packages around a function's module when that module is named for training.
+
+    ``grpo_project.core.trainer.main`` -> ``core``, ``grpo_project`` (innermost first); a module of
+    another name (``grpo_project.utils.main``), or one naming what it trains (``train_rqvae``), gives none.
+    """
+    parts = qualified.split(".")
+    said = set(words(parts[-2])) if len(parts) >= 3 else set()
+    if not said or not said <= TRAINER_MODULE_WORDS:
+        return []  # (``train_rqvae`` names what it trains: not the package's route)
+    return [p for p in reversed(parts[:-2]) if p]
+
+
 def _runs_imported_training(callee: str, qualified: frozenset[str], around: tuple[str, ...] = ()) -> bool:
     """Say whether a call runs a training of another module named for a route.
 
@@ -3539,6 +3565,12 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
             continue
         for name in names:
             found = route_word(name, strict=True)
+            if found is not None and found[0] in LABEL_KINDS:
+                return True
+        for package in _trainer_module_packages(q):
+            # ``from grpo_project.core.trainer import main_orchestrator_cli``: the training module of a
+            # package named for one route runs that route
+            found = route_word(package, strict=True)
             if found is not None and found[0] in LABEL_KINDS:
                 return True
         alone = next((w for w in said[:2] if w & TRAINING_WORDS and w <= TRAINING_ALONE_WORDS), None)
