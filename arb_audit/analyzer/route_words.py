@@ -32,6 +32,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
     TRAINING_WORDS,
     GradientStep,
     names_loss_function,
+    trainer_module_packages,
     updates_model,
 )
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
@@ -142,7 +143,10 @@ def possible_routes(text: str) -> frozenset[str]:
     if any(t in text for t in GradientStep.TRIGGERS):
         # a step whose loss is not classified takes the route its function or class is named for
         # (or a helper or class it is handed to: ``DPOTrainModule(model, optim)``)
-        modules = {m.rsplit(".", 1)[-1] for m in _FROM_MODULE.findall(text)}  # (a helper's: ``from run_sft``)
+        froms = _FROM_MODULE.findall(text)
+        modules = {m.rsplit(".", 1)[-1] for m in froms}  # (a helper's: ``from run_sft``)
+        # (and the packages of a training module: ``from grpo_project.core.trainer import main``)
+        modules.update(p for m in froms for p in trainer_module_packages(f"{m}.function"))
         staged = {
             STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
         }

@@ -395,6 +395,9 @@ class GradientStep(RouteDetector):
     TRIGGERS = (
         "backward",
         "step(",
+        # a training module's function, run (``from .trainers import train_lora``,
+        # ``from grpo_project.core.trainer import main``)
+        *("import train", "trainer import", "trainers import"),
         "trainer.update(",
         "train(",
         "train_loop(",
@@ -441,6 +444,9 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a training module's function named for training something else, or one of another module
+        Valid("from .trainers import train_tokenizer\ntrain_tokenizer(corpus)\n"),
+        Valid("from .utils import train_lora\ntrain_lora(config)\n"),
         # a route-named package's module named for what else it trains, or for no training
         Valid("from recgrpo.semid.train_rqvae import train_rqvae\ntrain_rqvae(cfg)\n"),
         Valid("from grpo_project.utils import main\nmain()\n"),
@@ -722,6 +728,11 @@ class GradientStep(RouteDetector):
             "trainer.train()\n",
             "stage",
             "sft",
+        ),
+        # a training function of the package's training module, run: a training of unknown route
+        Invalid(
+            "from .trainers import train_lora\nif __name__ == '__main__':\n    train_lora(config)\n",
+            "gradient_step",
         ),
         # the entry of a route-named package's training module
         Invalid(
@@ -2307,7 +2318,7 @@ class GradientStep(RouteDetector):
             # stage only its name (or its module's) says here; in a workspace the module's code decides
             modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(ran) if "." in q]
             # (then the packages of a training module: ``grpo_project`` of ``grpo_project.core.trainer``)
-            packages = [p for q in sorted(ran) for p in _trainer_module_packages(q)]
+            packages = [p for q in sorted(ran) for p in trainer_module_packages(q)]
             self.ran[id(node)] = [called, *modules, *packages]
             self.steps.append((node, self._statement(), [], f"{called}() of another module"))
             return
@@ -3527,7 +3538,7 @@ TRAINING_ALONE_WORDS = TRAINING_WORDS | {"run", "do", "start", "main", "model", 
 not for training some other thing (``train_tokenizer``, ``train_bpe``, ``fit_kmeans``)."""
 
 
-def _trainer_module_packages(qualified: str) -> list[str]:
+def trainer_module_packages(qualified: str) -> list[str]:
     """Return the packages around a function's module when that module is named for training.
 
     ``grpo_project.core.trainer.main`` -> ``core``, ``grpo_project`` (innermost first); a module of
@@ -3567,7 +3578,7 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
             found = route_word(name, strict=True)
             if found is not None and found[0] in LABEL_KINDS:
                 return True
-        for package in _trainer_module_packages(q):
+        for package in trainer_module_packages(q):
             # ``from grpo_project.core.trainer import main_orchestrator_cli``: the training module of a
             # package named for one route runs that route
             found = route_word(package, strict=True)
@@ -3579,6 +3590,15 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
                 found = route_word(name, strict=True)
                 if found is not None and found[0] in LABEL_KINDS:
                     return True
+        if (
+            said[2]
+            and said[2] <= TRAINER_MODULE_WORDS
+            and words(imported)[:1] in (("train",), ("finetune",), ("fit",))
+            and not any(w & NOT_MODEL_WORDS for w in said)
+        ):
+            # ``from .trainers import train_lora``: a training function of the package's training
+            # module, run; what route it trains is not said here (an unknown stage, not no training)
+            return True
     return False
 
 
