@@ -734,6 +734,21 @@ class GradientStep(RouteDetector):
             "from .trainers import train_lora\nif __name__ == '__main__':\n    train_lora(config)\n",
             "gradient_step",
         ),
+        # a setting picks the loss a step is handed: one of a known route, one of a form not recognised
+        Invalid(
+            "import mlx.core as mx\nimport mlx.nn as nn\n"
+            "def sft_loss(model, inputs, targets):\n"
+            "    return nn.losses.cross_entropy(model(inputs), targets).mean()\n"
+            "def odd_loss(mdl, first, second):\n"
+            "    _, _, r1 = mdl(first)\n    _, _, r2 = mdl(second)\n"
+            "    return -mx.log(mx.sigmoid(r1[:, -1] - r2[:, -1])).mean()\n"
+            "def train(model, optimizer, loss_fn):\n    step = nn.value_and_grad(model, loss_fn)\n"
+            "    for batch in batches:\n        value, grads = step(model, *batch)\n"
+            "        optimizer.update(model, grads)\n"
+            "loss_fn = odd_loss if args.odd else sft_loss\ntrain(model, opt, loss_fn)\n",
+            "dispatch",
+            routes=("SFT", "UNKNOWN"),
+        ),
         # the entry of a route-named package's training module
         Invalid(
             "from grpo_project.core.trainer import main_orchestrator_cli\nmain_orchestrator_cli()\n",
@@ -3445,9 +3460,11 @@ class GradientStep(RouteDetector):
         """
         for indexes in self.alternatives:
             found = {form.kind for i in indexes if (form := forms[i]) is not None and form.kind is not None}
-            if len(found) > 1:
+            unknown = any((form := forms[i]) is None or form.kind is None for i in indexes)
+            if len(found) > 1 or (found and unknown):
+                # (a loss of a form not recognised beside one that is: another route, not known which)
                 node, statement, _, _ = self.steps[indexes[0]]
-                routes = tuple(sorted({STAGE_LABELS[k] for k in found}))
+                routes = tuple(sorted({STAGE_LABELS[k] for k in found} | ({"UNKNOWN"} if unknown else set())))
                 message = "its callers hand the step losses of different routes: the one run is chosen then"
                 self.report(node, "dispatch", message, statement=statement, routes=routes)
 
