@@ -215,7 +215,7 @@ class GenerationPurpose(RouteDetector):
         Valid(
             "from datasets import load_dataset\n"
             "items = load_dataset('parquet', data_files=args.dataset_path)['train']\n"
-            "ds = load_dataset('json', data_files={'x': path})\nrows = ds['train']\n"
+            "ds = load_dataset('json', data_files=[path])\nrows = ds['train']\n"
             "outs = llm.generate(items)\n"
         ),
         Valid(
@@ -258,6 +258,18 @@ class GenerationPurpose(RouteDetector):
     INVALID = (
         Invalid("ds = load_dataset(name, split='test')\n", "purpose", variant=ANSWERS),
         Invalid("rows = dataset['validation']\n", "purpose", variant=ANSWERS),
+        # files given by split make those splits; a name bound again to a hub dataset is that dataset
+        Invalid(
+            "ds = load_dataset('json', data_files={'train': 'tr.jsonl', 'test': 'te.jsonl'})['train']\n",
+            "purpose",
+            variant=TRAINING_SHAPED,
+        ),
+        Invalid(
+            "ds = load_dataset('json', data_files=path)\nds = load_dataset('openai/gsm8k', 'main')\n"
+            "rows = ds['train']\n",
+            "purpose",
+            variant=TRAINING_SHAPED,
+        ),
         # a hub dataset's training split, taken by its key
         Invalid("rows = load_dataset('openai/gsm8k', 'main')['train']\n", "purpose", variant=TRAINING_SHAPED),
         # a held-out split's file opened through the name each branch sets it to
@@ -478,8 +490,9 @@ class GenerationPurpose(RouteDetector):
         base = set(re.findall(r"[a-z]+", text.lower().replace("\\", "/").rsplit("/", 1)[-1]))
         if base & TRACE_WORDS and not said & PROFILING_WORDS:
             said.add("generated")  # (``r1_gsm8k_traces.jsonl``: a teacher's reasoning written out)
-        if said & DATA_PATH_WORDS == {"generated"} and said & MODEL_OUTPUT_WORDS:
-            # ``generated_outputs.json``: what a model generated, for whatever comes next
+        if said & DATA_PATH_WORDS == {"generated"} and base & MODEL_OUTPUT_WORDS and not base & TRACE_WORDS:
+            # ``generated_outputs.json``: what a model generated, for whatever comes next (the file's
+            # own name says so, not its folder's: ``outputs/r1_traces.jsonl`` holds traces)
             said.discard("generated")
         if said & ANSWER_PATH_WORDS and not said & DATA_PATH_WORDS:
             self._cue(node, f"names a file for answers ({text})", ANSWERS)
@@ -522,11 +535,14 @@ class GenerationPurpose(RouteDetector):
         """
         if type(loaded) is cst.Name:
             return loaded.value in self.local_loads
+        files = keyword(loaded, "data_files") if type(loaded) is cst.Call else None
         return (
             type(loaded) is cst.Call
             and last_name(loaded.func) == "load_dataset"
+            # (files given by split, ``data_files={"train": ..., "test": ...}``, make those splits)
+            and not (files is not None and type(files.value) is cst.Dict)
             and (
-                keyword(loaded, "data_files") is not None
+                files is not None
                 or (
                     bool(loaded.args)
                     and loaded.args[0].keyword is None
@@ -538,8 +554,11 @@ class GenerationPurpose(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        names = {t.target.value for t in node.targets if type(t.target) is cst.Name}
         if type(value) is cst.Call and self._local_files(value):
-            self.local_loads.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+            self.local_loads |= names
+        else:
+            self.local_loads -= names  # (a name bound again holds something else)
         if isinstance(value, cst.SimpleString | cst.FormattedString):
             for target in node.targets:
                 if type(target.target) is cst.Name:
