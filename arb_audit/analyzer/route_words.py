@@ -32,7 +32,6 @@ from arb_audit.analyzer.detectors.gradient_step import (
     TRAINING_WORDS,
     GradientStep,
     names_loss_function,
-    trainer_module_packages,
     updates_model,
 )
 from arb_audit.analyzer.detectors.handwritten_loss import HandwrittenLoss
@@ -45,7 +44,14 @@ from arb_audit.analyzer.detectors.weight_average import WeightAverage
 from arb_audit.analyzer.frameworks import IMPORT_WORDS
 from arb_audit.analyzer.loss_slice import names_rl_loss, words
 from arb_audit.analyzer.routes import ROUTE_KINDS
-from arb_audit.analyzer.trainers import LABEL_KINDS, TRAINERS, TRAINING_LIBRARIES, route_word, trainer_named
+from arb_audit.analyzer.trainers import (
+    LABEL_KINDS,
+    TRAINERS,
+    TRAINING_LIBRARIES,
+    route_word,
+    trainer_named,
+    training_module_packages,
+)
 from arb_audit.taxonomy.routes import POLICY_GRADIENT, label_of
 
 ALL_ROUTES = frozenset([*ROUTE_KINDS.values(), "ONLINE_RL"])
@@ -146,7 +152,7 @@ def possible_routes(text: str) -> frozenset[str]:
         froms = _FROM_MODULE.findall(text)
         modules = {m.rsplit(".", 1)[-1] for m in froms}  # (a helper's: ``from run_sft``)
         # (and the packages of a training module: ``from grpo_project.core.trainer import main``)
-        modules.update(p for m in froms for p in trainer_module_packages(f"{m}.function"))
+        modules.update(p for m in froms for p in training_module_packages(m))
         staged = {
             STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
         }

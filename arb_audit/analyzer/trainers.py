@@ -273,6 +273,63 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
     return found
 
 
+TRAINER_MODULE_WORDS = frozenset({"train", "training", "fit", "finetune", "trainer", "trainers"})
+"""Words of a module's own name that say it holds a package's training code (``core/trainer.py``)."""
+ENTRY_WORDS = frozenset(
+    {
+        "main",
+        "run",
+        "train",
+        "training",
+        "start",
+        "launch",
+        "cli",
+        "app",
+        "entry",
+        "entrypoint",
+        "orchestrator",
+    }
+)
+"""Words of a function named only for starting what its module does (``main_orchestrator_cli``)."""
+
+
+def _lower_words(name: str) -> set[str]:
+    return {w.lower() for w in _TOKENS.findall(name)}
+
+
+def training_module_packages(module: str) -> list[str]:
+    """Return the packages around a module named for training, innermost first (else none).
+
+    ``grpo_project.core.trainer`` -> ``core``, ``grpo_project``; ``grpo_project.utils`` or a module
+    naming what it trains (``train_rqvae``) -> none.
+    """
+    *packages, last = module.split(".")
+    said = _lower_words(last)
+    if not said or not said <= TRAINER_MODULE_WORDS:
+        return []
+    return [p for p in reversed(packages) if p]
+
+
+def route_package(module: str, function: str, skipped: AbstractSet[str] = frozenset()) -> str | None:
+    """Return the package that names the route an entry of a training module runs, if one does.
+
+    ``from grpo_project.core.trainer import main_orchestrator_cli``: the training module of a package
+    named for one route runs that route. Only for a function named for starting the module's work
+    (``main``, ``train``, ``run_cli``), not one naming what else it trains (``train_reward_model``); the
+    innermost package naming a route decides, and one it names ambiguously (``reward_model``) or one
+    with a word of ``skipped`` (``sft_eval``: evaluation code) names none.
+    """
+    if not _lower_words(function) <= ENTRY_WORDS:
+        return None
+    for package in training_module_packages(module):
+        if _lower_words(package) & skipped:
+            return None
+        found = route_word(package)
+        if found is not None:
+            return package if found[0] in LABEL_KINDS and found[1] not in AMBIGUOUS_WORDS else None
+    return None
+
+
 _NAMED_VARIANT = re.compile(r"[a-z]{1,4}dpo|[a-z]{1,5}grpo")
 """A word a variant is named by: a short prefix before "dpo" or "grpo"."""
 

@@ -1380,6 +1380,25 @@ def test_a_project_trainer_parsed_with_the_trainer_settings_name_trains_the_mode
     assert other.primary == "UNKNOWN"
 
 
+def test_a_training_module_s_entry_takes_its_package_s_route_only_for_a_bare_entry(tmp_path: Path) -> None:
+    def primary(code: str) -> str:
+        return classify_path(write(tmp_path, "entry.py", code)).primary
+
+    assert (
+        primary("from grpo_project.core.trainer import main\nif __name__ == '__main__':\n    main()\n")
+        == "GRPO"
+    )
+    # a function naming what it trains is that training, of a route the package does not say
+    assert primary("from recgrpo.semid.trainer import train_rqvae\ntrain_rqvae(cfg)\n") == "UNKNOWN"
+    assert (
+        primary("from grpo_project.core.trainer import train_reward_model\ntrain_reward_model(c)\n")
+        == "UNKNOWN"
+    )
+    # the innermost package naming a route decides, and evaluation code names none
+    assert primary("from rlhf.reward_model.trainer import train\ntrain(cfg)\n") == "UNKNOWN"
+    assert primary("from sft_eval.trainer import main\nmain()\n") == "EVAL_ONLY"
+
+
 def test_a_project_trainer_built_with_trainer_arguments_trains_the_model_loss(
     tmp_path: Path,
 ) -> None:

@@ -36,7 +36,15 @@ from arb_audit.analyzer.loss_slice import (
     words,
 )
 from arb_audit.analyzer.names import Scope, dotted, either, last_name, literal_bool, literal_text, text_value
-from arb_audit.analyzer.trainers import LABEL_KINDS, before_origin, config_stem, route_word, trainer_of
+from arb_audit.analyzer.trainers import (
+    LABEL_KINDS,
+    TRAINER_MODULE_WORDS,
+    before_origin,
+    config_stem,
+    route_package,
+    route_word,
+    trainer_of,
+)
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -396,8 +404,9 @@ class GradientStep(RouteDetector):
         "backward",
         "step(",
         # a training module's function, run (``from .trainers import train_lora``,
-        # ``from grpo_project.core.trainer import main``)
-        *("import train", "trainer import", "trainers import"),
+        # ``from grpo_project.core.trainer import main``), and a class run to train a route
+        # (``SFTRunner(cfg).run()``)
+        *("trainer import", "trainers import", "train import", "training import", "Runner(", "Pipeline("),
         "trainer.update(",
         "train(",
         "train_loop(",
@@ -446,13 +455,20 @@ class GradientStep(RouteDetector):
     VALID = (
         # a training module's function named for training something else, or one of another module
         Valid("from .trainers import train_tokenizer\ntrain_tokenizer(corpus)\n"),
+        Valid("from .trainer import fit_kmeans\nfit_kmeans(features)\n"),
+        Valid("from .trainers import train_lora\ndef test_train_smoke():\n    train_lora(tiny_config)\n"),
         Valid("from .utils import train_lora\ntrain_lora(config)\n"),
         # a route-named package's module named for what else it trains, or for no training
         Valid("from recgrpo.semid.train_rqvae import train_rqvae\ntrain_rqvae(cfg)\n"),
         Valid("from grpo_project.utils import main\nmain()\n"),
+        Valid("from sft_eval.trainer import main\nmain()\n"),
         # a runner named for no route (an evaluation's), or for a route that trains no weights
         Valid("from lib.runners import EvalRunner\nEvalRunner(cfg).run()\n"),
         Valid("from lib.pipelines import CoTDistillationPipeline\nCoTDistillationPipeline(cfg).run()\n"),
+        # a runner named for a route and for what else it runs (data, rollouts, evaluation)
+        Valid("from proj.runners import SFTDataPipeline\nSFTDataPipeline(cfg).run()\n"),
+        Valid("from proj.runners import GRPORolloutLoop\nGRPORolloutLoop(cfg).run()\n"),
+        Valid("from proj.runners import SFTEvalRunner\nSFTEvalRunner(cfg).run()\n"),
         # a script's parsed options handed on as ``opt``: no optimiser
         Valid("from yolo.engine import train\nopt = parser.parse_args()\ntrain(data='coco.yaml', opt=opt)\n"),
         # an algorithm's config updated is no trainer's step
@@ -761,6 +777,9 @@ class GradientStep(RouteDetector):
             "runner.init_workers()\nrunner.run()\n",
             "stage",
             "sft",
+        ),
+        Invalid(
+            "from proj.runners import ModernRLHFPipeline\nModernRLHFPipeline(config).run()\n", "stage", "ppo"
         ),
         # a helper of the file named for building a trainer returns one class: that class is trained
         Invalid(
@@ -2332,8 +2351,12 @@ class GradientStep(RouteDetector):
             # utils.sft_microbatch_train_step(logps, mask)): a training step of another module, whose
             # stage only its name (or its module's) says here; in a workspace the module's code decides
             modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(ran) if "." in q]
-            # (then the packages of a training module: ``grpo_project`` of ``grpo_project.core.trainer``)
-            packages = [p for q in sorted(ran) for p in trainer_module_packages(q)]
+            # (then the package a training module's entry runs the route of: ``grpo_project``)
+            packages = [
+                p
+                for q in sorted(ran)
+                if (p := route_package(*q.rpartition(".")[::2], NOT_RUNNING_TRAINING_WORDS)) is not None
+            ]
             self.ran[id(node)] = [called, *modules, *packages]
             self.steps.append((node, self._statement(), [], f"{called}() of another module"))
             return
@@ -2690,14 +2713,16 @@ class GradientStep(RouteDetector):
         """Return the one trainer class a trainer factory of this file builds, if it returns one.
 
         ``def initialize_trainer(cfg): return PPOTrainerWrapper(...)``: its callers train that class
-        (named a trainer's wrapper or not: what a trainer factory returns is the trainer). A factory
-        returning several classes (one per setting) names none of them.
+        (a class named with "trainer", a trainer's wrapper too: what a trainer factory returns is the
+        trainer). A factory returning several classes (one per setting) names none of them.
         """
         if type(factory) is not cst.Name or factory.value not in self.returns:
             return None
         built = [
             value.func
-            for _, returned in self.returns[factory.value]
+            for function, returned in self.returns[factory.value]
+            # (the module's function: a method or a nested function of that name is another's)
+            if self.where.get(function) == (factory.value,)
             for value in returned
             if type(value) is cst.Call
             and _tail(value.func)[:1].isupper()
@@ -2873,7 +2898,7 @@ class GradientStep(RouteDetector):
         handed = [a.value for a in call.args[:1]]
         if handed and isinstance(handed[0], cst.Tuple | cst.List):
             handed = [e.value for e in handed[0].elements]
-        return any(type(h) is cst.Name and h.value in HF_ARGUMENT_CLASSES for h in handed)
+        return any(last_name(h) in HF_ARGUMENT_CLASSES for h in handed)
 
     def _module_names(self) -> set[str]:
         """Qualified names the module binds, and the bases of its classes.
@@ -3456,7 +3481,9 @@ class GradientStep(RouteDetector):
         """Report a step whose callers hand it losses of different stages: the route is chosen at run time.
 
         ``loss_function = reward_loss if args.reward_model else loss; train(model, loss_function)``:
-        one step on either loss, whichever the flag picks.
+        one step on either loss, whichever the flag picks. A loss whose form is not recognised beside
+        one of a known stage counts as another route (UNKNOWN among the routes): a placeholder loss
+        picked for a dry run reads so too.
         """
         for indexes in self.alternatives:
             found = {form.kind for i in indexes if (form := forms[i]) is not None and form.kind is not None}
@@ -3465,7 +3492,7 @@ class GradientStep(RouteDetector):
                 # (a loss of a form not recognised beside one that is: another route, not known which)
                 node, statement, _, _ = self.steps[indexes[0]]
                 routes = tuple(sorted({STAGE_LABELS[k] for k in found} | ({"UNKNOWN"} if unknown else set())))
-                message = "its callers hand the step losses of different routes: the one run is chosen then"
+                message = "its callers hand the step losses of different forms: the one run is chosen then"
                 self.report(node, "dispatch", message, statement=statement, routes=routes)
 
 
@@ -3521,8 +3548,6 @@ REPORTING_WORDS = frozenset(
 )
 """Words of a function that reports on a training or switches a model's mode (``plot_grpo_training_curves``,
 ``sft_training_mode(model, False)``), not one that runs it."""
-TRAINER_MODULE_WORDS = frozenset({*TRAINING_WORDS, "trainer", "trainers"})
-"""Words of a module's own name that say it holds a package's training code (``core/trainer.py``)."""
 RUN_WORDS = frozenset({*TRAINING_WORDS, "run", "main"})
 """Words of an imported function that runs a whole training (``train_grpo``, ``run_sft``, a
 ``train_dpo`` module's ``main``), once a route is named by it or by its module."""
@@ -3555,28 +3580,18 @@ TRAINING_ALONE_WORDS = TRAINING_WORDS | {"run", "do", "start", "main", "model", 
 not for training some other thing (``train_tokenizer``, ``train_bpe``, ``fit_kmeans``)."""
 
 
-def trainer_module_packages(qualified: str) -> list[str]:
-    """Return the packages around a function's module when that module is named for training.
-
-    ``grpo_project.core.trainer.main`` -> ``core``, ``grpo_project`` (innermost first); a module of
-    another name (``grpo_project.utils.main``), or one naming what it trains (``train_rqvae``), gives none.
-    """
-    parts = qualified.split(".")
-    said = set(words(parts[-2])) if len(parts) >= 3 else set()
-    if not said or not said <= TRAINER_MODULE_WORDS:
-        return []  # (``train_rqvae`` names what it trains: not the package's route)
-    return [p for p in reversed(parts[:-2]) if p]
-
-
 def _runs_imported_training(callee: str, qualified: frozenset[str], around: tuple[str, ...] = ()) -> bool:
-    """Say whether a call runs a training of another module named for a route.
+    """Say whether a call runs a training of another module.
 
     The function is imported (its qualified name has a module), named for running or training
     (``train_grpo``, ``run_sft``, ``main``), and it or the module it comes from names a route
-    (``from recipes.train_dpo import main``). Evaluation, inference and data helpers
+    (``from recipes.train_dpo import main``), or the package of a training module does
+    (``from grpo_project.core.trainer import main``). Evaluation, inference and data helpers
     (``run_eval_grpo``, ``train_dataset``) do not count. A function named for training alone
     (``from src.train import train``) counts where the function it is called in (``around``) names the
-    route: ``def run_grpo_ablation(): train(lambda_fair=0.0, ...)`` runs that route's training.
+    route: ``def run_grpo_ablation(): train(lambda_fair=0.0, ...)`` runs that route's training. A
+    training module's function named for training (``from .trainers import train_lora``) counts too,
+    its route unknown.
     """
     skipped = NOT_RUNNING_TRAINING_WORDS
     if callee[:1].isupper():
@@ -3595,12 +3610,8 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
             found = route_word(name, strict=True)
             if found is not None and found[0] in LABEL_KINDS:
                 return True
-        for package in trainer_module_packages(q):
-            # ``from grpo_project.core.trainer import main_orchestrator_cli``: the training module of a
-            # package named for one route runs that route
-            found = route_word(package, strict=True)
-            if found is not None and found[0] in LABEL_KINDS:
-                return True
+        if route_package(module, imported, skipped) is not None:
+            return True  # (``from grpo_project.core.trainer import main``: the package's route)
         alone = next((w for w in said[:2] if w & TRAINING_WORDS and w <= TRAINING_ALONE_WORDS), None)
         if alone is not None and not any(w & skipped for w in outer):
             for name in around:
@@ -3610,11 +3621,13 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
         if (
             said[2]
             and said[2] <= TRAINER_MODULE_WORDS
-            and words(imported)[:1] in (("train",), ("finetune",), ("fit",))
+            and words(imported)[:1] in (("train",), ("finetune",))
             and not any(w & NOT_MODEL_WORDS for w in said)
+            and not any(w & skipped for w in outer)
         ):
             # ``from .trainers import train_lora``: a training function of the package's training
-            # module, run; what route it trains is not said here (an unknown stage, not no training)
+            # module, run (not ``fit_kmeans``: fitting names no model's training); what route it
+            # trains is not said here (an unknown stage, not no training)
             return True
     return False
 
@@ -3827,11 +3840,15 @@ def names_trainer_class(name: str) -> bool:
         name[:1].isupper()
         and len(said) >= 2
         and said[-1] in TRAINING_RUNNER_WORDS
-        and not (NOT_MODEL_WORDS | TRAINER_PART_WORDS | NOT_TRAINING_SCOPES) & set(said)
         and (named := route_word(name, strict=True)) is not None
         and named[0] in LABEL_KINDS
+        and named[1] in said
+        and set(said[said.index(named[1]) + 1 : -1]) <= {"training", "train"}
     ):
-        return True  # ``SFTRunner(cfg)``, ``ModernRLHFPipeline(config)``: a class run to train a route
+        # ``SFTRunner(cfg)``, ``ModernRLHFPipeline(config)``, ``DPOTrainingLoop``: a class run to train
+        # a route; words between the route and the runner say it runs something else
+        # (``SFTDataPipeline``, ``GRPORolloutLoop``)
+        return True
     return name[:1].isupper() and "trainer" in said[:-1] and said[said.index("trainer") + 1] == "for"
 
 
