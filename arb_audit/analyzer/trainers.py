@@ -257,7 +257,7 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
 
     ``strict``: skip :data:`AMBIGUOUS_WORDS` (for a function or class that names no trainer).
     """
-    words = before_origin([w.lower() for w in _TOKENS.findall(identifier)])
+    words = before_origin(name_words(identifier))
     skipped = AMBIGUOUS_WORDS if strict else frozenset()
     found = next(((ROUTE_WORDS[w], w) for w in words if w in ROUTE_WORDS and w not in skipped), None)
     if found is None:
@@ -273,28 +273,28 @@ def route_word(identifier: str, strict: bool = False) -> tuple[str, str] | None:
     return found
 
 
-TRAINER_MODULE_WORDS = frozenset({"train", "training", "fit", "finetune", "trainer", "trainers"})
+TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
+"""Words of a function's name that, handed an optimiser, runs the training loop with it."""
+TRAINER_MODULE_WORDS = TRAINING_WORDS | {"trainer", "trainers"}
 """Words of a module's own name that say it holds a package's training code (``core/trainer.py``)."""
 ENTRY_WORDS = frozenset(
     {
-        "main",
-        "run",
-        "train",
-        "training",
-        "start",
-        "launch",
-        "cli",
-        "app",
-        "entry",
-        "entrypoint",
-        "orchestrator",
+        *("main", "run", "train", "training", "start", "launch"),
+        *("cli", "app", "entry", "entrypoint", "orchestrator"),
     }
 )
 """Words of a function named only for starting what its module does (``main_orchestrator_cli``)."""
 
 
-def _lower_words(name: str) -> set[str]:
-    return {w.lower() for w in _TOKENS.findall(name)}
+def name_words(identifier: str) -> list[str]:
+    """Return an identifier's words, lower-cased, an acronym one word (``SFTRunner`` -> sft, runner)."""
+    return [w.lower() for w in _TOKENS.findall(identifier)]
+
+
+def is_training_module(name: str) -> bool:
+    """Say whether a module's own name is for training alone (``trainer``, ``trainers``, ``train``)."""
+    said = set(name_words(name))
+    return bool(said) and said <= TRAINER_MODULE_WORDS
 
 
 def training_module_packages(module: str) -> list[str]:
@@ -304,10 +304,7 @@ def training_module_packages(module: str) -> list[str]:
     naming what it trains (``train_rqvae``) -> none.
     """
     *packages, last = module.split(".")
-    said = _lower_words(last)
-    if not said or not said <= TRAINER_MODULE_WORDS:
-        return []
-    return [p for p in reversed(packages) if p]
+    return [p for p in reversed(packages) if p] if is_training_module(last) else []
 
 
 def route_package(module: str, function: str, skipped: AbstractSet[str] = frozenset()) -> str | None:
@@ -319,10 +316,10 @@ def route_package(module: str, function: str, skipped: AbstractSet[str] = frozen
     innermost package naming a route decides, and one it names ambiguously (``reward_model``) or one
     with a word of ``skipped`` (``sft_eval``: evaluation code) names none.
     """
-    if not _lower_words(function) <= ENTRY_WORDS:
+    if not set(name_words(function)) <= ENTRY_WORDS:
         return None
     for package in training_module_packages(module):
-        if _lower_words(package) & skipped:
+        if set(name_words(package)) & skipped:
             return None
         found = route_word(package)
         if found is not None:

@@ -554,17 +554,16 @@ class GenerationPurpose(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        names = {t.target.value for t in node.targets if type(t.target) is cst.Name}
+        targets = [t.target.value for t in node.targets if type(t.target) is cst.Name]
         if type(value) is cst.Call and self._local_files(value):
-            self.local_loads |= names
+            self.local_loads.update(targets)
         else:
-            self.local_loads -= names  # (a name bound again holds something else)
+            self.local_loads.difference_update(targets)  # (a name bound again holds something else)
         if isinstance(value, cst.SimpleString | cst.FormattedString):
-            for target in node.targets:
-                if type(target.target) is cst.Name:
-                    bound = self.paths.setdefault(target.target.value, [])
-                    if len(bound) < MAX_PATHS:
-                        bound.append(value)
+            for target in targets:
+                bound = self.paths.setdefault(target, [])
+                if len(bound) < MAX_PATHS:
+                    bound.append(value)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target

@@ -38,9 +38,10 @@ from arb_audit.analyzer.loss_slice import (
 from arb_audit.analyzer.names import Scope, dotted, either, last_name, literal_bool, literal_text, text_value
 from arb_audit.analyzer.trainers import (
     LABEL_KINDS,
-    TRAINER_MODULE_WORDS,
+    TRAINING_WORDS,
     before_origin,
     config_stem,
+    is_training_module,
     route_package,
     route_word,
     trainer_of,
@@ -172,14 +173,14 @@ HF_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in HF_ARGUMENTS)
 """The class names of transformers' generic training settings, however imported."""
 HF_PARSER = "transformers.HfArgumentParser"
 """transformers' parser of settings dataclasses (a Trainer's among them)."""
+HF_PARSER_CLASS = HF_PARSER.rsplit(".", 1)[-1]
+"""Its class name, however imported (resolved only where a call is named so)."""
 TRAINING_DATA_WORDS = frozenset(
     {"dataset", "data", "loader", "dataloader", "split", "files", "file", "examples", "samples", "report"}
 )
 """Words of a method that returns or describes training data (``train_dataset()``), not one that trains."""
 LOSS_NAME_WORDS = frozenset({"loss", "losses", "objective"})
 """Words of a function's name that say it computes a loss."""
-TRAINING_WORDS = frozenset({"train", "training", "fit", "finetune"})
-"""Words of a function's name that, handed an optimiser, runs the training loop with it."""
 LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
 """Endings of a language-model head class whose ``forward`` returns the training loss."""
 GENERIC_TRAINERS = frozenset({"hf_trainer", "seq2seq"})
@@ -2178,7 +2179,7 @@ class GradientStep(RouteDetector):
                     self.flag_defaults.setdefault(key, []).append(text)
         if called in ("reset", "step"):
             self._note_environment(node, called)
-        if not self.hf_parsed and last_name(node.func) == HF_PARSER.rsplit(".", 1)[-1]:
+        if not self.hf_parsed and last_name(node.func) == HF_PARSER_CLASS:
             self.hf_parsed = self._parses_hf_arguments(node)
         if (len(self.steps), len(self.deferred)) != before:
             if self._played_episodes():
@@ -2352,10 +2353,9 @@ class GradientStep(RouteDetector):
             # stage only its name (or its module's) says here; in a workspace the module's code decides
             modules = [q.rsplit(".", 1)[0].rsplit(".", 1)[-1] for q in sorted(ran) if "." in q]
             # (then the package a training module's entry runs the route of: ``grpo_project``)
+            entries = [q.rpartition(".") for q in sorted(ran)]
             packages = [
-                p
-                for q in sorted(ran)
-                if (p := route_package(*q.rpartition(".")[::2], NOT_RUNNING_TRAINING_WORDS)) is not None
+                p for m, _, f in entries if (p := route_package(m, f, NOT_RUNNING_TRAINING_WORDS)) is not None
             ]
             self.ran[id(node)] = [called, *modules, *packages]
             self.steps.append((node, self._statement(), [], f"{called}() of another module"))
@@ -3619,8 +3619,7 @@ def _runs_imported_training(callee: str, qualified: frozenset[str], around: tupl
                 if found is not None and found[0] in LABEL_KINDS:
                     return True
         if (
-            said[2]
-            and said[2] <= TRAINER_MODULE_WORDS
+            is_training_module(names[2])
             and words(imported)[:1] in (("train",), ("finetune",))
             and not any(w & NOT_MODEL_WORDS for w in said)
             and not any(w & skipped for w in outer)
@@ -3843,7 +3842,7 @@ def names_trainer_class(name: str) -> bool:
         and (named := route_word(name, strict=True)) is not None
         and named[0] in LABEL_KINDS
         and named[1] in said
-        and set(said[said.index(named[1]) + 1 : -1]) <= {"training", "train"}
+        and set(said[said.index(named[1]) + 1 : -1]) <= TRAINING_WORDS
     ):
         # ``SFTRunner(cfg)``, ``ModernRLHFPipeline(config)``, ``DPOTrainingLoop``: a class run to train
         # a route; words between the route and the runner say it runs something else
