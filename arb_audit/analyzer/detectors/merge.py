@@ -223,6 +223,12 @@ class Merge(RouteDetector):
         Valid("merge_fsdp_weights(checkpoint_dir=d, output_path=o)\n"),
         Valid("merged_dataset = concatenate_datasets([a, b])\nmerged_dataset.push_to_hub(repo)\n"),
         Valid("torch.save(merged_predictions, out)\n"),
+        Valid(
+            "def load_policy(path):\n"
+            "    merged_model = PeftModel.from_pretrained(base, path).merge_and_unload()\n"
+            "    with torch.no_grad():\n        logits = merged_model(ids).logits\n"
+            "    return ValueHead(merged_model)\n"
+        ),
         Valid("h = x @ lora_A.T\nh += (h @ lora_B.T) * scaling\n"),
         Valid("result += (dropout(x) @ self.lora_A.T @ self.lora_B.T) * self.scaling\n"),
         Valid("sd[k] += (lora_B.T @ x) @ lora_A\ntorch.save(sd, p)\n"),  # (an activation: not B A)
@@ -530,6 +536,8 @@ class Merge(RouteDetector):
             return  # ``requires_tensor_merging(model)`` asks whether weights would be merged
         if words(callee)[:1] and words(callee)[0] in READ_WORDS and not said & MERGE_WORDS:
             return  # ``load_merged_model(path)`` reads a model merged before, merging nothing
+        if words(callee)[:1] == ("merged",):
+            return  # ``merged_model(ids)``: a model merged elsewhere is run, called by what it holds
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
             # what the call names: its keywords, the names of the values it is handed, and the
             # checkpoints its object was built from (``merger.merge(**kwargs)``)
