@@ -555,6 +555,14 @@ def _of_definition(
     if not inside:
         return None
     if sub.role == "launcher":
+        dispatching = [
+            f for f in sub.findings if f.signal == "dispatch" and f.routes and _in_spans(f, reached)
+        ]
+        routes = {stage.label for stage in inside}
+        if dispatching and len(routes) >= 2:
+            # the definition taken is the one that compares the setting (``main`` calling
+            # ``run_stage(cfg)``): its user runs whichever of those routes the setting picks
+            return replace(sub, stages=inside, possible_routes=sorted(routes))
         # one trainer taken from a library of trainers for several routes: that trainer's route
         label = inside[-1].label
         return replace(sub, stages=inside, role="training", primary=label, labels=[label], possible_routes=[])

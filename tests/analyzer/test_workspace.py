@@ -381,6 +381,32 @@ class AlignTrainer(Trainer):
 """
 
 
+def test_the_entry_of_a_module_that_picks_the_stage_by_a_setting_leaves_its_user_config_dependent(
+    tmp_path: Path,
+) -> None:
+    cli = """
+    from pipelines import SFTPipeline, DPOPipeline
+
+    def run_stage(cfg):
+        if cfg.stage.name == "sft":
+            return SFTPipeline(cfg).run()
+        if cfg.stage.name == "dpo":
+            return DPOPipeline(cfg).run()
+
+    def main():
+        run_stage(compose(config_name="config", overrides=sys.argv[1:]))
+    """
+    script = "from pkg.cli import main\n\nif __name__ == '__main__':\n    main()\n"
+    root = _write(tmp_path, {"pkg/__init__.py": "", "pkg/cli.py": cli, "scripts/run_training.py": script})
+    found = _by_name(root)
+    assert found["pkg/cli.py"].primary == "CONFIG_DEPENDENT"
+    result = found["scripts/run_training.py"]
+    # (before, the user took the last of the stages the entry reaches: DPO, a route the setting may not pick)
+    assert result.primary == "CONFIG_DEPENDENT" and result.role == "launcher"
+    assert set(result.possible_routes) == {"SFT", "DPO"}
+    assert any(f.detector == "WorkspaceImport" and f.signal == "dispatch" for f in result.findings)
+
+
 def test_a_library_of_trainers_for_three_routes_is_config_dependent_and_a_script_gets_the_one_it_uses(
     tmp_path: Path,
 ) -> None:
