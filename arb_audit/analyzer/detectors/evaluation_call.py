@@ -20,11 +20,14 @@ NOT_EVALUATING_WORDS = frozenset(
         *("loader", "dataloader", "split", "splits", "set", "steps", "step", "interval", "every", "freq"),
         *("frequency", "strategy", "batch", "batches", "size", "prompt", "prompts", "template", "path"),
         *("dir", "file", "only", "tokenizer", "tokenizers"),
+        # what identifies evaluation items (``eval_instance_keys(path)``: the keys of held-out items)
+        *("key", "keys", "id", "ids", "indices", "names"),
     }
 )
 """Words of a name that begins with "eval" but names a setting, a prompt or a part of a training loop
 (``eval_mode(model)``, ``eval_dataloader(...)``, ``evaluation_strategy``, ``EVAL_PROMPT()``), or what
-it evaluates is no model (``eval_tokenizer()``): not a routine that evaluates a model."""
+it evaluates is no model (``eval_tokenizer()``), or it names the evaluation items' keys
+(``eval_instance_keys(path)``): not a routine that evaluates a model."""
 NOT_EVALUATED_WORDS = frozenset(
     {
         *("constraint", "constraints", "expr", "expression", "expressions", "condition", "conditions"),
@@ -61,6 +64,7 @@ class EvaluationCall(RouteDetector):
         Valid("prompt = EVAL_PROMPT_TEMPLATE(code=code)\n"),
         Valid("value_prompt = EVAL_prompt_sa()\n"),
         Valid("eval_tokenizer(save_dir)\n"),
+        Valid("excluded = eval_instance_keys(args.exclude_eval)\n"),
     )
     INVALID = (
         Invalid(
