@@ -144,6 +144,22 @@ def _tail_literal(path: cst.BaseExpression) -> str | None:
     return None
 
 
+PATH_JOINS = frozenset({"join", "Path", "PurePath", "PosixPath"})
+"""Calls that build a path from parts, the file's name last (``os.path.join(root, "test.jsonl")``)."""
+
+
+def _joined_path(value: cst.BaseExpression) -> bool:
+    """Say whether a value is a path joined from parts ending in a literal (``ROOT / "data" / "test.parquet"``).
+
+    Only joins: another call's last literal argument (``ds.filter("test")``) is no path.
+    """
+    if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Divide | cst.Add):
+        return isinstance(value.right, cst.SimpleString | cst.FormattedString)
+    if type(value) is cst.Call and last_name(value.func) in PATH_JOINS and value.args:
+        return isinstance(value.args[-1].value, cst.SimpleString | cst.FormattedString)
+    return False
+
+
 NOT_BENCHMARKS = frozenset({"workbench", "workbenches"})
 """Words ending in "bench" that name no benchmark."""
 
@@ -281,6 +297,13 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("ds = load_dataset(name, split='train_sft')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
+        # an input option whose default is a name bound to a held-out split's file, joined from parts
+        Invalid(
+            "DEFAULT_INPUT = ROOT / 'data' / 'parquet' / 'test.parquet'\n"
+            "parser.add_argument('--input-file', type=Path, default=DEFAULT_INPUT)\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
         # an option named for a file by its format, its default a held-out split's file
         Invalid(
             "parser.add_argument('--core-csv', default='data/persona/eval/hallucination_eval.csv')\n",
@@ -559,7 +582,7 @@ class GenerationPurpose(RouteDetector):
             self.local_loads.update(targets)
         else:
             self.local_loads.difference_update(targets)  # (a name bound again holds something else)
-        if isinstance(value, cst.SimpleString | cst.FormattedString):
+        if isinstance(value, cst.SimpleString | cst.FormattedString) or _joined_path(value):
             for target in targets:
                 bound = self.paths.setdefault(target, [])
                 if len(bound) < MAX_PATHS:
