@@ -56,7 +56,10 @@ def names_an_agent(name: str) -> bool:
 SAMPLE_METHODS = frozenset({"sample", "sample_async"})
 """Methods of a sampling client that return completions when given sampling settings."""
 SAMPLING_KEYWORDS = frozenset(
-    {"sampling_params", "num_samples", "max_tokens", "max_new_tokens", "temperature", "top_p"}
+    {
+        *("sampling_params", "num_samples", "max_tokens", "max_new_tokens", "temperature", "top_p"),
+        "max_completion_tokens",  # (OpenAI's chat API for its reasoning models, in place of max_tokens)
+    }
 )
 """Keywords that set how a model samples text: they make a ``sample`` call one of a model's (not of a
 random generator), and a ``generate_*`` helper given them one that asks a model."""
@@ -234,15 +237,18 @@ def _model_generates(node: cst.Call, called: str) -> bool:
 
     Checkpoints with remote code and research models name their sampling methods for the modality or
     the decoding (``mmu_generate``, ``beam_generate``, ``generate_text``): a method whose last word is
-    ``generate``, or whose first is and whose others name text it returns, called on an object named
-    for a model and handed what to answer, samples from it (not ``model.can_generate()``, nor
-    ``model.generate_square_subsequent_mask(n)``).
+    ``generate``, or whose first is and whose others name text it returns or which is handed a
+    sampling setting, called on an object named for a model and handed what to answer, samples from
+    it (not ``model.can_generate()``, nor ``model.generate_square_subsequent_mask(n)``).
     """
     said = words(called)
     if type(node.func) is not cst.Attribute or not said or not node.args:
         return False
+    # (``model.generate_comment(msgs, max_completion_tokens=512)``: whatever the text is called, a
+    # sampling setting handed says it is sampled)
+    sampled = any(a.keyword is not None and a.keyword.value in SAMPLING_KEYWORDS for a in node.args)
     if said[-1] != "generate" and (
-        said[0] != "generate" or not set(said[1:]) <= OUTPUT_WORDS | GENERATION_WORDS
+        said[0] != "generate" or not (set(said[1:]) <= OUTPUT_WORDS | GENERATION_WORDS or sampled)
     ):
         return False
     receiver = words(last_name(node.func.value))

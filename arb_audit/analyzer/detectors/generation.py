@@ -309,6 +309,8 @@ class Generation(RouteDetector):
         Invalid("reply = sampler([{'role': 'user', 'content': q}])\n", "generation"),
         # a model's own generation method of another name (remote code, a research model)
         Invalid("out = model.mmu_generate(image_tokens, input_ids=question_ids)\n", "generation"),
+        # (a model's method named for what it writes, handed a sampling setting)
+        Invalid("obj = model.generate_comment(build_msgs(rec), max_completion_tokens=512)\n", "generation"),
         Invalid("ids = self.policy.beam_generate(input_ids, num_beams=4)\n", "generation"),
         # a project's helper handed the model and how much to sample, whatever it is named for
         Invalid(
