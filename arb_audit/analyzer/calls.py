@@ -232,21 +232,27 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
     return bool(names(node.func) & GENERATION_FUNCTIONS)
 
 
+NOT_SAMPLED_WORDS = frozenset({"embedding", "embeddings", "mask", "masks"})
+"""Words of a model's ``generate_*`` method that makes no text (``generate_embeddings(prompts)``)."""
+
+
 def _model_generates(node: cst.Call, called: str) -> bool:
     """Say whether a model's own generation method of another name is called (``model.mmu_generate(p)``).
 
     Checkpoints with remote code and research models name their sampling methods for the modality or
     the decoding (``mmu_generate``, ``beam_generate``, ``generate_text``): a method whose last word is
     ``generate``, or whose first is and whose others name text it returns or which is handed a
-    sampling setting, called on an object named for a model and handed what to answer, samples from
-    it (not ``model.can_generate()``, nor ``model.generate_square_subsequent_mask(n)``).
+    sampling setting or a conversation, called on an object named for a model and handed what to
+    answer, samples from it (not ``model.can_generate()``, nor
+    ``model.generate_square_subsequent_mask(n)``).
     """
     said = words(called)
     if type(node.func) is not cst.Attribute or not said or not node.args:
         return False
     # (``model.generate_comment(msgs, max_completion_tokens=512)``: whatever the text is called, a
-    # sampling setting handed says it is sampled)
+    # sampling setting or a conversation handed says it is sampled)
     sampled = any(a.keyword is not None and a.keyword.value in SAMPLING_KEYWORDS for a in node.args)
+    sampled = (sampled or _conversation_handed(node)) and not set(said) & NOT_SAMPLED_WORDS
     if said[-1] != "generate" and (
         said[0] != "generate" or not (set(said[1:]) <= OUTPUT_WORDS | GENERATION_WORDS or sampled)
     ):
@@ -393,6 +399,15 @@ def _client_asked_chat(node: cst.Call) -> bool:
     named = words(last_name(node.func.value))
     if not named or named[-1] not in CLIENT_WORDS:
         return False
+    return _conversation_handed(node)
+
+
+def _conversation_handed(node: cst.Call) -> bool:
+    """Say whether a call is handed a chat conversation among its first two arguments.
+
+    A list of messages with a ``role``, a batch of them, or a name for one; by position or as
+    ``messages=``.
+    """
     for arg in node.args[:2]:
         if arg.keyword is not None and not set(words(arg.keyword.value)) & CONVERSATION_WORDS:
             continue  # (``trace(input=[...])``: what a keyword hands is what it names)

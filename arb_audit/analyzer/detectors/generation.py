@@ -280,6 +280,7 @@ class Generation(RouteDetector):
         Valid("engine = Policy.load_inference(path)\npolicy.prepare_for_lp_inference()\n"),
         # a model asked whether it can generate, or for a mask; a client storing a conversation
         Valid("if model.can_generate():\n    mask = model.generate_square_subsequent_mask(8)\n"),
+        Valid("vectors = model.generate_embeddings(prompts)\n"),
         Valid("store_client.save(messages)\nclient.send(trajectory.messages)\n"),
         # a model handed with a temperature only (a distillation loss's), or a length with no model
         Valid("from kd import distill_loss\nloss = distill_loss(model=student, temperature=2.0)\n"),
@@ -311,6 +312,7 @@ class Generation(RouteDetector):
         Invalid("out = model.mmu_generate(image_tokens, input_ids=question_ids)\n", "generation"),
         # (a model's method named for what it writes, handed a sampling setting)
         Invalid("obj = model.generate_comment(build_msgs(rec), max_completion_tokens=512)\n", "generation"),
+        Invalid("comment = model.generate_comment(prompt_messages)\n", "generation"),
         Invalid("ids = self.policy.beam_generate(input_ids, num_beams=4)\n", "generation"),
         # a project's helper handed the model and how much to sample, whatever it is named for
         Invalid(
