@@ -149,7 +149,7 @@ PATH_JOINS = frozenset({"join", "Path", "PurePath", "PosixPath"})
 
 
 def _joined_path(value: cst.BaseExpression) -> bool:
-    """Say whether a value is a path joined from parts ending in a literal (``ROOT / "data" / "test.parquet"``).
+    """Say whether a value is a path joined from parts ending in a literal (``ROOT / "test.parquet"``).
 
     Only joins: another call's last literal argument (``ds.filter("test")``) is no path.
     """
