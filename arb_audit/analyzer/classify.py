@@ -627,6 +627,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             and f.detector == "Scoring"
             for f in findings
         )
+        and (evaluation_place(result.path) is not None or not _plugs_into_a_trainer(findings))
     ):
         # an environment driven by (or defined in) evaluation code trains nothing: an agent's benchmark
         # (reward functions scoring a trainer's samples serve training, whatever checker they call;
@@ -886,6 +887,16 @@ def _defines_rl(findings: list[Finding], played: bool = True) -> bool:
         (f.signal == "environment" and (played or f.variant is not None)) or f.variant == SCORED_TOOL_RESULTS
         for f in findings
     )
+
+
+def _plugs_into_a_trainer(findings: list[Finding]) -> bool:
+    """Say whether the file's environment specialises an RL framework's tool or interaction class.
+
+    verl's ``BaseTool``/``BaseInteraction`` (the framework table's environments) run inside that
+    framework's training rollouts: a benchmark's package it steps (tau-bench's ``get_env``) is the
+    world the policy is trained in, not an evaluation.
+    """
+    return any(f.signal == "environment" and f.detector == "FrameworkEntry" for f in findings)
 
 
 def _only_rollouts(findings: list[Finding]) -> bool:

@@ -1138,6 +1138,26 @@ def test_an_environment_driven_by_evaluation_code_is_an_evaluation(tmp_path: Pat
     assert (library.primary, library.role) == ("ONLINE_RL", "component")
 
 
+def test_an_rl_framework_s_tool_stepping_a_benchmark_s_world_serves_training(tmp_path: Path) -> None:
+    """verl's BaseTool runs inside verl's rollouts: a benchmark's package it steps is the training world."""
+    tool = (
+        "from verl.tools.base_tool import BaseTool\n"
+        "from agent_eval.tasks import load_tasks\n"
+        "class ShopTool(BaseTool):\n"
+        "    async def create(self, instance_id, **kwargs):\n"
+        "        self.env = load_tasks('shop')[kwargs['index']]\n"
+        "        return instance_id\n"
+        "    async def execute(self, instance_id, parameters, **kwargs):\n"
+        "        observation = self.env.step(parameters)\n"
+        "        return observation, 0.0, {}\n"
+    )
+    result = classify_path(write(tmp_path, "shop_tool.py", tool))
+    assert (result.primary, result.role) == ("ONLINE_RL", "component")
+    # (kept among evaluation code, the same tool is that evaluation's)
+    (tmp_path / "evals").mkdir()
+    assert classify_path(write(tmp_path, "evals/shop_tool.py", tool)).primary == "EVAL_ONLY"
+
+
 def test_a_pretraining_mix_beside_policy_updates_is_part_of_the_rl_stage(tmp_path: Path) -> None:
     """PPO-ptx steps a language-modelling loss after the policy update: the file still runs PPO."""
     agent = (
