@@ -258,6 +258,8 @@ class Merge(RouteDetector):
         Valid("ckpts = glob('model_world_size_8_rank_*.pt')\nmerger = ShardMerger(ckpts)\nmerger.merge()\n"),
     )
     INVALID = (
+        # (a function named for its merged result still merges: only a name bound to a value is run)
+        Invalid("torch.save(merged_lora_weights(model, adapter), 'merged.pt')\n", "stage", kind="merge"),
         # a loader's fold whose model the file writes: a merged model saved
         Invalid(
             "def get_model(path, base):\n    model = PeftModel.from_pretrained(base, path)\n"
@@ -455,6 +457,8 @@ class Merge(RouteDetector):
         self.loaded: set[str] = set()
         """Names bound to a checkpoint read (``merged_sd = torch.load(path)``): merged elsewhere."""
         self.built_from: dict[str, set[str]] = {}
+        self.values: set[str] = set()
+        """Names the file binds by assignment (``merged_model = peft_model.merge_and_unload()``)."""
         """Words of the checkpoint collections a plain name named for merging was built from, and of
         its class (``merger = Merger(base_model, ft_ckpts, out)``): what its ``merge()`` combines."""
 
@@ -536,8 +540,8 @@ class Merge(RouteDetector):
             return  # ``requires_tensor_merging(model)`` asks whether weights would be merged
         if words(callee)[:1] and words(callee)[0] in READ_WORDS and not said & MERGE_WORDS:
             return  # ``load_merged_model(path)`` reads a model merged before, merging nothing
-        if words(callee)[:1] == ("merged",):
-            return  # ``merged_model(ids)``: a model merged elsewhere is run, called by what it holds
+        if type(node.func) is cst.Name and callee in self.values:
+            return  # ``merged_model(ids)``: a name this file bound to a model is run, not a merge function
         if said & MERGE_WORDS or ("merged" in said and said & WEIGHT_WORDS):  # get_merged_model()
             # what the call names: its keywords, the names of the values it is handed, and the
             # checkpoints its object was built from (``merger.merge(**kwargs)``)
@@ -556,6 +560,8 @@ class Merge(RouteDetector):
                 self.named.append((node, statement, self.function, callee, named))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        # (names bound to a value: called, they run what they hold, whatever they are named)
+        self.values.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
         assigned = node.targets[0].target if len(node.targets) == 1 else None
         if (
             type(node.value) is cst.Call
