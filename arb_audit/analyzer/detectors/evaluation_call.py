@@ -20,14 +20,15 @@ NOT_EVALUATING_WORDS = frozenset(
         *("loader", "dataloader", "split", "splits", "set", "steps", "step", "interval", "every", "freq"),
         *("frequency", "strategy", "batch", "batches", "size", "prompt", "prompts", "template", "path"),
         *("dir", "file", "only", "tokenizer", "tokenizers"),
-        # what identifies evaluation items (``eval_instance_keys(path)``: the keys of held-out items)
-        *("key", "keys", "id", "ids", "indices", "names"),
     }
 )
 """Words of a name that begins with "eval" but names a setting, a prompt or a part of a training loop
 (``eval_mode(model)``, ``eval_dataloader(...)``, ``evaluation_strategy``, ``EVAL_PROMPT()``), or what
-it evaluates is no model (``eval_tokenizer()``), or it names the evaluation items' keys
-(``eval_instance_keys(path)``): not a routine that evaluates a model."""
+it evaluates is no model (``eval_tokenizer()``): not a routine that evaluates a model."""
+IDENTIFIER_WORDS = frozenset({"key", "keys", "index", "indices", "name", "names"})
+"""Last words of a name beginning with "eval" that returns what identifies evaluation items
+(``eval_instance_keys(path)``: the keys of held-out items), not an evaluation; not "ids", which
+also stands for in-distribution (``evaluate_id_and_ood``)."""
 NOT_EVALUATED_WORDS = frozenset(
     {
         *("constraint", "constraints", "expr", "expression", "expressions", "condition", "conditions"),
@@ -76,6 +77,7 @@ class EvaluationCall(RouteDetector):
         Invalid("eval_json(cfg)\n", "scoring", variant=EVALUATION_CALL),
         Invalid("result = model.evaluate(dataset)\n", "scoring", variant=EVALUATION_CALL),
         Invalid("EvaluationPipeline(config).run()\n", "scoring", variant=EVALUATION_CALL),
+        Invalid("scores = evaluate_id_and_ood(ckpts, task='mmlu')\n", "scoring", variant=EVALUATION_CALL),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -92,6 +94,8 @@ class EvaluationCall(RouteDetector):
         said = words(name)
         if not said or said[0] not in EVALUATING_WORDS or set(said) & NOT_EVALUATING_WORDS:
             return
+        if said[-1] in IDENTIFIER_WORDS:
+            return  # (``eval_instance_keys(path)``: the keys of evaluation items, nothing evaluated)
         if said == ("eval",) or name.isupper():
             return  # (Python's eval, MLX's mx.eval, torch's model.eval(), a constant's template: no model)
         if type(func) is cst.Attribute and NOT_EVALUATED_WORDS & set(words(last_name(func.value))):
