@@ -252,7 +252,8 @@ def _model_generates(node: cst.Call, called: str) -> bool:
     # (``model.generate_comment(msgs, max_completion_tokens=512)``: whatever the text is called, a
     # sampling setting or a conversation handed says it is sampled)
     sampled = any(a.keyword is not None and a.keyword.value in SAMPLING_KEYWORDS for a in node.args)
-    sampled = (sampled or _conversation_handed(node)) and not set(said) & NOT_SAMPLED_WORDS
+    # (a chat conversation, not prompts: ``generate_hidden_states(prompts)`` reads a model's states)
+    sampled = (sampled or _conversation_handed(node, MESSAGES_WORDS)) and not set(said) & NOT_SAMPLED_WORDS
     if said[-1] != "generate" and (
         said[0] != "generate" or not (set(said[1:]) <= OUTPUT_WORDS | GENERATION_WORDS or sampled)
     ):
@@ -266,8 +267,10 @@ SAMPLER_WORDS = frozenset({"sampler", "llm", "chatbot", "generator"})
 SAMPLER_ENDINGS = tuple(SAMPLER_WORDS)
 BUILD_WORDS = SETUP_WORDS | {"make", "create", "new"}
 """First words of a function that builds a sampler or a model (``build_sampler``, ``make_chatbot``)."""
-CONVERSATION_WORDS = frozenset({"messages", "msgs", "conversation", "convo", "chat", "prompt", "prompts"})
-"""Words of a name holding what a model is asked (``prompt_messages``)."""
+MESSAGES_WORDS = frozenset({"messages", "msgs", "conversation", "convo", "chat"})
+"""Last words of a name for a chat conversation itself (``prompt_messages``)."""
+CONVERSATION_WORDS = MESSAGES_WORDS | {"prompt", "prompts"}
+"""Words of a name holding what a model is asked (``prompt_messages``, ``prompts``)."""
 NOT_CONVERSATION_WORDS = frozenset({"dataset", "data", "config", "cfg", "template", "loader", "indices"})
 """Words of a name holding what a sampler or model is built from, not a conversation it answers."""
 
@@ -402,18 +405,23 @@ def _client_asked_chat(node: cst.Call) -> bool:
     return _conversation_handed(node)
 
 
-def _conversation_handed(node: cst.Call) -> bool:
+def _conversation_handed(node: cst.Call, words_named: AbstractSet[str] = CONVERSATION_WORDS) -> bool:
     """Say whether a call is handed a chat conversation among its first two arguments.
 
-    A list of messages with a ``role``, a batch of them, or a name for one; by position or as
-    ``messages=``.
+    A list of messages with a ``role``, a batch of them, or a name for one (its last word one of
+    ``words_named``); by position or as ``messages=``.
     """
     for arg in node.args[:2]:
         if arg.keyword is not None and not set(words(arg.keyword.value)) & CONVERSATION_WORDS:
             continue  # (``trace(input=[...])``: what a keyword hands is what it names)
         value = arg.value
         named = words(last_name(value)) if type(value) in (cst.Name, cst.Attribute) else ()
-        if named and named[-1] in CONVERSATION_WORDS and not NOT_CONVERSATION_WORDS & set(named):
+        if (
+            named
+            and named[-1] in CONVERSATION_WORDS
+            and named[-1] in words_named
+            and not (NOT_CONVERSATION_WORDS & set(named))
+        ):
             return True
         if type(value) is cst.List and value.elements and type(value.elements[0].value) is cst.List:
             value = value.elements[0].value  # (a batch of one or more conversations)

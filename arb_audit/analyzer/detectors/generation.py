@@ -281,6 +281,7 @@ class Generation(RouteDetector):
         # a model asked whether it can generate, or for a mask; a client storing a conversation
         Valid("if model.can_generate():\n    mask = model.generate_square_subsequent_mask(8)\n"),
         Valid("vectors = model.generate_embeddings(prompts)\n"),
+        Valid("hidden = model.generate_hidden_states(prompts)\n"),  # (prompts handed: no conversation)
         Valid("store_client.save(messages)\nclient.send(trajectory.messages)\n"),
         # a model handed with a temperature only (a distillation loss's), or a length with no model
         Valid("from kd import distill_loss\nloss = distill_loss(model=student, temperature=2.0)\n"),
