@@ -144,20 +144,22 @@ def _tail_literal(path: cst.BaseExpression) -> str | None:
     return None
 
 
-PATH_JOINS = frozenset({"join", "Path", "PurePath", "PosixPath"})
+PATH_JOINS = frozenset(
+    {"join", "joinpath", "Path", "PurePath", "PosixPath", "PurePosixPath", "WindowsPath", "PureWindowsPath"}
+)
 """Calls that build a path from parts, the file's name last (``os.path.join(root, "test.jsonl")``)."""
 
 
 def _joined_path(value: cst.BaseExpression) -> bool:
     """Say whether a value is a path joined from parts ending in a literal (``ROOT / "test.parquet"``).
 
-    Only joins: another call's last literal argument (``ds.filter("test")``) is no path.
+    Only joins: another call's last literal argument (``ds.filter("test")``) is no path. The literal
+    end is :func:`_tail_literal`'s.
     """
-    if type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Divide | cst.Add):
-        return isinstance(value.right, cst.SimpleString | cst.FormattedString)
-    if type(value) is cst.Call and last_name(value.func) in PATH_JOINS and value.args:
-        return isinstance(value.args[-1].value, cst.SimpleString | cst.FormattedString)
-    return False
+    joins = type(value) is cst.BinaryOperation or (
+        type(value) is cst.Call and last_name(value.func) in PATH_JOINS
+    )
+    return joins and _tail_literal(value) is not None
 
 
 NOT_BENCHMARKS = frozenset({"workbench", "workbenches"})
