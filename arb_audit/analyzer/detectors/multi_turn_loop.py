@@ -64,6 +64,10 @@ DATA_SCOPES = frozenset({"data", "dataset", "datasets", "prompts"})
 there are data made before training (prompts decomposed from its traces), not the rollouts trained on."""
 AGENT_TURNS = TURN_LIMITS | {"max_steps", "max_iterations", "max_rounds", "max_tool_calls", "tools"}
 """Keywords that give an agent several turns: a limit on its steps, or tools to call between them."""
+ROLLOUT_WORDS = frozenset({"rollout", "rollouts"})
+"""Words of a class or function that plays episodes (``RolloutCollector``, ``run_rollouts``)."""
+ENVIRONMENT_KEYWORDS = frozenset({"env", "envs", "environment", "environments"})
+"""Keywords that hand an environment to be stepped (not ``env_id``, ``environment_asynchronous``)."""
 
 
 class MultiTurnLoop(RouteDetector):
@@ -88,6 +92,8 @@ class MultiTurnLoop(RouteDetector):
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
 
     VALID = (
+        # (an environment's id is no environment handed; a config of rollouts plays nothing)
+        Valid("collector = RolloutCollector(policy=policy, env_id=name, max_steps=8)\n"),
         # a conversation of stored answer steps built and templated turn by turn, no model sampled
         Valid(
             "for k in range(len(steps)):\n    text = question + steps[0] if k == 0 else steps[k]\n"
@@ -198,6 +204,12 @@ class MultiTurnLoop(RouteDetector):
         Invalid("agent = create_react_agent(llm, tools)\n", "interactive", None, USER_TURN),
         Invalid(
             "rollout = MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)\n", "interactive", None, USER_TURN
+        ),
+        Invalid(
+            "collector = RolloutCollector(policy=policy, env=env, max_steps=cfg.max_steps)\n",
+            "interactive",
+            None,
+            USER_TURN,
         ),
         Invalid(
             "class SelfPlayGRPOTrainer(GRPOTrainer):\n    def _play_game(self, prompt):\n"
@@ -625,7 +637,19 @@ class MultiTurnLoop(RouteDetector):
             for arg in node.args
         )
         # (the arguments first: few calls are given turns or tools, and the name's reading costs more)
-        return turns and (words(last_name(node.func))[-1:] == ("agent",) or runs_agent_loop(node, self.names))
+        if not turns:
+            return False
+        named = words(last_name(node.func))
+        return (
+            named[-1:] == ("agent",)
+            or runs_agent_loop(node, self.names)
+            # a rollout collector handed the environment it steps (``RolloutCollector(policy=p,
+            # env=env, max_steps=cfg.max_steps)``): its episodes are the world's turns and the model's
+            or (
+                bool(set(named) & ROLLOUT_WORDS)
+                and any(a.keyword is not None and a.keyword.value in ENVIRONMENT_KEYWORDS for a in node.args)
+            )
+        )
 
     def _not_training(self) -> bool:
         """Say whether the loop lies in a function named for evaluation, testing or a demo.
