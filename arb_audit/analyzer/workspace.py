@@ -541,7 +541,9 @@ def _of_definition(
     what its user runs. Of a class only the methods its user calls run (``called``: the attribute
     names the user reads; see :meth:`Definitions.reached`): an evaluation calling a trainer's
     ``generate`` runs none of its ``train``. A trainer taken from a library of trainers for several
-    routes (a launcher by itself) trains its own route.
+    routes (a launcher by itself) trains its own route, unless the definition is the code that
+    compares the setting choosing among two or more of those routes (``main`` calling
+    ``run_stage(cfg)``): then its user is a launcher of them.
     """
     reached = definitions.reached(symbol, called)
     if reached is None:
@@ -555,14 +557,22 @@ def _of_definition(
     if not inside:
         return None
     if sub.role == "launcher":
+        # (the definition's own code and what it calls, not what the import runs: a table of the
+        # module's stages built at import time chooses nothing for ``from train import load_model``)
+        called_code = definitions.reached(symbol, called, on_import=False) or []
         dispatching = [
-            f for f in sub.findings if f.signal == "dispatch" and f.routes and _in_spans(f, reached)
+            f for f in sub.findings if f.signal == "dispatch" and f.routes and _in_spans(f, called_code)
         ]
-        routes = {stage.label for stage in inside}
-        if dispatching and len(routes) >= 2:
+        # the routes the setting chooses among, of those the definition's code shows (a warm-up
+        # stage run before the choice is no choice)
+        chosen = {stage.label for stage in inside} & {r for f in dispatching for r in f.routes}
+        if len(chosen) >= 2:
             # the definition taken is the one that compares the setting (``main`` calling
-            # ``run_stage(cfg)``): its user runs whichever of those routes the setting picks
-            return replace(sub, stages=inside, possible_routes=sorted(routes))
+            # ``run_stage(cfg)``): its user runs whichever of those routes the setting picks, by
+            # default the one its comparisons name as such
+            defaults = {f.default for f in dispatching if f.default in chosen}
+            default = defaults.pop() if len(defaults) == 1 else None
+            return replace(sub, stages=inside, possible_routes=sorted(chosen), default_route=default)
         # one trainer taken from a library of trainers for several routes: that trainer's route
         label = inside[-1].label
         return replace(sub, stages=inside, role="training", primary=label, labels=[label], possible_routes=[])
@@ -629,9 +639,11 @@ def in_workspace(
                 adopted.append((use, replace(sub, role="launcher", possible_routes=choices)))
             elif sub.role == "training" and sub.stages and sub.primary != "UNKNOWN":
                 adopted.append((use, sub))
-            elif sub.role == "launcher" and len(sub.possible_routes) >= 2 and not own.stages:
+            elif sub.role == "launcher" and len(sub.possible_routes) >= 2 and (not own.stages or use.symbol):
                 # a class picked from a module whose code chooses the route by a setting
-                # (``getattr(trainers, config.trainer)``): the route is that setting's choice
+                # (``getattr(trainers, config.trainer)``), or the entry that chooses it, run after a
+                # stage of the file's own (``SFTTrainer(...).train(); main()``): the route is that
+                # setting's choice
                 adopted.append((use, sub))
             elif generic and sub.role == "component" and (given := _given_loss(sub)) is not None:
                 adopted.append((use, given))

@@ -407,6 +407,53 @@ def test_the_entry_of_a_module_that_picks_the_stage_by_a_setting_leaves_its_user
     assert any(f.detector == "WorkspaceImport" and f.signal == "dispatch" for f in result.findings)
 
 
+def test_a_user_of_a_choosing_entry_gets_the_routes_chosen_and_their_default(tmp_path: Path) -> None:
+    cli = """
+    import argparse
+    from trl import SFTTrainer, DPOTrainer, GRPOTrainer, PPOTrainer
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--align", choices=["dpo", "grpo"], default="dpo")
+        args = p.parse_args()
+        SFTTrainer(model=m, train_dataset=d).train()
+        if args.align == "dpo":
+            DPOTrainer(model=m, train_dataset=d).train()
+        elif args.align == "grpo":
+            GRPOTrainer(model=m, reward_funcs=r, train_dataset=d).train()
+
+    def main_rl():
+        p = argparse.ArgumentParser()
+        p.add_argument("--algo", choices=["grpo", "ppo"], default="grpo")
+        args = p.parse_args()
+        if args.algo == "grpo":
+            GRPOTrainer(model=m, reward_funcs=r, train_dataset=d).train()
+        elif args.algo == "ppo":
+            PPOTrainer(model=m, train_dataset=d).train()
+    """
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cli.py": cli,
+        "run.py": "from pkg.cli import main\nmain()\n",
+        "run_rl.py": "from pkg.cli import main_rl\nmain_rl()\n",
+        "warm.py": "from trl import SFTTrainer\nfrom pkg.cli import main_rl\n"
+        "SFTTrainer(model=m, train_dataset=warmup).train()\nmain_rl()\n",
+    }
+    found = _by_name(_write(tmp_path, files))
+    # (the SFT stage main always runs is no choice of the setting's)
+    assert found["run.py"].primary == "CONFIG_DEPENDENT"
+    assert set(found["run.py"].possible_routes) == {"DPO", "GRPO"}
+    rl = found["run_rl.py"]
+    assert (rl.primary, set(rl.possible_routes), rl.default_route) == (
+        "CONFIG_DEPENDENT",
+        {"GRPO", "PPO"},
+        "GRPO",
+    )
+    # a stage of the user's own before the choosing entry leaves the choice standing
+    warm = found["warm.py"]
+    assert warm.primary == "CONFIG_DEPENDENT" and {"GRPO", "PPO"} <= set(warm.possible_routes)
+
+
 def test_a_library_of_trainers_for_three_routes_is_config_dependent_and_a_script_gets_the_one_it_uses(
     tmp_path: Path,
 ) -> None:
