@@ -1158,6 +1158,30 @@ def test_an_rl_framework_s_tool_stepping_a_benchmark_s_world_serves_training(tmp
     assert classify_path(write(tmp_path, "evals/shop_tool.py", tool)).primary == "EVAL_ONLY"
 
 
+@pytest.mark.parametrize(
+    ("test", "default"),
+    [
+        ("getattr(cfg, 'use_dpo', False)", "PPO"),
+        ("hasattr(cfg.training, 'use_dpo') and cfg.training.use_dpo", "PPO"),
+        ("cfg.get('use_dpo')", "PPO"),
+        # (a flag read bare may be on by default: its config says, not this test)
+        ("cfg.use_dpo", None),
+        ("getattr(cfg, 'use_dpo', True)", None),
+    ],
+)
+def test_a_flag_off_unless_set_makes_the_else_branch_the_default_route(
+    tmp_path: Path, test: str, default: str | None
+) -> None:
+    code = (
+        "from trl import DPOTrainer, PPOTrainer\ncfg = load()\n"
+        f"if {test}:\n    DPOTrainer(model=m, train_dataset=d).train()\n"
+        "else:\n    PPOTrainer(model=m, train_dataset=d).train()\n"
+    )
+    result = classify_path(write(tmp_path, "train.py", code))
+    assert (result.primary, set(result.possible_routes)) == ("CONFIG_DEPENDENT", {"DPO", "PPO"})
+    assert result.default_route == default
+
+
 def test_a_pretraining_mix_beside_policy_updates_is_part_of_the_rl_stage(tmp_path: Path) -> None:
     """PPO-ptx steps a language-modelling loss after the policy update: the file still runs PPO."""
     agent = (

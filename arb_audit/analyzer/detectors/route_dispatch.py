@@ -935,9 +935,20 @@ class RouteDispatch(RouteDetector):
 
     def _branches_choose(self, node: cst.If, branches: list[cst.BaseSuite], classes: bool) -> bool:
         """Report, and say, whether two of the branches run different training routes."""
-        routes = [found for body in branches if (found := self._branch_routes(body, classes))]
+        each = [self._branch_routes(body, classes) for body in branches]
+        routes = [found for found in each if found]
         if not any(not one & other for i, one in enumerate(routes) for other in routes[i + 1 :]):
             return False
+        default = None
+        if (
+            len(each) == 2
+            and type(node.orelse) is cst.Else
+            and len(each[1]) == 1
+            and _off_unless_set(node.test)
+        ):
+            # ``if getattr(cfg, "use_dpo", False): DPO else: PPO``: a flag absent is off, so the
+            # ``else`` branch's route is what runs unless the run sets it
+            default = next(iter(each[1]))
         subject = next(
             (
                 key
@@ -953,6 +964,7 @@ class RouteDispatch(RouteDetector):
             "the branches of a test run different routes",
             routes=tuple(sorted(set().union(*routes))),
             key=subject,
+            default=default,
         )
         return True
 
@@ -1192,3 +1204,26 @@ class RouteDispatch(RouteDetector):
 
     def _statement(self) -> cst.CSTNode | None:
         return self.context.statements[-1] if self.context.statements else None
+
+
+def _off_unless_set(test: cst.BaseExpression) -> bool:
+    """Say whether a test reads a flag that is off where the run does not set it.
+
+    ``hasattr(cfg, "use_dpo") and cfg.use_dpo``, ``getattr(cfg, "use_dpo", False)`` (or ``None``),
+    ``cfg.get("use_dpo")``, ``cfg.get("use_dpo", False)``: absent, the flag is false.
+    """
+    if type(test) is cst.BooleanOperation and isinstance(test.operator, cst.And):
+        left = test.left
+        return type(left) is cst.Call and last_name(left.func) == "hasattr"
+    if type(test) is not cst.Call:
+        return False
+    called = last_name(test.func)
+    if called == "getattr" and len(test.args) == 3:
+        fallback = test.args[2].value
+    elif called == "get" and type(test.func) is cst.Attribute and 1 <= len(test.args) <= 2:
+        if len(test.args) == 1:
+            return True
+        fallback = test.args[1].value
+    else:
+        return False
+    return type(fallback) is cst.Name and fallback.value in ("False", "None")
