@@ -342,9 +342,25 @@ HELPER_VERBS = frozenset({"infer", "generate", "generation", "decode"})
 INFERRED_SETTINGS = frozenset(
     {"device", "devices", "dtype", "type", "types", "shape", "shapes", "format", "schema", "config", "size"}
     | {"token", "tokens", "delimiter", "delimiters", "template", "encoding"}
+    # where something lies and what it is called (``infer_db_path(root, db_id)``)
+    | {
+        "path",
+        "paths",
+        "dir",
+        "root",
+        "file",
+        "files",
+        "url",
+        "name",
+        "names",
+        "column",
+        "columns",
+        "key",
+        "keys",
+    }
 )
 """What an ``infer_*`` helper that asks no model infers (``infer_device``, ``infer_dtype``; a
-tokenizer's ``infer_special_token_sequences``)."""
+tokenizer's ``infer_special_token_sequences``; ``infer_db_path``)."""
 
 
 ASKING_VERBS = frozenset({"request", "query", "ask", "chat", "complete", "completion"})

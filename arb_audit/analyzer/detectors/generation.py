@@ -231,6 +231,7 @@ class Generation(RouteDetector):
         Valid("from losses import kd_loss\nloss = kd_loss(s, t, temperature=2.0)\n"),
         Valid("def query_api(x, temperature):\n    return x\n\nquery_api(1, temperature=0.5)\n"),
         Valid("from liger_kernel.utils import infer_device\ndevice = infer_device()\n"),
+        Valid("from data.utils import infer_db_path\nrow = {'db_path': infer_db_path(raw_dir, db_id)}\n"),
         Valid(
             "from utils import infer_special_token_sequences\n"
             "ids = infer_special_token_sequences(tokenizer)\n"
