@@ -33,6 +33,15 @@ TENSOR_METHODS = frozenset(
 )
 """Methods of tensors, modules' weights, containers and strings: what a no-gradient block calls when it
 only moves, rearranges or combines weights (resharding, copying, averaging), not when it runs a model."""
+MODEL_PART_METHODS = frozenset(
+    {
+        *("get_input_embeddings", "get_output_embeddings", "resize_token_embeddings", "get_submodule"),
+        *("get_parameter", "modules", "named_modules", "children", "named_children", "buffers"),
+        *("named_buffers", "convert_tokens_to_ids", "convert_ids_to_tokens"),
+    }
+)
+"""Methods that reach a model's parts or a tokenizer's vocabulary without running either: a no-gradient
+block calling them sets weights by hand (a new token's embedding row), it runs no model."""
 WEB_APPS = frozenset({"fastapi.FastAPI", "flask.Flask", "uvicorn.run"})
 """A web application built or run: the file answers HTTP requests."""
 BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
@@ -78,6 +87,12 @@ class Inference(RouteDetector):
             "import torch\n@torch.no_grad()\ndef convert(hf, mg):\n"
             "    if hasattr(hf, 'bias'):\n        safe_copy(hf.bias, mg.bias)\n"
             "def safe_copy(src, dst):\n    assert src.shape == dst.shape\n    dst.copy_(src)\n"
+        ),
+        # a new token's embedding row set by hand: weight surgery, no model run
+        Valid(
+            "import torch\nmodel.resize_token_embeddings(len(tok))\nwith torch.no_grad():\n"
+            "    emb = model.get_input_embeddings().weight\n"
+            "    emb[tok.convert_tokens_to_ids('<answer>')] = emb[old_ids].mean(dim=0)\n"
         ),
     )
     INVALID = (
@@ -207,7 +222,7 @@ class Inference(RouteDetector):
                 continue
             func = node.func
             if type(func) is cst.Attribute:
-                if func.attr.value in TENSOR_METHODS:
+                if func.attr.value in TENSOR_METHODS or func.attr.value in MODEL_PART_METHODS:
                     continue
                 if any(_library(q) for q in self.names(func)):
                     continue
