@@ -44,6 +44,8 @@ ANSWER_NAMES = frozenset(
         *(("question", "file"), ("questions", "file"), ("eval", "set"), ("test", "set")),
         *(("eval", "data"), ("test", "data"), ("eval", "questions"), ("test", "questions")),
         *(("eval", "prompts"), ("test", "prompts"), ("eval", "dataset"), ("test", "dataset")),
+        # (not "test_file": a unit test's file, where a code reward runs its tests)
+        *(("eval", "file"), ("eval", "path"), ("eval", "files")),
     }
 )
 """Two words in a row of a name for a benchmark's questions or a model's answers to them (``answer_file``,
@@ -245,6 +247,7 @@ class GenerationPurpose(RouteDetector):
         Valid("def answer(question):\n    return question\n"),
         Valid("def load_dataset_for_generation(path):\n    return path\n"),
         Valid("def create_dataset(path, split='test'):\n    return path\n"),
+        Valid("test_file = os.path.join(workdir, 'test_solution.py')\n"),
         Valid("record = {'prompt': p, 'response': r}\n"),
         Valid("record = {'prompt': p, 'response': r, 'label': y}\n"),
         Valid("record = {'pred': p, 'step': i}\n"),
@@ -299,6 +302,7 @@ class GenerationPurpose(RouteDetector):
         ),
         Invalid("ds = load_dataset(name, split='train_sft')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid("parser.add_argument('--split', default='test_gen')\n", "purpose", variant=ANSWERS),
+        Invalid("parser.add_argument('--eval_file', required=True)\n", "purpose", variant=ANSWERS),
         # an input option whose default is a name bound to a held-out split's file, joined from parts
         Invalid(
             "DEFAULT_INPUT = ROOT / 'data' / 'parquet' / 'test.parquet'\n"
