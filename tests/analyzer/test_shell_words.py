@@ -24,11 +24,24 @@ def test_what_shlex_cannot_split_or_should_not_read_is_none() -> None:
     assert shell_words("x" * (MAX_SHLEX_CHARS + 1)) is None
 
 
-def test_a_launcher_with_a_megabyte_quoted_word_is_read_quickly(tmp_path: Path) -> None:
-    (tmp_path / "train_dpo.py").write_text("from trl import DPOTrainer\nDPOTrainer(model=m).train()\n")
-    hostile = 'python train_dpo.py --note "' + "a " * 500_000 + '"\n'
+def _launcher_seconds(folder: Path, repeats: int) -> float:
+    """Classify a launcher whose quoted word repeats ``"a "`` so often; return the seconds it took."""
+    folder.mkdir()
+    (folder / "train_dpo.py").write_text("from trl import DPOTrainer\nDPOTrainer(model=m).train()\n")
+    (folder / "run.sh").write_text('python train_dpo.py --note "' + "a " * repeats + '"\n')
     start = time.monotonic()
-    result = classify_path(tmp_path / "run.sh") if (tmp_path / "run.sh").write_text(hostile) else None
-    assert result is not None and result.error is None
-    assert result.primary == "DPO"
-    assert time.monotonic() - start < 10  # shlex alone took seconds on such a word
+    result = classify_path(folder / "run.sh")
+    seconds = time.monotonic() - start
+    assert result.error is None and result.primary == "DPO"
+    return seconds
+
+
+def test_a_launcher_with_a_megabyte_quoted_word_is_read_in_time_linear_in_its_size(tmp_path: Path) -> None:
+    """A word four times longer costs about four times as long (shlex's quadratic split: over eight).
+
+    A ratio against a quarter-size word in the same run, not a wall-clock bound: a loaded machine
+    slows both alike.
+    """
+    quarter = _launcher_seconds(tmp_path / "quarter", 125_000)
+    whole = _launcher_seconds(tmp_path / "whole", 500_000)
+    assert whole < 6 * max(quarter, 0.05)
