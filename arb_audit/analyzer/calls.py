@@ -342,22 +342,8 @@ HELPER_VERBS = frozenset({"infer", "generate", "generation", "decode"})
 INFERRED_SETTINGS = frozenset(
     {"device", "devices", "dtype", "type", "types", "shape", "shapes", "format", "schema", "config", "size"}
     | {"token", "tokens", "delimiter", "delimiters", "template", "encoding"}
-    # where something lies and what it is called (``infer_db_path(root, db_id)``)
-    | {
-        "path",
-        "paths",
-        "dir",
-        "root",
-        "file",
-        "files",
-        "url",
-        "name",
-        "names",
-        "column",
-        "columns",
-        "key",
-        "keys",
-    }
+    # where something lies (``infer_db_path(root, db_id)``); not names, which a model may be asked for
+    | {"path", "paths", "dir", "root", "file", "files", "url"}
 )
 """What an ``infer_*`` helper that asks no model infers (``infer_device``, ``infer_dtype``; a
 tokenizer's ``infer_special_token_sequences``; ``infer_db_path``)."""
