@@ -1167,6 +1167,8 @@ def test_an_rl_framework_s_tool_stepping_a_benchmark_s_world_serves_training(tmp
         # (a flag read bare may be on by default: its config says, not this test)
         ("cfg.use_dpo", None),
         ("getattr(cfg, 'use_dpo', True)", None),
+        # (what a dataset holds, not a flag)
+        ("hasattr(ds, 'features') and 'chosen' in ds.features", None),
     ],
 )
 def test_a_flag_off_unless_set_makes_the_else_branch_the_default_route(

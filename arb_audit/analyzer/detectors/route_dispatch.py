@@ -1213,8 +1213,18 @@ def _off_unless_set(test: cst.BaseExpression) -> bool:
     ``cfg.get("use_dpo")``, ``cfg.get("use_dpo", False)``: absent, the flag is false.
     """
     if type(test) is cst.BooleanOperation and isinstance(test.operator, cst.And):
-        left = test.left
-        return type(left) is cst.Call and last_name(left.func) == "hasattr"
+        # (the right side reads the attribute the left asks about: ``hasattr(ds, "features") and
+        # "chosen" in ds.features`` tests what data holds, not a flag)
+        left, right = test.left, test.right
+        if type(left) is not cst.Call or last_name(left.func) != "hasattr" or len(left.args) != 2:
+            return False
+        asked = left.args[1].value
+        return (
+            type(asked) is cst.SimpleString
+            and type(right) is cst.Attribute
+            and right.attr.value == asked.evaluated_value
+            and dotted(right.value) == dotted(left.args[0].value)
+        )
     if type(test) is not cst.Call:
         return False
     called = last_name(test.func)
