@@ -315,6 +315,11 @@ class Generation(RouteDetector):
         # (a model's method named for what it writes, handed a sampling setting)
         Invalid("obj = model.generate_comment(build_msgs(rec), max_completion_tokens=512)\n", "generation"),
         Invalid("comment = model.generate_comment(prompt_messages)\n", "generation"),
+        # (names a model is asked for: the handed model and sampling setting decide)
+        Invalid(
+            "from utils import infer_names\nnames = infer_names(llm, papers, max_new_tokens=16)\n",
+            "generation",
+        ),
         Invalid("ids = self.policy.beam_generate(input_ids, num_beams=4)\n", "generation"),
         # a project's helper handed the model and how much to sample, whatever it is named for
         Invalid(

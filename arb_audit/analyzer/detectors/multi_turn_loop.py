@@ -68,6 +68,10 @@ ROLLOUT_WORDS = frozenset({"rollout", "rollouts"})
 """Words of a class or function that plays episodes (``RolloutCollector``, ``run_rollouts``)."""
 ENVIRONMENT_KEYWORDS = frozenset({"env", "envs", "environment", "environments"})
 """Keywords that hand an environment to be stepped (not ``env_id``, ``environment_asynchronous``)."""
+TEXT_VALUES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+"""Literal text: an environment's name handed (``env="alfworld"``), not an environment."""
+SETTINGS_WORDS = frozenset({"config", "cfg", "args", "arguments", "params", "settings", "spec"})
+"""Words of a class that holds settings (``RolloutConfig``): given an environment's name, it plays none."""
 
 
 class MultiTurnLoop(RouteDetector):
@@ -94,6 +98,8 @@ class MultiTurnLoop(RouteDetector):
     VALID = (
         # (an environment's id is no environment handed; a config of rollouts plays nothing)
         Valid("collector = RolloutCollector(policy=policy, env_id=name, max_steps=8)\n"),
+        Valid("rollout_cfg = RolloutConfig(env=env, max_steps=30, temperature=0.7)\n"),
+        Valid("collector = RolloutCollector(policy=policy, env='alfworld', max_steps=8)\n"),
         # a conversation of stored answer steps built and templated turn by turn, no model sampled
         Valid(
             "for k in range(len(steps)):\n    text = question + steps[0] if k == 0 else steps[k]\n"
@@ -647,7 +653,15 @@ class MultiTurnLoop(RouteDetector):
             # env=env, max_steps=cfg.max_steps)``): its episodes are the world's turns and the model's
             or (
                 bool(set(named) & ROLLOUT_WORDS)
-                and any(a.keyword is not None and a.keyword.value in ENVIRONMENT_KEYWORDS for a in node.args)
+                and not set(named) & SETTINGS_WORDS  # (``RolloutConfig(env="alfworld")``: settings)
+                and any(
+                    a.keyword is not None
+                    and a.keyword.value in ENVIRONMENT_KEYWORDS
+                    and not isinstance(
+                        a.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
+                    )
+                    for a in node.args
+                )
             )
         )
 
