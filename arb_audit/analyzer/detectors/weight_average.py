@@ -18,7 +18,7 @@ WEIGHT_LOADERS = frozenset(
 """Functions that read a checkpoint's tensors."""
 
 
-def _keyed_sources(value: cst.BaseExpression, key: str) -> set[str]:
+def _keyed_sources(value: cst.CSTNode, key: str) -> set[str]:
     """Code of the containers that ``value`` indexes with the loop variable ``key``.
 
     ``a[k]`` and ``a.get(k, default)`` both read ``a`` at the key.
@@ -55,6 +55,23 @@ WEIGHT_WORDS = frozenset(
 CHECKPOINTS_WORDS = WEIGHT_WORDS | {"sd", "sds", "state", "dict", "dicts", "loras", "adapters", "experts"}
 """Words of a collection of checkpoints a generator runs over (``for sd in state_dicts``); results,
 metrics or batches averaged key by key are no weights."""
+
+
+TENSOR_SOURCE_WORDS = CHECKPOINTS_WORDS | {
+    *("weight", "param", "tensor", "tensors", "base", "delta", "deltas", "merged", "ft", "finetuned"),
+    *("pretrained", "tuned", "task", "vector", "vectors", "expert", "theta", "layer", "layers"),
+}
+"""Words of a container whose entries are a model's tensors (``base_sd``, ``ft``, ``task_vector``)."""
+
+
+def _holds_tensors(codes: set[str], weights: set[str]) -> bool:
+    """Say whether one of the containers read at a key holds a model's tensors, by what it is.
+
+    Bound to weights read (``delta = torch.load(p)``), read from a model (``m.state_dict()``), or named
+    for them (``base_sd``, ``task_vector``): a game's ``wallets[i] += share - contribs[i]`` or a
+    metric's ``per_sum[c] / per_n[c]`` combines numbers, not checkpoints.
+    """
+    return any(_weights(code) or code in weights or TENSOR_SOURCE_WORDS & set(words(code)) for code in codes)
 
 
 def _over_several(value: cst.BaseExpression, key: str, weights: set[str]) -> bool:
@@ -188,6 +205,11 @@ def _variable_index(node: cst.Subscript) -> bool:
     )
 
 
+def _code(node: cst.CSTNode) -> str:
+    """Return a node's source text."""
+    return cst.Module([]).code_for_node(node)
+
+
 def _cast_of(value: cst.BaseExpression) -> str | None:
     """Return the name a value is, through casts (``tk.to(dtype=torch.float32)`` -> ``tk``)."""
     value = uncast(value)
@@ -308,8 +330,22 @@ class WeightAverage(RouteDetector):
         Valid(
             "sd = model.state_dict()\nfor name, param in sd.items():\n    param.data += sigma * noise[name]\n"
         ),
+        # numbers combined key by key in a file that also saves a model: a game's wallets, a metric
+        Valid(
+            "import torch\nsd = torch.load(p)\nfor i in players:\n"
+            "    wallets[i] += endowment - contribs[i] + share\n"
+        ),
+        Valid("sd = model.state_dict()\nmean = {c: per_sum[c] / per_n[c] for c in per_sum}\n"),
     )
     INVALID = (
+        # a merge helper's parameters named for what they hold
+        Invalid(
+            "import torch\nsd = torch.load(p)\ndef merge(base, ft, alpha):\n    out = {}\n"
+            "    for k in base:\n        out[k] = base[k] + alpha * (ft[k] - base[k])\n    return out\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         Invalid(
             "base = model.state_dict()\ndef task_vector(ft, base):\n    tv = {}\n"
             "    for key, param in ft.items():\n        b = base[key]\n        tv[key] = param - b\n"
@@ -437,7 +473,8 @@ class WeightAverage(RouteDetector):
             and node.key.value == target.value
             and not _counts(node.for_in.iter)
         ):
-            if len(_keyed_sources(node.value, target.value)) >= 2:
+            sources = _keyed_sources(node.value, target.value)
+            if len(sources) >= 2 and _holds_tensors(sources | {_code(node.for_in.iter)}, self.weight_names):
                 self._combined(node)
             elif _over_several(node.value, target.value, self.weight_names):
                 # one tensor per checkpoint reduced at each key: a merge once the result is written or
@@ -512,6 +549,8 @@ class WeightAverage(RouteDetector):
                     )
                     >= 2
                 )
+            ) and _holds_tensors(
+                _keyed_sources(statement, key) | {_code(node.iter), *walked.values()}, self.weight_names
             ):
                 self._combined(statement)
                 return
@@ -621,6 +660,10 @@ class WeightAverage(RouteDetector):
                 if not written or len(read) < 2:
                     continue
                 if in_place and not any(_weights(code) for code in read - {_items_of(loop.iter)}):
+                    continue
+                if not _holds_tensors(
+                    read | _keyed_sources(target, key) | {_code(loop.iter)}, self.weight_names
+                ):
                     continue
                 self._combined(loop)
                 return True
