@@ -305,7 +305,7 @@ def _find(
     if parsed.module is None:
         return [], parsed.error
     try:
-        context = FileContext(NameResolver(parsed.module))
+        context = FileContext(NameResolver(parsed.module), text)
         run(parsed.module, [d(context) for d in running], context)
     except RecursionError:
         return [], "nesting too deep to analyse"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -139,9 +141,12 @@ class Invalid:
 class FileContext:
     """What detectors share while one file is walked: names, the current scope, findings."""
 
-    def __init__(self, resolver: NameResolver) -> None:
+    def __init__(self, resolver: NameResolver, text: str = "") -> None:
         self.resolver = resolver
         """Bindings of the file's scopes."""
+        self.text = text
+        """The file's source ("" where a caller walks a tree it built itself)."""
+        self._identifiers: Counter[str] | None = None
         self.scope: Scope = resolver.module_scope
         """The scope being walked."""
         self.statements: list[cst.CSTNode] = []
@@ -162,7 +167,22 @@ class FileContext:
         self.generation_helpers: dict[int, tuple[Scope, bool]] = {}
         """Whether each call asked so far calls a helper named for asking a model for text, likewise."""
 
+    def mentions(self, name: str) -> int | None:
+        """Return how many times an identifier is spelled in the file's source (None: no source).
 
+        A name spelled once is bound and never read (``eval_path = "dev.jsonl"`` left over): what it
+        is called says nothing of what the file does. Counted once per file, on first ask.
+        """
+        if not self.text:
+            return None
+        if self._identifiers is None:
+            self._identifiers = Counter(IDENTIFIER.findall(self.text))
+        return self._identifiers[name]
+
+
+IDENTIFIER = re.compile(r"[^\W\d]\w*")
+"""An identifier as Python spells one (a keyword's or a string's words are counted too: an over-count
+only keeps a cue)."""
 MAX_MESSAGE = 240
 """Longest message a finding keeps (characters)."""
 

@@ -88,7 +88,7 @@ def test_a_file_that_takes_too_long_is_stopped_and_named(tmp_path: Path) -> None
 def test_a_hostile_name_quoted_in_a_finding_is_not_copied_whole(tmp_path: Path) -> None:
     # messages quote names from the file; one of 300 000 characters is cut, the verdict unchanged
     name = "bench_" + "x" * 300_000
-    script = f"from vllm import LLM\n{name} = 1\nouts = LLM('m').generate(x)\n"
+    script = f"from vllm import LLM\n{name} = 1\nouts = LLM('m').generate({name})\n"
     (path := tmp_path / "gen.py").write_text(script)
     (result,) = classify_many([path], jobs=0)
     assert result.primary == "EVAL_ONLY"

@@ -1606,7 +1606,7 @@ def test_what_a_model_run_makes_is_read_from_what_it_answers_and_for_whom(tmp_pa
     plain = classify_path(write(tmp_path, "d.py", kept.replace("teacher", "llm")))
     assert plain.primary == "EVAL_ONLY"
     # cues of both kinds say nothing: the file's other evidence decides
-    both = written.format(split="test") + "teacher_name = 'big'\n"
+    both = written.format(split="test") + "teacher_name = 'big'\nlog(teacher_name)\n"
     assert classify_path(write(tmp_path, "e.py", both)).primary == "DISTILLATION"
 
 

@@ -248,6 +248,8 @@ class GenerationPurpose(RouteDetector):
         Valid("def load_dataset_for_generation(path):\n    return path\n"),
         Valid("def create_dataset(path, split='test'):\n    return path\n"),
         Valid("test_file = os.path.join(workdir, 'test_solution.py')\n"),
+        # a name bound and never read: a leftover says nothing of what the file does
+        Valid("eval_path = 'data/dev.jsonl'\nouts = llm.generate(prompts)\n"),
         Valid("record = {'prompt': p, 'response': r}\n"),
         Valid("record = {'prompt': p, 'response': r, 'label': y}\n"),
         Valid("record = {'pred': p, 'step': i}\n"),
@@ -322,14 +324,24 @@ class GenerationPurpose(RouteDetector):
             variant=ANSWERS,
         ),
         Invalid("parser.add_argument('--bench-name', default='mt_bench')\n", "purpose", variant=ANSWERS),
-        Invalid("answer_file = os.path.join(out, 'model_answer.jsonl')\n", "purpose", variant=ANSWERS),
+        Invalid(
+            "answer_file = os.path.join(out, 'model_answer.jsonl')\nwith open(answer_file, 'w') as f:\n"
+            "    f.write(text)\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
+        Invalid(
+            "eval_path = 'data/dev.jsonl'\nrows = load(eval_path)\nouts = llm.generate(rows)\n",
+            "purpose",
+            variant=ANSWERS,
+        ),
         Invalid("def run(eval_set, model):\n    pass\n", "purpose", variant=ANSWERS),
         Invalid(
             "class PreferenceDatasetGenerator:\n    def generate(self, docs):\n        return docs\n",
             "purpose",
             variant=TRAINING_DATA,
         ),
-        Invalid("predictions = []\n", "purpose", variant=ANSWERS),
+        Invalid("predictions = []\npredictions.append(out)\n", "purpose", variant=ANSWERS),
         Invalid("rows.append({'q': q, 'pred': p, 'gold': a})\n", "purpose", variant=ANSWERS),
         Invalid(
             "with open(f'datasets/{name}/test.json') as f:\n    rows = f.read()\n", "purpose", variant=ANSWERS
@@ -355,7 +367,11 @@ class GenerationPurpose(RouteDetector):
             "purpose",
             variant=ANSWERS,
         ),
-        Invalid("teacher = AutoModelForCausalLM.from_pretrained(path)\n", "purpose", variant=TRAINING_DATA),
+        Invalid(
+            "teacher = AutoModelForCausalLM.from_pretrained(path)\nouts = teacher.generate(ids)\n",
+            "purpose",
+            variant=TRAINING_DATA,
+        ),
         Invalid("ds = load_dataset(name, split='train')\n", "purpose", variant=TRAINING_SHAPED),
         Invalid(
             "rows.append({'conversations': [{'from': 'human', 'value': q}]})\n",
@@ -597,6 +613,8 @@ class GenerationPurpose(RouteDetector):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
         if type(target) is cst.Name:
+            if self.context.mentions(target.value) == 1:
+                return  # (bound and never read: a leftover ``eval_path = "dev.jsonl"`` feeds nothing)
             self._named(node, target.value)
         elif type(target) is cst.Attribute and not any("." in q for q in self.names(target.value)):
             # (a library's setting, ``torch.backends.cudnn.benchmark = False``, names no output)
