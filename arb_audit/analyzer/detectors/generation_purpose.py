@@ -438,20 +438,28 @@ class GenerationPurpose(RouteDetector):
             self.cued_statements.add((variant, id(statement)))
         self.report(node, "purpose", message, variant=variant)
 
-    def _named(self, node: cst.CSTNode, name: str) -> None:
-        """Report a bound name that says what the outputs are for."""
+    def _named(self, node: cst.CSTNode, name: str, bound: bool = False) -> None:
+        """Report a bound name that says what the outputs are for.
+
+        ``bound``: the name is a variable assigned here; one never read (a leftover ``eval_path =
+        "dev.jsonl"``) feeds nothing and says nothing (asked only of a name that would cue: the file's
+        identifiers are counted once, then).
+        """
         if name in self.seen:
             return
         self.seen.add(name)
         said = words(name)
         pairs = set(itertools.pairwise(said))
         if BENCHMARK_WORDS & set(said) or PREDICTION_WORDS & set(said) or pairs & ANSWER_NAMES:
-            message = f"names the benchmark's questions or answers ({name})"
-            self._cue(node, message, ANSWERS)
+            cue = (f"names the benchmark's questions or answers ({name})", ANSWERS)
         elif DATA_WORDS & set(said) or (
             DATASET_WORDS & set(said) and (said[0] in MAKING_VERBS or said[-1] in MAKERS)
         ):
-            self._cue(node, f"names data made to train on ({name})", TRAINING_DATA)
+            cue = (f"names data made to train on ({name})", TRAINING_DATA)
+        else:
+            return
+        if not bound or self.context.mentions(name) != 1:
+            self._cue(node, *cue)
 
     def _split(self, node: cst.CSTNode, value: cst.BaseExpression) -> None:
         """Report a split read by name: a held-out one is a benchmark's, a training one is for data."""
@@ -613,9 +621,7 @@ class GenerationPurpose(RouteDetector):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
         if type(target) is cst.Name:
-            if self.context.mentions(target.value) == 1:
-                return  # (bound and never read: a leftover ``eval_path = "dev.jsonl"`` feeds nothing)
-            self._named(node, target.value)
+            self._named(node, target.value, bound=True)
         elif type(target) is cst.Attribute and not any("." in q for q in self.names(target.value)):
             # (a library's setting, ``torch.backends.cudnn.benchmark = False``, names no output)
             self._named(node, target.attr.value)
