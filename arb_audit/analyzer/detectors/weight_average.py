@@ -32,7 +32,7 @@ def _keyed_sources(value: cst.CSTNode, key: str) -> set[str]:
             and type(n.slice[0].slice.value) is cst.Name
             and n.slice[0].slice.value.value == key
         ):
-            found.add(cst.Module([]).code_for_node(n.value))
+            found.add(_code(n.value))
         elif (
             type(n) is cst.Call
             and method(n) == "get"
@@ -41,7 +41,7 @@ def _keyed_sources(value: cst.CSTNode, key: str) -> set[str]:
             and type(n.args[0].value) is cst.Name
             and n.args[0].value.value == key
         ):
-            found.add(cst.Module([]).code_for_node(n.func.value))
+            found.add(_code(n.func.value))
     return found
 
 
@@ -59,17 +59,29 @@ metrics or batches averaged key by key are no weights."""
 
 TENSOR_SOURCE_WORDS = CHECKPOINTS_WORDS | {
     *("weight", "param", "tensor", "tensors", "base", "delta", "deltas", "merged", "ft", "finetuned"),
-    *("pretrained", "tuned", "task", "vector", "vectors", "expert", "theta", "layer", "layers"),
+    *("pretrained", "tuned", "vector", "vectors", "expert", "theta"),
 }
 """Words of a container whose entries are a model's tensors (``base_sd``, ``ft``, ``task_vector``)."""
+MERGING_WORDS = frozenset(
+    {
+        *("merge", "merging", "interpolate", "interpolation", "lerp", "slerp", "blend", "average"),
+        *("averaging", "avg", "soup", "ties", "dare", "arithmetic"),
+    }
+)
+"""Words of a function named for combining models (``def merge(a, b, alpha)``, ``lerp``, ``ties``):
+the mappings it is handed are checkpoints, whatever its parameters are called."""
+WEIGHT_READS = frozenset({"state_dict", "named_parameters", "parameters", "get_tensor"})
+"""Methods whose result holds a model's or a checkpoint's tensors."""
 
 
 def _holds_tensors(codes: set[str], weights: set[str]) -> bool:
-    """Say whether one of the containers read at a key holds a model's tensors, by what it is.
+    """Say whether one of the mappings a combination reads (or walks) holds a model's tensors.
 
-    Bound to weights read (``delta = torch.load(p)``), read from a model (``m.state_dict()``), or named
-    for them (``base_sd``, ``task_vector``): a game's ``wallets[i] += share - contribs[i]`` or a
-    metric's ``per_sum[c] / per_n[c]`` combines numbers, not checkpoints.
+    Bound to weights read (``delta = torch.load(p)``, ``deepcopy(m.state_dict())``), read from a model
+    (``m.state_dict()``), or named for them (``base_sd``, ``task_vector``): a game's ``wallets[i] +=
+    share - contribs[i]`` or a metric's ``per_sum[c] / per_n[c]`` combines numbers, not checkpoints.
+    Judged by names alone, scope-blind: a helper's parameters count by what they are called, or by the
+    helper's own name (:data:`MERGING_WORDS`).
     """
     return any(_weights(code) or code in weights or TENSOR_SOURCE_WORDS & set(words(code)) for code in codes)
 
@@ -126,7 +138,7 @@ def _items_of(iterable: cst.BaseExpression) -> str | None:
         and method(iterable) in NAMED_TENSORS
         and type(iterable.func) is cst.Attribute
     ):
-        return cst.Module([]).code_for_node(iterable.func.value)
+        return _code(iterable.func.value)
     return None
 
 
@@ -338,6 +350,39 @@ class WeightAverage(RouteDetector):
         Valid("sd = model.state_dict()\nmean = {c: per_sum[c] / per_n[c] for c in per_sum}\n"),
     )
     INVALID = (
+        # a helper named for merging, whatever its parameters are called
+        Invalid(
+            "import torch\ndef merge(a, b, alpha):\n"
+            "    return {k: alpha * a[k] + (1 - alpha) * b[k] for k in a}\n"
+            "torch.save(merge(torch.load(p), torch.load(q), 0.5), out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        # a helper of any name, which a call of the file hands checkpoints
+        Invalid(
+            "import torch\ndef combine(a, b, alpha=0.5):\n"
+            "    return {k: alpha * a[k] + (1 - alpha) * b[k] for k in a}\n"
+            "torch.save(combine(torch.load(p), torch.load(q)), out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        # weights read into, and bound below the code that combines them
+        Invalid(
+            "import torch\none = torch.load(p)['state_dict']\ntwo = torch.load(q)['state_dict']\n"
+            "for k in one:\n    one[k] = (one[k] + two[k]) / 2\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        Invalid(
+            "import torch\ndef mix(x, y):\n    return {k: (x[k] + y[k]) / 2 for k in x}\n"
+            "x = torch.load(p)\ny = torch.load(q)\ntorch.save(mix(x, y), out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         # a merge helper's parameters named for what they hold
         Invalid(
             "import torch\nsd = torch.load(p)\ndef merge(base, ft, alpha):\n    out = {}\n"
@@ -446,22 +491,63 @@ class WeightAverage(RouteDetector):
         """Comprehensions reducing one tensor per checkpoint at each key (:func:`_over_several`)."""
         self.written: set[str] = set()
         """Names handed to a call that writes weights or puts them into a model."""
+        self.functions: list[str] = []
+        """Names of the functions around the node being walked."""
+        self.parameters: dict[str, list[str]] = {}
+        """The parameters of each function the file defines, in order, by the function's name."""
+        self.handed: list[tuple[str, int | str, cst.BaseExpression]] = []
+        """What the file hands its functions: (function, position or keyword, the argument)."""
+        self.unproven: list[tuple[cst.CSTNode, cst.CSTNode | None, set[str]]] = []
+        """Combinations key by key of mappings not yet known to hold tensors: (node, statement, the
+        mappings' code), judged again at the end, when every name bound to weights is known."""
 
     def _combined(self, node: cst.CSTNode) -> None:
         if self.combined is None:
             self.combined = (node, self.context.statements[-1] if self.context.statements else None)
 
+    def _combines(self, node: cst.CSTNode, codes: set[str]) -> bool:
+        """Record a combination key by key of the mappings ``codes``; say whether it merges weights.
+
+        It does in a function named for combining models, or where a mapping holds a model's tensors
+        (:func:`_holds_tensors`); otherwise it is kept to be judged once the whole file is read (a
+        name bound to weights below the helper that combines it).
+        """
+        if any(MERGING_WORDS & set(words(f)) for f in self.functions) or _holds_tensors(
+            codes, self.weight_names
+        ):
+            self._combined(node)
+            return True
+        statement = self.context.statements[-1] if self.context.statements else None
+        self.unproven.append((node, statement, codes))
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+        params = node.params
+        self.parameters[node.name.value] = [
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        ]
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
     def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Name:
+            # (a function of the file handed weights: ``combine(torch.load(a), torch.load(b))``)
+            for at, arg in enumerate(node.args):
+                if arg.star:
+                    break
+                where: int | str = arg.keyword.value if arg.keyword is not None else at
+                self.handed.append((node.func.value, where, arg.value))
         if method(node) in ("state_dict", "load_state_dict") or self.names(node.func) & WEIGHT_LOADERS:
             self.reads_weights = True
         if (method(node) or last_name(node.func)) in WEIGHT_WRITES:
             self.written |= {a.value.value for a in node.args if type(a.value) is cst.Name}
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        if type(value) is cst.Call and (
-            method(value) == "state_dict" or self.names(value.func) & WEIGHT_LOADERS
-        ):
+        # ``sd = torch.load(p)``, also read into (``torch.load(p)["state_dict"]``), copied
+        # (``deepcopy(m.state_dict())``) or rebuilt (``{n: p.clone() for n, p in m.named_parameters()}``)
+        if self._weights_value(node.value):
             self.weight_names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
 
     def visit_DictComp(self, node: cst.DictComp) -> None:
@@ -474,8 +560,8 @@ class WeightAverage(RouteDetector):
             and not _counts(node.for_in.iter)
         ):
             sources = _keyed_sources(node.value, target.value)
-            if len(sources) >= 2 and _holds_tensors(sources | {_code(node.for_in.iter)}, self.weight_names):
-                self._combined(node)
+            if len(sources) >= 2:
+                self._combines(node, sources | {_code(node.for_in.iter)})
             elif _over_several(node.value, target.value, self.weight_names):
                 # one tensor per checkpoint reduced at each key: a merge once the result is written or
                 # put into a model as weights, not a statistic printed or compared
@@ -549,11 +635,34 @@ class WeightAverage(RouteDetector):
                     )
                     >= 2
                 )
-            ) and _holds_tensors(
-                _keyed_sources(statement, key) | {_code(node.iter), *walked.values()}, self.weight_names
+            ) and self._combines(
+                statement, _keyed_sources(statement, key) | {_code(node.iter), *walked.values()}
             ):
-                self._combined(statement)
                 return
+
+    def _given_weights(self) -> set[str]:
+        """Return the parameters of the file's functions that some call of the file hands weights.
+
+        ``def combine(a, b, alpha)`` called as ``combine(torch.load(p), torch.load(q))``: ``a`` and
+        ``b`` hold checkpoints (by name, scope-blind, as every binding here is read).
+        """
+        given = set()
+        for function, where, value in self.handed:
+            params = self.parameters.get(function)
+            if params is None:
+                continue
+            param = where if isinstance(where, str) else params[where] if where < len(params) else None
+            if param is not None and self._weights_value(value):
+                given.add(param)
+        return given
+
+    def _weights_value(self, value: cst.BaseExpression) -> bool:
+        """Say whether an expression holds weights: read from a model or a checkpoint, or a name bound so."""
+        return any(
+            (type(n) is cst.Call and (method(n) in WEIGHT_READS or bool(self.names(n.func) & WEIGHT_LOADERS)))
+            or (type(n) is cst.Name and n.value in self.weight_names)
+            for n in (value, *descendants(value))
+        )
 
     def _sums_checkpoints(self, loop: cst.For) -> bool:
         """Say whether a loop adds a tensor it reads from a checkpoint into one kept outside it.
@@ -661,12 +770,8 @@ class WeightAverage(RouteDetector):
                     continue
                 if in_place and not any(_weights(code) for code in read - {_items_of(loop.iter)}):
                     continue
-                if not _holds_tensors(
-                    read | _keyed_sources(target, key) | {_code(loop.iter)}, self.weight_names
-                ):
-                    continue
-                self._combined(loop)
-                return True
+                if self._combines(loop, read | _keyed_sources(target, key) | {_code(loop.iter)}):
+                    return True
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -679,6 +784,11 @@ class WeightAverage(RouteDetector):
                 for small in smalls
             ):
                 self.combined = self.combined or (reduction, statement)
+        if self.unproven:
+            self.weight_names |= self._given_weights()
+        for node, statement, codes in self.unproven:
+            if self.combined is None and _holds_tensors(codes, self.weight_names):
+                self.combined = (node, statement)
         if self.reads_weights and self.combined is not None:
             node, statement = self.combined
             self.report(
