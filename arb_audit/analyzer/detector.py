@@ -13,6 +13,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
@@ -171,18 +172,20 @@ class FileContext:
         """Return how many times an identifier is spelled in the file's source (None: no source).
 
         A name spelled once is bound and never read (``eval_path = "dev.jsonl"`` left over): what it
-        is called says nothing of what the file does. Counted once per file, on first ask.
+        is called says nothing of what the file does. The count is the whole file's, scope-blind, and
+        takes in words of strings and comments too (a use commented out counts): it errs towards a name
+        being read. Identifiers are compared as Python compares them (NFKC-normalised). Counted once per
+        file, on first ask.
         """
         if not self.text:
             return None
         if self._identifiers is None:
-            self._identifiers = Counter(IDENTIFIER.findall(self.text))
-        return self._identifiers[name]
+            self._identifiers = Counter(IDENTIFIER.findall(unicodedata.normalize("NFKC", self.text)))
+        return self._identifiers[unicodedata.normalize("NFKC", name)]
 
 
 IDENTIFIER = re.compile(r"[^\W\d]\w*")
-"""An identifier as Python spells one (a keyword's or a string's words are counted too: an over-count
-only keeps a cue)."""
+"""An identifier as Python spells one (keywords and the words of strings and comments match too)."""
 MAX_MESSAGE = 240
 """Longest message a finding keeps (characters)."""
 
