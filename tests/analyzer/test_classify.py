@@ -2711,3 +2711,28 @@ def test_a_script_handing_its_work_to_a_routine_named_for_evaluating_evaluates(t
     # a training step decides, whatever is evaluated after it
     trained = script + "loss = model(**batch).loss\nloss.backward()\noptimizer.step()\n"
     assert classify_path(write(tmp_path, "train.py", trained)).primary != "EVAL_ONLY"
+
+
+def test_a_policy_gradient_over_the_turns_of_stored_episodes_is_online_rl(tmp_path: Path) -> None:
+    """Episodes an environment loop recorded elsewhere, trained on turn by turn, are multi-turn samples."""
+    update = (
+        "import torch\n\n"
+        "def update(policy, optimizer, group):\n"
+        "    rewards = torch.tensor([t.reward for t in group.trajectories])\n"
+        "    advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-6)\n"
+        "    loss = 0.0\n"
+        "    for adv, trajectory in zip(advantages, group.trajectories):\n"
+        "        for turn in {turns}:\n"
+        "            logp = score(policy, turn.prompt_token_ids, turn.completion_token_ids)\n"
+        "            ratio = torch.exp(logp - turn.old_logprobs)\n"
+        "            clipped = torch.clamp(ratio, 0.8, 1.2)\n"
+        "            loss = loss - torch.min(ratio * adv, clipped * adv).mean()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+    )
+    turns = classify_path(write(tmp_path, "turns.py", update.format(turns="trajectory.turns")))
+    assert turns.primary == "ONLINE_RL"
+    assert any(f.detector == "EpisodeTurns" for f in turns.findings)
+    # the same update over single completions stays single-turn GRPO
+    single = classify_path(write(tmp_path, "single.py", update.format(turns="trajectory.samples")))
+    assert single.primary == "GRPO"
