@@ -151,6 +151,11 @@ def estimator_entry(value: str) -> Entry | None:
 AGENT_ESTIMATORS = tuple(replace(e, interactive=True) for e in ESTIMATORS)
 """The same estimators over an agent framework's episodes (multi-turn calls, tools, environments)."""
 RL_ROUTES = ("GRPO", "PPO")
+FASTCHAT_TRAINING_SCRIPTS = (
+    *("train", "train_mem", "train_lora", "train_xformers", "train_flant5", "train_lora_t5"),
+    *("train_baichuan", "train_yuan2", "train_with_template"),
+)
+"""FastChat's supervised fine-tuning scripts (``fastchat/train/``)."""
 SKYRL_ENTRIES = (
     Entry("RayPPOTrainer", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"),
     Entry("BasePPOExp", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"),
@@ -427,7 +432,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework(
         "SkyRL",
         "skyrl",
-        SKYRL_ENTRIES,
+        (
+            *SKYRL_ENTRIES,
+            Entry(
+                "",
+                routes=RL_ROUTES,
+                default="GRPO",
+                key="advantage_estimator",
+                commands=("-m skyrl.train.entrypoints.main_base",),
+            ),
+        ),
         invalid=(
             (
                 "from skyrl.train.trainer import RayPPOTrainer\nRayPPOTrainer(cfg).train()\n",
@@ -440,7 +454,24 @@ FRAMEWORKS: tuple[Framework, ...] = (
         # package, which forks still import)
         "SkyRL (skyrl-train)",
         "skyrl_train",
-        SKYRL_ENTRIES,
+        (
+            *SKYRL_ENTRIES,
+            # its entry script run as a module: the config's estimator picks, GRPO unless set
+            Entry(
+                "",
+                routes=RL_ROUTES,
+                default="GRPO",
+                key="advantage_estimator",
+                commands=("-m skyrl_train.entrypoints.main_base",),
+            ),
+        ),
+        lines=(
+            ("uv run --isolated -m skyrl_train.entrypoints.main_base trainer.epochs=20", "GRPO"),
+            (
+                "python -m skyrl_train.entrypoints.main_base trainer.algorithm.advantage_estimator=gae",
+                "PPO",
+            ),
+        ),
         invalid=(
             (
                 "from skyrl_train.entrypoints.main_base import BasePPOExp\nBasePPOExp(cfg).run()\n",
@@ -452,36 +483,82 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "ms-swift",
         "swift",
         (
+            # its command line: ``swift rlhf`` picks the loss by ``--rlhf_type`` (dpo unless set)
             Entry(
-                "rlhf_main", routes=("DPO", "REWARD_MODEL", "PPO", "GRPO"), default="DPO", key="--rlhf_type"
+                "rlhf_main",
+                key="rlhf_type",
+                default="DPO",
+                choices=_stages(
+                    ("dpo", DPO),
+                    ("kto", KTO),
+                    *((name, Entry("", "dpo", name)) for name in ("cpo", "orpo", "simpo")),
+                    ("rm", REWARD),
+                    ("ppo", PPO),
+                    ("grpo", GRPO),
+                    ("gkd", Entry("", "sft", "gkd", "distilled")),
+                ),
+                commands=("swift rlhf",),
             ),
             Entry(
                 "SwiftRLHF", routes=("DPO", "REWARD_MODEL", "PPO", "GRPO"), default="DPO", key="--rlhf_type"
             ),
-            Entry("sft_main", "sft"),
-            Entry("pt_main", "sft", "pretrain"),
+            Entry("sft_main", "sft", commands=("swift sft",)),
+            Entry("pt_main", "sft", "pretrain", commands=("swift pt",)),
             Entry("SwiftSft", "sft"),
             Entry("GKDTrainer", "sft", "gkd", "distilled"),
             Entry("GRPOTrainer", "grpo", "grpo"),
             Entry("PPOTrainer", "ppo", "ppo"),
             Entry("DPOTrainer", "dpo", "dpo"),
             Entry("RewardTrainer", "reward_model"),
-            Entry("eval_main", role="eval"),
+            Entry("eval_main", role="eval", commands=("swift eval",)),
+            # ``swift infer`` and ``swift deploy`` run or serve a model: no weight update
+            Entry("infer_main", role="eval", commands=("swift infer",)),
+            Entry("deploy_main", role="eval", commands=("swift deploy",)),
         ),
         invalid=(("from swift.pipelines import rlhf_main\nrlhf_main()\n", "CONFIG_DEPENDENT"),),
+        lines=(
+            ("swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora --dataset d", "SFT"),
+            ("swift rlhf --rlhf_type grpo --model m --reward_funcs accuracy", "GRPO"),
+            ("CUDA_VISIBLE_DEVICES=0 swift rlhf --model m --dataset d", "DPO"),
+            ("swift infer --adapters output/checkpoint-100 --stream true", "EVAL_ONLY"),
+            ("swift --version", None),
+        ),
     ),
     Framework(
         "axolotl",
         "axolotl",
         (
-            Entry("train", routes=("SFT", "DPO", "GRPO", "REWARD_MODEL"), default="SFT", key="rl"),
+            # its command line (``axolotl train cfg.yml``, formerly ``python -m axolotl.cli.train``): the
+            # config's ``rl`` key picks the loss, SFT unless set
+            Entry(
+                "train",
+                routes=("SFT", "DPO", "GRPO", "REWARD_MODEL"),
+                default="SFT",
+                key="rl",
+                commands=("axolotl train", "-m axolotl.cli.train"),
+            ),
             Entry("do_train", routes=("SFT", "DPO", "GRPO", "REWARD_MODEL"), default="SFT", key="rl"),
-            Entry("evaluate", role="eval"),
+            Entry("evaluate", role="eval", commands=("axolotl evaluate", "-m axolotl.cli.evaluate")),
+            Entry("do_inference", role="eval", commands=("axolotl inference", "-m axolotl.cli.inference")),
+            # folds the trained adapter of its config into the base model and saves it
+            Entry("do_merge_lora", "merge", commands=("axolotl merge-lora", "-m axolotl.cli.merge_lora")),
         ),
         invalid=(
             ("from axolotl.train import train\ntrain(cfg=cfg, dataset_meta=meta)\n", "CONFIG_DEPENDENT"),
+            (
+                "import subprocess, sys\n"
+                "subprocess.run([sys.executable, '-m', 'axolotl.cli.train', 'qlora.yml'])\n",
+                "SFT",  # (the config's ``rl`` unread here: its default; in a workspace the YAML decides)
+            ),
         ),
         valid=("from axolotl.utils.dict import DictDefault\nDictDefault({})\n",),
+        lines=(
+            ("axolotl train examples/llama-3/lora-1b.yml", "SFT"),
+            ("accelerate launch -m axolotl.cli.train config.yml", "SFT"),
+            ("axolotl merge-lora config.yml --lora-model-dir outputs/lora", "MERGE"),
+            ("axolotl inference config.yml --lora-model-dir outputs/lora", "EVAL_ONLY"),
+            ("axolotl preprocess config.yml", None),
+        ),
     ),
     Framework(
         "oat",
@@ -590,8 +667,38 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("train", "sft"),
             Entry("play_a_match_single", role="eval"),
             Entry("play_a_match_pair", role="eval"),
+            # its training scripts run as modules or by path (``deepspeed fastchat/train/train_mem.py``);
+            # only its own: a fork's ``fastchat/train/train_dpo.py`` beside them is the fork's code
+            Entry(
+                "",
+                "sft",
+                commands=tuple(
+                    command
+                    for script in FASTCHAT_TRAINING_SCRIPTS
+                    for command in (f"-m fastchat.train.{script}", f"*fastchat/train/{script}.py")
+                ),
+            ),
+            # its model servers and chat CLI answer whoever asks; MT-bench's answer and judgment steps
+            Entry(
+                "",
+                role="eval",
+                commands=(
+                    "-m fastchat.serve.*",
+                    "-m fastchat.llm_judge.gen_model_answer",
+                    "-m fastchat.llm_judge.gen_judgment",
+                ),
+            ),
         ),
         invalid=(("from fastchat.train.train import train\ntrain()\n", "SFT"),),
+        lines=(
+            ("torchrun --nproc_per_node=4 fastchat/train/train_mem.py --model_name_or_path m", "SFT"),
+            ("python3 -m fastchat.train.train_lora --data_path d.json", "SFT"),
+            ("python3 -m fastchat.serve.cli --model-path lmsys/vicuna-7b-v1.5", "EVAL_ONLY"),
+            ("python -m fastchat.llm_judge.gen_model_answer --model-path m --model-id m", "EVAL_ONLY"),
+            ("python3 -m fastchat.data.clean_sharegpt --in d.json", None),
+            # a fork's own script beside them: its name decides, not FastChat's table
+            ("torchrun --nproc_per_node=8 fastchat/train/train_dpo.py --beta 0.1", "DPO"),
+        ),
         valid=("from fastchat.conversation import get_conv_template\nget_conv_template('vicuna_v1.1')\n",),
     ),
     Framework(
