@@ -827,6 +827,14 @@ def _command_routes(
     entries = commands_in(words)
     for end, entry in entries:
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
+    if not entries and script is None and _passes_harness_flags(words):
+        # ``accelerate launch eval/eval.py --model custom --model_args pretrained=out --tasks humaneval``:
+        # a fork of the harness (or a script built on it) run on a model, whatever the script is called
+        message = "passes an evaluation harness's --model_args and --tasks: it evaluates a model"
+        found.append(
+            Finding("ShellLauncher", "scoring", message=message, line=line, excerpt=command.strip()[:160])
+        )
+        by_name = []
     estimators = []
     turns = []
     for key, value in settings:
@@ -858,6 +866,16 @@ def _command_routes(
         excerpt = command.strip()[:160]
         found.append(Finding("ShellLauncher", "scoring", message=message, line=line, excerpt=excerpt))
     return found
+
+
+HARNESS_FLAGS = frozenset({"--model_args", "--tasks"})
+"""lm-evaluation-harness's command-line contract (lighteval's first command line and the harness's
+forks take it too): a script given both runs an evaluation harness on a model."""
+
+
+def _passes_harness_flags(words: list[str]) -> bool:
+    """Say whether a command line gives both of an evaluation harness's options (``--tasks=gsm8k`` too)."""
+    return {w.split("=", 1)[0] for w in words if w.startswith("--")} >= HARNESS_FLAGS
 
 
 VALIDATION_ONLY = frozenset({"val_only", "eval_only", "only_eval", "test_only", "evaluate_only"})

@@ -2736,3 +2736,26 @@ def test_a_policy_gradient_over_the_turns_of_stored_episodes_is_online_rl(tmp_pa
     # the same update over single completions stays single-turn GRPO
     single = classify_path(write(tmp_path, "single.py", update.format(turns="trajectory.samples")))
     assert single.primary == "GRPO"
+
+
+def test_a_command_giving_an_evaluation_harness_its_model_args_and_tasks_evaluates(tmp_path: Path) -> None:
+    """lm-evaluation-harness's options, handed to a fork's own script, run the harness on a model."""
+    assert command_routes(
+        "accelerate launch eval/eval.py --model c --model_args pretrained=out --tasks mbpp"
+    ) == ["EVAL_ONLY"]
+    assert command_routes("python run.py --tasks=gsm8k --model_args=pretrained=m") == ["EVAL_ONLY"]
+    # one of the two alone is no harness's
+    assert command_routes("python run.py --tasks gsm8k") != ["EVAL_ONLY"]
+    driver = (
+        "import subprocess\n\ndef main(model_path, task):\n"
+        "    cmd = ['accelerate', 'launch', 'eval/eval.py', '--model', 'custom',\n"
+        "           '--model_args', f'pretrained={model_path}', '--tasks', task]\n"
+        "    subprocess.run(cmd, check=True)\n\n"
+        "if __name__ == '__main__':\n    main('out', 'humaneval')\n"
+    )
+    assert classify_path(write(tmp_path, "run_eval.py", driver)).primary == "EVAL_ONLY"
+    # a script the line runs, read where it lies, decides over its options
+    trained = "from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n"
+    (tmp_path / "train.py").write_text(trained)
+    (tmp_path / "run.sh").write_text("python train.py --model_args pretrained=m --tasks t\n")
+    assert classify_path(tmp_path / "run.sh").primary == "SFT"
