@@ -58,6 +58,22 @@ READ_WORDS = frozenset({"load", "read", "open", "restore", "fetch", "download", 
 too (``load_and_merge_models``)."""
 LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
 """Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
+CHECKPOINT_FORMATS = frozenset(
+    {
+        "hf",
+        "huggingface",
+        "transformers",
+        "pt",
+        "pth",
+        "bin",
+        "safetensors",
+        "gguf",
+        "torch",
+        "pytorch",
+        "onnx",
+    }
+)
+"""Words of a checkpoint's file format (what a merge-named conversion writes: ``merge_to_hf``)."""
 SHARD_WORDS = frozenset(
     {
         "fsdp",
@@ -253,6 +269,12 @@ class Merge(RouteDetector):
         # conv and batch-norm fused in a detector's layers, not walked from a model's modules
         Valid("model.fuse()\nlayers = [m.fuse() for m in conv_blocks]\n"),
         Valid("from tools import convert_merged_ckpt_to_hf\nhf = convert_merged_ckpt_to_hf(ckpt, params)\n"),
+        # one checkpoint's pieces written out in a format (nothing named merged before the link word)
+        Valid(
+            "def merge_to_hf_pt(load_dir, save_dir, model_assets_dir=None):\n"
+            "    save_model_weights(save_dir, convert(load_dir))\n"
+            "merge_to_hf_pt(load_dir, save_dir, model_assets_dir)\n"
+        ),
         # objects not named for merging (a report, settings), and one merger of one model's shards
         Valid("report = ResultsReport(models)\nreport.merge(previous)\nsettings = EvalSettings(models)\n"),
         Valid("ckpts = glob('model_world_size_8_rank_*.pt')\nmerger = ShardMerger(ckpts)\nmerger.merge()\n"),
@@ -260,6 +282,8 @@ class Merge(RouteDetector):
     INVALID = (
         # (a function named for its merged result still merges: only a name bound to a value is run)
         Invalid("torch.save(merged_lora_weights(model, adapter), 'merged.pt')\n", "stage", kind="merge"),
+        # an adapter named before the link word: merged, whatever format it is written in
+        Invalid("merge_lora_to_hf(model_dir, adapter_dir, out)\n", "stage", kind="merge"),
         # a loader's fold whose model the file writes: a merged model saved
         Invalid(
             "def get_model(path, base):\n    model = PeftModel.from_pretrained(base, path)\n"
@@ -712,11 +736,15 @@ def _loads_a_model(function: str) -> bool:
 def _merges_no_weights(name: str) -> bool:
     """Say whether a merge-named function merges settings or data, not weights.
 
-    What follows its verb, up to a linking word, names what it merges.
+    What follows its verb, up to a linking word, names what it merges; where nothing does and what
+    follows the linking word is a checkpoint format (``merge_to_hf_pt(load_dir, save_dir)``), the
+    function writes one checkpoint's pieces out in that format: a conversion, no models combined.
     """
     said = words(name)
     at = next((i for i, w in enumerate(said) if w in MERGE_WORDS), None)
     if at is None:
         return False
     merged = list(itertools.takewhile(lambda w: w not in LINKING_WORDS, said[at + 1 :]))
+    if not merged and at + 1 < len(said):
+        return bool(set(said[at + 2 :]) & CHECKPOINT_FORMATS)
     return bool(set(merged) & (SETTING_WORDS | DATA_WORDS))
