@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
+from arb_audit.analyzer.detectors.multi_turn_loop import DATA_SCOPES, NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.walk import descendants
@@ -15,15 +15,26 @@ STORED_TURNS = "stored_turns"
 from episodes an environment loop played (recorded, or collected by another module)."""
 EPISODE_WORDS = frozenset({"episode", "episodes", "trajectory", "trajectories", "traj", "trajs", "ep", "eps"})
 """Words of an episode (or a collection of them) whose turns a loop walks."""
-TURN_FIELD_WORDS = frozenset(
+SCORED_FIELD_WORDS = frozenset({"logprob", "logprobs", "logp", "logps", "mask", "token", "tokens"})
+"""Words of a turn's field that a policy-gradient update reads: log-probabilities, a loss mask, token
+ids (``turn.old_logprobs``, ``turn.completion_token_ids``, ``turn["loss_mask"]``)."""
+POLICY_OUTPUT_WORDS = frozenset({"generated", "completion", "action", "response", "output", "sampled"})
+"""Words of a turn's field the policy wrote; with ``ids`` beside them, its tokens (``turn.generated_ids``,
+``action_ids``). Alone they name text, which reports read too (``turn.action``, ``turn.response``), and
+other ids are bookkeeping (``turn.tool_call_ids``)."""
+REPORT_SCOPES = frozenset(
     {
-        *("token", "tokens", "ids", "logprob", "logprobs", "logp", "logps", "log", "probs", "completion"),
-        *("action", "actions", "response", "mask"),
+        *("log", "logs", "logging", "plot", "plots", "report", "summary", "summarize", "summarise"),
+        *("dump", "save", "debug", "write", "print", "show", "visualize", "visualise", "table", "stats"),
+        *("statistics", "evaluator", "export", "sft", "buffer", "replay"),
     }
 )
-"""Words of a turn's field that the policy wrote or scored (``turn.completion_token_ids``,
-``turn["old_logprobs"]``): what a policy-gradient update reads; a turn's text, length or index is
-read by reports as well."""
+"""Words of a function or class around a loop over turns that reports, stores or exports them (a W&B
+table of completions, a debug dump, turns written out for SFT): no update trains on them there."""
+
+
+OTHER_SCOPES = NOT_TRAINING_SCOPES | DATA_SCOPES | REPORT_SCOPES
+"""Words of a function or class whose loops over turns feed no update."""
 
 
 def _turns_of(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -60,9 +71,10 @@ def _turn_target(target: cst.BaseExpression) -> str | None:
 
 def _policy_field(node: cst.CSTNode, turn: str) -> bool:
     """Say whether a node reads a field of the turn the policy wrote or scored (``turn.old_logprobs``)."""
+    field = None
     if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == turn:
-        return bool(TURN_FIELD_WORDS & set(words(node.attr.value)))
-    if (
+        field = node.attr.value
+    elif (
         type(node) is cst.Subscript
         and type(node.value) is cst.Name
         and node.value.value == turn
@@ -70,8 +82,11 @@ def _policy_field(node: cst.CSTNode, turn: str) -> bool:
         and type(node.slice[0].slice) is cst.Index
         and type(key := node.slice[0].slice.value) is cst.SimpleString
     ):
-        return bool(TURN_FIELD_WORDS & set(words(literal_text(key))))
-    return False
+        field = literal_text(key)
+    if field is None:
+        return False
+    said = set(words(field))
+    return bool(said & SCORED_FIELD_WORDS or ("ids" in said and said & POLICY_OUTPUT_WORDS))
 
 
 class EpisodeTurns(RouteDetector):
@@ -82,8 +97,10 @@ class EpisodeTurns(RouteDetector):
     log-probs; the update walks them episode by episode (``for trajectory in group.trajectories:
     for turn in trajectory.turns: logp = score(turn.completion_token_ids, ...)``). Samples that are
     the turns of an environment's episodes make a policy-gradient stage online RL (TAXONOMY.md), though
-    no environment is stepped in the file. A loop in a function named for evaluation, a demo or a
-    report does not count, nor does one that reads only a turn's text or its length.
+    no environment is stepped in the file. A loop in a function or class named for evaluation, a demo,
+    building data or reporting (logging, plotting, dumping, exporting for SFT) does not count, nor does
+    one that reads only a turn's text, its length or ids of other things. Episodes read back from a
+    file count as well: whether a policy played them is not told apart here.
     """
 
     TRIGGERS = ("turns",)
@@ -98,6 +115,21 @@ class EpisodeTurns(RouteDetector):
         Valid(
             "def evaluate(policy, episodes):\n    for ep in episodes:\n        for turn in ep.turns:\n"
             "            score(turn.completion_token_ids)\n"
+        ),
+        # a report of completions (a W&B table), and a log of the text the policy wrote
+        Valid(
+            "def log_samples(step, trajectories, tok):\n    for trajectory in trajectories:\n"
+            "        for i, turn in enumerate(trajectory.turns):\n"
+            "            table.add_data(step, tok.decode(turn.completion_ids), sum(turn.logprobs))\n"
+        ),
+        Valid(
+            "for traj in batch.trajectories:\n    for turn in traj.turns:\n"
+            "        logger.info('action=%s response=%s', turn.action, turn.response)\n"
+            "        n += len(turn.tool_call_ids)\n"
+        ),
+        Valid(
+            "class RolloutEvaluator:\n    def run(self, episodes):\n        for ep in episodes:\n"
+            "            for turn in ep.turns:\n                score(turn.logprobs)\n"
         ),
         # a chat's turns: no episode of an environment
         Valid("for turn in conversation.turns:\n    ids = tok(turn.content)['input_ids']\n"),
@@ -129,22 +161,29 @@ class EpisodeTurns(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.functions: list[str] = []
+        self.scopes: list[str] = []
+        """Names of the functions and classes around the node being walked."""
         self.found = False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node.name.value)
+        self.scopes.append(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scopes.pop()
 
     def visit_For(self, node: cst.For) -> None:
         if self.found or (episode := _turns_of(node.iter)) is None:
             return
         if not EPISODE_WORDS & set(words(last_name(episode) or "")):
             return  # (``conversation.turns``: a chat's turns, no environment's episode)
-        if any(NOT_TRAINING_SCOPES & set(words(name)) for name in self.functions):
-            return  # an evaluation's or a demo's loop over the episodes it played
+        if any(set(words(name)) & OTHER_SCOPES for name in self.scopes):
+            return  # an evaluation's, a demo's or a report's loop over the episodes played
         turn = _turn_target(node.target)
         if turn is not None and any(_policy_field(n, turn) for n in descendants(node.body)):
             self.found = True
