@@ -827,14 +827,21 @@ def _command_routes(
     entries = commands_in(words)
     for end, entry in entries:
         found.extend(_entry_routes(entry, words, end, settings, line, command, folder))
-    if not entries and script is None and _passes_harness_flags(words):
+    if (
+        not entries
+        and _passes_harness_flags(words)
+        # (the script read where it lies decides, unless it shows no route; so does a name saying one)
+        and (
+            script is None or classified is None or classified[script].primary in ("NONE_TRAINING", "UNKNOWN")
+        )
+        and not any(f.routes for f in by_name)
+    ):
         # ``accelerate launch eval/eval.py --model custom --model_args pretrained=out --tasks humaneval``:
         # a fork of the harness (or a script built on it) run on a model, whatever the script is called
         message = "passes an evaluation harness's --model_args and --tasks: it evaluates a model"
         found.append(
             Finding("ShellLauncher", "scoring", message=message, line=line, excerpt=command.strip()[:160])
         )
-        by_name = []
     estimators = []
     turns = []
     for key, value in settings:
@@ -873,9 +880,26 @@ HARNESS_FLAGS = frozenset({"--model_args", "--tasks"})
 forks take it too): a script given both runs an evaluation harness on a model."""
 
 
+TRAINING_OPTIONS = frozenset(
+    {
+        *("--learning_rate", "--lr", "--num_train_epochs", "--num_epochs", "--epochs", "--max_steps"),
+        *("--per_device_train_batch_size", "--train_batch_size", "--gradient_accumulation_steps"),
+        *("--warmup_steps", "--warmup_ratio", "--num_generations", "--do_train"),
+    }
+)
+"""Options of a training run: with them a script's ``--tasks`` names what it trains on."""
+
+
 def _passes_harness_flags(words: list[str]) -> bool:
-    """Say whether a command line gives both of an evaluation harness's options (``--tasks=gsm8k`` too)."""
-    return {w.split("=", 1)[0] for w in words if w.startswith("--")} >= HARNESS_FLAGS
+    """Say whether one command gives both of an evaluation harness's options (``--tasks=gsm8k`` too).
+
+    Only a line of one command (``train.py --tasks t && eval.py --model_args m`` gives each its own)
+    and one setting nothing a training run is given (a learning rate, epochs, generations per prompt).
+    """
+    if any(w in COMMAND_SEPARATORS or w == "|" or w.endswith(";") for w in words):
+        return False
+    options = {w.split("=", 1)[0] for w in words if w.startswith("--")}
+    return options >= HARNESS_FLAGS and not options & TRAINING_OPTIONS
 
 
 VALIDATION_ONLY = frozenset({"val_only", "eval_only", "only_eval", "test_only", "evaluate_only"})

@@ -2744,8 +2744,12 @@ def test_a_command_giving_an_evaluation_harness_its_model_args_and_tasks_evaluat
         "accelerate launch eval/eval.py --model c --model_args pretrained=out --tasks mbpp"
     ) == ["EVAL_ONLY"]
     assert command_routes("python run.py --tasks=gsm8k --model_args=pretrained=m") == ["EVAL_ONLY"]
-    # one of the two alone is no harness's
+    # one of the two alone is no harness's, nor are they a training run's (its tasks are its data)
     assert command_routes("python run.py --tasks gsm8k") != ["EVAL_ONLY"]
+    assert command_routes("python mtl.py --model_args a --tasks sst2 --learning_rate 3e-4") != ["EVAL_ONLY"]
+    # each command of a line is its own: training, then the harness
+    both = "python train_sft.py --tasks gsm8k && python eval.py --model_args pretrained=out --tasks gsm8k"
+    assert "SFT" in command_routes(both)
     driver = (
         "import subprocess\n\ndef main(model_path, task):\n"
         "    cmd = ['accelerate', 'launch', 'eval/eval.py', '--model', 'custom',\n"
@@ -2754,7 +2758,11 @@ def test_a_command_giving_an_evaluation_harness_its_model_args_and_tasks_evaluat
         "if __name__ == '__main__':\n    main('out', 'humaneval')\n"
     )
     assert classify_path(write(tmp_path, "run_eval.py", driver)).primary == "EVAL_ONLY"
-    # a script the line runs, read where it lies, decides over its options
+    # a script the line runs, read where it lies, decides over its options; one that shows no route
+    # leaves them to say
+    (tmp_path / "main.py").write_text("import argparse\nargs = argparse.ArgumentParser().parse_args()\n")
+    (tmp_path / "eval.sh").write_text("python main.py --model hf --model_args pretrained=ckpt --tasks arc\n")
+    assert classify_path(tmp_path / "eval.sh").primary == "EVAL_ONLY"
     trained = "from trl import SFTTrainer\nSFTTrainer(model=m, train_dataset=d).train()\n"
     (tmp_path / "train.py").write_text(trained)
     (tmp_path / "run.sh").write_text("python train.py --model_args pretrained=m --tasks t\n")
