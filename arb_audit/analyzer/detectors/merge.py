@@ -58,22 +58,11 @@ READ_WORDS = frozenset({"load", "read", "open", "restore", "fetch", "download", 
 too (``load_and_merge_models``)."""
 LINKING_WORDS = frozenset({"from", "with", "by", "using", "via", "for", "into", "to", "in", "on"})
 """Words that end what a merge-named function merges (``merge_lora_from_config``: a LoRA merged)."""
-CHECKPOINT_FORMATS = frozenset(
-    {
-        "hf",
-        "huggingface",
-        "transformers",
-        "pt",
-        "pth",
-        "bin",
-        "safetensors",
-        "gguf",
-        "torch",
-        "pytorch",
-        "onnx",
-    }
-)
-"""Words of a checkpoint's file format (what a merge-named conversion writes: ``merge_to_hf``)."""
+CHECKPOINT_FORMATS = frozenset({"hf", "huggingface", "pt", "pth", "bin", "safetensors", "gguf", "onnx"})
+"""Words of a checkpoint's file format (what a merge-named conversion writes: ``merge_to_hf``); not a
+library's name (``torch``)."""
+MERGED_PART_WORDS = frozenset({"lora", "adapter", "adapters", "peft", "base", "models", "experts", "delta"})
+"""Words of what a merge combines into a model besides its own weights: an adapter, a base, others."""
 SHARD_WORDS = frozenset(
     {
         "fsdp",
@@ -284,6 +273,9 @@ class Merge(RouteDetector):
         Invalid("torch.save(merged_lora_weights(model, adapter), 'merged.pt')\n", "stage", kind="merge"),
         # an adapter named before the link word: merged, whatever format it is written in
         Invalid("merge_lora_to_hf(model_dir, adapter_dir, out)\n", "stage", kind="merge"),
+        # a format after the link word, but handed an adapter, a base or two models: merged
+        Invalid("merge_to_gguf(base_model, lora_adapter, 'merged.gguf')\n", "stage", kind="merge"),
+        Invalid("merge_to_safetensors(model_a, model_b, alpha=0.5)\n", "stage", kind="merge"),
         # a loader's fold whose model the file writes: a merged model saved
         Invalid(
             "def get_model(path, base):\n    model = PeftModel.from_pretrained(base, path)\n"
@@ -579,7 +571,12 @@ class Merge(RouteDetector):
             }
             if type(receiver) is cst.Name:
                 named |= self.built_from.get(receiver.value, set())
-            if named & WEIGHT_WORDS and not named & SHARD_WORDS and not _merges_no_weights(callee):
+            if (
+                named & WEIGHT_WORDS
+                and not named & SHARD_WORDS
+                and not _merges_no_weights(callee)
+                and not _converts_format(callee, node)
+            ):
                 statement = self.context.statements[-1] if self.context.statements else None
                 self.named.append((node, statement, self.function, callee, named))
 
@@ -736,15 +733,31 @@ def _loads_a_model(function: str) -> bool:
 def _merges_no_weights(name: str) -> bool:
     """Say whether a merge-named function merges settings or data, not weights.
 
-    What follows its verb, up to a linking word, names what it merges; where nothing does and what
-    follows the linking word is a checkpoint format (``merge_to_hf_pt(load_dir, save_dir)``), the
-    function writes one checkpoint's pieces out in that format: a conversion, no models combined.
+    What follows its verb, up to a linking word, names what it merges.
     """
     said = words(name)
     at = next((i for i, w in enumerate(said) if w in MERGE_WORDS), None)
     if at is None:
         return False
     merged = list(itertools.takewhile(lambda w: w not in LINKING_WORDS, said[at + 1 :]))
-    if not merged and at + 1 < len(said):
-        return bool(set(said[at + 2 :]) & CHECKPOINT_FORMATS)
     return bool(set(merged) & (SETTING_WORDS | DATA_WORDS))
+
+
+def _converts_format(name: str, call: cst.Call) -> bool:
+    """Say whether a merge-named call writes one checkpoint's pieces out in a format.
+
+    ``merge_to_hf_pt(load_dir, save_dir, model_assets_dir)``: its name names nothing merged (no word
+    before its verb, none between the verb and a linking word) and a checkpoint format after the
+    linking word, and what it is handed names at most one model and no adapter or base
+    (``merge_to_gguf(base_model, lora_adapter, out)`` and ``lora_merge_to_hf(...)`` fold an adapter;
+    ``merge_to_torch(model_a, model_b)`` combines two models). Judged by the names alone.
+    """
+    said = words(name)
+    at = next((i for i, w in enumerate(said) if w in MERGE_WORDS), None)
+    if at != 0 or len(said) < 3 or said[1] not in LINKING_WORDS or not set(said[2:]) & CHECKPOINT_FORMATS:
+        return False
+    handed = [
+        set(words(a.keyword.value if a.keyword else a.value.value if type(a.value) is cst.Name else ""))
+        for a in call.args
+    ]
+    return not any(h & MERGED_PART_WORDS for h in handed) and sum(bool(h & WEIGHT_WORDS) for h in handed) <= 1
