@@ -151,6 +151,21 @@ def estimator_entry(value: str) -> Entry | None:
 AGENT_ESTIMATORS = tuple(replace(e, interactive=True) for e in ESTIMATORS)
 """The same estimators over an agent framework's episodes (multi-turn calls, tools, environments)."""
 RL_ROUTES = ("GRPO", "PPO")
+SWIFT_RLHF_TYPES = _stages(
+    ("dpo", DPO),
+    ("kto", KTO),
+    *((name, Entry("", "dpo", name)) for name in ("cpo", "orpo", "simpo")),
+    ("rm", REWARD),
+    ("ppo", PPO),
+    ("grpo", GRPO),
+    ("gkd", Entry("", "sft", "gkd", "distilled")),
+)
+"""What each ``--rlhf_type`` of ms-swift's ``swift rlhf`` runs (dpo unless set)."""
+AXOLOTL_RL = _stages(
+    *((name, Entry("", "dpo", name)) for name in ("dpo", "ipo", "kto", "orpo", "simpo")),
+    ("grpo", GRPO),
+)
+"""What each value of axolotl's ``rl`` key runs (supervised fine-tuning unless set)."""
 FASTCHAT_TRAINING_SCRIPTS = (
     *("train", "train_mem", "train_lora", "train_xformers", "train_flant5", "train_lora_t5"),
     *("train_baichuan", "train_yuan2", "train_with_template"),
@@ -488,22 +503,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
                 "rlhf_main",
                 key="rlhf_type",
                 default="DPO",
-                choices=_stages(
-                    ("dpo", DPO),
-                    ("kto", KTO),
-                    *((name, Entry("", "dpo", name)) for name in ("cpo", "orpo", "simpo")),
-                    ("rm", REWARD),
-                    ("ppo", PPO),
-                    ("grpo", GRPO),
-                    ("gkd", Entry("", "sft", "gkd", "distilled")),
-                ),
-                commands=("swift rlhf",),
+                choices=SWIFT_RLHF_TYPES,
+                commands=("swift rlhf", "-m swift.cli.rlhf", "*swift/cli/rlhf.py"),
             ),
-            Entry(
-                "SwiftRLHF", routes=("DPO", "REWARD_MODEL", "PPO", "GRPO"), default="DPO", key="--rlhf_type"
-            ),
-            Entry("sft_main", "sft", commands=("swift sft",)),
-            Entry("pt_main", "sft", "pretrain", commands=("swift pt",)),
+            Entry("SwiftRLHF", key="rlhf_type", default="DPO", choices=SWIFT_RLHF_TYPES),
+            Entry("sft_main", "sft", commands=("swift sft", "-m swift.cli.sft", "*swift/cli/sft.py")),
+            Entry("pt_main", "sft", "pretrain", commands=("swift pt", "-m swift.cli.pt")),
             Entry("SwiftSft", "sft"),
             Entry("GKDTrainer", "sft", "gkd", "distilled"),
             Entry("GRPOTrainer", "grpo", "grpo"),
@@ -519,6 +524,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         lines=(
             ("swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora --dataset d", "SFT"),
             ("swift rlhf --rlhf_type grpo --model m --reward_funcs accuracy", "GRPO"),
+            ("python -m swift.cli.rlhf --rlhf_type=kto --model m", "DPO"),
             ("CUDA_VISIBLE_DEVICES=0 swift rlhf --model m --dataset d", "DPO"),
             ("swift infer --adapters output/checkpoint-100 --stream true", "EVAL_ONLY"),
             ("swift --version", None),
@@ -532,12 +538,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # config's ``rl`` key picks the loss, SFT unless set
             Entry(
                 "train",
-                routes=("SFT", "DPO", "GRPO", "REWARD_MODEL"),
-                default="SFT",
                 key="rl",
+                default="SFT",
+                choices=AXOLOTL_RL,
                 commands=("axolotl train", "-m axolotl.cli.train"),
             ),
-            Entry("do_train", routes=("SFT", "DPO", "GRPO", "REWARD_MODEL"), default="SFT", key="rl"),
+            Entry("do_train", key="rl", default="SFT", choices=AXOLOTL_RL),
             Entry("evaluate", role="eval", commands=("axolotl evaluate", "-m axolotl.cli.evaluate")),
             Entry("do_inference", role="eval", commands=("axolotl inference", "-m axolotl.cli.inference")),
             # folds the trained adapter of its config into the base model and saves it
@@ -554,6 +560,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from axolotl.utils.dict import DictDefault\nDictDefault({})\n",),
         lines=(
             ("axolotl train examples/llama-3/lora-1b.yml", "SFT"),
+            ("axolotl train cfg.yml --rl dpo", "DPO"),
             ("accelerate launch -m axolotl.cli.train config.yml", "SFT"),
             ("axolotl merge-lora config.yml --lora-model-dir outputs/lora", "MERGE"),
             ("axolotl inference config.yml --lora-model-dir outputs/lora", "EVAL_ONLY"),
@@ -678,6 +685,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
                     for command in (f"-m fastchat.train.{script}", f"*fastchat/train/{script}.py")
                 ),
             ),
+            # folds a LoRA adapter into its base and saves the merged model
+            Entry("apply_lora", "merge", commands=("-m fastchat.model.apply_lora",)),
             # its model servers and chat CLI answer whoever asks; MT-bench's answer and judgment steps
             Entry(
                 "",
