@@ -657,9 +657,7 @@ class MultiTurnLoop(RouteDetector):
                 and any(
                     a.keyword is not None
                     and a.keyword.value in ENVIRONMENT_KEYWORDS
-                    and not isinstance(
-                        a.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
-                    )
+                    and not isinstance(a.value, TEXT_VALUES)
                     for a in node.args
                 )
             )
