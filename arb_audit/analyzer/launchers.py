@@ -896,7 +896,7 @@ def _passes_harness_flags(words: list[str]) -> bool:
     Only a line of one command (``train.py --tasks t && eval.py --model_args m`` gives each its own)
     and one setting nothing a training run is given (a learning rate, epochs, generations per prompt).
     """
-    if any(w in COMMAND_SEPARATORS or w == "|" or w.endswith(";") for w in words):
+    if _several_commands(words, pipes=True):
         return False
     options = {w.split("=", 1)[0] for w in words if w.startswith("--")}
     return options >= HARNESS_FLAGS and not options & TRAINING_OPTIONS
@@ -912,13 +912,18 @@ COMMAND_SEPARATORS = frozenset({"&&", "||", ";"})
 sending the one command to the background)."""
 
 
+def _several_commands(words: list[str], pipes: bool = False) -> bool:
+    """Say whether a line's words hold several commands (``a && b``, ``a; b``; with ``pipes``, ``a | b``)."""
+    return any(w in COMMAND_SEPARATORS or w.endswith(";") or (pipes and w == "|") for w in words)
+
+
 def _validation_only(words: list[str], settings: list[tuple[str, str]]) -> str | None:
     """Return the setting of a command line that turns its training into a validation run, if any.
 
     Not on a line of several commands (``train.py && eval.py --eval_only``): which one it set is not
     told apart here, and the training one still trains.
     """
-    if any(w in COMMAND_SEPARATORS or w.endswith(";") for w in words):
+    if _several_commands(words):
         return None
     for key, value in settings:
         if key.rsplit(".", 1)[-1].replace("-", "_") in VALIDATION_ONLY and value.lower() in TRUE_VALUES:
