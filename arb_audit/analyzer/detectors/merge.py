@@ -562,13 +562,7 @@ class Merge(RouteDetector):
             # what the call names: its keywords, the names of the values it is handed, and the
             # checkpoints its object was built from (``merger.merge(**kwargs)``)
             receiver = node.func.value if type(node.func) is cst.Attribute else None
-            named = said | {
-                w
-                for a in node.args
-                for w in words(
-                    a.keyword.value if a.keyword else a.value.value if type(a.value) is cst.Name else ""
-                )
-            }
+            named = said.union(*_handed_words(node))
             if type(receiver) is cst.Name:
                 named |= self.built_from.get(receiver.value, set())
             if (
@@ -756,8 +750,13 @@ def _converts_format(name: str, call: cst.Call) -> bool:
     at = next((i for i, w in enumerate(said) if w in MERGE_WORDS), None)
     if at != 0 or len(said) < 3 or said[1] not in LINKING_WORDS or not set(said[2:]) & CHECKPOINT_FORMATS:
         return False
-    handed = [
+    handed = _handed_words(call)
+    return not any(h & MERGED_PART_WORDS for h in handed) and sum(bool(h & WEIGHT_WORDS) for h in handed) <= 1
+
+
+def _handed_words(call: cst.Call) -> list[set[str]]:
+    """Return, per argument of a call, the words of its keyword or of the name it hands (else none)."""
+    return [
         set(words(a.keyword.value if a.keyword else a.value.value if type(a.value) is cst.Name else ""))
         for a in call.args
     ]
-    return not any(h & MERGED_PART_WORDS for h in handed) and sum(bool(h & WEIGHT_WORDS) for h in handed) <= 1
