@@ -65,6 +65,9 @@ class Entry:
     given: tuple[tuple[str, Entry], ...] = ()
     """For a function whose route its arguments decide: what runs when the call is given each keyword
     argument (the first given wins); a call given none of them is no evidence."""
+    switch_only: bool = False
+    """For a command whose ``key`` only switches a stage on (``swift export --merge_lora true``): with the
+    key unset, or set to no choice, the command runs no stage (it converts, quantises or uploads)."""
     trained_by: str | None = None
     """For a class that builds a model object rather than a run: the method whose call with data in the
     same file trains it (``model.train(groups)``; a torch module's ``train()``/``train(False)`` switches
@@ -519,6 +522,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
             # ``swift infer`` and ``swift deploy`` run or serve a model: no weight update
             Entry("infer_main", role="eval", commands=("swift infer",)),
             Entry("deploy_main", role="eval", commands=("swift deploy",)),
+            # ``swift export`` quantises, converts or pushes a checkpoint; ``--merge_lora true`` folds the
+            # trained adapter into its base and saves the merged model
+            # (a command only: called from Python, its arguments object says what it does)
+            Entry(
+                "",
+                key="merge_lora",
+                choices=(Entry("true", "merge"),),
+                switch_only=True,
+                commands=("swift export", "-m swift.cli.export"),
+            ),
         ),
         invalid=(("from swift.pipelines import rlhf_main\nrlhf_main()\n", "CONFIG_DEPENDENT"),),
         lines=(
@@ -527,6 +540,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ("python -m swift.cli.rlhf --rlhf_type=kto --model m", "DPO"),
             ("CUDA_VISIBLE_DEVICES=0 swift rlhf --model m --dataset d", "DPO"),
             ("swift infer --adapters output/checkpoint-100 --stream true", "EVAL_ONLY"),
+            ("swift export --adapters output/checkpoint-100 --merge_lora true", "MERGE"),
+            ("swift export --model m --quant_bits 4 --quant_method awq", None),
             ("swift --version", None),
         ),
     ),

@@ -552,7 +552,7 @@ def _entry_routes(
             if routes:
                 return [_finding("ShellLauncher", line, command, f"{shown} {config.name}", routes[-1])]
     labels = entry.labels
-    if not labels:
+    if not labels or entry.switch_only:
         return []
     # the config the command is given: its first argument, or the value of a config option
     rest = words[end:]

@@ -72,6 +72,13 @@ def test_every_command_resolves(command: str, entry: Entry) -> None:
             assert command_routes(f"{line} {_concrete(choice.name)} --config c") == (
                 [choice.label] if choice.label else []
             ), choice.name
+    elif entry.switch_only:
+        # The key switches a stage on: unset, the command runs none; set to a choice, that choice's.
+        line = f"python {line}" if command.startswith("-m") else line
+        assert command_routes(f"{line} --seed 1") == []
+        assert entry.key is not None
+        for choice in entry.choices:
+            assert command_routes(f"{line} --{entry.key} {_concrete(choice.name)}") == [choice.label]
     else:
         expected = entry.label or entry.labels[0]
         assert command_routes(f"python {line} --seed 1" if command.startswith("-m") else line) == [expected]
