@@ -38,10 +38,13 @@ ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analys
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
 TABULATING_WORDS = frozenset(
-    {"distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve", "curves"}
+    {
+        *("distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve"),
+        *("curves", "summary", "summaries", "report"),
+    }
 )
 """Words after "reward" in a definition's name that say it tabulates rewards for analysis
-(``reward_distribution_frame``, ``reward_stats``); before it they may qualify a reward
+(``reward_distribution_frame``, ``reward_stats``, ``episode_reward_summary``); before it they may qualify a reward
 (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
 HACKING = (("hack",), ("hacks",), ("hacking",))
 """The word after "reward" in a name for reward hacking (``reward_hack_check``), as a one-word slice."""
@@ -177,6 +180,11 @@ class RewardFunction(RouteDetector):
         Valid("class MathGrader:\n    def grade(self, pred, answer):\n        return pred == answer\n"),
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
         Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
+        # a summary of an episode's logged rewards, for a report: no reward computed
+        Valid(
+            "def episode_reward_summary(trace):\n    rewards = [t.get('reward', 0.0) for t in trace]\n"
+            "    return {'total_reward': sum(rewards), 'step_rewards': rewards}\n"
+        ),
         # a loader of reward-model preference sets returns data, not a reward
         Valid("def get_rlhf_reward_datasets(name, split):\n    return load_dataset(name, split=split)\n"),
         Valid(
