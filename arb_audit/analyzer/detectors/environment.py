@@ -88,6 +88,12 @@ class Environment(RouteDetector):
 
     VALID = (
         Valid("class Counter:\n    def step(self):\n        self.n += 1\n"),
+        # an agent's bookkeeping: its ``step`` counts the actions it took and answers nothing
+        Valid(
+            "class Agent:\n    def reset(self):\n        self.steps = 0\n"
+            "    def step(self, observation=None, action=None):\n        self.steps += 1\n"
+            "        self.history.append((observation, action))\n"
+        ),
         # an environment played with random actions only: a smoke test, no policy's episodes
         Valid(
             "import numpy as np\ndef main():\n    result = env.reset()\n    for _ in range(100):\n"
@@ -359,8 +365,8 @@ class Environment(RouteDetector):
             self._named_environment(node, methods)
             return
         answers = _answers(step)
-        if "reset" not in methods and answers is None:
-            return
+        if answers is None and ("reset" not in methods or _gives_nothing(step)):
+            return  # (an agent's ``step()`` counting its own actions answers nobody)
         how = (
             "defines reset() and step()" if "reset" in methods else "step() answers with a reward and an end"
         )
@@ -517,6 +523,35 @@ def _wraps(value: cst.BaseExpression, name: str) -> bool:
     return type(value) is cst.Call and any(
         type(a.value) is cst.Name and a.value.value == name for a in value.args
     )
+
+
+def _gives_nothing(step: cst.FunctionDef) -> bool:
+    """Say whether a written ``step`` hands nothing back: no value returned or yielded in its body.
+
+    An environment's ``step`` answers the action (an observation, a reward); one that only updates
+    its object's counters or history is some other thing's step. An abstract one (only a docstring,
+    ``pass``, ``...`` or a ``raise``) says what its subclasses answer: it is not read so. (A function
+    nested in it that returns counts as an answer: the doubt goes to the environment.)
+    """
+    if any(
+        (type(n) is cst.Return and n.value is not None) or type(n) is cst.Yield
+        for n in descendants(step.body)
+    ):
+        return False
+    body = step.body.body if type(step.body) is cst.IndentedBlock else ()
+    concrete = [
+        s
+        for s in body
+        if not (
+            type(s) is cst.SimpleStatementLine
+            and all(
+                type(x) in (cst.Pass, cst.Raise)
+                or (type(x) is cst.Expr and type(x.value) in (cst.SimpleString, cst.Ellipsis))
+                for x in s.body
+            )
+        )
+    ]
+    return bool(concrete)
 
 
 def _answers(step: cst.FunctionDef) -> tuple[bool, list[bool]] | None:
