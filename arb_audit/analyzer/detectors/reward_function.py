@@ -44,8 +44,8 @@ TABULATING_WORDS = frozenset(
     }
 )
 """Words after "reward" in a definition's name that say it tabulates rewards for analysis
-(``reward_distribution_frame``, ``reward_stats``, ``episode_reward_summary``); before it they may qualify a reward
-(``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
+(``reward_distribution_frame``, ``reward_stats``, ``episode_reward_summary``); before it they may
+qualify a reward (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
 HACKING = (("hack",), ("hacks",), ("hacking",))
 """The word after "reward" in a name for reward hacking (``reward_hack_check``), as a one-word slice."""
 PENALTY_WORDS = frozenset({"penalty", "penalties", "guard", "bonus", "reward", "rewards", "score"})
