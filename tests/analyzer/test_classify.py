@@ -2767,3 +2767,24 @@ def test_a_command_giving_an_evaluation_harness_its_model_args_and_tasks_evaluat
     (tmp_path / "train.py").write_text(trained)
     (tmp_path / "run.sh").write_text("python train.py --model_args pretrained=m --tasks t\n")
     assert classify_path(tmp_path / "run.sh").primary == "SFT"
+
+
+def test_a_script_running_a_loaded_model_evaluates_and_one_saving_it_converts(tmp_path: Path) -> None:
+    """A checkpoint loaded and run on inputs, nothing saved: a model run, no weight update."""
+    run = (
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n"
+        "tok = AutoTokenizer.from_pretrained('out')\n"
+        "m = AutoModelForSequenceClassification.from_pretrained('out', num_labels=5)\n"
+        "m.eval()\n"
+        "output = m(**tok('I love this book', return_tensors='pt'))\n"
+        "print(output.logits)\n"
+    )
+    assert classify_path(write(tmp_path, "run.py", run)).primary == "EVAL_ONLY"
+    # the same model traced for serving: a conversion, nothing evaluated
+    traced = run + "import torch\ntorch.jit.trace(m, example).save('m.pt')\n"
+    assert classify_path(write(tmp_path, "trace.py", traced)).primary == "NONE_TRAINING"
+    # only a tokenizer loaded and run: no model
+    tokens = (
+        "from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('m')\nprint(tok('hi'))\n"
+    )
+    assert classify_path(write(tmp_path, "tok.py", tokens)).primary == "NONE_TRAINING"

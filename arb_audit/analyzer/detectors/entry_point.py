@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.inference import Inference
+from arb_audit.analyzer.detectors.loaded_model_run import LoadedModelRun
 from arb_audit.analyzer.names import last_name
 
 PLUMBING_WORDS = (
@@ -32,7 +33,11 @@ class EntryPoint(RouteDetector):
     gradients, or that have a ``__main__`` guard or a ``main`` function.
     """
 
-    TRIGGERS = ("reward", "Reward", "score", "__main__", "def main(", "parse_", *Inference.TRIGGERS)
+    TRIGGERS = (
+        *("reward", "Reward", "score", "__main__", "def main(", "parse_"),
+        *Inference.TRIGGERS,
+        *LoadedModelRun.TRIGGERS,
+    )
 
     VALID = (
         Valid("import logging\nlogger = logging.getLogger(__name__)\ndef reward(x):\n    return 1.0\n"),
