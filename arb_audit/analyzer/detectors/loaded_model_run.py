@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from arb_audit.analyzer.calls import OPTIMISER_WORDS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import dotted, last_name
 
 NOT_MODELS = frozenset(
     {"tokenizer", "config", "processor", "extractor", "configuration", "vocab", "template", "dataset"}
@@ -20,35 +21,52 @@ RUNNING_WORDS = frozenset(
         *("generate", "generation", "sample", "sampling", "inference", "predict", "prediction"),
         *("predictions", "score", "scores", "scoring", "forward", "decode", "decoding", "chat", "respond"),
         *("answer", "logprob", "logprobs", "logits", "perplexity", "ppl", "embed", "encode", "evaluate"),
-        *("eval", "evaluation", "log", "prob", "probs"),
+        *("eval", "evaluation", "prob", "probs", "likelihood"),
     }
 )
 """Words of a helper that runs the model it is handed (``sequence_log_prob(ref_model, ids)``,
 ``jacobi_generate(inputs, model, tok)``): one with none of them may only wrap, move or inspect it
-(``infer_auto_device_map(model)`` infers where its layers go)."""
+(``infer_auto_device_map(model)`` infers where its layers go; ``log_model(model)`` records it)."""
 MODEL_METHODS = frozenset({"forward", "generate", "chat", "stream_chat", "score"})
 """A loaded model's methods that run it on inputs."""
-SAVING = frozenset(
-    {
-        *("save_pretrained", "save_model", "save", "save_file", "save_state_dict", "push_to_hub"),
-        *("export", "trace", "script", "save_checkpoint", "merge_and_unload"),
-    }
+SAVING_WORDS = frozenset({"save", "export", "trace", "upload", "push"})
+"""Words of a call that writes or uploads (``save_pretrained``, ``export_model``, ``save_quantized``,
+``upload_folder``, ``torch.jit.trace``; ``np.save(preds)`` too: a file that makes one is left to the
+other readings): what such a file runs on the way may be a conversion's check, no evaluation."""
+MODEL_WRITING_WORDS = frozenset({"convert", "quantize", "quantise", "write", "dump", "checkpoint"})
+"""Words of a call that converts or writes a loaded model when handed it or called on it
+(``write_checkpoint(model, dst)``, ``model.quantize(examples)``); called on anything else
+(``tok.convert_tokens_to_ids``, ``f.write(line)``) they say nothing of the model."""
+CONVERTING_VERBS = frozenset({"convert", "quantize", "quantise"})
+"""A call named by one of these alone converts whatever it is called on (``converter.convert(out)``,
+``quantizer.quantize(model)``); with more words it may convert anything (``convert_tokens_to_ids``)."""
+TRAINING_WORDS = frozenset(
+    {*("train", "training", "finetune", "learn", "fit", "backward", "ppo", "dpo", "grpo", "sft", "rl")}
 )
-"""Calls that write or convert a model (or any tensors): a file that makes one converts, exports or
-saves; what it runs on the way is no evaluation."""
-TRAINING_MODE = frozenset({"train", "backward", "step", "zero_grad"})
-"""A loaded model's (or anything's) methods that train: such a file is read by its gradient steps."""
+"""Words of a call that trains when it is a method (``trainer.train()``, ``algo.learn()``,
+``loss.backward()``) or is handed a loaded model (``finetune(model, data)``, ``run_dpo(model)``): such
+a file is read by its training, not as a model run. A plain call handed no model says only its name
+(``finetune_model()`` may merely score)."""
+DATA_WORDS = frozenset(
+    {"test", "split", "data", "dataset", "datasets", "loader", "dataloader", "examples", "file", "path"}
+)
+"""Words of a call that handles a training split, not training (``ds.train_test_split()``,
+``get_train_dataloader()``)."""
+STEPPED_WORDS = OPTIMISER_WORDS | {"scheduler", "trainer", "engine", "accelerator", "scaler"}
+"""Words of what a ``step()`` or ``zero_grad()`` trains when called on it (not an environment's step)."""
 
 
 class LoadedModelRun(RouteDetector):
-    """A model loaded with ``from_pretrained`` and then run on inputs, in a file that saves nothing.
+    """A model loaded with ``from_pretrained`` and run on inputs, in a file that trains and writes none.
 
-    Called itself (``model(ids)``, ``model.forward``, ``model.generate``) or handed to a helper named
-    for running it (``sequence_log_prob(ref_model, ids)``, ``jacobi_generate(x, model, tok)``), with
-    no ``no_grad`` around it: the model's outputs are computed and nothing is trained here (a file
-    with a gradient step is read by its steps). A file that saves, exports, traces or folds a model
-    converts it; a tokenizer, config or processor loaded is no model; a model only built, moved or
-    handed to a constructor (a trainer's) is not run here.
+    Called itself (``model(ids)``, ``self.model.forward``, ``model.generate``) or handed to a helper
+    named for running it (``sequence_log_prob(ref_model, ids)``, ``jacobi_generate(x, model, tok)``):
+    the model's outputs are computed and nothing is trained here. A file that saves, exports, traces,
+    quantises or uploads a model converts it; one that hands it to training (``finetune(model, data)``,
+    ``trainer.train()``) is read by that. A tokenizer, config or processor loaded is no model; a model
+    only built, moved or handed to a constructor (a trainer's) is not run here. Names are matched
+    file-wide, not by scope: a model loaded in ``load_model()`` and run where the caller hands it on
+    is the same model.
     """
 
     TRIGGERS = ("from_pretrained",)
@@ -60,6 +78,16 @@ class LoadedModelRun(RouteDetector):
             "import torch\nmodel = AutoModel.from_pretrained(p).eval()\n"
             "traced = torch.jit.trace(model, example)\ntraced.save('model.pt')\n"
         ),
+        # quantised and saved through a library's own saver
+        Valid(
+            "model = AutoGPTQForCausalLM.from_pretrained(p, qcfg)\nmodel.quantize(examples)\n"
+            "print(model(ids))\nmodel.save_quantized(out)\n"
+        ),
+        # an adapter folded in and the result written by a helper
+        Valid(
+            "model = PeftModel.from_pretrained(base, adapter).merge_and_unload()\n"
+            "print(model(ids).logits)\nwrite_checkpoint(model, dst)\n"
+        ),
         # handed to a trainer that is built here: not run by this file
         Valid("model = AutoModelForCausalLM.from_pretrained(p)\ntrainer = MyTrainer(model=model)\n"),
         # a model prepared for training elsewhere
@@ -67,10 +95,22 @@ class LoadedModelRun(RouteDetector):
             "def load(p):\n    model = AutoModelForCausalLM.from_pretrained(p)\n"
             "    model = get_peft_model(model, config)\n    return model\n"
         ),
-        # trained in the file
+        # trained in the file, by a helper: evaluated before and after, still a training file
         Valid(
-            "model = AutoModelForCausalLM.from_pretrained(p)\nmodel.train()\n"
-            "out = model(**batch)\nout.loss.backward()\n"
+            "model = AutoModelForCausalLM.from_pretrained(p)\nbefore = evaluate(model, val)\n"
+            "finetune(model, train)\nafter = evaluate(model, val)\n"
+        ),
+        # recorded by a logger: not run
+        Valid("model = AutoModel.from_pretrained(p)\nlog_model_info(model)\n"),
+        # trained by its trainer's method
+        Valid(
+            "model = AutoModelForCausalLM.from_pretrained(p)\nprint(model(ids).loss)\n"
+            "algo = Learner(model, cfg)\nalgo.learn(steps)\n"
+        ),
+        # converted by a converter of the same checkpoint: a conversion's check
+        Valid(
+            "model = AutoModelForSeq2SeqLM.from_pretrained(p)\nmodel(**dummy)\n"
+            "converter = ctranslate2.converters.TransformersConverter(p)\nconverter.convert(out)\n"
         ),
     )
     INVALID = (
@@ -87,45 +127,91 @@ class LoadedModelRun(RouteDetector):
             "def score(q, a):\n    return model(**tok(q, a, return_tensors='pt')).logits.sigmoid()\n",
             "inference",
         ),
+        # a split handled and a tokenizer's ids converted: nothing trained or written
+        Invalid(
+            "model = AutoModelForCausalLM.from_pretrained(p)\nparts = ds.train_test_split(0.1)\n"
+            "ids = tok.convert_tokens_to_ids(words)\nprint(model(ids).logits)\n",
+            "inference",
+        ),
+        # unsloth hands back the model and its tokenizer
+        Invalid(
+            "model, tok = FastLanguageModel.from_pretrained(p, load_in_4bit=True)\n"
+            "FastLanguageModel.for_inference(model)\nout = model.generate(**tok(q, return_tensors='pt'))\n",
+            "inference",
+        ),
+        # kept on the object, run by its method; an environment's step beside it trains nothing
+        Invalid(
+            "class Judge:\n    def __init__(self, p):\n        self.model = AutoModel.from_pretrained(p)\n"
+            "    def rate(self, ids):\n        obs, r, done, info = env.step(0)\n"
+            "        return self.model.forward(ids)\n",
+            "inference",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.loaded: set[str] = set()
-        """Names bound to a model loaded from its checkpoint."""
+        """Dotted names bound to a model loaded from its checkpoint (``model``, ``self.model``)."""
         self.runs: list[tuple[cst.Call, cst.CSTNode | None, str]] = []
         """Calls that may run one: (the call, its statement, the name it runs), decided at the end."""
-        self.saves = False
-        """Whether the file saves, exports or trains anything."""
+        self.touching: list[set[str]] = []
+        """Of each call that writes or trains when it touches a loaded model, the dotted names of its
+        receiver and its arguments (decided at the end, when every model load has been seen)."""
+        self.converts_or_trains = False
+        """Whether the file saves, exports or uploads something, or trains by a method or a step."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not _loads_a_model(node.value):
-            return
-        for target in node.targets:
-            element: cst.BaseExpression = target.target
-            if type(element) is cst.Tuple and element.elements:
-                element = element.elements[0].value  # (``model, tok = FastLanguageModel.from_pretrained``)
-            if type(element) is cst.Name:
-                self.loaded.add(element.value)
+        """Note the names a model loaded from its checkpoint is bound to."""
+        if _loads_a_model(node.value):
+            for target in node.targets:
+                self._bind(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        """Note a model loaded into an annotated name (``model: PreTrainedModel = X.from_pretrained(p)``)."""
+        if node.value is not None and _loads_a_model(node.value):
+            self._bind(node.target)
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        if type(target) is cst.Tuple and target.elements:
+            target = target.elements[0].value  # (``model, tok = FastLanguageModel.from_pretrained``)
+        if name := dotted(target):
+            self.loaded.add(name)
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = last_name(node.func)
-        if name in SAVING or name in TRAINING_MODE:
-            self.saves = True
+        """Note what a call runs, writes or trains."""
+        func = node.func
+        said = frozenset(words(last_name(func)))
+        if said & DATA_WORDS:
+            said = said - TRAINING_WORDS
+        receiver = dotted(func.value) if type(func) is cst.Attribute else ""
+        handed = {name for a in node.args if (name := dotted(a.value))}
+        if (
+            said & SAVING_WORDS
+            or (said and said <= CONVERTING_VERBS)
+            or (
+                receiver
+                and (
+                    said & TRAINING_WORDS
+                    or (said & {"step", "zero"} and set(words(receiver)) & STEPPED_WORDS)
+                )
+            )
+        ):
+            self.converts_or_trains = True
+            return
+        if said & (MODEL_WRITING_WORDS | TRAINING_WORDS):
+            self.touching.append(handed | {receiver})
             return
         statement = self.context.statements[-1] if self.context.statements else None
-        func = node.func
-        if type(func) is cst.Name:
-            self.runs.append((node, statement, func.value))
-            if set(words(func.value)) & RUNNING_WORDS:
-                self.runs.extend(
-                    (node, statement, a.value.value) for a in node.args if type(a.value) is cst.Name
-                )
-        elif type(func) is cst.Attribute and type(func.value) is cst.Name and name in MODEL_METHODS:
-            self.runs.append((node, statement, func.value.value))
+        if receiver and last_name(func) in MODEL_METHODS:
+            self.runs.append((node, statement, receiver))
+        elif name := dotted(func):
+            self.runs.append((node, statement, name))
+        if said & RUNNING_WORDS:
+            self.runs.extend((node, statement, name) for name in handed)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.saves:
+        """Report the first run of a loaded model, unless the file converts, writes or trains one."""
+        if self.converts_or_trains or any(touched & self.loaded for touched in self.touching):
             return
         for call, statement, name in self.runs:
             if name in self.loaded:
