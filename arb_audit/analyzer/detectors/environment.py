@@ -152,6 +152,20 @@ class Environment(RouteDetector):
         ),
     )
     INVALID = (
+        # an interface whose step only logs and leaves the answer to subclasses
+        Invalid(
+            "class BaseGame:\n    def reset(self):\n        raise NotImplementedError\n"
+            "    def step(self, action):\n        logger.debug(action)\n"
+            "        raise NotImplementedError()\n",
+            "environment",
+        ),
+        # named an environment, it keeps its answer on the object (PettingZoo's step returns None)
+        Invalid(
+            "class WordleEnv:\n    def reset(self):\n        self.guesses = []\n"
+            "    def step(self, guess):\n        self.guesses.append(guess)\n"
+            "        self.last_feedback = score(guess, self.target)\n",
+            "environment",
+        ),
         # a wrapper answering with the wrapped environment's end flag, cut at a step limit
         Invalid(
             "class WebEnv:\n    def reset(self):\n        return self.env.reset()\n"
@@ -365,7 +379,9 @@ class Environment(RouteDetector):
             self._named_environment(node, methods)
             return
         answers = _answers(step)
-        if answers is None and ("reset" not in methods or _gives_nothing(step)):
+        if answers is None and (
+            "reset" not in methods or (_gives_nothing(step) and not self._named_env(node))
+        ):
             return  # (an agent's ``step()`` counting its own actions answers nobody)
         how = (
             "defines reset() and step()" if "reset" in methods else "step() answers with a reward and an end"
@@ -373,6 +389,13 @@ class Environment(RouteDetector):
         single = answers is not None and answers[1] and all(answers[1])
         variant = SINGLE_TURN if single else DEFINED
         self.report(node, "environment", f"{node.name.value} {how}", variant=variant)
+
+    def _named_env(self, node: cst.ClassDef) -> bool:
+        """Say whether a class's name or a base's says environment (``WordleEnv``, ``AECEnv``).
+
+        Such a ``step`` may keep its answer on the object (PettingZoo's ``step`` returns None).
+        """
+        return names_an_environment(node.name.value) or self._environment_base(node) is not None
 
     def _named_environment(self, node: cst.ClassDef, methods: set[str]) -> None:
         """Report a class named as an environment that answers an agent's turns (``env_response``).
@@ -530,14 +553,17 @@ def _gives_nothing(step: cst.FunctionDef) -> bool:
 
     An environment's ``step`` answers the action (an observation, a reward); one that only updates
     its object's counters or history is some other thing's step. An abstract one (only a docstring,
-    ``pass``, ``...`` or a ``raise``) says what its subclasses answer: it is not read so. (A function
-    nested in it that returns counts as an answer: the doubt goes to the environment.)
+    ``pass``, ``...`` or a ``raise``, or any ``raise NotImplementedError``) says what its subclasses
+    answer: it is not read so. (A function nested in it that returns counts as an answer: the doubt
+    goes to the environment.)
     """
-    if any(
-        (type(n) is cst.Return and n.value is not None) or type(n) is cst.Yield
-        for n in descendants(step.body)
-    ):
-        return False
+    for n in descendants(step.body):
+        if (type(n) is cst.Return and n.value is not None) or type(n) is cst.Yield:
+            return False
+        if type(n) is cst.Raise and n.exc is not None:
+            raised = n.exc.func if type(n.exc) is cst.Call else n.exc
+            if last_name(raised) == "NotImplementedError":
+                return False
     body = step.body.body if type(step.body) is cst.IndentedBlock else ()
     concrete = [
         s
