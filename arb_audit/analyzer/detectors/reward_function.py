@@ -38,14 +38,15 @@ ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analys
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
 TABULATING_WORDS = frozenset(
-    {
-        *("distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve"),
-        *("curves", "summary", "summaries", "report"),
-    }
+    {"distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve", "curves"}
 )
 """Words after "reward" in a definition's name that say it tabulates rewards for analysis
-(``reward_distribution_frame``, ``reward_stats``, ``episode_reward_summary``); before it they may
-qualify a reward (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
+(``reward_distribution_frame``, ``reward_stats``); before it they may qualify a reward
+(``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
+SUMMING_WORDS = frozenset({"summary", "summaries", "report"})
+"""Last words of a definition's name, after "reward", that say it sums logged rewards up for a report
+(``episode_reward_summary``, ``reward_report``); followed by more words, they are what a reward is of
+(``reward_summary_quality``, ``compute_reward_for_summary``)."""
 HACKING = (("hack",), ("hacks",), ("hacking",))
 """The word after "reward" in a name for reward hacking (``reward_hack_check``), as a one-word slice."""
 PENALTY_WORDS = frozenset({"penalty", "penalties", "guard", "bonus", "reward", "rewards", "score"})
@@ -180,7 +181,8 @@ class RewardFunction(RouteDetector):
         Valid("class MathGrader:\n    def grade(self, pred, answer):\n        return pred == answer\n"),
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
         Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
-        # a summary of an episode's logged rewards, for a report: no reward computed
+        # a summary of an episode's logged rewards, for a report: no reward computed (a reward *of* a
+        # summary, ``reward_summary_quality(summary, article)``, is one)
         Valid(
             "def episode_reward_summary(trace):\n    rewards = [t.get('reward', 0.0) for t in trace]\n"
             "    return {'total_reward': sum(rewards), 'step_rewards': rewards}\n"
@@ -608,8 +610,10 @@ def _reward_named(name: str) -> bool:
     if found & STAGE_WORDS and found & RUNNING_VERBS:
         return False  # (``run_reward_stage``: a pipeline's reward-model stage)
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
-    if set(named[at + 1 :]) & TABULATING_WORDS or (
-        named[at + 1 : at + 2] in HACKING and named[-1] not in PENALTY_WORDS
+    if (
+        set(named[at + 1 :]) & TABULATING_WORDS
+        or (named[-1] in SUMMING_WORDS and at == len(named) - 2)
+        or (named[at + 1 : at + 2] in HACKING and named[-1] not in PENALTY_WORDS)
     ):
         return False  # (``reward_hack_check``: the exploit of a reward, not one; a penalty for it is)
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
