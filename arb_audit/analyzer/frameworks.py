@@ -67,7 +67,8 @@ class Entry:
     argument (the first given wins); a call given none of them is no evidence."""
     switch_only: bool = False
     """For a command whose ``key`` only switches a stage on (``swift export --merge_lora true``): with the
-    key unset, or set to no choice, the command runs no stage (it converts, quantises or uploads)."""
+    key unset on the command line, or set to no choice, the command runs no stage (it converts,
+    quantises or uploads). A YAML config the command is given is not read for the key."""
     trained_by: str | None = None
     """For a class that builds a model object rather than a run: the method whose call with data in the
     same file trains it (``model.train(groups)``; a torch module's ``train()``/``train(False)`` switches
@@ -528,10 +529,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry(
                 "",
                 key="merge_lora",
-                choices=(Entry("true", "merge"),),
+                choices=(Entry("true", "merge"), Entry("1", "merge"), Entry("yes", "merge")),
                 switch_only=True,
                 commands=("swift export", "-m swift.cli.export"),
             ),
+            # ms-swift 2's own command for the same fold
+            Entry("", "merge", commands=("swift merge-lora", "-m swift.cli.merge_lora")),
         ),
         invalid=(("from swift.pipelines import rlhf_main\nrlhf_main()\n", "CONFIG_DEPENDENT"),),
         lines=(
@@ -542,6 +545,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ("swift infer --adapters output/checkpoint-100 --stream true", "EVAL_ONLY"),
             ("swift export --adapters output/checkpoint-100 --merge_lora true", "MERGE"),
             ("swift export --model m --quant_bits 4 --quant_method awq", None),
+            ("swift export --ckpt_dir output/v0/checkpoint-9 --merge-lora 1", "MERGE"),
+            ("swift merge-lora --ckpt_dir output/v0/checkpoint-9", "MERGE"),
             ("swift --version", None),
         ),
     ),

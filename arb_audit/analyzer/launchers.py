@@ -536,7 +536,7 @@ def _entry_routes(
     if entry.key is not None:
         wanted = entry.key.replace(".", "_")
         for key, value in settings:
-            if key.replace(".", "_").endswith(wanted):
+            if key.replace(".", "_").replace("-", "_").endswith(wanted):  # (``--merge-lora``)
                 choice = entry.choose(value)
                 label = choice.label if choice is not None else estimator_label(value)
                 if label is not None and label in entry.labels:
