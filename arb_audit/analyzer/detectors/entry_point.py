@@ -30,7 +30,8 @@ class EntryPoint(RouteDetector):
     over a dataset evaluate; a script that plays episodes runs them (an evaluation or data generation),
     it is no component of a training; a module that only runs a model forward is a helper, a script
     doing so evaluates. Read only in files that define rewards or scores, that run a model without
-    gradients, or that have a ``__main__`` guard or a ``main`` function.
+    gradients or load one with ``from_pretrained``, or that have a ``__main__`` guard or a ``main``
+    function.
     """
 
     TRIGGERS = (

@@ -1,21 +1,27 @@
-"""A trained model loaded from its checkpoint and run on inputs, with nothing saved: inference."""
+"""A model loaded from its checkpoint and run on inputs, in a file that trains, writes and converts none."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import OPTIMISER_WORDS
+from arb_audit.analyzer.calls import CHAT_METHODS, GENERATION_METHODS, SAMPLE_METHODS
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.framework_entry import STEPPED_WORDS
+from arb_audit.analyzer.detectors.gradient_step import TRAINING_DATA_WORDS
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import dotted, last_name
+from arb_audit.analyzer.trainers import TRAINING_WORDS
 
 NOT_MODELS = frozenset(
     {"tokenizer", "config", "processor", "extractor", "configuration", "vocab", "template", "dataset"}
 )
 """Words of a class whose ``from_pretrained`` loads no model (``AutoTokenizer``, ``GenerationConfig``,
 ``AutoImageProcessor``)."""
-PASSED_ON = frozenset({"to", "cuda", "eval", "half", "float", "bfloat16", "requires_grad_", "cpu"})
-"""Methods chained after loading that hand the same model back (``.to(device).eval()``)."""
+PASSED_ON = frozenset(
+    {"to", "cuda", "eval", "half", "float", "bfloat16", "requires_grad_", "cpu", "merge_and_unload"}
+)
+"""Methods chained after loading that hand the same model back (``.to(device).eval()``; an adapter's
+``merge_and_unload()`` hands back its base with the adapter folded in)."""
 RUNNING_WORDS = frozenset(
     {
         *("generate", "generation", "sample", "sampling", "inference", "predict", "prediction"),
@@ -27,7 +33,7 @@ RUNNING_WORDS = frozenset(
 """Words of a helper that runs the model it is handed (``sequence_log_prob(ref_model, ids)``,
 ``jacobi_generate(inputs, model, tok)``): one with none of them may only wrap, move or inspect it
 (``infer_auto_device_map(model)`` infers where its layers go; ``log_model(model)`` records it)."""
-MODEL_METHODS = frozenset({"forward", "generate", "chat", "stream_chat", "score"})
+MODEL_METHODS = GENERATION_METHODS | CHAT_METHODS | SAMPLE_METHODS | {"forward", "score"}
 """A loaded model's methods that run it on inputs."""
 SAVING_WORDS = frozenset({"save", "export", "trace", "upload", "push"})
 """Words of a call that writes or uploads (``save_pretrained``, ``export_model``, ``save_quantized``,
@@ -38,26 +44,32 @@ MODEL_WRITING_WORDS = frozenset({"convert", "quantize", "quantise", "write", "du
 (``write_checkpoint(model, dst)``, ``model.quantize(examples)``); called on anything else
 (``tok.convert_tokens_to_ids``, ``f.write(line)``) they say nothing of the model."""
 CONVERTING_VERBS = frozenset({"convert", "quantize", "quantise"})
-"""A call named by one of these alone converts whatever it is called on (``converter.convert(out)``,
-``quantizer.quantize(model)``); with more words it may convert anything (``convert_tokens_to_ids``)."""
-TRAINING_WORDS = frozenset(
-    {*("train", "training", "finetune", "learn", "fit", "backward", "ppo", "dpo", "grpo", "sft", "rl")}
-)
+"""A call named by one of these alone converts what a converter is called on (``converter.convert(out)``,
+``quantizer.quantize(model)``); on anything else it converts only a loaded model it is called on or
+handed (``Image.open(f).convert('RGB')`` converts an image)."""
+CONVERTERS = frozenset({"converter", "converters", "quantizer", "quantiser", "exporter"})
+"""Words of an object that converts or exports a checkpoint."""
+TRAINING_VERBS = TRAINING_WORDS | {"learn", "backward"}
 """Words of a call that trains when it is a method (``trainer.train()``, ``algo.learn()``,
-``loss.backward()``) or is handed a loaded model (``finetune(model, data)``, ``run_dpo(model)``): such
-a file is read by its training, not as a model run. A plain call handed no model says only its name
-(``finetune_model()`` may merely score)."""
-DATA_WORDS = frozenset(
-    {"test", "split", "data", "dataset", "datasets", "loader", "dataloader", "examples", "file", "path"}
-)
-"""Words of a call that handles a training split, not training (``ds.train_test_split()``,
-``get_train_dataloader()``)."""
-STEPPED_WORDS = OPTIMISER_WORDS | {"scheduler", "trainer", "engine", "accelerator", "scaler"}
-"""Words of what a ``step()`` or ``zero_grad()`` trains when called on it (not an environment's step)."""
+``loss.backward()``) or is handed a loaded model (``finetune(model, data)``): such a file is read by
+its training, not as a model run. A plain call handed no model says only its name (``finetune_model()``
+may merely score); ``model.train(False)`` switches to evaluation."""
+STAGE_NOUNS = frozenset({"ppo", "dpo", "grpo", "sft", "rl"})
+"""Stages a call trains only when its name runs one too (``run_dpo(model)``); alone they qualify what is
+evaluated or read (``evaluate_dpo_model``, ``get_dpo_config``, ``load_rl_prompts``)."""
+SPLIT_WORDS = TRAINING_DATA_WORDS | {"test"}
+"""Words that, right after a training word, make it the name of a split (``train_test_split``,
+``get_train_dataloader``), not of training (``train_on_data`` trains)."""
+STEPPING = frozenset({"step", "zero"})
+"""Words of a call that applies or clears gradients when called on an optimiser, a scheduler, a trainer
+or a model (``optimizer.step()``, ``model.zero_grad()``), not on an environment (``env.step(a)``)."""
 
 
 class LoadedModelRun(RouteDetector):
     """A model loaded with ``from_pretrained`` and run on inputs, in a file that trains and writes none.
+
+    Any class's ``from_pretrained`` but a tokenizer's, a config's or a processor's counts as loading
+    a model.
 
     Called itself (``model(ids)``, ``self.model.forward``, ``model.generate``) or handed to a helper
     named for running it (``sequence_log_prob(ref_model, ids)``, ``jacobi_generate(x, model, tok)``):
@@ -75,9 +87,15 @@ class LoadedModelRun(RouteDetector):
         Valid("tok = AutoTokenizer.from_pretrained('m')\nids = tok('hi')\n"),
         # exported for serving: a conversion
         Valid(
-            "import torch\nmodel = AutoModel.from_pretrained(p).eval()\n"
-            "traced = torch.jit.trace(model, example)\ntraced.save('model.pt')\n"
+            "import torch\nmodel = AutoModel.from_pretrained(p).eval()\nprint(model(example))\n"
+            "traced = torch.jit.trace(model, example)\n"
         ),
+        # gradients cleared on the model: trained here
+        Valid("model = AutoModel.from_pretrained(p)\nmodel.zero_grad()\nscores = model(ids)\n"),
+        # trained by a helper handed it
+        Valid("model = AutoModel.from_pretrained(p)\nprint(model(ids))\ntrain_on_data(model, ds)\n"),
+        # a dataset's own loader: no model
+        Valid("corpus = TextDataset.from_pretrained(p)\nitems = corpus(split)\n"),
         # quantised and saved through a library's own saver
         Valid(
             "model = AutoGPTQForCausalLM.from_pretrained(p, qcfg)\nmodel.quantize(examples)\n"
@@ -133,6 +151,15 @@ class LoadedModelRun(RouteDetector):
             "ids = tok.convert_tokens_to_ids(words)\nprint(model(ids).logits)\n",
             "inference",
         ),
+        # an image converted, a DPO model evaluated, a helper named for fine-tuning handed nothing,
+        # evaluation mode switched on: none of them trains or converts the model
+        Invalid(
+            "model = LlavaForConditionalGeneration.from_pretrained(p)\nmodel.train(False)\n"
+            "img = Image.open(f).convert('RGB')\nout = model.generate(**proc(img, q))\n"
+            "evaluate_dpo_model(model, val)\nfinetune_model()\n",
+            "inference",
+        ),
+        Invalid("model: PreTrainedModel = AutoModel.from_pretrained(p)\nprint(model(ids))\n", "inference"),
         # unsloth hands back the model and its tokenizer
         Invalid(
             "model, tok = FastLanguageModel.from_pretrained(p, load_in_4bit=True)\n"
@@ -180,26 +207,20 @@ class LoadedModelRun(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         """Note what a call runs, writes or trains."""
         func = node.func
-        said = frozenset(words(last_name(func)))
-        if said & DATA_WORDS:
-            said = said - TRAINING_WORDS
+        named = words(last_name(func))
+        said = frozenset(named)
         receiver = dotted(func.value) if type(func) is cst.Attribute else ""
         handed = {name for a in node.args if (name := dotted(a.value))}
+        trains = _trains(named, node)
         if (
             said & SAVING_WORDS
-            or (said and said <= CONVERTING_VERBS)
-            or (
-                receiver
-                and (
-                    said & TRAINING_WORDS
-                    or (said & {"step", "zero"} and set(words(receiver)) & STEPPED_WORDS)
-                )
-            )
+            or (said and said <= CONVERTING_VERBS and set(words(receiver)) & CONVERTERS)
+            or (receiver and (trains or (said & STEPPING and set(words(receiver)) & STEPPED_WORDS)))
         ):
             self.converts_or_trains = True
             return
-        if said & (MODEL_WRITING_WORDS | TRAINING_WORDS):
-            self.touching.append(handed | {receiver})
+        if trains or said & MODEL_WRITING_WORDS:
+            self.touching.append(handed | {receiver} - {""})
             return
         statement = self.context.statements[-1] if self.context.statements else None
         if receiver and last_name(func) in MODEL_METHODS:
@@ -219,6 +240,19 @@ class LoadedModelRun(RouteDetector):
                     call, "inference", f"runs {name}, a model loaded from its checkpoint", statement=statement
                 )
                 return
+
+
+def _trains(named: tuple[str, ...], call: cst.Call) -> bool:
+    """Say whether a call's name says it trains (see :data:`TRAINING_VERBS` and :data:`STAGE_NOUNS`)."""
+    said = set(named)
+    if said & RUNNING_WORDS and not said & TRAINING_VERBS:
+        return False  # (``evaluate_dpo_model``, ``sft_model_score``)
+    verbs = [i for i, w in enumerate(named) if w in TRAINING_VERBS]
+    if verbs and all(i + 1 < len(named) and named[i + 1] in SPLIT_WORDS for i in verbs):
+        return False  # (``train_test_split``, ``get_train_dataloader``: a split)
+    if named == ("train",) and call.args and dotted(call.args[0].value) == "False":
+        return False  # (``model.train(False)``: evaluation mode)
+    return bool(verbs) or bool(said & STAGE_NOUNS and "run" in said)
 
 
 def _loads_a_model(value: cst.BaseExpression) -> bool:
