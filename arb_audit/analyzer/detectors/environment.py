@@ -75,7 +75,9 @@ TURN_METHODS = frozenset({"env_response", "is_completed", "rollout", "step_env",
 class Environment(RouteDetector):
     """Defining or driving a text environment is a component of online RL.
 
-    A class with both ``reset`` and ``step`` methods is an environment (gym's and OpenEnv's interface),
+    A class with both ``reset`` and ``step`` methods is an environment (gym's and OpenEnv's interface)
+    unless its ``step`` is concrete and hands nothing back and neither its name nor a base says
+    environment (an agent counting its own actions, a scheduler),
     and so is one whose ``step(action)`` answers with a reward and an end-of-episode flag (frameworks
     whose environments start episodes elsewhere); a function that calls ``x.reset()`` and
     ``x.step(action)`` drives one. On its own — no trainer in the file — this makes the file a
@@ -157,6 +159,18 @@ class Environment(RouteDetector):
             "class BaseGame:\n    def reset(self):\n        raise NotImplementedError\n"
             "    def step(self, action):\n        logger.debug(action)\n"
             "        raise NotImplementedError()\n",
+            "environment",
+        ),
+        # an interface whose step has only its docstring
+        Invalid(
+            "class Game:\n    def reset(self):\n        pass\n"
+            '    def step(self, action):\n        """Advance by one action."""\n',
+            "environment",
+        ),
+        # built on gym's environment, it keeps its state on the object
+        Invalid(
+            "import gym\nclass Grid(gym.Env):\n    def reset(self):\n        self.pos = 0\n"
+            "    def step(self, action):\n        self.pos += action\n",
             "environment",
         ),
         # named an environment, it keeps its answer on the object (PettingZoo's step returns None)
@@ -549,13 +563,13 @@ def _wraps(value: cst.BaseExpression, name: str) -> bool:
 
 
 def _gives_nothing(step: cst.FunctionDef) -> bool:
-    """Say whether a written ``step`` hands nothing back: no value returned or yielded in its body.
+    """Say whether a written ``step`` hands nothing back: no value returned, nothing yielded.
 
-    An environment's ``step`` answers the action (an observation, a reward); one that only updates
-    its object's counters or history is some other thing's step. An abstract one (only a docstring,
-    ``pass``, ``...`` or a ``raise``, or any ``raise NotImplementedError``) says what its subclasses
-    answer: it is not read so. (A function nested in it that returns counts as an answer: the doubt
-    goes to the environment.)
+    An explicit ``return None`` counts as a value returned. An environment's ``step`` answers the
+    action (an observation, a reward); one that only updates its object's counters or history is
+    some other thing's step. An abstract one (only a docstring, ``pass``, ``...`` or a ``raise``, or
+    any ``raise NotImplementedError``) says what its subclasses answer: it is not read so. (A function
+    nested in it that returns counts as an answer: the doubt goes to the environment.)
     """
     for n in descendants(step.body):
         if (type(n) is cst.Return and n.value is not None) or type(n) is cst.Yield:
