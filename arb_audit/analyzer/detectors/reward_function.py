@@ -44,7 +44,7 @@ TABULATING_WORDS = frozenset(
 (``reward_distribution_frame``, ``reward_stats``); before it they may qualify a reward
 (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
 SUMMING_WORDS = frozenset({"summary", "summaries", "report"})
-"""Last words of a definition's name, after "reward", that say it sums logged rewards up for a report
+"""Last words of a definition's name, right after "reward", that say it sums logged rewards up for a report
 (``episode_reward_summary``, ``reward_report``); followed by more words, they are what a reward is of
 (``reward_summary_quality``, ``compute_reward_for_summary``)."""
 HACKING = (("hack",), ("hacks",), ("hacking",))
@@ -316,6 +316,11 @@ class RewardFunction(RouteDetector):
         ),
         Invalid(
             "def math_reward(response, answer):\n    return float(response == answer)\n",
+            "reward_named",
+        ),
+        # a reward of a summary, not a summary of rewards
+        Invalid(
+            "def compute_reward_for_summary(summary, reference):\n    return rouge(summary, reference)\n",
             "reward_named",
         ),
         # a model's word qualifying the response: the sample scored, not a model handed in
@@ -615,7 +620,9 @@ def _reward_named(name: str) -> bool:
         or (named[-1] in SUMMING_WORDS and at == len(named) - 2)
         or (named[at + 1 : at + 2] in HACKING and named[-1] not in PENALTY_WORDS)
     ):
-        return False  # (``reward_hack_check``: the exploit of a reward, not one; a penalty for it is)
+        # (``reward_stats``, ``episode_reward_summary``: rewards tabulated or summed up for a report;
+        # ``reward_hack_check``: the exploit of a reward, not one; a penalty for it is)
+        return False
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
     # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
