@@ -161,28 +161,15 @@ class EpisodeTurns(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.scopes: list[str] = []
-        """Names of the functions and classes around the node being walked."""
         self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scopes.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scopes.pop()
+        """Whether a loop has been reported (one finding per file)."""
 
     def visit_For(self, node: cst.For) -> None:
         if self.found or (episode := _turns_of(node.iter)) is None:
             return
         if not EPISODE_WORDS & set(words(last_name(episode) or "")):
             return  # (``conversation.turns``: a chat's turns, no environment's episode)
-        if any(set(words(name)) & OTHER_SCOPES for name in self.scopes):
+        if any(set(words(name)) & OTHER_SCOPES for name in self.enclosing()):
             return  # an evaluation's, a demo's or a report's loop over the episodes played
         turn = _turn_target(node.target)
         if turn is not None and any(_policy_field(n, turn) for n in descendants(node.body)):
