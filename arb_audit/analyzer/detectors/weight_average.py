@@ -68,8 +68,8 @@ MERGING_WORDS = frozenset(
         *("averaging", "avg", "soup", "ties", "dare", "arithmetic"),
     }
 )
-"""Words of a function named for combining models (``def merge(a, b, alpha)``, ``lerp``, ``ties``):
-the mappings it is handed are checkpoints, whatever its parameters are called."""
+"""Words of a function or class named for combining models (``def merge(a, b, alpha)``, ``lerp``,
+``ties``, ``class ModelSoup``): the mappings combined in it are checkpoints, whatever they are called."""
 WEIGHT_READS = frozenset({"state_dict", "named_parameters", "parameters", "get_tensor"})
 """Methods whose result holds a model's or a checkpoint's tensors."""
 
@@ -359,6 +359,15 @@ class WeightAverage(RouteDetector):
             "merge",
             "weight_average",
         ),
+        # a method of a class named for combining models
+        Invalid(
+            "import torch\nclass ModelSoup:\n    def mix(self, a, b):\n"
+            "        return {k: (a[k] + b[k]) / 2 for k in a}\n"
+            "torch.save(ModelSoup().mix(torch.load(p), torch.load(q)), out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         # a helper of any name, which a call of the file hands checkpoints
         Invalid(
             "import torch\ndef combine(a, b, alpha=0.5):\n"
@@ -491,8 +500,6 @@ class WeightAverage(RouteDetector):
         """Comprehensions reducing one tensor per checkpoint at each key (:func:`_over_several`)."""
         self.written: set[str] = set()
         """Names handed to a call that writes weights or puts them into a model."""
-        self.functions: list[str] = []
-        """Names of the functions around the node being walked."""
         self.parameters: dict[str, list[str]] = {}
         """The parameters of each function the file defines, in order, by the function's name."""
         self.handed: list[tuple[str, int | str, cst.BaseExpression]] = []
@@ -512,7 +519,7 @@ class WeightAverage(RouteDetector):
         (:func:`_holds_tensors`); otherwise it is kept to be judged once the whole file is read (a
         name bound to weights below the helper that combines it).
         """
-        if any(MERGING_WORDS & set(words(f)) for f in self.functions) or _holds_tensors(
+        if any(MERGING_WORDS & set(words(f)) for f in self.enclosing()) or _holds_tensors(
             codes, self.weight_names
         ):
             self._combined(node)
@@ -522,14 +529,10 @@ class WeightAverage(RouteDetector):
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node.name.value)
         params = node.params
         self.parameters[node.name.value] = [
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
         ]
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Name:
