@@ -175,6 +175,21 @@ FASTCHAT_TRAINING_SCRIPTS = (
     *("train_baichuan", "train_yuan2", "train_with_template"),
 )
 """FastChat's supervised fine-tuning scripts (``fastchat/train/``)."""
+TRUE_VALUES = frozenset({"true", "1", "yes"})
+"""Values that turn a command line's switch on (``--merge_lora true``, ``--do_eval 1``)."""
+
+
+def _skyrl_main(package: str) -> Entry:
+    """SkyRL's entry script run as a module: the config's estimator picks, GRPO unless set."""
+    return Entry(
+        "",
+        routes=RL_ROUTES,
+        default="GRPO",
+        key="advantage_estimator",
+        commands=(f"-m {package}.entrypoints.main_base",),
+    )
+
+
 SKYRL_ENTRIES = (
     Entry("RayPPOTrainer", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"),
     Entry("BasePPOExp", routes=RL_ROUTES, default="GRPO", key="trainer.algorithm.advantage_estimator"),
@@ -451,16 +466,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework(
         "SkyRL",
         "skyrl",
-        (
-            *SKYRL_ENTRIES,
-            Entry(
-                "",
-                routes=RL_ROUTES,
-                default="GRPO",
-                key="advantage_estimator",
-                commands=("-m skyrl.train.entrypoints.main_base",),
-            ),
-        ),
+        (*SKYRL_ENTRIES, _skyrl_main("skyrl.train")),
         invalid=(
             (
                 "from skyrl.train.trainer import RayPPOTrainer\nRayPPOTrainer(cfg).train()\n",
@@ -473,17 +479,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         # package, which forks still import)
         "SkyRL (skyrl-train)",
         "skyrl_train",
-        (
-            *SKYRL_ENTRIES,
-            # its entry script run as a module: the config's estimator picks, GRPO unless set
-            Entry(
-                "",
-                routes=RL_ROUTES,
-                default="GRPO",
-                key="advantage_estimator",
-                commands=("-m skyrl_train.entrypoints.main_base",),
-            ),
-        ),
+        (*SKYRL_ENTRIES, _skyrl_main("skyrl_train")),
         lines=(
             ("uv run --isolated -m skyrl_train.entrypoints.main_base trainer.epochs=20", "GRPO"),
             (
@@ -529,7 +525,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry(
                 "",
                 key="merge_lora",
-                choices=(Entry("true", "merge"), Entry("1", "merge"), Entry("yes", "merge")),
+                choices=tuple(Entry(value, "merge") for value in sorted(TRUE_VALUES)),
                 switch_only=True,
                 commands=("swift export", "-m swift.cli.export"),
             ),

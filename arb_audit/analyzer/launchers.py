@@ -23,7 +23,7 @@ import yaml
 
 from arb_audit.analyzer.classify import WORK_ROLES, Classification, classify_source
 from arb_audit.analyzer.detector import Finding, Signal
-from arb_audit.analyzer.frameworks import Entry, commands_in
+from arb_audit.analyzer.frameworks import TRUE_VALUES, Entry, commands_in
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.shell_words import shell_words
 from arb_audit.analyzer.source import SourceFile, read_source
@@ -64,8 +64,6 @@ LAUNCHED_WORK: dict[str, Signal] = {"EVAL_ONLY": "scoring", "DISTILLATION": "gen
 labels of :data:`arb_audit.analyzer.classify.WORK_ROLES`)."""
 WORK_OF_SIGNAL = {signal: label for label, signal in LAUNCHED_WORK.items()}
 """The label such a finding's signal stands for."""
-TRUE_VALUES = frozenset({"true", "1", "yes"})
-"""Values that turn a command line's switch on."""
 TRAINER_KEYS = frozenset({"trainer", "trainer_cls", "trainer_class", "trainer_type", "trainer_name"})
 """Config keys whose value names the trainer class a framework builds (trlx's ``train.trainer``)."""
 JUDGE_KEY_WORDS = frozenset({"judge", "judges", "annotator", "annotators", "evaluator", "grader"})
