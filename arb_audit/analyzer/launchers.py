@@ -293,6 +293,14 @@ def _shell_routes(
     return found
 
 
+def _key_form(key: str) -> str:
+    """Return a setting's key as compared: dots and hyphens as underscores.
+
+    Command lines, Hydra and argparse spell one key these ways (``--merge-lora``, ``trainer.val_only``).
+    """
+    return key.replace(".", "_").replace("-", "_")
+
+
 def _settings(words: list[str]) -> list[tuple[str, str]]:
     """``key=value``, ``--key=value`` and ``--key value`` settings of one command line."""
     pairs = []
@@ -532,9 +540,9 @@ def _entry_routes(
         return []
     config = _config_argument(words, end, folder)  # the YAML the command is given, where readable
     if entry.key is not None:
-        wanted = entry.key.replace(".", "_")
+        wanted = _key_form(entry.key)
         for key, value in settings:
-            if key.replace(".", "_").replace("-", "_").endswith(wanted):  # (``--merge-lora``)
+            if _key_form(key).endswith(wanted):
                 choice = entry.choose(value)
                 label = choice.label if choice is not None else estimator_label(value)
                 if label is not None and label in entry.labels:
@@ -924,7 +932,7 @@ def _validation_only(words: list[str], settings: list[tuple[str, str]]) -> str |
     if _several_commands(words):
         return None
     for key, value in settings:
-        if key.rsplit(".", 1)[-1].replace("-", "_") in VALIDATION_ONLY and value.lower() in TRUE_VALUES:
+        if _key_form(key.rsplit(".", 1)[-1]) in VALIDATION_ONLY and value.lower() in TRUE_VALUES:
             return f"{key}={value}"
     valued = {key for key, _ in settings}
     for word in words:
