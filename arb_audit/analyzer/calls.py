@@ -684,10 +684,15 @@ def runs_episodes(node: cst.Call) -> bool:
     whatever file it lives; both its name and an argument say it is an environment's. So is an
     environment's own method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
     """
-    named = set(words(last_name(node.func)))
+    said = words(last_name(node.func))
+    named = set(said)
     if environment_plays(node):
         return True
-    if not (named & EPISODE_WORDS and named & ENVIRONMENT_WORDS):
+    # (``run_episode(model, env)``: a verb of playing before the episode names it as well as
+    # "environment" does; ``rollout(model, environment)`` alone may sample one answer to its prompt)
+    if not named & EPISODE_WORDS:
+        return False
+    if not (named & ENVIRONMENT_WORDS or (said[0] in PLAYING_VERBS and set(said[1:]) & EPISODE_WORDS)):
         return False
     return any(
         (a.keyword is not None and set(words(a.keyword.value)) & ENVIRONMENT_WORDS)

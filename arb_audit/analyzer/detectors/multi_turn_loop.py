@@ -138,6 +138,9 @@ class MultiTurnLoop(RouteDetector):
             "        scores.append(interact_environment(agent, env))\n"
         ),
         Valid("for i in range(3):\n    rollouts = collect_rollouts(policy, prompts)\n"),
+        # one word, "rollout", may sample one answer to the prompt an environment object hands out
+        Valid("for _ in range(n):\n    experiences.append(rollout(model, tokenizer, environment))\n"),
+        Valid("for f in funcs:\n    f()(env)\n"),
         Valid("for epoch in range(3):\n    train_loop(model, loader)\n    out = llm_rollout(prompts)\n"),
         Valid("def _validate(self):\n    for batch in loader:\n        out = manager.run_llm_loop(batch)\n"),
         Valid(
@@ -252,6 +255,12 @@ class MultiTurnLoop(RouteDetector):
         Invalid(
             "async def collect(self, scenarios):\n    for s in scenarios:\n"
             "        traj = await self.environment.run_episode(agent_fn, s)\n",
+            "interactive",
+        ),
+        # a helper named for playing an episode, handed the environment (its loop in another file)
+        Invalid(
+            "def rollout_func(prompts, trainer):\n    for prompt in prompts:\n"
+            "        ep = common.run_episode(trainer.model, processor, env, max_turns=8)\n",
             "interactive",
         ),
         Invalid(
