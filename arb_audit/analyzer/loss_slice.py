@@ -166,6 +166,10 @@ PAIRWISE_LOSS_WORDS = frozenset(
 )
 """With ``loss``, words of an identifier that names a pairwise loss of two scores (``pairwise_loss``,
 ``compute_ranking_loss``): a reward model's when the two are a pair's scores (see :func:`loss_form`)."""
+DISTILLATION_LOSS_WORDS = frozenset({"distill", "distillation", "kd", "gkd"})
+"""With ``loss``, words of an identifier that names a knowledge-distillation loss (``GKDLoss``, generalised
+knowledge distillation; ``kd_loss``, ``DistillationLoss``): a student matched to a teacher's distribution.
+Not "teacher": a ``teacher_loss`` is the teacher's own."""
 PREFERENCE_LOSS_WORDS = frozenset({"dpo", *DPO_VARIANTS})
 """With ``loss``, words of an identifier that names a preference-family loss (``dpo_loss``). Not
 ``preference_loss``: a reward model's pairwise loss is called so too (OpenRLHF's)."""
@@ -203,6 +207,8 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.named_preference_losses.add(identifier)
     elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
         f.named_pairwise_losses.add(identifier)
+    elif "loss" in found and found & DISTILLATION_LOSS_WORDS:
+        f.named_distillation_losses.add(identifier)
     elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
         # one identifier naming the language-model objective (``compute_next_token_loss``,
         # ``lm_loss``); the words spread over several names (``next_values``, ``token_rewards``,
@@ -555,6 +561,8 @@ class Features:
     """Identifiers that name a language model's next-token loss (``compute_next_token_loss``)."""
     named_pairwise_losses: set[str] = field(default_factory=set)
     """Identifiers that name a pairwise loss of two scores (``pairwise_loss``, ``ranking_loss``)."""
+    named_distillation_losses: set[str] = field(default_factory=set)
+    """Identifiers that name a knowledge-distillation loss (``GKDLoss``, ``compute_kd_loss``)."""
     nodes: int = 0
     """Nodes read."""
     kept: set[str] = field(default_factory=set)
@@ -831,6 +839,11 @@ def loss_form(f: Features) -> Verdict:
         return Verdict("reward_model", "pairwise", None, f"{pairwise} of chosen and rejected scores")
     if w & TEACHER_WORDS and (f.calls & KL or "kl" in w or "softmax" in f.methods or w & LOGPROB_WORDS):
         return Verdict("sft", "distillation", "distilled", "divergence from a teacher's distribution")
+    if f.named_distillation_losses:
+        # a distillation loss of another file or library (``set_loss(GKDLoss(beta=0.5))``), named for
+        # what it is: the student learns a teacher's distribution, knowledge-distillation training
+        losses = ", ".join(sorted(f.named_distillation_losses)[:2])
+        return Verdict("sft", "distillation", "distilled", f"a loss the code calls {losses} (distillation)")
     if (
         f.scores_exponentiated
         and not w & LOGPROB_WORDS

@@ -1840,6 +1840,14 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # a distillation loss of the library, named for what it is: the student learns the teacher's
+        Invalid(
+            "from twinkle.loss import GKDLoss\nstudent.set_loss(GKDLoss(beta=0.5, temperature=1.0))\n"
+            "student.forward_backward(inputs=batch, **teacher_output)\nstudent.clip_grad_and_step()\n",
+            "gradient_step",
+            "sft",
+            "distillation",
+        ),
         Invalid(
             "model.set_loss('LigerFusedLinearCrossEntropyLoss')\nmodel.forward_backward(inputs=batch)\n",
             "gradient_step",
