@@ -842,8 +842,10 @@ def loss_form(f: Features) -> Verdict:
     if f.named_distillation_losses:
         # a distillation loss of another file or library (``set_loss(GKDLoss(beta=0.5))``), named for
         # what it is: the student learns a teacher's distribution, knowledge-distillation training
-        losses = ", ".join(sorted(f.named_distillation_losses)[:2])
-        return Verdict("sft", "distillation", "distilled", f"a loss the code calls {losses} (distillation)")
+        distilling = ", ".join(sorted(f.named_distillation_losses)[:2])
+        return Verdict(
+            "sft", "distillation", "distilled", f"a loss the code calls {distilling} (distillation)"
+        )
     if (
         f.scores_exponentiated
         and not w & LOGPROB_WORDS
