@@ -78,7 +78,8 @@ class SourceFile:
     text: str | None
     """Python source (notebooks: the code cells joined), or the raw text; None when unreadable."""
     error: str | None
-    """Why the file could not be read or decoded; None when it was."""
+    """Why the file could not be read or decoded; None when it was. A file read with a caveat (UTF-16
+    text, which CPython does not run) has both its text and the problem."""
     line_map: list[tuple[int, int]] | None = None
     """Notebooks: for each line of ``text`` (index = line - 1) its ``(cell_index, line_in_cell)``.
 
@@ -195,6 +196,9 @@ def _refuse_stat(mode: int, size: int) -> str | None:
 def _from_bytes(raw: bytes, path: str, kind: SourceKind) -> SourceFile:
     if len(raw) > MAX_SOURCE_BYTES:
         return SourceFile(path, kind, None, _too_large(len(raw)))
+    wide = _wide_text(raw) if kind == "python" else None
+    if wide is not None:
+        return SourceFile(path, kind, *wide)
     if b"\x00" in raw[:_BINARY_PROBE]:
         return SourceFile(path, kind, None, "binary file (NUL bytes), not source")
     if kind == "notebook":
@@ -234,6 +238,32 @@ def percent_script(text: str) -> str:
             cell.append(line)
     out.pop()  # (the marker added to end the last cell)
     return "\n".join(out)
+
+
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+"""Byte-order marks of UTF-32 and UTF-16 text (UTF-32's first: its little-endian mark starts as UTF-16's)."""
+
+
+def _wide_text(raw: bytes) -> tuple[str | None, str] | None:
+    """Decode text a byte-order mark says is UTF-16 or UTF-32, with a problem saying so; None otherwise.
+
+    Editors on Windows save Python files so. CPython refuses to run them (its source must be
+    ASCII-compatible), which the problem says; what the code would do is still read (for Python files).
+    """
+    for bom, encoding in _WIDE_BOMS:
+        if raw.startswith(bom):
+            try:
+                text = raw[len(bom) :].decode(encoding)
+            except UnicodeDecodeError as exc:
+                offset = len(bom) + exc.start
+                return None, f"not {encoding} text, as its byte-order mark says (invalid at offset {offset})"
+            return text, f"{encoding} text (byte-order mark): CPython does not run it as it is; read decoded"
+    return None
 
 
 def _decode_python(raw: bytes) -> tuple[str | None, str | None]:

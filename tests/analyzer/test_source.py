@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -582,3 +583,24 @@ def test_notebooks_never_raise_and_map_every_line(document: Any) -> None:
     if got.text is not None:
         assert got.line_map is not None and len(got.line_map) == len(NEWLINE.split(got.text)) - 1
         parse_python(got.text)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_wide_text_with_a_byte_order_mark_is_read_with_a_problem(encoding: str) -> None:
+    code = "from trl import SFTTrainer\nSFTTrainer(model=m).train()\n"
+    raw = code.encode(encoding)
+    if encoding == "utf-16-be":
+        raw = codecs.BOM_UTF16_BE + raw
+    got = source_from_bytes(raw, "train.py")
+    assert got.text == code
+    assert got.error is not None and "byte-order mark" in got.error and "CPython does not run it" in got.error
+
+
+def test_wide_text_cut_mid_character_is_refused() -> None:
+    got = source_from_bytes(codecs.BOM_UTF16_LE + "x = 1\n".encode("utf-16-le") + b"\x00", "a.py")
+    assert got.text is None and got.error is not None and "utf-16-le" in got.error
+
+
+def test_a_notebook_is_not_read_as_wide_text() -> None:
+    got = source_from_bytes(codecs.BOM_UTF16_LE + '{"cells": []}'.encode("utf-16-le"), "nb.ipynb")
+    assert got.text is None and got.error is not None
