@@ -22,11 +22,6 @@ GROWING_METHODS = frozenset({"append", "extend", "insert"})
 """Methods of a list whose argument becomes part of it."""
 PREFERENCE_WORDS = frozenset({"chosen", "rejected"})
 """Fields of preference pairs, whose collators mask their targets the same way for another loss."""
-MASKED_PAIRS = (PREFERENCE_WORDS, frozenset({"pos", "neg"}), frozenset({"positive", "negative"}))
-"""The two members of a pair as the targets masked for it are named (``pos_labels[:, :n] = -100`` and
-``neg_labels[:, :n] = -100``): both answers of a pair masked alike, for a preference loss. Only the
-masked targets' names are read for the other words: "pos" and "neg" name demonstrations, positions
-and a reward model's pair indices as often."""
 OTHER_ANSWERS = frozenset({"generated", "generation", "negative", "fake", "policy_output"})
 """Fields of a second answer set against the chosen one (SPIN's model generations)."""
 PREFERENCE_PAIRS = "preference_pairs"
@@ -90,14 +85,6 @@ class MaskedTargets(RouteDetector):
     )
     INVALID = (
         Invalid("labels[:n] = -100\nbatch = {'chosen': c, 'rejected': r}\n", "loss", "dpo", PREFERENCE_PAIRS),
-        # both answers of a pair masked the same way, under the names a project gives them
-        Invalid(
-            "pos_labels = pos_ids.clone()\npos_labels[:, :n] = -100\n"
-            "neg_labels = neg_ids.clone()\nneg_labels[:, :n] = -100\n",
-            "loss",
-            "dpo",
-            PREFERENCE_PAIRS,
-        ),
         Invalid(
             "class SimPOConfig(TrainingArguments):\n    label_pad_token_id: int = -100\n",
             "loss",
@@ -105,10 +92,6 @@ class MaskedTargets(RouteDetector):
             PREFERENCE_PAIRS,
         ),
         Invalid("labels[:prompt_len] = -100\n", "loss", "sft", MASKED_TARGETS),
-        # positive and negative demonstrations in the prompt; the targets masked are one answer's
-        Invalid(
-            "num_pos_examples = 2\nnum_neg_examples = 2\nlabels[:n] = -100\n", "loss", "sft", MASKED_TARGETS
-        ),
         # labels appended to a record's field (Hugging Face preprocessing)
         Invalid(
             "out = {'input_ids': [], 'labels': []}\nout['labels'].append([IGNORE_INDEX] * len(src) + tgt)\n",
@@ -159,8 +142,6 @@ class MaskedTargets(RouteDetector):
         """The targets are masked in a class or function named for the preference family."""
         self.pair_members: set[str] = set()
         """Members of a preference pair the file reads (``chosen``, ``rejected``)."""
-        self.masked_members: set[str] = set()
-        """Words of the targets the ignore index is written into (``pos_labels``, ``neg_labels``)."""
         self.around: list[str] = []
         """Names of the assignment targets, fields, keywords and parameters open around the node."""
         self.other_answer = False
@@ -253,8 +234,6 @@ class MaskedTargets(RouteDetector):
             return
         if "DPO" in routes:
             self.preferences = True
-        if self.around:
-            self.masked_members.update(words(self.around[-1].replace(" ", "_")))
         if self.found is None:
             self.found = (node, self.context.statements[-1] if self.context.statements else None)
 
@@ -277,8 +256,7 @@ class MaskedTargets(RouteDetector):
         if one_member and not self.preferences and self.other_answer:
             return  # the chosen answer against another one (SPIN's generated): not said here
         # One member read (the chosen answers of a preference set as targets) is plain SFT data.
-        masked_pair = any(pair <= self.masked_members for pair in MASKED_PAIRS)
-        if self.preferences or self.pair_members == PREFERENCE_WORDS or masked_pair:
+        if self.preferences or self.pair_members == PREFERENCE_WORDS:
             # DPO's collators mask each answer's prompt the same way (a reward model's pairs need no
             # targets at all): the data of a preference loss
             message = (
