@@ -321,7 +321,8 @@ def classify_source(source: SourceFile, guarded: bool = True) -> Classification:
     if source.text is None:
         return result
     findings, error = find(source.text, guarded=guarded)
-    result.error = result.error or error
+    # (a file read with a caveat, UTF-16 text, may also fail to parse: both are said)
+    result.error = "; ".join(e for e in (result.error, error) if e) or None
     if source.line_map is not None:
         for f in findings:
             if 0 < f.line <= len(source.line_map):

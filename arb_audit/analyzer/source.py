@@ -197,13 +197,16 @@ def _from_bytes(raw: bytes, path: str, kind: SourceKind) -> SourceFile:
     if len(raw) > MAX_SOURCE_BYTES:
         return SourceFile(path, kind, None, _too_large(len(raw)))
     wide = _wide_text(raw) if kind == "python" else None
-    if wide is not None:
-        return SourceFile(path, kind, *wide)
-    if b"\x00" in raw[:_BINARY_PROBE]:
+    if wide is None and b"\x00" in raw[:_BINARY_PROBE]:
         return SourceFile(path, kind, None, "binary file (NUL bytes), not source")
     if kind == "notebook":
         return _notebook(raw, path)
-    text, error = _decode_python(raw) if kind == "python" else _decode(raw, "utf-8", None)
+    text: str | None
+    error: str | None
+    if wide is not None:
+        text, error = wide
+    else:
+        text, error = _decode_python(raw) if kind == "python" else _decode(raw, "utf-8", None)
     if text is not None and kind == "python" and "import marimo" in text and "@app.cell" in text:
         kind = "marimo"
     elif text is not None and kind == "python":
@@ -256,13 +259,20 @@ def _wide_text(raw: bytes) -> tuple[str | None, str] | None:
     ASCII-compatible), which the problem says; what the code would do is still read (for Python files).
     """
     for bom, encoding in _WIDE_BOMS:
-        if raw.startswith(bom):
-            try:
-                text = raw[len(bom) :].decode(encoding)
-            except UnicodeDecodeError as exc:
-                offset = len(bom) + exc.start
-                return None, f"not {encoding} text, as its byte-order mark says (invalid at offset {offset})"
-            return text, f"{encoding} text (byte-order mark): CPython does not run it as it is; read decoded"
+        if not raw.startswith(bom):
+            continue
+        if raw[len(bom) :] and b"\x00" not in raw[len(bom) : len(bom) + _BINARY_PROBE]:
+            # code in UTF-16 or UTF-32 has a zero byte in every ASCII character: bytes after the mark
+            # with none are another encoding's (UTF-8 behind stray bytes), decoded as such
+            return None
+        try:
+            text = raw[len(bom) :].decode(encoding)
+        except UnicodeDecodeError as exc:
+            if encoding.startswith("utf-32"):
+                continue  # (UTF-16 text whose first character is U+0000 starts as UTF-32's mark)
+            offset = len(bom) + exc.start
+            return None, f"not {encoding} text, as its byte-order mark says (invalid at offset {offset})"
+        return text, f"{encoding} text (byte-order mark): CPython does not run it as it is; read decoded"
     return None
 
 

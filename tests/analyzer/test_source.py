@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from arb_audit.analyzer import source
+from arb_audit.analyzer.batch import classify_path
 from arb_audit.analyzer.source import (
     MAX_CHAIN,
     MAX_NESTING,
@@ -604,3 +605,25 @@ def test_wide_text_cut_mid_character_is_refused() -> None:
 def test_a_notebook_is_not_read_as_wide_text() -> None:
     got = source_from_bytes(codecs.BOM_UTF16_LE + '{"cells": []}'.encode("utf-16-le"), "nb.ipynb")
     assert got.text is None and got.error is not None
+
+
+def test_wide_text_is_read_as_any_python_file_is() -> None:
+    percent = "# %%\n!pip install trl\n# %%\nfrom trl import SFTTrainer\n"
+    got = source_from_bytes(percent.encode("utf-16"), "nb.py")
+    assert got.text == source_from_bytes(percent.encode(), "nb.py").text
+
+
+def test_a_utf16_mark_before_other_bytes_is_not_read_as_utf16() -> None:
+    got = source_from_bytes(codecs.BOM_UTF16_LE + b"import torch\n", "a.py")
+    assert got.text is None and got.error is not None and "not UTF-8 text" in got.error
+
+
+def test_utf16_text_starting_with_nul_is_not_taken_for_utf32() -> None:
+    got = source_from_bytes(codecs.BOM_UTF16_LE + "\x00x = 1\n".encode("utf-16-le"), "a.py")
+    assert got.text == "\x00x = 1\n"
+
+
+def test_wide_text_that_does_not_parse_says_both(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_bytes("def broken(:\n".encode("utf-16"))
+    got = classify_path(tmp_path / "bad.py")
+    assert got.error is not None and "byte-order mark" in got.error and "syntax error" in got.error
