@@ -207,7 +207,8 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.named_preference_losses.add(identifier)
     elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
         f.named_pairwise_losses.add(identifier)
-    elif "loss" in found and found & DISTILLATION_LOSS_WORDS:
+    elif words(identifier)[-1:] == ("loss",) and found & DISTILLATION_LOSS_WORDS:
+        # (the loss itself, ``GKDLoss``, ``compute_kd_loss``; not a setting, ``kd_loss_weight = 0.0``)
         f.named_distillation_losses.add(identifier)
     elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
         # one identifier naming the language-model objective (``compute_next_token_loss``,
@@ -843,9 +844,9 @@ def loss_form(f: Features) -> Verdict:
         # a distillation loss of another file or library (``set_loss(GKDLoss(beta=0.5))``), named for
         # what it is: the student learns a teacher's distribution, knowledge-distillation training
         distilling = ", ".join(sorted(f.named_distillation_losses)[:2])
-        return Verdict(
-            "sft", "distillation", "distilled", f"a loss the code calls {distilling} (distillation)"
-        )
+        # (generalised knowledge distillation keeps its name, as the GKD trainer's stage does)
+        variant = "gkd" if any("gkd" in words(n) for n in f.named_distillation_losses) else "distillation"
+        return Verdict("sft", variant, "distilled", f"a loss the code calls {distilling} (distillation)")
     if (
         f.scores_exponentiated
         and not w & LOGPROB_WORDS

@@ -2788,3 +2788,11 @@ def test_a_script_running_a_loaded_model_evaluates_and_one_saving_it_converts(tm
         "from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('m')\nprint(tok('hi'))\n"
     )
     assert classify_path(write(tmp_path, "tok.py", tokens)).primary == "NONE_TRAINING"
+
+
+def test_a_setting_named_for_a_distillation_loss_is_no_distillation(tmp_path: Path) -> None:
+    code = (
+        "kd_loss_weight = 0.0\nout = model(input_ids=ids, labels=labels)\n"
+        "loss = out.loss * (1.0 - kd_loss_weight)\nloss.backward()\n"
+    )
+    assert classify_path(write(tmp_path, "train.py", code)).labels == ["SFT"]

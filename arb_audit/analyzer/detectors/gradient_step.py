@@ -1841,12 +1841,13 @@ class GradientStep(RouteDetector):
             "dpo",
         ),
         # a distillation loss of the library, named for what it is: the student learns the teacher's
+        # distribution
         Invalid(
             "from twinkle.loss import GKDLoss\nstudent.set_loss(GKDLoss(beta=0.5, temperature=1.0))\n"
             "student.forward_backward(inputs=batch, **teacher_output)\nstudent.clip_grad_and_step()\n",
             "gradient_step",
             "sft",
-            "distillation",
+            "gkd",
         ),
         Invalid(
             "model.set_loss('LigerFusedLinearCrossEntropyLoss')\nmodel.forward_backward(inputs=batch)\n",
