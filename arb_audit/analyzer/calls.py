@@ -680,9 +680,11 @@ PLAYING_VERBS = frozenset({"run", "play", "rollout", "collect", "interact", "sim
 def runs_episodes(node: cst.Call) -> bool:
     """Say whether ``node`` hands an environment to a helper named for playing episodes in it.
 
-    ``batch_interact_environment(agent=agent, env=env)``: the multi-turn loop is the helper's, in
-    whatever file it lives; both its name and an argument say it is an environment's. So is an
-    environment's own method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
+    ``batch_interact_environment(agent=agent, env=env)``, ``run_episode(model, processor, env)``: the
+    multi-turn loop is the helper's, in whatever file it lives; an argument says it is an environment's,
+    and the name says it plays episodes (named for the environment, or a verb of playing before the
+    episode: a bare ``rollout(model, environment)`` may sample one answer). So is an environment's own
+    method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
     """
     said = words(last_name(node.func))
     named = set(said)

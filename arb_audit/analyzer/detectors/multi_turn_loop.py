@@ -141,6 +141,17 @@ class MultiTurnLoop(RouteDetector):
         # one word, "rollout", may sample one answer to the prompt an environment object hands out
         Valid("for _ in range(n):\n    experiences.append(rollout(model, tokenizer, environment))\n"),
         Valid("for f in funcs:\n    f()(env)\n"),
+        Valid(
+            "for seed in range(20):\n    traj = run_eval_episode(model, tok, env, seed=seed)\n"
+            "    scores.append(traj.reward)\n"
+        ),
+        # a helper of this file named for episodes, whose body steps a control task without a model's
+        # turns: its name is not what decides
+        Valid(
+            "def collect_rollouts(policy, env, n=2048):\n    obs = env.reset()\n"
+            "    for _ in range(n):\n        a = policy(obs).sample()\n        obs, r, d, i = env.step(a)\n"
+            "for it in range(100):\n    batch = collect_rollouts(policy, env)\n    update(batch)\n"
+        ),
         Valid("for epoch in range(3):\n    train_loop(model, loader)\n    out = llm_rollout(prompts)\n"),
         Valid("def _validate(self):\n    for batch in loader:\n        out = manager.run_llm_loop(batch)\n"),
         Valid(
@@ -499,7 +510,8 @@ class MultiTurnLoop(RouteDetector):
                 self.episode = (node, statement, rollout)
         if self.loops and not self.played and not self._not_training():
             statement = self.context.statements[-1] if self.context.statements else None
-            if runs_episodes(node):
+            if runs_episodes(node) and not set(words(last_name(node.func))) & TRAINER_SCOPES:
+                # (``run_eval_episode(model, env)``: episodes played to evaluate, not trained on)
                 self.played = (node, statement)
             elif runs_agent_loop(node, self.names) and not any(c is node for c, _ in self.loop_helpers):
                 self.loop_helpers.append((node, statement))
@@ -577,6 +589,15 @@ class MultiTurnLoop(RouteDetector):
                     # RL; in a class named for a rollout loop (``MCPSGLangRollout``), or a function
                     # named a loop (``run_llm_loop``), it plays them
                     self.qualifying.add(id(node))
+        if (
+            self.played is not None
+            and not environment_plays(self.played[0])
+            and last_name(self.played[0].func) in self.defined
+        ):
+            # a helper of this file named for playing episodes (``collect_rollouts(policy, env)``):
+            # its own body, read above, says whether its episodes are a model's turns (a CartPole
+            # loop is not)
+            self.played = None
         if self.played is None:
             self.played = next(
                 ((c, at) for c, at in self.loop_helpers if last_name(c.func) not in self.defined), None
