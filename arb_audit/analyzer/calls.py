@@ -677,24 +677,28 @@ PLAYING_VERBS = frozenset({"run", "play", "rollout", "collect", "interact", "sim
 """First words of an environment's method that plays episodes (``run_episode``; not ``log_episode``)."""
 
 
+PLAYED_WORDS = frozenset({"episode", "episodes"})
+"""Words after a verb of playing that name an environment's episode (``run_episode``, ``collect_episodes``);
+not "rollout", which frameworks' own helpers (``run_multi_turn_rollout``) and classic-control loops
+(``collect_rollouts``) are named by, with turns their configs set."""
+
+
 def runs_episodes(node: cst.Call) -> bool:
     """Say whether ``node`` hands an environment to a helper named for playing episodes in it.
 
     ``batch_interact_environment(agent=agent, env=env)``, ``run_episode(model, processor, env)``: the
     multi-turn loop is the helper's, in whatever file it lives; an argument says it is an environment's,
     and the name says it plays episodes (named for the environment, or a verb of playing before the
-    episode: a bare ``rollout(model, environment)`` may sample one answer). So is an environment's own
-    method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
+    episode, ``run_episode``: a bare ``rollout(model, environment)`` may sample one answer). So is an
+    environment's own method named for episodes, handed the policy (``env.run_episode(agent_fn, s)``).
     """
     said = words(last_name(node.func))
     named = set(said)
     if environment_plays(node):
         return True
-    # (``run_episode(model, env)``: a verb of playing before the episode names it as well as
-    # "environment" does; ``rollout(model, environment)`` alone may sample one answer to its prompt)
     if not named & EPISODE_WORDS:
         return False
-    if not (named & ENVIRONMENT_WORDS or (said[0] in PLAYING_VERBS and set(said[1:]) & EPISODE_WORDS)):
+    if not (named & ENVIRONMENT_WORDS or (said[0] in PLAYING_VERBS and set(said[1:]) & PLAYED_WORDS)):
         return False
     return any(
         (a.keyword is not None and set(words(a.keyword.value)) & ENVIRONMENT_WORDS)
