@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from arb_audit.analyzer.frameworks import PACKAGES
-from arb_audit.analyzer.loss_slice import words
+from arb_audit.analyzer.loss_slice import CALLABLE_WORDS, words
 from arb_audit.analyzer.names import dotted, last_name, literal_text
 
 if TYPE_CHECKING:  # (detectors import this module)
@@ -127,8 +127,6 @@ NOT_ASKING_WORDS = frozenset(
     {"config", "configs", "settings", "stats", "pool", "similarity", "dataset", "datasets", "key", "keys"}
 )
 """Words of such a helper that reads settings, statistics or data rather than asking a model."""
-CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
-"""Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
 TEXT_HANDLING_VERBS = frozenset(

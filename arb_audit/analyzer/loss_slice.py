@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -203,11 +203,11 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.words.add("grpo")  # (the family the form's own words are read for, as for ``grpo_loss``)
     elif names_rl_loss(identifier):
         f.named_rl_losses.add(identifier)
-    elif "loss" in found and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
+    elif names_the_loss(words(identifier)) and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
         f.named_preference_losses.add(identifier)
     elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
         f.named_pairwise_losses.add(identifier)
-    elif words(identifier)[-1:] == ("loss",) and found & DISTILLATION_LOSS_WORDS:
+    elif names_the_loss(words(identifier)) and found & DISTILLATION_LOSS_WORDS:
         # (the loss itself, ``GKDLoss``, ``compute_kd_loss``; not a setting, ``kd_loss_weight = 0.0``)
         f.named_distillation_losses.add(identifier)
     elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
@@ -222,6 +222,27 @@ FORWARD_ONLY = "the loss a model's forward pass returns for its batch"
 says what that model computes)."""
 PLAIN_POLICY_GRADIENT = "log-probabilities weighted by advantages"
 """Why a policy-gradient loss is given when nothing in it shows a critic or a grouping of its advantages."""
+
+
+CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
+"""Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
+
+
+LOSS_OBJECT_WORDS = CALLABLE_WORDS | {"module", "fct"}
+"""Words after "loss" in the name of the loss's function or module (``dpo_loss_fn``, ``DPOLossModule``,
+``loss_fct``)."""
+
+
+def names_the_loss(said: Sequence[str]) -> bool:
+    """Say whether a name's words end with the loss itself (``dpo_loss``, ``GKDLoss``, ``kd_loss_fn``).
+
+    Not a setting of it (``dpo_loss_weight``, ``kd_loss_coef``): a name is the loss's where "loss" is
+    its last word, or only its function or module is named after it.
+    """
+    tail = list(said)
+    while tail and tail[-1] in LOSS_OBJECT_WORDS:
+        tail.pop()
+    return bool(tail) and tail[-1] in ("loss", "losses")
 
 
 MAX_CACHED_IDENTIFIER = 256
