@@ -120,18 +120,33 @@ def _branches(
     return [_word(value, paths)]
 
 
-def _list_words(node: cst.List | cst.Tuple, paths: dict[str, str] | None = None) -> list[list[str]]:
+def _list_words(
+    node: cst.List | cst.Tuple,
+    paths: dict[str, str] | None = None,
+    bound: Mapping[str, cst.BaseExpression | None] | None = None,
+) -> list[list[str]]:
     """Return the command lines a literal list or tuple of words may be.
 
     Each element is one word. A word picked by a condition (``"lora_finetune" if use_lora else
     "full_finetune"``) gives the line of its first branch and, switched alone, a line of its other
     branch (a computed branch being a placeholder word); any other computed word (``str(n)``, a path)
     stands for one word, so the words after it keep their places (a flag's value is not taken for the
-    recipe), except before the first literal word, where it is a program the file computes.
+    recipe), except before the first literal word, where it is a program the file computes. A list the
+    file bound to a name and spliced in (``[sys.executable, "-m", module, *overrides]``, ``bound``: the
+    values names hold) gives its own words in its place.
     """
     line: list[str] = []
     switches: list[tuple[int, str]] = []
     for element in node.elements:
+        spliced = (
+            bound.get(element.value.value)
+            if bound is not None and type(element) is cst.StarredElement and type(element.value) is cst.Name
+            else None
+        )
+        if type(spliced) is cst.List or type(spliced) is cst.Tuple:
+            # (read without ``bound``: a list spliced into itself is not followed)
+            line.extend(next(iter(_list_words(spliced, paths)), [ARG]))
+            continue
         first, *others = _branches(element.value, paths=paths)
         if others and (first is not None or any(w is not None for w in others)):
             # (a branch computed otherwise is one word too: its place is known)
@@ -177,7 +192,7 @@ def _literal_words(
     ):
         return _literal_words(node.func.value, bound, depth + 1, paths)
     if isinstance(node, cst.List | cst.Tuple):
-        return _list_words(node, paths)
+        return _list_words(node, paths, bound)
     return []
 
 
@@ -325,6 +340,13 @@ class SubprocessLaunch(RouteDetector):
             "    def go():\n        subprocess.run(cmd, check=True)\n    go()\n",
             "stage",
             "dpo",
+        ),
+        # overrides bound to a list of their own and spliced into the command
+        Invalid(
+            "import subprocess, sys\noverrides = ['algorithm.adv_estimator=grpo', 'data.train_files=t']\n"
+            "cmd = [sys.executable, '-m', 'verl.trainer.main_ppo', *overrides]\nsubprocess.run(cmd)\n",
+            "stage",
+            "grpo",
         ),
         # a command bound with its type written out
         Invalid(
