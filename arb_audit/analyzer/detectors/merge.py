@@ -305,6 +305,18 @@ class Merge(RouteDetector):
             "merge",
             "lora_fold",
         ),
+        # a checkpoint's tensors read one by one, the adapter's product added, the shard written
+        Invalid(
+            "import safetensors\nwith safetensors.safe_open(shard, framework='pt') as f:\n"
+            "    for key in f.keys():\n        tensor = f.get_tensor(key)\n"
+            "        lora_A, lora_B = find_lora_weights(key)\n"
+            "        if lora_A is not None:\n            tensor += scale * lora_B @ lora_A\n"
+            "        tensors[key] = tensor\n"
+            "    safetensors.torch.save_file(tensors, out / shard.name)\n",
+            "stage",
+            "merge",
+            "lora_fold",
+        ),
         Invalid(
             "from mergekit.merge import run_merge\nrun_merge(config, 'out', options)\n", "stage", "merge"
         ),
@@ -611,10 +623,20 @@ class Merge(RouteDetector):
                     (node, self.context.statements[-1] if self.context.statements else None)
                 )
             if type(target.target) is cst.Name:
-                if _weight(node.value):
-                    self.weight_locals.add(target.target.value)
-                else:
-                    self.weight_locals.discard(target.target.value)
+                # (a weight read from a checkpoint: ``tensor = f.get_tensor(key)``, safetensors' reader)
+                read = type(node.value) is cst.Call and method(node.value) == "get_tensor"
+                name = target.target.value
+                # (``tensor = tensor.to(torch.float32)``: the same weight, converted)
+                converted = (
+                    type(node.value) is cst.Call
+                    and type(node.value.func) is cst.Attribute
+                    and type(node.value.func.value) is cst.Name
+                    and node.value.func.value.value == name
+                )
+                if _weight(node.value) or read:
+                    self.weight_locals.add(name)
+                elif not converted:
+                    self.weight_locals.discard(name)
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         # ``[(n, m.fuse()) for n, m in model.named_modules() if hasattr(m, "fuse")]``: MLX's LoRA
