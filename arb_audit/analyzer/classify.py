@@ -924,7 +924,9 @@ OWN_WORK = frozenset(
 decide what the file is."""
 WORK_ROLES = {"EVAL_ONLY": "eval", "DISTILLATION": "data_generation"}
 """Labels a launched command can have that train nothing, and the role of a file launching only them."""
-GENERIC_VARIANTS = frozenset({"hf_trainer", "seq2seq", "composer_trainer", "megatron_pretrain"})
+GENERIC_VARIANTS = frozenset(
+    {"hf_trainer", "seq2seq", "composer_trainer", "megatron_pretrain", "sat_training"}
+)
 """Variants of a generic trainer, whose stage is whatever loss it is given."""
 
 

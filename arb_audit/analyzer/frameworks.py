@@ -793,6 +793,42 @@ FRAMEWORKS: tuple[Framework, ...] = (
         valid=("from alpaca_farm.utils import jload\nrows = jload('outputs.json')\n",),
     ),
     Framework(
+        "Prometheus-Eval",
+        "prometheus_eval",
+        (
+            # an open judge model grading responses against a rubric, alone (absolute) or in pairs
+            # (relative): the judge runs, no weights change
+            Entry("PrometheusEval", role="eval"),
+        ),
+        invalid=(
+            (
+                "from prometheus_eval import PrometheusEval\nfrom prometheus_eval.vllm import VLLM\n"
+                "judge = PrometheusEval(model=VLLM(model='prometheus-eval/prometheus-7b-v2.0'))\n"
+                "feedback, score = judge.single_absolute_grade(instruction=q, response=r, rubric=rub)\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from prometheus_eval.prompts import ABSOLUTE_PROMPT\nprint(ABSOLUTE_PROMPT)\n",),
+    ),
+    Framework(
+        "LLM-Blender",
+        "llm_blender",
+        (
+            # PairRM and its kin rank candidate responses pairwise (and GenFuser fuses them): a
+            # pretrained ranker run, as a reward model is when it scores
+            Entry("Blender", role="eval"),
+        ),
+        invalid=(
+            (
+                "import llm_blender\nblender = llm_blender.Blender()\n"
+                "blender.loadranker('llm-blender/PairRM')\n"
+                "ranks = blender.rank(prompts, candidates, return_scores=False)\n",
+                "EVAL_ONLY",
+            ),
+        ),
+        valid=("from llm_blender.pair_ranker.config import RankerConfig\ncfg = RankerConfig()\n",),
+    ),
+    Framework(
         "vLLM",
         "vllm",
         (
@@ -1283,6 +1319,26 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ),
         ),
         valid=("from collie import CollieConfig\nconfig = CollieConfig.from_pretrained(path)\n",),
+    ),
+    Framework(
+        "SwissArmyTransformer",
+        "sat",
+        (
+            # THUDM's DeepSpeed loop (GLM, CogVLM, VisualGLM fine-tuning): training_main(args, model_cls,
+            # forward_step_function=...) trains the loss the file's forward_step returns, next-token
+            # cross-entropy on the dataset's labels in its fine-tuning scripts
+            Entry("training.deepspeed_training.training_main", "sft", "sat_training"),
+            Entry("training_main", "sft", "sat_training"),
+        ),
+        invalid=(
+            (
+                "from sat.training.deepspeed_training import training_main\n"
+                "training_main(args, model_cls=model, forward_step_function=forward_step,"
+                " create_dataset_function=create_dataset_function)\n",
+                "SFT",
+            ),
+        ),
+        valid=("from sat.model.mixins import CachedAutoregressiveMixin\nm.add_mixin('auto', M())\n",),
     ),
     Framework(
         "Megatron-LM",
@@ -1969,14 +2025,19 @@ MODULE_FLAGS = frozenset({"-m", "--module"})
 """How ``python``, ``deepspeed`` and ``torchrun`` are told to run a module."""
 
 
-HANDED_LOSS_LOOPS = frozenset({"megatron_pretrain"})
+HANDED_LOSS_LOOPS = frozenset({"megatron_pretrain", "sat_training"})
 """Variants of a framework's loop run with a function of the file that returns the loss
 (``pretrain(..., forward_step)``): the loop takes no step the file's walk sees, so the loss the file
 writes decides over the loop's default stage, as a step's loss does over a generic trainer's."""
-HANDED_LOSS_FUNCTIONS: dict[str, tuple[str, int]] = {"training.pretrain": ("forward_step_func", 3)}
+HANDED_LOSS_FUNCTIONS: dict[str, tuple[str, int]] = {
+    "training.pretrain": ("forward_step_func", 3),
+    "training.deepspeed_training.training_main": ("forward_step_function", 2),
+    "training_main": ("forward_step_function", 2),
+}
 """Entries (by name) of such loops whose loss function is known, and where it is handed: its keyword
 and its position (Megatron-LM's and Pai-Megatron-Patch's ``pretrain(datasets, model_provider,
-model_type, forward_step)``; NeMo's ``pretrain`` takes none). The loss it returns is a step's."""
+model_type, forward_step)``, SwissArmyTransformer's ``training_main(args, model_cls,
+forward_step_function)``; NeMo's ``pretrain`` takes none). The loss it returns is a step's."""
 
 
 def entry_for(qualified: str) -> Entry | None:
