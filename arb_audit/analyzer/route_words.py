@@ -87,6 +87,8 @@ _CALLED = re.compile(r"\b(\w+)\s*\(")
 """A function or class called (the helper a step's optimiser is handed to)."""
 _FACTORY_BUILT = re.compile(r"\b(\w+)\s*\.\s*from_(?:model|pretrained|config)\s*\(")
 """A class whose factory method builds an object (``TrainableDPO.from_model(model)``: its ``train``)."""
+_RENAMED = re.compile(r"\b(\w+)\s+as\s+\w+")
+"""A name imported under another (``PPOAgent as Agent``: the class is called by the other name)."""
 _TARGET = re.compile(r"\btarget\s*=\s*(\w+)")
 """A function handed to a process or thread to run (``Process(target=run_sft)``)."""
 _METHOD_CALL = re.compile(r"\.\s*(\w+)\s*\(")
@@ -157,6 +159,7 @@ def possible_routes(text: str) -> frozenset[str]:
             STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
         }
         ran = {*_CALLED.findall(text), *_TARGET.findall(text), *_FACTORY_BUILT.findall(text)}
+        ran.update(_RENAMED.findall(text))
         for name in {*_DEFINED.findall(text), *ran, *modules, *staged}:
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
@@ -173,8 +176,11 @@ def possible_routes(text: str) -> frozenset[str]:
         found |= {"PPO", "GRPO"}  # a loss the code names a policy or value loss (loss_slice)
     if any(api.rsplit(".", 1)[0].lstrip(".") in text for api in HOSTED_FINE_TUNING):
         found |= {"SFT", "DPO"}  # a hosted fine-tuning job, supervised or preference
-    if any(f".{m}(" in text for m in FINE_TUNE_METHODS | MODEL_TRAINING_METHODS):
-        found.add("SFT")  # an object's fine-tuning run told no stage: supervised
+    if any(f".{m}(" in text for m in FINE_TUNE_METHODS | MODEL_TRAINING_METHODS) or _FINE_TUNING_CLASS.search(
+        text
+    ):
+        # an object's fine-tuning run told no stage, or a class named for fine-tuning run: supervised
+        found.add("SFT")
     if any(updates_model(name, CRITIC_WORDS) for name in _METHOD_CALL.findall(text)):
         found.add("PPO")  # a worker's critic update: the actor-critic family
         if _ENVIRONMENT.search(text):
@@ -191,6 +197,10 @@ def possible_routes(text: str) -> frozenset[str]:
         if trainer.kind in POLICY_GRADIENT and trainer.on_policy is not False and interactive:
             found.add("ONLINE_RL")
     return frozenset(found)
+
+
+_FINE_TUNING_CLASS = re.compile(r"\b(?:[A-Z]\w*?)?Fine[Tt]un(?:ing|er)\b")
+"""A class named for fine-tuning (``LoRAFineTuning``, ``Finetuner``): run, supervised (gradient_step)."""
 
 
 def _own_trainer(text: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import partial
 from itertools import pairwise
 
 import libcst as cst
@@ -13,6 +14,7 @@ from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
     OPTIMISER_WORDS,
     TRAINER_EVALUATIONS,
+    dict_field,
     flag_key,
     is_env_step,
     literal_field,
@@ -255,22 +257,26 @@ def _hosted_preference_job(node: cst.Call) -> bool:
     ``TrainingMethodDPO(...)``, or a ``dpo_beta`` given); OpenWeights' ``loss="dpo"`` (or a preference
     variant's name: ``"orpo"``, ``"ipo"``).
     """
-    method_arg = keyword(node, "method")
-    if method_arg is not None and literal_field(method_arg.value, "type") == "dpo":
+    return _preference_settings(lambda key: arg.value if (arg := keyword(node, key)) is not None else None)
+
+
+def _preference_settings(setting: Callable[[str], cst.BaseExpression | None]) -> bool:
+    """Say whether a hosted job's settings, by name, ask for preference optimisation (see above)."""
+    method_arg = setting("method")
+    if method_arg is not None and literal_field(method_arg, "type") == "dpo":
         return True
-    if keyword(node, "dpo_beta") is not None:
+    if setting("dpo_beta") is not None:
         return True
-    loss = keyword(node, "loss")
+    loss = setting("loss")
     if (
         loss is not None
-        and type(loss.value) is cst.SimpleString
-        and (text_value(loss.value) or "").lower() in ("dpo", *DPO_VARIANTS)
+        and type(loss) is cst.SimpleString
+        and (text_value(loss) or "").lower() in ("dpo", *DPO_VARIANTS)
     ):
         return True
-    chosen = keyword(node, "training_method")
-    if chosen is None:
+    value = setting("training_method")
+    if value is None:
         return False
-    value = chosen.value
     if type(value) is cst.SimpleString:
         return (text_value(value) or "").lower() == "dpo"
     if type(value) is cst.Call:
@@ -454,6 +460,8 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a wrapper of a model's part, trained or not, is no trainer
+        Valid("from proj import ValueHeadWrapper\nw = ValueHeadWrapper(model)\nw.train()\n"),
         # a training module's function named for training something else, or one of another module
         Valid("from .trainers import train_tokenizer\ntrain_tokenizer(corpus)\n"),
         Valid("from .trainer import fit_kmeans\nfit_kmeans(features)\n"),
@@ -1265,6 +1273,15 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # the job's settings made by a function of the file and handed as ``**kwargs``
+        Invalid(
+            "def build_job_kwargs(file_id):\n"
+            "    return {'training_file': file_id, 'model': 'gpt-4o', 'method': {'type': 'dpo'}}\n"
+            "def submit(client, file_id):\n    kwargs = build_job_kwargs(file_id)\n"
+            "    return client.fine_tuning.jobs.create(**kwargs)\n",
+            "gradient_step",
+            "dpo",
+        ),
         Invalid(
             "from together import Together\nclient = Together()\n"
             "ft = client.fine_tuning.create(training_file=up.id, model=base, lora=True, n_epochs=2)\n",
@@ -1849,6 +1866,50 @@ class GradientStep(RouteDetector):
             "sft",
             "gkd",
         ),
+        # a project's class named for fine-tuning a route, its ``train`` run on data; a wrapper of a
+        # trainer named for one
+        Invalid(
+            "from safe.methods.dpo import DPOFineTuning\nft = DPOFineTuning(model_adapter=m)\n"
+            "model = ft.train(dataset_processor=d, config=cfg)\n",
+            "stage",
+            "dpo",
+        ),
+        Invalid(
+            "from .trainer import ORPOTrainerWrapper\nw = ORPOTrainerWrapper(model=m, train_dataset=ds)\n"
+            "w.train()\n",
+            "stage",
+            "dpo",
+            "orpo",
+        ),
+        Invalid(
+            "from safe.methods.lora import LoRAFineTuning\nft = LoRAFineTuning(model_adapter=m)\n"
+            "model = ft.train(dataset_processor=d, config=cfg)\n",
+            "stage",
+            "sft",
+        ),
+        # a helper named for a GRPO step, handed the optimiser an object keeps
+        Invalid(
+            "import torch\nclass Session:\n    def __init__(self, model):\n"
+            "        self.model = model\n"
+            "        self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)\n"
+            "    def _run_step(self, groups):\n"
+            "        return grpo_step(self.model, self.tokenizer, groups, self.optimizer, beta=0.1)\n",
+            "gradient_step",
+        ),
+        # an RL library's agent named for its algorithm, imported under another name
+        Invalid(
+            "from openrl.runners.common import PPOAgent as Agent\nagent = Agent(net, use_wandb=True)\n"
+            "agent.train(total_time_steps=100000)\n",
+            "gradient_step",
+        ),
+        # an optimiser whose update runs inside the backward pass it is handed the loss for (LOMO)
+        Invalid(
+            "for batch in loader:\n    outs = model(input_ids=batch['input_ids'])\n"
+            "    loss = F.cross_entropy(outs.logits.view(-1, v), batch['labels'].view(-1))\n"
+            "    optimizer.fused_backward(loss, lr)\n",
+            "gradient_step",
+            "sft",
+        ),
         Invalid(
             "model.set_loss('LigerFusedLinearCrossEntropyLoss')\nmodel.forward_backward(inputs=batch)\n",
             "gradient_step",
@@ -2095,6 +2156,24 @@ class GradientStep(RouteDetector):
         if node.value is not None and self.function_names:
             entries = self.returns[self.function_names[-1]]
             entries[-1][1].append(node.value)
+
+    def _preference_kwargs(self, node: cst.Call) -> bool:
+        """Say whether settings handed as ``**kwargs`` ask a hosted job for preference optimisation.
+
+        ``job = client.fine_tuning.jobs.create(**kwargs)`` where ``kwargs`` is a dict literal, or what a
+        function of this file returns (``kwargs = build_job_kwargs(file_id)``).
+        """
+        for arg in node.args:
+            if arg.star != "**" or type(arg.value) is not cst.Name:
+                continue
+            for value in self._bound(self.functions[-1], arg.value.value):
+                made = value.func.value if type(value) is cst.Call and type(value.func) is cst.Name else None
+                built = (
+                    [r for _, returned in self.returns.get(made, []) for r in returned] if made else [value]
+                )
+                if any(_preference_settings(partial(dict_field, d)) for d in built if type(d) is cst.Dict):
+                    return True
+        return False
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if type(target) is cst.Name:
@@ -2388,12 +2467,13 @@ class GradientStep(RouteDetector):
         elif name == "manual_backward" and positional:
             self.steps.append((node, self._statement(), [(scope, positional[0])], "a backward pass"))
         elif (
-            type(node.func) is cst.Name
-            and words(node.func.value)[-1:] == ("backward",)
+            words(last_name(node.func))[-1:] == ("backward",)
+            and "forward" not in words(last_name(node.func))  # (a remote forward-backward: read below)
             and (handed_loss := [a.value for a in node.args if _hands_a_loss_value(a)])
         ):
             # acc_backward(self.acc, loss), scaled_backward(loss, scaler): a helper named for the
-            # backward pass of the loss it is handed (Accelerate-or-plain shims, AMP wrappers)
+            # backward pass of the loss it is handed (Accelerate-or-plain shims, AMP wrappers), or a
+            # method (LOMO's ``optimizer.fused_backward(loss, lr)``, its update fused into the pass)
             self.steps.append((node, self._statement(), [(scope, handed_loss[0])], "a backward pass"))
         elif names & AUTOGRAD and positional:
             self.steps.append((node, self._statement(), [(scope, positional[0])], "autograd on the loss"))
@@ -2497,7 +2577,7 @@ class GradientStep(RouteDetector):
         elif name == "create" and dotted(node.func).endswith(HOSTED_FINE_TUNING):
             # client.fine_tuning.jobs.create(training_file=..., method={"type": "dpo"}): the provider
             # trains the weights; supervised unless the method says preference optimisation
-            kind = "dpo" if _hosted_preference_job(node) else "sft"
+            kind = "dpo" if _hosted_preference_job(node) or self._preference_kwargs(node) else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
             self.report(node, "gradient_step", message, kind=kind, variant="hosted")
         elif name == SET_LOSS and (trained := dotted(getattr(node.func, "value", None))):
@@ -2745,7 +2825,8 @@ class GradientStep(RouteDetector):
         ``AgenticRayPPOTrainer(...).fit()``, ``ToolGRPOTrainer(reward_funcs=...)``: its rollouts are its
         episodes of tool calls or turns.
         """
-        if AGENT_WORDS & set(words(class_name)):
+        if AGENT_WORDS & set(words(class_name)) and not _names_algorithm_class(class_name):
+            # (an RL library's ``PPOAgent`` is the learner the algorithm is, named as RL names it)
             message = f"the gradient step trains a {class_name}, named for training an agent"
             self.report(node, "interactive", message, statement=statement, interactive=True)
 
@@ -2836,6 +2917,12 @@ class GradientStep(RouteDetector):
             )
             self._name_stage(node, statement, "sft", "hf_trainer", f"{message}: a Trainer subclass")
             return True
+        if any(_names_fine_tuning(q.rsplit(".", 1)[-1]) for q in qualified):
+            # ``LoRAFineTuning(model_adapter=m).train(data)``: a class named for fine-tuning and for no
+            # stage fine-tunes on the data it is given, supervised, as ``model.finetune(data)`` does
+            message = f"the gradient step trains a {qualified[0]}, named for fine-tuning and no stage"
+            self._name_stage(node, statement, "sft", None, f"{message}: supervised fine-tuning")
+            return True
         given = {a.keyword.value for a in made.args if a.keyword is not None}
         if given >= HF_TRAINER_KEYWORDS and not given & OBJECTIVE_KEYWORDS:
             # built as transformers' Trainer is (model, args, train_dataset, data_collator) and handed
@@ -2921,7 +3008,9 @@ class GradientStep(RouteDetector):
 
     def _hands_on_optimiser(self, node: cst.Call, function: str | None, scope: int) -> bool:
         """Say whether a training helper (``train_model_simple``) is handed an optimiser built here."""
-        if function is None or not any(type(a.value) is cst.Name for a in node.args):
+        if function is None or not any(
+            type(a.value) is cst.Name or _self_attribute(a.value) for a in node.args
+        ):
             return False  # (the optimiser is handed by name: most calls are answered here)
         named = words(function)
         if named[:1] and named[0] in READ_VERBS:
@@ -3013,17 +3102,22 @@ class GradientStep(RouteDetector):
         Or handed as one by keyword (``optimizer=optimizer``), however it was built: a helper's
         product (``model, optimizer = build_and_load_model(cfg)``) is an optimiser still.
         """
+        handed: list[tuple[cst.Arg, str, list[cst.BaseExpression]]] = []
+        for arg in call.args:
+            value = arg.value
+            if type(value) is cst.Attribute and _self_attribute(value):
+                # (``self.optimizer``: what the attribute was set to, ``self.optimizer = AdamW(...)``)
+                handed.append((arg, value.attr.value, self.attributes.get(value.attr.value, [])))
+            elif type(value) is cst.Name:
+                handed.append((arg, value.value, self._bound(scope, value.value)))
         return any(
             (
                 arg.keyword is not None
                 and set(words(arg.keyword.value)) & OPTIMISER_KEYWORD_WORDS
-                and set(words(arg.value.value)) & OPTIMISER_KEYWORD_WORDS
+                and set(words(name)) & OPTIMISER_KEYWORD_WORDS
             )
-            or any(
-                type(v) is cst.Call and self._builds_optimiser(v) for v in self._bound(scope, arg.value.value)
-            )
-            for arg in call.args
-            if type(arg.value) is cst.Name
+            or any(type(v) is cst.Call and self._builds_optimiser(v) for v in values)
+            for arg, name, values in handed
         )
 
     def _built_with_environment(self, scope: int, name: str) -> str | None:
@@ -3275,9 +3369,12 @@ class GradientStep(RouteDetector):
         Not one handed an environment (Stable-Baselines3's ``PPO("MlpPolicy", env)`` learns from it,
         read as such elsewhere), nor a class of this file (its own body says what its methods do).
         """
+        imported = [q for q in self.names(call.func) if "." in q]
+        # (by the name it is called, or the class it is imported as: ``PPOAgent as Agent``)
+        named = [_tail(call.func), *(q.rsplit(".", 1)[-1] for q in imported)]
         return (
-            _names_algorithm_class(_tail(call.func))
-            and any("." in q for q in self.names(call.func))
+            any(map(_names_algorithm_class, named))
+            and bool(imported)
             and not any(_names_environment(a) for a in call.args)
         )
 
@@ -3818,6 +3915,28 @@ FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner"})
 ``Tuner``, which searches settings (Ray Tune's, a threshold's, a prompt's)."""
 
 
+def _self_attribute(value: cst.BaseExpression) -> bool:
+    """Say whether an expression is an attribute of ``self`` (``self.optimizer``)."""
+    return type(value) is cst.Attribute and type(value.value) is cst.Name and value.value.value == "self"
+
+
+def _class_words(name: str) -> tuple[str, ...]:
+    """Return a class name's words, "fine" and "tuning" (or "tuner") one word (``DPOFineTuning``)."""
+    said = words(name)
+    if said[-2:] in (("fine", "tuning"), ("fine", "tuner")):
+        return (*said[:-2], said[-2] + said[-1])
+    return said
+
+
+def _names_fine_tuning(name: str) -> bool:
+    """Say whether a class is named for fine-tuning a model (``FullFineTuning``, ``Finetuner``).
+
+    A model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes.
+    """
+    said = _class_words(name)
+    return name[:1].isupper() and bool(said) and said[-1] in FINE_TUNER_WORDS and "for" not in said
+
+
 def names_trainer_class(name: str) -> bool:
     """Say whether a class's name says it is a trainer (``PPOTrainer``, ``NCATrainer_pairwise``).
 
@@ -3827,14 +3946,17 @@ def names_trainer_class(name: str) -> bool:
     """
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
-    said = words(name)
+    if name.endswith("Wrapper") and len(name) > len("Wrapper"):
+        # a wrapper of a class is read as that class (``ORPOTrainerWrapper``: a trainer; a
+        # ``ValueHeadWrapper``: a model's part)
+        return names_trainer_class(name[: -len("Wrapper")])
+    said = _class_words(name)
     if name[:1].isupper() and len(said) > 1 and "trainer" in said and not TRAINER_PART_WORDS & set(said):
         # ``TrainerNoShuffle``, ``TrainerWithPacking``, ``CustomTrainerForgetting``: a trainer told
         # apart by its behaviour
         return True
-    if name[:1].isupper() and said and said[-1] in FINE_TUNER_WORDS and "for" not in said:
-        # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune (a
-        # model or data ``ForFinetuning`` is what is fine-tuned, not what fine-tunes)
+    if _names_fine_tuning(name):
+        # ``SupervisedFinetuning(config)``, ``RewardFinetuner(cfg)``: a class run to fine-tune
         return True
     if (
         name[:1].isupper()
@@ -3873,7 +3995,9 @@ def _names_algorithm_class(name: str) -> bool:
     ``train()`` is a trainer's. A route word within a longer name (``GRPOConfig``) is not the class.
     """
     found = route_word(name, strict=True) if name[:1].isupper() else None
-    return found is not None and found[1] == name.lower()
+    # (or with "agent" after it, as an RL library names its learner: OpenRL's
+    # ``PPOAgent(net).train(total_time_steps=n)``)
+    return found is not None and (found[1] == name.lower() or tuple(words(name)) == (found[1], "agent"))
 
 
 TRAINING_RUNNER_WORDS = frozenset({"pipeline", "runner", "loop", "session"})
