@@ -204,11 +204,11 @@ def _note_named_loss(f: Features, identifier: str) -> None:
     elif names_rl_loss(identifier):
         f.named_rl_losses.add(identifier)
     elif names_the_loss(words(identifier)) and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
+        # (the loss itself, ``dpo_loss_v2``; not a setting of it, ``dpo_loss_weight = 0.0``)
         f.named_preference_losses.add(identifier)
     elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
         f.named_pairwise_losses.add(identifier)
     elif names_the_loss(words(identifier)) and found & DISTILLATION_LOSS_WORDS:
-        # (the loss itself, ``GKDLoss``, ``compute_kd_loss``; not a setting, ``kd_loss_weight = 0.0``)
         f.named_distillation_losses.add(identifier)
     elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
         # one identifier naming the language-model objective (``compute_next_token_loss``,
@@ -228,21 +228,27 @@ CALLABLE_WORDS = frozenset({"fn", "func", "function", "callable", "callback"})
 """Last words of a name holding a function (``generate_fn``): what it is named for is what it does."""
 
 
-LOSS_OBJECT_WORDS = CALLABLE_WORDS | {"module", "fct"}
-"""Words after "loss" in the name of the loss's function or module (``dpo_loss_fn``, ``DPOLossModule``,
-``loss_fct``)."""
+LOSS_SETTING_WORDS = frozenset(
+    {
+        *("weight", "weights", "coef", "coeff", "coefficient", "scale", "scaling", "factor", "ratio"),
+        *("alpha", "beta", "lambda", "gamma", "temperature", "margin", "threshold", "warmup"),
+        *("type", "types", "name", "kind", "mode", "config", "cfg", "enabled", "enable", "flag"),
+    }
+)
+"""Words after "loss" in the name of a setting of the loss (``dpo_loss_weight``, ``kd_loss_type``)."""
 
 
 def names_the_loss(said: Sequence[str]) -> bool:
-    """Say whether a name's words end with the loss itself (``dpo_loss``, ``GKDLoss``, ``kd_loss_fn``).
+    """Say whether a name with "loss" in it names the loss, not a setting of it.
 
-    Not a setting of it (``dpo_loss_weight``, ``kd_loss_coef``): a name is the loss's where "loss" is
-    its last word, or only its function or module is named after it.
+    ``dpo_loss``, ``GKDLoss``, ``kd_loss_fn``, ``dpo_loss_v2``, ``compute_dpo_loss_and_metrics`` name the
+    loss; ``dpo_loss_weight``, ``kd_loss_coef``, ``dpo_loss_type`` a setting of it (the words after the
+    last "loss" say which).
     """
-    tail = list(said)
-    while tail and tail[-1] in LOSS_OBJECT_WORDS:
-        tail.pop()
-    return bool(tail) and tail[-1] in ("loss", "losses")
+    if "loss" not in said and "losses" not in said:
+        return False
+    last = max(i for i, w in enumerate(said) if w in ("loss", "losses"))
+    return not LOSS_SETTING_WORDS & set(said[last + 1 :])
 
 
 MAX_CACHED_IDENTIFIER = 256
