@@ -169,12 +169,14 @@ def _literal_words(
     bound: Mapping[str, cst.BaseExpression | None],
     depth: int = 0,
     paths: dict[str, str] | None = None,
+    spliced: Mapping[str, cst.BaseExpression | None] | None = None,
 ) -> list[list[str]]:
     """Return the words of each command line a literal command may be: a string, an f-string, a list.
 
     A name is read through the value the file last bound it to, and ``command.split()`` through its
     receiver; an f-string's replacement fields stand for one word each (a path, a count), so the words
     around them (``tune run ... full_finetune_distributed --config {path}``) still say what runs.
+    ``spliced``: the lists names hold that a command may splice in (``*overrides``); ``bound`` if None.
     """
     if depth > 4:
         return []
@@ -183,16 +185,16 @@ def _literal_words(
         words = shell_words(found) if found is not None else None
         return [words] if words else []
     if type(node) is cst.Name and (value := bound.get(node.value)) is not None:
-        return _literal_words(value, bound, depth + 1, paths)
+        return _literal_words(value, bound, depth + 1, paths, spliced)
     if (
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
         and node.func.attr.value == "split"
         and not node.args
     ):
-        return _literal_words(node.func.value, bound, depth + 1, paths)
+        return _literal_words(node.func.value, bound, depth + 1, paths, spliced)
     if isinstance(node, cst.List | cst.Tuple):
-        return _list_words(node, paths, bound)
+        return _list_words(node, paths, bound if spliced is None else spliced)
     return []
 
 
@@ -341,6 +343,22 @@ class SubprocessLaunch(RouteDetector):
             "stage",
             "dpo",
         ),
+        # a command name bound again runs its new list (the splice rule above is for spliced lists only)
+        Invalid(
+            "import subprocess\ncommand = ['tune', 'download', m]\nsubprocess.run(command)\n"
+            "command = ['tune', 'run', 'lora_finetune_distributed', '--config', c]\n"
+            "subprocess.run(command, check=True)\n",
+            "stage",
+            "sft",
+        ),
+        # overrides picked by a setting: either list may be spliced in
+        Invalid(
+            "import subprocess, sys\noverrides = ['algorithm.adv_estimator=grpo']\nif args.use_gae:\n"
+            "    overrides = ['algorithm.adv_estimator=gae']\n"
+            "cmd = [sys.executable, '-m', 'verl.trainer.main_ppo', *overrides]\nsubprocess.run(cmd)\n",
+            "dispatch",
+            routes=("GRPO", "PPO"),
+        ),
         # overrides bound to a list of their own and spliced into the command
         Invalid(
             "import subprocess, sys\noverrides = ['algorithm.adv_estimator=grpo', 'data.train_files=t']\n"
@@ -466,6 +484,9 @@ class SubprocessLaunch(RouteDetector):
         """Lists a runner reads where it is called (reported there)."""
         self.unread_run: cst.Call | None = None
         """The first run of a command the file does not spell at the call (``subprocess.run(command)``)."""
+        self.rebound: set[str] = set()
+        """Names bound to a literal list more than once in one function (which one a run holds the
+        file may decide at run time)."""
         self.written: set[str] = set()
         """Names of the files the file writes (``open(ycfg, "w")``, ``ycfg.write_text(...)``): a config
         it writes and then runs is fixed by the file, not given to it."""
@@ -525,6 +546,8 @@ class SubprocessLaunch(RouteDetector):
             self._bound().get(name) is not None or name in self.paths or self._pending(name) is not None
         ) and any(type(n) is cst.Name and n.value == name for n in (value, *descendants(value)))
         if isinstance(value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.List):
+            if type(value) is cst.List and type(self.bound[-1].get(name)) is cst.List:
+                self.rebound.add(name)
             self.bound[-1][name] = value
         elif not again:
             self.bound[-1][name] = None
@@ -589,7 +612,11 @@ class SubprocessLaunch(RouteDetector):
             self.read_by_runner.add(id(named or handed))
             hidden = set().union(*self.parameters)
             paths = {k: v for k, v in self.paths.items() if k not in hidden} if hidden else self.paths
-            lines = _literal_words(node.args[0].value, self._bound(), paths=paths)
+            bound = self._bound()
+            # (a list bound twice, ``overrides = [...]`` then again under ``if args.use_gae:``, may hold
+            # either: spliced into a command it is a computed word, not the last one's)
+            spliced = {k: v for k, v in bound.items() if k not in self.rebound} if self.rebound else bound
+            lines = _literal_words(node.args[0].value, bound, paths=paths, spliced=spliced)
             if not lines and self.unread_run is None:
                 self.unread_run = node
         else:
