@@ -87,6 +87,8 @@ _CALLED = re.compile(r"\b(\w+)\s*\(")
 """A function or class called (the helper a step's optimiser is handed to)."""
 _FACTORY_BUILT = re.compile(r"\b(\w+)\s*\.\s*from_(?:model|pretrained|config)\s*\(")
 """A class whose factory method builds an object (``TrainableDPO.from_model(model)``: its ``train``)."""
+_IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+\(?([^)\n]*)", re.M)
+"""What an import line imports (its first line: ``from m import A as B, C``)."""
 _RENAMED = re.compile(r"\b(\w+)\s+as\s+\w+")
 """A name imported under another (``PPOAgent as Agent``: the class is called by the other name)."""
 _TARGET = re.compile(r"\btarget\s*=\s*(\w+)")
@@ -159,7 +161,7 @@ def possible_routes(text: str) -> frozenset[str]:
             STAGE_ALIASES.get(v.lower(), v) for k, v in _STAGE_VALUE.findall(text) if k in STAGE_KEYWORDS
         }
         ran = {*_CALLED.findall(text), *_TARGET.findall(text), *_FACTORY_BUILT.findall(text)}
-        ran.update(_RENAMED.findall(text))
+        ran.update(n for imported in _IMPORTED.findall(text) for n in _RENAMED.findall(imported))
         for name in {*_DEFINED.findall(text), *ran, *modules, *staged}:
             named = route_word(name, strict=True)
             if named is not None and named[0] in LABEL_KINDS:
