@@ -85,6 +85,11 @@ PRETRAINING_MIX_WORDS = frozenset({"ptx", "unsupervised", "unsup"})
 """Words of a function that steps the pretraining mix of an RL stage (``compute_ptx_pretrain_loss``)."""
 READ_VERBS = frozenset({"get", "read", "load", "log", "print", "show", "inspect", "count", "save", "plot"})
 """First words of a helper that reads an optimiser it is handed rather than stepping it."""
+HANDLING_WORDS = frozenset(
+    {"logger", "logging", "log", "report", "summarize", "summary", "restore", "resume", "state"}
+    | {"checkpoint", "ckpt", "monitor", "print", "inspect"}
+)
+"""Words anywhere in a helper's name that say it logs, reports or keeps an optimiser handed to it."""
 RUN_VERBS = frozenset({"run", "start", "do", "launch", "begin"})
 """First words of a method that runs what the next word names (``run_train``, ``start_training``)."""
 OPTIMISER_NOUNS = OPTIMISER_WORDS | {"optimizers", "optimisers"}
@@ -460,6 +465,25 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a module named for fine-tuning switched to training mode, then sampled from
+        Valid(
+            "from peft_lite.modules import PrefixFineTuning\n"
+            "prefix = PrefixFineTuning(num_virtual_tokens=20, hidden=4096)\n"
+            "prefix.load_state_dict(torch.load('prefix.pt'))\nprefix.train()\n"
+            "with torch.no_grad():\n    samples = [model.generate(ids) for _ in range(8)]\n"
+        ),
+        # a custom autograd function saves its inputs for its own backward; nothing is stepped
+        Valid(
+            "import torch\nclass MaskedLogProbs(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, logits, labels, per_token_loss):\n"
+            "        ctx.save_for_backward(logits, labels, per_token_loss)\n        return logits\n"
+        ),
+        # an optimiser an object keeps, handed to a logger
+        Valid(
+            "import torch\nclass Monitor:\n    def __init__(self, model):\n"
+            "        self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)\n"
+            "    def report(self, step):\n        wandb_step_logger(self.optimizer, step=step)\n"
+        ),
         # a wrapper of a model's part, trained or not, is no trainer
         Valid("from proj import ValueHeadWrapper\nw = ValueHeadWrapper(model)\nw.train()\n"),
         # a training module's function named for training something else, or one of another module
@@ -1273,6 +1297,14 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        Invalid(
+            "def submit(client, file_id):\n    kwargs = build_job_kwargs(file_id)\n"
+            "    return client.fine_tuning.jobs.create(**kwargs)\n"
+            "def build_job_kwargs(file_id):\n"
+            "    return {'training_file': file_id, 'method': {'type': 'dpo'}}\n",
+            "gradient_step",
+            "dpo",
+        ),
         # the job's settings made by a function of the file and handed as ``**kwargs``
         Invalid(
             "def build_job_kwargs(file_id):\n"
@@ -1857,6 +1889,13 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # a preference loss of another file, named for its family whatever follows "loss"
+        Invalid(
+            "from .losses import dpo_loss_v2\nfor batch in loader:\n"
+            "    loss = dpo_loss_v2(pc, pr, rc, rr, beta=0.1)\n    loss.backward()\n    optimizer.step()\n",
+            "gradient_step",
+            "dpo",
+        ),
         # a distillation loss of the library, named for what it is: the student learns the teacher's
         # distribution
         Invalid(
@@ -1880,6 +1919,11 @@ class GradientStep(RouteDetector):
             "stage",
             "dpo",
             "orpo",
+        ),
+        Invalid(
+            "from .trainer import ORPOTrainerWrapper as W\nw = W(model=m, train_dataset=ds)\nw.train()\n",
+            "stage",
+            "dpo",
         ),
         Invalid(
             "from safe.methods.lora import LoRAFineTuning\nft = LoRAFineTuning(model_adapter=m)\n"
@@ -2027,6 +2071,9 @@ class GradientStep(RouteDetector):
         """id of a step's call -> the loops it is taken in and the ``if`` branches it sits in."""
         self.assigns: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.attributes: dict[str, list[cst.BaseExpression]] = {}
+        self.hosted_jobs: list[tuple[Finding, cst.Call, int]] = []
+        """Hosted fine-tuning jobs read as supervised at the call, with the function they are in:
+        settings handed as ``**kwargs`` may ask for preference optimisation (read at the end)."""
         self.returns: dict[str, list[tuple[int, list[cst.BaseExpression]]]] = {}
         self.scopes_of: dict[int, Scope] = {}
         """id of a called expression -> the scope it is called in."""
@@ -2157,7 +2204,7 @@ class GradientStep(RouteDetector):
             entries = self.returns[self.function_names[-1]]
             entries[-1][1].append(node.value)
 
-    def _preference_kwargs(self, node: cst.Call) -> bool:
+    def _preference_kwargs(self, node: cst.Call, scope: int) -> bool:
         """Say whether settings handed as ``**kwargs`` ask a hosted job for preference optimisation.
 
         ``job = client.fine_tuning.jobs.create(**kwargs)`` where ``kwargs`` is a dict literal, or what a
@@ -2166,7 +2213,7 @@ class GradientStep(RouteDetector):
         for arg in node.args:
             if arg.star != "**" or type(arg.value) is not cst.Name:
                 continue
-            for value in self._bound(self.functions[-1], arg.value.value):
+            for value in self._bound(scope, arg.value.value):
                 made = value.func.value if type(value) is cst.Call and type(value.func) is cst.Name else None
                 built = (
                     [r for _, returned in self.returns.get(made, []) for r in returned] if made else [value]
@@ -2469,6 +2516,7 @@ class GradientStep(RouteDetector):
         elif (
             words(last_name(node.func))[-1:] == ("backward",)
             and "forward" not in words(last_name(node.func))  # (a remote forward-backward: read below)
+            and (type(node.func) is cst.Name or _backward_receiver(node.func))
             and (handed_loss := [a.value for a in node.args if _hands_a_loss_value(a)])
         ):
             # acc_backward(self.acc, loss), scaled_backward(loss, scaler): a helper named for the
@@ -2577,9 +2625,12 @@ class GradientStep(RouteDetector):
         elif name == "create" and dotted(node.func).endswith(HOSTED_FINE_TUNING):
             # client.fine_tuning.jobs.create(training_file=..., method={"type": "dpo"}): the provider
             # trains the weights; supervised unless the method says preference optimisation
-            kind = "dpo" if _hosted_preference_job(node) or self._preference_kwargs(node) else "sft"
+            kind = "dpo" if _hosted_preference_job(node) else "sft"
             message = "a hosted fine-tuning job (the provider takes the gradient steps)"
-            self.report(node, "gradient_step", message, kind=kind, variant="hosted")
+            job = self.report(node, "gradient_step", message, kind=kind, variant="hosted")
+            if kind == "sft":
+                # (settings handed as ``**kwargs`` are read once the file's functions are all seen)
+                self.hosted_jobs.append((job, node, self.functions[-1]))
         elif name == SET_LOSS and (trained := dotted(getattr(node.func, "value", None))):
             set_to = keyword(node, "loss")
             loss_set = positional[0] if positional else set_to.value if set_to is not None else None
@@ -3013,8 +3064,10 @@ class GradientStep(RouteDetector):
         ):
             return False  # (the optimiser is handed by name: most calls are answered here)
         named = words(function)
-        if named[:1] and named[0] in READ_VERBS:
-            return False  # get_global_step(optimizer), log_step(optimizer): it reads, it does not step
+        if (named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS:
+            # get_global_step(optimizer), log_step(optimizer), wandb_step_logger(self.optimizer),
+            # restore_training_state(ckpt, model, optimizer): it reads or keeps it, it does not step
+            return False
         said = set(named)
         if not (
             said & TRAINING_WORDS
@@ -3353,10 +3406,13 @@ class GradientStep(RouteDetector):
 
         ``train()``, ``fit()`` do; ``run()`` only on a class of another file (one of this file shows
         what its ``run`` does in its body) not named for evaluating or predicting
-        (``InferenceTrainer(...).run(dataset=d)``).
+        (``InferenceTrainer(...).run(dataset=d)``). A class known to train only by its name
+        (``LoRAFineTuning``, an RL library's ``PPOAgent``) trains when its run is handed something
+        (data, steps): a bare ``prefix.train()`` switches a module to training mode.
         """
         if method(node) != "run":
-            return True
+            named_only = [n for n in (last_name(made.func), *self.names(made.func)) if _trained_by_name(n)]
+            return bool(node.args) or not named_only
         named = set(words(last_name(made.func)))
         return not named & NOT_RUNNING_TRAINING_WORDS and any("." in q for q in self.names(made.func))
 
@@ -3388,6 +3444,8 @@ class GradientStep(RouteDetector):
         tail = _tail(func)
         if (
             names_trainer_class(tail)
+            # (imported under another name: ``from .trainer import ORPOTrainerWrapper as W``)
+            or any(names_trainer_class(q.rsplit(".", 1)[-1]) for q in self.names(func) if "." in q)
             or self._algorithm_trainer(call)
             or _names_trainer_factory(last_name(func))
         ):
@@ -3416,6 +3474,9 @@ class GradientStep(RouteDetector):
     # -- deciding ------------------------------------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for job, call, scope in self.hosted_jobs:
+            if self._preference_kwargs(call, scope):
+                job.kind = "dpo"
         for construction, where, found in self.chained:
             # Trainer(model=m, ...).train(): the loss of the file's model class, read once all is seen
             found.extend(self._model_loss(construction, where))
@@ -3913,6 +3974,31 @@ not one: such a class's ``train`` is not a training run."""
 FINE_TUNER_WORDS = frozenset({"finetuning", "finetuner"})
 """Last words of a class named for fine-tuning a model (pykoi's ``SupervisedFinetuning``); not a
 ``Tuner``, which searches settings (Ray Tune's, a threshold's, a prompt's)."""
+
+
+BACKWARD_RECEIVER_WORDS = OPTIMISER_WORDS | {"accelerator", "scaler", "engine", "booster", "fabric"}
+"""Words of an object whose method named for a backward pass, handed the loss, takes the step (LOMO's
+``optimizer.fused_backward(loss, lr)``; not a custom autograd function's ``ctx.save_for_backward``, nor
+a profiler's ``profile_backward``)."""
+
+
+def _backward_receiver(func: cst.BaseExpression) -> bool:
+    """Say whether a method named for a backward pass is an optimiser's, an accelerator's or a scaler's."""
+    receiver = func.value if type(func) is cst.Attribute else None
+    return receiver is not None and bool(
+        set(words(dotted(receiver).replace(".", "_"))) & BACKWARD_RECEIVER_WORDS
+    )
+
+
+def _trained_by_name(name: str) -> bool:
+    """Say whether a class is known to train only by its name.
+
+    One named for fine-tuning, an RL library's agent named for its algorithm, or a wrapper of either
+    (``FineTuningWrapper``).
+    """
+    base = name.rsplit(".", 1)[-1]
+    base = base[: -len("Wrapper")] if base.endswith("Wrapper") and base != "Wrapper" else base
+    return _names_fine_tuning(base) or (words(base)[-1:] == ("agent",) and _names_algorithm_class(base))
 
 
 def _self_attribute(value: cst.BaseExpression) -> bool:
