@@ -3996,9 +3996,13 @@ def _trained_by_name(name: str) -> bool:
     One named for fine-tuning, an RL library's agent named for its algorithm, or a wrapper of either
     (``FineTuningWrapper``).
     """
-    base = name.rsplit(".", 1)[-1]
-    base = base[: -len("Wrapper")] if base.endswith("Wrapper") and base != "Wrapper" else base
+    base = _unwrapped(name.rsplit(".", 1)[-1])
     return _names_fine_tuning(base) or (words(base)[-1:] == ("agent",) and _names_algorithm_class(base))
+
+
+def _unwrapped(name: str) -> str:
+    """Return the class a wrapper's name wraps (``ORPOTrainerWrapper`` -> ``ORPOTrainer``), else the name."""
+    return name[: -len("Wrapper")] if name.endswith("Wrapper") and name != "Wrapper" else name
 
 
 def _self_attribute(value: cst.BaseExpression) -> bool:
@@ -4032,10 +4036,10 @@ def names_trainer_class(name: str) -> bool:
     """
     if name.endswith("Trainer") or _TRAINER_CLASS.fullmatch(name) is not None:
         return True
-    if name.endswith("Wrapper") and len(name) > len("Wrapper"):
+    if (wrapped := _unwrapped(name)) != name:
         # a wrapper of a class is read as that class (``ORPOTrainerWrapper``: a trainer; a
         # ``ValueHeadWrapper``: a model's part)
-        return names_trainer_class(name[: -len("Wrapper")])
+        return names_trainer_class(wrapped)
     said = _class_words(name)
     if name[:1].isupper() and len(said) > 1 and "trainer" in said and not TRAINER_PART_WORDS & set(said):
         # ``TrainerNoShuffle``, ``TrainerWithPacking``, ``CustomTrainerForgetting``: a trainer told
