@@ -195,7 +195,8 @@ def _reward_named(name: str) -> bool:
 
 
 def _note_named_loss(f: Features, identifier: str) -> None:
-    found = set(words(identifier))
+    said = words(identifier)
+    found = set(said)
     # (a variant named by a prefix to its family's name: ``cmdpo_loss``, ``vlmgrpo_loss``)
     variants = {named_variant(w) for w in found} if "loss" in found else set()
     if "GRPO" in variants:
@@ -203,12 +204,12 @@ def _note_named_loss(f: Features, identifier: str) -> None:
         f.words.add("grpo")  # (the family the form's own words are read for, as for ``grpo_loss``)
     elif names_rl_loss(identifier):
         f.named_rl_losses.add(identifier)
-    elif names_the_loss(words(identifier)) and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
+    elif names_the_loss(said) and (found & PREFERENCE_LOSS_WORDS or "DPO" in variants):
         # (the loss itself, ``dpo_loss_v2``; not a setting of it, ``dpo_loss_weight = 0.0``)
         f.named_preference_losses.add(identifier)
     elif "loss" in found and found & PAIRWISE_LOSS_WORDS:
         f.named_pairwise_losses.add(identifier)
-    elif names_the_loss(words(identifier)) and found & DISTILLATION_LOSS_WORDS:
+    elif names_the_loss(said) and found & DISTILLATION_LOSS_WORDS:
         f.named_distillation_losses.add(identifier)
     elif {"next", "token", "loss"} <= found or {"lm", "loss"} <= found:
         # one identifier naming the language-model objective (``compute_next_token_loss``,
