@@ -46,6 +46,7 @@ from arb_audit.analyzer.detectors.tool_feedback import SCORED_TOOL_RESULTS
 from arb_audit.analyzer.frameworks import HANDED_LOSS_LOOPS
 from arb_audit.analyzer.loss_slice import FORWARD_ONLY, PLAIN_POLICY_GRADIENT
 from arb_audit.analyzer.names import NameResolver
+from arb_audit.analyzer.played_after_training import mark_played_after_training
 from arb_audit.analyzer.positions import locate
 from arb_audit.analyzer.source import SourceFile, parse_python
 from arb_audit.analyzer.triggers import triggered
@@ -310,6 +311,7 @@ def _find(
     except RecursionError:
         return [], "nesting too deep to analyse"
     findings = context.findings
+    mark_played_after_training(parsed.module, findings)
     locate(findings, parsed.module, text, parsed.partial)
     findings.sort(key=lambda f: (f.line, f.col))
     return findings, parsed.error
