@@ -29,6 +29,8 @@ METRIC_WORDS = frozenset(
 AT_K = re.compile(r"\b(?:pass|maj|rm|best|mean|avg|cons)@\{?\w+", re.IGNORECASE)
 """A metric over k samples as people print it (``pass@5``, ``maj@{k}``)."""
 AVERAGES = frozenset({"mean", "average", "nanmean", "fmean"})
+RATIO_WORDS = frozenset({"ratio", "percent", "percentage", "fraction", "div", "divide"})
+"""Words of a helper that divides one count by another (``ratio(hits, total)``, ``safe_div(a, b)``)."""
 METRIC_CLASSES = frozenset(
     {"datasets.Metric", "evaluate.Metric", "evaluate.EvaluationModule", "datasets.metric.Metric"}
 )
@@ -81,7 +83,7 @@ class MetricReport(RouteDetector):
     TRIGGERS = (
         *("accuracy", "acc =", "acc=", "_acc", "acc_", "pass@", "maj@", "rm@", "best@", "mean@", "avg@"),
         *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1", "metric"),
-        *("rouge", "bleu", "Metric", "correct", "solved"),
+        *("rouge", "bleu", "Metric", "correct", "solved", "ratio", "percent", "fraction"),
         "pred",  # (a scorer's parameters: ``def math_equal(prediction, reference)``)
     )
 
@@ -98,6 +100,7 @@ class MetricReport(RouteDetector):
         Valid("match = re.match(pattern, text)\n"),
         Valid("print('loss', sum(losses) / len(losses))\n"),
         Valid("correction = base / scale\n"),
+        Valid("midpoint = (left + right) / 2.0\n"),
         Valid("metrics['train/percent_correct'] = sum(correct) / len(correct)\n"),
         Valid("logs = {'train/accuracy': acc_sum / n}\nstats = {'accuracy': None, 'loss': total / n}\n"),
         Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
@@ -118,6 +121,7 @@ class MetricReport(RouteDetector):
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
         Invalid("def evaluate(rows):\n    return num_correct * 1.0 / total\n", "scoring", variant=METRIC),
         Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
+        Invalid("report = {'execution_accuracy': ratio(executed_right, total)}\n", "scoring", variant=METRIC),
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
         Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
         Invalid("scores = compute_rouge(predictions, references)\n", "scoring", variant=METRIC),
@@ -206,7 +210,9 @@ class MetricReport(RouteDetector):
             return
         counted = [n.value for n in (node.left, *descendants(node.left)) if type(n) is cst.Name]
         statement = self.context.statements[-1] if self.context.statements else None
-        if any(CORRECT_WORDS & set(words(n)) for n in counted) and not _training_log(statement):
+        said = {w for n in counted for w in words(n)}
+        # (left + right) / 2 halves an interval: "right" is a side there, not a right answer
+        if said & CORRECT_WORDS and "left" not in said and not _training_log(statement):
             self.rated = True
             self.report(
                 node, "scoring", "divides a count of right answers", statement=statement, variant=METRIC
@@ -268,7 +274,9 @@ def _aggregate(value: cst.BaseExpression) -> bool:
         if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Divide):
             return True
         if type(node) is cst.Call and (
-            method(node) in AVERAGES or (type(node.func) is cst.Name and node.func.value in AVERAGES)
+            method(node) in AVERAGES
+            or (type(node.func) is cst.Name and node.func.value in AVERAGES)
+            or (len(node.args) == 2 and RATIO_WORDS & set(words(last_name(node.func))))
         ):
             return True
     return False
