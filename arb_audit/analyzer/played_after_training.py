@@ -21,6 +21,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.detectors.environment import DEFINED
 from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.walk import descendants
 
 AFTER_TRAINING = "played after the training it follows, to evaluate (no update takes its episodes)"
 """Message a finding of episodes played after the training in its block is given; its signal becomes
@@ -29,19 +30,36 @@ AFTER_TRAINING = "played after the training it follows, to evaluate (no update t
 _Place = tuple[Sequence[cst.CSTNode], int, "cst.CSTNode | None"]
 """Where a statement is: its block, its index there, the compound statement around the block."""
 
-_CLAUSES = (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.If, cst.MatchCase)
-"""Parts of a compound statement that hold a block of their own (``cst.If`` there is an ``elif``)."""
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 """Statements that run nothing where they stand (their bodies run where they are called)."""
 
 
+def _suite(suite: cst.BaseSuite | None) -> Sequence[cst.CSTNode]:
+    return suite.body if suite is not None else ()
+
+
 def _blocks(node: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
-    """Yield the statement blocks directly inside a compound statement (body, else, handlers, elifs)."""
-    for child in node.children:
-        if isinstance(child, cst.IndentedBlock | cst.SimpleStatementSuite):
-            yield child.body
-        elif isinstance(child, _CLAUSES):
-            yield from _blocks(child)
+    """Yield the statement blocks directly inside a compound statement (body, else, handlers, elifs).
+
+    Read from the fields themselves: libcst's ``children`` rebuilds its list through a visitor.
+    """
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body.body
+    if type(node) is cst.Match:
+        for case in node.cases:
+            yield _suite(case.body)
+    for handler in getattr(node, "handlers", ()):
+        yield _suite(handler.body)
+    orelse = getattr(node, "orelse", None)
+    while type(orelse) is cst.If:  # elif: its own body, then its own else
+        yield _suite(orelse.body)
+        orelse = orelse.orelse
+    if type(orelse) is cst.Else:
+        yield _suite(orelse.body)
+    finalbody = getattr(node, "finalbody", None)
+    if type(finalbody) is cst.Finally:
+        yield _suite(finalbody.body)
 
 
 def _places(module: cst.Module) -> dict[int, _Place]:
@@ -52,7 +70,7 @@ def _places(module: cst.Module) -> dict[int, _Place]:
         block, around = pending.pop()
         for index, statement in enumerate(block):
             places[id(statement)] = (block, index, around)
-            if isinstance(statement, cst.SimpleStatementLine):
+            if type(statement) is cst.SimpleStatementLine:
                 for small in statement.body:
                     places[id(small)] = (block, index, around)
             else:
@@ -70,14 +88,62 @@ def _outward(place: _Place, places: dict[int, _Place]) -> Iterator[_Place]:
         place = places[id(around)]
 
 
-def _calls(node: cst.CSTNode) -> Iterator[str]:
-    """Yield the last names of the callees of the calls inside a node (not inside its definitions)."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Call) and (name := last_name(current.func)):
-            yield name
-        pending.extend(c for c in current.children if not isinstance(c, _DEFINITIONS))
+def _called(node: cst.CSTNode) -> frozenset[str]:
+    """Return the last names of the callees of the calls inside a node."""
+    return frozenset(name for n in descendants(node) if type(n) is cst.Call and (name := last_name(n.func)))
+
+
+class _Training:
+    """Which statements of a file train: a gradient step is inside, or a call to a function that has one.
+
+    The functions are read only when a statement is asked of that no step is inside.
+    """
+
+    def __init__(self, places: dict[int, _Place], steps: list[Finding]) -> None:
+        self.places = places
+        self.stepping: set[int] = set()
+        """Statements with a gradient step inside them, out to the function around it."""
+        self.stepped: set[str] = set()
+        """Names of the functions (methods too) a gradient step is in."""
+        for step in steps:
+            if (place := places.get(id(step.statement))) is None:
+                continue
+            for block, index, around in _outward(place, places):
+                self.stepping.add(id(block[index]))
+                if type(around) is cst.FunctionDef:
+                    self.stepped.add(around.name.value)
+        self._functions: set[str] | None = None
+        self._trains: dict[int, bool] = {}
+
+    def functions(self) -> set[str]:
+        """Return the names of the file's functions that train, directly or through the calls they make."""
+        if self._functions is None:
+            defined = [
+                block[index]
+                for block, index, _ in self.places.values()
+                if type(block[index]) is cst.FunctionDef
+            ]
+            calls = {f.name.value: _called(f.body) for f in defined if isinstance(f, cst.FunctionDef)}
+            training = set(self.stepped)
+            grown = True
+            while grown:  # (a function calling a training function trains, as far as the calls go)
+                grown = False
+                for name, called in calls.items():
+                    if name not in training and called & training:
+                        training.add(name)
+                        grown = True
+            self._functions = training
+        return self._functions
+
+    def trains(self, statement: cst.CSTNode) -> bool:
+        """Say whether running ``statement`` takes a gradient step (a definition runs nothing)."""
+        if isinstance(statement, _DEFINITIONS):
+            return False
+        known = self._trains.get(id(statement))
+        if known is None:
+            known = id(statement) in self.stepping or bool(_called(statement) & self.functions())
+            self._trains[id(statement)] = known
+        return known
 
 
 def mark_played_after_training(module: cst.Module, findings: list[Finding]) -> None:
@@ -95,42 +161,15 @@ def mark_played_after_training(module: cst.Module, findings: list[Finding]) -> N
     if not played or not steps:
         return
     places = _places(module)
-    stepping: set[int] = set()
-    """Statements with a gradient step inside them, out to the function around it."""
-    training_functions: set[str] = set()
-    """Names of the file's functions (methods too) a gradient step is in, or that call one of them."""
-    for step in steps:
-        if (place := places.get(id(step.statement))) is None:
-            continue
-        for block, index, around in _outward(place, places):
-            stepping.add(id(block[index]))
-            if isinstance(around, cst.FunctionDef):
-                training_functions.add(around.name.value)
-    defined = {id(b[i]): b[i] for b, i, _ in places.values() if isinstance(b[i], cst.FunctionDef)}
-    grown = True
-    while grown:  # (a function calling a training function trains, as far as the calls go)
-        grown = False
-        for function in defined.values():
-            assert isinstance(function, cst.FunctionDef)
-            name = function.name.value
-            if name not in training_functions and any(c in training_functions for c in _calls(function.body)):
-                training_functions.add(name)
-                grown = True
-
-    def trains(statement: cst.CSTNode) -> bool:
-        if isinstance(statement, _DEFINITIONS):
-            return False
-        return id(statement) in stepping or any(name in training_functions for name in _calls(statement))
-
+    training = _Training(places, steps)
     for found in played:
-        assert found.statement is not None
         start = places.get(id(found.statement))
         if start is None or isinstance(start[0][start[1]], _DEFINITIONS):
             continue
         for block, index, _ in _outward(start, places):
-            if trains(block[index]):
+            if training.trains(block[index]):
                 break  # the episodes are played where the training is: they may feed it
-            if any(trains(s) for s in block[:index]) and not any(trains(s) for s in block[index + 1 :]):
+            if any(map(training.trains, block[:index])) and not any(map(training.trains, block[index + 1 :])):
                 at = findings.index(found)
                 findings[at] = replace(
                     found, signal="inference", message=f"{found.message}: {AFTER_TRAINING}"
