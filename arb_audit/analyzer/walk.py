@@ -317,6 +317,21 @@ def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     return _descendants(node)
 
 
+def own_descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Return every node under ``node`` outside the functions and lambdas defined in it (dead code excluded).
+
+    What a function's body does itself: a nested function's code runs where that function is called.
+    """
+    found: list[cst.CSTNode] = []
+    pending = _children(node)
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        if type(current) is not cst.FunctionDef and type(current) is not cst.Lambda:
+            pending.extend(_children(current))
+    return found
+
+
 def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     pending = _children(node)

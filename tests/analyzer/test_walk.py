@@ -99,3 +99,20 @@ def test_a_call_is_left_by_the_detectors_that_visited_it() -> None:
     walk.run(module, [some, every], context)
     assert (some.called, some.left) == (["f"], ["f"])
     assert (every.called, every.left) == (["len", "f"], ["f", "len"])
+
+
+def test_a_function_s_own_nodes_leave_out_the_functions_and_lambdas_defined_in_it() -> None:
+    module = cst.parse_module(
+        "def score(x):\n    def inner():\n        return 1\n    key = lambda y: y\n    return x + 2\n"
+    )
+    function = module.body[0]
+    assert isinstance(function, cst.FunctionDef)
+    own = walk.own_descendants(function.body)
+    returns = [n for n in own if type(n) is cst.Return]
+    assert [type(r.value) for r in returns] == [cst.BinaryOperation]
+    assert not any(type(n) is cst.Integer and n.value == "1" for n in own)
+    assert any(type(n) is cst.Lambda for n in own) and not any(
+        type(n) is cst.Name and n.value == "y" for n in own
+    )
+    every = walk.descendants(function.body)
+    assert sum(type(n) is cst.Return for n in every) == 2

@@ -7,7 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.loss_slice import MODEL_WORDS, words
 from arb_audit.analyzer.names import dotted, last_name
-from arb_audit.analyzer.walk import descendants
+from arb_audit.analyzer.walk import descendants, own_descendants
 
 NOT_A_REWARD_FUNCTION = frozenset(
     {
@@ -541,11 +541,9 @@ def _rewarding_verifier(node: cst.ClassDef) -> cst.FunctionDef | None:
 
 def _returns_reward(node: cst.FunctionDef) -> bool:
     """Say whether a function returns a value named a reward (``return reward, info``)."""
-    finder = _Return()
-    node.body.visit(finder)
     return any(
         type(n) is cst.Name and {"reward", "rewards"} & set(words(n.value))
-        for value in finder.values
+        for value in _returned(node)
         for n in (value, *descendants(value))
     )
 
@@ -628,28 +626,11 @@ def _reward_named(name: str) -> bool:
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
 
 
-class _Return(cst.CSTVisitor):
-    """Finds a ``return`` with a value in a function's own body (not in nested functions)."""
-
-    def __init__(self) -> None:
-        self.found = False
-        self.values: list[cst.BaseExpression] = []
-        """What the function's own returns give back."""
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found = self.found or node.value is not None
-        if node.value is not None:
-            self.values.append(node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+def _returned(node: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """Return what a function's own ``return`` statements give back (not those of nested functions)."""
+    return [n.value for n in own_descendants(node.body) if type(n) is cst.Return and n.value is not None]
 
 
 def _returns(node: cst.FunctionDef) -> bool:
     """Say whether ``node`` returns a value (a reward), not only logs or stores one."""
-    finder = _Return()
-    node.body.visit(finder)
-    return finder.found
+    return bool(_returned(node))
