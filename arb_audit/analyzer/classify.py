@@ -485,9 +485,12 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         result.default_route = next(
             (f.default for f in findings if f.signal == "dispatch" and f.default), None
         )
-        if set(routes) <= {"GRPO", "PPO"} and policy_gradient and all(s.interactive for s in policy_gradient):
+        if set(routes) <= {"GRPO", "PPO"} and (
+            all(s.interactive for s in policy_gradient) if policy_gradient else bool(steps) and interactive
+        ):
             # the setting picks only the policy-gradient estimator, while every route trains on
-            # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from)
+            # multi-turn episodes: online RL whichever it picks (TAXONOMY.md: where the samples come from);
+            # so too a trainer of no loss read here that is run on an environment of several turns
             result.role, result.primary = "training", "ONLINE_RL"
         elif set(routes) <= {"GRPO", "PPO"} and distilled:
             # the setting picks only the estimator of rewards that are a teacher's log-probabilities:

@@ -98,6 +98,7 @@ class MultiTurnLoop(RouteDetector):
     VALID = (
         # (an environment's id is no environment handed; a config of rollouts plays nothing)
         Valid("collector = RolloutCollector(policy=policy, env_id=name, max_steps=8)\n"),
+        Valid("env = BanditEnv(arms=10, max_turns=1)\n"),
         Valid("rollout_cfg = RolloutConfig(env=env, max_steps=30, temperature=0.7)\n"),
         Valid("collector = RolloutCollector(policy=policy, env='alfworld', max_steps=8)\n"),
         # a conversation of stored answer steps built and templated turn by turn, no model sampled
@@ -222,6 +223,10 @@ class MultiTurnLoop(RouteDetector):
             "agent = MultimodalAgent(model=policy, max_steps=MAX_STEPS)\n", "interactive", None, USER_TURN
         ),
         Invalid("agent = create_react_agent(llm, tools)\n", "interactive", None, USER_TURN),
+        # an environment given several turns, whoever steps it (a trainer handed it)
+        Invalid(
+            "env = DBToolEnv(mode='train', max_turns=config.tool.max_turns)\n", "interactive", None, USER_TURN
+        ),
         Invalid(
             "rollout = MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)\n", "interactive", None, USER_TURN
         ),
@@ -658,8 +663,8 @@ class MultiTurnLoop(RouteDetector):
         """Say whether ``node`` builds an agent or a rollout loop given several turns (or tools).
 
         ``MultimodalAgent(model=policy, max_steps=MAX_STEPS)``, ``create_react_agent(llm, tools)``,
-        ``MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)``: a step limit above one, or tools; the
-        model's turns alternate with its tools' or the world's answers.
+        ``MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)``, ``DBToolEnv(max_turns=cfg.max_turns)``: a
+        step limit above one, or tools; the model's turns alternate with its tools' or the world's answers.
         """
         turns = any(
             # (handed its tools in order: ``create_react_agent(llm, tools)``)
@@ -678,6 +683,9 @@ class MultiTurnLoop(RouteDetector):
         named = words(last_name(node.func))
         return (
             named[-1:] == ("agent",)
+            # an environment built with a limit on its turns (``DBToolEnv(..., max_turns=cfg.max_turns)``):
+            # its episodes are the model's turns and its answers, whoever steps it
+            or named[-1:] in (("env",), ("environment",))
             or runs_agent_loop(node, self.names)
             # a rollout collector handed the environment it steps (``RolloutCollector(policy=p,
             # env=env, max_steps=cfg.max_steps)``): its episodes are the world's turns and the model's
