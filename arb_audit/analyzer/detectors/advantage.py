@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
@@ -17,8 +19,6 @@ CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
 REGROUPINGS = frozenset({"view", "reshape", "unflatten", "view_as", "reshape_as"})
 """Methods that lay a tensor's values out in groups without changing them (``rewards.view(-1, n)``)."""
-SPREADS = REGROUPINGS | {"repeat", "repeat_interleave", "expand", "expand_as", "unsqueeze", "squeeze"}
-"""Methods that spread one statistic per group back over the group's samples (``mean.repeat(n)``)."""
 SPREADS = frozenset({"repeat_interleave", "repeat", "expand", "expand_as", "unsqueeze", "tile"})
 """Methods that spread one value per group back over the group's samples."""
 DISCOUNT_WORDS = frozenset({"gamma", "discount"})
@@ -31,6 +31,18 @@ TEST_WORDS = frozenset({"test", "tests", "testcase"})
 """Words of a test case's base class (``unittest.TestCase``)."""
 NAMED_ESTIMATOR = "named_estimator"
 """Variant of a ``loss`` finding: advantages from an estimator of another file, named for its family."""
+GROUPED_SAMPLING = frozenset(
+    {
+        *("num_return_sequences", "num_generations", "n_generations", "generations_per_prompt", "group_size"),
+        *("samples_per_prompt", "num_samples_per_prompt", "n_samples_per_prompt", "responses_per_prompt"),
+        *("rollout_n", "n_rollouts", "num_rollouts", "rollouts_per_prompt", "best_of", "repeat_interleave"),
+        *("repeat", "tile", "G"),
+    }
+)
+"""Identifiers of a file that draws several samples per prompt (``num_return_sequences``, a group's size,
+prompts repeated): rewards centred on a batch's mean are then centred on each prompt's group."""
+GROUP_NAMES = frozenset({"group", "groups", "grouped", "grpo"})
+"""Words of a name that says its values come in groups of one prompt's samples (``group_rewards``)."""
 DIVIDERS = frozenset({"safe_div", "div", "divide", "true_divide"})
 """Functions that divide their first argument by their second (``safe_div(r - r.mean(), std)``)."""
 
@@ -95,9 +107,24 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
             "grpo",
         ),
-        Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
+        # a prompt's samples drawn several times, their rewards centred on their mean
+        Invalid(
+            "outs = policy.generate(prompts, num_return_sequences=group_size)\n"
+            "advantages = rewards - rewards.mean()\n",
+            "loss",
+            "grpo",
+        ),
+        # one sample per prompt: the batch's mean is a baseline the prompts share (REINFORCE)
+        Invalid("advantages = rewards - rewards.mean()\n", "loss", "ppo", "reinforce"),
+        Invalid("prompts = [question] * k\nadvantages = rewards - rewards.mean()\n", "loss", "grpo"),
+        Invalid(
+            "samples = sample(policy, prompt, num_samples=16)\nadvantages = rewards - rewards.mean()\n",
+            "loss",
+            "grpo",
+        ),
         # each item of the group's rewards, against their mean and spread
         Invalid(
+            "outs = policy.generate(prompts, num_return_sequences=group_size)\n"
             "mean_reward = sum(rewards) / len(rewards)\nstd_reward = torch.std(torch.tensor(rewards))\n"
             "advantages = [(r - mean_reward) / (std_reward + eps) for r in rewards]\n",
             "loss",
@@ -114,6 +141,7 @@ class AdvantageEstimate(RouteDetector):
         ),
         # the rewards converted under another name
         Invalid(
+            "outs = llm.generate(prompts, SamplingParams(n=8))\n"
             "def compute(rewards):\n    values = [float(r) for r in rewards]\n"
             "    mean = sum(values) / len(values)\n"
             "    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))\n"
@@ -129,13 +157,14 @@ class AdvantageEstimate(RouteDetector):
         ),
         # each sample built with its advantage, its reward against the group's mean (numpy's too)
         Invalid(
-            "import numpy as np\nmu = np.mean(rewards)\n"
+            "import numpy as np\nouts = policy.generate(prompts.repeat_interleave(4, dim=0))\n"
+            "mu = np.mean(rewards)\n"
             "samples = [Sample(tokens=t, advantage=reward - mu) for t, reward in zip(outs, rewards)]\n",
             "loss",
             "grpo",
         ),
         Invalid(
-            "mean_reward = sum(rewards) / len(rewards)\n"
+            "outs = [sample(prompt) for _ in range(group_size)]\nmean_reward = sum(rewards) / len(rewards)\n"
             "samples = [Sample(tokens=t, advantage=reward - mean_reward)\n"
             "           for t, reward in zip(outs, rewards)]\n",
             "loss",
@@ -180,11 +209,20 @@ class AdvantageEstimate(RouteDetector):
             "loss",
             "ppo",
         ),
-        Invalid("adv = zeros_like(rewards) if m <= 0 else (rewards - rewards.mean()) / m\n", "loss", "grpo"),
+        Invalid(
+            "G = 16\nadv = zeros_like(rewards) if m <= 0 else (rewards - rewards.mean()) / m\n",
+            "loss",
+            "grpo",
+        ),
         Invalid("assign_advantages(trace, trace.reward - baseline)\n", "loss", "ppo"),
-        Invalid("mu = rewards.mean()\nadvantages = rewards - mu\n", "loss", "grpo"),
+        Invalid("n_rollouts = 8\nmu = rewards.mean()\nadvantages = rewards - mu\n", "loss", "grpo"),
         Invalid("mu = baseline.mean()\nadvantages = rewards - mu\n", "loss", "ppo"),
-        Invalid("normalized_rewards = safe_div(rewards - rewards.mean(), rewards.std())\n", "loss", "grpo"),
+        Invalid(
+            "group_rewards = torch.tensor(rewards)\n"
+            "normalized_rewards = safe_div(group_rewards - group_rewards.mean(), group_rewards.std())\n",
+            "loss",
+            "grpo",
+        ),
         Invalid(
             # an estimator's method, named for what it returns by its class's base
             "class GroupEstimator(AdvantageEstimator):\n"
@@ -261,6 +299,11 @@ class AdvantageEstimate(RouteDetector):
         """Names read into reward-named assignments, by the id of the function body they are in."""
         self.defs: list[cst.FunctionDef] = []
         """The functions around the node visited, innermost last."""
+        self.samples_a_prompt = False
+        """A call is handed one prompt and a count of samples (``sample(policy, prompt, num_samples=16)``)."""
+        self.batch_centred: list[tuple[cst.BaseExpression, cst.CSTNode | None]] = []
+        """Advantages centred on the mean of all the rewards (no groups laid out), with their statement:
+        judged at the end of the file, by whether it samples a prompt several times."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
@@ -319,6 +362,20 @@ class AdvantageEstimate(RouteDetector):
             self.residuals.append(node.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.batch_centred:
+            value, statement = self.batch_centred[0]
+            if self.samples_a_prompt or _samples_per_prompt(self.context):
+                message = "advantages are rewards centred on their own group's mean"
+                self.report(value, "loss", message, statement=statement, kind="grpo", variant="grpo")
+            else:
+                # one sample per prompt: the batch's mean is a baseline shared by different prompts
+                # (REINFORCE with a mean baseline), not a group's (TAXONOMY.md: GRPO compares the
+                # samples of one prompt)
+                message = (
+                    "advantages are rewards centred on the batch's mean, and nothing samples a prompt more"
+                    " than once: a shared baseline (REINFORCE)"
+                )
+                self.report(value, "loss", message, statement=statement, kind="ppo", variant="reinforce")
         if self.fills_advantages:
             for residual in self.residuals[:1]:
                 message = "advantages from temporal-difference residuals of a learned value (GAE)"
@@ -329,6 +386,8 @@ class AdvantageEstimate(RouteDetector):
             self._judge(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if not self.samples_a_prompt and _samples_a_prompt(node):
+            self.samples_a_prompt = True
         if _group_statistics(node) and not self.grouped and self._estimates_advantages():
             # ``df.groupby("group_id")["reward"].agg(["mean", "std"])``: each sample's reward is then
             # compared with its own group's (a table's rows grouped by prompt)
@@ -419,7 +478,11 @@ class AdvantageEstimate(RouteDetector):
                 message = f"advantages from {name}(), an estimator named for its family"
                 self.report(value, "loss", message, kind=kind, variant=NAMED_ESTIMATOR)
             return
-        if centred:
+        if centred and not _grouped(value):
+            # centred on the mean of all of them: a group's only where a prompt's samples are several
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.batch_centred.append((value, statement))
+        elif centred:
             self.report(
                 value,
                 "loss",
@@ -432,6 +495,51 @@ class AdvantageEstimate(RouteDetector):
                 value, "loss", "advantages are rewards minus a separate baseline", kind="ppo", variant="ppo"
             )
 
+
+def _grouped(value: cst.BaseExpression) -> bool:
+    """Say whether an advantage's expression lays its rewards out in groups, or names them a group's.
+
+    ``rewards.view(-1, n).mean(dim=1)``, a reduction along an axis, ``group_rewards - group_mean``.
+    """
+    for node in (value, *descendants(value)):
+        if type(node) is cst.Call and (
+            method(node) in REGROUPINGS | SPREADS
+            or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in node.args)
+        ):
+            return True
+        if type(node) is cst.Name and (
+            GROUP_NAMES & set(words(node.value)) or node.value.split("_")[-1] == "G"
+        ):
+            return True
+    return False
+
+
+SAMPLE_COUNTS = frozenset({"num_samples", "n_samples", "num_completions", "n_completions", "n", "k"})
+"""Keywords giving how many samples a call draws."""
+ONE_PROMPT_WORDS = frozenset({"prompt", "question", "query", "problem", "instruction", "task"})
+"""Words of a name holding one prompt (singular: a batch of prompts is sampled once each)."""
+
+
+def _samples_a_prompt(call: cst.Call) -> bool:
+    """Say whether a call is handed one prompt and a count of samples to draw of it."""
+    counted = any(a.keyword is not None and a.keyword.value in SAMPLE_COUNTS for a in call.args)
+    return counted and any(
+        type(a.value) is cst.Name and ONE_PROMPT_WORDS & set(words(a.value.value)) for a in call.args
+    )
+
+
+def _samples_per_prompt(context: FileContext) -> bool:
+    """Say whether the file draws several samples per prompt (its identifiers, a prompt list multiplied)."""
+    if not context.text:
+        return True  # (no text to read: as before, centred rewards are a group's)
+    if any(context.mentions(name) for name in GROUPED_SAMPLING):
+        return True
+    return bool(_SEVERAL_SAMPLES.search(context.text))
+
+
+_SEVERAL_SAMPLES = re.compile(r"\bn\s*=\s*[\w.]+\s*[,)]|\]\s*\*\s*[\w.]+|\w*[Gg]roup\w*")
+"""A sampler asked for ``n=`` completions, a list of prompts multiplied (``[prompt] * k``), a name of a
+group."""
 
 REWARD_WORDS = frozenset({"reward", "rewards"})
 """Words of a name that holds a reward (what a position's gain may be a term of)."""
