@@ -7,8 +7,11 @@ code instead. A script that trains (``for step ...: loss.backward()``) and then,
 of the same block, plays an environment's episodes with the model it trained and takes no step there
 has evaluated that model: nothing the loop plays comes back to an update. The block is any run of
 statements (a module, a function's body, an ``if __name__`` branch); a statement trains when a
-gradient step is inside it or it calls a function of the file inside which one is. Statements are told
-apart by their nodes, so no position is computed.
+gradient step is inside it or it calls a function of the file inside which one is. In a block that may
+run again (a loop's body, a function's), an update earlier in the text may come later in time: there
+the episodes count as after the training only when they fill no store the statements before them read
+(a buffer).
+Statements are told apart by their nodes, so no position is computed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import libcst as cst
 
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.detectors.environment import DEFINED
-from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
 AFTER_TRAINING = "played after the training it follows, to evaluate (no update takes its episodes)"
@@ -30,6 +32,8 @@ AFTER_TRAINING = "played after the training it follows, to evaluate (no update t
 _Place = tuple[Sequence[cst.CSTNode], int, "cst.CSTNode | None"]
 """Where a statement is: its block, its index there, the compound statement around the block."""
 
+_REPEATED = (cst.For, cst.While, cst.FunctionDef)
+"""Blocks that may run again: a loop's body, a function's (called from a loop)."""
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 """Statements that run nothing where they stand (their bodies run where they are called)."""
 
@@ -88,9 +92,91 @@ def _outward(place: _Place, places: dict[int, _Place]) -> Iterator[_Place]:
         place = places[id(around)]
 
 
+OTHER_OBJECTS_METHODS = frozenset(
+    {
+        *(
+            "update",
+            "append",
+            "extend",
+            "add",
+            "insert",
+            "pop",
+            "remove",
+            "clear",
+            "copy",
+            "get",
+            "setdefault",
+        ),
+        *("items", "keys", "values", "train", "eval", "to", "cuda", "cpu", "run", "start", "close", "reset"),
+    }
+)
+"""Methods of a file's class that a call on another object, spelled the same, is more likely to mean: a
+container's (``stats.update(...)``), a module's mode (``model.train()``), a process's."""
+OWN_RECEIVERS = frozenset({"self", "cls"})
+
+
 def _called(node: cst.CSTNode) -> frozenset[str]:
-    """Return the last names of the callees of the calls inside a node."""
-    return frozenset(name for n in descendants(node) if type(n) is cst.Call and (name := last_name(n.func)))
+    """Return the names of the functions and methods the calls inside a node may reach in the file.
+
+    ``f(...)`` and ``self.f(...)`` name them; ``x.update(...)`` names a method of the file only when it
+    is no method other objects have under that name (a dict's, a module's mode switch).
+    """
+    called = set()
+    for n in descendants(node):
+        if type(n) is not cst.Call:
+            continue
+        func = n.func
+        if type(func) is cst.Name:
+            called.add(func.value)
+        elif type(func) is cst.Attribute and (
+            func.attr.value not in OTHER_OBJECTS_METHODS
+            or (type(func.value) is cst.Name and func.value.value in OWN_RECEIVERS)
+        ):
+            called.add(func.attr.value)
+    return frozenset(called)
+
+
+def _filled(node: cst.CSTNode) -> set[str]:
+    """Return the stores a statement fills.
+
+    Receivers of ``append``/``extend``..., items assigned (``buffer[i] = ...``), accumulators (``total +=
+    r``); a name merely rebound (``r = ...``) is no store.
+    """
+    filled: set[str] = set()
+    for n in (node, *descendants(node)):
+        targets: list[cst.BaseExpression] = []
+        if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in FILLING:
+            targets = [n.func.value]
+        elif type(n) is cst.AugAssign:
+            targets = [n.target]
+        elif type(n) is cst.Assign:
+            targets = [t.target.value for t in n.targets if type(t.target) is cst.Subscript]
+        for target in targets:
+            if type(target) is cst.Name:
+                filled.add(target.value)
+            elif type(target) is cst.Attribute:
+                filled.add(target.attr.value)
+    return filled
+
+
+def _read(node: cst.CSTNode) -> set[str]:
+    """Return the names and attributes a statement spells, less those it only binds (``wins = 0``)."""
+    bound = {
+        id(t.target)
+        for n in (node, *descendants(node))
+        if type(n) is cst.Assign
+        for t in n.targets
+        if type(t.target) is cst.Name
+    }
+    return {
+        t.value if type(t) is cst.Name else t.attr.value  # type: ignore[union-attr]
+        for t in descendants(node)
+        if (type(t) is cst.Name and id(t) not in bound) or type(t) is cst.Attribute
+    }
+
+
+FILLING = frozenset({"append", "extend", "add", "insert", "put", "push", "update", "store", "add_trajectory"})
+"""Methods that fill the object they are called on (a buffer the episodes are kept in)."""
 
 
 class _Training:
@@ -123,15 +209,20 @@ class _Training:
                 for block, index, _ in self.places.values()
                 if type(block[index]) is cst.FunctionDef
             ]
-            calls = {f.name.value: _called(f.body) for f in defined if isinstance(f, cst.FunctionDef)}
+            callers: dict[str, set[str]] = {}
+            """Each name called, with the functions calling it."""
+            for function in defined:
+                assert isinstance(function, cst.FunctionDef)
+                for name in _called(function.body):
+                    callers.setdefault(name, set()).add(function.name.value)
+            # a function calling a training function trains, as far as the calls go (each name once)
             training = set(self.stepped)
-            grown = True
-            while grown:  # (a function calling a training function trains, as far as the calls go)
-                grown = False
-                for name, called in calls.items():
-                    if name not in training and called & training:
-                        training.add(name)
-                        grown = True
+            pending = list(training)
+            while pending:
+                for caller in callers.get(pending.pop(), ()):
+                    if caller not in training:
+                        training.add(caller)
+                        pending.append(caller)
             self._functions = training
         return self._functions
 
@@ -166,12 +257,17 @@ def mark_played_after_training(module: cst.Module, findings: list[Finding]) -> N
         start = places.get(id(found.statement))
         if start is None or isinstance(start[0][start[1]], _DEFINITIONS):
             continue
-        for block, index, _ in _outward(start, places):
+        for block, index, around in _outward(start, places):
             if training.trains(block[index]):
                 break  # the episodes are played where the training is: they may feed it
-            if any(map(training.trains, block[:index])) and not any(map(training.trains, block[index + 1 :])):
-                at = findings.index(found)
-                findings[at] = replace(
-                    found, signal="inference", message=f"{found.message}: {AFTER_TRAINING}"
-                )
+            if not any(map(training.trains, block[:index])) or any(map(training.trains, block[index + 1 :])):
+                continue
+            if isinstance(around, _REPEATED) and _filled(block[index]) & set().union(
+                *map(_read, block[:index])
+            ):
+                # in a loop, or a function run again and again, an update before it in the text may
+                # come after it in time: what the episodes fill (a buffer) is read before them
                 break
+            at = next(i for i, f in enumerate(findings) if f is found)
+            findings[at] = replace(found, signal="inference", message=f"{found.message}: {AFTER_TRAINING}")
+            break

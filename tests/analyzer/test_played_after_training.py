@@ -82,6 +82,33 @@ CASES = {
         + "for ep in range(3):\n    print(rollout())\n",
         True,
     ),
+    # in a loop, the update comes first in the text and trains on what the episodes after it filled
+    "loop_carried_buffer": (
+        HEADER
+        + "buffer = []\nfor it in range(100):\n    if buffer:\n"
+        + "        rets = torch.tensor([ret for _, ret in buffer])\n        adv = rets - rets.mean()\n"
+        + "        loss = -(torch.stack([lp for lp, _ in buffer]) * adv).mean()\n"
+        + "        loss.backward(); opt.step(); opt.zero_grad(); buffer = []\n"
+        + "    for ep in range(8):\n"
+        + _indent(EPISODE, "    ")
+        + "        buffer.append((torch.log_softmax(model(out).logits, -1).sum(), r))\n",
+        True,
+    ),
+    # a dict's update() is no call of the file's update method, which steps
+    "container_update": (
+        HEADER
+        + "class Agent:\n    def update(self, episodes):\n"
+        + "        loss = -torch.stack([lp * ret for lp, ret in episodes]).mean()\n"
+        + "        loss.backward(); opt.step(); opt.zero_grad()\n"
+        + "    def collect(self, n):\n        stats = {}\n"
+        + "        stats.update(episodes=0)\n        episodes = []\n"
+        + "        for ep in range(n):\n"
+        + _indent(EPISODE, "        ")
+        + "            episodes.append((torch.log_softmax(model(out).logits, -1).sum(), r))\n"
+        + "        return episodes\n"
+        + "agent = Agent()\nfor it in range(100):\n    agent.update(agent.collect(8))\n",
+        True,
+    ),
     # episodes collected before training, then trained on: they feed the update
     "collected_before": (
         HEADER
