@@ -416,10 +416,6 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         s.kind == "reward_model" for s in stages
     )
     distilled = any(f.signal == "loss" and f.variant == ON_POLICY_DISTILLATION for f in findings)
-    if any(s.kind in POLICY_GRADIENT for s in stages):
-        # process or outcome rewards named in a file that trains a policy on rewards are that policy's
-        # rewards: a supervised stage beside it (a warm start) trains the policy, not a scorer
-        named_scorers = set()
     for stage in stages:
         if distilled and stage.kind in POLICY_GRADIENT:
             # the rewards it maximises are a teacher's log-probabilities of the policy's own samples:
