@@ -70,6 +70,10 @@ ENVIRONMENT_KEYWORDS = frozenset({"env", "envs", "environment", "environments"})
 """Keywords that hand an environment to be stepped (not ``env_id``, ``environment_asynchronous``)."""
 TEXT_VALUES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 """Literal text: an environment's name handed (``env="alfworld"``), not an environment."""
+TRAINING_HANDS = frozenset(
+    {"trainer", "train", "fit", "learn", "learner", "rollout", "rollouts", "collector"}
+)
+"""Words of a call that trains on, or collects, the episodes of an environment it is handed."""
 SETTINGS_WORDS = frozenset({"config", "cfg", "args", "arguments", "params", "settings", "spec"})
 """Words of a class that holds settings (``RolloutConfig``): given an environment's name, it plays none."""
 
@@ -93,12 +97,15 @@ class MultiTurnLoop(RouteDetector):
     self.execute_predictions(responses)``).
     """
 
-    TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout")
+    TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout", "Env(", "Environment(")
 
     VALID = (
         # (an environment's id is no environment handed; a config of rollouts plays nothing)
         Valid("collector = RolloutCollector(policy=policy, env_id=name, max_steps=8)\n"),
-        Valid("env = BanditEnv(arms=10, max_turns=1)\n"),
+        Valid("env = BanditEnv(arms=10, max_turns=1)\ntrainer = Trainer(model, env=env)\n"),
+        # built for a benchmark, or for a reward's sandbox: no trainer is handed it as its environment
+        Valid("shop = WebShopEnv(max_turns=10)\nprint(run_benchmark(model, shop))\n"),
+        Valid("box = CodeExecEnv(max_steps=8)\ntrainer = RayPPOTrainer(config=cfg, reward_env=box)\n"),
         Valid("rollout_cfg = RolloutConfig(env=env, max_steps=30, temperature=0.7)\n"),
         Valid("collector = RolloutCollector(policy=policy, env='alfworld', max_steps=8)\n"),
         # a conversation of stored answer steps built and templated turn by turn, no model sampled
@@ -223,9 +230,13 @@ class MultiTurnLoop(RouteDetector):
             "agent = MultimodalAgent(model=policy, max_steps=MAX_STEPS)\n", "interactive", None, USER_TURN
         ),
         Invalid("agent = create_react_agent(llm, tools)\n", "interactive", None, USER_TURN),
-        # an environment given several turns, whoever steps it (a trainer handed it)
+        # an environment given several turns, handed to the trainer that steps it
         Invalid(
-            "env = DBToolEnv(mode='train', max_turns=config.tool.max_turns)\n", "interactive", None, USER_TURN
+            "env = DBToolEnv(mode='train', max_turns=config.tool.max_turns)\n"
+            "trainer = RayAgentTrainer(config=config, env=env)\n",
+            "interactive",
+            None,
+            USER_TURN,
         ),
         Invalid(
             "rollout = MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)\n", "interactive", None, USER_TURN
@@ -435,6 +446,8 @@ class MultiTurnLoop(RouteDetector):
         self.qualifying: set[int] = set()
         """Ids of pending loops that only qualify a stage's rollouts (reported as ``USER_TURN``)."""
         self.episode: tuple[cst.Call, cst.CSTNode | None, bool] | None = None
+        self.turn_environments: dict[str, tuple[cst.Call, cst.CSTNode | None]] = {}
+        """Names bound to an environment built with several turns, with the call and its statement."""
         """A call outside any loop that plays one episode of several turns (``env.run_episode(task)``,
         ``ReActAgent(model=policy, max_steps=6)``), and whether a function around it is named for a
         rollout."""
@@ -501,6 +514,18 @@ class MultiTurnLoop(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.typed = self.typed or (type(node.func) is cst.Name and node.func.value == "input")
+        if self._environment_with_turns(node):
+            # ``env = DBToolEnv(..., max_turns=cfg.max_turns)``: kept until a trainer is handed it
+            statement = self.context.statements[-1] if self.context.statements else None
+            if type(statement) is cst.Assign and statement.value is node and len(statement.targets) == 1:
+                target = statement.targets[0].target
+                if type(target) is cst.Name:
+                    self.turn_environments[target.value] = (node, statement)
+        elif self.episode is None and not self._not_training() and (handed := self._hands_turns(node)):
+            # a trainer or a rollout handed an environment of several turns: what it trains on are
+            # that environment's episodes (an environment built for a benchmark, or only inside a
+            # reward, is handed to no trainer)
+            self.episode = (*handed, False)
         if (
             not self.loops
             and (self.episode is None or not self.episode[2])
@@ -663,8 +688,8 @@ class MultiTurnLoop(RouteDetector):
         """Say whether ``node`` builds an agent or a rollout loop given several turns (or tools).
 
         ``MultimodalAgent(model=policy, max_steps=MAX_STEPS)``, ``create_react_agent(llm, tools)``,
-        ``MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)``, ``DBToolEnv(max_turns=cfg.max_turns)``: a
-        step limit above one, or tools; the model's turns alternate with its tools' or the world's answers.
+        ``MultiTurnRollout(sampler=s, max_turns=MAX_TURNS)``: a step limit above one, or tools; the
+        model's turns alternate with its tools' or the world's answers.
         """
         turns = any(
             # (handed its tools in order: ``create_react_agent(llm, tools)``)
@@ -683,9 +708,6 @@ class MultiTurnLoop(RouteDetector):
         named = words(last_name(node.func))
         return (
             named[-1:] == ("agent",)
-            # an environment built with a limit on its turns (``DBToolEnv(..., max_turns=cfg.max_turns)``):
-            # its episodes are the model's turns and its answers, whoever steps it
-            or named[-1:] in (("env",), ("environment",))
             or runs_agent_loop(node, self.names)
             # a rollout collector handed the environment it steps (``RolloutCollector(policy=p,
             # env=env, max_steps=cfg.max_steps)``): its episodes are the world's turns and the model's
@@ -700,6 +722,32 @@ class MultiTurnLoop(RouteDetector):
                 )
             )
         )
+
+    def _environment_with_turns(self, node: cst.Call) -> bool:
+        """Say whether a call builds an environment given a limit of several turns (``XEnv(max_turns=8)``)."""
+        return words(last_name(node.func))[-1:] in (("env",), ("environment",)) and any(
+            arg.keyword is not None
+            and arg.keyword.value in AGENT_TURNS
+            and not literal_off(arg.value)
+            and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
+            for arg in node.args
+        )
+
+    def _hands_turns(self, node: cst.Call) -> tuple[cst.Call, cst.CSTNode | None] | None:
+        """Return the environment of several turns a trainer or rollout call is handed, with its statement.
+
+        As the environment (``env=env``, ``environment=...``) or in order, built there or bound before.
+        """
+        if not set(words(last_name(node.func))) & TRAINING_HANDS:
+            return None
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in ENVIRONMENT_KEYWORDS:
+                continue
+            if type(arg.value) is cst.Name and arg.value.value in self.turn_environments:
+                return self.turn_environments[arg.value.value]
+            if type(arg.value) is cst.Call and self._environment_with_turns(arg.value):
+                return arg.value, self.context.statements[-1] if self.context.statements else None
+        return None
 
     def _not_training(self) -> bool:
         """Say whether the loop lies in a function named for evaluation, testing or a demo.
