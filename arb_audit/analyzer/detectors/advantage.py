@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
@@ -31,16 +29,14 @@ TEST_WORDS = frozenset({"test", "tests", "testcase"})
 """Words of a test case's base class (``unittest.TestCase``)."""
 NAMED_ESTIMATOR = "named_estimator"
 """Variant of a ``loss`` finding: advantages from an estimator of another file, named for its family."""
-GROUPED_SAMPLING = frozenset(
+GROUP_SIZES = frozenset(
     {
         *("num_return_sequences", "num_generations", "n_generations", "generations_per_prompt", "group_size"),
         *("samples_per_prompt", "num_samples_per_prompt", "n_samples_per_prompt", "responses_per_prompt"),
-        *("rollout_n", "n_rollouts", "num_rollouts", "rollouts_per_prompt", "best_of", "repeat_interleave"),
-        *("repeat", "tile", "G"),
+        *("rollout_n", "n_rollouts", "num_rollouts", "rollouts_per_prompt", "best_of", "G"),
     }
 )
-"""Identifiers of a file that draws several samples per prompt (``num_return_sequences``, a group's size,
-prompts repeated): rewards centred on a batch's mean are then centred on each prompt's group."""
+"""Names (and keywords) of how many samples a prompt is given (``num_return_sequences``, a group's size)."""
 GROUP_NAMES = frozenset({"group", "groups", "grouped", "grpo"})
 """Words of a name that says its values come in groups of one prompt's samples (``group_rewards``)."""
 DIVIDERS = frozenset({"safe_div", "div", "divide", "true_divide"})
@@ -115,10 +111,39 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
         ),
         # one sample per prompt: the batch's mean is a baseline the prompts share (REINFORCE)
-        Invalid("advantages = rewards - rewards.mean()\n", "loss", "ppo", "reinforce"),
+        Invalid(
+            "out = model.generate(ids, do_sample=True)\nadvantages = rewards - rewards.mean()\n",
+            "loss",
+            "ppo",
+            "reinforce",
+        ),
+        # a module that samples nothing cannot say how its callers sample: a group's, as GRPO's are
+        Invalid("advantages = rewards - rewards.mean()\n", "loss", "grpo"),
         Invalid("prompts = [question] * k\nadvantages = rewards - rewards.mean()\n", "loss", "grpo"),
         Invalid(
-            "samples = sample(policy, prompt, num_samples=16)\nadvantages = rewards - rewards.mean()\n",
+            "for q in questions:\n    outs = [model.generate(q) for _ in range(1)]\n"
+            "    for _ in range(num_samples):\n        outs.append(model.generate(q, do_sample=True))\n"
+            "    advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-6)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "qs = [q for _ in range(4)]\nout = model.generate(**tok(qs))\nadv = rewards - rewards.mean()\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid("out = model.generate(ids.expand(K, -1))\nadv = rewards - rewards.mean()\n", "loss", "grpo"),
+        # a group of parameters, a single return sequence, a word in a comment: still one sample each
+        Invalid(
+            "# no group: one sample per prompt\nout = model.generate(ids, num_return_sequences=1)\n"
+            "print(opt.param_groups[0]['lr'])\nadvantages = rewards - rewards.mean()\n",
+            "loss",
+            "ppo",
+            "reinforce",
+        ),
+        Invalid(
+            "for prompt in prompts:\n    samples = sample(policy, prompt, num_samples=16)\n"
+            "    advantages = rewards - rewards.mean()\n",
             "loss",
             "grpo",
         ),
@@ -299,8 +324,6 @@ class AdvantageEstimate(RouteDetector):
         """Names read into reward-named assignments, by the id of the function body they are in."""
         self.defs: list[cst.FunctionDef] = []
         """The functions around the node visited, innermost last."""
-        self.samples_a_prompt = False
-        """A call is handed one prompt and a count of samples (``sample(policy, prompt, num_samples=16)``)."""
         self.batch_centred: list[tuple[cst.BaseExpression, cst.CSTNode | None]] = []
         """Advantages centred on the mean of all the rewards (no groups laid out), with their statement:
         judged at the end of the file, by whether it samples a prompt several times."""
@@ -363,19 +386,20 @@ class AdvantageEstimate(RouteDetector):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.batch_centred:
-            value, statement = self.batch_centred[0]
-            if self.samples_a_prompt or _samples_per_prompt(self.context):
-                message = "advantages are rewards centred on their own group's mean"
-                self.report(value, "loss", message, statement=statement, kind="grpo", variant="grpo")
-            else:
-                # one sample per prompt: the batch's mean is a baseline shared by different prompts
-                # (REINFORCE with a mean baseline), not a group's (TAXONOMY.md: GRPO compares the
-                # samples of one prompt)
-                message = (
-                    "advantages are rewards centred on the batch's mean, and nothing samples a prompt more"
-                    " than once: a shared baseline (REINFORCE)"
-                )
-                self.report(value, "loss", message, statement=statement, kind="ppo", variant="reinforce")
+            grouped = not _one_sample_per_prompt(original_node)
+            for value, statement in self.batch_centred:
+                if grouped:
+                    message = "advantages are rewards centred on their own group's mean"
+                    self.report(value, "loss", message, statement=statement, kind="grpo", variant="grpo")
+                else:
+                    # the file samples one of each prompt: the batch's mean is a baseline shared by prompts
+                    # (REINFORCE with a mean baseline), not a group's (TAXONOMY.md: GRPO compares the
+                    # samples of one prompt)
+                    message = (
+                        "advantages are rewards centred on the batch's mean, and nothing samples a prompt"
+                        " more than once: a shared baseline (REINFORCE)"
+                    )
+                    self.report(value, "loss", message, statement=statement, kind="ppo", variant="reinforce")
         if self.fills_advantages:
             for residual in self.residuals[:1]:
                 message = "advantages from temporal-difference residuals of a learned value (GAE)"
@@ -386,8 +410,6 @@ class AdvantageEstimate(RouteDetector):
             self._judge(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.samples_a_prompt and _samples_a_prompt(node):
-            self.samples_a_prompt = True
         if _group_statistics(node) and not self.grouped and self._estimates_advantages():
             # ``df.groupby("group_id")["reward"].agg(["mean", "std"])``: each sample's reward is then
             # compared with its own group's (a table's rows grouped by prompt)
@@ -478,7 +500,7 @@ class AdvantageEstimate(RouteDetector):
                 message = f"advantages from {name}(), an estimator named for its family"
                 self.report(value, "loss", message, kind=kind, variant=NAMED_ESTIMATOR)
             return
-        if centred and not _grouped(value):
+        if centred and not _grouped(value) and not any(GROUP_NAMES & set(words(n)) for n in self.enclosing()):
             # centred on the mean of all of them: a group's only where a prompt's samples are several
             statement = self.context.statements[-1] if self.context.statements else None
             self.batch_centred.append((value, statement))
@@ -514,32 +536,155 @@ def _grouped(value: cst.BaseExpression) -> bool:
     return False
 
 
-SAMPLE_COUNTS = frozenset({"num_samples", "n_samples", "num_completions", "n_completions", "n", "k"})
-"""Keywords giving how many samples a call draws."""
-ONE_PROMPT_WORDS = frozenset({"prompt", "question", "query", "problem", "instruction", "task"})
-"""Words of a name holding one prompt (singular: a batch of prompts is sampled once each)."""
+SAMPLE_COUNTS = frozenset({"num_samples", "n_samples", "num_completions", "n_completions", "n", "k", "count"})
+"""Keywords of a sampler's count of samples: a group's size when the sampler is handed one prompt."""
+PROMPT_WORDS = frozenset(
+    {"prompt", "prompts", "question", "questions", "query", "queries", "problem", "problems", "ids", "inputs"}
+)
+"""Words of a name holding prompts (their token ids too): repeated, or multiplied, they give groups."""
+SAMPLER_WORDS = frozenset(
+    {"generate", "sample", "sampling", "completion", "completions", "rollout", "rollouts"}
+)
+"""Words of a call drawing samples from a model."""
+SAMPLES_WORDS = frozenset({"samples", "generations", "group", "rollouts", "completions", "responses"})
+"""Words of a count of samples (``range(num_samples)``)."""
+CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString)
 
 
-def _samples_a_prompt(call: cst.Call) -> bool:
-    """Say whether a call is handed one prompt and a count of samples to draw of it."""
-    counted = any(a.keyword is not None and a.keyword.value in SAMPLE_COUNTS for a in call.args)
-    return counted and any(
-        type(a.value) is cst.Name and ONE_PROMPT_WORDS & set(words(a.value.value)) for a in call.args
+def _one_sample_per_prompt(module: cst.Module) -> bool:
+    """Say whether the file draws samples itself, one of each prompt (read only when asked).
+
+    A file that draws none (a loss or advantage module) cannot say how its callers sample: no.
+    """
+    found = descendants(module)
+    samples = any(type(n) is cst.Call and SAMPLER_WORDS & set(words(last_name(n.func))) for n in found)
+    return samples and not _several_samples_per_prompt(found)
+
+
+def _several_samples_per_prompt(found: list[cst.CSTNode]) -> bool:
+    """Say whether the code (a module's nodes) draws several samples of one prompt.
+
+    A group's size named (``num_generations=8``, ``G``, a name of a group), a sampler handed the prompt
+    of a loop over prompts and a count (``sample(policy, q, count=8)``), prompts or their ids repeated
+    (``ids.repeat_interleave(k, 0)``, ``ids.expand(k, -1)``, ``[question] * k``, ``prompts * k``,
+    ``[q for _ in range(4)]``), or a loop drawing samples a number of times (``for _ in
+    range(num_samples): model.generate(...)``).
+    Comments and strings do not count; a literal count of one does not.
+    """
+    loop_targets: set[str] = set()
+    keywords = {id(a.keyword) for n in found if type(n) is cst.Call for a in n.args if a.keyword is not None}
+    for node in found:
+        kind = type(node)
+        if isinstance(node, cst.Name):
+            if id(node) in keywords:
+                continue  # (a keyword's count is read with its value, in the call)
+            named = set(words(node.value))
+            if node.value in GROUP_SIZES or (named & {"group", "groups", "grpo"} and "param" not in named):
+                return True
+        elif kind is cst.Call:
+            assert isinstance(node, cst.Call)
+            if _samples_several(node, loop_targets):
+                return True
+        elif kind is cst.BinaryOperation:
+            assert isinstance(node, cst.BinaryOperation)
+            if isinstance(node.operator, cst.Multiply) and (_prompts(node.left) or _prompts(node.right)):
+                return True
+        elif kind is cst.ListComp or kind is cst.GeneratorExp:
+            assert isinstance(node, cst.ListComp | cst.GeneratorExp)
+            if _repeats(node):
+                return True
+        elif kind is cst.For:
+            assert isinstance(node, cst.For)
+            for target in (node.target, *descendants(node.target)):
+                if type(target) is cst.Name:
+                    loop_targets.add(target.value)
+            if _draws_repeatedly(node):
+                return True
+    return False
+
+
+def _samples_several(call: cst.Call, loop_targets: set[str]) -> bool:
+    """Say whether a call asks several samples of one prompt, or repeats prompts to sample them."""
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword is None or (type(arg.value) is cst.Integer and written_count(arg.value) <= 1):
+            continue
+        if keyword in GROUP_SIZES:
+            return True
+        if keyword == "n" and any(
+            type(n) is cst.Name and SAMPLER_WORDS & set(words(n.value))
+            for n in (call.func, *descendants(call.func))
+        ):
+            return True  # ``SamplingParams(n=8)``, ``client.completions.create(..., n=4)``
+        if keyword in SAMPLE_COUNTS and any(
+            type(a.value) is cst.Name and a.value.value in loop_targets
+            for a in call.args
+            if a.keyword is None
+        ):
+            return True
+    func = call.func
+    if type(func) is cst.Name:  # einops' or numpy's: ``repeat(state, "n -> b n", b=k)``, ``np.tile``
+        return func.value in ("repeat", "repeat_interleave", "tile")
+    return type(func) is cst.Attribute and (
+        func.attr.value == "repeat_interleave"
+        or (func.attr.value in ("repeat", "expand", "tile") and _prompts(func.value))
     )
 
 
-def _samples_per_prompt(context: FileContext) -> bool:
-    """Say whether the file draws several samples per prompt (its identifiers, a prompt list multiplied)."""
-    if not context.text:
-        return True  # (no text to read: as before, centred rewards are a group's)
-    if any(context.mentions(name) for name in GROUPED_SAMPLING):
-        return True
-    return bool(_SEVERAL_SAMPLES.search(context.text))
+def _prompts(value: cst.BaseExpression) -> bool:
+    """Say whether an expression holds prompts: a name of them, or a list of names (``[question]``)."""
+    if type(value) is cst.Name:
+        return bool(PROMPT_WORDS & set(words(value.value)))
+    if type(value) is cst.Attribute:
+        return bool(PROMPT_WORDS & set(words(value.attr.value)))
+    if type(value) is cst.List:
+        return bool(value.elements) and all(
+            not isinstance(e.value, CONSTANTS) and not (type(e.value) is cst.Name and e.value.value == "None")
+            for e in value.elements
+        )
+    return False
 
 
-_SEVERAL_SAMPLES = re.compile(r"\bn\s*=\s*[\w.]+\s*[,)]|\]\s*\*\s*[\w.]+|\w*[Gg]roup\w*")
-"""A sampler asked for ``n=`` completions, a list of prompts multiplied (``[prompt] * k``), a name of a
-group."""
+def _repeats(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
+    """Say whether a comprehension repeats one name a number of times (``[q for _ in range(4)]``)."""
+    element, loop = comprehension.elt, comprehension.for_in
+    return (
+        type(element) is cst.Name
+        and element.value not in ("None", "True", "False")
+        and type(loop.target) is cst.Name
+        and loop.target.value != element.value
+        and type(loop.iter) is cst.Call
+        and type(loop.iter.func) is cst.Name
+        and loop.iter.func.value == "range"
+        and loop.inner_for_in is None
+    )
+
+
+def _draws_repeatedly(loop: cst.For) -> bool:
+    """Say whether a loop over a count draws a sample each time (``for _ in range(k): generate(...)``)."""
+    iterated = loop.iter
+    if not (
+        type(iterated) is cst.Call and type(iterated.func) is cst.Name and iterated.func.value == "range"
+    ):
+        return False
+    counted = [
+        n.value for a in iterated.args for n in (a.value, *descendants(a.value)) if type(n) is cst.Name
+    ]
+    unnamed = type(loop.target) is cst.Name and loop.target.value == "_"
+    if not (unnamed or any(SAMPLES_WORDS & set(words(n)) for n in counted)):
+        return False
+    return any(
+        type(n) is cst.Call and SAMPLER_WORDS & set(words(last_name(n.func))) for n in descendants(loop.body)
+    )
+
+
+def written_count(value: cst.Integer) -> int:
+    """Return an integer literal's value (0 where Python would not read it)."""
+    try:
+        return int(value.value.replace("_", ""), 0)
+    except ValueError:
+        return 0
+
 
 REWARD_WORDS = frozenset({"reward", "rewards"})
 """Words of a name that holds a reward (what a position's gain may be a term of)."""
