@@ -115,11 +115,12 @@ container's (``stats.update(...)``), a module's mode (``model.train()``), a proc
 OWN_RECEIVERS = frozenset({"self", "cls"})
 
 
-def _called(node: cst.CSTNode) -> frozenset[str]:
+def _called(node: cst.CSTNode, own: frozenset[str] = OWN_RECEIVERS) -> frozenset[str]:
     """Return the names of the functions and methods the calls inside a node may reach in the file.
 
-    ``f(...)`` and ``self.f(...)`` name them; ``x.update(...)`` names a method of the file only when it
-    is no method other objects have under that name (a dict's, a module's mode switch).
+    ``f(...)`` and ``self.f(...)`` name them, and so does a call on an object built from a class of the
+    file (``own``: ``agent = Agent(...)``); ``x.update(...)`` on another object names a method of the
+    file only when it is no method other objects have under that name (a dict's, a module's mode).
     """
     called = set()
     for n in descendants(node):
@@ -130,10 +131,24 @@ def _called(node: cst.CSTNode) -> frozenset[str]:
             called.add(func.value)
         elif type(func) is cst.Attribute and (
             func.attr.value not in OTHER_OBJECTS_METHODS
-            or (type(func.value) is cst.Name and func.value.value in OWN_RECEIVERS)
+            or (type(func.value) is cst.Name and func.value.value in own)
         ):
             called.add(func.attr.value)
     return frozenset(called)
+
+
+def _bound(node: cst.CSTNode) -> set[str]:
+    """Return the names a statement binds (assignment and loop targets, ``+=``)."""
+    bound: set[str] = set()
+    for n in (node, *descendants(node)):
+        targets: list[cst.BaseExpression] = []
+        if type(n) is cst.Assign:
+            targets = [t.target for t in n.targets]
+        elif type(n) is cst.AugAssign or type(n) is cst.AnnAssign or type(n) is cst.For:
+            targets = [n.target]
+        for target in targets:
+            bound.update(t.value for t in (target, *descendants(target)) if type(t) is cst.Name)
+    return bound
 
 
 def _filled(node: cst.CSTNode) -> set[str]:
@@ -200,6 +215,26 @@ class _Training:
                     self.stepped.add(around.name.value)
         self._functions: set[str] | None = None
         self._trains: dict[int, bool] = {}
+        classes = {
+            statement.name.value
+            for block, index, _ in places.values()
+            if isinstance(statement := block[index], cst.ClassDef)
+        }
+        self.own = OWN_RECEIVERS | {
+            t.target.value
+            for block, index, _ in places.values()
+            for statement in (block[index],)
+            if type(statement) is cst.SimpleStatementLine
+            for small in statement.body
+            if type(small) is cst.Assign
+            and type(small.value) is cst.Call
+            and type(small.value.func) is cst.Name
+            and small.value.func.value in classes
+            for t in small.targets
+            if type(t.target) is cst.Name
+        }
+        """``self``, ``cls`` and names bound to an object of a class of the file (``agent = Agent()``)."""
+        self._blocks: dict[int, _Block] = {}
 
     def functions(self) -> set[str]:
         """Return the names of the file's functions that train, directly or through the calls they make."""
@@ -213,7 +248,7 @@ class _Training:
             """Each name called, with the functions calling it."""
             for function in defined:
                 assert isinstance(function, cst.FunctionDef)
-                for name in _called(function.body):
+                for name in _called(function.body, self.own):
                     callers.setdefault(name, set()).add(function.name.value)
             # a function calling a training function trains, as far as the calls go (each name once)
             training = set(self.stepped)
@@ -232,9 +267,54 @@ class _Training:
             return False
         known = self._trains.get(id(statement))
         if known is None:
-            known = id(statement) in self.stepping or bool(_called(statement) & self.functions())
+            known = id(statement) in self.stepping or bool(_called(statement, self.own) & self.functions())
             self._trains[id(statement)] = known
         return known
+
+    def block(self, statements: Sequence[cst.CSTNode]) -> _Block:
+        """Return what is known of a block's statements, worked out once for every finding in it."""
+        known = self._blocks.get(id(statements))
+        if known is None:
+            known = self._blocks[id(statements)] = _Block(statements, self)
+        return known
+
+
+class _Block:
+    """A block's statements: which train, and, before and from each, what they read and bind."""
+
+    def __init__(self, statements: Sequence[cst.CSTNode], training: _Training) -> None:
+        trains = [training.trains(s) for s in statements]
+        self.trained_before = [any(trains[:i]) for i in range(len(trains))]
+        """Whether a statement before each one trains."""
+        self.trained_after = [any(trains[i + 1 :]) for i in range(len(trains))]
+        """Whether a statement after each one trains."""
+        self.statements = statements
+        self._read_before: list[tuple[set[str], set[str]]] | None = None
+        self._bound_from: list[set[str]] | None = None
+
+    def read_before(self, index: int) -> tuple[set[str], set[str]]:
+        """Return what the statements before ``index`` read: all of it, and what comes from outside them."""
+        if self._read_before is None:
+            seen: set[str] = set()
+            outside: set[str] = set()
+            self._read_before = []
+            for statement in self.statements:
+                self._read_before.append((set(seen), set(outside)))
+                read = _read(statement)
+                seen |= read
+                outside |= read - _bound(statement)
+        return self._read_before[index]
+
+    def bound_from(self, index: int) -> set[str]:
+        """Return what the statements from ``index`` on bind or fill."""
+        if self._bound_from is None:
+            later: set[str] = set()
+            self._bound_from = []
+            for statement in reversed(self.statements):
+                later |= _bound(statement) | _filled(statement)
+                self._bound_from.append(set(later))
+            self._bound_from.reverse()
+        return self._bound_from[index]
 
 
 def mark_played_after_training(module: cst.Module, findings: list[Finding]) -> None:
@@ -253,21 +333,24 @@ def mark_played_after_training(module: cst.Module, findings: list[Finding]) -> N
         return
     places = _places(module)
     training = _Training(places, steps)
+    at = {id(f): i for i, f in enumerate(findings)}
     for found in played:
         start = places.get(id(found.statement))
         if start is None or isinstance(start[0][start[1]], _DEFINITIONS):
             continue
-        for block, index, around in _outward(start, places):
-            if training.trains(block[index]):
+        for statements, index, around in _outward(start, places):
+            if training.trains(statements[index]):
                 break  # the episodes are played where the training is: they may feed it
-            if not any(map(training.trains, block[:index])) or any(map(training.trains, block[index + 1 :])):
+            block = training.block(statements)
+            if not block.trained_before[index] or block.trained_after[index]:
                 continue
-            if isinstance(around, _REPEATED) and _filled(block[index]) & set().union(
-                *map(_read, block[:index])
-            ):
+            read, from_outside = block.read_before(index) if isinstance(around, _REPEATED) else (set(), set())
+            if _filled(statements[index]) & read or block.bound_from(index) & from_outside:
                 # in a loop, or a function run again and again, an update before it in the text may
-                # come after it in time: what the episodes fill (a buffer) is read before them
+                # come after it in time: what the episodes fill (a buffer), or what they or the
+                # statements after them bind, is read before them
                 break
-            at = next(i for i, f in enumerate(findings) if f is found)
-            findings[at] = replace(found, signal="inference", message=f"{found.message}: {AFTER_TRAINING}")
+            findings[at[id(found)]] = replace(
+                found, signal="inference", message=f"{found.message}: {AFTER_TRAINING}"
+            )
             break

@@ -109,6 +109,34 @@ CASES = {
         + "agent = Agent()\nfor it in range(100):\n    agent.update(agent.collect(8))\n",
         True,
     ),
+    # the episodes are handed on by a name rebound after them, read by the update at the loop's top
+    "loop_carried_name": (
+        HEADER
+        + "episode = None\nfor it in range(100):\n    if episode is not None:\n        lps, rets = episode\n"
+        + "        adv = torch.tensor(rets) - torch.tensor(rets).mean()\n"
+        + "        loss = -(torch.stack(lps) * adv).mean()\n"
+        + "        loss.backward(); opt.step(); opt.zero_grad()\n"
+        + "    lps, rets = [], []\n    for ep in range(4):\n"
+        + _indent(EPISODE, "    ")
+        + "        lps.append(torch.log_softmax(model(out).logits, -1).sum()); rets.append(r)\n"
+        + "    episode = (lps, rets)\n",
+        True,
+    ),
+    # a supervised warm-up, then an object of the file's class updated on the episodes it plays
+    "own_object_update": (
+        HEADER
+        + "class Agent:\n    def update(self, episodes):\n"
+        + "        rets = torch.tensor([ret for _, ret in episodes])\n        adv = rets - rets.mean()\n"
+        + "        loss = -(torch.stack([lp for lp, _ in episodes]) * adv).mean()\n"
+        + "        loss.backward(); opt.step(); opt.zero_grad()\n"
+        + "for batch in demos:\n    loss = model(**batch, labels=batch['input_ids']).loss\n"
+        + "    loss.backward(); opt.step(); opt.zero_grad()\n"
+        + "agent = Agent()\nfor it in range(100):\n    episodes = []\n    for ep in range(8):\n"
+        + _indent(EPISODE, "    ")
+        + "        episodes.append((torch.log_softmax(model(out).logits, -1).sum(), r))\n"
+        + "    agent.update(episodes)\n",
+        None,
+    ),
     # episodes collected before training, then trained on: they feed the update
     "collected_before": (
         HEADER
