@@ -70,10 +70,9 @@ ENVIRONMENT_KEYWORDS = frozenset({"env", "envs", "environment", "environments"})
 """Keywords that hand an environment to be stepped (not ``env_id``, ``environment_asynchronous``)."""
 TEXT_VALUES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 """Literal text: an environment's name handed (``env="alfworld"``), not an environment."""
-TRAINING_HANDS = frozenset(
-    {"trainer", "train", "fit", "learn", "learner", "rollout", "rollouts", "collector"}
-)
-"""Words of a call that trains on, or collects, the episodes of an environment it is handed."""
+TRAINING_HANDS = frozenset({"trainer", "train", "fit", "learn", "learner"})
+"""Words of a call that trains on the episodes of an environment it is handed (not ``rollout``: an
+evaluation's helper is as often named so)."""
 SETTINGS_WORDS = frozenset({"config", "cfg", "args", "arguments", "params", "settings", "spec"})
 """Words of a class that holds settings (``RolloutConfig``): given an environment's name, it plays none."""
 
@@ -105,6 +104,7 @@ class MultiTurnLoop(RouteDetector):
         Valid("env = BanditEnv(arms=10, max_turns=1)\ntrainer = Trainer(model, env=env)\n"),
         # built for a benchmark, or for a reward's sandbox: no trainer is handed it as its environment
         Valid("shop = WebShopEnv(max_turns=10)\nprint(run_benchmark(model, shop))\n"),
+        Valid("env = WebShopEnv(split='test', max_turns=15)\nscores = run_rollouts(trainer.model, env)\n"),
         Valid("box = CodeExecEnv(max_steps=8)\ntrainer = RayPPOTrainer(config=cfg, reward_env=box)\n"),
         Valid("rollout_cfg = RolloutConfig(env=env, max_steps=30, temperature=0.7)\n"),
         Valid("collector = RolloutCollector(policy=policy, env='alfworld', max_steps=8)\n"),
@@ -522,7 +522,7 @@ class MultiTurnLoop(RouteDetector):
                 if type(target) is cst.Name:
                     self.turn_environments[target.value] = (node, statement)
         elif self.episode is None and not self._not_training() and (handed := self._hands_turns(node)):
-            # a trainer or a rollout handed an environment of several turns: what it trains on are
+            # a trainer handed an environment of several turns: what it trains on are
             # that environment's episodes (an environment built for a benchmark, or only inside a
             # reward, is handed to no trainer)
             self.episode = (*handed, False)
@@ -734,7 +734,7 @@ class MultiTurnLoop(RouteDetector):
         )
 
     def _hands_turns(self, node: cst.Call) -> tuple[cst.Call, cst.CSTNode | None] | None:
-        """Return the environment of several turns a trainer or rollout call is handed, with its statement.
+        """Return the environment of several turns a trainer's call is handed, with its statement.
 
         As the environment (``env=env``, ``environment=...``) or in order, built there or bound before.
         """
