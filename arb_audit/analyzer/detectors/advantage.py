@@ -133,6 +133,31 @@ class AdvantageEstimate(RouteDetector):
             "grpo",
         ),
         Invalid("out = model.generate(ids.expand(K, -1))\nadv = rewards - rewards.mean()\n", "loss", "grpo"),
+        Invalid(
+            "for ex in data:\n    outs = [model.generate(ids, do_sample=True) for _ in range(K)]\n"
+            "    advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-8)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "for ex in data:\n    for i in range(K):\n"
+            "        outs.append(model.generate(ids, do_sample=True))\n"
+            "    advantages = rewards - rewards.mean()\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "expanded = [q for q in batch for _ in range(K)]\nouts = llm.generate(expanded)\n"
+            "advantages = rewards - rewards.mean()\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "batch = np.repeat(batch, K)\nouts = llm.generate(batch)\n"
+            "advantages = rewards - rewards.mean()\n",
+            "loss",
+            "grpo",
+        ),
         # a group of parameters, a single return sequence, a word in a comment: still one sample each
         Invalid(
             "# no group: one sample per prompt\nout = model.generate(ids, num_return_sequences=1)\n"
@@ -549,6 +574,8 @@ SAMPLER_WORDS = frozenset(
 SAMPLES_WORDS = frozenset({"samples", "generations", "group", "rollouts", "completions", "responses"})
 """Words of a count of samples (``range(num_samples)``)."""
 CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString)
+ARRAY_MODULES = frozenset({"np", "numpy", "torch", "jnp", "tf", "mx"})
+"""Modules whose ``repeat``/``tile`` repeat what they are given (``np.repeat(batch, K)``)."""
 
 
 def _one_sample_per_prompt(module: cst.Module) -> bool:
@@ -598,7 +625,11 @@ def _several_samples_per_prompt(found: list[cst.CSTNode]) -> bool:
             for target in (node.target, *descendants(node.target)):
                 if type(target) is cst.Name:
                     loop_targets.add(target.value)
-            if _draws_repeatedly(node):
+            if _draws_repeatedly(node) or _draws_in_inner_loop(node):
+                return True
+        elif kind is cst.While:
+            assert isinstance(node, cst.While)
+            if _draws_in_inner_loop(node):
                 return True
     return False
 
@@ -627,7 +658,10 @@ def _samples_several(call: cst.Call, loop_targets: set[str]) -> bool:
         return func.value in ("repeat", "repeat_interleave", "tile")
     return type(func) is cst.Attribute and (
         func.attr.value == "repeat_interleave"
-        or (func.attr.value in ("repeat", "expand", "tile") and _prompts(func.value))
+        or (
+            func.attr.value in ("repeat", "expand", "tile")
+            and (_prompts(func.value) or (type(func.value) is cst.Name and func.value.value in ARRAY_MODULES))
+        )
     )
 
 
@@ -645,36 +679,59 @@ def _prompts(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _repeats(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
-    """Say whether a comprehension repeats one name a number of times (``[q for _ in range(4)]``)."""
-    element, loop = comprehension.elt, comprehension.for_in
-    return (
-        type(element) is cst.Name
-        and element.value not in ("None", "True", "False")
-        and type(loop.target) is cst.Name
-        and loop.target.value != element.value
-        and type(loop.iter) is cst.Call
-        and type(loop.iter.func) is cst.Name
-        and loop.iter.func.value == "range"
-        and loop.inner_for_in is None
+def _over_range(iterated: cst.BaseExpression) -> bool:
+    """Say whether a loop iterates ``range(...)``."""
+    return type(iterated) is cst.Call and type(iterated.func) is cst.Name and iterated.func.value == "range"
+
+
+def _samples(node: cst.CSTNode) -> bool:
+    """Say whether a call under ``node`` (or ``node`` itself) draws a sample from a model."""
+    return any(
+        type(n) is cst.Call and SAMPLER_WORDS & set(words(last_name(n.func)))
+        for n in (node, *descendants(node))
     )
 
 
+def _repeats(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
+    """Say whether a comprehension repeats its element over a count.
+
+    ``[q for _ in range(4)]``, ``[q for q in batch for _ in range(k)]`` (the count's variable unused in
+    the element), ``[model.generate(ids) for _ in range(k)]`` (a sample drawn each time).
+    """
+    element = comprehension.elt
+    used = {n.value for n in (element, *descendants(element)) if type(n) is cst.Name}
+    loop: cst.CompFor | None = comprehension.for_in
+    while loop is not None:
+        if _over_range(loop.iter) and type(loop.target) is cst.Name:
+            if _samples(element):
+                return True
+            if loop.target.value not in used and not isinstance(element, CONSTANTS) and used - {"None"}:
+                return True
+        loop = loop.inner_for_in
+    return False
+
+
 def _draws_repeatedly(loop: cst.For) -> bool:
-    """Say whether a loop over a count draws a sample each time (``for _ in range(k): generate(...)``)."""
+    """Say whether a loop over a count draws a sample each time, several of one prompt.
+
+    ``for _ in range(k): generate(...)``, a count named for samples (``range(num_samples)``), or any
+    such loop inside another loop (``for ex in data: ... for i in range(K): model.generate(...)``).
+    """
     iterated = loop.iter
-    if not (
-        type(iterated) is cst.Call and type(iterated.func) is cst.Name and iterated.func.value == "range"
-    ):
+    if not _over_range(iterated):
         return False
+    assert isinstance(iterated, cst.Call)
     counted = [
         n.value for a in iterated.args for n in (a.value, *descendants(a.value)) if type(n) is cst.Name
     ]
     unnamed = type(loop.target) is cst.Name and loop.target.value == "_"
-    if not (unnamed or any(SAMPLES_WORDS & set(words(n)) for n in counted)):
-        return False
+    return (unnamed or any(SAMPLES_WORDS & set(words(n)) for n in counted)) and _samples(loop.body)
+
+
+def _draws_in_inner_loop(loop: cst.For | cst.While) -> bool:
+    """Say whether a loop holds a loop over a count that draws samples (one prompt, K samples)."""
     return any(
-        type(n) is cst.Call and SAMPLER_WORDS & set(words(last_name(n.func))) for n in descendants(loop.body)
+        type(n) is cst.For and _over_range(n.iter) and _samples(n.body) for n in descendants(loop.body)
     )
 
 
