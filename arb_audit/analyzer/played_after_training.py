@@ -8,9 +8,10 @@ of the same block, plays an environment's episodes with the model it trained and
 has evaluated that model: nothing the loop plays comes back to an update. The block is any run of
 statements (a module, a function's body, an ``if __name__`` branch); a statement trains when a
 gradient step is inside it or it calls a function of the file inside which one is. In a block that may
-run again (a loop's body, a function's), an update earlier in the text may come later in time: there
-the episodes count as after the training only when they fill no store the statements before them read
-(a buffer).
+run again (a loop's body, a function's called from a loop), an update earlier in the text may come
+later in time: there the episodes count as after the training only when the update is written out in
+the block (not a call of the file's, which may read anything) and reads nothing they, or the
+statements after them, fill or bind (a buffer).
 Statements are told apart by their nodes, so no position is computed.
 """
 
@@ -32,8 +33,6 @@ AFTER_TRAINING = "played after the training it follows, to evaluate (no update t
 _Place = tuple[Sequence[cst.CSTNode], int, "cst.CSTNode | None"]
 """Where a statement is: its block, its index there, the compound statement around the block."""
 
-_REPEATED = (cst.For, cst.While, cst.FunctionDef)
-"""Blocks that may run again: a loop's body, a function's (called from a loop)."""
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 """Statements that run nothing where they stand (their bodies run where they are called)."""
 
@@ -235,6 +234,8 @@ class _Training:
         }
         """``self``, ``cls`` and names bound to an object of a class of the file (``agent = Agent()``)."""
         self._blocks: dict[int, _Block] = {}
+        self._in_loops: frozenset[str] | None = None
+        """Names of the functions called inside a loop of the file (their bodies run again)."""
 
     def functions(self) -> set[str]:
         """Return the names of the file's functions that train, directly or through the calls they make."""
@@ -271,6 +272,21 @@ class _Training:
             self._trains[id(statement)] = known
         return known
 
+    def repeated(self, around: cst.CSTNode | None) -> bool:
+        """Say whether a block may run again: a loop's body, or a function's called from inside a loop."""
+        if isinstance(around, cst.For | cst.While):
+            return True
+        if not isinstance(around, cst.FunctionDef):
+            return False
+        if self._in_loops is None:
+            loops = {
+                id(statement): statement
+                for block, index, _ in self.places.values()
+                if isinstance(statement := block[index], cst.For | cst.While)
+            }
+            self._in_loops = frozenset().union(*(_called(loop.body, self.own) for loop in loops.values()))
+        return around.name.value in self._in_loops
+
     def block(self, statements: Sequence[cst.CSTNode]) -> _Block:
         """Return what is known of a block's statements, worked out once for every finding in it."""
         known = self._blocks.get(id(statements))
@@ -284,6 +300,12 @@ class _Block:
 
     def __init__(self, statements: Sequence[cst.CSTNode], training: _Training) -> None:
         trains = [training.trains(s) for s in statements]
+        by_call = [
+            t and not isinstance(s, _DEFINITIONS) and id(s) not in training.stepping
+            for s, t in zip(statements, trains, strict=True)
+        ]
+        self.trained_by_call_before = [any(by_call[:i]) for i in range(len(by_call))]
+        """Whether a statement before each one trains only through a call of the file's functions."""
         self.trained_before = [any(trains[:i]) for i in range(len(trains))]
         """Whether a statement before each one trains."""
         self.trained_after = [any(trains[i + 1 :]) for i in range(len(trains))]
@@ -344,12 +366,15 @@ def mark_played_after_training(module: cst.Module, findings: list[Finding]) -> N
             block = training.block(statements)
             if not block.trained_before[index] or block.trained_after[index]:
                 continue
-            read, from_outside = block.read_before(index) if isinstance(around, _REPEATED) else (set(), set())
-            if _filled(statements[index]) & read or block.bound_from(index) & from_outside:
-                # in a loop, or a function run again and again, an update before it in the text may
-                # come after it in time: what the episodes fill (a buffer), or what they or the
-                # statements after them bind, is read before them
-                break
+            if training.repeated(around):
+                # in a loop, or a function called from one, an update before it in the text may come
+                # after it in time: it may read what the episodes fill (a buffer), or what they or the
+                # statements after them bind; an update through a call of the file's may read anything
+                if block.trained_by_call_before[index]:
+                    break
+                read, from_outside = block.read_before(index)
+                if _filled(statements[index]) & read or block.bound_from(index) & from_outside:
+                    break
             findings[at[id(found)]] = replace(
                 found, signal="inference", message=f"{found.message}: {AFTER_TRAINING}"
             )

@@ -137,6 +137,19 @@ CASES = {
         + "    agent.update(episodes)\n",
         None,
     ),
+    # in a loop, an update through a method of the file comes first: it may read what the episodes keep
+    "update_by_call_first": (
+        HEADER
+        + "class Agent:\n    def __init__(self):\n        self.trajectory = []\n"
+        + "    def learn(self):\n        rets = torch.tensor([ret for _, ret in self.trajectory])\n"
+        + "        loss = -(torch.stack([lp for lp, _ in self.trajectory]) * (rets - rets.mean())).mean()\n"
+        + "        loss.backward(); opt.step(); opt.zero_grad(); self.trajectory = []\n"
+        + "    def record(self, lp, r):\n        self.trajectory.append((lp, r))\n"
+        + "agent = Agent()\nfor it in range(100):\n    agent.learn()\n"
+        + EPISODE
+        + "    agent.record(torch.log_softmax(model(out).logits, -1).sum(), r)\n",
+        None,
+    ),
     # episodes collected before training, then trained on: they feed the update
     "collected_before": (
         HEADER
