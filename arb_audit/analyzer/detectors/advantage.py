@@ -158,6 +158,19 @@ class AdvantageEstimate(RouteDetector):
             "loss",
             "grpo",
         ),
+        Invalid(
+            "ids = enc['input_ids'].repeat(K, 1)\nout = model.generate(ids, do_sample=True)\n"
+            "adv = (rewards - rewards.mean(0)) / (rewards.std(0) + 1e-8)\n",
+            "loss",
+            "grpo",
+        ),
+        Invalid(
+            "dist.init_process_group('nccl')\nout = model.generate(ids, do_sample=True)\n"
+            "adv = rewards - rewards.mean()\n",
+            "loss",
+            "ppo",
+            "reinforce",
+        ),
         # a group of parameters, a single return sequence, a word in a comment: still one sample each
         Invalid(
             "# no group: one sample per prompt\nout = model.generate(ids, num_return_sequences=1)\n"
@@ -552,6 +565,8 @@ def _grouped(value: cst.BaseExpression) -> bool:
         if type(node) is cst.Call and (
             method(node) in REGROUPINGS | SPREADS
             or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in node.args)
+            # ``rewards.mean(0)``: a statistic along an axis given in order
+            or (method(node) in CENTRES | {"std"} and any(a.keyword is None for a in node.args))
         ):
             return True
         if type(node) is cst.Name and (
@@ -573,6 +588,9 @@ SAMPLER_WORDS = frozenset(
 """Words of a call drawing samples from a model."""
 SAMPLES_WORDS = frozenset({"samples", "generations", "group", "rollouts", "completions", "responses"})
 """Words of a count of samples (``range(num_samples)``)."""
+NOT_SAMPLE_GROUPS = frozenset({"param", "params", "process", "argument", "by", "mutually", "exclusive"})
+"""Words beside "group" in a name of another kind of group (``param_groups``, ``init_process_group``,
+``add_argument_group``, ``group_by_length``)."""
 CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString)
 ARRAY_MODULES = frozenset({"np", "numpy", "torch", "jnp", "tf", "mx"})
 """Modules whose ``repeat``/``tile`` repeat what they are given (``np.repeat(batch, K)``)."""
@@ -584,7 +602,7 @@ def _one_sample_per_prompt(module: cst.Module) -> bool:
     A file that draws none (a loss or advantage module) cannot say how its callers sample: no.
     """
     found = descendants(module)
-    samples = any(type(n) is cst.Call and SAMPLER_WORDS & set(words(last_name(n.func))) for n in found)
+    samples = any(type(n) is cst.Call and _sampler(n) for n in found)
     return samples and not _several_samples_per_prompt(found)
 
 
@@ -606,7 +624,9 @@ def _several_samples_per_prompt(found: list[cst.CSTNode]) -> bool:
             if id(node) in keywords:
                 continue  # (a keyword's count is read with its value, in the call)
             named = set(words(node.value))
-            if node.value in GROUP_SIZES or (named & {"group", "groups", "grpo"} and "param" not in named):
+            if node.value in GROUP_SIZES or (
+                named & {"group", "groups", "grpo"} and not named & NOT_SAMPLE_GROUPS
+            ):
                 return True
         elif kind is cst.Call:
             assert isinstance(node, cst.Call)
@@ -666,7 +686,12 @@ def _samples_several(call: cst.Call, loop_targets: set[str]) -> bool:
 
 
 def _prompts(value: cst.BaseExpression) -> bool:
-    """Say whether an expression holds prompts: a name of them, or a list of names (``[question]``)."""
+    """Say whether an expression holds prompts: a name, an item (``enc["input_ids"]``) or a list of them."""
+    if type(value) is cst.Subscript:
+        keys = [e.slice.value for e in value.slice if type(e.slice) is cst.Index]
+        return _prompts(value.value) or any(
+            type(k) is cst.SimpleString and PROMPT_WORDS & set(words(str(k.evaluated_value))) for k in keys
+        )
     if type(value) is cst.Name:
         return bool(PROMPT_WORDS & set(words(value.value)))
     if type(value) is cst.Attribute:
@@ -685,11 +710,17 @@ def _over_range(iterated: cst.BaseExpression) -> bool:
 
 
 def _samples(node: cst.CSTNode) -> bool:
-    """Say whether a call under ``node`` (or ``node`` itself) draws a sample from a model."""
-    return any(
-        type(n) is cst.Call and SAMPLER_WORDS & set(words(last_name(n.func)))
-        for n in (node, *descendants(node))
-    )
+    """Say whether a call under ``node`` (or ``node`` itself) draws a sample from a model.
+
+    Not a distribution's ``.sample()`` of one token (given nothing): a decoding step, not a completion.
+    """
+    return any(type(n) is cst.Call and _sampler(n) for n in (node, *descendants(node)))
+
+
+def _sampler(call: cst.Call) -> bool:
+    """Say whether a call draws a completion from a model (``generate``, ``sample(policy, q)``)."""
+    named = set(words(last_name(call.func)))
+    return bool(named & (SAMPLER_WORDS - {"sample"}) or ("sample" in named and call.args))
 
 
 def _repeats(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
