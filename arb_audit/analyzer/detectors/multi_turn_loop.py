@@ -695,11 +695,7 @@ class MultiTurnLoop(RouteDetector):
             # (handed its tools in order: ``create_react_agent(llm, tools)``)
             (type(arg.value) is cst.Name and "tools" in words(arg.value.value))
             if arg.keyword is None
-            else (
-                arg.keyword.value in AGENT_TURNS
-                and not literal_off(arg.value)
-                and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
-            )
+            else _several_turns(arg)
             for arg in node.args
         )
         # (the arguments first: few calls are given turns or tools, and the name's reading costs more)
@@ -726,11 +722,7 @@ class MultiTurnLoop(RouteDetector):
     def _environment_with_turns(self, node: cst.Call) -> bool:
         """Say whether a call builds an environment given a limit of several turns (``XEnv(max_turns=8)``)."""
         return words(last_name(node.func))[-1:] in (("env",), ("environment",)) and any(
-            arg.keyword is not None
-            and arg.keyword.value in AGENT_TURNS
-            and not literal_off(arg.value)
-            and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
-            for arg in node.args
+            arg.keyword is not None and _several_turns(arg) for arg in node.args
         )
 
     def _hands_turns(self, node: cst.Call) -> tuple[cst.Call, cst.CSTNode | None] | None:
@@ -769,6 +761,16 @@ class MultiTurnLoop(RouteDetector):
 
     def leave_While(self, original_node: cst.While) -> None:
         self._leave(original_node)
+
+
+def _several_turns(arg: cst.Arg) -> bool:
+    """Say whether a keyword argument gives several turns or steps (``max_turns=cfg.max_turns``, not 1)."""
+    return (
+        arg.keyword is not None
+        and arg.keyword.value in AGENT_TURNS
+        and not literal_off(arg.value)
+        and not (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1)
+    )
 
 
 def _feedback_role(node: cst.Call, bound: dict[str, str | None]) -> str | None:
