@@ -6,6 +6,7 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.config_module import written_turns
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import route_word
@@ -658,7 +659,7 @@ def _samples_several(call: cst.Call, loop_targets: set[str]) -> bool:
     """Say whether a call asks several samples of one prompt, or repeats prompts to sample them."""
     for arg in call.args:
         keyword = arg.keyword.value if arg.keyword is not None else None
-        if keyword is None or (type(arg.value) is cst.Integer and written_count(arg.value) <= 1):
+        if keyword is None or (type(arg.value) is cst.Integer and written_turns(arg.value) <= 1):
             continue
         if keyword in GROUP_SIZES:
             return True
@@ -764,14 +765,6 @@ def _draws_in_inner_loop(loop: cst.For | cst.While) -> bool:
     return any(
         type(n) is cst.For and _over_range(n.iter) and _samples(n.body) for n in descendants(loop.body)
     )
-
-
-def written_count(value: cst.Integer) -> int:
-    """Return an integer literal's value (0 where Python would not read it)."""
-    try:
-        return int(value.value.replace("_", ""), 0)
-    except ValueError:
-        return 0
 
 
 REWARD_WORDS = frozenset({"reward", "rewards"})
