@@ -920,6 +920,29 @@ FRAMEWORKS: tuple[Framework, ...] = (
         lines=(("trl dpo --model_name_or_path m --dataset_name d", "DPO"), ("trl env", None)),
     ),
     Framework(
+        "Unsloth",
+        "unsloth",
+        (
+            # unsloth's own trainer is TRL's SFTTrainer with a separate learning rate for the embeddings
+            # (continued pretraining, LoRA SFT); its RL and preference runs use TRL's trainers, patched,
+            # which are known by name. Without this entry the prefix rule reads it as a generic Trainer.
+            Entry("UnslothTrainer", "sft"),
+        ),
+        invalid=(
+            (
+                "from unsloth import FastLanguageModel, UnslothTrainer, UnslothTrainingArguments\n"
+                "model, tok = FastLanguageModel.from_pretrained('unsloth/llama-3-8b')\n"
+                "trainer = UnslothTrainer(model=model, train_dataset=d, args=UnslothTrainingArguments())\n"
+                "trainer.train()\n",
+                "SFT",
+            ),
+        ),
+        valid=(
+            "from unsloth import FastLanguageModel\n"
+            "model, tok = FastLanguageModel.from_pretrained('m')\nFastLanguageModel.for_inference(model)\n",
+        ),
+    ),
+    Framework(
         "verl",
         "verl",
         (
