@@ -8,7 +8,7 @@ from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.config_module import written_turns
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.names import last_name, literal_text
 from arb_audit.analyzer.trainers import route_word
 from arb_audit.analyzer.walk import descendants
 
@@ -42,6 +42,9 @@ GROUP_NAMES = frozenset({"group", "groups", "grouped", "grpo"})
 """Words of a name that says its values come in groups of one prompt's samples (``group_rewards``)."""
 DIVIDERS = frozenset({"safe_div", "div", "divide", "true_divide"})
 """Functions that divide their first argument by their second (``safe_div(r - r.mean(), std)``)."""
+CLIPS = frozenset({"max", "min", "clamp", "clip"})
+"""Functions bounding a value (``max(-c, min(c, a))``, ``torch.clamp(adv, -c, c)``): what they bound is
+still the advantage."""
 
 
 class AdvantageEstimate(RouteDetector):
@@ -60,6 +63,8 @@ class AdvantageEstimate(RouteDetector):
 
     TRIGGERS = ("adv", "reward", "gamma")
     VALID = (
+        # a name bounded in place (bound to its own clamp): nothing centred, and no endless reading
+        Valid("advantages = estimate(batch)\nadvantages = torch.clamp(advantages, -5.0, 5.0)\n"),
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
         Valid("review_score = rewrite + gamma * vals - offset\n"),
@@ -200,6 +205,16 @@ class AdvantageEstimate(RouteDetector):
             "        rewards = [s['reward'] for s in group]\n        mu = statistics.fmean(rewards)\n"
             "        sd = statistics.pstdev(rewards) or 1.0\n"
             "        adv.append([(r - mu) / sd for r in rewards])\n    return adv\n",
+            "loss",
+            "grpo",
+        ),
+        # each rollout's advantage stored in it, bounded, against the mean of its task's rewards
+        Invalid(
+            "from statistics import mean, pstdev\ndef advantages(by_task, clip):\n"
+            "    for group in by_task.values():\n        rs = [g['reward_shaped'] for g in group]\n"
+            "        m, sd = mean(rs), pstdev(rs)\n        for g in group:\n"
+            "            a = (g['reward_shaped'] - m) / (sd + 0.25)\n"
+            "            g['advantage'] = max(-clip, min(clip, a))\n",
             "loss",
             "grpo",
         ),
@@ -403,6 +418,15 @@ class AdvantageEstimate(RouteDetector):
                 ):
                     continue  # ``values = values.repeat_interleave(n)``: still the baseline bound before
                 self.bound[t.target.value] = value
+            elif (
+                type(t.target) is cst.Tuple
+                and type(node.value) is cst.Tuple
+                and len(t.target.elements) == len(node.value.elements)
+            ):
+                # ``m, sd = mean(rs), pstdev(rs)``: each name bound to its own value
+                for e, v in zip(t.target.elements, node.value.elements, strict=True):
+                    if type(e.value) is cst.Name:
+                        self.bound[e.value.value] = v.value
         filled = [t.target.value if type(t.target) is cst.Subscript else t.target for t in node.targets]
         self.fills_advantages = self.fills_advantages or any(_advantage_target(t) for t in filled)
         if any(
@@ -812,6 +836,9 @@ def _group_statistics(node: cst.Call) -> bool:
 
 
 def _advantage_target(target: cst.BaseExpression) -> bool:
+    if type(target) is cst.Subscript:
+        # an item stored under a key naming advantages (``sample["advantage"] = ...``)
+        return bool(ADVANTAGE_NAMES & set(_key_words(target)))
     name = (
         target.value
         if type(target) is cst.Name
@@ -856,6 +883,17 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
     if type(value) is cst.IfExp:
         found = [c for c in (_centred(value.body, bound), _centred(value.orelse, bound)) if c is not None]
         return found[0] if found else None
+    if type(value) is cst.Call and _callee(value) in CLIPS:
+        # ``max(-clip, min(clip, a))``: the advantage bounded; ``a`` a name bound to it, followed once
+        # (``adv = torch.clamp(adv, -c, c)`` binds the name to its own bound)
+        found = []
+        for argument in value.args:
+            taken, rest = argument.value, bound
+            if type(taken) is cst.Name and bound is not None and (name := taken.value) in bound:
+                taken, rest = bound[name], {k: v for k, v in bound.items() if k != name}
+            if (c := _centred(taken, rest)) is not None:
+                found.append(c)
+        return found[0] if found else None
     items: cst.BaseExpression | None = None
     if isinstance(value, cst.ListComp | cst.GeneratorExp):
         # one advantage per sample: ``[reward - mean_reward for reward in rewards_G]``; the item is
@@ -878,7 +916,7 @@ def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | N
         return None
     if type(right) is cst.Name and bound is not None and right.value in bound:
         right = bound[right.value]
-        if _list_mean(right) or _mean_of_rewards(right):
+        if _list_mean(right) or _mean_of_rewards(right, bound):
             # ``mean_reward = sum(rewards_G) / len(rewards_G)``, ``mu = np.mean(rewards)``: one
             # sample's reward each against the mean of its group's
             return True
@@ -921,8 +959,9 @@ def _rewards_named(value: cst.BaseExpression, bound: dict[str, cst.BaseExpressio
         return False
     source = bound[value.value]
     if isinstance(source, cst.ListComp | cst.GeneratorExp):
-        source = source.for_in.iter
-    elif type(source) is cst.Call and last_name(source.func) in CONVERSIONS and source.args:
+        # what the items are drawn from, or what each item is (``[g["reward"] for g in group]``)
+        return _named_for_rewards(source.for_in.iter) or _named_for_rewards(source.elt)
+    if type(source) is cst.Call and last_name(source.func) in CONVERSIONS and source.args:
         source = source.args[0].value
     else:
         return False
@@ -938,8 +977,8 @@ def _regrouped(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
-def _mean_of_rewards(value: cst.BaseExpression) -> bool:
-    """Say whether a value is the mean of rewards.
+def _mean_of_rewards(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | None = None) -> bool:
+    """Say whether a value is the mean of rewards (of a name ``bound`` to rewards converted, too).
 
     ``np.mean(rewards)``, ``statistics.mean(rs)``, ``rewards.mean()``, ``torch.tensor(rewards).mean()``.
     """
@@ -953,7 +992,7 @@ def _mean_of_rewards(value: cst.BaseExpression) -> bool:
         taken = value.args[0].value
     else:
         return False
-    return _named_for_rewards(taken)
+    return _rewards_named(taken, bound)
 
 
 def _list_mean(value: cst.BaseExpression) -> bool:
@@ -1011,5 +1050,12 @@ def _words(node: cst.BaseExpression) -> tuple[str, ...]:
     if type(node) is cst.Attribute:
         return words(node.attr.value)
     if type(node) is cst.Subscript:
-        return _words(node.value)
+        # an item taken by a literal key is named by it too (``g["reward_shaped"]``, ``batch["rewards"]``)
+        return (*_words(node.value), *_key_words(node))
     return ()
+
+
+def _key_words(node: cst.Subscript) -> tuple[str, ...]:
+    """Return the words of the literal keys a subscript takes (``reward`` of ``g["reward"]``)."""
+    keys = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
+    return tuple(w for k in keys if type(k) is cst.SimpleString for w in words(literal_text(k)))
