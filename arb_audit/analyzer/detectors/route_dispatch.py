@@ -242,6 +242,28 @@ def _names_class(value: cst.BaseExpression) -> bool:
     return False
 
 
+MODULE_RUN_WORDS = frozenset({"train", "training", "finetune", "tune", "run", "main", "launch"})
+"""Words of a module's or script's name that say it runs (``pkg.training.train_dpo``, ``train_sft.py``)."""
+
+
+def _names_module(value: cst.BaseExpression) -> bool:
+    """Say whether a table's entry names a module or script to run (``"llmops.training.train_dpo"``).
+
+    A launcher's table maps each route to what it starts (``python -m <module>``, ``python <script>``):
+    a dotted module path or a ``.py`` file whose name says it runs, not a data file or a label.
+    """
+    text = text_value(value) if type(value) is cst.SimpleString else None
+    if text is None or len(text) > MAX_CLASS_PATH:
+        return False
+    if text.endswith(".py"):
+        parts = text[:-3].replace("\\", "/").split("/")
+    else:
+        parts = text.split(".")
+        if len(parts) < 2:
+            return False
+    return all(p.isidentifier() for p in parts[-1:]) and bool(MODULE_RUN_WORDS & set(name_words(parts[-1])))
+
+
 def _setting_value(value: cst.BaseExpression) -> bool:
     """Say whether a table's entry is a setting's value (``args.sft``: a checkpoint's path, a name).
 
@@ -494,6 +516,8 @@ class RouteDispatch(RouteDetector):
         # descriptions and data files under route names: no code selected
         Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
         Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
+        # modules of data or prompts, and a bare word, under route names: nothing that runs
+        Valid("PROMPTS = {'sft': 'prompts.sft_templates', 'dpo': 'prompts.pair_templates', 'ppo': 'main'}\n"),
         # a pipeline's summary: each stage's metrics under the stage's name (a table of output classes,
         # ``{"sft": SFTOutput, "dpo": DPOOutput}``, still maps names to code)
         Valid(
@@ -592,6 +616,13 @@ class RouteDispatch(RouteDetector):
             "dispatch",
             routes=("DPO", "SFT"),
         ),
+        # a launcher's table of the module each route runs (``python -m <module>``) or its script
+        Invalid(
+            "METHOD_MODULE = {'sft': 'llmops.training.train_sft_lora', 'dpo': 'llmops.training.train_dpo'}\n"
+            "module = METHOD_MODULE[args.method]\nsubprocess.run([sys.executable, '-m', module])\n",
+            "dispatch",
+        ),
+        Invalid("SCRIPTS = {'sft': 'scripts/train_sft.py', 'grpo': 'scripts/run_grpo.py'}\n", "dispatch"),
         # a lazy registry: each route's module and class named in strings
         Invalid(
             "TRAINER_MAP = {'sft': ('sft_trainer', 'SFTTrainer'), 'dpo': ('techniques.dpo', 'DPOTrainer')}\n",
@@ -1136,7 +1167,7 @@ class RouteDispatch(RouteDetector):
             if not _holds_results(code)
             if not _setting_value(code)
             if (w := _table_word(element.key)) is not None
-            if type(code) is not cst.SimpleString or _names_class(element.value)
+            if type(code) is not cst.SimpleString or _names_class(element.value) or _names_module(code)
         }
         if routes <= {"EVAL_ONLY", "MERGE"}:
             return  # a choice among tools that train nothing is not a training route
