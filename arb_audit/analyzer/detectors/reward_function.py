@@ -72,7 +72,9 @@ def takes_samples(node: cst.FunctionDef) -> str | None:
     ``"verl"``: ``f(..., solution_str, ground_truth, ...)``, as verl calls ``compute_score``.
     """
     params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
-    if "completions" in params and type(node.params.star_kwarg) is cst.Param:
+    # (TRL passes every argument by keyword: ``def f(*, prompts, completions, **kwargs)`` takes them too)
+    keyword_only = {p.name.value for p in node.params.kwonly_params}
+    if "completions" in params | keyword_only and type(node.params.star_kwarg) is cst.Param:
         return "trl"
     if RESPONSE_CONTRACT & params and "ground_truth" in params:
         return "verl"
@@ -236,6 +238,12 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # TRL's contract taken by keyword only, under a name that does not say reward
+        Invalid(
+            "def rush_solution_shaped(*, prompts, completions, **kwargs):\n"
+            "    return [score(c, kwargs.get('gold')) for c in completions]\n",
+            "reward_function",
+        ),
         # a function a registry of rewards is given, whatever its name
         Invalid(
             "from .registry import reward\n\n@reward('exact_call', default=True)\n"
