@@ -348,6 +348,25 @@ def _names_a_loss(arg: cst.Arg) -> bool:
     return "loss" in words(last_name(arg.value))
 
 
+def _backpropagates_handed_loss(call: cst.Call, function: str | None) -> bool:
+    """Say whether a call is handed a loss's value first and an optimiser (``scaler(loss, optimizer)``).
+
+    Not a helper that reads, logs or keeps what it is handed (``log_step(loss, optimizer)``).
+    """
+    if function is None or not call.args or call.args[0].keyword is not None:
+        return False
+    if not _hands_a_loss_value(call.args[0]) or type(call.args[0].value) is not cst.Name:
+        return False
+    named = words(function)
+    if (named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS:
+        return False
+    return any(
+        set(words(last_name(a.value))) & OPTIMISER_KEYWORD_WORDS
+        or (a.keyword is not None and set(words(a.keyword.value)) & OPTIMISER_KEYWORD_WORDS)
+        for a in call.args[1:]
+    )
+
+
 def _hands_a_loss_value(arg: cst.Arg) -> bool:
     """Say whether an argument is a loss's value (``loss``, ``loss=total``).
 
@@ -465,6 +484,8 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a loss and an optimiser handed to a logger, or a loss to a scaler alone: nothing steps
+        Valid("log_state(loss, optimizer)\nwriter_step_logger(loss, optimizer=optimizer)\nscaler(loss)\n"),
         # a module named for fine-tuning switched to training mode, then sampled from
         Valid(
             "from peft_lite.modules import PrefixFineTuning\n"
@@ -640,6 +661,14 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # a loss scaler handed the loss's value and the optimiser backpropagates and steps
+        Invalid(
+            "def train_one_epoch(model, loader, optimizer, loss_scaler):\n    for x, y in loader:\n"
+            "        loss = model(x, labels=y).loss\n"
+            "        loss_scaler(loss, optimizer, parameters=model.parameters())\n",
+            "gradient_step",
+            "sft",
+        ),
         # an imported update handed an optimiser by keyword, the optimiser a helper's product
         Invalid(
             "from src.grpo import build_and_load_model, update_policy\n"
@@ -2418,6 +2447,12 @@ class GradientStep(RouteDetector):
             return
         if self._trains_given_optimiser(node, name, scope):
             self.steps.append((node, self._statement(), [], f"{name}() of an object given an optimiser"))
+            return
+        if _backpropagates_handed_loss(node, last):
+            # ``loss_scaler(loss, optimizer, parameters=model.parameters())`` (timm's and MAE's
+            # NativeScaler): handed the loss's value and the optimiser, it backpropagates and steps
+            handed = [(scope, node.args[0].value)]
+            self.steps.append((node, self._statement(), handed, f"{last}() given the loss and an optimiser"))
             return
         if (trainer := _rewarded_step(node, name)) is not None:
             # ppo_trainer.step(queries, responses, rewards): TRL's classic PPOTrainer update, and that of
