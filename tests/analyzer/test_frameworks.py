@@ -110,3 +110,16 @@ def test_a_config_name_is_not_a_recipe() -> None:
     # ``tune run`` is given the agent's own recipe file; the config's name mentions DPO.
     assert command_routes("tune run my_recipe.py --config llama3/8B_lora_dpo") == []
     assert not commands_in(["echo", "tune"])
+
+
+ISSUE_FRAMEWORKS = (
+    *("trl", "openrlhf", "llamafactory", "unsloth", "mergekit", "open_r1", "nemo_aligner", "nemo_rl"),
+    *("torchtune", "axolotl", "skyrl", "prime_rl", "areal", "roll", "swift", "oat", "fastchat"),
+    *("litgpt", "lmflow", "rl4lms", "lm_eval"),
+)
+"""The packages of the frameworks the analyzer issue requires the table to cover (its item 2)."""
+
+
+@pytest.mark.parametrize("package", ISSUE_FRAMEWORKS)
+def test_the_required_frameworks_are_in_the_table(package: str) -> None:
+    assert any(f.package == package for f in FRAMEWORKS), package
