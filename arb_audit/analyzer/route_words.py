@@ -66,6 +66,11 @@ ANY_ROUTE_TRIGGERS = (
 _COMPILED_WITH_LOSS = re.compile(r"\.compile\([^)]*\bloss\s*=")
 """A model compiled with a loss, Keras-style (``model.compile(loss=..., optimizer=...)``): fitted, that
 loss, of any kind, decides."""
+_LOSS_AND_OPTIMISER_HANDED = re.compile(
+    r"(?i:scaler|backward)\w*\s*\(\s*\w*loss\w*\s*,[^()]*\b(?:optimizer|optimiser|optim)\b"
+)
+"""A loss scaler handed a loss first and an optimiser (``loss_scaler(loss, optimizer, ...)``): it steps
+on that loss, of any kind (GradientStep's handed-loss step)."""
 MERGE_WORDS = ("mergekit", "merge_method", *WeightAverage.TRIGGERS, *ADAPTER_COMBINATIONS, *HAND_FOLD_WORDS)
 """Words of a merge by mergekit (known by its qualified names or a configuration's ``merge_method``), by
 arithmetic on state dicts, of adapters combined into one, or of an adapter folded by hand."""
@@ -140,6 +145,7 @@ def possible_routes(text: str) -> frozenset[str]:
     if (
         any(t in text for t in ANY_ROUTE_TRIGGERS)
         or (".fit(" in text and _COMPILED_WITH_LOSS.search(text))
+        or _LOSS_AND_OPTIMISER_HANDED.search(text)
         or _trains_given_loss_function(text)
     ):
         return ALL_ROUTES

@@ -348,17 +348,28 @@ def _names_a_loss(arg: cst.Arg) -> bool:
     return "loss" in words(last_name(arg.value))
 
 
-def _backpropagates_handed_loss(call: cst.Call, function: str | None) -> bool:
-    """Say whether a call is handed a loss's value first and an optimiser (``scaler(loss, optimizer)``).
+SCALING_WORDS = frozenset({"scaler", "backward"})
+"""Words of a helper that backpropagates the loss it is handed: a mixed-precision loss scaler called
+on it (timm's and MAE's ``NativeScaler``: ``loss_scaler(loss, optimizer, ...)``), a ``backward_and_step``."""
 
-    Not a helper that reads, logs or keeps what it is handed (``log_step(loss, optimizer)``).
+
+def _backpropagates_handed_loss(call: cst.Call, function: str | None) -> bool:
+    """Say whether a loss scaler is handed a loss's value first and an optimiser (``scaler(loss, opt)``).
+
+    Only a helper named for scaling the loss or for backpropagating it: handed a validation loss and
+    the optimiser, anything else decides the learning rate, stops early or keeps a checkpoint
+    (``early_stopping(val_loss, model, optimizer)``, ``reduce_lr(val_loss, optimizer)``).
     """
     if function is None or not call.args or call.args[0].keyword is not None:
         return False
     if not _hands_a_loss_value(call.args[0]) or type(call.args[0].value) is not cst.Name:
         return False
     named = words(function)
-    if (named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS:
+    if (
+        not set(named) & SCALING_WORDS
+        or (named[:1] and named[0] in READ_VERBS)
+        or set(named) & HANDLING_WORDS
+    ):
         return False
     return any(
         set(words(last_name(a.value))) & OPTIMISER_KEYWORD_WORDS
@@ -484,8 +495,13 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
-        # a loss and an optimiser handed to a logger, or a loss to a scaler alone: nothing steps
-        Valid("log_state(loss, optimizer)\nwriter_step_logger(loss, optimizer=optimizer)\nscaler(loss)\n"),
+        # a loss and an optimiser handed to a logger, to early stopping or to a learning-rate rule, or a
+        # loss to a scaler alone: nothing steps
+        Valid(
+            "log_state(loss, optimizer)\nwriter_step_logger(loss, optimizer=optimizer)\nscaler(loss)\n"
+            "early_stopping(val_loss, model, optimizer, epoch)\nreduce_lr(val_loss, optimizer)\n"
+            "scheduler(val_loss, optimizer)\ncheckpointer(val_loss, optimizer)\n"
+        ),
         # a module named for fine-tuning switched to training mode, then sampled from
         Valid(
             "from peft_lite.modules import PrefixFineTuning\n"
