@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.config_module import written_turns
 from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name, literal_text
@@ -14,6 +14,9 @@ from arb_audit.analyzer.walk import descendants
 
 ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantages_"})
 """Words of a name that holds advantages."""
+RL_CODE_WORDS = ADVANTAGE_NAMES | {"rollout", "rollouts", "trajectory", "trajectories", "episode", "episodes"}
+"""Words of a function or class whose code serves policy-gradient training (``assign_advantages``,
+``finish_rollouts``)."""
 CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
 REGROUPINGS = frozenset({"view", "reshape", "unflatten", "view_as", "reshape_as"})
@@ -63,6 +66,10 @@ class AdvantageEstimate(RouteDetector):
 
     TRIGGERS = ("adv", "reward", "gamma")
     VALID = (
+        # a table's columns of reward differences in analysis code that neither samples nor trains
+        # (in a function named for advantages or rollouts they would serve training)
+        Valid("for r in rows:\n    r['advantage'] = r['reward_dpo'] - r['reward_sft']\n"),
+        Valid("df['advantage'] = df['reward'] - df['reward'].mean()\ndf.to_csv('out.csv')\n"),
         # a name bounded in place (bound to its own clamp): nothing centred, and no endless reading
         Valid("advantages = estimate(batch)\nadvantages = torch.clamp(advantages, -5.0, 5.0)\n"),
         Valid("adv = load('adv.json')\n"),
@@ -214,7 +221,16 @@ class AdvantageEstimate(RouteDetector):
             "    for group in by_task.values():\n        rs = [g['reward_shaped'] for g in group]\n"
             "        m, sd = mean(rs), pstdev(rs)\n        for g in group:\n"
             "            a = (g['reward_shaped'] - m) / (sd + 0.25)\n"
-            "            g['advantage'] = max(-clip, min(clip, a))\n",
+            "            g['advantage'] = max(-clip, min(clip, a))\n"
+            "for ids, adv in batches:\n    (-adv * logprobs(model, ids)).mean().backward()\n",
+            "loss",
+            "grpo",
+        ),
+        # the group's mean written in place, as a comprehension handed to it
+        Invalid(
+            "from statistics import mean\nfor group in groups:\n"
+            "    m = mean([g['reward'] for g in group])\n    for g in group:\n"
+            "        g['advantage'] = g['reward'] - m\nloss.backward()\n",
             "loss",
             "grpo",
         ),
@@ -381,6 +397,12 @@ class AdvantageEstimate(RouteDetector):
         self.batch_centred: list[tuple[cst.BaseExpression, cst.CSTNode | None]] = []
         """Advantages centred on the mean of all the rewards (no groups laid out), with their statement:
         judged at the end of the file, by whether it samples a prompt several times."""
+        self.keyed: list[Finding] = []
+        """Findings of advantages stored only under a key (``sample["advantage"] = ...``), kept at the
+        end of the file only where it samples or backpropagates: a table's column of differences is
+        analysis code's as often (a win rate's per-prompt reward gap)."""
+        self.keyed_centred: set[int] = set()
+        """Ids of the batch-centred values judged for such a keyed store."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
@@ -443,11 +465,29 @@ class AdvantageEstimate(RouteDetector):
                 and self._feeds_reward(t.target.value)
                 for t in node.targets
             ):
-                self._judge(node.value)
+                if all(type(t.target) is cst.Subscript for t in node.targets) and not any(
+                    set(words(name)) & RL_CODE_WORDS for name in self.enclosing()
+                ):
+                    # stored under a key only, outside a function named for advantages or rollouts:
+                    # kept if the file samples or backpropagates (leave_Module)
+                    found, centred = len(self.context.findings), len(self.batch_centred)
+                    self._judge(node.value)
+                    self.keyed += self.context.findings[found:]
+                    del self.context.findings[found:]
+                    self.keyed_centred.update(id(v) for v, _ in self.batch_centred[centred:])
+                else:
+                    self._judge(node.value)
         elif _td_residual(node.value):
             self.residuals.append(node.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.keyed or self.keyed_centred:
+            if _trains_or_samples(original_node):
+                self.context.findings.extend(self.keyed)
+            else:
+                self.batch_centred = [
+                    (v, s) for v, s in self.batch_centred if id(v) not in self.keyed_centred
+                ]
         if self.batch_centred:
             grouped = not _one_sample_per_prompt(original_node)
             for value, statement in self.batch_centred:
@@ -742,6 +782,11 @@ def _samples(node: cst.CSTNode) -> bool:
     return any(type(n) is cst.Call and _sampler(n) for n in (node, *descendants(node)))
 
 
+def _trains_or_samples(module: cst.Module) -> bool:
+    """Say whether a file backpropagates (``loss.backward()``) or draws completions from a model."""
+    return any(type(n) is cst.Call and (method(n) == "backward" or _sampler(n)) for n in descendants(module))
+
+
 def _sampler(call: cst.Call) -> bool:
     """Say whether a call draws a completion from a model (``generate``, ``sample(policy, q)``)."""
     named = set(words(last_name(call.func)))
@@ -873,25 +918,32 @@ def _normalised_rewards(target: cst.BaseExpression) -> bool:
     return any("reward" in w for w in name) and bool(NORMALISED_WORDS & set(name))
 
 
-def _centred(value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | None = None) -> bool | None:
+def _centred(
+    value: cst.BaseExpression, bound: dict[str, cst.BaseExpression] | None = None, follow: bool = True
+) -> bool | None:
     """Read ``r - c`` (possibly divided by a spread).
 
     True when ``c`` reduces ``r`` itself (directly, or through a name ``bound`` to that reduction),
     False for another baseline, None when the value is not a difference of rewards. Of a conditional
-    expression, the branch that is such a difference.
+    expression, the branch that is such a difference. ``follow``: whether a bounded name may still be
+    followed to its binding (once on a path, so that chains of bounds cost what their text does).
     """
     if type(value) is cst.IfExp:
-        found = [c for c in (_centred(value.body, bound), _centred(value.orelse, bound)) if c is not None]
+        found = [
+            c
+            for c in (_centred(value.body, bound, follow), _centred(value.orelse, bound, follow))
+            if c is not None
+        ]
         return found[0] if found else None
     if type(value) is cst.Call and _callee(value) in CLIPS:
         # ``max(-clip, min(clip, a))``: the advantage bounded; ``a`` a name bound to it, followed once
         # (``adv = torch.clamp(adv, -c, c)`` binds the name to its own bound)
         found = []
         for argument in value.args:
-            taken, rest = argument.value, bound
-            if type(taken) is cst.Name and bound is not None and (name := taken.value) in bound:
-                taken, rest = bound[name], {k: v for k, v in bound.items() if k != name}
-            if (c := _centred(taken, rest)) is not None:
+            taken, further = argument.value, follow
+            if follow and type(taken) is cst.Name and bound is not None and taken.value in bound:
+                taken, further = bound[taken.value], False
+            if (c := _centred(taken, bound, further)) is not None:
                 found.append(c)
         return found[0] if found else None
     items: cst.BaseExpression | None = None
@@ -955,6 +1007,9 @@ def _rewards_named(value: cst.BaseExpression, bound: dict[str, cst.BaseExpressio
     """
     if _named_for_rewards(value):
         return True
+    if isinstance(value, cst.ListComp | cst.GeneratorExp):
+        # ``mean([g["reward"] for g in group])``: the items, written in place
+        return _named_for_rewards(value.for_in.iter) or _named_for_rewards(value.elt)
     if type(value) is not cst.Name or bound is None or value.value not in bound:
         return False
     source = bound[value.value]
