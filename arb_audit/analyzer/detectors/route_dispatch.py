@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -242,26 +243,45 @@ def _names_class(value: cst.BaseExpression) -> bool:
     return False
 
 
-MODULE_RUN_WORDS = frozenset({"train", "training", "finetune", "tune", "run", "main", "launch"})
-"""Words of a module's or script's name that say it runs (``pkg.training.train_dpo``, ``train_sft.py``)."""
+MODULE_STARTERS = ("asyncio.create_subprocess", "runpy.", "importlib.import_module")
+"""Prefixes of the qualified names of calls that run or import a module named in a string, besides the
+process starters (``asyncio.create_subprocess_exec(sys.executable, "-m", module)``, ``runpy.run_module``)."""
 
 
 def _names_module(value: cst.BaseExpression) -> bool:
-    """Say whether a table's entry names a module or script to run (``"llmops.training.train_dpo"``).
+    """Say whether a table's entry names a module or a script (``"llmops.training.train_dpo"``, ``"sft.py"``).
 
-    A launcher's table maps each route to what it starts (``python -m <module>``, ``python <script>``):
-    a dotted module path or a ``.py`` file whose name says it runs, not a data file or a label.
+    Every part an identifier: not a data file (``data/ultrachat.train``) nor a run's name
+    (``llama3-8b.sft_run``). Counted only in a file that runs what it names (:meth:`RouteDispatch.
+    leave_Module`): elsewhere such a table names loggers, groups or where a file was made.
     """
     text = text_value(value) if type(value) is cst.SimpleString else None
     if text is None or len(text) > MAX_CLASS_PATH:
         return False
     if text.endswith(".py"):
-        parts = text[:-3].replace("\\", "/").split("/")
+        parts = text[:-3].split("/")
     else:
         parts = text.split(".")
         if len(parts) < 2:
             return False
-    return all(p.isidentifier() for p in parts[-1:]) and bool(MODULE_RUN_WORDS & set(name_words(parts[-1])))
+    return all(p.isidentifier() for p in parts if p)
+
+
+def _assigned_name(statement: cst.CSTNode | None, value: cst.BaseExpression) -> str | None:
+    """Return the name ``value`` is bound to by ``statement`` (``TABLE = {...}``), if it is so bound."""
+    if type(statement) is cst.SimpleStatementLine:
+        smalls: Sequence[cst.CSTNode] = statement.body
+    elif statement is not None:
+        smalls = [statement]  # (the walk keeps small statements too)
+    else:
+        return None
+    for small in smalls:
+        if type(small) is cst.Assign and small.value is value:
+            targets = [t.target for t in small.targets]
+            return targets[0].value if len(targets) == 1 and type(targets[0]) is cst.Name else None
+        if type(small) is cst.AnnAssign and small.value is value and type(small.target) is cst.Name:
+            return small.target.value
+    return None
 
 
 def _setting_value(value: cst.BaseExpression) -> bool:
@@ -516,8 +536,22 @@ class RouteDispatch(RouteDetector):
         # descriptions and data files under route names: no code selected
         Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
         Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
-        # modules of data or prompts, and a bare word, under route names: nothing that runs
+        # modules or scripts under route names in a file that runs none of them (what comes next,
+        # where a checkpoint was made), and data files and run names spelt like paths
         Valid("PROMPTS = {'sft': 'prompts.sft_templates', 'dpo': 'prompts.pair_templates', 'ppo': 'main'}\n"),
+        Valid(
+            "from trl import SFTTrainer\nNEXT = {'sft': 'pipeline.train_dpo', 'dpo': 'pipeline.train_grpo'}\n"
+            "SFTTrainer(model=m, train_dataset=d).train()\nprint('next:', NEXT['sft'])\n"
+        ),
+        # every stage's test run in turn: no choice
+        Valid(
+            "import subprocess, sys\nSMOKE = {'sft': 'tests/test_sft.py', 'dpo': 'tests/test_dpo.py'}\n"
+            "for stage, path in SMOKE.items():\n    subprocess.run([sys.executable, '-m', 'pytest', path])\n"
+        ),
+        Valid(
+            "import subprocess\nSPLITS = {'sft': 'data/ultrachat.train', 'dpo': 'data/ultrafeedback.train'}\n"
+            "GROUPS = {'sft': 'llama3-8b.sft_run', 'dpo': 'llama3-8b.dpo_run'}\nsubprocess.run(['ls'])\n"
+        ),
         # a pipeline's summary: each stage's metrics under the stage's name (a table of output classes,
         # ``{"sft": SFTOutput, "dpo": DPOOutput}``, still maps names to code)
         Valid(
@@ -618,11 +652,16 @@ class RouteDispatch(RouteDetector):
         ),
         # a launcher's table of the module each route runs (``python -m <module>``) or its script
         Invalid(
+            "import subprocess\nimport sys\n"
             "METHOD_MODULE = {'sft': 'llmops.training.train_sft_lora', 'dpo': 'llmops.training.train_dpo'}\n"
             "module = METHOD_MODULE[args.method]\nsubprocess.run([sys.executable, '-m', module])\n",
             "dispatch",
         ),
-        Invalid("SCRIPTS = {'sft': 'scripts/train_sft.py', 'grpo': 'scripts/run_grpo.py'}\n", "dispatch"),
+        Invalid(
+            "import subprocess\nSCRIPTS = {'sft': 'src/open_r1/sft.py', 'grpo': 'src/open_r1/grpo.py'}\n"
+            "subprocess.run(['accelerate', 'launch', SCRIPTS[args.stage]])\n",
+            "dispatch",
+        ),
         # a lazy registry: each route's module and class named in strings
         Invalid(
             "TRAINER_MAP = {'sft': ('sft_trainer', 'SFTTrainer'), 'dpo': ('techniques.dpo', 'DPOTrainer')}\n",
@@ -848,6 +887,15 @@ class RouteDispatch(RouteDetector):
         """Whether the file takes a gradient step of its own (``loss.backward()``, ``optimizer.step()``)."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
+        self.runs_modules = False
+        """Whether the file runs or imports a module by its name in a string (``runpy``, asyncio's
+        process starters, ``importlib.import_module``)."""
+        self.module_tables: list[tuple[cst.Dict, cst.CSTNode | None, set[str], str]] = []
+        """Tables from route names to modules or scripts: (the table, its statement, its routes, the
+        name it is bound to), a dispatch where the file looks it up by a value and starts a process or
+        runs a module (iterated, every entry runs: no choice)."""
+        self.looked_up_tables: set[str] = set()
+        """Names subscripted, or asked ``.get``, with a value that is not a literal."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
@@ -1080,6 +1128,17 @@ class RouteDispatch(RouteDetector):
             self.constructed.add(node.func.value)
         if dotted(node.func) and any(q.startswith(PROCESS_STARTERS) for q in self.names(node.func)):
             self.launches = True
+        if dotted(node.func) and any(q.startswith(MODULE_STARTERS) for q in self.names(node.func)):
+            self.runs_modules = True
+        func = node.func
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "get"
+            and type(func.value) is cst.Name
+            and node.args
+            and type(node.args[0].value) is not cst.SimpleString
+        ):
+            self.looked_up_tables.add(func.value.value)  # ``TABLE.get(args.stage)``
         if (
             type(node.func) is cst.Attribute
             and node.func.attr.value in TRAIN_METHODS
@@ -1167,14 +1226,36 @@ class RouteDispatch(RouteDetector):
             if not _holds_results(code)
             if not _setting_value(code)
             if (w := _table_word(element.key)) is not None
-            if type(code) is not cst.SimpleString or _names_class(element.value) or _names_module(code)
+            if type(code) is not cst.SimpleString or _names_class(element.value)
         }
-        if routes <= {"EVAL_ONLY", "MERGE"}:
+        # what a launcher runs for each route: a module or a script (kept until the file is read)
+        modules = {
+            w
+            for element in node.elements
+            if type(element) is cst.DictElement
+            and _names_module(element.value)
+            and (w := _table_word(element.key)) is not None
+        }
+        if routes <= {"EVAL_ONLY", "MERGE"} and modules <= {"EVAL_ONLY", "MERGE"}:
             return  # a choice among tools that train nothing is not a training route
         if len(routes) >= 2:
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
+        elif len(routes | modules) >= 2 and (name := _assigned_name(self._statement(), node)) is not None:
+            self.module_tables.append((node, self._statement(), routes | modules, name))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # ``TABLE[args.stage]``: a table looked up by a value (a literal key picks one fixed entry)
+        if type(node.value) is cst.Name and not all(
+            type(e.slice) is cst.Index and type(e.slice.value) is cst.SimpleString for e in node.slice
+        ):
+            self.looked_up_tables.add(node.value.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self.launches or self.runs_modules:
+            for table, statement, routes, name in self.module_tables:
+                if name in self.looked_up_tables:
+                    message = "a table maps route names to the modules or scripts it runs"
+                    self.report(table, "dispatch", message, statement=statement, routes=tuple(sorted(routes)))
         # An option or subcommands naming routes, in a file that neither runs a trainer nor starts a
         # process, may only pick what is evaluated: classify.combine decides from the other evidence.
         picks = None if self.runs_trainer or self.launches else FLAG
