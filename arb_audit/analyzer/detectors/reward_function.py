@@ -390,7 +390,9 @@ class RewardFunction(RouteDetector):
             # (a parameter with a default, ``remaining_turns=None``, is support the caller may not use;
             # a parameter ``turn`` is as often a speaker's or a player's)
             required = [
-                p.name.value for p in (*node.params.posonly_params, *node.params.params) if p.default is None
+                p.name.value
+                for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+                if p.default is None
             ]
             named = set(words(node.name.value))
             said = {w for n in required for w in words(n)}
