@@ -543,6 +543,11 @@ class RouteDispatch(RouteDetector):
             "from trl import SFTTrainer\nNEXT = {'sft': 'pipeline.train_dpo', 'dpo': 'pipeline.train_grpo'}\n"
             "SFTTrainer(model=m, train_dataset=d).train()\nprint('next:', NEXT['sft'])\n"
         ),
+        # argparse subcommands naming one route, or none
+        Valid(
+            "import argparse\nparser = argparse.ArgumentParser()\nsub = parser.add_subparsers(dest='cmd')\n"
+            "sub.add_parser('sft')\nsub.add_parser('serve')\nsub.add_parser('export')\n"
+        ),
         # every stage's test run in turn: no choice
         Valid(
             "import subprocess, sys\nSMOKE = {'sft': 'tests/test_sft.py', 'dpo': 'tests/test_dpo.py'}\n"
@@ -649,6 +654,14 @@ class RouteDispatch(RouteDetector):
             "trainer_cls(config=config).train()\n",
             "dispatch",
             routes=("DPO", "SFT"),
+        ),
+        # argparse subcommands named for routes, one by one or from a literal loop
+        Invalid(
+            "import argparse\nparser = argparse.ArgumentParser()\nsub = parser.add_subparsers(dest='cmd')\n"
+            "for name in ('sft', 'cpt'):\n    sub.add_parser(name).set_defaults(handler=train)\n"
+            "sub.add_parser('grpo').set_defaults(handler=train_grpo)\nargs = parser.parse_args()\n"
+            "args.handler(args)\n",
+            "dispatch",
         ),
         # a launcher's table of the module each route runs (``python -m <module>``) or its script
         Invalid(
@@ -894,6 +907,8 @@ class RouteDispatch(RouteDetector):
         """Tables from route names to modules or scripts: (the table, its statement, its routes, the
         name it is bound to), a dispatch where the file looks it up by a value and starts a process or
         runs a module (iterated, every entry runs: no choice)."""
+        self.loop_literals: dict[str, list[cst.BaseExpression]] = {}
+        """Loop targets bound to each of a literal tuple's strings (``for name in ("sft", "dpo")``)."""
         self.looked_up_tables: set[str] = set()
         """Names subscripted, or asked ``.get``, with a value that is not a literal."""
 
@@ -916,6 +931,10 @@ class RouteDispatch(RouteDetector):
         self.loops += 1
         if type(node.target) is cst.Name:
             self.fixed.add(node.target.value)  # (``for algorithm in ("sft", "dpo")``: each in turn)
+            if isinstance(node.iter, cst.Tuple | cst.List):
+                self.loop_literals[node.target.value] = [
+                    e.value for e in node.iter.elements if type(e.value) is cst.SimpleString
+                ]
 
     def leave_For(self, original_node: cst.For) -> None:
         self.loops -= 1
@@ -1126,6 +1145,14 @@ class RouteDispatch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Name and node.func.value in self.looked_up:
             self.constructed.add(node.func.value)
+        if method(node) == "add_parser" and node.args and node.args[0].keyword is None:
+            # argparse's subcommands (``sub.add_parser("dpo")``, or each name of a literal loop's):
+            # the command line's subcommand picks the route, as a typer or click command's name does
+            named = node.args[0].value
+            names = self.loop_literals.get(named.value, []) if type(named) is cst.Name else [named]
+            for word in (_table_word(n) for n in names):
+                if word is not None:
+                    self.registered.setdefault(SUBCOMMANDS, (node, self._statement(), set()))[2].add(word)
         if dotted(node.func) and any(q.startswith(PROCESS_STARTERS) for q in self.names(node.func)):
             self.launches = True
         if dotted(node.func) and any(q.startswith(MODULE_STARTERS) for q in self.names(node.func)):
