@@ -1316,11 +1316,6 @@ class Slice:
         if name is not None:
             f.words.update(words(name))
             self._follow(name, depth, pending, seen_functions)
-        if name == "self":
-            # ``loss = self(batch)`` in a module's ``training_step``: its own ``__call__``, a torch
-            # module's ``forward``
-            for method_name in ("__call__", "forward"):
-                self._follow(method_name, depth, pending, seen_functions)
 
     def _follow(
         self, name: str, depth: int, pending: list[tuple[int, cst.CSTNode, int]], seen_functions: set[str]

@@ -677,16 +677,6 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
-        # a Lightning module's training_step calling the module itself: its forward's loss is read
-        Invalid(
-            "import pytorch_lightning as pl\nclass Generator(pl.LightningModule):\n"
-            "    def forward(self, ids, mask, target):\n"
-            "        return self.generator(input_ids=ids, attention_mask=mask, labels=target).loss\n"
-            "    def training_step(self, batch, batch_idx):\n"
-            "        loss = self(batch['ids'], batch['mask'], batch['target'])\n        return loss\n",
-            "gradient_step",
-            "sft",
-        ),
         # a loss scaler handed the loss's value and the optimiser backpropagates and steps
         Invalid(
             "def train_one_epoch(model, loader, optimizer, loss_scaler):\n    for x, y in loader:\n"
