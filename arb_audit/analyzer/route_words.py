@@ -67,7 +67,7 @@ _COMPILED_WITH_LOSS = re.compile(r"\.compile\([^)]*\bloss\s*=")
 """A model compiled with a loss, Keras-style (``model.compile(loss=..., optimizer=...)``): fitted, that
 loss, of any kind, decides."""
 _LOSS_AND_OPTIMISER_HANDED = re.compile(
-    r"(?i:scaler|backward)\w*\s*\(\s*\w*loss\w*\s*,[^()]*\b(?:optimizer|optimiser|optim)\b"
+    r"(?i:scaler|backward)\w*\s*\(\s*\w*loss\w*\s*,[^()]*(?:optimizer|optimiser|optim)"
 )
 """A loss scaler handed a loss first and an optimiser (``loss_scaler(loss, optimizer, ...)``): it steps
 on that loss, of any kind (GradientStep's handed-loss step)."""

@@ -367,6 +367,7 @@ def _backpropagates_handed_loss(call: cst.Call, function: str | None) -> bool:
     named = words(function)
     if (
         not set(named) & SCALING_WORDS
+        or set(named) & LEARNING_RATE_WORDS  # (``lr_scaler(val_loss, optimizer)`` lowers a learning rate)
         or (named[:1] and named[0] in READ_VERBS)
         or set(named) & HANDLING_WORDS
     ):
@@ -501,6 +502,7 @@ class GradientStep(RouteDetector):
             "log_state(loss, optimizer)\nwriter_step_logger(loss, optimizer=optimizer)\nscaler(loss)\n"
             "early_stopping(val_loss, model, optimizer, epoch)\nreduce_lr(val_loss, optimizer)\n"
             "scheduler(val_loss, optimizer)\ncheckpointer(val_loss, optimizer)\n"
+            "lr_scaler(val_loss, optimizer)\n"
         ),
         # a module named for fine-tuning switched to training mode, then sampled from
         Valid(
