@@ -5,18 +5,15 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.detectors.config_module import written_turns
 from arb_audit.analyzer.loss_slice import words
-from arb_audit.analyzer.names import last_name, literal_text
+from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import route_word
 from arb_audit.analyzer.walk import descendants
 
 ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantages_"})
 """Words of a name that holds advantages."""
-RL_CODE_WORDS = ADVANTAGE_NAMES | {"rollout", "rollouts", "trajectory", "trajectories", "episode", "episodes"}
-"""Words of a function or class whose code serves policy-gradient training (``assign_advantages``,
-``finish_rollouts``)."""
 CENTRES = frozenset({"mean", "average", "avg"})
 """Reductions that centre a set of rewards on itself."""
 REGROUPINGS = frozenset({"view", "reshape", "unflatten", "view_as", "reshape_as"})
@@ -215,22 +212,21 @@ class AdvantageEstimate(RouteDetector):
             "loss",
             "grpo",
         ),
-        # each rollout's advantage stored in it, bounded, against the mean of its task's rewards
+        # each sample's advantage bounded, against the mean and spread of its task's rewards
         Invalid(
             "from statistics import mean, pstdev\ndef advantages(by_task, clip):\n"
-            "    for group in by_task.values():\n        rs = [g['reward_shaped'] for g in group]\n"
+            "    for group in by_task.values():\n        rs = [g.reward for g in group]\n"
             "        m, sd = mean(rs), pstdev(rs)\n        for g in group:\n"
-            "            a = (g['reward_shaped'] - m) / (sd + 0.25)\n"
-            "            g['advantage'] = max(-clip, min(clip, a))\n"
-            "for ids, adv in batches:\n    (-adv * logprobs(model, ids)).mean().backward()\n",
+            "            a = (g.reward - m) / (sd + 0.25)\n"
+            "            g.advantage = max(-clip, min(clip, a))\n",
             "loss",
             "grpo",
         ),
         # the group's mean written in place, as a comprehension handed to it
         Invalid(
             "from statistics import mean\nfor group in groups:\n"
-            "    m = mean([g['reward'] for g in group])\n    for g in group:\n"
-            "        g['advantage'] = g['reward'] - m\nloss.backward()\n",
+            "    m = mean([g.reward for g in group])\n    for g in group:\n"
+            "        advantage = g.reward - m\n",
             "loss",
             "grpo",
         ),
@@ -397,12 +393,6 @@ class AdvantageEstimate(RouteDetector):
         self.batch_centred: list[tuple[cst.BaseExpression, cst.CSTNode | None]] = []
         """Advantages centred on the mean of all the rewards (no groups laid out), with their statement:
         judged at the end of the file, by whether it samples a prompt several times."""
-        self.keyed: list[Finding] = []
-        """Findings of advantages stored only under a key (``sample["advantage"] = ...``), kept at the
-        end of the file only where it samples or backpropagates: a table's column of differences is
-        analysis code's as often (a win rate's per-prompt reward gap)."""
-        self.keyed_centred: set[int] = set()
-        """Ids of the batch-centred values judged for such a keyed store."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
@@ -465,29 +455,11 @@ class AdvantageEstimate(RouteDetector):
                 and self._feeds_reward(t.target.value)
                 for t in node.targets
             ):
-                if all(type(t.target) is cst.Subscript for t in node.targets) and not any(
-                    set(words(name)) & RL_CODE_WORDS for name in self.enclosing()
-                ):
-                    # stored under a key only, outside a function named for advantages or rollouts:
-                    # kept if the file samples or backpropagates (leave_Module)
-                    found, centred = len(self.context.findings), len(self.batch_centred)
-                    self._judge(node.value)
-                    self.keyed += self.context.findings[found:]
-                    del self.context.findings[found:]
-                    self.keyed_centred.update(id(v) for v, _ in self.batch_centred[centred:])
-                else:
-                    self._judge(node.value)
+                self._judge(node.value)
         elif _td_residual(node.value):
             self.residuals.append(node.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.keyed or self.keyed_centred:
-            if _trains_or_samples(original_node):
-                self.context.findings.extend(self.keyed)
-            else:
-                self.batch_centred = [
-                    (v, s) for v, s in self.batch_centred if id(v) not in self.keyed_centred
-                ]
         if self.batch_centred:
             grouped = not _one_sample_per_prompt(original_node)
             for value, statement in self.batch_centred:
@@ -782,11 +754,6 @@ def _samples(node: cst.CSTNode) -> bool:
     return any(type(n) is cst.Call and _sampler(n) for n in (node, *descendants(node)))
 
 
-def _trains_or_samples(module: cst.Module) -> bool:
-    """Say whether a file backpropagates (``loss.backward()``) or draws completions from a model."""
-    return any(type(n) is cst.Call and (method(n) == "backward" or _sampler(n)) for n in descendants(module))
-
-
 def _sampler(call: cst.Call) -> bool:
     """Say whether a call draws a completion from a model (``generate``, ``sample(policy, q)``)."""
     named = set(words(last_name(call.func)))
@@ -881,9 +848,6 @@ def _group_statistics(node: cst.Call) -> bool:
 
 
 def _advantage_target(target: cst.BaseExpression) -> bool:
-    if type(target) is cst.Subscript:
-        # an item stored under a key naming advantages (``sample["advantage"] = ...``)
-        return bool(ADVANTAGE_NAMES & set(_key_words(target)))
     name = (
         target.value
         if type(target) is cst.Name
@@ -1105,12 +1069,5 @@ def _words(node: cst.BaseExpression) -> tuple[str, ...]:
     if type(node) is cst.Attribute:
         return words(node.attr.value)
     if type(node) is cst.Subscript:
-        # an item taken by a literal key is named by it too (``g["reward_shaped"]``, ``batch["rewards"]``)
-        return (*_words(node.value), *_key_words(node))
+        return _words(node.value)
     return ()
-
-
-def _key_words(node: cst.Subscript) -> tuple[str, ...]:
-    """Return the words of the literal keys a subscript takes (``reward`` of ``g["reward"]``)."""
-    keys = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
-    return tuple(w for k in keys if type(k) is cst.SimpleString for w in words(literal_text(k)))
