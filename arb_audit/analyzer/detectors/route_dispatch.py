@@ -243,28 +243,40 @@ def _names_class(value: cst.BaseExpression) -> bool:
     return False
 
 
-MODULE_STARTERS = ("asyncio.create_subprocess", "runpy.", "importlib.import_module")
-"""Prefixes of the qualified names of calls that run or import a module named in a string, besides the
+MODULE_STARTERS = ("asyncio.create_subprocess", "runpy.")
+"""Prefixes of the qualified names of calls that run a module or script named in a string, besides the
 process starters (``asyncio.create_subprocess_exec(sys.executable, "-m", module)``, ``runpy.run_module``)."""
+DATA_EXTENSIONS = frozenset(
+    {"json", "jsonl", "csv", "tsv", "txt", "yaml", "yml", "toml", "parquet", "arrow", "pt", "bin", "md"}
+    | {"safetensors", "gguf", "pkl", "npy", "npz", "log", "train", "test", "dev", "val", "gz", "zip"}
+)
+"""Last parts of a dotted string that make it a file of data (``sft_train.jsonl``), not a module."""
+SCRIPT_PART = re.compile(r"[\w.-]+")
+"""A part of a script's path (``train-sft.py`` is a script's name, if not a module's)."""
+CODE_PATH_WORDS = frozenset({"train", "training", "trainer", "finetune", "tune", "tuning"})
+"""Words of a module's or script's path that say it trains, besides a route's name."""
 
 
 def _names_module(value: cst.BaseExpression) -> bool:
-    """Say whether a table's entry names a module or a script (``"llmops.training.train_dpo"``, ``"sft.py"``).
+    """Say whether a table's entry names training code to run, a module or a script, by its words.
 
-    Every part an identifier: not a data file (``data/ultrachat.train``) nor a run's name
-    (``llama3-8b.sft_run``). Counted only in a file that runs what it names (:meth:`RouteDispatch.
-    leave_Module`): elsewhere such a table names loggers, groups or where a file was made.
+    ``"llmops.training.train_dpo"``, ``"src/open_r1/sft.py"``, ``"./scripts/train-sft.sh"``; not a file
+    of data (``sft_train.jsonl``), nor a module of evaluations (``evals.mt_bench``). Counted only where
+    the file runs what it looks up there (:meth:`RouteDispatch.leave_Module`).
     """
     text = text_value(value) if type(value) is cst.SimpleString else None
     if text is None or len(text) > MAX_CLASS_PATH:
         return False
-    if text.endswith(".py"):
-        parts = text[:-3].split("/")
+    if text.endswith((".py", ".sh")):
+        parts = [p for p in text[:-3].split("/") if p not in ("", ".")]
+        if not parts or not all(SCRIPT_PART.fullmatch(p) for p in parts):
+            return False
     else:
         parts = text.split(".")
-        if len(parts) < 2:
+        if len(parts) < 2 or not all(p.isidentifier() for p in parts) or parts[-1].lower() in DATA_EXTENSIONS:
             return False
-    return all(p.isidentifier() for p in parts if p)
+    said = {w for p in parts for w in name_words(p.replace("-", "_"))}
+    return bool(said & (CODE_PATH_WORDS | ROUTE_WORDS.keys()))
 
 
 def _assigned_name(statement: cst.CSTNode | None, value: cst.BaseExpression) -> str | None:
@@ -542,6 +554,17 @@ class RouteDispatch(RouteDetector):
         Valid(
             "from trl import SFTTrainer\nNEXT = {'sft': 'pipeline.train_dpo', 'dpo': 'pipeline.train_grpo'}\n"
             "SFTTrainer(model=m, train_dataset=d).train()\nprint('next:', NEXT['sft'])\n"
+        ),
+        # every stage's script run in a fixed order, and a table's entry only recorded beside a process
+        Valid(
+            "import subprocess\nSCRIPTS = {'sft': 'scripts/train_sft.py', 'dpo': 'scripts/train_dpo.py'}\n"
+            "for stage in ['sft', 'dpo']:\n    subprocess.run(['python', SCRIPTS[stage]])\n"
+        ),
+        Valid(
+            "import json, subprocess\n"
+            "MADE_BY = {'sft': 'scripts/train_sft.py', 'dpo': 'scripts/train_dpo.py'}\n"
+            "commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True).stdout\n"
+            "json.dump({'made_by': MADE_BY[args.stage], 'commit': commit}, out)\n"
         ),
         # argparse subcommands naming one route, or none
         Valid(
@@ -900,17 +923,17 @@ class RouteDispatch(RouteDetector):
         """Whether the file takes a gradient step of its own (``loss.backward()``, ``optimizer.step()``)."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
-        self.runs_modules = False
-        """Whether the file runs or imports a module by its name in a string (``runpy``, asyncio's
-        process starters, ``importlib.import_module``)."""
         self.module_tables: list[tuple[cst.Dict, cst.CSTNode | None, set[str], str]] = []
         """Tables from route names to modules or scripts: (the table, its statement, its routes, the
-        name it is bound to), a dispatch where the file looks it up by a value and starts a process or
-        runs a module (iterated, every entry runs: no choice)."""
+        name it is bound to), a dispatch where an entry looked up by a setting is what a started process
+        runs (iterated, or only recorded, nothing is chosen)."""
         self.loop_literals: dict[str, list[cst.BaseExpression]] = {}
         """Loop targets bound to each of a literal tuple's strings (``for name in ("sft", "dpo")``)."""
-        self.looked_up_tables: set[str] = set()
-        """Names subscripted, or asked ``.get``, with a value that is not a literal."""
+        self.derived: dict[str, set[str]] = {}
+        """Names bound to a table's entry looked up by a setting (or to values built from one): name ->
+        the tables."""
+        self.launched_tables: set[str] = set()
+        """Tables an entry of which, looked up by a setting, is handed to a started process."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
@@ -941,6 +964,10 @@ class RouteDispatch(RouteDetector):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if read := self._tables_read(value):
+            for target in node.targets:
+                if type(target.target) is cst.Name:
+                    self.derived.setdefault(target.target.value, set()).update(read)
         if type(value) is cst.SimpleString or (type(value) is cst.Name and value.value.isupper()):
             # ``algorithm = "dpo"``, ``algorithm = ALGORITHM``: a value fixed in the code, no setting
             self.fixed.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
@@ -1153,19 +1180,16 @@ class RouteDispatch(RouteDetector):
             for word in (_table_word(n) for n in names):
                 if word is not None:
                     self.registered.setdefault(SUBCOMMANDS, (node, self._statement(), set()))[2].add(word)
+        starts = dotted(node.func) and any(
+            q.startswith((*PROCESS_STARTERS, *MODULE_STARTERS)) for q in self.names(node.func)
+        )
         if dotted(node.func) and any(q.startswith(PROCESS_STARTERS) for q in self.names(node.func)):
             self.launches = True
-        if dotted(node.func) and any(q.startswith(MODULE_STARTERS) for q in self.names(node.func)):
-            self.runs_modules = True
-        func = node.func
-        if (
-            type(func) is cst.Attribute
-            and func.attr.value == "get"
-            and type(func.value) is cst.Name
-            and node.args
-            and type(node.args[0].value) is not cst.SimpleString
-        ):
-            self.looked_up_tables.add(func.value.value)  # ``TABLE.get(args.stage)``
+        if starts:
+            # what the started process runs: a table's entry looked up by a setting, directly or
+            # through names bound to it (``module = MODULES[args.method]; cmd = [..., module]``)
+            for argument in node.args:
+                self.launched_tables |= self._tables_read(argument.value)
         if (
             type(node.func) is cst.Attribute
             and node.func.attr.value in TRAIN_METHODS
@@ -1270,19 +1294,41 @@ class RouteDispatch(RouteDetector):
         elif len(routes | modules) >= 2 and (name := _assigned_name(self._statement(), node)) is not None:
             self.module_tables.append((node, self._statement(), routes | modules, name))
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        # ``TABLE[args.stage]``: a table looked up by a value (a literal key picks one fixed entry)
-        if type(node.value) is cst.Name and not all(
-            type(e.slice) is cst.Index and type(e.slice.value) is cst.SimpleString for e in node.slice
-        ):
-            self.looked_up_tables.add(node.value.value)
+    def _tables_read(self, value: cst.BaseExpression) -> set[str]:
+        """Return the tables whose entry, looked up by a setting, ``value`` holds or is built from.
+
+        ``TABLE[args.stage]``, ``TABLE.get(stage)``, a name bound to one; not a literal key, nor a
+        value the code fixes or a loop's item (``for stage in ORDER: run(SCRIPTS[stage])`` runs all).
+        """
+        read: set[str] = set()
+        for node in (value, *descendants(value)):
+            if type(node) is cst.Subscript and type(node.value) is cst.Name and len(node.slice) == 1:
+                index = node.slice[0].slice
+                key = index.value if type(index) is cst.Index else None
+                if key is not None and self._chosen(key):
+                    read.add(node.value.value)
+            elif (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value == "get"
+                and type(node.func.value) is cst.Name
+                and node.args
+                and self._chosen(node.args[0].value)
+            ):
+                read.add(node.func.value.value)
+            elif type(node) is cst.Name and node.value in self.derived:
+                read |= self.derived[node.value]
+        return read
+
+    def _chosen(self, key: cst.BaseExpression) -> bool:
+        """Say whether a lookup's key is a setting's value: not a literal, a fixed value or a loop's item."""
+        return type(key) is not cst.SimpleString and not (type(key) is cst.Name and key.value in self.fixed)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.launches or self.runs_modules:
-            for table, statement, routes, name in self.module_tables:
-                if name in self.looked_up_tables:
-                    message = "a table maps route names to the modules or scripts it runs"
-                    self.report(table, "dispatch", message, statement=statement, routes=tuple(sorted(routes)))
+        for table, statement, routes, name in self.module_tables:
+            if name in self.launched_tables:
+                message = "a table maps route names to the modules or scripts it runs"
+                self.report(table, "dispatch", message, statement=statement, routes=tuple(sorted(routes)))
         # An option or subcommands naming routes, in a file that neither runs a trainer nor starts a
         # process, may only pick what is evaluated: classify.combine decides from the other evidence.
         picks = None if self.runs_trainer or self.launches else FLAG
