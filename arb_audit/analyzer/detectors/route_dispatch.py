@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 import libcst as cst
 
@@ -241,59 +240,6 @@ def _names_class(value: cst.BaseExpression) -> bool:
         ):
             return True
     return False
-
-
-MODULE_STARTERS = ("asyncio.create_subprocess", "runpy.")
-"""Prefixes of the qualified names of calls that run a module or script named in a string, besides the
-process starters (``asyncio.create_subprocess_exec(sys.executable, "-m", module)``, ``runpy.run_module``)."""
-DATA_EXTENSIONS = frozenset(
-    {"json", "jsonl", "csv", "tsv", "txt", "yaml", "yml", "toml", "parquet", "arrow", "pt", "bin", "md"}
-    | {"safetensors", "gguf", "pkl", "npy", "npz", "log", "train", "test", "dev", "val", "gz", "zip"}
-)
-"""Last parts of a dotted string that make it a file of data (``sft_train.jsonl``), not a module."""
-SCRIPT_PART = re.compile(r"[\w.-]+")
-"""A part of a script's path (``train-sft.py`` is a script's name, if not a module's)."""
-CODE_PATH_WORDS = frozenset({"train", "training", "trainer", "finetune", "tune", "tuning"})
-"""Words of a module's or script's path that say it trains, besides a route's name."""
-
-
-def _names_module(value: cst.BaseExpression) -> bool:
-    """Say whether a table's entry names training code to run, a module or a script, by its words.
-
-    ``"llmops.training.train_dpo"``, ``"src/open_r1/sft.py"``, ``"./scripts/train-sft.sh"``; not a file
-    of data (``sft_train.jsonl``), nor a module of evaluations (``evals.mt_bench``). Counted only where
-    the file runs what it looks up there (:meth:`RouteDispatch.leave_Module`).
-    """
-    text = text_value(value) if type(value) is cst.SimpleString else None
-    if text is None or len(text) > MAX_CLASS_PATH:
-        return False
-    if text.endswith((".py", ".sh")):
-        parts = [p for p in text[:-3].split("/") if p not in ("", ".")]
-        if not parts or not all(SCRIPT_PART.fullmatch(p) for p in parts):
-            return False
-    else:
-        parts = text.split(".")
-        if len(parts) < 2 or not all(p.isidentifier() for p in parts) or parts[-1].lower() in DATA_EXTENSIONS:
-            return False
-    said = {w for p in parts for w in name_words(p.replace("-", "_"))}
-    return bool(said & (CODE_PATH_WORDS | ROUTE_WORDS.keys()))
-
-
-def _assigned_name(statement: cst.CSTNode | None, value: cst.BaseExpression) -> str | None:
-    """Return the name ``value`` is bound to by ``statement`` (``TABLE = {...}``), if it is so bound."""
-    if type(statement) is cst.SimpleStatementLine:
-        smalls: Sequence[cst.CSTNode] = statement.body
-    elif statement is not None:
-        smalls = [statement]  # (the walk keeps small statements too)
-    else:
-        return None
-    for small in smalls:
-        if type(small) is cst.Assign and small.value is value:
-            targets = [t.target for t in small.targets]
-            return targets[0].value if len(targets) == 1 and type(targets[0]) is cst.Name else None
-        if type(small) is cst.AnnAssign and small.value is value and type(small.target) is cst.Name:
-            return small.target.value
-    return None
 
 
 def _setting_value(value: cst.BaseExpression) -> bool:
@@ -548,38 +494,6 @@ class RouteDispatch(RouteDetector):
         # descriptions and data files under route names: no code selected
         Valid("HELP = {'sft': 'Supervised fine-tuning', 'dpo': 'Direct preference optimisation'}\n"),
         Valid("FILES = {'sft': 'sft_data.json', 'dpo': 'dpo_pairs.json'}\n"),
-        # modules or scripts under route names in a file that runs none of them (what comes next,
-        # where a checkpoint was made), and data files and run names spelt like paths
-        Valid("PROMPTS = {'sft': 'prompts.sft_templates', 'dpo': 'prompts.pair_templates', 'ppo': 'main'}\n"),
-        Valid(
-            "from trl import SFTTrainer\nNEXT = {'sft': 'pipeline.train_dpo', 'dpo': 'pipeline.train_grpo'}\n"
-            "SFTTrainer(model=m, train_dataset=d).train()\nprint('next:', NEXT['sft'])\n"
-        ),
-        # every stage's script run in a fixed order, and a table's entry only recorded beside a process
-        Valid(
-            "import subprocess\nSCRIPTS = {'sft': 'scripts/train_sft.py', 'dpo': 'scripts/train_dpo.py'}\n"
-            "for stage in ['sft', 'dpo']:\n    subprocess.run(['python', SCRIPTS[stage]])\n"
-        ),
-        Valid(
-            "import json, subprocess\n"
-            "MADE_BY = {'sft': 'scripts/train_sft.py', 'dpo': 'scripts/train_dpo.py'}\n"
-            "commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True).stdout\n"
-            "json.dump({'made_by': MADE_BY[args.stage], 'commit': commit}, out)\n"
-        ),
-        # argparse subcommands naming one route, or none
-        Valid(
-            "import argparse\nparser = argparse.ArgumentParser()\nsub = parser.add_subparsers(dest='cmd')\n"
-            "sub.add_parser('sft')\nsub.add_parser('serve')\nsub.add_parser('export')\n"
-        ),
-        # every stage's test run in turn: no choice
-        Valid(
-            "import subprocess, sys\nSMOKE = {'sft': 'tests/test_sft.py', 'dpo': 'tests/test_dpo.py'}\n"
-            "for stage, path in SMOKE.items():\n    subprocess.run([sys.executable, '-m', 'pytest', path])\n"
-        ),
-        Valid(
-            "import subprocess\nSPLITS = {'sft': 'data/ultrachat.train', 'dpo': 'data/ultrafeedback.train'}\n"
-            "GROUPS = {'sft': 'llama3-8b.sft_run', 'dpo': 'llama3-8b.dpo_run'}\nsubprocess.run(['ls'])\n"
-        ),
         # a pipeline's summary: each stage's metrics under the stage's name (a table of output classes,
         # ``{"sft": SFTOutput, "dpo": DPOOutput}``, still maps names to code)
         Valid(
@@ -677,26 +591,6 @@ class RouteDispatch(RouteDetector):
             "trainer_cls(config=config).train()\n",
             "dispatch",
             routes=("DPO", "SFT"),
-        ),
-        # argparse subcommands named for routes, one by one or from a literal loop
-        Invalid(
-            "import argparse\nparser = argparse.ArgumentParser()\nsub = parser.add_subparsers(dest='cmd')\n"
-            "for name in ('sft', 'cpt'):\n    sub.add_parser(name).set_defaults(handler=train)\n"
-            "sub.add_parser('grpo').set_defaults(handler=train_grpo)\nargs = parser.parse_args()\n"
-            "args.handler(args)\n",
-            "dispatch",
-        ),
-        # a launcher's table of the module each route runs (``python -m <module>``) or its script
-        Invalid(
-            "import subprocess\nimport sys\n"
-            "METHOD_MODULE = {'sft': 'llmops.training.train_sft_lora', 'dpo': 'llmops.training.train_dpo'}\n"
-            "module = METHOD_MODULE[args.method]\nsubprocess.run([sys.executable, '-m', module])\n",
-            "dispatch",
-        ),
-        Invalid(
-            "import subprocess\nSCRIPTS = {'sft': 'src/open_r1/sft.py', 'grpo': 'src/open_r1/grpo.py'}\n"
-            "subprocess.run(['accelerate', 'launch', SCRIPTS[args.stage]])\n",
-            "dispatch",
         ),
         # a lazy registry: each route's module and class named in strings
         Invalid(
@@ -923,17 +817,6 @@ class RouteDispatch(RouteDetector):
         """Whether the file takes a gradient step of its own (``loss.backward()``, ``optimizer.step()``)."""
         self.launches = False
         """Whether the file starts a process (``subprocess.run``, ``os.system``)."""
-        self.module_tables: list[tuple[cst.Dict, cst.CSTNode | None, set[str], str]] = []
-        """Tables from route names to modules or scripts: (the table, its statement, its routes, the
-        name it is bound to), a dispatch where an entry looked up by a setting is what a started process
-        runs (iterated, or only recorded, nothing is chosen)."""
-        self.loop_literals: dict[str, list[cst.BaseExpression]] = {}
-        """Loop targets bound to each of a literal tuple's strings (``for name in ("sft", "dpo")``)."""
-        self.derived: dict[str, set[str]] = {}
-        """Names bound to a table's entry looked up by a setting (or to values built from one): name ->
-        the tables."""
-        self.launched_tables: set[str] = set()
-        """Tables an entry of which, looked up by a setting, is handed to a started process."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for decorator in node.decorators:
@@ -954,20 +837,12 @@ class RouteDispatch(RouteDetector):
         self.loops += 1
         if type(node.target) is cst.Name:
             self.fixed.add(node.target.value)  # (``for algorithm in ("sft", "dpo")``: each in turn)
-            if isinstance(node.iter, cst.Tuple | cst.List):
-                self.loop_literals[node.target.value] = [
-                    e.value for e in node.iter.elements if type(e.value) is cst.SimpleString
-                ]
 
     def leave_For(self, original_node: cst.For) -> None:
         self.loops -= 1
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if read := self._tables_read(value):
-            for target in node.targets:
-                if type(target.target) is cst.Name:
-                    self.derived.setdefault(target.target.value, set()).update(read)
         if type(value) is cst.SimpleString or (type(value) is cst.Name and value.value.isupper()):
             # ``algorithm = "dpo"``, ``algorithm = ALGORITHM``: a value fixed in the code, no setting
             self.fixed.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
@@ -1172,24 +1047,8 @@ class RouteDispatch(RouteDetector):
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Name and node.func.value in self.looked_up:
             self.constructed.add(node.func.value)
-        if method(node) == "add_parser" and node.args and node.args[0].keyword is None:
-            # argparse's subcommands (``sub.add_parser("dpo")``, or each name of a literal loop's):
-            # the command line's subcommand picks the route, as a typer or click command's name does
-            named = node.args[0].value
-            names = self.loop_literals.get(named.value, []) if type(named) is cst.Name else [named]
-            for word in (_table_word(n) for n in names):
-                if word is not None:
-                    self.registered.setdefault(SUBCOMMANDS, (node, self._statement(), set()))[2].add(word)
-        starts = dotted(node.func) and any(
-            q.startswith((*PROCESS_STARTERS, *MODULE_STARTERS)) for q in self.names(node.func)
-        )
         if dotted(node.func) and any(q.startswith(PROCESS_STARTERS) for q in self.names(node.func)):
             self.launches = True
-        if starts:
-            # what the started process runs: a table's entry looked up by a setting, directly or
-            # through names bound to it (``module = MODULES[args.method]; cmd = [..., module]``)
-            for argument in node.args:
-                self.launched_tables |= self._tables_read(argument.value)
         if (
             type(node.func) is cst.Attribute
             and node.func.attr.value in TRAIN_METHODS
@@ -1279,56 +1138,12 @@ class RouteDispatch(RouteDetector):
             if (w := _table_word(element.key)) is not None
             if type(code) is not cst.SimpleString or _names_class(element.value)
         }
-        # what a launcher runs for each route: a module or a script (kept until the file is read)
-        modules = {
-            w
-            for element in node.elements
-            if type(element) is cst.DictElement
-            and _names_module(element.value)
-            and (w := _table_word(element.key)) is not None
-        }
-        if routes <= {"EVAL_ONLY", "MERGE"} and modules <= {"EVAL_ONLY", "MERGE"}:
+        if routes <= {"EVAL_ONLY", "MERGE"}:
             return  # a choice among tools that train nothing is not a training route
         if len(routes) >= 2:
             self.report(node, "dispatch", "a table maps route names to code", routes=tuple(sorted(routes)))
-        elif len(routes | modules) >= 2 and (name := _assigned_name(self._statement(), node)) is not None:
-            self.module_tables.append((node, self._statement(), routes | modules, name))
-
-    def _tables_read(self, value: cst.BaseExpression) -> set[str]:
-        """Return the tables whose entry, looked up by a setting, ``value`` holds or is built from.
-
-        ``TABLE[args.stage]``, ``TABLE.get(stage)``, a name bound to one; not a literal key, nor a
-        value the code fixes or a loop's item (``for stage in ORDER: run(SCRIPTS[stage])`` runs all).
-        """
-        read: set[str] = set()
-        for node in (value, *descendants(value)):
-            if type(node) is cst.Subscript and type(node.value) is cst.Name and len(node.slice) == 1:
-                index = node.slice[0].slice
-                key = index.value if type(index) is cst.Index else None
-                if key is not None and self._chosen(key):
-                    read.add(node.value.value)
-            elif (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value == "get"
-                and type(node.func.value) is cst.Name
-                and node.args
-                and self._chosen(node.args[0].value)
-            ):
-                read.add(node.func.value.value)
-            elif type(node) is cst.Name and node.value in self.derived:
-                read |= self.derived[node.value]
-        return read
-
-    def _chosen(self, key: cst.BaseExpression) -> bool:
-        """Say whether a lookup's key is a setting's value: not a literal, a fixed value or a loop's item."""
-        return type(key) is not cst.SimpleString and not (type(key) is cst.Name and key.value in self.fixed)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for table, statement, routes, name in self.module_tables:
-            if name in self.launched_tables:
-                message = "a table maps route names to the modules or scripts it runs"
-                self.report(table, "dispatch", message, statement=statement, routes=tuple(sorted(routes)))
         # An option or subcommands naming routes, in a file that neither runs a trainer nor starts a
         # process, may only pick what is evaluated: classify.combine decides from the other evidence.
         picks = None if self.runs_trainer or self.launches else FLAG
