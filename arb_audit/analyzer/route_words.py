@@ -27,6 +27,8 @@ from arb_audit.analyzer.detectors.gradient_step import (
     FINE_TUNE_METHODS,
     HOSTED_FINE_TUNING,
     MODEL_TRAINING_METHODS,
+    OPTIMISER_KEYWORD_WORDS,
+    SCALING_WORDS,
     STAGE_ALIASES,
     STAGE_KEYWORDS,
     GradientStep,
@@ -67,7 +69,8 @@ _COMPILED_WITH_LOSS = re.compile(r"\.compile\([^)]*\bloss\s*=")
 """A model compiled with a loss, Keras-style (``model.compile(loss=..., optimizer=...)``): fitted, that
 loss, of any kind, decides."""
 _LOSS_AND_OPTIMISER_HANDED = re.compile(
-    r"(?i:scaler|backward)\w*\s*\(\s*\w*loss\w*\s*,[^()]*(?:optimizer|optimiser|optim)"
+    rf"(?i:{'|'.join(sorted(SCALING_WORDS))})\w*\s*\(\s*\w*loss\w*\s*,"
+    rf"[^()]*(?:{'|'.join(sorted(OPTIMISER_KEYWORD_WORDS))})"
 )
 """A loss scaler handed a loss first and an optimiser (``loss_scaler(loss, optimizer, ...)``): it steps
 on that loss, of any kind (GradientStep's handed-loss step)."""

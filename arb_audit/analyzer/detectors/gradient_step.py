@@ -368,8 +368,7 @@ def _backpropagates_handed_loss(call: cst.Call, function: str | None) -> bool:
     if (
         not set(named) & SCALING_WORDS
         or set(named) & LEARNING_RATE_WORDS  # (``lr_scaler(val_loss, optimizer)`` lowers a learning rate)
-        or (named[:1] and named[0] in READ_VERBS)
-        or set(named) & HANDLING_WORDS
+        or _reads_or_keeps(named)
     ):
         return False
     return any(
@@ -377,6 +376,11 @@ def _backpropagates_handed_loss(call: cst.Call, function: str | None) -> bool:
         or (a.keyword is not None and set(words(a.keyword.value)) & OPTIMISER_KEYWORD_WORDS)
         for a in call.args[1:]
     )
+
+
+def _reads_or_keeps(named: tuple[str, ...]) -> bool:
+    """Say whether a helper's name says it reads, logs or keeps what it is handed, not steps on it."""
+    return bool((named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS)
 
 
 def _hands_a_loss_value(arg: cst.Arg) -> bool:
@@ -3117,7 +3121,7 @@ class GradientStep(RouteDetector):
         ):
             return False  # (the optimiser is handed by name: most calls are answered here)
         named = words(function)
-        if (named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS:
+        if _reads_or_keeps(named):
             # get_global_step(optimizer), log_step(optimizer), wandb_step_logger(self.optimizer),
             # restore_training_state(ckpt, model, optimizer): it reads or keeps it, it does not step
             return False
