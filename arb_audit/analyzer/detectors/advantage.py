@@ -63,8 +63,7 @@ class AdvantageEstimate(RouteDetector):
 
     TRIGGERS = ("adv", "reward", "gamma")
     VALID = (
-        # a table's columns of reward differences in analysis code that neither samples nor trains
-        # (in a function named for advantages or rollouts they would serve training)
+        # a table's columns of reward differences: a value stored under a key is not read as advantages
         Valid("for r in rows:\n    r['advantage'] = r['reward_dpo'] - r['reward_sft']\n"),
         Valid("df['advantage'] = df['reward'] - df['reward'].mean()\ndf.to_csv('out.csv')\n"),
         # a name bounded in place (bound to its own clamp): nothing centred, and no endless reading
@@ -971,14 +970,14 @@ def _rewards_named(value: cst.BaseExpression, bound: dict[str, cst.BaseExpressio
     """
     if _named_for_rewards(value):
         return True
-    if isinstance(value, cst.ListComp | cst.GeneratorExp):
-        # ``mean([g["reward"] for g in group])``: the items, written in place
-        return _named_for_rewards(value.for_in.iter) or _named_for_rewards(value.elt)
-    if type(value) is not cst.Name or bound is None or value.value not in bound:
+    source = value
+    if type(value) is cst.Name and bound is not None and value.value in bound:
+        source = bound[value.value]
+    elif not isinstance(value, cst.ListComp | cst.GeneratorExp):
         return False
-    source = bound[value.value]
     if isinstance(source, cst.ListComp | cst.GeneratorExp):
-        # what the items are drawn from, or what each item is (``[g["reward"] for g in group]``)
+        # what the items are drawn from, or what each item is (``[g.reward for g in group]``), written
+        # in place (``mean([...])``) or bound to a name
         return _named_for_rewards(source.for_in.iter) or _named_for_rewards(source.elt)
     if type(source) is cst.Call and last_name(source.func) in CONVERSIONS and source.args:
         source = source.args[0].value
