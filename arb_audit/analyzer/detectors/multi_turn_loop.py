@@ -446,11 +446,11 @@ class MultiTurnLoop(RouteDetector):
         self.qualifying: set[int] = set()
         """Ids of pending loops that only qualify a stage's rollouts (reported as ``USER_TURN``)."""
         self.episode: tuple[cst.Call, cst.CSTNode | None, bool] | None = None
-        self.turn_environments: dict[str, tuple[cst.Call, cst.CSTNode | None]] = {}
-        """Names bound to an environment built with several turns, with the call and its statement."""
         """A call outside any loop that plays one episode of several turns (``env.run_episode(task)``,
         ``ReActAgent(model=policy, max_steps=6)``), and whether a function around it is named for a
         rollout."""
+        self.turn_environments: dict[str, tuple[cst.Call, cst.CSTNode | None]] = {}
+        """Names bound to an environment built with several turns, with the call and its statement."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
