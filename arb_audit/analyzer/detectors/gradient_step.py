@@ -2064,21 +2064,21 @@ class GradientStep(RouteDetector):
         self.no_grad = 0
         """How many ``with torch.no_grad()`` blocks are open around the node walked."""
         self.defaults: dict[str, str] = {}
+        """Parameters whose default is a name (``loss=default_loss``) -> that name."""
         self.name_calls: dict[str, list[tuple[int, cst.Call]]] = {}
         """Calls of a plain name, by the name: (the function they are made in, the call)."""
         self.alternatives: list[list[int]] = []
         """Indexes in ``steps`` of one step's alternative losses, handed by its callers' choice."""
-        """Parameters whose default is a name (``loss=default_loss``) -> that name."""
         self.holders: dict[int, list[str]] = {}
         """Classes of the objects that hold this file's optimiser, by the step that trains them."""
         self.ran: dict[int, list[str]] = {}
+        """Per step that runs another module's training: the function's name and its module's."""
         self.estimators: list[str] = []
         """Advantage estimators the file sets by name (``args.advantage_estimator = "group_norm"``)."""
         self.scorers: dict[int, str] = {}
+        """Steps training an object built from a class named for a reward model: that class's name."""
         self.rewarded: dict[int, str] = {}
         """Steps of a trainer handed samples and their rewards, by node: the trainer named."""
-        """Steps training an object built from a class named for a reward model: that class's name."""
-        """Per step that runs another module's training: the function's name and its module's."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
         """Per open class: whether it derives from something."""
