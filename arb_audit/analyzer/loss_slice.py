@@ -979,6 +979,7 @@ class Slice:
         attributes: dict[str, list[cst.BaseExpression]],
         functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]],
         names_of: Callable[[cst.BaseExpression], set[str]],
+        calls_on_self: dict[int, list[int]] | None = None,
     ) -> None:
         self.assigns = assigns
         """(function id or 0 for the module, name) -> values assigned."""
@@ -988,6 +989,11 @@ class Slice:
         """Simple name of a function or method -> (its id, its return values)."""
         self.names_of = names_of
         """A called expression -> its qualified names, in the scope it is called in."""
+        self.calls_on_self = calls_on_self or {}
+        """id of a method -> ids of the methods ``self(...)`` runs in it (its own class's, not any
+        ``forward`` of the file: a judge's or evaluator's is not the trained module's)."""
+        self.returned = {i: returned for entries in functions.values() for i, returned in entries}
+        """id of a function -> its return values."""
 
     def _learned(self, name: str) -> bool:
         """Say whether the file binds ``name`` (in any scope, or as an attribute) to a ``Parameter``."""
@@ -1316,6 +1322,11 @@ class Slice:
         if name is not None:
             f.words.update(words(name))
             self._follow(name, depth, pending, seen_functions)
+        if name == "self" and depth < MAX_DEPTH:
+            for method in self.calls_on_self.get(scope, ()):
+                if f"#{method}" not in seen_functions:
+                    seen_functions.add(f"#{method}")
+                    pending.extend((method, r, depth + 1) for r in self.returned.get(method, ()))
 
     def _follow(
         self, name: str, depth: int, pending: list[tuple[int, cst.CSTNode, int]], seen_functions: set[str]

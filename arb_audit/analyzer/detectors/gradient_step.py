@@ -683,6 +683,20 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # a Lightning module's training_step calling the module itself: its own forward's loss is read,
+        # not the ``__call__`` of another class of the file (a judge's pairwise sigmoid)
+        Invalid(
+            "import torch\nimport pytorch_lightning as pl\nclass Judge:\n"
+            "    def __call__(self, chosen, rejected):\n"
+            "        return torch.sigmoid(chosen - rejected)\n"
+            "class Generator(pl.LightningModule):\n"
+            "    def forward(self, ids, mask, target):\n"
+            "        return self.generator(input_ids=ids, attention_mask=mask, labels=target).loss\n"
+            "    def training_step(self, batch, batch_idx):\n"
+            "        loss = self(batch['ids'], batch['mask'], batch['target'])\n        return loss\n",
+            "gradient_step",
+            "sft",
+        ),
         # a loss scaler handed the loss's value and the optimiser backpropagates and steps
         Invalid(
             "def train_one_epoch(model, loader, optimizer, loss_scaler):\n    for x, y in loader:\n"
@@ -2083,6 +2097,12 @@ class GradientStep(RouteDetector):
         self.classes: list[bool] = []
         """Per open class: whether it derives from something."""
         self.class_names: list[str] = []
+        self.opened: list[tuple[bool, int]] = []
+        """The open classes and functions, innermost last: (whether a class, its id)."""
+        self.method_of: dict[int, int] = {}
+        """id of a method (or of a function nested in one) -> id of the class its ``self`` is of."""
+        self.class_methods: dict[int, dict[str, int]] = {}
+        """id of a class -> its own methods' names -> their ids."""
         self.defined: dict[int, cst.FunctionDef] = {}
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.stepping: set[tuple[str, ...]] = set()
@@ -2177,6 +2197,7 @@ class GradientStep(RouteDetector):
     # -- collecting ----------------------------------------------------------------------------
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.opened.append((True, id(node)))
         self.classes.append(bool(node.bases))
         self.class_names.append(node.name.value)
         names = [node.name.value, *(_tail(b.value) for b in node.bases)]
@@ -2192,6 +2213,7 @@ class GradientStep(RouteDetector):
         )
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.opened.pop()
         self.classes.pop()
         self.class_names.pop()
         self.trainer_classes.pop()
@@ -2220,11 +2242,20 @@ class GradientStep(RouteDetector):
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.opened:
+            is_class, outer = self.opened[-1]
+            if is_class:
+                self.method_of[id(node)] = outer
+                self.class_methods.setdefault(outer, {})[node.name.value] = id(node)
+            elif outer in self.method_of:
+                self.method_of[id(node)] = self.method_of[outer]  # (a closure's ``self`` is its method's)
+        self.opened.append((False, id(node)))
         self.functions.append(id(node))
         self.function_names.append(node.name.value)
         self.returns.setdefault(node.name.value, []).append((id(node), []))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.opened.pop()
         name = self.function_names.pop()
         function_id = self.functions.pop()
         self.defined[function_id] = original_node
@@ -2742,7 +2773,7 @@ class GradientStep(RouteDetector):
         def names_of(func: cst.BaseExpression) -> set[str]:
             return resolver.qualified_names(func, self.scopes_of.get(id(func), module))
 
-        slicer = Slice(self.assigns, self.attributes, functions, names_of)
+        slicer = Slice(self.assigns, self.attributes, functions, names_of, self._calls_on_self())
         for name, entries in functions.items():
             if name in CALLED_METHODS:
                 self._loss_classes(slicer, entries)
@@ -3530,6 +3561,20 @@ class GradientStep(RouteDetector):
 
     # -- deciding ------------------------------------------------------------------------------
 
+    def _calls_on_self(self) -> dict[int, list[int]]:
+        """Map each method's id to what ``self(...)`` runs in it.
+
+        That is its class's own ``__call__``, else a torch module's ``forward`` (``loss = self(batch)``
+        in a Lightning ``training_step``).
+        """
+        called: dict[int, list[int]] = {}
+        for function_id, class_id in self.method_of.items():
+            methods = self.class_methods.get(class_id, {})
+            own = methods.get("__call__", methods.get("forward"))
+            if own is not None:
+                called[function_id] = [own]
+        return called
+
     def leave_Module(self, original_node: cst.Module) -> None:
         for job, call, scope in self.hosted_jobs:
             if self._preference_kwargs(call, scope):
@@ -3649,7 +3694,7 @@ class GradientStep(RouteDetector):
             scope = self.scopes_of.get(id(func))
             return resolver.qualified_names(func, scope) if scope is not None else set()
 
-        slicer = Slice(self.assigns, self.attributes, functions, names_of)
+        slicer = Slice(self.assigns, self.attributes, functions, names_of, self._calls_on_self())
         # (per step: one call may step on each of several losses its callers hand it)
         forms = [loss_form(slicer.features(roots)) if roots else None for _, _, roots, _ in self.steps]
         verdicts = {
