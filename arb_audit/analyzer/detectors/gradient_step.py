@@ -383,6 +383,21 @@ def _reads_or_keeps(named: tuple[str, ...]) -> bool:
     return bool((named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS)
 
 
+def _optimiser_step_method(func: cst.BaseExpression, name: str) -> bool:
+    """Say whether a method is named for taking an optimiser's step (``take_optimizer_step``).
+
+    Its name ends in "step" and says an optimiser (not the bare ``opt``, which abbreviates "option"
+    too); one that logs, reads or keeps the step (``log_optimizer_step``) takes none.
+    """
+    named = words(name)
+    return (
+        type(func) is cst.Attribute
+        and named[-1:] == ("step",)
+        and bool(set(named) & OPTIMISER_KEYWORD_WORDS)
+        and not _reads_or_keeps(named)
+    )
+
+
 def _hands_a_loss_value(arg: cst.Arg) -> bool:
     """Say whether an argument is a loss's value (``loss``, ``loss=total``).
 
@@ -507,6 +522,11 @@ class GradientStep(RouteDetector):
             "early_stopping(val_loss, model, optimizer, epoch)\nreduce_lr(val_loss, optimizer)\n"
             "scheduler(val_loss, optimizer)\ncheckpointer(val_loss, optimizer)\n"
             "lr_scaler(val_loss, optimizer)\n"
+        ),
+        # a step named for an option, or one that is only logged or counted: no optimiser steps
+        Valid(
+            "for batch in loader:\n    tracker.log_optimizer_step()\n    parser.opt_step()\n"
+            "    stats.count_optimizer_step()\n"
         ),
         # a module named for fine-tuning switched to training mode, then sampled from
         Valid(
@@ -683,6 +703,14 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # a wrapper's method named for the optimiser's step, the backward pass in another file's helper
+        Invalid(
+            "from mylib.losses import BatchLossManager\n"
+            "def train(model, accelerator, loader):\n    manager = BatchLossManager(model, accelerator)\n"
+            "    for batch in loader:\n        metrics, loss = manager.process_batch(batch)\n"
+            "        accelerator.take_optimizer_step()\n",
+            "gradient_step",
+        ),
         # a Lightning module's training_step calling the module itself: its own forward's loss is read,
         # not the ``__call__`` of another class of the file (a judge's pairwise sigmoid)
         Invalid(
@@ -2624,6 +2652,10 @@ class GradientStep(RouteDetector):
             receiver_words = set(words(dotted(node.func.value).replace(".", "_")))
             if receiver_words & OPTIMISER_WORDS:
                 self.steps.append((node, self._statement(), [], "an optimiser step"))
+        elif name is not None and not positional and _optimiser_step_method(node.func, name):
+            # accelerator.take_optimizer_step(), self._optimizer_step(): a wrapper's method that applies
+            # the optimiser's update to the gradients a backward pass (maybe another file's) left
+            self.steps.append((node, self._statement(), [], "an optimiser step"))
         elif (
             name is not None
             and (name in ("step", "update", "forward") or name.startswith("step_"))
