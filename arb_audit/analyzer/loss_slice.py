@@ -980,6 +980,7 @@ class Slice:
         functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]],
         names_of: Callable[[cst.BaseExpression], set[str]],
         calls_on_self: dict[int, list[int]] | None = None,
+        trained: tuple[set[str], set[int]] = (set(), set()),
     ) -> None:
         self.assigns = assigns
         """(function id or 0 for the module, name) -> values assigned."""
@@ -994,6 +995,10 @@ class Slice:
         ``forward`` of the file: a judge's or evaluator's is not the trained module's)."""
         self.returned = {i: returned for entries in functions.values() for i, returned in entries}
         """id of a function -> its return values."""
+        self.trained, self.loss_outputs = trained
+        """Names of the modules an optimiser of the file is built on, and ids of the calls whose output
+        is bound to a name for a loss: such a module called for its loss is a forward pass of the model
+        trained, whatever its name (``_, loss = base(x, y)``; not ``q = net(s)`` regressed on targets)."""
 
     def _learned(self, name: str) -> bool:
         """Say whether the file binds ``name`` (in any scope, or as an attribute) to a ``Parameter``."""
@@ -1290,7 +1295,7 @@ class Slice:
                 if type(receiver) is cst.Attribute
                 else ""
             )
-            if set(words(chain)) & FORWARD_WORDS:
+            if set(words(chain)) & FORWARD_WORDS or (chain in self.trained and id(node) in self.loss_outputs):
                 f.model_forward = True
         if name in PRODUCTS and not f.reward_weighted:
             # ``torch.dot(losses, weights)``, ``losses.mul(weights)``: a product as ``*`` is

@@ -285,6 +285,31 @@ def test_hand_written_losses_name_their_stage(tmp_path: Path) -> None:
     assert result.stages[0].evidence[0].excerpt.startswith("loss = -F.logsigmoid")
 
 
+TRAINED_BY_ANY_NAME = """
+import torch
+import torch.nn.functional as F
+def train(base, network, data):
+    lm_opt = torch.optim.AdamW(lora_parameters(base), lr=1e-4)
+    q_opt = torch.optim.Adam(network.parameters(), lr=1e-3)
+    for batch in data:
+        _, lm_loss = base(batch.x, batch.y)
+        lm_loss.backward()
+        lm_opt.step()
+        q = network(batch.state)
+        td_loss = F.smooth_l1_loss(q, batch.target)
+        td_loss.backward()
+        q_opt.step()
+"""
+
+
+def test_the_module_an_optimiser_trains_returns_its_loss_whatever_its_name(tmp_path: Path) -> None:
+    # ``base`` returns its own loss for its targets: a language model's. ``network``'s output is
+    # regressed on targets: a loss whose form is not read, however its module is trained
+    result = classify_path(write(tmp_path, "train.py", TRAINED_BY_ANY_NAME))
+    kinds = {f.excerpt.split(".")[0].strip(): f.kind for f in result.findings if f.signal == "gradient_step"}
+    assert (kinds["lm_loss"], kinds["td_loss"]) == ("sft", None), kinds
+
+
 def test_files_that_train_nothing_get_a_role(tmp_path: Path) -> None:
     evaluation = classify_path(write(tmp_path, "eval.py", EVAL_SCRIPT))
     generation = classify_path(write(tmp_path, "gen.py", DATA_GENERATION))

@@ -383,6 +383,31 @@ def _reads_or_keeps(named: tuple[str, ...]) -> bool:
     return bool((named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS)
 
 
+PARAMETER_WORDS = frozenset({"parameters", "params"})
+"""Words of a helper that returns a module's parameters (``lora_parameters(model)``, ``get_params``)."""
+
+
+def _parameters_owner(call: cst.Call) -> str | None:
+    """Return the module whose parameters a call is handed first, else None.
+
+    ``AdamW(model.parameters())`` and ``AdamW(self.policy.named_parameters())`` give ``model`` and
+    ``policy``; ``AdamW(lora_parameters(base))``, a helper named for parameters, gives ``base``.
+    """
+    first = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "params"), None)
+    if type(first) is not cst.Call:
+        return None
+    func = first.func
+    if type(func) is cst.Attribute and func.attr.value in ("parameters", "named_parameters"):
+        owner: cst.BaseExpression = func.value
+    elif set(words(last_name(func))) & PARAMETER_WORDS and first.args and first.args[0].keyword is None:
+        owner = first.args[0].value
+    else:
+        return None
+    if type(owner) is cst.Name:
+        return owner.value
+    return owner.attr.value if type(owner) is cst.Attribute else None
+
+
 def _optimiser_step_method(func: cst.BaseExpression, name: str) -> bool:
     """Say whether a method is named for taking an optimiser's step (``take_optimizer_step``).
 
@@ -703,6 +728,16 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # the module an optimiser is built on, called with its targets, whatever its name: its loss is
+        # its forward pass's
+        Invalid(
+            "import torch\ndef train(base, data):\n"
+            "    optimizer = torch.optim.AdamW(lora_parameters(base), lr=1e-4)\n"
+            "    for step in range(100):\n        x, y = get_batch(data)\n        _, loss = base(x, y)\n"
+            "        loss.backward()\n        optimizer.step()\n",
+            "gradient_step",
+            "sft",
+        ),
         # a wrapper's method named for the optimiser's step, the backward pass in another file's helper
         Invalid(
             "from mylib.losses import BatchLossManager\n"
@@ -2133,6 +2168,11 @@ class GradientStep(RouteDetector):
         """id of a class -> its own methods' names -> their ids."""
         self.defined: dict[int, cst.FunctionDef] = {}
         """id of a function -> its definition (where a loss it returns is reported)."""
+        self.trained_modules: set[str] = set()
+        """Names of the modules whose parameters an optimiser of the file is built on (``base`` of
+        ``AdamW(lora_parameters(base))``, ``policy`` of ``Adam(self.policy.parameters())``)."""
+        self.loss_outputs: set[int] = set()
+        """ids of the calls whose output is bound to a name for a loss (``_, loss = base(x, y)``)."""
         self.stepping: set[tuple[str, ...]] = set()
         """Functions (outside classes) seen so far taking a gradient step in their own body, each by
         the names of the functions around it and its own."""
@@ -2335,6 +2375,10 @@ class GradientStep(RouteDetector):
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if type(target) is cst.Name:
             self.assigns.setdefault((self.functions[-1], target.value), []).append(value)
+            if type(value) is cst.Subscript:
+                value = value.value  # ``loss = model(x, y)[1]``
+            if type(value) is cst.Call and words(target.value)[-1:] == ("loss",):
+                self.loss_outputs.add(id(value))
         elif isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
                 self._bind(element.value, value)
@@ -2426,6 +2470,8 @@ class GradientStep(RouteDetector):
             self._note_environment(node, called)
         if not self.hf_parsed and last_name(node.func) == HF_PARSER_CLASS:
             self.hf_parsed = self._parses_hf_arguments(node)
+        if (module := _parameters_owner(node)) is not None and self._builds_optimiser(node):
+            self.trained_modules.add(module)
         if (len(self.steps), len(self.deferred)) != before:
             if self._played_episodes():
                 self.played.add(id(node))
@@ -2805,7 +2851,14 @@ class GradientStep(RouteDetector):
         def names_of(func: cst.BaseExpression) -> set[str]:
             return resolver.qualified_names(func, self.scopes_of.get(id(func), module))
 
-        slicer = Slice(self.assigns, self.attributes, functions, names_of, self._calls_on_self())
+        slicer = Slice(
+            self.assigns,
+            self.attributes,
+            functions,
+            names_of,
+            self._calls_on_self(),
+            (self.trained_modules, self.loss_outputs),
+        )
         for name, entries in functions.items():
             if name in CALLED_METHODS:
                 self._loss_classes(slicer, entries)
@@ -3726,7 +3779,14 @@ class GradientStep(RouteDetector):
             scope = self.scopes_of.get(id(func))
             return resolver.qualified_names(func, scope) if scope is not None else set()
 
-        slicer = Slice(self.assigns, self.attributes, functions, names_of, self._calls_on_self())
+        slicer = Slice(
+            self.assigns,
+            self.attributes,
+            functions,
+            names_of,
+            self._calls_on_self(),
+            (self.trained_modules, self.loss_outputs),
+        )
         # (per step: one call may step on each of several losses its callers hand it)
         forms = [loss_form(slicer.features(roots)) if roots else None for _, _, roots, _ in self.steps]
         verdicts = {
