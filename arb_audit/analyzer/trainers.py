@@ -201,6 +201,8 @@ ROUTE_WORDS: dict[str, str] = {
     # responses' rewards onto their log-ratio difference, REFUEL its multi-turn extension
     "rebel": "PPO",
     "refuel": "PPO",
+    "ilql": "PPO",  # implicit language Q-learning: offline RL, of the other-RL family
+    "rrhf": "DPO",  # a ranking loss over scored responses: the preference family
     "grpo": "GRPO",
     "group_norm": "GRPO",
     "dr_grpo": "GRPO",

@@ -841,6 +841,24 @@ class GradientStep(RouteDetector):
             "sft",
         ),
         Invalid("from trainers.grpo import train_grpo\ntrain_grpo(cfg)\n", "stage", "grpo"),
+        # a generic loop handed a model of an imported class named for its route, even one configured
+        # by transformers' settings: the model's loss is that route's
+        Invalid(
+            "from lightning import Trainer\nfrom transformers import HfArgumentParser\n"
+            "from zoo.reward_model import MyRewardTransformer\nfrom helpers import TrainingArguments\n"
+            "args, = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+            "trainer = Trainer(max_epochs=1)\npl_model = MyRewardTransformer(config=cfg)\n"
+            "trainer.fit(pl_model, train_dataloaders=loader)\n",
+            "stage",
+            "reward_model",
+        ),
+        Invalid(
+            "from lightning import Trainer\nfrom zoo.ilql_model import MyILQLTransformer\n"
+            "Trainer(max_epochs=1).fit(MyILQLTransformer(config=cfg), train_dataloaders=loader)\n",
+            "stage",
+            "ppo",
+            "ilql",
+        ),
         Invalid("m = base.finetune(data=d, stage='dpo', algo='full_param')\n", "stage", "dpo"),
         Invalid("m = base.finetune(data=d, stage='rlhf')\n", "stage", "ppo"),
         Invalid("m = ChatModel(path)\nm.finetune(ds, algo='full_param', num_epochs=3)\n", "gradient_step"),
@@ -3115,6 +3133,17 @@ class GradientStep(RouteDetector):
                 if named[0] in ("GRPO", "PPO"):
                     self._agent_named(node, statement, class_name)
                 return True
+        if (model_class := self._imported_model_handed(node, made)) is not None:
+            # ``trainer.fit(MyRewardTransformer(...))``: a loop no table knows (Lightning's) trains
+            # the loss of the model it is handed, whose class, imported, is named for its route
+            said = (
+                ("REWARD_MODEL", "reward")
+                if names_a_reward_model(model_class)
+                else route_word(model_class, True)
+            )
+            if said is not None and said[0] in LABEL_KINDS:
+                self._report_named(node, statement, said, f"the gradient step trains a {model_class}")
+                return True
         receiver = node.func.value if type(node) is cst.Call and type(node.func) is cst.Attribute else None
         if type(receiver) is cst.Name:
             # the code names the trainer object for what it trains (``dpo_trainer = NCATrainer(...)``)
@@ -3315,6 +3344,32 @@ class GradientStep(RouteDetector):
         """Say whether the function called takes its own step and hands the environment on to no one."""
         seen = next((c for c in callees if c in stepped or c in self.handing_environment), None)
         return seen is not None and seen in stepped and seen not in self.handing_environment
+
+    def _imported_model_handed(self, node: cst.CSTNode, made: cst.Call) -> str | None:
+        """Return the imported class of the model a trainer's run is handed, if one is.
+
+        ``trainer.fit(pl_model)`` or ``Trainer(model=model)``, the name bound here to an object of an
+        imported class (``pl_model = MyRewardTransformer(...)``); a class of this file is read instead.
+        """
+        handed = [k.value for k in (keyword(made, "model"),) if k is not None]
+        if type(node) is cst.Call:
+            handed += [a.value for a in node.args if a.keyword is None][:1]
+            handed += [k.value for k in (keyword(node, "model"),) if k is not None]
+        scope = self.trainer_scope.get(id(node), 0)
+        for value in handed:
+            built = (
+                [v for _, v in self._bound_or_handed(scope, value.value)]
+                if type(value) is cst.Name
+                else [value]
+            )
+            for call in built:
+                if type(call) is not cst.Call:
+                    continue
+                while type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
+                    call = call.func.value  # ``Model(...).to(device)``
+                if type(call.func) is cst.Name and not self._defined_here(call.func):
+                    return call.func.value
+        return None
 
     def _defined_here(self, func: cst.BaseExpression) -> bool:
         """Say whether a called name is bound by this file, not imported (its body is read here)."""

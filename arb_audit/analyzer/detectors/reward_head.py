@@ -502,11 +502,14 @@ LINEAR_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.modules.linear.Linear"})
 
 
 def names_a_reward_model(name: str) -> bool:
-    """Say whether a class is named for a reward model (``RewardModel``, ``ImplicitPRM``, ``ProcessRM``)."""
+    """Say whether a class is named for a reward model (``RewardModel``, ``ProcessRM``).
+
+    A transformer named for rewards is one too (``RewardTransformer``).
+    """
     said = words(name)
     found = set(said)
     return (
-        ("reward" in found and bool(found & {"model", "net", "rm"}))
+        ("reward" in found and bool(found & {"model", "net", "rm", "transformer"}))
         or said[-1:] == ("rm",)  # ``ProcessRM``, ``LlamaRM``
         or bool(found & {"prm", "orm"})
         or bool(found & RANKER_WORDS)
