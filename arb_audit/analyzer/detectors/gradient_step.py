@@ -28,8 +28,10 @@ from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.detectors.reward_head import SCORER_ROLES, names_a_reward_model
 from arb_audit.analyzer.frameworks import HANDED_LOSS_FUNCTIONS, entry_for, estimator_entry
 from arb_audit.analyzer.loss_slice import (
+    ADVANTAGE_WORDS,
     DPO_VARIANTS,
     GROUP_RELATIVE_NAMES,
+    LOGPROB_WORDS,
     SCORE_WORDS,
     Slice,
     Verdict,
@@ -548,6 +550,11 @@ class GradientStep(RouteDetector):
             "scheduler(val_loss, optimizer)\ncheckpointer(val_loss, optimizer)\n"
             "lr_scaler(val_loss, optimizer)\n"
         ),
+        # statistics updated with advantages, or an update handed returns alone: no policy is stepped
+        Valid(
+            "tracker.update(advantages=adv.mean(), returns=ret)\n"
+            "meter.update(returns=returns, actions=actions)\nlogger.log(advantages=adv, actions=acts)\n"
+        ),
         # a step named for an option, or one that is only logged or counted: no optimiser steps
         Valid(
             "for batch in loader:\n    tracker.log_optimizer_step()\n    parser.opt_step()\n"
@@ -728,6 +735,15 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # an object's update handed the sampled actions and their advantages: a policy-gradient step
+        Invalid(
+            "def main(lm_server, envs, buffer):\n    obs = envs.reset()\n    for t in range(100):\n"
+            "        obs, r, done, info = envs.step(act(obs))\n    batch = buffer.get()\n"
+            "    lm_server.update(batch['obs'], actions=batch['act'], advantages=batch['adv'],\n"
+            "                     logprobs=batch['logp'], clip_eps=0.2)\n",
+            "stage",
+            "ppo",
+        ),
         # the module an optimiser is built on, called with its targets, whatever its name: its loss is
         # its forward pass's
         Invalid(
@@ -2607,6 +2623,13 @@ class GradientStep(RouteDetector):
             how = f"{trainer}.step() given samples and their rewards"
             self.steps.append((node, self._statement(), [], how))
             return
+        if (updater := _advantaged_update(node, name)) is not None:
+            # lm_server.update(obs, actions=a, advantages=adv, logprobs=logp): an object's own
+            # policy-gradient update on the samples and advantages this file hands it
+            self.rewarded[id(node)] = updater
+            how = f"{updater}.{name}() given sampled actions and their advantages"
+            self.steps.append((node, self._statement(), [], how))
+            return
         if (
             last is not None
             and trains_in_environment(node, last)
@@ -4156,6 +4179,30 @@ def _rewarded_step(node: cst.Call, name: str | None) -> str | None:
             said.update(words(arg.keyword.value))
         if said & SCORE_WORDS:
             return trainer
+    return None
+
+
+UPDATED_ADVANTAGE_WORDS = ADVANTAGE_WORDS - {"returns"}
+"""Words of an update's argument that hands it advantages (returns alone are any run's statistic)."""
+SAMPLED_ACTION_WORDS = LOGPROB_WORDS | {"action", "actions", "act", "acts"}
+"""Words of an update's argument that hands it the actions sampled or their log-probabilities."""
+
+
+def _advantaged_update(node: cst.Call, name: str | None) -> str | None:
+    """Return the object whose update a call runs on sampled actions and their advantages, if one does.
+
+    ``lm_server.update(obs, actions=acts, advantages=adv, logprobs=logp)`` (lamorel's remote updater),
+    ``agent.learn(states, actions, advantages)``: a policy-gradient step whose loss is the object's
+    code, on samples this file collected. An argument says what it is by its keyword, else its name.
+    """
+    if type(node.func) is not cst.Attribute or name is None or not set(words(name)) & {"update", "learn"}:
+        return None
+    said = [
+        set(words(arg.keyword.value if arg.keyword is not None else last_name(arg.value)))
+        for arg in node.args
+    ]
+    if any(w & UPDATED_ADVANTAGE_WORDS for w in said) and any(w & SAMPLED_ACTION_WORDS for w in said):
+        return last_name(node.func.value) or name
     return None
 
 
