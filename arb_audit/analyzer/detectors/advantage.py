@@ -71,6 +71,14 @@ class AdvantageEstimate(RouteDetector):
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
         Valid("review_score = rewrite + gamma * vals - offset\n"),
+        # discounted returns in an estimator deriving from a group one: compared within groups (GiGPO)
+        Valid(
+            "class StepEstimator(GRPOEstimator):\n    def returns(self, steps):\n        running = 0.0\n"
+            "        for s in reversed(steps):\n            running = s.reward + self.gamma * running\n"
+            "        advantages = centre_in_groups(running)\n        return advantages\n"
+        ),
+        # discounted returns computed and only reported: no advantages are filled
+        Valid("for r in reversed(rewards):\n    ret = r + gamma * ret\nprint('return', ret)\n"),
         Valid(
             "with torch.no_grad():\n    td_error = rewards + gamma * next_values - values\n"
             "print('mean TD error', td_error.abs().mean())\n"
@@ -103,6 +111,17 @@ class AdvantageEstimate(RouteDetector):
         ),
     )
     INVALID = (
+        # discounted returns of the rewards, whitened, as the advantages: REINFORCE(++), no value
+        Invalid(
+            "def estimate_advantages(rewards, gamma, masks):\n    returns = torch.zeros_like(rewards)\n"
+            "    running = torch.zeros(rewards.shape[0])\n"
+            "    for t in reversed(range(rewards.shape[1])):\n"
+            "        running = rewards[:, t] + gamma * running\n        returns[:, t] = running\n"
+            "    advantages = whiten(returns, mask=masks)\n    return advantages, returns\n",
+            "loss",
+            "ppo",
+            "reinforce",
+        ),
         Invalid(
             "def update_advantages(df):\n"
             "    grouped = df.groupby('group_id')['reward'].agg(['mean', 'std', 'count']).reset_index()\n"
@@ -382,6 +401,9 @@ class AdvantageEstimate(RouteDetector):
         self.residuals: list[cst.BaseExpression] = []
         """Temporal-difference residuals computed (``r + gamma * v_next - v``), reported only where
         the file also fills advantages: alone they may be a critic's error measured or logged."""
+        self.discounted: list[cst.BaseExpression] = []
+        """Discounted returns accumulated from rewards (``ret = r + gamma * ret``), likewise reported only
+        where the file fills advantages."""
         self.fills_advantages = False
         """Advantages are filled: an assignment's target (``self.adv_buf[s] = ...``) or a list appended
         to (``advantages.append(gae)``) is named for them."""
@@ -457,6 +479,12 @@ class AdvantageEstimate(RouteDetector):
                 self._judge(node.value)
         elif _td_residual(node.value):
             self.residuals.append(node.value)
+        elif any(
+            type(t.target) is cst.Name and _discounted_return(t.target.value, node.value)
+            for t in node.targets
+        ) and not any(GROUP_NAMES & bases for bases in self.class_bases):
+            # (in a class deriving from a group estimator, GiGPO's: returns compared within groups)
+            self.discounted.append(node.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.batch_centred:
@@ -478,6 +506,13 @@ class AdvantageEstimate(RouteDetector):
             for residual in self.residuals[:1]:
                 message = "advantages from temporal-difference residuals of a learned value (GAE)"
                 self.report(residual, "loss", message, kind="ppo", variant="ppo")
+            for discounted in self.discounted[:1] if not self.residuals else []:
+                # returns accumulated from rewards alone, no learned value subtracted (REINFORCE, and
+                # REINFORCE++ whitening them across the batch): the other policy-gradient family
+                message = (
+                    "advantages from discounted returns of the rewards, with no learned value (REINFORCE)"
+                )
+                self.report(discounted, "loss", message, kind="ppo", variant="reinforce")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and _advantage_target(node.target):
@@ -1055,6 +1090,22 @@ def _td_residual(value: cst.BaseExpression) -> bool:
         for t in terms
     )
     return rewarded and discounted
+
+
+def _discounted_return(target: str, value: cst.BaseExpression) -> bool:
+    """``ret = r + gamma * ret``: a reward plus the discounted return accumulated so far (Monte Carlo)."""
+    if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Add)):
+        return False
+    terms = [value.left, value.right]
+    rewarded = any(any("reward" in w or w in ("r", "rew", "rews") for w in _words(t)) for t in terms)
+    accumulated = any(
+        type(t) is cst.BinaryOperation
+        and isinstance(t.operator, cst.Multiply)
+        and any(DISCOUNT_WORDS & set(_words(side)) for side in (t.left, t.right))
+        and any(type(side) is cst.Name and side.value == target for side in (t.left, t.right))
+        for t in terms
+    )
+    return rewarded and accumulated
 
 
 def _callee(call: cst.Call) -> str | None:
