@@ -27,6 +27,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 import libcst as cst
@@ -338,6 +339,19 @@ def leave_one_out(
         total = left.left
         if type(total) is cst.Name and bound is not None:
             total = bound(total.value) or total
+        if type(total) is cst.BinaryOperation:
+            # ``(k * big - small) / (k - 1)`` (a large-batch noise estimate) is no baseline: a product
+            # is the samples' mean times their count (``(r.mean(1) * k - r) / (k - 1)``), or each
+            # sample's own times the count less their sum (``(r * k - r.sum()) / (k - 1)``)
+            part = left.right
+            if type(part) is cst.Name and bound is not None:
+                part = bound(part.value) or part
+            factors = (total.left, total.right)
+            return isinstance(total.operator, cst.Multiply) and any(
+                (type(f) is cst.Call and _sum_of(f, left.right, "mean"))
+                or (type(part) is cst.Call and _sum_of(part, f))
+                for f in factors
+            )
         return type(total) is not cst.Call or _sum_of(total, left.right)
     return isinstance(node.operator, cst.Subtract) and type(left) is cst.Call and _sum_of(left, right)
 
@@ -393,12 +407,15 @@ def _split_over_others(left: cst.BaseExpression, right: cst.BaseExpression) -> b
     )
 
 
-def _sum_of(total: cst.Call, part: cst.BaseExpression) -> bool:
-    """Say whether ``total`` sums ``part`` (``part.sum(1)``, ``torch.sum(part, 0)``)."""
+def _sum_of(total: cst.Call, part: cst.BaseExpression, reduction: str = "sum") -> bool:
+    """Say whether ``total`` sums ``part`` (``part.sum(1)``, ``torch.sum(part, 0)``).
+
+    Or reduces it by another ``reduction`` (``part.mean(1)``).
+    """
     func = total.func
-    if type(func) is cst.Attribute and func.attr.value == "sum":
+    if type(func) is cst.Attribute and func.attr.value == reduction:
         return func.value.deep_equals(part)
-    return last_name(func) == "sum" and bool(total.args) and total.args[0].value.deep_equals(part)
+    return last_name(func) == reduction and bool(total.args) and total.args[0].value.deep_equals(part)
 
 
 def _unsliced(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -1010,6 +1027,10 @@ class Slice:
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
 
+    def _first_bound(self, scope: int, name: str) -> cst.BaseExpression | None:
+        """Return the first value ``name`` is assigned in the function ``scope`` or at module level."""
+        return next(iter(self._bound(scope, name)), None)
+
     def _rewarded(self, scope: int, node: cst.BaseExpression) -> bool:
         """Say whether a factor reads rewards: named so, or bound to them (``r = rewards.view(-1, g)``)."""
         for name in _reward_names(node):
@@ -1098,7 +1119,9 @@ class Slice:
                         seen_names.add((-2, attr))
                         pending.extend((s, v, depth) for s, v in self._named(attr))
                 elif type(node) is cst.BinaryOperation:
-                    f.leave_one_out = f.leave_one_out or leave_one_out(node)
+                    f.leave_one_out = f.leave_one_out or leave_one_out(
+                        node, partial(self._first_bound, scope)
+                    )
                     if isinstance(node.operator, cst.Multiply) and not f.reward_weighted:
                         f.reward_weighted = self._rewarded(scope, node.left) != self._rewarded(
                             scope, node.right

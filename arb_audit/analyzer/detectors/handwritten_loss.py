@@ -150,6 +150,8 @@ class HandwrittenLoss(RouteDetector):
             "def perplexity(logits, labels):\n    return F.cross_entropy(logits, labels).exp()\n"
         ),
         Valid("def dpo_loss_report(losses):\n    print(losses)\n"),
+        # a large-batch gradient-noise estimate: a product of count and norm, not the samples' total
+        Valid("loss.backward()\ng_noise = (accum_steps * gbbig - gbsmall) / (accum_steps - 1)\n"),
         Valid("import jax\nx = a + b\ny = jax.nn.log_sigmoid(x)\n"),
         # the members' scores, not their log-probabilities: a reward model's outputs
         Valid("loss = loss_fn(chosen_rewards, rejected_rewards, chosen_logps, rejected_logps)\n"),
@@ -174,6 +176,15 @@ class HandwrittenLoss(RouteDetector):
             "def compute_advantages(rewards, G):\n    r = rewards.view(-1, G)\n"
             "    return r * G / (G - 1) - r.sum(dim=1, keepdim=True) / (G - 1)\n",
             "loss",
+            "ppo",
+            "rloo",
+        ),
+        # each sample's own reward times the count, less their sum bound before: RLOO's baseline
+        Invalid(
+            "def update(returns, logp, G):\n    sum_ret = returns.sum()\n"
+            "    advantages = (returns * G - sum_ret) / (G - 1)\n"
+            "    loss = -(logp * advantages).mean()\n    loss.backward()\n",
+            "stage",
             "ppo",
             "rloo",
         ),
