@@ -555,6 +555,8 @@ class GradientStep(RouteDetector):
             "tracker.update(advantages=adv.mean(), returns=ret)\n"
             "meter.update(returns=returns, actions=actions)\nlogger.log(advantages=adv, actions=acts)\n"
         ),
+        # a module switched to training mode, its output kept: no step taken
+        Valid("net = model.train()\nloss_fn = criterion.train(True)\n"),
         # a step named for an option, or one that is only logged or counted: no optimiser steps
         Valid(
             "for batch in loader:\n    tracker.log_optimizer_step()\n    parser.opt_step()\n"
@@ -735,6 +737,12 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # an object's training method handed a batch, its loss returned: a step whose loss is elsewhere
+        Invalid(
+            "def train_step(network, data):\n    inputs = next(data)\n"
+            "    loss, grad_norm = network.train(inputs)\n    return loss\n",
+            "gradient_step",
+        ),
         # an object's update handed the sampled actions and their advantages: a policy-gradient step
         Invalid(
             "def main(lm_server, envs, buffer):\n    obs = envs.reset()\n    for t in range(100):\n"
@@ -2790,6 +2798,10 @@ class GradientStep(RouteDetector):
                 roots: list[tuple[int, cst.BaseExpression]] = []
                 self.chained.append((receiver, scope, roots))  # (a model's forward may come below)
                 self.steps.append((node, self._statement(), roots, f"{name}() of a trainer"))
+            elif id(node) in self.loss_outputs and positional and name != "run":
+                # ``loss, grad_norm = network.train(batch)``: an object's training step on the batch it
+                # is handed, returning its loss (a mode switch, ``model.train()``, returns the model)
+                self.steps.append((node, self._statement(), [], f"{name}() of an object, returning its loss"))
             elif type(receiver) is cst.Name:
                 self.deferred.append((node, self._statement(), scope, receiver.value, "trainer"))
             elif (
