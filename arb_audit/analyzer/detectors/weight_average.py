@@ -18,13 +18,32 @@ WEIGHT_LOADERS = frozenset(
 """Functions that read a checkpoint's tensors."""
 
 
+METADATA_ATTRIBUTES = frozenset(
+    {"dtype", "device", "shape", "ndim", "layout", "device_mesh", "placements", "requires_grad", "is_meta"}
+)
+"""Attributes of a tensor that describe it rather than hold its values: reading one combines nothing."""
+
+
+def _described_only(value: cst.CSTNode) -> set[int]:
+    """Return the ids of the nodes in ``value`` read only for a tensor's description (``meta[k].dtype``)."""
+    found: set[int] = set()
+    for n in (value, *descendants(value)):
+        if type(n) is cst.Attribute and n.attr.value in METADATA_ATTRIBUTES:
+            found.update(id(d) for d in (n.value, *descendants(n.value)))
+    return found
+
+
 def _keyed_sources(value: cst.CSTNode, key: str) -> set[str]:
     """Code of the containers that ``value`` indexes with the loop variable ``key``.
 
-    ``a[k]`` and ``a.get(k, default)`` both read ``a`` at the key.
+    ``a[k]`` and ``a.get(k, default)`` both read ``a`` at the key; ``a[k].dtype`` reads no values
+    (``full[k].to(meta[k].dtype)`` casts one checkpoint's tensor, combining nothing).
     """
     found = set()
+    described = _described_only(value)
     for n in (value, *descendants(value)):
+        if id(n) in described:
+            continue
         if (
             type(n) is cst.Subscript
             and len(n.slice) == 1
@@ -348,6 +367,12 @@ class WeightAverage(RouteDetector):
             "    wallets[i] += endowment - contribs[i] + share\n"
         ),
         Valid("sd = model.state_dict()\nmean = {c: per_sum[c] / per_n[c] for c in per_sum}\n"),
+        # one checkpoint's tensors cast to the dtype of a model's own (FSDP loading): nothing combined
+        Valid(
+            "meta_sd = model.state_dict()\nfor name in full_sd.keys():\n"
+            "    meta_param = meta_sd.get(name)\n    full_sd[name] = full_sd[name].to(meta_param.dtype)\n"
+            "for name in full_sd:\n    full_sd[name] = full_sd[name].to(meta_sd[name].device)\n"
+        ),
     )
     INVALID = (
         # a helper named for merging, whatever its parameters are called
@@ -744,8 +769,9 @@ class WeightAverage(RouteDetector):
 
         def sources(value: cst.BaseExpression) -> set[str]:
             found = set(_keyed_sources(value, key))
+            described = _described_only(value)
             for n in (value, *descendants(value)):
-                if type(n) is cst.Name and n.value in carried:
+                if type(n) is cst.Name and n.value in carried and id(n) not in described:
                     found |= carried[n.value]
             return found
 
