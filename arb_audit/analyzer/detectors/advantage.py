@@ -26,6 +26,9 @@ VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"
 """Words of a name holding a learned value estimate."""
 NORMALISED_WORDS = frozenset({"normalized", "normalised", "norm", "centered", "centred", "whitened"})
 """Words that, beside "rewards", name rewards normalised for use as advantages (``normalized_rewards``)."""
+ESTIMATING_VERBS = frozenset({"compute", "estimate", "calc", "calculate", "get", "make", "build"})
+"""First words of a function that computes advantages (``compute_grpo_outcome_advantage``), not one that
+checks or reports them (``detect_ppo_advantage_explosion``)."""
 TEST_WORDS = frozenset({"test", "tests", "testcase"})
 """Words of a test case's base class (``unittest.TestCase``)."""
 NAMED_ESTIMATOR = "named_estimator"
@@ -71,6 +74,11 @@ class AdvantageEstimate(RouteDetector):
         Valid("adv = load('adv.json')\n"),
         Valid("advantages = []\n"),
         Valid("review_score = rewrite + gamma * vals - offset\n"),
+        # a check of advantages named for a family, and a stub: no estimate
+        Valid(
+            "def detect_ppo_advantage_explosion(df):\n    return df['advantage'].abs().max() > 10\n"
+            "def compute_grpo_advantages(rewards):\n    raise NotImplementedError\n"
+        ),
         # discounted returns in an estimator deriving from a group one: compared within groups (GiGPO)
         Valid(
             "class StepEstimator(GRPOEstimator):\n    def returns(self, steps):\n        running = 0.0\n"
@@ -111,6 +119,17 @@ class AdvantageEstimate(RouteDetector):
         ),
     )
     INVALID = (
+        # an estimator defined here, named for its family, its centring done through keyed tables
+        Invalid(
+            "def compute_grpo_outcome_advantage(token_level_rewards, eos_mask, index, eps=1e-6):\n"
+            "    scores = token_level_rewards.sum(dim=-1)\n    id2mean, id2std = {}, {}\n"
+            "    for i in range(len(scores)):\n"
+            "        scores[i] = (scores[i] - id2mean[index[i]]) / (id2std[index[i]] + eps)\n"
+            "    return scores, scores\n",
+            "loss",
+            "grpo",
+            "named_estimator",
+        ),
         # discounted returns of the rewards, whitened, as the advantages: REINFORCE(++), no value
         Invalid(
             "def estimate_advantages(rewards, gamma, masks):\n    returns = torch.zeros_like(rewards)\n"
@@ -409,6 +428,8 @@ class AdvantageEstimate(RouteDetector):
         to (``advantages.append(gae)``) is named for them."""
         self.reward_reads: dict[int, set[str]] = {}
         """Names read into reward-named assignments, by the id of the function body they are in."""
+        self.found_before: list[int] = []
+        """How many findings the file had when each function around the node visited began."""
         self.defs: list[cst.FunctionDef] = []
         """The functions around the node visited, innermost last."""
         self.batch_centred: list[tuple[cst.BaseExpression, cst.CSTNode | None]] = []
@@ -570,9 +591,25 @@ class AdvantageEstimate(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defs.append(node)
+        self.found_before.append(len(self.context.findings))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.defs.pop()
+        before = self.found_before.pop()
+        name = original_node.name.value
+        said = words(name)
+        if (
+            ADVANTAGE_NAMES & set(said)
+            and said[0] in ESTIMATING_VERBS
+            and (named := route_word(name, strict=True)) is not None
+            and (kind := named[0].lower()) in ("grpo", "ppo")
+            and not any(f.detector == type(self).__name__ for f in self.context.findings[before:])
+            and any(type(n) is cst.Return and n.value is not None for n in descendants(original_node.body))
+        ):
+            # ``def compute_grpo_outcome_advantage(...)``: an estimator this file defines, its family in
+            # its name, whose body no reading here decides (rewards centred through keyed tables)
+            message = f"defines {name}(), an advantage estimator named for its family"
+            self.report(original_node, "loss", message, kind=kind, variant=NAMED_ESTIMATOR)
 
     def _feeds_reward(self, name: str) -> bool:
         """Say whether ``name`` is read into a reward in the function around it.
