@@ -25,6 +25,7 @@ from arb_audit.analyzer.detectors.evaluation_call import EVALUATION_CALL
 from arb_audit.analyzer.detectors.generation import SERVED
 from arb_audit.analyzer.detectors.generation_purpose import ANSWERS, TRAINING_DATA, TRAINING_SHAPED
 from arb_audit.analyzer.detectors.gradient_step import (
+    ADVANTAGES_HANDED,
     GRADIENTS_READ,
     LOSS_HOOK,
     PRETRAINING_MIX,
@@ -961,8 +962,12 @@ def _deciding(findings: list[Finding], steps: list[Finding]) -> list[Finding]:
     if not known:
         # a framework's policy-gradient learner subclassed here, the step in the framework: the
         # advantages the file computes for it say whether it is GRPO (oat's PPOLearner, Dr. GRPO)
-        if not any(f.detector == "HandwrittenLoss" and f.kind == "grpo" for f in findings):
-            return named  # (a batch-wide mean is no group's: rewards shaped into prompts' groups are)
+        if not any(f.detector == "HandwrittenLoss" and f.kind == "grpo" for f in findings) and not any(
+            ADVANTAGES_HANDED in f.message for f in named
+        ):
+            # (a batch-wide mean is no group's: rewards shaped into prompts' groups are; the advantages
+            # handed to the update are the file's, whatever its estimate says)
+            return named
         return _grouped_by_estimate(named, findings, lambda f: f.variant in (None, "ppo"))
     known = _grouped_by_estimate(known, findings, _plain_step)
     kinds = {f.kind for f in known}

@@ -27,7 +27,6 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TypeVar
 
 import libcst as cst
@@ -343,15 +342,7 @@ def leave_one_out(
             # ``(k * big - small) / (k - 1)`` (a large-batch noise estimate) is no baseline: a product
             # is the samples' mean times their count (``(r.mean(1) * k - r) / (k - 1)``), or each
             # sample's own times the count less their sum (``(r * k - r.sum()) / (k - 1)``)
-            part = left.right
-            if type(part) is cst.Name and bound is not None:
-                part = bound(part.value) or part
-            factors = (total.left, total.right)
-            return isinstance(total.operator, cst.Multiply) and any(
-                (type(f) is cst.Call and _sum_of(f, left.right, "mean"))
-                or (type(part) is cst.Call and _sum_of(part, f))
-                for f in factors
-            )
+            return isinstance(total.operator, cst.Multiply) and _count_times(total, left.right, bound)
         return type(total) is not cst.Call or _sum_of(total, left.right)
     return isinstance(node.operator, cst.Subtract) and type(left) is cst.Call and _sum_of(left, right)
 
@@ -407,6 +398,39 @@ def _split_over_others(left: cst.BaseExpression, right: cst.BaseExpression) -> b
     )
 
 
+def _count_times(
+    total: cst.BinaryOperation,
+    part: cst.BaseExpression,
+    bound: Callable[[str], cst.BaseExpression | None] | None,
+) -> bool:
+    """Say whether ``total - part`` over one fewer than the count leaves one sample out.
+
+    ``total`` is a count times the samples' mean (``r.mean(1) * k``, ``k * mean_reward``) less the
+    sample, or a count times each sample less their sum (``r * k - r.sum()``, ``k * r - group_sum``);
+    names are followed to what they are ``bound`` to, or read by what they are called.
+    """
+
+    def seen(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if type(node) is cst.Name and bound is not None and (value := bound(node.value)) is not None:
+            return [node, value]
+        return [node]
+
+    for factor in (total.left, total.right):
+        if any(type(f) is cst.Call and _sum_of(f, part, "mean") for f in seen(factor)):
+            return True
+        if any(type(p) is cst.Call and _sum_of(p, factor) for p in seen(part)):
+            return True
+        if type(factor) is cst.Name and MEAN_NAME_WORDS & set(words(factor.value)):
+            return True
+    return type(part) is cst.Name and bool(SUM_NAME_WORDS & set(words(part.value)))
+
+
+MEAN_NAME_WORDS = frozenset({"mean", "avg", "average"})
+"""Words of a name that holds the samples' mean (``mean_reward``)."""
+SUM_NAME_WORDS = frozenset({"sum", "total"})
+"""Words of a name that holds the samples' sum (``sum_ret``, ``group_sum``)."""
+
+
 def _sum_of(total: cst.Call, part: cst.BaseExpression, reduction: str = "sum") -> bool:
     """Say whether ``total`` sums ``part`` (``part.sum(1)``, ``torch.sum(part, 0)``).
 
@@ -414,8 +438,21 @@ def _sum_of(total: cst.Call, part: cst.BaseExpression, reduction: str = "sum") -
     """
     func = total.func
     if type(func) is cst.Attribute and func.attr.value == reduction:
-        return func.value.deep_equals(part)
-    return last_name(func) == reduction and bool(total.args) and total.args[0].value.deep_equals(part)
+        if func.value.deep_equals(part):
+            return True
+        if not (type(func.value) is cst.Name and func.value.value in ARRAY_MODULES):
+            return False  # (``mask.sum(dim=1) - 1``: a tensor's own sum, its arguments axes)
+    # (``sum(part)``, ``torch.sum(part, 0)``, ``np.mean(part, axis=1)``: the first argument)
+    return (
+        last_name(func) == reduction
+        and bool(total.args)
+        and total.args[0].keyword is None
+        and total.args[0].value.deep_equals(part)
+    )
+
+
+ARRAY_MODULES = frozenset({"torch", "np", "numpy", "jnp", "jax", "tf", "mx", "math", "statistics"})
+"""Modules whose reduction functions take the array first (``torch.sum(x, 0)``, ``np.mean(x)``)."""
 
 
 def _unsliced(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -1027,10 +1064,6 @@ class Slice:
         """Return the values ``name`` is assigned in the function ``scope`` and at module level."""
         return self.assigns.get((scope, name), []) + self.assigns.get((0, name), [])
 
-    def _first_bound(self, scope: int, name: str) -> cst.BaseExpression | None:
-        """Return the first value ``name`` is assigned in the function ``scope`` or at module level."""
-        return next(iter(self._bound(scope, name)), None)
-
     def _rewarded(self, scope: int, node: cst.BaseExpression) -> bool:
         """Say whether a factor reads rewards: named so, or bound to them (``r = rewards.view(-1, g)``)."""
         for name in _reward_names(node):
@@ -1119,9 +1152,7 @@ class Slice:
                         seen_names.add((-2, attr))
                         pending.extend((s, v, depth) for s, v in self._named(attr))
                 elif type(node) is cst.BinaryOperation:
-                    f.leave_one_out = f.leave_one_out or leave_one_out(
-                        node, partial(self._first_bound, scope)
-                    )
+                    f.leave_one_out = f.leave_one_out or leave_one_out(node)
                     if isinstance(node.operator, cst.Multiply) and not f.reward_weighted:
                         f.reward_weighted = self._rewarded(scope, node.left) != self._rewarded(
                             scope, node.right

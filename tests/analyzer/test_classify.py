@@ -288,9 +288,10 @@ def test_hand_written_losses_name_their_stage(tmp_path: Path) -> None:
 TRAINED_BY_ANY_NAME = """
 import torch
 import torch.nn.functional as F
-def train(base, network, data):
+def train(base, network, rm, data):
     lm_opt = torch.optim.AdamW(lora_parameters(base), lr=1e-4)
     q_opt = torch.optim.Adam(network.parameters(), lr=1e-3)
+    rm_opt = torch.optim.Adam(rm.parameters(), lr=1e-5)
     for batch in data:
         _, lm_loss = base(batch.x, batch.y)
         lm_loss.backward()
@@ -299,15 +300,46 @@ def train(base, network, data):
         td_loss = F.smooth_l1_loss(q, batch.target)
         td_loss.backward()
         q_opt.step()
+        _, rm_loss = rm(batch.chosen, batch.rejected)
+        rm_loss.backward()
+        rm_opt.step()
 """
 
 
 def test_the_module_an_optimiser_trains_returns_its_loss_whatever_its_name(tmp_path: Path) -> None:
     # ``base`` returns its own loss for its targets: a language model's. ``network``'s output is
-    # regressed on targets: a loss whose form is not read, however its module is trained
+    # regressed on targets, and ``rm`` is a reward model's: losses whose form is not read
     result = classify_path(write(tmp_path, "train.py", TRAINED_BY_ANY_NAME))
     kinds = {f.excerpt.split(".")[0].strip(): f.kind for f in result.findings if f.signal == "gradient_step"}
-    assert (kinds["lm_loss"], kinds["td_loss"]) == ("sft", None), kinds
+    assert (kinds["lm_loss"], kinds["td_loss"], kinds["rm_loss"]) == ("sft", None, None), kinds
+
+
+REMOTE_GROUP_UPDATE = """
+import torch
+from learner_client import RemoteLearner
+
+def train(cfg, load_prompts, check_answer):
+    learner = RemoteLearner(cfg.url)
+    for prompts in load_prompts("train.jsonl"):
+        completions, logprobs = learner.generate(prompts, n=cfg.group_size)
+        rewards = torch.tensor([[check_answer(p, c) for c in g] for p, g in zip(prompts, completions)])
+        advantages = (rewards - rewards.mean(dim=1, keepdim=True)) / (rewards.std(dim=1, keepdim=True) + 1e-4)
+        learner.update(completions, logprobs=logprobs, advantages=advantages.flatten())
+"""
+
+
+def test_an_update_handed_the_file_s_advantages_takes_their_family(tmp_path: Path) -> None:
+    result = classify_path(write(tmp_path, "train.py", REMOTE_GROUP_UPDATE))
+    assert (result.primary, result.role) == ("GRPO", "training")
+
+
+def test_a_reward_conditioned_policy_is_no_reward_model(tmp_path: Path) -> None:
+    # (a Decision Transformer conditioned on returns; a transformer named a reward transformer is one)
+    source = (
+        "import lightning as L\nfrom dt import RewardConditionedTransformer\n"
+        "L.Trainer().fit(RewardConditionedTransformer(cfg), loader)\n"
+    )
+    assert classify_path(write(tmp_path, "train.py", source)).primary != "REWARD_MODEL"
 
 
 def test_files_that_train_nothing_get_a_role(tmp_path: Path) -> None:

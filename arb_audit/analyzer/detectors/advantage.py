@@ -26,6 +26,10 @@ VALUE_WORDS = frozenset({"value", "values", "nextvalues", "vpred", "vpreds", "v"
 """Words of a name holding a learned value estimate."""
 NORMALISED_WORDS = frozenset({"normalized", "normalised", "norm", "centered", "centred", "whitened"})
 """Words that, beside "rewards", name rewards normalised for use as advantages (``normalized_rewards``)."""
+RETURN_ESTIMATE_WORDS = frozenset(
+    {*("advantage", "advantages", "adv", "advs", "return", "returns", "rtg", "discount", "discounted")}
+)
+"""Words of a function that estimates returns or advantages (``estimate_advantages``, ``discount``)."""
 ESTIMATING_VERBS = frozenset({"compute", "estimate", "calc", "calculate", "get", "make", "build"})
 """First words of a function that computes advantages (``compute_grpo_outcome_advantage``), not one that
 checks or reports them (``detect_ppo_advantage_explosion``)."""
@@ -84,6 +88,19 @@ class AdvantageEstimate(RouteDetector):
             "class StepEstimator(GRPOEstimator):\n    def returns(self, steps):\n        running = 0.0\n"
             "        for s in reversed(steps):\n            running = s.reward + self.gamma * running\n"
             "        advantages = centre_in_groups(running)\n        return advantages\n"
+        ),
+        # discounted step returns normalised within groups by the file's functions (GiGPO's)
+        Valid(
+            "def compute_step_discounted_returns(rewards, gamma):\n    running = 0.0\n"
+            "    for r in reversed(rewards):\n        running = r + gamma * running\n"
+            "    advantages = running\n    return advantages\n"
+            "def step_norm_reward(returns, index):\n    return normalise_in_groups(returns, index)\n"
+        ),
+        # an evaluation script's returns and their spread, outside any estimator
+        Valid(
+            "for ep in range(50):\n    ret = 0.0\n    for rew in reversed(rewards):\n"
+            "        ret = rew + gamma * ret\n    all_returns.append(ret)\n"
+            "advantages = np.array(all_returns) - np.mean(all_returns)\n"
         ),
         # discounted returns computed and only reported: no advantages are filled
         Valid("for r in reversed(rewards):\n    ret = r + gamma * ret\nprint('return', ret)\n"),
@@ -420,7 +437,7 @@ class AdvantageEstimate(RouteDetector):
         self.residuals: list[cst.BaseExpression] = []
         """Temporal-difference residuals computed (``r + gamma * v_next - v``), reported only where
         the file also fills advantages: alone they may be a critic's error measured or logged."""
-        self.discounted: list[cst.BaseExpression] = []
+        self.discounted: list[tuple[cst.BaseExpression, cst.CSTNode | None]] = []
         """Discounted returns accumulated from rewards (``ret = r + gamma * ret``), likewise reported only
         where the file fills advantages."""
         self.fills_advantages = False
@@ -428,6 +445,8 @@ class AdvantageEstimate(RouteDetector):
         to (``advantages.append(gae)``) is named for them."""
         self.reward_reads: dict[int, set[str]] = {}
         """Names read into reward-named assignments, by the id of the function body they are in."""
+        self.named_words: set[str] = set()
+        """Words of the names of the file's functions and classes, and of the classes' bases."""
         self.found_before: list[int] = []
         """How many findings the file had when each function around the node visited began."""
         self.defs: list[cst.FunctionDef] = []
@@ -438,6 +457,7 @@ class AdvantageEstimate(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_bases.append(frozenset(w for base in node.bases for w in _words(base.value)))
+        self.named_words.update(words(node.name.value), self.class_bases[-1])
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.class_bases.pop()
@@ -500,12 +520,14 @@ class AdvantageEstimate(RouteDetector):
                 self._judge(node.value)
         elif _td_residual(node.value):
             self.residuals.append(node.value)
-        elif any(
-            type(t.target) is cst.Name and _discounted_return(t.target.value, node.value)
-            for t in node.targets
-        ) and not any(GROUP_NAMES & bases for bases in self.class_bases):
-            # (in a class deriving from a group estimator, GiGPO's: returns compared within groups)
-            self.discounted.append(node.value)
+        elif (
+            self.defs
+            and RETURN_ESTIMATE_WORDS & set(words(self.defs[-1].name.value))
+            and any(_discounted_return(t.target, node.value) for t in node.targets)
+        ):
+            # (in a function estimating returns or advantages: a script's evaluation measures them)
+            statement = self.context.statements[-1] if self.context.statements else None
+            self.discounted.append((node.value, statement))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.batch_centred:
@@ -527,13 +549,15 @@ class AdvantageEstimate(RouteDetector):
             for residual in self.residuals[:1]:
                 message = "advantages from temporal-difference residuals of a learned value (GAE)"
                 self.report(residual, "loss", message, kind="ppo", variant="ppo")
-            for discounted in self.discounted[:1] if not self.residuals else []:
+            named_groups = self.named_words & (GROUP_NAMES | NORMALISED_WORDS)
+            for discounted, statement in self.discounted[:1] if not (self.residuals or named_groups) else []:
                 # returns accumulated from rewards alone, no learned value subtracted (REINFORCE, and
-                # REINFORCE++ whitening them across the batch): the other policy-gradient family
+                # REINFORCE++ whitening them across the batch): the other policy-gradient family; not
+                # where the file's functions or classes normalise within groups (GiGPO's step returns)
                 message = (
                     "advantages from discounted returns of the rewards, with no learned value (REINFORCE)"
                 )
-                self.report(discounted, "loss", message, kind="ppo", variant="reinforce")
+                self.report(discounted, "loss", message, statement=statement, kind="ppo", variant="reinforce")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and _advantage_target(node.target):
@@ -591,6 +615,7 @@ class AdvantageEstimate(RouteDetector):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defs.append(node)
+        self.named_words.update(words(node.name.value))
         self.found_before.append(len(self.context.findings))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -1129,17 +1154,25 @@ def _td_residual(value: cst.BaseExpression) -> bool:
     return rewarded and discounted
 
 
-def _discounted_return(target: str, value: cst.BaseExpression) -> bool:
-    """``ret = r + gamma * ret``: a reward plus the discounted return accumulated so far (Monte Carlo)."""
-    if not (type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Add)):
+def _discounted_return(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """``ret = r + gamma * ret``: a reward plus the discounted return accumulated so far (Monte Carlo).
+
+    Also masked at episode ends (``r + gamma * ret * (1 - done)``) and kept per step
+    (``returns[t] = rewards[t] + gamma * returns[t + 1] * masks[t + 1]``).
+    """
+    while type(target) is cst.Subscript:
+        target = target.value
+    if type(target) is not cst.Name or not (
+        type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Add)
+    ):
         return False
     terms = [value.left, value.right]
     rewarded = any(any("reward" in w or w in ("r", "rew", "rews") for w in _words(t)) for t in terms)
     accumulated = any(
         type(t) is cst.BinaryOperation
         and isinstance(t.operator, cst.Multiply)
-        and any(DISCOUNT_WORDS & set(_words(side)) for side in (t.left, t.right))
-        and any(type(side) is cst.Name and side.value == target for side in (t.left, t.right))
+        and any(type(n) is cst.Name and DISCOUNT_WORDS & set(words(n.value)) for n in descendants(t))
+        and any(type(n) is cst.Name and n.value == target.value for n in descendants(t))
         for t in terms
     )
     return rewarded and accumulated

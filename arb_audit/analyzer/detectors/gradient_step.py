@@ -385,6 +385,10 @@ def _reads_or_keeps(named: tuple[str, ...]) -> bool:
     return bool((named[:1] and named[0] in READ_VERBS) or set(named) & HANDLING_WORDS)
 
 
+NOT_TRAINED_MODEL_WORDS = frozenset(
+    {"rm", "reward", "critic", "value", "head", "classifier", "discriminator"}
+)
+"""Words of a module trained for something other than language modelling (a scorer, a critic)."""
 PARAMETER_WORDS = frozenset({"parameters", "params"})
 """Words of a helper that returns a module's parameters (``lora_parameters(model)``, ``get_params``)."""
 
@@ -405,16 +409,32 @@ def _parameters_owner(call: cst.Call) -> str | None:
         owner = first.args[0].value
     else:
         return None
-    if type(owner) is cst.Name:
-        return owner.value
-    return owner.attr.value if type(owner) is cst.Attribute else None
+    name = (
+        owner.value if type(owner) is cst.Name else owner.attr.value if type(owner) is cst.Attribute else None
+    )
+    if name is None or name == "self" or set(words(name)) & NOT_TRAINED_MODEL_WORDS:
+        # (``self.parameters()``: a module's own, read through its own forward; a reward model's or a
+        # critic's loss is not a language model's)
+        return None
+    return name
+
+
+MODEL_LOADERS = frozenset({"from_pretrained", "load_from_checkpoint", "from_config"})
+"""Class methods that build a model of their class from saved weights or a configuration."""
+MAX_BASES_FOLLOWED = 4
+"""How many classes of the file ``self(...)`` is looked up through (its own, then its bases')."""
+QUESTION_WORDS = frozenset({"is", "has", "should", "can", "will", "needs", "must", "was"})
+"""First words of a method that answers a question about what it names (``is_optimizer_step``)."""
+HOOK_WORDS = frozenset({"on", "before", "after", "pre", "post"})
+"""Words of a hook run around what it names (``on_before_optimizer_step``), not that thing."""
 
 
 def _optimiser_step_method(func: cst.BaseExpression, name: str) -> bool:
     """Say whether a method is named for taking an optimiser's step (``take_optimizer_step``).
 
     Its name ends in "step" and says an optimiser (not the bare ``opt``, which abbreviates "option"
-    too); one that logs, reads or keeps the step (``log_optimizer_step``) takes none.
+    too); one that logs, reads or keeps the step (``log_optimizer_step``), asks about it
+    (``is_optimizer_step``) or hooks around it (``on_before_optimizer_step``) takes none.
     """
     named = words(name)
     return (
@@ -422,6 +442,8 @@ def _optimiser_step_method(func: cst.BaseExpression, name: str) -> bool:
         and named[-1:] == ("step",)
         and bool(set(named) & OPTIMISER_KEYWORD_WORDS)
         and not _reads_or_keeps(named)
+        and named[0] not in QUESTION_WORDS  # ``plan.is_optimizer_step()``: a question about a step
+        and not set(named) & HOOK_WORDS  # ``on_before_optimizer_step()``: a hook around the step
     )
 
 
@@ -526,6 +548,7 @@ class GradientStep(RouteDetector):
         "loss",
         ".update_",
         "update_policy",
+        "advantage",  # (an object's ``update(samples, advantages=adv)``: its policy-gradient step)
         "update_actor",
         "update_critic",
         "_critic(",
@@ -557,6 +580,24 @@ class GradientStep(RouteDetector):
         ),
         # a module switched to training mode, its output kept: no step taken
         Valid("net = model.train()\nloss_fn = criterion.train(True)\n"),
+        # a preference loss defined to measure a checkpoint, not to train it
+        Valid(
+            "import torch.nn.functional as F\ndef eval_loss(pc, pr, rc, rr, beta=0.1):\n"
+            "    return -F.logsigmoid(beta * ((pc - rc) - (pr - rr))).mean()\n"
+        ),
+        # a question about the optimiser's step, a hook around it, a calibration's fit: no step taken
+        Valid(
+            "for op in trace:\n    if op.is_optimizer_step():\n        n += 1\n"
+            "class Criterion:\n    def on_before_optimizer_step(self):\n"
+            "        self.regularizer.on_before_optimizer_step()\n"
+            "nll_loss = temperature_scaler.fit(dev_logits, dev_labels)\n"
+        ),
+        # an update of records, statistics or a dashboard handed advantages: no policy is stepped
+        Valid(
+            "record.update(advantages=adv, logprobs=logp, actions=acts)\n"
+            "board.update_histograms(actions, advantages, logprobs)\n"
+            "stats.update(actions, advantages, logprobs)\n"
+        ),
         # a step named for an option, or one that is only logged or counted: no optimiser steps
         Valid(
             "for batch in loader:\n    tracker.log_optimizer_step()\n    parser.opt_step()\n"
@@ -737,6 +778,23 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # a Lightning module calling itself, its forward in a base class of this file
+        Invalid(
+            "import pytorch_lightning as pl\nclass Base(pl.LightningModule):\n"
+            "    def forward(self, ids, labels):\n"
+            "        return self.lm(input_ids=ids, labels=labels).loss\n"
+            "class Tuner(Base):\n    def training_step(self, batch, batch_idx):\n"
+            "        loss = self(batch['ids'], batch['labels'])\n        return loss\n",
+            "gradient_step",
+            "sft",
+        ),
+        # a model of an imported class named for its route, loaded from a checkpoint, handed to fit
+        Invalid(
+            "import lightning as L\nfrom zoo import GPT2RewardModel\n"
+            "model = GPT2RewardModel.load_from_checkpoint('sft.ckpt')\nL.Trainer().fit(model, loader)\n",
+            "stage",
+            "reward_model",
+        ),
         # an object's training method handed a batch, its loss returned: a step whose loss is elsewhere
         Invalid(
             "def train_step(network, data):\n    inputs = next(data)\n"
@@ -2197,6 +2255,8 @@ class GradientStep(RouteDetector):
         self.scorers: dict[int, str] = {}
         """Steps training an object built from a class named for a reward model: that class's name."""
         self.rewarded: dict[int, str] = {}
+        self.advantaged: set[int] = set()
+        """ids of those steps handed the advantages themselves (``learner.update(c, advantages=a)``)."""
         """Steps of a trainer handed samples and their rewards, by node: the trainer named."""
         self.function_names: list[str] = []
         self.classes: list[bool] = []
@@ -2208,6 +2268,10 @@ class GradientStep(RouteDetector):
         """id of a method (or of a function nested in one) -> id of the class its ``self`` is of."""
         self.class_methods: dict[int, dict[str, int]] = {}
         """id of a class -> its own methods' names -> their ids."""
+        self.class_ids: dict[str, int] = {}
+        """Name of a class this file defines -> its id (the first defined under that name)."""
+        self.class_bases: dict[int, list[str]] = {}
+        """id of a class -> the plain names of its bases."""
         self.defined: dict[int, cst.FunctionDef] = {}
         """id of a function -> its definition (where a loss it returns is reported)."""
         self.trained_modules: set[str] = set()
@@ -2308,6 +2372,8 @@ class GradientStep(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.opened.append((True, id(node)))
+        self.class_ids.setdefault(node.name.value, id(node))
+        self.class_bases[id(node)] = [b.value.value for b in node.bases if type(b.value) is cst.Name]
         self.classes.append(bool(node.bases))
         self.class_names.append(node.name.value)
         names = [node.name.value, *(_tail(b.value) for b in node.bases)]
@@ -2635,6 +2701,7 @@ class GradientStep(RouteDetector):
             # lm_server.update(obs, actions=a, advantages=adv, logprobs=logp): an object's own
             # policy-gradient update on the samples and advantages this file hands it
             self.rewarded[id(node)] = updater
+            self.advantaged.add(id(node))
             how = f"{updater}.{name}() given sampled actions and their advantages"
             self.steps.append((node, self._statement(), [], how))
             return
@@ -2798,7 +2865,7 @@ class GradientStep(RouteDetector):
                 roots: list[tuple[int, cst.BaseExpression]] = []
                 self.chained.append((receiver, scope, roots))  # (a model's forward may come below)
                 self.steps.append((node, self._statement(), roots, f"{name}() of a trainer"))
-            elif id(node) in self.loss_outputs and positional and name != "run":
+            elif id(node) in self.loss_outputs and positional and name in ("train", "train_batch"):
                 # ``loss, grad_norm = network.train(batch)``: an object's training step on the batch it
                 # is handed, returning its loss (a mode switch, ``model.train()``, returns the model)
                 self.steps.append((node, self._statement(), [], f"{name}() of an object, returning its loss"))
@@ -2916,8 +2983,8 @@ class GradientStep(RouteDetector):
             if name in CALLED_METHODS:
                 self._loss_classes(slicer, entries)
                 continue
-            if not LOSS_NAME_WORDS & set(words(name)):
-                continue
+            if not LOSS_NAME_WORDS & set(words(name)) or NOT_TRAINING_SCOPES & set(words(name)):
+                continue  # (``def eval_loss``: a measurement, whatever its form)
             roots = [(i, r) for i, returned in entries for r in returned]
             if not roots:
                 continue
@@ -3402,8 +3469,11 @@ class GradientStep(RouteDetector):
                     continue
                 while type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
                     call = call.func.value  # ``Model(...).to(device)``
-                if type(call.func) is cst.Name and not self._defined_here(call.func):
-                    return call.func.value
+                cls = call.func
+                if type(cls) is cst.Attribute and cls.attr.value in MODEL_LOADERS:
+                    cls = cls.value  # ``RewardModel.load_from_checkpoint(path)``
+                if type(cls) is cst.Name and not self._defined_here(cls):
+                    return cls.value
         return None
 
     def _defined_here(self, func: cst.BaseExpression) -> bool:
@@ -3744,10 +3814,18 @@ class GradientStep(RouteDetector):
         """
         called: dict[int, list[int]] = {}
         for function_id, class_id in self.method_of.items():
-            methods = self.class_methods.get(class_id, {})
-            own = methods.get("__call__", methods.get("forward"))
-            if own is not None:
-                called[function_id] = [own]
+            classes = [class_id]
+            while classes and len(classes) <= MAX_BASES_FOLLOWED:
+                # its own class's, else an in-file base's (``class Generator(BaseLM)``)
+                methods = self.class_methods.get(classes[-1], {})
+                own = methods.get("__call__", methods.get("forward"))
+                if own is not None:
+                    called[function_id] = [own]
+                    break
+                base = next((b for b in self.class_bases.get(classes[-1], ()) if b in self.class_ids), None)
+                if base is None or self.class_ids[base] in classes:
+                    break
+                classes.append(self.class_ids[base])
         return called
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -3898,7 +3976,11 @@ class GradientStep(RouteDetector):
                     and not self._named(node, statement)
                     and id(node) in self.rewarded
                 ):
-                    message = f"{self.rewarded[id(node)]} is stepped on rewarded samples: a policy gradient"
+                    # (handed the advantages themselves, the family is theirs: the file's estimate decides)
+                    how = (
+                        ADVANTAGES_HANDED if id(node) in self.advantaged else "is stepped on rewarded samples"
+                    )
+                    message = f"{self.rewarded[id(node)]} {how}: a policy gradient"
                     self._name_stage(node, statement, "ppo", None, message)
                 named = self.context.findings[named_from:]
                 if id(node) in self.played and any(f.kind in POLICY_GRADIENT for f in named):
@@ -4194,10 +4276,26 @@ def _rewarded_step(node: cst.Call, name: str | None) -> str | None:
     return None
 
 
+ADVANTAGES_HANDED = "is stepped on the advantages it is handed"
+"""How a named policy-gradient step is taken on the file's own advantages: their estimate's family is
+the step's (``classify`` reads it)."""
+RECORD_WORDS = frozenset(
+    {
+        *("stats", "statistics", "metrics", "metric", "tracker", "logger", "meter", "board", "dashboard"),
+        *("record", "records", "history", "summary", "writer", "info", "dict", "cache", "results"),
+    }
+)
+"""Words of an object that keeps what it is updated with (statistics, a record), training nothing."""
 UPDATED_ADVANTAGE_WORDS = ADVANTAGE_WORDS - {"returns"}
 """Words of an update's argument that hands it advantages (returns alone are any run's statistic)."""
 SAMPLED_ACTION_WORDS = LOGPROB_WORDS | {"action", "actions", "act", "acts"}
 """Words of an update's argument that hands it the actions sampled or their log-probabilities."""
+
+
+def _key_of(value: cst.BaseExpression) -> str:
+    """Return the constant key an entry is read at (``data["actions"]`` -> actions), else ""."""
+    entry = keyed_entry(value)
+    return entry.split("[", 1)[1][:-1] if entry is not None else ""
 
 
 def _advantaged_update(node: cst.Call, name: str | None) -> str | None:
@@ -4207,10 +4305,19 @@ def _advantaged_update(node: cst.Call, name: str | None) -> str | None:
     ``agent.learn(states, actions, advantages)``: a policy-gradient step whose loss is the object's
     code, on samples this file collected. An argument says what it is by its keyword, else its name.
     """
-    if type(node.func) is not cst.Attribute or name is None or not set(words(name)) & {"update", "learn"}:
+    if (
+        type(node.func) is not cst.Attribute
+        or name not in ("update", "learn")
+        or not any(a.keyword is None for a in node.args)  # (``record.update(advantages=a)``: a dict's)
+        or set(words(last_name(node.func.value) or "")) & RECORD_WORDS
+    ):
         return None
     said = [
-        set(words(arg.keyword.value if arg.keyword is not None else last_name(arg.value)))
+        set(
+            words(
+                arg.keyword.value if arg.keyword is not None else last_name(arg.value) or _key_of(arg.value)
+            )
+        )
         for arg in node.args
     ]
     if any(w & UPDATED_ADVANTAGE_WORDS for w in said) and any(w & SAMPLED_ACTION_WORDS for w in said):

@@ -152,6 +152,8 @@ class HandwrittenLoss(RouteDetector):
         Valid("def dpo_loss_report(losses):\n    print(losses)\n"),
         # a large-batch gradient-noise estimate: a product of count and norm, not the samples' total
         Valid("loss.backward()\ng_noise = (accum_steps * gbbig - gbsmall) / (accum_steps - 1)\n"),
+        # a tensor's own sum over an axis, less one: the last position of each row, no baseline
+        Valid("loss.backward()\nseq_lengths = attention_mask.sum(dim=1) - 1\n"),
         Valid("import jax\nx = a + b\ny = jax.nn.log_sigmoid(x)\n"),
         # the members' scores, not their log-probabilities: a reward model's outputs
         Valid("loss = loss_fn(chosen_rewards, rejected_rewards, chosen_logps, rejected_logps)\n"),
@@ -176,6 +178,23 @@ class HandwrittenLoss(RouteDetector):
             "def compute_advantages(rewards, G):\n    r = rewards.view(-1, G)\n"
             "    return r * G / (G - 1) - r.sum(dim=1, keepdim=True) / (G - 1)\n",
             "loss",
+            "ppo",
+            "rloo",
+        ),
+        # the samples' mean bound to a name, or numpy's, times the count, less the sample: RLOO's
+        Invalid(
+            "def update(rewards, logp, k):\n    g = rewards.view(-1, k)\n"
+            "    m = g.mean(1, keepdim=True)\n    baseline = (m * k - g) / (k - 1)\n"
+            "    loss = -(logp * (g - baseline)).mean()\n    loss.backward()\n",
+            "stage",
+            "ppo",
+            "rloo",
+        ),
+        Invalid(
+            "def update(s, logp, n):\n    s = s.reshape(-1, n)\n"
+            "    base = (n * np.mean(s, axis=1, keepdims=True) - s) / (n - 1)\n"
+            "    loss = -(logp * (s - base)).mean()\n    loss.backward()\n",
+            "stage",
             "ppo",
             "rloo",
         ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
@@ -509,7 +511,9 @@ def names_a_reward_model(name: str) -> bool:
     said = words(name)
     found = set(said)
     return (
-        ("reward" in found and bool(found & {"model", "net", "rm", "transformer"}))
+        ("reward" in found and bool(found & {"model", "net", "rm"}))
+        # (a reward transformer, not a reward-conditioned one: Decision Transformer's policy)
+        or ("reward", "transformer") in set(pairwise(said))
         or said[-1:] == ("rm",)  # ``ProcessRM``, ``LlamaRM``
         or bool(found & {"prm", "orm"})
         or bool(found & RANKER_WORDS)
