@@ -2971,14 +2971,7 @@ class GradientStep(RouteDetector):
         def names_of(func: cst.BaseExpression) -> set[str]:
             return resolver.qualified_names(func, self.scopes_of.get(id(func), module))
 
-        slicer = Slice(
-            self.assigns,
-            self.attributes,
-            functions,
-            names_of,
-            self._calls_on_self(),
-            (self.trained_modules, self.loss_outputs),
-        )
+        slicer = self._slicer(functions, names_of)
         for name, entries in functions.items():
             if name in CALLED_METHODS:
                 self._loss_classes(slicer, entries)
@@ -3806,6 +3799,15 @@ class GradientStep(RouteDetector):
 
     # -- deciding ------------------------------------------------------------------------------
 
+    def _slicer(
+        self,
+        functions: dict[str, list[tuple[int, list[cst.BaseExpression]]]],
+        names_of: Callable[[cst.BaseExpression], set[str]],
+    ) -> Slice:
+        """Return the slicer of this file's losses, with what the whole file says of its modules."""
+        trained = (self.trained_modules, self.loss_outputs)
+        return Slice(self.assigns, self.attributes, functions, names_of, self._calls_on_self(), trained)
+
     def _calls_on_self(self) -> dict[int, list[int]]:
         """Map each method's id to what ``self(...)`` runs in it.
 
@@ -3947,14 +3949,7 @@ class GradientStep(RouteDetector):
             scope = self.scopes_of.get(id(func))
             return resolver.qualified_names(func, scope) if scope is not None else set()
 
-        slicer = Slice(
-            self.assigns,
-            self.attributes,
-            functions,
-            names_of,
-            self._calls_on_self(),
-            (self.trained_modules, self.loss_outputs),
-        )
+        slicer = self._slicer(functions, names_of)
         # (per step: one call may step on each of several losses its callers hand it)
         forms = [loss_form(slicer.features(roots)) if roots else None for _, _, roots, _ in self.steps]
         verdicts = {
