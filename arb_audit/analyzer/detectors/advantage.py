@@ -11,6 +11,7 @@ from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import route_word
 from arb_audit.analyzer.walk import descendants
+from arb_audit.taxonomy.routes import POLICY_GRADIENT
 
 ADVANTAGE_NAMES = frozenset({"advantage", "advantages", "adv", "advs", "advantages_"})
 """Words of a name that holds advantages."""
@@ -627,7 +628,7 @@ class AdvantageEstimate(RouteDetector):
             ADVANTAGE_NAMES & set(said)
             and said[0] in ESTIMATING_VERBS
             and (named := route_word(name, strict=True)) is not None
-            and (kind := named[0].lower()) in ("grpo", "ppo")
+            and (kind := named[0].lower()) in POLICY_GRADIENT
             and not any(f.detector == type(self).__name__ for f in self.context.findings[before:])
             and any(type(n) is cst.Return and n.value is not None for n in descendants(original_node.body))
         ):
