@@ -1399,9 +1399,17 @@ class Slice:
 
 def keyed_entry(node: cst.BaseExpression) -> str | None:
     """Return ``name["key"]`` for an entry of a plain name at a constant string key, else None."""
+    key = entry_key(node)
+    if key is None or type(node) is not cst.Subscript or type(node.value) is not cst.Name:
+        return None
+    return f"{node.value.value}[{key}]"
+
+
+def entry_key(node: cst.BaseExpression) -> str | None:
+    """Return ``key`` for an entry of a plain name at a constant string key (``data["key"]``), else None."""
     if not (type(node) is cst.Subscript and type(node.value) is cst.Name and len(node.slice) == 1):
         return None
     index = node.slice[0].slice
     if type(index) is cst.Index and type(index.value) is cst.SimpleString:
-        return f"{node.value.value}[{literal_text(index.value)}]"
+        return literal_text(index.value)
     return None

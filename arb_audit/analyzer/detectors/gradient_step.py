@@ -35,6 +35,7 @@ from arb_audit.analyzer.loss_slice import (
     SCORE_WORDS,
     Slice,
     Verdict,
+    entry_key,
     keyed_entry,
     loss_form,
     words,
@@ -4287,12 +4288,6 @@ SAMPLED_ACTION_WORDS = LOGPROB_WORDS | {"action", "actions", "act", "acts"}
 """Words of an update's argument that hands it the actions sampled or their log-probabilities."""
 
 
-def _key_of(value: cst.BaseExpression) -> str:
-    """Return the constant key an entry is read at (``data["actions"]`` -> actions), else ""."""
-    entry = keyed_entry(value)
-    return entry.split("[", 1)[1][:-1] if entry is not None else ""
-
-
 def _advantaged_update(node: cst.Call, name: str | None) -> str | None:
     """Return the object whose update a call runs on sampled actions and their advantages, if one does.
 
@@ -4310,7 +4305,9 @@ def _advantaged_update(node: cst.Call, name: str | None) -> str | None:
     said = [
         set(
             words(
-                arg.keyword.value if arg.keyword is not None else last_name(arg.value) or _key_of(arg.value)
+                arg.keyword.value
+                if arg.keyword is not None
+                else last_name(arg.value) or entry_key(arg.value) or ""
             )
         )
         for arg in node.args
