@@ -11,8 +11,9 @@ stage that the collected code's form is:
   margin ranking loss) it is a reward model;
 - log-probabilities weighted by advantages or returns, or an importance ratio, is policy gradient: GRPO
   when the advantages are normalised within groups of samples, else the PPO family; two samples'
-  log-ratio difference regressed on their reward difference (REBEL), and action values regressed on
-  discounted rewards (Q-learning), are the PPO family too;
+  log-ratio difference regressed on their reward difference (REBEL), action values regressed on
+  discounted rewards (Q-learning) and a value head fitted to returns (an actor-critic's critic) are the
+  PPO family too;
 - a KL or soft cross-entropy against a teacher's distribution is distillation training (SFT +
   DISTILLATION);
 - a cross-entropy or negative log-likelihood on given targets (``labels=``) is SFT.
@@ -97,6 +98,10 @@ VALUE_WORDS = frozenset({"value", "values"})
 """A learned value baseline: with a discount (``gamma``) or returns it is a critic's advantage estimate
 (PPO's GAE); a ``critic`` or a value-function (``vf``) loss term says the same."""
 ADVANTAGE_WORDS = frozenset({"advantage", "advantages", "adv", "advs", "gae", "returns"})
+CRITIC_OUTPUT_WORDS = VALUE_WORDS | {"vpred", "vpreds", "critic"}
+"""Words of a learned value head's predictions (``values``, ``new_values``, ``vpreds``)."""
+RETURN_WORDS = frozenset({"return", "returns"})
+"""Words of the discounted returns a critic is regressed on (``returns``, ``mc_returns``, ``Return``)."""
 ADVERSARIAL_WORDS = frozenset({"perturb", "perturbed", "perturbation", "adversarial", "attack", "epsilon"})
 """Words of adversarial training (inputs perturbed along a gradient), where "adv" is no advantage."""
 PERTURBED_INPUTS = frozenset({"embedding", "embeddings", "embeds", "emb", "example", "examples", "noise"})
@@ -482,6 +487,23 @@ def _same_tensor(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     )
 
 
+def _value_against_returns(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
+    """Say whether two expressions are a value head's predictions and the returns they are fitted to.
+
+    ``values - returns``, ``mse_loss(vpreds, batch.returns)``, either way round; a record's field by its
+    key (``batch["returns"]``) counts as its name.
+    """
+    said = [set(words(_operand_name(side))) for side in (left, right)]
+    return any(a & CRITIC_OUTPUT_WORDS and b & RETURN_WORDS for a, b in (said, said[::-1]))
+
+
+def _operand_name(node: cst.BaseExpression) -> str:
+    """Return the name an operand is read by: a name's, an attribute's last, a constant key's."""
+    if type(node) is cst.Subscript and (key := entry_key(node)) is not None:
+        return key
+    return last_name(node)
+
+
 def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     """Say whether a subtraction takes every pair of a vector's entries (``s.unsqueeze(0) - s.unsqueeze(1)``).
 
@@ -632,6 +654,12 @@ class Features:
     outer_differences: int = 0
     """How often every pair of one vector's entries is subtracted (``s.unsqueeze(0) - s.unsqueeze(-1)``):
     the comparisons of a ranking loss over several candidates."""
+    value_regressed: bool = False
+    """A value head's predictions squared against returns (``(values - returns) ** 2``): a critic fitted
+    to discounted returns, the value loss of an actor-critic method."""
+    value_return_pair: bool = False
+    """A call handed a value head's predictions and the returns (``mse_loss(values, returns)``): a value
+    loss when the call is a regression."""
     negated_logprob: bool = False
     """A log-probability negated (``-agent.get_log_prob(obs, action).mean()``): a likelihood maximised."""
     model_forward: bool = False
@@ -839,6 +867,10 @@ def loss_form(f: Features) -> Verdict:
         return Verdict(
             "ppo", "q_learning", None, "action values regressed on discounted rewards (Q-learning)"
         )
+    if f.value_regressed or (f.value_return_pair and (f.calls & REGRESSION or "mse" in w)):
+        # a value head's predictions fitted to discounted returns, clipped around the old values or
+        # not: an actor-critic's critic (PPO's value loss), trained in a step of its own
+        return Verdict("ppo", "ppo", None, "a value head regressed on returns (an actor-critic's critic)")
     token_logprobs = ("log_softmax" in f.methods | {c.rsplit(".", 1)[-1] for c in f.calls}) and (
         "gather" in f.methods or "torch.gather" in f.calls
     )
@@ -1157,6 +1189,16 @@ class Slice:
                         f.reward_weighted = self._rewarded(scope, node.left) != self._rewarded(
                             scope, node.right
                         )
+                    if (
+                        isinstance(node.operator, cst.Power)
+                        and type(node.right) is cst.Integer
+                        and node.right.value == "2"
+                        and type(node.left) is cst.BinaryOperation
+                        and isinstance(node.left.operator, cst.Subtract)
+                    ):
+                        f.value_regressed = f.value_regressed or _value_against_returns(
+                            node.left.left, node.left.right
+                        )
                     if isinstance(node.operator, cst.Subtract) and _outer_difference(node.left, node.right):
                         f.outer_differences += 1
                     elif isinstance(node.operator, cst.Subtract) and _same_tensor(node.left, node.right):
@@ -1179,6 +1221,9 @@ class Slice:
                             seen_names.add((-2, text))
                             pending.extend((s, v, depth) for s, v in self._named(text))
                 elif type(node) is cst.Call:
+                    given = [a.value for a in node.args if a.keyword is None][:2]
+                    if len(given) == 2 and not f.value_return_pair:
+                        f.value_return_pair = _value_against_returns(*given)
                     self._call(node, scope, depth, f, pending, seen_functions)
                 elif type(node) is cst.Arg and node.keyword is not None:
                     f.keywords.add(node.keyword.value)

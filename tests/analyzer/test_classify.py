@@ -2853,3 +2853,24 @@ def test_a_setting_named_for_a_distillation_loss_is_no_distillation(tmp_path: Pa
         "loss = out.loss * (1.0 - kd_loss_weight)\nloss.backward()\n"
     )
     assert classify_path(write(tmp_path, "train.py", code)).labels == ["SFT"]
+
+
+@pytest.mark.parametrize(
+    ("code", "primary"),
+    [
+        # values regressed on the returns: the critic of an actor-critic method
+        ("loss = ((values - returns) ** 2).mean()\nloss.backward()\nopt.step()\n", "PPO"),
+        ("import torch.nn as nn\nloss = nn.MSELoss()(critic_values, mc_returns)\nloss.backward()\n", "PPO"),
+        # values regressed on labels: a regression head, not fitted to returns
+        ("import torch.nn.functional as F\nloss = F.mse_loss(values, labels)\nloss.backward()\n", "UNKNOWN"),
+        # predicted returns-to-go (a Decision Transformer's) are no value head's
+        ("loss = ((return_preds - returns_to_go) ** 2).mean()\nloss.backward()\n", "UNKNOWN"),
+        # the values and the returns handed to a call that is no regression
+        ("loss = log_stats(values, returns) + aux\nloss.backward()\n", "UNKNOWN"),
+    ],
+)
+def test_a_value_head_fitted_to_returns_is_an_actor_critic_s_critic(
+    tmp_path: Path, code: str, primary: str
+) -> None:
+    result = classify_path(write(tmp_path, "critic.py", code))
+    assert (result.primary, result.role) == (primary, "training")

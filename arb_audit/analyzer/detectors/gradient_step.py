@@ -1352,6 +1352,26 @@ class GradientStep(RouteDetector):
             "ppo",
             "q_learning",
         ),
+        # a critic's step of its own: the value head fitted to returns, clipped around the old values,
+        # in a helper defined in the training function (its loss named as any other: not a model's)
+        Invalid(
+            "import torch\ndef main():\n"
+            "    def value_step(ids, old_values, returns):\n"
+            "        values = value_model(input_ids=ids)\n"
+            "        v_clipped = old_values + (values - old_values).clamp(-0.2, 0.2)\n"
+            "        return 0.5 * torch.maximum((values - returns) ** 2, (v_clipped - returns) ** 2).mean()\n"
+            "    for b in loader:\n"
+            "        loss_lm = value_step(b['ids'], b['old_values'], b['Return'])\n"
+            "        accelerator.backward(loss_lm)\n",
+            "gradient_step",
+            "ppo",
+        ),
+        # a regression of the value head's predictions on a record's returns
+        Invalid(
+            "import torch.nn.functional as F\nloss = F.mse_loss(vpreds, batch['returns'])\nloss.backward()\n",
+            "gradient_step",
+            "ppo",
+        ),
         # an IPO loss handing back its implicit rewards stays a preference loss
         Invalid(
             "def ipo_loss(policy_logps, ref_logps, beta):\n"
