@@ -1210,6 +1210,28 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "dpo",
         ),
+        # the chain rule continued by hand through offloaded blocks: each block's input gradient is read
+        # to be handed back through the block before it, so the adapters' parameters get gradients
+        Invalid(
+            "import torch.nn.functional as F\nclass Model:\n"
+            "    def backprop(self, block, output_grad, x):\n"
+            "        x.requires_grad = True\n        out = block(x)\n        out.backward(output_grad)\n"
+            "        return x.grad\n"
+            "    def manual_loop(self, tokens, targets):\n"
+            "        logits = self.head(self.body(tokens)).detach()\n        logits.requires_grad = True\n"
+            "        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))\n"
+            "        loss.backward()\n        grad = self.backprop(self.head, logits.grad, self.hidden)\n"
+            "        return loss.item()\n",
+            "gradient_step",
+            "sft",
+        ),
+        # a saliency map: a non-scalar output's backward pass handed ones, the input's gradient kept
+        Invalid(
+            "import torch\nx.requires_grad_(True)\nout = model(x)\n"
+            "out.backward(gradient=torch.ones_like(out))\nsaliency = x.grad.abs()\n",
+            "inference",
+            variant=GRADIENTS_READ,
+        ),
         # a model's parameter gradients printed: a gradient analysis, as stored ones are
         Invalid(
             "for batch in loader:\n    model(**batch).loss.backward()\n"
@@ -2351,6 +2373,9 @@ class GradientStep(RouteDetector):
         """Something applies gradients: an optimiser's or engine's step, an update, a trainer's train()."""
         self.reads_grad = False
         """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
+        self.chains_backward = False
+        """A tensor's backward pass is handed an upstream gradient (``out.backward(out_grad)``): the chain
+        rule continued by hand, block by block, so the ``.grad`` read is passed on, not kept."""
         self.asserting = 0
         """Depth of ``assert`` statements around the node visited: a gradient checked there
         (``assert x.grad is not None``) tests that the loss is differentiable, it is no statistic."""
@@ -2801,7 +2826,14 @@ class GradientStep(RouteDetector):
             self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
         if name == "backward" and type(node.func) is cst.Attribute:
             receiver = node.func.value
-            if positional:
+            gradient_arg = keyword(node, "gradient")
+            upstream = positional[0] if positional else gradient_arg.value if gradient_arg else None
+            if upstream is not None and _names_a_gradient(upstream):
+                # out.backward(out_grad): the gradient of what comes after ``out``, handed back through
+                # it (offloaded or pipelined blocks, checkpointing by hand); ``out`` is differentiated
+                self.chains_backward = True
+                root = receiver
+            elif positional:
                 root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
             elif (loss_keyword := keyword(node, "loss")) is not None:
                 root = loss_keyword.value  # booster.backward(loss=loss, optimizer=optimizer) (ColossalAI)
@@ -3958,7 +3990,12 @@ class GradientStep(RouteDetector):
         if not self.steps:
             self._loss_library(functions)
             return
-        if self.reads_grad and not self.updates and all(how == "a backward pass" for *_, how in self.steps):
+        if (
+            self.reads_grad
+            and not self.chains_backward
+            and not self.updates
+            and all(how == "a backward pass" for *_, how in self.steps)
+        ):
             # gradients computed only to be read (Fisher weights, saliency): nothing is trained
             node, statement, *_ = self.steps[0]
             message = "gradients are computed only to be read (no optimiser applies them)"
@@ -4407,6 +4444,21 @@ BACKWARD_RECEIVER_WORDS = OPTIMISER_WORDS | {"accelerator", "scaler", "engine", 
 """Words of an object whose method named for a backward pass, handed the loss, takes the step (LOMO's
 ``optimizer.fused_backward(loss, lr)``; not a custom autograd function's ``ctx.save_for_backward``, nor
 a profiler's ``profile_backward``)."""
+
+
+GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients"})
+"""Words of a name that holds a gradient (``output_grad``, ``grad_output``, ``dy_grads``)."""
+
+
+def _names_a_gradient(value: cst.BaseExpression) -> bool:
+    """Say whether ``value`` is a gradient read or named as one (``x.grad``, ``out_grad``, ``g.to(d)``).
+
+    A ones tensor (``torch.ones_like(out)``) or a one-hot is no gradient of anything: what a saliency
+    map hands a non-scalar output's backward pass.
+    """
+    while type(value) is cst.Call and type(value.func) is cst.Attribute:
+        value = value.func.value  # (``logits.grad.to(dtype)``: the gradient, moved or cast)
+    return bool(set(words(last_name(value))) & GRADIENT_WORDS)
 
 
 def _backward_receiver(func: cst.BaseExpression) -> bool:
