@@ -175,8 +175,9 @@ the trainer trains (classify.combine)."""
 TRAINER_EVALUATION = "trainer_evaluation"
 """Variant of a ``scoring`` finding for a trainer object's ``evaluate()``: a file whose trainer only
 evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
-CALLED_METHODS = frozenset({"__call__", "forward"})
-"""Methods by which an instance of a loss class computes its loss."""
+CALLED_METHODS = frozenset({"__call__", "forward", "compute"})
+"""Methods by which an instance of a loss class computes its loss (``compute``: array libraries' loss
+classes, which have no ``forward``)."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 """The settings classes of transformers' Trainer."""
 HF_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in HF_ARGUMENTS)
@@ -566,6 +567,13 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a metric's ``compute`` (a class not named for a loss) defines no loss, whatever it returns
+        Valid(
+            "import mlx.core as mx\nclass TeacherAgreement:\n"
+            "    def compute(self, student_logits, teacher_logits):\n"
+            "        kl_loss = mx.sum(mx.softmax(student_logits) * mx.log(mx.softmax(teacher_logits)))\n"
+            "        return kl_loss\n"
+        ),
         # a loss and an optimiser handed to a logger, to early stopping or to a learning-rate rule, or a
         # loss to a scaler alone: nothing steps
         Valid(
@@ -1537,6 +1545,19 @@ class GradientStep(RouteDetector):
             "        ce = F.cross_entropy(logits, labels)\n"
             "        kd_loss = F.kl_div(F.log_softmax(logits, -1), F.softmax(teacher_logits, -1))\n"
             "        return (1 - self.kd_rate) * ce + self.kd_rate * kd_loss\n",
+            "loss",
+            "sft",
+        ),
+        # an array library's loss class (MLX, JAX) computing its loss in ``compute``: a reverse KL to a
+        # teacher's distribution, written out
+        Invalid(
+            "import mlx.core as mx\nclass DistillationLoss:\n"
+            "    def compute(self, student_logits, teacher_logits):\n"
+            "        student_probs = mx.softmax(student_logits, axis=-1)\n"
+            "        teacher_probs = mx.softmax(teacher_logits, axis=-1)\n"
+            "        log_ratio = mx.log(student_probs) - mx.log(teacher_probs)\n"
+            "        kl_loss = mx.sum(student_probs * log_ratio, axis=-1)\n"
+            "        return kl_loss.mean(), {'kl': float(kl_loss.mean())}\n",
             "loss",
             "sft",
         ),
