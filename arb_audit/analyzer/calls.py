@@ -202,6 +202,11 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         receiver = node.func.value
         if type(receiver) is cst.Attribute and receiver.attr.value in GENERATION_METHODS:
             return True
+        if any(arg.keyword is not None and arg.keyword.value == "sampling_params" for arg in node.args):
+            # a remote engine's request handed vLLM's sampling settings (OpenRLHF's
+            # ``llm.add_requests.remote(rank, sampling_params=sp, prompt_token_ids=ids)``): its answers
+            # are the engine's samples, collected by another call
+            return True
     if called in CHAT_METHODS and type(node.func) is cst.Attribute:
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,
         # InternLM and Baichuan checkpoints

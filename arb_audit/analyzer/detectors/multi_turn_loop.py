@@ -99,6 +99,11 @@ class MultiTurnLoop(RouteDetector):
     TRIGGERS = ("step", "role", "tool", "nteract", "pisode", "ollout", "Env(", "Environment(")
 
     VALID = (
+        # a remote call handed a temperature is no sampling request
+        Valid(
+            "def tune(self, actor):\n    while True:\n        actor.update.remote(0, temperature=0.7)\n"
+            "        messages.append({'role': 'tool', 'content': report()})\n"
+        ),
         # (an environment's id is no environment handed; a config of rollouts plays nothing)
         Valid("collector = RolloutCollector(policy=policy, env_id=name, max_steps=8)\n"),
         Valid("env = BanditEnv(arms=10, max_turns=1)\ntrainer = Trainer(model, env=env)\n"),
@@ -219,6 +224,16 @@ class MultiTurnLoop(RouteDetector):
             "interactive",
             None,
             USER_TURN,
+        ),
+        # a remote engine asked for samples with vLLM's sampling settings, the tool's result appended as
+        # the next turn (OpenRLHF-style experience makers)
+        Invalid(
+            "def make_experience(self, llm, sp, ids):\n    while True:\n"
+            "        llm.add_requests.remote(0, sampling_params=sp, prompt_token_ids=ids)\n"
+            "        out = ray.get(llm.get_responses.remote(0))\n"
+            "        if '</tool_call>' not in out:\n            break\n"
+            "        messages.append({'role': 'tool', 'content': execute_tool(out)})\n",
+            "interactive",
         ),
         # in a function named for a rollout: what a trainer's rollouts are made of
         Invalid(
