@@ -38,11 +38,14 @@ ANALYSING_VERBS = frozenset({"detect", "diagnose", "monitor", "analyze", "analys
 """First words of a reward-named definition that analyses a run's logged rewards
 (``detect_reward_hacking``); later they qualify a reward (``toxicity_detect_reward``)."""
 TABULATING_WORDS = frozenset(
-    {"distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve", "curves"}
+    {
+        *("distribution", "frame", "df", "table", "stats", "statistics", "hist", "histogram", "curve"),
+        *("curves", "metrics"),
+    }
 )
 """Words after "reward" in a definition's name that say it tabulates rewards for analysis
-(``reward_distribution_frame``, ``reward_stats``); before it they may qualify a reward
-(``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
+(``reward_distribution_frame``, ``reward_stats``, ``compute_reward_accuracy_metrics``); before it they
+may qualify a reward (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
 SUMMING_WORDS = frozenset({"summary", "summaries", "report"})
 """Last words of a definition's name, right after "reward", that say it sums logged rewards up for a report
 (``episode_reward_summary``, ``reward_report``); followed by more words, they are what a reward is of
@@ -183,6 +186,11 @@ class RewardFunction(RouteDetector):
         Valid("class MathGrader:\n    def grade(self, pred, answer):\n        return pred == answer\n"),
         Valid("def reward_distribution_frame(arms):\n    return load(arms)[['arm', 'score']]\n"),
         Valid("def reward_stats(rows):\n    return {'mean': mean(r['reward'] for r in rows)}\n"),
+        # the accuracy of a reward model's preferences, tabulated: a metric of rewards, not a reward
+        Valid(
+            "def compute_reward_accuracy_metrics(chosen_rewards, rejected_rewards, gaps):\n"
+            "    return {'acc': mean(c > r for c, r in zip(chosen_rewards, rejected_rewards))}\n"
+        ),
         # a summary of an episode's logged rewards, for a report: no reward computed (a reward *of* a
         # summary, ``reward_summary_quality(summary, article)``, is one)
         Valid(
