@@ -288,6 +288,8 @@ def _samples_messages(node: cst.Call) -> bool:
     if not node.args:
         return False
     name = last_name(node.func)  # ("" for a call of anything but a name or an attribute)
+    if name.lower().endswith("model"):
+        return _model_answers_messages(node, name)
     if not name.lower().endswith(SAMPLER_ENDINGS):  # (cheap: every call of a file is asked)
         return False
     found = words(name)
@@ -307,6 +309,50 @@ def _samples_messages(node: cst.Call) -> bool:
     key = literal_text(string) if (string := _string_index(first)) is not None else None
     said = set(words(key if key is not None else last_name(first)))  # (``generator(sample["prompt"])``)
     return bool(CONVERSATION_WORDS & said) and not NOT_CONVERSATION_WORDS & said
+
+
+SCORING_MODEL_WORDS = frozenset(
+    {
+        "reward",
+        "rm",
+        "critic",
+        "value",
+        "classifier",
+        "cls",
+        "embedding",
+        "embed",
+        "encoder",
+        "ref",
+        "reference",
+    }
+)
+"""Words of a model that scores, embeds or serves as a reference for what it is handed, not a chat model."""
+
+
+def _model_answers_messages(node: cst.Call, name: str) -> bool:
+    """Say whether a model object is called with a chat conversation (``raw = model(messages)``).
+
+    A project's wrapper of a chat model answers its turns so; a network's forward pass is handed
+    tensors (``model(prompt_ids)``, ``model(**inputs)``), never a conversation itself: the argument's
+    last word, or ``messages=``, must name one, or it is a list of chat turns.
+    """
+    found = words(name)
+    if not found or found[-1] != "model" or name[:1].isupper() or found[0] in BUILD_WORDS:
+        return False
+    if set(found) & SCORING_MODEL_WORDS:
+        return False  # (``reward_model(messages)`` scores the conversation, it does not answer it)
+    for arg in node.args:
+        if arg.keyword is not None:
+            if words(arg.keyword.value)[-1:] and words(arg.keyword.value)[-1] in MESSAGES_WORDS:
+                return True
+            continue
+        if arg.star:
+            continue
+        if type(arg.value) is cst.List:
+            return any(literal_field(e.value, "role") is not None for e in arg.value.elements)
+        said = words(last_name(arg.value))
+        return bool(said) and said[-1] in MESSAGES_WORDS
+    return False
 
 
 ROLE_PROMPT_WORDS = frozenset({"system", "user"})

@@ -212,6 +212,8 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        # a forward pass on token ids, and a reward model scoring a conversation: no text sampled
+        Valid("logits = model(prompt_ids)\nout = model(**inputs)\nscore = reward_model(messages)\n"),
         # a rule's checker called a judge, handed code and tests (no prompt)
         Valid("from sandbox import run_judge\nresult = run_judge(code, tests, timeout=10)\n"),
         # settings, statistics or data queried with a sampling-like keyword
@@ -336,6 +338,8 @@ class Generation(RouteDetector):
         Invalid("reply = client.complete(trajectory.messages, TOOL_SCHEMAS)\n", "generation"),
         Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
         Invalid("reply = self.sampler(messages=msgs)\n", "generation"),
+        # a project's chat-model wrapper answering a conversation
+        Invalid("model = MLLM_Models(name)()\nraw_answer = model(messages)\n", "generation"),
         Invalid("out = generator(sample['prompt'], max_new_tokens=256)[0]['generated_text']\n", "generation"),
         Invalid("out = generator(sample['prompt'], **generator_kwargs)\n", "generation"),
         Invalid(
