@@ -99,6 +99,8 @@ class DataOutput(RouteDetector):
     )
 
     VALID = (
+        # an evaluation's results written as one document: no records
+        Valid("import json\nOUT.write_text(json.dumps(results, indent=2))\n"),
         Valid("import json\nfor step, m in enumerate(ms):\n    log.write(f'{step}: {json.dumps(m)}\\n')\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
@@ -127,6 +129,7 @@ class DataOutput(RouteDetector):
         ),
     )
     INVALID = (
+        Invalid("import json\nOUT.write_text(json.dumps(records, indent=2))\n", "data_output"),
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid(
             "import json\nwith open(p, 'w') as fd:\n    for item in items:\n"
@@ -312,6 +315,17 @@ class DataOutput(RouteDetector):
             self.report(node, "data_output", "writes one JSON record per iteration")
             return
         if len(node.args) >= 2 and self.names(node.func) & JSON_WRITERS and _records(node.args[0].value):
+            self.report(node, "data_output", "writes the generated records as one JSON document")
+            return
+        if (
+            method(node) == "write_text"
+            and node.args
+            and type(encoded := node.args[0].value) is cst.Call
+            and encoded.args
+            and self.names(encoded.func) & JSON_ENCODERS
+            and _records(encoded.args[0].value)
+        ):
+            # out_path.write_text(json.dumps(records)): one JSON document of records, as json.dump's
             self.report(node, "data_output", "writes the generated records as one JSON document")
             return
         if len(node.args) >= 2 and self.names(node.func) & PICKLE_WRITERS:
