@@ -497,6 +497,27 @@ def _value_against_returns(left: cst.BaseExpression, right: cst.BaseExpression) 
     return any(a & CRITIC_OUTPUT_WORDS and b & RETURN_WORDS for a, b in (said, said[::-1]))
 
 
+def _squared(call: cst.Call) -> cst.BinaryOperation | None:
+    """Return the difference a call squares (``(a - b).pow(2)``, ``torch.square(a - b)``), else None."""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return None
+    if (
+        func.attr.value == "pow"
+        and len(call.args) == 1
+        and type(exponent := call.args[0].value) is cst.Integer
+        and exponent.value == "2"
+    ):
+        squared = func.value
+    elif func.attr.value == "square" and len(call.args) == 1:
+        squared = call.args[0].value
+    else:
+        return None
+    if type(squared) is cst.BinaryOperation and isinstance(squared.operator, cst.Subtract):
+        return squared
+    return None
+
+
 def _operand_name(node: cst.BaseExpression) -> str:
     """Return the name an operand is read by: a name's, an attribute's last, a constant key's."""
     if type(node) is cst.Subscript and (key := entry_key(node)) is not None:
@@ -1224,6 +1245,9 @@ class Slice:
                     given = [a.value for a in node.args if a.keyword is None][:2]
                     if len(given) == 2 and not f.value_return_pair:
                         f.value_return_pair = _value_against_returns(*given)
+                    if not f.value_regressed and (difference := _squared(node)) is not None:
+                        # (``(values - returns).pow(2)``, ``torch.square(values - returns)``)
+                        f.value_regressed = _value_against_returns(difference.left, difference.right)
                     self._call(node, scope, depth, f, pending, seen_functions)
                 elif type(node) is cst.Arg and node.keyword is not None:
                     f.keywords.add(node.keyword.value)

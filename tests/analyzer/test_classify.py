@@ -2860,6 +2860,8 @@ def test_a_setting_named_for_a_distillation_loss_is_no_distillation(tmp_path: Pa
     [
         # values regressed on the returns: the critic of an actor-critic method
         ("loss = ((values - returns) ** 2).mean()\nloss.backward()\nopt.step()\n", "PPO"),
+        ("loss = (values - returns).pow(2).mean()\nloss.backward()\n", "PPO"),
+        ("import torch\nloss = torch.square(mc_returns - new_values).mean()\nloss.backward()\n", "PPO"),
         ("import torch.nn as nn\nloss = nn.MSELoss()(critic_values, mc_returns)\nloss.backward()\n", "PPO"),
         # values regressed on labels: a regression head, not fitted to returns
         ("import torch.nn.functional as F\nloss = F.mse_loss(values, labels)\nloss.backward()\n", "UNKNOWN"),
