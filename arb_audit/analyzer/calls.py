@@ -153,17 +153,30 @@ def method(node: cst.Call) -> str | None:
     return func.attr.value if type(func) is cst.Attribute else None  # (not isinstance: see names.dotted)
 
 
-def delegates(node: cst.Call, enclosing: Callable[[], Sequence[str]]) -> bool:
+def delegates(
+    node: cst.Call, enclosing: Callable[[], Sequence[str]], statements: Sequence[cst.CSTNode]
+) -> bool:
     """Say whether ``node`` hands a wrapper's own arguments on to the method of the same name.
 
     ``def generate(self, *args, **kwargs): return self.pretrained_model.generate(*args, **kwargs)``
     (a value-head or reference-model wrapper) passes calls through: what is generated, or pushed,
-    depends on whoever calls the wrapper, not on the file that defines it.
+    depends on whoever calls the wrapper, not on the file that defines it. Only the wrapper's own
+    ``*args``/``**kwargs`` are passed through: ``self.model.generate(**inputs, **options)`` hands on
+    what the method built itself (its prompts templated and tokenised), a generation of its own.
+    ``statements``: the statements around the call, innermost last (the walk's).
     """
     if not node.args or not all(a.star in ("*", "**") and type(a.value) is cst.Name for a in node.args):
         return False
     around = enclosing()  # (asked last: most calls pass their own arguments)
-    return bool(around) and method(node) == around[-1]
+    if not around or method(node) != around[-1]:
+        return False
+    function = next((s for s in reversed(statements) if type(s) is cst.FunctionDef), None)
+    if function is None:
+        return True
+    own = {
+        p.name.value for p in (function.params.star_arg, function.params.star_kwarg) if type(p) is cst.Param
+    }
+    return all(type(a.value) is cst.Name and a.value.value in own for a in node.args)
 
 
 def generates(detector: RouteDetector, node: cst.Call) -> bool:

@@ -338,6 +338,15 @@ class Generation(RouteDetector):
         Invalid("reply = client.complete(trajectory.messages, TOOL_SCHEMAS)\n", "generation"),
         Invalid("def run(self, generate_fn, prompts):\n    responses = generate_fn(prompts)\n", "generation"),
         Invalid("reply = self.sampler(messages=msgs)\n", "generation"),
+        # a wrapper's method of the same name handing on what it built itself (its prompts tokenised),
+        # not its own ``*args``/``**kwargs``: a generation of its own
+        Invalid(
+            "class InferencePipeline:\n    def generate(self, prompts, max_new_tokens=256):\n"
+            "        inputs = self.tokenizer(prompts, return_tensors='pt')\n"
+            "        options = {'max_new_tokens': max_new_tokens}\n"
+            "        return self.model.generate(**inputs, **options)\n",
+            "generation",
+        ),
         # a project's chat-model wrapper answering a conversation
         Invalid("model = MLLM_Models(name)()\nraw_answer = model(messages)\n", "generation"),
         Invalid("out = generator(sample['prompt'], max_new_tokens=256)[0]['generated_text']\n", "generation"),
@@ -599,7 +608,7 @@ class Generation(RouteDetector):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
-        if delegates(node, self.enclosing):
+        if delegates(node, self.enclosing, self.context.statements):
             return  # a wrapper's pass-through (``def generate(self, *a, **kw)``): its callers generate
         caller = self.enclosing()
         if caller:

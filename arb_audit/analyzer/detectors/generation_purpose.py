@@ -474,7 +474,7 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, f"reads a held-out split ({word})", ANSWERS)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if delegates(node, self.enclosing):
+        if delegates(node, self.enclosing, self.context.statements):
             return  # a wrapper's pass-through (``def push_to_hub(self, *a, **kw)``): its callers decide
         for arg in node.args:  # (one loop here costs less than a hook on every argument)
             if arg.keyword is not None and arg.keyword.value == "split":
