@@ -399,6 +399,12 @@ def _string_index(node: cst.BaseExpression) -> cst.SimpleString | None:
     return None
 
 
+FETCHING_VERBS = frozenset({"get", "sample", "collect", "fetch"})
+"""First words of a helper named for what it returns (``get_responses``, ``sample_completions``)."""
+SAMPLED_OUTPUTS = frozenset(
+    {"response", "responses", "completion", "completions", "answers", "replies", "generations"}
+)
+"""What a model answers, as the last word of such a helper's name."""
 HELPER_VERBS = frozenset({"infer", "generate", "generation", "decode"})
 """First words of the helpers below that need no generation or LLM word in their name."""
 INFERRED_SETTINGS = frozenset(
@@ -512,6 +518,18 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if _samples_with_model_handed(node) and (attribute or any("." in q for q in names(func))):
         # a project's helper handed the model and how long to sample (``build_dpo_pairs(model=m,
         # max_new_tokens=512)``), whatever it is named for: it generates with that model
+        return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
+    if (
+        found[0] in FETCHING_VERBS
+        and found[-1] in SAMPLED_OUTPUTS
+        and len(found) == 2
+        and "model" in (given := _given(node))
+        and given & ASKED_WORDS
+        and (attribute or any("." in q for q in names(func)))
+    ):
+        # (asked before the setup verbs: "get" readies an inference object, unless its name is the
+        # answers) an imported helper named for the answers it returns, handed the model (``model_path=``) and
+        # the prompts (``get_responses(prompts=ps, model_path=p)``): the model's answers to them
         return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if found[0] in SETUP_WORDS:
         return False

@@ -209,11 +209,16 @@ class Generation(RouteDetector):
         "num_samples",
         "client.",  # (a chat conversation written out, handed to a client)
         "input(",  # (what a user types, handed to what answers it)
+        "messages",  # (a chat model's wrapper handed the conversation: ``model(messages)``)
+        # (a helper named for the answers it returns, handed the model and the prompts)
+        *("_responses(", "_completions(", "_answers(", "_replies(", "_generations("),
     )
 
     VALID = (
         # a forward pass on token ids, and a reward model scoring a conversation: no text sampled
         Valid("logits = model(prompt_ids)\nout = model(**inputs)\nscore = reward_model(messages)\n"),
+        # a helper named for responses handed no model: what it reads back was generated elsewhere
+        Valid("from io_utils import get_responses\nouts = get_responses(prompts=prompts, path=p)\n"),
         # a rule's checker called a judge, handed code and tests (no prompt)
         Valid("from sandbox import run_judge\nresult = run_judge(code, tests, timeout=10)\n"),
         # settings, statistics or data queried with a sampling-like keyword
@@ -349,6 +354,11 @@ class Generation(RouteDetector):
         ),
         # a project's chat-model wrapper answering a conversation
         Invalid("model = MLLM_Models(name)()\nraw_answer = model(messages)\n", "generation"),
+        Invalid(
+            "from utils import get_responses\n"
+            "outs = get_responses(prompts=prompts, model_path=path, batch_size=32)\n",
+            "generation",
+        ),
         Invalid("out = generator(sample['prompt'], max_new_tokens=256)[0]['generated_text']\n", "generation"),
         Invalid("out = generator(sample['prompt'], **generator_kwargs)\n", "generation"),
         Invalid(
