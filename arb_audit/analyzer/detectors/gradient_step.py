@@ -1233,6 +1233,29 @@ class GradientStep(RouteDetector):
             "gradient_step",
             "sft",
         ),
+        # a saliency seed made here is no gradient of the blocks after, whatever it is named
+        Invalid(
+            "import torch\nx.requires_grad_(True)\nout = model(x)\n"
+            "grad_output = torch.zeros_like(out)\ngrad_output[0, target] = 1\n"
+            "out.backward(gradient=grad_output)\nsaliency = (x.grad * x).sum(-1)\n",
+            "inference",
+            variant=GRADIENTS_READ,
+        ),
+        # an accelerator handed a scaled loss: the loss is what it differentiates, the scaler no gradient
+        Invalid(
+            "import torch.nn.functional as F\nloss = F.cross_entropy(logits, labels)\n"
+            "accelerator.backward(grad_scaler.scale(loss))\noptimizer.step()\n",
+            "gradient_step",
+            "sft",
+        ),
+        # one pipeline stage's backward pass, handed the next stage's gradient (Megatron's schedules)
+        Invalid(
+            "import torch\ndef backward_step(input_tensor, output_tensor, output_tensor_grad):\n"
+            "    input_tensor.retain_grad()\n"
+            "    torch.autograd.backward(output_tensor, grad_tensors=output_tensor_grad)\n"
+            "    return input_tensor.grad\n",
+            "gradient_step",
+        ),
         # a saliency map: a non-scalar output's backward pass handed ones, the input's gradient kept
         Invalid(
             "import torch\nx.requires_grad_(True)\nout = model(x)\n"
@@ -2394,6 +2417,8 @@ class GradientStep(RouteDetector):
         """Something applies gradients: an optimiser's or engine's step, an update, a trainer's train()."""
         self.reads_grad = False
         """Parameters' ``.grad`` are read (gradients used as statistics, e.g. Fisher information)."""
+        self.parameters: dict[int, frozenset[str]] = {}
+        """Each function's parameters, by its id (a gradient handed in comes from the next block)."""
         self.chains_backward = False
         """A tensor's backward pass is handed an upstream gradient (``out.backward(out_grad)``): the chain
         rule continued by hand, block by block, so the ``.grad`` read is passed on, not kept."""
@@ -2484,6 +2509,25 @@ class GradientStep(RouteDetector):
             type(item.item) is cst.Call and self.names(item.item.func) & NO_GRAD for item in node.items
         )
 
+    def _handed_on(self, upstream: cst.BaseExpression) -> bool:
+        """Say whether a backward pass is handed a gradient that came from the blocks after it.
+
+        A tensor's ``.grad`` (``out.backward(x.grad)``), a name bound to one in this function, or a
+        parameter of this function named for a gradient (``def backprop(block, output_grad)``: the
+        next block's, handed in). A seed made here (``grad_output = torch.zeros_like(o)``, a one-hot
+        of a saliency map, a kernel test's ``randn_like``) is none: its name alone says nothing.
+        """
+        if _reads_grad(upstream):
+            return True
+        if type(upstream) is not cst.Name or not self.functions:
+            return False
+        bound = self.assigns.get((self.functions[-1], upstream.value))
+        if bound:
+            return any(_reads_grad(v) or any(_reads_grad(d) for d in descendants(v)) for v in bound)
+        return upstream.value in self.parameters.get(self.functions[-1], ()) and bool(
+            set(words(upstream.value)) & GRADIENT_WORDS
+        )
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.opened:
             is_class, outer = self.opened[-1]
@@ -2494,6 +2538,10 @@ class GradientStep(RouteDetector):
                 self.method_of[id(node)] = self.method_of[outer]  # (a closure's ``self`` is its method's)
         self.opened.append((False, id(node)))
         self.functions.append(id(node))
+        params = node.params
+        self.parameters[id(node)] = frozenset(
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        )
         self.function_names.append(node.name.value)
         self.returns.setdefault(node.name.value, []).append((id(node), []))
 
@@ -2847,14 +2895,26 @@ class GradientStep(RouteDetector):
             self._bind(node.func.value, positional[0])  # a list filled in a loop holds what is appended
         if name == "backward" and type(node.func) is cst.Attribute:
             receiver = node.func.value
-            gradient_arg = keyword(node, "gradient")
-            upstream = positional[0] if positional else gradient_arg.value if gradient_arg else None
-            if upstream is not None and _names_a_gradient(upstream):
+            if "torch.autograd.backward" in names:
+                # torch.autograd.backward(output_tensor, grad_tensors=output_tensor_grad): a pipeline
+                # schedule's backward pass of one stage, handed the next stage's gradient
+                gradient_arg = keyword(node, "grad_tensors")
+                upstream = (
+                    positional[1] if len(positional) > 1 else gradient_arg.value if gradient_arg else None
+                )
+            else:
+                gradient_arg = keyword(node, "gradient")
+                upstream = positional[0] if positional else gradient_arg.value if gradient_arg else None
+            if upstream is not None and not _backward_receiver(node.func) and self._handed_on(upstream):
                 # out.backward(out_grad): the gradient of what comes after ``out``, handed back through
-                # it (offloaded or pipelined blocks, checkpointing by hand); ``out`` is differentiated
+                # it (offloaded or pipelined blocks, checkpointing by hand); the loss whose gradient it
+                # is lies in the step that made it, so nothing here is sliced (and the first such pass
+                # stands for the rest: a schedule of thousands of blocks is one piece of evidence)
+                if not self.chains_backward:
+                    self.steps.append((node, self._statement(), [], CHAINED_BACKWARD))
                 self.chains_backward = True
-                root = receiver
-            elif positional:
+                return
+            if positional:
                 root = positional[0]  # accelerator.backward(loss), engine.backward(loss)
             elif (loss_keyword := keyword(node, "loss")) is not None:
                 root = loss_keyword.value  # booster.backward(loss=loss, optimizer=optimizer) (ColossalAI)
@@ -4469,17 +4529,21 @@ a profiler's ``profile_backward``)."""
 
 GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients"})
 """Words of a name that holds a gradient (``output_grad``, ``grad_output``, ``dy_grads``)."""
+CHAINED_BACKWARD = "a backward pass handed the gradient of the blocks after it"
+"""How a step that continues the chain rule by hand is described; its loss is in another step."""
+CONVERSIONS = frozenset(
+    {"to", "float", "half", "bfloat16", "contiguous", "detach", "clone", "cuda", "cpu", "view", "reshape"}
+)
+"""Methods that move, cast or reshape a tensor and leave it what it was (``x.grad.to(dtype)``)."""
 
 
-def _names_a_gradient(value: cst.BaseExpression) -> bool:
-    """Say whether ``value`` is a gradient read or named as one (``x.grad``, ``out_grad``, ``g.to(d)``).
-
-    A ones tensor (``torch.ones_like(out)``) or a one-hot is no gradient of anything: what a saliency
-    map hands a non-scalar output's backward pass.
-    """
-    while type(value) is cst.Call and type(value.func) is cst.Attribute:
-        value = value.func.value  # (``logits.grad.to(dtype)``: the gradient, moved or cast)
-    return bool(set(words(last_name(value))) & GRADIENT_WORDS)
+def _reads_grad(value: cst.CSTNode) -> bool:
+    """Say whether ``value`` is a tensor's ``.grad`` (moved, cast or reshaped: ``x.grad.to(d)``)."""
+    while (
+        type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in CONVERSIONS
+    ):
+        value = value.func.value
+    return type(value) is cst.Attribute and value.attr.value == "grad"
 
 
 def _backward_receiver(func: cst.BaseExpression) -> bool:
