@@ -80,6 +80,8 @@ REGRESSION = frozenset(
         "torch.nn.SmoothL1Loss",
         "torch.nn.functional.huber_loss",
         "torch.nn.HuberLoss",
+        "torch.nn.functional.l1_loss",
+        "torch.nn.L1Loss",
     }
 )
 
@@ -98,9 +100,21 @@ VALUE_WORDS = frozenset({"value", "values"})
 """A learned value baseline: with a discount (``gamma``) or returns it is a critic's advantage estimate
 (PPO's GAE); a ``critic`` or a value-function (``vf``) loss term says the same."""
 ADVANTAGE_WORDS = frozenset({"advantage", "advantages", "adv", "advs", "gae", "returns"})
-CRITIC_OUTPUT_WORDS = VALUE_WORDS | {"vpred", "vpreds", "critic"}
+CRITIC_OUTPUT_WORDS = VALUE_WORDS | {"vpred", "vpreds", "critic", "newvalue", "newvalues"}
 """Words of a learned value head's predictions (``values``, ``new_values``, ``vpreds``)."""
 RETURN_WORDS = frozenset({"return", "returns"})
+CRITIC_CONTEXT = frozenset(
+    {"critic", "vf", "vpred", "vpreds", "gae", "gamma", "advantage", "advantages", "adv", "old", "lam", "td"}
+)
+"""Words beside a value fitted to returns that say it is a critic of RL: the value's old estimate it is
+clipped around, the advantages or discount the returns come from (a regression of predicted stock
+returns has none)."""
+TARGET_WORDS = frozenset({"target", "targets"})
+"""With a value's word, a name of the returns a critic is fitted to (``value_targets``)."""
+SHAPING_METHODS = frozenset(
+    {"squeeze", "unsqueeze", "view", "reshape", "flatten", "float", "detach", "to", "contiguous"}
+)
+"""Methods that reshape or cast a tensor and leave it what it was named for (``values.squeeze(-1)``)."""
 """Words of the discounted returns a critic is regressed on (``returns``, ``mc_returns``, ``Return``)."""
 ADVERSARIAL_WORDS = frozenset({"perturb", "perturbed", "perturbation", "adversarial", "attack", "epsilon"})
 """Words of adversarial training (inputs perturbed along a gradient), where "adv" is no advantage."""
@@ -494,35 +508,56 @@ def _value_against_returns(left: cst.BaseExpression, right: cst.BaseExpression) 
     key (``batch["returns"]``) counts as its name.
     """
     said = [set(words(_operand_name(side))) for side in (left, right)]
-    return any(a & CRITIC_OUTPUT_WORDS and b & RETURN_WORDS for a, b in (said, said[::-1]))
+    return any(
+        a & CRITIC_OUTPUT_WORDS and (b & RETURN_WORDS or (b & TARGET_WORDS and b & VALUE_WORDS))
+        for a, b in (said, said[::-1])
+    )
 
 
 def _squared(call: cst.Call) -> cst.BinaryOperation | None:
-    """Return the difference a call squares (``(a - b).pow(2)``, ``torch.square(a - b)``), else None."""
+    """Return the difference a call squares, else None.
+
+    ``(a - b).pow(2)``, ``(a - b).square()``, ``torch.square(a - b)``, ``torch.pow(a - b, 2)``.
+    """
     func = call.func
     if type(func) is not cst.Attribute:
         return None
-    if (
-        func.attr.value == "pow"
-        and len(call.args) == 1
-        and type(exponent := call.args[0].value) is cst.Integer
-        and exponent.value == "2"
-    ):
-        squared = func.value
-    elif func.attr.value == "square" and len(call.args) == 1:
-        squared = call.args[0].value
-    else:
-        return None
+    given = [a.value for a in call.args if a.keyword is None]
+    squared: cst.BaseExpression | None = None
+    name = func.attr.value
+    if (name == "pow" and len(given) == 1 and _two(given[0])) or (name == "square" and not given):
+        squared = func.value  # (``(a - b).pow(2)``, ``(a - b).square()``)
+    elif (name == "pow" and len(given) == 2 and _two(given[1])) or (name == "square" and len(given) == 1):
+        squared = given[0]  # (``torch.pow(a - b, 2)``, ``torch.square(a - b)``)
     if type(squared) is cst.BinaryOperation and isinstance(squared.operator, cst.Subtract):
         return squared
     return None
 
 
+def _two(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Integer and node.value == "2"
+
+
 def _operand_name(node: cst.BaseExpression) -> str:
-    """Return the name an operand is read by: a name's, an attribute's last, a constant key's."""
-    if type(node) is cst.Subscript and (key := entry_key(node)) is not None:
-        return key
-    return last_name(node)
+    """Return the name an operand is read by: a name's, an attribute's last, a constant key's.
+
+    A slice or a row of it (``values[:, :-1]``, ``b_returns[mb_inds]``) and a reshape or cast
+    (``values.squeeze(-1)``) are read by the tensor's own name.
+    """
+    while True:
+        if type(node) is cst.Subscript:
+            key = entry_key(node)
+            if key is not None:
+                return key
+            node = node.value
+        elif (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in SHAPING_METHODS
+        ):
+            node = node.func.value
+        else:
+            return last_name(node)
 
 
 def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
@@ -888,7 +923,9 @@ def loss_form(f: Features) -> Verdict:
         return Verdict(
             "ppo", "q_learning", None, "action values regressed on discounted rewards (Q-learning)"
         )
-    if f.value_regressed or (f.value_return_pair and (f.calls & REGRESSION or "mse" in w)):
+    if (f.value_regressed or (f.value_return_pair and (f.calls & REGRESSION or "mse" in w))) and (
+        w & CRITIC_CONTEXT
+    ):
         # a value head's predictions fitted to discounted returns, clipped around the old values or
         # not: an actor-critic's critic (PPO's value loss), trained in a step of its own
         return Verdict("ppo", "ppo", None, "a value head regressed on returns (an actor-critic's critic)")
@@ -1243,6 +1280,10 @@ class Slice:
                             pending.extend((s, v, depth) for s, v in self._named(text))
                 elif type(node) is cst.Call:
                     given = [a.value for a in node.args if a.keyword is None][:2]
+                    if len(given) < 2:
+                        # (``mse_loss(input=values, target=returns)``)
+                        handed = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+                        given = [handed[k] for k in ("input", "target") if k in handed]
                     if len(given) == 2 and not f.value_return_pair:
                         f.value_return_pair = _value_against_returns(*given)
                     if not f.value_regressed and (difference := _squared(node)) is not None:

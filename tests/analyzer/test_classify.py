@@ -2859,10 +2859,26 @@ def test_a_setting_named_for_a_distillation_loss_is_no_distillation(tmp_path: Pa
     ("code", "primary"),
     [
         # values regressed on the returns: the critic of an actor-critic method
-        ("loss = ((values - returns) ** 2).mean()\nloss.backward()\nopt.step()\n", "PPO"),
-        ("loss = (values - returns).pow(2).mean()\nloss.backward()\n", "PPO"),
-        ("import torch\nloss = torch.square(mc_returns - new_values).mean()\nloss.backward()\n", "PPO"),
-        ("import torch.nn as nn\nloss = nn.MSELoss()(critic_values, mc_returns)\nloss.backward()\n", "PPO"),
+        (
+            "values = critic(obs)\nloss = ((values - returns) ** 2).mean()\nloss.backward()\nopt.step()\n",
+            "PPO",
+        ),
+        ("values = critic(obs)\nloss = (values[:, :-1] - returns).pow(2).mean()\nloss.backward()\n", "PPO"),
+        (
+            "import torch\nloss = torch.square(mc_returns - old_values.squeeze(-1)).mean()\n"
+            "loss.backward()\n",
+            "PPO",
+        ),
+        (
+            "import torch.nn.functional as F\nreturns = advantages + values\n"
+            "loss = F.mse_loss(input=critic(obs), target=returns)\nloss.backward()\n",
+            "UNKNOWN",
+        ),
+        (
+            "import torch.nn as nn\nreturns = advantages + old_values\n"
+            "loss = nn.MSELoss()(new_values, returns)\nloss.backward()\n",
+            "PPO",
+        ),
         # values regressed on labels: a regression head, not fitted to returns
         ("import torch.nn.functional as F\nloss = F.mse_loss(values, labels)\nloss.backward()\n", "UNKNOWN"),
         # predicted returns-to-go (a Decision Transformer's) are no value head's
@@ -2876,3 +2892,11 @@ def test_a_value_head_fitted_to_returns_is_an_actor_critic_s_critic(
 ) -> None:
     result = classify_path(write(tmp_path, "critic.py", code))
     assert (result.primary, result.role) == (primary, "training")
+
+
+def test_a_regression_on_returns_with_no_rl_around_is_no_critic(tmp_path: Path) -> None:
+    # predicted stock returns fitted to the returns: no advantages, no old values, no discount
+    code = "predicted_values = model(x)\nloss = ((predicted_values - returns) ** 2).mean()\n"
+    result = classify_path(write(tmp_path, "stocks.py", code + "loss.backward()\n"))
+    assert result.role == "training"
+    assert result.primary not in ("PPO", "GRPO", "ONLINE_RL")
