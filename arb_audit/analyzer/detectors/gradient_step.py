@@ -175,9 +175,10 @@ the trainer trains (classify.combine)."""
 TRAINER_EVALUATION = "trainer_evaluation"
 """Variant of a ``scoring`` finding for a trainer object's ``evaluate()``: a file whose trainer only
 evaluates (no gradient step anywhere) is an evaluation (classify.combine)."""
-CALLED_METHODS = frozenset({"__call__", "forward", "compute"})
+CALLED_METHODS = frozenset({"__call__", "forward", "compute", "call"})
 """Methods by which an instance of a loss class computes its loss (``compute``: array libraries' loss
-classes, which have no ``forward``)."""
+classes, which have no ``forward``; ``call``: Keras'). A ``compute`` handed nothing but ``self`` is a
+metric's aggregate (torchmetrics' ``Metric.compute``), no loss."""
 HF_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 """The settings classes of transformers' Trainer."""
 HF_ARGUMENT_CLASSES = frozenset(q.rsplit(".", 1)[-1] for q in HF_ARGUMENTS)
@@ -567,6 +568,15 @@ class GradientStep(RouteDetector):
     """Triggers of a step whose loss this file computes (so its stage can be of any kind)."""
 
     VALID = (
+        # a metric named for a loss: its ``compute(self)`` aggregates what ``update`` accumulated
+        Valid(
+            "import torch.nn.functional as F\nfrom torchmetrics import Metric\n"
+            "class TokenCrossEntropyLoss(Metric):\n"
+            "    def update(self, logits, labels):\n"
+            "        self.total += F.cross_entropy(logits, labels, reduction='sum')\n"
+            "        self.count += labels.numel()\n"
+            "    def compute(self):\n        return self.total / self.count\n"
+        ),
         # a metric's ``compute`` (a class not named for a loss) defines no loss, whatever it returns
         Valid(
             "import mlx.core as mx\nclass TeacherAgreement:\n"
@@ -1568,6 +1578,17 @@ class GradientStep(RouteDetector):
             "        ce = F.cross_entropy(logits, labels)\n"
             "        kd_loss = F.kl_div(F.log_softmax(logits, -1), F.softmax(teacher_logits, -1))\n"
             "        return (1 - self.kd_rate) * ce + self.kd_rate * kd_loss\n",
+            "loss",
+            "sft",
+        ),
+        # Keras' loss class computes its loss in ``call``
+        Invalid(
+            "import keras\nfrom keras import ops\nclass DistillationLoss(keras.losses.Loss):\n"
+            "    def call(self, teacher_logits, student_logits):\n"
+            "        teacher_probs = ops.softmax(teacher_logits)\n"
+            "        log_ratio = ops.log(teacher_probs) - ops.log_softmax(student_logits)\n"
+            "        kl_loss = ops.sum(teacher_probs * log_ratio)\n"
+            "        return kl_loss\n",
             "loss",
             "sft",
         ),
@@ -3142,6 +3163,7 @@ class GradientStep(RouteDetector):
                 not returned
                 or definition is None
                 or not any(LOSS_NAME_WORDS & set(words(n)) for n in lineage)
+                or (definition.name.value == "compute" and len(definition.params.params) < 2)
             ):
                 continue
             verdict = loss_form(slicer.features([(function_id, r) for r in returned]))
