@@ -215,7 +215,12 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
         receiver = node.func.value
         if type(receiver) is cst.Attribute and receiver.attr.value in GENERATION_METHODS:
             return True
-        if any(arg.keyword is not None and arg.keyword.value == "sampling_params" for arg in node.args):
+        if (
+            type(receiver) is cst.Attribute
+            and words(receiver.attr.value)[:1] != ("set",)
+            and not set(words(receiver.attr.value)[:1]) & SETUP_WORDS
+            and any(arg.keyword is not None and arg.keyword.value == "sampling_params" for arg in node.args)
+        ):
             # a remote engine's request handed vLLM's sampling settings (OpenRLHF's
             # ``llm.add_requests.remote(rank, sampling_params=sp, prompt_token_ids=ids)``): its answers
             # are the engine's samples, collected by another call
@@ -326,20 +331,29 @@ def _samples_messages(node: cst.Call) -> bool:
 
 SCORING_MODEL_WORDS = frozenset(
     {
-        "reward",
-        "rm",
-        "critic",
-        "value",
-        "classifier",
-        "cls",
-        "embedding",
-        "embed",
-        "encoder",
-        "ref",
-        "reference",
+        *("reward", "rm", "prm", "critic", "value", "classifier", "cls", "embedding", "embed", "encoder"),
+        *("ref", "reference", "guard", "moderation", "safety", "toxicity", "nli"),
     }
 )
-"""Words of a model that scores, embeds or serves as a reference for what it is handed, not a chat model."""
+"""Words of a model that scores, embeds, moderates or serves as a reference for what it is handed, not a
+chat model answering it."""
+CHOOSING_VERBS = frozenset({"select", "choose", "pick", "route", "find", "resolve"})
+"""First words of a function that picks a model for a conversation (``select_model(messages)``)."""
+TOKENISED_WORDS = frozenset(
+    {
+        "tokenized",
+        "tokenised",
+        "ids",
+        "tokens",
+        "input",
+        "inputs",
+        "encoded",
+        "encodings",
+        "tensor",
+        "tensors",
+    }
+)
+"""Words of a name for a conversation already turned into token ids: a forward pass's input."""
 
 
 def _model_answers_messages(node: cst.Call, name: str) -> bool:
@@ -350,10 +364,12 @@ def _model_answers_messages(node: cst.Call, name: str) -> bool:
     last word, or ``messages=``, must name one, or it is a list of chat turns.
     """
     found = words(name)
-    if not found or found[-1] != "model" or name[:1].isupper() or found[0] in BUILD_WORDS:
+    if not found or found[-1] != "model" or name[:1].isupper() or found[0] in BUILD_WORDS | CHOOSING_VERBS:
         return False
     if set(found) & SCORING_MODEL_WORDS:
         return False  # (``reward_model(messages)`` scores the conversation, it does not answer it)
+    if any(arg.keyword is not None and arg.keyword.value == "labels" for arg in node.args):
+        return False  # (``model(tokenized_chat, labels=...)``: a loss's forward pass, teacher-forced)
     for arg in node.args:
         if arg.keyword is not None:
             if words(arg.keyword.value)[-1:] and words(arg.keyword.value)[-1] in MESSAGES_WORDS:
@@ -364,7 +380,8 @@ def _model_answers_messages(node: cst.Call, name: str) -> bool:
         if type(arg.value) is cst.List:
             return any(literal_field(e.value, "role") is not None for e in arg.value.elements)
         said = words(last_name(arg.value))
-        return bool(said) and said[-1] in MESSAGES_WORDS
+        # ("chat" alone is as often a tokenised pair member's name: ``policy_model(chosen_chat)``)
+        return bool(said) and said[-1] in MESSAGES_WORDS - {"chat"} and not set(said) & TOKENISED_WORDS
     return False
 
 

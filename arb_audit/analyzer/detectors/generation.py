@@ -217,6 +217,12 @@ class Generation(RouteDetector):
     VALID = (
         # a forward pass on token ids, and a reward model scoring a conversation: no text sampled
         Valid("logits = model(prompt_ids)\nout = model(**inputs)\nscore = reward_model(messages)\n"),
+        # a teacher-forced forward pass on a tokenised chat, a guard model moderating one, a function
+        # picking a model for it, a remote setter handed sampling settings: no text sampled
+        Valid(
+            "out = model(tokenized_chat, labels=tokenized_chat)\nverdict = guard_model(messages)\n"
+            "name = select_model(messages)\nengine.set_sampling_params.remote(sampling_params=sp)\n"
+        ),
         # a helper named for responses handed no model: what it reads back was generated elsewhere
         Valid("from io_utils import get_responses\nouts = get_responses(prompts=prompts, path=p)\n"),
         # a rule's checker called a judge, handed code and tests (no prompt)
