@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
@@ -46,6 +48,9 @@ TABULATING_WORDS = frozenset(
 """Words after "reward" in a definition's name that say it tabulates rewards for analysis
 (``reward_distribution_frame``, ``reward_stats``, ``compute_reward_accuracy_metrics``); before it they
 may qualify a reward (``stats_reward``, ``table_reward``: a reward of statistics or tables)."""
+JOINING_WORDS = frozenset({"and", "with", "from", "plus", "or", "by", "via", "using", "based", "on", "for"})
+"""Conjunctions and prepositions in a reward's name, after which words say what else it returns or how
+it is computed (``reward_with_metrics``, ``reward_from_metrics``), not what it tabulates."""
 SUMMING_WORDS = frozenset({"summary", "summaries", "report"})
 """Last words of a definition's name, right after "reward", that say it sums logged rewards up for a report
 (``episode_reward_summary``, ``reward_report``); followed by more words, they are what a reward is of
@@ -246,6 +251,12 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # a reward returned with its metrics is a reward
+        Invalid(
+            "def code_reward_and_metrics(program, tests):\n"
+            "    passed = run(program, tests)\n    return passed / len(tests), {'passed': passed}\n",
+            "reward_named",
+        ),
         # TRL's contract taken by keyword only, under a name that does not say reward
         Invalid(
             "def rush_solution_shaped(*, prompts, completions, **kwargs):\n"
@@ -631,8 +642,11 @@ def _reward_named(name: str) -> bool:
     if found & STAGE_WORDS and found & RUNNING_VERBS:
         return False  # (``run_reward_stage``: a pipeline's reward-model stage)
     at = next(i for i, w in enumerate(named) if w in ("reward", "rewards"))
+    # (what follows "reward" up to a conjunction or a preposition: ``reward_with_metrics`` is a reward
+    # returned with its metrics, ``reward_accuracy_metrics`` metrics of rewards)
+    qualifiers = list(itertools.takewhile(lambda w: w not in JOINING_WORDS, named[at + 1 :]))
     if (
-        set(named[at + 1 :]) & TABULATING_WORDS
+        set(qualifiers) & TABULATING_WORDS
         or (named[-1] in SUMMING_WORDS and at == len(named) - 2)
         or (named[at + 1 : at + 2] in HACKING and named[-1] not in PENALTY_WORDS)
     ):
