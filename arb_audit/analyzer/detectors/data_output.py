@@ -130,6 +130,7 @@ class DataOutput(RouteDetector):
     )
     INVALID = (
         Invalid("import json\nOUT.write_text(json.dumps(records, indent=2))\n", "data_output"),
+        Invalid("import orjson\nOUT.write_bytes(orjson.dumps(records) + b'\\n')\n", "data_output"),
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid(
             "import json\nwith open(p, 'w') as fd:\n    for item in items:\n"
@@ -318,9 +319,9 @@ class DataOutput(RouteDetector):
             self.report(node, "data_output", "writes the generated records as one JSON document")
             return
         if (
-            method(node) == "write_text"
+            method(node) in ("write_text", "write_bytes")
             and node.args
-            and type(encoded := node.args[0].value) is cst.Call
+            and type(encoded := _first_operand(node.args[0].value)) is cst.Call
             and encoded.args
             and self.names(encoded.func) & JSON_ENCODERS
             and _records(encoded.args[0].value)
@@ -450,6 +451,13 @@ def _file_writer(func: cst.BaseExpression) -> bool:
     """Say whether a callee is a writer of a dataset file (``ParquetWriter``, ``JsonlWriter``)."""
     found = set(words(last_name(func)))
     return "writer" in found and bool(found & DATASET_FORMATS)
+
+
+def _first_operand(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return what a concatenation starts with (``json.dumps(rows) + newline``), else the value itself."""
+    while type(value) is cst.BinaryOperation and isinstance(value.operator, cst.Add):
+        value = value.left
+    return value
 
 
 def _records(value: cst.BaseExpression) -> bool:
