@@ -2900,3 +2900,26 @@ def test_a_regression_on_returns_with_no_rl_around_is_no_critic(tmp_path: Path) 
     result = classify_path(write(tmp_path, "stocks.py", code + "loss.backward()\n"))
     assert result.role == "training"
     assert result.primary not in ("PPO", "GRPO", "ONLINE_RL")
+
+
+@pytest.mark.parametrize(
+    ("code", "primary"),
+    [
+        # RLHF PPO's reward shaping: each token's reward is the KL penalty, the score added at the end
+        (
+            "def compute_rewards(scores, logprobs, ref_logprobs, kl_coef):\n"
+            "    kl = logprobs - ref_logprobs\n    rewards = -kl_coef * kl\n"
+            "    rewards[:, -1] += scores\n    return rewards\n",
+            "PPO",
+        ),
+        # a KL only logged beside the reward: the reward is the plain score
+        (
+            "def compute_reward(completion, answer, kl, beta):\n"
+            "    stats = {'kl_penalty': -beta * kl}\n    return float(completion == answer)\n",
+            "GRPO",
+        ),
+    ],
+)
+def test_a_reward_with_the_kl_penalty_folded_in_serves_ppo(tmp_path: Path, code: str, primary: str) -> None:
+    result = classify_path(write(tmp_path, "rewards.py", code))
+    assert (result.primary, result.role) == (primary, "component")

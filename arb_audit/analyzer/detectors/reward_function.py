@@ -251,6 +251,13 @@ class RewardFunction(RouteDetector):
         ),
     )
     INVALID = (
+        # the per-token KL penalty to the reference folded into the reward, the score added at the end
+        Invalid(
+            "def compute_reward(reward_at_end, kl_coeff, kl, last):\n"
+            "    res = -kl_coeff * kl\n    res[:, last] += reward_at_end\n    return res\n",
+            "loss",
+            "ppo",
+        ),
         # a reward returned with its metrics is a reward
         Invalid(
             "def code_reward_and_metrics(program, tests):\n"
@@ -405,6 +412,12 @@ class RewardFunction(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         before = len(self.context.findings)
         self._reward(node)
+        if len(self.context.findings) > before and _kl_shaped(node):
+            # rewards = -kl_coef * kl; rewards[last] += score: the per-token KL penalty folded into
+            # the reward, as RLHF's PPO does (TRL's, OpenRLHF's ``compute_reward``); group-relative
+            # methods keep the KL in the loss
+            message = f"{node.name.value}() folds a per-token KL penalty into the reward (RLHF PPO)"
+            self.report(node, "loss", message, kind="ppo")
         if len(self.context.findings) > before:
             # (a parameter with a default, ``remaining_turns=None``, is support the caller may not use;
             # a parameter ``turn`` is as often a speaker's or a player's)
@@ -656,6 +669,59 @@ def _reward_named(name: str) -> bool:
     qualifier, head = named[at + 1 : at + 2], named[at + 2 : at + 3]
     # (``reward_combined`` is a reward combined, ``reward_based_on_format`` a reward based on one)
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
+
+
+KL_WORDS = frozenset({"kl", "kld", "kl_div"})
+"""Words of a name holding a KL divergence (``kl``, ``per_token_kl``)."""
+
+
+def _kl_shaped(node: cst.FunctionDef) -> bool:
+    """Say whether a reward function negates a KL term and adds a score into the same rewards.
+
+    ``res = -kl_coeff * kl; res[idx, last] += reward_at_end`` or ``rewards = score - beta * kl``: the
+    reward of each token is the KL penalty, the sample's score added at its end.
+    """
+    penalised = added = False
+    for n in own_descendants(node.body):
+        if type(n) is cst.UnaryOperation and isinstance(n.operator, cst.Minus):
+            penalised = penalised or _kl_product(n.expression)
+        elif (
+            type(n) is cst.BinaryOperation
+            and isinstance(n.operator, cst.Multiply)
+            and any(
+                type(f) is cst.UnaryOperation and isinstance(f.operator, cst.Minus) for f in (n.left, n.right)
+            )
+        ):
+            penalised = penalised or _kl_product(n)  # (``-kl_coef * kl`` is ``(-kl_coef) * kl``)
+        elif type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
+            penalised = penalised or (_kl_product(n.right) and _scored(n.left))
+            added = added or (_kl_product(n.right) and _scored(n.left))
+        elif type(n) is cst.AugAssign and isinstance(n.operator, cst.AddAssign):
+            added = added or _scored(n.value)
+    return penalised and added
+
+
+def _kl_product(value: cst.BaseExpression) -> bool:
+    """Say whether ``value`` is a coefficient times a KL term (``kl_coef * kl``, ``beta * kl[:, i]``)."""
+    if type(value) is not cst.BinaryOperation or not isinstance(value.operator, cst.Multiply):
+        return False
+    return any(bool(set(words(_base_name(side))) & KL_WORDS) for side in (value.left, value.right))
+
+
+def _scored(value: cst.BaseExpression) -> bool:
+    """Say whether ``value`` is named for a sample's score or reward (``reward_at_end``, ``scores[i]``)."""
+    return bool(set(words(_base_name(value))) & {"reward", "rewards", "score", "scores"})
+
+
+def _base_name(value: cst.BaseExpression) -> str:
+    """Return the name a value is read by (a subscript's tensor's, a negation's operand's)."""
+    while True:
+        if type(value) is cst.Subscript:
+            value = value.value
+        elif type(value) is cst.UnaryOperation:
+            value = value.expression
+        else:
+            return last_name(value)
 
 
 def _returned(node: cst.FunctionDef) -> list[cst.BaseExpression]:
