@@ -341,16 +341,8 @@ CHOOSING_VERBS = frozenset({"select", "choose", "pick", "route", "find", "resolv
 """First words of a function that picks a model for a conversation (``select_model(messages)``)."""
 TOKENISED_WORDS = frozenset(
     {
-        "tokenized",
-        "tokenised",
-        "ids",
-        "tokens",
-        "input",
-        "inputs",
-        "encoded",
-        "encodings",
-        "tensor",
-        "tensors",
+        *("tokenized", "tokenised", "ids", "tokens", "input", "inputs"),
+        *("encoded", "encodings", "tensor", "tensors"),
     }
 )
 """Words of a name for a conversation already turned into token ids: a forward pass's input."""
