@@ -258,6 +258,12 @@ class RewardFunction(RouteDetector):
             "loss",
             "ppo",
         ),
+        # a reward asked of an LLM judge handed in (its client and model name)
+        Invalid(
+            "def compute_group_rewards(codes, judge_client, judge_model):\n"
+            "    return [judge_score(c, judge_client, judge_model) for c in codes]\n",
+            "reward_named",
+        ),
         # a reward returned with its metrics is a reward
         Invalid(
             "def code_reward_and_metrics(program, tests):\n"
@@ -638,6 +644,10 @@ def _names_a_model(parameter: str) -> bool:
     being scored, as ``response`` alone would.
     """
     said = words(parameter)
+    if "judge" in said:
+        # (``judge_model``, ``judge_llm``: the judge asked for the reward, an LLM-as-judge reward of
+        # RL, not the policy nor a reward model whose scorer this would be)
+        return False
     return bool(set(said) & MODEL_WORDS) and not (said and said[-1] in RESPONSE_WORDS | OUTPUT_WORDS)
 
 
