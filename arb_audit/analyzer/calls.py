@@ -364,8 +364,8 @@ def _model_answers_messages(node: cst.Call, name: str) -> bool:
         return False  # (``model(tokenized_chat, labels=...)``: a loss's forward pass, teacher-forced)
     for arg in node.args:
         if arg.keyword is not None:
-            if words(arg.keyword.value)[-1:] and words(arg.keyword.value)[-1] in MESSAGES_WORDS:
-                return True
+            if words(arg.keyword.value)[-1:] == ("messages",):
+                return True  # (``model(messages=msgs)``)
             continue
         if arg.star:
             continue
@@ -536,9 +536,9 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         and given & ASKED_WORDS
         and (attribute or any("." in q for q in names(func)))
     ):
-        # (asked before the setup verbs: "get" readies an inference object, unless its name is the
-        # answers) an imported helper named for the answers it returns, handed the model (``model_path=``) and
+        # an imported helper named for the answers it returns, handed the model (``model_path=``) and
         # the prompts (``get_responses(prompts=ps, model_path=p)``): the model's answers to them
+        # (asked before the setup verbs, where "get" readies an inference object)
         return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
     if found[0] in SETUP_WORDS:
         return False

@@ -704,8 +704,9 @@ def _kl_shaped(node: cst.FunctionDef) -> bool:
         ):
             penalised = penalised or _kl_product(n)  # (``-kl_coef * kl`` is ``(-kl_coef) * kl``)
         elif type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
-            penalised = penalised or (_kl_product(n.right) and _scored(n.left))
-            added = added or (_kl_product(n.right) and _scored(n.left))
+            # (``score - beta * kl``: the penalty and the score in one expression)
+            both = _kl_product(n.right) and _scored(n.left)
+            penalised, added = penalised or both, added or both
         elif type(n) is cst.AugAssign and isinstance(n.operator, cst.AddAssign):
             added = added or _scored(n.value)
     return penalised and added
