@@ -103,6 +103,7 @@ ADVANTAGE_WORDS = frozenset({"advantage", "advantages", "adv", "advs", "gae", "r
 CRITIC_OUTPUT_WORDS = VALUE_WORDS | {"vpred", "vpreds", "critic", "newvalue", "newvalues"}
 """Words of a learned value head's predictions (``values``, ``new_values``, ``vpreds``)."""
 RETURN_WORDS = frozenset({"return", "returns"})
+"""Words of the discounted returns a critic is regressed on (``returns``, ``mc_returns``, ``Return``)."""
 CRITIC_CONTEXT = frozenset(
     {"critic", "vf", "vpred", "vpreds", "gae", "gamma", "advantage", "advantages", "adv", "old", "lam", "td"}
 )
@@ -112,10 +113,29 @@ returns has none)."""
 TARGET_WORDS = frozenset({"target", "targets"})
 """With a value's word, a name of the returns a critic is fitted to (``value_targets``)."""
 SHAPING_METHODS = frozenset(
-    {"squeeze", "unsqueeze", "view", "reshape", "flatten", "float", "detach", "to", "contiguous"}
+    {
+        *("squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "detach", "clone"),
+        *("to", "float", "half", "bfloat16", "cuda", "cpu"),
+    }
 )
-"""Methods that reshape or cast a tensor and leave it what it was named for (``values.squeeze(-1)``)."""
-"""Words of the discounted returns a critic is regressed on (``returns``, ``mc_returns``, ``Return``)."""
+"""Methods that reshape, move or cast a tensor and leave it what it was (``values.squeeze(-1)``,
+``x.grad.to(dtype)``)."""
+
+
+def unshaped(node: cst.BaseExpression) -> cst.BaseExpression:
+    """Return the tensor that reshaping, moving or casting calls start from (``x.grad.to(d)`` -> ``x.grad``).
+
+    Shared by the readings that name an operand by its tensor (a critic's values, a gradient handed on).
+    """
+    while (
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value in SHAPING_METHODS
+    ):
+        node = node.func.value
+    return node
+
+
 ADVERSARIAL_WORDS = frozenset({"perturb", "perturbed", "perturbation", "adversarial", "attack", "epsilon"})
 """Words of adversarial training (inputs perturbed along a gradient), where "adv" is no advantage."""
 PERTURBED_INPUTS = frozenset({"embedding", "embeddings", "embeds", "emb", "example", "examples", "noise"})
@@ -544,20 +564,13 @@ def _operand_name(node: cst.BaseExpression) -> str:
     A slice or a row of it (``values[:, :-1]``, ``b_returns[mb_inds]``) and a reshape or cast
     (``values.squeeze(-1)``) are read by the tensor's own name.
     """
-    while True:
-        if type(node) is cst.Subscript:
-            key = entry_key(node)
-            if key is not None:
-                return key
-            node = node.value
-        elif (
-            type(node) is cst.Call
-            and type(node.func) is cst.Attribute
-            and node.func.attr.value in SHAPING_METHODS
-        ):
-            node = node.func.value
-        else:
-            return last_name(node)
+    node = unshaped(node)
+    while type(node) is cst.Subscript:
+        key = entry_key(node)
+        if key is not None:
+            return key
+        node = unshaped(node.value)
+    return last_name(node)
 
 
 def _outer_difference(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:

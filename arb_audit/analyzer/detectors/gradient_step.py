@@ -38,6 +38,7 @@ from arb_audit.analyzer.loss_slice import (
     entry_key,
     keyed_entry,
     loss_form,
+    unshaped,
     words,
 )
 from arb_audit.analyzer.names import Scope, dotted, either, last_name, literal_bool, literal_text, text_value
@@ -2544,7 +2545,7 @@ class GradientStep(RouteDetector):
             return False
         bound = self.assigns.get((self.functions[-1], upstream.value))
         if bound:
-            return any(_reads_grad(v) or any(_reads_grad(d) for d in descendants(v)) for v in bound)
+            return any(_reads_grad(d) for v in bound for d in (v, *descendants(v)))
         return upstream.value in self.parameters.get(self.functions[-1], ()) and bool(
             set(words(upstream.value)) & GRADIENT_WORDS
         )
@@ -4553,18 +4554,12 @@ GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients"})
 """Words of a name that holds a gradient (``output_grad``, ``grad_output``, ``dy_grads``)."""
 CHAINED_BACKWARD = "a backward pass handed the gradient of the blocks after it"
 """How a step that continues the chain rule by hand is described; its loss is in another step."""
-CONVERSIONS = frozenset(
-    {"to", "float", "half", "bfloat16", "contiguous", "detach", "clone", "cuda", "cpu", "view", "reshape"}
-)
-"""Methods that move, cast or reshape a tensor and leave it what it was (``x.grad.to(dtype)``)."""
 
 
 def _reads_grad(value: cst.CSTNode) -> bool:
     """Say whether ``value`` is a tensor's ``.grad`` (moved, cast or reshaped: ``x.grad.to(d)``)."""
-    while (
-        type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in CONVERSIONS
-    ):
-        value = value.func.value
+    if isinstance(value, cst.BaseExpression):
+        value = unshaped(value)
     return type(value) is cst.Attribute and value.attr.value == "grad"
 
 
