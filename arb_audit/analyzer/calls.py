@@ -129,6 +129,8 @@ NOT_ASKING_WORDS = frozenset(
 """Words of such a helper that reads settings, statistics or data rather than asking a model."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
+SETTER_WORDS = frozenset({"set", "update", "reset"})
+"""First words of a method that changes an engine's settings (``set_sampling_params``), asking nothing."""
 TEXT_HANDLING_VERBS = frozenset(
     {
         *("postprocess", "process", "parse", "clean", "extract", "format", "filter", "normalize"),
@@ -217,13 +219,13 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
             return True
         if (
             type(receiver) is cst.Attribute
-            and words(receiver.attr.value)[:1] != ("set",)
-            and not set(words(receiver.attr.value)[:1]) & SETUP_WORDS
-            and any(arg.keyword is not None and arg.keyword.value == "sampling_params" for arg in node.args)
+            and not set(words(receiver.attr.value)[:1]) & (SETUP_WORDS | SETTER_WORDS)
+            and "sampling_params" in _given(node)
         ):
-            # a remote engine's request handed vLLM's sampling settings (OpenRLHF's
-            # ``llm.add_requests.remote(rank, sampling_params=sp, prompt_token_ids=ids)``): its answers
-            # are the engine's samples, collected by another call
+            # a remote engine's request handed vLLM's sampling settings, by keyword or by their name
+            # (OpenRLHF's ``llm.add_requests.remote(rank, sampling_params=sp, prompt_token_ids=ids)``,
+            # ``engine.add_request.remote(ids, sampling_params)``): its answers are the engine's
+            # samples, collected by another call
             return True
     if called in CHAT_METHODS and type(node.func) is cst.Attribute:
         # ``model.chat(tokenizer, query, history=h)``: the remote-code chat API of Qwen, ChatGLM,

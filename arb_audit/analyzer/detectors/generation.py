@@ -222,6 +222,7 @@ class Generation(RouteDetector):
         Valid(
             "out = model(tokenized_chat, labels=tokenized_chat)\nverdict = guard_model(messages)\n"
             "name = select_model(messages)\nengine.set_sampling_params.remote(sampling_params=sp)\n"
+            "engine.update_sampling_params.remote(sampling_params)\n"
         ),
         # a helper named for responses handed no model: what it reads back was generated elsewhere
         Valid("from io_utils import get_responses\nouts = get_responses(prompts=prompts, path=p)\n"),
@@ -447,6 +448,8 @@ class Generation(RouteDetector):
             "result = await sampling_client.sample_async(prompt=p, num_samples=1, sampling_params=sp)\n",
             "generation",
         ),
+        # a remote engine's request handed vLLM's sampling settings by their name, in their place
+        Invalid("llm.add_requests.remote(rank, sampling_params, prompt_token_ids=ids)\n", "generation"),
         Invalid("answer = await instructor.generate_response(prompt, temperature=0.7)\n", "generation"),
         Invalid("response = self.reason_agent.step(prompt)\n", "generation"),
         Invalid(
