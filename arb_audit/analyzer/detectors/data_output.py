@@ -101,6 +101,7 @@ class DataOutput(RouteDetector):
     VALID = (
         # an evaluation's results written as one document: no records
         Valid("import json\nOUT.write_text(json.dumps(results, indent=2))\n"),
+        Valid("import json\ndoc = json.dumps(results)\nOUT.write_text(doc)\nOUT.write_text(text)\n"),
         Valid("import json\nfor step, m in enumerate(ms):\n    log.write(f'{step}: {json.dumps(m)}\\n')\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
@@ -131,6 +132,7 @@ class DataOutput(RouteDetector):
     INVALID = (
         Invalid("import json\nOUT.write_text(json.dumps(records, indent=2))\n", "data_output"),
         Invalid("import orjson\nOUT.write_bytes(orjson.dumps(records) + b'\\n')\n", "data_output"),
+        Invalid("import json\ndoc = json.dumps(records, indent=2)\nOUT.write_text(doc)\n", "data_output"),
         Invalid("dataset.push_to_hub('me/traces')\n", "data_output"),
         Invalid(
             "import json\nwith open(p, 'w') as fd:\n    for item in items:\n"
@@ -228,6 +230,8 @@ class DataOutput(RouteDetector):
         """Names of collections grown inside a loop (``chats.append(answer)``, ``chats[q] = answer``)."""
         self.text_files: set[str] = set()
         """Names bound to a plain file opened for writing (``f = open(path, "w")``)."""
+        self.documents: set[str] = set()
+        """Names bound to records encoded as one JSON document (``doc = json.dumps(records)``)."""
         self.answers: list[tuple[cst.Call, cst.CSTNode | None]] = []
         """``name.write(...)`` calls in a loop writing the text of a model's reply, with their statements."""
 
@@ -286,6 +290,8 @@ class DataOutput(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._opens_writer(node.value):
             self.writers |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
+        if type(node.value) is not cst.Name and self._records_document(node.value):
+            self.documents |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         for t in node.targets:
             self._opens_text_file(node.value, t.target)
             if self.loops and type(t.target) is cst.Subscript and type(t.target.value) is cst.Name:
@@ -321,10 +327,7 @@ class DataOutput(RouteDetector):
         if (
             method(node) in ("write_text", "write_bytes")
             and node.args
-            and type(encoded := _first_operand(node.args[0].value)) is cst.Call
-            and encoded.args
-            and self.names(encoded.func) & JSON_ENCODERS
-            and _records(encoded.args[0].value)
+            and self._records_document(node.args[0].value)
         ):
             # out_path.write_text(json.dumps(records)): one JSON document of records, as json.dump's
             self.report(node, "data_output", "writes the generated records as one JSON document")
@@ -381,6 +384,21 @@ class DataOutput(RouteDetector):
             assert type(node.func) is cst.Attribute
             if not holds_model(node.func.value):
                 self.report(node, "data_output", f"writes a dataset with {name}()")
+
+    def _records_document(self, value: cst.BaseExpression) -> bool:
+        """Say whether ``value`` is records encoded as one JSON document (``json.dumps(records)``).
+
+        Possibly with a newline added, or by the name it was bound to first (``doc = json.dumps(rows)``).
+        """
+        encoded = _first_operand(value)
+        if type(encoded) is cst.Name:
+            return encoded.value in self.documents
+        return (
+            type(encoded) is cst.Call
+            and bool(encoded.args)
+            and bool(self.names(encoded.func) & JSON_ENCODERS)
+            and _records(encoded.args[0].value)
+        )
 
     def _json_helper(self, node: cst.Call) -> bool:
         """Say whether ``node`` calls a project's writer of records with data and a path.
