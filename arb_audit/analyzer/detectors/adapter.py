@@ -8,7 +8,9 @@ from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.names import literal_bool
 
-LORA = frozenset({"peft.LoraConfig", "peft.get_peft_model", "peft.prepare_model_for_kbit_training"})
+ADAPTER_WRAPPERS = frozenset({"peft.get_peft_model", "peft.prepare_model_for_kbit_training"})
+"""peft's functions that wrap a model for adapter training and hand back the model they are given."""
+LORA = frozenset({"peft.LoraConfig", *ADAPTER_WRAPPERS})
 """peft's constructors of LoRA adapters."""
 OPTIONAL_LORA = frozenset({"trl.get_peft_config", "trl.trainer.utils.get_peft_config"})
 """Helpers that build an adapter only when a flag asks for one (TRL's ``--use_peft``)."""

@@ -21,6 +21,7 @@ from arb_audit.analyzer.calls import (
     method,
 )
 from arb_audit.analyzer.detector import FileContext, Finding, Invalid, RouteDetector, Valid, keyword
+from arb_audit.analyzer.detectors.adapter import ADAPTER_WRAPPERS
 from arb_audit.analyzer.detectors.config_module import CONFIG_WORDS
 from arb_audit.analyzer.detectors.framework_entry import AGENT_WORDS
 from arb_audit.analyzer.detectors.inference import NO_GRAD
@@ -951,6 +952,18 @@ class GradientStep(RouteDetector):
             "args, = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
             "trainer = Trainer(max_epochs=1)\npl_model = MyRewardTransformer(config=cfg)\n"
             "trainer.fit(pl_model, train_dataloaders=loader)\n",
+            "stage",
+            "reward_model",
+        ),
+        # a model of such a class wrapped with an adapter before it is handed: the wrapper hands back
+        # the model it is given
+        Invalid(
+            "from transformers import TrainingArguments\nfrom peft import get_peft_model\n"
+            "from .trainer import CodeTrainer, CodeRewardModel\n"
+            "def main(args):\n    model = CodeRewardModel.from_pretrained(args.base, output_dim=1)\n"
+            "    model = get_peft_model(model, lora_config)\n"
+            "    trainer = CodeTrainer(model=model, args=TrainingArguments('o'), train_dataset=ds)\n"
+            "    trainer.train()\n",
             "stage",
             "reward_model",
         ),
@@ -3620,6 +3633,8 @@ class GradientStep(RouteDetector):
                 while type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
                     call = call.func.value  # ``Model(...).to(device)``
                 cls = call.func
+                if self.names(cls) & ADAPTER_WRAPPERS:
+                    continue  # (``get_peft_model(model, cfg)`` hands back the model it is given)
                 if type(cls) is cst.Attribute and cls.attr.value in MODEL_LOADERS:
                     cls = cls.value  # ``RewardModel.load_from_checkpoint(path)``
                 if type(cls) is cst.Name and not self._defined_here(cls):
