@@ -818,6 +818,9 @@ def loss_form(f: Features) -> Verdict:
     policy_logps = bool(w & SEQUENCE_LOGPROB_WORDS)
     # "adv" beside perturbed embeddings is adversarial training's (``adv_embeddings``), no advantage
     advantages = bool(w & (ADVANTAGE_WORDS - {"adv"} if w & ADVERSARIAL_WORDS else ADVANTAGE_WORDS))
+    # a ratio clipped around one on advantages is a policy gradient; a preference term added to it
+    # (a DPO loss mixed in by a coefficient) leaves the policy gradient the objective, asked below
+    clipped_policy_gradient = advantages and f.clip_around_one
     if f.calls & MARGIN:
         return Verdict("reward_model", "pairwise", None, "a margin ranking loss between two scores")
     if (
@@ -825,6 +828,7 @@ def loss_form(f: Features) -> Verdict:
         and w & DISPREFERRED_WORDS
         and w & REFERENCE_WORDS
         and policy_logps
+        and not clipped_policy_gradient
     ):
         # (both members of a pair: one word alone may name something else, as DeepSpeed-Chat's reward
         # model returns a ``chosen_end_scores`` a PPO loop reads)
@@ -854,7 +858,7 @@ def loss_form(f: Features) -> Verdict:
         # every candidate's length-normalised log-likelihood compared with every other's, the pairs
         # ordered by the candidates' reward scores (RRHF): a ranking form of preference optimisation
         return Verdict("dpo", "ranking", None, "candidates' log-likelihoods ranked by their reward scores")
-    if preference and paired:
+    if preference and paired and not clipped_policy_gradient:
         # scores named rewards, compared without a reference or a beta, are a reward model's outputs
         # (``log(sigmoid(chosen_reward - reject_reward))`` has log-probabilities of its own)
         scored = bool(w & SCORE_WORDS) and not (w & REFERENCE_WORDS or "beta" in w)

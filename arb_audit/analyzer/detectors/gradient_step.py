@@ -799,6 +799,21 @@ class GradientStep(RouteDetector):
         ),
     )
     INVALID = (
+        # a clipped policy gradient with a DPO term mixed in by a coefficient: the policy gradient is
+        # the objective
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\n"
+            "def update(policy, batch, opt, eps, beta, dpo_coef):\n"
+            "    ratio = torch.exp(policy(batch['ids']) - batch['old_logprobs'])\n"
+            "    adv = batch['advantages']\n"
+            "    pg = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv).mean()\n"
+            "    chosen = batch['chosen_logps'] - batch['ref_chosen_logps']\n"
+            "    rejected = batch['rejected_logps'] - batch['ref_rejected_logps']\n"
+            "    dpo = -F.logsigmoid(beta * (chosen - rejected)).mean()\n"
+            "    loss = pg + dpo_coef * dpo\n    loss.backward()\n    opt.step()\n",
+            "gradient_step",
+            "ppo",
+        ),
         # a Lightning module calling itself, its forward in a base class of this file
         Invalid(
             "import pytorch_lightning as pl\nclass Base(pl.LightningModule):\n"
