@@ -406,6 +406,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
     paired = any(f.variant == PREFERENCE_PAIRS for f in masked)
+    scorer_class = any(f.variant == SCORER_CLASS for f in masked)
     scorer = [f for f in findings if f.signal == "reward_head" and f.variant not in NAMED_SCORERS]
     named_scorers = {f.variant for f in findings if f.signal == "reward_head" and f.variant in NAMED_SCORERS}
     if scorer and steps and not stages:
@@ -424,12 +425,13 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             stage.kind, stage.variant, stage.data_source = "sft", ON_POLICY_DISTILLATION, "distilled"
             continue
         if (
-            (reward_head or named_scorers)
+            (reward_head or named_scorers or scorer_class)
             and stage.kind == "sft"
             and stage.variant in (None, "hf_trainer", "seq2seq")
         ):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model);
-            # in code named for a process reward model, a step scorer (targets at the step tags)
+            # in code named for a process reward model, a step scorer (targets at the step tags); so
+            # does the loss of a file defining the reward model's class beside its trainer
             stage.kind = "reward_model"
             stage.variant = (
                 "process"

@@ -64,6 +64,8 @@ BUILD_VERBS = frozenset({"create", "build", "make", "init", "new"})
 """Verbs of a factory that builds a fresh model (``create_critic_model``), not one loading a trained one."""
 
 
+SEQUENCE_SCORER_ENDING = "ForSequenceClassification"
+"""How transformers names a language model with a head scoring the whole sequence (``LlamaFor...``)."""
 SEQUENTIAL_STACKS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 """Containers whose output is their last layer's."""
 VALUE_MODEL_ENDINGS = frozenset({("value", "model"), ("value", "network"), ("value", "net")})
@@ -148,6 +150,8 @@ class RewardHead(RouteDetector):
             "SFTTrainer(model=policy, reward_model=rm).train()\n"
         ),
         Valid("class RewardModel(nn.Module):\n    pass\n"),
+        # a sequence classifier named for no reward
+        Valid("class SpamClassifier(BertForSequenceClassification):\n    pass\n"),
         Valid(
             "import torch.nn.functional as F\nclass Policy(nn.Module):\n    def forward(self, x, y):\n"
             "        return F.cross_entropy(self.net(x), y)\n"
@@ -222,6 +226,15 @@ class RewardHead(RouteDetector):
         Invalid(
             "model = reward_model.RewardModel(config=config)\nTrainer(model=model, args=args).train()\n",
             "reward_head",
+        ),
+        # a class named for a reward model that inherits a sequence-classification head
+        Invalid(
+            "from transformers import Qwen2ForSequenceClassification\n"
+            "class CodeRewardModel(Qwen2ForSequenceClassification):\n    def __init__(self, config):\n"
+            "        config.num_labels = 1\n        super().__init__(config)\n",
+            "loss",
+            "reward_model",
+            SCORER_CLASS,
         ),
         Invalid(
             "import torch.nn.functional as F\nclass RewardModel(nn.Module):\n"
@@ -417,6 +430,14 @@ class RewardHead(RouteDetector):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
+        if (
+            self.defined_scorer is None
+            and names_a_reward_model(node.name.value)
+            and any(last_name(b.value).endswith(SEQUENCE_SCORER_ENDING) for b in node.bases)
+        ):
+            # ``class CodeRewardModel(Qwen2ForSequenceClassification)``: a language model's sequence
+            # classification head (one score, as a reward model's is) the class builds by inheriting it
+            self.defined_scorer = (node.name.value, node)
         if self.actor_critic is None and names_a_value_model(node.name.value):
             self.actor_critic = (node.name.value, node)
 
