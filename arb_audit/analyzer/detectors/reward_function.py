@@ -7,7 +7,7 @@ import itertools
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
-from arb_audit.analyzer.loss_slice import MODEL_WORDS, words
+from arb_audit.analyzer.loss_slice import MODEL_WORDS, unshaped, words
 from arb_audit.analyzer.names import dotted, last_name
 from arb_audit.analyzer.walk import descendants, own_descendants
 
@@ -258,6 +258,16 @@ class RewardFunction(RouteDetector):
             "loss",
             "ppo",
         ),
+        # an experience maker doing the same with its KL controller's coefficient
+        Invalid(
+            "class Orchestrator:\n    def make_experience(self, samples):\n"
+            "        kls = logprobs - ref_logprobs\n"
+            "        non_score_rewards = -self.model.kl_ctl.value * kls\n"
+            "        all_rewards = non_score_rewards.clone()\n"
+            "        all_rewards[:, -1] += scores.to(device)\n        self.push(all_rewards)\n",
+            "loss",
+            "ppo",
+        ),
         # a reward asked of an LLM judge handed in (its client and model name)
         Invalid(
             "def compute_group_rewards(codes, judge_client, judge_model):\n"
@@ -418,13 +428,14 @@ class RewardFunction(RouteDetector):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         before = len(self.context.findings)
         self._reward(node)
-        if len(self.context.findings) > before and _kl_shaped(node):
+        rewarded = len(self.context.findings) > before
+        if _kl_shaped(node):
             # rewards = -kl_coef * kl; rewards[last] += score: the per-token KL penalty folded into
-            # the reward, as RLHF's PPO does (TRL's, OpenRLHF's ``compute_reward``); group-relative
-            # methods keep the KL in the loss
+            # the reward, as RLHF's PPO does (TRL's, OpenRLHF's ``compute_reward``, trlx's experience
+            # maker); group-relative methods keep the KL in the loss
             message = f"{node.name.value}() folds a per-token KL penalty into the reward (RLHF PPO)"
             self.report(node, "loss", message, kind="ppo")
-        if len(self.context.findings) > before:
+        if rewarded:
             # (a parameter with a default, ``remaining_turns=None``, is support the caller may not use;
             # a parameter ``turn`` is as often a speaker's or a player's)
             required = [
@@ -681,7 +692,7 @@ def _reward_named(name: str) -> bool:
     return not (qualifier and qualifier[0].endswith("ed") and head and head[0] not in PREPOSITIONS)
 
 
-KL_WORDS = frozenset({"kl", "kld", "kl_div"})
+KL_WORDS = frozenset({"kl", "kls", "kld", "kl_div"})
 """Words of a name holding a KL divergence (``kl``, ``per_token_kl``)."""
 
 
@@ -725,12 +736,19 @@ def _scored(value: cst.BaseExpression) -> bool:
 
 
 def _base_name(value: cst.BaseExpression) -> str:
-    """Return the name a value is read by (a subscript's tensor's, a negation's operand's)."""
+    """Return the name a value is read by (a subscript's tensor's, a negation's operand's, a moved one's).
+
+    An attribute is read by its whole chain (``self.kl_ctl.value``: the KL controller's value).
+    """
     while True:
         if type(value) is cst.Subscript:
             value = value.value
         elif type(value) is cst.UnaryOperation:
             value = value.expression
+        elif type(value) is cst.Call and unshaped(value) is not value:
+            value = unshaped(value)  # (``scores.to(device)``)
+        elif type(value) is cst.Attribute:
+            return dotted(value).replace(".", "_")
         else:
             return last_name(value)
 
