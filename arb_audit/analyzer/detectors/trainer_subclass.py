@@ -6,8 +6,21 @@ import libcst as cst
 
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
-from arb_audit.analyzer.trainers import Trainer, subclass_named_for, trainer_named, trainer_of
+from arb_audit.analyzer.names import last_name
+from arb_audit.analyzer.trainers import (
+    LABEL_KINDS,
+    Trainer,
+    name_words,
+    route_word,
+    subclass_named_for,
+    trainer_named,
+    trainer_of,
+)
 from arb_audit.analyzer.walk import descendants
+
+ALGORITHM_PARTS = frozenset({"model", "learner", "agent", "actor", "policy", "algorithm", "trainer", "loss"})
+"""Last words of a library class that is one algorithm's part (``AcceleratePPOModel``, ``GRPOLearner``),
+not its settings (``DPOConfig``) or data."""
 
 
 class TrainerSubclass(RouteDetector):
@@ -21,13 +34,19 @@ class TrainerSubclass(RouteDetector):
     ``CustomDPOTrainer`` with hand-written ORPO and SimPO losses); the stage is the base trainer's.
     """
 
-    TRIGGERS = ("Trainer",)
+    TRIGGERS = ("Trainer", "PPO", "GRPO", "DPO", "RLOO")
 
     VALID = (
         Valid("class Trainer:\n    pass\n"),
         Valid("class DPOTrainer:\n    def fit(self):\n        return self.loss\n"),
         Valid("from .base import Base\nclass GRPOTrainer(Base):\n    pass\n"),
         Valid("from trl import DPOConfig\nclass MyConfig(DPOConfig):\n    pass\n"),
+        # a class of this file named for an algorithm is no library's part; settings and data are none
+        Valid("class PPOModel:\n    pass\nclass Mine(PPOModel):\n    pass\n"),
+        Valid("from lib.data import GRPODataset\nclass Mine(GRPODataset):\n    pass\n"),
+        Valid("from .magrpo import MAGRPOModel\nclass Mine(MAGRPOModel):\n    pass\n"),
+        # a subclass named for another algorithm than its base's: its own name is read elsewhere
+        Valid("from skyrl.x import RayPPOActorModel\nclass DAPOActorModel(RayPPOActorModel):\n    pass\n"),
     )
     INVALID = (
         Invalid(
@@ -46,6 +65,16 @@ class TrainerSubclass(RouteDetector):
             "from .ppo import RayPPOTrainer\nclass CustomRewardTrainer(RayPPOTrainer):\n    pass\n",
             "stage",
             "ppo",
+        ),
+        # a library's model or learner of one algorithm, customised
+        Invalid(
+            "from trlx.model.accelerate_ppo_model import AcceleratePPOModel\n"
+            "class SoftpromptModel(AcceleratePPOModel):\n    def generate(self, ids):\n        return ids\n",
+            "stage",
+            "ppo",
+        ),
+        Invalid(
+            "from oat.algorithms import GRPOLearner\nclass Mine(GRPOLearner):\n    pass\n", "stage", "grpo"
         ),
     )
 
@@ -78,6 +107,32 @@ class TrainerSubclass(RouteDetector):
                     assert trainer is not None
                     self.report_trainer(node, f"defines {node.name.value}, a {ancestor}", trainer)
                     return
+        own_route = route_word(node.name.value, strict=True)
+        for base in node.bases:
+            named = self._imported_algorithm_class(base.value)
+            if named is not None:
+                # ``class AcceleratePPOSoftpromptModel(AcceleratePPOModel)``: a library's class of one
+                # algorithm (its model, learner or policy), customised here, runs that algorithm
+                base_name, kind = named
+                if own_route is not None and LABEL_KINDS.get(own_route[0]) != kind:
+                    return  # (``class DAPOTrainer(RayPPOTrainer)``: named for what it does instead)
+                message = f"defines {node.name.value}, a subclass of {base_name}, named for {kind.upper()}"
+                self.report_trainer(node, message, Trainer(kind))
+                return
+
+    def _imported_algorithm_class(self, base: cst.BaseExpression) -> tuple[str, str] | None:
+        """Return a library's base class named for one algorithm's part and its stage kind.
+
+        ``AcceleratePPOModel`` -> ppo; a base of the file or of a relative import is the project's.
+        """
+        if not any(self.context.resolver.is_imported(q) and q[:1] != "." for q in self.names(base)):
+            return None
+        name = last_name(base)
+        said = name_words(name)
+        named = route_word(name, strict=True)
+        if not said or said[-1] not in ALGORITHM_PARTS or named is None or named[0] not in LABEL_KINDS:
+            return None
+        return name, LABEL_KINDS[named[0]]
 
     def _inherited(self, node: cst.ClassDef) -> tuple[str, Trainer] | None:
         """Return the trainer a class derives from, and its name, if any.
