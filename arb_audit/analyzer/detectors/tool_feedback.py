@@ -64,6 +64,8 @@ class _Loop:
     """A generation in it decodes greedily (``temperature=0``)."""
     steps: set[str] = field(default_factory=set)
     """What its calls are named for: "generate", "tools" (``run_agent_generations``, ``run_tool_calls``)."""
+    turns: bool = False
+    """It runs over turns or rounds (``for _ in range(max_rounds)``)."""
 
 
 def _greedy_settings(value: cst.BaseExpression, greedy_names: set[str]) -> bool:
@@ -115,9 +117,10 @@ class ToolFeedback(RouteDetector):
     TRIGGERS = (
         *(f"<{tag}>" for tag in OBSERVATION_TAGS),
         "stop",
+        *("_tool", "tool_"),
     )
-    """The observation tags themselves, or a generation's stop sequences: a file without one cannot
-    show either shape."""
+    """The observation tags themselves, a generation's stop sequences, or a call named for running
+    tools: a file without one cannot show any of the shapes."""
 
     VALID = (
         Valid(
@@ -145,6 +148,15 @@ class ToolFeedback(RouteDetector):
             "        outs = llm.generate(ps, SamplingParams(stop=['</search>']))\n"
         ),
         Valid("for turn in range(max_turns):\n    out = model.generate(x)\n"),
+        # generation and tool calls over a dataset's items, not over turns; or in an evaluation
+        Valid(
+            "for item in dataset:\n    text = generate_answer(model, item)\n"
+            "    result = tool_manager.call_tool(text)\n"
+        ),
+        Valid(
+            "def evaluate(model, tools, conv, max_rounds):\n    for _ in range(max_rounds):\n"
+            "        text = generate_reply(model, conv)\n        conv = add(conv, tools.call_tool(text))\n"
+        ),
         Valid("text = f'<information>{docs}</information>'\nout = model.generate(text)\n"),
         Valid("def format_prompt(docs):\n    return f'<documents>{docs}</documents>'\n"),
         Valid("def parse_xml(text):\n    return re.findall(r'<result>(.*?)</result>', text)\n"),
@@ -155,6 +167,15 @@ class ToolFeedback(RouteDetector):
         ),
     )
     INVALID = (
+        # rounds of generation, each followed by the tool calls it wrote, the results handed on
+        Invalid(
+            "def generate_with_tool_calls(model, tool_manager, conv, max_rounds=5):\n"
+            "    for _ in range(max_rounds):\n"
+            "        text = generate_conversation_fn(model=model, inputs=conv)\n"
+            "        result = tool_manager.call_tool(text)\n"
+            "        conv = handle_tool_result(result, conv)\n",
+            "interactive",
+        ),
         Invalid(
             "class Agent:\n    def run_tool_calls(self, states):\n        for s in states:\n"
             "            obs = f'<information>{search(s)}</information>'\n"
@@ -213,6 +234,8 @@ class ToolFeedback(RouteDetector):
         self.greedy_names: set[str] = set()
         """Names bound to greedy generation settings."""
         self.agent_loop: cst.CSTNode | None = None
+        self.turn_tool_loop: cst.CSTNode | None = None
+        """The first loop over turns that generates, then runs the tool calls (named for both)."""
         """A loop that calls a generation step and a tool-calling step."""
         self.scorers: list[bool] = []
         """Per open function: whether it scores or checks responses."""
@@ -256,13 +279,13 @@ class ToolFeedback(RouteDetector):
         return not any(NOT_TRAINING_SCOPES & set(words(name)) for name in self.functions)
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops.append(_Loop())
-        if self.loop is None and self._turns(node.iter) and self._training_scope():
+        self.loops.append(_Loop(turns=self._turns(node.iter)))
+        if self.loop is None and self.loops[-1].turns and self._training_scope():
             self.loop = node
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops.append(_Loop())
-        if self.loop is None and self._turns(node.test) and self._training_scope():
+        self.loops.append(_Loop(turns=self._turns(node.test)))
+        if self.loop is None and self.loops[-1].turns and self._training_scope():
             self.loop = node
 
     def _leave_loop(self, node: cst.For | cst.While) -> None:
@@ -272,8 +295,10 @@ class ToolFeedback(RouteDetector):
             if self.loop is node:
                 self.loop = None
             return
-        if loop.steps == {"generate", "tools"} and self.agent_loop is None and self._training_scope():
-            self.agent_loop = node
+        if loop.steps == {"generate", "tools"} and self._training_scope():
+            self.agent_loop = self.agent_loop or node
+            if loop.turns:
+                self.turn_tool_loop = self.turn_tool_loop or node
         if loop.generates and self.stopped_loop is None and self._training_scope():
             self.stopped_loop = node
 
@@ -346,13 +371,22 @@ class ToolFeedback(RouteDetector):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.loop is not None and self.generates and self.tagged:
             message = "a loop over turns generates and splices a tool's result back into the text"
-            self.report(self.loop, "interactive", message, interactive=True)
+            self.report(self.loop, "interactive", message, statement=self.loop, interactive=True)
         elif self.agent_loop is not None and self.tagged:
             message = "a loop generates, then runs the tool calls, whose results go back tagged into the text"
-            self.report(self.agent_loop, "interactive", message, interactive=True)
+            self.report(self.agent_loop, "interactive", message, statement=self.agent_loop, interactive=True)
+        elif self.turn_tool_loop is not None:
+            # its turns are counted: what the tools return goes on into the next turn, however it is
+            # put into the conversation (a chat message built by a helper, no tag)
+            message = "a loop over turns generates, then runs the tool calls the policy wrote"
+            self.report(
+                self.turn_tool_loop, "interactive", message, statement=self.turn_tool_loop, interactive=True
+            )
         elif self.stopped_loop is not None and self.tool_stops:
             message = "a loop generates until the policy calls a tool (its stop strings), then goes on"
-            self.report(self.stopped_loop, "interactive", message, interactive=True)
+            self.report(
+                self.stopped_loop, "interactive", message, statement=self.stopped_loop, interactive=True
+            )
         elif self.scored_tag is not None and self.scored_call and not self.generates:
             # a reward that reads the tool results spliced into a response (``<result>...</result>``)
             # scores trajectories of several turns, whoever plays them
