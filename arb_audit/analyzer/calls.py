@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -16,6 +17,7 @@ import libcst as cst
 from arb_audit.analyzer.frameworks import PACKAGES
 from arb_audit.analyzer.loss_slice import CALLABLE_WORDS, words
 from arb_audit.analyzer.names import dotted, last_name, literal_text
+from arb_audit.analyzer.walk import descendants
 
 if TYPE_CHECKING:  # (detectors import this module)
     from arb_audit.analyzer.detector import RouteDetector
@@ -179,6 +181,41 @@ def delegates(
         p.name.value for p in (function.params.star_arg, function.params.star_kwarg) if type(p) is cst.Param
     }
     return all(type(a.value) is cst.Name and a.value.value in own for a in node.args)
+
+
+def discarded(node: cst.Call, statements: Sequence[cst.CSTNode]) -> bool:
+    """Say whether a call's result is bound to a name the next statement binds again, unread.
+
+    ``out = generate_with_tool_calls(m, p)`` followed by ``out = m.generate(**p)``: the first result
+    is thrown away, so nothing downstream reads what that call made. ``statements``: the walk's
+    statements around the call, innermost last.
+    """
+    if len(statements) < 2:
+        return False
+    bound, block = statements[-1], getattr(statements[-2], "body", None)
+    if type(bound) is not cst.Assign or bound.value is not node or len(bound.targets) != 1:
+        return False
+    target = bound.targets[0].target
+    lines = getattr(block, "body", ())
+    if type(target) is not cst.Name or not isinstance(lines, Sequence):
+        return False
+    at = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if type(line) is cst.SimpleStatementLine and any(s is bound for s in line.body)
+        ),
+        None,
+    )
+    if at is None or at + 1 >= len(lines):
+        return False
+    after = lines[at + 1]
+    rebound = after.body[0] if type(after) is cst.SimpleStatementLine and after.body else None
+    return (
+        type(rebound) is cst.Assign
+        and any(type(t.target) is cst.Name and t.target.value == target.value for t in rebound.targets)
+        and not any(type(n) is cst.Name and n.value == target.value for n in descendants(rebound.value))
+    )
 
 
 def generates(detector: RouteDetector, node: cst.Call) -> bool:
@@ -823,9 +860,10 @@ def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[s
 
     ``generation_manager.run_llm_loop(gen_batch, initial_input_ids)`` (Search-R1 and its forks),
     ``agent_loop(...)``, ``multi_turn_rollout(...)``: the multi-turn loop is the helper's, in another
-    file; the name says generation is interleaved with the world's turns. ``train_loop``,
-    ``generate_rollout``, ``llm_rollout``, ``single_turn_rollout`` and ``turn_rollouts_into_batch``
-    say nothing of several turns and do not count, nor does a framework's own helper (NeMo-RL's
+    file; the name says generation is interleaved with the world's turns; so does
+    ``generate_with_tool_calls(...)``. ``train_loop``, ``generate_rollout``, ``llm_rollout``,
+    ``single_turn_rollout`` and ``turn_rollouts_into_batch`` say nothing of several turns and do not
+    count, nor does a framework's own helper (NeMo-RL's
     ``run_multi_turn_rollout`` runs as many turns as its config says, one by default): what a
     framework runs is its table's to say.
     """
@@ -837,6 +875,11 @@ def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[s
         return False
     if "loop" in named:
         return turns or "llm" in named
+    said = words(last_name(node.func))
+    if ("with", "tool") in pairwise(said) or ("with", "tools") in pairwise(said):
+        # ``vllm_generate_with_tool_calls(...)``: generation interleaved with tool calls (not
+        # ``sample_tool_call_with_logprob``, one call sampled)
+        return bool(named & {"generate", "rollout", "sample"})
     return bool(named & {"rollout", "rollouts"}) and turns
 
 

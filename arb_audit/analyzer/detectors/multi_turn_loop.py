@@ -8,6 +8,7 @@ from arb_audit.analyzer.calls import (
     ENVIRONMENT_WORDS,
     asks_helper,
     dict_field,
+    discarded,
     environment_plays,
     generates,
     is_env_step,
@@ -167,6 +168,13 @@ class MultiTurnLoop(RouteDetector):
         ),
         Valid("for epoch in range(3):\n    train_loop(model, loader)\n    out = llm_rollout(prompts)\n"),
         Valid("def _validate(self):\n    for batch in loader:\n        out = manager.run_llm_loop(batch)\n"),
+        # generating tool calls as text (a dataset of them), nothing run with them
+        Valid("for batch in loader:\n    calls = generate_tool_calls(model, batch)\n"),
+        # the tool loop's result thrown away unread, replaced by plain samples
+        Valid(
+            "for i in range(n):\n    out = generate_with_tool_calls(model, inputs, max_rounds=2)\n"
+            "    out = model.generate(**inputs)\n    outs.append(out)\n"
+        ),
         Valid(
             "def agent_loop(agent, prompts):\n    return agent.model.generate(prompts)\n"
             "for batch in loader:\n    seqs = agent_loop(agent, batch)\n    loss.backward()\n"
@@ -291,6 +299,14 @@ class MultiTurnLoop(RouteDetector):
             "for batch in self.train_dataloader:\n"
             "    out = generation_manager.run_llm_loop(gen_batch, initial_input_ids=ids)\n"
             "    self.actor_rollout_wg.update_actor(out)\n",
+            "interactive",
+        ),
+        # a generation helper named for the tool calls it interleaves
+        Invalid(
+            "from .tool_generation import vllm_generate_with_tool_calls\n"
+            "for batch in self.train_dataloader:\n"
+            "    outs = vllm_generate_with_tool_calls(self.llm, prompts=batch, max_rounds=6)\n"
+            "    self.update(outs)\n",
             "interactive",
         ),
         # an environment's own episode method, handed the policy's response function
@@ -558,7 +574,12 @@ class MultiTurnLoop(RouteDetector):
             if runs_episodes(node) and not set(words(last_name(node.func))) & TRAINER_SCOPES:
                 # (``run_eval_episode(model, env)``: episodes played to evaluate, not trained on)
                 self.played = (node, statement)
-            elif runs_agent_loop(node, self.names) and not any(c is node for c, _ in self.loop_helpers):
+            elif (
+                runs_agent_loop(node, self.names)
+                and not any(c is node for c, _ in self.loop_helpers)
+                # (its episodes thrown away unread, replaced by plain samples, feed nothing)
+                and not discarded(node, self.context.statements)
+            ):
                 self.loop_helpers.append((node, statement))
         if not self.loops and not self.classes and not self.functions:
             return
