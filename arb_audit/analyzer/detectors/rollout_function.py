@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import (
+    TEXT_HANDLING_VERBS,
     asks_helper,
     generates,
     is_http_post,
@@ -14,6 +15,11 @@ from arb_audit.analyzer.detectors.environment import SINGLE_TURN
 from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import words
 
+REVIEWING_VERBS = frozenset(
+    {"analyze", "analyse", "summarize", "summarise", "judge", "critique", "inspect", "review", "annotate"}
+)
+"""First words of a function that looks at rollouts already made (``analyze_rollouts``), asking a model
+about them rather than sampling them from the policy."""
 ROLLOUT_WORDS = frozenset({"rollout", "rollouts", "trajectory", "trajectories"})
 """Words of a function or method that produces what RL trains on (``collect_trajectories``,
 ``generate_rollout``, ``rollout``)."""
@@ -35,6 +41,9 @@ class RolloutFunction(RouteDetector):
         Valid("def evaluate_rollout(llm, q):\n    return llm.generate(q)\n"),
         Valid("def rollout_stats(rows):\n    return len(rows)\n"),
         Valid("def collect(llm, q):\n    return llm.generate(q)\n"),
+        # rollouts already made, judged by a model or handled
+        Valid("def analyze_rollouts(rollouts):\n    return judge.chat.completions.create(messages=m)\n"),
+        Valid("def score_trajectories(trajs):\n    return [llm.generate(t) for t in trajs]\n"),
     )
     INVALID = (
         Invalid(
@@ -59,9 +68,12 @@ class RolloutFunction(RouteDetector):
         around = self.enclosing()
         if self.reported or not around:
             return
-        named = set(words(around[-1]))
+        said = words(around[-1])
+        named = set(said)
         if not named & ROLLOUT_WORDS or named & NOT_TRAINING_SCOPES:
             return
+        if said[0] in TEXT_HANDLING_VERBS | REVIEWING_VERBS:
+            return  # (``analyze_rollouts``, ``score_trajectories``: rollouts made, handled or judged)
         if (
             generates(self, node)
             or asks_helper(self, node)
