@@ -131,6 +131,8 @@ NOT_ASKING_WORDS = frozenset(
 """Words of such a helper that reads settings, statistics or data rather than asking a model."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
+TEST_DOUBLE_WORDS = frozenset({"mock", "fake", "dummy", "stub"})
+"""First words of a stand-in built for tests or examples (``MockInferenceClient``), which asks no model."""
 SETTER_WORDS = frozenset({"set", "update", "reset"})
 """First words of a method that changes an engine's settings (``set_sampling_params``), asking nothing."""
 TEXT_HANDLING_VERBS = frozenset(
@@ -579,8 +581,8 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         # the prompts (``get_responses(prompts=ps, model_path=p)``): the model's answers to them
         # (asked before the setup verbs, where "get" readies an inference object)
         return not any(q.startswith(LIBRARY_PREFIXES) for q in names(node.func))
-    if found[0] in SETUP_WORDS:
-        return False
+    if found[0] in SETUP_WORDS or found[0] in TEST_DOUBLE_WORDS:
+        return False  # (``MockInferenceClient()``: a test double stands in for a model, asking none)
     said = set(found)
     if (
         said & ASKING_WORDS

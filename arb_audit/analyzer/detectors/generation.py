@@ -230,6 +230,8 @@ class Generation(RouteDetector):
         Valid("from sandbox import run_judge\nresult = run_judge(code, tests, timeout=10)\n"),
         # settings, statistics or data queried with a sampling-like keyword
         Valid("from api import get_api_config\ncfg = get_api_config(temperature=0.2)\n"),
+        # a test double standing in for an inference client
+        Valid("from .mocks import MockInferenceClient\ninference = MockInferenceClient()\n"),
         Valid("from index import query_dataset\nrows = query_dataset(idx, temperature=0.5)\n"),
         # a model object's request with no prompt handed is no question
         Valid("status = llm.request(endpoint='/health')\nhit = llm_cache.query(prompt=p)\n"),
