@@ -33,10 +33,12 @@ NOT_EVALUATED_WORDS = frozenset(
     {
         *("constraint", "constraints", "expr", "expression", "expressions", "condition", "conditions"),
         *("rule", "rules", "formula", "predicate", "equation", "node", "ast", "polynomial", "sympy"),
+        *("atom", "atoms", "term", "terms", "operand", "operands", "symbol", "symbols", "literal"),
     }
 )
 """Words of an object whose ``evaluate()`` computes a value, not a model's quality
-(``constraint.evaluate(arrangement)``, ``expr.evaluate(env)``)."""
+(``constraint.evaluate(arrangement)``, ``expr.evaluate(env)``), or of what a routine named so
+computes (``eval_atom(name, x)``)."""
 
 
 class EvaluationCall(RouteDetector):
@@ -57,6 +59,7 @@ class EvaluationCall(RouteDetector):
         Valid("x = eval(text)\n"),
         Valid("import mlx.core as mx\nmx.eval(model.parameters())\n"),
         Valid("value = ast.literal_eval(text)\n"),
+        Valid("value = eval_atom(node.name, query)\nresult = evaluate_expression(tree, env)\n"),
         Valid("with eval_mode(model):\n    pass\n"),
         Valid("loader = eval_dataloader(ds, batch_size=8)\n"),
         Valid("args = TrainingArguments(evaluation_strategy='steps')\n"),
@@ -100,6 +103,8 @@ class EvaluationCall(RouteDetector):
             return  # (Python's eval, MLX's mx.eval, torch's model.eval(), a constant's template: no model)
         if type(func) is cst.Attribute and NOT_EVALUATED_WORDS & set(words(last_name(func.value))):
             return
+        if NOT_EVALUATED_WORDS & set(said[1:]):
+            return  # (``eval_atom(name, x)``, ``evaluate_expression(e)``: a value computed, no model)
         self.found = True
         self.report(
             node, "scoring", f"calls {name}(), a routine named for evaluating", variant=EVALUATION_CALL
