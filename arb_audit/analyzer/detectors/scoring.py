@@ -134,6 +134,11 @@ def _evaluation_module(qualified: str) -> bool:
         return False
     if DATA_PREPARATION_PARTS & set(words(qualified.rsplit(".", 1)[-1])):
         return False  # ``benchmark_data.filter_out()``
+    last = qualified.rsplit(".", 1)[-1]
+    if not last.isupper() and set(words(last)) & FILE_WORDS:
+        # ``evals.convert_to_hf.list_directories_with_prefix``: files found or moved (a benchmark's
+        # constant, ``POPULATE_FILE_EXTENSION``, is its harness's still)
+        return False
     said = set(words(qualified.rsplit(".", 1)[-1])) | {p for part in parts for p in part.lower().split("_")}
     # a module of metrics holds measures of outputs (``dolma_refine.metrics.DocumentEditSimilarity``),
     # unless what is named measures the machine or logs (``gpu_metrics.get_gpu_memory_metrics``)
@@ -171,6 +176,11 @@ def _library_plumbing(qualified: str) -> bool:
     return not SCORING_WORDS & set(words(qualified.rsplit(".", 1)[-1]))
 
 
+FILE_WORDS = frozenset(
+    {"dir", "dirs", "directory", "directories", "folder", "folders", "file", "files", "path", "paths"}
+)
+"""Words of an evaluation package's helper named for files or directories
+(``list_directories_with_prefix``, ``get_output_path``): plumbing that scores nothing."""
 TASK_LOOKUP_VERBS = frozenset({"get", "load", "list", "make"})
 """First words of a function that fetches a benchmark's tasks (``get_benchmark_dict``, ``load_tasks``)."""
 TASK_WORDS = frozenset({"task", "tasks", "suite", "suites", "benchmark", "benchmarks"})
@@ -242,6 +252,11 @@ class Scoring(RouteDetector):
     )
 
     VALID = (
+        # an evaluation package's helper named for the files it finds
+        Valid(
+            "from evals.convert_to_hf import list_directories_with_prefix\n"
+            "dirs = list_directories_with_prefix(bucket, 'ckpt')\n"
+        ),
         # a run's numbers logged, the machine's measured: no outputs scored
         Valid(
             "from forge.observability.metric_actors import get_or_create_metric_logger\n"
