@@ -429,7 +429,7 @@ class RewardFunction(RouteDetector):
         before = len(self.context.findings)
         self._reward(node)
         rewarded = len(self.context.findings) > before
-        if _kl_shaped(node):
+        if self.kl_written and _kl_shaped(node):
             # rewards = -kl_coef * kl; rewards[last] += score: the per-token KL penalty folded into
             # the reward, as RLHF's PPO does (TRL's, OpenRLHF's ``compute_reward``, trlx's experience
             # maker); group-relative methods keep the KL in the loss
@@ -492,6 +492,9 @@ class RewardFunction(RouteDetector):
         self._models: list[bool] = []  # per enclosing class: is it a model (``RewardModelProxy``)?
         self.helpers: dict[str, cst.FunctionDef] = {}
         """The module's functions, by name (helpers a reward calls)."""
+        self.kl_written = "kl" in context.text.lower()
+        """The text holds "kl" somewhere: only then can a function fold a KL penalty into rewards (the
+        check walks each function's body, a cost most files need not pay)."""
 
     def visit_Module(self, node: cst.Module) -> None:
         self.helpers = {f.name.value: f for f in node.body if type(f) is cst.FunctionDef}
