@@ -122,8 +122,13 @@ def _first_line(module: cst.Module, node: cst.CSTNode | None) -> str:
         node = node.with_changes(leading_lines=())
     node = _header(node)
     state = _FirstLineState(default_indent=module.default_indent, default_newline=module.default_newline)
-    with contextlib.suppress(_FirstLineWritten):
-        node._codegen(state)
+    try:
+        with contextlib.suppress(_FirstLineWritten):
+            node._codegen(state)
+    except RecursionError:
+        # libcst writes code by recursion: a first line nested too deep to write (600 operands added
+        # in one expression) is located by its statement's line instead
+        return ""
     code = "".join(state.tokens).strip()
     return code.splitlines()[0].strip() if code else ""
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arb_audit.analyzer.batch import classify_many
+from arb_audit.analyzer.classify import find
 from arb_audit.cli import main
 
 GOOD = "from trl import SFTTrainer\nSFTTrainer(model='m').train()\n"
@@ -105,3 +106,18 @@ def test_a_cue_repeated_on_every_line_is_reported_once(tmp_path: Path) -> None:
     assert result.primary == "EVAL_ONLY"
     assert 1 <= len(cues) <= 16
     assert sum(f.message == "reads a held-out split by its key" for f in cues) == 1
+
+
+def test_evidence_too_deep_to_write_is_located_by_its_statement() -> None:
+    # libcst writes code by recursion: a finding on 600 operands added in one expression (past the
+    # guarded nesting bound) is located by its statement's line in a worker, not lost to a recursion error
+    tail = " + ".join(f"'x{i}'" for i in range(600))
+    script = (
+        "import json\nfrom pathlib import Path\nfrom vllm import LLM\n"
+        "records = [o.outputs[0].text for o in LLM('m').generate(prompts)]\n"
+        f"Path('o.json').write_text(json.dumps(records) + {tail})\n"
+    )
+    findings, error = find(script, guarded=False)
+    assert error is None
+    written = [f for f in findings if f.signal == "data_output"]
+    assert written and written[0].line == 5
