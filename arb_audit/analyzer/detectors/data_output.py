@@ -102,6 +102,12 @@ class DataOutput(RouteDetector):
         # an evaluation's results written as one document: no records
         Valid("import json\nOUT.write_text(json.dumps(results, indent=2))\n"),
         Valid("import json\ndoc = json.dumps(results)\nOUT.write_text(doc)\nOUT.write_text(text)\n"),
+        # the name bound to something else before the write, or bound in another function
+        Valid(
+            "import json\ndef run(records):\n    doc = json.dumps(records)\n    doc = summary(records)\n"
+            "    OUT.write_text(doc)\ndef other(records):\n    doc = json.dumps(records)\n"
+            "def report(stats):\n    OUT.write_text(doc)\n"
+        ),
         Valid("import json\nfor step, m in enumerate(ms):\n    log.write(f'{step}: {json.dumps(m)}\\n')\n"),
         Valid(
             "class WithValueHead(nn.Module):\n    def push_to_hub(self, *args, **kwargs):\n"
@@ -230,8 +236,9 @@ class DataOutput(RouteDetector):
         """Names of collections grown inside a loop (``chats.append(answer)``, ``chats[q] = answer``)."""
         self.text_files: set[str] = set()
         """Names bound to a plain file opened for writing (``f = open(path, "w")``)."""
-        self.documents: set[str] = set()
-        """Names bound to records encoded as one JSON document (``doc = json.dumps(records)``)."""
+        self.documents: set[tuple[tuple[str, ...], str]] = set()
+        """Names bound to records encoded as one JSON document (``doc = json.dumps(records)``), with the
+        functions they are bound in."""
         self.answers: list[tuple[cst.Call, cst.CSTNode | None]] = []
         """``name.write(...)`` calls in a loop writing the text of a model's reply, with their statements."""
 
@@ -290,8 +297,12 @@ class DataOutput(RouteDetector):
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._opens_writer(node.value):
             self.writers |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
-        if type(node.value) is not cst.Name and self._records_document(node.value):
-            self.documents |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
+        # (a name bound to anything else after holds that instead; one function's name is not another's)
+        where = tuple(self.enclosing())
+        document = type(node.value) is not cst.Name and self._records_document(node.value)
+        for t in node.targets:
+            if type(t.target) is cst.Name:
+                (self.documents.add if document else self.documents.discard)((where, t.target.value))
         for t in node.targets:
             self._opens_text_file(node.value, t.target)
             if self.loops and type(t.target) is cst.Subscript and type(t.target.value) is cst.Name:
@@ -392,7 +403,7 @@ class DataOutput(RouteDetector):
         """
         encoded = _first_operand(value)
         if type(encoded) is cst.Name:
-            return encoded.value in self.documents
+            return (tuple(self.enclosing()), encoded.value) in self.documents
         return (
             type(encoded) is cst.Call
             and bool(encoded.args)
