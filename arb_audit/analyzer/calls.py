@@ -133,7 +133,7 @@ SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "buil
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
 TEST_DOUBLE_WORDS = frozenset({"mock", "fake", "dummy", "stub"})
 """First words of a stand-in built for tests or examples (``MockInferenceClient``), which asks no model."""
-SETTER_WORDS = frozenset({"set", "update", "reset"})
+SETTER_WORDS = frozenset({"set", "update", "reset", "apply", "broadcast", "sync", "register"})
 """First words of a method that changes an engine's settings (``set_sampling_params``), asking nothing."""
 TEXT_HANDLING_VERBS = frozenset(
     {
@@ -185,39 +185,53 @@ def delegates(
     return all(type(a.value) is cst.Name and a.value.value in own for a in node.args)
 
 
-def discarded(node: cst.Call, statements: Sequence[cst.CSTNode]) -> bool:
+def discarded(
+    node: cst.Call, statements: Sequence[cst.CSTNode], places: dict[int, dict[int, tuple[int, int]]]
+) -> bool:
     """Say whether a call's result is bound to a name the next statement binds again, unread.
 
-    ``out = generate_with_tool_calls(m, p)`` followed by ``out = m.generate(**p)``: the first result
-    is thrown away, so nothing downstream reads what that call made. ``statements``: the walk's
-    statements around the call, innermost last.
+    ``out = generate_with_tool_calls(m, p)`` followed by ``out = m.generate(**p)`` (on the next line or
+    after a ``;``): the first result is thrown away, so nothing downstream reads what that call made.
+    ``statements``: the walk's statements around the call, innermost last; ``places``: where each
+    statement of a block sits (line, position in it), filled once per block and kept by the caller.
     """
-    if len(statements) < 2:
+    if len(statements) < 2 or type(bound := statements[-1]) is not cst.Assign or bound.value is not node:
         return False
-    bound, block = statements[-1], getattr(statements[-2], "body", None)
-    if type(bound) is not cst.Assign or bound.value is not node or len(bound.targets) != 1:
+    if len(bound.targets) != 1 or type(target := bound.targets[0].target) is not cst.Name:
         return False
-    target = bound.targets[0].target
-    lines = getattr(block, "body", ())
-    if type(target) is not cst.Name or not isinstance(lines, Sequence):
-        return False
-    at = next(
-        (
-            i
-            for i, line in enumerate(lines)
-            if type(line) is cst.SimpleStatementLine and any(s is bound for s in line.body)
-        ),
-        None,
-    )
-    if at is None or at + 1 >= len(lines):
-        return False
-    after = lines[at + 1]
-    rebound = after.body[0] if type(after) is cst.SimpleStatementLine and after.body else None
-    return (
-        type(rebound) is cst.Assign
-        and any(type(t.target) is cst.Name and t.target.value == target.value for t in rebound.targets)
-        and not any(type(n) is cst.Name and n.value == target.value for n in descendants(rebound.value))
-    )
+    for lines in _blocks(statements[-2]):
+        where = places.get(id(lines))
+        if where is None:
+            where = places[id(lines)] = {
+                id(small): (i, k)
+                for i, line in enumerate(lines)
+                if type(line) is cst.SimpleStatementLine
+                for k, small in enumerate(line.body)
+            }
+        at = where.get(id(bound))
+        if at is None:
+            continue
+        line, k = lines[at[0]], at[1]
+        assert type(line) is cst.SimpleStatementLine
+        if k + 1 < len(line.body):
+            after: cst.CSTNode | None = line.body[k + 1]
+        else:
+            following = lines[at[0] + 1] if at[0] + 1 < len(lines) else None
+            after = following.body[0] if type(following) is cst.SimpleStatementLine else None
+        return (
+            type(after) is cst.Assign
+            and any(type(t.target) is cst.Name and t.target.value == target.value for t in after.targets)
+            and not any(type(n) is cst.Name and n.value == target.value for n in descendants(after.value))
+        )
+    return False
+
+
+def _blocks(compound: cst.CSTNode) -> list[Sequence[cst.BaseStatement]]:
+    """Return the statement lists of a compound statement's blocks (its body, else, handlers, finally)."""
+    suites = [getattr(compound, "body", None), getattr(getattr(compound, "orelse", None), "body", None)]
+    suites += [h.body for h in getattr(compound, "handlers", ())]
+    suites.append(getattr(getattr(compound, "finalbody", None), "body", None))
+    return [s.body for s in suites if type(s) is cst.IndentedBlock]
 
 
 def generates(detector: RouteDetector, node: cst.Call) -> bool:
@@ -258,6 +272,7 @@ def is_generation(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[str
             return True
         if (
             type(receiver) is cst.Attribute
+            and not receiver.attr.value[:1].isupper()  # (``workers.VLLMWorker.remote(...)``: an actor built)
             and not set(words(receiver.attr.value)[:1]) & (SETUP_WORDS | SETTER_WORDS)
             and "sampling_params" in _given(node)
         ):
@@ -878,9 +893,10 @@ def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[s
     if "loop" in named:
         return turns or "llm" in named
     said = words(last_name(node.func))
-    if ("with", "tool") in pairwise(said) or ("with", "tools") in pairwise(said):
-        # ``vllm_generate_with_tool_calls(...)``: generation interleaved with tool calls (not
-        # ``sample_tool_call_with_logprob``, one call sampled)
+    if {("with", "tool"), ("tool", "calls")} <= set(pairwise(said)):
+        # ``vllm_generate_with_tool_calls(...)``: generation interleaved with the tool calls it makes
+        # (not ``sample_tool_call_with_logprob``, one call sampled, nor ``generate_with_tools(tools=
+        # schemas)``, function calling offered in one turn)
         return bool(named & {"generate", "rollout", "sample"})
     return bool(named & {"rollout", "rollouts"}) and turns
 

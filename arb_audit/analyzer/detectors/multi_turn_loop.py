@@ -457,6 +457,8 @@ class MultiTurnLoop(RouteDetector):
         play episodes when the helper is not defined in this file (one defined here is read here)."""
         self.defined: set[str] = set()
         """Names of the functions and methods the file defines."""
+        self.places: dict[int, dict[int, tuple[int, int]]] = {}
+        """Where the statements of each block asked about sit (see :func:`calls.discarded`)."""
         self.classes: list[list[bool]] = []
         """Per open class: [one of its methods generates, one appends a tool's or environment's turn]."""
         self.tool_class: cst.ClassDef | None = None
@@ -578,7 +580,7 @@ class MultiTurnLoop(RouteDetector):
                 runs_agent_loop(node, self.names)
                 and not any(c is node for c, _ in self.loop_helpers)
                 # (its episodes thrown away unread, replaced by plain samples, feed nothing)
-                and not discarded(node, self.context.statements)
+                and not discarded(node, self.context.statements, self.places)
             ):
                 self.loop_helpers.append((node, statement))
         if not self.loops and not self.classes and not self.functions:
