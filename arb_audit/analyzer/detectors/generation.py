@@ -223,6 +223,8 @@ class Generation(RouteDetector):
             "out = model(tokenized_chat, labels=tokenized_chat)\nverdict = guard_model(messages)\n"
             "name = select_model(messages)\nengine.set_sampling_params.remote(sampling_params=sp)\n"
             "engine.update_sampling_params.remote(sampling_params)\n"
+            "engine.apply_sampling_params.remote(sampling_params)\n"
+            "handle = workers.VLLMWorker.remote(model_path, sampling_params)\n"
         ),
         # a helper named for responses handed no model: what it reads back was generated elsewhere
         Valid("from io_utils import get_responses\nouts = get_responses(prompts=prompts, path=p)\n"),

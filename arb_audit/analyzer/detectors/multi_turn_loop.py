@@ -170,11 +170,18 @@ class MultiTurnLoop(RouteDetector):
         Valid("def _validate(self):\n    for batch in loader:\n        out = manager.run_llm_loop(batch)\n"),
         # generating tool calls as text (a dataset of them), nothing run with them
         Valid("for batch in loader:\n    calls = generate_tool_calls(model, batch)\n"),
-        # the tool loop's result thrown away unread, replaced by plain samples
+        # the tool loop's result thrown away unread, replaced by plain samples (next line, after a ';',
+        # in an else block); a helper offering tool schemas in one turn
         Valid(
             "for i in range(n):\n    out = generate_with_tool_calls(model, inputs, max_rounds=2)\n"
             "    out = model.generate(**inputs)\n    outs.append(out)\n"
         ),
+        Valid(
+            "for i in range(n):\n    out = generate_with_tool_calls(model, x); out = model.generate(x)\n"
+            "    if plain:\n        pass\n    else:\n        res = generate_with_tool_calls(model, x)\n"
+            "        res = model.generate(x)\n"
+        ),
+        Valid("for batch in loader:\n    outs = generate_with_tools(model, batch, tools=schemas)\n"),
         Valid(
             "def agent_loop(agent, prompts):\n    return agent.model.generate(prompts)\n"
             "for batch in loader:\n    seqs = agent_loop(agent, batch)\n    loss.backward()\n"
@@ -299,6 +306,13 @@ class MultiTurnLoop(RouteDetector):
             "for batch in self.train_dataloader:\n"
             "    out = generation_manager.run_llm_loop(gen_batch, initial_input_ids=ids)\n"
             "    self.actor_rollout_wg.update_actor(out)\n",
+            "interactive",
+        ),
+        # its result read after a ';' before it is rebound
+        Invalid(
+            "for batch in loader:\n"
+            "    outs = vllm_generate_with_tool_calls(llm, prompts=batch); buffer.extend(outs)\n"
+            "    outs = llm.generate(batch)\n",
             "interactive",
         ),
         # a generation helper named for the tool calls it interleaves
