@@ -983,6 +983,27 @@ class GradientStep(RouteDetector):
             "reward_model",
         ),
         Invalid(
+            "from transformers import TrainingArguments\nfrom peft import get_peft_model\n"
+            "from .trainer import CodeTrainer, CodeRewardModel\n"
+            "def main(args):\n    base = CodeRewardModel.from_pretrained(args.base)\n"
+            "    model = get_peft_model(base, lora_config)\n"
+            "    CodeTrainer(model=model, args=TrainingArguments('o')).train()\n",
+            "stage",
+            "reward_model",
+        ),
+        # a policy wrapped inline and trained; the name later reused for a reward model that scores
+        Invalid(
+            "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+            "from peft import get_peft_model\nfrom .modeling import RewardModel\n"
+            "from .trainer import RFTTrainer\n"
+            "def main(args):\n"
+            "    model = get_peft_model(AutoModelForCausalLM.from_pretrained(args.policy), cfg)\n"
+            "    RFTTrainer(model=model, args=TrainingArguments(args.out)).train()\n"
+            "    model = RewardModel.from_pretrained(args.rm)\n    scores = [model(s) for s in samples]\n",
+            "stage",
+            "sft",
+        ),
+        Invalid(
             "from lightning import Trainer\nfrom zoo.ilql_model import MyILQLTransformer\n"
             "Trainer(max_epochs=1).fit(MyILQLTransformer(config=cfg), train_dataloaders=loader)\n",
             "stage",
@@ -3637,24 +3658,42 @@ class GradientStep(RouteDetector):
             handed += [k.value for k in (keyword(node, "model"),) if k is not None]
         scope = self.trainer_scope.get(id(node), 0)
         for value in handed:
-            built = (
-                [v for _, v in self._bound_or_handed(scope, value.value)]
-                if type(value) is cst.Name
-                else [value]
-            )
-            for call in built:
+            built = self._bound_or_handed(scope, value.value) if type(value) is cst.Name else [(scope, value)]
+            for where, bound in built:
+                call = self._unwrapped(bound, where, value)
                 if type(call) is not cst.Call:
                     continue
                 while type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
                     call = call.func.value  # ``Model(...).to(device)``
                 cls = call.func
-                if self.names(cls) & ADAPTER_WRAPPERS:
-                    continue  # (``get_peft_model(model, cfg)`` hands back the model it is given)
                 if type(cls) is cst.Attribute and cls.attr.value in MODEL_LOADERS:
                     cls = cls.value  # ``RewardModel.load_from_checkpoint(path)``
                 if type(cls) is cst.Name and not self._defined_here(cls):
                     return cls.value
         return None
+
+    def _unwrapped(
+        self, value: cst.BaseExpression, scope: int, name: cst.BaseExpression
+    ) -> cst.BaseExpression | None:
+        """Return the model a peft wrapper is handed (``get_peft_model(base, cfg)`` -> what ``base`` is).
+
+        Written inside it, or bound to another name first (one binding followed); a wrapper handed
+        the name it is bound to again (``model = get_peft_model(model, cfg)``) refers back to that
+        name's other bindings, read on their own: None. Any other value is returned as it is.
+        """
+        while (
+            type(value) is cst.Call
+            and value.args
+            and self.names(value.func) & ADAPTER_WRAPPERS
+            and value.args[0].keyword is None
+        ):
+            value = value.args[0].value
+            if type(value) is cst.Name:
+                if type(name) is cst.Name and value.value == name.value:
+                    return None
+                bound = self._bound(scope, value.value)
+                return bound[-1] if len(bound) == 1 else None
+        return value
 
     def _defined_here(self, func: cst.BaseExpression) -> bool:
         """Say whether a called name is bound by this file, not imported (its body is read here)."""
