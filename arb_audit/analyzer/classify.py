@@ -406,7 +406,14 @@ def combine(result: Classification, findings: list[Finding]) -> None:
     commands = [f for f in findings if f.signal == "dispatch" and f.variant == COMMAND_TEXT]
     reward_head = "reward_head" in signals
     paired = any(f.variant == PREFERENCE_PAIRS for f in masked)
-    scorer_class = any(f.variant == SCORER_CLASS for f in masked)
+    # a reward model's class defined here is what a generic supervised stage trains, unless the file
+    # samples from a policy (the scorer then picks samples: best-of-n fine-tuning) or trains a reward
+    # model in a stage of its own beside a policy's
+    scorer_class = (
+        any(f.variant == SCORER_CLASS for f in masked)
+        and "generation" not in signals
+        and not any(s.kind == "reward_model" for s in stages)
+    )
     scorer = [f for f in findings if f.signal == "reward_head" and f.variant not in NAMED_SCORERS]
     named_scorers = {f.variant for f in findings if f.signal == "reward_head" and f.variant in NAMED_SCORERS}
     if scorer and steps and not stages:
@@ -425,13 +432,19 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             stage.kind, stage.variant, stage.data_source = "sft", ON_POLICY_DISTILLATION, "distilled"
             continue
         if (
-            (reward_head or named_scorers or scorer_class)
+            (
+                reward_head
+                or named_scorers
+                # (the loss the file writes itself, not a generic trainer's: that trains whatever
+                # model it is handed, a causal LM as often)
+                or (scorer_class and any(e.signal == "gradient_step" and e.kind for e in stage.evidence))
+            )
             and stage.kind == "sft"
             and stage.variant in (None, "hf_trainer", "seq2seq")
         ):
             # a supervised loss on a scalar head's scores trains a scorer (a pointwise reward model);
             # in code named for a process reward model, a step scorer (targets at the step tags); so
-            # does the loss of a file defining the reward model's class beside its trainer
+            # does the loss of a file defining the reward model's class beside its trainer (above)
             stage.kind = "reward_model"
             stage.variant = (
                 "process"

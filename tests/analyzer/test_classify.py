@@ -2923,3 +2923,58 @@ def test_a_regression_on_returns_with_no_rl_around_is_no_critic(tmp_path: Path) 
 def test_a_reward_with_the_kl_penalty_folded_in_serves_ppo(tmp_path: Path, code: str, primary: str) -> None:
     result = classify_path(write(tmp_path, "rewards.py", code))
     assert (result.primary, result.role) == (primary, "component")
+
+
+RM_CLASS = (
+    "import torch.nn as nn\nfrom transformers import Qwen2ForSequenceClassification, Trainer\n"
+    "class CodeRewardModel(Qwen2ForSequenceClassification):\n    def __init__(self, config):\n"
+    "        config.num_labels = 1\n        super().__init__(config)\n"
+)
+
+
+def test_a_supervised_loss_beside_the_reward_model_class_it_defines_trains_that_scorer(
+    tmp_path: Path,
+) -> None:
+    # a Trainer subclass regressing scores with its own loss, in the file defining the reward model
+    source = RM_CLASS + (
+        "class CodeTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        "        logits = model(**inputs['data'])['logits']\n"
+        "        loss = nn.MSELoss()(logits.squeeze(), inputs['label'].squeeze())\n        return loss\n"
+    )
+    assert classify_path(write(tmp_path, "trainer.py", source)).primary == "REWARD_MODEL"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # a generic trainer handed a causal LM: it trains that model, whatever class the file defines
+        "def main(args, ds):\n    actor = AutoModelForCausalLM.from_pretrained(args.actor)\n"
+        "    Trainer(model=actor, args=TrainingArguments(args.out), train_dataset=ds).train()\n",
+        # best-of-n: the reward model picks samples the policy is fine-tuned on
+        "def main(policy, rm, prompts, ds):\n    outs = policy.generate(ids, do_sample=True)\n"
+        "    Trainer(model=policy, args=TrainingArguments('o'), train_dataset=ds).train()\n",
+    ],
+)
+def test_a_reward_model_class_beside_another_model_s_training_leaves_it_supervised(
+    tmp_path: Path, tail: str
+) -> None:
+    source = RM_CLASS.replace("Trainer\n", "Trainer, TrainingArguments, AutoModelForCausalLM\n") + tail
+    assert classify_path(write(tmp_path, "train.py", source)).primary == "SFT"
+
+
+def test_a_library_class_named_for_one_algorithm_does_not_decide_against_the_loss(tmp_path: Path) -> None:
+    # verl names every actor DataParallelPPOActor: a subclass computing group-relative advantages and a
+    # clipped ratio trains GRPO, with no PPO stage from the base class's name
+    source = (
+        "import torch\nfrom verl.workers.actor import DataParallelPPOActor\n"
+        "class GroupActor(DataParallelPPOActor):\n"
+        "    def update_policy(self, data):\n"
+        "        r = data['rewards'].view(-1, self.n)\n"
+        "        advantages = (r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-6)\n"
+        "        advantages = advantages.flatten()\n"
+        "        ratio = torch.exp(data['log_probs'] - data['old_log_probs'])\n"
+        "        loss = -torch.min(ratio * advantages, torch.clamp(ratio, 0.8, 1.2) * advantages).mean()\n"
+        "        loss.backward()\n        self.actor_optimizer.step()\n"
+    )
+    result = classify_path(write(tmp_path, "actor.py", source))
+    assert [s.kind for s in result.stages] == ["grpo"]
