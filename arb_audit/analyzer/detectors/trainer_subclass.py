@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import Finding, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import (
     LABEL_KINDS,
@@ -18,9 +18,9 @@ from arb_audit.analyzer.trainers import (
 )
 from arb_audit.analyzer.walk import descendants
 
-ALGORITHM_PARTS = frozenset({"model", "learner", "agent", "actor", "policy", "algorithm", "trainer", "loss"})
+ALGORITHM_PARTS = frozenset({"model", "learner", "actor", "algorithm", "trainer", "loss"})
 """Last words of a library class that is one algorithm's part (``AcceleratePPOModel``, ``GRPOLearner``),
-not its settings (``DPOConfig``) or data."""
+not its settings (``DPOConfig``) or data, nor a policy or agent (RL libraries' inference classes too)."""
 
 
 class TrainerSubclass(RouteDetector):
@@ -45,6 +45,8 @@ class TrainerSubclass(RouteDetector):
         Valid("class PPOModel:\n    pass\nclass Mine(PPOModel):\n    pass\n"),
         Valid("from lib.data import GRPODataset\nclass Mine(GRPODataset):\n    pass\n"),
         Valid("from .magrpo import MAGRPOModel\nclass Mine(MAGRPOModel):\n    pass\n"),
+        # an RL library's policy class, used for inference as often
+        Valid("from ray.rllib.algorithms.ppo import PPOTorchPolicy\nclass Mine(PPOTorchPolicy):\n    pass\n"),
         # a subclass named for another algorithm than its base's: its own name is read elsewhere
         Valid("from skyrl.x import RayPPOActorModel\nclass DAPOActorModel(RayPPOActorModel):\n    pass\n"),
     )
@@ -117,7 +119,12 @@ class TrainerSubclass(RouteDetector):
                 if own_route is not None and LABEL_KINDS.get(own_route[0]) != kind:
                     return  # (``class DAPOTrainer(RayPPOTrainer)``: named for what it does instead)
                 message = f"defines {node.name.value}, a subclass of {base_name}, named for {kind.upper()}"
-                self.report_trainer(node, message, Trainer(kind))
+                # (a stage only a name gives: the loss the file writes, if any, decides against it,
+                # as for a step named by the function it sits in)
+                statement = self.context.statements[-1] if self.context.statements else None
+                self.context.findings.append(
+                    Finding("NamedStep", "stage", kind=kind, message=message, node=node, statement=statement)
+                )
                 return
 
     def _imported_algorithm_class(self, base: cst.BaseExpression) -> tuple[str, str] | None:
