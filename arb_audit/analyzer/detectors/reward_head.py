@@ -231,7 +231,7 @@ class RewardHead(RouteDetector):
         Invalid(
             "from transformers import Qwen2ForSequenceClassification\n"
             "class CodeRewardModel(Qwen2ForSequenceClassification):\n    def __init__(self, config):\n"
-            "        config.num_labels = 1\n        super().__init__(config)\n",
+            "        config.num_labels = 1\n        Qwen2ForSequenceClassification.__init__(self, config)\n",
             "loss",
             "reward_model",
             SCORER_CLASS,
