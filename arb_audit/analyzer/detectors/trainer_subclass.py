@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from arb_audit.analyzer.calls import method
-from arb_audit.analyzer.detector import Finding, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detector import Invalid, RouteDetector, Valid
+from arb_audit.analyzer.frameworks import PACKAGES
 from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.trainers import (
     LABEL_KINDS,
@@ -18,9 +19,10 @@ from arb_audit.analyzer.trainers import (
 )
 from arb_audit.analyzer.walk import descendants
 
-ALGORITHM_PARTS = frozenset({"model", "learner", "actor", "algorithm", "trainer", "loss"})
+ALGORITHM_PARTS = frozenset({"model", "learner", "algorithm", "trainer", "loss"})
 """Last words of a library class that is one algorithm's part (``AcceleratePPOModel``, ``GRPOLearner``),
-not its settings (``DPOConfig``) or data, nor a policy or agent (RL libraries' inference classes too)."""
+not its settings (``DPOConfig``) or data, nor a policy, agent or actor (RL libraries' inference and
+sampling classes too: oat's ``PPOActor`` samples for every algorithm)."""
 
 
 class TrainerSubclass(RouteDetector):
@@ -47,6 +49,12 @@ class TrainerSubclass(RouteDetector):
         Valid("from .magrpo import MAGRPOModel\nclass Mine(MAGRPOModel):\n    pass\n"),
         # an RL library's policy class, used for inference as often
         Valid("from ray.rllib.algorithms.ppo import PPOTorchPolicy\nclass Mine(PPOTorchPolicy):\n    pass\n"),
+        # an actor (a sampler), and a framework trainer whose config names the algorithm
+        Valid("from oat.actors import PPOActor\nclass Sampler(PPOActor):\n    pass\n"),
+        Valid(
+            "from verl.experimental.fully_async import FullyAsyncRayPPOTrainer\n"
+            "class Rollouter(FullyAsyncRayPPOTrainer):\n    pass\n"
+        ),
         # a subclass named for another algorithm than its base's: its own name is read elsewhere
         Valid("from skyrl.x import RayPPOActorModel\nclass DAPOActorModel(RayPPOActorModel):\n    pass\n"),
     )
@@ -72,11 +80,11 @@ class TrainerSubclass(RouteDetector):
         Invalid(
             "from trlx.model.accelerate_ppo_model import AcceleratePPOModel\n"
             "class SoftpromptModel(AcceleratePPOModel):\n    def generate(self, ids):\n        return ids\n",
-            "stage",
+            "loss",
             "ppo",
         ),
         Invalid(
-            "from oat.algorithms import GRPOLearner\nclass Mine(GRPOLearner):\n    pass\n", "stage", "grpo"
+            "from oat.algorithms import GRPOLearner\nclass Mine(GRPOLearner):\n    pass\n", "loss", "grpo"
         ),
     )
 
@@ -119,12 +127,9 @@ class TrainerSubclass(RouteDetector):
                 if own_route is not None and LABEL_KINDS.get(own_route[0]) != kind:
                     return  # (``class DAPOTrainer(RayPPOTrainer)``: named for what it does instead)
                 message = f"defines {node.name.value}, a subclass of {base_name}, named for {kind.upper()}"
-                # (a stage only a name gives: the loss the file writes, if any, decides against it,
-                # as for a step named by the function it sits in)
-                statement = self.context.statements[-1] if self.context.statements else None
-                self.context.findings.append(
-                    Finding("NamedStep", "stage", kind=kind, message=message, node=node, statement=statement)
-                )
+                # (a part of that algorithm, known by name: the route a component serves, not a stage
+                # of its own; a loss or a step the file shows decides what it trains)
+                self.report(node, "loss", message, kind=kind)
                 return
 
     def _imported_algorithm_class(self, base: cst.BaseExpression) -> tuple[str, str] | None:
@@ -132,9 +137,12 @@ class TrainerSubclass(RouteDetector):
 
         ``AcceleratePPOModel`` -> ppo; a base of the file or of a relative import is the project's.
         """
-        if not any(self.context.resolver.is_imported(q) and q[:1] != "." for q in self.names(base)):
+        known = self.names(base)
+        if not any(self.context.resolver.is_imported(q) and q[:1] != "." for q in known):
             return None
         name = last_name(base)
+        if name.endswith("Trainer") and any(q.partition(".")[0] in PACKAGES for q in known):
+            return None  # (verl's ``RayPPOTrainer`` family runs whatever algorithm its config names)
         said = name_words(name)
         named = route_word(name, strict=True)
         if not said or said[-1] not in ALGORITHM_PARTS or named is None or named[0] not in LABEL_KINDS:
