@@ -7,6 +7,7 @@ import itertools
 import libcst as cst
 
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
+from arb_audit.analyzer.detectors.multi_turn_loop import NOT_TRAINING_SCOPES
 from arb_audit.analyzer.loss_slice import MODEL_WORDS, unshaped, words
 from arb_audit.analyzer.names import dotted, last_name
 from arb_audit.analyzer.walk import descendants, own_descendants
@@ -163,6 +164,14 @@ class RewardFunction(RouteDetector):
     TRIGGERS = ("completions", "reward", "Reward", *RESPONSE_CONTRACT, "_score")
 
     VALID = (
+        # a report's trade-off of score and KL, and a test of the shaping: no reward folded for training
+        Valid(
+            "def score_checkpoint(policy, ref, prompts, beta):\n"
+            "    kl = logps(policy, prompts) - logps(ref, prompts)\n"
+            "    objective = score - beta * kl\n    return objective\n"
+            "def test_compute_reward(kl_coef):\n    expected = -kl_coef * kl\n"
+            "    expected[:, -1] += rewards\n"
+        ),
         # reward-named data steps: filtering, a template, settings handed in and no sample
         Valid(
             "def filter_reward(dataset, columns, threshold):\n"
@@ -255,6 +264,14 @@ class RewardFunction(RouteDetector):
         Invalid(
             "def compute_reward(reward_at_end, kl_coeff, kl, last):\n"
             "    res = -kl_coeff * kl\n    res[:, last] += reward_at_end\n    return res\n",
+            "loss",
+            "ppo",
+        ),
+        # the score read off each sample's record
+        Invalid(
+            "def compute_rewards(samples, logprobs, ref_logprobs, kl_coef):\n    out = []\n"
+            "    for i in range(len(samples)):\n        r = -kl_coef * (logprobs[i] - ref_logprobs[i])\n"
+            "        r[-1] += samples[i].score\n        out.append(r)\n    return out\n",
             "loss",
             "ppo",
         ),
@@ -429,7 +446,13 @@ class RewardFunction(RouteDetector):
         before = len(self.context.findings)
         self._reward(node)
         rewarded = len(self.context.findings) > before
-        if self.kl_written and _kl_shaped(node):
+        if self.kl_written and (
+            _kl_shaped(node, folded_only=False)
+            if rewarded
+            # (elsewhere only the per-token folding, and not in a test's or an evaluation's code:
+            # ``objective = score - beta * kl`` is a report's trade-off as often)
+            else not NOT_TRAINING_SCOPES & set(words(node.name.value)) and _kl_shaped(node, folded_only=True)
+        ):
             # rewards = -kl_coef * kl; rewards[last] += score: the per-token KL penalty folded into
             # the reward, as RLHF's PPO does (TRL's, OpenRLHF's ``compute_reward``, trlx's experience
             # maker); group-relative methods keep the KL in the loss
@@ -699,11 +722,11 @@ KL_WORDS = frozenset({"kl", "kls", "kld", "kl_div"})
 """Words of a name holding a KL divergence (``kl``, ``per_token_kl``)."""
 
 
-def _kl_shaped(node: cst.FunctionDef) -> bool:
-    """Say whether a reward function negates a KL term and adds a score into the same rewards.
+def _kl_shaped(node: cst.FunctionDef, folded_only: bool) -> bool:
+    """Say whether a function negates a KL term and adds a score into the same rewards.
 
-    ``res = -kl_coeff * kl; res[idx, last] += reward_at_end`` or ``rewards = score - beta * kl``: the
-    reward of each token is the KL penalty, the sample's score added at its end.
+    ``res = -kl_coeff * kl; res[idx, last] += reward_at_end`` or (unless ``folded_only``) ``rewards =
+    score - beta * kl``: the reward of each token is the KL penalty, the sample's score added at its end.
     """
     penalised = added = False
     for n in own_descendants(node.body):
@@ -717,7 +740,7 @@ def _kl_shaped(node: cst.FunctionDef) -> bool:
             )
         ):
             penalised = penalised or _kl_product(n)  # (``-kl_coef * kl`` is ``(-kl_coef) * kl``)
-        elif type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
+        elif not folded_only and type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
             # (``score - beta * kl``: the penalty and the score in one expression)
             both = _kl_product(n.right) and _scored(n.left)
             penalised, added = penalised or both, added or both
@@ -751,7 +774,8 @@ def _base_name(value: cst.BaseExpression) -> str:
         elif type(value) is cst.Call and unshaped(value) is not value:
             value = unshaped(value)  # (``scores.to(device)``)
         elif type(value) is cst.Attribute:
-            return dotted(value).replace(".", "_")
+            # (``samples[i].score``, an attribute of no plain chain: its own name)
+            return dotted(value).replace(".", "_") or value.attr.value
         else:
             return last_name(value)
 
