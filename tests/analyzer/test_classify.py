@@ -2978,3 +2978,18 @@ def test_a_library_class_named_for_one_algorithm_does_not_decide_against_the_los
     )
     result = classify_path(write(tmp_path, "actor.py", source))
     assert [s.kind for s in result.stages] == ["grpo"]
+
+
+def test_an_untagged_tool_loop_beside_a_library_trainer_does_not_make_it_online(tmp_path: Path) -> None:
+    # TRL's GRPOTrainer samples for itself; a loop trying the trained model with a calculator after
+    # training is not known to feed it
+    source = (
+        "from trl import GRPOTrainer\n"
+        "def solve_with_calculator(model, tool_manager, conv, max_turns=4):\n"
+        "    for _ in range(max_turns):\n        text = generate_reply(model, conv)\n"
+        "        conv = add(conv, tool_manager.call_tool(text))\n    return conv\n"
+        "def main(m, r, d, tools):\n"
+        "    trainer = GRPOTrainer(model=m, reward_funcs=[r], train_dataset=d)\n    trainer.train()\n"
+        "    print(solve_with_calculator(trainer.model, tools, []))\n"
+    )
+    assert classify_path(write(tmp_path, "train.py", source)).primary == "GRPO"

@@ -375,9 +375,11 @@ class ToolFeedback(RouteDetector):
         elif self.agent_loop is not None and self.tagged:
             message = "a loop generates, then runs the tool calls, whose results go back tagged into the text"
             self.report(self.agent_loop, "interactive", message, statement=self.agent_loop, interactive=True)
-        elif self.turn_tool_loop is not None:
+        elif self.turn_tool_loop is not None and not any(f.signal == "stage" for f in self.context.findings):
             # its turns are counted: what the tools return goes on into the next turn, however it is
-            # put into the conversation (a chat message built by a helper, no tag)
+            # put into the conversation (a chat message built by a helper, no tag). Beside a trainer
+            # the file builds (TRL's GRPOTrainer samples for itself), such a loop is not known to
+            # feed it: a check of the trained model as often
             message = "a loop over turns generates, then runs the tool calls the policy wrote"
             self.report(
                 self.turn_tool_loop, "interactive", message, statement=self.turn_tool_loop, interactive=True
