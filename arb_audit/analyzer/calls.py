@@ -131,6 +131,8 @@ NOT_ASKING_WORDS = frozenset(
 """Words of such a helper that reads settings, statistics or data rather than asking a model."""
 SETUP_WORDS = frozenset({"load", "prepare", "init", "initialize", "setup", "build", "get", "configure"})
 """First words of a helper that readies an inference object rather than asking it (``load_inference``)."""
+STORE_WORDS = frozenset({"buffer", "queue", "storage", "store", "replay", "memory", "pool"})
+"""Words of an object that keeps what a call adds to it (a replay buffer, a queue)."""
 TEST_DOUBLE_WORDS = frozenset({"mock", "fake", "dummy", "stub"})
 """First words of a stand-in built for tests or examples (``MockInferenceClient``), which asks no model."""
 SETTER_WORDS = frozenset({"set", "update", "reset", "apply", "broadcast", "sync", "register"})
@@ -218,10 +220,17 @@ def discarded(
         else:
             following = lines[at[0] + 1] if at[0] + 1 < len(lines) else None
             after = following.body[0] if type(following) is cst.SimpleStatementLine else None
+        # (a store the call was handed and the rebinding reads, ``buffer=buffer`` then
+        # ``buffer.sample()``, carries its result on)
+        handed = {
+            a.value.value
+            for a in node.args
+            if type(a.value) is cst.Name and set(words(a.value.value)) & STORE_WORDS
+        } | {target.value}
         return (
             type(after) is cst.Assign
             and any(type(t.target) is cst.Name and t.target.value == target.value for t in after.targets)
-            and not any(type(n) is cst.Name and n.value == target.value for n in descendants(after.value))
+            and not any(type(n) is cst.Name and n.value in handed for n in descendants(after.value))
         )
     return False
 

@@ -308,6 +308,13 @@ class MultiTurnLoop(RouteDetector):
             "    self.actor_rollout_wg.update_actor(out)\n",
             "interactive",
         ),
+        # its result kept in a store it was handed, which the rebinding reads
+        Invalid(
+            "for step in range(n):\n"
+            "    batch = rollout_with_tool_calls(policy, envs, buffer=buffer)\n"
+            "    batch = buffer.sample(64)\n    update(batch)\n",
+            "interactive",
+        ),
         # its result read after a ';' before it is rebound
         Invalid(
             "for batch in loader:\n"
