@@ -895,13 +895,13 @@ def runs_agent_loop(node: cst.Call, names: Callable[[cst.CSTNode], AbstractSet[s
     """
     if any(q.partition(".")[0] in PACKAGES for q in names(node.func)):
         return False
-    named = set(words(last_name(node.func)))
+    said = words(last_name(node.func))
+    named = set(said)
     turns = bool(named & TURN_WORDS) or {"multi", "turn"} <= named or {"multi", "turns"} <= named
     if named & {"single", "one"}:
         return False
     if "loop" in named:
         return turns or "llm" in named
-    said = words(last_name(node.func))
     if {("with", "tool"), ("tool", "calls")} <= set(pairwise(said)):
         # ``vllm_generate_with_tool_calls(...)``: generation interleaved with the tool calls it makes
         # (not ``sample_tool_call_with_logprob``, one call sampled, nor ``generate_with_tools(tools=

@@ -34,6 +34,10 @@ class TrainerSubclass(RouteDetector):
 
     Such modules are where benchmarks' agents and frameworks put their losses (LLaMA-Factory's
     ``CustomDPOTrainer`` with hand-written ORPO and SimPO losses); the stage is the base trainer's.
+
+    A class customising another library's class of one algorithm (trlx's ``AcceleratePPOModel``, a
+    ``GRPOLearner``) says which route the file's component serves, by name only: a loss finding,
+    which the file's own loss or step decides against.
     """
 
     TRIGGERS = ("Trainer", "PPO", "GRPO", "DPO", "RLOO")
