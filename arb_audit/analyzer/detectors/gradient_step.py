@@ -991,6 +991,19 @@ class GradientStep(RouteDetector):
             "stage",
             "reward_model",
         ),
+        # the model built by a factory function of the file, handed back in a tuple by its name
+        Invalid(
+            "from transformers import TrainingArguments\n"
+            "from .trainer import CodeTrainer, CodeRewardModel\n"
+            "def create_model_and_tokenizer(cfg):\n"
+            "    tokenizer = AutoTokenizer.from_pretrained(cfg.path)\n"
+            "    model = CodeRewardModel.from_pretrained(cfg.path, output_dim=1)\n"
+            "    return model, tokenizer\n"
+            "def main(cfg):\n    model, tokenizer = create_model_and_tokenizer(cfg)\n"
+            "    CodeTrainer(model=model, args=TrainingArguments('o'), train_dataset=ds).train()\n",
+            "stage",
+            "reward_model",
+        ),
         # a policy wrapped inline and trained; the name later reused for a reward model that scores
         Invalid(
             "from transformers import AutoModelForCausalLM, TrainingArguments\n"
@@ -1000,6 +1013,17 @@ class GradientStep(RouteDetector):
             "    model = get_peft_model(AutoModelForCausalLM.from_pretrained(args.policy), cfg)\n"
             "    RFTTrainer(model=model, args=TrainingArguments(args.out)).train()\n"
             "    model = RewardModel.from_pretrained(args.rm)\n    scores = [model(s) for s in samples]\n",
+            "stage",
+            "sft",
+        ),
+        # the factory's other product is the reward model (a scorer beside the policy): not the model
+        Invalid(
+            "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+            "from .trainer import RFTTrainer\nfrom .modeling import RewardModel\n"
+            "def load_models(cfg):\n    policy = AutoModelForCausalLM.from_pretrained(cfg.policy)\n"
+            "    scorer = RewardModel.from_pretrained(cfg.rm)\n    return policy, scorer\n"
+            "def main(cfg):\n    model, scorer = load_models(cfg)\n"
+            "    RFTTrainer(model=model, args=TrainingArguments('o')).train()\n",
             "stage",
             "sft",
         ),
@@ -3434,7 +3458,7 @@ class GradientStep(RouteDetector):
                 if named[0] in ("GRPO", "PPO"):
                     self._agent_named(node, statement, class_name)
                 return True
-        if (model_class := self._imported_model_handed(node, made)) is not None:
+        for model_class in self._imported_model_handed(node, made):
             # ``trainer.fit(MyRewardTransformer(...))``: a loop no table knows (Lightning's) trains
             # the loss of the model it is handed, whose class, imported, is named for its route
             said = (
@@ -3445,6 +3469,8 @@ class GradientStep(RouteDetector):
             if said is not None and said[0] in LABEL_KINDS:
                 self._report_named(node, statement, said, f"the gradient step trains a {model_class}")
                 return True
+            if model_class[:1].isupper():
+                break  # the model's class, named for no route (a helper's product says no class)
         receiver = node.func.value if type(node) is cst.Call and type(node.func) is cst.Attribute else None
         if type(receiver) is cst.Name:
             # the code names the trainer object for what it trains (``dpo_trainer = NCATrainer(...)``)
@@ -3646,19 +3672,24 @@ class GradientStep(RouteDetector):
         seen = next((c for c in callees if c in stepped or c in self.handing_environment), None)
         return seen is not None and seen in stepped and seen not in self.handing_environment
 
-    def _imported_model_handed(self, node: cst.CSTNode, made: cst.Call) -> str | None:
-        """Return the imported class of the model a trainer's run is handed, if one is.
+    def _imported_model_handed(self, node: cst.CSTNode, made: cst.Call) -> list[str]:
+        """Return the imported classes (or builders) of the model a trainer's run is handed, in order.
 
         ``trainer.fit(pl_model)`` or ``Trainer(model=model)``, the name bound here to an object of an
         imported class (``pl_model = MyRewardTransformer(...)``); a class of this file is read instead.
+        Every binding, in order: a helper's product (``model = load_checkpoint(model)``) may be
+        followed by the class.
         """
         handed = [k.value for k in (keyword(made, "model"),) if k is not None]
         if type(node) is cst.Call:
             handed += [a.value for a in node.args if a.keyword is None][:1]
             handed += [k.value for k in (keyword(node, "model"),) if k is not None]
         scope = self.trainer_scope.get(id(node), 0)
+        found: list[str] = []
         for value in handed:
             built = self._bound_or_handed(scope, value.value) if type(value) is cst.Name else [(scope, value)]
+            if type(value) is cst.Name:
+                built += [made for w, b in built for made in self._model_factory_product(b, value.value)]
             for where, bound in built:
                 call = self._unwrapped(bound, where, value)
                 if type(call) is not cst.Call:
@@ -3669,8 +3700,35 @@ class GradientStep(RouteDetector):
                 if type(cls) is cst.Attribute and cls.attr.value in MODEL_LOADERS:
                     cls = cls.value  # ``RewardModel.load_from_checkpoint(path)``
                 if type(cls) is cst.Name and not self._defined_here(cls):
-                    return cls.value
-        return None
+                    found.append(cls.value)
+        return found
+
+    def _model_factory_product(
+        self, value: cst.BaseExpression, name: str
+    ) -> list[tuple[int, cst.BaseExpression]]:
+        """Return ``(function, value)`` of what a model factory of this file returns as ``name``.
+
+        ``model, tok, cfg = create_model_and_tokenizer(...)`` where the module's function ends in
+        ``return model, tokenizer, peft_config``: what it binds to ``model`` there (one call followed,
+        the name's own bindings in that function; a tuple's element is found by the name it returns).
+        """
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
+            return []
+        factory = value.func.value
+        if not self._defined_here(value.func):
+            return []
+        products: list[tuple[int, cst.BaseExpression]] = []
+        for function, returned in self.returns.get(factory, []):
+            if self.where.get(function) != (factory,):
+                continue  # (a method or a nested function of that name is another's)
+            for result in returned:
+                elements = [e.value for e in result.elements] if isinstance(result, cst.Tuple) else [result]
+                for element in elements:
+                    if type(element) is cst.Name and (element.value == name or len(elements) == 1):
+                        products += [(function, v) for v in self.assigns.get((function, element.value), [])]
+                    elif type(element) is cst.Call and len(elements) == 1:
+                        products.append((function, element))
+        return products
 
     def _unwrapped(
         self, value: cst.BaseExpression, scope: int, name: cst.BaseExpression
