@@ -22,7 +22,7 @@ step); it is no metric reported (a reward's or a data filter's helpers are writt
 METRIC_WORDS = frozenset(
     {
         *("acc", "accuracy", "accuracies", "pass", "passes", "win", "wins", "winrate", "elo", "maj"),
-        *("majority", "exact", "em", "f1", "metric", "metrics"),
+        *("majority", "exact", "em", "f1", "metric", "metrics", "iou", "miou", "auc", "mrr", "ndcg"),
     }
 )
 """Words of a variable that holds a benchmark metric of a model's outputs."""
@@ -40,6 +40,8 @@ CORRECT_WORDS = frozenset({"correct", "corrects", "right", "hit", "hits", "solve
 METRIC_VERBS = frozenset({"compute", "calc", "calculate", "eval", "evaluate", "get"})
 NAMED_METRICS = frozenset({"rouge", "bleu", "f1", "exact", "em", "accuracy", "meteor", "chrf", "bertscore"})
 """A call named verb + metric (``compute_rouge``, ``calc_f1``, ``compute_exact_match``) computes it."""
+LOSS_WORDS = frozenset({"loss", "losses", "nll", "xent", "ce"})
+"""Words of a value holding a model's token loss, whose exponential is its perplexity."""
 
 
 PREDICTION_PARAMS = frozenset({"predictions", "preds", "prediction", "pred"})
@@ -85,6 +87,8 @@ class MetricReport(RouteDetector):
         *("passes", "pass_", "win_", "winrate", "wins", "elo", "maj_", "majority", "exact_", "f1", "metric"),
         *("rouge", "bleu", "Metric", "correct", "solved", "ratio", "percent", "fraction"),
         "pred",  # (a scorer's parameters: ``def math_equal(prediction, reference)``)
+        "exp(",  # (a perplexity: ``torch.exp(loss)``)
+        *("IoU", "iou", "AUC", "auc", "MRR", "mrr", "NDCG", "ndcg"),
     )
 
     VALID = (
@@ -99,11 +103,15 @@ class MetricReport(RouteDetector):
         Valid("wins = count_wins(table)\n"),
         Valid("match = re.match(pattern, text)\n"),
         Valid("print('loss', sum(losses) / len(losses))\n"),
+        Valid("print(f'epoch {e} train acc: {hits / n}')\n"),
+        Valid("print(f'mIoU of {name}: {value}')\n"),
         Valid("correction = base / scale\n"),
         Valid("midpoint = (left + right) / 2.0\n"),
         Valid("metrics['train/percent_correct'] = sum(correct) / len(correct)\n"),
         Valid("logs = {'train/accuracy': acc_sum / n}\nstats = {'accuracy': None, 'loss': total / n}\n"),
         Valid("config = get_accelerator_config()\nx = compute_loss(batch)\n"),
+        # an exponential of anything else: a ratio of probabilities, a schedule
+        Valid("ratio = torch.exp(logp - old_logp)\nlr = math.exp(-step / tau)\n"),
         Valid(
             "class RunningMetric(BaseMetric):\n    def update(self, value):\n        self.total += value\n"
         ),
@@ -118,6 +126,8 @@ class MetricReport(RouteDetector):
             variant=METRIC,
         ),
         Invalid("print(f'pass@5: {passes / total}')\n", "scoring", variant=METRIC),
+        Invalid("miou = sum(ious) / len(ious)\n", "scoring", variant=METRIC),
+        Invalid("print(f'mIoU: {sum(merged) / len(merged)}')\n", "scoring", variant=METRIC),
         Invalid("win_rate = wins / len(pairs)\n", "scoring", variant=METRIC),
         Invalid("def evaluate(rows):\n    return num_correct * 1.0 / total\n", "scoring", variant=METRIC),
         Invalid("exact_match = df['match'].mean() * 100\n", "scoring", variant=METRIC),
@@ -125,6 +135,14 @@ class MetricReport(RouteDetector):
         Invalid("print('Zero-shot Acc', np.mean(acc_res))\n", "scoring", variant=METRIC),
         Invalid("metric_dict[f'test_score/{source}'] = np.mean(rewards)\n", "scoring", variant=METRIC),
         Invalid("scores = compute_rouge(predictions, references)\n", "scoring", variant=METRIC),
+        # a model's perplexity: the exponential of its token loss
+        Invalid(
+            "with torch.no_grad():\n    outputs = model(ids, labels=ids)\nppl = torch.exp(outputs.loss)\n",
+            "scoring",
+            variant=METRIC,
+        ),
+        Invalid("print(math.exp(mean_nll))\n", "scoring", variant=METRIC),
+        Invalid("perplexity = loss.exp()\n", "scoring", variant=METRIC),
         # a scorer of predictions against the right answers
         Invalid(
             "def math_equal(prediction, reference):\n    return prediction == reference\n",
@@ -148,6 +166,8 @@ class MetricReport(RouteDetector):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.rated = False
+        self.perplexity = False
+        """A perplexity is reported already (once is enough)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         names = [_name(t.target) for t in node.targets]
@@ -187,6 +207,13 @@ class MetricReport(RouteDetector):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
+        if name == "exp" and not self.perplexity:
+            # torch.exp(outputs.loss), math.exp(mean_nll), loss.exp(): a model's perplexity on text
+            taken = node.args[0].value if node.args else getattr(node.func, "value", None)
+            if type(taken) in (cst.Name, cst.Attribute) and set(words(last_name(taken))) & LOSS_WORDS:
+                self.perplexity = True
+                self.report(node, "scoring", "computes a perplexity from the model's loss", variant=METRIC)
+                return
         said = words(name) if isinstance(name, str) else []
         if said and said[0] in METRIC_VERBS and set(said[1:]) & NAMED_METRICS:
             # compute_rouge(preds, refs), calc_f1(...): a named metric over outputs
@@ -224,6 +251,11 @@ class MetricReport(RouteDetector):
         values = [p.expression for p in node.parts if type(p) is cst.FormattedStringExpression]
         if found is not None and any(_aggregate(v) for v in values):
             self.report(node, "scoring", f"reports {found.group(0)}", variant=METRIC)
+            return
+        # f"mIoU: {sum(ious) / len(ious)}": a rate labelled with a metric's name, printed or kept
+        labelled = [w for w in _text_words(text) if w in METRIC_WORDS]
+        if labelled and not _training_text(text) and any(_aggregate(v) for v in values):
+            self.report(node, "scoring", f"reports {labelled[0]}", variant=METRIC)
 
 
 UNIT_SCALE = 1_000_000
@@ -239,6 +271,16 @@ def _unit_scale(divisor: cst.BaseExpression) -> bool:
         except ValueError:  # (hex, octal or binary literals: no scale anyone writes)
             return False
     return False
+
+
+def _text_words(text: str) -> list[str]:
+    """Lower-case words of free text (``"mIoU: "`` -> miou), not split at capitals as names are."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _training_text(text: str) -> bool:
+    """Say whether a report's text is of training (``f"train acc: {a / n}"``), not of an evaluation."""
+    return bool({"train", "training", "epoch", "step", "loss"} & set(_text_words(text)))
 
 
 def _training_log(statement: cst.CSTNode | None) -> bool:
