@@ -726,6 +726,11 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # judged or scored by the next file
             _placed(result, f"the file lies among evaluation code ({place}): what it writes are answers")
             result.role, result.primary = "eval", "EVAL_ONLY"
+        elif (place := data_generation_place(result.path)) is not None:
+            # written outputs of a file named for making data are data, whatever its names call them
+            # (``synthesis/generate.py`` collecting ``predictions``)
+            _placed(result, f"the file is named for making data ({place}): what it writes is data")
+            result.role, result.primary = "data_generation", "DISTILLATION"
         elif purpose(findings) == ANSWERS:
             # what it writes answers a benchmark's held-out questions, for a judge or a metric
             result.role, result.primary = "eval", "EVAL_ONLY"
@@ -853,12 +858,27 @@ DATA_GENERATION_WORDS = frozenset(
 """Words of a file's or folder's name that say it makes training data (``generate_questions.py``)."""
 
 
+DATA_WORDS = frozenset({"data", "dataset", "datasets"})
+"""Words of DATA_GENERATION_WORDS that name only data: a folder named so holds data (``data/``), one
+merely containing the word may hold its loaders or utilities (``data_utils/``)."""
+
+
 def data_generation_place(path: str) -> str | None:
-    """Return the folder or file name that says a file makes training data, if any."""
+    """Return the folder or file name that says a file makes training data, if any.
+
+    A folder counts by its name, or by a word of it that names making data (``synthesis_cot/``).
+    """
     folders, name, stem_words = _place(path)
     if DATA_GENERATION_WORDS & set(stem_words):
         return name
-    return next((f"{f}/" for f in reversed(folders) if f in DATA_GENERATION_WORDS), None)
+    return next(
+        (
+            f"{f}/"
+            for f in reversed(folders)
+            if f in DATA_GENERATION_WORDS or (DATA_GENERATION_WORDS - DATA_WORDS) & set(re.split(r"[_\-.]", f))
+        ),
+        None,
+    )
 
 
 def purpose(findings: list[Finding], written: bool = True) -> str | None:

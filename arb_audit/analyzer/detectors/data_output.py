@@ -17,7 +17,7 @@ DATASET_WRITERS = frozenset(
 """Methods that write a dataset (Hugging Face datasets, pandas, Ray Data)."""
 RECORD_WORDS = frozenset(
     {
-        *("data", "dataset", "records", "samples", "examples", "outputs", "responses", "generations"),
+        *("data", "dataset", "ds", "records", "samples", "examples", "outputs", "responses", "generations"),
         *("completions", "conversations", "instructions", "pairs", "rows", "trajectories"),
         *("objs", "entries", "items", "instances", "questions", "prompts", "problems", "dialogues", "tasks"),
     }
