@@ -254,6 +254,11 @@ class RewardFunction(RouteDetector):
             "        for out, gt in batch:\n            assert grade_answer(out, gt) == 1\n"
             "        return True\n"
         ),
+        # a report of the KL penalty beside the rewards, in a function named for neither
+        Valid(
+            "def log_stats(rewards, kl_penalty):\n    gap = rewards - kl_penalty\n"
+            "    print(gap.mean())\n"
+        ),
         Valid(
             "class RewardModelWorker:\n    def forward_step(self, data):\n"
             "        return self.score(data['output'], data['ground_truth'])\n"
@@ -264,6 +269,16 @@ class RewardFunction(RouteDetector):
         Invalid(
             "def compute_reward(reward_at_end, kl_coeff, kl, last):\n"
             "    res = -kl_coeff * kl\n    res[:, last] += reward_at_end\n    return res\n",
+            "loss",
+            "ppo",
+        ),
+        # a method named for penalising rewards by KL, the weighted penalty bound to a name first
+        Invalid(
+            "class Reward:\n    def kl_penalize_reward(self, results):\n"
+            "        kl = results['logprobs'] - results['ref_logprobs']\n"
+            "        kl_penalty = self.kl_coef * kl\n"
+            "        penalized_rewards = flattened_rewards - kl_penalty\n"
+            "        results['penalized'] = penalized_rewards\n",
             "loss",
             "ppo",
         ),
@@ -448,7 +463,7 @@ class RewardFunction(RouteDetector):
         rewarded = len(self.context.findings) > before
         if self.kl_written and (
             _kl_shaped(node, folded_only=False)
-            if rewarded
+            if rewarded or _names_kl_reward(node.name.value)
             # (elsewhere only the per-token folding, and not in a test's or an evaluation's code:
             # ``objective = score - beta * kl`` is a report's trade-off as often)
             else not NOT_TRAINING_SCOPES & set(words(node.name.value)) and _kl_shaped(node, folded_only=True)
@@ -749,8 +764,25 @@ def _kl_shaped(node: cst.FunctionDef, folded_only: bool) -> bool:
     return penalised and added
 
 
+PENALTY_WORDS = frozenset({"penalty", "penalties", "pen", "penalize", "penalise", "penalized", "penalised"})
+"""Words of a name holding a KL penalty already weighted (``kl_penalty = kl_coef * kl``), or of a
+function that applies one (``kl_penalize_reward``)."""
+
+
+def _names_kl_reward(name: str) -> bool:
+    """Say whether a function is named for penalising rewards by a KL term (``kl_penalize_reward``)."""
+    said = set(words(name))
+    return bool(said & KL_WORDS and said & {"reward", "rewards"} and said & PENALTY_WORDS)
+
+
 def _kl_product(value: cst.BaseExpression) -> bool:
-    """Say whether ``value`` is a coefficient times a KL term (``kl_coef * kl``, ``beta * kl[:, i]``)."""
+    """Say whether ``value`` is a coefficient times a KL term (``kl_coef * kl``, ``beta * kl[:, i]``).
+
+    Or a name holding that product already (``kl_penalty``).
+    """
+    if type(value) is cst.Name:
+        said = set(words(value.value))
+        return bool(said & KL_WORDS and said & PENALTY_WORDS)
     if type(value) is not cst.BinaryOperation or not isinstance(value.operator, cst.Multiply):
         return False
     return any(bool(set(words(_base_name(side))) & KL_WORDS) for side in (value.left, value.right))
