@@ -12,7 +12,7 @@ from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import SETTINGS_NAME_WORDS, cached_by_name
 from arb_audit.analyzer.loss_slice import words as name_words
 from arb_audit.analyzer.names import dotted, is_dead, last_name, text_value
-from arb_audit.analyzer.trainers import AMBIGUOUS_WORDS, ROUTE_WORDS, route_of_name
+from arb_audit.analyzer.trainers import AMBIGUOUS_WORDS, ROUTE_WORDS, route_of_name, route_word
 from arb_audit.analyzer.walk import descendants
 from arb_audit.taxonomy.files import STAGE_LABELS
 
@@ -364,6 +364,22 @@ FLAG = "flag"
 process: where it only evaluates, it picks which trained model is evaluated (classify.combine decides)."""
 
 
+def _held_trainer_route(node: cst.Assign) -> str | None:
+    """Return the route a trainer object is named for where it is built (``rlhf_trainer = RLTrainer(c)``).
+
+    A project's trainer class may name no route (``RLTrainer``, ``ActorTrainer``); the name the code
+    holds it by says what it trains, as it does for its step (an ambiguous word, ``reward_trainer``,
+    is read too: a trainer is what it holds).
+    """
+    if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name or type(node.value) is not cst.Call:
+        return None
+    built = last_name(node.value.func)
+    if not built[:1].isupper() or "trainer" not in name_words(built):
+        return None
+    named = route_word(node.targets[0].target.value)
+    return named[0] if named is not None and named[0] not in ("MERGE", "UNKNOWN") else None
+
+
 @cached_by_name
 def _training_route(qualified: str) -> str | None:
     """Return the training route a called or picked name runs: its table entry's, or its name's.
@@ -480,6 +496,11 @@ class RouteDispatch(RouteDetector):
             "    elif loss_type == 'sft':\n        total = total + w * sft_loss(c)\n"
             "    else:\n        raise ValueError(loss_type)\n"
         ),
+        # branches holding trainers by names of one route, or of none, choose no route
+        Valid(
+            "if args.fast:\n    dpo_trainer = FastTrainer(cfg)\nelif args.big:\n"
+            "    dpo_trainer = ShardedTrainer(cfg)\nelse:\n    trainer = Trainer(cfg)\n"
+        ),
         # branches picking the same route's trainers choose no route
         Valid(
             "from trl import DPOTrainer\nfrom lib import CustomDPOTrainer\n"
@@ -570,6 +591,16 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # a chain of modes whose project trainers name no route, held by names that do
+        Invalid(
+            "if args.type == 'RL':\n    rlhf_trainer = RLTrainer(config)\n    rlhf_trainer.train()\n"
+            "elif args.type == 'ACTOR':\n    actor_trainer = ActorTrainer(config.actor)\n"
+            "    actor_trainer.train()\n"
+            "elif args.type == 'REWARD':\n    reward_trainer = RewardTrainer(config.reward)\n"
+            "    reward_trainer.train()\n",
+            "dispatch",
+            routes=("PPO", "REWARD_MODEL"),
+        ),
         Invalid(
             "from heads import SFTOutput, DPOOutput\nHEADS = {'sft': SFTOutput, 'dpo': DPOOutput}\n",
             "dispatch",
@@ -892,6 +923,8 @@ class RouteDispatch(RouteDetector):
             # (exact types: every node of the branch is tested, and libcst's abstract bases make a
             # failed isinstance slow; its concrete node classes have no subclasses)
             kind = type(n)
+            if kind is cst.Assign and (held := _held_trainer_route(n)) is not None:  # type: ignore[arg-type]
+                routes.add(held)
             value = n.func if kind is cst.Call else n.value if kind is cst.Assign else None  # type: ignore[attr-defined]
             if type(value) is not cst.Name and type(value) is not cst.Attribute:
                 continue
