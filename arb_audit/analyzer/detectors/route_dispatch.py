@@ -49,6 +49,9 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
     said = set(name_words(callee))
     if callee == "getattr":
         settings = [value.args[1].value] if len(value.args) == 2 else []
+    elif callee == INSTANTIATE:
+        # ``instantiate(cfg.rl_trainer_init, engine, cfg)``: Hydra builds the class the config names
+        settings = [a.value for a in value.args[:1]]
     elif said & REGISTRY_WORDS or (said & GETTER_WORDS and "trainer" in said):
         settings = [a.value for a in value.args]  # get_registered_trainer(name=...), get_trainer_class(x)
     elif callee == "get" and type(value.func) is cst.Attribute:
@@ -74,6 +77,8 @@ def _lookup(value: cst.BaseExpression) -> tuple[str, str] | None:
     return None
 
 
+INSTANTIATE = "instantiate"
+"""Hydra's builder of the object a config node names by its ``_target_`` class (``hydra.utils``)."""
 REGISTRY_WORDS = frozenset({"registered", "registry", "lookup"})
 """Words of a function that returns what was registered under a name (``get_registered_trainer``)."""
 SUBCOMMANDS = "command"
@@ -441,6 +446,7 @@ class RouteDispatch(RouteDetector):
         "@register",  # a registry filled by a decorator (``@register_adv_estimator(Estimator.GRPO)``)
         ".command(",  # a CLI's subcommands (``@app.command(name="train_dpo")``)
         *("registered", "registry", "Registry", "TRAINER"),  # a trainer looked up by a setting (``_lookup``)
+        "instantiate(",  # (a trainer Hydra builds from its config node)
     )
 
     VALID = (
@@ -495,6 +501,11 @@ class RouteDispatch(RouteDetector):
             "    if loss_type == 'sigmoid':\n        total = total + w * dpo_loss(c, r, beta)\n"
             "    elif loss_type == 'sft':\n        total = total + w * sft_loss(c)\n"
             "    else:\n        raise ValueError(loss_type)\n"
+        ),
+        # what Hydra builds for the model and the data is no trainer
+        Valid(
+            "from hydra.utils import instantiate\ndef main(cfg):\n    model = instantiate(cfg.model)\n"
+            "    data = instantiate(cfg.datamodule)\n    model.train()\n"
         ),
         # branches holding trainers by names of one route, or of none, choose no route
         Valid(
@@ -591,6 +602,16 @@ class RouteDispatch(RouteDetector):
         ),
     )
     INVALID = (
+        # a trainer Hydra builds from the class its config node names
+        Invalid(
+            "from hydra.utils import instantiate\n"
+            "def main(cfg):\n    engine = instantiate(cfg.rl_engine_init, cfg)\n"
+            "    rl_trainer = instantiate(cfg.rl_trainer_init, engine, cfg)\n"
+            "    rl_trainer.train()\n    rl_trainer.train_rl_step(batch)\n",
+            "dispatch",
+            None,
+            BY_NAME,
+        ),
         # a chain of modes whose project trainers name no route, held by names that do
         Invalid(
             "if args.type == 'RL':\n    rlhf_trainer = RLTrainer(config)\n    rlhf_trainer.train()\n"
@@ -902,6 +923,8 @@ class RouteDispatch(RouteDetector):
             parts = (key.split(".")[-1], target.target.value, callee)
             if {w for part in parts for w in name_words(part)} & LOOKUP_WORDS:
                 self.looked_up[target.target.value] = (node.value, self._statement(), key)
+                if callee == INSTANTIATE:
+                    self.constructed.add(target.target.value)  # (built there, not only looked up)
 
     def _leads_to_training(self, body: cst.CSTNode) -> bool:
         """Say whether a branch calls or picks a trainer or a function named after a route (``run_sft``)."""
