@@ -137,6 +137,9 @@ TEST_DOUBLE_WORDS = frozenset({"mock", "fake", "dummy", "stub"})
 """First words of a stand-in built for tests or examples (``MockInferenceClient``), which asks no model."""
 SETTER_WORDS = frozenset({"set", "update", "reset", "apply", "broadcast", "sync", "register"})
 """First words of a method that changes an engine's settings (``set_sampling_params``), asking nothing."""
+GIVEN_TARGET_WORDS = frozenset({"target", "gold", "golden", "reference", "ref", "expected", "ground", "correct"})
+"""First words of a helper that writes out the right completion (``target_completion(value)``,
+``gold_completion(row)``): the answer given, formatted, not one a model is asked for."""
 TEXT_HANDLING_VERBS = frozenset(
     {
         *("postprocess", "process", "parse", "clean", "extract", "format", "filter", "normalize"),
@@ -643,7 +646,11 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
     if func.value[:1].isupper() and not outside:
         return False  # a class of this file named so (``DigitCompletion(...)``, a task) is built, not asked
     named = (
-        bool(GENERATION_WORDS & set(found) and found[0] not in TEXT_HANDLING_VERBS)
+        bool(
+            GENERATION_WORDS & set(found)
+            and found[0] not in TEXT_HANDLING_VERBS
+            and found[0] not in GIVEN_TARGET_WORDS
+        )
         # (``infer_device()``, ``infer_dtype``: the setting inferred, no model asked)
         or (found[0] == "infer" and not INFERRED_SETTINGS & set(found[1:]))
         # the generation function a loop is handed (``responses = generate_fn(prompts)``); one this

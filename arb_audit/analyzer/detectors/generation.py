@@ -215,6 +215,8 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        # the right completion written out from the target, given, not asked for
+        Valid("from .rewards import target_completion\nchosen = target_completion(target)\n"),
         # a forward pass on token ids, and a reward model scoring a conversation: no text sampled
         Valid("logits = model(prompt_ids)\nout = model(**inputs)\nscore = reward_model(messages)\n"),
         # a teacher-forced forward pass on a tokenised chat, a guard model moderating one, a function
