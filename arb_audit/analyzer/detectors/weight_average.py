@@ -13,7 +13,10 @@ from arb_audit.analyzer.names import last_name
 from arb_audit.analyzer.walk import descendants
 
 WEIGHT_LOADERS = frozenset(
-    {"torch.load", "safetensors.torch.load_file", "safetensors.safe_open", "peft.load_peft_weights"}
+    {
+        *("torch.load", "safetensors.torch.load_file", "safetensors.safe_open", "peft.load_peft_weights"),
+        *("safetensors.numpy.load_file", "safetensors.flax.load_file"),
+    }
 )
 """Functions that read a checkpoint's tensors."""
 
@@ -220,6 +223,39 @@ STATISTICS_WORDS = frozenset(
 ``results_attr[attr] = {"mse": mse}`` records an evaluation's numbers."""
 
 
+def _held_at_key(statements: list[cst.CSTNode], key: str, walked: dict[str, str]) -> dict[str, set[str]]:
+    """Return the loop's locals that hold checkpoints' tensors at the key -> those checkpoints' code.
+
+    ``for k, t in a.items(): o = b.get(k); m = w * t + (1 - w) * o; merged[k] = m``: ``t`` is ``a[k]``
+    (``walked``), ``o`` is ``b[k]``, and ``m`` holds both, bound in order (one pass).
+    """
+    held = {name: {code} for name, code in walked.items()}
+    for statement in statements:
+        if (
+            type(statement) is cst.Assign
+            and len(statement.targets) == 1
+            and type(statement.targets[0].target) is cst.Name
+        ):
+            sources = _keyed_sources(statement.value, key) | _held_read(statement.value, held)
+            if sources:
+                held[statement.targets[0].target.value] = sources
+    return held
+
+
+def _held_read(value: cst.BaseExpression, held: dict[str, set[str]]) -> set[str]:
+    """Return the checkpoints whose tensors at the key ``value`` reads through the loop's locals.
+
+    Not a local read only for its description (``x.to(meta_param.dtype)``).
+    """
+    described = _described_only(value)
+    return {
+        code
+        for n in (value, *descendants(value))
+        if type(n) is cst.Name and id(n) not in described
+        for code in held.get(n.value, ())
+    }
+
+
 def _records_statistics(target: cst.BaseExpression) -> bool:
     """Say whether an assignment writes into a container named for losses or metrics (``stats[k]``)."""
     while type(target) is cst.Subscript:
@@ -302,6 +338,11 @@ class WeightAverage(RouteDetector):
         ),
         Valid("sd = torch.load(path)\nfor k in stats:\n    stats[k] = self.w[k] * stats[k] / n\n"),
         Valid("sd = model.state_dict()\nfor key, param in sd.items():\n    stats[key] = param.norm()\n"),
+        # two checkpoints' tensors read into locals at each key and compared: a statistic recorded
+        Valid(
+            "import torch\na = torch.load(p)\nb = torch.load(q)\nfor key, t in a.items():\n"
+            "    other = b.get(key)\n    gap = (t - other).norm()\n    stats[key] = gap\n"
+        ),
         Valid("totals = {k: a[k] + b[k] for k in a}\n"),
         # an evaluation's numbers per attribute, in a file that reads a checkpoint
         Valid(
@@ -506,6 +547,17 @@ class WeightAverage(RouteDetector):
             "merge",
             "weight_average",
         ),
+        # two adapters' tensors read into locals at each key (numpy safetensors), averaged and saved
+        Invalid(
+            "from safetensors.numpy import load_file, save_file\n"
+            "def merge_adapters(a_dir, b_dir, out, wa, wb):\n    a = load_file(a_dir)\n    b = load_file(b_dir)\n"
+            "    merged_tensors = {}\n    for key, tensor in a.items():\n        other = b.get(key)\n"
+            "        merged_value = wa * tensor + wb * other\n        merged_tensors[key] = merged_value\n"
+            "    save_file(merged_tensors, out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         Invalid(
             "for name, param in tqdm(base.state_dict().items()):\n"
             "    param.data += delta.state_dict()[name]\nbase.save_pretrained(out)\n",
@@ -622,13 +674,14 @@ class WeightAverage(RouteDetector):
             return
         if self._accumulates(node, statements, key, walked):
             return
+        held = _held_at_key(statements, key, walked)
         for statement in statements:
             if (
                 (
                     type(statement) is cst.Assign
                     and any(_keyed_sources(t.target, key) for t in statement.targets)
                     and not any(_records_statistics(t.target) for t in statement.targets)
-                    and len(_keyed_sources(statement.value, key)) >= 2
+                    and len(_keyed_sources(statement.value, key) | _held_read(statement.value, held)) >= 2
                 )
                 or (
                     # base[k] += delta[k]: one checkpoint's tensors added to another's; so is
