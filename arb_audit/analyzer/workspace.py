@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from arb_audit.analyzer.classify import DATA_SHAPES, GENERIC_VARIANTS, Classification, Stage, combine
 from arb_audit.analyzer.detector import Finding
 from arb_audit.analyzer.detectors.gradient_step import TRAINER_EVALUATION
+from arb_audit.analyzer.loss_slice import words
 from arb_audit.analyzer.workspace_config import with_config_default
 from arb_audit.regular_files import read_regular
 from arb_audit.taxonomy.routes import POLICY_GRADIENT
@@ -254,6 +255,10 @@ def reexport(
     return module
 
 
+RUN_ATTRIBUTE_WORDS = frozenset({"train", "training", "fit", "learn", "finetune", "tune", "run", "step"})
+"""Words of a method whose call runs a class built on outside code (``trainer.train()``, ``fit``,
+``learner.run()``, ``ppo_trainer.step(...)``): that code then calls the class's own methods. (Not
+``update``: a dict's, read in most files, a checkpoint converter's too.)"""
 IMPLICIT_METHODS = frozenset(
     {
         "__init__",
@@ -339,14 +344,19 @@ class Definitions:
                 for owner in waiting.pop(attribute, ()):
                     run(owner, attribute)
 
+        # a subclass of code outside the module (``Trainer``, a LightningModule) has its methods called
+        # by that code (``compute_loss``, ``training_step``) once the user runs it: trains, fits, steps
+        runs_outside_code = called is None or any(RUN_ATTRIBUTE_WORDS & set(words(a)) for a in called)
+
         def reach(name: str) -> None:
             seen.add(name)
             runs[name] = set()
             definition = self.named[name]
             todo.append(definition)
             # every method runs when the user's calls are not known, and in a subclass of code
-            # outside the module (``Trainer``), whose code calls its methods (``compute_loss``)
-            every = called is None or name in self.extends_outside
+            # outside the module that the user runs (loading one from a checkpoint to convert its
+            # weights runs none of its training)
+            every = called is None or (name in self.extends_outside and runs_outside_code)
             for method in definition.methods:
                 if every or method in IMPLICIT_METHODS or method in attributes:
                     run(name, method)
