@@ -348,6 +348,19 @@ def _allowed_values(
     return tuple(t for t in texts if t is not None) if None not in texts else ()
 
 
+def _built_class(value: cst.BaseExpression) -> cst.BaseExpression:
+    """Return the callee that builds a value: ``Cls(...)``, ``Cls.from_pretrained(...)``, ``Cls(...).to(d)``."""
+    while type(value) is cst.Call:
+        func = value.func
+        if type(func) is cst.Attribute and type(func.value) is cst.Call:
+            value = func.value  # (``Model(...).to(device)``)
+        elif type(func) is cst.Attribute and func.attr.value in MODEL_LOADERS:
+            return func.value  # (``RewardModel.from_pretrained(path)``)
+        else:
+            return func
+    return value
+
+
 def _names_a_loss(arg: cst.Arg) -> bool:
     """Say whether an argument is a loss handed on (``loss_fn``, ``loss=criterion``, ``self.loss_fn``)."""
     if arg.keyword is not None and "loss" in words(arg.keyword.value):
@@ -1013,6 +1026,30 @@ class GradientStep(RouteDetector):
             "    model = get_peft_model(AutoModelForCausalLM.from_pretrained(args.policy), cfg)\n"
             "    RFTTrainer(model=model, args=TrainingArguments(args.out)).train()\n"
             "    model = RewardModel.from_pretrained(args.rm)\n    scores = [model(s) for s in samples]\n",
+            "stage",
+            "sft",
+        ),
+        # unpacked under another name: the element in its place
+        Invalid(
+            "from transformers import TrainingArguments\n"
+            "from .trainer import CodeTrainer, CodeRewardModel\n"
+            "def create_model_and_tokenizer(cfg):\n"
+            "    model = CodeRewardModel.from_pretrained(cfg.path, output_dim=1)\n"
+            "    return model, AutoTokenizer.from_pretrained(cfg.path)\n"
+            "def main(cfg):\n    rm, tokenizer = create_model_and_tokenizer(cfg)\n"
+            "    CodeTrainer(model=rm, args=TrainingArguments('o'), train_dataset=ds).train()\n",
+            "stage",
+            "reward_model",
+        ),
+        # a factory building a reward model or the policy by a flag: which one is not known here
+        Invalid(
+            "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+            "from .trainer import RFTTrainer\nfrom .modeling import RewardModel\n"
+            "def load_model(path, reward=False):\n    if reward:\n"
+            "        model = RewardModel.from_pretrained(path)\n    else:\n"
+            "        model = AutoModelForCausalLM.from_pretrained(path)\n    return model\n"
+            "def main(cfg):\n    policy = load_model(cfg.policy)\n"
+            "    RFTTrainer(model=policy, args=TrainingArguments('o')).train()\n",
             "stage",
             "sft",
         ),
@@ -2502,6 +2539,9 @@ class GradientStep(RouteDetector):
         """Hosted fine-tuning jobs read as supervised at the call, with the function they are in:
         settings handed as ``**kwargs`` may ask for preference optimisation (read at the end)."""
         self.returns: dict[str, list[tuple[int, list[cst.BaseExpression]]]] = {}
+        self.unpacked: dict[tuple[int, str], int] = {}
+        """The place a name takes in a tuple it is unpacked from, by the value unpacked and the name
+        (``rm, tok = create_model(cfg)``: ``rm`` is the first of what ``create_model`` returns)."""
         self.scopes_of: dict[int, Scope] = {}
         """id of a called expression -> the scope it is called in."""
         self.steps: list[
@@ -2698,7 +2738,9 @@ class GradientStep(RouteDetector):
             if type(value) is cst.Call and words(target.value)[-1:] == ("loss",):
                 self.loss_outputs.add(id(value))
         elif isinstance(target, cst.Tuple | cst.List):
-            for element in target.elements:
+            for at, element in enumerate(target.elements):
+                if type(element.value) is cst.Name:
+                    self.unpacked[(id(value), element.value.value)] = at
                 self._bind(element.value, value)
         elif type(target) is cst.StarredElement:
             self._bind(target.value, value)
@@ -3717,18 +3759,31 @@ class GradientStep(RouteDetector):
         factory = value.func.value
         if not self._defined_here(value.func):
             return []
+        at = self.unpacked.get((id(value), name))
         products: list[tuple[int, cst.BaseExpression]] = []
         for function, returned in self.returns.get(factory, []):
             if self.where.get(function) != (factory,):
                 continue  # (a method or a nested function of that name is another's)
             for result in returned:
                 elements = [e.value for e in result.elements] if isinstance(result, cst.Tuple) else [result]
+                if len(elements) > 1:
+                    # the element in the unpacked name's place, else the one returned under its name
+                    elements = (
+                        elements[at : at + 1]
+                        if at is not None and at < len(elements)
+                        else [e for e in elements if type(e) is cst.Name and e.value == name]
+                    )
                 for element in elements:
-                    if type(element) is cst.Name and (element.value == name or len(elements) == 1):
+                    if type(element) is cst.Name:
                         products += [(function, v) for v in self.assigns.get((function, element.value), [])]
-                    elif type(element) is cst.Call and len(elements) == 1:
+                    elif type(element) is cst.Call:
                         products.append((function, element))
-        return products
+        classes = {
+            last_name(_built_class(v)) for _, v in products if last_name(_built_class(v))[:1].isupper()
+        }
+        # a factory returning models of several classes (``RewardModel`` or a causal LM, by a flag)
+        # builds whichever its caller asks for: not known here
+        return products if len(classes) <= 1 else []
 
     def _unwrapped(
         self, value: cst.BaseExpression, scope: int, name: cst.BaseExpression
