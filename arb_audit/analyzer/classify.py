@@ -35,7 +35,7 @@ from arb_audit.analyzer.detectors.gradient_step import (
 from arb_audit.analyzer.detectors.llm_judge import JUDGE
 from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFERENCE_PAIRS
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE, MERGEKIT_CONFIG
-from arb_audit.analyzer.detectors.metric_report import METRIC, SCORER
+from arb_audit.analyzer.detectors.metric_report import METRICS, PERPLEXITY, SCORER
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
 from arb_audit.analyzer.detectors.process_reward import NAMED_SCORERS, OUTCOME_REWARD, PROCESS_REWARD
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
@@ -344,6 +344,10 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # shapings, print them) and trains nothing serves no policy-gradient stage: the estimator is
         # the other file's, which a library module calling it serves
         findings = [f for f in findings if f.variant != NAMED_ESTIMATOR]
+    if any(f.signal == "data_output" or (f.signal == "purpose" and f.variant == TRAINING_DATA) for f in findings):
+        # a perplexity in a file that writes data, or names it as training data, ranks or filters that
+        # data (selection by perplexity, instruction-following difficulty): it evaluates no model
+        findings = [f for f in findings if f.variant != PERPLEXITY]
     # a metric that only decides which generated samples are kept curates data: it evaluates nothing;
     # a function scoring predictions against references, or a routine named for evaluating, evaluates
     # only where nothing else is done
@@ -550,7 +554,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         if "data_output" in signals and "generation" in signals and result.primary != "DISTILLATION":
             labels.append("DISTILLATION")
         if any(
-            f.signal == "scoring" and f.variant not in (*WEAK_SCORES, METRIC, TRAINER_EVALUATION, JUDGE)
+            f.signal == "scoring" and f.variant not in (*WEAK_SCORES, *METRICS, TRAINER_EVALUATION, JUDGE)
             for f in findings
         ):
             # a training file that also evaluates (a metric it computes by hand is its validation, a
@@ -645,7 +649,7 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         )
         and any(
             f.signal == "scoring"
-            and f.variant not in (*WEAK_SCORES, METRIC, JUDGE)
+            and f.variant not in (*WEAK_SCORES, *METRICS, JUDGE)
             and f.detector == "Scoring"
             for f in findings
         )
@@ -726,9 +730,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
             # judged or scored by the next file
             _placed(result, f"the file lies among evaluation code ({place}): what it writes are answers")
             result.role, result.primary = "eval", "EVAL_ONLY"
-        elif (place := data_generation_place(result.path)) is not None:
-            # written outputs of a file named for making data are data, whatever its names call them
-            # (``synthesis/generate.py`` collecting ``predictions``)
+        elif (place := data_generation_place(result.path, strict=True)) is not None:
+            # written outputs of a file named for synthesising or distilling are data, whatever its
+            # names call them (``synthesis/generate.py`` collecting ``predictions``)
             _placed(result, f"the file is named for making data ({place}): what it writes is data")
             result.role, result.primary = "data_generation", "DISTILLATION"
         elif purpose(findings) == ANSWERS:
@@ -858,24 +862,28 @@ DATA_GENERATION_WORDS = frozenset(
 """Words of a file's or folder's name that say it makes training data (``generate_questions.py``)."""
 
 
-DATA_WORDS = frozenset({"data", "dataset", "datasets"})
-"""Words of DATA_GENERATION_WORDS that name only data: a folder named so holds data (``data/``), one
-merely containing the word may hold its loaders or utilities (``data_utils/``)."""
+SYNTHESIS_WORDS = frozenset({"synth", "synthesis", "synthesize", "synthetic", "distill", "distillation"})
+"""Words of DATA_GENERATION_WORDS that say only making data: ``questions`` or ``trajectories`` also name
+what a benchmark's runner answers (``natural_questions/``)."""
 
 
-def data_generation_place(path: str) -> str | None:
+def data_generation_place(path: str, strict: bool = False) -> str | None:
     """Return the folder or file name that says a file makes training data, if any.
 
-    A folder counts by its name, or by a word of it that names making data (``synthesis_cot/``).
+    A folder counts by its name, or by a word of it that names synthesising data, as a package names it
+    (``synthesis_cot/``; a repository's own folder, ``my-distillation-project/``, says what the project
+    is about, not what each of its files does). ``strict``: only names of synthesising or distilling
+    (:data:`SYNTHESIS_WORDS`), which outweigh what the file's variables are called.
     """
     folders, name, stem_words = _place(path)
-    if DATA_GENERATION_WORDS & set(stem_words):
+    named = SYNTHESIS_WORDS if strict else DATA_GENERATION_WORDS
+    if named & set(stem_words):
         return name
     return next(
         (
             f"{f}/"
             for f in reversed(folders)
-            if f in DATA_GENERATION_WORDS or (DATA_GENERATION_WORDS - DATA_WORDS) & set(re.split(r"[_\-.]", f))
+            if f in named or ("-" not in f and "+" not in f and SYNTHESIS_WORDS & set(f.split("_")))
         ),
         None,
     )
@@ -949,7 +957,7 @@ def _only_rollouts(findings: list[Finding]) -> bool:
 def _reports_a_metric(findings: list[Finding]) -> bool:
     """Say whether a script (it runs when executed) aggregates scores into a metric by hand."""
     return any(f.signal == "entry_point" for f in findings) and any(
-        f.signal == "scoring" and f.variant == METRIC for f in findings
+        f.signal == "scoring" and f.variant in METRICS for f in findings
     )
 
 

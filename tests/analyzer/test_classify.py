@@ -2993,3 +2993,23 @@ def test_an_untagged_tool_loop_beside_a_library_trainer_does_not_make_it_online(
         "    print(solve_with_calculator(trainer.model, tools, []))\n"
     )
     assert classify_path(write(tmp_path, "train.py", source)).primary == "GRPO"
+
+
+@pytest.mark.parametrize(
+    ("path", "place"),
+    [
+        ("proj/synthesis_cot/generate_oai.py", "synthesis_cot/"),
+        ("proj/data/gen.py", "data/"),
+        ("proj/scripts/generate_questions.py", "generate_questions.py"),
+        # a repository's own folder names its project, not what each file does; a data helpers' folder
+        # holds no generation
+        ("laffytaffyz+dllm-distillation/sample.py", None),
+        ("my-distillation-project/sample.py", None),
+        ("proj/data_utils/loader.py", None),
+        ("proj/natural_questions/predict.py", None),
+    ],
+)
+def test_a_place_named_for_making_data(path: str, place: str | None) -> None:
+    from arb_audit.analyzer.classify import data_generation_place
+
+    assert data_generation_place(path) == place

@@ -15,6 +15,11 @@ from arb_audit.analyzer.walk import descendants
 
 METRIC = "metric"
 """Variant of a ``scoring`` finding for a metric the file computes itself (no evaluation library)."""
+PERPLEXITY = "perplexity"
+"""Variant of a ``scoring`` finding for a model's perplexity on text: a metric of the model, except where
+the file writes data, which the perplexity then ranks or filters (data selection, classify.combine)."""
+METRICS = frozenset({METRIC, PERPLEXITY})
+"""The variants of a metric the file computes itself."""
 SCORER = "scorer"
 """Variant of a ``scoring`` finding for a function scoring predictions against references: it makes a
 file an evaluation only where the file shows nothing else (no model run, data written, loss, reward or
@@ -139,10 +144,10 @@ class MetricReport(RouteDetector):
         Invalid(
             "with torch.no_grad():\n    outputs = model(ids, labels=ids)\nppl = torch.exp(outputs.loss)\n",
             "scoring",
-            variant=METRIC,
+            variant=PERPLEXITY,
         ),
-        Invalid("print(math.exp(mean_nll))\n", "scoring", variant=METRIC),
-        Invalid("perplexity = loss.exp()\n", "scoring", variant=METRIC),
+        Invalid("print(math.exp(mean_nll))\n", "scoring", variant=PERPLEXITY),
+        Invalid("perplexity = loss.exp()\n", "scoring", variant=PERPLEXITY),
         # a scorer of predictions against the right answers
         Invalid(
             "def math_equal(prediction, reference):\n    return prediction == reference\n",
@@ -212,7 +217,7 @@ class MetricReport(RouteDetector):
             taken = node.args[0].value if node.args else getattr(node.func, "value", None)
             if type(taken) in (cst.Name, cst.Attribute) and set(words(last_name(taken))) & LOSS_WORDS:
                 self.perplexity = True
-                self.report(node, "scoring", "computes a perplexity from the model's loss", variant=METRIC)
+                self.report(node, "scoring", "computes a perplexity from the model's loss", variant=PERPLEXITY)
                 return
         said = words(name) if isinstance(name, str) else []
         if said and said[0] in METRIC_VERBS and set(said[1:]) & NAMED_METRICS:
