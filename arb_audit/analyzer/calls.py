@@ -137,7 +137,9 @@ TEST_DOUBLE_WORDS = frozenset({"mock", "fake", "dummy", "stub"})
 """First words of a stand-in built for tests or examples (``MockInferenceClient``), which asks no model."""
 SETTER_WORDS = frozenset({"set", "update", "reset", "apply", "broadcast", "sync", "register"})
 """First words of a method that changes an engine's settings (``set_sampling_params``), asking nothing."""
-GIVEN_TARGET_WORDS = frozenset({"target", "gold", "golden", "reference", "ref", "expected", "ground", "correct"})
+GIVEN_TARGET_WORDS = frozenset(
+    {"target", "gold", "golden", "reference", "ref", "expected", "ground", "correct"}
+)
 """First words of a helper that writes out the right completion (``target_completion(value)``,
 ``gold_completion(row)``): the answer given, formatted, not one a model is asked for."""
 TEXT_HANDLING_VERBS = frozenset(

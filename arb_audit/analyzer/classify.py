@@ -344,7 +344,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # shapings, print them) and trains nothing serves no policy-gradient stage: the estimator is
         # the other file's, which a library module calling it serves
         findings = [f for f in findings if f.variant != NAMED_ESTIMATOR]
-    if any(f.signal == "data_output" or (f.signal == "purpose" and f.variant == TRAINING_DATA) for f in findings):
+    if any(
+        f.signal == "data_output" or (f.signal == "purpose" and f.variant == TRAINING_DATA) for f in findings
+    ):
         # a perplexity in a file that writes data, or names it as training data, ranks or filters that
         # data (selection by perplexity, instruction-following difficulty): it evaluates no model
         findings = [f for f in findings if f.variant != PERPLEXITY]

@@ -615,15 +615,20 @@ def test_a_subclass_of_a_library_class_runs_its_hooks(tmp_path: Path) -> None:
 def test_a_library_subclass_loaded_to_convert_its_weights_runs_none_of_its_hooks(tmp_path: Path) -> None:
     """A LightningModule loaded from a checkpoint and its weights saved: nothing calls ``training_step``."""
     module = (
-        "import pytorch_lightning as pl\nimport torch.nn.functional as F\n\n\nclass Model(pl.LightningModule):\n"
+        "import pytorch_lightning as pl\nimport torch.nn.functional as F\n\n\n"
+        "class Model(pl.LightningModule):\n"
         "    def training_step(self, batch, idx):\n"
         "        return F.cross_entropy(self.model(batch['x']).logits, batch['labels'])\n"
     )
     convert = (
-        "import torch\nfrom imitation import Model\n\npl_model = Model.load_from_checkpoint(checkpoint_path=p)\n"
+        "import torch\nfrom imitation import Model\n\n"
+        "pl_model = Model.load_from_checkpoint(checkpoint_path=p)\n"
         "torch.save(pl_model.model.state_dict(), 'out.pth')\n"
     )
-    fit = "import pytorch_lightning as pl\nfrom imitation import Model\n\npl.Trainer().fit(Model(args), loader)\n"
+    fit = (
+        "import pytorch_lightning as pl\nfrom imitation import Model\n\n"
+        "pl.Trainer().fit(Model(args), loader)\n"
+    )
     # a learner built on a library's base class, run by its user: the base's ``run`` calls its hooks
     learner = (
         "import torch.nn.functional as F\nfrom rl_lib import BaseLearner\n\n\nclass Learner(BaseLearner):\n"
@@ -631,7 +636,13 @@ def test_a_library_subclass_loaded_to_convert_its_weights_runs_none_of_its_hooks
         "        return F.cross_entropy(self.model(batch['x']).logits, batch['labels'])\n"
     )
     run = "from learner import Learner\n\nLearner(model, opt).run(loader)\n"
-    files = {"imitation.py": module, "convert.py": convert, "train.py": fit, "learner.py": learner, "run.py": run}
+    files = {
+        "imitation.py": module,
+        "convert.py": convert,
+        "train.py": fit,
+        "learner.py": learner,
+        "run.py": run,
+    }
     found = _by_name(_write(tmp_path, files))
     assert found["convert.py"].primary == "NONE_TRAINING"
     assert found["train.py"].primary == "SFT"

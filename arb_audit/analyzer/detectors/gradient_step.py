@@ -349,7 +349,7 @@ def _allowed_values(
 
 
 def _built_class(value: cst.BaseExpression) -> cst.BaseExpression:
-    """Return the callee that builds a value: ``Cls(...)``, ``Cls.from_pretrained(...)``, ``Cls(...).to(d)``."""
+    """Return the callee that builds a value (``Cls(...)``, ``Cls.from_pretrained(p)``, ``Cls().to(d)``)."""
     while type(value) is cst.Call:
         func = value.func
         if type(func) is cst.Attribute and type(func.value) is cst.Call:

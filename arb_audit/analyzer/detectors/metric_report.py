@@ -215,9 +215,11 @@ class MetricReport(RouteDetector):
         if name == "exp" and not self.perplexity:
             # torch.exp(outputs.loss), math.exp(mean_nll), loss.exp(): a model's perplexity on text
             taken = node.args[0].value if node.args else getattr(node.func, "value", None)
-            if type(taken) in (cst.Name, cst.Attribute) and set(words(last_name(taken))) & LOSS_WORDS:
+            if isinstance(taken, cst.Name | cst.Attribute) and set(words(last_name(taken))) & LOSS_WORDS:
                 self.perplexity = True
-                self.report(node, "scoring", "computes a perplexity from the model's loss", variant=PERPLEXITY)
+                self.report(
+                    node, "scoring", "computes a perplexity from the model's loss", variant=PERPLEXITY
+                )
                 return
         said = words(name) if isinstance(name, str) else []
         if said and said[0] in METRIC_VERBS and set(said[1:]) & NAMED_METRICS:

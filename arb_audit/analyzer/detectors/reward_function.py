@@ -255,10 +255,7 @@ class RewardFunction(RouteDetector):
             "        return True\n"
         ),
         # a report of the KL penalty beside the rewards, in a function named for neither
-        Valid(
-            "def log_stats(rewards, kl_penalty):\n    gap = rewards - kl_penalty\n"
-            "    print(gap.mean())\n"
-        ),
+        Valid("def log_stats(rewards, kl_penalty):\n    gap = rewards - kl_penalty\n    print(gap.mean())\n"),
         Valid(
             "class RewardModelWorker:\n    def forward_step(self, data):\n"
             "        return self.score(data['output'], data['ground_truth'])\n"

@@ -376,7 +376,11 @@ def _held_trainer_route(node: cst.Assign) -> str | None:
     holds it by says what it trains, as it does for its step (an ambiguous word, ``reward_trainer``,
     is read too: a trainer is what it holds).
     """
-    if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name or type(node.value) is not cst.Call:
+    if (
+        len(node.targets) != 1
+        or type(node.targets[0].target) is not cst.Name
+        or type(node.value) is not cst.Call
+    ):
         return None
     built = last_name(node.value.func)
     if not built[:1].isupper() or "trainer" not in name_words(built):

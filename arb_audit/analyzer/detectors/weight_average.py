@@ -550,7 +550,8 @@ class WeightAverage(RouteDetector):
         # two adapters' tensors read into locals at each key (numpy safetensors), averaged and saved
         Invalid(
             "from safetensors.numpy import load_file, save_file\n"
-            "def merge_adapters(a_dir, b_dir, out, wa, wb):\n    a = load_file(a_dir)\n    b = load_file(b_dir)\n"
+            "def merge_adapters(a_dir, b_dir, out, wa, wb):\n"
+            "    a = load_file(a_dir)\n    b = load_file(b_dir)\n"
             "    merged_tensors = {}\n    for key, tensor in a.items():\n        other = b.get(key)\n"
             "        merged_value = wa * tensor + wb * other\n        merged_tensors[key] = merged_value\n"
             "    save_file(merged_tensors, out)\n",
