@@ -458,12 +458,15 @@ class RewardFunction(RouteDetector):
         before = len(self.context.findings)
         self._reward(node)
         rewarded = len(self.context.findings) > before
+        training_scope = not NOT_TRAINING_SCOPES & set(words(node.name.value))
         if self.kl_written and (
-            _kl_shaped(node, folded_only=False)
-            if rewarded or _names_kl_reward(node.name.value)
+            # (a penalty held by name, ``rewards - kl_penalty``, counts in training code only: an
+            # evaluation reports a KL-penalised score too)
+            _kl_shaped(node, folded_only=False, by_name=training_scope)
+            if rewarded or (training_scope and _names_kl_reward(node.name.value))
             # (elsewhere only the per-token folding, and not in a test's or an evaluation's code:
             # ``objective = score - beta * kl`` is a report's trade-off as often)
-            else not NOT_TRAINING_SCOPES & set(words(node.name.value)) and _kl_shaped(node, folded_only=True)
+            else training_scope and _kl_shaped(node, folded_only=True)
         ):
             # rewards = -kl_coef * kl; rewards[last] += score: the per-token KL penalty folded into
             # the reward, as RLHF's PPO does (TRL's, OpenRLHF's ``compute_reward``, trlx's experience
@@ -734,16 +737,17 @@ KL_WORDS = frozenset({"kl", "kls", "kld", "kl_div"})
 """Words of a name holding a KL divergence (``kl``, ``per_token_kl``)."""
 
 
-def _kl_shaped(node: cst.FunctionDef, folded_only: bool) -> bool:
+def _kl_shaped(node: cst.FunctionDef, folded_only: bool, by_name: bool = True) -> bool:
     """Say whether a function negates a KL term and adds a score into the same rewards.
 
     ``res = -kl_coeff * kl; res[idx, last] += reward_at_end`` or (unless ``folded_only``) ``rewards =
     score - beta * kl``: the reward of each token is the KL penalty, the sample's score added at its end.
+    ``by_name``: a penalty held by a name says so (``rewards - kl_penalty``).
     """
     penalised = added = False
     for n in own_descendants(node.body):
         if type(n) is cst.UnaryOperation and isinstance(n.operator, cst.Minus):
-            penalised = penalised or _kl_product(n.expression)
+            penalised = penalised or _kl_product(n.expression, by_name)
         elif (
             type(n) is cst.BinaryOperation
             and isinstance(n.operator, cst.Multiply)
@@ -751,10 +755,10 @@ def _kl_shaped(node: cst.FunctionDef, folded_only: bool) -> bool:
                 type(f) is cst.UnaryOperation and isinstance(f.operator, cst.Minus) for f in (n.left, n.right)
             )
         ):
-            penalised = penalised or _kl_product(n)  # (``-kl_coef * kl`` is ``(-kl_coef) * kl``)
+            penalised = penalised or _kl_product(n, by_name)  # (``-kl_coef * kl`` is ``(-kl_coef) * kl``)
         elif not folded_only and type(n) is cst.BinaryOperation and isinstance(n.operator, cst.Subtract):
             # (``score - beta * kl``: the penalty and the score in one expression)
-            both = _kl_product(n.right) and _scored(n.left)
+            both = _kl_product(n.right, by_name) and _scored(n.left)
             penalised, added = penalised or both, added or both
         elif type(n) is cst.AugAssign and isinstance(n.operator, cst.AddAssign):
             added = added or _scored(n.value)
@@ -772,12 +776,12 @@ def _names_kl_reward(name: str) -> bool:
     return bool(said & KL_WORDS and said & {"reward", "rewards"} and said & PENALTY_WORDS)
 
 
-def _kl_product(value: cst.BaseExpression) -> bool:
+def _kl_product(value: cst.BaseExpression, by_name: bool = True) -> bool:
     """Say whether ``value`` is a coefficient times a KL term (``kl_coef * kl``, ``beta * kl[:, i]``).
 
-    Or a name holding that product already (``kl_penalty``).
+    Or (``by_name``) a name holding that product already (``kl_penalty``).
     """
-    if type(value) is cst.Name:
+    if type(value) is cst.Name and by_name:
         said = set(words(value.value))
         return bool(said & KL_WORDS and said & PENALTY_WORDS)
     if type(value) is not cst.BinaryOperation or not isinstance(value.operator, cst.Multiply):
