@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from arb_audit.analyzer.calls import OPTIMISER_WORDS, PROCESS_STARTERS, flag_key, method
+from arb_audit.analyzer.calls import OPTIMISER_WORDS, PROCESS_STARTERS, TRAINER_EVALUATIONS, flag_key, method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid, keyword
 from arb_audit.analyzer.frameworks import entry_for
 from arb_audit.analyzer.loss_slice import SETTINGS_NAME_WORDS, cached_by_name
@@ -369,17 +369,19 @@ FLAG = "flag"
 process: where it only evaluates, it picks which trained model is evaluated (classify.combine decides)."""
 
 
-def _held_trainer_route(node: cst.Assign) -> str | None:
+def _held_trainer_route(node: cst.Assign, trained: set[str]) -> str | None:
     """Return the route a trainer object is named for where it is built (``rlhf_trainer = RLTrainer(c)``).
 
     A project's trainer class may name no route (``RLTrainer``, ``ActorTrainer``); the name the code
     holds it by says what it trains, as it does for its step (an ambiguous word, ``reward_trainer``,
-    is read too: a trainer is what it holds).
+    is read too: a trainer is what it holds). Only a trainer the branch runs (``trained``: the names
+    whose ``train()`` or ``fit()`` it calls): one built to ``predict`` trains nothing.
     """
     if (
         len(node.targets) != 1
         or type(node.targets[0].target) is not cst.Name
         or type(node.value) is not cst.Call
+        or node.targets[0].target.value not in trained
     ):
         return None
     built = last_name(node.value.func)
@@ -505,6 +507,19 @@ class RouteDispatch(RouteDetector):
             "    if loss_type == 'sigmoid':\n        total = total + w * dpo_loss(c, r, beta)\n"
             "    elif loss_type == 'sft':\n        total = total + w * sft_loss(c)\n"
             "    else:\n        raise ValueError(loss_type)\n"
+        ),
+        # stages run in turn by a loop over fixed names, and a trainer built only to predict
+        Valid(
+            "for stage in ['sft', 'reward', 'rlhf']:\n    if stage == 'sft':\n"
+            "        sft_trainer = SupervisedTrainer(cfg)\n        sft_trainer.train()\n"
+            "    elif stage == 'reward':\n        reward_trainer = PairwiseTrainer(cfg)\n"
+            "        reward_trainer.train()\n    elif stage == 'rlhf':\n"
+            "        rlhf_trainer = RLTrainer(cfg)\n        rlhf_trainer.train()\n"
+        ),
+        Valid(
+            "if args.mode == 'score':\n    reward_trainer = ScoreTrainer(model=rm)\n"
+            "    scores = reward_trainer.predict(ds)\nelif args.mode == 'train':\n"
+            "    dpo_trainer = PolicyTrainer(model=m)\n    dpo_trainer.train()\n"
         ),
         # what Hydra builds for the model and the data is no trainer
         Valid(
@@ -853,6 +868,9 @@ class RouteDispatch(RouteDetector):
         """How many ``for`` loops are around the node being visited."""
         self.fixed: set[str] = set()
         """Names the code binds to a fixed value or a loop's items (``algorithm = "dpo"``)."""
+        self.stepped_through: set[str] = set()
+        """Names a loop binds to each value of a list written in the code in turn (``for stage in
+        ["sft", "rm"]``): compared with routes, they run each stage, no setting chooses."""
         self.elifs: set[int] = set()
         """The ``elif`` tests of chains already read from their first ``if``."""
         self.looked_up: dict[str, tuple[cst.BaseExpression, cst.CSTNode | None, str]] = {}
@@ -893,6 +911,8 @@ class RouteDispatch(RouteDetector):
         self.loops += 1
         if type(node.target) is cst.Name:
             self.fixed.add(node.target.value)  # (``for algorithm in ("sft", "dpo")``: each in turn)
+            if isinstance(node.iter, cst.List | cst.Tuple | cst.Set):
+                self.stepped_through.add(node.target.value)
 
     def leave_For(self, original_node: cst.For) -> None:
         self.loops -= 1
@@ -946,12 +966,30 @@ class RouteDispatch(RouteDetector):
         if known is not None:
             return known
         routes = self.branches[(id(body), classes)] = set()
-        for n in descendants(body):
+        below = descendants(body)
+        run: dict[str, set[str]] = {}  # a name -> the methods the branch calls on it
+        for n in below:
+            if type(n) is cst.Call and type(n.func) is cst.Attribute and type(n.func.value) is cst.Name:
+                run.setdefault(n.func.value.value, set()).add(n.func.attr.value)
+        trained = {name for name, methods in run.items() if methods & TRAIN_METHODS}
+        # a trainer built only to measure a model (``scores = rm_trainer.predict(ds)``) runs no route
+        measuring = {name for name, methods in run.items() if methods & TRAINER_EVALUATIONS} - trained
+        skipped: set[int] = set()
+        for n in below:
             # (exact types: every node of the branch is tested, and libcst's abstract bases make a
             # failed isinstance slow; its concrete node classes have no subclasses)
             kind = type(n)
-            if kind is cst.Assign and (held := _held_trainer_route(n)) is not None:  # type: ignore[arg-type]
+            if kind is cst.Assign and (held := _held_trainer_route(n, trained)) is not None:  # type: ignore[arg-type]
                 routes.add(held)
+            if (
+                kind is cst.Assign
+                and type(n.value) is cst.Call  # type: ignore[attr-defined]
+                and any(type(t.target) is cst.Name and t.target.value in measuring for t in n.targets)  # type: ignore[attr-defined]
+            ):
+                # (its class and the settings it is built with: ``Trainer(args=TrainingArguments(o))``)
+                skipped.update(id(d) for d in (n.value, *descendants(n.value)))  # type: ignore[attr-defined]
+            if id(n) in skipped:
+                continue
             value = n.func if kind is cst.Call else n.value if kind is cst.Assign else None  # type: ignore[attr-defined]
             if type(value) is not cst.Name and type(value) is not cst.Attribute:
                 continue
@@ -1040,7 +1078,9 @@ class RouteDispatch(RouteDetector):
                 if isinstance(target.operator, cst.Equal | cst.In | cst.Is)
                 for w in _words(target.comparator)
             ]
-            if words:
+            if words and not (
+                type(comparison.left) is cst.Name and comparison.left.value in self.stepped_through
+            ):
                 subject = cst.Module([]).code_for_node(comparison.left)  # code only when it is a choice
                 entry = self.compared.setdefault(subject, (node, self._statement(), set(), set()))
                 if type(comparison.left) is cst.Attribute and not _reports_only(node.body):
