@@ -137,11 +137,10 @@ TEST_DOUBLE_WORDS = frozenset({"mock", "fake", "dummy", "stub"})
 """First words of a stand-in built for tests or examples (``MockInferenceClient``), which asks no model."""
 SETTER_WORDS = frozenset({"set", "update", "reset", "apply", "broadcast", "sync", "register"})
 """First words of a method that changes an engine's settings (``set_sampling_params``), asking nothing."""
-GIVEN_TARGET_WORDS = frozenset(
-    {"target", "gold", "golden", "reference", "ref", "expected", "ground", "correct"}
-)
+GIVEN_TARGET_WORDS = frozenset({"target", "gold", "golden", "expected", "ground", "correct"})
 """First words of a helper that writes out the right completion (``target_completion(value)``,
-``gold_completion(row)``): the answer given, formatted, not one a model is asked for."""
+``gold_completion(row)``): the answer given, formatted, not one a model is asked for (unless it is
+handed how to sample). Not ``ref``/``reference``: a reference model is asked for completions too."""
 TEXT_HANDLING_VERBS = frozenset(
     {
         *("postprocess", "process", "parse", "clean", "extract", "format", "filter", "normalize"),
@@ -651,7 +650,7 @@ def is_generation_helper(node: cst.Call, names: Callable[[cst.CSTNode], Abstract
         bool(
             GENERATION_WORDS & set(found)
             and found[0] not in TEXT_HANDLING_VERBS
-            and found[0] not in GIVEN_TARGET_WORDS
+            and not (found[0] in GIVEN_TARGET_WORDS and not _asks_for_samples(_given(node)))
         )
         # (``infer_device()``, ``infer_dtype``: the setting inferred, no model asked)
         or (found[0] == "infer" and not INFERRED_SETTINGS & set(found[1:]))
