@@ -875,12 +875,14 @@ def data_generation_place(path: str, strict: bool = False) -> str | None:
     A folder counts by its name, or by a word of it that names synthesising data, as a package names it
     (``synthesis_cot/``; a repository's own folder, ``my-distillation-project/``, says what the project
     is about, not what each of its files does). ``strict``: only names of synthesising or distilling
-    (:data:`SYNTHESIS_WORDS`), which outweigh what the file's variables are called.
+    (:data:`SYNTHESIS_WORDS`) in the file's own name, which outweigh what its variables are called.
     """
     folders, name, stem_words = _place(path)
     named = SYNTHESIS_WORDS if strict else DATA_GENERATION_WORDS
     if named & set(stem_words):
         return name
+    if strict:
+        return None  # (a folder's name says what its project is about, not what a file does)
     return next(
         (
             f"{f}/"

@@ -46,6 +46,8 @@ METRIC_VERBS = frozenset({"compute", "calc", "calculate", "eval", "evaluate", "g
 NAMED_METRICS = frozenset({"rouge", "bleu", "f1", "exact", "em", "accuracy", "meteor", "chrf", "bertscore"})
 """A call named verb + metric (``compute_rouge``, ``calc_f1``, ``compute_exact_match``) computes it."""
 LOSS_WORDS = frozenset({"loss", "losses", "nll", "xent", "ce"})
+SCALAR_READS = frozenset({"item", "mean", "detach", "cpu", "float"})
+"""Methods reading a tensor's value as it is (``loss.item()``): its exponential is still the loss's."""
 """Words of a value holding a model's token loss, whose exponential is its perplexity."""
 
 
@@ -147,6 +149,7 @@ class MetricReport(RouteDetector):
             variant=PERPLEXITY,
         ),
         Invalid("print(math.exp(mean_nll))\n", "scoring", variant=PERPLEXITY),
+        Invalid("ppl = math.exp(out.loss.item())\n", "scoring", variant=PERPLEXITY),
         Invalid("perplexity = loss.exp()\n", "scoring", variant=PERPLEXITY),
         # a scorer of predictions against the right answers
         Invalid(
@@ -215,6 +218,12 @@ class MetricReport(RouteDetector):
         if name == "exp" and not self.perplexity:
             # torch.exp(outputs.loss), math.exp(mean_nll), loss.exp(): a model's perplexity on text
             taken = node.args[0].value if node.args else getattr(node.func, "value", None)
+            while (
+                type(taken) is cst.Call
+                and type(taken.func) is cst.Attribute
+                and taken.func.attr.value in SCALAR_READS
+            ):
+                taken = taken.func.value  # (``math.exp(out.loss.item())``)
             if isinstance(taken, cst.Name | cst.Attribute) and set(words(last_name(taken))) & LOSS_WORDS:
                 self.perplexity = True
                 self.report(
