@@ -496,12 +496,16 @@ def calls_of(text: str) -> Calls | None:
     loaded: list[ast.Name] = []
     built: list[tuple[list[ast.expr], str]] = []  # ``x = Name(...)``: (targets, the name called)
     returned: set[str] = set()  # ``return Name(...)``: what it builds goes to the caller
+    switches: set[int] = set()  # ``module.train(False)``: a mode switch, which runs nothing
     for n in ast.walk(tree):
         if isinstance(n, ast.Call):
             used.add(id(n.func))
+            if _mode_switch(n):
+                switches.add(id(n.func))
         elif isinstance(n, ast.Attribute):
             used.add(id(n.value))
-            attributes.add(n.attr)
+            if id(n) not in switches:
+                attributes.add(n.attr)
         elif isinstance(n, ast.ClassDef):
             used.update(id(base) for base in n.bases)
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
@@ -521,6 +525,18 @@ def calls_of(text: str) -> Calls | None:
         name for targets, name in built if any(isinstance(t, ast.Name) and t.id in handed for t in targets)
     }
     return Calls(frozenset(attributes), frozenset(handed))
+
+
+def _mode_switch(call: ast.Call) -> bool:
+    """Say whether a call is torch's mode switch ``module.train(False)`` (``mode=False``): evaluation mode."""
+    given = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    return (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "train"
+        and len(given) == 1
+        and isinstance(given[0], ast.Constant)
+        and given[0].value is False
+    )
 
 
 def _in_spans(finding: Finding, spans: list[tuple[int, int]]) -> bool:

@@ -3013,3 +3013,18 @@ def test_a_place_named_for_making_data(path: str, place: str | None) -> None:
     from arb_audit.analyzer.classify import data_generation_place
 
     assert data_generation_place(path) == place
+
+
+def test_a_kl_penalised_score_in_evaluation_code_is_no_reward_shaping(tmp_path: Path) -> None:
+    # ``rewards - kl_penalty`` shapes RLHF PPO's rewards in training code; an evaluation reports it
+    source = (
+        "def evaluate_kl_penalized_reward(rewards, logprobs, ref_logprobs, kl_coef):\n"
+        "    kl_penalty = kl_coef * (logprobs - ref_logprobs).sum(-1)\n"
+        "    return (rewards - kl_penalty).mean()\n"
+        "def kl_penalize_reward(rewards, logprobs, ref_logprobs, kl_coef):\n"
+        "    kl_penalty = kl_coef * (logprobs - ref_logprobs)\n"
+        "    return rewards - kl_penalty\n"
+    )
+    found = classify_path(write(tmp_path, "rewards.py", source)).findings
+    shaped = [f.line for f in found if f.signal == "loss" and f.kind == "ppo"]
+    assert shaped == [4]

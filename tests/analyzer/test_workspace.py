@@ -622,7 +622,7 @@ def test_a_library_subclass_loaded_to_convert_its_weights_runs_none_of_its_hooks
     )
     convert = (
         "import torch\nfrom imitation import Model\n\n"
-        "pl_model = Model.load_from_checkpoint(checkpoint_path=p)\n"
+        "pl_model = Model.load_from_checkpoint(checkpoint_path=p)\npl_model.train(False)\n"
         "torch.save(pl_model.model.state_dict(), 'out.pth')\n"
     )
     fit = (
