@@ -348,8 +348,9 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         f.signal == "data_output" or (f.signal == "purpose" and f.variant == TRAINING_DATA) for f in findings
     ):
         # a perplexity in a file that writes data, or names it as training data, ranks or filters that
-        # data (selection by perplexity, instruction-following difficulty): it evaluates no model
-        findings = [f for f in findings if f.variant != PERPLEXITY]
+        # data (selection by perplexity, instruction-following difficulty): it evaluates no model.
+        # (In place: the file's evidence is this list, which a trainer's loss hook below rewrites.)
+        findings[:] = [f for f in findings if f.variant != PERPLEXITY]
     # a metric that only decides which generated samples are kept curates data: it evaluates nothing;
     # a function scoring predictions against references, or a routine named for evaluating, evaluates
     # only where nothing else is done

@@ -3028,3 +3028,19 @@ def test_a_kl_penalised_score_in_evaluation_code_is_no_reward_shaping(tmp_path: 
     found = classify_path(write(tmp_path, "rewards.py", source)).findings
     shaped = [f.line for f in found if f.signal == "loss" and f.kind == "ppo"]
     assert shaped == [4]
+
+
+def test_a_reward_trainer_built_to_predict_takes_no_step_where_the_file_writes_data(tmp_path: Path) -> None:
+    # the loss hook of a trainer that only predicts is a loss, not a step, in the evidence too, also where
+    # the file writes records (the perplexity filter must not hide that rewrite)
+    source = (
+        "import json\nimport torch.nn.functional as F\nfrom transformers import Trainer\n"
+        "class PairTrainer(Trainer):\n    def compute_loss(self, model, inputs):\n"
+        "        return -F.logsigmoid(inputs['chosen'] - inputs['rejected']).mean()\n"
+        "trainer = PairTrainer(model=rm, args=args)\nscores = trainer.predict(ds)\n"
+        "records = [{'score': float(s)} for s in scores.predictions]\n"
+        "with open('scores.json', 'w') as f:\n    json.dump(records, f)\n"
+    )
+    result = classify_path(write(tmp_path, "score.py", source))
+    assert not any(f.signal == "gradient_step" for f in result.findings)
+    assert result.primary not in ("REWARD_MODEL", "UNKNOWN")
