@@ -6,6 +6,7 @@ import shlex
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,6 +37,7 @@ def _launcher_seconds(folder: Path, repeats: int) -> float:
     return seconds
 
 
+@pytest.mark.slow  # (tens of seconds: a deadline waited out, a big file read)
 def test_a_launcher_with_a_megabyte_quoted_word_is_read_in_time_linear_in_its_size(tmp_path: Path) -> None:
     """A word four times longer costs about four times as long (shlex's quadratic split: over eight).
 

@@ -102,6 +102,7 @@ def none_left(mark: str, wait_s: float = 10.0) -> bool:
     return True
 
 
+@pytest.mark.slow  # (tens of seconds: a deadline waited out, a big file read)
 def test_a_run_that_hangs_is_stopped_at_its_deadline_kept_as_a_row_and_audited_again_next_time(
     runs: Path, held: Path, tmp_path: Path
 ) -> None:

@@ -48,6 +48,7 @@ def _peak(folder: Path, megabytes: int) -> tuple[int, int]:
     return peak, len(transcript.calls)
 
 
+@pytest.mark.slow  # (tens of seconds: a deadline waited out, a big file read)
 def test_a_big_transcript_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
     small, n_small = _peak(tmp_path, 10)
     large, n_large = _peak(tmp_path, 60)
