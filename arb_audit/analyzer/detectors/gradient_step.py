@@ -3731,16 +3731,12 @@ class GradientStep(RouteDetector):
         for value in handed:
             built = self._bound_or_handed(scope, value.value) if type(value) is cst.Name else [(scope, value)]
             if type(value) is cst.Name:
-                built += [made for w, b in built for made in self._model_factory_product(b, value.value)]
+                built += [p for _, b in built for p in self._model_factory_product(b, value.value)]
             for where, bound in built:
                 call = self._unwrapped(bound, where, value)
                 if type(call) is not cst.Call:
                     continue
-                while type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
-                    call = call.func.value  # ``Model(...).to(device)``
-                cls = call.func
-                if type(cls) is cst.Attribute and cls.attr.value in MODEL_LOADERS:
-                    cls = cls.value  # ``RewardModel.load_from_checkpoint(path)``
+                cls = _built_class(call)  # (``Model(...).to(device)``, ``RewardModel.from_pretrained(p)``)
                 if type(cls) is cst.Name and not self._defined_here(cls):
                     found.append(cls.value)
         return found
@@ -3778,9 +3774,7 @@ class GradientStep(RouteDetector):
                         products += [(function, v) for v in self.assigns.get((function, element.value), [])]
                     elif type(element) is cst.Call:
                         products.append((function, element))
-        classes = {
-            last_name(_built_class(v)) for _, v in products if last_name(_built_class(v))[:1].isupper()
-        }
+        classes = {c for c in (last_name(_built_class(v)) for _, v in products) if c[:1].isupper()}
         # a factory returning models of several classes (``RewardModel`` or a causal LM, by a flag)
         # builds whichever its caller asks for: not known here
         return products if len(classes) <= 1 else []
