@@ -36,18 +36,21 @@ def _described_only(value: cst.CSTNode) -> set[int]:
     return found
 
 
-def _keyed_sources(value: cst.CSTNode, key: str) -> set[str]:
+def _keyed_sources(value: cst.CSTNode, key: str, held: dict[str, set[str]] | None = None) -> set[str]:
     """Code of the containers that ``value`` indexes with the loop variable ``key``.
 
     ``a[k]`` and ``a.get(k, default)`` both read ``a`` at the key; ``a[k].dtype`` reads no values
-    (``full[k].to(meta[k].dtype)`` casts one checkpoint's tensor, combining nothing).
+    (``full[k].to(meta[k].dtype)`` casts one checkpoint's tensor, combining nothing). ``held``: the
+    loop's locals standing for containers read at the key (:func:`_held_at_key`), read through too.
     """
     found = set()
     described = _described_only(value)
     for n in (value, *descendants(value)):
         if id(n) in described:
             continue
-        if (
+        if held and type(n) is cst.Name:
+            found.update(held.get(n.value, ()))
+        elif (
             type(n) is cst.Subscript
             and len(n.slice) == 1
             and type(n.slice[0].slice) is cst.Index
@@ -236,24 +239,10 @@ def _held_at_key(statements: list[cst.CSTNode], key: str, walked: dict[str, str]
             and len(statement.targets) == 1
             and type(statement.targets[0].target) is cst.Name
         ):
-            sources = _keyed_sources(statement.value, key) | _held_read(statement.value, held)
+            sources = _keyed_sources(statement.value, key, held)
             if sources:
                 held[statement.targets[0].target.value] = sources
     return held
-
-
-def _held_read(value: cst.BaseExpression, held: dict[str, set[str]]) -> set[str]:
-    """Return the checkpoints whose tensors at the key ``value`` reads through the loop's locals.
-
-    Not a local read only for its description (``x.to(meta_param.dtype)``).
-    """
-    described = _described_only(value)
-    return {
-        code
-        for n in (value, *descendants(value))
-        if type(n) is cst.Name and id(n) not in described
-        for code in held.get(n.value, ())
-    }
 
 
 def _records_statistics(target: cst.BaseExpression) -> bool:
@@ -682,7 +671,7 @@ class WeightAverage(RouteDetector):
                     type(statement) is cst.Assign
                     and any(_keyed_sources(t.target, key) for t in statement.targets)
                     and not any(_records_statistics(t.target) for t in statement.targets)
-                    and len(_keyed_sources(statement.value, key) | _held_read(statement.value, held)) >= 2
+                    and len(_keyed_sources(statement.value, key, held)) >= 2
                 )
                 or (
                     # base[k] += delta[k]: one checkpoint's tensors added to another's; so is
