@@ -43,7 +43,7 @@ def _keyed_sources(value: cst.CSTNode, key: str, held: dict[str, set[str]] | Non
     (``full[k].to(meta[k].dtype)`` casts one checkpoint's tensor, combining nothing). ``held``: the
     loop's locals standing for containers read at the key (:func:`_held_at_key`), read through too.
     """
-    found = set()
+    found: set[str] = set()
     described = _described_only(value)
     for n in (value, *descendants(value)):
         if id(n) in described:
