@@ -979,15 +979,14 @@ class RouteDispatch(RouteDetector):
             # (exact types: every node of the branch is tested, and libcst's abstract bases make a
             # failed isinstance slow; its concrete node classes have no subclasses)
             kind = type(n)
-            if kind is cst.Assign and (held := _held_trainer_route(n, trained)) is not None:  # type: ignore[arg-type]
-                routes.add(held)
-            if (
-                kind is cst.Assign
-                and type(n.value) is cst.Call  # type: ignore[attr-defined]
-                and any(type(t.target) is cst.Name and t.target.value in measuring for t in n.targets)  # type: ignore[attr-defined]
-            ):
-                # (its class and the settings it is built with: ``Trainer(args=TrainingArguments(o))``)
-                skipped.update(id(d) for d in (n.value, *descendants(n.value)))  # type: ignore[attr-defined]
+            if type(n) is cst.Assign:
+                if (held := _held_trainer_route(n, trained)) is not None:
+                    routes.add(held)
+                if type(n.value) is cst.Call and any(
+                    type(t.target) is cst.Name and t.target.value in measuring for t in n.targets
+                ):
+                    # (its class and the settings it is built with: ``Trainer(args=TrainingArguments(o))``)
+                    skipped.update(id(d) for d in (n.value, *descendants(n.value)))
             if id(n) in skipped:
                 continue
             value = n.func if kind is cst.Call else n.value if kind is cst.Assign else None  # type: ignore[attr-defined]
