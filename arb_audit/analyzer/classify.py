@@ -873,10 +873,11 @@ what a benchmark's runner answers (``natural_questions/``)."""
 def data_generation_place(path: str, strict: bool = False) -> str | None:
     """Return the folder or file name that says a file makes training data, if any.
 
-    A folder counts by its name, or by a word of it that names synthesising data, as a package names it
-    (``synthesis_cot/``; a repository's own folder, ``my-distillation-project/``, says what the project
-    is about, not what each of its files does). ``strict``: only names of synthesising or distilling
-    (:data:`SYNTHESIS_WORDS`) in the file's own name, which outweigh what its variables are called.
+    A folder counts by its name, or by a word of it that names synthesising data where the folder is
+    a package, named as Python names one (``synthesis_cot/``; a repository's own folder,
+    ``my-distillation-project/``, says what the project is about, not what each of its files does).
+    ``strict``: only names of synthesising or distilling (:data:`SYNTHESIS_WORDS`) in the file's own
+    name, which outweigh what its variables are called.
     """
     folders, name, stem_words = _place(path)
     named = SYNTHESIS_WORDS if strict else DATA_GENERATION_WORDS
@@ -888,7 +889,7 @@ def data_generation_place(path: str, strict: bool = False) -> str | None:
         (
             f"{f}/"
             for f in reversed(folders)
-            if f in named or ("-" not in f and "+" not in f and SYNTHESIS_WORDS & set(f.split("_")))
+            if f in named or (f.isidentifier() and SYNTHESIS_WORDS & set(f.split("_")))
         ),
         None,
     )
