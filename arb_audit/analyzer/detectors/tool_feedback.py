@@ -234,9 +234,9 @@ class ToolFeedback(RouteDetector):
         self.greedy_names: set[str] = set()
         """Names bound to greedy generation settings."""
         self.agent_loop: cst.CSTNode | None = None
+        """A loop that calls a generation step and a tool-calling step."""
         self.turn_tool_loop: cst.CSTNode | None = None
         """The first loop over turns that generates, then runs the tool calls (named for both)."""
-        """A loop that calls a generation step and a tool-calling step."""
         self.scorers: list[bool] = []
         """Per open function: whether it scores or checks responses."""
         self.loop: cst.CSTNode | None = None
