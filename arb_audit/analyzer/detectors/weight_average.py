@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -27,12 +28,56 @@ METADATA_ATTRIBUTES = frozenset(
 """Attributes of a tensor that describe it rather than hold its values: reading one combines nothing."""
 
 
+REDUCING_METHODS = frozenset(
+    {*("item", "norm", "max", "min", "amax", "amin", "mean", "sum", "std", "var", "prod", "all", "any")}
+)
+"""Tensor methods that, called without a dimension, reduce a tensor to one number."""
+DIMENSION_KEYWORDS = frozenset({"dim", "axis", "keepdim", "keepdims"})
+"""Keywords of a reduction along a dimension (``stack.mean(dim=0)`` averages tensors, keeping them)."""
+COMPARISONS = frozenset(
+    {*("norm", "allclose", "isclose", "equal", "array_equal", "dist", "cosine_similarity", "mse_loss")}
+)
+"""Functions that measure tensors against each other or reduce them to a size (``torch.allclose(a, b)``,
+``torch.linalg.norm(d)``): what they return is a number or a verdict, no weights."""
+
+
+def _reduces(node: cst.CSTNode) -> cst.CSTNode | None:
+    """Return what a call reduces to a number or compares (``(a - b).norm()`` -> ``a - b``), else None.
+
+    ``t.abs().max()``, ``d.item()``, ``float(d)``, ``torch.allclose(a, b)``: the checkpoints read in
+    them are measured, not combined (a conversion checked key by key, a drift report). Along a
+    dimension (``stack.mean(0)``, ``x.sum(dim=0)``, ``w.norm(2, -1)``) tensors stay tensors: a TIES or
+    an average over a stacked axis merges.
+    """
+    if type(node) is not cst.Call:
+        return None
+    if any(a.keyword is not None and a.keyword.value in DIMENSION_KEYWORDS for a in node.args):
+        return None
+    positional = [a for a in node.args if a.keyword is None]
+    name = method(node)
+    if name in REDUCING_METHODS and type(node.func) is cst.Attribute:
+        # (``norm``'s first argument is its order, ``p``; a second one is a dimension)
+        if name == "item" or len(positional) < (2 if name == "norm" else 1):
+            return node.func.value
+        return None
+    callee = last_name(node.func)
+    if callee in COMPARISONS or (callee == "float" and type(node.func) is cst.Name and len(positional) == 1):
+        return node
+    return None
+
+
 def _described_only(value: cst.CSTNode) -> set[int]:
-    """Return the ids of the nodes in ``value`` read only for a tensor's description (``meta[k].dtype``)."""
+    """Return the ids of the nodes in ``value`` that hold no tensor values.
+
+    Read only for a tensor's description (``meta[k].dtype``), or reduced to a number or a verdict
+    (:func:`_reduces`): ``(w2 - w).norm() / w.norm()`` measures two checkpoints, it writes neither.
+    """
     found: set[int] = set()
     for n in (value, *descendants(value)):
         if type(n) is cst.Attribute and n.attr.value in METADATA_ATTRIBUTES:
             found.update(id(d) for d in (n.value, *descendants(n.value)))
+        elif (reduced := _reduces(n)) is not None:
+            found.update(id(d) for d in (reduced, *descendants(reduced)))
     return found
 
 
@@ -293,6 +338,87 @@ def _counts(iterable: cst.BaseExpression) -> bool:
     return type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value in COUNTERS
 
 
+class Combination(NamedTuple):
+    """Where checkpoints' tensors are combined."""
+
+    node: cst.CSTNode
+    """The combining loop, comprehension or statement."""
+    statement: cst.CSTNode | None
+    """The statement around it (where the finding points)."""
+    where: tuple[str, ...]
+    """The classes and functions around it, outermost first."""
+    stepping: bool
+    """Whether a loop around it takes a gradient step."""
+
+
+PER_STEP_HOOKS = frozenset(
+    {
+        *("on_step_end", "on_step_begin", "on_train_batch_end", "on_train_batch_start"),
+        *("on_before_zero_grad", "on_after_backward", "on_before_optimizer_step", "optimizer_step"),
+        "training_step",
+    }
+)
+"""Hooks a trainer calls at every optimisation step (transformers' TrainerCallback, Lightning's
+LightningModule and Callback): an average taken in one follows the model as it trains."""
+
+
+def _takes_step(body: cst.CSTNode) -> bool:
+    """Say whether code takes a gradient step: a ``backward`` call (``accelerator.backward(loss)``)."""
+    return any(type(n) is cst.Call and method(n) == "backward" for n in descendants(body))
+
+
+def _steps_once(function: cst.FunctionDef) -> bool:
+    """Say whether a function takes a gradient step outside the loops and functions defined in it."""
+    pending: list[cst.CSTNode] = [function.body]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Call and method(node) == "backward":
+            return True
+        pending.extend(
+            c for c in node.children if type(c) not in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
+        )
+    return False
+
+
+def _called(body: cst.CSTNode) -> set[str]:
+    """Return the names of the functions and methods a body calls (``ema_update(m)``, ``self.ema()``)."""
+    found = set()
+    for n in descendants(body):
+        if type(n) is cst.Call:
+            if type(n.func) is cst.Name:
+                found.add(n.func.value)
+            elif (
+                type(n.func) is cst.Attribute
+                and type(n.func.value) is cst.Name
+                and n.func.value.value == "self"
+            ):
+                found.add(n.func.attr.value)
+    return found
+
+
+def _per_step_functions(module: cst.Module) -> set[str]:
+    """Return the names of the file's functions that run at each gradient step.
+
+    Called in a loop that takes one (``for batch in loader: loss.backward(); ...; ema_update(ema, model)``),
+    a trainer's per-step hook (:data:`PER_STEP_HOOKS`), and what those call in turn, by name.
+    """
+    functions: dict[str, list[cst.FunctionDef]] = {}
+    per_step = set(PER_STEP_HOOKS)
+    for n in descendants(module):
+        if type(n) is cst.FunctionDef:
+            functions.setdefault(n.name.value, []).append(n)
+        elif (type(n) is cst.For or type(n) is cst.While) and _takes_step(n.body):
+            per_step |= _called(n.body)
+    pending = [name for name in per_step if name in functions]
+    while pending:
+        for function in functions.pop(pending.pop(), []):
+            for name in _called(function.body) - per_step:
+                per_step.add(name)
+                if name in functions:
+                    pending.append(name)
+    return per_step
+
+
 class WeightAverage(RouteDetector):
     """Checkpoints merged by hand: for each tensor name, a value computed from two or more state dicts.
 
@@ -402,6 +528,46 @@ class WeightAverage(RouteDetector):
             "meta_sd = model.state_dict()\nfor name in full_sd.keys():\n"
             "    meta_param = meta_sd.get(name)\n    full_sd[name] = full_sd[name].to(meta_param.dtype)\n"
             "for name in full_sd:\n    full_sd[name] = full_sd[name].to(meta_sd[name].device)\n"
+        ),
+        # two checkpoints compared tensor by tensor: the drift measured is a number, no weight
+        Valid(
+            "from safetensors.torch import load_file\nbase = load_file(p)\ntuned = load_file(q)\n"
+            "for name, w in base.items():\n    w2 = tuned.get(name)\n    delta = w2.float() - w.float()\n"
+            "    rel = delta.norm() / (w.float().norm() + 1e-8)\n    drift[name] = rel.item()\n"
+            "json.dump(drift, open('drift.json', 'w'))\n"
+        ),
+        # a conversion checked key by key
+        Valid(
+            "import torch\norig = torch.load(a)\nconv = load_file(b)\n"
+            "for k in orig:\n    mismatch[k] = (orig[k].float() - conv[k].float()).abs().max()\n"
+        ),
+        Valid(
+            "import torch\na = torch.load(p)\nb = torch.load(q)\n"
+            "same = {k: torch.allclose(a[k], b[k], atol=1e-6) for k in a}\ntorch.save(same, out)\n"
+        ),
+        # a target network's soft update after each step (DQN): the same Polyak average
+        Valid(
+            "class Agent:\n    def update(self):\n        loss = F.smooth_l1_loss(q, target)\n"
+            "        loss.backward()\n        self.opt.step()\n"
+            "        t_sd = self.target.state_dict()\n        p_sd = self.policy.state_dict()\n"
+            "        for key in p_sd:\n"
+            "            t_sd[key] = p_sd[key] * self.tau + t_sd[key] * (1 - self.tau)\n"
+            "        self.target.load_state_dict(t_sd)\n"
+        ),
+        # an EMA of the model being trained, updated at each step: no merge of finished models
+        Valid(
+            "import torch\ndef ema_update(ema_model, model, decay):\n    msd = model.state_dict()\n"
+            "    esd = ema_model.state_dict()\n    for k, ev in esd.items():\n"
+            "        esd[k] = decay * ev + (1.0 - decay) * msd[k].detach()\n"
+            "    ema_model.load_state_dict(esd)\n"
+            "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    opt.step()\n"
+            "    ema_update(ema, model, 0.999)\nema.save_pretrained(out)\n"
+        ),
+        Valid(
+            "import torch\nclass EMACallback(TrainerCallback):\n"
+            "    def on_step_end(self, args, state, control, model=None, **kw):\n"
+            "        sd = model.state_dict()\n"
+            "        self.shadow = {k: self.d * self.shadow[k] + (1 - self.d) * sd[k] for k in sd}\n"
         ),
     )
     INVALID = (
@@ -548,6 +714,24 @@ class WeightAverage(RouteDetector):
             "merge",
             "weight_average",
         ),
+        # training first, then two adapters averaged once: a merge after the loop that steps
+        Invalid(
+            "import torch\ndef average(a, b):\n    return {k: (a[k] + b[k]) / 2 for k in a}\n"
+            "for batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n"
+            "torch.save(average(torch.load(p), model.state_dict()), out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        # TIES-style: tensors reduced along the stacked axis stay tensors
+        Invalid(
+            "import torch\nsds = [torch.load(p) for p in paths]\nfor k in sds[0]:\n"
+            "    merged[k] = (sds[0][k] * mask[k] + sds[1][k] * mask[k]).sum(dim=0)\n"
+            "torch.save(merged, out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         Invalid(
             "for name, param in tqdm(base.state_dict().items()):\n"
             "    param.data += delta.state_dict()[name]\nbase.save_pretrained(out)\n",
@@ -562,8 +746,9 @@ class WeightAverage(RouteDetector):
         self.reads_weights = False
         self.weight_names: set[str] = set()
         """Names bound to a model's or a checkpoint's weights (``delta_sd = delta.state_dict()``)."""
-        self.combined: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
-        self.reduced: list[tuple[cst.DictComp, cst.CSTNode | None]] = []
+        self.combined: list[Combination] = []
+        """Combinations of checkpoints' tensors found while walking, in the order met."""
+        self.reduced: list[tuple[cst.DictComp, Combination]] = []
         """Comprehensions reducing one tensor per checkpoint at each key (:func:`_over_several`)."""
         self.written: set[str] = set()
         """Names handed to a call that writes weights or puts them into a model."""
@@ -571,13 +756,38 @@ class WeightAverage(RouteDetector):
         """The parameters of each function the file defines, in order, by the function's name."""
         self.handed: list[tuple[str, int | str, cst.BaseExpression]] = []
         """What the file hands its functions: (function, position or keyword, the argument)."""
-        self.unproven: list[tuple[cst.CSTNode, cst.CSTNode | None, set[str]]] = []
-        """Combinations key by key of mappings not yet known to hold tensors: (node, statement, the
-        mappings' code), judged again at the end, when every name bound to weights is known."""
+        self.unproven: list[tuple[Combination, set[str]]] = []
+        """Combinations key by key of mappings not yet known to hold tensors, with the mappings' code,
+        judged again at the end, when every name bound to weights is known."""
+        self.stepping: dict[int, bool] = {}
+        """Whether each loop asked so far takes a gradient step in its body, by loop."""
+
+    def _here(self, node: cst.CSTNode) -> Combination:
+        """Return a combination at ``node``, with where it runs."""
+        statements = self.context.statements
+        return Combination(
+            node,
+            statements[-1] if statements else None,
+            self.enclosing(),
+            any(self._steps(s) for s in statements if isinstance(s, cst.For | cst.While | cst.FunctionDef)),
+        )
+
+    def _steps(self, statement: cst.For | cst.While | cst.FunctionDef) -> bool:
+        """Say whether code around a combination runs once per gradient step.
+
+        A loop that takes a step in its body (``loss.backward()``), or a function that takes one step
+        (outside any loop of its own): a training loop calls it once per step (``agent.update()``:
+        the step, then a soft update of the target network).
+        """
+        found = self.stepping.get(id(statement))
+        if found is None:
+            found = self.stepping[id(statement)] = (
+                _steps_once(statement) if type(statement) is cst.FunctionDef else _takes_step(statement.body)
+            )
+        return found
 
     def _combined(self, node: cst.CSTNode) -> None:
-        if self.combined is None:
-            self.combined = (node, self.context.statements[-1] if self.context.statements else None)
+        self.combined.append(self._here(node))
 
     def _combines(self, node: cst.CSTNode, codes: set[str]) -> bool:
         """Record a combination key by key of the mappings ``codes``; say whether it merges weights.
@@ -591,8 +801,7 @@ class WeightAverage(RouteDetector):
         ):
             self._combined(node)
             return True
-        statement = self.context.statements[-1] if self.context.statements else None
-        self.unproven.append((node, statement, codes))
+        self.unproven.append((self._here(node), codes))
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -635,8 +844,7 @@ class WeightAverage(RouteDetector):
             elif _over_several(node.value, target.value, self.weight_names):
                 # one tensor per checkpoint reduced at each key: a merge once the result is written or
                 # put into a model as weights, not a statistic printed or compared
-                statement = self.context.statements[-1] if self.context.statements else None
-                self.reduced.append((node, statement))
+                self.reduced.append((node, self._here(node)))
 
     def visit_For(self, node: cst.For) -> None:
         if self._sums_checkpoints(node):
@@ -847,7 +1055,9 @@ class WeightAverage(RouteDetector):
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for reduction, statement in self.reduced:
+        combined = list(self.combined)
+        for reduction, place in self.reduced:
+            statement = place.statement
             smalls = statement.body if type(statement) is cst.SimpleStatementLine else [statement]
             if any(
                 type(small) is cst.Assign
@@ -855,19 +1065,24 @@ class WeightAverage(RouteDetector):
                 and any(type(t.target) is cst.Name and t.target.value in self.written for t in small.targets)
                 for small in smalls
             ):
-                self.combined = self.combined or (reduction, statement)
+                combined.append(place)
         if self.unproven:
             self.weight_names |= self._given_weights()
-        for node, statement, codes in self.unproven:
-            if self.combined is None and _holds_tensors(codes, self.weight_names):
-                self.combined = (node, statement)
-        if self.reads_weights and self.combined is not None:
-            node, statement = self.combined
+        combined += [place for place, codes in self.unproven if _holds_tensors(codes, self.weight_names)]
+        if not self.reads_weights or not combined:
+            return
+        per_step = _per_step_functions(original_node)
+        for place in combined:
+            # (a running average of the model being trained, each step, is an EMA or a Polyak copy
+            # kept beside training: no merge of finished models)
+            if place.stepping or per_step.intersection(place.where):
+                continue
             self.report(
-                node,
+                place.node,
                 "stage",
                 "combines checkpoints' tensors key by key",
-                statement=statement,
+                statement=place.statement,
                 kind="merge",
                 variant="weight_average",
             )
+            return
