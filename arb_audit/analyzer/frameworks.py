@@ -584,6 +584,89 @@ FRAMEWORKS: tuple[Framework, ...] = (
         ),
     ),
     Framework(
+        "mlx-lm",
+        "mlx_lm",
+        (
+            # ``mlx_lm.lora --train`` (also ``mlx_lm lora``; its word matches ``python -m mlx_lm.lora``
+            # too): LoRA, DoRA or full fine-tuning, the tuner's trainer minimising masked next-token
+            # cross-entropy (``fine_tune_type`` picks the adapter, not the loss)
+            Entry("lora.run", "sft", commands=("mlx_lm.lora", "mlx_lm lora")),
+            Entry("lora.train_model", "sft"),
+            Entry("tuner.trainer.train", "sft"),
+            Entry("tuner.train", "sft"),
+            # ``mlx_lm.fuse``: folds the trained adapters into the base and saves the fused model
+            Entry(
+                "fuse.main",
+                "merge",
+                commands=("mlx_lm.fuse", "mlx_lm fuse"),
+            ),
+            Entry("evaluate.main", role="eval", commands=("mlx_lm.evaluate", "mlx_lm evaluate")),
+        ),
+        invalid=(
+            (
+                "from mlx_lm.tuner.trainer import train\ntrain(model, opt, train_set, val_set, args=a)\n",
+                "SFT",
+            ),
+            ("from mlx_lm import lora\nlora.run(args)\n", "SFT"),
+        ),
+        valid=("from mlx_lm import load, generate\nmodel, tok = load(p)\ngenerate(model, tok, prompt=q)\n",),
+        lines=(
+            ("mlx_lm.lora --model m --train --data data --iters 600", "SFT"),
+            ("mlx_lm lora --model m --train --data d", "SFT"),
+            ("mlx_lm.fuse --model m --adapter-path adapters --save-path fused", "MERGE"),
+            ("python -m mlx_lm.fuse --model m --de-quantize", "MERGE"),
+            ("mlx_lm.generate --model m --prompt hi", None),
+        ),
+    ),
+    Framework(
+        "mlx-lm-lora",
+        "mlx_lm_lora",
+        (
+            # ``mlx_lm_lora.train`` (its ``run(args)``): ``train_mode`` picks the trainer, sft by default
+            Entry(
+                "train.run",
+                key="train_mode",
+                default="SFT",
+                choices=_stages(
+                    ("sft", SFT),
+                    ("dpo", DPO),
+                    *((name, Entry("", "dpo", name)) for name in ("cpo", "orpo", "ftpo")),
+                    ("online_dpo", Entry("", "dpo", "online_dpo", on_policy=True)),
+                    ("xpo", Entry("", "dpo", "xpo", on_policy=True)),
+                    ("grpo", GRPO),
+                    ("ppo", PPO),
+                    ("rlhf_reinforce", Entry("", "ppo", "reinforce")),
+                ),
+                commands=("mlx_lm_lora.train",),
+            ),
+            Entry("train.main", key="train_mode", default="SFT", routes=("SFT", "DPO", "GRPO", "PPO")),
+            Entry("train_sft", "sft"),
+            Entry("train_dpo", "dpo", "dpo"),
+            Entry("train_cpo", "dpo", "cpo"),
+            Entry("train_orpo", "dpo", "orpo"),
+            Entry("train_ftpo", "dpo", "ftpo"),
+            Entry("train_online_dpo", "dpo", "online_dpo", on_policy=True),
+            Entry("train_xpo", "dpo", "xpo", on_policy=True),
+            Entry("train_grpo", "grpo", "grpo"),
+            Entry("train_ppo", "ppo", "ppo"),
+            Entry("train_rlhf_reinforce", "ppo", "reinforce"),
+        ),
+        invalid=(
+            ("from mlx_lm_lora.train import run\nrun(args)\n", "CONFIG_DEPENDENT"),
+            (
+                "from mlx_lm_lora.trainer.grpo_trainer import train_grpo\n"
+                "train_grpo(model=m, ref_model=r, optimizer=o, train_dataset=d)\n",
+                "GRPO",
+            ),
+        ),
+        valid=("from mlx_lm_lora.trainer.datasets import load_dataset\nload_dataset(args, tok)\n",),
+        lines=(
+            ("mlx_lm_lora.train --model m --train --train-mode grpo --data d", "GRPO"),
+            ("mlx_lm_lora.train --model m --train --train-mode dpo", "DPO"),
+            ("python -m mlx_lm_lora.train --model m --train --data d", "SFT"),
+        ),
+    ),
+    Framework(
         "oat",
         "oat",
         (
