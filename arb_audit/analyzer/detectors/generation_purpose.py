@@ -190,6 +190,16 @@ def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
     return None
 
 
+def _ends_sequence(node: cst.BaseExpression) -> bool:
+    """Say whether an operand is a tokenizer's end-of-sequence token (``tokenizer.eos_token``).
+
+    Joined onto a text (``prompt + " [/INST] " + prediction + tokenizer.eos_token``), it makes a
+    sequence a model is taught to end: a training example. A prompt to answer ends with no such token;
+    a stop string handed to sampling (``stop=[tok.eos_token]``) is no text built.
+    """
+    return type(node) is cst.Attribute and node.attr.value == "eos_token"
+
+
 class GenerationPurpose(RouteDetector):
     """What a file that runs a model makes: answers to held-out questions, or data to train on.
 
@@ -217,6 +227,7 @@ class GenerationPurpose(RouteDetector):
         ),
         *("add_argument", *sorted(DATASET_WRITERS)),
         *("read_json", "read_csv", "read_parquet", "read_text", "load_json"),
+        "eos_token",
     )
 
     VALID = (
@@ -277,8 +288,20 @@ class GenerationPurpose(RouteDetector):
         ),
         Valid("parser.add_argument('--input_file', default='data/questions.jsonl')\n"),
         Valid("# evaluate on the test set: answer_file\nmodel.generate(x)\n"),
+        # the end-of-sequence token handed to sampling as a stop string, or compared: no text built
+        Valid("params = SamplingParams(stop=[tokenizer.eos_token], n=4)\nouts = llm.generate(p, params)\n"),
+        Valid("if out.endswith(tok.eos_token):\n    out = out[: -len(tok.eos_token)]\n"),
     )
     INVALID = (
+        Invalid(
+            "out = model.generate_sentence(prompt)\n"
+            "text = '[INST] ' + prompt + ' [/INST] ' + out + tokenizer.eos_token\n",
+            "purpose",
+            variant=TRAINING_SHAPED,
+        ),
+        Invalid(
+            "row = {'text': f'{prompt}{completion}{tok.eos_token}'}\n", "purpose", variant=TRAINING_SHAPED
+        ),
         Invalid("ds = load_dataset(name, split='test')\n", "purpose", variant=ANSWERS),
         Invalid("rows = dataset['validation']\n", "purpose", variant=ANSWERS),
         # files given by split make those splits; a name bound again to a hub dataset is that dataset
@@ -657,6 +680,14 @@ class GenerationPurpose(RouteDetector):
             # against is an evaluation's record; data to train on keeps the answer alone, or only
             # the answers that were right (STaR's rationales, rejection sampling)
             self._cue(node, "records predictions beside the reference answers", ANSWERS)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Add) and (_ends_sequence(node.left) or _ends_sequence(node.right)):
+            self._cue(node, "ends a text with the tokenizer's end-of-sequence token", TRAINING_SHAPED)
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if _ends_sequence(node.expression):
+            self._cue(node, "ends a text with the tokenizer's end-of-sequence token", TRAINING_SHAPED)
 
     def _kept_if_right(self) -> bool:
         """Say whether the statement being read runs only when an answer checks out.
