@@ -24,12 +24,17 @@ string ``"None"`` — this answers nothing.)
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 BUILTINS = frozenset(dir(builtins))
+STANDARD_MODULES = frozenset(m for m in sys.stdlib_module_names if not m.startswith("_"))
+"""The standard library's top-level modules (``json``, ``os``, ``re``): a name of one that nothing in a
+file binds, used where the file imports another module's names with ``*``, is that module, which the
+other module imported (``from utils import *`` then ``json.dumps(row)``)."""
 
 
 @dataclass(slots=True)
@@ -276,7 +281,11 @@ class NameResolver:
         return None
 
     def lookup(self, name: str, scope: Scope) -> set[str]:
-        """Return every qualified name ``name`` denotes when used in ``scope`` (empty if unbound)."""
+        """Return every qualified name ``name`` denotes when used in ``scope`` (empty if unbound).
+
+        Unbound, a builtin is itself, and so is a standard module's name beside a ``*`` import
+        (:data:`STANDARD_MODULES`).
+        """
         current: Scope | None = scope
         first = True
         while current is not None:
@@ -284,7 +293,9 @@ class NameResolver:
                 return current.bindings[name]
             first = False
             current = current.parent
-        return {f"builtins.{name}"} if name in BUILTINS else set()
+        if name in BUILTINS:
+            return {f"builtins.{name}"}
+        return {name} if self.star_modules and name in STANDARD_MODULES else set()
 
     def qualified_names(self, node: cst.CSTNode, scope: Scope) -> set[str]:
         """Return the qualified names of a Name or Attribute chain used in ``scope``."""

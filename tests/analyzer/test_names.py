@@ -121,3 +121,23 @@ def test_a_table_entry_taken_by_an_imported_name_is_what_the_import_bound() -> N
         assert isinstance(call, cst.Call)
         found.append(resolver.qualified_names(call.func, resolver.module_scope))
     assert found == [{"trl.GRPOTrainer"}, {"s"}]
+
+
+def test_standard_module_beside_a_star_import() -> None:
+    """``from utils import *`` then ``json.dumps(row)``: the unbound standard module is itself; a name
+    bound in the file, a third-party package's or no star import at all resolves as before."""
+
+    def callees(source: str) -> list[set[str]]:
+        module = cst.parse_module(source)
+        resolver = NameResolver(module)
+        found = []
+        for statement in module.body:
+            for small in getattr(statement, "body", ()):
+                value = getattr(small, "value", None)
+                if isinstance(value, cst.Call):
+                    found.append(resolver.qualified_names(value.func, resolver.module_scope))
+        return found
+
+    assert callees("from utils import *\njson.dumps(r)\nnp.save(p, a)\n") == [{"json.dumps"}, set()]
+    assert callees("json.dumps(r)\n") == [set()]
+    assert callees("from utils import *\nfrom mine import json\njson.dumps(r)\n") == [{"mine.json.dumps"}]
