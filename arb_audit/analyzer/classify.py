@@ -37,6 +37,7 @@ from arb_audit.analyzer.detectors.masked_targets import MASKED_TARGETS, PREFEREN
 from arb_audit.analyzer.detectors.merge import MERGED_SAVE, MERGEKIT_CONFIG
 from arb_audit.analyzer.detectors.metric_report import METRICS, PERPLEXITY, SCORER
 from arb_audit.analyzer.detectors.multi_turn_loop import USER_TURN
+from arb_audit.analyzer.detectors.policy_weights import ROLLOUT
 from arb_audit.analyzer.detectors.process_reward import NAMED_SCORERS, OUTCOME_REWARD, PROCESS_REWARD
 from arb_audit.analyzer.detectors.reward_head import SCORER_CLASS, STEPPED
 from arb_audit.analyzer.detectors.route_dispatch import BY_NAME, COMMAND_TEXT, COMPARED, FLAG, MANY_ROUTES
@@ -764,6 +765,15 @@ def combine(result: Classification, findings: list[Finding]) -> None:
         # a model's outputs made to be trained on (a teacher's, a training split's answers,
         # conversations or pairs), though how they are written is not recognised here
         result.role, result.primary = "data_generation", "DISTILLATION"
+    elif (
+        any(f.signal == "generation" and f.variant == ROLLOUT for f in findings)
+        and "scoring" not in signals
+        and not _reports_a_metric(findings)
+    ):
+        # a sampling engine the trainer loads the policy's weights into as it trains: the RL loop's
+        # rollout worker or weight-synced server, whichever file holds the update (group-relative
+        # unless that file says otherwise, as for a reward function)
+        result.role, result.primary = "component", "GRPO"
     elif (
         signals & {"generation", "inference"}
         and signals <= {"generation", "inference", "entry_point", "purpose"}

@@ -3044,3 +3044,25 @@ def test_a_reward_trainer_built_to_predict_takes_no_step_where_the_file_writes_d
     result = classify_path(write(tmp_path, "score.py", source))
     assert not any(f.signal == "gradient_step" for f in result.findings)
     assert result.primary not in ("REWARD_MODEL", "UNKNOWN")
+
+
+def test_a_sampling_engine_taking_the_policy_weights_is_the_rl_loop_rollout_worker(tmp_path: Path) -> None:
+    # vLLM handed a trainer's tensors as it samples: the rollout side of on-policy RL, not an evaluation;
+    # the same engine sampled with no weights taken in, and scored, evaluates
+    worker = (
+        "from vllm import LLM, SamplingParams\nclass RolloutWorker:\n"
+        "    def __init__(self, path):\n        self.llm = LLM(model=path)\n"
+        "    def update_weights(self, state_dict):\n"
+        "        model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model\n"
+        "        model.load_weights(state_dict.items())\n"
+        "    def rollout(self, prompts):\n        return self.llm.generate(prompts, SamplingParams(n=8))\n"
+    )
+    result = classify_path(write(tmp_path, "rollout_worker.py", worker))
+    assert (result.role, result.primary) == ("component", "GRPO")
+    evaluation = (
+        "from vllm import LLM, SamplingParams\nllm = LLM(model='out')\n"
+        "outs = llm.generate(questions, SamplingParams(temperature=0))\n"
+        "acc = sum(o.outputs[0].text.strip() == a for o, a in zip(outs, answers)) / len(answers)\n"
+        "print(f'accuracy: {acc}')\n"
+    )
+    assert classify_path(write(tmp_path, "eval.py", evaluation)).primary == "EVAL_ONLY"
