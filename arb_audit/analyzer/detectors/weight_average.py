@@ -35,33 +35,43 @@ REDUCING_METHODS = frozenset(
 DIMENSION_KEYWORDS = frozenset({"dim", "axis", "keepdim", "keepdims"})
 """Keywords of a reduction along a dimension (``stack.mean(dim=0)`` averages tensors, keeping them)."""
 COMPARISONS = frozenset(
-    {*("norm", "allclose", "isclose", "equal", "array_equal", "dist", "cosine_similarity", "mse_loss")}
+    {*("allclose", "isclose", "equal", "array_equal", "dist", "cosine_similarity", "mse_loss", "l1_loss")}
 )
-"""Functions that measure tensors against each other or reduce them to a size (``torch.allclose(a, b)``,
-``torch.linalg.norm(d)``): what they return is a number or a verdict, no weights."""
+"""Functions that measure tensors against each other (``torch.allclose(a, b)``,
+``F.cosine_similarity(x, y, dim=0)``): what they return is a number or a verdict, no weights."""
+ARRAY_MODULES = frozenset({"torch", "np", "numpy", "jnp", "mx", "linalg", "LA"})
+"""Modules (as written) whose reductions are called as functions: ``torch.max(x)``, ``np.mean(d)``,
+``torch.linalg.norm(d)`` reduce their first argument."""
 
 
 def _reduces(node: cst.CSTNode) -> cst.CSTNode | None:
     """Return what a call reduces to a number or compares (``(a - b).norm()`` -> ``a - b``), else None.
 
-    ``t.abs().max()``, ``d.item()``, ``float(d)``, ``torch.allclose(a, b)``: the checkpoints read in
-    them are measured, not combined (a conversion checked key by key, a drift report). Along a
-    dimension (``stack.mean(0)``, ``x.sum(dim=0)``, ``w.norm(2, -1)``) tensors stay tensors: a TIES or
-    an average over a stacked axis merges.
+    ``t.abs().max()``, ``d.item()``, ``float(d)``, ``torch.max(d)``, ``torch.linalg.norm(d)``,
+    ``torch.allclose(a, b)``: the checkpoints read in them are measured, not combined (a conversion
+    checked key by key, a drift report). Along a dimension (``stack.mean(0)``, ``x.sum(dim=0)``,
+    ``torch.max(a, b)``, ``w.norm(2, -1)``) tensors stay tensors: a TIES or an average over a stacked
+    axis merges.
     """
     if type(node) is not cst.Call:
         return None
+    callee = last_name(node.func)
+    if callee in COMPARISONS:
+        return node
     if any(a.keyword is not None and a.keyword.value in DIMENSION_KEYWORDS for a in node.args):
         return None
     positional = [a for a in node.args if a.keyword is None]
     name = method(node)
     if name in REDUCING_METHODS and type(node.func) is cst.Attribute:
-        # (``norm``'s first argument is its order, ``p``; a second one is a dimension)
-        if name == "item" or len(positional) < (2 if name == "norm" else 1):
-            return node.func.value
+        # (``norm``'s first argument is its order, ``p``; a second one is a dimension; called on a
+        # module, the reduced tensor comes first)
+        receiver = node.func.value
+        function = last_name(receiver) in ARRAY_MODULES and type(receiver) in (cst.Name, cst.Attribute)
+        limit = (2 if name == "norm" else 1) + function
+        if name == "item" or len(positional) < limit:
+            return node if function else receiver
         return None
-    callee = last_name(node.func)
-    if callee in COMPARISONS or (callee == "float" and type(node.func) is cst.Name and len(positional) == 1):
+    if callee == "float" and type(node.func) is cst.Name and len(positional) == 1:
         return node
     return None
 
@@ -362,61 +372,97 @@ PER_STEP_HOOKS = frozenset(
 LightningModule and Callback): an average taken in one follows the model as it trains."""
 
 
-def _takes_step(body: cst.CSTNode) -> bool:
-    """Say whether code takes a gradient step: a ``backward`` call (``accelerator.backward(loss)``)."""
-    return any(type(n) is cst.Call and method(n) == "backward" for n in descendants(body))
+OPAQUE = (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+"""Code a body holds but does not run itself once per run of the body: its loops and definitions."""
 
 
-def _steps_once(function: cst.FunctionDef) -> bool:
-    """Say whether a function takes a gradient step outside the loops and functions defined in it."""
-    pending: list[cst.CSTNode] = [function.body]
+def _own_calls(body: cst.CSTNode) -> list[cst.Call]:
+    """Return the calls a body makes itself, outside the loops, functions and classes in it.
+
+    A training loop's step is in the innermost loop around it: an outer loop over seeds or learning
+    rates that trains, then merges the finished model, merges once per run, not once per step.
+    """
+    found = []
+    pending: list[cst.CSTNode] = [body]
     while pending:
         node = pending.pop()
-        if type(node) is cst.Call and method(node) == "backward":
-            return True
-        pending.extend(
-            c for c in node.children if type(c) not in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
-        )
-    return False
-
-
-def _called(body: cst.CSTNode) -> set[str]:
-    """Return the names of the functions and methods a body calls (``ema_update(m)``, ``self.ema()``)."""
-    found = set()
-    for n in descendants(body):
-        if type(n) is cst.Call:
-            if type(n.func) is cst.Name:
-                found.add(n.func.value)
-            elif (
-                type(n.func) is cst.Attribute
-                and type(n.func.value) is cst.Name
-                and n.func.value.value == "self"
-            ):
-                found.add(n.func.attr.value)
+        if type(node) is cst.Call:
+            found.append(node)
+        pending.extend(c for c in node.children if not isinstance(c, OPAQUE))
     return found
 
 
-def _per_step_functions(module: cst.Module) -> set[str]:
-    """Return the names of the file's functions that run at each gradient step.
+def _callee(call: cst.Call) -> str | None:
+    """Return the name a call calls by: a function's, or a method's on any object (``ema.update``)."""
+    if type(call.func) is cst.Name:
+        return call.func.value
+    if type(call.func) is cst.Attribute:
+        return call.func.attr.value
+    return None
 
-    Called in a loop that takes one (``for batch in loader: loss.backward(); ...; ema_update(ema, model)``),
-    a trainer's per-step hook (:data:`PER_STEP_HOOKS`), and what those call in turn, by name.
+
+def _steps_once(function: cst.FunctionDef) -> bool:
+    """Say whether a function takes one gradient step of its own: a ``backward`` and an optimiser's ``step``.
+
+    Outside its loops: a training loop calls it once per step (``optimize_model()``, ``agent.update()``).
+    A lone ``backward`` (gradients for a saliency mask) updates nothing.
     """
-    functions: dict[str, list[cst.FunctionDef]] = {}
-    per_step = set(PER_STEP_HOOKS)
-    for n in descendants(module):
-        if type(n) is cst.FunctionDef:
-            functions.setdefault(n.name.value, []).append(n)
-        elif (type(n) is cst.For or type(n) is cst.While) and _takes_step(n.body):
-            per_step |= _called(n.body)
-    pending = [name for name in per_step if name in functions]
-    while pending:
-        for function in functions.pop(pending.pop(), []):
-            for name in _called(function.body) - per_step:
-                per_step.add(name)
-                if name in functions:
-                    pending.append(name)
-    return per_step
+    called = {method(c) for c in _own_calls(function.body)}
+    return {"backward", "step"} <= called
+
+
+class PerStep:
+    """What of a file runs once per gradient step.
+
+    Read when a combination asks (rarely: a file's weights combined key by key).
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        for n in descendants(module):
+            if type(n) is cst.FunctionDef:
+                self.functions.setdefault(n.name.value, []).append(n)
+        self.stepping = {name for name, defs in self.functions.items() if any(map(_steps_once, defs))}
+        """The file's functions that take one step each call, by name."""
+        self.loops: dict[int, bool] = {}
+
+    def steps(self, loop: cst.For | cst.While) -> bool:
+        """Say whether a loop takes a step in its own body.
+
+        ``loss.backward()``, or a call of one of the file's functions that takes one (``optimize_model()``).
+        """
+        found = self.loops.get(id(loop))
+        if found is None:
+            calls = _own_calls(loop.body)
+            found = self.loops[id(loop)] = any(
+                method(c) == "backward" or _callee(c) in self.stepping for c in calls
+            )
+        return found
+
+    def functions_run(self, module: cst.Module) -> set[str]:
+        """Return the names of the functions that run at each step.
+
+        Called by a loop that steps (``ema_update(ema, model)``, ``ema.update(model)``), a trainer's
+        per-step hook (:data:`PER_STEP_HOOKS`), and what those call in turn, by name.
+        """
+        per_step = set(PER_STEP_HOOKS)
+        for n in descendants(module):
+            if (type(n) is cst.For or type(n) is cst.While) and self.steps(n):
+                per_step |= {name for c in _own_calls(n.body) if (name := _callee(c)) is not None}
+        pending = [name for name in per_step if name in self.functions]
+        done: set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name in done:
+                continue
+            done.add(name)
+            for function in self.functions.get(name, []):
+                for n in descendants(function.body):
+                    if type(n) is cst.Call and (called := _callee(n)) is not None and called not in per_step:
+                        per_step.add(called)
+                        if called in self.functions:
+                            pending.append(called)
+        return per_step
 
 
 class WeightAverage(RouteDetector):
@@ -536,6 +582,13 @@ class WeightAverage(RouteDetector):
             "    rel = delta.norm() / (w.float().norm() + 1e-8)\n    drift[name] = rel.item()\n"
             "json.dump(drift, open('drift.json', 'w'))\n"
         ),
+        # the same measures written as functions of the array library
+        Valid(
+            "import torch\nref = torch.load(a)\nmine = torch.load(b)\n"
+            "errs = {k: torch.mean((ref[k].float() - mine[k].float()) ** 2) for k in ref}\n"
+            "for k in ref:\n    gap[k] = torch.linalg.norm(ref[k] - mine[k]) / torch.linalg.norm(ref[k])\n"
+            "    sim[k] = F.cosine_similarity(ref[k].flatten(), mine[k].flatten(), dim=0)\n"
+        ),
         # a conversion checked key by key
         Valid(
             "import torch\norig = torch.load(a)\nconv = load_file(b)\n"
@@ -544,6 +597,15 @@ class WeightAverage(RouteDetector):
         Valid(
             "import torch\na = torch.load(p)\nb = torch.load(q)\n"
             "same = {k: torch.allclose(a[k], b[k], atol=1e-6) for k in a}\ntorch.save(same, out)\n"
+        ),
+        # an EMA object updated beside a step a function of the file takes, in the batch loop
+        Valid(
+            "import torch\nclass EMA:\n    def update(self, model):\n        msd = model.state_dict()\n"
+            "        for k in self.shadow:\n"
+            "            self.shadow[k] = self.d * self.shadow[k] + (1 - self.d) * msd[k]\n"
+            "def train_step(model, batch, opt):\n    model(**batch).loss.backward()\n    opt.step()\n"
+            "for batch in loader:\n    train_step(model, batch, opt)\n    ema.update(model)\n"
+            "torch.save(ema.shadow, 'ema.pt')\n"
         ),
         # a target network's soft update after each step (DQN): the same Polyak average
         Valid(
@@ -723,6 +785,35 @@ class WeightAverage(RouteDetector):
             "merge",
             "weight_average",
         ),
+        # the larger of two checkpoints' entries, element by element: tensors still
+        Invalid(
+            "import torch\na = torch.load(p)\nb = torch.load(q)\n"
+            "merged = {k: torch.max(a[k], b[k]) for k in a}\ntorch.save(merged, out)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        # a run per seed, the finished models souped in the loop over seeds (no step of its own)
+        Invalid(
+            "import torch\nfor seed in seeds:\n    model = load(seed)\n    for batch in loader:\n"
+            "        model(**batch).loss.backward()\n        opt.step()\n    sd = model.state_dict()\n"
+            "    for k in soup:\n        soup[k] = soup[k] + sd[k] / len(seeds)\n"
+            "model.load_state_dict(soup)\nmodel.save_pretrained('soup')\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
+        # gradients taken once for a saliency mask: no training step, the merge stands
+        Invalid(
+            "def main():\n    ft(**calib).loss.backward()\n"
+            "    sal = {n: p.grad.abs() for n, p in ft.named_parameters()}\n"
+            "    base_sd = base.state_dict()\n    ft_sd = ft.state_dict()\n    for k in base_sd:\n"
+            "        merged[k] = base_sd[k] + (sal[k] > t) * (ft_sd[k] - base_sd[k])\n"
+            "    base.load_state_dict(merged)\n",
+            "stage",
+            "merge",
+            "weight_average",
+        ),
         # TIES-style: tensors reduced along the stacked axis stay tensors
         Invalid(
             "import torch\nsds = [torch.load(p) for p in paths]\nfor k in sds[0]:\n"
@@ -759,8 +850,12 @@ class WeightAverage(RouteDetector):
         self.unproven: list[tuple[Combination, set[str]]] = []
         """Combinations key by key of mappings not yet known to hold tensors, with the mappings' code,
         judged again at the end, when every name bound to weights is known."""
-        self.stepping: dict[int, bool] = {}
-        """Whether each loop asked so far takes a gradient step in its body, by loop."""
+        self.module = cst.Module([])
+        self.per_step: PerStep | None = None
+        """What runs once per gradient step, read at the first combination found."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
 
     def _here(self, node: cst.CSTNode) -> Combination:
         """Return a combination at ``node``, with where it runs."""
@@ -775,16 +870,15 @@ class WeightAverage(RouteDetector):
     def _steps(self, statement: cst.For | cst.While | cst.FunctionDef) -> bool:
         """Say whether code around a combination runs once per gradient step.
 
-        A loop that takes a step in its body (``loss.backward()``), or a function that takes one step
-        (outside any loop of its own): a training loop calls it once per step (``agent.update()``:
+        A loop that takes a step in its own body (:meth:`PerStep.steps`), or a function that takes
+        one step (:func:`_steps_once`): a training loop calls it once per step (``agent.update()``:
         the step, then a soft update of the target network).
         """
-        found = self.stepping.get(id(statement))
-        if found is None:
-            found = self.stepping[id(statement)] = (
-                _steps_once(statement) if type(statement) is cst.FunctionDef else _takes_step(statement.body)
-            )
-        return found
+        if isinstance(statement, cst.FunctionDef):
+            return _steps_once(statement)
+        if self.per_step is None:
+            self.per_step = PerStep(self.module)
+        return self.per_step.steps(statement)
 
     def _combined(self, node: cst.CSTNode) -> None:
         self.combined.append(self._here(node))
@@ -1071,7 +1165,9 @@ class WeightAverage(RouteDetector):
         combined += [place for place, codes in self.unproven if _holds_tensors(codes, self.weight_names)]
         if not self.reads_weights or not combined:
             return
-        per_step = _per_step_functions(original_node)
+        if self.per_step is None:
+            self.per_step = PerStep(original_node)
+        per_step = self.per_step.functions_run(original_node)
         for place in combined:
             # (a running average of the model being trained, each step, is an EMA or a Polyak copy
             # kept beside training: no merge of finished models)
