@@ -7,6 +7,7 @@ import libcst as cst
 from arb_audit.analyzer.calls import method
 from arb_audit.analyzer.detector import FileContext, Invalid, RouteDetector, Valid
 from arb_audit.analyzer.names import last_name, literal_text
+from arb_audit.analyzer.walk import descendants
 
 ROLLOUT = "rollout"
 """Variant of a ``generation`` finding in a file whose sampling engine is handed the policy's weights
@@ -52,6 +53,12 @@ class PolicyWeights(RouteDetector):
     TRIGGERS = ("load_weights", "update_weights", "weights_update_group", "collective_rpc")
 
     VALID = (
+        # a checkpoint read from disk and loaded once, to look at its generations: no policy training
+        Valid(
+            "import torch\nfrom vllm import LLM, SamplingParams\nllm = LLM(model=m)\nsd = torch.load(ckpt)\n"
+            "model = llm.llm_engine.model_executor.driver_worker.model_runner.model\n"
+            "model.load_weights(sd.items())\nprint(llm.generate(prompts, SamplingParams(temperature=0)))\n"
+        ),
         # Keras reads a checkpoint file into a model
         Valid("model.load_weights('ckpt.h5')\nout = model.generate(x)\n"),
         # weights taken in, nothing sampled here
@@ -87,12 +94,15 @@ class PolicyWeights(RouteDetector):
             variant=ROLLOUT,
         ),
         Invalid(
-            "llm.collective_rpc('update_weight', args=(name, dtype, shape))\nouts = llm.generate(prompts)\n",
+            "def sync(llm, name, dtype, shape):\n"
+            "    llm.collective_rpc('update_weight', args=(name, dtype, shape))\n"
+            "outs = llm.generate(prompts)\n",
             "generation",
             variant=ROLLOUT,
         ),
         Invalid(
-            "engine.update_weights_from_tensor(named_tensors)\nouts = engine.generate(prompts, params)\n",
+            "def push(engine, named_tensors):\n    engine.update_weights_from_tensor(named_tensors)\n"
+            "outs = engine.generate(prompts, params)\n",
             "generation",
             variant=ROLLOUT,
         ),
@@ -119,8 +129,29 @@ class PolicyWeights(RouteDetector):
                 and type(node.args[0].value) is cst.SimpleString
                 and "weight" in (literal_text(node.args[0].value) or "")
             )
-        ):
+        ) and self._handed_in(node):
             self.received = (node, self.context.statements[-1] if self.context.statements else None)
+
+    def _handed_in(self, call: cst.Call) -> bool:
+        """Say whether what a call loads reaches it through its function's parameters.
+
+        A trainer hands the weights to a worker's method (``def update_weights(self, state_dict)``,
+        ``def update_named_param(self, name, dtype, shape)``); a script that reads a checkpoint from
+        disk and loads it into the engine once, to look at its outputs, takes in no policy as it trains.
+        """
+        function = next((s for s in reversed(self.context.statements) if type(s) is cst.FunctionDef), None)
+        if function is None:
+            return False
+        params = function.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {
+            "self",
+            "cls",
+        }
+        return any(
+            type(n) is cst.Name and n.value in names
+            for a in call.args
+            for n in (a.value, *descendants(a.value))
+        )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.received is not None and self.samples:
