@@ -193,11 +193,31 @@ def _split_file(path: cst.BaseExpression) -> tuple[str, str] | None:
 def _ends_sequence(node: cst.BaseExpression) -> bool:
     """Say whether an operand is a tokenizer's end-of-sequence token (``tokenizer.eos_token``).
 
-    Joined onto a text (``prompt + " [/INST] " + prediction + tokenizer.eos_token``), it makes a
-    sequence a model is taught to end: a training example. A prompt to answer ends with no such token;
-    a stop string handed to sampling (``stop=[tok.eos_token]``) is no text built.
+    Ending a text built from others (``prompt + " [/INST] " + prediction + tokenizer.eos_token``), it
+    makes a sequence a model is taught to end: a training example. A prompt to answer ends with no such
+    token; a stop string handed to sampling (``stop=[tok.eos_token]``) is no text built.
     """
     return type(node) is cst.Attribute and node.attr.value == "eos_token"
+
+
+def _holds_text(node: cst.BaseExpression) -> bool:
+    """Say whether an expression holds a text of the program's (a name, a call, a row's field).
+
+    Not only literals: ``"eos=" + tok.eos_token`` shows the token, it ends no text.
+    """
+    return any(
+        type(n) is cst.Name and n.value not in ("str", "repr") for n in (node, *descendants(node))
+    ) and not _ends_sequence(node)
+
+
+PROMPT_WORDS = frozenset(
+    {"prompt", "prompts", "prefix", "shot", "shots", "demo", "demos", "fewshot", "context"}
+)
+"""Words of a name holding a prompt to be answered (few-shot demonstrations joined by the token)."""
+SHOWN_BY = frozenset(
+    {"print", "info", "debug", "warning", "warn", "error", "log", "write_log", "set_description"}
+)
+"""Calls that show a line to a person (a log, a progress bar)."""
 
 
 class GenerationPurpose(RouteDetector):
@@ -291,6 +311,11 @@ class GenerationPurpose(RouteDetector):
         # the end-of-sequence token handed to sampling as a stop string, or compared: no text built
         Valid("params = SamplingParams(stop=[tokenizer.eos_token], n=4)\nouts = llm.generate(p, params)\n"),
         Valid("if out.endswith(tok.eos_token):\n    out = out[: -len(tok.eos_token)]\n"),
+        # few-shot demonstrations joined into a prompt; the token shown in a log line; a separator
+        Valid("prefix = ''.join('Q: ' + s['q'] + ' A: ' + s['a'] + tok.eos_token for s in shots)\n"),
+        Valid("log.info('bos=' + str(tok.bos_token) + ' eos=' + tok.eos_token)\n"),
+        Valid("log.info(f'eos={tok.eos_token}')\nprint(f'{name}: {tok.eos_token}')\n"),
+        Valid("text = shot + tok.eos_token + question\n"),
     )
     INVALID = (
         Invalid(
@@ -434,6 +459,8 @@ class GenerationPurpose(RouteDetector):
         super().__init__(context)
         self.seen: set[str] = set()
         """Names read already."""
+        self.continued: set[int] = set()
+        """Sums that are the left operand of a longer sum (their text goes on)."""
         self.cues: set[tuple[str, str]] = set()
         """Cues reported, as (variant, message)."""
         self.cued_statements: set[tuple[str, int]] = set()
@@ -682,12 +709,38 @@ class GenerationPurpose(RouteDetector):
             self._cue(node, "records predictions beside the reference answers", ANSWERS)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Add) and (_ends_sequence(node.left) or _ends_sequence(node.right)):
+        if not isinstance(node.operator, cst.Add):
+            return
+        continued = id(node) in self.continued
+        self.continued.add(id(node.left))  # (``a + eos + b``: the inner sum goes on, its text does not end)
+        if not continued and _ends_sequence(node.right) and _holds_text(node.left) and self._builds_example():
             self._cue(node, "ends a text with the tokenizer's end-of-sequence token", TRAINING_SHAPED)
 
-    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
-        if _ends_sequence(node.expression):
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        parts = node.parts
+        if (
+            parts
+            and type(parts[-1]) is cst.FormattedStringExpression
+            and _ends_sequence(parts[-1].expression)
+            and any(
+                type(p) is cst.FormattedStringExpression and _holds_text(p.expression) for p in parts[:-1]
+            )
+            and self._builds_example()
+        ):
             self._cue(node, "ends a text with the tokenizer's end-of-sequence token", TRAINING_SHAPED)
+
+    def _builds_example(self) -> bool:
+        """Say whether the statement being read builds a text to keep, not a prompt or a log line.
+
+        ``prefix = "".join(shot + tok.eos_token for shot in shots)``: few-shot demonstrations joined
+        into a prompt; ``log.info(f"eos={tok.eos_token}")``: a line shown.
+        """
+        small = self.context.statements[-1] if self.context.statements else None
+        if type(small) is cst.Assign:
+            return not any(PROMPT_WORDS & set(words(last_name(t.target))) for t in small.targets)
+        if type(small) is cst.Expr and type(small.value) is cst.Call:
+            return last_name(small.value.func) not in SHOWN_BY
+        return True
 
     def _kept_if_right(self) -> bool:
         """Say whether the statement being read runs only when an answer checks out.
