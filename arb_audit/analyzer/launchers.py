@@ -302,7 +302,11 @@ def _key_form(key: str) -> str:
 
 
 def _settings(words: list[str]) -> list[tuple[str, str]]:
-    """``key=value``, ``--key=value`` and ``--key value`` settings of one command line."""
+    """``key=value``, ``--key=value`` and ``--key value`` settings of one command line.
+
+    A ``--flag`` followed by another option, or ending the line, is a switch turned on (``--train``):
+    ``("flag", "true")``.
+    """
     pairs = []
     words = [w for word in words for w in word.split()]  # a quoted "${ARRAY[@]}" holds several
     for i, word in enumerate(words):
@@ -311,6 +315,10 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
             pairs.append((key.lstrip("-+"), value))
         elif word.startswith("--") and i + 1 < len(words) and not words[i + 1].startswith("-"):
             pairs.append((word[2:], words[i + 1]))
+        elif (
+            word.startswith("--") and len(word) > 2 and (i + 1 == len(words) or words[i + 1].startswith("-"))
+        ):
+            pairs.append((word[2:], "true"))
     return pairs
 
 
