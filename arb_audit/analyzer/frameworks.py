@@ -589,11 +589,19 @@ FRAMEWORKS: tuple[Framework, ...] = (
         (
             # ``mlx_lm.lora --train`` (also ``mlx_lm lora``; its word matches ``python -m mlx_lm.lora``
             # too): LoRA, DoRA or full fine-tuning, the tuner's trainer minimising masked next-token
-            # cross-entropy (``fine_tune_type`` picks the adapter, not the loss)
-            Entry("lora.run", "sft", commands=("mlx_lm.lora", "mlx_lm lora")),
+            # cross-entropy (``fine_tune_type`` picks the adapter, not the loss); without ``--train`` it
+            # only tests an adapter. The tuner's own ``train(..., loss=...)`` is not here: a caller hands
+            # it the loss, which the file's code says.
+            Entry("lora.run", "sft"),
+            Entry("lora.main", "sft"),
             Entry("lora.train_model", "sft"),
-            Entry("tuner.trainer.train", "sft"),
-            Entry("tuner.train", "sft"),
+            Entry(
+                "",
+                key="train",
+                choices=tuple(Entry(value, "sft") for value in sorted(TRUE_VALUES)),
+                switch_only=True,
+                commands=("mlx_lm.lora", "mlx_lm lora"),
+            ),
             # ``mlx_lm.fuse``: folds the trained adapters into the base and saves the fused model
             Entry(
                 "fuse.main",
@@ -602,19 +610,18 @@ FRAMEWORKS: tuple[Framework, ...] = (
             ),
             Entry("evaluate.main", role="eval", commands=("mlx_lm.evaluate", "mlx_lm evaluate")),
         ),
-        invalid=(
-            (
-                "from mlx_lm.tuner.trainer import train\ntrain(model, opt, train_set, val_set, args=a)\n",
-                "SFT",
-            ),
-            ("from mlx_lm import lora\nlora.run(args)\n", "SFT"),
+        invalid=(("from mlx_lm import lora\nlora.run(args)\n", "SFT"),),
+        valid=(
+            "from mlx_lm import load, generate\nmodel, tok = load(p)\ngenerate(model, tok, prompt=q)\n",
+            # the tuner's loop is handed its loss: the table does not say it
+            "from mlx_lm.tuner.trainer import train\ntrain(model, opt, tr, va, args=a, loss=my_loss)\n",
         ),
-        valid=("from mlx_lm import load, generate\nmodel, tok = load(p)\ngenerate(model, tok, prompt=q)\n",),
         lines=(
             ("mlx_lm.lora --model m --train --data data --iters 600", "SFT"),
             ("mlx_lm lora --model m --train --data d", "SFT"),
             ("mlx_lm.fuse --model m --adapter-path adapters --save-path fused", "MERGE"),
             ("python -m mlx_lm.fuse --model m --de-quantize", "MERGE"),
+            ("mlx_lm.lora --model m --adapter-path adapters --test", None),
             ("mlx_lm.generate --model m --prompt hi", None),
         ),
     ),
@@ -636,6 +643,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
                     ("grpo", GRPO),
                     ("ppo", PPO),
                     ("rlhf_reinforce", Entry("", "ppo", "reinforce")),
+                    ("rlhf", Entry("", "ppo", "reinforce")),  # (its name before 1.0)
                 ),
                 commands=("mlx_lm_lora.train",),
             ),
