@@ -1258,6 +1258,12 @@ class GradientStep(RouteDetector):
             "from trainers import build_trainer\ntrainer = build_trainer(config)\ntrainer.train()\n",
             "gradient_step",
         ),
+        # a helper that picks and builds the trainer a config names, its product unpacked
+        Invalid(
+            "from trainer import load_trainer\ntrainer, targs = load_trainer(trainer_cfg=cfg, model=m)\n"
+            "if targs.do_train:\n    trainer.train()\n",
+            "gradient_step",
+        ),
         Invalid(
             "from agents.algorithms import offpolicy_train_loop\nenv = BatchedShopEnv(path)\n"
             "offpolicy_train_loop(env=env, eval_env=env, agent=agent, iterations=100)\n",
@@ -4698,8 +4704,10 @@ def updates_model(name: str | None, models: frozenset[str]) -> bool:
 
 TRAINER_FACTORY_VERBS = frozenset(
     {"get", "build", "create", "make", "init", "initialize", "initialise", "setup", "new", "construct"}
+    | {"load", "prepare", "instantiate"}
 )
-"""First words of a helper that returns a trainer it builds (not ``load_trainer_state``'s reading one)."""
+"""First words of a helper that returns a trainer it builds (``load_trainer(cfg)`` picks and builds one;
+``load_trainer_state`` reads a state, its last word not a trainer's)."""
 _TRAINER_CLASS = re.compile(r"[A-Z]\w*Trainer_\w+")
 
 
