@@ -82,7 +82,12 @@ class Use:
 
 
 def module_index(paths: list[str]) -> dict[str, str]:
-    """Return dotted module name -> path for the Python files of a workspace (``pkg/__init__.py`` -> pkg)."""
+    """Return dotted module name -> path for the Python files of a workspace (``pkg/__init__.py`` -> pkg).
+
+    A package under a ``src`` folder is also indexed by its import name, for the files of the project
+    that holds that folder only: ``proj/src/pkg/a.py`` under ``"proj:pkg.a"`` (:func:`_lookup`). A
+    library cloned into the workspace (``peft/src/peft``) is no package of the scripts beside it.
+    """
     index: dict[str, str] = {}
     for path in paths:
         if not path.endswith(".py"):
@@ -94,6 +99,15 @@ def module_index(paths: list[str]) -> dict[str, str]:
         # siblings by their own names, looked up from the script's folder
         if parts and parts[-1].isidentifier():
             index.setdefault(".".join(parts), path)
+    for path in paths:
+        parts = path[:-3].split("/") if path.endswith(".py") else []
+        if parts and parts[-1] == "__init__":
+            parts = parts[:-1]
+        if "src" in parts[:-1] and parts[-1].isidentifier():
+            # the src layout (``src/pkg/mod.py``, installed as ``pkg``): its project's scripts import
+            # ``pkg.mod``; kept under the project's folder (``"proj:pkg.mod"``), looked up last
+            at = len(parts) - 1 - parts[::-1].index("src")
+            index.setdefault(f"{'/'.join(parts[:at])}:{'.'.join(parts[at + 1 :])}", path)
     return index
 
 
@@ -206,11 +220,19 @@ def _base(module: str, level: int, folder: str) -> str:
 
 
 def _lookup(dotted: str, folder: str, index: Mapping[str, str]) -> str | None:
+    """Return the workspace file a module name imported from ``folder`` is (None: not the workspace's).
+
+    From the root, then from the importing file's folder, then from a ``src`` folder of a project the
+    file is in (the nearest first).
+    """
     if dotted in index:
         return index[dotted]
-    if folder:
-        local = ".".join([*folder.split("/"), dotted])
-        return index.get(local)
+    parts = folder.split("/") if folder else []
+    if parts and (local := index.get(".".join([*parts, dotted]))) is not None:
+        return local
+    for at in range(len(parts), -1, -1):
+        if (found := index.get(f"{'/'.join(parts[:at])}:{dotted}")) is not None:
+            return found
     return None
 
 

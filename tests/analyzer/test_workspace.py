@@ -138,6 +138,23 @@ def test_uses_reads_absolute_relative_and_folder_imports() -> None:
     ]
 
 
+def test_src_layout_packages_are_imported_by_their_names() -> None:
+    """``scripts/run.py`` imports ``srlm.trainer`` from ``src/srlm/trainer.py`` (the src layout)."""
+    index = module_index(["src/srlm/__init__.py", "src/srlm/trainer.py", "scripts/run.py", "srlm_x.py"])
+    found = uses("scripts/run.py", "from srlm.trainer import Trainer\nTrainer(cfg).train()\n", index)
+    assert [u.module for u in found] == ["src/srlm/trainer.py"]
+    # a module named so from the root, or beside the importing file, is the one imported
+    index = module_index(["src/tools/a.py", "tools/a.py", "b/trainer.py", "a/src/trainer.py"])
+    assert [u.module for u in uses("run.py", "from tools.a import f\nf()\n", index)] == ["tools/a.py"]
+    assert [u.module for u in uses("b/main.py", "from trainer import t\nt()\n", index)] == ["b/trainer.py"]
+    # a src folder serves its own project only: a library cloned beside a script is not imported
+    index = module_index(["peft/src/peft/__init__.py", "peft/src/peft/tuners.py", "train.py"])
+    assert uses("train.py", "from peft import get_peft_model\nget_peft_model(m)\n", index) == []
+    assert [
+        u.module for u in uses("peft/examples/run.py", "from peft import tuners\ntuners.x()\n", index)
+    ] == ["peft/src/peft/tuners.py"]
+
+
 def test_classify_command_reads_folders_as_workspaces(tmp_path: Path) -> None:
     root = _write(
         tmp_path,
