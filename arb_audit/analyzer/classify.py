@@ -309,7 +309,10 @@ def _find(
         return [], parsed.error
     try:
         context = FileContext(NameResolver(parsed.module), text)
-        run(parsed.module, [d(context) for d in running], context)
+        built = [d(context) for d in running]
+        run(parsed.module, built, context)
+        for detector in built:
+            detector.finish()
     except RecursionError:
         return [], "nesting too deep to analyse"
     findings = context.findings

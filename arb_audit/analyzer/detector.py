@@ -260,6 +260,13 @@ class RouteDetector(cst.BatchableCSTVisitor):
             data_source=trainer.data_source,
         )
 
+    def finish(self) -> None:
+        """Run once every detector has left the module (after the walk), in the detectors' order.
+
+        For a decision that weighs what other detectors found (a finding of theirs made as they leave
+        the module is there by now, whatever their names' order).
+        """
+
     def report(
         self,
         node: cst.CSTNode,

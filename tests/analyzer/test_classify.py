@@ -3066,3 +3066,21 @@ def test_a_sampling_engine_taking_the_policy_weights_is_the_rl_loop_rollout_work
         "print(f'accuracy: {acc}')\n"
     )
     assert classify_path(write(tmp_path, "eval.py", evaluation)).primary == "EVAL_ONLY"
+
+
+def test_a_tool_loop_beside_a_stage_reported_late_is_weighed_after_every_detector(tmp_path: Path) -> None:
+    # an untagged turn loop beside a stage is not known to feed it; the merge below is found only as its
+    # detector leaves the module, after the tool loop's detector in name order
+    source = (
+        "import torch\n"
+        "def generate_with_tool_calls(model, tool_manager, conv, max_rounds=5):\n"
+        "    for _ in range(max_rounds):\n"
+        "        text = generate_conversation_fn(model=model, inputs=conv)\n"
+        "        result = tool_manager.call_tool(text)\n"
+        "        conv = handle_tool_result(result, conv)\n"
+        "a = torch.load(p)\nb = torch.load(q)\n"
+        "torch.save({k: (a[k] + b[k]) / 2 for k in a}, out)\n"
+    )
+    found = classify_path(write(tmp_path, "merge_then_chat.py", source)).findings
+    assert any(f.signal == "stage" and f.kind == "merge" for f in found)
+    assert not any(f.signal == "interactive" and f.detector == "ToolFeedback" for f in found)

@@ -368,7 +368,9 @@ class ToolFeedback(RouteDetector):
         if self.scored_tag is None and scoring:
             self.scored_tag = (node, self.context.statements[-1] if self.context.statements else None)
 
-    def leave_Module(self, original_node: cst.Module) -> None:
+    def finish(self) -> None:
+        # (after every detector: a trainer's stage reported as another detector leaves the module
+        # counts, whatever the detectors' order)
         if self.loop is not None and self.generates and self.tagged:
             message = "a loop over turns generates and splices a tool's result back into the text"
             self.report(self.loop, "interactive", message, statement=self.loop, interactive=True)
