@@ -56,6 +56,8 @@ def _engine_or_client(name: str) -> bool:
     )
 
 
+MODEL_BASES = ("PreTrainedModel", "nn.Module", "nn.modules.module.Module")
+"""Ends of the qualified names of model classes' bases (transformers', torch's)."""
 SERVED = "served"
 """Variant of a ``generation`` finding made in a function that answers an HTTP route, in a function it
 calls, in building the model such functions answer with, or in building vLLM's server: the file serves a
@@ -215,6 +217,13 @@ class Generation(RouteDetector):
     )
 
     VALID = (
+        # a model definition's chat helper sampling with the model itself (a vendored modeling file)
+        Valid(
+            "from transformers import PreTrainedModel\nclass GLMForGeneration(PreTrainedModel):\n"
+            "    @torch.no_grad()\n    def chat(self, tokenizer, query, **kw):\n"
+            "        outputs = self.generate(**tokenizer([query], return_tensors='pt'), **kw)\n"
+            "        return tokenizer.decode(outputs[0])\n"
+        ),
         # the right completion written out from the target, given, not asked for
         Valid("from .rewards import target_completion\nchosen = target_completion(target)\n"),
         # a forward pass on token ids, and a reward model scoring a conversation: no text sampled
@@ -612,6 +621,27 @@ class Generation(RouteDetector):
                 if not around or around[-1] == "__init__":
                     finding.variant = SERVED
 
+    def _models_own_api(self, node: cst.Call) -> bool:
+        """Say whether a call is a model class's method sampling with itself (``self.generate(...)``).
+
+        ``ChatGLMForConditionalGeneration.chat`` and ``stream_chat``: a model definition's helpers
+        for whoever loads it, as ``generate`` is transformers'. The file defines a model; it neither
+        evaluates nor makes data by itself.
+        """
+        func = node.func
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"):
+            return False
+        classes = [n for n in self.enclosing() if n[:1].isupper()]
+        if not classes:
+            return False
+        ancestry = self.context.resolver.ancestry(
+            ".".join(self.enclosing()[: self.enclosing().index(classes[-1]) + 1])
+        )
+        return any(
+            name.endswith(MODEL_BASES) or name.rsplit(".", 1)[-1] in ("Module", "GenerationMixin")
+            for name in ancestry
+        )
+
     def visit_Arg(self, node: cst.Arg) -> None:
         self._engine_value(node.value)
 
@@ -651,6 +681,8 @@ class Generation(RouteDetector):
             statement = self.context.statements[-1] if self.context.statements else None
             self.posts.append((node, statement, tuple(self.enclosing())))
         if generates(self, node):
+            if self._models_own_api(node):
+                return  # (a model class's ``chat`` calling ``self.generate``: its users decide)
             self._generates(node, "samples text")
             return
         if asks_helper(self, node):
