@@ -302,11 +302,7 @@ def _key_form(key: str) -> str:
 
 
 def _settings(words: list[str]) -> list[tuple[str, str]]:
-    """``key=value``, ``--key=value`` and ``--key value`` settings of one command line.
-
-    A ``--flag`` followed by another option, or ending the line, is a switch turned on (``--train``):
-    ``("flag", "true")``.
-    """
+    """``key=value``, ``--key=value`` and ``--key value`` settings of one command line."""
     pairs = []
     words = [w for word in words for w in word.split()]  # a quoted "${ARRAY[@]}" holds several
     for i, word in enumerate(words):
@@ -315,11 +311,24 @@ def _settings(words: list[str]) -> list[tuple[str, str]]:
             pairs.append((key.lstrip("-+"), value))
         elif word.startswith("--") and i + 1 < len(words) and not words[i + 1].startswith("-"):
             pairs.append((word[2:], words[i + 1]))
-        elif (
-            word.startswith("--") and len(word) > 2 and (i + 1 == len(words) or words[i + 1].startswith("-"))
-        ):
-            pairs.append((word[2:], "true"))
     return pairs
+
+
+def _switches(words: list[str]) -> list[tuple[str, str]]:
+    """Return the switches a command line sets on: a ``--flag`` followed by an option or ending the line.
+
+    ``("flag", "true")``, read only for a framework command's switch (``mlx_lm.lora --train``): a bare
+    flag elsewhere is no setting of a route (``--add_sft_loss``, ``--no_use_tools``).
+    """
+    words = [w for word in words for w in word.split()]
+    return [
+        (word[2:], "true")
+        for i, word in enumerate(words)
+        if word.startswith("--")
+        and len(word) > 2
+        and "=" not in word
+        and (i + 1 == len(words) or words[i + 1].startswith("-"))
+    ]
 
 
 def _named_script(words: list[str]) -> str | None:
@@ -549,7 +558,7 @@ def _entry_routes(
     config = _config_argument(words, end, folder)  # the YAML the command is given, where readable
     if entry.key is not None:
         wanted = _key_form(entry.key)
-        for key, value in settings:
+        for key, value in [*settings, *(_switches(words[end:]) if entry.switch_only else [])]:
             if _key_form(key).endswith(wanted):
                 choice = entry.choose(value)
                 label = choice.label if choice is not None else estimator_label(value)
