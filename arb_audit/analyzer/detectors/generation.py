@@ -56,7 +56,10 @@ def _engine_or_client(name: str) -> bool:
     )
 
 
-MODEL_BASES = ("PreTrainedModel", "nn.Module", "nn.modules.module.Module")
+MODEL_BASES = (
+    *("transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel", "GenerationMixin"),
+    *("torch.nn.Module", "torch.nn.modules.module.Module"),
+)
 """Ends of the qualified names of model classes' bases (transformers', torch's)."""
 SERVED = "served"
 """Variant of a ``generation`` finding made in a function that answers an HTTP route, in a function it
@@ -318,6 +321,13 @@ class Generation(RouteDetector):
         Valid("from data import pad_batch\nbatch = pad_batch(rows, max_new_tokens=64)\n"),
     )
     INVALID = (
+        # a DSPy program's predictor held as self.generate asks an LLM (a DSPy Module is no model)
+        Invalid(
+            "import dspy\nclass Answer(dspy.Module):\n    def __init__(self):\n"
+            "        self.generate = dspy.ChainOfThought('question -> answer')\n"
+            "    def forward(self, question):\n        return self.generate(question=question)\n",
+            "generation",
+        ),
         # an imported helper asking a judge with a prompt
         Invalid(
             "from ace_scoring.llm import call_judge\ndef grade(criterion, response):\n"
@@ -516,6 +526,8 @@ class Generation(RouteDetector):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
+        self.model_classes: dict[str, bool] = {}
+        """The file's classes judged so far: whether each derives from a model base."""
         self.handlers: set[str] = set()
         """Functions that answer an HTTP route: what they, and what they call, generate is generated
         for whoever asks (the file serves a model)."""
@@ -626,21 +638,40 @@ class Generation(RouteDetector):
 
         ``ChatGLMForConditionalGeneration.chat`` and ``stream_chat``: a model definition's helpers
         for whoever loads it, as ``generate`` is transformers'. The file defines a model; it neither
-        evaluates nor makes data by itself.
+        evaluates nor makes data by itself. Only torch's and transformers' model bases: a DSPy
+        ``Module``'s ``self.generate`` is a predictor asking an LLM.
         """
         func = node.func
         if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"):
             return False
-        classes = [n for n in self.enclosing() if n[:1].isupper()]
-        if not classes:
+        around = self.enclosing()
+        at = next((i for i in range(len(around) - 1, -1, -1) if around[i][:1].isupper()), None)
+        if at is None:
             return False
-        ancestry = self.context.resolver.ancestry(
-            ".".join(self.enclosing()[: self.enclosing().index(classes[-1]) + 1])
-        )
-        return any(
-            name.endswith(MODEL_BASES) or name.rsplit(".", 1)[-1] in ("Module", "GenerationMixin")
-            for name in ancestry
-        )
+        return self._model_class(".".join(around[: at + 1]))
+
+    def _model_class(self, qualified: str) -> bool:
+        """Say whether a class of the file derives from a model base, each class judged once.
+
+        (Its bases first, through the file's own classes: a chain of thousands is read once, not
+        once per class asking.)
+        """
+        bases = self.context.resolver.class_bases
+        pending = [qualified]
+        while pending:
+            current = pending[-1]
+            if current in self.model_classes:
+                pending.pop()
+                continue
+            local = [b for b in bases.get(current, ()) if b in bases and b not in self.model_classes]
+            if local and len(pending) <= len(bases):
+                pending.extend(local)  # (judged first; a cycle is cut by the stack's bound)
+                continue
+            pending.pop()
+            self.model_classes[current] = any(
+                b.endswith(MODEL_BASES) or self.model_classes.get(b, False) for b in bases.get(current, ())
+            )
+        return self.model_classes[qualified]
 
     def visit_Arg(self, node: cst.Arg) -> None:
         self._engine_value(node.value)
