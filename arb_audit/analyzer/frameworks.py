@@ -1866,6 +1866,17 @@ FRAMEWORKS: tuple[Framework, ...] = (
             Entry("SFTConfig", "sft"),
             Entry("AccelerateSFTTrainer", "sft"),
             Entry("NeMoSFTTrainer", "sft"),
+            # ``get_trainer(config.train.trainer)``: the trainer class registered under the name given
+            Entry(
+                "utils.loading.get_trainer",
+                key="train.trainer",
+                choices=_stages(
+                    ("*ilql*", Entry("", "ppo", "ilql", on_policy=False)),
+                    ("*rft*", Entry("", "sft", "rejection_sampling", "self_generated")),
+                    ("*sft*", SFT),
+                    ("*ppo*", PPO),
+                ),
+            ),
             Entry("default_rft_config", "sft", "rejection_sampling", "self_generated"),
             Entry("RFTConfig", "sft", "rejection_sampling", "self_generated"),
             Entry("AccelerateRFTTrainer", "sft", "rejection_sampling", "self_generated"),
@@ -1889,6 +1900,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
             (
                 "from trlx.data.configs import TRLConfig\nfrom trlx.models.modeling_ilql import ILQLConfig\n"
                 "config = TRLConfig(method=ILQLConfig(name='ilqlconfig', tau=0.7))\n",
+                "PPO",
+            ),
+            (
+                "from trlx.utils.loading import get_trainer\nconfig = TRLConfig.load_yaml(path)\n"
+                "trainer = get_trainer(config.train.trainer)(config=config, reward_fn=rf)\ntrainer.learn()\n",
+                "CONFIG_DEPENDENT",
+            ),
+            (
+                "from trlx.utils.loading import get_trainer\n"
+                "trainer = get_trainer('AcceleratePPOTrainer')(config=config, reward_fn=rf)\n",
                 "PPO",
             ),
         ),

@@ -335,7 +335,9 @@ class FrameworkEntry(RouteDetector):
         if entry.trained_by is not None and not self.ended:
             self.deferred.append((node, name, entry, how))
             return
-        if type(node) is cst.Call and (choice := self._chosen(node, entry)) is not None:
+        # (``get_trainer(name)(config)``: the factory's own arguments pick what it returns)
+        picking = node.func if type(node) is cst.Call and type(node.func) is cst.Call else node
+        if type(picking) is cst.Call and (choice := self._chosen(picking, entry)) is not None:
             name, entry = f"{name} ({entry.key}={choice.name})", choice
         if entry.given:
             # trlx.train(reward_fn=...): the arguments given decide; a call given none says nothing
