@@ -182,6 +182,7 @@ def test_unknown_submit_records_and_repeated_ids_are_reported(make_run: MakeRun)
     assert any("appear in more than one entry" in p for p in problems(report))
 
 
+@pytest.mark.slow  # (about 10 s: the fast lane stays under five minutes on two cores)
 def test_reads_never_leave_the_folder(make_run: MakeRun, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     (outside / "reports").mkdir(parents=True)

@@ -56,6 +56,7 @@ def _examples() -> list[str]:
     return texts
 
 
+@pytest.mark.slow  # (about 10 s: the fast lane stays under five minutes on two cores)
 def test_the_words_allow_every_route_the_analysis_finds() -> None:
     for text in _examples():
         assert _found(text) <= possible_routes(text), text[:300]

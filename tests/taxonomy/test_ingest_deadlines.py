@@ -127,6 +127,7 @@ def test_a_run_that_hangs_is_stopped_at_its_deadline_kept_as_a_row_and_audited_a
     assert load_study(study)["error"].is_null().all()
 
 
+@pytest.mark.slow  # (about 10 s: the fast lane stays under five minutes on two cores)
 def test_an_interrupted_ingest_keeps_the_rows_of_the_runs_that_ended(
     runs: Path, held: Path, tmp_path: Path
 ) -> None:

@@ -44,6 +44,7 @@ def test_ingest_audits_every_run_then_remembers_them(runs: Path, tmp_path: Path)
     assert "1 audited, 3 unchanged" in out
 
 
+@pytest.mark.slow  # (about 10 s: the fast lane stays under five minutes on two cores)
 def test_a_row_of_another_schema_version_is_audited_anew_not_read(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     shutil.copytree(FIXTURES / "improves", runs / "improves", symlinks=True)
@@ -62,6 +63,7 @@ def test_a_row_of_another_schema_version_is_audited_anew_not_read(tmp_path: Path
     assert AuditReport.model_validate_json(frame["report"][0]).schema_version == SCHEMA_VERSION
 
 
+@pytest.mark.slow  # (about 10 s: the fast lane stays under five minutes on two cores)
 def test_a_run_that_cannot_be_audited_is_kept_with_its_error(
     runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,6 +81,7 @@ def test_a_run_that_cannot_be_audited_is_kept_with_its_error(
     assert frame.filter(pl.col("error").is_not_null())["run_key"].to_list() == [str(run_dir.resolve())]
 
 
+@pytest.mark.slow  # (about 10 s: the fast lane stays under five minutes on two cores)
 def test_a_mapping_file_sets_cell_keys(runs: Path, tmp_path: Path) -> None:
     mapping = tmp_path / "cells.yaml"
     mapping.write_text("'*improves*':\n  scaffold: my-scaffold\n  seed: 3\n")
