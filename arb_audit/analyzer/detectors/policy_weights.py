@@ -33,9 +33,8 @@ def _tensors_by_name(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value == "weights":
             return True
     first = call.args[0].value if call.args and call.args[0].keyword is None else None
-    return (type(first) is cst.Call and method(first) == "items") or (
-        isinstance(first, cst.List | cst.Tuple | cst.GeneratorExp | cst.ListComp)
-        and not isinstance(first, cst.SimpleString)
+    return (type(first) is cst.Call and method(first) == "items") or isinstance(
+        first, cst.List | cst.Tuple | cst.GeneratorExp | cst.ListComp
     )
 
 

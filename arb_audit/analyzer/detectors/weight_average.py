@@ -392,15 +392,6 @@ def _own_calls(body: cst.CSTNode) -> list[cst.Call]:
     return found
 
 
-def _callee(call: cst.Call) -> str | None:
-    """Return the name a call calls by: a function's, or a method's on any object (``ema.update``)."""
-    if type(call.func) is cst.Name:
-        return call.func.value
-    if type(call.func) is cst.Attribute:
-        return call.func.attr.value
-    return None
-
-
 def _steps_once(function: cst.FunctionDef) -> bool:
     """Say whether a function takes one gradient step of its own: a ``backward`` and an optimiser's ``step``.
 
@@ -435,7 +426,7 @@ class PerStep:
         if found is None:
             calls = _own_calls(loop.body)
             found = self.loops[id(loop)] = any(
-                method(c) == "backward" or _callee(c) in self.stepping for c in calls
+                method(c) == "backward" or last_name(c.func) in self.stepping for c in calls
             )
         return found
 
@@ -448,7 +439,7 @@ class PerStep:
         per_step = set(PER_STEP_HOOKS)
         for n in descendants(module):
             if (type(n) is cst.For or type(n) is cst.While) and self.steps(n):
-                per_step |= {name for c in _own_calls(n.body) if (name := _callee(c)) is not None}
+                per_step |= {name for c in _own_calls(n.body) if (name := last_name(c.func))}
         pending = [name for name in per_step if name in self.functions]
         done: set[str] = set()
         while pending:
@@ -458,7 +449,7 @@ class PerStep:
             done.add(name)
             for function in self.functions.get(name, []):
                 for n in descendants(function.body):
-                    if type(n) is cst.Call and (called := _callee(n)) is not None and called not in per_step:
+                    if type(n) is cst.Call and (called := last_name(n.func)) and called not in per_step:
                         per_step.add(called)
                         if called in self.functions:
                             pending.append(called)
